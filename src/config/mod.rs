@@ -1,0 +1,1 @@
+//! Configuration: the seed file, the native shape, the search order.

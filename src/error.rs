@@ -1,0 +1,21 @@
+//! The library's one error type.
+
+use std::path::PathBuf;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A config file that cannot be used; the message names file, line, column, key and what was expected.
+    #[error("{0}")]
+    Config(String),
+
+    #[error("cannot read {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+
+    #[error("cannot reach the cluster: {0}")]
+    Cluster(String),
+
+    #[error(transparent)]
+    Kube(#[from] kube::Error),
+}

@@ -1,0 +1,8 @@
+//! ops-pod-cleaner: find abnormal Kubernetes pods, show them, clean them up safely.
+
+pub mod config;
+pub mod error;
+pub mod rules;
+pub mod sim;
+
+pub use error::{Error, Result};

@@ -1,0 +1,156 @@
+//! What a rule is configured to do. Built by `config`, read by `rules::classify`.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// One rule of the chain, and the category of the pods it claims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RuleKind {
+    Evicted,
+    Terminating,
+    ImagePull,
+    CrashLoop,
+    ConfigError,
+    Pending,
+    Failed,
+    Unknown,
+}
+
+impl RuleKind {
+    /// The default chain order.
+    pub const ALL: [RuleKind; 8] = [
+        RuleKind::Evicted,
+        RuleKind::Terminating,
+        RuleKind::ImagePull,
+        RuleKind::CrashLoop,
+        RuleKind::ConfigError,
+        RuleKind::Pending,
+        RuleKind::Failed,
+        RuleKind::Unknown,
+    ];
+
+    /// The name used in config files, JSON output and the UI.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuleKind::Evicted => "evicted",
+            RuleKind::Terminating => "terminating",
+            RuleKind::ImagePull => "imagePull",
+            RuleKind::CrashLoop => "crashLoop",
+            RuleKind::ConfigError => "configError",
+            RuleKind::Pending => "pending",
+            RuleKind::Failed => "failed",
+            RuleKind::Unknown => "unknown",
+        }
+    }
+}
+
+impl fmt::Display for RuleKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a rule plans for the pods it claims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ActionKind {
+    None,
+    Delete,
+    ForceDelete,
+    ScaleToZero,
+    Evict,
+}
+
+impl ActionKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ActionKind::None => "none",
+            ActionKind::Delete => "delete",
+            ActionKind::ForceDelete => "forceDelete",
+            ActionKind::ScaleToZero => "scaleToZero",
+            ActionKind::Evict => "evict",
+        }
+    }
+}
+
+impl fmt::Display for ActionKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which namespaces a rule looks at. An empty `include` means all of them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NamespaceFilter {
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+}
+
+impl NamespaceFilter {
+    pub fn admits(&self, namespace: &str) -> bool {
+        (self.include.is_empty() || self.include.iter().any(|n| n == namespace))
+            && !self.exclude.iter().any(|n| n == namespace)
+    }
+}
+
+/// The effective settings of one rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleSpec {
+    pub kind: RuleKind,
+    pub enabled: bool,
+    /// Whether the auto-clean worker may act on this rule's findings.
+    pub auto: bool,
+    /// Minimum time in the state before the rule matches.
+    pub after: Duration,
+    /// Container reasons that count (imagePull, crashLoop, configError).
+    pub reasons: Vec<String>,
+    /// Minimum total restarts (crashLoop).
+    pub restarts: u32,
+    pub action: ActionKind,
+    pub namespaces: NamespaceFilter,
+}
+
+impl RuleSpec {
+    /// The built-in settings of a rule; `config/default.yaml` states the same values.
+    pub fn default_for(kind: RuleKind) -> RuleSpec {
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+        let (after, reasons, restarts, action) = match kind {
+            RuleKind::Evicted => (0, vec![], 0, ActionKind::Delete),
+            RuleKind::Terminating => (300, vec![], 0, ActionKind::ForceDelete),
+            RuleKind::ImagePull => (
+                600,
+                strings(&["ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"]),
+                0,
+                ActionKind::ScaleToZero,
+            ),
+            RuleKind::CrashLoop => (
+                0,
+                strings(&["CrashLoopBackOff", "Error", "Completed", "RunContainerError", "OOMKilled"]),
+                5,
+                ActionKind::None,
+            ),
+            RuleKind::ConfigError => (
+                0,
+                strings(&["CreateContainerConfigError", "CreateContainerError"]),
+                0,
+                ActionKind::None,
+            ),
+            RuleKind::Pending => (300, vec![], 0, ActionKind::None),
+            RuleKind::Failed => (0, vec![], 0, ActionKind::Delete),
+            RuleKind::Unknown => (0, vec![], 0, ActionKind::None),
+        };
+        RuleSpec {
+            kind,
+            enabled: true,
+            auto: false,
+            after: Duration::from_secs(after),
+            reasons,
+            restarts,
+            action,
+            namespaces: NamespaceFilter::default(),
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! A simulated Kubernetes API server for `--demo` and the integration tests.
