@@ -2,6 +2,7 @@
 
 pub mod config;
 pub mod error;
+pub mod pod;
 pub mod rules;
 pub mod sim;
 

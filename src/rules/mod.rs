@@ -1,5 +1,27 @@
 //! The chain of rules: which category an abnormal pod belongs to, and since when.
 
+mod classify;
 mod spec;
 
+pub use classify::{Finding, classify};
 pub use spec::{ActionKind, NamespaceFilter, RuleKind, RuleSpec};
+
+/// The chain with every rule at its built-in settings, in the default order.
+pub fn default_chain() -> Vec<RuleSpec> {
+    RuleKind::ALL
+        .into_iter()
+        .map(RuleSpec::default_for)
+        .collect()
+}
+
+/// "3h12m", "45s", "2d4h": how long, the way the screen and reports say it.
+pub fn format_age(age: chrono::Duration) -> String {
+    let secs = age.num_seconds().max(0);
+    let (d, h, m, s) = (secs / 86_400, secs / 3600 % 24, secs / 60 % 60, secs % 60);
+    match (d, h, m) {
+        (0, 0, 0) => format!("{s}s"),
+        (0, 0, _) => format!("{m}m{s:02}s"),
+        (0, _, _) => format!("{h}h{m:02}m"),
+        _ => format!("{d}d{h}h"),
+    }
+}

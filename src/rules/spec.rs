@@ -122,13 +122,24 @@ impl RuleSpec {
             RuleKind::Terminating => (300, vec![], 0, ActionKind::ForceDelete),
             RuleKind::ImagePull => (
                 600,
-                strings(&["ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"]),
+                strings(&[
+                    "ErrImagePull",
+                    "ImagePullBackOff",
+                    "InvalidImageName",
+                    "ErrImageNeverPull",
+                ]),
                 0,
                 ActionKind::ScaleToZero,
             ),
             RuleKind::CrashLoop => (
                 0,
-                strings(&["CrashLoopBackOff", "Error", "Completed", "RunContainerError", "OOMKilled"]),
+                strings(&[
+                    "CrashLoopBackOff",
+                    "Error",
+                    "Completed",
+                    "RunContainerError",
+                    "OOMKilled",
+                ]),
                 5,
                 ActionKind::None,
             ),

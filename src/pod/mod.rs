@@ -1,0 +1,139 @@
+//! The compact pod record the cache keeps: only what the rules, the table and the report read.
+//!
+//! Everything else (env, volumes, probes, managedFields, labels...) is skipped while decoding,
+//! which is what keeps 150,000 pods within the memory budget. The details pane fetches the full
+//! object on demand.
+
+mod intern;
+mod wire;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+pub use intern::Interner;
+pub use wire::{WirePod, decode_pod, is_truthy};
+
+/// The annotation that keeps ops-pod-cleaner's hands off a pod or its workload.
+pub const IGNORE_ANNOTATION: &str = "ops-pod-cleaner.io/ignore";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Pending,
+    Running,
+    Succeeded,
+    Failed,
+    Unknown,
+}
+
+/// The owner reference marked `controller: true`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerRef {
+    pub api_version: Arc<str>,
+    pub kind: Arc<str>,
+    pub name: Box<str>,
+    pub uid: Box<str>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContainerState {
+    Waiting {
+        reason: Box<str>,
+        message: Option<Box<str>>,
+    },
+    Running {
+        since: Option<DateTime<Utc>>,
+    },
+    Terminated(Termination),
+    /// No state reported yet.
+    None,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Termination {
+    pub reason: Option<Box<str>>,
+    pub exit_code: i32,
+    pub finished: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerRecord {
+    pub name: Box<str>,
+    pub init: bool,
+    pub restarts: u32,
+    pub state: ContainerState,
+    pub last_termination: Option<Termination>,
+}
+
+impl ContainerRecord {
+    pub fn waiting_reason(&self) -> Option<&str> {
+        match &self.state {
+            ContainerState::Waiting { reason, .. } => Some(reason),
+            _ => None,
+        }
+    }
+}
+
+/// `PodScheduled=False`, with when it became so and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unscheduled {
+    pub since: Option<DateTime<Utc>>,
+    pub reason: Option<Box<str>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodRecord {
+    pub namespace: Arc<str>,
+    pub name: Box<str>,
+    pub uid: Box<str>,
+    pub node: Option<Arc<str>>,
+    pub phase: Phase,
+    /// `status.reason`: Evicted, NodeLost, ...
+    pub reason: Option<Box<str>>,
+    pub message: Option<Box<str>>,
+    pub created: Option<DateTime<Utc>>,
+    pub started: Option<DateTime<Utc>>,
+    pub deletion: Option<DateTime<Utc>>,
+    pub finalizers: Box<[Box<str>]>,
+    pub owner: Option<OwnerRef>,
+    /// Carries the `ops-pod-cleaner.io/ignore` annotation.
+    pub ignored: bool,
+    pub unscheduled: Option<Unscheduled>,
+    /// `lastTransitionTime` of `ContainersReady`, else of `Ready`.
+    pub ready_changed: Option<DateTime<Utc>>,
+    pub containers: Box<[ContainerRecord]>,
+    /// When this process saw the current container waiting reason appear, if it saw it happen.
+    pub reason_seen: Option<DateTime<Utc>>,
+}
+
+impl PodRecord {
+    pub fn total_restarts(&self) -> u32 {
+        self.containers.iter().map(|c| c.restarts).sum()
+    }
+
+    /// The first container waiting with one of `reasons`, init containers first.
+    pub fn waiting_in<'a>(&'a self, reasons: &[String]) -> Option<&'a ContainerRecord> {
+        self.containers.iter().find(|c| {
+            c.waiting_reason()
+                .is_some_and(|r| reasons.iter().any(|x| x == r))
+        })
+    }
+
+    fn is_waiting(&self) -> bool {
+        self.containers.iter().any(|c| c.waiting_reason().is_some())
+    }
+
+    /// Carry over or set `reason_seen` from the previous version of the same pod.
+    ///
+    /// Only the step from "nothing waiting" to "waiting" counts as seen: image pulls alternate
+    /// between ErrImagePull and ImagePullBackOff, which is one state for the on-call engineer.
+    pub fn observe_transition(&mut self, previous: Option<&PodRecord>, now: DateTime<Utc>) {
+        self.reason_seen = match previous {
+            _ if !self.is_waiting() => None,
+            // First sight (startup or a new pod): we did not see it happen.
+            None => None,
+            Some(prev) if prev.is_waiting() => prev.reason_seen,
+            Some(_) => Some(now),
+        };
+    }
+}

@@ -1,0 +1,290 @@
+//! Decoding a pod's JSON straight into the compact record.
+//!
+//! Only the fields named here are materialised; serde skips the rest of the object without
+//! allocating, so a 12 KB pod with managedFields costs what its few useful fields cost.
+
+use chrono::{DateTime, Utc};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, de::DeserializeOwned};
+
+use super::intern::Interner;
+use super::{
+    ContainerRecord, ContainerState, IGNORE_ANNOTATION, OwnerRef, Phase, PodRecord, Termination,
+    Unscheduled,
+};
+
+type Time = Option<DateTime<Utc>>;
+
+/// A pod as it arrives from the API, reduced to the fields we read.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct WirePod {
+    pub metadata: WireMeta,
+    spec: WireSpec,
+    status: WireStatus,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct WireMeta {
+    pub name: String,
+    pub namespace: String,
+    pub uid: String,
+    pub resource_version: String,
+    creation_timestamp: Time,
+    deletion_timestamp: Time,
+    #[serde(deserialize_with = "nullable")]
+    finalizers: Vec<String>,
+    #[serde(deserialize_with = "nullable")]
+    owner_references: Vec<WireOwner>,
+    annotations: IgnoreFlag,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct WireOwner {
+    api_version: String,
+    kind: String,
+    name: String,
+    uid: String,
+    controller: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct WireSpec {
+    node_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct WireStatus {
+    phase: Option<String>,
+    reason: Option<String>,
+    message: Option<String>,
+    start_time: Time,
+    #[serde(deserialize_with = "nullable")]
+    conditions: Vec<WireCondition>,
+    #[serde(deserialize_with = "nullable")]
+    init_container_statuses: Vec<WireContainer>,
+    #[serde(deserialize_with = "nullable")]
+    container_statuses: Vec<WireContainer>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct WireCondition {
+    #[serde(rename = "type")]
+    kind: String,
+    status: String,
+    last_transition_time: Time,
+    reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct WireContainer {
+    name: String,
+    restart_count: u32,
+    state: Option<WireState>,
+    last_state: Option<WireState>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct WireState {
+    waiting: Option<WireWaiting>,
+    running: Option<WireRunning>,
+    terminated: Option<WireTerminated>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct WireWaiting {
+    reason: Option<String>,
+    message: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct WireRunning {
+    started_at: Time,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct WireTerminated {
+    reason: Option<String>,
+    exit_code: i32,
+    finished_at: Time,
+}
+
+/// Whether the annotations carry the ignore marker; every other annotation is skipped unread.
+#[derive(Debug, Clone, Copy, Default)]
+struct IgnoreFlag(bool);
+
+impl<'de> Deserialize<'de> for IgnoreFlag {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Scan;
+        impl<'de> Visitor<'de> for Scan {
+            type Value = IgnoreFlag;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of annotations")
+            }
+            fn visit_unit<E>(self) -> Result<IgnoreFlag, E> {
+                Ok(IgnoreFlag(false))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IgnoreFlag, A::Error> {
+                let mut flag = false;
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if key == IGNORE_ANNOTATION {
+                        flag = is_truthy(&map.next_value::<String>()?);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(IgnoreFlag(flag))
+            }
+        }
+        d.deserialize_any(Scan)
+    }
+}
+
+/// The annotation opts out unless it says no explicitly.
+pub fn is_truthy(value: &str) -> bool {
+    !matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "false" | "0" | "no"
+    )
+}
+
+/// Treat JSON `null` like an absent field.
+fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + DeserializeOwned,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// Decode one pod from JSON into its record.
+pub fn decode_pod(json: &[u8], interner: &mut Interner) -> serde_json::Result<PodRecord> {
+    serde_json::from_slice::<WirePod>(json).map(|p| p.into_record(interner))
+}
+
+impl WirePod {
+    pub fn into_record(self, interner: &mut Interner) -> PodRecord {
+        let WirePod {
+            metadata: m,
+            spec,
+            status,
+        } = self;
+        let condition = |kind: &str| status.conditions.iter().find(|c| c.kind == kind);
+        let unscheduled = condition("PodScheduled")
+            .filter(|c| c.status == "False")
+            .map(|c| Unscheduled {
+                since: c.last_transition_time,
+                reason: c.reason.as_deref().map(Into::into),
+            });
+        let ready_changed = condition("ContainersReady")
+            .or_else(|| condition("Ready"))
+            .and_then(|c| c.last_transition_time);
+        let containers = status
+            .init_container_statuses
+            .into_iter()
+            .map(|c| c.into_record(true))
+            .chain(
+                status
+                    .container_statuses
+                    .into_iter()
+                    .map(|c| c.into_record(false)),
+            )
+            .collect();
+        let owner = m
+            .owner_references
+            .into_iter()
+            .find(|o| o.controller == Some(true))
+            .map(|o| OwnerRef {
+                api_version: interner.get(&o.api_version),
+                kind: interner.get(&o.kind),
+                name: o.name.into(),
+                uid: o.uid.into(),
+            });
+        PodRecord {
+            namespace: interner.get(&m.namespace),
+            name: m.name.into(),
+            uid: m.uid.into(),
+            node: spec
+                .node_name
+                .filter(|n| !n.is_empty())
+                .map(|n| interner.get(&n)),
+            phase: parse_phase(status.phase.as_deref()),
+            reason: status.reason.map(Into::into),
+            message: status.message.map(Into::into),
+            created: m.creation_timestamp,
+            started: status.start_time,
+            deletion: m.deletion_timestamp,
+            finalizers: m.finalizers.into_iter().map(Into::into).collect(),
+            owner,
+            ignored: m.annotations.0,
+            unscheduled,
+            ready_changed,
+            containers,
+            reason_seen: None,
+        }
+    }
+}
+
+fn parse_phase(phase: Option<&str>) -> Phase {
+    match phase {
+        // A pod the kubelet has not reported on yet is Pending.
+        None | Some("Pending") | Some("") => Phase::Pending,
+        Some("Running") => Phase::Running,
+        Some("Succeeded") => Phase::Succeeded,
+        Some("Failed") => Phase::Failed,
+        Some(_) => Phase::Unknown,
+    }
+}
+
+impl WireContainer {
+    fn into_record(self, init: bool) -> ContainerRecord {
+        ContainerRecord {
+            name: self.name.into(),
+            init,
+            restarts: self.restart_count,
+            state: self
+                .state
+                .map_or(ContainerState::None, WireState::into_state),
+            last_termination: self.last_state.and_then(|s| s.terminated).map(Into::into),
+        }
+    }
+}
+
+impl WireState {
+    fn into_state(self) -> ContainerState {
+        if let Some(w) = self.waiting {
+            ContainerState::Waiting {
+                reason: w.reason.unwrap_or_default().into(),
+                message: w.message.map(Into::into),
+            }
+        } else if let Some(t) = self.terminated {
+            ContainerState::Terminated(t.into())
+        } else if let Some(r) = self.running {
+            ContainerState::Running {
+                since: r.started_at,
+            }
+        } else {
+            ContainerState::None
+        }
+    }
+}
+
+impl From<WireTerminated> for Termination {
+    fn from(t: WireTerminated) -> Self {
+        Termination {
+            reason: t.reason.map(Into::into),
+            exit_code: t.exit_code,
+            finished: t.finished_at,
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! `classify`: the first rule of the chain that matches claims the pod.
+
+use chrono::{DateTime, Utc};
+
+use super::{ActionKind, RuleKind, RuleSpec};
+use crate::pod::{ContainerRecord, ContainerState, Phase, PodRecord};
+
+/// Why a pod is abnormal, since when, and what its rule plans for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub rule: RuleKind,
+    /// Short cause: `Evicted`, `ImagePullBackOff`, `OOMKilled`, `Unschedulable`...
+    pub reason: String,
+    pub message: Option<String>,
+    /// The container the reason belongs to, when it is a container's.
+    pub container: Option<String>,
+    /// Best evidence of when the pod entered this state.
+    pub since: DateTime<Utc>,
+    pub action: ActionKind,
+}
+
+impl Finding {
+    pub fn time_in_state(&self, now: DateTime<Utc>) -> chrono::Duration {
+        now - self.since
+    }
+}
+
+/// What a rule saw, before the chain turns it into a `Finding`.
+struct Evidence {
+    reason: String,
+    message: Option<String>,
+    container: Option<String>,
+    since: DateTime<Utc>,
+}
+
+pub fn classify(pod: &PodRecord, chain: &[RuleSpec], now: DateTime<Utc>) -> Option<Finding> {
+    chain
+        .iter()
+        .filter(|rule| rule.enabled && rule.namespaces.admits(&pod.namespace))
+        .find_map(|rule| {
+            let seen = evidence(rule, pod, now)?;
+            held_long_enough(rule, &seen, now).then(|| Finding {
+                rule: rule.kind,
+                reason: seen.reason,
+                message: seen.message,
+                container: seen.container,
+                since: seen.since,
+                action: rule.action,
+            })
+        })
+}
+
+fn held_long_enough(rule: &RuleSpec, seen: &Evidence, now: DateTime<Utc>) -> bool {
+    let mut held = now - seen.since;
+    // Clock skew must not hide a state; but a deletionTimestamp in the future is a pod
+    // still inside its grace period, which is normal.
+    if rule.kind != RuleKind::Terminating {
+        held = held.max(chrono::Duration::zero());
+    }
+    held.to_std().is_ok_and(|held| held >= rule.after)
+}
+
+fn evidence(rule: &RuleSpec, pod: &PodRecord, now: DateTime<Utc>) -> Option<Evidence> {
+    match rule.kind {
+        RuleKind::Evicted => evicted(pod, now),
+        RuleKind::Terminating => terminating(pod),
+        RuleKind::ImagePull | RuleKind::ConfigError => waiting(pod, &rule.reasons, now),
+        RuleKind::CrashLoop => crash_loop(pod, rule, now),
+        RuleKind::Pending => pending(pod, now),
+        RuleKind::Failed => failed(pod, now),
+        RuleKind::Unknown => unknown(pod, now),
+    }
+}
+
+fn evicted(pod: &PodRecord, now: DateTime<Utc>) -> Option<Evidence> {
+    (pod.phase == Phase::Failed && pod.reason.as_deref() == Some("Evicted"))
+        .then(|| pod_level("Evicted".into(), pod, phase_since(pod, now)))
+}
+
+fn terminating(pod: &PodRecord) -> Option<Evidence> {
+    let since = pod.deletion?;
+    let message =
+        (!pod.finalizers.is_empty()).then(|| format!("finalizers: {}", pod.finalizers.join(", ")));
+    Some(Evidence {
+        reason: "Terminating".into(),
+        message,
+        container: None,
+        since,
+    })
+}
+
+fn waiting(pod: &PodRecord, reasons: &[String], now: DateTime<Utc>) -> Option<Evidence> {
+    let c = pod.waiting_in(reasons)?;
+    let ContainerState::Waiting { reason, message } = &c.state else {
+        return None;
+    };
+    Some(Evidence {
+        reason: reason.to_string(),
+        message: message.as_deref().map(Into::into),
+        container: Some(c.name.to_string()),
+        since: waiting_since(pod, now),
+    })
+}
+
+fn crash_loop(pod: &PodRecord, rule: &RuleSpec, now: DateTime<Utc>) -> Option<Evidence> {
+    // At least one restart: a `Completed` init container alone is not a crash loop.
+    if pod.total_restarts() < rule.restarts.max(1) {
+        return None;
+    }
+    let listed = |r: &str| rule.reasons.iter().any(|x| x == r);
+    // The container that is crash-looping now wins over one that merely restarted once.
+    let mut restarting: Vec<&ContainerRecord> =
+        pod.containers.iter().filter(|c| c.restarts > 0).collect();
+    restarting.sort_by_key(|c| {
+        (
+            c.waiting_reason().is_none_or(|r| !listed(r)),
+            std::cmp::Reverse(c.restarts),
+        )
+    });
+    restarting.into_iter().find_map(|c| {
+        let (reason, message) = crash_reason(c, &listed)?;
+        Some(Evidence {
+            reason,
+            message,
+            container: Some(c.name.to_string()),
+            since: waiting_since(pod, now),
+        })
+    })
+}
+
+/// The listed reason a restarting container shows: its waiting reason, else how it last ended.
+fn crash_reason(
+    c: &ContainerRecord,
+    listed: &dyn Fn(&str) -> bool,
+) -> Option<(String, Option<String>)> {
+    if let Some(waiting) = c.waiting_reason().filter(|r| listed(r)) {
+        let last = c.last_termination.as_ref().map(|t| {
+            format!(
+                "last exit code {} ({})",
+                t.exit_code,
+                t.reason.as_deref().unwrap_or("no reason")
+            )
+        });
+        return Some((waiting.to_string(), last));
+    }
+    let ended = match &c.state {
+        ContainerState::Terminated(t) => Some(t),
+        _ => c.last_termination.as_ref(),
+    }?;
+    let reason = ended.reason.as_deref().filter(|r| listed(r))?;
+    Some((
+        reason.to_string(),
+        Some(format!("exit code {}", ended.exit_code)),
+    ))
+}
+
+fn pending(pod: &PodRecord, now: DateTime<Utc>) -> Option<Evidence> {
+    if pod.phase != Phase::Pending {
+        return None;
+    }
+    let unscheduled = pod.unscheduled.as_ref()?;
+    let reason = unscheduled
+        .reason
+        .as_deref()
+        .unwrap_or("Unscheduled")
+        .to_string();
+    let since = unscheduled.since.or(pod.created).unwrap_or(now);
+    Some(Evidence {
+        reason,
+        message: pod.message.as_deref().map(Into::into),
+        container: None,
+        since,
+    })
+}
+
+fn failed(pod: &PodRecord, now: DateTime<Utc>) -> Option<Evidence> {
+    if pod.phase != Phase::Failed {
+        return None;
+    }
+    let from_container = || {
+        pod.containers.iter().find_map(|c| match &c.state {
+            ContainerState::Terminated(t) if t.exit_code != 0 => t.reason.as_deref(),
+            _ => None,
+        })
+    };
+    let reason = pod
+        .reason
+        .as_deref()
+        .or_else(from_container)
+        .unwrap_or("Failed");
+    Some(pod_level(reason.to_string(), pod, phase_since(pod, now)))
+}
+
+fn unknown(pod: &PodRecord, now: DateTime<Utc>) -> Option<Evidence> {
+    let lost = pod.reason.as_deref() == Some("NodeLost");
+    (pod.phase == Phase::Unknown || lost).then(|| {
+        pod_level(
+            if lost { "NodeLost" } else { "Unknown" }.into(),
+            pod,
+            phase_since(pod, now),
+        )
+    })
+}
+
+fn pod_level(reason: String, pod: &PodRecord, since: DateTime<Utc>) -> Evidence {
+    Evidence {
+        reason,
+        message: pod.message.as_deref().map(Into::into),
+        container: None,
+        since,
+    }
+}
+
+/// When a container started waiting: the readiness change, else start, else creation,
+/// refined by the moment this process saw the waiting begin.
+fn waiting_since(pod: &PodRecord, now: DateTime<Utc>) -> DateTime<Utc> {
+    let evidence = pod
+        .ready_changed
+        .or(pod.started)
+        .or(pod.created)
+        .unwrap_or(now);
+    pod.reason_seen.map_or(evidence, |seen| seen.max(evidence))
+}
+
+/// When a pod reached a terminal or lost phase: its last container ending, else the readiness
+/// change, else start, else creation.
+fn phase_since(pod: &PodRecord, now: DateTime<Utc>) -> DateTime<Utc> {
+    let ended = pod
+        .containers
+        .iter()
+        .filter_map(|c| match &c.state {
+            ContainerState::Terminated(t) => t.finished,
+            _ => None,
+        })
+        .max();
+    ended
+        .or(pod.ready_changed)
+        .or(pod.started)
+        .or(pod.created)
+        .unwrap_or(now)
+}
