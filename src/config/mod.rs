@@ -1,1 +1,196 @@
 //! Configuration: the seed file, the native shape, the search order.
+//!
+//! Two shapes are accepted, told apart by their top-level keys: the seed's
+//! (`errImagePull`, `tooManyRestart`, `delteEvictedPod`, `delteTerminatingPod`; see [`seed`])
+//! and the native one (`rules`, `safety`, `report`, `audit`, `ui`; see `config/default.yaml`).
+//! A key with no value (null) keeps its default. Every error is an [`Error::Config`] whose
+//! message reads `file:line:column: key.path: what was expected`.
+
+mod audit;
+mod describe;
+mod duration;
+mod keys;
+mod native;
+mod paths;
+mod read;
+mod report;
+mod safety;
+mod schedule;
+mod seed;
+mod tree;
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+pub use audit::AuditConfig;
+pub use duration::{format as format_duration, parse as parse_duration};
+pub use keys::{ACTIONS as UI_ACTIONS, KeyBinding, KeyCode, UiConfig};
+pub use report::{DEFAULT_SCHEDULE, FileFormat, ReportConfig, Sink};
+pub use safety::{BreakerConfig, IGNORE_ANNOTATION, SafetyConfig};
+pub use schedule::CronSchedule;
+
+use crate::rules::{RuleKind, RuleSpec};
+use crate::{Error, Result};
+use read::{Field, MapReader};
+use tree::Value;
+
+/// The environment variable naming a config file.
+pub const ENV_VAR: &str = "OPS_POD_CLEANER_CONFIG";
+
+/// The built-in defaults, shipped as a commented native-shape file.
+const DEFAULT_YAML: &str = include_str!("../../config/default.yaml");
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Every rule exactly once, in chain order.
+    pub rules: Vec<RuleSpec>,
+    pub safety: SafetyConfig,
+    pub report: ReportConfig,
+    pub audit: AuditConfig,
+    pub ui: UiConfig,
+    pub source: ConfigSource,
+}
+
+/// Where the effective config came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigSource {
+    Builtin,
+    File(PathBuf),
+}
+
+/// The code defaults; `config/default.yaml` states the same values (a test holds them equal).
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            rules: RuleKind::ALL.map(RuleSpec::default_for).to_vec(),
+            safety: SafetyConfig::default(),
+            report: ReportConfig::default(),
+            audit: AuditConfig::default(),
+            ui: UiConfig::default(),
+            source: ConfigSource::Builtin,
+        }
+    }
+}
+
+impl Config {
+    /// Parses either shape; `origin` names the file in messages and becomes the source.
+    pub fn from_yaml(text: &str, origin: &str) -> Result<Config> {
+        if is_blank(text) {
+            return Err(Error::Config(format!(
+                "{origin}: the file is empty (only blank lines or comments); write settings \
+                 (see config/default.yaml) or remove the file to use the built-in defaults"
+            )));
+        }
+        let root = tree::parse(text, origin).map_err(Error::Config)?;
+        if root.value == Value::Null {
+            return Err(Error::Config(format!(
+                "{origin}: the file holds no settings (an empty document); write settings or remove the file"
+            )));
+        }
+        let field = Field::root(origin, &root);
+        let mut config = if is_seed_shape(&root.value) {
+            seed::read(&field)?
+        } else {
+            native::read(&field)?
+        };
+        config.source = ConfigSource::File(PathBuf::from(origin));
+        Ok(config)
+    }
+
+    pub fn load_file(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut config = Config::from_yaml(&text, &path.display().to_string())?;
+        config.source = ConfigSource::File(path.to_path_buf());
+        Ok(config)
+    }
+
+    /// Loads the first config found by [`search`] in this process's environment.
+    pub fn load(explicit: Option<&Path>) -> Result<Config> {
+        let cwd = std::env::current_dir().map_err(|source| Error::Io {
+            path: PathBuf::from("."),
+            source,
+        })?;
+        let env = std::env::var_os(ENV_VAR);
+        let user_dir = dirs::config_dir();
+        match search(explicit, env.as_deref(), &cwd, user_dir.as_deref())? {
+            Some(path) => Config::load_file(&path),
+            None => Ok(Config::builtin()),
+        }
+    }
+
+    /// `config/default.yaml`, compiled in. Falls back to the code defaults if that file were
+    /// ever broken (a test keeps it parsing and equal to them).
+    pub fn builtin() -> Config {
+        let mut config = Config::from_yaml(DEFAULT_YAML, "config/default.yaml").unwrap_or_default();
+        config.source = ConfigSource::Builtin;
+        config
+    }
+
+    pub fn rule(&self, kind: RuleKind) -> Option<&RuleSpec> {
+        self.rules.iter().find(|r| r.kind == kind)
+    }
+
+    /// The effective settings as aligned text, for `check-config`.
+    pub fn describe(&self) -> String {
+        describe::describe(self)
+    }
+}
+
+/// Which file [`Config::load`] reads, from injected inputs so tests need no process state.
+///
+/// Order: `explicit` (`--config`), `env_value` (`$OPS_POD_CLEANER_CONFIG`; empty means unset),
+/// `cwd/config.yml`, `cwd/config.yaml`, `user_config_dir/ops-pod-cleaner/config.yaml`;
+/// `Ok(None)` means the built-in defaults. A file named by `explicit` or the environment must
+/// exist; relative names are taken from `cwd`.
+pub fn search(
+    explicit: Option<&Path>,
+    env_value: Option<&OsStr>,
+    cwd: &Path,
+    user_config_dir: Option<&Path>,
+) -> Result<Option<PathBuf>> {
+    if let Some(path) = explicit {
+        return named(cwd.join(path), "--config");
+    }
+    if let Some(value) = env_value.filter(|v| !v.is_empty()) {
+        return named(cwd.join(value), &format!("${ENV_VAR}"));
+    }
+    let user = user_config_dir.map(|d| d.join("ops-pod-cleaner").join("config.yaml"));
+    let candidates = [
+        Some(cwd.join("config.yml")),
+        Some(cwd.join("config.yaml")),
+        user,
+    ];
+    Ok(candidates.into_iter().flatten().find(|p| p.is_file()))
+}
+
+/// A file the user named: missing is an error, not a reason to look elsewhere.
+fn named(path: PathBuf, by: &str) -> Result<Option<PathBuf>> {
+    if path.is_file() {
+        Ok(Some(path))
+    } else {
+        Err(Error::Config(format!(
+            "{}: config file named by {by} does not exist (or is not a file)",
+            path.display()
+        )))
+    }
+}
+
+fn is_blank(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .all(|l| l.is_empty() || l.starts_with('#') || l == "---" || l == "...")
+}
+
+fn is_seed_shape(root: &Value) -> bool {
+    matches!(root, Value::Map(entries) if entries.iter().any(|(k, _)| seed::is_seed_key(&k.name)))
+}
+
+/// The sections both shapes share.
+fn read_common(m: &MapReader, config: &mut Config) -> Result<()> {
+    m.set("safety", &mut config.safety, safety::read)?;
+    m.set("audit", &mut config.audit, audit::read)?;
+    m.set("ui", &mut config.ui, keys::read)
+}

@@ -1,0 +1,200 @@
+//! The effective config as text for `check-config`: rules as a table, then report, safety, audit.
+//! Secrets are never printed and webhook tokens are masked.
+
+use std::fmt::Write;
+
+use super::duration::format as go;
+use super::{Config, ConfigSource, SafetyConfig, Sink};
+use crate::rules::{NamespaceFilter, RuleSpec};
+
+pub(crate) fn describe(config: &Config) -> String {
+    let mut out = String::new();
+    let source = match &config.source {
+        ConfigSource::Builtin => "built-in defaults".to_string(),
+        ConfigSource::File(path) => path.display().to_string(),
+    };
+    let _ = writeln!(out, "config: {source}");
+    let _ = writeln!(
+        out,
+        "rules (chain order: the first rule that matches claims the pod):"
+    );
+    out.push_str(&rules_table(&config.rules));
+    report(&mut out, config);
+    safety(&mut out, &config.safety);
+    let events = if config.audit.events { "on" } else { "off" };
+    let _ = writeln!(
+        out,
+        "audit: {}, kubernetes events {events}",
+        config.audit.path.display()
+    );
+    out
+}
+
+const HEADER: [&str; 8] = [
+    "RULE",
+    "ENABLED",
+    "AUTO",
+    "AFTER",
+    "RESTARTS",
+    "ACTION",
+    "NAMESPACES",
+    "REASONS",
+];
+
+fn rule_row(r: &RuleSpec) -> [String; 8] {
+    [
+        r.kind.name().to_string(),
+        yes_no(r.enabled).into(),
+        yes_no(r.auto).into(),
+        go(r.after),
+        if r.restarts == 0 {
+            "-".into()
+        } else {
+            r.restarts.to_string()
+        },
+        r.action.name().to_string(),
+        namespaces(&r.namespaces),
+        if r.reasons.is_empty() {
+            "-".into()
+        } else {
+            r.reasons.join(",")
+        },
+    ]
+}
+
+/// Columns padded to their widest cell; the last column is not padded.
+fn rules_table(rules: &[RuleSpec]) -> String {
+    let mut rows = vec![HEADER.map(String::from)];
+    rows.extend(rules.iter().map(rule_row));
+    let mut widths = [0usize; 8];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
+    }
+    out
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+pub(crate) fn namespaces(filter: &NamespaceFilter) -> String {
+    let include = if filter.include.is_empty() {
+        "all".to_string()
+    } else {
+        filter.include.join(",")
+    };
+    if filter.exclude.is_empty() {
+        include
+    } else {
+        format!("{include} except {}", filter.exclude.join(","))
+    }
+}
+
+fn report(out: &mut String, config: &Config) {
+    let r = &config.report;
+    let state = if r.enabled { "enabled" } else { "disabled" };
+    let _ = writeln!(
+        out,
+        "report: {state}, schedule \"{}\" (sec min hour day month weekday)",
+        r.schedule
+    );
+    let _ = writeln!(out, "  title:        {}", r.title);
+    let _ = writeln!(out, "  min restarts: {}", r.min_restarts);
+    let _ = writeln!(out, "  reasons:      {}", r.reasons.join(","));
+    let _ = writeln!(out, "  namespaces:   {}", namespaces(&r.namespaces));
+    if r.sinks.is_empty() {
+        let _ = writeln!(out, "  sinks:        none");
+    }
+    for sink in &r.sinks {
+        let _ = writeln!(out, "  sink:         {}", sink_line(sink));
+    }
+    let _ = writeln!(out, "  spool dir:    {}", r.spool_dir.display());
+    let _ = writeln!(out, "  state file:   {}", r.state_file.display());
+}
+
+fn sink_line(sink: &Sink) -> String {
+    match sink {
+        Sink::Feishu { url, secret } => {
+            let signed = if secret.is_some() {
+                " (signed, secret hidden)"
+            } else {
+                ""
+            };
+            format!("feishu  {}{signed}", mask_url(url))
+        }
+        Sink::Slack { url } => format!("slack   {}", mask_url(url)),
+        Sink::Webhook { url } => format!("webhook {}", mask_url(url)),
+        Sink::File { path, format } => format!("file    {} ({})", path.display(), format.name()),
+    }
+}
+
+/// Webhook URLs carry their token in the last path segment or the query; keep only the
+/// scheme, host and leading path so the user can still tell which hook it is.
+pub(crate) fn mask_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let rest = rest.split(['?', '#']).next().unwrap_or("");
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    // user:password@host hides a credential too.
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    let mut segments: Vec<&str> = path.split('/').collect();
+    let masked = match segments.last() {
+        Some(last) if !last.is_empty() => {
+            segments.pop();
+            segments.push("****");
+            segments.join("/")
+        }
+        _ => segments.join("/"),
+    };
+    let query = if url.contains('?') { "?****" } else { "" };
+    let prefix = if scheme.is_empty() {
+        String::new()
+    } else {
+        format!("{scheme}://")
+    };
+    format!("{prefix}{host}/{masked}{query}")
+}
+
+fn safety(out: &mut String, s: &SafetyConfig) {
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(",")
+        }
+    };
+    let _ = writeln!(out, "safety:");
+    let _ = writeln!(out, "  dry run:      {}", yes_no(s.dry_run));
+    let _ = writeln!(
+        out,
+        "  protected:    {} (allowed anyway: {})",
+        list(&s.protected_namespaces),
+        list(&s.include_protected)
+    );
+    let _ = writeln!(
+        out,
+        "  rate limit:   {}/min overall, {}/min per namespace",
+        s.max_actions_per_minute, s.max_actions_per_namespace_per_minute
+    );
+    let _ = writeln!(
+        out,
+        "  max stale:    {} (no auto action while the watch is out longer)",
+        go(s.max_stale)
+    );
+    let _ = writeln!(
+        out,
+        "  breaker:      pause a rule when it matches >= {:.0}% of a namespace or workload (at least {} pods)",
+        s.breaker.share * 100.0,
+        s.breaker.min_pods
+    );
+}

@@ -1,0 +1,214 @@
+//! TUI key bindings: action name → key, with k9s/gitui-like defaults.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use super::read::{Field, MapReader};
+use crate::Result;
+
+/// Every action the TUI binds, in help-screen order, with its default key.
+pub const ACTIONS: [(&str, &str); 20] = [
+    ("up", "k"),
+    ("down", "j"),
+    ("next_category", "Tab"),
+    ("prev_category", "BackTab"),
+    ("filter", "/"),
+    ("details", "Enter"),
+    ("mark", "Space"),
+    ("help", "?"),
+    ("quit", "q"),
+    ("delete", "d"),
+    ("force_delete", "D"),
+    ("scale_to_zero", "z"),
+    ("undo", "u"),
+    ("remove_finalizers", "F"),
+    ("toggle_auto", "a"),
+    ("master_auto", "A"),
+    ("send_report", "r"),
+    ("export_report", "e"),
+    ("switch_context", "c"),
+    ("refresh", "ctrl-r"),
+];
+
+/// Named keys accepted besides single characters (`Space` is the character ' ').
+const NAMED: [&str; 15] = [
+    "Enter",
+    "Esc",
+    "Tab",
+    "BackTab",
+    "Backspace",
+    "Delete",
+    "Insert",
+    "Home",
+    "End",
+    "PageUp",
+    "PageDown",
+    "Up",
+    "Down",
+    "Left",
+    "Right",
+];
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum KeyCode {
+    Char(char),
+    /// One of the names in the key syntax (`Enter`, `Esc`, `Tab`, `BackTab`, `Up`, ...).
+    Named(&'static str),
+    /// F1..F12.
+    F(u8),
+}
+
+/// One key with modifiers, written `q`, `D`, `Enter`, `F5`, `ctrl-r`, `alt-x`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct KeyBinding {
+    pub code: KeyCode,
+    pub ctrl: bool,
+    pub alt: bool,
+}
+
+impl KeyBinding {
+    /// Parses the key syntax; the error lists what is accepted.
+    pub fn parse(text: &str) -> Result<KeyBinding, String> {
+        let mut rest = text;
+        let (mut ctrl, mut alt) = (false, false);
+        loop {
+            if let Some(tail) = strip_prefix_ci(rest, "ctrl-") {
+                (ctrl, rest) = (true, tail);
+            } else if let Some(tail) = strip_prefix_ci(rest, "alt-") {
+                (alt, rest) = (true, tail);
+            } else {
+                break;
+            }
+        }
+        let code = key_code(rest).ok_or_else(|| {
+            format!(
+                "expected a key: one character, Space, Enter, Esc, Tab, BackTab, an arrow (Up, Down, Left, Right), \
+                 Home, End, PageUp, PageDown, Backspace, Delete, Insert or F1..F12, \
+                 optionally prefixed with ctrl- or alt-; found {text:?}"
+            )
+        })?;
+        // ctrl-R and ctrl-r are the same key for terminals.
+        let code = match code {
+            KeyCode::Char(c) if ctrl || alt => KeyCode::Char(c.to_ascii_lowercase()),
+            other => other,
+        };
+        Ok(KeyBinding { code, ctrl, alt })
+    }
+}
+
+fn strip_prefix_ci<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = text.get(..prefix.len())?;
+    (head.eq_ignore_ascii_case(prefix) && text.len() > prefix.len()).then(|| &text[prefix.len()..])
+}
+
+fn key_code(text: &str) -> Option<KeyCode> {
+    let mut chars = text.chars();
+    if let (Some(c), None) = (chars.next(), chars.next()) {
+        return (!c.is_control() && c != ' ').then_some(KeyCode::Char(c));
+    }
+    if text.eq_ignore_ascii_case("Space") {
+        return Some(KeyCode::Char(' '));
+    }
+    if let Some(n) = text
+        .strip_prefix(['F', 'f'])
+        .and_then(|n| n.parse::<u8>().ok())
+    {
+        return (1..=12).contains(&n).then_some(KeyCode::F(n));
+    }
+    NAMED
+        .iter()
+        .find(|name| name.eq_ignore_ascii_case(text))
+        .map(|name| KeyCode::Named(name))
+}
+
+impl fmt::Display for KeyBinding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.ctrl {
+            f.write_str("ctrl-")?;
+        }
+        if self.alt {
+            f.write_str("alt-")?;
+        }
+        match &self.code {
+            KeyCode::Char(' ') => f.write_str("Space"),
+            KeyCode::Char(c) => write!(f, "{c}"),
+            KeyCode::Named(name) => f.write_str(name),
+            KeyCode::F(n) => write!(f, "F{n}"),
+        }
+    }
+}
+
+/// The TUI's key map. Arrow keys always move as well; the map adds to them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UiConfig {
+    /// Action name (see [`ACTIONS`]) → key; always holds every action.
+    pub keys: BTreeMap<String, KeyBinding>,
+}
+
+impl UiConfig {
+    pub fn key(&self, action: &str) -> Option<&KeyBinding> {
+        self.keys.get(action)
+    }
+
+    /// The action bound to `key`, if any.
+    pub fn action_for(&self, key: &KeyBinding) -> Option<&str> {
+        self.keys
+            .iter()
+            .find(|(_, k)| *k == key)
+            .map(|(a, _)| a.as_str())
+    }
+
+    pub fn action_names() -> impl Iterator<Item = &'static str> {
+        ACTIONS.iter().map(|(name, _)| *name)
+    }
+}
+
+impl Default for UiConfig {
+    fn default() -> Self {
+        let keys = ACTIONS
+            .iter()
+            .filter_map(|(action, key)| Some((action.to_string(), KeyBinding::parse(key).ok()?)))
+            .collect();
+        UiConfig { keys }
+    }
+}
+
+/// Reads `ui: {keys: {action: key}}` over the defaults; two actions may not share a key.
+pub(crate) fn read(field: &Field) -> Result<UiConfig> {
+    let mut ui = UiConfig::default();
+    let Some(keys) = field.map(&["keys"])?.get("keys") else {
+        return Ok(ui);
+    };
+    let m = keys.map(&ACTION_NAMES)?;
+    for action in ACTION_NAMES {
+        if let Some(key) = m.get(action) {
+            let text = key.string()?;
+            let binding = KeyBinding::parse(&text).map_err(|why| key.error(why))?;
+            ui.keys.insert(action.to_string(), binding);
+        }
+    }
+    check_conflicts(&ui, &m)
+}
+
+/// Two actions on one key would make one of them unreachable.
+fn check_conflicts(ui: &UiConfig, m: &MapReader) -> Result<UiConfig> {
+    for (action, key) in &ui.keys {
+        let other = ui.keys.iter().find(|(a, k)| *a != action && *k == key);
+        if let (Some((other, _)), Some(field)) = (other, m.get(action)) {
+            return Err(field.error(format!(
+                "key \"{key}\" is also bound to {other}; bind {other} to another key too"
+            )));
+        }
+    }
+    Ok(ui.clone())
+}
+
+const ACTION_NAMES: [&str; 20] = {
+    let mut names = [""; 20];
+    let mut i = 0;
+    while i < 20 {
+        names[i] = ACTIONS[i].0;
+        i += 1;
+    }
+    names
+};

@@ -1,0 +1,102 @@
+//! The native shape: `rules`, `safety`, `report`, `audit`, `ui`.
+//!
+//! Listed rules come first, in the listed order; rules not listed keep their defaults and
+//! follow in the default order, so a file only needs the rules it changes.
+
+use super::read::{Field, MapReader};
+use super::{Config, report};
+use crate::Result;
+use crate::rules::{ActionKind, RuleKind, RuleSpec};
+
+pub(crate) const KEYS: &[&str] = &["rules", "safety", "report", "audit", "ui"];
+
+const RULE_KEYS: &[&str] = &[
+    "rule",
+    "enabled",
+    "auto",
+    "after",
+    "reasons",
+    "restarts",
+    "action",
+    "namespaces",
+];
+
+pub(crate) fn read(root: &Field) -> Result<Config> {
+    let m = root.map(KEYS)?;
+    let mut config = Config::default();
+    if let Some(rules) = m.get("rules") {
+        config.rules = read_rules(&rules)?;
+    }
+    m.set("report", &mut config.report, report::read)?;
+    super::read_common(&m, &mut config)?;
+    Ok(config)
+}
+
+/// The `rules:` list: listed rules in order, then the unlisted ones with defaults.
+fn read_rules(field: &Field) -> Result<Vec<RuleSpec>> {
+    let mut listed: Vec<(RuleSpec, u64)> = Vec::new();
+    for entry in field.seq()? {
+        let m = entry.map(RULE_KEYS)?;
+        let Some(rule) = m.get("rule") else {
+            return Err(entry.error(format!("missing key \"rule\" (one of {})", rule_names())));
+        };
+        let kind = rule_kind(&rule)?;
+        if let Some((_, line)) = listed.iter().find(|(s, _)| s.kind == kind) {
+            return Err(rule.error(format!(
+                "rule {kind} is listed twice (first on line {line}); merge the two entries"
+            )));
+        }
+        listed.push((read_rule(kind, &m)?, rule.node.pos.line));
+    }
+    let mut rules: Vec<RuleSpec> = listed.into_iter().map(|(spec, _)| spec).collect();
+    for kind in RuleKind::ALL {
+        if !rules.iter().any(|s| s.kind == kind) {
+            rules.push(RuleSpec::default_for(kind));
+        }
+    }
+    Ok(rules)
+}
+
+/// One entry's settings over the rule's defaults.
+fn read_rule(kind: RuleKind, m: &MapReader) -> Result<RuleSpec> {
+    let mut spec = RuleSpec::default_for(kind);
+    m.set("enabled", &mut spec.enabled, Field::bool)?;
+    m.set("auto", &mut spec.auto, Field::bool)?;
+    m.set("after", &mut spec.after, Field::duration)?;
+    m.set("reasons", &mut spec.reasons, Field::list)?;
+    m.set("restarts", &mut spec.restarts, Field::u32)?;
+    m.set("action", &mut spec.action, action_kind)?;
+    m.set("namespaces", &mut spec.namespaces, report::read_namespaces)?;
+    Ok(spec)
+}
+
+fn rule_names() -> String {
+    RuleKind::ALL.map(RuleKind::name).join(", ")
+}
+
+fn rule_kind(field: &Field) -> Result<RuleKind> {
+    let name = field.string()?;
+    RuleKind::ALL
+        .into_iter()
+        .find(|k| k.name() == name)
+        .ok_or_else(|| field.expected(&format!("a rule name: one of {}", rule_names())))
+}
+
+const ACTIONS: [ActionKind; 5] = [
+    ActionKind::None,
+    ActionKind::Delete,
+    ActionKind::ForceDelete,
+    ActionKind::ScaleToZero,
+    ActionKind::Evict,
+];
+
+fn action_kind(field: &Field) -> Result<ActionKind> {
+    let name = field.string()?;
+    ACTIONS
+        .into_iter()
+        .find(|a| a.name() == name)
+        .ok_or_else(|| {
+            let names = ACTIONS.map(ActionKind::name).join(", ");
+            field.expected(&format!("an action: one of {names}"))
+        })
+}

@@ -1,0 +1,241 @@
+//! Typed access to tree nodes; every failure names file, line, column, key path and expectation.
+
+use std::fmt::Display;
+use std::time::Duration;
+
+use super::duration;
+use super::schedule::CronSchedule;
+use super::tree::{Key, Node, Pos, Value};
+use crate::{Error, Result};
+
+/// A value in the document, with the path of keys that leads to it.
+#[derive(Clone)]
+pub(crate) struct Field<'a> {
+    pub origin: &'a str,
+    pub node: &'a Node,
+    path: String,
+}
+
+/// Builds the message every config error uses: `file:line:col: key.path: what`.
+pub(crate) fn located(origin: &str, pos: Pos, path: &str, what: impl Display) -> Error {
+    let at = if pos.line == 0 {
+        origin.to_string()
+    } else {
+        format!("{origin}:{}:{}", pos.line, pos.column)
+    };
+    let path = if path.is_empty() {
+        String::new()
+    } else {
+        format!("{path}: ")
+    };
+    Error::Config(format!("{at}: {path}{what}"))
+}
+
+impl<'a> Field<'a> {
+    pub fn root(origin: &'a str, node: &'a Node) -> Field<'a> {
+        Field {
+            origin,
+            node,
+            path: String::new(),
+        }
+    }
+
+    /// An error about this value.
+    pub fn error(&self, what: impl Display) -> Error {
+        located(self.origin, self.node.pos, &self.path, what)
+    }
+
+    /// "expected X, found Y" about this value.
+    pub fn expected(&self, what: &str) -> Error {
+        self.error(format!(
+            "expected {what}, found {}",
+            self.node.value.describe()
+        ))
+    }
+
+    pub fn bool(&self) -> Result<bool> {
+        match &self.node.value {
+            Value::Bool(b) => Ok(*b),
+            _ => Err(self.expected("true or false")),
+        }
+    }
+
+    pub fn u32(&self) -> Result<u32> {
+        match &self.node.value {
+            Value::Int(i) => {
+                u32::try_from(*i).map_err(|_| self.expected("a whole number from 0 to 4294967295"))
+            }
+            _ => Err(self.expected("a whole number, e.g. 5")),
+        }
+    }
+
+    /// A share between 0 and 1 (`0.5`).
+    pub fn share(&self) -> Result<f64> {
+        let value = match &self.node.value {
+            Value::Int(i) => *i as f64,
+            Value::Float(f) => *f,
+            _ => return Err(self.expected("a number from 0 to 1, e.g. 0.5")),
+        };
+        if (0.0..=1.0).contains(&value) {
+            Ok(value)
+        } else {
+            Err(self.expected("a number from 0 to 1, e.g. 0.5"))
+        }
+    }
+
+    pub fn string(&self) -> Result<String> {
+        match &self.node.value {
+            Value::Str(s) => Ok(s.clone()),
+            _ => Err(self.expected("a string (quote it if it looks like a number or boolean)")),
+        }
+    }
+
+    /// A string that must not be empty (URLs, paths).
+    pub fn non_empty(&self) -> Result<String> {
+        let s = self.string()?;
+        if s.trim().is_empty() {
+            return Err(self.expected("a non-empty string"));
+        }
+        Ok(s)
+    }
+
+    /// A list of names: a YAML list, or the seed's comma-separated string (`a, b`).
+    pub fn list(&self) -> Result<Vec<String>> {
+        let expected = "a list of names or a comma-separated string like \"a,b\"";
+        match &self.node.value {
+            Value::Str(s) => Ok(split_names(s)),
+            Value::Seq(items) => items
+                .iter()
+                .map(|item| match &item.value {
+                    Value::Str(s) => Ok(s.trim().to_string()),
+                    _ => Err(located(
+                        self.origin,
+                        item.pos,
+                        &self.path,
+                        format!(
+                            "expected a name in the list, found {}",
+                            item.value.describe()
+                        ),
+                    )),
+                })
+                .filter(|r| r.as_ref().map_or(true, |s| !s.is_empty()))
+                .collect(),
+            _ => Err(self.expected(expected)),
+        }
+    }
+
+    /// A Go-style duration; only `0` may be written without a unit, as in Go.
+    pub fn duration(&self) -> Result<Duration> {
+        const EXPECTED: &str = "a duration like 300ms, 5s, 2m or 1h30m";
+        match &self.node.value {
+            Value::Int(0) => Ok(Duration::ZERO),
+            Value::Int(i) => Err(self.error(format!(
+                "expected {EXPECTED}, found the number {i}: a duration needs a unit, as in Go (write {i}s for seconds)"
+            ))),
+            Value::Str(s) => duration::parse(s)
+                .map_err(|why| self.error(format!("expected {EXPECTED}, found {s:?} ({why})"))),
+            _ => Err(self.expected(EXPECTED)),
+        }
+    }
+
+    pub fn cron(&self) -> Result<CronSchedule> {
+        let text = self.string()?;
+        CronSchedule::parse(&text)
+            .map_err(|why| self.error(format!("invalid cron schedule {text:?}: {why}")))
+    }
+
+    pub fn seq(&self) -> Result<Vec<Field<'a>>> {
+        let Value::Seq(items) = &self.node.value else {
+            return Err(self.expected("a list"));
+        };
+        let field = |(i, node)| Field {
+            origin: self.origin,
+            node,
+            path: format!("{}[{i}]", self.path),
+        };
+        Ok(items.iter().enumerate().map(field).collect())
+    }
+
+    /// The entries of a mapping, rejecting keys outside `allowed`.
+    pub fn map(&self, allowed: &'static [&'static str]) -> Result<MapReader<'a>> {
+        let Value::Map(entries) = &self.node.value else {
+            return Err(self.expected(&format!("a mapping with keys {}", allowed.join(", "))));
+        };
+        for (key, _) in entries {
+            if !allowed.contains(&key.name.as_str()) {
+                return Err(unknown_key(self.origin, &self.path, key, allowed));
+            }
+        }
+        Ok(MapReader {
+            origin: self.origin,
+            path: self.path.clone(),
+            entries,
+        })
+    }
+}
+
+fn unknown_key(origin: &str, parent: &str, key: &Key, allowed: &[&str]) -> Error {
+    let path = join(parent, &key.name);
+    located(
+        origin,
+        key.pos,
+        &path,
+        format!(
+            "unknown key {:?}; allowed keys here: {}",
+            key.name,
+            allowed.join(", ")
+        ),
+    )
+}
+
+/// `a.b` for nested keys.
+pub(crate) fn join(parent: &str, key: &str) -> String {
+    if parent.is_empty() {
+        key.to_string()
+    } else {
+        format!("{parent}.{key}")
+    }
+}
+
+pub(crate) fn split_names(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// A mapping whose keys were checked; owns the paths of the fields it hands out.
+pub(crate) struct MapReader<'a> {
+    origin: &'a str,
+    path: String,
+    entries: &'a [(Key, Node)],
+}
+
+impl<'a> MapReader<'a> {
+    /// The value under `key`, or `None` when absent or null (null keeps the default).
+    pub fn get(&self, key: &str) -> Option<Field<'a>> {
+        let (_, node) = self.entries.iter().find(|(k, _)| k.name == key)?;
+        if node.value == Value::Null {
+            return None;
+        }
+        Some(Field {
+            origin: self.origin,
+            node,
+            path: join(&self.path, key),
+        })
+    }
+
+    /// Overwrites `target` with the value under `key`, if there is one.
+    pub fn set<T>(
+        &self,
+        key: &str,
+        target: &mut T,
+        read: impl FnOnce(&Field<'a>) -> Result<T>,
+    ) -> Result<()> {
+        if let Some(field) = self.get(key) {
+            *target = read(&field)?;
+        }
+        Ok(())
+    }
+}

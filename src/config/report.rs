@@ -1,0 +1,195 @@
+//! The restart report (SPEC §5): schedule, filters and where it goes.
+
+use std::path::PathBuf;
+
+use super::paths;
+use super::read::Field;
+use super::schedule::CronSchedule;
+use crate::Result;
+use crate::rules::{NamespaceFilter, RuleKind, RuleSpec};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportConfig {
+    /// Whether the scheduled report is sent (the TUI pane shows it regardless).
+    pub enabled: bool,
+    pub schedule: CronSchedule,
+    pub min_restarts: u32,
+    pub reasons: Vec<String>,
+    pub namespaces: NamespaceFilter,
+    pub title: String,
+    pub sinks: Vec<Sink>,
+    /// Undelivered reports wait here until a sink takes them.
+    pub spool_dir: PathBuf,
+    /// Restart counts at the previous report, for "restarts since previous report".
+    pub state_file: PathBuf,
+}
+
+/// Where a report is delivered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sink {
+    /// Feishu/Lark bot webhook, with the optional signing secret.
+    Feishu {
+        url: String,
+        secret: Option<String>,
+    },
+    /// Slack incoming webhook.
+    Slack {
+        url: String,
+    },
+    /// A generic webhook receiving the report as JSON.
+    Webhook {
+        url: String,
+    },
+    File {
+        path: PathBuf,
+        format: FileFormat,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFormat {
+    Markdown,
+    Json,
+    Csv,
+}
+
+impl FileFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            FileFormat::Markdown => "markdown",
+            FileFormat::Json => "json",
+            FileFormat::Csv => "csv",
+        }
+    }
+
+    /// Guessed from the extension when `format` is not given; Markdown otherwise.
+    fn from_path(path: &std::path::Path) -> FileFormat {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("json") => FileFormat::Json,
+            Some("csv") => FileFormat::Csv,
+            _ => FileFormat::Markdown,
+        }
+    }
+}
+
+/// Weekly on Monday at 09:00, the typical schedule in SPEC §5.
+pub const DEFAULT_SCHEDULE: &str = "0 0 9 * * MON";
+
+impl Default for ReportConfig {
+    fn default() -> Self {
+        let crash = RuleSpec::default_for(RuleKind::CrashLoop);
+        ReportConfig {
+            enabled: false,
+            schedule: CronSchedule::parse(DEFAULT_SCHEDULE).expect("the default schedule is valid"),
+            min_restarts: crash.restarts,
+            reasons: crash.reasons,
+            namespaces: NamespaceFilter::default(),
+            title: "Pods restarting too often".into(),
+            sinks: Vec::new(),
+            spool_dir: paths::data_file("spool"),
+            state_file: paths::data_file("report-state.json"),
+        }
+    }
+}
+
+const KEYS: &[&str] = &[
+    "enabled",
+    "schedule",
+    "minRestarts",
+    "reasons",
+    "namespaces",
+    "title",
+    "sinks",
+    "spoolDir",
+    "stateFile",
+];
+
+/// Reads the native `report:` section over the defaults.
+pub(crate) fn read(field: &Field) -> Result<ReportConfig> {
+    let m = field.map(KEYS)?;
+    let mut r = ReportConfig::default();
+    m.set("enabled", &mut r.enabled, Field::bool)?;
+    m.set("schedule", &mut r.schedule, Field::cron)?;
+    m.set("minRestarts", &mut r.min_restarts, Field::u32)?;
+    m.set("reasons", &mut r.reasons, Field::list)?;
+    m.set("namespaces", &mut r.namespaces, read_namespaces)?;
+    m.set("title", &mut r.title, Field::string)?;
+    m.set("spoolDir", &mut r.spool_dir, |f| {
+        f.non_empty().map(|p| paths::expand(&p))
+    })?;
+    m.set("stateFile", &mut r.state_file, |f| {
+        f.non_empty().map(|p| paths::expand(&p))
+    })?;
+    if let Some(sinks) = m.get("sinks") {
+        r.sinks = sinks.seq()?.iter().map(read_sink).collect::<Result<_>>()?;
+    }
+    Ok(r)
+}
+
+/// `namespaces: {include: [...], exclude: [...]}`.
+pub(crate) fn read_namespaces(field: &Field) -> Result<NamespaceFilter> {
+    let m = field.map(&["include", "exclude"])?;
+    let mut filter = NamespaceFilter::default();
+    m.set("include", &mut filter.include, Field::list)?;
+    m.set("exclude", &mut filter.exclude, Field::list)?;
+    Ok(filter)
+}
+
+const SINK_TYPES: &str = "feishu, slack, webhook, file";
+
+/// One `{type: ..., ...}` entry of `sinks`.
+fn read_sink(field: &Field) -> Result<Sink> {
+    let any = field.map(&["type", "url", "secret", "path", "format"])?;
+    let Some(type_field) = any.get("type") else {
+        return Err(field.error(format!("missing key \"type\" (one of {SINK_TYPES})")));
+    };
+    let kind = type_field.string()?;
+    let allowed: &'static [&'static str] = match kind.as_str() {
+        "feishu" => &["type", "url", "secret"],
+        "slack" | "webhook" => &["type", "url"],
+        "file" => &["type", "path", "format"],
+        _ => return Err(type_field.expected(&format!("a sink type: one of {SINK_TYPES}"))),
+    };
+    let m = field.map(allowed)?;
+    let required = |key: &str| {
+        m.get(key)
+            .ok_or_else(|| field.error(format!("a {kind} sink needs \"{key}\"")))
+    };
+    Ok(match kind.as_str() {
+        "feishu" => Sink::Feishu {
+            url: url(&required("url")?)?,
+            secret: m.get("secret").map(|s| s.non_empty()).transpose()?,
+        },
+        "slack" => Sink::Slack {
+            url: url(&required("url")?)?,
+        },
+        "webhook" => Sink::Webhook {
+            url: url(&required("url")?)?,
+        },
+        _ => file_sink(&required("path")?, m.get("format"))?,
+    })
+}
+
+fn file_sink(path: &Field, format: Option<Field>) -> Result<Sink> {
+    let path = paths::expand(&path.non_empty()?);
+    let format = match format {
+        None => FileFormat::from_path(&path),
+        Some(f) => match f.string()?.as_str() {
+            "markdown" => FileFormat::Markdown,
+            "json" => FileFormat::Json,
+            "csv" => FileFormat::Csv,
+            _ => return Err(f.expected("one of markdown, json, csv")),
+        },
+    };
+    Ok(Sink::File { path, format })
+}
+
+/// Webhook URLs must be http(s); a typo here would only show up at the first report.
+pub(crate) fn url(field: &Field) -> Result<String> {
+    let text = field.non_empty()?;
+    if text.starts_with("https://") || text.starts_with("http://") {
+        Ok(text)
+    } else {
+        Err(field.expected("an http:// or https:// URL"))
+    }
+}

@@ -1,0 +1,97 @@
+//! Guards for automatic actions (SPEC §4).
+
+use std::time::Duration;
+
+use super::read::Field;
+use crate::Result;
+
+/// The opt-out annotation on a pod or its workload; fixed, not configurable.
+pub const IGNORE_ANNOTATION: &str = "ops-pod-cleaner.io/ignore";
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SafetyConfig {
+    /// Namespaces auto-clean never touches unless listed in `include_protected`.
+    pub protected_namespaces: Vec<String>,
+    /// Protected namespaces explicitly allowed anyway.
+    pub include_protected: Vec<String>,
+    pub max_actions_per_minute: u32,
+    pub max_actions_per_namespace_per_minute: u32,
+    /// No automatic action while the watch has been disconnected longer than this.
+    pub max_stale: Duration,
+    pub breaker: BreakerConfig,
+    /// Log what would be done, do nothing.
+    pub dry_run: bool,
+}
+
+/// The mass-failure breaker: pause a rule's auto-clean when at least `min_pods` pods and at
+/// least `share` of a namespace or workload match it at once (a registry outage).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BreakerConfig {
+    pub min_pods: u32,
+    pub share: f64,
+}
+
+impl Default for SafetyConfig {
+    fn default() -> Self {
+        SafetyConfig {
+            protected_namespaces: ["kube-system", "kube-public", "kube-node-lease"]
+                .map(String::from)
+                .to_vec(),
+            include_protected: Vec::new(),
+            max_actions_per_minute: 30,
+            max_actions_per_namespace_per_minute: 10,
+            max_stale: Duration::from_secs(60),
+            breaker: BreakerConfig {
+                min_pods: 5,
+                share: 0.5,
+            },
+            dry_run: false,
+        }
+    }
+}
+
+impl SafetyConfig {
+    /// Whether auto-clean must leave `namespace` alone.
+    pub fn is_protected(&self, namespace: &str) -> bool {
+        self.protected_namespaces.iter().any(|n| n == namespace)
+            && !self.include_protected.iter().any(|n| n == namespace)
+    }
+}
+
+const KEYS: &[&str] = &[
+    "protectedNamespaces",
+    "includeProtected",
+    "maxActionsPerMinute",
+    "maxActionsPerNamespacePerMinute",
+    "maxStale",
+    "breaker",
+    "dryRun",
+];
+const BREAKER_KEYS: &[&str] = &["minPods", "share"];
+
+/// Reads the `safety:` section over the defaults.
+pub(crate) fn read(field: &Field) -> Result<SafetyConfig> {
+    let m = field.map(KEYS)?;
+    let mut s = SafetyConfig::default();
+    m.set(
+        "protectedNamespaces",
+        &mut s.protected_namespaces,
+        Field::list,
+    )?;
+    m.set("includeProtected", &mut s.include_protected, Field::list)?;
+    m.set(
+        "maxActionsPerMinute",
+        &mut s.max_actions_per_minute,
+        Field::u32,
+    )?;
+    let per_ns = &mut s.max_actions_per_namespace_per_minute;
+    m.set("maxActionsPerNamespacePerMinute", per_ns, Field::u32)?;
+    m.set("maxStale", &mut s.max_stale, Field::duration)?;
+    m.set("dryRun", &mut s.dry_run, Field::bool)?;
+    if let Some(breaker) = m.get("breaker") {
+        let b = breaker.map(BREAKER_KEYS)?;
+        b.set("minPods", &mut s.breaker.min_pods, Field::u32)?;
+        b.set("share", &mut s.breaker.share, Field::share)?;
+    }
+    Ok(s)
+}

@@ -1,0 +1,58 @@
+//! Cron schedules with seconds (`*/3 * * * * *`, `0 0 9 * * MON`), as the seed wrote them.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A validated schedule, keeping the text the user wrote for messages and `describe()`.
+#[derive(Debug, Clone)]
+pub struct CronSchedule {
+    text: String,
+    schedule: cron::Schedule,
+}
+
+impl CronSchedule {
+    /// Parses six fields (seconds first) or seven (with a year); five fields are refused
+    /// because the classic crontab form would silently shift every field by one.
+    pub fn parse(text: &str) -> Result<CronSchedule, String> {
+        let text = text.trim();
+        let fields = text.split_whitespace().count();
+        if fields == 5 {
+            return Err(format!(
+                "it has 5 fields but six are needed, seconds first: \
+                 \"sec min hour day month weekday\" (write \"0 {text}\")"
+            ));
+        }
+        if !text.starts_with('@') && !(6..=7).contains(&fields) {
+            return Err(format!(
+                "it has {fields} fields; six are needed, seconds first: \
+                 \"sec min hour day month weekday\", e.g. \"0 0 9 * * MON\""
+            ));
+        }
+        let schedule = cron::Schedule::from_str(text).map_err(|e| e.to_string())?;
+        Ok(CronSchedule {
+            text: text.to_string(),
+            schedule,
+        })
+    }
+
+    /// The schedule as written in the config.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn schedule(&self) -> &cron::Schedule {
+        &self.schedule
+    }
+}
+
+impl PartialEq for CronSchedule {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl fmt::Display for CronSchedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}

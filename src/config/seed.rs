@@ -1,0 +1,164 @@
+//! The seed's file shape, read unchanged (key typos included: they are the seed's).
+//!
+//! | seed key              | becomes                                                        |
+//! |-----------------------|----------------------------------------------------------------|
+//! | `delteEvictedPod`     | rule evicted: namespaces → include, enable → auto              |
+//! | `delteTerminatingPod` | rule terminating: namespaces, hours → after, enable → auto     |
+//! | `errImagePull`        | rule imagePull: namespaces, hours → after, status → reasons, enable → auto |
+//! | `tooManyRestart`      | rule crashLoop: namespaces, status → reasons, counts → restarts, hours → after; and the report: enable → enabled, duration → schedule, counts → minRestarts, status → reasons, namespaces, msgtitle → title, apiurl → a Feishu sink |
+//!
+//! The chain order is the seed's (evicted, terminating, imagePull, crashLoop), which is also the
+//! default order; the other rules follow with their defaults. `safety`, `audit` and `ui`
+//! sections in the native form may sit beside the seed keys.
+
+use super::Config;
+use super::read::{Field, MapReader, located};
+use super::report::{self, Sink};
+use super::tree::Value;
+use crate::Result;
+use crate::rules::{NamespaceFilter, RuleKind, RuleSpec};
+
+pub(crate) const KEYS: [&str; 4] = [
+    "errImagePull",
+    "tooManyRestart",
+    "delteEvictedPod",
+    "delteTerminatingPod",
+];
+
+/// Seed keys plus the native sections that do not overlap them.
+const ALLOWED: &[&str] = &[
+    "errImagePull",
+    "tooManyRestart",
+    "delteEvictedPod",
+    "delteTerminatingPod",
+    "safety",
+    "audit",
+    "ui",
+];
+
+pub(crate) fn is_seed_key(key: &str) -> bool {
+    KEYS.contains(&key)
+}
+
+pub(crate) fn read(root: &Field) -> Result<Config> {
+    reject_mixed(root)?;
+    let m = root.map(ALLOWED)?;
+    let mut config = Config::default();
+    if let Some(f) = m.get("delteEvictedPod") {
+        read_evicted(&f, rule_mut(&mut config, RuleKind::Evicted))?;
+    }
+    if let Some(f) = m.get("delteTerminatingPod") {
+        read_terminating(&f, rule_mut(&mut config, RuleKind::Terminating))?;
+    }
+    if let Some(f) = m.get("errImagePull") {
+        read_image_pull(&f, rule_mut(&mut config, RuleKind::ImagePull))?;
+    }
+    if let Some(f) = m.get("tooManyRestart") {
+        read_restarts(&f, &mut config)?;
+    }
+    super::read_common(&m, &mut config)?;
+    Ok(config)
+}
+
+/// `rules`/`report` beside seed keys would say the same thing twice; ask for one shape.
+fn reject_mixed(root: &Field) -> Result<()> {
+    let Value::Map(entries) = &root.node.value else {
+        return Ok(());
+    };
+    match entries
+        .iter()
+        .find(|(k, _)| k.name == "rules" || k.name == "report")
+    {
+        Some((key, _)) => Err(located(
+            root.origin,
+            key.pos,
+            &key.name,
+            format!(
+                "cannot be mixed with the seed keys ({}); use either the seed shape or the native shape",
+                KEYS.join(", ")
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The default config holds every rule, so the lookup cannot miss; push one if it ever does.
+fn rule_mut(config: &mut Config, kind: RuleKind) -> &mut RuleSpec {
+    let index = match config.rules.iter().position(|r| r.kind == kind) {
+        Some(i) => i,
+        None => {
+            config.rules.push(RuleSpec::default_for(kind));
+            config.rules.len() - 1
+        }
+    };
+    &mut config.rules[index]
+}
+
+fn include(field: &Field) -> Result<NamespaceFilter> {
+    Ok(NamespaceFilter {
+        include: field.list()?,
+        exclude: Vec::new(),
+    })
+}
+
+fn read_evicted(field: &Field, spec: &mut RuleSpec) -> Result<()> {
+    let m = field.map(&["namespaces", "enable"])?;
+    m.set("namespaces", &mut spec.namespaces, include)?;
+    m.set("enable", &mut spec.auto, Field::bool)
+}
+
+fn read_terminating(field: &Field, spec: &mut RuleSpec) -> Result<()> {
+    let m = field.map(&["namespaces", "hours", "enable"])?;
+    m.set("namespaces", &mut spec.namespaces, include)?;
+    m.set("hours", &mut spec.after, Field::duration)?;
+    m.set("enable", &mut spec.auto, Field::bool)
+}
+
+fn read_image_pull(field: &Field, spec: &mut RuleSpec) -> Result<()> {
+    let m = field.map(&["namespaces", "hours", "status", "enable"])?;
+    m.set("namespaces", &mut spec.namespaces, include)?;
+    m.set("hours", &mut spec.after, Field::duration)?;
+    m.set("status", &mut spec.reasons, Field::list)?;
+    m.set("enable", &mut spec.auto, Field::bool)
+}
+
+const RESTART_KEYS: &[&str] = &[
+    "namespaces",
+    "hours",
+    "status",
+    "counts",
+    "duration",
+    "msgtitle",
+    "apiurl",
+    "enable",
+];
+
+/// `tooManyRestart` feeds both the crashLoop rule and the report.
+fn read_restarts(field: &Field, config: &mut Config) -> Result<()> {
+    let m = field.map(RESTART_KEYS)?;
+    let spec = rule_mut(config, RuleKind::CrashLoop);
+    m.set("namespaces", &mut spec.namespaces, include)?;
+    m.set("hours", &mut spec.after, Field::duration)?;
+    m.set("status", &mut spec.reasons, Field::list)?;
+    m.set("counts", &mut spec.restarts, Field::u32)?;
+    let (namespaces, reasons, restarts) =
+        (spec.namespaces.clone(), spec.reasons.clone(), spec.restarts);
+    let report = &mut config.report;
+    report.namespaces = namespaces;
+    report.reasons = reasons;
+    report.min_restarts = restarts;
+    read_report(&m, report)
+}
+
+fn read_report(m: &MapReader, report: &mut report::ReportConfig) -> Result<()> {
+    m.set("enable", &mut report.enabled, Field::bool)?;
+    m.set("duration", &mut report.schedule, Field::cron)?;
+    m.set("msgtitle", &mut report.title, Field::string)?;
+    if let Some(url) = m.get("apiurl") {
+        report.sinks = vec![Sink::Feishu {
+            url: report::url(&url)?,
+            secret: None,
+        }];
+    }
+    Ok(())
+}
