@@ -25,6 +25,9 @@ pub fn parse(text: &str) -> Result<Duration, String> {
     if s.starts_with('-') {
         return Err("durations cannot be negative".into());
     }
+    if s.contains(char::is_whitespace) {
+        return Err("a duration has no spaces and short units, e.g. 5s or 1h30m".into());
+    }
     let s = s.strip_prefix('+').unwrap_or(s);
     if s == "0" {
         return Ok(Duration::ZERO);

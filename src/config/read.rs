@@ -23,12 +23,8 @@ pub(crate) fn located(origin: &str, pos: Pos, path: &str, what: impl Display) ->
     } else {
         format!("{origin}:{}:{}", pos.line, pos.column)
     };
-    let path = if path.is_empty() {
-        String::new()
-    } else {
-        format!("{path}: ")
-    };
-    Error::Config(format!("{at}: {path}{what}"))
+    let path = if path.is_empty() { "top level" } else { path };
+    Error::Config(format!("{at}: {path}: {what}"))
 }
 
 impl<'a> Field<'a> {
@@ -106,16 +102,14 @@ impl<'a> Field<'a> {
             Value::Str(s) => Ok(split_names(s)),
             Value::Seq(items) => items
                 .iter()
-                .map(|item| match &item.value {
+                .enumerate()
+                .map(|(i, item)| match &item.value {
                     Value::Str(s) => Ok(s.trim().to_string()),
                     _ => Err(located(
                         self.origin,
                         item.pos,
-                        &self.path,
-                        format!(
-                            "expected a name in the list, found {}",
-                            item.value.describe()
-                        ),
+                        &format!("{}[{i}]", self.path),
+                        format!("expected a name, found {}", item.value.describe()),
                     )),
                 })
                 .filter(|r| r.as_ref().map_or(true, |s| !s.is_empty()))

@@ -28,7 +28,7 @@ impl CronSchedule {
                  \"sec min hour day month weekday\", e.g. \"0 0 9 * * MON\""
             ));
         }
-        let schedule = cron::Schedule::from_str(text).map_err(|e| e.to_string())?;
+        let schedule = cron::Schedule::from_str(text).map_err(|_| diagnose(text))?;
         Ok(CronSchedule {
             text: text.to_string(),
             schedule,
@@ -43,6 +43,34 @@ impl CronSchedule {
     pub fn schedule(&self) -> &cron::Schedule {
         &self.schedule
     }
+}
+
+const FIELDS: [(&str, &str); 7] = [
+    ("seconds", "0-59"),
+    ("minutes", "0-59"),
+    ("hours", "0-23"),
+    ("day of month", "1-31"),
+    ("month", "1-12 or JAN-DEC"),
+    ("day of week", "1-7 (1 = Sunday) or SUN-SAT"),
+    ("year", "1970-2099"),
+];
+
+/// The cron crate's error only echoes the input; find the bad field by parsing it alone.
+fn diagnose(text: &str) -> String {
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    for (i, field) in fields.iter().enumerate() {
+        let alone: Vec<&str> = (0..fields.len())
+            .map(|j| if i == j { *field } else { "*" })
+            .collect();
+        if cron::Schedule::from_str(&alone.join(" ")).is_err() {
+            let (name, range) = FIELDS.get(i).copied().unwrap_or(("field", "?"));
+            return format!(
+                "field {} ({name}) {field:?} is not valid; it takes {range}, *, lists (a,b), ranges (a-b) or steps (*/n)",
+                i + 1
+            );
+        }
+    }
+    "the fields are valid alone but not together; six are needed: \"sec min hour day month weekday\"".into()
 }
 
 impl PartialEq for CronSchedule {
