@@ -83,7 +83,7 @@ fn scaled(number: &str, scale: u128) -> Result<u128, String> {
     let mut unit = scale;
     for digit in frac.chars().take(20) {
         let d = u128::from(digit.to_digit(10).unwrap_or(0));
-        nanos += d * unit / 10;
+        nanos = nanos.saturating_add(d * unit / 10);
         unit /= 10;
         if unit == 0 {
             break;

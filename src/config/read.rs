@@ -170,16 +170,43 @@ impl<'a> Field<'a> {
 
 fn unknown_key(origin: &str, parent: &str, key: &Key, allowed: &[&str]) -> Error {
     let path = join(parent, &key.name);
-    located(
-        origin,
-        key.pos,
-        &path,
-        format!(
-            "unknown key {:?}; allowed keys here: {}",
-            key.name,
-            allowed.join(", ")
-        ),
-    )
+    let hint = match closest(&key.name, allowed) {
+        Some(near) => format!(" (did you mean {near:?}?)"),
+        None => String::new(),
+    };
+    let allowed = allowed.join(", ");
+    let what = format!(
+        "unknown key {:?}{hint}; allowed keys here: {allowed}",
+        key.name
+    );
+    located(origin, key.pos, &path, what)
+}
+
+/// The allowed key a typo most likely meant: same letters ignoring case, or within two edits.
+fn closest<'k>(key: &str, allowed: &[&'k str]) -> Option<&'k str> {
+    let key = key.to_lowercase();
+    allowed
+        .iter()
+        .map(|a| (edit_distance(&key, &a.to_lowercase()), *a))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, a)| a)
+}
+
+/// Levenshtein distance over chars.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let replace = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = replace.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
 }
 
 /// `a.b` for nested keys.
