@@ -492,6 +492,8 @@ fn key_syntax() {
         ("enter", "Enter"),
         ("ctrl-R", "ctrl-r"),
         ("alt-x", "alt-x"),
+        ("alt-X", "alt-X"),
+        ("pagedown", "PageDown"),
         ("F12", "F12"),
         ("-", "-"),
     ];

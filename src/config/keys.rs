@@ -30,33 +30,49 @@ pub const ACTIONS: [(&str, &str); 20] = [
     ("refresh", "ctrl-r"),
 ];
 
-/// Named keys accepted besides single characters (`Space` is the character ' ').
-const NAMED: [&str; 15] = [
-    "Enter",
-    "Esc",
-    "Tab",
-    "BackTab",
-    "Backspace",
-    "Delete",
-    "Insert",
-    "Home",
-    "End",
-    "PageUp",
-    "PageDown",
-    "Up",
-    "Down",
-    "Left",
-    "Right",
-];
-
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// A key, as the TUI matches it (maps one-to-one onto crossterm's `KeyCode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum KeyCode {
+    /// A printable character; `Space` is `Char(' ')`.
     Char(char),
-    /// One of the names in the key syntax (`Enter`, `Esc`, `Tab`, `BackTab`, `Up`, ...).
-    Named(&'static str),
+    Enter,
+    Esc,
+    Tab,
+    /// Shift-Tab.
+    BackTab,
+    Backspace,
+    Delete,
+    Insert,
+    Home,
+    End,
+    PageUp,
+    PageDown,
+    Up,
+    Down,
+    Left,
+    Right,
     /// F1..F12.
     F(u8),
 }
+
+/// Named keys accepted besides single characters, `Space` and F1..F12.
+const NAMED: [(&str, KeyCode); 15] = [
+    ("Enter", KeyCode::Enter),
+    ("Esc", KeyCode::Esc),
+    ("Tab", KeyCode::Tab),
+    ("BackTab", KeyCode::BackTab),
+    ("Backspace", KeyCode::Backspace),
+    ("Delete", KeyCode::Delete),
+    ("Insert", KeyCode::Insert),
+    ("Home", KeyCode::Home),
+    ("End", KeyCode::End),
+    ("PageUp", KeyCode::PageUp),
+    ("PageDown", KeyCode::PageDown),
+    ("Up", KeyCode::Up),
+    ("Down", KeyCode::Down),
+    ("Left", KeyCode::Left),
+    ("Right", KeyCode::Right),
+];
 
 /// One key with modifiers, written `q`, `D`, `Enter`, `F5`, `ctrl-r`, `alt-x`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -87,9 +103,9 @@ impl KeyBinding {
                  optionally prefixed with ctrl- or alt-; found {text:?}"
             )
         })?;
-        // ctrl-R and ctrl-r are the same key for terminals.
+        // Terminals send the same byte for ctrl-R and ctrl-r.
         let code = match code {
-            KeyCode::Char(c) if ctrl || alt => KeyCode::Char(c.to_ascii_lowercase()),
+            KeyCode::Char(c) if ctrl => KeyCode::Char(c.to_ascii_lowercase()),
             other => other,
         };
         Ok(KeyBinding { code, ctrl, alt })
@@ -117,8 +133,8 @@ fn key_code(text: &str) -> Option<KeyCode> {
     }
     NAMED
         .iter()
-        .find(|name| name.eq_ignore_ascii_case(text))
-        .map(|name| KeyCode::Named(name))
+        .find(|(name, _)| name.eq_ignore_ascii_case(text))
+        .map(|(_, code)| *code)
 }
 
 impl fmt::Display for KeyBinding {
@@ -132,8 +148,11 @@ impl fmt::Display for KeyBinding {
         match &self.code {
             KeyCode::Char(' ') => f.write_str("Space"),
             KeyCode::Char(c) => write!(f, "{c}"),
-            KeyCode::Named(name) => f.write_str(name),
             KeyCode::F(n) => write!(f, "F{n}"),
+            named => {
+                let name = NAMED.iter().find(|(_, c)| c == named).map(|(n, _)| *n);
+                f.write_str(name.unwrap_or("?"))
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Configuration: the seed file, the native shape, the search order.
 //!
 //! Two shapes are accepted, told apart by their top-level keys: the seed's
-//! (`errImagePull`, `tooManyRestart`, `delteEvictedPod`, `delteTerminatingPod`; see [`seed`])
+//! (`errImagePull`, `tooManyRestart`, `delteEvictedPod`, `delteTerminatingPod`; mapping in `seed.rs`)
 //! and the native one (`rules`, `safety`, `report`, `audit`, `ui`; see `config/default.yaml`).
 //! A key with no value (null) keeps its default. Every error is an [`Error::Config`] whose
 //! message reads `file:line:column: key.path: what was expected`.
