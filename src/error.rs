@@ -11,7 +11,10 @@ pub enum Error {
     Config(String),
 
     #[error("cannot read {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 
     #[error("cannot reach the cluster: {0}")]
     Cluster(String),

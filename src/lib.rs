@@ -1,5 +1,7 @@
 //! ops-pod-cleaner: find abnormal Kubernetes pods, show them, clean them up safely.
 
+pub mod actions;
+pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod pod;

@@ -6,7 +6,7 @@ use super::read::Field;
 use crate::Result;
 
 /// The opt-out annotation on a pod or its workload; fixed, not configurable.
-pub const IGNORE_ANNOTATION: &str = "ops-pod-cleaner.io/ignore";
+pub use crate::pod::IGNORE_ANNOTATION;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SafetyConfig {

@@ -39,7 +39,7 @@ pub fn classify(pod: &PodRecord, chain: &[RuleSpec], now: DateTime<Utc>) -> Opti
         .filter(|rule| rule.enabled && rule.namespaces.admits(&pod.namespace))
         .find_map(|rule| {
             let seen = evidence(rule, pod, now)?;
-            held_long_enough(rule, &seen, now).then(|| Finding {
+            held_long_enough(rule, &seen, now).then_some(Finding {
                 rule: rule.kind,
                 reason: seen.reason,
                 message: seen.message,

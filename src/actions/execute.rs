@@ -1,0 +1,551 @@
+//! Runs confirmed actions against the API: re-check, act with preconditions, record.
+
+use chrono::Utc;
+use k8s_openapi::api::core::v1::Pod;
+use kube::Client;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
+use serde_json::json;
+
+use super::audit::{AuditLog, AuditRecord};
+use super::events::{EventRecorder, Involved};
+use super::owner::{self, Resolution, WorkloadRef};
+use super::retry::{Needs, RetryPolicy, Stop};
+use super::{Action, Origin, Outcome, PodRef, REPLICAS_BEFORE_ANNOTATION};
+use crate::cluster::Cache;
+use crate::pod::{IGNORE_ANNOTATION, Interner, PodRecord, decode_pod, is_truthy};
+use crate::rules::{RuleSpec, classify};
+
+#[derive(Debug, Clone, Default)]
+pub struct ExecutorSettings {
+    /// The cluster's name, for the audit log.
+    pub cluster: String,
+    /// Decide and record, but change nothing.
+    pub dry_run: bool,
+    /// Also record each action as a Kubernetes Event.
+    pub events: bool,
+    pub retry: RetryPolicy,
+}
+
+pub struct Executor {
+    client: Client,
+    cache: Cache,
+    chain: Vec<RuleSpec>,
+    audit: Option<AuditLog>,
+    events: EventRecorder,
+    settings: ExecutorSettings,
+}
+
+impl Executor {
+    pub fn new(
+        client: Client,
+        cache: Cache,
+        chain: Vec<RuleSpec>,
+        audit: Option<AuditLog>,
+        settings: ExecutorSettings,
+    ) -> Executor {
+        let events = EventRecorder::new(client.clone(), settings.events);
+        Executor {
+            client,
+            cache,
+            chain,
+            audit,
+            events,
+            settings,
+        }
+    }
+
+    /// Run one action and record it, whatever its outcome.
+    pub async fn run(&self, action: &Action, origin: Origin) -> Outcome {
+        let (outcome, workload) = self.attempt(action, origin).await;
+        self.record(action, origin, &outcome, workload.as_ref())
+            .await;
+        outcome
+    }
+
+    async fn attempt(&self, action: &Action, origin: Origin) -> (Outcome, Option<WorkloadRef>) {
+        if origin != Origin::Manual && action.manual_only() {
+            return (
+                Outcome::Refused(format!("{} is a manual-only action", action.verb())),
+                None,
+            );
+        }
+        let pod = match action.pod().map(|target| self.recheck(target, origin)) {
+            Some(Err(outcome)) => return (outcome, None),
+            Some(Ok(pod)) => Some(pod),
+            None => None,
+        };
+        match (action, pod) {
+            (Action::Delete(p), _) => (self.delete(p, None, origin).await, None),
+            (Action::ForceDelete(p), Some(pod)) => (self.force_delete(p, &pod, origin).await, None),
+            (Action::Evict(p), _) => (self.evict(p, origin).await, None),
+            (Action::ScaleToZero(_), Some(pod)) => self.scale_to_zero(&pod, origin).await,
+            (Action::UndoScale(w), _) => (self.undo_scale(w).await, Some(w.clone())),
+            (Action::RemoveFinalizers(p), _) => (self.remove_finalizers(p).await, None),
+            (_, None) => (Outcome::Failed("no pod to act on".into()), None),
+        }
+    }
+
+    /// The pod must still be in the cache with the same UID, and, for the worker, still match.
+    fn recheck(&self, target: &PodRef, origin: Origin) -> Result<PodRecord, Outcome> {
+        let pod = self.cache.get(&target.uid).ok_or(Outcome::AlreadyGone)?;
+        if let Origin::Auto(rule) = origin {
+            if pod.ignored {
+                return Err(Outcome::Skipped(format!(
+                    "the pod carries {IGNORE_ANNOTATION}"
+                )));
+            }
+            if !self.still_matches(&pod, origin) {
+                return Err(Outcome::Skipped(format!(
+                    "the pod no longer matches rule {rule}"
+                )));
+            }
+        }
+        Ok(pod)
+    }
+
+    fn still_matches(&self, pod: &PodRecord, origin: Origin) -> bool {
+        match origin {
+            Origin::Manual => true,
+            Origin::Auto(rule) => {
+                classify(pod, &self.chain, Utc::now()).is_some_and(|f| f.rule == rule)
+            }
+        }
+    }
+
+    async fn delete(&self, p: &PodRef, grace: Option<u32>, origin: Origin) -> Outcome {
+        if self.settings.dry_run {
+            return Outcome::DryRun(format!("would delete {p}{}", grace_note(grace)));
+        }
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), &p.namespace);
+        let params = DeleteParams {
+            grace_period_seconds: grace,
+            preconditions: Some(uid_precondition(p)),
+            ..Default::default()
+        };
+        let needs = Needs {
+            verb: "delete",
+            resource: "pods",
+        };
+        for attempt in 0..2 {
+            match self
+                .settings
+                .retry
+                .run(needs, &p.namespace, || api.delete(&p.name, &params))
+                .await
+            {
+                Ok(_) => return Outcome::Done(format!("deleted {p}{}", grace_note(grace))),
+                Err(Stop::Conflict(message)) if attempt == 0 => {
+                    if let Err(outcome) = self.replan(p, origin, &message).await {
+                        return outcome;
+                    }
+                }
+                Err(stop) => return stopped(stop),
+            }
+        }
+        Outcome::Skipped(format!(
+            "{p} kept changing while being deleted; it will be planned again"
+        ))
+    }
+
+    /// After a 409: read the pod again and decide whether the same action still applies.
+    async fn replan(&self, p: &PodRef, origin: Origin, conflict: &str) -> Result<(), Outcome> {
+        let path = format!("/api/v1/namespaces/{}/pods/{}", p.namespace, p.name);
+        let request = http::Request::get(path)
+            .body(Vec::new())
+            .map_err(|e| Outcome::Failed(e.to_string()))?;
+        let needs = Needs {
+            verb: "get",
+            resource: "pods",
+        };
+        let text = self
+            .settings
+            .retry
+            .run(needs, &p.namespace, || {
+                self.client.request_text(clone_request(&request))
+            })
+            .await
+            .map_err(stopped)?;
+        let fresh = decode_pod(text.as_bytes(), &mut Interner::default())
+            .map_err(|e| Outcome::Failed(format!("re-reading {p} after a conflict: {e}")))?;
+        if *fresh.uid != *p.uid {
+            return Err(Outcome::Skipped(format!(
+                "a new pod with the same name (uid {}) replaced {p}; it was left alone ({conflict})",
+                fresh.uid
+            )));
+        }
+        if !self.still_matches(&fresh, origin) {
+            return Err(Outcome::Skipped(format!(
+                "{p} changed and no longer matches its rule"
+            )));
+        }
+        Ok(())
+    }
+
+    async fn force_delete(&self, p: &PodRef, pod: &PodRecord, origin: Origin) -> Outcome {
+        let held = (!pod.finalizers.is_empty()).then(|| pod.finalizers.join(", "));
+        match (held, origin) {
+            // Deleting again cannot release finalizers; say so instead of retrying forever.
+            (Some(finalizers), Origin::Auto(_)) if pod.deletion.is_some() => {
+                Outcome::Refused(format!(
+                    "{p} is held by finalizers ({finalizers}); a grace-0 delete cannot release it. \
+                 Find out why, then remove the finalizers by hand"
+                ))
+            }
+            (Some(finalizers), _) => match self.delete(p, Some(0), origin).await {
+                Outcome::Done(done) => Outcome::Done(format!(
+                    "{done}; finalizers ({finalizers}) still hold it until they are removed"
+                )),
+                other => other,
+            },
+            (None, _) => self.delete(p, Some(0), origin).await,
+        }
+    }
+
+    async fn evict(&self, p: &PodRef, origin: Origin) -> Outcome {
+        if self.settings.dry_run {
+            return Outcome::DryRun(format!("would evict {p}"));
+        }
+        // Built by hand: kube's `Api::evict` writes `delete_options`, which the API server
+        // ignores, and the UID precondition with it.
+        let body = json!({
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": p.name, "namespace": p.namespace},
+            "deleteOptions": {"preconditions": {"uid": p.uid}},
+        });
+        let path = format!(
+            "/api/v1/namespaces/{}/pods/{}/eviction",
+            p.namespace, p.name
+        );
+        let request = http::Request::post(path)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(body.to_string().into_bytes());
+        let Ok(request) = request else {
+            return Outcome::Failed("cannot build the eviction request".into());
+        };
+        let needs = Needs {
+            verb: "create",
+            resource: "pods/eviction",
+        };
+        let evicted = self
+            .settings
+            .retry
+            .run(needs, &p.namespace, || {
+                self.client.request_text(clone_request(&request))
+            })
+            .await;
+        match evicted {
+            Ok(_) => Outcome::Done(format!("evicted {p}")),
+            Err(Stop::Conflict(message)) => match self.replan(p, origin, &message).await {
+                Err(outcome) => outcome,
+                Ok(()) => Outcome::Skipped(format!(
+                    "{p} changed during eviction ({message}); it will be planned again"
+                )),
+            },
+            Err(stop) => stopped(stop),
+        }
+    }
+
+    async fn scale_to_zero(
+        &self,
+        pod: &PodRecord,
+        origin: Origin,
+    ) -> (Outcome, Option<WorkloadRef>) {
+        let workload = match owner::resolve(&self.client, pod, &self.settings.retry).await {
+            Ok(Resolution::Scalable(w)) => w,
+            Ok(Resolution::Unscalable(why)) => return (Outcome::Refused(why), None),
+            Err(stop) => return (stopped(stop), None),
+        };
+        let outcome = self.scale_workload(&workload, origin).await;
+        (outcome, Some(workload))
+    }
+
+    async fn scale_workload(&self, w: &WorkloadRef, origin: Origin) -> Outcome {
+        let api = w.api(&self.client);
+        let plural = w.kind.plural();
+        let object = match self
+            .settings
+            .retry
+            .run(needs("get", plural), &w.namespace, || api.get(&w.name))
+            .await
+        {
+            Ok(object) => object,
+            Err(stop) => return stopped(stop),
+        };
+        let annotations = object.metadata.annotations.unwrap_or_default();
+        if matches!(origin, Origin::Auto(_))
+            && annotations
+                .get(IGNORE_ANNOTATION)
+                .is_some_and(|v| is_truthy(v))
+        {
+            return Outcome::Skipped(format!("{w} carries {IGNORE_ANNOTATION}"));
+        }
+        let scale = match self
+            .settings
+            .retry
+            .run(scale_needs(w, "get"), &w.namespace, || {
+                api.get_scale(&w.name)
+            })
+            .await
+        {
+            Ok(scale) => scale,
+            Err(stop) => return stopped(stop),
+        };
+        let current = scale.spec.and_then(|s| s.replicas).unwrap_or(0);
+        if current == 0 {
+            return Outcome::Skipped(format!("{w} is already at 0 replicas"));
+        }
+        if self.settings.dry_run {
+            return Outcome::DryRun(format!("would scale {w} from {current} to 0"));
+        }
+        // Remember first, so undo works even if the scale call is the one that fails.
+        let remember =
+            json!({"metadata": {"annotations": {REPLICAS_BEFORE_ANNOTATION: current.to_string()}}});
+        if let Err(stop) = self.patch(&api, w, "patch", plural, &remember).await {
+            return stopped(stop);
+        }
+        let scaled = self.set_replicas(&api, w, 0).await;
+        match scaled {
+            Ok(_) => Outcome::Done(format!(
+                "scaled {w} from {current} to 0 (undo restores {current})"
+            )),
+            Err(stop) => stopped(stop),
+        }
+    }
+
+    async fn undo_scale(&self, w: &WorkloadRef) -> Outcome {
+        let api = w.api(&self.client);
+        let plural = w.kind.plural();
+        let object = match self
+            .settings
+            .retry
+            .run(needs("get", plural), &w.namespace, || api.get(&w.name))
+            .await
+        {
+            Ok(object) => object,
+            Err(stop) => return stopped(stop),
+        };
+        let remembered = object
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(REPLICAS_BEFORE_ANNOTATION));
+        let Some(replicas) = remembered.and_then(|v| v.parse::<i32>().ok()) else {
+            return Outcome::Refused(format!(
+                "{w} has no {REPLICAS_BEFORE_ANNOTATION} annotation: ops-pod-cleaner did not scale it down"
+            ));
+        };
+        if self.settings.dry_run {
+            return Outcome::DryRun(format!("would restore {w} to {replicas} replicas"));
+        }
+        let restored = self.set_replicas(&api, w, replicas).await;
+        if let Err(stop) = restored {
+            return stopped(stop);
+        }
+        let forget = json!({"metadata": {"annotations": {REPLICAS_BEFORE_ANNOTATION: null}}});
+        match self.patch(&api, w, "patch", plural, &forget).await {
+            Ok(()) => Outcome::Done(format!("restored {w} to {replicas} replicas")),
+            Err(stop) => Outcome::Done(format!(
+                "restored {w} to {replicas} replicas, but could not remove the annotation: {}",
+                stopped(stop).detail()
+            )),
+        }
+    }
+
+    async fn patch(
+        &self,
+        api: &Api<kube::api::DynamicObject>,
+        w: &WorkloadRef,
+        verb: &'static str,
+        resource: &'static str,
+        body: &serde_json::Value,
+    ) -> Result<(), Stop> {
+        let params = PatchParams::default();
+        let patch = Patch::Merge(body);
+        self.settings
+            .retry
+            .run(needs(verb, resource), &w.namespace, || {
+                api.patch(&w.name, &params, &patch)
+            })
+            .await
+            .map(|_| ())
+    }
+
+    /// Write replicas through the scale subresource.
+    async fn set_replicas(
+        &self,
+        api: &Api<kube::api::DynamicObject>,
+        w: &WorkloadRef,
+        replicas: i32,
+    ) -> Result<(), Stop> {
+        let params = PatchParams::default();
+        let body = json!({"spec": {"replicas": replicas}});
+        let patch = Patch::Merge(&body);
+        self.settings
+            .retry
+            .run(scale_needs(w, "patch"), &w.namespace, || {
+                api.patch_scale(&w.name, &params, &patch)
+            })
+            .await
+            .map(|_| ())
+    }
+
+    async fn remove_finalizers(&self, p: &PodRef) -> Outcome {
+        if self.settings.dry_run {
+            return Outcome::DryRun(format!("would remove the finalizers of {p}"));
+        }
+        // The `test` operation makes the UID a precondition of the patch.
+        let body = json!([
+            {"op": "test", "path": "/metadata/uid", "value": p.uid},
+            {"op": "add", "path": "/metadata/finalizers", "value": []},
+        ]);
+        let path = format!("/api/v1/namespaces/{}/pods/{}", p.namespace, p.name);
+        let request = http::Request::patch(path)
+            .header(http::header::CONTENT_TYPE, "application/json-patch+json")
+            .body(body.to_string().into_bytes());
+        let Ok(request) = request else {
+            return Outcome::Failed("cannot build the patch request".into());
+        };
+        let needs = Needs {
+            verb: "patch",
+            resource: "pods",
+        };
+        let patched = self
+            .settings
+            .retry
+            .run(needs, &p.namespace, || {
+                self.client
+                    .request::<serde_json::Value>(clone_request(&request))
+            })
+            .await;
+        match patched {
+            Ok(_) => Outcome::Done(format!("removed the finalizers of {p}")),
+            Err(stop) => stopped(stop),
+        }
+    }
+
+    async fn record(
+        &self,
+        action: &Action,
+        origin: Origin,
+        outcome: &Outcome,
+        workload: Option<&WorkloadRef>,
+    ) {
+        let (namespace, name, uid) = match (action.pod(), workload) {
+            (Some(p), _) => (p.namespace.clone(), p.name.clone(), Some(p.uid.clone())),
+            (None, Some(w)) => (w.namespace.clone(), w.name.clone(), None),
+            (None, None) => (String::new(), String::new(), None),
+        };
+        let record = AuditRecord {
+            time: AuditRecord::stamp(Utc::now()),
+            cluster: self.settings.cluster.clone(),
+            origin,
+            action: action.verb(),
+            namespace,
+            name,
+            uid,
+            workload: workload.map(|w| w.to_string()),
+            dry_run: self.settings.dry_run,
+            outcome: outcome.label(),
+            detail: outcome.detail().to_string(),
+        };
+        tracing::info!(
+            action = record.action,
+            outcome = record.outcome,
+            "{}",
+            record.detail
+        );
+        if let Some(audit) = &self.audit
+            && let Err(e) = audit.record(&record)
+        {
+            tracing::error!("audit log {}: {e}", audit.path().display());
+        }
+        if *outcome != Outcome::AlreadyGone {
+            self.emit_event(action, outcome, workload).await;
+        }
+    }
+
+    async fn emit_event(&self, action: &Action, outcome: &Outcome, workload: Option<&WorkloadRef>) {
+        let warning = !outcome.succeeded();
+        let message = format!("ops-pod-cleaner {}: {}", outcome.label(), outcome.detail());
+        let reason = event_reason(action);
+        let (about, kind_name);
+        if let Some(w) = workload {
+            kind_name = w.kind.api_resource();
+            about = Involved {
+                api_version: &kind_name.api_version,
+                kind: &kind_name.kind,
+                namespace: &w.namespace,
+                name: &w.name,
+                uid: None,
+            };
+        } else if let Some(p) = action.pod() {
+            about = Involved {
+                api_version: "v1",
+                kind: "Pod",
+                namespace: &p.namespace,
+                name: &p.name,
+                uid: Some(&p.uid),
+            };
+        } else {
+            return;
+        }
+        self.events.emit(about, reason, &message, warning).await;
+    }
+}
+
+fn event_reason(action: &Action) -> &'static str {
+    match action {
+        Action::Delete(_) => "PodDeleted",
+        Action::ForceDelete(_) => "PodForceDeleted",
+        Action::Evict(_) => "PodEvicted",
+        Action::ScaleToZero(_) => "ScaledToZero",
+        Action::UndoScale(_) => "ScaleRestored",
+        Action::RemoveFinalizers(_) => "FinalizersRemoved",
+    }
+}
+
+fn uid_precondition(p: &PodRef) -> Preconditions {
+    Preconditions {
+        uid: Some(p.uid.clone()),
+        resource_version: None,
+    }
+}
+
+fn grace_note(grace: Option<u32>) -> String {
+    grace
+        .map(|g| format!(" with grace {g}s"))
+        .unwrap_or_default()
+}
+
+fn needs(verb: &'static str, resource: &'static str) -> Needs {
+    Needs { verb, resource }
+}
+
+fn scale_needs(w: &WorkloadRef, verb: &'static str) -> Needs {
+    let resource = match w.kind.plural() {
+        "deployments" => "deployments/scale",
+        "rollouts" => "rollouts/scale",
+        "statefulsets" => "statefulsets/scale",
+        "replicasets" => "replicasets/scale",
+        _ => "replicationcontrollers/scale",
+    };
+    Needs { verb, resource }
+}
+
+fn clone_request(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
+    let mut copy = http::Request::new(request.body().clone());
+    *copy.method_mut() = request.method().clone();
+    *copy.uri_mut() = request.uri().clone();
+    *copy.headers_mut() = request.headers().clone();
+    copy
+}
+
+fn stopped(stop: Stop) -> Outcome {
+    match stop {
+        Stop::Gone => Outcome::AlreadyGone,
+        Stop::Conflict(message) => Outcome::Skipped(format!("conflict: {message}")),
+        Stop::Forbidden(message) => Outcome::Refused(message),
+        Stop::Failed(message) => Outcome::Failed(message),
+    }
+}

@@ -1,0 +1,174 @@
+//! Cleanup actions: small values that pass through a confirmation, then an executor that
+//! re-checks, acts with preconditions, and records what happened.
+
+mod audit;
+mod events;
+mod execute;
+mod owner;
+mod retry;
+
+use std::fmt;
+
+use serde::Serialize;
+
+pub use audit::{AuditLog, AuditRecord};
+pub use execute::{Executor, ExecutorSettings};
+pub use owner::{Resolution, WorkloadKind, WorkloadRef, resolve_workload};
+pub use retry::RetryPolicy;
+
+use crate::pod::PodRecord;
+use crate::rules::{ActionKind, RuleKind};
+
+/// The annotation that remembers a workload's replicas before it was scaled to zero.
+pub const REPLICAS_BEFORE_ANNOTATION: &str = "ops-pod-cleaner.io/replicas-before";
+
+/// Exactly one pod: a new pod with the same name is a different pod.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PodRef {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+}
+
+impl PodRef {
+    pub fn of(pod: &PodRecord) -> PodRef {
+        PodRef {
+            namespace: pod.namespace.to_string(),
+            name: pod.name.to_string(),
+            uid: pod.uid.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for PodRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "pod {}/{}", self.namespace, self.name)
+    }
+}
+
+/// A destructive operation, confirmed before it runs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Action {
+    Delete(PodRef),
+    /// Delete with `gracePeriodSeconds: 0`.
+    ForceDelete(PodRef),
+    /// Through the Eviction API, honouring PodDisruptionBudgets.
+    Evict(PodRef),
+    /// Scale the workload that owns the pod to zero, remembering its replicas.
+    ScaleToZero(PodRef),
+    UndoScale(WorkloadRef),
+    /// Manual only: lets a pod held by finalizers go.
+    RemoveFinalizers(PodRef),
+}
+
+impl Action {
+    /// The action a rule plans for a pod, if it plans one.
+    pub fn planned(kind: ActionKind, pod: PodRef) -> Option<Action> {
+        match kind {
+            ActionKind::None => None,
+            ActionKind::Delete => Some(Action::Delete(pod)),
+            ActionKind::ForceDelete => Some(Action::ForceDelete(pod)),
+            ActionKind::ScaleToZero => Some(Action::ScaleToZero(pod)),
+            ActionKind::Evict => Some(Action::Evict(pod)),
+        }
+    }
+
+    pub fn verb(&self) -> &'static str {
+        match self {
+            Action::Delete(_) => "delete",
+            Action::ForceDelete(_) => "forceDelete",
+            Action::Evict(_) => "evict",
+            Action::ScaleToZero(_) => "scaleToZero",
+            Action::UndoScale(_) => "undoScale",
+            Action::RemoveFinalizers(_) => "removeFinalizers",
+        }
+    }
+
+    pub fn pod(&self) -> Option<&PodRef> {
+        match self {
+            Action::Delete(p)
+            | Action::ForceDelete(p)
+            | Action::Evict(p)
+            | Action::ScaleToZero(p) => Some(p),
+            Action::RemoveFinalizers(p) => Some(p),
+            Action::UndoScale(_) => None,
+        }
+    }
+
+    /// Never run by the auto-clean worker.
+    pub fn manual_only(&self) -> bool {
+        matches!(self, Action::UndoScale(_) | Action::RemoveFinalizers(_))
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Delete(p) => write!(f, "delete {p}"),
+            Action::ForceDelete(p) => write!(f, "force delete (grace 0) {p}"),
+            Action::Evict(p) => write!(f, "evict {p}"),
+            Action::ScaleToZero(p) => write!(f, "scale the workload of {p} to 0"),
+            Action::UndoScale(w) => write!(f, "restore the replicas of {w}"),
+            Action::RemoveFinalizers(p) => write!(f, "remove the finalizers of {p}"),
+        }
+    }
+}
+
+/// Who asked for an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "by", content = "rule")]
+pub enum Origin {
+    Manual,
+    Auto(RuleKind),
+}
+
+/// What became of an action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Done(String),
+    /// 404: the target was already gone, which is what we wanted.
+    AlreadyGone,
+    DryRun(String),
+    /// The target changed since it was planned; nothing was done.
+    Skipped(String),
+    /// The action cannot work as things stand (finalizers, nothing to scale, permission); says why.
+    Refused(String),
+    Failed(String),
+}
+
+impl Outcome {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Outcome::Done(_) => "done",
+            Outcome::AlreadyGone => "alreadyGone",
+            Outcome::DryRun(_) => "dryRun",
+            Outcome::Skipped(_) => "skipped",
+            Outcome::Refused(_) => "refused",
+            Outcome::Failed(_) => "failed",
+        }
+    }
+
+    pub fn detail(&self) -> &str {
+        match self {
+            Outcome::AlreadyGone => "already gone",
+            Outcome::Done(d)
+            | Outcome::DryRun(d)
+            | Outcome::Skipped(d)
+            | Outcome::Refused(d)
+            | Outcome::Failed(d) => d,
+        }
+    }
+
+    pub fn succeeded(&self) -> bool {
+        matches!(
+            self,
+            Outcome::Done(_) | Outcome::AlreadyGone | Outcome::DryRun(_)
+        )
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.label(), self.detail())
+    }
+}

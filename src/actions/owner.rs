@@ -1,0 +1,195 @@
+//! From a pod to the workload that can be scaled, following `controller: true` owners.
+
+use std::fmt;
+
+use kube::Client;
+use kube::api::{Api, DynamicObject};
+use kube::discovery::ApiResource;
+
+use super::retry::{Needs, RetryPolicy, Stop};
+use crate::pod::PodRecord;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WorkloadKind {
+    Deployment,
+    /// Argo Rollout (`argoproj.io/v1alpha1`), reached through the dynamic API.
+    Rollout,
+    StatefulSet,
+    ReplicaSet,
+    ReplicationController,
+}
+
+impl WorkloadKind {
+    pub fn api_resource(self) -> ApiResource {
+        let (group, version, kind, plural) = match self {
+            WorkloadKind::Deployment => ("apps", "v1", "Deployment", "deployments"),
+            WorkloadKind::Rollout => ("argoproj.io", "v1alpha1", "Rollout", "rollouts"),
+            WorkloadKind::StatefulSet => ("apps", "v1", "StatefulSet", "statefulsets"),
+            WorkloadKind::ReplicaSet => ("apps", "v1", "ReplicaSet", "replicasets"),
+            WorkloadKind::ReplicationController => {
+                ("", "v1", "ReplicationController", "replicationcontrollers")
+            }
+        };
+        let api_version = if group.is_empty() {
+            version.to_string()
+        } else {
+            format!("{group}/{version}")
+        };
+        ApiResource {
+            group: group.into(),
+            version: version.into(),
+            api_version,
+            kind: kind.into(),
+            plural: plural.into(),
+        }
+    }
+
+    /// The resource name used in RBAC rules and 403 messages.
+    pub fn plural(self) -> &'static str {
+        match self {
+            WorkloadKind::Deployment => "deployments",
+            WorkloadKind::Rollout => "rollouts",
+            WorkloadKind::StatefulSet => "statefulsets",
+            WorkloadKind::ReplicaSet => "replicasets",
+            WorkloadKind::ReplicationController => "replicationcontrollers",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::Deployment => "Deployment",
+            WorkloadKind::Rollout => "Rollout",
+            WorkloadKind::StatefulSet => "StatefulSet",
+            WorkloadKind::ReplicaSet => "ReplicaSet",
+            WorkloadKind::ReplicationController => "ReplicationController",
+        }
+    }
+
+    fn from_owner(api_version: &str, kind: &str) -> Option<WorkloadKind> {
+        let group = api_version.split_once('/').map_or("", |(g, _)| g);
+        match (group, kind) {
+            ("apps", "Deployment") => Some(WorkloadKind::Deployment),
+            ("argoproj.io", "Rollout") => Some(WorkloadKind::Rollout),
+            ("apps", "StatefulSet") => Some(WorkloadKind::StatefulSet),
+            ("apps", "ReplicaSet") => Some(WorkloadKind::ReplicaSet),
+            ("", "ReplicationController") => Some(WorkloadKind::ReplicationController),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WorkloadRef {
+    pub kind: WorkloadKind,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl WorkloadRef {
+    pub(crate) fn api(&self, client: &Client) -> Api<DynamicObject> {
+        Api::namespaced_with(client.clone(), &self.namespace, &self.kind.api_resource())
+    }
+}
+
+impl fmt::Display for WorkloadRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}/{}", self.kind.name(), self.namespace, self.name)
+    }
+}
+
+/// Where scale-to-zero would land, or why it cannot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    Scalable(WorkloadRef),
+    Unscalable(String),
+}
+
+/// Follow the pod's controller owner (and a ReplicaSet's own owner) to the scalable workload.
+pub(crate) async fn resolve(
+    client: &Client,
+    pod: &PodRecord,
+    retry: &RetryPolicy,
+) -> Result<Resolution, Stop> {
+    let Some(owner) = &pod.owner else {
+        return Ok(Resolution::Unscalable(format!(
+            "pod {} has no controller, so there is no workload to scale; delete the pod instead",
+            pod.name
+        )));
+    };
+    let namespace = pod.namespace.to_string();
+    let workload = |kind| WorkloadRef {
+        kind,
+        namespace: namespace.clone(),
+        name: owner.name.to_string(),
+    };
+    match WorkloadKind::from_owner(&owner.api_version, &owner.kind) {
+        Some(WorkloadKind::ReplicaSet) => {
+            above_replicaset(client, workload(WorkloadKind::ReplicaSet), retry).await
+        }
+        Some(kind) => Ok(Resolution::Scalable(workload(kind))),
+        None => Ok(Resolution::Unscalable(unscalable_reason(
+            &owner.kind,
+            &owner.name,
+        ))),
+    }
+}
+
+/// A ReplicaSet managed by a Deployment or a Rollout is scaled through its manager.
+async fn above_replicaset(
+    client: &Client,
+    rs: WorkloadRef,
+    retry: &RetryPolicy,
+) -> Result<Resolution, Stop> {
+    let api = rs.api(client);
+    let needs = Needs {
+        verb: "get",
+        resource: "replicasets",
+    };
+    let object = retry
+        .run(needs, &rs.namespace, || api.get(&rs.name))
+        .await?;
+    let manager = object
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true));
+    let Some(manager) = manager else {
+        return Ok(Resolution::Scalable(rs));
+    };
+    match WorkloadKind::from_owner(&manager.api_version, &manager.kind) {
+        Some(kind @ (WorkloadKind::Deployment | WorkloadKind::Rollout)) => {
+            Ok(Resolution::Scalable(WorkloadRef {
+                kind,
+                namespace: rs.namespace,
+                name: manager.name.clone(),
+            }))
+        }
+        _ => Ok(Resolution::Unscalable(unscalable_reason(
+            &manager.kind,
+            &manager.name,
+        ))),
+    }
+}
+
+fn unscalable_reason(kind: &str, name: &str) -> String {
+    match kind {
+        "DaemonSet" => format!(
+            "DaemonSet {name} runs one pod per node and has no replica count; fix its image or delete the DaemonSet"
+        ),
+        "Job" => format!(
+            "Job {name} runs to completion and has no replica count; suspend or delete the Job"
+        ),
+        "CronJob" => format!("CronJob {name} has no replica count; suspend the CronJob"),
+        other => {
+            format!("owned by {other} {name}, which ops-pod-cleaner does not know how to scale")
+        }
+    }
+}
+
+/// For the confirmation dialog: what scale-to-zero of this pod would touch.
+pub async fn resolve_workload(client: &Client, pod: &PodRecord) -> crate::Result<Resolution> {
+    resolve(client, pod, &RetryPolicy::default())
+        .await
+        .map_err(|stop| crate::Error::Cluster(format!("{stop:?}")))
+}

@@ -1,0 +1,113 @@
+//! One API call with the status handling every action shares.
+
+use std::future::Future;
+use std::time::Duration;
+
+/// What stopped a call, already mapped from the HTTP status.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// 404.
+    Gone,
+    /// 409: a precondition or a concurrent write.
+    Conflict(String),
+    /// 403, with the permission the call needed.
+    Forbidden(String),
+    /// Anything else, including retries exhausted.
+    Failed(String),
+}
+
+/// The permission a call needs, named for the 403 message.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Needs {
+    pub verb: &'static str,
+    pub resource: &'static str,
+}
+
+#[derive(Debug, Clone)]
+pub struct RetryPolicy {
+    /// Tries in all for 429 and 5xx answers.
+    pub attempts: u32,
+    pub first_wait: Duration,
+    pub max_wait: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            attempts: 4,
+            first_wait: Duration::from_millis(500),
+            max_wait: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// Run `call`, retrying 429 and 5xx with backoff that honours the server's Retry-After.
+    pub(crate) async fn run<T, F, Fut>(
+        &self,
+        needs: Needs,
+        namespace: &str,
+        mut call: F,
+    ) -> Result<T, Stop>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = kube::Result<T>>,
+    {
+        let mut wait = self.first_wait;
+        let mut attempt = 1;
+        loop {
+            let error = match call().await {
+                Ok(value) => return Ok(value),
+                Err(e) => e,
+            };
+            let kube::Error::Api(status) = &error else {
+                return Err(Stop::Failed(error.to_string()));
+            };
+            match status.code {
+                404 => return Err(Stop::Gone),
+                409 => return Err(Stop::Conflict(status.message.clone())),
+                403 => {
+                    return Err(Stop::Forbidden(forbidden(
+                        needs,
+                        namespace,
+                        &status.message,
+                    )));
+                }
+                429 | 500..=599 if attempt < self.attempts => {
+                    let asked = status.details.as_ref().map_or(0, |d| d.retry_after_seconds);
+                    let pause = if asked > 0 {
+                        Duration::from_secs(asked.into())
+                    } else {
+                        wait
+                    };
+                    tracing::info!(
+                        "{} answered {}; retrying in {:?}",
+                        needs.resource,
+                        status.code,
+                        pause
+                    );
+                    tokio::time::sleep(pause.min(self.max_wait)).await;
+                    wait = (wait * 2).min(self.max_wait);
+                    attempt += 1;
+                }
+                code => {
+                    let tries = if matches!(code, 429 | 500..=599) {
+                        format!(" after {attempt} tries")
+                    } else {
+                        String::new()
+                    };
+                    return Err(Stop::Failed(format!("{} ({code}){tries}", status.message)));
+                }
+            }
+        }
+    }
+}
+
+fn forbidden(needs: Needs, namespace: &str, message: &str) -> String {
+    format!(
+        "permission denied: this identity may not {verb} {resource} in namespace {namespace} ({message}). \
+         Check with `kubectl auth can-i {verb} {resource} -n {namespace}` and grant it in the ClusterRole.",
+        verb = needs.verb,
+        resource = needs.resource,
+    )
+}

@@ -1,0 +1,234 @@
+//! The live pod cache: written by the watch tasks, read by the UI, the worker and `scan`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use tokio::sync::watch;
+
+use super::Scope;
+use crate::pod::{Interner, PodRecord, WirePod};
+use crate::rules::{Finding, RuleSpec, classify};
+
+/// An abnormal pod and what the chain found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Abnormal {
+    pub pod: PodRecord,
+    pub finding: Finding,
+}
+
+/// Where one scope's watch stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WatchState {
+    /// Listing, before the first complete view.
+    Listing,
+    Watching,
+    /// Disconnected since the instant, retrying.
+    Reconnecting {
+        since: Instant,
+        error: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScopeHealth {
+    pub scope: Scope,
+    pub state: WatchState,
+    /// A complete list has been loaded at least once.
+    pub synced: bool,
+    pub restarts: u64,
+    pub relists: u64,
+}
+
+/// All scopes together, as the header and the safety guards see them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Health {
+    pub scopes: Vec<ScopeHealth>,
+}
+
+impl Health {
+    pub fn synced(&self) -> bool {
+        !self.scopes.is_empty() && self.scopes.iter().all(|s| s.synced)
+    }
+
+    /// How long the longest-disconnected scope has been down, if any is.
+    pub fn stale_for(&self, now: Instant) -> Option<Duration> {
+        self.scopes
+            .iter()
+            .filter_map(|s| match &s.state {
+                WatchState::Reconnecting { since, .. } => {
+                    Some(now.saturating_duration_since(*since))
+                }
+                _ => None,
+            })
+            .max()
+    }
+
+    pub fn last_error(&self) -> Option<&str> {
+        self.scopes.iter().find_map(|s| match &s.state {
+            WatchState::Reconnecting { error, .. } => Some(error.as_str()),
+            _ => None,
+        })
+    }
+}
+
+#[derive(Default)]
+struct Store {
+    pods: HashMap<Box<str>, PodRecord>,
+    interner: Interner,
+}
+
+struct Inner {
+    store: RwLock<Store>,
+    health: RwLock<Health>,
+    /// Bumped on every change so readers redraw only when something happened.
+    changes: watch::Sender<u64>,
+}
+
+/// A cheap handle on the shared cache.
+#[derive(Clone)]
+pub struct Cache {
+    inner: Arc<Inner>,
+}
+
+impl Default for Cache {
+    fn default() -> Self {
+        Cache::new()
+    }
+}
+
+impl Cache {
+    pub fn new() -> Cache {
+        let inner = Inner {
+            store: RwLock::default(),
+            health: RwLock::new(Health { scopes: Vec::new() }),
+            changes: watch::Sender::new(0),
+        };
+        Cache {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// Wakes when the cache changes.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.inner.changes.subscribe()
+    }
+
+    pub fn len(&self) -> usize {
+        self.read().pods.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, uid: &str) -> Option<PodRecord> {
+        self.read().pods.get(uid).cloned()
+    }
+
+    /// Every abnormal pod, classified at `now`, in no particular order.
+    pub fn findings(&self, chain: &[RuleSpec], now: DateTime<Utc>) -> Vec<Abnormal> {
+        let store = self.read();
+        store
+            .pods
+            .values()
+            .filter_map(|pod| {
+                let finding = classify(pod, chain, now)?;
+                Some(Abnormal {
+                    pod: pod.clone(),
+                    finding,
+                })
+            })
+            .collect()
+    }
+
+    pub fn health(&self) -> Health {
+        self.inner
+            .health
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    // Writers: the watch tasks.
+
+    pub(crate) fn register(&self, scope: &Scope) {
+        self.update_health(scope, |_| {});
+    }
+
+    pub(crate) fn update_health(&self, scope: &Scope, change: impl FnOnce(&mut ScopeHealth)) {
+        {
+            let mut health = self.inner.health.write().unwrap_or_else(|e| e.into_inner());
+            let at = match health.scopes.iter().position(|s| &s.scope == scope) {
+                Some(at) => at,
+                None => {
+                    health.scopes.push(ScopeHealth {
+                        scope: scope.clone(),
+                        state: WatchState::Listing,
+                        synced: false,
+                        restarts: 0,
+                        relists: 0,
+                    });
+                    health.scopes.len() - 1
+                }
+            };
+            change(&mut health.scopes[at]);
+        }
+        self.bump();
+    }
+
+    /// Swap in a complete list for one scope, keeping what was observed of pods that stay.
+    pub fn replace_scope(&self, scope: &Scope, pods: Vec<WirePod>, now: DateTime<Utc>) {
+        {
+            let mut guard = self.write();
+            let store = &mut *guard;
+            let mut previous: HashMap<Box<str>, PodRecord> = HashMap::new();
+            store.pods.retain(|uid, pod| {
+                if scope.covers(&pod.namespace) {
+                    previous.insert(uid.clone(), pod.clone());
+                    false
+                } else {
+                    true
+                }
+            });
+            for wire in pods {
+                let mut pod = wire.into_record(&mut store.interner);
+                pod.observe_transition(previous.get(&pod.uid), now);
+                store.pods.insert(pod.uid.clone(), pod);
+            }
+        }
+        self.bump();
+    }
+
+    pub fn upsert(&self, wire: WirePod, now: DateTime<Utc>) {
+        {
+            let mut guard = self.write();
+            let store = &mut *guard;
+            let mut pod = wire.into_record(&mut store.interner);
+            pod.observe_transition(store.pods.get(&pod.uid), now);
+            store.pods.insert(pod.uid.clone(), pod);
+        }
+        self.bump();
+    }
+
+    pub fn remove(&self, uid: &str) {
+        let removed = self.write().pods.remove(uid).is_some();
+        if removed {
+            self.bump();
+        }
+    }
+
+    fn bump(&self) {
+        self.inner.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Store> {
+        // A panic elsewhere must not take the cache down with it.
+        self.inner.store.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Store> {
+        self.inner.store.write().unwrap_or_else(|e| e.into_inner())
+    }
+}

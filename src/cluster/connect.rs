@@ -1,0 +1,83 @@
+//! Building a client from kubeconfig, a context, or the in-cluster service account.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+
+use crate::{Error, Result};
+
+#[derive(Debug, Clone, Default)]
+pub struct ConnectOptions {
+    pub kubeconfig: Option<PathBuf>,
+    pub context: Option<String>,
+}
+
+/// A reachable cluster and the name it goes by on screen and in output.
+#[derive(Clone)]
+pub struct Cluster {
+    pub name: String,
+    pub client: Client,
+}
+
+/// Build the client and prove the cluster answers, or say what to do.
+pub async fn connect(options: &ConnectOptions) -> Result<Cluster> {
+    let (name, config) = load_config(options).await?;
+    let url = config.cluster_url.to_string();
+    let client = Client::try_from(config)
+        .map_err(|e| Error::Cluster(format!("cannot build a client for {url}: {e}")))?;
+    match tokio::time::timeout(Duration::from_secs(15), client.apiserver_version()).await {
+        Ok(Ok(_)) => Ok(Cluster { name, client }),
+        Ok(Err(e)) => Err(Error::Cluster(format!(
+            "{name} ({url}) did not answer: {e}. Check it with `kubectl --context {name} version`, or try `--demo`."
+        ))),
+        Err(_) => Err(Error::Cluster(format!(
+            "{name} ({url}) did not answer within 15 s. Check the network or VPN, or try `--demo`."
+        ))),
+    }
+}
+
+async fn load_config(options: &ConnectOptions) -> Result<(String, Config)> {
+    let kube_options = KubeConfigOptions {
+        context: options.context.clone(),
+        ..Default::default()
+    };
+    if let Some(path) = &options.kubeconfig {
+        let file = Kubeconfig::read_from(path).map_err(|e| {
+            Error::Cluster(format!("cannot read kubeconfig {}: {e}", path.display()))
+        })?;
+        let name = context_name(&file, options);
+        let config = Config::from_custom_kubeconfig(file, &kube_options)
+            .await
+            .map_err(|e| Error::Cluster(format!("kubeconfig {}: {e}", path.display())))?;
+        return Ok((name, config));
+    }
+    if options.context.is_some() || Kubeconfig::read().is_ok() {
+        let file = Kubeconfig::read().map_err(|e| {
+            Error::Cluster(format!(
+                "cannot read kubeconfig ($KUBECONFIG or ~/.kube/config): {e}"
+            ))
+        })?;
+        let name = context_name(&file, options);
+        let config = Config::from_kubeconfig(&kube_options)
+            .await
+            .map_err(|e| Error::Cluster(format!("kubeconfig: {e}")))?;
+        return Ok((name, config));
+    }
+    let config = Config::incluster().map_err(|e| {
+        Error::Cluster(format!(
+            "no kubeconfig found ($KUBECONFIG, ~/.kube/config) and not running in a cluster ({e}). \
+             Pass --kubeconfig FILE, or try --demo for the built-in simulated cluster."
+        ))
+    })?;
+    Ok(("in-cluster".to_string(), config))
+}
+
+fn context_name(file: &Kubeconfig, options: &ConnectOptions) -> String {
+    options
+        .context
+        .clone()
+        .or_else(|| file.current_context.clone())
+        .unwrap_or_else(|| "default".to_string())
+}

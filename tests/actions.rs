@@ -1,0 +1,687 @@
+//! Tier 2: every action's exact requests, through the real `kube::Client` over a scripted API.
+
+mod support;
+
+use chrono::Utc;
+use ops_pod_cleaner::actions::{
+    Action, AuditLog, Executor, ExecutorSettings, Origin, Outcome, PodRef, RetryPolicy,
+    WorkloadKind, WorkloadRef,
+};
+use ops_pod_cleaner::cluster::Cache;
+use ops_pod_cleaner::rules::{RuleKind, default_chain};
+use serde_json::{Value, json};
+use support::mock_api::{Scenario, status};
+use support::pods::{PodBuilder, pod};
+
+const POD: &str = "/api/v1/namespaces/default/pods/web-1";
+
+fn cache_with(pods: Vec<PodBuilder>) -> Cache {
+    let cache = Cache::new();
+    for p in pods {
+        cache.upsert(p.wire(), Utc::now());
+    }
+    cache
+}
+
+fn executor(scenario: &Scenario, cache: &Cache, dry_run: bool) -> Executor {
+    let settings = ExecutorSettings {
+        cluster: "test".into(),
+        dry_run,
+        events: false,
+        retry: RetryPolicy::default(),
+    };
+    Executor::new(
+        scenario.client(),
+        cache.clone(),
+        default_chain(),
+        None,
+        settings,
+    )
+}
+
+fn web1() -> PodRef {
+    PodRef {
+        namespace: "default".into(),
+        name: "web-1".into(),
+        uid: "uid-web-1".into(),
+    }
+}
+
+fn delete_body(grace: Option<u32>) -> Value {
+    let mut body = json!({"preconditions": {"uid": "uid-web-1"}});
+    if let Some(g) = grace {
+        body["gracePeriodSeconds"] = json!(g);
+    }
+    body
+}
+
+fn ok_pod() -> Value {
+    pod("web-1").json()
+}
+
+#[tokio::test]
+async fn delete_sends_the_uid_precondition() {
+    let scenario = Scenario::new().expect("DELETE", POD, Some(delete_body(None)), 200, ok_pod());
+    let cache = cache_with(vec![pod("web-1").evicted()]);
+    let outcome = executor(&scenario, &cache, false)
+        .run(&Action::Delete(web1()), Origin::Manual)
+        .await;
+    scenario.verify();
+    assert_eq!(outcome, Outcome::Done("deleted pod default/web-1".into()));
+}
+
+#[tokio::test]
+async fn force_delete_uses_grace_zero() {
+    let scenario = Scenario::new().expect("DELETE", POD, Some(delete_body(Some(0))), 200, ok_pod());
+    let cache = cache_with(vec![pod("web-1").terminating_since("2026-11-20T09:00:00Z")]);
+    let outcome = executor(&scenario, &cache, false)
+        .run(&Action::ForceDelete(web1()), Origin::Manual)
+        .await;
+    scenario.verify();
+    assert_eq!(
+        outcome,
+        Outcome::Done("deleted pod default/web-1 with grace 0s".into())
+    );
+}
+
+#[tokio::test]
+async fn force_delete_names_the_finalizers_and_auto_does_not_retry_them() {
+    let stuck = || {
+        pod("web-1")
+            .terminating_since("2026-11-20T09:00:00Z")
+            .finalizers(&["example.com/guard"])
+    };
+    let scenario = Scenario::new().expect("DELETE", POD, Some(delete_body(Some(0))), 200, ok_pod());
+    let cache = cache_with(vec![stuck()]);
+    let manual = executor(&scenario, &cache, false)
+        .run(&Action::ForceDelete(web1()), Origin::Manual)
+        .await;
+    scenario.verify();
+    assert!(
+        matches!(&manual, Outcome::Done(d) if d.contains("example.com/guard") && d.contains("still hold")),
+        "{manual:?}"
+    );
+
+    let untouched = Scenario::new();
+    let auto = executor(&untouched, &cache, false)
+        .run(
+            &Action::ForceDelete(web1()),
+            Origin::Auto(RuleKind::Terminating),
+        )
+        .await;
+    untouched.verify();
+    assert!(
+        matches!(&auto, Outcome::Refused(d) if d.contains("example.com/guard")),
+        "{auto:?}"
+    );
+}
+
+#[tokio::test]
+async fn not_found_means_already_gone() {
+    let scenario = Scenario::new().expect(
+        "DELETE",
+        POD,
+        None,
+        404,
+        status(404, "NotFound", "pods \"web-1\" not found"),
+    );
+    let cache = cache_with(vec![pod("web-1").evicted()]);
+    let outcome = executor(&scenario, &cache, false)
+        .run(&Action::Delete(web1()), Origin::Manual)
+        .await;
+    scenario.verify();
+    assert_eq!(outcome, Outcome::AlreadyGone);
+}
+
+#[tokio::test]
+async fn conflict_rereads_and_leaves_a_replacement_pod_alone() {
+    let replacement = pod("web-1").uid("uid-new").json();
+    let scenario = Scenario::new()
+        .expect(
+            "DELETE",
+            POD,
+            Some(delete_body(None)),
+            409,
+            status(
+                409,
+                "Conflict",
+                "Precondition failed: UID in precondition: uid-web-1, UID in object meta: uid-new",
+            ),
+        )
+        .expect("GET", POD, None, 200, replacement);
+    let cache = cache_with(vec![pod("web-1").evicted()]);
+    let outcome = executor(&scenario, &cache, false)
+        .run(&Action::Delete(web1()), Origin::Manual)
+        .await;
+    scenario.verify();
+    assert!(
+        matches!(&outcome, Outcome::Skipped(d) if d.contains("uid-new")),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn conflict_on_the_same_pod_replans_and_retries_once() {
+    let scenario = Scenario::new()
+        .expect(
+            "DELETE",
+            POD,
+            Some(delete_body(None)),
+            409,
+            status(409, "Conflict", "the object has been modified"),
+        )
+        .expect("GET", POD, None, 200, pod("web-1").evicted().json())
+        .expect("DELETE", POD, Some(delete_body(None)), 200, ok_pod());
+    let cache = cache_with(vec![pod("web-1").evicted()]);
+    let outcome = executor(&scenario, &cache, false)
+        .run(&Action::Delete(web1()), Origin::Auto(RuleKind::Evicted))
+        .await;
+    scenario.verify();
+    assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
+}
+
+#[tokio::test]
+async fn forbidden_names_the_missing_permission() {
+    let message = "pods \"web-1\" is forbidden: User \"system:serviceaccount:ops:cleaner\" cannot delete resource \"pods\" in API group \"\" in the namespace \"default\"";
+    let scenario =
+        Scenario::new().expect("DELETE", POD, None, 403, status(403, "Forbidden", message));
+    let cache = cache_with(vec![pod("web-1").evicted()]);
+    let outcome = executor(&scenario, &cache, false)
+        .run(&Action::Delete(web1()), Origin::Manual)
+        .await;
+    scenario.verify();
+    let Outcome::Refused(detail) = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(
+        detail.contains("may not delete pods in namespace default"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("kubectl auth can-i delete pods -n default"),
+        "{detail}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn too_many_requests_waits_as_told_then_succeeds() {
+    let mut busy = status(429, "TooManyRequests", "slow down");
+    busy["details"] = json!({"retryAfterSeconds": 7});
+    let scenario = Scenario::new()
+        .expect("DELETE", POD, None, 429, busy.clone())
+        .expect(
+            "DELETE",
+            POD,
+            None,
+            503,
+            status(503, "ServiceUnavailable", "etcd leader changed"),
+        )
+        .expect("DELETE", POD, Some(delete_body(None)), 200, ok_pod());
+    let cache = cache_with(vec![pod("web-1").evicted()]);
+    let started = tokio::time::Instant::now();
+    let outcome = executor(&scenario, &cache, false)
+        .run(&Action::Delete(web1()), Origin::Manual)
+        .await;
+    scenario.verify();
+    assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
+    // 7 s as the server asked, then the policy's own backoff for the 503.
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(7),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn server_errors_give_up_after_the_policy() {
+    let scenario = (0..4).fold(Scenario::new(), |s, _| {
+        s.expect(
+            "DELETE",
+            POD,
+            None,
+            500,
+            status(500, "InternalError", "boom"),
+        )
+    });
+    let cache = cache_with(vec![pod("web-1").evicted()]);
+    let outcome = executor(&scenario, &cache, false)
+        .run(&Action::Delete(web1()), Origin::Manual)
+        .await;
+    scenario.verify();
+    assert!(
+        matches!(&outcome, Outcome::Failed(d) if d.contains("after 4 tries")),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn evict_posts_an_eviction_with_the_uid_precondition() {
+    let body = json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-1", "namespace": "default"},
+        "deleteOptions": {"preconditions": {"uid": "uid-web-1"}}});
+    let scenario = Scenario::new().expect(
+        "POST",
+        &format!("{POD}/eviction"),
+        Some(body),
+        201,
+        json!({"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201}),
+    );
+    let cache = cache_with(vec![pod("web-1").evicted()]);
+    let outcome = executor(&scenario, &cache, false)
+        .run(&Action::Evict(web1()), Origin::Manual)
+        .await;
+    scenario.verify();
+    assert_eq!(outcome, Outcome::Done("evicted pod default/web-1".into()));
+}
+
+fn replicaset(owner: Value) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": "web-5c6b7", "namespace": "default", "uid": "uid-web-5c6b7", "ownerReferences": [owner]},
+        "spec": {"replicas": 3}})
+}
+
+fn workload(api_version: &str, kind: &str, name: &str, annotations: Value) -> Value {
+    json!({"apiVersion": api_version, "kind": kind,
+        "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"), "annotations": annotations},
+        "spec": {"replicas": 3}})
+}
+
+fn scale(replicas: i32) -> Value {
+    json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"replicas": replicas}, "status": {"replicas": replicas}})
+}
+
+#[tokio::test]
+async fn scale_to_zero_goes_through_the_deployment_and_remembers_replicas() {
+    let deploy = "/apis/apps/v1/namespaces/default/deployments/web";
+    let scenario = Scenario::new()
+        .expect("GET", "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7", None, 200,
+            replicaset(json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "uid-web", "controller": true})))
+        .expect("GET", deploy, None, 200, workload("apps/v1", "Deployment", "web", json!({})))
+        .expect("GET", &format!("{deploy}/scale"), None, 200, scale(3))
+        .expect("PATCH", deploy, Some(json!({"metadata": {"annotations": {"ops-pod-cleaner.io/replicas-before": "3"}}})), 200,
+            workload("apps/v1", "Deployment", "web", json!({"ops-pod-cleaner.io/replicas-before": "3"})))
+        .expect("PATCH", &format!("{deploy}/scale"), Some(json!({"spec": {"replicas": 0}})), 200, scale(0));
+    let cache = cache_with(vec![pod("web-1").waiting("ImagePullBackOff").owned_by(
+        "apps/v1",
+        "ReplicaSet",
+        "web-5c6b7",
+    )]);
+    let outcome = executor(&scenario, &cache, false)
+        .run(&Action::ScaleToZero(web1()), Origin::Manual)
+        .await;
+    scenario.verify();
+    assert_eq!(
+        outcome,
+        Outcome::Done("scaled Deployment default/web from 3 to 0 (undo restores 3)".into())
+    );
+}
+
+#[tokio::test]
+async fn scale_to_zero_reaches_an_argo_rollout_through_the_dynamic_api() {
+    let rollout = "/apis/argoproj.io/v1alpha1/namespaces/default/rollouts/web";
+    let scenario = Scenario::new()
+        .expect("GET", "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7", None, 200,
+            replicaset(json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "web", "uid": "uid-web", "controller": true})))
+        .expect("GET", rollout, None, 200, workload("argoproj.io/v1alpha1", "Rollout", "web", json!({})))
+        .expect("GET", &format!("{rollout}/scale"), None, 200, scale(2))
+        .expect("PATCH", rollout, Some(json!({"metadata": {"annotations": {"ops-pod-cleaner.io/replicas-before": "2"}}})), 200,
+            workload("argoproj.io/v1alpha1", "Rollout", "web", json!({})))
+        .expect("PATCH", &format!("{rollout}/scale"), Some(json!({"spec": {"replicas": 0}})), 200, scale(0));
+    let cache = cache_with(vec![pod("web-1").waiting("ErrImagePull").owned_by(
+        "apps/v1",
+        "ReplicaSet",
+        "web-5c6b7",
+    )]);
+    let outcome = executor(&scenario, &cache, false)
+        .run(&Action::ScaleToZero(web1()), Origin::Manual)
+        .await;
+    scenario.verify();
+    assert!(
+        matches!(&outcome, Outcome::Done(d) if d.starts_with("scaled Rollout default/web from 2 to 0")),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn scale_to_zero_of_a_statefulset_and_an_rc_needs_no_replicaset_lookup() {
+    for (api_version, kind, path) in [
+        (
+            "apps/v1",
+            "StatefulSet",
+            "/apis/apps/v1/namespaces/default/statefulsets/web",
+        ),
+        (
+            "v1",
+            "ReplicationController",
+            "/api/v1/namespaces/default/replicationcontrollers/web",
+        ),
+    ] {
+        let scenario = Scenario::new()
+            .expect(
+                "GET",
+                path,
+                None,
+                200,
+                workload(api_version, kind, "web", json!({})),
+            )
+            .expect("GET", &format!("{path}/scale"), None, 200, scale(1))
+            .expect(
+                "PATCH",
+                path,
+                None,
+                200,
+                workload(api_version, kind, "web", json!({})),
+            )
+            .expect(
+                "PATCH",
+                &format!("{path}/scale"),
+                Some(json!({"spec": {"replicas": 0}})),
+                200,
+                scale(0),
+            );
+        let cache = cache_with(vec![pod("web-1").waiting("ErrImagePull").owned_by(
+            api_version,
+            kind,
+            "web",
+        )]);
+        let outcome = executor(&scenario, &cache, false)
+            .run(&Action::ScaleToZero(web1()), Origin::Manual)
+            .await;
+        scenario.verify();
+        assert!(matches!(outcome, Outcome::Done(_)), "{kind}: {outcome:?}");
+    }
+}
+
+#[tokio::test]
+async fn jobs_daemonsets_and_bare_pods_cannot_be_scaled_and_say_why() {
+    let cases = [
+        (Some(("batch/v1", "Job")), "runs to completion"),
+        (Some(("apps/v1", "DaemonSet")), "one pod per node"),
+        (None, "no controller"),
+    ];
+    for (owner, why) in cases {
+        let mut p = pod("web-1").waiting("ErrImagePull");
+        if let Some((api_version, kind)) = owner {
+            p = p.owned_by(api_version, kind, "web");
+        }
+        let scenario = Scenario::new();
+        let cache = cache_with(vec![p]);
+        let outcome = executor(&scenario, &cache, false)
+            .run(&Action::ScaleToZero(web1()), Origin::Manual)
+            .await;
+        scenario.verify();
+        assert!(
+            matches!(&outcome, Outcome::Refused(d) if d.contains(why)),
+            "{outcome:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn auto_scale_respects_the_ignore_annotation_on_the_workload() {
+    let path = "/apis/apps/v1/namespaces/default/statefulsets/web";
+    let scenario = Scenario::new().expect(
+        "GET",
+        path,
+        None,
+        200,
+        workload(
+            "apps/v1",
+            "StatefulSet",
+            "web",
+            json!({"ops-pod-cleaner.io/ignore": "true"}),
+        ),
+    );
+    let mut chain_pod =
+        pod("web-1")
+            .waiting("ErrImagePull")
+            .owned_by("apps/v1", "StatefulSet", "web");
+    chain_pod = chain_pod.annotate("unrelated", "x");
+    let cache = cache_with(vec![chain_pod]);
+    let outcome = executor(&scenario, &cache, false)
+        .run(
+            &Action::ScaleToZero(web1()),
+            Origin::Auto(RuleKind::ImagePull),
+        )
+        .await;
+    scenario.verify();
+    assert!(
+        matches!(&outcome, Outcome::Skipped(d) if d.contains("ops-pod-cleaner.io/ignore")),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn undo_restores_the_remembered_replicas_and_forgets_them() {
+    let deploy = "/apis/apps/v1/namespaces/default/deployments/web";
+    let scenario = Scenario::new()
+        .expect(
+            "GET",
+            deploy,
+            None,
+            200,
+            workload(
+                "apps/v1",
+                "Deployment",
+                "web",
+                json!({"ops-pod-cleaner.io/replicas-before": "3"}),
+            ),
+        )
+        .expect(
+            "PATCH",
+            &format!("{deploy}/scale"),
+            Some(json!({"spec": {"replicas": 3}})),
+            200,
+            scale(3),
+        )
+        .expect(
+            "PATCH",
+            deploy,
+            Some(
+                json!({"metadata": {"annotations": {"ops-pod-cleaner.io/replicas-before": null}}}),
+            ),
+            200,
+            workload("apps/v1", "Deployment", "web", json!({})),
+        );
+    let target = WorkloadRef {
+        kind: WorkloadKind::Deployment,
+        namespace: "default".into(),
+        name: "web".into(),
+    };
+    let outcome = executor(&scenario, &Cache::new(), false)
+        .run(&Action::UndoScale(target.clone()), Origin::Manual)
+        .await;
+    scenario.verify();
+    assert_eq!(
+        outcome,
+        Outcome::Done("restored Deployment default/web to 3 replicas".into())
+    );
+
+    let never_scaled = Scenario::new().expect(
+        "GET",
+        deploy,
+        None,
+        200,
+        workload("apps/v1", "Deployment", "web", json!({})),
+    );
+    let outcome = executor(&never_scaled, &Cache::new(), false)
+        .run(&Action::UndoScale(target), Origin::Manual)
+        .await;
+    never_scaled.verify();
+    assert!(
+        matches!(&outcome, Outcome::Refused(d) if d.contains("did not scale it down")),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn remove_finalizers_is_a_json_patch_guarded_by_the_uid() {
+    let body = json!([{"op": "test", "path": "/metadata/uid", "value": "uid-web-1"},
+                      {"op": "add", "path": "/metadata/finalizers", "value": []}]);
+    let scenario = Scenario::new().expect("PATCH", POD, Some(body), 200, ok_pod());
+    let cache = cache_with(vec![
+        pod("web-1")
+            .terminating_since("2026-11-20T09:00:00Z")
+            .finalizers(&["a/b"]),
+    ]);
+    let exec = executor(&scenario, &cache, false);
+    let outcome = exec
+        .run(&Action::RemoveFinalizers(web1()), Origin::Manual)
+        .await;
+    scenario.verify();
+    assert_eq!(
+        outcome,
+        Outcome::Done("removed the finalizers of pod default/web-1".into())
+    );
+    let auto = exec
+        .run(
+            &Action::RemoveFinalizers(web1()),
+            Origin::Auto(RuleKind::Terminating),
+        )
+        .await;
+    assert!(
+        matches!(auto, Outcome::Refused(_)),
+        "the worker may never remove finalizers: {auto:?}"
+    );
+}
+
+#[tokio::test]
+async fn dry_run_reads_but_never_writes() {
+    let scenario = Scenario::new();
+    let cache = cache_with(vec![pod("web-1").evicted()]);
+    let outcome = executor(&scenario, &cache, true)
+        .run(&Action::Delete(web1()), Origin::Auto(RuleKind::Evicted))
+        .await;
+    scenario.verify();
+    assert_eq!(
+        outcome,
+        Outcome::DryRun("would delete pod default/web-1".into())
+    );
+
+    let path = "/apis/apps/v1/namespaces/default/statefulsets/web";
+    let reads = Scenario::new()
+        .expect(
+            "GET",
+            path,
+            None,
+            200,
+            workload("apps/v1", "StatefulSet", "web", json!({})),
+        )
+        .expect("GET", &format!("{path}/scale"), None, 200, scale(4));
+    let cache = cache_with(vec![pod("web-1").waiting("ErrImagePull").owned_by(
+        "apps/v1",
+        "StatefulSet",
+        "web",
+    )]);
+    let outcome = executor(&reads, &cache, true)
+        .run(&Action::ScaleToZero(web1()), Origin::Manual)
+        .await;
+    reads.verify();
+    assert_eq!(
+        outcome,
+        Outcome::DryRun("would scale StatefulSet default/web from 4 to 0".into())
+    );
+}
+
+#[tokio::test]
+async fn recheck_against_the_cache_before_acting() {
+    // Gone from the cache: nothing to do, and no request.
+    let scenario = Scenario::new();
+    let outcome = executor(&scenario, &Cache::new(), false)
+        .run(&Action::Delete(web1()), Origin::Manual)
+        .await;
+    assert_eq!(outcome, Outcome::AlreadyGone);
+    // The worker does not touch a pod that opted out, or one that no longer matches its rule.
+    let ignored = cache_with(vec![
+        pod("web-1")
+            .evicted()
+            .annotate("ops-pod-cleaner.io/ignore", "true"),
+    ]);
+    let outcome = executor(&scenario, &ignored, false)
+        .run(&Action::Delete(web1()), Origin::Auto(RuleKind::Evicted))
+        .await;
+    assert!(
+        matches!(&outcome, Outcome::Skipped(d) if d.contains("ignore")),
+        "{outcome:?}"
+    );
+    let healthy = cache_with(vec![pod("web-1")]);
+    let outcome = executor(&scenario, &healthy, false)
+        .run(&Action::Delete(web1()), Origin::Auto(RuleKind::Evicted))
+        .await;
+    assert!(
+        matches!(&outcome, Outcome::Skipped(d) if d.contains("no longer matches")),
+        "{outcome:?}"
+    );
+    scenario.verify();
+}
+
+#[tokio::test]
+async fn every_attempt_is_audited_and_evented() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit/actions.jsonl");
+    let audit = AuditLog::open(&path).unwrap();
+    let event_body_ok = json!({"kind": "Event", "apiVersion": "v1", "metadata": {"name": "web-1.1", "namespace": "default"}});
+    let scenario = Scenario::new()
+        .expect("DELETE", POD, Some(delete_body(None)), 200, ok_pod())
+        .expect(
+            "POST",
+            "/api/v1/namespaces/default/events",
+            None,
+            201,
+            event_body_ok,
+        )
+        .expect("DELETE", POD, None, 403, status(403, "Forbidden", "no"))
+        .expect(
+            "POST",
+            "/api/v1/namespaces/default/events",
+            None,
+            403,
+            status(403, "Forbidden", "cannot create events"),
+        )
+        .expect(
+            "DELETE",
+            "/api/v1/namespaces/default/pods/web-2",
+            None,
+            200,
+            pod("web-2").json(),
+        );
+    let cache = cache_with(vec![pod("web-1").evicted(), pod("web-2").evicted()]);
+    let settings = ExecutorSettings {
+        cluster: "prod".into(),
+        dry_run: false,
+        events: true,
+        retry: RetryPolicy::default(),
+    };
+    let exec = Executor::new(
+        scenario.client(),
+        cache.clone(),
+        default_chain(),
+        Some(audit),
+        settings,
+    );
+    exec.run(&Action::Delete(web1()), Origin::Auto(RuleKind::Evicted))
+        .await;
+    exec.run(&Action::Delete(web1()), Origin::Manual).await;
+    // Events are now known to be forbidden: the third action makes no Event request.
+    let web2 = PodRef {
+        name: "web-2".into(),
+        uid: "uid-web-2".into(),
+        ..web1()
+    };
+    exec.run(&Action::Delete(web2), Origin::Manual).await;
+    scenario.verify();
+    let lines: Vec<Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["origin"], json!({"by": "auto", "rule": "evicted"}));
+    assert_eq!(lines[0]["outcome"], "done");
+    assert_eq!(lines[0]["cluster"], "prod");
+    assert_eq!(lines[0]["uid"], "uid-web-1");
+    assert_eq!(lines[1]["origin"], json!({"by": "manual"}));
+    assert_eq!(lines[1]["outcome"], "refused");
+    assert_eq!(lines[2]["outcome"], "done");
+    assert_eq!(lines[2]["name"], "web-2");
+}

@@ -1,0 +1,155 @@
+//! A `kube::Client` over a scripted API: every request must be the next expected one (method,
+//! path, query, body), and `verify` fails on any request missing, extra or different.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body_util::BodyExt;
+use serde_json::Value;
+
+struct Exchange {
+    method: String,
+    path: String,
+    query: BTreeSet<String>,
+    body: Option<Value>,
+    status: u16,
+    response: Value,
+}
+
+#[derive(Default)]
+struct State {
+    expected: VecDeque<Exchange>,
+    problems: Vec<String>,
+}
+
+#[derive(Clone, Default)]
+pub struct Scenario {
+    state: Arc<Mutex<State>>,
+}
+
+fn split(uri: &str) -> (String, BTreeSet<String>) {
+    match uri.split_once('?') {
+        Some((path, query)) => (
+            path.to_string(),
+            query
+                .split('&')
+                .filter(|q| !q.is_empty())
+                .map(String::from)
+                .collect(),
+        ),
+        None => (uri.to_string(), BTreeSet::new()),
+    }
+}
+
+impl Scenario {
+    pub fn new() -> Scenario {
+        Scenario::default()
+    }
+
+    /// Expect `method uri` (query in any order) with this JSON body (None: no body checked),
+    /// and answer `status` with `response`.
+    pub fn expect(
+        self,
+        method: &str,
+        uri: &str,
+        body: Option<Value>,
+        status: u16,
+        response: Value,
+    ) -> Scenario {
+        let (path, query) = split(uri);
+        let exchange = Exchange {
+            method: method.to_string(),
+            path,
+            query,
+            body,
+            status,
+            response,
+        };
+        self.state.lock().unwrap().expected.push_back(exchange);
+        self
+    }
+
+    pub fn client(&self) -> kube::Client {
+        let state = self.state.clone();
+        let service = tower::service_fn(move |request: Request<kube::client::Body>| {
+            let state = state.clone();
+            async move {
+                let (parts, body) = request.into_parts();
+                let bytes = body
+                    .collect()
+                    .await
+                    .map(|b| b.to_bytes())
+                    .unwrap_or_default();
+                let (status, answer) = answer(&state, &parts, &bytes);
+                let response = Response::builder()
+                    .status(status)
+                    .header("content-type", "application/json")
+                    .body(kube::client::Body::from(answer.to_string().into_bytes()))
+                    .unwrap();
+                Ok::<_, std::convert::Infallible>(response)
+            }
+        });
+        kube::Client::new(service, "default")
+    }
+
+    /// Fail the test on any unexpected or missing request.
+    pub fn verify(&self) {
+        let state = self.state.lock().unwrap();
+        let mut problems = state.problems.clone();
+        for left in &state.expected {
+            problems.push(format!(
+                "expected request never came: {} {}",
+                left.method, left.path
+            ));
+        }
+        assert!(
+            problems.is_empty(),
+            "API scenario:\n{}",
+            problems.join("\n")
+        );
+    }
+}
+
+fn answer(state: &Mutex<State>, parts: &http::request::Parts, body: &Bytes) -> (u16, Value) {
+    let mut state = state.lock().unwrap();
+    let (path, query) = split(&parts.uri.to_string());
+    let got = format!(
+        "{} {}?{}",
+        parts.method,
+        path,
+        query.iter().cloned().collect::<Vec<_>>().join("&")
+    );
+    let Some(next) = state.expected.pop_front() else {
+        state
+            .problems
+            .push(format!("unexpected extra request: {got}"));
+        return (
+            500,
+            serde_json::json!({"kind": "Status", "code": 500, "message": "unexpected"}),
+        );
+    };
+    let mut wrong = Vec::new();
+    if parts.method.as_str() != next.method || path != next.path || query != next.query {
+        wrong.push(format!(
+            "got {got}, want {} {}?{:?}",
+            next.method, next.path, next.query
+        ));
+    }
+    if let Some(want) = &next.body {
+        let have: Value = serde_json::from_slice(body)
+            .unwrap_or(Value::String(String::from_utf8_lossy(body).into()));
+        if &have != want {
+            wrong.push(format!("{got}: body {have}, want {want}"));
+        }
+    }
+    state.problems.extend(wrong);
+    (next.status, next.response)
+}
+
+/// A Status body like the API server's.
+pub fn status(code: u16, reason: &str, message: &str) -> Value {
+    serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": message, "reason": reason, "code": code})
+}

@@ -1,0 +1,5 @@
+//! Shared test helpers: pod builders and the API scenario mock.
+#![allow(dead_code)]
+
+pub mod mock_api;
+pub mod pods;

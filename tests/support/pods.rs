@@ -1,0 +1,85 @@
+//! Builders for pods as the API returns them: `pod("web-1").evicted().on_node("n1")`.
+
+use serde_json::{Value, json};
+
+pub struct PodBuilder(Value);
+
+pub fn pod(name: &str) -> PodBuilder {
+    PodBuilder(json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"),
+                     "resourceVersion": "1", "creationTimestamp": "2026-11-20T08:00:00Z"},
+        "spec": {"containers": [{"name": "app", "image": "registry.local/app:1"}]},
+        "status": {"phase": "Running", "startTime": "2026-11-20T08:00:01Z",
+                   "containerStatuses": [{"name": "app", "restartCount": 0, "ready": true, "image": "registry.local/app:1",
+                                          "state": {"running": {"startedAt": "2026-11-20T08:00:02Z"}}}]}
+    }))
+}
+
+impl PodBuilder {
+    pub fn ns(mut self, namespace: &str) -> Self {
+        self.0["metadata"]["namespace"] = json!(namespace);
+        self
+    }
+
+    pub fn uid(mut self, uid: &str) -> Self {
+        self.0["metadata"]["uid"] = json!(uid);
+        self
+    }
+
+    pub fn on_node(mut self, node: &str) -> Self {
+        self.0["spec"]["nodeName"] = json!(node);
+        self
+    }
+
+    pub fn owned_by(mut self, api_version: &str, kind: &str, name: &str) -> Self {
+        self.0["metadata"]["ownerReferences"] = json!([{"apiVersion": api_version, "kind": kind, "name": name,
+            "uid": format!("uid-{name}"), "controller": true, "blockOwnerDeletion": true}]);
+        self
+    }
+
+    pub fn evicted(mut self) -> Self {
+        self.0["status"] = json!({"phase": "Failed", "reason": "Evicted",
+            "message": "The node was low on resource: memory.", "startTime": "2026-11-20T08:00:01Z"});
+        self
+    }
+
+    pub fn terminating_since(mut self, at: &str) -> Self {
+        self.0["metadata"]["deletionTimestamp"] = json!(at);
+        self.0["metadata"]["deletionGracePeriodSeconds"] = json!(30);
+        self
+    }
+
+    pub fn finalizers(mut self, names: &[&str]) -> Self {
+        self.0["metadata"]["finalizers"] = json!(names);
+        self
+    }
+
+    pub fn waiting(mut self, reason: &str) -> Self {
+        self.0["status"]["phase"] = json!("Pending");
+        self.0["status"]["containerStatuses"][0]["state"] =
+            json!({"waiting": {"reason": reason, "message": "back-off"}});
+        self.0["status"]["containerStatuses"][0]["ready"] = json!(false);
+        self
+    }
+
+    pub fn restarts(mut self, count: u32, last_reason: &str) -> Self {
+        self.0["status"]["containerStatuses"][0]["restartCount"] = json!(count);
+        self.0["status"]["containerStatuses"][0]["lastState"] = json!({"terminated": {"reason": last_reason, "exitCode": 1, "finishedAt": "2026-11-20T09:00:00Z"}});
+        self
+    }
+
+    pub fn annotate(mut self, key: &str, value: &str) -> Self {
+        self.0["metadata"]["annotations"][key] = json!(value);
+        self
+    }
+
+    pub fn json(self) -> Value {
+        self.0
+    }
+
+    pub fn wire(self) -> ops_pod_cleaner::pod::WirePod {
+        serde_json::from_value(self.0).expect("builder makes valid pods")
+    }
+}
