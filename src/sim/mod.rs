@@ -1,1 +1,42 @@
 //! A simulated Kubernetes API server for `--demo` and the integration tests.
+//!
+//! [`SimCluster`] holds the objects (pods, workloads, budgets, events, nodes) with real
+//! API semantics: one resourceVersion counter, a bounded change history for watches and
+//! consistent paging, graceful pod deletion run by per-node "kubelets", finalizers,
+//! preconditions, and controllers for ReplicaSets, Deployments, StatefulSets,
+//! ReplicationControllers and Argo Rollouts. [`SimServer`] serves it over HTTP on
+//! loopback so an unchanged `kube::Client` can talk to it. [`Faults`] injects RBAC
+//! denials, throttling, errors, latency and watch trouble.
+
+mod cluster;
+mod controllers;
+pub mod demo;
+mod discovery;
+mod eviction;
+mod extras;
+mod faults;
+mod http;
+mod list;
+mod meta;
+mod nodes;
+mod objects;
+mod ops;
+mod patch;
+mod pods;
+mod query;
+mod resources;
+mod router;
+mod scale;
+mod seed;
+mod select;
+mod server;
+mod status;
+mod store;
+mod watch;
+mod workloads;
+
+pub use cluster::{DEFAULT_NODES, PodShaper, SimCluster};
+pub use faults::{Faults, Injected, USER};
+pub use server::SimServer;
+pub use status::ApiError;
+pub use store::DEFAULT_HISTORY;

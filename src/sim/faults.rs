@@ -1,0 +1,219 @@
+//! Fault injection: RBAC denials, throttling, errors, latency, and watch trouble.
+
+use std::time::Duration;
+
+use super::cluster::SimCluster;
+use super::status::ApiError;
+
+/// The identity the simulated server authenticates every request as.
+pub const USER: &str = "system:serviceaccount:sim:tester";
+
+/// What an injected failure answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Injected {
+    /// 429 TooManyRequests with `Retry-After` and `details.retryAfterSeconds`.
+    TooManyRequests { retry_after_secs: u32 },
+    /// 500 InternalError.
+    InternalError,
+    /// 401 Unauthorized.
+    Unauthorized,
+}
+
+#[derive(Clone, Debug)]
+struct Denial {
+    verb: String,
+    /// `pods`, or `pods/eviction` for a subresource.
+    resource: String,
+    namespace: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+struct Injection {
+    method: Option<String>,
+    path_prefix: String,
+    remaining: u32,
+    answer: Injected,
+}
+
+/// Fault state, kept inside the cluster lock.
+#[derive(Default)]
+pub struct FaultState {
+    denials: Vec<Denial>,
+    injections: Vec<Injection>,
+    pub latency: Duration,
+    pub unauthorized: bool,
+    /// Bumped to make every open watch drop its connection.
+    pub watch_drop_gen: u64,
+    pub watch_stalled: bool,
+    pub expire_watches: u32,
+}
+
+impl FaultState {
+    /// Is `verb` on `resource` (maybe `res/sub`) in `namespace` denied?
+    pub fn denied(&self, verb: &str, resource: &str, namespace: Option<&str>) -> bool {
+        self.denials.iter().any(|d| {
+            (d.verb == "*" || d.verb == verb)
+                && (d.resource == "*" || d.resource == resource)
+                && d.namespace
+                    .as_deref()
+                    .is_none_or(|ns| Some(ns) == namespace)
+        })
+    }
+
+    /// The injected failure for this request, consuming one use of it.
+    pub fn take_injection(&mut self, method: &str, path: &str) -> Option<Injected> {
+        let hit = self.injections.iter_mut().find(|i| {
+            i.remaining > 0
+                && i.method
+                    .as_deref()
+                    .is_none_or(|m| m.eq_ignore_ascii_case(method))
+                && path.starts_with(&i.path_prefix)
+        })?;
+        hit.remaining -= 1;
+        let answer = hit.answer;
+        self.injections.retain(|i| i.remaining > 0);
+        Some(answer)
+    }
+}
+
+impl Injected {
+    pub fn to_error(self) -> ApiError {
+        match self {
+            Injected::TooManyRequests { retry_after_secs } => ApiError::too_many_requests(
+                "Too many requests, please try again later.",
+                retry_after_secs,
+            ),
+            Injected::InternalError => {
+                ApiError::internal("Internal error occurred: injected fault")
+            }
+            Injected::Unauthorized => ApiError::unauthorized(),
+        }
+    }
+}
+
+/// Test-facing handle for fault injection; get it with [`SimCluster::faults`].
+#[derive(Clone)]
+pub struct Faults {
+    cluster: SimCluster,
+}
+
+impl SimCluster {
+    pub fn faults(&self) -> Faults {
+        Faults {
+            cluster: self.clone(),
+        }
+    }
+}
+
+impl Faults {
+    /// Deny `verb` (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, or `*`) on a
+    /// resource (`pods`, `deployments`, `pods/eviction`, `deployments/scale`, or `*`),
+    /// in one namespace or (None) everywhere. Requests get 403 and access reviews say no.
+    pub fn deny(&self, verb: &str, resource: &str, namespace: Option<&str>) {
+        let d = Denial {
+            verb: verb.to_string(),
+            resource: resource.to_string(),
+            namespace: namespace.map(String::from),
+        };
+        self.cluster.read(|s| s.faults.denials.push(d));
+    }
+
+    /// Remove every denial.
+    pub fn allow_all(&self) {
+        self.cluster.read(|s| s.faults.denials.clear());
+    }
+
+    /// The next `count` requests whose method matches (None = any) and whose path starts with
+    /// `path_prefix` get `answer` instead of being served.
+    pub fn fail_next(&self, count: u32, method: Option<&str>, path_prefix: &str, answer: Injected) {
+        let i = Injection {
+            method: method.map(String::from),
+            path_prefix: path_prefix.to_string(),
+            remaining: count,
+            answer,
+        };
+        self.cluster.read(|s| s.faults.injections.push(i));
+    }
+
+    /// Shorthand: the next `count` matching requests get 429 with `Retry-After`.
+    pub fn throttle_next(
+        &self,
+        count: u32,
+        method: Option<&str>,
+        path_prefix: &str,
+        retry_after_secs: u32,
+    ) {
+        self.fail_next(
+            count,
+            method,
+            path_prefix,
+            Injected::TooManyRequests { retry_after_secs },
+        );
+    }
+
+    /// Add latency before every request is served.
+    pub fn set_latency(&self, latency: Duration) {
+        self.cluster.read(|s| s.faults.latency = latency);
+    }
+
+    /// Answer every request with 401 until switched off (expired credentials).
+    pub fn set_unauthorized(&self, on: bool) {
+        self.cluster.read(|s| s.faults.unauthorized = on);
+    }
+
+    /// Cut every open watch connection now.
+    pub fn drop_watches(&self) {
+        self.cluster.mutate(|s| s.faults.watch_drop_gen += 1);
+    }
+
+    /// Stop (true) or resume (false) sending anything on watches, keeping them open.
+    pub fn stall_watches(&self, stalled: bool) {
+        self.cluster.mutate(|s| s.faults.watch_stalled = stalled);
+    }
+
+    /// The next watch request gets the 410 Expired ERROR event at once.
+    pub fn expire_next_watch(&self) {
+        self.cluster.read(|s| s.faults.expire_watches += 1);
+    }
+
+    /// Compact history now: older resourceVersions answer 410.
+    pub fn compact_history(&self) {
+        self.cluster.compact();
+    }
+
+    /// Clear every fault (denials, injections, latency, 401, stall).
+    pub fn reset(&self) {
+        self.cluster.mutate(|s| {
+            let generation = s.faults.watch_drop_gen;
+            s.faults = FaultState {
+                watch_drop_gen: generation,
+                ..FaultState::default()
+            };
+        });
+    }
+}
+
+/// The real server's Forbidden message for a request.
+pub fn forbidden(info: &super::router::RequestInfo) -> ApiError {
+    let resource = info.rbac_resource();
+    let what = match &info.name {
+        Some(name) => format!(
+            "{} \"{name}\"",
+            super::status::qualified(&info.group, &info.plural)
+        ),
+        None => super::status::qualified(&info.group, &info.plural),
+    };
+    let scope = match &info.namespace {
+        Some(ns) => format!("in the namespace \"{ns}\""),
+        None => "at the cluster scope".to_string(),
+    };
+    let msg = format!(
+        "{what} is forbidden: User \"{USER}\" cannot {} resource \"{resource}\" in API group \"{}\" {scope}",
+        info.verb, info.group
+    );
+    ApiError::forbidden(msg).about(
+        &info.group,
+        &info.plural,
+        info.name.as_deref().unwrap_or(""),
+    )
+}

@@ -1,0 +1,251 @@
+//! HTTP front: faults, authorization, routing, and JSON/Status responses.
+
+use std::convert::Infallible;
+use std::io;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::cluster::SimCluster;
+use super::faults;
+use super::query::Query;
+use super::router::{self, RequestInfo, Route};
+use super::status::{ApiError, ApiResult};
+use super::{discovery, extras, objects};
+
+pub type Body = BoxBody<Bytes, io::Error>;
+
+/// What a handler produces.
+pub enum Reply {
+    Json(StatusCode, Value),
+    Stream(Body),
+}
+
+/// Everything a handler needs about one request.
+pub struct Ctx {
+    pub cluster: SimCluster,
+    pub shutdown: watch::Receiver<bool>,
+    pub method: Method,
+    pub query: Query,
+    pub content_type: String,
+    pub body: Bytes,
+    pub server_address: String,
+}
+
+impl Ctx {
+    /// The body as JSON, or 400 like the real decoder.
+    pub fn json(&self) -> ApiResult<Value> {
+        if self.body.is_empty() {
+            return Err(ApiError::bad_request("the request body is empty"));
+        }
+        serde_json::from_slice(&self.body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding request body: {e}")))
+    }
+}
+
+pub async fn handle<B>(
+    cluster: SimCluster,
+    shutdown: watch::Receiver<bool>,
+    server_address: String,
+    req: Request<B>,
+) -> Result<Response<Body>, Infallible>
+where
+    B: hyper::body::Body,
+    B::Error: std::fmt::Display,
+{
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    tracing::debug!(%method, uri = %req.uri(), "sim api request");
+    let (latency, injected) = cluster.read(|s| {
+        let injected = if s.faults.unauthorized {
+            Some(ApiError::unauthorized())
+        } else {
+            s.faults
+                .take_injection(method.as_str(), &path)
+                .map(|i| i.to_error())
+        };
+        (s.faults.latency, injected)
+    });
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    if let Some(err) = injected {
+        return Ok(error_response(&err));
+    }
+    let content_type = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let query = Query::parse(req.uri().query());
+    let body = match req.into_body().collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            return Ok(error_response(&ApiError::bad_request(format!(
+                "reading body: {e}"
+            ))));
+        }
+    };
+    let ctx = Ctx {
+        cluster,
+        shutdown,
+        method,
+        query,
+        content_type,
+        body,
+        server_address,
+    };
+    let reply = match router::route(&path) {
+        Some(route) => dispatch(&ctx, route),
+        None => Err(ApiError::no_route()),
+    };
+    Ok(match reply {
+        Ok(Reply::Json(code, value)) => json_response(code, &value),
+        Ok(Reply::Stream(body)) => stream_response(body),
+        Err(err) => error_response(&err),
+    })
+}
+
+fn dispatch(ctx: &Ctx, route: Route) -> ApiResult<Reply> {
+    let ok = |v: Value| Ok(Reply::Json(StatusCode::OK, v));
+    let get_only = |v: Option<Value>| match (ctx.method == Method::GET, v) {
+        (false, _) => Err(ApiError::method_not_allowed()),
+        (true, Some(v)) => ok(v),
+        (true, None) => Err(ApiError::no_route()),
+    };
+    match route {
+        Route::Version => get_only(Some(discovery::version())),
+        Route::Health => get_only(Some(Value::String("ok".into()))),
+        Route::CoreVersions => get_only(Some(discovery::core_versions(&ctx.server_address))),
+        Route::CoreResources => get_only(discovery::resources("", "v1")),
+        Route::Groups => get_only(Some(discovery::groups())),
+        Route::Group(g) => get_only(discovery::group(&g)),
+        Route::GroupResources(g, v) => get_only(discovery::resources(&g, &v)),
+        Route::Namespaces(name) => {
+            let verb = router::verb(&ctx.method, name.is_some(), false);
+            authorize(ctx, info(verb, "", "namespaces", None, None, name.clone()))?;
+            if ctx.method != Method::GET {
+                return Err(ApiError::method_not_allowed());
+            }
+            ok(ctx
+                .cluster
+                .read(|s| extras::namespaces(s, name.as_deref()))?)
+        }
+        Route::AccessReview => {
+            if ctx.method != Method::POST {
+                return Err(ApiError::method_not_allowed());
+            }
+            let body = ctx.json()?;
+            let review = ctx.cluster.read(|s| extras::access_review(s, &body))?;
+            Ok(Reply::Json(StatusCode::CREATED, review))
+        }
+        Route::EventsV1 { namespace, name } => {
+            let verb = router::verb(&ctx.method, name.is_some(), ctx.query.is_watch());
+            authorize(
+                ctx,
+                info(
+                    verb,
+                    "events.k8s.io",
+                    "events",
+                    None,
+                    namespace.clone(),
+                    name.clone(),
+                ),
+            )?;
+            objects::events_v1(ctx, namespace.as_deref(), name.as_deref())
+        }
+        Route::Object(target) => {
+            let watch = target.watch_path || ctx.query.is_watch();
+            let verb = router::verb(&ctx.method, target.name.is_some() && !watch, watch);
+            let res = target.res;
+            authorize(
+                ctx,
+                info(
+                    verb,
+                    res.group(),
+                    res.plural(),
+                    target.sub.clone(),
+                    target.namespace.clone(),
+                    target.name.clone(),
+                ),
+            )?;
+            objects::handle(ctx, &target, watch)
+        }
+    }
+}
+
+fn info(
+    verb: &str,
+    group: &str,
+    plural: &str,
+    sub: Option<String>,
+    namespace: Option<String>,
+    name: Option<String>,
+) -> RequestInfo {
+    RequestInfo {
+        verb: verb.to_string(),
+        group: group.to_string(),
+        plural: plural.to_string(),
+        sub,
+        namespace,
+        name,
+    }
+}
+
+fn authorize(ctx: &Ctx, info: RequestInfo) -> ApiResult<()> {
+    let denied = ctx.cluster.read(|s| {
+        s.faults
+            .denied(&info.verb, &info.rbac_resource(), info.namespace.as_deref())
+    });
+    if denied {
+        Err(faults::forbidden(&info))
+    } else {
+        Ok(())
+    }
+}
+
+fn full(bytes: Vec<u8>) -> Body {
+    Full::new(Bytes::from(bytes))
+        .map_err(|never| match never {})
+        .boxed()
+}
+
+fn json_response(code: StatusCode, value: &Value) -> Response<Body> {
+    let bytes = serde_json::to_vec(value).unwrap_or_default();
+    let mut resp = Response::new(full(bytes));
+    *resp.status_mut() = code;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+fn stream_response(body: Body) -> Response<Body> {
+    let mut resp = Response::new(body);
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
+    resp
+}
+
+pub fn error_response(err: &ApiError) -> Response<Body> {
+    if err.code >= 500 || err.code == 429 {
+        tracing::debug!(code = err.code, message = %err.message, "sim api failure");
+    }
+    let mut resp = json_response(err.http_status(), &err.to_status());
+    if let Some(secs) = err.retry_after {
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    resp
+}

@@ -1,0 +1,220 @@
+//! WATCH: a chunked stream of newline-delimited JSON events replayed from the change history.
+
+use std::io;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::SinkExt;
+use futures::channel::mpsc;
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::cluster::SimCluster;
+use super::http::Body;
+use super::meta;
+use super::query::Selection;
+use super::resources::Res;
+use super::status::ApiError;
+use super::store::{Change, EventType};
+
+/// Real servers pick 30–60 min when the client gives no timeout.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
+/// Upper bound between checks that the client is still there.
+const POLL: Duration = Duration::from_millis(500);
+
+pub struct WatchSpec {
+    pub res: Res,
+    pub namespace: Option<String>,
+    pub selection: Selection,
+    /// None: start with synthetic ADDED events for the current state.
+    pub after: Option<u64>,
+    pub bookmarks: bool,
+    pub send_initial_events: bool,
+    pub timeout: Option<Duration>,
+}
+
+type Tx = mpsc::Sender<Result<Frame<Bytes>, io::Error>>;
+
+/// Start streaming; the returned body ends at the timeout, on shutdown, or when a fault cuts it.
+pub fn start(cluster: SimCluster, spec: WatchSpec, shutdown: watch::Receiver<bool>) -> Body {
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        if run(cluster, spec, tx, shutdown).await.is_err() {
+            tracing::debug!("watch client went away");
+        }
+    });
+    StreamBody::new(rx).boxed()
+}
+
+/// Sent when the client went away.
+struct Gone;
+
+async fn send(tx: &mut Tx, event: &Value) -> Result<(), Gone> {
+    let mut line = serde_json::to_vec(event).unwrap_or_default();
+    line.push(b'\n');
+    tx.send(Ok(Frame::data(Bytes::from(line))))
+        .await
+        .map_err(|_| Gone)
+}
+
+async fn send_expired(tx: &mut Tx, message: String) -> Result<(), Gone> {
+    let status = ApiError::expired(message).to_status();
+    send(tx, &json!({ "type": "ERROR", "object": status })).await
+}
+
+async fn run(
+    cluster: SimCluster,
+    spec: WatchSpec,
+    mut tx: Tx,
+    mut shutdown: watch::Receiver<bool>,
+) -> Result<(), Gone> {
+    let deadline = Instant::now() + spec.timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let (interval, drop_gen, expire, compacted) = cluster.read(|s| {
+        let expire = s.faults.expire_watches > 0;
+        s.faults.expire_watches = s.faults.expire_watches.saturating_sub(1);
+        (
+            s.bookmark_interval,
+            s.faults.watch_drop_gen,
+            expire,
+            s.store.compacted_rv(),
+        )
+    });
+    if expire {
+        let rv = spec.after.unwrap_or(0);
+        return send_expired(
+            &mut tx,
+            format!("too old resource version: {rv} ({compacted})"),
+        )
+        .await;
+    }
+    let mut wake = cluster.subscribe();
+    wake.borrow_and_update();
+    let mut cursor = match spec.after {
+        Some(rv) => rv,
+        None => send_initial(&cluster, &spec, &mut tx).await?,
+    };
+    let mut next_bookmark = Instant::now() + interval;
+    loop {
+        wake.borrow_and_update();
+        let (batch, rv, stalled, generation, compacted) = cluster.read(|s| {
+            let stalled = s.faults.watch_stalled;
+            let batch = if stalled {
+                Some(Vec::new())
+            } else {
+                s.store.changes_after(cursor)
+            };
+            (
+                batch,
+                s.store.rv(),
+                stalled,
+                s.faults.watch_drop_gen,
+                s.store.compacted_rv(),
+            )
+        });
+        if generation != drop_gen {
+            // An error frame makes hyper abort the connection, like a network cut.
+            let _ = tx
+                .send(Err(io::Error::other("watch dropped by fault injection")))
+                .await;
+            return Ok(());
+        }
+        if !stalled {
+            let Some(changes) = batch else {
+                return send_expired(
+                    &mut tx,
+                    format!("too old resource version: {cursor} ({compacted})"),
+                )
+                .await;
+            };
+            for change in &changes {
+                if let Some(event) = to_event(&spec, change) {
+                    send(&mut tx, &event).await?;
+                }
+            }
+            cursor = rv;
+            if spec.bookmarks && Instant::now() >= next_bookmark {
+                send(&mut tx, &bookmark(spec.res, cursor, false)).await?;
+                next_bookmark = Instant::now() + interval;
+            }
+        }
+        let now = Instant::now();
+        if now >= deadline || *shutdown.borrow() {
+            return Ok(());
+        }
+        let mut until = deadline.min(now + POLL);
+        if spec.bookmarks {
+            until = until.min(next_bookmark);
+        }
+        tokio::select! {
+            _ = wake.changed() => {}
+            _ = tokio::time::sleep_until(until) => {}
+            _ = shutdown.changed() => return Ok(()),
+        }
+        if tx.is_closed() {
+            return Err(Gone);
+        }
+    }
+}
+
+/// Synthetic ADDED events for what exists now; returns the version they reflect.
+async fn send_initial(cluster: &SimCluster, spec: &WatchSpec, tx: &mut Tx) -> Result<u64, Gone> {
+    let (objects, rv) = cluster.read(|s| {
+        let objects: Vec<Value> = s
+            .store
+            .iter(spec.res)
+            .filter(|o| in_scope(spec, o))
+            .filter(|o| spec.selection.matches(o))
+            .cloned()
+            .collect();
+        (objects, s.store.rv())
+    });
+    for obj in objects {
+        send(tx, &json!({ "type": "ADDED", "object": obj })).await?;
+    }
+    if spec.send_initial_events && spec.bookmarks {
+        send(tx, &bookmark(spec.res, rv, true)).await?;
+    }
+    Ok(rv)
+}
+
+fn in_scope(spec: &WatchSpec, obj: &Value) -> bool {
+    spec.namespace
+        .as_deref()
+        .is_none_or(|ns| meta::namespace(obj) == ns)
+}
+
+/// The event a watcher with selectors sees: objects leaving the selection look DELETED,
+/// objects entering it look ADDED.
+fn to_event(spec: &WatchSpec, change: &Change) -> Option<Value> {
+    if change.res != spec.res || !in_scope(spec, &change.object) {
+        return None;
+    }
+    let now_in = spec.selection.matches(&change.object);
+    let was_in = change
+        .prev
+        .as_deref()
+        .is_some_and(|p| spec.selection.matches(p));
+    let kind = match change.kind {
+        EventType::Added if now_in => EventType::Added,
+        EventType::Modified if now_in && was_in => EventType::Modified,
+        EventType::Modified if now_in => EventType::Added,
+        EventType::Modified if was_in => EventType::Deleted,
+        EventType::Deleted if now_in => EventType::Deleted,
+        _ => return None,
+    };
+    Some(json!({ "type": kind.as_str(), "object": *change.object }))
+}
+
+fn bookmark(res: Res, rv: u64, initial_end: bool) -> Value {
+    let mut metadata = json!({ "resourceVersion": rv.to_string() });
+    if initial_end {
+        metadata["annotations"] = json!({ "k8s.io/initial-events-end": "true" });
+    }
+    json!({
+        "type": "BOOKMARK",
+        "object": { "kind": res.kind(), "apiVersion": res.api_version(), "metadata": metadata },
+    })
+}

@@ -1,0 +1,297 @@
+//! Deployment/Rollout and StatefulSet controllers.
+
+use serde_json::{Map, Value, json};
+
+use super::cluster::State;
+use super::controllers::{owned_pods, pod_from_template, set_status};
+use super::meta;
+use super::ops;
+use super::pods;
+use super::resources::Res;
+
+/// `pod-template-hash` for Deployments, `rollouts-pod-template-hash` for Argo Rollouts.
+fn hash_label(res: Res) -> &'static str {
+    if res == Res::Rollout {
+        "rollouts-pod-template-hash"
+    } else {
+        "pod-template-hash"
+    }
+}
+
+/// FNV-1a over the template, encoded like `rand.SafeEncodeString` does.
+pub fn template_hash(template: &Value) -> String {
+    let mut hash: u32 = 0x811c_9dc5;
+    let mut feed = |bytes: &[u8]| {
+        for b in bytes {
+            hash ^= u32::from(*b);
+            hash = hash.wrapping_mul(0x0100_0193);
+        }
+    };
+    canonical_bytes(template, &mut feed);
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    hash.to_string()
+        .bytes()
+        .map(|d| ALPHABET[d as usize % ALPHABET.len()] as char)
+        .collect()
+}
+
+/// Serialize with sorted keys, whatever map order serde_json was built with.
+fn canonical_bytes(v: &Value, feed: &mut impl FnMut(&[u8])) {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            for k in keys {
+                feed(k.as_bytes());
+                canonical_bytes(&map[k], feed);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| canonical_bytes(i, feed)),
+        other => feed(other.to_string().as_bytes()),
+    }
+}
+
+/// ReplicaSets whose controller is `owner`.
+fn owned_replica_sets(s: &State, owner: &Value) -> Vec<Value> {
+    s.store
+        .iter(Res::ReplicaSet)
+        .filter(|rs| meta::namespace(rs) == meta::namespace(owner))
+        .filter(|rs| meta::controller_of(rs).is_some_and(|(_, _, _, uid)| uid == meta::uid(owner)))
+        .cloned()
+        .collect()
+}
+
+/// Keep one ReplicaSet for the current template at the owner's replicas; older ones go to 0.
+pub fn sync_deployment(s: &mut State, res: Res, d: &Value) {
+    if meta::is_terminating(d) {
+        return;
+    }
+    let ns = meta::namespace(d).to_string();
+    let want = meta::replicas(d, "/spec/replicas").max(0);
+    let hash = template_hash(d.pointer("/spec/template").unwrap_or(&Value::Null));
+    let current_name = format!("{}-{hash}", meta::name(d));
+    let owned = owned_replica_sets(s, d);
+    for rs in &owned {
+        let target = if meta::name(rs) == current_name {
+            want
+        } else {
+            0
+        };
+        if meta::replicas(rs, "/spec/replicas") != target {
+            set_replicas(s, rs, target);
+        }
+    }
+    if !owned.iter().any(|rs| meta::name(rs) == current_name) {
+        let rs = new_replica_set(res, d, &current_name, &hash, owned.len() + 1);
+        if let Err(e) = ops::create(s, Res::ReplicaSet, &ns, rs, false) {
+            tracing::warn!(error = %e.message, "deployment could not create its replica set");
+        }
+    }
+}
+
+fn set_replicas(s: &mut State, rs: &Value, replicas: i64) {
+    let mut updated = rs.clone();
+    updated["spec"]["replicas"] = json!(replicas);
+    let generation = meta::replicas(rs, "/metadata/generation");
+    meta::set_meta(&mut updated, "generation", json!(generation + 1));
+    s.store.update(Res::ReplicaSet, updated);
+}
+
+fn new_replica_set(res: Res, d: &Value, name: &str, hash: &str, revision: usize) -> Value {
+    let key = hash_label(res);
+    let mut template = d.pointer("/spec/template").cloned().unwrap_or(json!({}));
+    template["metadata"]["labels"][key] = json!(hash);
+    let mut selector = d.pointer("/spec/selector").cloned().unwrap_or(json!({}));
+    selector["matchLabels"][key] = json!(hash);
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": name,
+            "labels": template["metadata"]["labels"].clone(),
+            "annotations": {
+                "deployment.kubernetes.io/revision": revision.to_string(),
+                "deployment.kubernetes.io/desired-replicas": meta::replicas(d, "/spec/replicas").to_string(),
+            },
+            "ownerReferences": [meta::owner_ref(&res.api_version(), res.kind(), d)],
+        },
+        "spec": {
+            "replicas": meta::replicas(d, "/spec/replicas"),
+            "selector": selector,
+            "template": template,
+        },
+    })
+}
+
+/// Deployment/Rollout status summed from its ReplicaSets.
+pub fn deployment_status(s: &mut State, res: Res, d: &Value) {
+    let owned = owned_replica_sets(s, d);
+    let hash = template_hash(d.pointer("/spec/template").unwrap_or(&Value::Null));
+    let current_name = format!("{}-{hash}", meta::name(d));
+    let sum = |field: &str| -> i64 {
+        owned
+            .iter()
+            .map(|rs| {
+                rs.pointer(&format!("/status/{field}"))
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0)
+            })
+            .sum()
+    };
+    let (replicas, ready) = (sum("replicas"), sum("readyReplicas"));
+    let updated = owned
+        .iter()
+        .find(|rs| meta::name(rs) == current_name)
+        .and_then(|rs| rs.pointer("/status/replicas").and_then(Value::as_i64))
+        .unwrap_or(0);
+    let want = meta::replicas(d, "/spec/replicas").max(0);
+    let generation = d
+        .pointer("/metadata/generation")
+        .cloned()
+        .unwrap_or(json!(1));
+    let mut status = json!({
+        "replicas": replicas,
+        "updatedReplicas": updated,
+        "readyReplicas": ready,
+        "availableReplicas": ready,
+    });
+    if res == Res::Rollout {
+        status["observedGeneration"] = json!(generation.to_string());
+        status["currentPodHash"] = json!(hash);
+        status["stableRS"] = json!(hash);
+        status["phase"] = json!(if ready >= want {
+            "Healthy"
+        } else {
+            "Progressing"
+        });
+        status["selector"] = json!(selector_string(d));
+    } else {
+        status["observedGeneration"] = generation;
+        if replicas > ready {
+            status["unavailableReplicas"] = json!(replicas - ready);
+        }
+        let available = ready >= want;
+        status["conditions"] = json!([keep_time(
+            d,
+            "Available",
+            available,
+            if available {
+                "MinimumReplicasAvailable"
+            } else {
+                "MinimumReplicasUnavailable"
+            }
+        )]);
+    }
+    set_status(s, res, d, status);
+}
+
+/// A condition, keeping the stored transition time while its status is unchanged.
+fn keep_time(obj: &Value, kind: &str, ok: bool, reason: &str) -> Value {
+    let status = if ok { "True" } else { "False" };
+    let prev = obj
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| cs.iter().find(|c| meta::str_at(c, "/type") == kind))
+        .filter(|c| meta::str_at(c, "/status") == status);
+    let time = prev.map_or_else(meta::now, |c| {
+        meta::str_at(c, "/lastTransitionTime").to_string()
+    });
+    json!({
+        "type": kind, "status": status, "reason": reason,
+        "lastUpdateTime": time, "lastTransitionTime": time,
+    })
+}
+
+/// `app=web,tier=front` from `spec.selector.matchLabels`.
+pub fn selector_string(obj: &Value) -> String {
+    let labels = obj
+        .pointer("/spec/selector/matchLabels")
+        .or_else(|| obj.pointer("/spec/selector"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    labels
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Pods `<name>-0..n-1`; a missing ordinal is recreated once its old pod is fully gone.
+pub fn sync_stateful_set(s: &mut State, sts: &Value) {
+    if meta::is_terminating(sts) {
+        return;
+    }
+    let (ns, name) = (
+        meta::namespace(sts).to_string(),
+        meta::name(sts).to_string(),
+    );
+    let want = meta::replicas(sts, "/spec/replicas").max(0);
+    let revision = format!(
+        "{name}-{}",
+        template_hash(sts.pointer("/spec/template").unwrap_or(&Value::Null))
+    );
+    for i in 0..want {
+        let pod_name = format!("{name}-{i}");
+        if s.store.get(Res::Pod, &ns, &pod_name).is_none() {
+            let pod = stateful_pod(sts, &pod_name, i, &revision);
+            if let Err(e) = ops::create(s, Res::Pod, &ns, pod, false) {
+                tracing::warn!(error = %e.message, "stateful set could not create a pod");
+            }
+        }
+    }
+    let mut extra: Vec<(i64, Value)> = owned_pods(s, &ns, meta::uid(sts))
+        .into_iter()
+        .filter(pods::is_active)
+        .filter_map(|p| {
+            ordinal(&name, meta::name(&p))
+                .filter(|o| *o >= want)
+                .map(|o| (o, p))
+        })
+        .collect();
+    extra.sort_by_key(|(o, _)| std::cmp::Reverse(*o));
+    for (_, pod) in extra {
+        let _ = pods::delete(s, pod, None);
+    }
+    stateful_status(s, sts, &revision);
+}
+
+fn ordinal(set: &str, pod: &str) -> Option<i64> {
+    pod.strip_prefix(set)?.strip_prefix('-')?.parse().ok()
+}
+
+fn stateful_pod(sts: &Value, pod_name: &str, index: i64, revision: &str) -> Value {
+    let mut labels = Map::new();
+    labels.insert("statefulset.kubernetes.io/pod-name".into(), json!(pod_name));
+    labels.insert(
+        "apps.kubernetes.io/pod-index".into(),
+        json!(index.to_string()),
+    );
+    labels.insert("controller-revision-hash".into(), json!(revision));
+    let mut pod = pod_from_template(Res::StatefulSet, sts, Some(pod_name), &labels);
+    pod["spec"]["hostname"] = json!(pod_name);
+    if let Some(service) = sts.pointer("/spec/serviceName").and_then(Value::as_str) {
+        pod["spec"]["subdomain"] = json!(service);
+    }
+    pod
+}
+
+fn stateful_status(s: &mut State, sts: &Value, revision: &str) {
+    let active: Vec<Value> = owned_pods(s, meta::namespace(sts), meta::uid(sts))
+        .into_iter()
+        .filter(pods::is_active)
+        .collect();
+    let ready = active.iter().filter(|p| pods::is_ready(p)).count();
+    let status = json!({
+        "replicas": active.len(),
+        "readyReplicas": ready,
+        "currentReplicas": active.len(),
+        "updatedReplicas": active.len(),
+        "availableReplicas": ready,
+        "currentRevision": revision,
+        "updateRevision": revision,
+        "collisionCount": 0,
+        "observedGeneration": sts.pointer("/metadata/generation").cloned().unwrap_or(json!(1)),
+    });
+    set_status(s, Res::StatefulSet, sts, status);
+}
