@@ -16,6 +16,10 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// The command line asks for something this build cannot do.
+    #[error("{0}")]
+    Usage(String),
+
     #[error("cannot reach the cluster: {0}")]
     Cluster(String),
 

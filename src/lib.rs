@@ -1,11 +1,14 @@
 //! ops-pod-cleaner: find abnormal Kubernetes pods, show them, clean them up safely.
 
 pub mod actions;
+pub mod cli;
 pub mod cluster;
+pub mod commands;
 pub mod config;
 pub mod error;
 pub mod pod;
 pub mod rules;
+pub mod scan;
 pub mod sim;
 
 pub use error::{Error, Result};

@@ -1,1 +1,29 @@
-fn main() {}
+//! Wiring only: parse the command line, set up logging and the runtime, run the command.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use ops_pod_cleaner::cli::Cli;
+use ops_pod_cleaner::commands;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter =
+        EnvFilter::try_from_env("OPS_POD_CLEANER_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("ops-pod-cleaner: cannot start the async runtime: {e}");
+            return ExitCode::from(commands::EXIT_RUNTIME);
+        }
+    };
+    runtime.block_on(commands::run(cli))
+}

@@ -1,0 +1,66 @@
+//! The command line (SPEC §2).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ops-pod-cleaner",
+    version,
+    about = "Find abnormal Kubernetes pods and clean them up safely"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct GlobalArgs {
+    /// Config file (default: $OPS_POD_CLEANER_CONFIG, ./config.yml, ./config.yaml, the user config dir, built-in)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context; repeat to cover several clusters
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Vec<String>,
+    /// Namespace to watch; repeatable (default: all namespaces)
+    #[arg(short = 'n', long, global = true, value_name = "NS")]
+    pub namespace: Vec<String>,
+    /// Watch all namespaces (the default when no -n is given)
+    #[arg(short = 'A', long, global = true, conflicts_with = "namespace")]
+    pub all_namespaces: bool,
+    /// Act on nothing; log what would be done
+    #[arg(long, global = true)]
+    pub dry_run: bool,
+    /// No actions at all
+    #[arg(long, global = true)]
+    pub readonly: bool,
+    /// Use the built-in simulated cluster instead of a real one
+    #[arg(long, global = true)]
+    pub demo: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// One look: abnormal pods by category. Exit 0 when none, 1 when some are found
+    Scan {
+        #[arg(long, short = 'o', value_enum, default_value_t = ScanOutput::Table)]
+        output: ScanOutput,
+    },
+    /// Validate a config file and print the effective rules; exit 2 when it is invalid
+    CheckConfig {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScanOutput {
+    Table,
+    Json,
+}

@@ -1,0 +1,189 @@
+//! `scan`: one look at the cluster, abnormal pods by category, as a table or JSON.
+
+use std::fmt::Write;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::Result;
+use crate::cluster::{Cluster, Scope, list_pods};
+use crate::pod::{Interner, PodRecord};
+use crate::rules::{ActionKind, RuleKind, RuleSpec, classify, format_age};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Owner {
+    pub kind: String,
+    pub name: String,
+}
+
+/// One abnormal pod, as `scan --output json` prints it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScanRow {
+    pub cluster: String,
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub category: RuleKind,
+    pub reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    pub since: DateTime<Utc>,
+    pub for_seconds: i64,
+    pub restarts: u32,
+    pub node: Option<String>,
+    pub owner: Option<Owner>,
+    pub action: ActionKind,
+}
+
+/// The pods every scope of one cluster holds now.
+pub async fn list_cluster(
+    cluster: &Cluster,
+    scopes: &[Scope],
+    page_size: u32,
+) -> Result<Vec<PodRecord>> {
+    let mut interner = Interner::default();
+    let mut pods = Vec::new();
+    for scope in scopes {
+        let listed = list_pods(&cluster.client, scope, page_size).await?;
+        pods.extend(
+            listed
+                .pods
+                .into_iter()
+                .map(|p| p.into_record(&mut interner)),
+        );
+    }
+    Ok(pods)
+}
+
+/// Classify `pods` and order the abnormal ones by chain position, namespace and name.
+pub fn rows(
+    cluster: &str,
+    pods: &[PodRecord],
+    chain: &[RuleSpec],
+    now: DateTime<Utc>,
+) -> Vec<ScanRow> {
+    let mut rows: Vec<ScanRow> = pods
+        .iter()
+        .filter_map(|pod| {
+            let f = classify(pod, chain, now)?;
+            Some(ScanRow {
+                cluster: cluster.to_string(),
+                namespace: pod.namespace.to_string(),
+                name: pod.name.to_string(),
+                uid: pod.uid.to_string(),
+                category: f.rule,
+                for_seconds: f.time_in_state(now).num_seconds().max(0),
+                reason: f.reason,
+                message: f.message,
+                container: f.container,
+                since: f.since,
+                restarts: pod.total_restarts(),
+                node: pod.node.as_deref().map(String::from),
+                owner: pod.owner.as_ref().map(|o| Owner {
+                    kind: o.kind.to_string(),
+                    name: o.name.to_string(),
+                }),
+                action: f.action,
+            })
+        })
+        .collect();
+    let position = |kind: RuleKind| {
+        chain
+            .iter()
+            .position(|r| r.kind == kind)
+            .unwrap_or(usize::MAX)
+    };
+    rows.sort_by(|a, b| {
+        (position(a.category), &a.cluster, &a.namespace, &a.name).cmp(&(
+            position(b.category),
+            &b.cluster,
+            &b.namespace,
+            &b.name,
+        ))
+    });
+    rows
+}
+
+pub fn to_json(rows: &[ScanRow]) -> String {
+    serde_json::to_string_pretty(rows).unwrap_or_else(|_| "[]".to_string())
+}
+
+/// An aligned table, kubectl style; the cluster column only when there are several.
+pub fn to_table(rows: &[ScanRow], several_clusters: bool) -> String {
+    let mut header = vec![
+        "CATEGORY",
+        "NAMESPACE",
+        "NAME",
+        "REASON",
+        "FOR",
+        "RESTARTS",
+        "NODE",
+        "OWNER",
+        "ACTION",
+    ];
+    if several_clusters {
+        header.insert(0, "CLUSTER");
+    }
+    let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+    for row in rows {
+        let mut cells = vec![
+            row.category.to_string(),
+            row.namespace.clone(),
+            row.name.clone(),
+            row.reason.clone(),
+            format_age(chrono::Duration::seconds(row.for_seconds)),
+            row.restarts.to_string(),
+            row.node.clone().unwrap_or_else(|| "-".into()),
+            row.owner
+                .as_ref()
+                .map_or("-".into(), |o| format!("{}/{}", o.kind, o.name)),
+            row.action.to_string(),
+        ];
+        if several_clusters {
+            cells.insert(0, row.cluster.clone());
+        }
+        table.push(cells);
+    }
+    let widths: Vec<usize> = (0..table[0].len())
+        .map(|c| {
+            table
+                .iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in &table {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+    }
+    out
+}
+
+/// "3 abnormal of 120 pods: evicted 1, imagePull 2".
+pub fn summary(rows: &[ScanRow], total: usize, chain: &[RuleSpec]) -> String {
+    let counts: Vec<String> = chain
+        .iter()
+        .filter_map(|r| {
+            let n = rows.iter().filter(|row| row.category == r.kind).count();
+            (n > 0).then(|| format!("{} {n}", r.kind))
+        })
+        .collect();
+    if counts.is_empty() {
+        format!("no abnormal pods among {total}")
+    } else {
+        format!(
+            "{} abnormal of {total} pods: {}",
+            rows.len(),
+            counts.join(", ")
+        )
+    }
+}

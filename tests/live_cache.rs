@@ -1,0 +1,168 @@
+//! Tier 3: the real list/watch path into the live cache, against the simulated API server.
+
+mod support;
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ContainerState, ContainerStateWaiting, Pod};
+use kube::api::{Api, DeleteParams, PostParams};
+use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, list_pods, spawn_watches};
+use ops_pod_cleaner::rules::{RuleKind, default_chain};
+use ops_pod_cleaner::sim::{SimCluster, SimServer};
+use support::pods::pod;
+
+fn typed(builder: support::pods::PodBuilder) -> Pod {
+    serde_json::from_value(builder.json()).unwrap()
+}
+
+fn quick() -> WatchSettings {
+    WatchSettings {
+        page_size: 100,
+        watch_timeout: Duration::from_secs(30),
+        min_backoff: Duration::from_millis(50),
+        max_backoff: Duration::from_millis(200),
+    }
+}
+
+async fn eventually(what: &str, check: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !check() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn watched(sim: &SimCluster) -> (SimServer, Cache, Vec<tokio::task::JoinHandle<()>>) {
+    let server = SimServer::start(sim.clone()).await.unwrap();
+    let cache = Cache::new();
+    let tasks = spawn_watches(&server.client(), &[Scope::All], &cache, &quick());
+    eventually("first sync", || cache.health().synced()).await;
+    (server, cache, tasks)
+}
+
+fn categories(cache: &Cache) -> Vec<(String, RuleKind)> {
+    let mut chain = default_chain();
+    chain.iter_mut().for_each(|r| r.after = Duration::ZERO);
+    let mut found: Vec<_> = cache
+        .findings(&chain, chrono::Utc::now())
+        .into_iter()
+        .map(|a| (a.pod.name.to_string(), a.finding.rule))
+        .collect();
+    found.sort();
+    found
+}
+
+#[tokio::test]
+async fn watch_syncs_then_follows_adds_updates_and_deletes() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("ok-1").on_node("sim-node-1")));
+    sim.create_pod(typed(pod("gone-1").evicted().on_node("sim-node-1")));
+    let (server, cache, _tasks) = watched(&sim).await;
+    assert_eq!(cache.len(), 2);
+    assert_eq!(
+        categories(&cache),
+        vec![("gone-1".to_string(), RuleKind::Evicted)]
+    );
+
+    sim.update_pod_status("default", "ok-1", |status| {
+        let c = &mut status.container_statuses.as_mut().unwrap()[0];
+        c.ready = false;
+        c.state = Some(ContainerState {
+            waiting: Some(ContainerStateWaiting {
+                reason: Some("ImagePullBackOff".into()),
+                message: None,
+            }),
+            ..Default::default()
+        });
+    });
+    eventually("the update", || categories(&cache).len() == 2).await;
+    assert!(categories(&cache).contains(&("ok-1".to_string(), RuleKind::ImagePull)));
+
+    let api: Api<Pod> = Api::namespaced(server.client(), "default");
+    api.create(&PostParams::default(), &typed(pod("new-1")))
+        .await
+        .unwrap();
+    eventually("the new pod", || cache.len() == 3).await;
+    api.delete("gone-1", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the deletion", || cache.len() == 2).await;
+    assert!(cache.health().synced());
+}
+
+#[tokio::test]
+async fn a_paged_list_sees_every_pod_once() {
+    let sim = SimCluster::new();
+    for i in 0..1234 {
+        sim.create_pod(typed(pod(&format!("p-{i:04}")).ns(if i % 2 == 0 {
+            "a"
+        } else {
+            "b"
+        })));
+    }
+    let server = SimServer::start(sim.clone()).await.unwrap();
+    let listed = list_pods(&server.client(), &Scope::All, 100).await.unwrap();
+    assert_eq!(listed.pods.len(), 1234);
+    let mut names: Vec<_> = listed
+        .pods
+        .iter()
+        .map(|p| p.metadata.name.clone())
+        .collect();
+    names.dedup();
+    assert_eq!(names.len(), 1234, "no pod twice");
+    let only_a = list_pods(&server.client(), &Scope::Namespace("a".into()), 100)
+        .await
+        .unwrap();
+    assert_eq!(only_a.pods.len(), 617);
+    assert!(!listed.resource_version.is_empty());
+}
+
+#[tokio::test]
+async fn a_dropped_watch_reconnects_and_misses_nothing() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("before")));
+    let (_server, cache, _tasks) = watched(&sim).await;
+    sim.faults().drop_watches();
+    sim.create_pod(typed(pod("during")));
+    sim.create_pod(typed(pod("after")));
+    eventually("pods created around the drop", || cache.len() == 3).await;
+}
+
+#[tokio::test]
+async fn an_expired_version_relists() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("before")));
+    let (_server, cache, _tasks) = watched(&sim).await;
+    sim.faults().expire_next_watch();
+    sim.faults().drop_watches();
+    sim.create_pod(typed(pod("after")));
+    eventually("a relist", || cache.health().scopes[0].relists >= 1).await;
+    eventually("the pod created meanwhile", || cache.len() == 2).await;
+}
+
+#[tokio::test]
+async fn a_forbidden_list_is_shown_as_staleness_until_it_is_allowed() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("p")));
+    sim.faults().deny("list", "pods", None);
+    let server = SimServer::start(sim.clone()).await.unwrap();
+    let cache = Cache::new();
+    let _tasks = spawn_watches(&server.client(), &[Scope::All], &cache, &quick());
+    eventually("the error to show", || {
+        cache.health().last_error().is_some()
+    })
+    .await;
+    let health = cache.health();
+    assert!(!health.synced());
+    assert!(
+        health.last_error().unwrap().contains("forbidden"),
+        "{:?}",
+        health.last_error()
+    );
+    sim.faults().allow_all();
+    eventually("recovery", || cache.health().synced() && cache.len() == 1).await;
+    assert!(cache.health().last_error().is_none());
+}
