@@ -271,13 +271,13 @@ async fn churn(cluster: SimCluster) {
     loop {
         interval.tick().await;
         tick += 1;
-        if tick % 5 == 0 {
+        if tick.is_multiple_of(5) {
             bump_restarts(&cluster);
         }
-        if tick % 8 == 0 {
+        if tick.is_multiple_of(8) {
             evict_one(&cluster, tick);
         }
-        if tick % 15 == 0 {
+        if tick.is_multiple_of(15) {
             strand_one(&cluster, tick);
         }
     }
