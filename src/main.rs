@@ -1,5 +1,6 @@
 //! Wiring only: parse the command line, set up logging and the runtime, run the command.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;

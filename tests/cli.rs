@@ -1,0 +1,206 @@
+//! The command-line contract (SPEC §2), on the real binary.
+
+mod support;
+
+use std::process::{Command, Output};
+
+use k8s_openapi::api::core::v1::Pod;
+use ops_pod_cleaner::sim::{SimCluster, SimServer};
+use serde_json::Value;
+use support::pods::pod;
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
+        .args(args)
+        .env_remove("OPS_POD_CLEANER_CONFIG")
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .output()
+        .expect("the binary runs")
+}
+
+async fn run_async(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || run(&args.iter().map(String::as_str).collect::<Vec<_>>()))
+        .await
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn scan_demo_json_has_every_category_and_the_contract_fields() {
+    let out = run(&["scan", "--demo", "--output", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "abnormal pods found means exit 1; stderr: {}",
+        text(&out.stderr)
+    );
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("one JSON array");
+    for row in &rows {
+        for field in [
+            "cluster",
+            "namespace",
+            "name",
+            "uid",
+            "category",
+            "reason",
+            "since",
+            "restarts",
+            "node",
+            "owner",
+            "action",
+        ] {
+            assert!(row.get(field).is_some(), "missing {field} in {row}");
+        }
+        assert!(chrono::DateTime::parse_from_rfc3339(row["since"].as_str().unwrap()).is_ok());
+    }
+    let mut categories: Vec<&str> = rows
+        .iter()
+        .map(|r| r["category"].as_str().unwrap())
+        .collect();
+    categories.dedup();
+    assert_eq!(
+        categories,
+        [
+            "evicted",
+            "terminating",
+            "imagePull",
+            "crashLoop",
+            "configError",
+            "pending",
+            "failed",
+            "unknown"
+        ],
+        "chain order, every category"
+    );
+}
+
+#[test]
+fn scan_exits_zero_when_nothing_is_abnormal() {
+    let out = run(&["scan", "--demo", "-n", "no-such-namespace"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    assert!(
+        text(&out.stderr).contains("no abnormal pods"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn scan_table_is_scoped_by_namespace() {
+    let out = run(&["scan", "--demo", "-n", "ml", "-n", "batch"]);
+    assert_eq!(out.status.code(), Some(1));
+    let table = text(&out.stdout);
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].starts_with("CATEGORY"), "{table}");
+    assert_eq!(lines.len(), 3, "{table}");
+    assert!(
+        table.contains("trainer-gpu-0") && table.contains("Unschedulable"),
+        "{table}"
+    );
+    assert!(table.contains("nightly-report-28345-x7k2q"), "{table}");
+}
+
+#[test]
+fn check_config_prints_the_seed_rules_in_chain_order() {
+    let out = run(&["check-config", "tests/fixtures/config/seed.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    let at = |rule: &str| {
+        shown
+            .find(rule)
+            .unwrap_or_else(|| panic!("{rule} missing from:\n{shown}"))
+    };
+    assert!(
+        at("evicted") < at("terminating")
+            && at("terminating") < at("imagePull")
+            && at("imagePull") < at("crashLoop")
+    );
+}
+
+#[test]
+fn bad_config_is_exit_two_with_its_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("config.yml");
+    std::fs::write(
+        &file,
+        "errImagePull:\n  namespaces: default\n  hours: 5 seconds\n",
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    for args in [
+        vec!["check-config", path],
+        vec!["scan", "--demo", "--config", path],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let error = text(&out.stderr);
+        assert!(
+            error.contains("config.yml:3:10") && error.contains("errImagePull.hours"),
+            "{error}"
+        );
+    }
+}
+
+#[test]
+fn an_unreachable_cluster_is_exit_three_and_says_what_to_try() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: gone\n  cluster: {server: 'http://127.0.0.1:9'}\n\
+         users:\n- name: u\n  user: {}\ncontexts:\n- name: gone\n  context: {cluster: gone, user: u}\ncurrent-context: gone\n",
+    )
+    .unwrap();
+    let out = run(&["scan", "--kubeconfig", kubeconfig.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3));
+    let error = text(&out.stderr);
+    assert!(
+        error.contains("gone") && error.contains("--demo"),
+        "{error}"
+    );
+}
+
+#[test]
+fn the_bare_command_says_what_this_build_offers() {
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("scan"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scan_reads_a_cluster_through_a_kubeconfig_file() {
+    let sim = SimCluster::new();
+    let evicted: Pod =
+        serde_json::from_value(pod("web-1").evicted().on_node("sim-node-1").json()).unwrap();
+    sim.create_pod(evicted);
+    let healthy: Pod = serde_json::from_value(pod("api-1").ns("payments").json()).unwrap();
+    sim.create_pod(healthy);
+    let server = SimServer::start(sim).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let args = vec![
+        "scan".to_string(),
+        "--kubeconfig".into(),
+        kubeconfig.to_str().unwrap().into(),
+        "-o".into(),
+        "json".into(),
+    ];
+    let out = run_async(args).await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["cluster"], "sim");
+    assert_eq!(rows[0]["name"], "web-1");
+    assert_eq!(rows[0]["category"], "evicted");
+    assert_eq!(rows[0]["action"], "delete");
+    assert!(
+        text(&out.stderr).contains("1 abnormal of 2 pods"),
+        "{}",
+        text(&out.stderr)
+    );
+}
