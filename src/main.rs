@@ -10,10 +10,13 @@ use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let filter =
-        EnvFilter::try_from_env("OPS_POD_CLEANER_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let filter = EnvFilter::try_from_env("OPS_POD_CLEANER_LOG")
+        .unwrap_or_else(|_| EnvFilter::new("ops_pod_cleaner=warn"));
+    // Our own warnings by default (kube logs connection errors we already report); plain text
+    // when stderr is not a terminal.
     tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
