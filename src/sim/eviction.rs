@@ -182,11 +182,10 @@ fn check_budgets(s: &State, pod: &Value) -> ApiResult<()> {
         "Cannot evict pod as it would violate the pod's disruption budget.",
         0,
     );
-    err.retry_after = None;
-    err.name = None;
-    err.kind = None;
-    err.causes = vec![json!({
-        "reason": "DisruptionBudget",
+    // A budget violation suggests no retry time, unlike throttling.
+    err.details.retry_after = None;
+    err.details.causes = vec![json!({
+        "type": "DisruptionBudget",
         "message": format!(
             "The disruption budget {} needs {} healthy pods and has {} currently",
             meta::name(pdb), b.desired, b.healthy

@@ -243,7 +243,7 @@ pub fn error_response(err: &ApiError) -> Response<Body> {
         tracing::debug!(code = err.code, message = %err.message, "sim api failure");
     }
     let mut resp = json_response(err.http_status(), &err.to_status());
-    if let Some(secs) = err.retry_after {
+    if let Some(secs) = err.details.retry_after {
         resp.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }

@@ -118,7 +118,7 @@ pub fn hex_encode(raw: &str) -> String {
 }
 
 pub fn hex_decode(raw: &str) -> Option<String> {
-    if raw.len() % 2 != 0 {
+    if !raw.len().is_multiple_of(2) {
         return None;
     }
     let bytes: Option<Vec<u8>> = (0..raw.len())

@@ -55,12 +55,19 @@ impl SimServer {
         &self.cluster
     }
 
-    /// A `kube::Client` for this server, default namespace `default`.
+    /// A `kube::Config` for this server: default namespace `default`, and kube's built-in
+    /// retry of 429/503/504 switched off so callers see exactly what the server answered.
+    pub fn config(&self) -> kube::Config {
+        let url = self.url().parse().expect("a socket address is a valid URI");
+        let mut config = kube::Config::new(url);
+        config.default_retry = false;
+        config
+    }
+
+    /// A `kube::Client` built from [`SimServer::config`].
     /// Must be called inside a Tokio runtime (the client spawns its buffer task).
     pub fn client(&self) -> kube::Client {
-        let url = self.url().parse().expect("a socket address is a valid URI");
-        let config = kube::Config::new(url);
-        kube::Client::try_from(config).expect("a plain-HTTP client config is always valid")
+        kube::Client::try_from(self.config()).expect("a plain-HTTP client config is always valid")
     }
 
     /// Write a kubeconfig (context `sim`, namespace `default`) pointing at this server.

@@ -9,14 +9,20 @@ pub struct ApiError {
     pub code: u16,
     pub reason: &'static str,
     pub message: String,
-    /// `details.name`, when the failure is about one object.
+    /// Boxed: errors travel through every `Result` in the server and should stay small.
+    pub details: Box<Details>,
+}
+
+/// `Status.details`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Details {
+    /// The object the failure is about.
     pub name: Option<String>,
-    /// `details.group`, the API group of the object ("" is omitted).
+    /// The API group of the object ("" is omitted).
     pub group: String,
-    /// `details.kind`: the resource (plural) as the real server reports it.
+    /// The resource (plural) as the real server reports it, or the Kind for Invalid.
     pub kind: Option<String>,
     pub retry_after: Option<u32>,
-    /// `details.causes`.
     pub causes: Vec<Value>,
 }
 
@@ -26,20 +32,16 @@ impl ApiError {
             code,
             reason,
             message: message.into(),
-            name: None,
-            group: String::new(),
-            kind: None,
-            retry_after: None,
-            causes: Vec::new(),
+            details: Box::default(),
         }
     }
 
     /// Attach `details.{name,group,kind}`.
     pub fn about(mut self, group: &str, plural: &str, name: &str) -> Self {
-        self.group = group.to_string();
-        self.kind = Some(plural.to_string());
+        self.details.group = group.to_string();
+        self.details.kind = Some(plural.to_string());
         if !name.is_empty() {
-            self.name = Some(name.to_string());
+            self.details.name = Some(name.to_string());
         }
         self
     }
@@ -114,7 +116,7 @@ impl ApiError {
 
     pub fn too_many_requests(message: impl Into<String>, retry_after: u32) -> Self {
         let mut e = Self::new(429, "TooManyRequests", message);
-        e.retry_after = Some(retry_after);
+        e.details.retry_after = Some(retry_after);
         e
     }
 
@@ -160,19 +162,19 @@ impl ApiError {
     /// The `Status` object, as sent in bodies and in watch `ERROR` events.
     pub fn to_status(&self) -> Value {
         let mut details = serde_json::Map::new();
-        if let Some(name) = &self.name {
+        if let Some(name) = &self.details.name {
             details.insert("name".into(), json!(name));
         }
-        if !self.group.is_empty() {
-            details.insert("group".into(), json!(self.group));
+        if !self.details.group.is_empty() {
+            details.insert("group".into(), json!(self.details.group));
         }
-        if let Some(kind) = &self.kind {
+        if let Some(kind) = &self.details.kind {
             details.insert("kind".into(), json!(kind));
         }
-        if !self.causes.is_empty() {
-            details.insert("causes".into(), Value::Array(self.causes.clone()));
+        if !self.details.causes.is_empty() {
+            details.insert("causes".into(), Value::Array(self.details.causes.clone()));
         }
-        if let Some(secs) = self.retry_after {
+        if let Some(secs) = self.details.retry_after {
             details.insert("retryAfterSeconds".into(), json!(secs));
         }
         let mut status = json!({

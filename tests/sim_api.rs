@@ -1,0 +1,665 @@
+//! The simulated API server, exercised through an unchanged `kube::Client`.
+
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+};
+use k8s_openapi::api::core::v1::{ContainerStateWaiting, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::{
+    Api, DeleteParams, DynamicObject, EvictParams, ListParams, Patch, PatchParams, PostParams,
+    Preconditions, WatchEvent, WatchParams,
+};
+use kube::core::GroupVersionKind;
+use ops_pod_cleaner::sim::{Injected, SimCluster, SimServer};
+use serde_json::{Value, json};
+
+async fn start() -> (SimCluster, SimServer) {
+    let cluster = SimCluster::new();
+    let server = SimServer::start(cluster.clone())
+        .await
+        .expect("server starts");
+    (cluster, server)
+}
+
+/// A pod bound to a node and running, seeded directly.
+fn running_pod(ns: &str, name: &str, labels: Value) -> Pod {
+    serde_json::from_value(json!({
+        "metadata": { "name": name, "namespace": ns, "labels": labels },
+        "spec": { "nodeName": "sim-node-1", "terminationGracePeriodSeconds": 30,
+                  "containers": [{ "name": "app", "image": "nginx:1.27" }] },
+        "status": { "phase": "Running",
+                    "conditions": [{ "type": "Ready", "status": "True" }] },
+    }))
+    .expect("valid pod")
+}
+
+fn api_status(err: kube::Error) -> kube::core::Status {
+    match err {
+        kube::Error::Api(status) => *status,
+        other => panic!("expected an API error, got {other}"),
+    }
+}
+
+/// Poll until `check` holds (the kubelet works on a 100 ms tick).
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..100 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting for: {what}");
+}
+
+fn deployment(name: &str, replicas: i32) -> Deployment {
+    serde_json::from_value(json!({
+        "metadata": { "name": name, "namespace": "default" },
+        "spec": {
+            "replicas": replicas,
+            "selector": { "matchLabels": { "app": name } },
+            "template": {
+                "metadata": { "labels": { "app": name } },
+                "spec": { "terminationGracePeriodSeconds": 1,
+                          "containers": [{ "name": "app", "image": "nginx:1.27" }] },
+            },
+        },
+    }))
+    .expect("valid deployment")
+}
+
+fn live_pods_of(cluster: &SimCluster, prefix: &str) -> Vec<Pod> {
+    cluster
+        .pods()
+        .into_iter()
+        .filter(|p| {
+            p.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with(prefix))
+        })
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .collect()
+}
+
+#[tokio::test]
+async fn lists_page_with_limit_and_continue_on_a_consistent_snapshot() {
+    let (cluster, server) = start().await;
+    for i in 0..5 {
+        cluster.create_pod(running_pod("default", &format!("p{i}"), json!({})));
+    }
+    let pods: Api<Pod> = Api::default_namespaced(server.client());
+    let first = pods.list(&ListParams::default().limit(2)).await.unwrap();
+    assert_eq!(first.items.len(), 2);
+    assert_eq!(first.metadata.remaining_item_count, Some(3));
+    let token = first.metadata.continue_.clone().expect("a continue token");
+
+    // A pod created between pages is not part of the snapshot being paged.
+    cluster.create_pod(running_pod("default", "p9", json!({})));
+    let mut names: Vec<String> = first
+        .items
+        .iter()
+        .filter_map(|p| p.metadata.name.clone())
+        .collect();
+    let mut token = Some(token);
+    while let Some(t) = token {
+        let page = pods
+            .list(&ListParams::default().limit(2).continue_token(&t))
+            .await
+            .unwrap();
+        assert_eq!(
+            page.metadata.resource_version,
+            first.metadata.resource_version
+        );
+        names.extend(page.items.iter().filter_map(|p| p.metadata.name.clone()));
+        token = page.metadata.continue_.filter(|c| !c.is_empty());
+    }
+    assert_eq!(names, ["p0", "p1", "p2", "p3", "p4"]);
+    assert_eq!(
+        pods.list(&ListParams::default()).await.unwrap().items.len(),
+        6
+    );
+}
+
+#[tokio::test]
+async fn continue_token_expires_after_compaction() {
+    let (cluster, server) = start().await;
+    for i in 0..3 {
+        cluster.create_pod(running_pod("default", &format!("p{i}"), json!({})));
+    }
+    let pods: Api<Pod> = Api::default_namespaced(server.client());
+    let first = pods.list(&ListParams::default().limit(1)).await.unwrap();
+    let token = first.metadata.continue_.expect("token");
+    cluster.create_pod(running_pod("default", "later", json!({})));
+    cluster.faults().compact_history();
+    let err = pods
+        .list(&ListParams::default().limit(1).continue_token(&token))
+        .await
+        .unwrap_err();
+    let status = api_status(err);
+    assert_eq!((status.code, status.reason.as_str()), (410, "Expired"));
+}
+
+#[tokio::test]
+async fn selectors_filter_lists() {
+    let (cluster, server) = start().await;
+    cluster.create_pod(running_pod(
+        "default",
+        "web",
+        json!({ "app": "web", "tier": "front" }),
+    ));
+    cluster.create_pod(running_pod("default", "db", json!({ "app": "db" })));
+    cluster.create_pod(running_pod("other", "web", json!({ "app": "web" })));
+    let all: Api<Pod> = Api::all(server.client());
+    let names = |l: kube::core::ObjectList<Pod>| -> Vec<String> {
+        l.items
+            .into_iter()
+            .filter_map(|p| p.metadata.namespace.zip(p.metadata.name))
+            .map(|(a, b)| format!("{a}/{b}"))
+            .collect()
+    };
+    let webs = all
+        .list(&ListParams::default().labels("app=web,tier!=back"))
+        .await
+        .unwrap();
+    assert_eq!(names(webs), ["default/web", "other/web"]);
+    let by_name = all
+        .list(&ListParams::default().fields("metadata.name=db"))
+        .await
+        .unwrap();
+    assert_eq!(names(by_name), ["default/db"]);
+    let by_node = all
+        .list(&ListParams::default().fields("spec.nodeName=sim-node-2"))
+        .await
+        .unwrap();
+    assert!(by_node.items.is_empty());
+    let err = all
+        .list(&ListParams::default().fields("spec.bogus=x"))
+        .await
+        .unwrap_err();
+    assert_eq!(api_status(err).code, 400);
+}
+
+#[tokio::test]
+async fn watch_from_a_version_replays_added_modified_deleted() {
+    let (cluster, server) = start().await;
+    let pods: Api<Pod> = Api::default_namespaced(server.client());
+    let rv = pods
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    cluster.create_pod(running_pod("default", "w", json!({})));
+    cluster.create_pod(running_pod("elsewhere", "x", json!({})));
+    cluster.update_pod_status("default", "w", |s| s.phase = Some("Failed".into()));
+    pods.delete("w", &DeleteParams::default()).await.unwrap();
+
+    let stream = pods
+        .watch(&WatchParams::default().timeout(2), &rv)
+        .await
+        .unwrap();
+    let events: Vec<String> = stream
+        .take(3)
+        .map_ok(|e| match e {
+            WatchEvent::Added(p) => format!("ADDED {}", p.metadata.name.unwrap_or_default()),
+            WatchEvent::Modified(p) => format!("MODIFIED {}", p.metadata.name.unwrap_or_default()),
+            WatchEvent::Deleted(p) => format!("DELETED {}", p.metadata.name.unwrap_or_default()),
+            other => format!("{other:?}"),
+        })
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(events, ["ADDED w", "MODIFIED w", "DELETED w"]);
+}
+
+#[tokio::test]
+async fn watch_sends_bookmarks_and_live_events() {
+    let (cluster, server) = start().await;
+    cluster.set_bookmark_interval(Duration::from_millis(100));
+    let pods: Api<Pod> = Api::default_namespaced(server.client());
+    let rv = cluster.resource_version().to_string();
+    let mut stream = pods
+        .watch(&WatchParams::default().timeout(5), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    let first = stream.try_next().await.unwrap().expect("an event");
+    let WatchEvent::Bookmark(b) = first else {
+        panic!("expected a bookmark, got {first:?}")
+    };
+    assert_eq!(b.metadata.resource_version, rv);
+    cluster.create_pod(running_pod("default", "live", json!({})));
+    loop {
+        match stream.try_next().await.unwrap().expect("an event") {
+            WatchEvent::Added(p) => {
+                assert_eq!(p.metadata.name.as_deref(), Some("live"));
+                break;
+            }
+            WatchEvent::Bookmark(_) => continue,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn watch_from_a_compacted_version_gets_410_expired() {
+    let (cluster, server) = start().await;
+    let pods: Api<Pod> = Api::default_namespaced(server.client());
+    let old = cluster.resource_version().to_string();
+    cluster.create_pod(running_pod("default", "a", json!({})));
+    cluster.compact();
+    let mut stream = pods
+        .watch(&WatchParams::default().timeout(2), &old)
+        .await
+        .unwrap()
+        .boxed();
+    match stream.try_next().await.unwrap() {
+        Some(WatchEvent::Error(status)) => {
+            assert_eq!((status.code, status.reason.as_str()), (410, "Expired"))
+        }
+        other => panic!("expected a 410 ERROR event, got {other:?}"),
+    }
+    assert!(
+        stream.try_next().await.unwrap().is_none(),
+        "the stream closes after the error"
+    );
+}
+
+#[tokio::test]
+async fn graceful_delete_completes_on_a_live_node_but_not_on_a_lost_one() {
+    let (cluster, server) = start().await;
+    cluster.create_pod(running_pod("default", "live", json!({})));
+    let mut lost = running_pod("default", "lost", json!({}));
+    lost.spec.as_mut().unwrap().node_name = Some("sim-node-2".into());
+    cluster.create_pod(lost);
+    cluster.set_node_alive("sim-node-2", false);
+    let pods: Api<Pod> = Api::default_namespaced(server.client());
+
+    for name in ["live", "lost"] {
+        let res = pods
+            .delete(name, &DeleteParams::default().grace_period(1))
+            .await
+            .unwrap();
+        let pod = res.left().expect("a graceful delete returns the pod");
+        assert!(pod.metadata.deletion_timestamp.is_some());
+        assert_eq!(pod.metadata.deletion_grace_period_seconds, Some(1));
+    }
+    eventually("live pod removed after its grace", || {
+        cluster.pod("default", "live").is_none()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stuck = cluster
+        .pod("default", "lost")
+        .expect("still there on a lost node");
+    assert!(stuck.metadata.deletion_timestamp.is_some());
+
+    pods.delete("lost", &DeleteParams::default().grace_period(0))
+        .await
+        .unwrap();
+    assert!(cluster.pod("default", "lost").is_none());
+}
+
+#[tokio::test]
+async fn force_delete_waits_for_finalizers() {
+    let (cluster, server) = start().await;
+    let mut pod = running_pod("default", "fin", json!({}));
+    pod.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    cluster.create_pod(pod);
+    let pods: Api<Pod> = Api::default_namespaced(server.client());
+    pods.delete("fin", &DeleteParams::default().grace_period(0))
+        .await
+        .unwrap();
+    let held = cluster
+        .pod("default", "fin")
+        .expect("held by its finalizer");
+    assert!(held.metadata.deletion_timestamp.is_some());
+    assert_eq!(held.metadata.deletion_grace_period_seconds, Some(0));
+
+    // A JSON patch, sent raw: kube's typed `Patch::Json` needs the json-patch crate.
+    let body =
+        serde_json::to_vec(&json!([{ "op": "remove", "path": "/metadata/finalizers" }])).unwrap();
+    let req = http::Request::patch("/api/v1/namespaces/default/pods/fin")
+        .header("content-type", "application/json-patch+json")
+        .body(body)
+        .unwrap();
+    let last: Pod = server.client().request(req).await.unwrap();
+    assert!(last.metadata.finalizers.is_none());
+    assert!(cluster.pod("default", "fin").is_none());
+}
+
+#[tokio::test]
+async fn uid_precondition_mismatch_is_409_and_missing_pod_is_404() {
+    let (cluster, server) = start().await;
+    cluster.create_pod(running_pod("default", "p", json!({})));
+    let pods: Api<Pod> = Api::default_namespaced(server.client());
+    let dp = DeleteParams::default().preconditions(Preconditions {
+        uid: Some("not-the-uid".into()),
+        ..Default::default()
+    });
+    let status = api_status(pods.delete("p", &dp).await.unwrap_err());
+    assert_eq!((status.code, status.reason.as_str()), (409, "Conflict"));
+    assert!(
+        status
+            .message
+            .contains("Precondition failed: UID in precondition: not-the-uid"),
+        "{}",
+        status.message
+    );
+    assert!(cluster.pod("default", "p").is_some());
+
+    let status = api_status(pods.get("nope").await.unwrap_err());
+    assert_eq!((status.code, status.reason.as_str()), (404, "NotFound"));
+    assert_eq!(status.message, "pods \"nope\" not found");
+    assert_eq!(status.details.map(|d| d.name), Some("nope".to_string()));
+}
+
+#[tokio::test]
+async fn replica_set_replaces_a_deleted_pod() {
+    let (cluster, server) = start().await;
+    let rs: ReplicaSet = serde_json::from_value(json!({
+        "metadata": { "name": "web", "namespace": "default" },
+        "spec": { "replicas": 2, "selector": { "matchLabels": { "app": "web" } },
+                  "template": { "metadata": { "labels": { "app": "web" } },
+                                "spec": { "containers": [{ "name": "app", "image": "nginx:1.27" }] } } },
+    }))
+    .unwrap();
+    let rs = cluster.create_replicaset(rs);
+    let before = live_pods_of(&cluster, "web-");
+    assert_eq!(before.len(), 2);
+    let owner = &before[0].metadata.owner_references.as_ref().unwrap()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.controller),
+        ("ReplicaSet", Some(true))
+    );
+    assert_eq!(Some(&owner.uid), rs.metadata.uid.as_ref());
+    assert_eq!(
+        before[0].status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some("Running")
+    );
+
+    let pods: Api<Pod> = Api::default_namespaced(server.client());
+    let victim = before[0].metadata.name.clone().unwrap();
+    pods.delete(&victim, &DeleteParams::default().grace_period(0))
+        .await
+        .unwrap();
+    let after = live_pods_of(&cluster, "web-");
+    assert_eq!(after.len(), 2);
+    assert!(
+        after
+            .iter()
+            .all(|p| p.metadata.name.as_deref() != Some(victim.as_str()))
+    );
+}
+
+#[tokio::test]
+async fn deployment_scale_to_zero_removes_its_pods() {
+    let (cluster, server) = start().await;
+    cluster.create_deployment(deployment("api", 3));
+    assert_eq!(live_pods_of(&cluster, "api-").len(), 3);
+    let deployments: Api<Deployment> = Api::default_namespaced(server.client());
+    let scale = deployments.get_scale("api").await.unwrap();
+    assert_eq!(scale.spec.and_then(|s| s.replicas), Some(3));
+
+    let patch = Patch::Merge(json!({ "spec": { "replicas": 0 } }));
+    let scaled = deployments
+        .patch_scale("api", &PatchParams::default(), &patch)
+        .await
+        .unwrap();
+    assert_eq!(scaled.spec.and_then(|s| s.replicas), Some(0));
+    assert!(live_pods_of(&cluster, "api-").is_empty());
+    eventually("terminating pods removed", || cluster.pods().is_empty()).await;
+    let d = deployments.get("api").await.unwrap();
+    assert_eq!(d.spec.and_then(|s| s.replicas), Some(0));
+}
+
+#[tokio::test]
+async fn image_pull_shaper_keeps_producing_failing_pods() {
+    let (cluster, _server) = start().await;
+    cluster.set_pod_shaper(|pod| {
+        let status = pod.status.get_or_insert_with(Default::default);
+        for cs in status.container_statuses.iter_mut().flatten() {
+            cs.ready = false;
+            cs.state = Some(k8s_openapi::api::core::v1::ContainerState {
+                waiting: Some(ContainerStateWaiting {
+                    reason: Some("ImagePullBackOff".into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            });
+        }
+        status.phase = Some("Pending".into());
+        status.conditions = None;
+    });
+    cluster.create_deployment(deployment("bad", 2));
+    let pods = live_pods_of(&cluster, "bad-");
+    assert_eq!(pods.len(), 2);
+    let reason = pods[0]
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+        .and_then(|c| {
+            c[0].state
+                .as_ref()
+                .and_then(|s| s.waiting.as_ref())
+                .and_then(|w| w.reason.clone())
+        });
+    assert_eq!(reason.as_deref(), Some("ImagePullBackOff"));
+}
+
+#[tokio::test]
+async fn statefulset_owns_ordinal_pods() {
+    let (cluster, _server) = start().await;
+    let sts: StatefulSet = serde_json::from_value(json!({
+        "metadata": { "name": "db", "namespace": "default" },
+        "spec": { "replicas": 2, "serviceName": "db", "selector": { "matchLabels": { "app": "db" } },
+                  "template": { "metadata": { "labels": { "app": "db" } },
+                                "spec": { "containers": [{ "name": "db", "image": "postgres:16" }] } } },
+    }))
+    .unwrap();
+    cluster.create_statefulset(sts);
+    let names: Vec<String> = live_pods_of(&cluster, "db-")
+        .into_iter()
+        .filter_map(|p| p.metadata.name)
+        .collect();
+    assert_eq!(names, ["db-0", "db-1"]);
+}
+
+#[tokio::test]
+async fn rollout_scales_through_the_dynamic_api() {
+    let (cluster, server) = start().await;
+    cluster.create_rollout(json!({
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Rollout",
+        "metadata": { "name": "canary", "namespace": "default" },
+        "spec": { "replicas": 2, "selector": { "matchLabels": { "app": "canary" } },
+                  "template": { "metadata": { "labels": { "app": "canary" } },
+                                "spec": { "containers": [{ "name": "app", "image": "nginx:1.27" }] } } },
+    }));
+    assert_eq!(live_pods_of(&cluster, "canary-").len(), 2);
+    let client = server.client();
+    let gvk = GroupVersionKind::gvk("argoproj.io", "v1alpha1", "Rollout");
+    let (ar, _caps) = kube::discovery::pinned_kind(&client, &gvk).await.unwrap();
+    assert_eq!(ar.plural, "rollouts");
+    let rollouts: Api<DynamicObject> = Api::namespaced_with(client, "default", &ar);
+    let patch = Patch::Merge(json!({ "spec": { "replicas": 0 } }));
+    rollouts
+        .patch_scale("canary", &PatchParams::default(), &patch)
+        .await
+        .unwrap();
+    assert!(live_pods_of(&cluster, "canary-").is_empty());
+    let obj = rollouts.get("canary").await.unwrap();
+    assert_eq!(obj.data["spec"]["replicas"], 0);
+}
+
+#[tokio::test]
+async fn eviction_honours_the_disruption_budget() {
+    let (cluster, server) = start().await;
+    cluster.create_deployment(deployment("guarded", 2));
+    let pdb: PodDisruptionBudget = serde_json::from_value(json!({
+        "metadata": { "name": "guard", "namespace": "default" },
+        "spec": { "minAvailable": 2, "selector": { "matchLabels": { "app": "guarded" } } },
+    }))
+    .unwrap();
+    cluster.create_pdb(pdb);
+    let pods: Api<Pod> = Api::default_namespaced(server.client());
+    let victim = live_pods_of(&cluster, "guarded-")[0]
+        .metadata
+        .name
+        .clone()
+        .unwrap();
+    let status = api_status(
+        pods.evict(&victim, &EvictParams::default())
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        (status.code, status.reason.as_str()),
+        (429, "TooManyRequests")
+    );
+    assert_eq!(
+        status.message,
+        "Cannot evict pod as it would violate the pod's disruption budget."
+    );
+
+    let relax = Patch::Merge(json!({ "spec": { "minAvailable": 1 } }));
+    let pdbs: Api<PodDisruptionBudget> = Api::default_namespaced(server.client());
+    pdbs.patch("guard", &PatchParams::default(), &relax)
+        .await
+        .unwrap();
+    pods.evict(&victim, &EvictParams::default()).await.unwrap();
+    let evicted = cluster.pod("default", &victim).expect("evicted gracefully");
+    assert!(evicted.metadata.deletion_timestamp.is_some());
+    let status = api_status(
+        pods.evict("missing", &EvictParams::default())
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(status.code, 404);
+}
+
+#[tokio::test]
+async fn denied_verbs_are_forbidden_and_reviews_say_so() {
+    let (cluster, server) = start().await;
+    cluster.create_pod(running_pod("default", "x", json!({})));
+    cluster.faults().deny("delete", "pods", Some("default"));
+    let client = server.client();
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    let status = api_status(
+        pods.delete("x", &DeleteParams::default())
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(status.code, 403);
+    assert_eq!(
+        status.message,
+        "pods \"x\" is forbidden: User \"system:serviceaccount:sim:tester\" cannot delete resource \"pods\" in API group \"\" in the namespace \"default\""
+    );
+    assert!(cluster.pod("default", "x").is_some());
+
+    let reviews: Api<SelfSubjectAccessReview> = Api::all(client);
+    let review = |verb: &str| SelfSubjectAccessReview {
+        spec: SelfSubjectAccessReviewSpec {
+            resource_attributes: Some(ResourceAttributes {
+                namespace: Some("default".into()),
+                verb: Some(verb.into()),
+                resource: Some("pods".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let denied = reviews
+        .create(&PostParams::default(), &review("delete"))
+        .await
+        .unwrap();
+    assert!(!denied.status.unwrap().allowed);
+    let allowed = reviews
+        .create(&PostParams::default(), &review("list"))
+        .await
+        .unwrap();
+    assert!(allowed.status.unwrap().allowed);
+}
+
+#[tokio::test]
+async fn throttling_fault_answers_429_with_retry_after() {
+    let (_cluster, server) = start().await;
+    server.cluster().faults().fail_next(
+        1,
+        Some("GET"),
+        "/api/v1/namespaces/default/pods",
+        Injected::TooManyRequests {
+            retry_after_secs: 7,
+        },
+    );
+    let client = server.client();
+    let req = http::Request::get("/api/v1/namespaces/default/pods")
+        .body(kube::client::Body::empty())
+        .unwrap();
+    let resp = client.send(req).await.unwrap();
+    assert_eq!(resp.status(), 429);
+    assert_eq!(
+        resp.headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok()),
+        Some("7")
+    );
+    let pods: Api<Pod> = Api::default_namespaced(client);
+    assert!(
+        pods.list(&ListParams::default()).await.is_ok(),
+        "only the next request fails"
+    );
+
+    server
+        .cluster()
+        .faults()
+        .throttle_next(1, None, "/api/v1", 3);
+    let status = api_status(pods.list(&ListParams::default()).await.unwrap_err());
+    assert_eq!(status.code, 429);
+    assert_eq!(status.details.map(|d| d.retry_after_seconds), Some(3));
+}
+
+#[tokio::test]
+async fn dropped_watches_end_and_kubeconfig_works() {
+    let (cluster, server) = start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubeconfig");
+    server.write_kubeconfig(&path).unwrap();
+    let kubeconfig = kube::config::Kubeconfig::read_from(&path).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(config.default_namespace, "default");
+    let client = kube::Client::try_from(config).unwrap();
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    assert!(
+        pods.list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    let rv = cluster.resource_version().to_string();
+    let mut stream = pods
+        .watch(&WatchParams::default().timeout(30), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    cluster.faults().drop_watches();
+    let ended = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match stream.next().await {
+                None | Some(Err(_)) => return,
+                Some(Ok(_)) => continue,
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the watch ends when dropped");
+}
