@@ -135,6 +135,12 @@ fn condition(pdb: &Value, ok: bool) -> Value {
 
 /// POST `pods/{name}/eviction`: delete gracefully unless a budget forbids it.
 pub fn evict(s: &mut State, ns: &str, name: &str, body: &Value) -> ApiResult<Value> {
+    let body_name = meta::name(body);
+    if !body_name.is_empty() && body_name != name {
+        return Err(ApiError::bad_request(format!(
+            "name in URL does not match name in Eviction object: {name} != {body_name}"
+        )));
+    }
     let pod = ops::get(s, Res::Pod, ns, name)?;
     let opts = delete_options(body);
     ops::check_preconditions(Res::Pod, &pod, &opts)?;
