@@ -712,3 +712,67 @@ async fn demo_cluster_has_every_kind_of_trouble_and_settles() {
         cluster.pods().len()
     );
 }
+
+#[tokio::test]
+async fn stalled_watches_resume_and_expired_watches_get_410() {
+    let (cluster, server) = start().await;
+    let pods: Api<Pod> = Api::default_namespaced(server.client());
+    let rv = cluster.resource_version().to_string();
+    let params = WatchParams::default().disable_bookmarks().timeout(10);
+    let mut stream = pods.watch(&params, &rv).await.unwrap().boxed();
+    cluster.faults().stall_watches(true);
+    cluster.create_pod(running_pod("default", "quiet", json!({})));
+    let early = tokio::time::timeout(Duration::from_millis(400), stream.try_next()).await;
+    assert!(early.is_err(), "nothing arrives while stalled");
+    cluster.faults().stall_watches(false);
+    match stream.try_next().await.unwrap() {
+        Some(WatchEvent::Added(p)) => assert_eq!(p.metadata.name.as_deref(), Some("quiet")),
+        other => panic!("expected the held-back ADDED, got {other:?}"),
+    }
+
+    cluster.faults().expire_next_watch();
+    let current = cluster.resource_version().to_string();
+    let mut expired = pods.watch(&params, &current).await.unwrap().boxed();
+    match expired.try_next().await.unwrap() {
+        Some(WatchEvent::Error(status)) => assert_eq!(status.code, 410),
+        other => panic!("expected 410, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn injected_401_500_and_events_round_trip() {
+    let (cluster, server) = start().await;
+    let client = server.client();
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    cluster.faults().set_unauthorized(true);
+    assert_eq!(
+        api_status(pods.list(&ListParams::default()).await.unwrap_err()).code,
+        401
+    );
+    cluster.faults().set_unauthorized(false);
+    cluster.faults().fail_next(
+        1,
+        None,
+        "/api/v1/namespaces/default/pods/x",
+        Injected::InternalError,
+    );
+    assert_eq!(api_status(pods.get("x").await.unwrap_err()).code, 500);
+    assert_eq!(api_status(pods.get("x").await.unwrap_err()).code, 404);
+
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::default_namespaced(client.clone());
+    let event = serde_json::from_value(json!({
+        "metadata": { "generateName": "x." },
+        "involvedObject": { "kind": "Pod", "namespace": "default", "name": "x" },
+        "reason": "Cleaned", "message": "deleted by ops-pod-cleaner", "type": "Normal",
+    }))
+    .unwrap();
+    events.create(&PostParams::default(), &event).await.unwrap();
+    let v1: Api<k8s_openapi::api::events::v1::Event> = Api::default_namespaced(client);
+    let listed = v1.list(&ListParams::default()).await.unwrap();
+    assert_eq!(listed.items.len(), 1);
+    assert_eq!(
+        listed.items[0].note.as_deref(),
+        Some("deleted by ops-pod-cleaner")
+    );
+    assert_eq!(cluster.events()[0].reason.as_deref(), Some("Cleaned"));
+}

@@ -20,6 +20,10 @@ pub fn handle(ctx: &Ctx, t: &Target, watch: bool) -> ApiResult<Reply> {
     let ok = |v: Value| Ok(Reply::Json(StatusCode::OK, v));
     let created = |v: Value| Ok(Reply::Json(StatusCode::CREATED, v));
     let c = &ctx.cluster;
+    // Cluster-wide paths of namespaced resources only serve reads.
+    if res.def().namespaced && t.namespace.is_none() && ctx.method != Method::GET {
+        return Err(ApiError::method_not_allowed());
+    }
     match (&ctx.method, t.name.as_deref(), t.sub.as_deref()) {
         (&Method::GET, name, None) if watch => start_watch(ctx, t, name),
         (&Method::GET, None, None) => {

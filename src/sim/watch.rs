@@ -134,7 +134,8 @@ async fn run(
                     send(&mut tx, &event).await?;
                 }
             }
-            cursor = rv;
+            // Never move back: a client may ask for a version from the future.
+            cursor = cursor.max(rv);
             if spec.bookmarks && Instant::now() >= next_bookmark {
                 send(&mut tx, &bookmark(spec.res, cursor, false)).await?;
                 next_bookmark = Instant::now() + interval;
