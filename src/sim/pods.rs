@@ -76,6 +76,8 @@ pub fn start(s: &mut State, ns: &str, name: &str) {
         n => Some(n.to_string()),
     };
     match node {
+        // Nothing runs on a lost node: the pod stays Pending there.
+        Some(node) if s.nodes.get(&node) == Some(&false) => pod["spec"]["nodeName"] = json!(node),
         Some(node) => {
             pod["spec"]["nodeName"] = json!(node);
             pod["status"] = running_status(&pod, &node, s.store.rv(), now);
