@@ -776,3 +776,88 @@ async fn injected_401_500_and_events_round_trip() {
     );
     assert_eq!(cluster.events()[0].reason.as_deref(), Some("Cleaned"));
 }
+
+#[tokio::test]
+async fn malformed_requests_get_status_errors_not_panics() {
+    let (cluster, server) = start().await;
+    cluster.create_pod(running_pod("default", "p", json!({})));
+    let client = server.client();
+    let send = |method: &str, path: &str, ct: &str, body: &str| {
+        let req = http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("content-type", ct)
+            .body(body.as_bytes().to_vec())
+            .unwrap();
+        let client = client.clone();
+        async move { api_status(client.request::<Value>(req).await.unwrap_err()) }
+    };
+    let pods = "/api/v1/namespaces/default/pods";
+    assert_eq!(
+        send("POST", pods, "application/json", "{not json")
+            .await
+            .code,
+        400
+    );
+    assert_eq!(
+        send("PUT", &format!("{pods}/p"), "application/json", "[1]")
+            .await
+            .code,
+        400
+    );
+    assert_eq!(
+        send(
+            "PATCH",
+            &format!("{pods}/p"),
+            "application/merge-patch+json",
+            "7"
+        )
+        .await
+        .code,
+        400
+    );
+    assert_eq!(
+        send("PATCH", &format!("{pods}/p"), "text/plain", "{}")
+            .await
+            .code,
+        415
+    );
+    let bad_op = r#"[{"op":"remove","path":"/metadata/nope"}]"#;
+    assert_eq!(
+        send(
+            "PATCH",
+            &format!("{pods}/p"),
+            "application/json-patch+json",
+            bad_op
+        )
+        .await
+        .code,
+        422
+    );
+    let rollouts = "/apis/argoproj.io/v1alpha1/namespaces/default/rollouts";
+    let bad_rollout = r#"{"metadata":{"name":"r"},"spec":{"template":"oops"}}"#;
+    assert_eq!(
+        send("POST", rollouts, "application/json", bad_rollout)
+            .await
+            .code,
+        422
+    );
+    assert_eq!(
+        send(
+            "GET",
+            "/api/v1/namespaces/default/widgets",
+            "application/json",
+            ""
+        )
+        .await
+        .code,
+        404
+    );
+    assert_eq!(
+        send("POST", "/api/v1/pods", "application/json", "{}")
+            .await
+            .code,
+        405
+    );
+    assert!(cluster.pod("default", "p").is_some());
+}

@@ -55,6 +55,9 @@ pub fn handle(ctx: &Ctx, t: &Target, watch: bool) -> ApiResult<Reply> {
             let kind = PatchKind::from_content_type(&ctx.content_type)
                 .ok_or_else(|| ApiError::unsupported_media_type(&ctx.content_type))?;
             let body = ctx.json()?;
+            if kind != PatchKind::Json && !body.is_object() {
+                return Err(ApiError::bad_request("a merge patch must be a JSON object"));
+            }
             match sub {
                 Some("scale") => ok(c.mutate(|s| scale::patch(s, res, ns, name, kind, &body))?),
                 Some("status") => {

@@ -101,6 +101,11 @@ fn admit_new(s: &mut State, res: Res, ns: &str, body: Value) -> ApiResult<Value>
 
 /// Set `apiVersion`/`kind`, rejecting a body of another type.
 fn check_type(res: Res, mut body: Value) -> ApiResult<Value> {
+    if !body.is_object() {
+        return Err(ApiError::bad_request(
+            "the request body must be a JSON object",
+        ));
+    }
     let want_version = res.api_version();
     let version = meta::str_at(&body, "/apiVersion");
     if !version.is_empty() && version != want_version {
@@ -137,8 +142,47 @@ pub fn canonical(res: Res, v: Value) -> ApiResult<Value> {
         Res::Deployment => roundtrip::<Deployment>(v),
         Res::StatefulSet => roundtrip::<StatefulSet>(v),
         Res::PodDisruptionBudget => roundtrip::<PodDisruptionBudget>(v),
-        Res::Rollout => Ok(v),
+        Res::Rollout => validate_custom(v),
     }
+}
+
+/// Custom resources have no Rust type; check the shape the controllers rely on.
+fn validate_custom(v: Value) -> ApiResult<Value> {
+    const OBJECTS: [&str; 8] = [
+        "/metadata",
+        "/spec",
+        "/spec/selector",
+        "/spec/selector/matchLabels",
+        "/spec/template",
+        "/spec/template/metadata",
+        "/spec/template/metadata/labels",
+        "/spec/template/spec",
+    ];
+    let invalid = |why: String| {
+        ApiError::invalid(
+            Res::Rollout.group(),
+            Res::Rollout.kind(),
+            meta::name(&v),
+            &why,
+        )
+    };
+    if let Some(p) = OBJECTS
+        .iter()
+        .find(|p| v.pointer(p).is_some_and(|x| !x.is_object() && !x.is_null()))
+    {
+        return Err(invalid(format!(
+            "{}: Invalid value: must be an object",
+            &p[1..].replace('/', ".")
+        )));
+    }
+    if v.pointer("/spec/replicas")
+        .is_some_and(|r| !r.is_i64() && !r.is_null())
+    {
+        return Err(invalid(
+            "spec.replicas: Invalid value: must be an integer".into(),
+        ));
+    }
+    Ok(v)
 }
 
 /// PUT: the whole object, or only its status.
