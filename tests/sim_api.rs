@@ -665,55 +665,6 @@ async fn dropped_watches_end_and_kubeconfig_works() {
 }
 
 #[tokio::test]
-async fn demo_cluster_has_every_kind_of_trouble_and_settles() {
-    let demo = ops_pod_cleaner::sim::demo::start().await.unwrap();
-    let cluster = demo.cluster().clone();
-    let waiting = |p: &Pod| -> Option<String> {
-        let cs = p.status.as_ref()?.container_statuses.as_ref()?.first()?;
-        cs.state.as_ref()?.waiting.as_ref()?.reason.clone()
-    };
-    let reasons: Vec<(String, Option<String>)> = cluster
-        .pods()
-        .iter()
-        .map(|p| (p.metadata.name.clone().unwrap_or_default(), waiting(p)))
-        .collect();
-    let has = |prefix: &str, reason: &str| {
-        reasons
-            .iter()
-            .any(|(n, r)| n.starts_with(prefix) && r.as_deref() == Some(reason))
-    };
-    assert!(has("checkout-", "ImagePullBackOff"), "{reasons:?}");
-    assert!(has("worker-", "CrashLoopBackOff"));
-    assert!(has("ledger-", "CreateContainerConfigError"));
-    let evicted = cluster
-        .pods()
-        .into_iter()
-        .filter(|p| p.status.as_ref().and_then(|s| s.reason.as_deref()) == Some("Evicted"));
-    assert_eq!(evicted.count(), 2);
-    assert!(
-        cluster
-            .pod("payments", "stuck-on-lost-node")
-            .and_then(|p| p.metadata.deletion_timestamp)
-            .is_some()
-    );
-    let running_web = live_pods_of(&cluster, "web-")
-        .into_iter()
-        .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"));
-    assert_eq!(running_web.count(), 3);
-
-    // Controllers settle: nothing changes on its own.
-    let rv = cluster.resource_version();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(cluster.resource_version(), rv);
-
-    let pods: Api<Pod> = Api::all(demo.client());
-    assert_eq!(
-        pods.list(&ListParams::default()).await.unwrap().items.len(),
-        cluster.pods().len()
-    );
-}
-
-#[tokio::test]
 async fn stalled_watches_resume_and_expired_watches_get_410() {
     let (cluster, server) = start().await;
     let pods: Api<Pod> = Api::default_namespaced(server.client());

@@ -23,7 +23,10 @@ pub struct Cluster {
 
 /// Build the client and prove the cluster answers, or say what to do.
 pub async fn connect(options: &ConnectOptions) -> Result<Cluster> {
-    let (name, config) = load_config(options).await?;
+    let (name, mut config) = load_config(options).await?;
+    // kube retries 429/5xx on its own by default; our actions and watch loop decide retries
+    // themselves (honouring Retry-After, giving up when a budget forbids), so only one layer does.
+    config.default_retry = false;
     let url = config.cluster_url.to_string();
     let client = Client::try_from(config)
         .map_err(|e| Error::Cluster(format!("cannot build a client for {url}: {e}")))?;

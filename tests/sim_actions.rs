@@ -1,0 +1,383 @@
+//! Tier 3: actions on the real client path against the simulated API, re-checked against a
+//! live watch cache, with their effects read back through the API.
+
+mod support;
+
+use std::time::Duration;
+
+use chrono::Utc;
+use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
+use k8s_openapi::api::core::v1::Pod;
+use ops_pod_cleaner::actions::{
+    Action, Executor, ExecutorSettings, Origin, Outcome, PodRef, RetryPolicy, WorkloadKind,
+    WorkloadRef,
+};
+use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
+use ops_pod_cleaner::rules::default_chain;
+use ops_pod_cleaner::sim::{SimCluster, SimServer};
+use serde_json::{Value, json};
+use support::pods::pod;
+
+struct Harness {
+    sim: SimCluster,
+    server: SimServer,
+    cache: Cache,
+    _watches: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Harness {
+    async fn start(sim: SimCluster) -> Harness {
+        let server = SimServer::start(sim.clone()).await.unwrap();
+        let cache = Cache::new();
+        let settings = WatchSettings {
+            min_backoff: Duration::from_millis(50),
+            ..WatchSettings::default()
+        };
+        let watches = spawn_watches(&server.client(), &[Scope::All], &cache, &settings);
+        eventually("sync", || cache.health().synced()).await;
+        Harness {
+            sim,
+            server,
+            cache,
+            _watches: watches,
+        }
+    }
+
+    fn executor(&self, events: bool) -> Executor {
+        let retry = RetryPolicy {
+            attempts: 3,
+            first_wait: Duration::from_millis(10),
+            max_wait: Duration::from_secs(2),
+        };
+        let settings = ExecutorSettings {
+            cluster: "sim".into(),
+            dry_run: false,
+            events,
+            retry,
+        };
+        Executor::new(
+            self.server.client(),
+            self.cache.clone(),
+            default_chain(),
+            None,
+            settings,
+        )
+    }
+
+    fn pod_ref(&self, ns: &str, name: &str) -> PodRef {
+        let pod = self
+            .sim
+            .pod(ns, name)
+            .unwrap_or_else(|| panic!("no pod {ns}/{name}"));
+        PodRef {
+            namespace: ns.into(),
+            name: name.into(),
+            uid: pod.metadata.uid.unwrap(),
+        }
+    }
+
+    async fn cached(&self, p: &PodRef) {
+        eventually("the pod in the cache", || self.cache.get(&p.uid).is_some()).await;
+    }
+}
+
+async fn eventually(what: &str, check: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !check() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn typed<T: serde::de::DeserializeOwned>(v: Value) -> T {
+    serde_json::from_value(v).unwrap()
+}
+
+fn workload(kind: &str, name: &str, replicas: i32) -> Value {
+    let mut w = json!({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name, "namespace": "default"},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}},
+                              "spec": {"containers": [{"name": name, "image": "registry.local/app:1"}]}}}});
+    if kind == "StatefulSet" {
+        w["spec"]["serviceName"] = json!(name);
+    }
+    w
+}
+
+/// Pods with this name prefix that are not on their way out (scaled-down pods terminate with a
+/// grace period, as on a real cluster).
+fn pods_of(sim: &SimCluster, prefix: &str) -> Vec<Pod> {
+    sim.pods()
+        .into_iter()
+        .filter(|p| {
+            p.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with(prefix))
+        })
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .collect()
+}
+
+#[tokio::test]
+async fn delete_removes_an_evicted_pod_and_records_an_event() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("web-1").evicted().json()));
+    let h = Harness::start(sim).await;
+    let target = h.pod_ref("default", "web-1");
+    h.cached(&target).await;
+    let outcome = h
+        .executor(true)
+        .run(&Action::Delete(target), Origin::Manual)
+        .await;
+    assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
+    assert!(h.sim.pod("default", "web-1").is_none());
+    let events = h.sim.events();
+    assert!(
+        events
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("PodDeleted")
+                && e.involved_object.name.as_deref() == Some("web-1"))
+    );
+}
+
+#[tokio::test]
+async fn a_stale_plan_never_deletes_the_replacement_pod_of_the_same_name() {
+    let sim = SimCluster::new();
+    sim.create_statefulset(typed(workload("StatefulSet", "db", 1)));
+    let h = Harness::start(sim).await;
+    eventually("db-0", || h.sim.pod("default", "db-0").is_some()).await;
+    let old = h.pod_ref("default", "db-0");
+    h.cached(&old).await;
+    // A stale cache still holds the old pod while the StatefulSet has replaced it.
+    let stale = Cache::new();
+    stale.upsert(
+        serde_json::from_value(
+            serde_json::to_value(h.sim.pod("default", "db-0").unwrap()).unwrap(),
+        )
+        .unwrap(),
+        Utc::now(),
+    );
+    let client = h.server.client();
+    let now = kube::api::DeleteParams::default().grace_period(0);
+    kube::Api::<Pod>::namespaced(client, "default")
+        .delete("db-0", &now)
+        .await
+        .unwrap();
+    eventually("the replacement", || {
+        h.sim
+            .pod("default", "db-0")
+            .is_some_and(|p| p.metadata.uid.as_deref() != Some(old.uid.as_str()))
+    })
+    .await;
+    let settings = ExecutorSettings {
+        cluster: "sim".into(),
+        ..Default::default()
+    };
+    let executor = Executor::new(h.server.client(), stale, default_chain(), None, settings);
+    let outcome = executor
+        .run(&Action::ForceDelete(old.clone()), Origin::Manual)
+        .await;
+    assert!(
+        matches!(&outcome, Outcome::Skipped(d) if d.contains("replaced")),
+        "{outcome:?}"
+    );
+    let replacement = h
+        .sim
+        .pod("default", "db-0")
+        .expect("the new db-0 is still there");
+    assert_ne!(replacement.metadata.uid.unwrap(), old.uid);
+}
+
+#[tokio::test]
+async fn force_delete_on_a_lost_node_and_finalizers_that_hold_a_pod() {
+    let sim = SimCluster::new();
+    sim.set_node_alive("sim-node-3", false);
+    sim.create_pod(typed(
+        pod("stuck")
+            .on_node("sim-node-3")
+            .terminating_since("2026-11-20T09:00:00Z")
+            .json(),
+    ));
+    sim.create_pod(typed(
+        pod("held")
+            .on_node("sim-node-3")
+            .terminating_since("2026-11-20T09:00:00Z")
+            .finalizers(&["example.com/hook"])
+            .json(),
+    ));
+    let h = Harness::start(sim).await;
+    let (stuck, held) = (h.pod_ref("default", "stuck"), h.pod_ref("default", "held"));
+    h.cached(&stuck).await;
+    h.cached(&held).await;
+    let exec = h.executor(false);
+    assert!(matches!(
+        exec.run(&Action::ForceDelete(stuck), Origin::Manual).await,
+        Outcome::Done(_)
+    ));
+    assert!(h.sim.pod("default", "stuck").is_none());
+    let outcome = exec
+        .run(&Action::ForceDelete(held.clone()), Origin::Manual)
+        .await;
+    assert!(
+        matches!(&outcome, Outcome::Done(d) if d.contains("example.com/hook")),
+        "{outcome:?}"
+    );
+    assert!(h.sim.pod("default", "held").is_some(), "finalizers keep it");
+    let outcome = exec
+        .run(&Action::RemoveFinalizers(held), Origin::Manual)
+        .await;
+    assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
+    eventually("the held pod to go", || {
+        h.sim.pod("default", "held").is_none()
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn scale_to_zero_and_undo_through_a_deployment() {
+    let sim = SimCluster::new();
+    sim.create_deployment(typed(workload("Deployment", "web", 3)));
+    let h = Harness::start(sim).await;
+    eventually("three pods", || pods_of(&h.sim, "web-").len() == 3).await;
+    let name = pods_of(&h.sim, "web-")[0].metadata.name.clone().unwrap();
+    let target = h.pod_ref("default", &name);
+    h.cached(&target).await;
+    let exec = h.executor(false);
+    let outcome = exec.run(&Action::ScaleToZero(target), Origin::Manual).await;
+    assert_eq!(
+        outcome,
+        Outcome::Done("scaled Deployment default/web from 3 to 0 (undo restores 3)".into())
+    );
+    let deployment: Deployment = h.sim.deployment("default", "web").unwrap();
+    assert_eq!(deployment.spec.unwrap().replicas, Some(0));
+    assert_eq!(
+        deployment.metadata.annotations.unwrap()["ops-pod-cleaner.io/replicas-before"],
+        "3"
+    );
+    eventually("the pods to go", || pods_of(&h.sim, "web-").is_empty()).await;
+
+    let web = WorkloadRef {
+        kind: WorkloadKind::Deployment,
+        namespace: "default".into(),
+        name: "web".into(),
+    };
+    let outcome = exec.run(&Action::UndoScale(web), Origin::Manual).await;
+    assert_eq!(
+        outcome,
+        Outcome::Done("restored Deployment default/web to 3 replicas".into())
+    );
+    let deployment: Deployment = h.sim.deployment("default", "web").unwrap();
+    assert_eq!(deployment.spec.unwrap().replicas, Some(3));
+    assert!(
+        !deployment
+            .metadata
+            .annotations
+            .unwrap_or_default()
+            .contains_key("ops-pod-cleaner.io/replicas-before")
+    );
+    eventually("the pods to return", || pods_of(&h.sim, "web-").len() == 3).await;
+}
+
+#[tokio::test]
+async fn scale_to_zero_of_a_statefulset_and_an_argo_rollout() {
+    let sim = SimCluster::new();
+    sim.create_statefulset(typed(workload("StatefulSet", "db", 2)));
+    let mut rollout = workload("Deployment", "canary", 2);
+    rollout["apiVersion"] = json!("argoproj.io/v1alpha1");
+    rollout["kind"] = json!("Rollout");
+    sim.create_rollout(rollout);
+    let h = Harness::start(sim).await;
+    eventually("pods", || {
+        pods_of(&h.sim, "db-").len() == 2 && pods_of(&h.sim, "canary-").len() == 2
+    })
+    .await;
+    let exec = h.executor(false);
+    for prefix in ["db-", "canary-"] {
+        let name = pods_of(&h.sim, prefix)[0].metadata.name.clone().unwrap();
+        let target = h.pod_ref("default", &name);
+        h.cached(&target).await;
+        let outcome = exec.run(&Action::ScaleToZero(target), Origin::Manual).await;
+        assert!(
+            matches!(&outcome, Outcome::Done(d) if d.contains("from 2 to 0")),
+            "{prefix}: {outcome:?}"
+        );
+        eventually("the pods to go", || pods_of(&h.sim, prefix).is_empty()).await;
+    }
+    let db: StatefulSet = h.sim.statefulset("default", "db").unwrap();
+    assert_eq!(db.spec.unwrap().replicas, Some(0));
+    assert_eq!(
+        h.sim.rollout("default", "canary").unwrap()["spec"]["replicas"],
+        0
+    );
+}
+
+#[tokio::test]
+async fn eviction_honours_a_disruption_budget() {
+    let sim = SimCluster::new();
+    sim.create_deployment(typed(workload("Deployment", "api", 2)));
+    sim.create_pdb(typed(
+        json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "api", "namespace": "default"},
+        "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "api"}}}}),
+    ));
+    let h = Harness::start(sim).await;
+    eventually("two pods", || pods_of(&h.sim, "api-").len() == 2).await;
+    let name = pods_of(&h.sim, "api-")[0].metadata.name.clone().unwrap();
+    let target = h.pod_ref("default", &name);
+    h.cached(&target).await;
+    let outcome = h
+        .executor(false)
+        .run(&Action::Evict(target), Origin::Manual)
+        .await;
+    assert!(
+        matches!(&outcome, Outcome::Failed(d) if d.contains("disruption budget")),
+        "{outcome:?}"
+    );
+    assert!(h.sim.pod("default", &name).is_some());
+}
+
+#[tokio::test]
+async fn a_denied_verb_is_refused_with_the_missing_permission() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("web-1").evicted().json()));
+    sim.faults().deny("delete", "pods", Some("default"));
+    let h = Harness::start(sim).await;
+    let target = h.pod_ref("default", "web-1");
+    h.cached(&target).await;
+    let outcome = h
+        .executor(false)
+        .run(&Action::Delete(target), Origin::Manual)
+        .await;
+    assert!(
+        matches!(&outcome, Outcome::Refused(d) if d.contains("may not delete pods in namespace default")),
+        "{outcome:?}"
+    );
+    assert!(h.sim.pod("default", "web-1").is_some());
+}
+
+#[tokio::test]
+async fn throttling_is_waited_out() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("web-1").evicted().json()));
+    let h = Harness::start(sim).await;
+    let target = h.pod_ref("default", "web-1");
+    h.cached(&target).await;
+    h.sim
+        .faults()
+        .throttle_next(1, Some("DELETE"), "/api/v1/namespaces/default/pods", 1);
+    let started = std::time::Instant::now();
+    let outcome = h
+        .executor(false)
+        .run(&Action::Delete(target), Origin::Manual)
+        .await;
+    assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "Retry-After was honoured"
+    );
+    assert!(h.sim.pod("default", "web-1").is_none());
+}
