@@ -7,8 +7,10 @@ pub mod commands;
 pub mod config;
 pub mod error;
 pub mod pod;
+pub mod report;
 pub mod rules;
 pub mod scan;
 pub mod sim;
+pub mod worker;
 
 pub use error::{Error, Result};

@@ -1,0 +1,52 @@
+//! How the auto-clean worker is steered and how it reports, one type per channel direction.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use tokio::sync::{mpsc, watch};
+
+use crate::rules::RuleKind;
+
+/// Commands to the worker, from the TUI (keys) or the headless mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkerCommand {
+    /// Switch auto-clean for one rule.
+    SetAuto { rule: RuleKind, on: bool },
+    /// The master switch: nothing runs automatically while it is off.
+    SetMasterAuto(bool),
+    /// Run a pass now instead of waiting for the next tick.
+    RunNow,
+    /// Build the restart report and deliver it to the sinks now.
+    SendReport,
+}
+
+/// What one rule's auto-clean is doing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RuleStatus {
+    pub auto: bool,
+    /// Actions that succeeded (done, already gone, or dry-run) since start.
+    pub actions_taken: u64,
+    pub failures: u64,
+    /// Why this rule is paused, e.g. the mass-failure breaker; loud in the UI.
+    pub paused: Option<String>,
+}
+
+/// What the worker is doing, for the header and the rules pane. Sent on every change.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkerStatus {
+    pub master_auto: bool,
+    pub dry_run: bool,
+    pub rules: BTreeMap<RuleKind, RuleStatus>,
+    /// Why no action can run at all right now: "waiting for the first sync", "watch stale for 75s".
+    pub blocked: Option<String>,
+    pub last_pass: Option<DateTime<Utc>>,
+    /// The last report delivery, e.g. "sent to 2 sinks at 09:00" or "spooled: slack answered 503".
+    pub last_report: Option<String>,
+}
+
+/// The UI's side of a running worker.
+#[derive(Debug, Clone)]
+pub struct WorkerHandle {
+    pub commands: mpsc::Sender<WorkerCommand>,
+    pub status: watch::Receiver<WorkerStatus>,
+}
