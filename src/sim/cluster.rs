@@ -1,6 +1,6 @@
 //! `SimCluster`: the shared in-memory cluster state behind the simulated API server.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -22,6 +22,8 @@ pub struct State {
     pub shaper: Option<PodShaper>,
     pub faults: FaultState,
     pub bookmark_interval: Duration,
+    /// Namespaces created through the API (others exist implicitly while they hold objects).
+    pub namespaces: BTreeSet<String>,
     next_node: usize,
     rand: u64,
 }
@@ -34,6 +36,7 @@ impl State {
             shaper: None,
             faults: FaultState::default(),
             bookmark_interval: Duration::from_secs(1),
+            namespaces: BTreeSet::new(),
             next_node: 0,
             rand: 0x9e37_79b9_7f4a_7c15,
         }

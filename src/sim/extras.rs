@@ -15,6 +15,7 @@ pub fn namespaces(s: &State, name: Option<&str>) -> ApiResult<Value> {
         .iter()
         .map(|n| n.to_string())
         .collect();
+    names.extend(s.namespaces.iter().cloned());
     for res in Res::ALL {
         names.extend(
             s.store
@@ -23,14 +24,7 @@ pub fn namespaces(s: &State, name: Option<&str>) -> ApiResult<Value> {
                 .filter(|n| !n.is_empty()),
         );
     }
-    let doc = |n: &str| {
-        json!({
-            "apiVersion": "v1", "kind": "Namespace",
-            "metadata": { "name": n, "labels": { "kubernetes.io/metadata.name": n } },
-            "spec": { "finalizers": ["kubernetes"] },
-            "status": { "phase": "Active" },
-        })
-    };
+    let doc = |n: &str| namespace_doc(n, "Active");
     match name {
         Some(n) if names.contains(n) => Ok(doc(n)),
         Some(n) => Err(ApiError::not_found("", "namespaces", n)),
@@ -125,4 +119,50 @@ pub fn event_from_core(core: &Value) -> Value {
         }
     }
     v1
+}
+
+fn namespace_doc(name: &str, phase: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": { "name": name, "labels": { "kubernetes.io/metadata.name": name } },
+        "spec": { "finalizers": ["kubernetes"] },
+        "status": { "phase": phase },
+    })
+}
+
+/// `POST /api/v1/namespaces`.
+pub fn create_namespace(s: &mut State, body: &Value) -> ApiResult<Value> {
+    let name = meta::name(body).to_string();
+    if name.is_empty() {
+        return Err(ApiError::invalid(
+            "",
+            "Namespace",
+            "",
+            "metadata.name: Required value",
+        ));
+    }
+    let existing = namespaces(s, Some(&name)).is_ok();
+    if existing || !s.namespaces.insert(name.clone()) {
+        return Err(ApiError::already_exists("", "namespaces", &name));
+    }
+    Ok(namespace_doc(&name, "Active"))
+}
+
+/// `DELETE /api/v1/namespaces/{name}`: everything in it is deleted the normal way (pods
+/// gracefully, finalizers honoured), as the namespace controller does.
+pub fn delete_namespace(s: &mut State, name: &str) -> ApiResult<Value> {
+    namespaces(s, Some(name))?;
+    for res in Res::ALL.into_iter().filter(|r| r.def().namespaced) {
+        for obj in s.store.list(res, Some(name)) {
+            let _ = super::ops::delete(
+                s,
+                res,
+                name,
+                meta::name(&obj),
+                &super::ops::DeleteOpts::default(),
+            );
+        }
+    }
+    s.namespaces.remove(name);
+    Ok(namespace_doc(name, "Terminating"))
 }

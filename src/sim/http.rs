@@ -128,12 +128,18 @@ fn dispatch(ctx: &Ctx, route: Route) -> ApiResult<Reply> {
         Route::Namespaces(name) => {
             let verb = router::verb(&ctx.method, name.is_some(), false);
             authorize(ctx, info(verb, "", "namespaces", None, None, name.clone()))?;
-            if ctx.method != Method::GET {
-                return Err(ApiError::method_not_allowed());
+            match (&ctx.method, name.as_deref()) {
+                (&Method::GET, name) => ok(ctx.cluster.read(|s| extras::namespaces(s, name))?),
+                (&Method::POST, None) => {
+                    let body = ctx.json()?;
+                    let created = ctx.cluster.mutate(|s| extras::create_namespace(s, &body))?;
+                    Ok(Reply::Json(StatusCode::CREATED, created))
+                }
+                (&Method::DELETE, Some(name)) => {
+                    ok(ctx.cluster.mutate(|s| extras::delete_namespace(s, name))?)
+                }
+                _ => Err(ApiError::method_not_allowed()),
             }
-            ok(ctx
-                .cluster
-                .read(|s| extras::namespaces(s, name.as_deref()))?)
         }
         Route::AccessReview => {
             if ctx.method != Method::POST {

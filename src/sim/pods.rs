@@ -71,6 +71,11 @@ pub fn start(s: &mut State, ns: &str, name: &str) {
         return;
     };
     let now = Utc::now();
+    if has_scheduling_gates(&pod) {
+        pod["status"] = gated_status(now);
+        s.store.update(Res::Pod, pod);
+        return;
+    }
     let node = match meta::str_at(&pod, "/spec/nodeName") {
         "" => s.pick_node(),
         n => Some(n.to_string()),
@@ -81,6 +86,7 @@ pub fn start(s: &mut State, ns: &str, name: &str) {
         Some(node) => {
             pod["spec"]["nodeName"] = json!(node);
             pod["status"] = running_status(&pod, &node, s.store.rv(), now);
+            fail_unpullable_images(&mut pod);
         }
         None => pod["status"] = unschedulable_status(s.nodes.len(), now),
     }
@@ -88,6 +94,74 @@ pub fn start(s: &mut State, ns: &str, name: &str) {
         pod = shape(pod, &*shaper);
     }
     s.store.update(Res::Pod, pod);
+}
+
+fn has_scheduling_gates(pod: &Value) -> bool {
+    pod.pointer("/spec/schedulingGates")
+        .and_then(Value::as_array)
+        .is_some_and(|g| !g.is_empty())
+}
+
+/// What the scheduler reports for a pod held by `spec.schedulingGates`.
+fn gated_status(now: DateTime<Utc>) -> Value {
+    json!({
+        "phase": "Pending",
+        "conditions": [{
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "SchedulingGated",
+            "message": "Scheduling is blocked due to non-empty scheduling gates",
+            "lastTransitionTime": meta::timestamp(now),
+        }],
+        "qosClass": "BestEffort",
+    })
+}
+
+/// Images from a registry under the reserved `.invalid` domain can never be pulled, here as on
+/// a real node: the container waits in ErrImagePull and the pod stays Pending.
+fn fail_unpullable_images(pod: &mut Value) {
+    let images: Vec<String> = pod
+        .pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| meta::str_at(c, "/image").to_string())
+        .collect();
+    let unpullable = |image: &str| {
+        image
+            .split('/')
+            .next()
+            .is_some_and(|host| host.ends_with(".invalid"))
+    };
+    if !images.iter().any(|i| unpullable(i)) {
+        return;
+    }
+    pod["status"]["phase"] = json!("Pending");
+    if let Some(statuses) = pod
+        .pointer_mut("/status/containerStatuses")
+        .and_then(Value::as_array_mut)
+    {
+        for (status, image) in statuses.iter_mut().zip(&images) {
+            if unpullable(image) {
+                status["ready"] = json!(false);
+                status["started"] = json!(false);
+                status["state"] = json!({"waiting": {"reason": "ErrImagePull",
+                    "message": format!("failed to pull and unpack image \"{image}\": failed to resolve reference: no such host")}});
+            }
+        }
+    }
+    if let Some(conditions) = pod
+        .pointer_mut("/status/conditions")
+        .and_then(Value::as_array_mut)
+    {
+        for c in conditions
+            .iter_mut()
+            .filter(|c| c["type"] == "Ready" || c["type"] == "ContainersReady")
+        {
+            c["status"] = json!("False");
+            c["reason"] = json!("ContainersNotReady");
+        }
+    }
 }
 
 fn shape(pod: Value, shaper: &(dyn Fn(&mut Pod) + Send + Sync)) -> Value {

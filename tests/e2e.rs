@@ -1,0 +1,435 @@
+//! Tier 5: end to end, through the API only, as on any conformant cluster.
+//!
+//! `e2e_on_a_real_cluster` runs when `OPC_E2E_KUBECONFIG` names a kubeconfig (the cluster must
+//! answer; the test fails loudly otherwise) and is skipped when it is unset. The same scenario
+//! always runs against the built-in simulated cluster: any difference is a simulation bug.
+//!
+//! What it needs on a real cluster (Kubernetes ≥ 1.27 for scheduling gates): create/delete a
+//! namespace; create, patch (and status), delete pods; create, get, patch deployments and their
+//! scale subresource; get replicasets; create events. It creates `opc-e2e-<random>` and deletes
+//! it at the end, even when the scenario fails. Seeded pods carry a scheduling gate, so no
+//! kubelet ever runs them: their states are written through the status subresource.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use ops_pod_cleaner::actions::{
+    Action, Executor, ExecutorSettings, Origin, Outcome, PodRef, WorkloadKind, WorkloadRef,
+};
+use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
+use ops_pod_cleaner::config::Config;
+use ops_pod_cleaner::sim::{SimCluster, SimServer};
+use serde_json::{Value, json};
+
+const HOLD: &str = "ops-pod-cleaner.io/e2e-hold";
+const GATE: &str = "ops-pod-cleaner.io/e2e";
+/// Never resolvable (RFC 2606), so every node fails to pull from it.
+const BAD_IMAGE: &str = "registry.invalid/opc-e2e/web:1";
+
+struct Target {
+    kubeconfig: PathBuf,
+    client: kube::Client,
+    /// How long a real kubelet may take to report a failed pull.
+    patience: Duration,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn e2e_on_the_simulated_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = SimServer::start(SimCluster::new()).await.unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let target = Target {
+        kubeconfig,
+        client: server.client(),
+        patience: Duration::from_secs(10),
+    };
+    run(target, dir.path()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn e2e_on_a_real_cluster() {
+    let Some(path) = std::env::var_os("OPC_E2E_KUBECONFIG") else {
+        eprintln!(
+            "skipped: set OPC_E2E_KUBECONFIG to a kubeconfig to run the end-to-end suite on a real cluster"
+        );
+        return;
+    };
+    let kubeconfig = PathBuf::from(path);
+    let file = kube::config::Kubeconfig::read_from(&kubeconfig)
+        .expect("OPC_E2E_KUBECONFIG must be a readable kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(file, &Default::default())
+        .await
+        .expect("a usable kubeconfig");
+    let client = kube::Client::try_from(config).expect("a client for OPC_E2E_KUBECONFIG");
+    client
+        .apiserver_version()
+        .await
+        .expect("the cluster named by OPC_E2E_KUBECONFIG must answer");
+    let dir = tempfile::tempdir().unwrap();
+    run(
+        Target {
+            kubeconfig,
+            client,
+            patience: Duration::from_secs(180),
+        },
+        dir.path(),
+    )
+    .await;
+}
+
+/// Create the namespace, run the scenario, and always clean up.
+async fn run(target: Target, scratch: &Path) {
+    let ns = format!("opc-e2e-{}", suffix());
+    let namespaces: Api<Namespace> = Api::all(target.client.clone());
+    let body: Namespace = serde_json::from_value(json!({"metadata": {"name": ns, "labels": {"app.kubernetes.io/created-by": "ops-pod-cleaner-e2e"}}})).unwrap();
+    namespaces
+        .create(&PostParams::default(), &body)
+        .await
+        .expect("create the test namespace");
+    let outcome = std::panic::AssertUnwindSafe(scenario(&target, &ns, scratch))
+        .catch_unwind()
+        .await;
+    clean_up(&target.client, &ns).await;
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+async fn scenario(target: &Target, ns: &str, scratch: &Path) {
+    let pods: Api<Pod> = Api::namespaced(target.client.clone(), ns);
+    seed_pods(&pods).await;
+    let deployments: Api<Deployment> = Api::namespaced(target.client.clone(), ns);
+    deployments
+        .create(&PostParams::default(), &typed(deployment("web", 2)))
+        .await
+        .expect("create the deployment");
+    let pulling = wait_for(target.patience, "two web pods failing to pull", || async {
+        let list = pods
+            .list(&ListParams::default().labels("app=web"))
+            .await
+            .ok()?;
+        let failing: Vec<String> = list
+            .items
+            .iter()
+            .filter(|p| pull_failing(p))
+            .filter_map(|p| p.metadata.name.clone())
+            .collect();
+        (failing.len() == 2).then_some(failing)
+    })
+    .await;
+
+    // `scan` sees every category, through the binary and a kubeconfig file.
+    let config = write_config(scratch, ns);
+    let found = scan(&target.kubeconfig, &config, ns);
+    let expected = [
+        ("evicted-1", "evicted"),
+        ("terminating-1", "terminating"),
+        ("pull-1", "imagePull"),
+        ("crash-1", "crashLoop"),
+        ("config-1", "configError"),
+        ("pending-1", "pending"),
+        ("failed-1", "failed"),
+        ("unknown-1", "unknown"),
+    ];
+    for (name, category) in expected {
+        assert_eq!(
+            found.get(name).map(String::as_str),
+            Some(category),
+            "{name} in {found:?}"
+        );
+    }
+    for name in &pulling {
+        assert_eq!(
+            found.get(name).map(String::as_str),
+            Some("imagePull"),
+            "{name} in {found:?}"
+        );
+    }
+
+    // Actions, with a live watch cache re-checking each target.
+    let cache = Cache::new();
+    let _watches = spawn_watches(
+        &target.client,
+        &[Scope::Namespace(ns.to_string())],
+        &cache,
+        &WatchSettings::default(),
+    );
+    wait_for(target.patience, "the cache to sync", || async {
+        cache.health().synced().then_some(())
+    })
+    .await;
+    let config = Config::load_file(&config).unwrap();
+    let settings = ExecutorSettings {
+        cluster: "e2e".into(),
+        events: true,
+        ..Default::default()
+    };
+    let executor = Arc::new(Executor::new(
+        target.client.clone(),
+        cache.clone(),
+        config.rules,
+        None,
+        settings,
+    ));
+    let evicted = pod_ref(&pods, "evicted-1").await;
+    let outcome = executor.run(&Action::Delete(evicted), Origin::Manual).await;
+    assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
+    assert!(
+        pods.get_opt("evicted-1").await.unwrap().is_none(),
+        "the evicted pod is gone"
+    );
+
+    let stuck = pod_ref(&pods, "terminating-1").await;
+    let outcome = executor
+        .run(&Action::ForceDelete(stuck.clone()), Origin::Manual)
+        .await;
+    assert!(
+        matches!(&outcome, Outcome::Done(d) if d.contains(HOLD)),
+        "the finalizer is named: {outcome:?}"
+    );
+    assert!(
+        pods.get_opt("terminating-1").await.unwrap().is_some(),
+        "finalizers hold it"
+    );
+    let outcome = executor
+        .run(&Action::RemoveFinalizers(stuck), Origin::Manual)
+        .await;
+    assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
+    wait_for(target.patience, "the held pod to go", || async {
+        pods.get_opt("terminating-1")
+            .await
+            .ok()?
+            .is_none()
+            .then_some(())
+    })
+    .await;
+
+    let web_pod = pod_ref(&pods, &pulling[0]).await;
+    wait_for(target.patience, "the web pod in the cache", || async {
+        cache.get(&web_pod.uid).map(|_| ())
+    })
+    .await;
+    let outcome = executor
+        .run(&Action::ScaleToZero(web_pod), Origin::Manual)
+        .await;
+    assert!(
+        matches!(&outcome, Outcome::Done(d) if d.contains(&format!("Deployment {ns}/web from 2 to 0"))),
+        "{outcome:?}"
+    );
+    let web = deployments.get("web").await.unwrap();
+    assert_eq!(web.spec.unwrap().replicas, Some(0));
+    assert_eq!(
+        web.metadata.annotations.unwrap()["ops-pod-cleaner.io/replicas-before"],
+        "2"
+    );
+    let undo = WorkloadRef {
+        kind: WorkloadKind::Deployment,
+        namespace: ns.to_string(),
+        name: "web".into(),
+    };
+    let outcome = executor.run(&Action::UndoScale(undo), Origin::Manual).await;
+    assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
+    assert_eq!(
+        deployments.get("web").await.unwrap().spec.unwrap().replicas,
+        Some(2)
+    );
+}
+
+/// One pod per state, held unscheduled by a gate; states written through the status subresource.
+async fn seed_pods(pods: &Api<Pod>) {
+    let waiting = |reason: &str, restarts: u32| json!({"phase": "Pending", "containerStatuses": [container(json!({"waiting": {"reason": reason, "message": "e2e"}}), restarts)]});
+    let states = [
+        (
+            "evicted-1",
+            json!({"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory."}),
+        ),
+        ("pull-1", waiting("ImagePullBackOff", 0)),
+        ("crash-1", waiting("CrashLoopBackOff", 6)),
+        ("config-1", waiting("CreateContainerConfigError", 0)),
+        (
+            "failed-1",
+            json!({"phase": "Failed", "containerStatuses": [container(json!({"terminated": {"reason": "Error", "exitCode": 2}}), 0)]}),
+        ),
+        ("unknown-1", json!({"phase": "Unknown"})),
+    ];
+    for name in ["pending-1", "terminating-1"]
+        .into_iter()
+        .chain(states.iter().map(|(n, _)| *n))
+    {
+        pods.create(&PostParams::default(), &typed(gated_pod(name)))
+            .await
+            .unwrap_or_else(|e| panic!("create {name}: {e}"));
+    }
+    for (name, status) in states {
+        let patch = json!({"status": status});
+        pods.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap_or_else(|e| panic!("status of {name}: {e}"));
+    }
+    pods.delete("terminating-1", &DeleteParams::default())
+        .await
+        .expect("delete the held pod");
+}
+
+async fn pod_ref(pods: &Api<Pod>, name: &str) -> PodRef {
+    let pod = pods
+        .get(name)
+        .await
+        .unwrap_or_else(|e| panic!("get {name}: {e}"));
+    let namespace = pod.metadata.namespace.unwrap_or_default();
+    PodRef {
+        namespace,
+        name: name.to_string(),
+        uid: pod.metadata.uid.unwrap_or_default(),
+    }
+}
+
+fn container(state: Value, restarts: u32) -> Value {
+    json!({"name": "app", "image": "registry.local/app:1", "imageID": "", "ready": false, "restartCount": restarts, "state": state})
+}
+
+fn gated_pod(name: &str) -> Value {
+    let mut pod = json!({
+        "metadata": {"name": name, "labels": {"app": name}},
+        "spec": {"schedulingGates": [{"name": GATE}], "terminationGracePeriodSeconds": 0,
+                 "containers": [{"name": "app", "image": "registry.local/app:1"}]},
+    });
+    if name == "terminating-1" {
+        pod["metadata"]["finalizers"] = json!([HOLD]);
+    }
+    pod
+}
+
+fn deployment(name: &str, replicas: i32) -> Value {
+    json!({
+        "metadata": {"name": name},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}},
+                              "spec": {"terminationGracePeriodSeconds": 0,
+                                       "containers": [{"name": name, "image": BAD_IMAGE}]}}},
+    })
+}
+
+fn pull_failing(pod: &Pod) -> bool {
+    let statuses = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref());
+    statuses.into_iter().flatten().any(|c| {
+        let reason = c
+            .state
+            .as_ref()
+            .and_then(|s| s.waiting.as_ref())
+            .and_then(|w| w.reason.as_deref());
+        matches!(reason, Some("ErrImagePull" | "ImagePullBackOff"))
+    })
+}
+
+/// Every rule at once, only in the test namespace.
+fn write_config(scratch: &Path, ns: &str) -> PathBuf {
+    let rules: Vec<String> = [
+        "evicted",
+        "terminating",
+        "imagePull",
+        "crashLoop",
+        "configError",
+        "pending",
+        "failed",
+        "unknown",
+    ]
+    .iter()
+    .map(|r| format!("  - rule: {r}\n    after: 0\n    namespaces: {{include: [{ns}]}}\n"))
+    .collect();
+    let path = scratch.join("e2e-config.yaml");
+    std::fs::write(&path, format!("rules:\n{}", rules.concat())).unwrap();
+    path
+}
+
+/// `scan --output json` on the binary: name → category.
+fn scan(kubeconfig: &Path, config: &Path, ns: &str) -> BTreeMap<String, String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
+        .args(["scan", "-n", ns, "--output", "json", "--kubeconfig"])
+        .arg(kubeconfig)
+        .arg("--config")
+        .arg(config)
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "abnormal pods found: {stderr}");
+    let rows: Vec<Value> =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("JSON ({e}): {stderr}"));
+    rows.iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().to_string(),
+                r["category"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+async fn wait_for<T, F, Fut>(patience: Duration, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + patience;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {patience:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Let held pods go, then delete the namespace (a real cluster finishes that asynchronously).
+async fn clean_up(client: &kube::Client, ns: &str) {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    if let Ok(list) = pods.list(&ListParams::default()).await {
+        for pod in list.items.iter().filter(|p| {
+            p.metadata
+                .finalizers
+                .as_ref()
+                .is_some_and(|f| !f.is_empty())
+        }) {
+            let name = pod.metadata.name.clone().unwrap_or_default();
+            let release = json!({"metadata": {"finalizers": null}});
+            if let Err(e) = pods
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&release))
+                .await
+            {
+                eprintln!("cleanup: could not release {ns}/{name}: {e}");
+            }
+        }
+    }
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    if let Err(e) = namespaces.delete(ns, &DeleteParams::default()).await {
+        eprintln!("cleanup: could not delete namespace {ns}: {e}; delete it by hand");
+    }
+}
+
+fn typed<T: serde::de::DeserializeOwned>(v: Value) -> T {
+    serde_json::from_value(v).expect("test objects are valid")
+}
+
+fn suffix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .subsec_nanos();
+    format!("{:06x}", (nanos ^ std::process::id()) & 0xff_ffff)
+}
