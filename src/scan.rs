@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::Result;
 use crate::cluster::{Cluster, Scope, list_pods};
-use crate::pod::{Interner, PodRecord};
+use crate::pod::PodRecord;
 use crate::rules::{ActionKind, RuleKind, RuleSpec, classify, format_age};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -44,16 +44,9 @@ pub async fn list_cluster(
     scopes: &[Scope],
     page_size: u32,
 ) -> Result<Vec<PodRecord>> {
-    let mut interner = Interner::default();
     let mut pods = Vec::new();
     for scope in scopes {
-        let listed = list_pods(&cluster.client, scope, page_size).await?;
-        pods.extend(
-            listed
-                .pods
-                .into_iter()
-                .map(|p| p.into_record(&mut interner)),
-        );
+        pods.extend(list_pods(&cluster.client, scope, page_size).await?.pods);
     }
     Ok(pods)
 }

@@ -165,10 +165,14 @@ fn an_unreachable_cluster_is_exit_three_and_says_what_to_try() {
 }
 
 #[test]
-fn the_bare_command_says_what_this_build_offers() {
+fn the_bare_command_without_a_cluster_says_what_to_try() {
     let out = run(&[]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("scan"));
+    assert_eq!(out.status.code(), Some(3));
+    let error = text(&out.stderr);
+    assert!(
+        error.contains("--kubeconfig") && error.contains("--demo"),
+        "{error}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

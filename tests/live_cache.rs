@@ -106,11 +106,7 @@ async fn a_paged_list_sees_every_pod_once() {
     let server = SimServer::start(sim.clone()).await.unwrap();
     let listed = list_pods(&server.client(), &Scope::All, 100).await.unwrap();
     assert_eq!(listed.pods.len(), 1234);
-    let mut names: Vec<_> = listed
-        .pods
-        .iter()
-        .map(|p| p.metadata.name.clone())
-        .collect();
+    let mut names: Vec<_> = listed.pods.iter().map(|p| p.name.to_string()).collect();
     names.dedup();
     assert_eq!(names.len(), 1234, "no pod twice");
     let only_a = list_pods(&server.client(), &Scope::Namespace("a".into()), 100)

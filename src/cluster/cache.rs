@@ -143,6 +143,11 @@ impl Cache {
             .collect()
     }
 
+    /// Fold over every cached pod under the read lock, without cloning them all.
+    pub fn fold<T>(&self, init: T, mut f: impl FnMut(T, &PodRecord) -> T) -> T {
+        self.read().pods.values().fold(init, |acc, pod| f(acc, pod))
+    }
+
     pub fn health(&self) -> Health {
         self.inner
             .health
@@ -179,7 +184,7 @@ impl Cache {
     }
 
     /// Swap in a complete list for one scope, keeping what was observed of pods that stay.
-    pub fn replace_scope(&self, scope: &Scope, pods: Vec<WirePod>, now: DateTime<Utc>) {
+    pub fn replace_scope(&self, scope: &Scope, pods: Vec<PodRecord>, now: DateTime<Utc>) {
         {
             let mut guard = self.write();
             let store = &mut *guard;
@@ -192,8 +197,7 @@ impl Cache {
                     true
                 }
             });
-            for wire in pods {
-                let mut pod = wire.into_record(&mut store.interner);
+            for mut pod in pods {
                 pod.observe_transition(previous.get(&pod.uid), now);
                 store.pods.insert(pod.uid.clone(), pod);
             }

@@ -7,13 +7,14 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::Scope;
-use crate::pod::WirePod;
+use crate::pod::{Interner, PodRecord, WirePod};
 use crate::{Error, Result};
 
 /// One complete list: the pods, and the resourceVersion to watch from.
 #[derive(Debug, Default)]
 pub struct ListedPods {
-    pub pods: Vec<WirePod>,
+    /// Compact already, page by page: a relist never holds full pods for the whole cluster.
+    pub pods: Vec<PodRecord>,
     pub resource_version: String,
     /// Items that could not be decoded and were skipped (each one logged).
     pub skipped: usize,
@@ -39,6 +40,7 @@ struct PageMeta {
 /// and logged rather than failing the whole list.
 pub async fn list_pods(client: &Client, scope: &Scope, page_size: u32) -> Result<ListedPods> {
     let request = Request::new(scope.pods_path());
+    let mut interner = Interner::default();
     let mut listed = ListedPods::default();
     let mut token: Option<String> = None;
     loop {
@@ -50,26 +52,36 @@ pub async fn list_pods(client: &Client, scope: &Scope, page_size: u32) -> Result
             .list(&params)
             .map_err(|e| Error::Cluster(e.to_string()))?;
         let text = client.request_text(http).await?;
-        let page: Page = serde_json::from_str(&text).map_err(|e| {
-            Error::Cluster(format!(
-                "the pod list from the API server is not valid JSON: {e}"
-            ))
-        })?;
-        for item in page.items {
-            match serde_json::from_str::<WirePod>(item.get()) {
-                Ok(pod) => listed.pods.push(pod),
-                Err(e) => {
-                    listed.skipped += 1;
-                    tracing::warn!(error = %e, "skipping a pod that does not decode: {}", excerpt(item.get()));
-                }
-            }
-        }
-        listed.resource_version = page.metadata.resource_version;
-        token = page.metadata.continue_token.filter(|t| !t.is_empty());
+        token = decode_page(&text, &mut interner, &mut listed)?;
         if token.is_none() {
             return Ok(listed);
         }
     }
+}
+
+/// Decode one page of a pod list into `listed`; returns the continue token, if any.
+pub fn decode_page(
+    text: &str,
+    interner: &mut Interner,
+    listed: &mut ListedPods,
+) -> Result<Option<String>> {
+    let page: Page = serde_json::from_str(text).map_err(|e| {
+        Error::Cluster(format!(
+            "the pod list from the API server is not valid JSON: {e}"
+        ))
+    })?;
+    listed.pods.reserve(page.items.len());
+    for item in page.items {
+        match serde_json::from_str::<WirePod>(item.get()) {
+            Ok(pod) => listed.pods.push(pod.into_record(interner)),
+            Err(e) => {
+                listed.skipped += 1;
+                tracing::warn!(error = %e, "skipping a pod that does not decode: {}", excerpt(item.get()));
+            }
+        }
+    }
+    listed.resource_version = page.metadata.resource_version;
+    Ok(page.metadata.continue_token.filter(|t| !t.is_empty()))
 }
 
 fn excerpt(json: &str) -> &str {

@@ -7,7 +7,7 @@ mod watch;
 
 pub use cache::{Abnormal, Cache, Health, ScopeHealth, WatchState};
 pub use connect::{Cluster, ConnectOptions, connect};
-pub use list::{ListedPods, list_pods};
+pub use list::{ListedPods, decode_page, list_pods};
 pub use watch::{WatchSettings, spawn_watches, watch_scope};
 
 /// What a list or watch covers: the whole cluster or one namespace.

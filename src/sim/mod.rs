@@ -11,6 +11,7 @@
 mod cluster;
 mod controllers;
 pub mod demo;
+pub mod generate;
 mod discovery;
 mod eviction;
 mod extras;
