@@ -144,8 +144,8 @@ impl Cache {
     }
 
     /// Fold over every cached pod under the read lock, without cloning them all.
-    pub fn fold<T>(&self, init: T, mut f: impl FnMut(T, &PodRecord) -> T) -> T {
-        self.read().pods.values().fold(init, |acc, pod| f(acc, pod))
+    pub fn fold<T>(&self, init: T, f: impl FnMut(T, &PodRecord) -> T) -> T {
+        self.read().pods.values().fold(init, f)
     }
 
     pub fn health(&self) -> Health {

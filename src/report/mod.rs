@@ -1,5 +1,22 @@
-//! The restart report: which containers restart too often, grouped by workload.
+//! The restart report: which containers restart too often, grouped by workload; rendered as
+//! Markdown, JSON or CSV and delivered to chat webhooks and files, with a spool for failures.
 
+mod build;
+mod deliver;
+mod files;
 mod model;
+pub mod payload;
+pub mod render;
+mod spool;
+mod state;
+mod workload;
 
+pub use build::build;
+pub use deliver::{
+    Delivery, DeliveryPolicy, DeliveryResult, DeliverySummary, Reporter, dated_path,
+};
+pub use files::write_atomically;
 pub use model::{RestartReport, RestartRow, WorkloadGroup};
+pub use spool::{Spool, Spooled, sink_id};
+pub use state::RestartState;
+pub use workload::{deployment_of, workload_label};

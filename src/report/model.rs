@@ -1,10 +1,10 @@
 //! The restart report as data; rendering and delivery work from this.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One container that restarts too often.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RestartRow {
     pub pod: String,
@@ -19,7 +19,7 @@ pub struct RestartRow {
 }
 
 /// The rows of one owning workload.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkloadGroup {
     pub namespace: String,
@@ -28,7 +28,7 @@ pub struct WorkloadGroup {
     pub rows: Vec<RestartRow>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RestartReport {
     pub title: String,

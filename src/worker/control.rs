@@ -18,6 +18,8 @@ pub enum WorkerCommand {
     RunNow,
     /// Build the restart report and deliver it to the sinks now.
     SendReport,
+    /// Hold every action with this reason (another replica leads), or resume with `None`.
+    SetStandby(Option<String>),
 }
 
 /// What one rule's auto-clean is doing.

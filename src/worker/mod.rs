@@ -1,6 +1,75 @@
 //! The auto-clean worker: plans from the live cache and the per-rule toggles, enforces the
 //! safety guards, and runs actions through the executor.
+//!
+//! The decisions are pure ([`plan`], [`breaker::trips`], [`RateLimiter`]); the loop in `run.rs`
+//! only gathers their inputs, runs what they decide and publishes [`WorkerStatus`].
 
+pub mod breaker;
 mod control;
+mod counters;
+mod limits;
+mod plan;
+mod run;
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
+
+pub use breaker::Census;
 pub use control::{RuleStatus, WorkerCommand, WorkerHandle, WorkerStatus};
+pub use counters::Counters;
+pub use limits::RateLimiter;
+pub use plan::{COOLDOWN, Decision, Gate, Guards, Hold, Pass, Planned, Toggles, blocked, plan};
+
+use crate::actions::Executor;
+use crate::cluster::Cache;
+use crate::config::Config;
+use crate::report::Reporter;
+
+pub struct WorkerOptions {
+    /// Shown in the status; the executor's own setting decides what really happens.
+    pub dry_run: bool,
+    pub readonly: bool,
+    /// The master switch at start (off by default, SPEC §4).
+    pub master_auto: bool,
+    pub tick: Duration,
+    pub cluster: String,
+    /// Hold all actions until told otherwise (leader election), with the reason shown.
+    pub standby: Option<String>,
+    /// Builds and delivers the restart report on `SendReport`, and on its schedule if `scheduled`.
+    pub reporter: Option<Arc<Reporter>>,
+    pub scheduled_reports: bool,
+    pub counters: Arc<Counters>,
+}
+
+impl Default for WorkerOptions {
+    fn default() -> Self {
+        WorkerOptions {
+            dry_run: false,
+            readonly: false,
+            master_auto: false,
+            tick: Duration::from_secs(10),
+            cluster: String::new(),
+            standby: None,
+            reporter: None,
+            scheduled_reports: false,
+            counters: Arc::default(),
+        }
+    }
+}
+
+/// Start the worker on the current runtime. It stops when every command sender is dropped;
+/// the status channel then closes, which is how a caller waits for the last action to finish.
+pub fn spawn(
+    cache: Cache,
+    executor: Arc<Executor>,
+    config: &Config,
+    options: WorkerOptions,
+) -> WorkerHandle {
+    let (commands, rx) = mpsc::channel(32);
+    let worker = run::Worker::new(cache, executor, config, options);
+    let (status_tx, status) = watch::channel(worker.status());
+    tokio::spawn(worker.run(rx, status_tx));
+    WorkerHandle { commands, status }
+}

@@ -1,0 +1,110 @@
+//! From pods to the restart report: filter, group by workload, sort, compare with last time.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+
+use super::state::RestartState;
+use super::workload::workload_label;
+use super::{RestartReport, RestartRow, WorkloadGroup};
+use crate::config::ReportConfig;
+use crate::pod::{ContainerRecord, ContainerState, PodRecord, Termination};
+
+/// Pods with at least `min_restarts` restarts and one of `reasons`, in the report's namespaces,
+/// grouped by owning workload; the groups and rows with the most restarts come first.
+pub fn build(
+    pods: &[PodRecord],
+    config: &ReportConfig,
+    previous: &RestartState,
+    cluster: &str,
+    now: DateTime<Utc>,
+) -> RestartReport {
+    let mut groups: BTreeMap<(String, String), Vec<RestartRow>> = BTreeMap::new();
+    for pod in pods.iter().filter(|p| qualifies(p, config)) {
+        let key = (pod.namespace.to_string(), workload_label(pod));
+        let rows = pod
+            .containers
+            .iter()
+            .filter(|c| c.restarts > 0)
+            .map(|c| row(pod, c, config, previous));
+        groups.entry(key).or_default().extend(rows);
+    }
+    let mut groups: Vec<WorkloadGroup> = groups
+        .into_iter()
+        .map(|((namespace, workload), mut rows)| {
+            rows.sort_by(|a, b| {
+                (b.restarts, &a.pod, &a.container).cmp(&(a.restarts, &b.pod, &b.container))
+            });
+            WorkloadGroup {
+                namespace,
+                workload,
+                rows,
+            }
+        })
+        .collect();
+    groups.sort_by_key(|g| std::cmp::Reverse(most_restarts(g)));
+    RestartReport {
+        title: config.title.clone(),
+        cluster: cluster.to_string(),
+        generated: now,
+        groups,
+    }
+}
+
+fn most_restarts(group: &WorkloadGroup) -> u32 {
+    group.rows.iter().map(|r| r.restarts).max().unwrap_or(0)
+}
+
+fn qualifies(pod: &PodRecord, config: &ReportConfig) -> bool {
+    config.namespaces.admits(&pod.namespace)
+        && pod.total_restarts() >= config.min_restarts.max(1)
+        && pod
+            .containers
+            .iter()
+            .any(|c| reason(c, &config.reasons).is_some_and(|r| listed(&config.reasons, r)))
+}
+
+fn listed(reasons: &[String], reason: &str) -> bool {
+    reasons.iter().any(|r| r == reason)
+}
+
+/// The reason to show: a listed waiting reason, else how the container last ended.
+fn reason<'a>(c: &'a ContainerRecord, reasons: &[String]) -> Option<&'a str> {
+    let waiting = c.waiting_reason();
+    if let Some(w) = waiting.filter(|w| listed(reasons, w)) {
+        return Some(w);
+    }
+    last_end(c).and_then(|t| t.reason.as_deref()).or(waiting)
+}
+
+fn last_end(c: &ContainerRecord) -> Option<&Termination> {
+    match &c.state {
+        ContainerState::Terminated(t) => Some(t),
+        _ => c.last_termination.as_ref(),
+    }
+}
+
+fn row(
+    pod: &PodRecord,
+    c: &ContainerRecord,
+    config: &ReportConfig,
+    previous: &RestartState,
+) -> RestartRow {
+    let key = RestartState::key(&pod.namespace, &pod.name, &c.name);
+    // A lower count than last time means a new container instance: count from zero.
+    let since_previous = previous
+        .restarts
+        .get(&key)
+        .map(|&before| c.restarts.checked_sub(before).unwrap_or(c.restarts));
+    let ended = last_end(c);
+    RestartRow {
+        pod: pod.name.to_string(),
+        container: c.name.to_string(),
+        restarts: c.restarts,
+        since_previous,
+        last_reason: reason(c, &config.reasons).map(String::from),
+        exit_code: ended.map(|t| t.exit_code),
+        last_restart: ended.and_then(|t| t.finished),
+        node: pod.node.as_deref().map(String::from),
+    }
+}

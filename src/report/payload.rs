@@ -1,0 +1,65 @@
+//! What each chat sink receives: pure functions of the report (and the clock, for signing).
+
+use base64::Engine;
+use hmac::{Hmac, Mac};
+use serde_json::{Value, json};
+use sha2::Sha256;
+
+use super::RestartReport;
+use super::render::{chat, headline};
+
+/// Feishu cards and Slack sections reject long texts; keep well inside their limits.
+const FEISHU_LIMIT: usize = 20_000;
+const SLACK_LIMIT: usize = 2_900;
+
+/// Feishu/Lark bot signature: HMAC-SHA256 keyed with `timestamp + "\n" + secret` over an empty
+/// message, base64-encoded (as the Feishu bot documentation specifies).
+pub fn feishu_sign(secret: &str, timestamp: i64) -> String {
+    let key = format!("{timestamp}\n{secret}");
+    let mac = Hmac::<Sha256>::new_from_slice(key.as_bytes())
+        .expect("HMAC accepts keys of any length")
+        .finalize();
+    base64::engine::general_purpose::STANDARD.encode(mac.into_bytes())
+}
+
+/// An interactive card; signed with `timestamp` (seconds) when a secret is set.
+pub fn feishu(report: &RestartReport, secret: Option<&str>, timestamp: i64) -> Value {
+    let body = format!("{}\n\n{}", headline(report), chat(report, FEISHU_LIMIT));
+    let template = if report.groups.is_empty() {
+        "green"
+    } else {
+        "red"
+    };
+    let mut payload = json!({
+        "msg_type": "interactive",
+        "card": {
+            "config": {"wide_screen_mode": true},
+            "header": {"title": {"tag": "plain_text", "content": report.title}, "template": template},
+            "elements": [{"tag": "markdown", "content": body.trim_end()}],
+        },
+    });
+    if let Some(secret) = secret {
+        payload["timestamp"] = json!(timestamp.to_string());
+        payload["sign"] = json!(feishu_sign(secret, timestamp));
+    }
+    payload
+}
+
+/// Slack's mrkdwn uses single `*` for bold.
+pub fn slack(report: &RestartReport) -> Value {
+    let text = chat(report, SLACK_LIMIT).replace("**", "*");
+    let mut blocks = vec![
+        json!({"type": "header", "text": {"type": "plain_text", "text": report.title}}),
+        json!({"type": "context", "elements": [{"type": "mrkdwn", "text": headline(report)}]}),
+    ];
+    if !text.is_empty() {
+        blocks
+            .push(json!({"type": "section", "text": {"type": "mrkdwn", "text": text.trim_end()}}));
+    }
+    json!({"text": format!("{}: {}", report.title, headline(report)), "blocks": blocks})
+}
+
+/// The generic webhook gets the report itself.
+pub fn webhook(report: &RestartReport) -> Value {
+    serde_json::to_value(report).unwrap_or(Value::Null)
+}

@@ -1,0 +1,153 @@
+//! The report as Markdown (files, the terminal), chat text (Feishu, Slack), JSON and CSV.
+
+use std::fmt::Write;
+
+use chrono::SecondsFormat;
+
+use super::{RestartReport, RestartRow};
+
+const NONE: &str = "-";
+
+pub fn json(report: &RestartReport) -> String {
+    serde_json::to_string_pretty(report).unwrap_or_default()
+}
+
+/// One sentence on what the report holds.
+pub fn headline(report: &RestartReport) -> String {
+    let rows: usize = report.groups.iter().map(|g| g.rows.len()).sum();
+    let at = report.generated.to_rfc3339_opts(SecondsFormat::Secs, true);
+    if rows == 0 {
+        return format!(
+            "Cluster {}, {at}: no pod restarts too often.",
+            report.cluster
+        );
+    }
+    format!(
+        "Cluster {}, {at}: {rows} containers in {} workloads restart too often.",
+        report.cluster,
+        report.groups.len()
+    )
+}
+
+pub fn markdown(report: &RestartReport) -> String {
+    let mut out = format!("# {}\n\n{}\n", report.title, headline(report));
+    for group in &report.groups {
+        let _ = write!(
+            out,
+            "\n## {} / {}\n\n| pod | container | restarts | since previous | last reason | exit code | last restart | node |\n\
+             |---|---|---:|---:|---|---:|---|---|\n",
+            group.namespace, group.workload
+        );
+        for r in &group.rows {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                r.pod,
+                r.container,
+                r.restarts,
+                since(r),
+                r.last_reason.as_deref().unwrap_or(NONE),
+                exit_code(r),
+                last_restart(r),
+                r.node.as_deref().unwrap_or(NONE)
+            );
+        }
+    }
+    out
+}
+
+/// Compact Markdown for chat messages, cut at about `limit` bytes with a count of what is left.
+pub fn chat(report: &RestartReport, limit: usize) -> String {
+    let mut out = String::new();
+    let total: usize = report.groups.iter().map(|g| g.rows.len()).sum();
+    let mut shown = 0;
+    'groups: for group in &report.groups {
+        let heading = format!("**{} · {}**\n", group.namespace, group.workload);
+        if out.len() + heading.len() > limit {
+            break;
+        }
+        out.push_str(&heading);
+        for r in &group.rows {
+            let line = format!(
+                "- {} / {}: {} restarts{}, {}, exit {}, last {}, node {}\n",
+                r.pod,
+                r.container,
+                r.restarts,
+                r.since_previous
+                    .map(|n| format!(" (+{n})"))
+                    .unwrap_or_default(),
+                r.last_reason.as_deref().unwrap_or(NONE),
+                exit_code(r),
+                last_restart(r),
+                r.node.as_deref().unwrap_or(NONE)
+            );
+            if out.len() + line.len() > limit {
+                break 'groups;
+            }
+            out.push_str(&line);
+            shown += 1;
+        }
+    }
+    if shown < total {
+        let _ = writeln!(
+            out,
+            "… and {} more containers (see the full report)",
+            total - shown
+        );
+    }
+    out
+}
+
+pub fn csv(report: &RestartReport) -> String {
+    let mut out = String::from(
+        "namespace,workload,pod,container,restarts,sincePrevious,lastReason,exitCode,lastRestart,node\n",
+    );
+    for group in &report.groups {
+        for r in &group.rows {
+            let fields = [
+                group.namespace.clone(),
+                group.workload.clone(),
+                r.pod.clone(),
+                r.container.clone(),
+                r.restarts.to_string(),
+                r.since_previous.map(|n| n.to_string()).unwrap_or_default(),
+                r.last_reason.clone().unwrap_or_default(),
+                r.exit_code.map(|c| c.to_string()).unwrap_or_default(),
+                r.last_restart
+                    .map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
+                    .unwrap_or_default(),
+                r.node.clone().unwrap_or_default(),
+            ];
+            let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+            out.push_str(&line.join(","));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn csv_field(field: &str) -> String {
+    if field.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", field.replace('"', "\"\""))
+    } else {
+        field.to_string()
+    }
+}
+
+fn since(r: &RestartRow) -> String {
+    r.since_previous
+        .map(|n| format!("+{n}"))
+        .unwrap_or_else(|| "new".into())
+}
+
+fn exit_code(r: &RestartRow) -> String {
+    r.exit_code
+        .map(|c| c.to_string())
+        .unwrap_or_else(|| NONE.into())
+}
+
+fn last_restart(r: &RestartRow) -> String {
+    r.last_restart
+        .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_else(|| NONE.into())
+}

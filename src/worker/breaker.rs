@@ -1,0 +1,122 @@
+//! The mass-failure breaker: when a rule matches a large share of a namespace or a workload at
+//! once, the cause is outside the pods (a registry outage), so acting on each pod would only
+//! do damage. Pure: counts in, reasons out.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::cluster::{Abnormal, Cache};
+use crate::config::BreakerConfig;
+use crate::pod::PodRecord;
+use crate::report::workload_label;
+use crate::rules::{ActionKind, RuleKind};
+
+/// How many pods each namespace and each workload holds, abnormal or not.
+#[derive(Debug, Clone, Default)]
+pub struct Census {
+    namespaces: HashMap<String, u32>,
+    workloads: HashMap<(String, String), u32>,
+}
+
+impl Census {
+    pub fn add(&mut self, pod: &PodRecord) {
+        *self
+            .namespaces
+            .entry(pod.namespace.to_string())
+            .or_default() += 1;
+        let key = (pod.namespace.to_string(), workload_label(pod));
+        *self.workloads.entry(key).or_default() += 1;
+    }
+
+    pub fn of_cache(cache: &Cache) -> Census {
+        cache.fold(Census::default(), |mut census, pod| {
+            census.add(pod);
+            census
+        })
+    }
+}
+
+/// A group that trips the breaker, for the message.
+struct Trip {
+    matched: u32,
+    total: u32,
+    place: String,
+}
+
+/// The rules to pause, each with a loud, specific reason.
+pub fn trips(
+    findings: &[Abnormal],
+    census: &Census,
+    config: &BreakerConfig,
+) -> BTreeMap<RuleKind, String> {
+    let mut by_namespace: HashMap<(RuleKind, &str), u32> = HashMap::new();
+    let mut by_workload: HashMap<(RuleKind, String, String), u32> = HashMap::new();
+    for found in findings
+        .iter()
+        .filter(|f| f.finding.action != ActionKind::None)
+    {
+        let rule = found.finding.rule;
+        *by_namespace
+            .entry((rule, &found.pod.namespace))
+            .or_default() += 1;
+        let key = (
+            rule,
+            found.pod.namespace.to_string(),
+            workload_label(&found.pod),
+        );
+        *by_workload.entry(key).or_default() += 1;
+    }
+    let mut worst: BTreeMap<RuleKind, Trip> = BTreeMap::new();
+    let namespaces = by_namespace.into_iter().map(|((rule, ns), matched)| {
+        let total = census.namespaces.get(ns).copied().unwrap_or(matched);
+        (rule, matched, total, format!("in {ns}"))
+    });
+    let workloads = by_workload.into_iter().map(|((rule, ns, w), matched)| {
+        let total = census.workloads.get(&(ns.clone(), w.clone())).copied();
+        (
+            rule,
+            matched,
+            total.unwrap_or(matched),
+            format!("of {w} in {ns}"),
+        )
+    });
+    for (rule, matched, total, place) in namespaces.chain(workloads) {
+        let total = total.max(matched);
+        let share = f64::from(matched) / f64::from(total.max(1));
+        if matched < config.min_pods || share < config.share {
+            continue;
+        }
+        let bigger = worst.get(&rule).is_none_or(|t| matched > t.matched);
+        if bigger {
+            worst.insert(
+                rule,
+                Trip {
+                    matched,
+                    total,
+                    place,
+                },
+            );
+        }
+    }
+    worst
+        .into_iter()
+        .map(|(rule, t)| {
+            let reason = format!(
+                "{rule} matches {} of {} pods {}: paused, {}",
+                t.matched,
+                t.total,
+                t.place,
+                likely_cause(rule)
+            );
+            (rule, reason)
+        })
+        .collect()
+}
+
+fn likely_cause(rule: RuleKind) -> &'static str {
+    match rule {
+        RuleKind::ImagePull => "likely a registry outage",
+        RuleKind::Evicted => "likely node pressure",
+        RuleKind::Terminating | RuleKind::Unknown => "likely a node or kubelet outage",
+        _ => "likely a cluster-wide problem, not the pods",
+    }
+}

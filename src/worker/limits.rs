@@ -1,0 +1,69 @@
+//! Actions per minute, globally and per namespace: a sliding window with the clock passed in.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+const WINDOW: Duration = Duration::from_secs(60);
+
+#[derive(Debug, Clone)]
+pub struct RateLimiter {
+    global: u32,
+    per_namespace: u32,
+    /// When each recent action was let through, and in which namespace; oldest first.
+    recent: VecDeque<(Instant, String)>,
+}
+
+impl RateLimiter {
+    pub fn new(global: u32, per_namespace: u32) -> RateLimiter {
+        RateLimiter {
+            global,
+            per_namespace,
+            recent: VecDeque::new(),
+        }
+    }
+
+    /// Take one slot for an action in `namespace`, or say which limit is reached.
+    pub fn try_acquire(&mut self, namespace: &str, now: Instant) -> Result<(), String> {
+        while let Some((at, _)) = self.recent.front() {
+            if now.saturating_duration_since(*at) < WINDOW {
+                break;
+            }
+            self.recent.pop_front();
+        }
+        if self.recent.len() >= self.global as usize {
+            return Err(format!(
+                "rate limit: {} actions in the last minute across the cluster (maxActionsPerMinute)",
+                self.global
+            ));
+        }
+        let in_namespace = self.recent.iter().filter(|(_, ns)| ns == namespace).count();
+        if in_namespace >= self.per_namespace as usize {
+            return Err(format!(
+                "rate limit: {} actions in the last minute in {namespace} (maxActionsPerNamespacePerMinute)",
+                self.per_namespace
+            ));
+        }
+        self.recent.push_back((now, namespace.to_string()));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_per_namespace_then_globally_and_frees_slots_after_a_minute() {
+        let start = Instant::now();
+        let mut limiter = RateLimiter::new(3, 2);
+        assert!(limiter.try_acquire("a", start).is_ok());
+        assert!(limiter.try_acquire("a", start).is_ok());
+        let refused = limiter.try_acquire("a", start).unwrap_err();
+        assert!(refused.contains("in a"), "{refused}");
+        assert!(limiter.try_acquire("b", start).is_ok());
+        let refused = limiter.try_acquire("c", start).unwrap_err();
+        assert!(refused.contains("across the cluster"), "{refused}");
+        let later = start + Duration::from_secs(61);
+        assert!(limiter.try_acquire("a", later).is_ok());
+    }
+}

@@ -1,0 +1,276 @@
+//! The thin loop around the pure planner: gather inputs, run what it decides, publish status.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
+use tokio::sync::{mpsc, watch};
+use tokio::time::{Duration, MissedTickBehavior};
+
+use super::breaker::{self, Census};
+use super::plan::{Decision, Gate, Guards, Toggles, plan};
+use super::{Counters, WorkerCommand, WorkerOptions, WorkerStatus};
+use crate::actions::{Executor, Origin, Outcome};
+use crate::cluster::Cache;
+use crate::config::{Config, CronSchedule};
+use crate::report::Reporter;
+use crate::rules::{RuleKind, RuleSpec};
+
+pub(super) struct Worker {
+    cache: Cache,
+    executor: Arc<Executor>,
+    chain: Vec<RuleSpec>,
+    guards: Guards,
+    toggles: Toggles,
+    paused: BTreeMap<RuleKind, String>,
+    readonly: bool,
+    standby: Option<String>,
+    tick: Duration,
+    reporter: Option<Arc<Reporter>>,
+    schedule: Option<CronSchedule>,
+    cluster: String,
+    counters: Arc<Counters>,
+    status: WorkerStatus,
+}
+
+impl Worker {
+    pub fn new(
+        cache: Cache,
+        executor: Arc<Executor>,
+        config: &Config,
+        options: WorkerOptions,
+    ) -> Worker {
+        let toggles = Toggles {
+            master: options.master_auto,
+            rules: config.rules.iter().map(|r| (r.kind, r.auto)).collect(),
+        };
+        let schedule = (options.scheduled_reports && options.reporter.is_some())
+            .then(|| config.report.schedule.clone());
+        let mut worker = Worker {
+            cache,
+            executor,
+            chain: config.rules.clone(),
+            guards: Guards::new(config.safety.clone()),
+            toggles,
+            paused: BTreeMap::new(),
+            readonly: options.readonly,
+            standby: options.standby,
+            tick: options.tick,
+            reporter: options.reporter,
+            schedule,
+            cluster: options.cluster,
+            counters: options.counters,
+            status: WorkerStatus {
+                dry_run: options.dry_run,
+                ..WorkerStatus::default()
+            },
+        };
+        worker.refresh_status();
+        worker
+    }
+
+    pub fn status(&self) -> WorkerStatus {
+        self.status.clone()
+    }
+
+    pub async fn run(
+        mut self,
+        mut commands: mpsc::Receiver<WorkerCommand>,
+        status: watch::Sender<WorkerStatus>,
+    ) {
+        let mut tick = tokio::time::interval(self.tick);
+        tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        loop {
+            let next_report = self.next_report(Utc::now());
+            tokio::select! {
+                command = commands.recv() => match command {
+                    Some(command) => {
+                        if self.apply(command).await {
+                            self.pass(&mut commands, &status).await;
+                        }
+                    }
+                    None => break,
+                },
+                _ = tick.tick() => self.pass(&mut commands, &status).await,
+                _ = sleep_until(next_report), if next_report.is_some() => self.send_report().await,
+            }
+            self.publish(&status);
+        }
+        tracing::info!("auto-clean worker stopped");
+    }
+
+    fn next_report(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.schedule.as_ref()?.schedule().after(&now).next()
+    }
+
+    /// Returns whether the command asks for a pass now.
+    async fn apply(&mut self, command: WorkerCommand) -> bool {
+        match command {
+            WorkerCommand::SetAuto { rule, on } => {
+                self.toggles.rules.insert(rule, on);
+                tracing::info!("auto-clean for {rule}: {}", on_off(on));
+            }
+            WorkerCommand::SetMasterAuto(on) => {
+                self.toggles.master = on;
+                tracing::info!("auto-clean (master): {}", on_off(on));
+            }
+            WorkerCommand::SetStandby(why) => self.standby = why,
+            WorkerCommand::RunNow => return true,
+            WorkerCommand::SendReport => self.send_report().await,
+        }
+        self.refresh_status();
+        false
+    }
+
+    /// Applies commands that arrive mid-pass (a lost lease must stop the next action).
+    fn drain(&mut self, commands: &mut mpsc::Receiver<WorkerCommand>) -> Vec<WorkerCommand> {
+        let mut later = Vec::new();
+        while let Ok(command) = commands.try_recv() {
+            match command {
+                WorkerCommand::SetStandby(why) => self.standby = why,
+                WorkerCommand::SetMasterAuto(on) => self.toggles.master = on,
+                WorkerCommand::SetAuto { rule, on } => {
+                    self.toggles.rules.insert(rule, on);
+                }
+                other => later.push(other),
+            }
+        }
+        self.refresh_status();
+        later
+    }
+
+    async fn pass(
+        &mut self,
+        commands: &mut mpsc::Receiver<WorkerCommand>,
+        status: &watch::Sender<WorkerStatus>,
+    ) {
+        let now = Utc::now();
+        let findings = self.cache.findings(&self.chain, now);
+        let census = Census::of_cache(&self.cache);
+        self.set_paused(breaker::trips(
+            &findings,
+            &census,
+            &self.guards.safety.breaker,
+        ));
+        let pass = plan(
+            &findings,
+            &self.toggles,
+            &self.paused,
+            &self.gate(),
+            &mut self.guards,
+            Instant::now(),
+        );
+        self.status.blocked = pass.blocked.clone();
+        self.status.last_pass = Some(now);
+        self.publish(status);
+        let mut deferred = Vec::new();
+        for planned in pass.planned {
+            let action = match planned.decision {
+                Decision::Run(action) => action,
+                Decision::Held(hold) => {
+                    tracing::debug!(rule = %planned.rule, "held back on {}: {hold}", planned.pod);
+                    continue;
+                }
+            };
+            deferred.extend(self.drain(commands));
+            if !self.toggles.allows(planned.rule) || self.gate_closed() {
+                continue;
+            }
+            let outcome = self.executor.run(&action, Origin::Auto(planned.rule)).await;
+            self.count(planned.rule, &outcome);
+            self.publish(status);
+        }
+        // A RunNow that came in during this pass is answered by it.
+        for command in deferred {
+            self.apply(command).await;
+        }
+    }
+
+    fn gate(&self) -> Gate {
+        let health = self.cache.health();
+        Gate {
+            readonly: self.readonly,
+            synced: health.synced(),
+            stale_for: health.stale_for(Instant::now()),
+            standby: self.standby.clone(),
+        }
+    }
+
+    fn gate_closed(&self) -> bool {
+        super::plan::blocked(&self.gate(), &self.guards.safety).is_some()
+    }
+
+    fn count(&mut self, rule: RuleKind, outcome: &Outcome) {
+        self.counters.count_action(rule, outcome.label());
+        let entry = self.status.rules.entry(rule).or_default();
+        if outcome.succeeded() {
+            entry.actions_taken += 1;
+        } else if matches!(outcome, Outcome::Failed(_) | Outcome::Refused(_)) {
+            entry.failures += 1;
+        }
+    }
+
+    /// Log only changes: a rule pausing is a warning, resuming is news.
+    fn set_paused(&mut self, paused: BTreeMap<RuleKind, String>) {
+        for (rule, why) in &paused {
+            if self.paused.get(rule) != Some(why) && self.toggles.allows(*rule) {
+                tracing::warn!(%rule, "auto-clean {why}");
+            }
+        }
+        for rule in self.paused.keys().filter(|r| !paused.contains_key(r)) {
+            tracing::info!(%rule, "auto-clean for {rule} resumes: the mass failure is over");
+        }
+        self.paused = paused;
+        self.refresh_status();
+    }
+
+    fn refresh_status(&mut self) {
+        self.status.master_auto = self.toggles.master;
+        for spec in &self.chain {
+            let entry = self
+                .status
+                .rules
+                .entry(spec.kind)
+                .or_default();
+            entry.auto = self.toggles.rules.get(&spec.kind).copied().unwrap_or(false);
+            entry.paused = self.paused.get(&spec.kind).cloned();
+        }
+        self.status.blocked = super::plan::blocked(&self.gate(), &self.guards.safety);
+    }
+
+    async fn send_report(&mut self) {
+        let Some(reporter) = self.reporter.clone() else {
+            self.status.last_report = Some("no report sinks are configured (report.sinks)".into());
+            return;
+        };
+        let pods = reporter.candidates(&self.cache);
+        let summary = reporter.send(&pods, &self.cluster, Utc::now()).await;
+        for delivery in &summary.deliveries {
+            self.counters
+                .count_delivery(&delivery.sink, delivery.result.label());
+        }
+        self.status.last_report = Some(summary.describe());
+    }
+
+    fn publish(&self, status: &watch::Sender<WorkerStatus>) {
+        status.send_if_modified(|current| {
+            let changed = *current != self.status;
+            if changed {
+                *current = self.status.clone();
+            }
+            changed
+        });
+    }
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on { "on" } else { "off" }
+}
+
+async fn sleep_until(at: Option<DateTime<Utc>>) {
+    let wait = at
+        .and_then(|at| (at - Utc::now()).to_std().ok())
+        .unwrap_or(Duration::ZERO);
+    tokio::time::sleep(wait).await;
+}
