@@ -83,3 +83,17 @@ impl PodBuilder {
         serde_json::from_value(self.0).expect("builder makes valid pods")
     }
 }
+
+impl PodBuilder {
+    /// A crash-looping container: waiting in CrashLoopBackOff after `count` restarts.
+    pub fn crash_looping(self, count: u32, last_reason: &str) -> Self {
+        self.waiting("CrashLoopBackOff")
+            .restarts(count, last_reason)
+    }
+
+    pub fn exit_code(mut self, code: i32) -> Self {
+        self.0["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"] =
+            json!(code);
+        self
+    }
+}

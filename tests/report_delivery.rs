@@ -1,0 +1,318 @@
+//! Delivery against a local HTTP receiver: exact payloads, the Feishu signature, retries,
+//! and failure → spool → resend.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use http_body_util::{BodyExt, Full};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use ops_pod_cleaner::config::{FileFormat, ReportConfig, Sink};
+use ops_pod_cleaner::report::{
+    DeliveryPolicy, DeliveryResult, Reporter, RestartReport, RestartRow, WorkloadGroup, payload,
+    sink_id,
+};
+use serde_json::{Value, json};
+
+#[derive(Clone, Default)]
+struct Receiver {
+    got: Arc<Mutex<Vec<(String, Value)>>>,
+    /// Status codes and bodies to answer with, in order; 200 and Feishu's "success" after.
+    answers: Arc<Mutex<VecDeque<(u16, &'static str)>>>,
+    addr: Option<SocketAddr>,
+}
+
+impl Receiver {
+    async fn start(answers: &[(u16, &'static str)]) -> Receiver {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let receiver = Receiver {
+            addr: Some(listener.local_addr().unwrap()),
+            ..Receiver::default()
+        };
+        receiver.answers.lock().unwrap().extend(answers);
+        let shared = receiver.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let shared = shared.clone();
+                tokio::spawn(async move {
+                    let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                        let shared = shared.clone();
+                        async move {
+                            let path = req.uri().path().to_string();
+                            let body = req.into_body().collect().await.unwrap().to_bytes();
+                            let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                            shared.got.lock().unwrap().push((path, value));
+                            let (code, text) = shared
+                                .answers
+                                .lock()
+                                .unwrap()
+                                .pop_front()
+                                .unwrap_or((200, OK));
+                            let answer = hyper::Response::builder()
+                                .status(code)
+                                .body(Full::new(Bytes::from_static(text.as_bytes())))
+                                .unwrap();
+                            Ok::<_, hyper::Error>(answer)
+                        }
+                    });
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        receiver
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr.unwrap())
+    }
+
+    fn received(&self) -> Vec<(String, Value)> {
+        self.got.lock().unwrap().clone()
+    }
+}
+
+const OK: &str = r#"{"code":0,"msg":"success"}"#;
+
+fn at() -> DateTime<Utc> {
+    "2026-11-20T09:00:00Z".parse().unwrap()
+}
+
+fn sample() -> RestartReport {
+    RestartReport {
+        title: "Restarts".into(),
+        cluster: "prod".into(),
+        generated: at(),
+        groups: vec![WorkloadGroup {
+            namespace: "shop".into(),
+            workload: "Deployment/web".into(),
+            rows: vec![RestartRow {
+                pod: "web-1".into(),
+                container: "app".into(),
+                restarts: 12,
+                since_previous: Some(3),
+                last_reason: Some("OOMKilled".into()),
+                exit_code: Some(137),
+                last_restart: Some(at()),
+                node: Some("n1".into()),
+            }],
+        }],
+    }
+}
+
+fn reporter(sinks: Vec<Sink>, spool: &std::path::Path) -> Reporter {
+    let config = ReportConfig {
+        sinks,
+        spool_dir: spool.join("spool"),
+        state_file: spool.join("state.json"),
+        ..ReportConfig::default()
+    };
+    let policy = DeliveryPolicy {
+        attempts: 3,
+        first_wait: Duration::from_millis(10),
+        max_wait: Duration::from_millis(20),
+        timeout: Duration::from_secs(5),
+    };
+    Reporter::new(&config, policy).unwrap()
+}
+
+#[test]
+fn feishu_signature_matches_the_documented_algorithm() {
+    // Computed independently: base64(HMAC-SHA256(key = "1700000000\ns3cret", message = "")).
+    assert_eq!(
+        payload::feishu_sign("s3cret", 1_700_000_000),
+        "IX3eHI0/v/Td7jqJ0ynSEK3Dq5JY3HUZeoeMgVZeZGo="
+    );
+}
+
+#[tokio::test]
+async fn feishu_gets_a_signed_card() {
+    let rx = Receiver::start(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Feishu {
+        url: rx.url("/open-apis/bot/v2/hook/abc"),
+        secret: Some("s3cret".into()),
+    };
+    let deliveries = reporter(vec![sink], dir.path()).deliver(&sample()).await;
+    assert_eq!(deliveries[0].result, DeliveryResult::Sent);
+
+    let got = rx.received();
+    let (path, body) = &got[0];
+    assert_eq!(path, "/open-apis/bot/v2/hook/abc");
+    let timestamp: i64 = body["timestamp"].as_str().unwrap().parse().unwrap();
+    assert!(
+        (Utc::now().timestamp() - timestamp).abs() < 60,
+        "signed with the current time"
+    );
+    assert_eq!(
+        body["sign"],
+        json!(payload::feishu_sign("s3cret", timestamp))
+    );
+    assert_eq!(body["msg_type"], "interactive");
+    assert_eq!(
+        body["card"]["header"]["title"],
+        json!({"tag": "plain_text", "content": "Restarts"})
+    );
+    assert_eq!(
+        body["card"]["elements"][0]["content"],
+        "Cluster prod, 2026-11-20T09:00:00Z: 1 containers in 1 workloads restart too often.\n\n\
+         **shop · Deployment/web**\n- web-1 / app: 12 restarts (+3), OOMKilled, exit 137, last 2026-11-20 09:00 UTC, node n1"
+    );
+}
+
+#[tokio::test]
+async fn slack_and_the_generic_webhook_get_their_shapes() {
+    let rx = Receiver::start(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sinks = vec![
+        Sink::Slack {
+            url: rx.url("/slack"),
+        },
+        Sink::Webhook {
+            url: rx.url("/hook"),
+        },
+    ];
+    reporter(sinks, dir.path()).deliver(&sample()).await;
+    let got = rx.received();
+    let slack = &got.iter().find(|(p, _)| p == "/slack").unwrap().1;
+    assert_eq!(
+        slack["blocks"][0],
+        json!({"type": "header", "text": {"type": "plain_text", "text": "Restarts"}})
+    );
+    assert_eq!(
+        slack["blocks"][2]["text"]["text"],
+        "*shop · Deployment/web*\n- web-1 / app: 12 restarts (+3), OOMKilled, exit 137, last 2026-11-20 09:00 UTC, node n1"
+    );
+    let hook = &got.iter().find(|(p, _)| p == "/hook").unwrap().1;
+    assert_eq!(*hook, serde_json::to_value(sample()).unwrap());
+    assert_eq!(hook["groups"][0]["rows"][0]["sincePrevious"], 3);
+}
+
+#[tokio::test]
+async fn a_feishu_refusal_inside_a_200_answer_is_spooled() {
+    let rx = Receiver::start(&[(200, r#"{"code":19021,"msg":"sign match fail or timestamp is not within one hour from current time"}"#)]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Feishu {
+        url: rx.url("/hook"),
+        secret: Some("wrong".into()),
+    };
+    let deliveries = reporter(vec![sink], dir.path()).deliver(&sample()).await;
+    assert!(
+        matches!(&deliveries[0].result, DeliveryResult::Spooled(why) if why.contains("code 19021")),
+        "{deliveries:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_client_error_is_spooled_without_retrying() {
+    let rx = Receiver::start(&[(400, "bad payload")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Webhook {
+        url: rx.url("/hook"),
+    };
+    let deliveries = reporter(vec![sink], dir.path()).deliver(&sample()).await;
+    assert!(
+        matches!(&deliveries[0].result, DeliveryResult::Spooled(why) if why.contains("answered 400"))
+    );
+    assert_eq!(rx.received().len(), 1, "a 400 is not retried");
+}
+
+#[tokio::test]
+async fn retries_then_spools_then_resends_and_deletes_only_after_success() {
+    // Three tries in all: three 503s spool the report; the next send succeeds.
+    let rx = Receiver::start(&[(503, "busy"), (503, "busy"), (503, "busy")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Webhook {
+        url: rx.url("/hook"),
+    };
+    let id = sink_id(&sink);
+    let reporter = reporter(vec![sink], dir.path());
+
+    let deliveries = reporter.deliver(&sample()).await;
+    assert!(
+        matches!(&deliveries[0].result, DeliveryResult::Spooled(why) if why.contains("503")),
+        "{deliveries:?}"
+    );
+    assert_eq!(rx.received().len(), 3);
+    let pending = reporter.spool().pending();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].1.sink, id);
+    assert_eq!(pending[0].1.report, sample());
+
+    let resent = reporter.resend_spooled().await;
+    assert_eq!(resent[0].result, DeliveryResult::Resent);
+    assert!(
+        reporter.spool().pending().is_empty(),
+        "deleted after the 2xx"
+    );
+    assert_eq!(rx.received()[3].1, serde_json::to_value(sample()).unwrap());
+}
+
+#[tokio::test]
+async fn an_unreachable_sink_spools_and_a_failed_resend_keeps_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // Nothing listens on this port once the listener is dropped.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let sink = Sink::Slack {
+        url: format!("http://127.0.0.1:{port}/slack"),
+    };
+    let reporter = reporter(vec![sink], dir.path());
+    let deliveries = reporter.deliver(&sample()).await;
+    assert!(
+        matches!(&deliveries[0].result, DeliveryResult::Spooled(why) if why.contains("could not be reached"))
+    );
+    let resent = reporter.resend_spooled().await;
+    assert!(matches!(resent[0].result, DeliveryResult::Spooled(_)));
+    assert_eq!(
+        reporter.spool().pending().len(),
+        1,
+        "kept until a sink takes it"
+    );
+}
+
+#[tokio::test]
+async fn file_sinks_write_each_format_to_a_dated_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let sinks = [FileFormat::Markdown, FileFormat::Json, FileFormat::Csv]
+        .into_iter()
+        .map(|format| Sink::File {
+            path: dir
+                .path()
+                .join(format!("out/restarts-%Y-%m-%d.{}", format.name())),
+            format,
+        })
+        .collect();
+    let deliveries = reporter(sinks, dir.path()).deliver(&sample()).await;
+    assert!(
+        deliveries.iter().all(|d| d.result == DeliveryResult::Sent),
+        "{deliveries:?}"
+    );
+    let md = std::fs::read_to_string(dir.path().join("out/restarts-2026-11-20.markdown")).unwrap();
+    assert!(
+        md.contains("| web-1 | app | 12 | +3 | OOMKilled | 137 |"),
+        "{md}"
+    );
+    let json: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/restarts-2026-11-20.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json, serde_json::to_value(sample()).unwrap());
+    let csv = std::fs::read_to_string(dir.path().join("out/restarts-2026-11-20.csv")).unwrap();
+    assert_eq!(
+        csv.lines().nth(1),
+        Some("shop,Deployment/web,web-1,app,12,3,OOMKilled,137,2026-11-20T09:00:00Z,n1")
+    );
+}
