@@ -6,11 +6,13 @@ pub mod cluster;
 pub mod commands;
 pub mod config;
 pub mod error;
+pub mod headless;
 pub mod pod;
 pub mod report;
 pub mod rules;
 pub mod scan;
 pub mod sim;
+pub mod ui;
 pub mod worker;
 
 pub use error::{Error, Result};

@@ -14,11 +14,16 @@ fn main() -> ExitCode {
         .unwrap_or_else(|_| EnvFilter::new("ops_pod_cleaner=warn"));
     // Our own warnings by default (kube logs connection errors we already report); plain text
     // when stderr is not a terminal.
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr)
-        .init();
+    if cli.command.is_none() {
+        // The screen owns the terminal: logs go to its log pane, not to stderr.
+        ops_pod_cleaner::ui::init_logging(filter);
+    } else {
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(std::io::stderr().is_terminal())
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -2,6 +2,7 @@
 
 mod scan;
 mod targets;
+mod tui;
 
 use std::process::ExitCode;
 
@@ -19,10 +20,7 @@ pub async fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Some(Command::CheckConfig { file }) => check_config(&file),
         Some(Command::Scan { output }) => scan::run(&cli.global, output).await,
-        None => Err(Error::Usage(
-            "the interactive screen is not part of this build yet; run `ops-pod-cleaner scan` (add --demo to try the simulated cluster)"
-                .into(),
-        )),
+        None => tui::run(&cli.global).await,
     };
     result.unwrap_or_else(|e| {
         eprintln!("ops-pod-cleaner: {e}");

@@ -1,0 +1,169 @@
+//! Confirmations: a destructive action is first a value on screen naming its exact targets;
+//! only `confirm` turns it into actions the executor runs.
+
+use crate::actions::{Action, PodRef, Resolution, WorkloadRef};
+use crate::cluster::Abnormal;
+
+/// Targets listed by name before "and N more".
+const LISTED: usize = 8;
+
+/// What will run once the engineer says yes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfirmAction(pub Vec<Action>);
+
+/// A dialog: what, on what exactly, and either the pending action or why it cannot run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confirmation {
+    pub title: String,
+    pub lines: Vec<String>,
+    pub pending: Option<ConfirmAction>,
+    /// Set when the action cannot run; the dialog only informs.
+    pub unavailable: Option<String>,
+}
+
+impl Confirmation {
+    /// Yes: the actions to run, if the dialog offered any.
+    pub fn confirm(self) -> Option<Vec<Action>> {
+        self.pending.map(|ConfirmAction(actions)| actions)
+    }
+
+    pub fn unavailable(title: &str, why: impl Into<String>) -> Confirmation {
+        Confirmation {
+            title: title.to_string(),
+            lines: Vec::new(),
+            pending: None,
+            unavailable: Some(why.into()),
+        }
+    }
+
+    /// Delete, force delete, evict or remove finalizers of the given pods.
+    pub fn for_pods(verb: PodVerb, targets: &[&Abnormal]) -> Confirmation {
+        let title = match targets.len() {
+            1 => format!("{} this pod?", verb.title()),
+            n => format!("{} these {n} pods?", verb.title()),
+        };
+        if verb == PodVerb::RemoveFinalizers
+            && let Some(none) = targets.iter().find(|a| a.pod.finalizers.is_empty())
+        {
+            return Confirmation::unavailable(
+                &title,
+                format!("{}/{} has no finalizers", none.pod.namespace, none.pod.name),
+            );
+        }
+        let mut lines: Vec<String> = targets
+            .iter()
+            .take(LISTED)
+            .map(|a| {
+                let mut line =
+                    format!("{}/{}  ({})", a.pod.namespace, a.pod.name, a.finding.reason);
+                if !a.pod.finalizers.is_empty() && verb != PodVerb::Delete {
+                    line.push_str(&format!("  finalizers: {}", a.pod.finalizers.join(", ")));
+                }
+                line
+            })
+            .collect();
+        if targets.len() > LISTED {
+            lines.push(format!("… and {} more", targets.len() - LISTED));
+        }
+        lines.push(verb.note().to_string());
+        let actions = targets.iter().map(|a| verb.action(PodRef::of(&a.pod)));
+        Confirmation {
+            title,
+            lines,
+            pending: Some(ConfirmAction(actions.collect())),
+            unavailable: None,
+        }
+    }
+
+    /// Scale-to-zero names the workload and its replicas now.
+    pub fn for_scale(pod: &PodRef, resolution: &Resolution, replicas: Option<i32>) -> Confirmation {
+        let title = "Scale the workload to 0?";
+        match resolution {
+            Resolution::Unscalable(why) => Confirmation::unavailable(title, why.clone()),
+            Resolution::Scalable(_) if replicas == Some(0) => {
+                Confirmation::unavailable(title, "the workload is already at 0 replicas")
+            }
+            Resolution::Scalable(workload) => Confirmation {
+                title: title.to_string(),
+                lines: vec![
+                    format!("{workload}"),
+                    format!(
+                        "replicas now: {}  →  0",
+                        replicas.map_or("unknown".to_string(), |r| r.to_string())
+                    ),
+                    format!("because of {pod}"),
+                    "the count is kept in ops-pod-cleaner.io/replicas-before; undo restores it"
+                        .to_string(),
+                ],
+                pending: Some(ConfirmAction(vec![Action::ScaleToZero(pod.clone())])),
+                unavailable: None,
+            },
+        }
+    }
+
+    pub fn for_undo(workload: &WorkloadRef) -> Confirmation {
+        Confirmation {
+            title: "Restore the replicas?".to_string(),
+            lines: vec![
+                format!("{workload}"),
+                "back to the count in ops-pod-cleaner.io/replicas-before".to_string(),
+            ],
+            pending: Some(ConfirmAction(vec![Action::UndoScale(workload.clone())])),
+            unavailable: None,
+        }
+    }
+}
+
+/// The pod actions that take marked rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodVerb {
+    Delete,
+    ForceDelete,
+    Evict,
+    RemoveFinalizers,
+}
+
+impl PodVerb {
+    pub fn action(self, pod: PodRef) -> Action {
+        match self {
+            PodVerb::Delete => Action::Delete(pod),
+            PodVerb::ForceDelete => Action::ForceDelete(pod),
+            PodVerb::Evict => Action::Evict(pod),
+            PodVerb::RemoveFinalizers => Action::RemoveFinalizers(pod),
+        }
+    }
+
+    /// The executor's verb for the same action (as in 403 messages and the audit log).
+    pub fn verb(self) -> &'static str {
+        match self {
+            PodVerb::Delete => "delete",
+            PodVerb::ForceDelete => "forceDelete",
+            PodVerb::Evict => "evict",
+            PodVerb::RemoveFinalizers => "removeFinalizers",
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            PodVerb::Delete => "Delete",
+            PodVerb::ForceDelete => "Force delete (grace 0)",
+            PodVerb::Evict => "Evict",
+            PodVerb::RemoveFinalizers => "Remove the finalizers of",
+        }
+    }
+
+    fn note(self) -> &'static str {
+        match self {
+            PodVerb::Delete => {
+                "each delete carries the pod's UID: a new pod of the same name is safe"
+            }
+            PodVerb::ForceDelete => {
+                "the kubelet is not asked; pods held by finalizers stay until those are removed (F)"
+            }
+            PodVerb::Evict => "through the Eviction API: a PodDisruptionBudget may refuse it",
+            PodVerb::RemoveFinalizers => {
+                "whatever the finalizers guard (volumes, external resources) is not cleaned up"
+            }
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! One pod in full, fetched from the API when the details pane opens (the cache is slim).
+
+use k8s_openapi::api::core::v1::{ContainerStatus, Event as KubeEvent, Pod};
+
+/// Sections of text, ready to show.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PodDetails {
+    pub title: String,
+    pub sections: Vec<Section>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    pub title: String,
+    pub lines: Vec<String>,
+}
+
+impl PodDetails {
+    /// Pure: the pod, the owner chain already followed, and the pod's events if listable.
+    pub fn from_pod(
+        pod: &Pod,
+        owner_chain: Vec<String>,
+        events: Result<Vec<KubeEvent>, String>,
+    ) -> PodDetails {
+        let meta = &pod.metadata;
+        let status = pod.status.clone().unwrap_or_default();
+        let title = format!(
+            "{}/{}",
+            meta.namespace.as_deref().unwrap_or("-"),
+            meta.name.as_deref().unwrap_or("-")
+        );
+        let mut summary = vec![format!(
+            "phase {}{}  node {}",
+            status.phase.as_deref().unwrap_or("?"),
+            status
+                .reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default(),
+            pod.spec
+                .as_ref()
+                .and_then(|s| s.node_name.as_deref())
+                .unwrap_or("-"),
+        )];
+        if let Some(message) = &status.message {
+            summary.push(format!("message: {message}"));
+        }
+        if let Some(deleted) = &meta.deletion_timestamp {
+            summary.push(format!(
+                "deletionTimestamp {} (grace {} s)",
+                deleted.0,
+                meta.deletion_grace_period_seconds.unwrap_or(0)
+            ));
+        }
+        let conditions = status
+            .conditions
+            .iter()
+            .flatten()
+            .map(|c| {
+                let mut line = format!("{:<16} {}", c.type_, c.status);
+                if let Some(reason) = &c.reason {
+                    line.push_str(&format!("  {reason}"));
+                }
+                if let Some(message) = &c.message {
+                    line.push_str(&format!(": {message}"));
+                }
+                line
+            })
+            .collect();
+        let mut containers = Vec::new();
+        for (init, list) in [
+            (true, &status.init_container_statuses),
+            (false, &status.container_statuses),
+        ] {
+            for c in list.iter().flatten() {
+                containers.extend(container_lines(c, init));
+            }
+        }
+        let finalizers = match meta.finalizers.as_deref() {
+            Some(f) if !f.is_empty() => f.to_vec(),
+            _ => vec!["none".to_string()],
+        };
+        let events = match events {
+            Ok(list) if list.is_empty() => vec!["no events".to_string()],
+            Ok(mut list) => {
+                list.sort_by_key(|e| e.last_timestamp.as_ref().map(|t| t.0));
+                list.iter()
+                    .rev()
+                    .take(10)
+                    .map(|e| {
+                        format!(
+                            "{} {} x{}: {}",
+                            e.type_.as_deref().unwrap_or("-"),
+                            e.reason.as_deref().unwrap_or("-"),
+                            e.count.unwrap_or(1),
+                            e.message.as_deref().unwrap_or("")
+                        )
+                    })
+                    .collect()
+            }
+            Err(why) => vec![format!("events not available: {why}")],
+        };
+        let section = |title: &str, lines: Vec<String>| Section {
+            title: title.to_string(),
+            lines: if lines.is_empty() {
+                vec!["none".to_string()]
+            } else {
+                lines
+            },
+        };
+        PodDetails {
+            title,
+            sections: vec![
+                section("Status", summary),
+                section("Conditions", conditions),
+                section("Containers", containers),
+                section("Finalizers", finalizers),
+                section("Owner chain", owner_chain),
+                section("Events (newest first)", events),
+            ],
+        }
+    }
+
+    /// All lines, section titles included, as the pane shows them.
+    pub fn lines(&self) -> Vec<(bool, String)> {
+        let mut out = Vec::new();
+        for s in &self.sections {
+            out.push((true, s.title.clone()));
+            out.extend(s.lines.iter().map(|l| (false, format!("  {l}"))));
+        }
+        out
+    }
+}
+
+fn container_lines(c: &ContainerStatus, init: bool) -> Vec<String> {
+    let kind = if init { "init " } else { "" };
+    let mut lines = vec![format!(
+        "{kind}{}  restarts {}  ready {}  image {}",
+        c.name, c.restart_count, c.ready, c.image
+    )];
+    if let Some(state) = &c.state {
+        if let Some(w) = &state.waiting {
+            lines.push(format!(
+                "    waiting: {}{}",
+                w.reason.as_deref().unwrap_or("?"),
+                w.message
+                    .as_deref()
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default()
+            ));
+        }
+        if let Some(r) = &state.running {
+            lines.push(format!(
+                "    running since {}",
+                r.started_at
+                    .as_ref()
+                    .map_or("?".to_string(), |t| t.0.to_string())
+            ));
+        }
+        if let Some(t) = &state.terminated {
+            lines.push(format!(
+                "    terminated: {} exit code {}{}",
+                t.reason.as_deref().unwrap_or("?"),
+                t.exit_code,
+                t.message
+                    .as_deref()
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    if let Some(t) = c.last_state.as_ref().and_then(|s| s.terminated.as_ref()) {
+        lines.push(format!(
+            "    last terminated: {} exit code {}{}",
+            t.reason.as_deref().unwrap_or("?"),
+            t.exit_code,
+            t.finished_at
+                .as_ref()
+                .map(|f| format!(" at {}", f.0))
+                .unwrap_or_default()
+        ));
+    }
+    lines
+}

@@ -1,0 +1,138 @@
+//! From a key to what it means: the configured map first, then the fixed navigation keys.
+
+use crate::config::{KeyBinding, KeyCode, UiConfig};
+
+/// Everything a key can ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    NextCategory,
+    PrevCategory,
+    Category(usize),
+    NextPane,
+    PrevPane,
+    Sort,
+    Filter,
+    Details,
+    Back,
+    Mark,
+    Help,
+    Quit,
+    Delete,
+    ForceDelete,
+    Evict,
+    ScaleToZero,
+    Undo,
+    RemoveFinalizers,
+    ToggleAuto,
+    MasterAuto,
+    SendReport,
+    ExportReport,
+    SwitchContext,
+    Refresh,
+    Confirm,
+}
+
+/// Configured action names (see `config::UI_ACTIONS`) and what they do.
+const CONFIGURED: [(&str, Command); 20] = [
+    ("up", Command::Up),
+    ("down", Command::Down),
+    ("next_category", Command::NextCategory),
+    ("prev_category", Command::PrevCategory),
+    ("filter", Command::Filter),
+    ("details", Command::Details),
+    ("mark", Command::Mark),
+    ("help", Command::Help),
+    ("quit", Command::Quit),
+    ("delete", Command::Delete),
+    ("force_delete", Command::ForceDelete),
+    ("scale_to_zero", Command::ScaleToZero),
+    ("undo", Command::Undo),
+    ("remove_finalizers", Command::RemoveFinalizers),
+    ("toggle_auto", Command::ToggleAuto),
+    ("master_auto", Command::MasterAuto),
+    ("send_report", Command::SendReport),
+    ("export_report", Command::ExportReport),
+    ("switch_context", Command::SwitchContext),
+    ("refresh", Command::Refresh),
+];
+
+/// Keys that always work unless the config gives them to an action, with their help text.
+pub const FIXED: [(&str, &str); 11] = [
+    ("↑/↓", "move"),
+    ("PgUp/PgDn", "move a page"),
+    ("Home/End", "first / last row"),
+    ("1..9", "show that category"),
+    ("←/→ h/l", "lower pane: log, rules, report"),
+    ("s", "sort by the next column"),
+    ("E", "evict (honours PDBs)"),
+    ("Esc", "back, close, clear filter/marks"),
+    ("y/Enter", "confirm a dialog"),
+    ("n/Esc", "cancel a dialog"),
+    ("ctrl-c", "quit"),
+];
+
+pub fn command_for(key: &KeyBinding, ui: &UiConfig) -> Option<Command> {
+    if let Some(action) = ui.action_for(key) {
+        return CONFIGURED
+            .iter()
+            .find(|(name, _)| *name == action)
+            .map(|(_, c)| *c);
+    }
+    if key.ctrl {
+        return (key.code == KeyCode::Char('c')).then_some(Command::Quit);
+    }
+    Some(match key.code {
+        KeyCode::Up => Command::Up,
+        KeyCode::Down => Command::Down,
+        KeyCode::PageUp => Command::PageUp,
+        KeyCode::PageDown => Command::PageDown,
+        KeyCode::Home | KeyCode::Char('g') => Command::Top,
+        KeyCode::End | KeyCode::Char('G') => Command::Bottom,
+        KeyCode::Left | KeyCode::Char('h') => Command::PrevPane,
+        KeyCode::Right | KeyCode::Char('l') => Command::NextPane,
+        KeyCode::Esc => Command::Back,
+        KeyCode::Char('s') => Command::Sort,
+        KeyCode::Char('E') => Command::Evict,
+        KeyCode::Char('y') => Command::Confirm,
+        KeyCode::Char(c @ '1'..='9') => Command::Category(c as usize - '1' as usize),
+        _ => return None,
+    })
+}
+
+/// Help lines: configured actions with their keys, then the fixed keys.
+pub fn help_lines(ui: &UiConfig) -> Vec<(String, String)> {
+    let describe = |action: &str| match action {
+        "up" => "move up",
+        "down" => "move down",
+        "next_category" => "next category",
+        "prev_category" => "previous category",
+        "filter" => "filter the table",
+        "details" => "details of the pod",
+        "mark" => "mark / unmark the pod",
+        "help" => "this help",
+        "quit" => "quit",
+        "delete" => "delete",
+        "force_delete" => "force delete (grace 0)",
+        "scale_to_zero" => "scale the owner to 0",
+        "undo" => "undo the last scale to 0",
+        "remove_finalizers" => "remove finalizers",
+        "toggle_auto" => "auto-clean for this rule",
+        "master_auto" => "auto-clean master switch",
+        "send_report" => "send the report now",
+        "export_report" => "export the report",
+        "switch_context" => "switch context",
+        "refresh" => "reclassify now",
+        _ => "",
+    };
+    let mut lines: Vec<(String, String)> = UiConfig::action_names()
+        .filter_map(|a| Some((ui.key(a)?.to_string(), describe(a).to_string())))
+        .collect();
+    lines.extend(FIXED.iter().map(|(k, d)| (k.to_string(), d.to_string())));
+    lines
+}

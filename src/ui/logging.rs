@@ -1,0 +1,24 @@
+//! Logs while the screen is up: `tracing` events go to the tui-logger pane, never to stderr
+//! (which would scribble over the screen).
+
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+/// The target the action log is written under; the pane shows it with the library's warnings.
+pub const ACTION_TARGET: &str = "action";
+
+/// Install the subscriber for the TUI: `filter` plus every action line, into tui-logger.
+pub fn init_logging(filter: EnvFilter) {
+    let _ = tui_logger::init_logger(tui_logger::LevelFilter::Info);
+    tui_logger::set_default_level(tui_logger::LevelFilter::Info);
+    let filter = filter.add_directive(
+        format!("{ACTION_TARGET}=info")
+            .parse()
+            .expect("a static directive"),
+    );
+    let _ = tracing_subscriber::registry()
+        .with(tui_logger::TuiTracingSubscriberLayer)
+        .with(filter)
+        .try_init();
+}

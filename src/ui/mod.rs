@@ -1,0 +1,32 @@
+//! The interactive screen (SPEC §7).
+//!
+//! The UI task owns a [`State`]; everything else (the cache, the worker, API calls) reaches it
+//! as [`Event`]s on channels, and `update` answers with [`Effect`]s the runtime carries out.
+//! Drawing reads `&State` only, so every pane can be snapshot-tested on a `TestBackend`.
+
+mod confirm;
+mod details;
+mod event;
+mod export;
+mod keys;
+mod logging;
+mod run;
+mod session;
+mod state;
+mod terminal;
+mod theme;
+mod update;
+mod view;
+
+pub use confirm::{ConfirmAction, Confirmation};
+pub use details::{PodDetails, Section};
+pub use event::{Effect, Event, Snapshot, key_from_crossterm};
+pub use keys::{Command, command_for};
+pub use logging::init_logging;
+pub use run::{RunOptions, run, watch_line};
+pub use session::{Connector, ReportSource, Session};
+pub use state::{
+    BottomPane, DetailsContent, DetailsView, Overlay, SortKey, State, StatusLine, View, WatchLine,
+};
+pub use update::update;
+pub use view::draw;

@@ -1,0 +1,329 @@
+//! The UI's model: everything the screen shows, owned by the UI task alone.
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, Utc};
+
+use super::confirm::Confirmation;
+use super::details::PodDetails;
+use crate::actions::{PodRef, WorkloadRef};
+use crate::cluster::Abnormal;
+use crate::config::UiConfig;
+use crate::report::RestartReport;
+use crate::rules::{RuleKind, RuleSpec};
+use crate::worker::WorkerStatus;
+
+/// Where the watch stands, as the header says it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum WatchLine {
+    #[default]
+    Listing,
+    Synced,
+    Reconnecting {
+        secs: u64,
+        error: String,
+    },
+}
+
+/// The table's order within a category.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortKey {
+    /// Longest in its state first.
+    #[default]
+    Age,
+    Namespace,
+    Restarts,
+    Name,
+}
+
+impl SortKey {
+    pub fn next(self) -> SortKey {
+        match self {
+            SortKey::Age => SortKey::Namespace,
+            SortKey::Namespace => SortKey::Restarts,
+            SortKey::Restarts => SortKey::Name,
+            SortKey::Name => SortKey::Age,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            SortKey::Age => "time in state",
+            SortKey::Namespace => "namespace",
+            SortKey::Restarts => "restarts",
+            SortKey::Name => "pod name",
+        }
+    }
+}
+
+/// The main area: the table of a category, or one pod's details.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum View {
+    #[default]
+    Table,
+    Details,
+}
+
+/// The pane under the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BottomPane {
+    #[default]
+    Log,
+    Rules,
+    Report,
+}
+
+impl BottomPane {
+    pub const ALL: [BottomPane; 3] = [BottomPane::Log, BottomPane::Rules, BottomPane::Report];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            BottomPane::Log => "Log",
+            BottomPane::Rules => "Rules",
+            BottomPane::Report => "Restart report",
+        }
+    }
+
+    pub fn step(self, forward: bool) -> BottomPane {
+        let at = BottomPane::ALL.iter().position(|p| *p == self).unwrap_or(0);
+        let n = BottomPane::ALL.len();
+        BottomPane::ALL[if forward {
+            (at + 1) % n
+        } else {
+            (at + n - 1) % n
+        }]
+    }
+}
+
+/// The details of one pod, fetched on demand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetailsView {
+    pub pod: PodRef,
+    pub content: DetailsContent,
+    pub scroll: u16,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DetailsContent {
+    Loading,
+    Loaded(PodDetails),
+    Failed(String),
+}
+
+/// What floats above the screen and takes the keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Overlay {
+    Help,
+    Confirm(Confirmation),
+    /// Waiting for the API before a confirmation can name its target.
+    Resolving(String),
+    Contexts {
+        names: Vec<String>,
+        selected: usize,
+    },
+}
+
+/// The line at the bottom: the last outcome or hint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusLine {
+    pub text: String,
+    pub error: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct State {
+    pub context: String,
+    pub scope: String,
+    pub readonly: bool,
+    pub dry_run: bool,
+    pub keys: UiConfig,
+    pub chain: Vec<RuleSpec>,
+    pub now: DateTime<Utc>,
+    pub watch: WatchLine,
+    pub total_pods: usize,
+    /// Every abnormal pod, ordered by the sort key; classified once per cache change.
+    pub findings: Vec<Abnormal>,
+    /// Abnormal pods per rule, in chain order.
+    pub counts: Vec<usize>,
+    /// Index into `chain` of the category shown.
+    pub category: usize,
+    /// Indices into `findings` of the rows of the table (category, then filter).
+    pub rows: Vec<usize>,
+    pub selected: usize,
+    /// First row drawn; kept so the selection stays in view.
+    pub offset: usize,
+    /// Rows that fit in the table, learnt from the terminal size.
+    pub table_height: usize,
+    pub filter: String,
+    pub filtering: bool,
+    pub sort: SortKey,
+    /// UIDs of marked pods.
+    pub marks: BTreeSet<String>,
+    pub view: View,
+    pub details: Option<DetailsView>,
+    pub bottom: BottomPane,
+    pub overlay: Option<Overlay>,
+    pub worker: WorkerStatus,
+    pub report: Option<RestartReport>,
+    pub status: Option<StatusLine>,
+    /// Verbs the API refused with 403, and what it said: those actions show as unavailable.
+    pub forbidden: Vec<(&'static str, String)>,
+    /// Workloads scaled to zero from this screen, newest last: what undo restores.
+    pub scaled: Vec<WorkloadRef>,
+    pub quit: bool,
+}
+
+impl State {
+    pub fn new(context: &str, scope: &str, chain: Vec<RuleSpec>, keys: UiConfig) -> State {
+        let counts = vec![0; chain.len()];
+        State {
+            context: context.to_string(),
+            scope: scope.to_string(),
+            readonly: false,
+            dry_run: false,
+            keys,
+            chain,
+            now: DateTime::<Utc>::UNIX_EPOCH,
+            watch: WatchLine::Listing,
+            total_pods: 0,
+            findings: Vec::new(),
+            counts,
+            category: 0,
+            rows: Vec::new(),
+            selected: 0,
+            offset: 0,
+            table_height: 10,
+            filter: String::new(),
+            filtering: false,
+            sort: SortKey::Age,
+            marks: BTreeSet::new(),
+            view: View::Table,
+            details: None,
+            bottom: BottomPane::Log,
+            overlay: None,
+            worker: WorkerStatus::default(),
+            report: None,
+            status: None,
+            forbidden: Vec::new(),
+            scaled: Vec::new(),
+            quit: false,
+        }
+    }
+
+    pub fn current_rule(&self) -> Option<&RuleSpec> {
+        self.chain.get(self.category)
+    }
+
+    pub fn current_kind(&self) -> Option<RuleKind> {
+        self.current_rule().map(|r| r.kind)
+    }
+
+    /// The finding under the cursor.
+    pub fn selected_finding(&self) -> Option<&Abnormal> {
+        self.rows
+            .get(self.selected)
+            .and_then(|&i| self.findings.get(i))
+    }
+
+    /// The marked pods that are still abnormal, in table order; else the selected one.
+    pub fn targets(&self) -> Vec<&Abnormal> {
+        if self.marks.is_empty() {
+            return self.selected_finding().into_iter().collect();
+        }
+        self.findings
+            .iter()
+            .filter(|a| self.marks.contains(&*a.pod.uid))
+            .collect()
+    }
+
+    pub fn is_marked(&self, finding: &Abnormal) -> bool {
+        self.marks.contains(&*finding.pod.uid)
+    }
+
+    /// Why the API will refuse `verb`, if it already did.
+    pub fn forbidden_reason(&self, verb: &str) -> Option<&str> {
+        self.forbidden
+            .iter()
+            .find(|(v, _)| *v == verb)
+            .map(|(_, why)| why.as_str())
+    }
+
+    /// Re-sort after a new snapshot or sort key; keeps the cursor on the same pod.
+    pub fn resort(&mut self) {
+        let keep = self.selected_finding().map(|a| a.pod.uid.clone());
+        let position = |kind: RuleKind| self.chain.iter().position(|r| r.kind == kind);
+        let sort = self.sort;
+        self.findings.sort_by(|a, b| {
+            let by_rule = position(a.finding.rule).cmp(&position(b.finding.rule));
+            let by_key = match sort {
+                SortKey::Age => a.finding.since.cmp(&b.finding.since),
+                SortKey::Namespace => a.pod.namespace.cmp(&b.pod.namespace),
+                SortKey::Restarts => b.pod.total_restarts().cmp(&a.pod.total_restarts()),
+                SortKey::Name => a.pod.name.cmp(&b.pod.name),
+            };
+            by_rule
+                .then(by_key)
+                .then_with(|| a.pod.namespace.cmp(&b.pod.namespace))
+                .then_with(|| a.pod.name.cmp(&b.pod.name))
+        });
+        self.counts = self
+            .chain
+            .iter()
+            .map(|r| {
+                self.findings
+                    .iter()
+                    .filter(|a| a.finding.rule == r.kind)
+                    .count()
+            })
+            .collect();
+        let uids: BTreeSet<&str> = self.findings.iter().map(|a| &*a.pod.uid).collect();
+        self.marks.retain(|uid| uids.contains(uid.as_str()));
+        self.refilter(keep.as_deref());
+    }
+
+    /// Recompute the table's rows for the category and the filter.
+    pub fn refilter(&mut self, keep: Option<&str>) {
+        let kind = self.current_kind();
+        let needle = self.filter.to_lowercase();
+        self.rows = self
+            .findings
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| Some(a.finding.rule) == kind)
+            .filter(|(_, a)| needle.is_empty() || matches_filter(a, &needle))
+            .map(|(i, _)| i)
+            .collect();
+        if let Some(uid) = keep
+            && let Some(at) = self
+                .rows
+                .iter()
+                .position(|&i| &*self.findings[i].pod.uid == uid)
+        {
+            self.selected = at;
+        }
+        self.clamp();
+    }
+
+    /// Keep the cursor on a row and in the visible window.
+    pub fn clamp(&mut self) {
+        self.selected = self.selected.min(self.rows.len().saturating_sub(1));
+        let height = self.table_height.max(1);
+        if self.selected < self.offset {
+            self.offset = self.selected;
+        } else if self.selected >= self.offset + height {
+            self.offset = self.selected + 1 - height;
+        }
+        self.offset = self.offset.min(self.rows.len().saturating_sub(height));
+    }
+}
+
+fn matches_filter(a: &Abnormal, needle: &str) -> bool {
+    let fields = [
+        &*a.pod.namespace,
+        &*a.pod.name,
+        a.finding.reason.as_str(),
+        a.pod.node.as_deref().unwrap_or(""),
+        a.pod.owner.as_ref().map_or("", |o| &*o.name),
+    ];
+    fields.iter().any(|f| f.to_lowercase().contains(needle))
+}

@@ -1,0 +1,55 @@
+//! The categories with their live counts; digits and Tab switch between them.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::rules::RuleKind;
+use crate::ui::state::State;
+use crate::ui::theme;
+
+/// Names short enough for all eight categories to fit in 80 columns.
+fn short_name(kind: RuleKind) -> &'static str {
+    match kind {
+        RuleKind::Evicted => "evict",
+        RuleKind::Terminating => "term",
+        RuleKind::ImagePull => "image",
+        RuleKind::CrashLoop => "crash",
+        RuleKind::ConfigError => "config",
+        RuleKind::Pending => "pend",
+        RuleKind::Failed => "fail",
+        RuleKind::Unknown => "unkn",
+    }
+}
+
+pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
+    let label = |i: usize, short: bool| {
+        let kind = state.chain[i].kind;
+        let count = state.counts.get(i).copied().unwrap_or(0);
+        if short {
+            format!("{} {count}", short_name(kind))
+        } else {
+            format!("{}:{} {count}", i + 1, kind.name())
+        }
+    };
+    let long: usize = (0..state.chain.len())
+        .map(|i| label(i, false).chars().count() + 1)
+        .sum();
+    let short = long > usize::from(area.width);
+    let mut spans = Vec::new();
+    for (i, rule) in state.chain.iter().enumerate() {
+        let style = if i == state.category {
+            theme::selected()
+        } else if !rule.enabled {
+            theme::dim()
+        } else if state.counts.get(i).copied().unwrap_or(0) > 0 {
+            theme::title()
+        } else {
+            theme::dim()
+        };
+        spans.push(Span::styled(label(i, short), style));
+        spans.push(Span::raw(" "));
+    }
+    Paragraph::new(Line::from(spans)).render(area, buf);
+}

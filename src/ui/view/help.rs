@@ -1,0 +1,54 @@
+//! Every key, from the config's key map and the fixed navigation keys.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+
+use super::{centered, fit};
+use crate::ui::keys::help_lines;
+use crate::ui::state::State;
+use crate::ui::theme;
+
+pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
+    let lines = help_lines(&state.keys);
+    let key_width = lines
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    // Two columns when one does not fit the terminal's height.
+    let rows = usize::from(area.height.saturating_sub(2));
+    let columns = if lines.len() > rows { 2 } else { 1 };
+    let per_column = lines.len().div_ceil(columns);
+    let width = if columns == 2 {
+        area.width
+    } else {
+        area.width.min(60)
+    };
+    let column_width = usize::from(width.saturating_sub(2)) / columns;
+    let text: Vec<Line> = (0..per_column)
+        .map(|r| {
+            let mut s = String::new();
+            for c in 0..columns {
+                if let Some((k, d)) = lines.get(c * per_column + r) {
+                    let pad = key_width.saturating_sub(k.chars().count());
+                    let cell = fit(&format!("{}{k}  {d}", " ".repeat(pad)), column_width - 1);
+                    let fill = column_width.saturating_sub(cell.chars().count());
+                    s.push_str(&cell);
+                    s.push_str(&" ".repeat(fill));
+                }
+            }
+            Line::raw(s.trim_end().to_string())
+        })
+        .collect();
+    let rect = centered(area, width, per_column as u16 + 2);
+    Clear.render(rect, buf);
+    Paragraph::new(text)
+        .block(
+            Block::bordered()
+                .title(" Keys (Esc closes) ")
+                .title_style(theme::title()),
+        )
+        .render(rect, buf);
+}

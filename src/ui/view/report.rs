@@ -1,0 +1,63 @@
+//! The restart report as it stands now, grouped by workload.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Paragraph, Widget};
+
+use crate::rules::format_age;
+use crate::ui::state::State;
+use crate::ui::theme;
+
+pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
+    let send = state.keys.key("send_report").map(|k| k.to_string());
+    let export = state.keys.key("export_report").map(|k| k.to_string());
+    let block = Block::bordered()
+        .title(format!(
+            " Restart report · {} send · {} export ",
+            send.unwrap_or_default(),
+            export.unwrap_or_default()
+        ))
+        .title_style(theme::title());
+    let mut lines = Vec::new();
+    if let Some(last) = &state.worker.last_report {
+        lines.push(Line::styled(format!("last delivery: {last}"), theme::dim()));
+    }
+    match &state.report {
+        None => lines.push(Line::styled("building…", theme::dim())),
+        Some(r) if r.groups.is_empty() => lines.push(Line::styled(
+            "no container restarts often enough to report",
+            theme::dim(),
+        )),
+        Some(r) => {
+            for group in &r.groups {
+                lines.push(Line::styled(
+                    format!("{} {}", group.namespace, group.workload),
+                    theme::title(),
+                ));
+                for row in &group.rows {
+                    let since = row
+                        .since_previous
+                        .map_or("new".to_string(), |n| format!("+{n}"));
+                    let ago = row
+                        .last_restart
+                        .map(|t| format!(" {} ago", format_age(state.now - t)))
+                        .unwrap_or_default();
+                    lines.push(Line::raw(format!(
+                        "  {}/{}  restarts {} ({since})  {}{}{}  {}",
+                        row.pod,
+                        row.container,
+                        row.restarts,
+                        row.last_reason.as_deref().unwrap_or("-"),
+                        row.exit_code
+                            .map(|c| format!(" exit {c}"))
+                            .unwrap_or_default(),
+                        ago,
+                        row.node.as_deref().unwrap_or("-"),
+                    )));
+                }
+            }
+        }
+    }
+    Paragraph::new(lines).block(block).render(area, buf);
+}

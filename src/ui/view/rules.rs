@@ -1,0 +1,72 @@
+//! The chain in order: enabled, auto, matches now, actions taken, why paused.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::widgets::{Block, Row, Table, Widget};
+
+use crate::ui::state::State;
+use crate::ui::theme;
+
+pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
+    let block = Block::bordered()
+        .title(format!(
+            " Rules (chain order) · auto master {} · ←/→ panes ",
+            if state.worker.master_auto {
+                "ON"
+            } else {
+                "off"
+            }
+        ))
+        .title_style(theme::title());
+    let rows = state.chain.iter().enumerate().map(|(i, rule)| {
+        let status = state
+            .worker
+            .rules
+            .get(&rule.kind)
+            .cloned()
+            .unwrap_or_default();
+        let note = match (&status.paused, rule.enabled) {
+            (_, false) => "disabled".to_string(),
+            (Some(why), _) => format!("PAUSED: {why}"),
+            (None, _) => String::new(),
+        };
+        let row = Row::new(vec![
+            format!("{}", i + 1),
+            rule.kind.name().to_string(),
+            if rule.enabled { "on" } else { "off" }.to_string(),
+            if status.auto { "ON" } else { "off" }.to_string(),
+            state.counts.get(i).copied().unwrap_or(0).to_string(),
+            status.actions_taken.to_string(),
+            status.failures.to_string(),
+            rule.action.name().to_string(),
+            note,
+        ]);
+        if status.paused.is_some() {
+            row.style(theme::bad())
+        } else if i == state.category {
+            row.style(theme::title())
+        } else {
+            row
+        }
+    });
+    let widths = [
+        Constraint::Length(2),
+        Constraint::Length(12),
+        Constraint::Length(4),
+        Constraint::Length(4),
+        Constraint::Length(6),
+        Constraint::Length(6),
+        Constraint::Length(5),
+        Constraint::Length(11),
+        Constraint::Fill(1),
+    ];
+    Table::new(rows, widths)
+        .header(
+            Row::new([
+                "#", "RULE", "ON", "AUTO", "MATCH", "ACTED", "FAIL", "ACTION", "",
+            ])
+            .style(theme::title()),
+        )
+        .block(block)
+        .render(area, buf);
+}

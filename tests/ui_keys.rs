@@ -1,0 +1,310 @@
+//! Key handling on the pure state: `update(&mut State, Event) -> Vec<Effect>`.
+
+mod ui_support;
+
+use ops_pod_cleaner::actions::{Action, Outcome, PodRef, Resolution, WorkloadKind, WorkloadRef};
+use ops_pod_cleaner::config::{Config, KeyBinding};
+use ops_pod_cleaner::rules::RuleKind;
+use ops_pod_cleaner::ui::{Effect, Event, Overlay, State, View, update};
+use ops_pod_cleaner::worker::WorkerCommand;
+use ui_support::{abnormal, now, state};
+
+fn press(state: &mut State, keys: &str) -> Vec<Effect> {
+    keys.split_whitespace()
+        .flat_map(|k| update(state, Event::Key(KeyBinding::parse(k).unwrap())))
+        .collect()
+}
+
+fn confirm_lines(state: &State) -> (String, Vec<String>, Option<String>) {
+    match &state.overlay {
+        Some(Overlay::Confirm(c)) => (c.title.clone(), c.lines.clone(), c.unavailable.clone()),
+        other => panic!("expected a confirmation, found {other:?}"),
+    }
+}
+
+#[test]
+fn moves_with_arrows_and_jk_and_stays_in_the_table() {
+    let mut s = state();
+    assert_eq!(s.rows.len(), 3, "three evicted pods");
+    press(&mut s, "j Down j j j");
+    assert_eq!(s.selected, 2, "stops at the last row");
+    press(&mut s, "k Up");
+    assert_eq!(s.selected, 0);
+    press(&mut s, "End");
+    assert_eq!(s.selected, 2);
+}
+
+#[test]
+fn sorted_longest_in_state_first() {
+    let s = state();
+    let names: Vec<&str> = s.rows.iter().map(|&i| &*s.findings[i].pod.name).collect();
+    assert_eq!(names, ["web-5f8-k2x8p", "web-5f8-q7m4t", "api-7c9-zz1"]);
+}
+
+#[test]
+fn tab_and_digits_switch_category() {
+    let mut s = state();
+    press(&mut s, "Tab");
+    assert_eq!(s.current_kind(), Some(RuleKind::Terminating));
+    assert_eq!(s.rows.len(), 1);
+    press(&mut s, "BackTab BackTab");
+    assert_eq!(s.current_kind(), Some(RuleKind::Unknown));
+    press(&mut s, "3");
+    assert_eq!(s.current_kind(), Some(RuleKind::ImagePull));
+}
+
+#[test]
+fn filter_narrows_and_esc_clears() {
+    let mut s = state();
+    press(&mut s, "/ p a y");
+    assert!(s.filtering);
+    assert_eq!(s.rows.len(), 1);
+    // While typing, keys are text: `q` does not quit.
+    assert!(press(&mut s, "q").is_empty());
+    assert_eq!(s.filter, "payq");
+    assert_eq!(s.rows.len(), 0);
+    press(&mut s, "Backspace Enter");
+    assert!(!s.filtering);
+    assert_eq!(s.rows.len(), 1);
+    press(&mut s, "Esc");
+    assert_eq!(s.rows.len(), 3);
+}
+
+#[test]
+fn marked_rows_are_confirmed_by_name_then_run() {
+    let mut s = state();
+    press(&mut s, "Space Space");
+    assert_eq!(s.marks.len(), 2);
+    assert!(press(&mut s, "d").is_empty(), "nothing runs before yes");
+    let (title, lines, unavailable) = confirm_lines(&s);
+    assert_eq!(title, "Delete these 2 pods?");
+    assert!(lines[0].starts_with("shop/web-5f8-k2x8p"));
+    assert!(lines[1].starts_with("shop/web-5f8-q7m4t"));
+    assert_eq!(unavailable, None);
+    let effects = press(&mut s, "y");
+    let pod = |name: &str| PodRef {
+        namespace: "shop".into(),
+        name: name.into(),
+        uid: format!("uid-shop-{name}"),
+    };
+    assert_eq!(
+        effects,
+        [Effect::Run(vec![
+            Action::Delete(pod("web-5f8-k2x8p")),
+            Action::Delete(pod("web-5f8-q7m4t")),
+        ])]
+    );
+    assert_eq!(s.overlay, None);
+}
+
+#[test]
+fn no_or_esc_cancels_without_effects() {
+    let mut s = state();
+    press(&mut s, "D");
+    assert!(press(&mut s, "n").is_empty());
+    assert_eq!(s.overlay, None);
+    press(&mut s, "D");
+    assert!(press(&mut s, "Esc").is_empty());
+    assert_eq!(s.overlay, None);
+}
+
+#[test]
+fn readonly_shows_the_action_as_unavailable() {
+    let mut s = state();
+    s.readonly = true;
+    press(&mut s, "d");
+    let (_, _, unavailable) = confirm_lines(&s);
+    assert!(unavailable.unwrap().contains("--readonly"));
+    assert!(press(&mut s, "y").is_empty(), "yes does nothing");
+}
+
+#[test]
+fn a_403_makes_the_verb_unavailable_with_the_reason() {
+    let mut s = state();
+    let target = PodRef::of(&s.selected_finding().unwrap().pod);
+    update(
+        &mut s,
+        Event::Outcome {
+            action: Action::Delete(target),
+            outcome: Outcome::Refused("403 forbidden: cannot delete pods in shop".into()),
+            workload: None,
+        },
+    );
+    assert!(s.status.as_ref().unwrap().error);
+    press(&mut s, "d");
+    let (_, _, unavailable) = confirm_lines(&s);
+    assert!(unavailable.unwrap().contains("cannot delete pods"));
+}
+
+#[test]
+fn scale_to_zero_names_the_workload_and_its_replicas() {
+    let mut s = state();
+    press(&mut s, "3");
+    let effects = press(&mut s, "z");
+    let pod = PodRef::of(&s.selected_finding().unwrap().pod);
+    assert_eq!(effects, [Effect::ResolveWorkload(pod.clone())]);
+    assert!(matches!(s.overlay, Some(Overlay::Resolving(_))));
+    let workload = WorkloadRef {
+        kind: WorkloadKind::Deployment,
+        namespace: "shop".into(),
+        name: "recommender".into(),
+    };
+    update(
+        &mut s,
+        Event::Resolved {
+            pod: pod.clone(),
+            result: Ok((Resolution::Scalable(workload.clone()), Some(2))),
+        },
+    );
+    let (_, lines, _) = confirm_lines(&s);
+    assert_eq!(lines[0], "Deployment shop/recommender");
+    assert_eq!(lines[1], "replicas now: 2  →  0");
+    assert_eq!(
+        press(&mut s, "Enter"),
+        [Effect::Run(vec![Action::ScaleToZero(pod.clone())])]
+    );
+    // Done: undo offers exactly that workload.
+    update(
+        &mut s,
+        Event::Outcome {
+            action: Action::ScaleToZero(pod),
+            outcome: Outcome::Done("scaled".into()),
+            workload: Some(workload.clone()),
+        },
+    );
+    press(&mut s, "u");
+    assert_eq!(
+        press(&mut s, "y"),
+        [Effect::Run(vec![Action::UndoScale(workload)])]
+    );
+}
+
+#[test]
+fn nothing_to_scale_says_why() {
+    let mut s = state();
+    let pod = PodRef::of(&s.selected_finding().unwrap().pod);
+    press(&mut s, "z");
+    update(
+        &mut s,
+        Event::Resolved {
+            pod,
+            result: Ok((
+                Resolution::Unscalable("Job x runs to completion and has no replica count".into()),
+                None,
+            )),
+        },
+    );
+    let (_, _, unavailable) = confirm_lines(&s);
+    assert!(unavailable.unwrap().contains("Job x"));
+    press(&mut s, "Esc u");
+    let (_, _, unavailable) = confirm_lines(&s);
+    assert!(unavailable.unwrap().contains("nothing was scaled"));
+}
+
+#[test]
+fn remove_finalizers_only_for_pods_that_have_some() {
+    let mut s = state();
+    press(&mut s, "F");
+    let (_, _, unavailable) = confirm_lines(&s);
+    assert!(unavailable.unwrap().contains("has no finalizers"));
+}
+
+#[test]
+fn auto_toggles_go_to_the_worker_for_the_current_rule() {
+    let mut s = state();
+    press(&mut s, "3");
+    assert_eq!(
+        press(&mut s, "a"),
+        [Effect::Worker(WorkerCommand::SetAuto {
+            rule: RuleKind::ImagePull,
+            on: true
+        })]
+    );
+    assert_eq!(
+        press(&mut s, "A"),
+        [Effect::Worker(WorkerCommand::SetMasterAuto(true))]
+    );
+    assert_eq!(
+        press(&mut s, "r"),
+        [Effect::Worker(WorkerCommand::SendReport)]
+    );
+    assert_eq!(press(&mut s, "e"), [Effect::ExportReport]);
+}
+
+#[test]
+fn enter_fetches_details_and_esc_returns() {
+    let mut s = state();
+    let effects = press(&mut s, "Enter");
+    let pod = PodRef::of(&s.selected_finding().unwrap().pod);
+    assert_eq!(effects, [Effect::FetchDetails(pod)]);
+    assert_eq!(s.view, View::Details);
+    press(&mut s, "Esc");
+    assert_eq!(s.view, View::Table);
+}
+
+#[test]
+fn switch_context_lists_then_connects() {
+    let mut s = state();
+    assert_eq!(press(&mut s, "c"), [Effect::ListContexts]);
+    update(
+        &mut s,
+        Event::Contexts(Ok(vec!["demo".into(), "prod-eu".into()])),
+    );
+    assert_eq!(
+        press(&mut s, "j Enter"),
+        [Effect::SwitchContext("prod-eu".into())]
+    );
+}
+
+#[test]
+fn quit_and_help() {
+    let mut s = state();
+    press(&mut s, "?");
+    assert_eq!(s.overlay, Some(Overlay::Help));
+    assert!(press(&mut s, "q").is_empty(), "q closes the help first");
+    assert_eq!(press(&mut s, "q"), [Effect::Quit]);
+}
+
+#[test]
+fn keys_come_from_the_config() {
+    let config =
+        Config::from_yaml("ui:\n  keys:\n    delete: x\n    quit: Q\n", "test.yaml").unwrap();
+    let mut s = state();
+    s.keys = config.ui;
+    press(&mut s, "x");
+    assert!(matches!(s.overlay, Some(Overlay::Confirm(_))));
+    press(&mut s, "Esc");
+    assert!(press(&mut s, "q").is_empty());
+    assert_eq!(press(&mut s, "Q"), [Effect::Quit]);
+}
+
+#[test]
+fn fifteen_thousand_rows_keep_the_cursor_in_view() {
+    let mut s = state();
+    let many: Vec<_> = (0..15_000)
+        .map(|i| {
+            abnormal(
+                RuleKind::Evicted,
+                "bulk",
+                &format!("pod-{i:05}"),
+                "Evicted",
+                i,
+            )
+        })
+        .collect();
+    update(
+        &mut s,
+        Event::Snapshot(ops_pod_cleaner::ui::Snapshot {
+            findings: many,
+            total_pods: 150_000,
+            watch: ops_pod_cleaner::ui::WatchLine::Synced,
+            at: now(),
+        }),
+    );
+    assert_eq!(s.rows.len(), 15_000);
+    press(&mut s, "End");
+    assert_eq!(s.selected, 14_999);
+    assert_eq!(s.offset, 15_000 - s.table_height);
+    press(&mut s, "PageUp");
+    assert!(s.offset <= s.selected && s.selected < s.offset + s.table_height);
+}

@@ -1,0 +1,154 @@
+//! Shared by the TUI tests: a fixed clock, abnormal pods, and the screen as text.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use ops_pod_cleaner::cluster::Abnormal;
+use ops_pod_cleaner::config::UiConfig;
+use ops_pod_cleaner::pod::{ContainerRecord, ContainerState, OwnerRef, Phase, PodRecord};
+use ops_pod_cleaner::rules::{Finding, RuleKind, default_chain};
+use ops_pod_cleaner::ui::{Event, Snapshot, State, draw, update};
+use ops_pod_cleaner::worker::{RuleStatus, WorkerStatus};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+pub fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2025, 3, 14, 9, 30, 0).unwrap()
+}
+
+/// An abnormal pod of `rule`, in that state for `minutes`.
+pub fn abnormal(rule: RuleKind, ns: &str, name: &str, reason: &str, minutes: i64) -> Abnormal {
+    let action = ops_pod_cleaner::rules::RuleSpec::default_for(rule).action;
+    let pod = PodRecord {
+        namespace: Arc::from(ns),
+        name: name.into(),
+        uid: format!("uid-{ns}-{name}").into(),
+        node: Some(Arc::from("node-1")),
+        phase: Phase::Running,
+        reason: None,
+        message: None,
+        created: Some(now() - Duration::hours(5)),
+        started: None,
+        deletion: None,
+        finalizers: Box::new([]),
+        owner: Some(OwnerRef {
+            api_version: Arc::from("apps/v1"),
+            kind: Arc::from("ReplicaSet"),
+            name: format!("{}-rs", name.rsplit_once('-').map_or(name, |(a, _)| a)).into(),
+            uid: "rs-uid".into(),
+        }),
+        ignored: false,
+        unscheduled: None,
+        ready_changed: None,
+        containers: Box::new([ContainerRecord {
+            name: "app".into(),
+            init: false,
+            restarts: if rule == RuleKind::CrashLoop { 12 } else { 0 },
+            state: ContainerState::Waiting {
+                reason: reason.into(),
+                message: None,
+            },
+            last_termination: None,
+        }]),
+        reason_seen: None,
+    };
+    Abnormal {
+        pod,
+        finding: Finding {
+            rule,
+            reason: reason.to_string(),
+            message: None,
+            container: Some("app".into()),
+            since: now() - Duration::minutes(minutes),
+            action,
+        },
+    }
+}
+
+/// The demo-like set: a few pods in several categories.
+pub fn findings() -> Vec<Abnormal> {
+    vec![
+        abnormal(RuleKind::Evicted, "shop", "web-5f8-k2x8p", "Evicted", 95),
+        abnormal(RuleKind::Evicted, "shop", "web-5f8-q7m4t", "Evicted", 41),
+        abnormal(RuleKind::Evicted, "payments", "api-7c9-zz1", "Evicted", 7),
+        abnormal(RuleKind::Terminating, "data", "redis-2", "Terminating", 192),
+        abnormal(
+            RuleKind::ImagePull,
+            "shop",
+            "recommender-b57-2ws6s",
+            "ImagePullBackOff",
+            35,
+        ),
+        abnormal(
+            RuleKind::CrashLoop,
+            "payments",
+            "ledger-worker-9d-x1",
+            "CrashLoopBackOff",
+            64,
+        ),
+    ]
+}
+
+/// A state as the screen has it after the first snapshot.
+pub fn state() -> State {
+    let mut state = State::new(
+        "demo",
+        "all namespaces",
+        default_chain(),
+        UiConfig::default(),
+    );
+    state.worker = WorkerStatus {
+        rules: default_chain()
+            .iter()
+            .map(|r| (r.kind, RuleStatus::default()))
+            .collect(),
+        ..Default::default()
+    };
+    update(&mut state, Event::Resize { table_height: 8 });
+    update(
+        &mut state,
+        Event::Snapshot(Snapshot {
+            findings: findings(),
+            total_pods: 27,
+            watch: ops_pod_cleaner::ui::WatchLine::Synced,
+            at: now(),
+        }),
+    );
+    state
+}
+
+/// The screen as lines of text.
+pub fn screen(state: &State, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|f| draw(state, f)).unwrap();
+    let buffer = terminal.backend().buffer();
+    let mut out = String::new();
+    for y in 0..height {
+        let line: String = (0..width)
+            .map(|x| buffer[(x, y)].symbol().to_string())
+            .collect();
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Compare with `tests/snapshots/NAME.txt`; `UPDATE_SNAPSHOTS=1` writes it instead.
+pub fn assert_snapshot(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(format!("{name}.txt"));
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() || !path.exists() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        expected == actual,
+        "screen differs from {}:\n--- expected\n{expected}\n--- actual\n{actual}",
+        path.display()
+    );
+}
