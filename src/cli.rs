@@ -52,6 +52,27 @@ pub enum Command {
         #[arg(long, short = 'o', value_enum, default_value_t = ScanOutput::Table)]
         output: ScanOutput,
     },
+    /// One-shot restart report on stdout; --send also delivers it to the configured sinks
+    /// (exit 3 when a sink failed and the report was spooled for later)
+    Report {
+        #[arg(long, short = 'o', value_enum, default_value_t = ReportOutput::Markdown)]
+        output: ReportOutput,
+        #[arg(long)]
+        send: bool,
+    },
+    /// No UI: auto-clean worker (master auto on; per-rule toggles from config), scheduled
+    /// reports, /metrics and /healthz, leader election through a Lease
+    Headless {
+        /// Run one worker pass and exit (for CronJobs)
+        #[arg(long)]
+        once: bool,
+        /// Where /metrics and /healthz listen
+        #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:8080")]
+        listen: std::net::SocketAddr,
+        /// With --once: also build and deliver the restart report
+        #[arg(long)]
+        send: bool,
+    },
     /// Validate a config file and print the effective rules; exit 2 when it is invalid
     CheckConfig {
         #[arg(value_name = "FILE")]
@@ -62,5 +83,11 @@ pub enum Command {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ScanOutput {
     Table,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportOutput {
+    Markdown,
     Json,
 }

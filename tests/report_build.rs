@@ -8,6 +8,9 @@ use ops_pod_cleaner::pod::{Interner, PodRecord};
 use ops_pod_cleaner::report::{RestartReport, RestartState, build, render};
 use support::pods::{PodBuilder, pod};
 
+/// (namespace, workload, [(pod, restarts)])
+type Group<'a> = (&'a str, &'a str, Vec<(&'a str, u32)>);
+
 fn now() -> DateTime<Utc> {
     "2026-11-20T12:00:00Z".parse().unwrap()
 }
@@ -55,7 +58,7 @@ fn groups_by_deployment_sorted_by_restarts_and_filters_what_does_not_count() {
         pod("odd").ns("shop").restarts(9, "Unlisted"),
     ];
     let r = report(pods, &RestartState::default());
-    let groups: Vec<(&str, &str, Vec<(&str, u32)>)> = r
+    let groups: Vec<Group> = r
         .groups
         .iter()
         .map(|g| {

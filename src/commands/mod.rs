@@ -1,5 +1,7 @@
 //! What each command does, between the parsed command line and the library.
 
+mod headless;
+mod report;
 mod scan;
 mod targets;
 mod tui;
@@ -20,6 +22,10 @@ pub async fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Some(Command::CheckConfig { file }) => check_config(&file),
         Some(Command::Scan { output }) => scan::run(&cli.global, output).await,
+        Some(Command::Report { output, send }) => report::run(&cli.global, output, send).await,
+        Some(Command::Headless { once, listen, send }) => {
+            headless::run(&cli.global, headless::Mode { once, listen, send }).await
+        }
         None => tui::run(&cli.global).await,
     };
     result.unwrap_or_else(|e| {

@@ -168,18 +168,24 @@ impl Reporter {
         build(pods, &self.config, &previous, cluster, now)
     }
 
-    /// Resend what is spooled, then build, deliver and remember this report.
+    /// Build this report, then send it as [`Reporter::send_report`] does.
     pub async fn send(
         &self,
         pods: &[PodRecord],
         cluster: &str,
         now: DateTime<Utc>,
     ) -> DeliverySummary {
-        let resent = self.resend_spooled().await;
         let report = self.build(pods, cluster, now);
-        let mut deliveries = self.deliver(&report).await;
+        self.send_report(&report).await
+    }
+
+    /// Resend what is spooled, then deliver and remember this report.
+    pub async fn send_report(&self, report: &RestartReport) -> DeliverySummary {
+        let now = report.generated;
+        let resent = self.resend_spooled().await;
+        let mut deliveries = self.deliver(report).await;
         // Spooled reports count as sent for "since previous": they will arrive.
-        if let Err(e) = RestartState::of(&report).save(&self.config.state_file) {
+        if let Err(e) = RestartState::of(report).save(&self.config.state_file) {
             tracing::warn!("cannot save the report state: {e}");
         }
         deliveries.extend(resent.into_iter().filter(|d| !d.result.delivered()));

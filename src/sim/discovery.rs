@@ -5,8 +5,9 @@ use serde_json::{Value, json};
 use super::resources::Res;
 
 /// Groups other than core, with their single served version.
-const GROUPS: [(&str, &str); 5] = [
+const GROUPS: [(&str, &str); 6] = [
     ("apps", "v1"),
+    ("coordination.k8s.io", "v1"),
     ("events.k8s.io", "v1"),
     ("policy", "v1"),
     ("authorization.k8s.io", "v1"),

@@ -4,6 +4,7 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Value, json};
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Event, Node, Pod, ReplicationController};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 
@@ -142,6 +143,7 @@ pub fn canonical(res: Res, v: Value) -> ApiResult<Value> {
         Res::Deployment => roundtrip::<Deployment>(v),
         Res::StatefulSet => roundtrip::<StatefulSet>(v),
         Res::PodDisruptionBudget => roundtrip::<PodDisruptionBudget>(v),
+        Res::Lease => roundtrip::<Lease>(v),
         Res::Rollout => validate_custom(v),
     }
 }

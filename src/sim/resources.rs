@@ -12,6 +12,7 @@ pub enum Res {
     StatefulSet,
     Rollout,
     PodDisruptionBudget,
+    Lease,
 }
 
 /// Static facts about a resource, as discovery reports them.
@@ -38,7 +39,7 @@ const RW: &[&str] = &[
 ];
 
 impl Res {
-    pub const ALL: [Res; 9] = [
+    pub const ALL: [Res; 10] = [
         Res::Pod,
         Res::Node,
         Res::Event,
@@ -48,6 +49,7 @@ impl Res {
         Res::StatefulSet,
         Res::Rollout,
         Res::PodDisruptionBudget,
+        Res::Lease,
     ];
 
     pub fn def(self) -> &'static ResDef {
@@ -61,6 +63,7 @@ impl Res {
             Res::StatefulSet => &STS,
             Res::Rollout => &ROLLOUT,
             Res::PodDisruptionBudget => &PDB,
+            Res::Lease => &LEASE,
         }
     }
 
@@ -192,4 +195,14 @@ const PDB: ResDef = ResDef {
     namespaced: true,
     short_names: &["pdb"],
     subresources: &["status"],
+};
+const LEASE: ResDef = ResDef {
+    group: "coordination.k8s.io",
+    version: "v1",
+    plural: "leases",
+    singular: "lease",
+    kind: "Lease",
+    namespaced: true,
+    short_names: &[],
+    subresources: &[],
 };

@@ -1,0 +1,248 @@
+//! `headless`: watch, run the worker (master auto on) as the Lease's leader, send scheduled
+//! reports, serve `/metrics` and `/healthz`; `--once` runs one pass and exits.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use tokio::sync::watch;
+
+use super::open_targets;
+use crate::actions::{AuditLog, Executor, ExecutorSettings};
+use crate::cli::GlobalArgs;
+use crate::cluster::{Cache, Cluster, WatchSettings, spawn_watches};
+use crate::config::Config;
+use crate::headless::{Elector, LeaseSettings, Role, Sources, bind, lease, serve, shutdown_signal};
+use crate::report::{DeliveryPolicy, Reporter};
+use crate::worker::{self, WorkerCommand, WorkerHandle, WorkerOptions};
+use crate::{Error, Result};
+
+pub struct Mode {
+    pub once: bool,
+    pub listen: SocketAddr,
+    pub send: bool,
+}
+
+const SYNC_TIMEOUT: Duration = Duration::from_secs(120);
+
+pub async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
+    let config = Config::load(global.config.as_deref())?;
+    let targets = open_targets(global).await?;
+    let [cluster] = targets.clusters.as_slice() else {
+        return Err(Error::Usage(
+            "headless works on one cluster; pass at most one --context and run one replica set per cluster".into(),
+        ));
+    };
+    let cache = Cache::new();
+    let watches = spawn_watches(
+        &cluster.client,
+        &targets.scopes,
+        &cache,
+        &WatchSettings::default(),
+    );
+    let parts = Parts::new(global, &config, cluster, &cache)?;
+    let elector = Elector::new(cluster.client.clone(), LeaseSettings::from_env());
+    let exit = if mode.once {
+        once(parts, &config, &cache, elector, mode.send).await
+    } else {
+        serve_until_signal(parts, &config, &cache, elector, mode.listen).await
+    };
+    watches.iter().for_each(|w| w.abort());
+    exit
+}
+
+/// What both modes start the worker with.
+struct Parts {
+    executor: Arc<Executor>,
+    options: WorkerOptions,
+}
+
+impl Parts {
+    fn new(
+        global: &GlobalArgs,
+        config: &Config,
+        cluster: &Cluster,
+        cache: &Cache,
+    ) -> Result<Parts> {
+        let dry_run = global.dry_run || config.safety.dry_run;
+        let audit = AuditLog::open(&config.audit.path).map_err(|e| {
+            Error::Usage(format!(
+                "{e}; set audit.path in the config to a writable file"
+            ))
+        })?;
+        let settings = ExecutorSettings {
+            cluster: cluster.name.clone(),
+            dry_run,
+            events: config.audit.events,
+            retry: Default::default(),
+        };
+        let executor = Executor::new(
+            cluster.client.clone(),
+            cache.clone(),
+            config.rules.clone(),
+            Some(audit),
+            settings,
+        );
+        let reporter = match config.report.sinks.is_empty() {
+            true => None,
+            false => Some(Arc::new(Reporter::new(
+                &config.report,
+                DeliveryPolicy::default(),
+            )?)),
+        };
+        let options = WorkerOptions {
+            dry_run,
+            readonly: global.readonly,
+            master_auto: true,
+            cluster: cluster.name.clone(),
+            standby: Some("waiting for the leader election".into()),
+            scheduled_reports: config.report.enabled,
+            reporter,
+            ..WorkerOptions::default()
+        };
+        Ok(Parts {
+            executor: Arc::new(executor),
+            options,
+        })
+    }
+}
+
+async fn serve_until_signal(
+    parts: Parts,
+    config: &Config,
+    cache: &Cache,
+    elector: Elector,
+    listen: SocketAddr,
+) -> Result<ExitCode> {
+    let listener = bind(listen).await?;
+    if let Some(reporter) = &parts.options.reporter {
+        // Reports spooled before a restart go out first.
+        reporter.resend_spooled().await;
+    }
+    let counters = parts.options.counters.clone();
+    let handle = worker::spawn(cache.clone(), parts.executor, config, parts.options);
+    let (stop, stopped) = watch::channel(false);
+    let (leader_tx, leader) = watch::channel(false);
+    let sources = Sources {
+        cache: cache.clone(),
+        chain: config.rules.clone(),
+        max_stale: config.safety.max_stale,
+        counters,
+        worker: handle.status.clone(),
+        leader,
+    };
+    let server = tokio::spawn(serve(listener, sources, stopped.clone()));
+    let election = tokio::spawn(lease::run(
+        elector,
+        handle.commands.clone(),
+        leader_tx,
+        stopped,
+    ));
+    tracing::info!(%listen, "headless: serving /metrics and /healthz; auto-clean runs while this replica leads");
+    shutdown_signal().await;
+    tracing::info!("shutting down: releasing the lease, finishing the current action");
+    let _ = stop.send(true);
+    let _ = election.await;
+    finish(handle).await;
+    let _ = server.await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One pass (and one report with `send`) as the leader, or nothing if another replica leads.
+async fn once(
+    parts: Parts,
+    config: &Config,
+    cache: &Cache,
+    elector: Elector,
+    send: bool,
+) -> Result<ExitCode> {
+    wait_for_sync(cache).await?;
+    match elector.round(Utc::now()).await {
+        Ok(Role::Leader) => {}
+        Ok(Role::Follower(holder)) => {
+            eprintln!("another replica leads ({holder}); this pass does nothing");
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(e) => {
+            return Err(Error::Cluster(format!(
+                "cannot take the lease: {e}. Check that this identity may get/create/update leases (assets/deploy/rbac.yaml)"
+            )));
+        }
+    }
+    let mut options = parts.options;
+    options.standby = None;
+    options.scheduled_reports = false;
+    let handle = worker::spawn(cache.clone(), parts.executor, config, options);
+    let mut status = handle.status.clone();
+    let _ = status.wait_for(|s| s.last_pass.is_some()).await;
+    let mut delivered = true;
+    if send {
+        let _ = handle.commands.send(WorkerCommand::SendReport).await;
+        let report = status
+            .wait_for(|s| s.last_report.is_some())
+            .await
+            .ok()
+            .and_then(|s| s.last_report.clone());
+        let report = report.unwrap_or_default();
+        eprintln!("report: {report}");
+        delivered = !report.contains("spooled") && !report.contains("LOST");
+    }
+    let pass = status.borrow().clone();
+    eprintln!("{}", summary(&pass));
+    finish(handle).await;
+    elector.release().await;
+    Ok(if delivered {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(super::EXIT_RUNTIME)
+    })
+}
+
+fn summary(status: &worker::WorkerStatus) -> String {
+    let taken: u64 = status.rules.values().map(|r| r.actions_taken).sum();
+    let failed: u64 = status.rules.values().map(|r| r.failures).sum();
+    let mut line = format!("one pass: {taken} actions taken, {failed} failed");
+    if let Some(why) = &status.blocked {
+        line.push_str(&format!("; blocked: {why}"));
+    }
+    for (rule, r) in &status.rules {
+        if let Some(why) = &r.paused {
+            line.push_str(&format!("; {rule} paused: {why}"));
+        }
+    }
+    line
+}
+
+async fn wait_for_sync(cache: &Cache) -> Result<()> {
+    let mut changes = cache.subscribe();
+    let synced = tokio::time::timeout(SYNC_TIMEOUT, async {
+        while !cache.health().synced() {
+            if changes.changed().await.is_err() {
+                break;
+            }
+        }
+    });
+    synced.await.map_err(|_| {
+        let why = cache
+            .health()
+            .last_error()
+            .unwrap_or("no answer")
+            .to_string();
+        Error::Cluster(format!(
+            "the pod list did not complete within {SYNC_TIMEOUT:?} ({why})"
+        ))
+    })
+}
+
+/// Stop the worker and wait for its current action: the status channel closes when it ends.
+/// The audit log is fsynced per record and the spool per file, so nothing is left to flush.
+async fn finish(handle: WorkerHandle) {
+    let WorkerHandle {
+        commands,
+        mut status,
+    } = handle;
+    drop(commands);
+    while status.changed().await.is_ok() {}
+}

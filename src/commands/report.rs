@@ -1,0 +1,47 @@
+//! `report`: list once, build the restart report, print it; `--send` delivers it too.
+
+use std::process::ExitCode;
+
+use chrono::Utc;
+
+use super::open_targets;
+use crate::cli::{GlobalArgs, ReportOutput};
+use crate::config::Config;
+use crate::report::{DeliveryPolicy, Reporter, render};
+use crate::scan::list_cluster;
+use crate::{Error, Result};
+
+/// Exit 0 when printed (and, with `--send`, every sink took it); 3 when a sink failed and the
+/// report waits in the spool (it is resent by the next `report --send` or by `headless`).
+pub async fn run(global: &GlobalArgs, output: ReportOutput, send: bool) -> Result<ExitCode> {
+    let config = Config::load(global.config.as_deref())?;
+    if send && config.report.sinks.is_empty() {
+        return Err(Error::Usage(
+            "--send needs at least one sink under report.sinks in the config (see config/default.yaml)".into(),
+        ));
+    }
+    let reporter = Reporter::new(&config.report, DeliveryPolicy::default())?;
+    let targets = open_targets(global).await?;
+    let mut all_sent = true;
+    for cluster in &targets.clusters {
+        let pods = list_cluster(cluster, &targets.scopes, 500).await?;
+        let report = reporter.build(&pods, &cluster.name, Utc::now());
+        match output {
+            ReportOutput::Markdown => print!("{}", render::markdown(&report)),
+            ReportOutput::Json => println!("{}", render::json(&report)),
+        }
+        if send {
+            let summary = reporter.send_report(&report).await;
+            eprintln!("{}: {}", cluster.name, summary.describe());
+            all_sent &= summary.all_sent();
+        }
+    }
+    if !all_sent {
+        eprintln!(
+            "undelivered reports wait in {}; they are resent by the next `report --send` or by `headless`",
+            reporter.spool().dir().display()
+        );
+        return Ok(ExitCode::from(super::EXIT_RUNTIME));
+    }
+    Ok(ExitCode::SUCCESS)
+}

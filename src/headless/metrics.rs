@@ -1,0 +1,163 @@
+//! `/metrics` in the Prometheus text format and the `/healthz` verdict: pure functions of a
+//! snapshot, so the numbers are tested without a server.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::time::{Duration, Instant};
+
+use crate::cluster::Health;
+use crate::rules::RuleKind;
+use crate::worker::WorkerStatus;
+
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub pods: usize,
+    pub findings: BTreeMap<RuleKind, u64>,
+    pub actions: BTreeMap<(RuleKind, &'static str), u64>,
+    pub deliveries: BTreeMap<(String, &'static str), u64>,
+    pub health: Health,
+    pub worker: WorkerStatus,
+    pub leader: bool,
+}
+
+pub fn render(s: &Snapshot, now: Instant) -> String {
+    let mut out = String::new();
+    metric(&mut out, "opc_pods", "gauge", "Pods in the watch cache.");
+    let _ = writeln!(out, "opc_pods {}", s.pods);
+    metric(
+        &mut out,
+        "opc_abnormal_pods",
+        "gauge",
+        "Abnormal pods by category.",
+    );
+    for rule in RuleKind::ALL {
+        let count = s.findings.get(&rule).copied().unwrap_or(0);
+        let _ = writeln!(out, "opc_abnormal_pods{{category=\"{rule}\"}} {count}");
+    }
+    metric(
+        &mut out,
+        "opc_actions_total",
+        "counter",
+        "Automatic actions by rule and outcome.",
+    );
+    for ((rule, outcome), count) in &s.actions {
+        let _ = writeln!(
+            out,
+            "opc_actions_total{{rule=\"{rule}\",outcome=\"{outcome}\"}} {count}"
+        );
+    }
+    metric(
+        &mut out,
+        "opc_rule_paused",
+        "gauge",
+        "1 while the mass-failure breaker pauses a rule.",
+    );
+    for (rule, status) in &s.worker.rules {
+        let _ = writeln!(
+            out,
+            "opc_rule_paused{{rule=\"{rule}\"}} {}",
+            u8::from(status.paused.is_some())
+        );
+    }
+    watch_metrics(&mut out, &s.health, now);
+    metric(
+        &mut out,
+        "opc_report_deliveries_total",
+        "counter",
+        "Report deliveries by sink and result.",
+    );
+    for ((sink, result), count) in &s.deliveries {
+        let _ = writeln!(
+            out,
+            "opc_report_deliveries_total{{sink=\"{sink}\",result=\"{result}\"}} {count}"
+        );
+    }
+    metric(
+        &mut out,
+        "opc_leader",
+        "gauge",
+        "1 when this replica holds the lease and may act.",
+    );
+    let _ = writeln!(out, "opc_leader {}", u8::from(s.leader));
+    metric(
+        &mut out,
+        "opc_worker_blocked",
+        "gauge",
+        "1 while no automatic action can run.",
+    );
+    let _ = writeln!(
+        out,
+        "opc_worker_blocked {}",
+        u8::from(s.worker.blocked.is_some())
+    );
+    out
+}
+
+fn watch_metrics(out: &mut String, health: &Health, now: Instant) {
+    metric(
+        out,
+        "opc_watch_restarts_total",
+        "counter",
+        "Watch reconnects by scope.",
+    );
+    for scope in &health.scopes {
+        let _ = writeln!(
+            out,
+            "opc_watch_restarts_total{{scope=\"{}\"}} {}",
+            scope.scope, scope.restarts
+        );
+    }
+    metric(
+        out,
+        "opc_watch_relists_total",
+        "counter",
+        "Relists after 410 Gone by scope.",
+    );
+    for scope in &health.scopes {
+        let _ = writeln!(
+            out,
+            "opc_watch_relists_total{{scope=\"{}\"}} {}",
+            scope.scope, scope.relists
+        );
+    }
+    metric(
+        out,
+        "opc_watch_stale_seconds",
+        "gauge",
+        "How long the longest-disconnected watch has been down.",
+    );
+    let stale = health.stale_for(now).unwrap_or_default();
+    let _ = writeln!(out, "opc_watch_stale_seconds {:.1}", stale.as_secs_f64());
+    metric(
+        out,
+        "opc_synced",
+        "gauge",
+        "1 once every scope has been listed completely.",
+    );
+    let _ = writeln!(out, "opc_synced {}", u8::from(health.synced()));
+}
+
+fn metric(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+/// 200 when synced and not stale longer than `max_stale`; 503 with the reason otherwise.
+pub fn healthz(health: &Health, max_stale: Duration, now: Instant) -> (u16, String) {
+    if !health.synced() {
+        return (
+            503,
+            "not synced yet: waiting for the first complete list of pods\n".into(),
+        );
+    }
+    match health.stale_for(now) {
+        Some(stale) if stale > max_stale => (
+            503,
+            format!(
+                "watch disconnected for {}s: {}\n",
+                stale.as_secs(),
+                health.last_error().unwrap_or("unknown error")
+            ),
+        ),
+        _ => (200, "ok\n".into()),
+    }
+}

@@ -1,0 +1,26 @@
+//! The headless mode's library parts: leader election, `/metrics` and `/healthz`.
+
+pub mod lease;
+pub mod metrics;
+pub mod server;
+
+pub use lease::{Elector, LeaseSettings, Role, decide};
+pub use server::{Sources, bind, serve};
+
+/// Resolves on SIGINT or SIGTERM (Kubernetes stops pods with SIGTERM).
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let terminated = async {
+        match term.as_mut() {
+            Some(term) => {
+                term.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminated => {}
+    }
+}
