@@ -2,6 +2,7 @@
 
 pub mod lease;
 pub mod metrics;
+pub mod rbac;
 pub mod server;
 
 pub use lease::{Elector, LeaseSettings, Role, decide};

@@ -1,0 +1,169 @@
+//! The deployment files stay in step with the code: the ClusterRole grants exactly the
+//! permissions the code calls, the ConfigMap is a valid config, the Deployment is hardened.
+
+use std::collections::BTreeSet;
+
+use ops_pod_cleaner::actions::WorkloadKind;
+use ops_pod_cleaner::config::Config;
+use ops_pod_cleaner::headless::rbac::PERMISSIONS;
+use serde_json::Value;
+
+type Permission = (String, String, String);
+
+fn documents(file: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(format!(
+        "{}/assets/deploy/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    text.split("\n---\n")
+        .map(|doc| serde_saphyr::from_str::<Value>(doc).unwrap_or_else(|e| panic!("{file}: {e}")))
+        .collect()
+}
+
+fn kind<'a>(docs: &'a [Value], kind: &str) -> &'a Value {
+    docs.iter()
+        .find(|d| d["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind}"))
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn granted() -> BTreeSet<Permission> {
+    let docs = documents("rbac.yaml");
+    let mut set = BTreeSet::new();
+    for rule in kind(&docs, "ClusterRole")["rules"].as_array().unwrap() {
+        for group in strings(&rule["apiGroups"]) {
+            for resource in strings(&rule["resources"]) {
+                for verb in strings(&rule["verbs"]) {
+                    set.insert((group.clone(), resource.clone(), verb));
+                }
+            }
+        }
+    }
+    set
+}
+
+fn declared() -> BTreeSet<Permission> {
+    PERMISSIONS
+        .iter()
+        .map(|(g, r, v)| (g.to_string(), r.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn the_cluster_role_grants_exactly_the_declared_permissions() {
+    assert_eq!(granted(), declared());
+}
+
+/// Every `Needs { verb, resource }` the actions name, read from their source.
+fn named_in_actions() -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for file in ["execute.rs", "owner.rs"] {
+        let text =
+            std::fs::read_to_string(format!("{}/src/actions/{file}", env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
+        let mut verb = None;
+        for line in text.lines().map(str::trim) {
+            if let Some(v) = line.strip_prefix("verb: \"") {
+                verb = v.split('"').next().map(String::from);
+            } else if let (Some(r), Some(v)) = (line.strip_prefix("resource: \""), verb.take()) {
+                found.push((v, r.split('"').next().unwrap().to_string()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn every_call_the_code_makes_is_declared() {
+    let declared = declared();
+    let covered =
+        |verb: &str, resource: &str| declared.iter().any(|(_, r, v)| r == resource && v == verb);
+    let named = named_in_actions();
+    assert!(named.len() >= 4, "the source scan found {named:?}");
+    for (verb, resource) in &named {
+        assert!(
+            covered(verb, resource),
+            "{verb} {resource} is called but not declared"
+        );
+    }
+    // Scale to zero and undo: get and patch on each workload and its scale subresource.
+    let kinds = [
+        WorkloadKind::Deployment,
+        WorkloadKind::Rollout,
+        WorkloadKind::StatefulSet,
+        WorkloadKind::ReplicaSet,
+        WorkloadKind::ReplicationController,
+    ];
+    for kind in kinds {
+        let group = kind.api_resource().group;
+        for resource in [
+            kind.plural().to_string(),
+            format!("{}/scale", kind.plural()),
+        ] {
+            for verb in ["get", "patch"] {
+                let wanted = (group.clone(), resource.clone(), verb.to_string());
+                assert!(declared.contains(&wanted), "{wanted:?} missing");
+            }
+        }
+    }
+    // The watch cache and leader election.
+    for (verb, resource) in [
+        ("list", "pods"),
+        ("watch", "pods"),
+        ("create", "events"),
+        ("update", "leases"),
+    ] {
+        assert!(covered(verb, resource), "{verb} {resource}");
+    }
+}
+
+#[test]
+fn the_binding_names_the_service_account_the_deployment_runs_as() {
+    let rbac = documents("rbac.yaml");
+    let subject = &kind(&rbac, "ClusterRoleBinding")["subjects"][0];
+    let account = kind(&rbac, "ServiceAccount");
+    assert_eq!(subject["name"], account["metadata"]["name"]);
+    assert_eq!(subject["namespace"], account["metadata"]["namespace"]);
+    let deployment = &documents("deployment.yaml")[0];
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["serviceAccountName"],
+        account["metadata"]["name"]
+    );
+}
+
+#[test]
+fn the_deployment_is_hardened_and_probes_healthz() {
+    let deployment = &documents("deployment.yaml")[0];
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    let container = &pod["containers"][0];
+    assert_eq!(container["securityContext"]["readOnlyRootFilesystem"], true);
+    assert_eq!(
+        container["securityContext"]["allowPrivilegeEscalation"],
+        false
+    );
+    assert_eq!(container["args"][0], "headless");
+    assert!(container["resources"]["requests"]["memory"].is_string());
+    for probe in ["readinessProbe", "livenessProbe"] {
+        assert_eq!(container[probe]["httpGet"]["path"], "/healthz", "{probe}");
+    }
+}
+
+#[test]
+fn the_config_map_carries_a_valid_config() {
+    let map = &documents("configmap.yaml")[0];
+    let text = map["data"]["config.yaml"].as_str().unwrap();
+    let config = Config::from_yaml(text, "configmap.yaml").unwrap();
+    assert!(
+        config.rules.iter().any(|r| r.auto),
+        "something is switched on"
+    );
+}
