@@ -308,3 +308,22 @@ fn fifteen_thousand_rows_keep_the_cursor_in_view() {
     press(&mut s, "PageUp");
     assert!(s.offset <= s.selected && s.selected < s.offset + s.table_height);
 }
+
+#[test]
+fn the_cursor_follows_its_pod_when_a_snapshot_reorders_the_findings() {
+    let mut s = state();
+    press(&mut s, "j");
+    let before = s.selected_finding().unwrap().pod.uid.clone();
+    let mut reordered = ui_support::findings();
+    reordered.reverse();
+    update(
+        &mut s,
+        Event::Snapshot(ops_pod_cleaner::ui::Snapshot {
+            findings: reordered,
+            total_pods: 27,
+            watch: ops_pod_cleaner::ui::WatchLine::Synced,
+            at: now(),
+        }),
+    );
+    assert_eq!(s.selected_finding().unwrap().pod.uid, before);
+}

@@ -16,9 +16,9 @@ use crate::cluster::{
     Cache, Cluster, ConnectOptions, Scope, WatchSettings, connect, spawn_watches,
 };
 use crate::config::Config;
-use crate::report::RestartReport;
+use crate::report::{DeliveryPolicy, Reporter, RestartState};
 use crate::ui::{Connector, ReportSource, RunOptions, Session};
-use crate::worker::{WorkerHandle, WorkerStatus};
+use crate::worker::WorkerOptions;
 use crate::{Error, Result};
 
 pub async fn run(global: &GlobalArgs) -> Result<ExitCode> {
@@ -115,15 +115,24 @@ impl Opener {
             audit,
             settings,
         ));
-        let worker = stand_in_worker(&self.config, self.global.dry_run);
-        let title = self.config.report.title.clone();
-        let name = cluster.name.clone();
-        let report: ReportSource = Arc::new(move |_cache: &Cache| RestartReport {
-            title: title.clone(),
-            cluster: name.clone(),
-            generated: Utc::now(),
-            groups: Vec::new(),
-        });
+        // One reporter builds the pane's report and, when sinks are configured, delivers it.
+        let reporter = Reporter::new(&self.config.report, DeliveryPolicy::default())
+            .inspect_err(|e| tracing::warn!("restart report delivery unavailable: {e}"))
+            .ok()
+            .map(Arc::new);
+        let options = WorkerOptions {
+            dry_run: self.global.dry_run,
+            readonly: self.global.readonly,
+            master_auto: false,
+            cluster: cluster.name.clone(),
+            reporter: reporter
+                .clone()
+                .filter(|_| !self.config.report.sinks.is_empty()),
+            scheduled_reports: self.config.report.enabled && !self.config.report.sinks.is_empty(),
+            ..WorkerOptions::default()
+        };
+        let worker = crate::worker::spawn(cache.clone(), executor.clone(), &self.config, options);
+        let report = report_source(reporter, &self.config, &cluster.name);
         Session {
             context: cluster.name.clone(),
             client: cluster.client,
@@ -139,39 +148,32 @@ impl Opener {
     }
 }
 
-/// Until the auto-clean worker is wired in: keeps the toggles and shows them, acts on nothing.
-fn stand_in_worker(config: &Config, dry_run: bool) -> WorkerHandle {
-    let (commands, mut rx) = tokio::sync::mpsc::channel(32);
-    let status = WorkerStatus {
-        dry_run,
-        rules: config
-            .rules
-            .iter()
-            .map(|r| {
-                (
-                    r.kind,
-                    crate::worker::RuleStatus {
-                        auto: r.auto,
-                        ..Default::default()
-                    },
+/// The live report for the pane, built from the cache as the worker would send it.
+fn report_source(reporter: Option<Arc<Reporter>>, config: &Config, cluster: &str) -> ReportSource {
+    let cluster = cluster.to_string();
+    match reporter {
+        Some(reporter) => Arc::new(move |cache: &Cache| {
+            reporter.build(&reporter.candidates(cache), &cluster, Utc::now())
+        }),
+        None => {
+            let config = config.report.clone();
+            Arc::new(move |cache: &Cache| {
+                let pods = cache.fold(Vec::new(), |mut pods, pod| {
+                    if pod.total_restarts() >= config.min_restarts.max(1) {
+                        pods.push(pod.clone());
+                    }
+                    pods
+                });
+                crate::report::build(
+                    &pods,
+                    &config,
+                    &RestartState::default(),
+                    &cluster,
+                    Utc::now(),
                 )
             })
-            .collect(),
-        ..Default::default()
-    };
-    let (tx, status) = tokio::sync::watch::channel(status);
-    tokio::spawn(async move {
-        while let Some(command) = rx.recv().await {
-            tx.send_modify(|s| match command {
-                crate::worker::WorkerCommand::SetAuto { rule, on } => {
-                    s.rules.entry(rule).or_default().auto = on
-                }
-                crate::worker::WorkerCommand::SetMasterAuto(on) => s.master_auto = on,
-                _ => {}
-            });
         }
-    });
-    WorkerHandle { commands, status }
+    }
 }
 
 impl Connector for Opener {

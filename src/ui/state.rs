@@ -248,9 +248,20 @@ impl State {
             .map(|(_, why)| why.as_str())
     }
 
-    /// Re-sort after a new snapshot or sort key; keeps the cursor on the same pod.
+    /// Take a new classification, keeping the cursor on the same pod.
+    pub fn replace_findings(&mut self, findings: Vec<Abnormal>) {
+        let keep = self.selected_finding().map(|a| a.pod.uid.clone());
+        self.findings = findings;
+        self.sort_and_filter(keep.as_deref());
+    }
+
+    /// Re-sort after a new sort key; keeps the cursor on the same pod.
     pub fn resort(&mut self) {
         let keep = self.selected_finding().map(|a| a.pod.uid.clone());
+        self.sort_and_filter(keep.as_deref());
+    }
+
+    fn sort_and_filter(&mut self, keep: Option<&str>) {
         let position = |kind: RuleKind| self.chain.iter().position(|r| r.kind == kind);
         let sort = self.sort;
         self.findings.sort_by(|a, b| {
@@ -278,7 +289,7 @@ impl State {
             .collect();
         let uids: BTreeSet<&str> = self.findings.iter().map(|a| &*a.pod.uid).collect();
         self.marks.retain(|uid| uids.contains(uid.as_str()));
-        self.refilter(keep.as_deref());
+        self.refilter(keep);
     }
 
     /// Recompute the table's rows for the category and the filter.

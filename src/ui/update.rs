@@ -79,11 +79,10 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
         }
         Event::Switched(Ok(name)) => {
             state.context = name.clone();
-            state.findings.clear();
             state.marks.clear();
             state.scaled.clear();
             state.forbidden.clear();
-            state.resort();
+            state.replace_findings(Vec::new());
             state.view = View::Table;
             state.details = None;
             status(state, &format!("switched to context {name}"), false);
@@ -97,11 +96,10 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
 }
 
 fn on_snapshot(state: &mut State, snapshot: Snapshot) {
-    state.findings = snapshot.findings;
     state.total_pods = snapshot.total_pods;
     state.watch = snapshot.watch;
     state.now = snapshot.at;
-    state.resort();
+    state.replace_findings(snapshot.findings);
 }
 
 fn on_outcome(

@@ -1,0 +1,267 @@
+//! The real binary in `--demo`, driven through a pseudo-terminal: keys in, screen out (read
+//! with a vt100 parser). The simulated cluster lives inside the process, so the effects of
+//! actions are checked on the screen: deleted pods leave the table, the log says what was done.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+use rustix::termios::{Winsize, tcsetwinsize};
+
+const COLS: u16 = 120;
+const ROWS: u16 = 36;
+
+struct Screen {
+    parser: Arc<Mutex<vt100::Parser>>,
+    input: File,
+    child: Child,
+    _home: tempfile::TempDir,
+}
+
+impl Screen {
+    fn start() -> Screen {
+        let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("openpt");
+        grantpt(&master).expect("grantpt");
+        unlockpt(&master).expect("unlockpt");
+        let name = ptsname(&master, Vec::new()).expect("ptsname");
+        let slave = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(name.to_str().expect("a pty path"))
+            .expect("open the pty");
+        let size = Winsize {
+            ws_row: ROWS,
+            ws_col: COLS,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        tcsetwinsize(&slave, size).expect("window size");
+        let home = tempfile::tempdir().unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
+            .arg("--demo")
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env("XDG_DATA_HOME", home.path())
+            .env("XDG_CONFIG_HOME", home.path())
+            .env_remove("OPS_POD_CLEANER_CONFIG")
+            .env("TERM", "xterm-256color")
+            .stdin(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave))
+            .spawn()
+            .expect("start the binary");
+        let master = File::from(master);
+        let input = master.try_clone().unwrap();
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
+        let feed = parser.clone();
+        std::thread::spawn(move || {
+            let mut master = master;
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = master.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                feed.lock().unwrap().process(&buf[..n]);
+            }
+        });
+        Screen {
+            parser,
+            input,
+            child,
+            _home: home,
+        }
+    }
+
+    fn text(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Wait until the screen satisfies `ok`, or fail showing it.
+    fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let text = self.text();
+            if ok(&text) {
+                return text;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; the screen:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn wait_text(&self, needle: &str) -> String {
+        self.wait_for(needle, |t| t.contains(needle))
+    }
+
+    fn keys(&mut self, bytes: &str) {
+        self.input.write_all(bytes.as_bytes()).unwrap();
+        self.input.flush().unwrap();
+        // A lone ESC must not run into the next key (it would read as alt-key).
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Pod names in the table rows of the evicted category, top to bottom.
+fn evicted_rows(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.contains(" Evicted ") && l.contains(" for "))
+        .filter_map(|l| {
+            l.trim_start_matches(['│', ' ', '●'])
+                .split_whitespace()
+                .nth(1)
+        })
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn demo_session_through_a_pty() {
+    let mut screen = Screen::start();
+    let text = screen.wait_for("the first sync", |t| {
+        t.contains("● synced") && evicted_rows(t).len() >= 2
+    });
+    assert!(text.contains("ctx demo"), "{text}");
+    assert!(text.contains("1:evicted"), "{text}");
+
+    // Navigate: down and back up, then the details of the first pod, fetched from the API.
+    screen.keys("j");
+    screen.keys("k");
+    screen.keys("\r");
+    let details = screen.wait_text("Owner chain");
+    assert!(details.contains("details (Esc back)"), "{details}");
+    assert!(details.contains("Evicted"), "{details}");
+    screen.keys("\x1b");
+    screen.wait_text("by time in state");
+
+    // Mark two pods and delete them, confirming a dialog that names both.
+    let rows = evicted_rows(&screen.text());
+    let (first, second) = (rows[0].clone(), rows[1].clone());
+    screen.keys(" ");
+    screen.keys(" ");
+    screen.wait_text("2 marked");
+    screen.keys("d");
+    let dialog = screen.wait_text("Delete these 2 pods?");
+    assert!(
+        dialog.contains(&first) && dialog.contains(&second),
+        "{dialog}"
+    );
+    screen.keys("y");
+    let after = screen.wait_for("both deletions in the log and gone from the table", |t| {
+        t.contains(&format!("done: deleted pod shop/{first}"))
+            && t.contains(&format!("done: deleted pod shop/{second}"))
+            && !evicted_rows(t).contains(&first)
+            && !evicted_rows(t).contains(&second)
+    });
+    assert!(after.contains("deleted pod"), "{after}");
+    if std::env::var_os("WRITE_SCREENSHOT").is_some() {
+        let svg = svg(screen.parser.lock().unwrap().screen());
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/tui-demo.svg");
+        std::fs::write(path, svg).unwrap();
+    }
+
+    // Auto-clean for the current rule (evicted): the header says so.
+    screen.keys("a");
+    screen.wait_text("rules: evicted");
+
+    // The restart report pane.
+    screen.keys("l");
+    screen.wait_text("Rules (chain order)");
+    screen.keys("l");
+    screen.wait_text("Restart report");
+
+    // Quit: the process ends and the terminal leaves the alternate screen.
+    screen.keys("q");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = screen.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the binary did not quit");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "{status:?}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!screen.parser.lock().unwrap().screen().alternate_screen());
+}
+
+/// The screen as an SVG: one text run per stretch of cells that look alike.
+fn svg(screen: &vt100::Screen) -> String {
+    let (rows, cols) = screen.size();
+    let (cw, ch) = (8.4, 17.0);
+    let colour = |c: vt100::Color, default: &str| match c {
+        vt100::Color::Default => default.to_string(),
+        vt100::Color::Idx(i) => [
+            "#1e1e1e", "#cd3131", "#0dbc79", "#b8a000", "#2472c8", "#bc3fbc", "#11a8cd", "#e5e5e5",
+        ]
+        .get(usize::from(i % 8))
+        .unwrap_or(&default)
+        .to_string(),
+        vt100::Color::Rgb(r, g, b) => format!("#{r:02x}{g:02x}{b:02x}"),
+    };
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"DejaVu Sans Mono, Menlo, monospace\" font-size=\"14\">\n<rect width=\"100%\" height=\"100%\" fill=\"#fdfdfd\"/>\n",
+        f64::from(cols) * cw + 16.0,
+        f64::from(rows) * ch + 16.0
+    );
+    for row in 0..rows {
+        let mut col = 0;
+        while col < cols {
+            let Some(cell) = screen.cell(row, col) else {
+                break;
+            };
+            let key = (cell.fgcolor(), cell.bold(), cell.inverse(), cell.dim());
+            let start = col;
+            let mut text = String::new();
+            while col < cols {
+                let Some(c) = screen.cell(row, col) else {
+                    break;
+                };
+                if (c.fgcolor(), c.bold(), c.inverse(), c.dim()) != key {
+                    break;
+                }
+                let s = c.contents();
+                text.push_str(if s.is_empty() { " " } else { s });
+                col += 1;
+            }
+            let x = 8.0 + f64::from(start) * cw;
+            let y = 8.0 + f64::from(row) * ch;
+            let fg = colour(key.0, "#202020");
+            if key.2 {
+                out.push_str(&format!(
+                    "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{ch}\" fill=\"{fg}\"/>\n",
+                    f64::from(col - start) * cw
+                ));
+            }
+            if text.trim().is_empty() {
+                continue;
+            }
+            let escaped = text
+                .replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;");
+            out.push_str(&format!(
+                "<text x=\"{x:.1}\" y=\"{:.1}\" xml:space=\"preserve\" textLength=\"{:.1}\" fill=\"{}\"{}{}>{escaped}</text>\n",
+                y + 13.0,
+                f64::from(col - start) * cw,
+                if key.2 { "#fdfdfd".to_string() } else { fg },
+                if key.1 { " font-weight=\"bold\"" } else { "" },
+                if key.3 { " opacity=\"0.6\"" } else { "" },
+            ));
+        }
+    }
+    out.push_str("</svg>\n");
+    out
+}
