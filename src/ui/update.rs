@@ -3,7 +3,7 @@
 use super::confirm::{Confirmation, PodVerb};
 use super::event::{Effect, Event, Snapshot};
 use super::keys::{Command, command_for};
-use super::state::{DetailsContent, DetailsView, Overlay, State, StatusLine, View};
+use super::state::{BottomPane, DetailsContent, DetailsView, Overlay, State, StatusLine, View};
 use crate::actions::{Action, Outcome, PodRef};
 use crate::config::{KeyBinding, KeyCode};
 use crate::worker::WorkerCommand;
@@ -275,8 +275,13 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
             state.offset = 0;
             state.refilter(None);
         }
-        Command::NextPane => state.bottom = state.bottom.step(true),
-        Command::PrevPane => state.bottom = state.bottom.step(false),
+        Command::NextPane | Command::PrevPane => {
+            state.bottom = state.bottom.step(command == Command::NextPane);
+            // The report is rebuilt only while its pane shows: bring it up to date now.
+            if state.bottom == BottomPane::Report {
+                return vec![Effect::Refresh];
+            }
+        }
         Command::Sort => {
             state.sort = state.sort.next();
             state.resort();
