@@ -309,3 +309,40 @@ async fn the_breaker_holds_during_a_registry_outage_and_resumes_when_it_ends() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn blocked_follows_the_watch_between_passes() {
+    let sim = SimCluster::new();
+    sim.create_pod(serde_json::from_value(pod("web-1").evicted().json()).unwrap());
+    let server = SimServer::start(sim).await.unwrap();
+    let cache = Cache::new();
+    let config = Config::builtin();
+    let executor = Executor::new(
+        server.client(),
+        cache.clone(),
+        config.rules.clone(),
+        None,
+        ExecutorSettings::default(),
+    );
+    // A tick far away: only the cache's own changes can clear "blocked".
+    let options = WorkerOptions {
+        tick: Duration::from_secs(3600),
+        ..WorkerOptions::default()
+    };
+    let handle = worker::spawn(cache.clone(), Arc::new(executor), &config, options);
+    let blocked = |h: &WorkerHandle| h.status.borrow().blocked.clone();
+    eventually("the first pass to report waiting for sync", || {
+        blocked(&handle).is_some()
+    })
+    .await;
+    let _watches = spawn_watches(
+        &server.client(),
+        &[Scope::All],
+        &cache,
+        &WatchSettings::default(),
+    );
+    eventually("blocked to clear once the cache syncs", || {
+        blocked(&handle).is_none()
+    })
+    .await;
+}

@@ -81,9 +81,12 @@ impl Worker {
     ) {
         let mut tick = tokio::time::interval(self.tick);
         tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        // Between passes, keep "blocked" true to the watch (synced, stale) as it changes.
+        let mut cache_changes = self.cache.subscribe();
         loop {
             let next_report = self.next_report(Utc::now());
             tokio::select! {
+                Ok(()) = cache_changes.changed() => self.refresh_status(),
                 command = commands.recv() => match command {
                     Some(command) => {
                         if self.apply(command).await {
@@ -228,11 +231,7 @@ impl Worker {
     fn refresh_status(&mut self) {
         self.status.master_auto = self.toggles.master;
         for spec in &self.chain {
-            let entry = self
-                .status
-                .rules
-                .entry(spec.kind)
-                .or_default();
+            let entry = self.status.rules.entry(spec.kind).or_default();
             entry.auto = self.toggles.rules.get(&spec.kind).copied().unwrap_or(false);
             entry.paused = self.paused.get(&spec.kind).cloned();
         }
