@@ -160,8 +160,8 @@ fn demo_session_through_a_pty() {
     );
     screen.keys("y");
     let after = screen.wait_for("both deletions in the log and gone from the table", |t| {
-        t.contains(&format!("done: deleted pod shop/{first}"))
-            && t.contains(&format!("done: deleted pod shop/{second}"))
+        t.contains(&format!("deleted pod shop/{first}"))
+            && t.contains(&format!("deleted pod shop/{second}"))
             && !evicted_rows(t).contains(&first)
             && !evicted_rows(t).contains(&second)
     });

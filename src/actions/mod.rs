@@ -159,6 +159,14 @@ impl Outcome {
         }
     }
 
+    /// One line for the log and the status line; done and dry-run details already name the target.
+    pub fn line(&self, action: &Action) -> String {
+        match self {
+            Outcome::Done(detail) | Outcome::DryRun(detail) => detail.clone(),
+            other => format!("{action}: {other}"),
+        }
+    }
+
     pub fn succeeded(&self) -> bool {
         matches!(
             self,

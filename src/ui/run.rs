@@ -209,9 +209,9 @@ impl Runtime {
                     for action in actions {
                         let outcome = executor.run(&action, Origin::Manual).await;
                         if outcome.succeeded() {
-                            tracing::info!(target: ACTION_TARGET, "{action}: {outcome}");
+                            tracing::info!(target: ACTION_TARGET, "{}", outcome.line(&action));
                         } else {
-                            tracing::warn!(target: ACTION_TARGET, "{action}: {outcome}");
+                            tracing::warn!(target: ACTION_TARGET, "{}", outcome.line(&action));
                         }
                         let workload = action.pod().and_then(|p| resolved.get(&p.uid).cloned());
                         let _ = tx.send(Event::Outcome {

@@ -108,7 +108,7 @@ fn on_outcome(
     outcome: &Outcome,
     workload: Option<crate::actions::WorkloadRef>,
 ) {
-    let text = format!("{action}: {outcome}");
+    let text = outcome.line(action);
     match outcome {
         Outcome::Refused(why) if why.contains("403") || why.contains("forbidden") => {
             let verb = action.verb();

@@ -102,7 +102,12 @@ fn title(state: &State) -> String {
     let Some(rule) = state.current_rule() else {
         return " no rules ".into();
     };
-    let mut title = format!(" {} — {} pods", rule.kind, state.rows.len());
+    let count = state.rows.len();
+    let mut title = format!(
+        " {} — {count} pod{}",
+        rule.kind,
+        if count == 1 { "" } else { "s" }
+    );
     if !state.marks.is_empty() {
         title.push_str(&format!(" · {} marked", state.marks.len()));
     }
