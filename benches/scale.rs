@@ -1,0 +1,331 @@
+//! At scale, the real binary against a loopback server of realistic pods:
+//! - time to the first complete classified view (`scan`) beside a bare paginated LIST of the
+//!   same pods through the same client, unpaced (decode-bound) and paced like a real API server;
+//! - peak memory of `scan`, and resident memory and idle CPU of a long-running `headless` after
+//!   its cache has synced.
+//!
+//! `cargo bench --bench scale [-- PODS]` (default 50,000). `-- PODS serve` only serves the pods
+//! and prints a kubeconfig, for measuring by hand (e.g. the TUI at 150,000 pods).
+
+use std::convert::Infallible;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use chrono::Utc;
+use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
+use hyper::body::Frame;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use kube::core::Request as KubeRequest;
+use kube::core::params::ListParams;
+use ops_pod_cleaner::sim::generate::list_pages;
+
+const PAGE: usize = 500;
+/// What SPEC §8 measured on a real kube-apiserver: 526 MB of pods listed in about 20 s.
+const API_SERVER_BYTES_PER_SEC: u64 = 26_000_000;
+
+#[tokio::main]
+async fn main() {
+    let pods: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(50_000);
+    let pages = Arc::new(list_pages(pods, PAGE, Utc::now()));
+    let bytes: usize = pages.iter().map(Vec::len).sum();
+    println!(
+        "{pods} pods in {} pages of {PAGE}, {:.0} MiB of JSON",
+        pages.len(),
+        bytes as f64 / 1048576.0
+    );
+    let pace = Arc::new(AtomicU64::new(0));
+    let url = serve(pages.clone(), pace.clone()).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, kubeconfig_text(&url)).expect("write kubeconfig");
+    if std::env::args().any(|a| a == "serve") {
+        println!("serving; kubeconfig: {}", kubeconfig.display());
+        let _keep = dir.keep();
+        std::future::pending::<()>().await;
+    }
+    let client =
+        kube::Client::try_from(kube::Config::new(url.parse().expect("url"))).expect("client");
+
+    for (label, rate) in [
+        ("unpaced loopback", 0),
+        ("paced like a real API server", API_SERVER_BYTES_PER_SEC),
+    ] {
+        pace.store(rate, Ordering::Relaxed);
+        let runs = if rate == 0 { 3 } else { 1 };
+        let (mut list, mut view, mut peak) = (Duration::MAX, Duration::MAX, 0);
+        for _ in 0..runs {
+            list = list.min(bare_list(&client).await);
+            let (took, hwm) = first_view(&kubeconfig).await;
+            view = view.min(took);
+            peak = peak.max(hwm);
+        }
+        println!("{label}:");
+        println!(
+            "  bare paginated LIST:        {:>7.2} s",
+            list.as_secs_f64()
+        );
+        println!(
+            "  first complete view (scan): {:>7.2} s   ratio {:.2}",
+            view.as_secs_f64(),
+            view.as_secs_f64() / list.as_secs_f64()
+        );
+        println!(
+            "  scan peak RSS:              {:>7.0} MiB ({:.0} bytes per pod)",
+            mib(peak),
+            peak as f64 / pods as f64
+        );
+    }
+    pace.store(0, Ordering::Relaxed);
+    let (rss, hwm, cpu) = headless_footprint(&kubeconfig).await;
+    println!(
+        "headless after sync: RSS {:.0} MiB ({:.0} bytes per pod), peak {:.0} MiB, idle CPU {cpu:.2} % over 10 s",
+        mib(rss),
+        rss as f64 / pods as f64,
+        mib(hwm)
+    );
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / 1048576.0
+}
+
+/// Every page fetched through the same client stack, only the continue token read.
+async fn bare_list(client: &kube::Client) -> Duration {
+    let start = Instant::now();
+    let request = KubeRequest::new("/api/v1/pods");
+    let mut token: Option<String> = None;
+    loop {
+        let mut params = ListParams::default().limit(PAGE as u32);
+        if let Some(t) = &token {
+            params = params.continue_token(t);
+        }
+        let text = client
+            .request_text(request.list(&params).expect("request"))
+            .await
+            .expect("page");
+        token = continue_token(&text);
+        if token.is_none() {
+            return start.elapsed();
+        }
+    }
+}
+
+fn continue_token(page: &str) -> Option<String> {
+    let at = page.find("\"continue\":\"")? + 12;
+    let end = page[at..].find('"')?;
+    Some(page[at..at + end].to_string())
+}
+
+/// The release binary, from start to a printed, classified view of every pod; with its peak RSS.
+async fn first_view(kubeconfig: &Path) -> (Duration, u64) {
+    let path = kubeconfig.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let start = Instant::now();
+        let mut child = spawn(&["scan", "--output", "json"], &path);
+        // VmHWM only grows, so the last reading before exit is the peak (to 5 ms).
+        let mut peak = 0;
+        loop {
+            peak = peak.max(proc_status(child.id(), "VmHWM:"));
+            if let Some(status) = child.try_wait().expect("wait") {
+                assert_eq!(
+                    status.code(),
+                    Some(1),
+                    "scan finds the generated abnormal pods"
+                );
+                return (start.elapsed(), peak);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    })
+    .await
+    .expect("join")
+}
+
+/// `headless --dry-run` until /healthz says synced, then its memory and 10 s of its CPU.
+async fn headless_footprint(kubeconfig: &Path) -> (u64, u64, f64) {
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut child = spawn(&["headless", "--dry-run", "--listen", &listen], kubeconfig);
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while !healthy(port).await {
+        assert!(Instant::now() < deadline, "headless never reported synced");
+        assert!(child.try_wait().expect("wait").is_none(), "headless exited");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (rss, hwm) = (
+        proc_status(child.id(), "VmRSS:"),
+        proc_status(child.id(), "VmHWM:"),
+    );
+    let before = cpu_ticks(child.id());
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let used = cpu_ticks(child.id()) - before;
+    let ticks_per_sec = 100.0; // USER_HZ on Linux
+    let _ = child.kill();
+    let _ = child.wait();
+    (rss, hwm, used as f64 / ticks_per_sec / 10.0 * 100.0)
+}
+
+fn spawn(args: &[&str], kubeconfig: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .env("OPS_POD_CLEANER_CONFIG", config_without_sinks())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary runs")
+}
+
+/// The built-in config, but with the audit log in a temp dir rather than the user's data dir.
+fn config_without_sinks() -> PathBuf {
+    let path = std::env::temp_dir().join("opc-bench-config.yaml");
+    let audit = std::env::temp_dir().join("opc-bench-audit.jsonl");
+    std::fs::write(
+        &path,
+        format!("audit:\n  path: {}\n  events: false\n", audit.display()),
+    )
+    .expect("write config");
+    path
+}
+
+fn proc_status(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kib: Option<u64> = status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok());
+    kib.unwrap_or(0) * 1024
+}
+
+/// utime + stime of a process, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    field(11) + field(12)
+}
+
+async fn healthy(port: u16) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+        return false;
+    };
+    if stream
+        .write_all(b"GET /healthz HTTP/1.0\r\n\r\n")
+        .await
+        .is_err()
+    {
+        return false;
+    }
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer).await;
+    answer.starts_with(b"HTTP/1.1 200") || answer.starts_with(b"HTTP/1.0 200")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+type Body = BoxBody<Bytes, Infallible>;
+
+async fn serve(pages: Arc<Vec<Vec<u8>>>, pace: Arc<AtomicU64>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let (pages, pace) = (pages.clone(), pace.clone());
+            tokio::spawn(async move {
+                let service = service_fn(move |req: Request<hyper::body::Incoming>| {
+                    let (pages, pace) = (pages.clone(), pace.clone());
+                    async move {
+                        Ok::<_, Infallible>(
+                            answer(&req, &pages, pace.load(Ordering::Relaxed)).await,
+                        )
+                    }
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    url
+}
+
+async fn answer(
+    req: &Request<hyper::body::Incoming>,
+    pages: &[Vec<u8>],
+    bytes_per_sec: u64,
+) -> Response<Body> {
+    let json = |body: Vec<u8>| {
+        Response::builder()
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body)).boxed())
+            .expect("response")
+    };
+    let query = req.uri().query().unwrap_or("");
+    match req.uri().path() {
+        "/version" => json(br#"{"major":"1","minor":"33","gitVersion":"v1.33.0"}"#.to_vec()),
+        // A quiet cluster: the watch stays open and says nothing.
+        "/api/v1/pods" if query.contains("watch=true") => {
+            let quiet =
+                StreamBody::new(futures::stream::pending::<Result<Frame<Bytes>, Infallible>>());
+            Response::builder()
+                .header("content-type", "application/json")
+                .body(quiet.boxed())
+                .expect("response")
+        }
+        "/api/v1/pods" => {
+            let index = query
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("continue=page-"))
+                .and_then(|n| n.parse::<usize>().ok());
+            let page = pages.get(index.unwrap_or(0)).cloned().unwrap_or_default();
+            if bytes_per_sec > 0 {
+                tokio::time::sleep(Duration::from_secs_f64(
+                    page.len() as f64 / bytes_per_sec as f64,
+                ))
+                .await;
+            }
+            json(page)
+        }
+        _ => Response::builder()
+            .status(404)
+            .body(Full::new(Bytes::new()).boxed())
+            .expect("response"),
+    }
+}
+
+fn kubeconfig_text(url: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: bench\n  cluster:\n    server: {url}\nusers:\n- name: bench\n  user: {{}}\n\
+         contexts:\n- name: bench\n  context:\n    cluster: bench\n    user: bench\ncurrent-context: bench\n"
+    )
+}
