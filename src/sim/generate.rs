@@ -97,14 +97,14 @@ pub fn list_pages(n: usize, page: usize, now: DateTime<Utc>) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// One watch event line per generated pod (`MODIFIED`), newline-terminated.
+/// One watch event line per generated pod (`MODIFIED`), newline-terminated, with `type` first
+/// as the API server writes it (a decoder that meets `object` first has to buffer it).
 pub fn watch_lines(n: usize, now: DateTime<Utc>) -> Vec<Vec<u8>> {
     (0..n)
         .map(|i| {
-            let mut line =
-                serde_json::to_vec(&json!({"type": "MODIFIED", "object": realistic_pod(i, now)}))
-                    .unwrap_or_default();
-            line.push(b'\n');
+            let mut line = br#"{"type":"MODIFIED","object":"#.to_vec();
+            line.extend(serde_json::to_vec(&realistic_pod(i, now)).unwrap_or_default());
+            line.extend(b"}\n");
             line
         })
         .collect()

@@ -11,11 +11,11 @@
 mod cluster;
 mod controllers;
 pub mod demo;
-pub mod generate;
 mod discovery;
 mod eviction;
 mod extras;
 mod faults;
+pub mod generate;
 mod http;
 mod list;
 mod meta;

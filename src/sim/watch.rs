@@ -53,8 +53,13 @@ pub fn start(cluster: SimCluster, spec: WatchSpec, shutdown: watch::Receiver<boo
 struct Gone;
 
 async fn send(tx: &mut Tx, event: &Value) -> Result<(), Gone> {
-    let mut line = serde_json::to_vec(event).unwrap_or_default();
-    line.push(b'\n');
+    // The API server writes "type" before "object"; a client that meets the object first must
+    // buffer it whole before it knows what to decode it as.
+    let mut line = br#"{"type":"#.to_vec();
+    let _ = serde_json::to_writer(&mut line, &event["type"]);
+    line.extend_from_slice(br#","object":"#);
+    let _ = serde_json::to_writer(&mut line, &event["object"]);
+    line.extend_from_slice(b"}\n");
     tx.send(Ok(Frame::data(Bytes::from(line))))
         .await
         .map_err(|_| Gone)
