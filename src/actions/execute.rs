@@ -150,19 +150,12 @@ impl Executor {
     /// After a 409: read the pod again and decide whether the same action still applies.
     async fn replan(&self, p: &PodRef, origin: Origin, conflict: &str) -> Result<(), Outcome> {
         let path = format!("/api/v1/namespaces/{}/pods/{}", p.namespace, p.name);
-        let request = http::Request::get(path)
-            .body(Vec::new())
-            .map_err(|e| Outcome::Failed(e.to_string()))?;
         let needs = Needs {
             verb: "get",
             resource: "pods",
         };
         let text = self
-            .settings
-            .retry
-            .run(needs, &p.namespace, || {
-                self.client.request_text(clone_request(&request))
-            })
+            .send_json(http::Method::GET, path, None, needs, &p.namespace)
             .await
             .map_err(stopped)?;
         let fresh = decode_pod(text.as_bytes(), &mut Interner::default())
@@ -217,22 +210,18 @@ impl Executor {
             "/api/v1/namespaces/{}/pods/{}/eviction",
             p.namespace, p.name
         );
-        let request = http::Request::post(path)
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .body(body.to_string().into_bytes());
-        let Ok(request) = request else {
-            return Outcome::Failed("cannot build the eviction request".into());
-        };
         let needs = Needs {
             verb: "create",
             resource: "pods/eviction",
         };
         let evicted = self
-            .settings
-            .retry
-            .run(needs, &p.namespace, || {
-                self.client.request_text(clone_request(&request))
-            })
+            .send_json(
+                http::Method::POST,
+                path,
+                Some(("application/json", body)),
+                needs,
+                &p.namespace,
+            )
             .await;
         match evicted {
             Ok(_) => Outcome::Done(format!("evicted {p}")),
@@ -400,28 +389,47 @@ impl Executor {
             {"op": "add", "path": "/metadata/finalizers", "value": []},
         ]);
         let path = format!("/api/v1/namespaces/{}/pods/{}", p.namespace, p.name);
-        let request = http::Request::patch(path)
-            .header(http::header::CONTENT_TYPE, "application/json-patch+json")
-            .body(body.to_string().into_bytes());
-        let Ok(request) = request else {
-            return Outcome::Failed("cannot build the patch request".into());
-        };
         let needs = Needs {
             verb: "patch",
             resource: "pods",
         };
+        let patch = Some(("application/json-patch+json", body));
         let patched = self
-            .settings
-            .retry
-            .run(needs, &p.namespace, || {
-                self.client
-                    .request::<serde_json::Value>(clone_request(&request))
-            })
+            .send_json(http::Method::PATCH, path, patch, needs, &p.namespace)
             .await;
         match patched {
             Ok(_) => Outcome::Done(format!("removed the finalizers of {p}")),
             Err(stop) => stopped(stop),
         }
+    }
+
+    /// A request built by hand (for bodies kube's typed calls get wrong or cannot express),
+    /// with the shared retry and status handling; returns the answer's text.
+    async fn send_json(
+        &self,
+        method: http::Method,
+        path: String,
+        body: Option<(&str, serde_json::Value)>,
+        needs: Needs,
+        namespace: &str,
+    ) -> Result<String, Stop> {
+        let mut request = http::Request::builder().method(method).uri(path);
+        let bytes = match body {
+            Some((content_type, json)) => {
+                request = request.header(http::header::CONTENT_TYPE, content_type);
+                json.to_string().into_bytes()
+            }
+            None => Vec::new(),
+        };
+        let request = request
+            .body(bytes)
+            .map_err(|e| Stop::Failed(format!("cannot build the request: {e}")))?;
+        self.settings
+            .retry
+            .run(needs, namespace, || {
+                self.client.request_text(clone_request(&request))
+            })
+            .await
     }
 
     async fn record(
