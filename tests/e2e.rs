@@ -29,6 +29,7 @@ use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
 use ops_pod_cleaner::config::Config;
 use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use serde_json::{Value, json};
+use support::sim::typed;
 
 const HOLD: &str = "ops-pod-cleaner.io/e2e-hold";
 const GATE: &str = "ops-pod-cleaner.io/e2e";
@@ -420,10 +421,6 @@ async fn clean_up(client: &kube::Client, ns: &str) {
     if let Err(e) = namespaces.delete(ns, &DeleteParams::default()).await {
         eprintln!("cleanup: could not delete namespace {ns}: {e}; delete it by hand");
     }
-}
-
-fn typed<T: serde::de::DeserializeOwned>(v: Value) -> T {
-    serde_json::from_value(v).expect("test objects are valid")
 }
 
 fn suffix() -> String {

@@ -6,41 +6,14 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ContainerState, ContainerStateWaiting, Pod};
 use kube::api::{Api, DeleteParams, PostParams};
-use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, list_pods, spawn_watches};
+use ops_pod_cleaner::cluster::{Cache, Scope, list_pods, spawn_watches};
 use ops_pod_cleaner::rules::{RuleKind, default_chain};
 use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use support::pods::pod;
+use support::sim::{Watched, eventually, quick_watch};
 
 fn typed(builder: support::pods::PodBuilder) -> Pod {
     serde_json::from_value(builder.json()).unwrap()
-}
-
-fn quick() -> WatchSettings {
-    WatchSettings {
-        page_size: 100,
-        watch_timeout: Duration::from_secs(30),
-        min_backoff: Duration::from_millis(50),
-        max_backoff: Duration::from_millis(200),
-    }
-}
-
-async fn eventually(what: &str, check: impl Fn() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !check() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-async fn watched(sim: &SimCluster) -> (SimServer, Cache, Vec<tokio::task::JoinHandle<()>>) {
-    let server = SimServer::start(sim.clone()).await.unwrap();
-    let cache = Cache::new();
-    let tasks = spawn_watches(&server.client(), &[Scope::All], &cache, &quick());
-    eventually("first sync", || cache.health().synced()).await;
-    (server, cache, tasks)
 }
 
 fn categories(cache: &Cache) -> Vec<(String, RuleKind)> {
@@ -60,10 +33,11 @@ async fn watch_syncs_then_follows_adds_updates_and_deletes() {
     let sim = SimCluster::new();
     sim.create_pod(typed(pod("ok-1").on_node("sim-node-1")));
     sim.create_pod(typed(pod("gone-1").evicted().on_node("sim-node-1")));
-    let (server, cache, _tasks) = watched(&sim).await;
+    let watched = Watched::start(sim.clone()).await;
+    let (server, cache) = (&watched.server, &watched.cache);
     assert_eq!(cache.len(), 2);
     assert_eq!(
-        categories(&cache),
+        categories(cache),
         vec![("gone-1".to_string(), RuleKind::Evicted)]
     );
 
@@ -78,8 +52,8 @@ async fn watch_syncs_then_follows_adds_updates_and_deletes() {
             ..Default::default()
         });
     });
-    eventually("the update", || categories(&cache).len() == 2).await;
-    assert!(categories(&cache).contains(&("ok-1".to_string(), RuleKind::ImagePull)));
+    eventually("the update", || categories(cache).len() == 2).await;
+    assert!(categories(cache).contains(&("ok-1".to_string(), RuleKind::ImagePull)));
 
     let api: Api<Pod> = Api::namespaced(server.client(), "default");
     api.create(&PostParams::default(), &typed(pod("new-1")))
@@ -120,7 +94,8 @@ async fn a_paged_list_sees_every_pod_once() {
 async fn a_dropped_watch_reconnects_and_misses_nothing() {
     let sim = SimCluster::new();
     sim.create_pod(typed(pod("before")));
-    let (_server, cache, _tasks) = watched(&sim).await;
+    let watched = Watched::start(sim.clone()).await;
+    let cache = &watched.cache;
     sim.faults().drop_watches();
     sim.create_pod(typed(pod("during")));
     sim.create_pod(typed(pod("after")));
@@ -131,7 +106,8 @@ async fn a_dropped_watch_reconnects_and_misses_nothing() {
 async fn an_expired_version_relists() {
     let sim = SimCluster::new();
     sim.create_pod(typed(pod("before")));
-    let (_server, cache, _tasks) = watched(&sim).await;
+    let watched = Watched::start(sim.clone()).await;
+    let cache = &watched.cache;
     sim.faults().expire_next_watch();
     sim.faults().drop_watches();
     sim.create_pod(typed(pod("after")));
@@ -146,7 +122,7 @@ async fn a_forbidden_list_is_shown_as_staleness_until_it_is_allowed() {
     sim.faults().deny("list", "pods", None);
     let server = SimServer::start(sim.clone()).await.unwrap();
     let cache = Cache::new();
-    let _tasks = spawn_watches(&server.client(), &[Scope::All], &cache, &quick());
+    let _tasks = spawn_watches(&server.client(), &[Scope::All], &cache, &quick_watch());
     eventually("the error to show", || {
         cache.health().last_error().is_some()
     })

@@ -12,35 +12,25 @@ use ops_pod_cleaner::actions::{
     Action, Executor, ExecutorSettings, Origin, Outcome, PodRef, RetryPolicy, WorkloadKind,
     WorkloadRef,
 };
-use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
+use ops_pod_cleaner::cluster::Cache;
 use ops_pod_cleaner::rules::default_chain;
-use ops_pod_cleaner::sim::{SimCluster, SimServer};
+use ops_pod_cleaner::sim::SimCluster;
 use serde_json::{Value, json};
 use support::pods::pod;
+use support::sim::{Watched, eventually, typed};
 
-struct Harness {
-    sim: SimCluster,
-    server: SimServer,
-    cache: Cache,
-    _watches: Vec<tokio::task::JoinHandle<()>>,
+struct Harness(Watched);
+
+impl std::ops::Deref for Harness {
+    type Target = Watched;
+    fn deref(&self) -> &Watched {
+        &self.0
+    }
 }
 
 impl Harness {
     async fn start(sim: SimCluster) -> Harness {
-        let server = SimServer::start(sim.clone()).await.unwrap();
-        let cache = Cache::new();
-        let settings = WatchSettings {
-            min_backoff: Duration::from_millis(50),
-            ..WatchSettings::default()
-        };
-        let watches = spawn_watches(&server.client(), &[Scope::All], &cache, &settings);
-        eventually("sync", || cache.health().synced()).await;
-        Harness {
-            sim,
-            server,
-            cache,
-            _watches: watches,
-        }
+        Harness(Watched::start(sim).await)
     }
 
     fn executor(&self, events: bool) -> Executor {
@@ -79,21 +69,6 @@ impl Harness {
     async fn cached(&self, p: &PodRef) {
         eventually("the pod in the cache", || self.cache.get(&p.uid).is_some()).await;
     }
-}
-
-async fn eventually(what: &str, check: impl Fn() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !check() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-fn typed<T: serde::de::DeserializeOwned>(v: Value) -> T {
-    serde_json::from_value(v).unwrap()
 }
 
 fn workload(kind: &str, name: &str, replicas: i32) -> Value {

@@ -15,28 +15,20 @@ use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use ops_pod_cleaner::worker::{self, WorkerCommand, WorkerHandle, WorkerOptions, WorkerStatus};
 use serde_json::json;
 use support::pods::pod;
+use support::sim::{Watched, eventually};
 
-struct Harness {
-    server: SimServer,
-    cache: Cache,
-    _watches: Vec<tokio::task::JoinHandle<()>>,
+struct Harness(Watched);
+
+impl std::ops::Deref for Harness {
+    type Target = Watched;
+    fn deref(&self) -> &Watched {
+        &self.0
+    }
 }
 
 impl Harness {
     async fn start(sim: SimCluster) -> Harness {
-        let server = SimServer::start(sim).await.unwrap();
-        let cache = Cache::new();
-        let settings = WatchSettings {
-            min_backoff: Duration::from_millis(50),
-            ..WatchSettings::default()
-        };
-        let watches = spawn_watches(&server.client(), &[Scope::All], &cache, &settings);
-        eventually("sync", || cache.health().synced()).await;
-        Harness {
-            server,
-            cache,
-            _watches: watches,
-        }
+        Harness(Watched::start(sim).await)
     }
 
     fn worker(&self, config: &Config, dry_run: bool, audit: Option<AuditLog>) -> WorkerHandle {
@@ -65,17 +57,6 @@ impl Harness {
             ..WorkerOptions::default()
         };
         worker::spawn(self.cache.clone(), Arc::new(executor), config, options)
-    }
-}
-
-async fn eventually(what: &str, check: impl Fn() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !check() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

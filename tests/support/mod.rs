@@ -3,3 +3,4 @@
 
 pub mod mock_api;
 pub mod pods;
+pub mod sim;

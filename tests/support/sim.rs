@@ -1,0 +1,56 @@
+//! The tier-3 harness: a simulated cluster served on loopback, with a live watch cache on it.
+
+use std::time::Duration;
+
+use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
+use ops_pod_cleaner::sim::{SimCluster, SimServer};
+use tokio::task::JoinHandle;
+
+pub struct Watched {
+    pub sim: SimCluster,
+    pub server: SimServer,
+    pub cache: Cache,
+    _watches: Vec<JoinHandle<()>>,
+}
+
+impl Watched {
+    /// Serve `sim`, watch every namespace, and wait for the first complete list.
+    pub async fn start(sim: SimCluster) -> Watched {
+        let server = SimServer::start(sim.clone()).await.unwrap();
+        let cache = Cache::new();
+        let watches = spawn_watches(&server.client(), &[Scope::All], &cache, &quick_watch());
+        eventually("the first sync", || cache.health().synced()).await;
+        Watched {
+            sim,
+            server,
+            cache,
+            _watches: watches,
+        }
+    }
+}
+
+/// Small pages and short backoff, so tests see paging and recovery quickly.
+pub fn quick_watch() -> WatchSettings {
+    WatchSettings {
+        page_size: 100,
+        watch_timeout: Duration::from_secs(30),
+        min_backoff: Duration::from_millis(50),
+        max_backoff: Duration::from_millis(200),
+    }
+}
+
+/// Wait up to 10 s for `check`, or fail naming what was awaited.
+pub async fn eventually(what: &str, check: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !check() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+pub fn typed<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
+    serde_json::from_value(v).expect("test objects are valid")
+}
