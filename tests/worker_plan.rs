@@ -11,7 +11,7 @@ use ops_pod_cleaner::cluster::Abnormal;
 use ops_pod_cleaner::config::{BreakerConfig, SafetyConfig};
 use ops_pod_cleaner::pod::{Interner, PodRecord};
 use ops_pod_cleaner::rules::{RuleKind, classify, default_chain};
-use ops_pod_cleaner::worker::breaker::trips;
+use ops_pod_cleaner::worker::breaker::{needs_census, trips};
 use ops_pod_cleaner::worker::{Census, Decision, Gate, Guards, Hold, Pass, Toggles, plan};
 use support::pods::{PodBuilder, pod};
 
@@ -352,4 +352,19 @@ fn the_breaker_sees_one_workload_inside_a_big_namespace() {
         why.contains("6 of 6 pods of Deployment/web in shop"),
         "{why}"
     );
+}
+
+#[test]
+fn the_census_is_needed_only_once_a_namespace_reaches_min_pods() {
+    let config = BreakerConfig {
+        min_pods: 5,
+        share: 0.5,
+    };
+    let findings =
+        |n: usize| -> Vec<Abnormal> { (0..n).map(|i| abnormal(web_pod(i, true))).collect() };
+    assert!(!needs_census(&findings(4), &config));
+    assert!(needs_census(&findings(5), &config));
+    // Below minPods nothing can trip, whatever the census says: skipping it loses nothing.
+    let pods: Vec<PodRecord> = (0..4).map(|i| record(web_pod(i, true))).collect();
+    assert!(trips(&findings(4), &census(&pods), &config).is_empty());
 }

@@ -42,6 +42,22 @@ struct Trip {
     place: String,
 }
 
+/// Whether any rule matches enough pods of one namespace to possibly trip: only then is the
+/// census of every pod worth taking (a workload's pods are a subset of its namespace's).
+pub fn needs_census(findings: &[Abnormal], config: &BreakerConfig) -> bool {
+    let mut by_namespace: HashMap<(RuleKind, &str), u32> = HashMap::new();
+    findings
+        .iter()
+        .filter(|f| f.finding.action != ActionKind::None)
+        .any(|found| {
+            let count = by_namespace
+                .entry((found.finding.rule, &found.pod.namespace))
+                .or_default();
+            *count += 1;
+            *count >= config.min_pods
+        })
+}
+
 /// The rules to pause, each with a loud, specific reason.
 pub fn trips(
     findings: &[Abnormal],
