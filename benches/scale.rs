@@ -86,13 +86,22 @@ async fn main() {
         );
     }
     pace.store(0, Ordering::Relaxed);
-    let (rss, hwm, cpu) = headless_footprint(&kubeconfig).await;
-    println!(
-        "headless after sync: RSS {:.0} MiB ({:.0} bytes per pod), peak {:.0} MiB, idle CPU {cpu:.2} % over 10 s",
-        mib(rss),
-        rss as f64 / pods as f64,
-        mib(hwm)
-    );
+    // Auto on for `unknown` (action none): every pass classifies every pod, but nothing acts.
+    for (label, rules) in [
+        ("auto off (built-in config)", ""),
+        (
+            "auto on for one rule",
+            "rules:\n  - {rule: unknown, auto: true}\n",
+        ),
+    ] {
+        let (rss, hwm, cpu) = headless_footprint(&kubeconfig, rules).await;
+        println!(
+            "headless after sync, {label}: RSS {:.0} MiB ({:.0} bytes per pod), peak {:.0} MiB, idle CPU {cpu:.2} % over 10 s",
+            mib(rss),
+            rss as f64 / pods as f64,
+            mib(hwm)
+        );
+    }
 }
 
 fn mib(bytes: u64) -> f64 {
@@ -131,7 +140,7 @@ async fn first_view(kubeconfig: &Path) -> (Duration, u64) {
     let path = kubeconfig.to_path_buf();
     tokio::task::spawn_blocking(move || {
         let start = Instant::now();
-        let mut child = spawn(&["scan", "--output", "json"], &path);
+        let mut child = spawn(&["scan", "--output", "json"], &path, "");
         // VmHWM only grows, so the last reading before exit is the peak (to 5 ms).
         let mut peak = 0;
         loop {
@@ -152,10 +161,14 @@ async fn first_view(kubeconfig: &Path) -> (Duration, u64) {
 }
 
 /// `headless --dry-run` until /healthz says synced, then its memory and 10 s of its CPU.
-async fn headless_footprint(kubeconfig: &Path) -> (u64, u64, f64) {
+async fn headless_footprint(kubeconfig: &Path, rules: &str) -> (u64, u64, f64) {
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
-    let mut child = spawn(&["headless", "--dry-run", "--listen", &listen], kubeconfig);
+    let mut child = spawn(
+        &["headless", "--dry-run", "--listen", &listen],
+        kubeconfig,
+        rules,
+    );
     let deadline = Instant::now() + Duration::from_secs(600);
     while !healthy(port).await {
         assert!(Instant::now() < deadline, "headless never reported synced");
@@ -176,27 +189,27 @@ async fn headless_footprint(kubeconfig: &Path) -> (u64, u64, f64) {
     (rss, hwm, used as f64 / ticks_per_sec / 10.0 * 100.0)
 }
 
-fn spawn(args: &[&str], kubeconfig: &Path) -> Child {
+fn spawn(args: &[&str], kubeconfig: &Path, rules: &str) -> Child {
     Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
         .args(args)
         .arg("--kubeconfig")
         .arg(kubeconfig)
-        .env("OPS_POD_CLEANER_CONFIG", config_without_sinks())
+        .env("OPS_POD_CLEANER_CONFIG", bench_config(rules))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("the binary runs")
 }
 
-/// The built-in config, but with the audit log in a temp dir rather than the user's data dir.
-fn config_without_sinks() -> PathBuf {
-    let path = std::env::temp_dir().join("opc-bench-config.yaml");
+/// The built-in config plus `rules`, with the audit log in a temp dir, not the user's data dir.
+fn bench_config(rules: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("opc-bench-config-{}.yaml", rules.len()));
     let audit = std::env::temp_dir().join("opc-bench-audit.jsonl");
-    std::fs::write(
-        &path,
-        format!("audit:\n  path: {}\n  events: false\n", audit.display()),
-    )
-    .expect("write config");
+    let text = format!(
+        "{rules}audit:\n  path: {}\n  events: false\n",
+        audit.display()
+    );
+    std::fs::write(&path, text).expect("write config");
     path
 }
 

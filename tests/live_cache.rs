@@ -138,3 +138,30 @@ async fn a_forbidden_list_is_shown_as_staleness_until_it_is_allowed() {
     eventually("recovery", || cache.health().synced() && cache.len() == 1).await;
     assert!(cache.health().last_error().is_none());
 }
+
+#[test]
+fn findings_of_keeps_chain_precedence() {
+    let cache = Cache::new();
+    let now = chrono::Utc::now();
+    // Evicted and terminating at once: the evicted rule claims it, first in the chain.
+    let both = pod("both")
+        .evicted()
+        .terminating_since("2026-01-01T00:00:00Z")
+        .wire();
+    cache.upsert(both, now);
+    cache.upsert(
+        pod("stuck")
+            .terminating_since("2026-01-01T00:00:00Z")
+            .wire(),
+        now,
+    );
+    let chain = default_chain();
+    let terminating = cache.findings_of(&chain, now, |rule| rule == RuleKind::Terminating);
+    let names: Vec<&str> = terminating.iter().map(|a| &*a.pod.name).collect();
+    assert_eq!(
+        names,
+        ["stuck"],
+        "a pod claimed earlier in the chain stays claimed"
+    );
+    assert_eq!(cache.findings(&chain, now).len(), 2);
+}

@@ -9,7 +9,7 @@ use tokio::sync::watch;
 
 use super::Scope;
 use crate::pod::{Interner, PodRecord, WirePod};
-use crate::rules::{Finding, RuleSpec, classify};
+use crate::rules::{Finding, RuleKind, RuleSpec, classify};
 
 /// An abnormal pod and what the chain found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,12 +129,23 @@ impl Cache {
 
     /// Every abnormal pod, classified at `now`, in no particular order.
     pub fn findings(&self, chain: &[RuleSpec], now: DateTime<Utc>) -> Vec<Abnormal> {
+        self.findings_of(chain, now, |_| true)
+    }
+
+    /// The abnormal pods claimed by the rules `wanted` admits. The whole chain still decides
+    /// (the first match claims the pod); only the wanted findings are copied out.
+    pub fn findings_of(
+        &self,
+        chain: &[RuleSpec],
+        now: DateTime<Utc>,
+        wanted: impl Fn(RuleKind) -> bool,
+    ) -> Vec<Abnormal> {
         let store = self.read();
         store
             .pods
             .values()
             .filter_map(|pod| {
-                let finding = classify(pod, chain, now)?;
+                let finding = classify(pod, chain, now).filter(|f| wanted(f.rule))?;
                 Some(Abnormal {
                     pod: pod.clone(),
                     finding,

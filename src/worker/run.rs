@@ -150,10 +150,13 @@ impl Worker {
     ) {
         let now = Utc::now();
         // Classifying every pod is the worker's whole idle cost at 150,000 pods: skip it when no
-        // rule may act, and take the census only when the breaker could trip.
+        // rule may act, keep only the findings of rules that may, and take the census only when
+        // one of those could trip the breaker.
         let any_auto = self.chain.iter().any(|rule| self.toggles.allows(rule.kind));
         let findings = if any_auto {
-            self.cache.findings(&self.chain, now)
+            let toggles = &self.toggles;
+            self.cache
+                .findings_of(&self.chain, now, |rule| toggles.allows(rule))
         } else {
             Vec::new()
         };
