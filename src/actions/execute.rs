@@ -3,16 +3,16 @@
 use chrono::Utc;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Client;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
+use kube::api::{Api, DeleteParams, Preconditions};
 use serde_json::json;
 
 use super::audit::{AuditLog, AuditRecord};
 use super::events::{EventRecorder, Involved};
-use super::owner::{self, Resolution, WorkloadRef};
+use super::owner::WorkloadRef;
 use super::retry::{Needs, RetryPolicy, Stop};
-use super::{Action, Origin, Outcome, PodRef, REPLICAS_BEFORE_ANNOTATION};
+use super::{Action, Origin, Outcome, PodRef};
 use crate::cluster::Cache;
-use crate::pod::{IGNORE_ANNOTATION, Interner, PodRecord, decode_pod, is_truthy};
+use crate::pod::{IGNORE_ANNOTATION, Interner, PodRecord, decode_pod};
 use crate::rules::{RuleSpec, classify};
 
 #[derive(Debug, Clone, Default)]
@@ -27,12 +27,12 @@ pub struct ExecutorSettings {
 }
 
 pub struct Executor {
-    client: Client,
-    cache: Cache,
-    chain: Vec<RuleSpec>,
-    audit: Option<AuditLog>,
-    events: EventRecorder,
-    settings: ExecutorSettings,
+    pub(super) client: Client,
+    pub(super) cache: Cache,
+    pub(super) chain: Vec<RuleSpec>,
+    pub(super) audit: Option<AuditLog>,
+    pub(super) events: EventRecorder,
+    pub(super) settings: ExecutorSettings,
 }
 
 impl Executor {
@@ -235,150 +235,6 @@ impl Executor {
         }
     }
 
-    async fn scale_to_zero(
-        &self,
-        pod: &PodRecord,
-        origin: Origin,
-    ) -> (Outcome, Option<WorkloadRef>) {
-        let workload = match owner::resolve(&self.client, pod, &self.settings.retry).await {
-            Ok(Resolution::Scalable(w)) => w,
-            Ok(Resolution::Unscalable(why)) => return (Outcome::Refused(why), None),
-            Err(stop) => return (stopped(stop), None),
-        };
-        let outcome = self.scale_workload(&workload, origin).await;
-        (outcome, Some(workload))
-    }
-
-    async fn scale_workload(&self, w: &WorkloadRef, origin: Origin) -> Outcome {
-        let api = w.api(&self.client);
-        let plural = w.kind.plural();
-        let object = match self
-            .settings
-            .retry
-            .run(needs("get", plural), &w.namespace, || api.get(&w.name))
-            .await
-        {
-            Ok(object) => object,
-            Err(stop) => return stopped(stop),
-        };
-        let annotations = object.metadata.annotations.unwrap_or_default();
-        if matches!(origin, Origin::Auto(_))
-            && annotations
-                .get(IGNORE_ANNOTATION)
-                .is_some_and(|v| is_truthy(v))
-        {
-            return Outcome::Skipped(format!("{w} carries {IGNORE_ANNOTATION}"));
-        }
-        let scale = match self
-            .settings
-            .retry
-            .run(scale_needs(w, "get"), &w.namespace, || {
-                api.get_scale(&w.name)
-            })
-            .await
-        {
-            Ok(scale) => scale,
-            Err(stop) => return stopped(stop),
-        };
-        let current = scale.spec.and_then(|s| s.replicas).unwrap_or(0);
-        if current == 0 {
-            return Outcome::Skipped(format!("{w} is already at 0 replicas"));
-        }
-        if self.settings.dry_run {
-            return Outcome::DryRun(format!("would scale {w} from {current} to 0"));
-        }
-        // Remember first, so undo works even if the scale call is the one that fails.
-        let remember =
-            json!({"metadata": {"annotations": {REPLICAS_BEFORE_ANNOTATION: current.to_string()}}});
-        if let Err(stop) = self.patch(&api, w, "patch", plural, &remember).await {
-            return stopped(stop);
-        }
-        let scaled = self.set_replicas(&api, w, 0).await;
-        match scaled {
-            Ok(_) => Outcome::Done(format!(
-                "scaled {w} from {current} to 0 (undo restores {current})"
-            )),
-            Err(stop) => stopped(stop),
-        }
-    }
-
-    async fn undo_scale(&self, w: &WorkloadRef) -> Outcome {
-        let api = w.api(&self.client);
-        let plural = w.kind.plural();
-        let object = match self
-            .settings
-            .retry
-            .run(needs("get", plural), &w.namespace, || api.get(&w.name))
-            .await
-        {
-            Ok(object) => object,
-            Err(stop) => return stopped(stop),
-        };
-        let remembered = object
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(REPLICAS_BEFORE_ANNOTATION));
-        let Some(replicas) = remembered.and_then(|v| v.parse::<i32>().ok()) else {
-            return Outcome::Refused(format!(
-                "{w} has no {REPLICAS_BEFORE_ANNOTATION} annotation: ops-pod-cleaner did not scale it down"
-            ));
-        };
-        if self.settings.dry_run {
-            return Outcome::DryRun(format!("would restore {w} to {replicas} replicas"));
-        }
-        let restored = self.set_replicas(&api, w, replicas).await;
-        if let Err(stop) = restored {
-            return stopped(stop);
-        }
-        let forget = json!({"metadata": {"annotations": {REPLICAS_BEFORE_ANNOTATION: null}}});
-        match self.patch(&api, w, "patch", plural, &forget).await {
-            Ok(()) => Outcome::Done(format!("restored {w} to {replicas} replicas")),
-            Err(stop) => Outcome::Done(format!(
-                "restored {w} to {replicas} replicas, but could not remove the annotation: {}",
-                stopped(stop).detail()
-            )),
-        }
-    }
-
-    async fn patch(
-        &self,
-        api: &Api<kube::api::DynamicObject>,
-        w: &WorkloadRef,
-        verb: &'static str,
-        resource: &'static str,
-        body: &serde_json::Value,
-    ) -> Result<(), Stop> {
-        let params = PatchParams::default();
-        let patch = Patch::Merge(body);
-        self.settings
-            .retry
-            .run(needs(verb, resource), &w.namespace, || {
-                api.patch(&w.name, &params, &patch)
-            })
-            .await
-            .map(|_| ())
-    }
-
-    /// Write replicas through the scale subresource.
-    async fn set_replicas(
-        &self,
-        api: &Api<kube::api::DynamicObject>,
-        w: &WorkloadRef,
-        replicas: i32,
-    ) -> Result<(), Stop> {
-        let params = PatchParams::default();
-        let body = json!({"spec": {"replicas": replicas}});
-        let patch = Patch::Merge(&body);
-        self.settings
-            .retry
-            .run(scale_needs(w, "patch"), &w.namespace, || {
-                api.patch_scale(&w.name, &params, &patch)
-            })
-            .await
-            .map(|_| ())
-    }
-
     async fn remove_finalizers(&self, p: &PodRef) -> Outcome {
         if self.settings.dry_run {
             return Outcome::DryRun(format!("would remove the finalizers of {p}"));
@@ -526,21 +382,6 @@ fn grace_note(grace: Option<u32>) -> String {
         .unwrap_or_default()
 }
 
-fn needs(verb: &'static str, resource: &'static str) -> Needs {
-    Needs { verb, resource }
-}
-
-fn scale_needs(w: &WorkloadRef, verb: &'static str) -> Needs {
-    let resource = match w.kind.plural() {
-        "deployments" => "deployments/scale",
-        "rollouts" => "rollouts/scale",
-        "statefulsets" => "statefulsets/scale",
-        "replicasets" => "replicasets/scale",
-        _ => "replicationcontrollers/scale",
-    };
-    Needs { verb, resource }
-}
-
 fn clone_request(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
     let mut copy = http::Request::new(request.body().clone());
     *copy.method_mut() = request.method().clone();
@@ -549,7 +390,7 @@ fn clone_request(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
     copy
 }
 
-fn stopped(stop: Stop) -> Outcome {
+pub(super) fn stopped(stop: Stop) -> Outcome {
     match stop {
         Stop::Gone => Outcome::AlreadyGone,
         Stop::Conflict(message) => Outcome::Skipped(format!("conflict: {message}")),

@@ -6,6 +6,7 @@ mod events;
 mod execute;
 mod owner;
 mod retry;
+mod scale;
 
 use std::fmt;
 
