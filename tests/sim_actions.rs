@@ -17,7 +17,7 @@ use ops_pod_cleaner::rules::default_chain;
 use ops_pod_cleaner::sim::SimCluster;
 use serde_json::{Value, json};
 use support::pods::pod;
-use support::sim::{Watched, eventually, typed};
+use support::sim::{Watched, eventually, live_pods, typed};
 
 struct Harness(Watched);
 
@@ -80,21 +80,6 @@ fn workload(kind: &str, name: &str, replicas: i32) -> Value {
         w["spec"]["serviceName"] = json!(name);
     }
     w
-}
-
-/// Pods with this name prefix that are not on their way out (scaled-down pods terminate with a
-/// grace period, as on a real cluster).
-fn pods_of(sim: &SimCluster, prefix: &str) -> Vec<Pod> {
-    sim.pods()
-        .into_iter()
-        .filter(|p| {
-            p.metadata
-                .name
-                .as_deref()
-                .is_some_and(|n| n.starts_with(prefix))
-        })
-        .filter(|p| p.metadata.deletion_timestamp.is_none())
-        .collect()
 }
 
 #[tokio::test]
@@ -217,8 +202,8 @@ async fn scale_to_zero_and_undo_through_a_deployment() {
     let sim = SimCluster::new();
     sim.create_deployment(typed(workload("Deployment", "web", 3)));
     let h = Harness::start(sim).await;
-    eventually("three pods", || pods_of(&h.sim, "web-").len() == 3).await;
-    let name = pods_of(&h.sim, "web-")[0].metadata.name.clone().unwrap();
+    eventually("three pods", || live_pods(&h.sim, "web-").len() == 3).await;
+    let name = live_pods(&h.sim, "web-")[0].metadata.name.clone().unwrap();
     let target = h.pod_ref("default", &name);
     h.cached(&target).await;
     let exec = h.executor(false);
@@ -233,7 +218,7 @@ async fn scale_to_zero_and_undo_through_a_deployment() {
         deployment.metadata.annotations.unwrap()["ops-pod-cleaner.io/replicas-before"],
         "3"
     );
-    eventually("the pods to go", || pods_of(&h.sim, "web-").is_empty()).await;
+    eventually("the pods to go", || live_pods(&h.sim, "web-").is_empty()).await;
 
     let web = WorkloadRef {
         kind: WorkloadKind::Deployment,
@@ -254,7 +239,10 @@ async fn scale_to_zero_and_undo_through_a_deployment() {
             .unwrap_or_default()
             .contains_key("ops-pod-cleaner.io/replicas-before")
     );
-    eventually("the pods to return", || pods_of(&h.sim, "web-").len() == 3).await;
+    eventually("the pods to return", || {
+        live_pods(&h.sim, "web-").len() == 3
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -267,12 +255,12 @@ async fn scale_to_zero_of_a_statefulset_and_an_argo_rollout() {
     sim.create_rollout(rollout);
     let h = Harness::start(sim).await;
     eventually("pods", || {
-        pods_of(&h.sim, "db-").len() == 2 && pods_of(&h.sim, "canary-").len() == 2
+        live_pods(&h.sim, "db-").len() == 2 && live_pods(&h.sim, "canary-").len() == 2
     })
     .await;
     let exec = h.executor(false);
     for prefix in ["db-", "canary-"] {
-        let name = pods_of(&h.sim, prefix)[0].metadata.name.clone().unwrap();
+        let name = live_pods(&h.sim, prefix)[0].metadata.name.clone().unwrap();
         let target = h.pod_ref("default", &name);
         h.cached(&target).await;
         let outcome = exec.run(&Action::ScaleToZero(target), Origin::Manual).await;
@@ -280,7 +268,7 @@ async fn scale_to_zero_of_a_statefulset_and_an_argo_rollout() {
             matches!(&outcome, Outcome::Done(d) if d.contains("from 2 to 0")),
             "{prefix}: {outcome:?}"
         );
-        eventually("the pods to go", || pods_of(&h.sim, prefix).is_empty()).await;
+        eventually("the pods to go", || live_pods(&h.sim, prefix).is_empty()).await;
     }
     let db: StatefulSet = h.sim.statefulset("default", "db").unwrap();
     assert_eq!(db.spec.unwrap().replicas, Some(0));
@@ -300,8 +288,8 @@ async fn eviction_honours_a_disruption_budget() {
         "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "api"}}}}),
     ));
     let h = Harness::start(sim).await;
-    eventually("two pods", || pods_of(&h.sim, "api-").len() == 2).await;
-    let name = pods_of(&h.sim, "api-")[0].metadata.name.clone().unwrap();
+    eventually("two pods", || live_pods(&h.sim, "api-").len() == 2).await;
+    let name = live_pods(&h.sim, "api-")[0].metadata.name.clone().unwrap();
     let target = h.pod_ref("default", &name);
     h.cached(&target).await;
     let outcome = h

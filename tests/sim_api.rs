@@ -1,5 +1,7 @@
 //! The simulated API server, exercised through an unchanged `kube::Client`.
 
+mod support;
+
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
@@ -16,6 +18,7 @@ use kube::api::{
 use kube::core::GroupVersionKind;
 use ops_pod_cleaner::sim::{Injected, SimCluster, SimServer};
 use serde_json::{Value, json};
+use support::sim::live_pods;
 
 async fn start() -> (SimCluster, SimServer) {
     let cluster = SimCluster::new();
@@ -69,20 +72,6 @@ fn deployment(name: &str, replicas: i32) -> Deployment {
         },
     }))
     .expect("valid deployment")
-}
-
-fn live_pods_of(cluster: &SimCluster, prefix: &str) -> Vec<Pod> {
-    cluster
-        .pods()
-        .into_iter()
-        .filter(|p| {
-            p.metadata
-                .name
-                .as_deref()
-                .is_some_and(|n| n.starts_with(prefix))
-        })
-        .filter(|p| p.metadata.deletion_timestamp.is_none())
-        .collect()
 }
 
 #[tokio::test]
@@ -370,7 +359,7 @@ async fn replica_set_replaces_a_deleted_pod() {
     }))
     .unwrap();
     let rs = cluster.create_replicaset(rs);
-    let before = live_pods_of(&cluster, "web-");
+    let before = live_pods(&cluster, "web-");
     assert_eq!(before.len(), 2);
     let owner = &before[0].metadata.owner_references.as_ref().unwrap()[0];
     assert_eq!(
@@ -388,7 +377,7 @@ async fn replica_set_replaces_a_deleted_pod() {
     pods.delete(&victim, &DeleteParams::default().grace_period(0))
         .await
         .unwrap();
-    let after = live_pods_of(&cluster, "web-");
+    let after = live_pods(&cluster, "web-");
     assert_eq!(after.len(), 2);
     assert!(
         after
@@ -401,7 +390,7 @@ async fn replica_set_replaces_a_deleted_pod() {
 async fn deployment_scale_to_zero_removes_its_pods() {
     let (cluster, server) = start().await;
     cluster.create_deployment(deployment("api", 3));
-    assert_eq!(live_pods_of(&cluster, "api-").len(), 3);
+    assert_eq!(live_pods(&cluster, "api-").len(), 3);
     let deployments: Api<Deployment> = Api::default_namespaced(server.client());
     let scale = deployments.get_scale("api").await.unwrap();
     assert_eq!(scale.spec.and_then(|s| s.replicas), Some(3));
@@ -412,7 +401,7 @@ async fn deployment_scale_to_zero_removes_its_pods() {
         .await
         .unwrap();
     assert_eq!(scaled.spec.and_then(|s| s.replicas), Some(0));
-    assert!(live_pods_of(&cluster, "api-").is_empty());
+    assert!(live_pods(&cluster, "api-").is_empty());
     eventually("terminating pods removed", || cluster.pods().is_empty()).await;
     let d = deployments.get("api").await.unwrap();
     assert_eq!(d.spec.and_then(|s| s.replicas), Some(0));
@@ -437,7 +426,7 @@ async fn image_pull_shaper_keeps_producing_failing_pods() {
         status.conditions = None;
     });
     cluster.create_deployment(deployment("bad", 2));
-    let pods = live_pods_of(&cluster, "bad-");
+    let pods = live_pods(&cluster, "bad-");
     assert_eq!(pods.len(), 2);
     let reason = pods[0]
         .status
@@ -463,7 +452,7 @@ async fn statefulset_owns_ordinal_pods() {
     }))
     .unwrap();
     cluster.create_statefulset(sts);
-    let names: Vec<String> = live_pods_of(&cluster, "db-")
+    let names: Vec<String> = live_pods(&cluster, "db-")
         .into_iter()
         .filter_map(|p| p.metadata.name)
         .collect();
@@ -481,7 +470,7 @@ async fn rollout_scales_through_the_dynamic_api() {
                   "template": { "metadata": { "labels": { "app": "canary" } },
                                 "spec": { "containers": [{ "name": "app", "image": "nginx:1.27" }] } } },
     }));
-    assert_eq!(live_pods_of(&cluster, "canary-").len(), 2);
+    assert_eq!(live_pods(&cluster, "canary-").len(), 2);
     let client = server.client();
     let gvk = GroupVersionKind::gvk("argoproj.io", "v1alpha1", "Rollout");
     let (ar, _caps) = kube::discovery::pinned_kind(&client, &gvk).await.unwrap();
@@ -492,7 +481,7 @@ async fn rollout_scales_through_the_dynamic_api() {
         .patch_scale("canary", &PatchParams::default(), &patch)
         .await
         .unwrap();
-    assert!(live_pods_of(&cluster, "canary-").is_empty());
+    assert!(live_pods(&cluster, "canary-").is_empty());
     let obj = rollouts.get("canary").await.unwrap();
     assert_eq!(obj.data["spec"]["replicas"], 0);
 }
@@ -508,7 +497,7 @@ async fn eviction_honours_the_disruption_budget() {
     .unwrap();
     cluster.create_pdb(pdb);
     let pods: Api<Pod> = Api::default_namespaced(server.client());
-    let victim = live_pods_of(&cluster, "guarded-")[0]
+    let victim = live_pods(&cluster, "guarded-")[0]
         .metadata
         .name
         .clone()

@@ -1,6 +1,6 @@
 //! Scale to zero and undo: the Executor's workload actions, through the scale subresource.
 
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::json;
 
 use super::execute::{Executor, stopped};
@@ -27,12 +27,7 @@ impl Executor {
     async fn scale_workload(&self, w: &WorkloadRef, origin: Origin) -> Outcome {
         let api = w.api(&self.client);
         let plural = w.kind.plural();
-        let object = match self
-            .settings
-            .retry
-            .run(needs("get", plural), &w.namespace, || api.get(&w.name))
-            .await
-        {
+        let object = match self.get_workload(&api, w).await {
             Ok(object) => object,
             Err(stop) => return stopped(stop),
         };
@@ -80,12 +75,7 @@ impl Executor {
     pub(super) async fn undo_scale(&self, w: &WorkloadRef) -> Outcome {
         let api = w.api(&self.client);
         let plural = w.kind.plural();
-        let object = match self
-            .settings
-            .retry
-            .run(needs("get", plural), &w.namespace, || api.get(&w.name))
-            .await
-        {
+        let object = match self.get_workload(&api, w).await {
             Ok(object) => object,
             Err(stop) => return stopped(stop),
         };
@@ -114,6 +104,18 @@ impl Executor {
                 stopped(stop).detail()
             )),
         }
+    }
+
+    async fn get_workload(
+        &self,
+        api: &Api<DynamicObject>,
+        w: &WorkloadRef,
+    ) -> Result<DynamicObject, Stop> {
+        let needs = needs("get", w.kind.plural());
+        self.settings
+            .retry
+            .run(needs, &w.namespace, || api.get(&w.name))
+            .await
     }
 
     async fn patch(

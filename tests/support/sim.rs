@@ -51,6 +51,21 @@ pub async fn eventually(what: &str, check: impl Fn() -> bool) {
     }
 }
 
+/// Pods whose name starts with `prefix` and that are not on their way out (scaled-down pods
+/// terminate with a grace period, as on a real cluster).
+pub fn live_pods(sim: &SimCluster, prefix: &str) -> Vec<k8s_openapi::api::core::v1::Pod> {
+    sim.pods()
+        .into_iter()
+        .filter(|p| {
+            p.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with(prefix))
+        })
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .collect()
+}
+
 pub fn typed<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
     serde_json::from_value(v).expect("test objects are valid")
 }
