@@ -36,27 +36,56 @@ struct PageMeta {
     continue_token: Option<String>,
 }
 
-/// List every pod in `scope`, `page_size` at a time. An item that does not decode is skipped
-/// and logged rather than failing the whole list.
+/// List every pod in `scope`, `page_size` at a time. The next page is fetched while the
+/// current one decodes, so decoding hides behind the API server's time. An item that does not
+/// decode is skipped and logged rather than failing the whole list.
 pub async fn list_pods(client: &Client, scope: &Scope, page_size: u32) -> Result<ListedPods> {
-    let request = Request::new(scope.pods_path());
+    let path = scope.pods_path();
     let mut interner = Interner::default();
     let mut listed = ListedPods::default();
-    let mut token: Option<String> = None;
-    loop {
-        let mut params = ListParams::default().limit(page_size);
-        if let Some(t) = &token {
-            params = params.continue_token(t);
+    let mut next = Some(tokio::spawn(fetch_page(
+        client.clone(),
+        path.clone(),
+        page_size,
+        None,
+    )));
+    while let Some(pending) = next.take() {
+        let text = pending
+            .await
+            .map_err(|e| Error::Cluster(format!("a list page was lost: {e}")))??;
+        let page = parse_page(&text)?;
+        if let Some(token) = page
+            .metadata
+            .continue_token
+            .clone()
+            .filter(|t| !t.is_empty())
+        {
+            next = Some(tokio::spawn(fetch_page(
+                client.clone(),
+                path.clone(),
+                page_size,
+                Some(token),
+            )));
         }
-        let http = request
-            .list(&params)
-            .map_err(|e| Error::Cluster(e.to_string()))?;
-        let text = client.request_text(http).await?;
-        token = decode_page(&text, &mut interner, &mut listed)?;
-        if token.is_none() {
-            return Ok(listed);
-        }
+        decode_items(page, &mut interner, &mut listed);
     }
+    Ok(listed)
+}
+
+async fn fetch_page(
+    client: Client,
+    path: String,
+    page_size: u32,
+    token: Option<String>,
+) -> Result<String> {
+    let mut params = ListParams::default().limit(page_size);
+    if let Some(t) = &token {
+        params = params.continue_token(t);
+    }
+    let request = Request::new(path)
+        .list(&params)
+        .map_err(|e| Error::Cluster(e.to_string()))?;
+    Ok(client.request_text(request).await?)
 }
 
 /// Decode one page of a pod list into `listed`; returns the continue token, if any.
@@ -65,11 +94,25 @@ pub fn decode_page(
     interner: &mut Interner,
     listed: &mut ListedPods,
 ) -> Result<Option<String>> {
-    let page: Page = serde_json::from_str(text).map_err(|e| {
+    let page = parse_page(text)?;
+    let token = page
+        .metadata
+        .continue_token
+        .clone()
+        .filter(|t| !t.is_empty());
+    decode_items(page, interner, listed);
+    Ok(token)
+}
+
+fn parse_page(text: &str) -> Result<Page<'_>> {
+    serde_json::from_str(text).map_err(|e| {
         Error::Cluster(format!(
             "the pod list from the API server is not valid JSON: {e}"
         ))
-    })?;
+    })
+}
+
+fn decode_items(page: Page<'_>, interner: &mut Interner, listed: &mut ListedPods) {
     listed.pods.reserve(page.items.len());
     for item in page.items {
         match serde_json::from_str::<WirePod>(item.get()) {
@@ -81,7 +124,6 @@ pub fn decode_page(
         }
     }
     listed.resource_version = page.metadata.resource_version;
-    Ok(page.metadata.continue_token.filter(|t| !t.is_empty()))
 }
 
 fn excerpt(json: &str) -> &str {
