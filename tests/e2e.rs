@@ -182,12 +182,24 @@ async fn scenario(target: &Target, ns: &str, scratch: &Path) {
         None,
         settings,
     ));
-    let evicted = pod_ref(&pods, "evicted-1").await;
-    let outcome = executor.run(&Action::Delete(evicted), Origin::Manual).await;
-    assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
+    // One pass of the worker as a CronJob would run it: auto on for `evicted` only.
+    let audit = scratch.join("audit.jsonl");
+    let auto_config = write_auto_config(scratch, ns, &audit);
+    headless_once(&target.kubeconfig, &auto_config, ns);
     assert!(
         pods.get_opt("evicted-1").await.unwrap().is_none(),
-        "the evicted pod is gone"
+        "headless --once deleted the evicted pod"
+    );
+    assert!(
+        pods.get_opt("failed-1").await.unwrap().is_some(),
+        "rules without auto are left alone"
+    );
+    let records = std::fs::read_to_string(&audit).expect("an audit log");
+    assert!(
+        records
+            .lines()
+            .any(|l| l.contains("\"name\":\"evicted-1\"") && l.contains("\"outcome\":\"done\"")),
+        "the deletion is audited: {records}"
     );
 
     let stuck = pod_ref(&pods, "terminating-1").await;
@@ -354,6 +366,31 @@ fn write_config(scratch: &Path, ns: &str) -> PathBuf {
     let path = scratch.join("e2e-config.yaml");
     std::fs::write(&path, format!("rules:\n{}", rules.concat())).unwrap();
     path
+}
+
+/// Auto-clean for `evicted` in the test namespace; the audit log in the scratch dir.
+fn write_auto_config(scratch: &Path, ns: &str, audit: &Path) -> PathBuf {
+    let path = scratch.join("e2e-auto.yaml");
+    let text = format!(
+        "rules:\n  - rule: evicted\n    auto: true\n    namespaces: {{include: [{ns}]}}\naudit:\n  path: {}\n  events: true\n",
+        audit.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `headless --once` on the binary, its Lease in the test namespace.
+fn headless_once(kubeconfig: &Path, config: &Path, ns: &str) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
+        .args(["headless", "--once", "-n", ns, "--kubeconfig"])
+        .arg(kubeconfig)
+        .arg("--config")
+        .arg(config)
+        .env("POD_NAMESPACE", ns)
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "headless --once: {stderr}");
 }
 
 /// `scan --output json` on the binary: name → category.
