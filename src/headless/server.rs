@@ -15,7 +15,7 @@ use tokio::sync::watch;
 
 use super::metrics::{Snapshot, healthz, render};
 use crate::cluster::Cache;
-use crate::rules::RuleSpec;
+use crate::rules::{RuleSpec, classify};
 use crate::worker::{Counters, WorkerStatus};
 
 /// What the endpoints read from.
@@ -31,10 +31,16 @@ pub struct Sources {
 
 impl Sources {
     fn snapshot(&self) -> Snapshot {
-        let mut findings = std::collections::BTreeMap::new();
-        for found in self.cache.findings(&self.chain, Utc::now()) {
-            *findings.entry(found.finding.rule).or_default() += 1;
-        }
+        // Counted in place: a scrape must not clone every abnormal pod.
+        let now = Utc::now();
+        let findings = self
+            .cache
+            .fold(std::collections::BTreeMap::new(), |mut counts, pod| {
+                if let Some(found) = classify(pod, &self.chain, now) {
+                    *counts.entry(found.rule).or_default() += 1;
+                }
+                counts
+            });
         Snapshot {
             pods: self.cache.len(),
             findings,
