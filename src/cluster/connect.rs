@@ -46,26 +46,29 @@ async fn load_config(options: &ConnectOptions) -> Result<(String, Config)> {
         context: options.context.clone(),
         ..Default::default()
     };
-    if let Some(path) = &options.kubeconfig {
-        let file = Kubeconfig::read_from(path).map_err(|e| {
-            Error::Cluster(format!("cannot read kubeconfig {}: {e}", path.display()))
-        })?;
+    // Read the kubeconfig once: the named file, else $KUBECONFIG or ~/.kube/config.
+    let (file, origin) = match &options.kubeconfig {
+        Some(path) => {
+            let file = Kubeconfig::read_from(path).map_err(|e| {
+                Error::Cluster(format!("cannot read kubeconfig {}: {e}", path.display()))
+            })?;
+            (Some(file), path.display().to_string())
+        }
+        None => match Kubeconfig::read() {
+            Ok(file) => (Some(file), "($KUBECONFIG or ~/.kube/config)".to_string()),
+            Err(e) if options.context.is_some() => {
+                return Err(Error::Cluster(format!(
+                    "cannot read kubeconfig ($KUBECONFIG or ~/.kube/config): {e}"
+                )));
+            }
+            Err(_) => (None, String::new()),
+        },
+    };
+    if let Some(file) = file {
         let name = context_name(&file, options);
         let config = Config::from_custom_kubeconfig(file, &kube_options)
             .await
-            .map_err(|e| Error::Cluster(format!("kubeconfig {}: {e}", path.display())))?;
-        return Ok((name, config));
-    }
-    if options.context.is_some() || Kubeconfig::read().is_ok() {
-        let file = Kubeconfig::read().map_err(|e| {
-            Error::Cluster(format!(
-                "cannot read kubeconfig ($KUBECONFIG or ~/.kube/config): {e}"
-            ))
-        })?;
-        let name = context_name(&file, options);
-        let config = Config::from_kubeconfig(&kube_options)
-            .await
-            .map_err(|e| Error::Cluster(format!("kubeconfig: {e}")))?;
+            .map_err(|e| Error::Cluster(format!("kubeconfig {origin}: {e}")))?;
         return Ok((name, config));
     }
     let config = Config::incluster().map_err(|e| {
