@@ -23,6 +23,10 @@ pub enum Error {
     #[error("cannot reach the cluster: {0}")]
     Cluster(String),
 
+    /// The API server refused or failed a request; the message says what to do next.
+    #[error("{0}")]
+    Api(String),
+
     #[error(transparent)]
     Kube(#[from] kube::Error),
 }

@@ -685,3 +685,41 @@ async fn every_attempt_is_audited_and_evented() {
     assert_eq!(lines[2]["outcome"], "done");
     assert_eq!(lines[2]["name"], "web-2");
 }
+
+#[tokio::test]
+async fn an_owner_lookup_refused_says_which_permission_is_missing() {
+    let scenario = Scenario::new().expect(
+        "GET",
+        "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7",
+        None,
+        403,
+        status(
+            403,
+            "Forbidden",
+            "replicasets.apps \"web-5c6b7\" is forbidden",
+        ),
+    );
+    let record = ops_pod_cleaner::pod::decode_pod(
+        &serde_json::to_vec(
+            &pod("web-1")
+                .owned_by("apps/v1", "ReplicaSet", "web-5c6b7")
+                .json(),
+        )
+        .unwrap(),
+        &mut ops_pod_cleaner::pod::Interner::default(),
+    )
+    .unwrap();
+    let error = ops_pod_cleaner::actions::resolve_workload(&scenario.client(), &record)
+        .await
+        .unwrap_err()
+        .to_string();
+    scenario.verify();
+    assert!(
+        error.contains("may not get replicasets in namespace default"),
+        "{error}"
+    );
+    assert!(
+        !error.contains("Forbidden(") && !error.contains("cannot reach"),
+        "{error}"
+    );
+}

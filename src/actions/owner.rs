@@ -191,5 +191,5 @@ fn unscalable_reason(kind: &str, name: &str) -> String {
 pub async fn resolve_workload(client: &Client, pod: &PodRecord) -> crate::Result<Resolution> {
     resolve(client, pod, &RetryPolicy::default())
         .await
-        .map_err(|stop| crate::Error::Cluster(format!("{stop:?}")))
+        .map_err(|stop| crate::Error::Api(super::execute::stopped(stop).detail().to_string()))
 }
