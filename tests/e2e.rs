@@ -27,6 +27,7 @@ use ops_pod_cleaner::actions::{
 };
 use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
 use ops_pod_cleaner::config::Config;
+use ops_pod_cleaner::rules::RuleKind;
 use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use serde_json::{Value, json};
 use support::sim::typed;
@@ -350,19 +351,10 @@ fn pull_failing(pod: &Pod) -> bool {
 
 /// Every rule at once, only in the test namespace.
 fn write_config(scratch: &Path, ns: &str) -> PathBuf {
-    let rules: Vec<String> = [
-        "evicted",
-        "terminating",
-        "imagePull",
-        "crashLoop",
-        "configError",
-        "pending",
-        "failed",
-        "unknown",
-    ]
-    .iter()
-    .map(|r| format!("  - rule: {r}\n    after: 0\n    namespaces: {{include: [{ns}]}}\n"))
-    .collect();
+    let rules: Vec<String> = RuleKind::ALL
+        .iter()
+        .map(|r| format!("  - rule: {r}\n    after: 0\n    namespaces: {{include: [{ns}]}}\n"))
+        .collect();
     let path = scratch.join("e2e-config.yaml");
     std::fs::write(&path, format!("rules:\n{}", rules.concat())).unwrap();
     path

@@ -7,7 +7,7 @@ use ops_pod_cleaner::config::{Config, KeyBinding};
 use ops_pod_cleaner::rules::RuleKind;
 use ops_pod_cleaner::ui::{Effect, Event, Overlay, State, View, update};
 use ops_pod_cleaner::worker::WorkerCommand;
-use ui_support::{abnormal, now, state};
+use ui_support::{now, state};
 
 fn press(state: &mut State, keys: &str) -> Vec<Effect> {
     keys.split_whitespace()
@@ -281,26 +281,7 @@ fn keys_come_from_the_config() {
 #[test]
 fn fifteen_thousand_rows_keep_the_cursor_in_view() {
     let mut s = state();
-    let many: Vec<_> = (0..15_000)
-        .map(|i| {
-            abnormal(
-                RuleKind::Evicted,
-                "bulk",
-                &format!("pod-{i:05}"),
-                "Evicted",
-                i,
-            )
-        })
-        .collect();
-    update(
-        &mut s,
-        Event::Snapshot(ops_pod_cleaner::ui::Snapshot {
-            findings: many,
-            total_pods: 150_000,
-            watch: ops_pod_cleaner::ui::WatchLine::Synced,
-            at: now(),
-        }),
-    );
+    ui_support::load_evicted(&mut s, 15_000);
     assert_eq!(s.rows.len(), 15_000);
     press(&mut s, "End");
     assert_eq!(s.selected, 14_999);

@@ -243,26 +243,7 @@ fn context_picker() {
 #[test]
 fn fifteen_thousand_rows_draw_only_the_window() {
     let mut s = state();
-    let many: Vec<_> = (0..15_000)
-        .map(|i| {
-            ui_support::abnormal(
-                RuleKind::Evicted,
-                "bulk",
-                &format!("pod-{i:05}"),
-                "Evicted",
-                i,
-            )
-        })
-        .collect();
-    update(
-        &mut s,
-        Event::Snapshot(ops_pod_cleaner::ui::Snapshot {
-            findings: many,
-            total_pods: 150_000,
-            watch: WatchLine::Synced,
-            at: now(),
-        }),
-    );
+    ui_support::load_evicted(&mut s, 15_000);
     press(&mut s, "End");
     let started = std::time::Instant::now();
     let text = screen(&s, 80, 24);

@@ -7,6 +7,7 @@ use chrono::Utc;
 use super::open_targets;
 use crate::Result;
 use crate::cli::{GlobalArgs, ScanOutput};
+use crate::cluster::WatchSettings;
 use crate::config::Config;
 use crate::scan::{list_cluster, rows, summary, to_json, to_table};
 
@@ -16,7 +17,8 @@ pub async fn run(global: &GlobalArgs, output: ScanOutput) -> Result<ExitCode> {
     let now = Utc::now();
     let (mut found, mut total) = (Vec::new(), 0);
     for cluster in &targets.clusters {
-        let pods = list_cluster(cluster, &targets.scopes, 500).await?;
+        let pods =
+            list_cluster(cluster, &targets.scopes, WatchSettings::default().page_size).await?;
         total += pods.len();
         found.extend(rows(&cluster.name, &pods, &config.rules, now));
     }

@@ -164,12 +164,7 @@ pub fn collect_dependents(s: &mut State, owner_uid: &str) {
         return;
     }
     for res in Res::ALL {
-        let dependents: Vec<Value> = s
-            .store
-            .iter(res)
-            .filter(|o| meta::owner_uids(o).iter().any(|u| u == owner_uid))
-            .cloned()
-            .collect();
+        let dependents = dependents_of(s, res, owner_uid);
         for dep in dependents {
             if meta::owner_uids(&dep).len() > 1 {
                 drop_owner(s, res, dep, owner_uid);
@@ -184,15 +179,19 @@ pub fn collect_dependents(s: &mut State, owner_uid: &str) {
     }
 }
 
+/// Objects of `res` that name `owner_uid` among their owners.
+fn dependents_of(s: &State, res: Res, owner_uid: &str) -> Vec<Value> {
+    s.store
+        .iter(res)
+        .filter(|o| meta::owner_uids(o).iter().any(|u| u == owner_uid))
+        .cloned()
+        .collect()
+}
+
 /// `propagationPolicy: Orphan`: dependents lose their reference to the owner.
 pub fn orphan_dependents(s: &mut State, owner_uid: &str) {
     for res in Res::ALL {
-        let dependents: Vec<Value> = s
-            .store
-            .iter(res)
-            .filter(|o| meta::owner_uids(o).iter().any(|u| u == owner_uid))
-            .cloned()
-            .collect();
+        let dependents = dependents_of(s, res, owner_uid);
         for dep in dependents {
             drop_owner(s, res, dep, owner_uid);
         }

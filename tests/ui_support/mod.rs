@@ -120,6 +120,30 @@ pub fn state() -> State {
     state
 }
 
+/// Replace the findings with `n` evicted pods in one namespace, the oldest named `pod-00000`.
+pub fn load_evicted(state: &mut State, n: i64) {
+    let many = (0..n)
+        .map(|i| {
+            abnormal(
+                RuleKind::Evicted,
+                "bulk",
+                &format!("pod-{i:05}"),
+                "Evicted",
+                i,
+            )
+        })
+        .collect();
+    update(
+        state,
+        Event::Snapshot(Snapshot {
+            findings: many,
+            total_pods: 150_000,
+            watch: ops_pod_cleaner::ui::WatchLine::Synced,
+            at: now(),
+        }),
+    );
+}
+
 /// The screen as lines of text.
 pub fn screen(state: &State, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
