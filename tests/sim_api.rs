@@ -680,6 +680,88 @@ async fn stalled_watches_resume_and_expired_watches_get_410() {
 }
 
 #[tokio::test]
+async fn silent_watches_stay_open_past_their_timeout_and_send_nothing() {
+    let (cluster, server) = start().await;
+    cluster.set_bookmark_interval(Duration::from_millis(50));
+    let pods: Api<Pod> = Api::default_namespaced(server.client());
+    let rv = cluster.resource_version().to_string();
+    // A one-second watch with bookmarks every 50 ms: a live one would talk and then close.
+    let mut stream = pods
+        .watch(&WatchParams::default().timeout(1), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    cluster.faults().silence_watches(true);
+    cluster.create_pod(running_pod("default", "unheard", json!({})));
+    let silent = tokio::time::timeout(Duration::from_millis(1500), stream.next()).await;
+    assert!(
+        silent.is_err(),
+        "no event, no bookmark and no close while silent, even past the timeout: {silent:?}"
+    );
+    cluster.faults().silence_watches(false);
+    match stream.try_next().await.unwrap() {
+        Some(WatchEvent::Added(p)) => assert_eq!(p.metadata.name.as_deref(), Some("unheard")),
+        other => panic!("expected the held-back ADDED, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn hung_requests_get_no_answer_until_the_hang_is_lifted() {
+    let (cluster, server) = start().await;
+    cluster.create_pod(running_pod("default", "p", json!({})));
+    let pods: Api<Pod> = Api::default_namespaced(server.client());
+    cluster
+        .faults()
+        .hang(Some("GET"), "/api/v1/namespaces/default/pods");
+    let hung = tokio::spawn({
+        let pods = pods.clone();
+        async move { pods.get("p").await }
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!hung.is_finished(), "a hung GET gets no answer");
+    // Other methods and paths are served as usual.
+    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(server.client());
+    assert_eq!(
+        nodes
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        3
+    );
+    cluster
+        .faults()
+        .unhang(Some("GET"), "/api/v1/namespaces/default/pods");
+    let answered = tokio::time::timeout(Duration::from_secs(2), hung).await;
+    let pod = answered.expect("answered once lifted").unwrap().unwrap();
+    assert_eq!(pod.metadata.name.as_deref(), Some("p"));
+}
+
+#[tokio::test]
+async fn a_frozen_server_hangs_leases_lists_and_new_watches() {
+    use k8s_openapi::api::coordination::v1::Lease;
+    let (cluster, server) = start().await;
+    let leases: Api<Lease> = Api::namespaced(server.client(), "ops");
+    let no_answer = Duration::from_millis(400);
+    cluster.faults().hang_leases("ops", true);
+    let get = tokio::time::timeout(no_answer, leases.get_opt("ops-pod-cleaner")).await;
+    assert!(get.is_err(), "a hung lease GET: {get:?}");
+    cluster.faults().hang_leases("ops", false);
+    assert!(leases.get_opt("ops-pod-cleaner").await.unwrap().is_none());
+
+    cluster.faults().freeze(true);
+    let pods: Api<Pod> = Api::all(server.client());
+    let list = tokio::time::timeout(no_answer, pods.list(&ListParams::default())).await;
+    assert!(list.is_err(), "a frozen server answers no list");
+    let rv = cluster.resource_version().to_string();
+    let watch = tokio::time::timeout(no_answer, pods.watch(&WatchParams::default(), &rv)).await;
+    assert!(watch.is_err(), "nor a new watch");
+    cluster.faults().freeze(false);
+    assert!(pods.list(&ListParams::default()).await.is_ok(), "thawed");
+}
+
+#[tokio::test]
 async fn injected_401_500_and_events_round_trip() {
     let (cluster, server) = start().await;
     let client = server.client();

@@ -1,4 +1,5 @@
-//! Fault injection: RBAC denials, throttling, errors, latency, and watch trouble.
+//! Fault injection: RBAC denials, throttling, errors, latency, watch trouble, and the faults
+//! of a frozen server: watches that stay open and silent, requests that never answer.
 
 use std::time::Duration;
 
@@ -27,6 +28,22 @@ struct Denial {
     namespace: Option<String>,
 }
 
+/// Requests that get no answer while the hang is on (a frozen server, a dropped route).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Hang {
+    method: Option<String>,
+    path_prefix: String,
+}
+
+impl Hang {
+    fn matches(&self, method: &str, path: &str) -> bool {
+        self.method
+            .as_deref()
+            .is_none_or(|m| m.eq_ignore_ascii_case(method))
+            && path.starts_with(&self.path_prefix)
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Injection {
     method: Option<String>,
@@ -45,6 +62,9 @@ pub struct FaultState {
     /// Bumped to make every open watch drop its connection.
     pub watch_drop_gen: u64,
     pub watch_stalled: bool,
+    /// Watches send nothing at all, not even at their timeout: open, and silent.
+    pub watch_silent: bool,
+    hangs: Vec<Hang>,
     pub expire_watches: u32,
 }
 
@@ -58,6 +78,11 @@ impl FaultState {
                     .as_deref()
                     .is_none_or(|ns| Some(ns) == namespace)
         })
+    }
+
+    /// Does this request hang (get no answer) right now?
+    pub fn hangs(&self, method: &str, path: &str) -> bool {
+        self.hangs.iter().any(|h| h.matches(method, path))
     }
 
     /// The injected failure for this request, consuming one use of it.
@@ -171,6 +196,57 @@ impl Faults {
         self.cluster.mutate(|s| s.faults.watch_stalled = stalled);
     }
 
+    /// Keep every watch, open and new, connected and completely silent (no events, no
+    /// bookmarks, no close at its timeout) until switched off, as a frozen API server or a
+    /// load balancer that dropped the stream would. Unlike [`Faults::stall_watches`], nothing
+    /// ends these watches but the client, a [`Faults::drop_watches`] or the server's shutdown.
+    /// Switched off, they carry on where they stopped.
+    pub fn silence_watches(&self, silent: bool) {
+        self.cluster.mutate(|s| s.faults.watch_silent = silent);
+    }
+
+    /// Requests whose method matches (None = any) and whose path starts with `path_prefix` get
+    /// no answer at all until [`Faults::unhang`] lifts it: the connection stays open, nothing
+    /// comes back. Once lifted, they are served as usual (a server that thaws).
+    pub fn hang(&self, method: Option<&str>, path_prefix: &str) {
+        let hang = Hang {
+            method: method.map(String::from),
+            path_prefix: path_prefix.to_string(),
+        };
+        self.cluster.mutate(|s| s.faults.hangs.push(hang));
+    }
+
+    /// Lift the hang set with the same method and prefix.
+    pub fn unhang(&self, method: Option<&str>, path_prefix: &str) {
+        self.cluster.mutate(|s| {
+            s.faults
+                .hangs
+                .retain(|h| h.method.as_deref() != method || h.path_prefix != path_prefix)
+        });
+    }
+
+    /// The whole server freezes (true) or thaws (false), as with SIGSTOP and SIGCONT on a
+    /// kube-apiserver: open watches fall silent and every other request hangs.
+    pub fn freeze(&self, frozen: bool) {
+        self.silence_watches(frozen);
+        if frozen {
+            self.hang(None, "/");
+        } else {
+            self.unhang(None, "/");
+        }
+    }
+
+    /// Hang (true) or serve (false) every Lease request in `namespace` (GET and PUT alike):
+    /// an API server that takes the renewal and never answers.
+    pub fn hang_leases(&self, namespace: &str, hung: bool) {
+        let prefix = lease_prefix(namespace);
+        if hung {
+            self.hang(None, &prefix);
+        } else {
+            self.unhang(None, &prefix);
+        }
+    }
+
     /// The next watch request gets the 410 Expired ERROR event at once.
     pub fn expire_next_watch(&self) {
         self.cluster.read(|s| s.faults.expire_watches += 1);
@@ -181,7 +257,7 @@ impl Faults {
         self.cluster.compact();
     }
 
-    /// Clear every fault (denials, injections, latency, 401, stall).
+    /// Clear every fault (denials, injections, latency, 401, stall, silence, hangs).
     pub fn reset(&self) {
         self.cluster.mutate(|s| {
             let generation = s.faults.watch_drop_gen;
@@ -191,6 +267,10 @@ impl Faults {
             };
         });
     }
+}
+
+fn lease_prefix(namespace: &str) -> String {
+    format!("/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases")
 }
 
 /// The real server's Forbidden message for a request.

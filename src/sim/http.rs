@@ -59,6 +59,11 @@ where
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     tracing::debug!(%method, uri = %req.uri(), "sim api request");
+    if !wait_while_hung(&cluster, shutdown.clone(), method.as_str(), &path).await {
+        return Ok(error_response(&ApiError::internal(
+            "the server is shutting down",
+        )));
+    }
     let (latency, injected) = cluster.read(|s| {
         let injected = if s.faults.unauthorized {
             Some(ApiError::unauthorized())
@@ -108,6 +113,24 @@ where
         Ok(Reply::Stream(body)) => stream_response(body),
         Err(err) => error_response(&err),
     })
+}
+
+/// Hold a request that a hang covers until the hang is lifted (true) or the server stops (false).
+async fn wait_while_hung(
+    cluster: &SimCluster,
+    mut shutdown: watch::Receiver<bool>,
+    method: &str,
+    path: &str,
+) -> bool {
+    let mut changes = cluster.subscribe();
+    while cluster.read(|s| s.faults.hangs(method, path)) {
+        tracing::debug!(%method, %path, "sim api request hangs");
+        tokio::select! {
+            changed = changes.changed() => if changed.is_err() { return false },
+            _ = shutdown.changed() => return false,
+        }
+    }
+    true
 }
 
 fn dispatch(ctx: &Ctx, route: Route) -> ApiResult<Reply> {

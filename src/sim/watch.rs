@@ -104,9 +104,9 @@ async fn run(
     let mut next_bookmark = Instant::now() + interval;
     loop {
         wake.borrow_and_update();
-        let (batch, rv, stalled, generation, compacted) = cluster.read(|s| {
-            let stalled = s.faults.watch_stalled;
-            let batch = if stalled {
+        let (batch, rv, stalled, silent, generation, compacted) = cluster.read(|s| {
+            let (stalled, silent) = (s.faults.watch_stalled, s.faults.watch_silent);
+            let batch = if stalled || silent {
                 Some(Vec::new())
             } else {
                 s.store.changes_after(cursor)
@@ -115,6 +115,7 @@ async fn run(
                 batch,
                 s.store.rv(),
                 stalled,
+                silent,
                 s.faults.watch_drop_gen,
                 s.store.compacted_rv(),
             )
@@ -126,7 +127,7 @@ async fn run(
                 .await;
             return Ok(());
         }
-        if !stalled {
+        if !stalled && !silent {
             let Some(changes) = batch else {
                 return send_expired(
                     &mut tx,
@@ -147,12 +148,16 @@ async fn run(
             }
         }
         let now = Instant::now();
-        if now >= deadline || *shutdown.borrow() {
+        // A silent watch does not even close at its timeout: a frozen server closes nothing.
+        if (now >= deadline && !silent) || *shutdown.borrow() {
             return Ok(());
         }
-        let mut until = deadline.min(now + POLL);
-        if spec.bookmarks {
-            until = until.min(next_bookmark);
+        let mut until = now + POLL;
+        if !silent {
+            until = until.min(deadline);
+            if spec.bookmarks {
+                until = until.min(next_bookmark);
+            }
         }
         tokio::select! {
             _ = wake.changed() => {}
