@@ -712,14 +712,16 @@ async fn hung_requests_get_no_answer_until_the_hang_is_lifted() {
     let pods: Api<Pod> = Api::default_namespaced(server.client());
     cluster
         .faults()
-        .hang(Some("GET"), "/api/v1/namespaces/default/pods");
+        .hang(Some("get"), "/api/v1/namespaces/default/pods");
     let hung = tokio::spawn({
         let pods = pods.clone();
         async move { pods.get("p").await }
     });
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!hung.is_finished(), "a hung GET gets no answer");
-    // Other methods and paths are served as usual.
+    // Other verbs and paths are served as usual.
+    let listed = pods.list(&ListParams::default()).await.unwrap();
+    assert_eq!(listed.items.len(), 1);
     let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(server.client());
     assert_eq!(
         nodes
@@ -732,7 +734,7 @@ async fn hung_requests_get_no_answer_until_the_hang_is_lifted() {
     );
     cluster
         .faults()
-        .unhang(Some("GET"), "/api/v1/namespaces/default/pods");
+        .unhang(Some("get"), "/api/v1/namespaces/default/pods");
     let answered = tokio::time::timeout(Duration::from_secs(2), hung).await;
     let pod = answered.expect("answered once lifted").unwrap().unwrap();
     assert_eq!(pod.metadata.name.as_deref(), Some("p"));

@@ -24,6 +24,8 @@ pub struct State {
     pub bookmark_interval: Duration,
     /// Namespaces created through the API (others exist implicitly while they hold objects).
     pub namespaces: BTreeSet<String>,
+    /// Watch requests served so far (a client reconnecting in a hot loop shows here).
+    pub watches_served: u64,
     next_node: usize,
     rand: u64,
 }
@@ -37,6 +39,7 @@ impl State {
             faults: FaultState::default(),
             bookmark_interval: Duration::from_secs(1),
             namespaces: BTreeSet::new(),
+            watches_served: 0,
             next_node: 0,
             rand: 0x9e37_79b9_7f4a_7c15,
         }
@@ -180,6 +183,11 @@ impl SimCluster {
     /// Drop all change history now: every older resourceVersion becomes 410 Expired.
     pub fn compact(&self) {
         self.mutate(|s| s.store.compact());
+    }
+
+    /// How many watch requests the server has answered so far.
+    pub fn watches_served(&self) -> u64 {
+        self.read(|s| s.watches_served)
     }
 
     /// The current global resourceVersion.

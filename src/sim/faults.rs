@@ -31,16 +31,13 @@ struct Denial {
 /// Requests that get no answer while the hang is on (a frozen server, a dropped route).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Hang {
-    method: Option<String>,
+    verb: Option<String>,
     path_prefix: String,
 }
 
 impl Hang {
-    fn matches(&self, method: &str, path: &str) -> bool {
-        self.method
-            .as_deref()
-            .is_none_or(|m| m.eq_ignore_ascii_case(method))
-            && path.starts_with(&self.path_prefix)
+    fn matches(&self, verb: &str, path: &str) -> bool {
+        self.verb.as_deref().is_none_or(|v| v == verb) && path.starts_with(&self.path_prefix)
     }
 }
 
@@ -64,6 +61,8 @@ pub struct FaultState {
     pub watch_stalled: bool,
     /// Watches send nothing at all, not even at their timeout: open, and silent.
     pub watch_silent: bool,
+    /// Every watch ends as soon as it is answered: 200 and an empty stream.
+    pub close_watches: bool,
     hangs: Vec<Hang>,
     pub expire_watches: u32,
 }
@@ -80,9 +79,9 @@ impl FaultState {
         })
     }
 
-    /// Does this request hang (get no answer) right now?
-    pub fn hangs(&self, method: &str, path: &str) -> bool {
-        self.hangs.iter().any(|h| h.matches(method, path))
+    /// Does a request for `verb` on `path` hang (get no answer) right now?
+    pub fn hangs(&self, verb: &str, path: &str) -> bool {
+        self.hangs.iter().any(|h| h.matches(verb, path))
     }
 
     /// The injected failure for this request, consuming one use of it.
@@ -205,23 +204,30 @@ impl Faults {
         self.cluster.mutate(|s| s.faults.watch_silent = silent);
     }
 
-    /// Requests whose method matches (None = any) and whose path starts with `path_prefix` get
-    /// no answer at all until [`Faults::unhang`] lifts it: the connection stays open, nothing
-    /// comes back. Once lifted, they are served as usual (a server that thaws).
-    pub fn hang(&self, method: Option<&str>, path_prefix: &str) {
+    /// Answer every watch (true) with 200 and an empty stream that ends at once, as a
+    /// misbehaving proxy might, until switched off.
+    pub fn close_watches_at_once(&self, on: bool) {
+        self.cluster.mutate(|s| s.faults.close_watches = on);
+    }
+
+    /// Requests for `verb` (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`;
+    /// None = any) whose path starts with `path_prefix` get no answer at all until
+    /// [`Faults::unhang`] lifts it: the connection stays open, nothing comes back. Once lifted,
+    /// they are served as usual, as by a server that thaws.
+    pub fn hang(&self, verb: Option<&str>, path_prefix: &str) {
         let hang = Hang {
-            method: method.map(String::from),
+            verb: verb.map(String::from),
             path_prefix: path_prefix.to_string(),
         };
         self.cluster.mutate(|s| s.faults.hangs.push(hang));
     }
 
-    /// Lift the hang set with the same method and prefix.
-    pub fn unhang(&self, method: Option<&str>, path_prefix: &str) {
+    /// Lift the hang set with the same verb and prefix.
+    pub fn unhang(&self, verb: Option<&str>, path_prefix: &str) {
         self.cluster.mutate(|s| {
             s.faults
                 .hangs
-                .retain(|h| h.method.as_deref() != method || h.path_prefix != path_prefix)
+                .retain(|h| h.verb.as_deref() != verb || h.path_prefix != path_prefix)
         });
     }
 

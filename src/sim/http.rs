@@ -59,7 +59,9 @@ where
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     tracing::debug!(%method, uri = %req.uri(), "sim api request");
-    if !wait_while_hung(&cluster, shutdown.clone(), method.as_str(), &path).await {
+    let query = Query::parse(req.uri().query());
+    let verb = request_verb(&method, &path, &query);
+    if !wait_while_hung(&cluster, shutdown.clone(), verb, &path).await {
         return Ok(error_response(&ApiError::internal(
             "the server is shutting down",
         )));
@@ -86,7 +88,6 @@ where
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
-    let query = Query::parse(req.uri().query());
     let body = match req.into_body().collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(e) => {
@@ -115,16 +116,30 @@ where
     })
 }
 
+/// The Kubernetes verb of a request (`get`, `list`, `watch`, `update`, ...), as faults see it.
+fn request_verb(method: &Method, path: &str, query: &Query) -> &'static str {
+    let (named, watch) = match router::route(path) {
+        Some(Route::Object(target)) => {
+            let watch = target.watch_path || query.is_watch();
+            (target.name.is_some() && !watch, watch)
+        }
+        Some(Route::EventsV1 { name, .. }) => (name.is_some(), query.is_watch()),
+        Some(Route::Namespaces(name)) => (name.is_some(), false),
+        _ => (true, false),
+    };
+    router::verb(method, named, watch)
+}
+
 /// Hold a request that a hang covers until the hang is lifted (true) or the server stops (false).
 async fn wait_while_hung(
     cluster: &SimCluster,
     mut shutdown: watch::Receiver<bool>,
-    method: &str,
+    verb: &str,
     path: &str,
 ) -> bool {
     let mut changes = cluster.subscribe();
-    while cluster.read(|s| s.faults.hangs(method, path)) {
-        tracing::debug!(%method, %path, "sim api request hangs");
+    while cluster.read(|s| s.faults.hangs(verb, path)) {
+        tracing::debug!(%verb, %path, "sim api request hangs");
         tokio::select! {
             changed = changes.changed() => if changed.is_err() { return false },
             _ = shutdown.changed() => return false,

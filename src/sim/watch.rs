@@ -77,16 +77,21 @@ async fn run(
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<(), Gone> {
     let deadline = Instant::now() + spec.timeout.unwrap_or(DEFAULT_TIMEOUT);
-    let (interval, drop_gen, expire, compacted) = cluster.read(|s| {
+    let (interval, drop_gen, expire, close_at_once, compacted) = cluster.read(|s| {
+        s.watches_served += 1;
         let expire = s.faults.expire_watches > 0;
         s.faults.expire_watches = s.faults.expire_watches.saturating_sub(1);
         (
             s.bookmark_interval,
             s.faults.watch_drop_gen,
             expire,
+            s.faults.close_watches,
             s.store.compacted_rv(),
         )
     });
+    if close_at_once {
+        return Ok(());
+    }
     if expire {
         let rv = spec.after.unwrap_or(0);
         return send_expired(
