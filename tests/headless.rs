@@ -107,14 +107,13 @@ fn health(synced: bool, down_for: Option<Duration>, now: Instant) -> Health {
         },
         None => WatchState::Watching,
     };
+    let mut scope = ScopeHealth::new(Scope::All, Duration::from_secs(120));
+    scope.state = state;
+    scope.synced = synced;
+    scope.restarts = 3;
+    scope.relists = 1;
     Health {
-        scopes: vec![ScopeHealth {
-            scope: Scope::All,
-            state,
-            synced,
-            restarts: 3,
-            relists: 1,
-        }],
+        scopes: vec![scope],
     }
 }
 
@@ -130,7 +129,7 @@ fn healthz_is_200_only_when_synced_and_fresh() {
     let (code, why) = healthz(&health(true, Some(Duration::from_secs(90)), now), max, now);
     assert_eq!(code, 503);
     assert!(
-        why.contains("disconnected for 90s: connection refused"),
+        why.contains("stale for 90s (more than safety.maxStale): connection refused"),
         "{why}"
     );
     assert_eq!(healthz(&health(false, None, now), max, now).0, 503);

@@ -18,13 +18,22 @@ pub struct Abnormal {
     pub finding: Finding,
 }
 
+/// How long a watch may stay silent (no event, no bookmark) and still count as fresh. API
+/// servers send a bookmark about once a minute, so two minutes of silence means it is dead.
+pub const DEFAULT_SILENCE: Duration = Duration::from_secs(120);
+
 /// Where one scope's watch stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WatchState {
     /// Listing, before the first complete view.
     Listing,
     Watching,
-    /// Disconnected since the instant, retrying.
+    /// Listing again after 410 Gone; the last known state stays on show meanwhile.
+    Relisting {
+        /// When the scope stops (or stopped) being fresh: a relist does not reset the clock.
+        stale_from: Option<Instant>,
+    },
+    /// Not fresh since the instant (disconnected, or silent past the bound), retrying.
     Reconnecting {
         since: Instant,
         error: String,
@@ -39,6 +48,43 @@ pub struct ScopeHealth {
     pub synced: bool,
     pub restarts: u64,
     pub relists: u64,
+    /// When the server last told this scope something current: a complete list, a watch
+    /// event or a bookmark.
+    pub heard: Option<Instant>,
+    /// Silence longer than this makes the scope stale.
+    pub silence: Duration,
+}
+
+impl ScopeHealth {
+    pub fn new(scope: Scope, silence: Duration) -> ScopeHealth {
+        ScopeHealth {
+            scope,
+            state: WatchState::Listing,
+            synced: false,
+            restarts: 0,
+            relists: 0,
+            heard: None,
+            silence,
+        }
+    }
+
+    /// When this scope stops being fresh; may lie in the future. None before the first list
+    /// (nothing acts before it anyway).
+    pub fn stale_from(&self) -> Option<Instant> {
+        match &self.state {
+            WatchState::Listing => None,
+            WatchState::Reconnecting { since, .. } => Some(*since),
+            WatchState::Relisting { stale_from } => *stale_from,
+            WatchState::Watching => self.heard.map(|heard| heard + self.silence),
+        }
+    }
+
+    /// How long this scope has not been fresh; None while it is.
+    pub fn stale_for(&self, now: Instant) -> Option<Duration> {
+        self.stale_from()
+            .filter(|from| *from <= now)
+            .map(|from| now.saturating_duration_since(from))
+    }
 }
 
 /// All scopes together, as the header and the safety guards see them.
@@ -52,17 +98,17 @@ impl Health {
         !self.scopes.is_empty() && self.scopes.iter().all(|s| s.synced)
     }
 
-    /// How long the longest-disconnected scope has been down, if any is.
+    /// How long the stalest scope has not been fresh (disconnected, or silent past its
+    /// bound); None while every scope is fresh.
     pub fn stale_for(&self, now: Instant) -> Option<Duration> {
+        self.scopes.iter().filter_map(|s| s.stale_for(now)).max()
+    }
+
+    /// Some scope is listing again after 410 Gone.
+    pub fn relisting(&self) -> bool {
         self.scopes
             .iter()
-            .filter_map(|s| match &s.state {
-                WatchState::Reconnecting { since, .. } => {
-                    Some(now.saturating_duration_since(*since))
-                }
-                _ => None,
-            })
-            .max()
+            .any(|s| matches!(s.state, WatchState::Relisting { .. }))
     }
 
     pub fn last_error(&self) -> Option<&str> {
@@ -169,8 +215,16 @@ impl Cache {
 
     // Writers: the watch tasks.
 
-    pub(crate) fn register(&self, scope: &Scope) {
-        self.update_health(scope, |_| {});
+    pub(crate) fn register(&self, scope: &Scope, silence: Duration) {
+        self.update_health(scope, |h| h.silence = silence);
+    }
+
+    /// The server spoke on `scope` at `at`. Not a change readers must redraw for, so no bump.
+    pub(crate) fn heard(&self, scope: &Scope, at: Instant) {
+        let mut health = self.inner.health.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(h) = health.scopes.iter_mut().find(|s| &s.scope == scope) {
+            h.heard = Some(at);
+        }
     }
 
     pub(crate) fn update_health(&self, scope: &Scope, change: impl FnOnce(&mut ScopeHealth)) {
@@ -179,13 +233,9 @@ impl Cache {
             let at = match health.scopes.iter().position(|s| &s.scope == scope) {
                 Some(at) => at,
                 None => {
-                    health.scopes.push(ScopeHealth {
-                        scope: scope.clone(),
-                        state: WatchState::Listing,
-                        synced: false,
-                        restarts: 0,
-                        relists: 0,
-                    });
+                    health
+                        .scopes
+                        .push(ScopeHealth::new(scope.clone(), DEFAULT_SILENCE));
                     health.scopes.len() - 1
                 }
             };

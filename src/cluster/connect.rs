@@ -6,6 +6,8 @@ use std::time::Duration;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
+use super::{Deadlines, client_with_deadlines};
+
 use crate::{Error, Result};
 
 #[derive(Debug, Clone, Default)]
@@ -28,8 +30,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Cluster> {
     // themselves (honouring Retry-After, giving up when a budget forbids), so only one layer does.
     config.default_retry = false;
     let url = config.cluster_url.to_string();
-    let client = Client::try_from(config)
-        .map_err(|e| Error::Cluster(format!("cannot build a client for {url}: {e}")))?;
+    let client = client_with_deadlines(config, Deadlines::from_env()?)?;
     match tokio::time::timeout(Duration::from_secs(15), client.apiserver_version()).await {
         Ok(Ok(_)) => Ok(Cluster { name, client }),
         Ok(Err(e)) => Err(Error::Cluster(format!(

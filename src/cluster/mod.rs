@@ -1,14 +1,22 @@
 //! Cluster access: connecting, listing and watching pods into the live cache.
 
+mod backoff;
 mod cache;
 mod connect;
+mod deadline;
 mod list;
 mod watch;
 
-pub use cache::{Abnormal, Cache, Health, ScopeHealth, WatchState};
+use std::time::Duration;
+
+pub use backoff::{Backoff, jitter};
+pub use cache::{Abnormal, Cache, DEFAULT_SILENCE, Health, ScopeHealth, WatchState};
 pub use connect::{Cluster, ConnectOptions, connect};
+pub use deadline::{
+    CONNECT_TIMEOUT_ENV, Deadlines, REQUEST_TIMEOUT_ENV, TimedOut, client_with_deadlines,
+};
 pub use list::{ListedPods, decode_page, list_pods};
-pub use watch::{WatchSettings, spawn_watches, watch_scope};
+pub use watch::{SILENCE_ENV, WatchSettings, spawn_watches, watch_scope};
 
 /// What a list or watch covers: the whole cluster or one namespace.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -51,5 +59,20 @@ impl std::fmt::Display for Scope {
             Scope::All => f.write_str("all namespaces"),
             Scope::Namespace(ns) => write!(f, "namespace {ns}"),
         }
+    }
+}
+
+/// A Go-style duration (`10s`, `2m`) from the environment, if set; a bad one is a usage error
+/// before anything starts.
+pub(crate) fn env_duration(key: &str) -> crate::Result<Option<Duration>> {
+    let Some(text) = std::env::var(key).ok().filter(|v| !v.trim().is_empty()) else {
+        return Ok(None);
+    };
+    match crate::config::parse_duration(&text) {
+        Ok(d) if !d.is_zero() => Ok(Some(d)),
+        Ok(_) => Err(crate::Error::Usage(format!("${key} must be longer than 0"))),
+        Err(why) => Err(crate::Error::Usage(format!(
+            "${key}={text:?} is not a duration like 10s or 2m ({why})"
+        ))),
     }
 }

@@ -40,7 +40,7 @@ pub async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
         &cluster.client,
         &targets.scopes,
         &cache,
-        &WatchSettings::default(),
+        &WatchSettings::from_env()?,
     );
     let parts = Parts::new(global, &config, cluster, &cache)?;
     let elector = Elector::new(cluster.client.clone(), LeaseSettings::from_env());

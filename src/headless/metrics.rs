@@ -124,7 +124,7 @@ fn watch_metrics(out: &mut String, health: &Health, now: Instant) {
         out,
         "opc_watch_stale_seconds",
         "gauge",
-        "How long the longest-disconnected watch has been down.",
+        "Seconds since the stalest scope stopped being fresh (disconnected, or silent past the bound); 0 while fresh.",
     );
     let stale = health.stale_for(now).unwrap_or_default();
     let _ = writeln!(out, "opc_watch_stale_seconds {:.1}", stale.as_secs_f64());
@@ -149,15 +149,20 @@ pub fn healthz(health: &Health, max_stale: Duration, now: Instant) -> (u16, Stri
             "not synced yet: waiting for the first complete list of pods\n".into(),
         );
     }
-    match health.stale_for(now) {
-        Some(stale) if stale > max_stale => (
-            503,
-            format!(
-                "watch disconnected for {}s: {}\n",
-                stale.as_secs(),
-                health.last_error().unwrap_or("unknown error")
-            ),
-        ),
-        _ => (200, "ok\n".into()),
+    match stale_past(health, max_stale, now) {
+        Some(why) => (503, format!("{why}\n")),
+        None => (200, "ok\n".into()),
     }
+}
+
+/// Why the cache is too stale to act on (stale longer than `max_stale`), if it is.
+pub fn stale_past(health: &Health, max_stale: Duration, now: Instant) -> Option<String> {
+    let stale = health.stale_for(now).filter(|s| *s > max_stale)?;
+    Some(format!(
+        "watch stale for {}s (more than safety.maxStale): {}",
+        stale.as_secs(),
+        health
+            .last_error()
+            .unwrap_or("nothing heard from the API server")
+    ))
 }

@@ -13,7 +13,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use super::metrics::{Snapshot, healthz, render};
+use super::metrics::{Snapshot, healthz, render, stale_past};
 use crate::cluster::Cache;
 use crate::rules::{RuleSpec, classify};
 use crate::worker::{Counters, WorkerStatus};
@@ -41,13 +41,20 @@ impl Sources {
                 }
                 counts
             });
+        let health = self.cache.health();
+        let mut worker = self.worker.borrow().clone();
+        // The worker re-reads staleness between passes; the guard before every action reads it
+        // live, and so does this gauge, rather than waiting for the worker's next pass.
+        if worker.blocked.is_none() {
+            worker.blocked = stale_past(&health, self.max_stale, Instant::now());
+        }
         Snapshot {
             pods: self.cache.len(),
             findings,
             actions: self.counters.actions(),
             deliveries: self.counters.deliveries(),
-            health: self.cache.health(),
-            worker: self.worker.borrow().clone(),
+            health,
+            worker,
             leader: *self.leader.borrow(),
         }
     }

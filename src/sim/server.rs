@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 
 use super::cluster::SimCluster;
 use super::http;
+use crate::cluster::{Deadlines, client_with_deadlines};
 
 /// How often the simulated kubelets look for expired grace periods.
 const KUBELET_PERIOD: Duration = Duration::from_millis(100);
@@ -64,10 +65,17 @@ impl SimServer {
         config
     }
 
-    /// A `kube::Client` built from [`SimServer::config`].
+    /// A `kube::Client` built from [`SimServer::config`] as the product builds one: every call
+    /// but a watch has the default deadlines.
     /// Must be called inside a Tokio runtime (the client spawns its buffer task).
     pub fn client(&self) -> kube::Client {
-        kube::Client::try_from(self.config()).expect("a plain-HTTP client config is always valid")
+        self.client_with(Deadlines::default())
+    }
+
+    /// A client with other deadlines (tests of hung requests want short ones).
+    pub fn client_with(&self, deadlines: Deadlines) -> kube::Client {
+        client_with_deadlines(self.config(), deadlines)
+            .expect("a plain-HTTP client config is always valid")
     }
 
     /// Write a kubeconfig (context `sim`, namespace `default`) pointing at this server.

@@ -280,10 +280,23 @@ async fn sleep_until(at: Option<tokio::time::Instant>) {
 }
 
 pub fn watch_line(health: &Health, now: Instant) -> WatchLine {
-    if let Some(stale) = health.stale_for(now) {
+    let stale = health.stale_for(now);
+    if let Some(error) = health.last_error() {
+        return WatchLine::Reconnecting {
+            secs: stale.unwrap_or_default().as_secs(),
+            error: error.to_string(),
+        };
+    }
+    if health.relisting() {
+        return WatchLine::Relisting {
+            stale_secs: stale.map(|s| s.as_secs()),
+        };
+    }
+    if let Some(stale) = stale {
+        // Silent past the bound; the watch loop is about to drop and replace it.
         return WatchLine::Reconnecting {
             secs: stale.as_secs(),
-            error: health.last_error().unwrap_or("").to_string(),
+            error: "nothing heard from the API server".to_string(),
         };
     }
     if health.synced() {

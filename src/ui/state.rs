@@ -19,6 +19,10 @@ pub enum WatchLine {
     #[default]
     Listing,
     Synced,
+    /// Listing again after 410 Gone; `stale_secs` is how long the view has not been fresh.
+    Relisting {
+        stale_secs: Option<u64>,
+    },
     Reconnecting {
         secs: u64,
         error: String,

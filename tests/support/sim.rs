@@ -29,11 +29,13 @@ impl Watched {
     }
 }
 
-/// Small pages and short backoff, so tests see paging and recovery quickly.
+/// Small pages and short backoff, so tests see paging and recovery quickly. The simulated
+/// server sends a bookmark every second, so five silent seconds mean a dead watch.
 pub fn quick_watch() -> WatchSettings {
     WatchSettings {
         page_size: 100,
         watch_timeout: Duration::from_secs(30),
+        silence: Duration::from_secs(5),
         min_backoff: Duration::from_millis(50),
         max_backoff: Duration::from_millis(200),
     }

@@ -15,6 +15,10 @@ pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let watch = match &state.watch {
         WatchLine::Listing => Span::styled("listing…", theme::warn()),
         WatchLine::Synced => Span::styled("● synced", theme::good()),
+        WatchLine::Relisting { stale_secs: None } => Span::styled("relisting…", theme::warn()),
+        WatchLine::Relisting {
+            stale_secs: Some(secs),
+        } => Span::styled(format!("relisting… (stale {secs} s)"), theme::bad()),
         WatchLine::Reconnecting { secs, error } => Span::styled(
             format!("reconnecting for {secs} s: {}", fit(error, 48)),
             theme::bad(),

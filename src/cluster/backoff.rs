@@ -1,0 +1,80 @@
+//! Jittered exponential backoff: retries spread out, so scopes and replicas that failed
+//! together do not come back together.
+
+use std::hash::{BuildHasher, Hasher, RandomState};
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    step: Duration,
+    min: Duration,
+    max: Duration,
+}
+
+impl Backoff {
+    pub fn new(min: Duration, max: Duration) -> Backoff {
+        Backoff {
+            step: min,
+            min,
+            max: max.max(min),
+        }
+    }
+
+    /// After a success: the next failure waits the least again.
+    pub fn reset(&mut self) {
+        self.step = self.min;
+    }
+
+    /// The pause before the next attempt: between half and all of the current step (so the
+    /// cap never makes retries line up), and the step doubles up to the maximum.
+    pub fn next_pause(&mut self) -> Duration {
+        let pause = jitter(self.step);
+        self.step = (self.step * 2).min(self.max);
+        pause
+    }
+
+    pub async fn wait(&mut self) {
+        tokio::time::sleep(self.next_pause()).await;
+    }
+}
+
+/// Uniform in `[d/2, d]`.
+pub fn jitter(d: Duration) -> Duration {
+    d.mul_f64(0.5 + 0.5 * random_fraction())
+}
+
+/// Uniform in `[0, 1)`, from the standard library's randomly keyed hasher: backoff needs
+/// spread, not cryptography.
+fn random_fraction() -> f64 {
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u64(0x5bd1_e995);
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubles_up_to_the_cap_with_jitter_and_resets() {
+        let (min, max) = (Duration::from_millis(100), Duration::from_millis(800));
+        let mut backoff = Backoff::new(min, max);
+        let pauses: Vec<Duration> = (0..6).map(|_| backoff.next_pause()).collect();
+        for (pause, step) in pauses.iter().zip([100, 200, 400, 800, 800, 800]) {
+            let step = Duration::from_millis(step);
+            assert!(
+                *pause >= step / 2 && *pause <= step,
+                "{pause:?} for {step:?}"
+            );
+        }
+        backoff.reset();
+        assert!(backoff.next_pause() <= min);
+    }
+
+    #[test]
+    fn jitter_spreads() {
+        let d = Duration::from_secs(10);
+        let seen: std::collections::BTreeSet<Duration> = (0..20).map(|_| jitter(d)).collect();
+        assert!(seen.len() > 10, "{seen:?}");
+    }
+}

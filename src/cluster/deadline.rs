@@ -1,0 +1,185 @@
+//! A deadline on every API call but a watch.
+//!
+//! kube sets no read timeout (it would cut long watches), so a request to a server that
+//! accepted the connection and then froze waits forever. This layer bounds each request,
+//! answer and body alike, and leaves `watch=true` requests alone: the watch loop judges those
+//! by their silence instead.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response};
+use hyper::body::{Body, Frame, SizeHint};
+use kube::client::ClientBuilder;
+use kube::{Client, Config};
+use tokio::time::{Instant, Sleep};
+use tower::{BoxError, Layer, Service};
+
+use crate::{Error, Result};
+
+pub const CONNECT_TIMEOUT_ENV: &str = "OPS_POD_CLEANER_CONNECT_TIMEOUT";
+pub const REQUEST_TIMEOUT_ENV: &str = "OPS_POD_CLEANER_REQUEST_TIMEOUT";
+
+/// How long a call may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadlines {
+    /// To open a connection (TCP and TLS).
+    pub connect: Duration,
+    /// For a whole request other than a watch: the answer and all of its body.
+    pub request: Duration,
+}
+
+impl Default for Deadlines {
+    fn default() -> Self {
+        Deadlines {
+            connect: Duration::from_secs(10),
+            request: Duration::from_secs(30),
+        }
+    }
+}
+
+impl Deadlines {
+    /// The defaults, overridden by `$OPS_POD_CLEANER_CONNECT_TIMEOUT` and
+    /// `$OPS_POD_CLEANER_REQUEST_TIMEOUT` (Go-style durations) when set.
+    pub fn from_env() -> Result<Deadlines> {
+        let mut deadlines = Deadlines::default();
+        if let Some(d) = super::env_duration(CONNECT_TIMEOUT_ENV)? {
+            deadlines.connect = d;
+        }
+        if let Some(d) = super::env_duration(REQUEST_TIMEOUT_ENV)? {
+            deadlines.request = d;
+        }
+        Ok(deadlines)
+    }
+}
+
+/// A client whose calls other than watches fail once their deadline passes.
+pub fn client_with_deadlines(mut config: Config, deadlines: Deadlines) -> Result<Client> {
+    let url = config.cluster_url.to_string();
+    config.connect_timeout = Some(deadlines.connect);
+    let builder = ClientBuilder::try_from(config)
+        .map_err(|e| Error::Cluster(format!("cannot build a client for {url}: {e}")))?;
+    Ok(builder
+        .with_layer(&DeadlineLayer(deadlines.request))
+        .build())
+}
+
+/// The error a late call ends with; kube shows it as `ServiceError: …`.
+#[derive(Debug)]
+pub struct TimedOut(Duration);
+
+impl fmt::Display for TimedOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the API server did not answer within {}s (${REQUEST_TIMEOUT_ENV} sets this deadline)",
+            self.0.as_secs_f64()
+        )
+    }
+}
+
+impl std::error::Error for TimedOut {}
+
+fn is_watch<B>(req: &Request<B>) -> bool {
+    req.uri().query().is_some_and(|q| {
+        q.split('&')
+            .any(|pair| pair == "watch=true" || pair == "watch=1")
+    })
+}
+
+#[derive(Debug, Clone, Copy)]
+struct DeadlineLayer(Duration);
+
+impl<S> Layer<S> for DeadlineLayer {
+    type Service = WithDeadline<S>;
+
+    fn layer(&self, inner: S) -> WithDeadline<S> {
+        WithDeadline {
+            inner,
+            limit: self.0,
+        }
+    }
+}
+
+struct WithDeadline<S> {
+    inner: S,
+    limit: Duration,
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for WithDeadline<S>
+where
+    S: Service<Request<ReqBody>, Response = Response<ResBody>>,
+    S::Future: Send + 'static,
+    S::Error: Into<BoxError>,
+{
+    type Response = Response<DeadlineBody<ResBody>>;
+    type Error = BoxError;
+    type Future = BoxFuture<std::result::Result<Self::Response, BoxError>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<std::result::Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, req: Request<ReqBody>) -> Self::Future {
+        let limit = self.limit;
+        let deadline = (!is_watch(&req)).then(|| Instant::now() + limit);
+        let answer = self.inner.call(req);
+        Box::pin(async move {
+            let response = match deadline {
+                None => answer.await.map_err(Into::into)?,
+                Some(at) => match tokio::time::timeout_at(at, answer).await {
+                    Ok(answered) => answered.map_err(Into::into)?,
+                    Err(_) => return Err(Box::new(TimedOut(limit)) as BoxError),
+                },
+            };
+            Ok(response.map(|body| DeadlineBody {
+                inner: body,
+                sleep: deadline.map(|at| Box::pin(tokio::time::sleep_until(at))),
+                limit,
+            }))
+        })
+    }
+}
+
+/// A response body that fails when the request's deadline passes before it ends.
+pub struct DeadlineBody<B> {
+    inner: B,
+    sleep: Option<Pin<Box<Sleep>>>,
+    limit: Duration,
+}
+
+impl<B> Body for DeadlineBody<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+{
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<std::result::Result<Frame<Bytes>, BoxError>>> {
+        let limit = self.limit;
+        if let Some(sleep) = self.sleep.as_mut()
+            && sleep.as_mut().poll(cx).is_ready()
+        {
+            return Poll::Ready(Some(Err(Box::new(TimedOut(limit)))));
+        }
+        Pin::new(&mut self.inner).poll_frame(cx).map_err(Into::into)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}

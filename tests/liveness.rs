@@ -1,0 +1,331 @@
+//! Liveness under faults (issue 10): a frozen server is noticed by its silence, and no call
+//! waits on it forever. Real HTTP on loopback with short bounds, so each test takes seconds.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Pod;
+use ops_pod_cleaner::actions::{AuditLog, Executor, ExecutorSettings, RetryPolicy};
+use ops_pod_cleaner::cluster::{
+    Cache, Deadlines, Scope, WatchSettings, WatchState, list_pods, spawn_watches,
+};
+use ops_pod_cleaner::config::Config;
+use ops_pod_cleaner::headless::{Sources, bind, serve};
+use ops_pod_cleaner::rules::RuleKind;
+use ops_pod_cleaner::sim::{SimCluster, SimServer};
+use ops_pod_cleaner::ui::{WatchLine, watch_line};
+use ops_pod_cleaner::worker::{self, Counters, WorkerHandle, WorkerOptions, WorkerStatus};
+use support::pods::{PodBuilder, pod};
+use support::sim::{eventually, quick_watch};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// Bookmarks every 100 ms, so 600 ms of silence can only mean a dead watch.
+const SILENCE: Duration = Duration::from_millis(600);
+const MAX_STALE: Duration = Duration::from_millis(400);
+
+fn typed(builder: PodBuilder) -> Pod {
+    serde_json::from_value(builder.json()).unwrap()
+}
+
+fn settings() -> WatchSettings {
+    WatchSettings {
+        silence: SILENCE,
+        ..quick_watch()
+    }
+}
+
+/// A simulated cluster that talks often, watched with a short silence bound.
+struct Fresh {
+    server: SimServer,
+    cache: Cache,
+    _watches: Vec<JoinHandle<()>>,
+}
+
+impl Fresh {
+    async fn start(sim: SimCluster) -> Fresh {
+        sim.set_bookmark_interval(Duration::from_millis(100));
+        let server = SimServer::start(sim.clone()).await.unwrap();
+        let cache = Cache::new();
+        let watches = spawn_watches(&server.client(), &[Scope::All], &cache, &settings());
+        eventually("the first sync", || cache.health().synced()).await;
+        Fresh {
+            server,
+            cache,
+            _watches: watches,
+        }
+    }
+
+    fn stale(&self) -> bool {
+        self.cache.health().stale_for(Instant::now()).is_some()
+    }
+
+    /// The auto-clean worker with `evicted` on, a short tick and `maxStale` of `MAX_STALE`.
+    fn worker(&self, client: kube::Client, audit: Option<AuditLog>) -> WorkerHandle {
+        let mut config = Config::default();
+        for rule in &mut config.rules {
+            rule.auto = rule.kind == RuleKind::Evicted;
+            rule.after = Duration::ZERO;
+        }
+        config.safety.max_stale = MAX_STALE;
+        let settings = ExecutorSettings {
+            cluster: "sim".into(),
+            events: false,
+            retry: RetryPolicy {
+                attempts: 1,
+                ..RetryPolicy::default()
+            },
+            ..ExecutorSettings::default()
+        };
+        let executor = Executor::new(
+            client,
+            self.cache.clone(),
+            config.rules.clone(),
+            audit,
+            settings,
+        );
+        let options = WorkerOptions {
+            master_auto: true,
+            tick: Duration::from_millis(50),
+            cluster: "sim".into(),
+            ..WorkerOptions::default()
+        };
+        worker::spawn(self.cache.clone(), Arc::new(executor), &config, options)
+    }
+}
+
+fn blocked(handle: &WorkerHandle) -> Option<String> {
+    handle.status.borrow().blocked.clone()
+}
+
+/// Wait for `check`, and say how long it took.
+async fn seconds_until(what: &str, since: Instant, check: impl Fn() -> bool) -> f64 {
+    eventually(what, check).await;
+    since.elapsed().as_secs_f64()
+}
+
+#[tokio::test]
+async fn a_silent_watch_is_noticed_blocks_the_worker_and_recovers() {
+    let sim = SimCluster::new();
+    let fresh = Fresh::start(sim.clone()).await;
+    let handle = fresh.worker(fresh.server.client(), None);
+    eventually("the worker to run unblocked", || {
+        handle.status.borrow().last_pass.is_some() && blocked(&handle).is_none()
+    })
+    .await;
+
+    let frozen = Instant::now();
+    sim.faults().silence_watches(true);
+    // Made while the watch is silent: the cache cannot see it, and nothing may act on it.
+    sim.create_pod(typed(pod("old-1").ns("shop").evicted()));
+    let notice = seconds_until("the silence to make the scope stale", frozen, || {
+        fresh.stale()
+    })
+    .await;
+    let reconnecting = seconds_until("the dead watch to be dropped", frozen, || {
+        matches!(
+            fresh.cache.health().scopes[0].state,
+            WatchState::Reconnecting { .. }
+        )
+    })
+    .await;
+    let block = seconds_until("the worker to block", frozen, || blocked(&handle).is_some()).await;
+    assert!(
+        notice >= SILENCE.as_secs_f64() - 0.15,
+        "stale only once silent past the bound ({notice:.2}s)"
+    );
+    assert!(
+        notice < SILENCE.as_secs_f64() + 0.5,
+        "noticed within the bound ({notice:.2}s)"
+    );
+    assert!(
+        block >= notice + MAX_STALE.as_secs_f64() - 0.15,
+        "{block:.2}s"
+    );
+    let line = watch_line(&fresh.cache.health(), Instant::now());
+    assert!(
+        matches!(&line, WatchLine::Reconnecting { error, .. } if error.contains("no event or bookmark")),
+        "{line:?}"
+    );
+
+    let thawed = Instant::now();
+    sim.faults().silence_watches(false);
+    let recover = seconds_until("fresh again", thawed, || !fresh.stale()).await;
+    let unblock = seconds_until("the worker to unblock", thawed, || {
+        blocked(&handle).is_none()
+    })
+    .await;
+    eventually("the pod made meanwhile to be seen and deleted", || {
+        sim.pod("shop", "old-1").is_none()
+    })
+    .await;
+    assert_eq!(
+        watch_line(&fresh.cache.health(), Instant::now()),
+        WatchLine::Synced
+    );
+    eprintln!(
+        "silent watch timeline (silence bound {SILENCE:?}, maxStale {MAX_STALE:?}): stale after \
+         {notice:.2}s, dropped after {reconnecting:.2}s, worker blocked after {block:.2}s; \
+         after the server speaks again: fresh in {recover:.2}s, unblocked in {unblock:.2}s"
+    );
+}
+
+#[tokio::test]
+async fn a_frozen_server_shows_in_metrics_and_healthz_then_thaws() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("p")));
+    let fresh = Fresh::start(sim.clone()).await;
+    let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (_worker_tx, worker_rx) = watch::channel(WorkerStatus::default());
+    let (_leader_tx, leader) = watch::channel(true);
+    let (_stop_tx, stop) = watch::channel(false);
+    let sources = Sources {
+        cache: fresh.cache.clone(),
+        chain: Config::default().rules,
+        max_stale: MAX_STALE,
+        counters: Arc::new(Counters::default()),
+        worker: worker_rx,
+        leader,
+    };
+    tokio::spawn(serve(listener, sources, stop));
+    let get = |path: &'static str| async move {
+        let response = reqwest::get(format!("http://{addr}{path}")).await.unwrap();
+        (response.status().as_u16(), response.text().await.unwrap())
+    };
+    let gauge = |text: &str, name: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+    };
+    let (code, metrics) = get("/metrics").await;
+    assert_eq!(code, 200);
+    assert_eq!(gauge(&metrics, "opc_watch_stale_seconds"), 0.0);
+    assert_eq!(gauge(&metrics, "opc_worker_blocked"), 0.0);
+
+    sim.faults().freeze(true);
+    tokio::time::sleep(SILENCE + MAX_STALE + Duration::from_millis(300)).await;
+    let (_, metrics) = get("/metrics").await;
+    assert!(gauge(&metrics, "opc_watch_stale_seconds") > MAX_STALE.as_secs_f64());
+    assert_eq!(gauge(&metrics, "opc_worker_blocked"), 1.0);
+    let (code, why) = get("/healthz").await;
+    assert_eq!(code, 503, "{why}");
+    assert!(why.contains("watch stale for"), "{why}");
+
+    sim.faults().freeze(false);
+    eventually("fresh after the thaw", || !fresh.stale()).await;
+    let (code, metrics) = get("/metrics").await;
+    assert_eq!(gauge(&metrics, "opc_watch_stale_seconds"), 0.0);
+    assert_eq!(gauge(&metrics, "opc_worker_blocked"), 0.0);
+    assert_eq!(code, 200);
+    assert_eq!(get("/healthz").await.0, 200);
+}
+
+#[tokio::test]
+async fn a_watch_closed_at_once_does_not_reconnect_in_a_hot_loop() {
+    let sim = SimCluster::new();
+    let fresh = Fresh::start(sim.clone()).await;
+    let before = sim.watches_served();
+    sim.faults().close_watches_at_once(true);
+    sim.faults().drop_watches();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let opened = sim.watches_served() - before;
+    // quick_watch backs off 50 ms doubling to 200 ms (jittered down to half): at most ~15 a
+    // second; a hot loop opens hundreds.
+    assert!((2..=20).contains(&opened), "{opened} watches in one second");
+    // Closed watches say nothing, so the scope goes stale rather than pretending to be fresh.
+    eventually("silence to show", || fresh.stale()).await;
+    sim.faults().close_watches_at_once(false);
+    eventually("fresh again", || !fresh.stale()).await;
+}
+
+#[tokio::test]
+async fn an_expired_version_shows_relisting_while_the_list_is_under_way() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("before")));
+    let fresh = Fresh::start(sim.clone()).await;
+    // The relist (not the watch) hangs until lifted, so the state can be seen.
+    sim.faults().hang(Some("list"), "/api/v1/pods");
+    sim.faults().expire_next_watch();
+    sim.faults().drop_watches();
+    eventually("relisting", || fresh.cache.health().relisting()).await;
+    assert_eq!(
+        watch_line(&fresh.cache.health(), Instant::now()),
+        WatchLine::Relisting { stale_secs: None }
+    );
+    assert_eq!(fresh.cache.len(), 1, "the last known state stays on show");
+    sim.create_pod(typed(pod("after")));
+    sim.faults().unhang(Some("list"), "/api/v1/pods");
+    eventually("the relist to finish", || {
+        !fresh.cache.health().relisting() && fresh.cache.len() == 2
+    })
+    .await;
+    assert_eq!(fresh.cache.health().scopes[0].relists, 1);
+}
+
+fn short_deadlines() -> Deadlines {
+    Deadlines {
+        connect: Duration::from_secs(1),
+        request: Duration::from_millis(300),
+    }
+}
+
+#[tokio::test]
+async fn a_hung_list_fails_at_its_deadline() {
+    let sim = SimCluster::new();
+    let server = SimServer::start(sim.clone()).await.unwrap();
+    sim.faults().hang(Some("list"), "/api/v1/pods");
+    let client = server.client_with(short_deadlines());
+    let started = Instant::now();
+    let listed = tokio::time::timeout(Duration::from_secs(3), list_pods(&client, &Scope::All, 100))
+        .await
+        .expect("the deadline ends the list, not the test's timeout");
+    let error = listed.unwrap_err().to_string();
+    assert!(error.contains("did not answer within 0.3s"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(1));
+    // A watch is not cut by the request deadline: it lives as long as it talks.
+    sim.faults().unhang(Some("list"), "/api/v1/pods");
+    sim.set_bookmark_interval(Duration::from_millis(100));
+    let cache = Cache::new();
+    let _watches = spawn_watches(&client, &[Scope::All], &cache, &settings());
+    eventually("synced through the short-deadline client", || {
+        cache.health().synced()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let scope = &cache.health().scopes[0];
+    assert_eq!(scope.restarts, 0, "{scope:?}");
+}
+
+#[tokio::test]
+async fn a_hung_action_times_out_is_audited_and_the_worker_goes_on() {
+    let sim = SimCluster::new();
+    let fresh = Fresh::start(sim.clone()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let audit_path = dir.path().join("audit.jsonl");
+    let audit = AuditLog::open(&audit_path).unwrap();
+    sim.faults()
+        .hang(Some("delete"), "/api/v1/namespaces/shop/pods/stuck-1");
+    let client = fresh.server.client_with(short_deadlines());
+    let handle = fresh.worker(client, Some(audit));
+    sim.create_pod(typed(pod("stuck-1").ns("shop").evicted()));
+    sim.create_pod(typed(pod("gone-1").ns("shop").evicted()));
+    eventually("the other pod to be deleted", || {
+        sim.pod("shop", "gone-1").is_none()
+    })
+    .await;
+    let records = || std::fs::read_to_string(&audit_path).unwrap_or_default();
+    eventually("the hung delete audited as failed", || {
+        records()
+            .lines()
+            .any(|l| l.contains("stuck-1") && l.contains("\"outcome\":\"failed\""))
+    })
+    .await;
+    let text = records();
+    assert!(text.contains("did not answer within 0.3s"), "{text}");
+    assert!(sim.pod("shop", "stuck-1").is_some());
+    let failures = handle.status.borrow().rules[&RuleKind::Evicted].failures;
+    assert!(failures >= 1);
+}
