@@ -1,16 +1,25 @@
 //! Headless parts: Lease election on the simulated API, the metrics text and /healthz.
 
+mod support;
+
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use ops_pod_cleaner::cluster::{Deadlines, client_with_deadlines};
 use ops_pod_cleaner::cluster::{Health, Scope, ScopeHealth, WatchState};
-use ops_pod_cleaner::headless::lease::{Held, Step};
+use ops_pod_cleaner::headless::lease::{self, Held, Observed, Step};
 use ops_pod_cleaner::headless::metrics::{Snapshot, healthz, render};
 use ops_pod_cleaner::headless::{Elector, LeaseSettings, Role, decide};
 use ops_pod_cleaner::rules::RuleKind;
 use ops_pod_cleaner::sim::{SimCluster, SimServer};
-use ops_pod_cleaner::worker::WorkerStatus;
+use ops_pod_cleaner::worker::{WorkerCommand, WorkerStatus};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, watch};
+
+use support::sim::eventually;
 
 fn t(s: &str) -> DateTime<Utc> {
     s.parse().unwrap()
@@ -25,55 +34,88 @@ fn held(holder: &str, renewed: &str) -> Held {
 }
 
 #[test]
-fn lease_decisions() {
-    let now = t("2026-11-20T09:00:10Z");
-    assert_eq!(decide(None, "a", now), Step::Create);
+fn lease_decisions_judge_expiry_by_how_long_the_record_stayed_unchanged() {
+    let secs = Duration::from_secs;
+    // The renewTime says nothing about expiry: a skewed clock could put it anywhere.
+    let b = held("b", "2001-01-01T00:00:00Z");
+    assert_eq!(decide(None, "a", secs(0)), Step::Create);
     assert_eq!(
-        decide(Some(&held("a", "2026-11-20T09:00:00Z")), "a", now),
+        decide(Some(&held("a", "2026-11-20T09:00:00Z")), "a", secs(60)),
         Step::Renew
     );
     assert_eq!(
-        decide(Some(&held("b", "2026-11-20T09:00:00Z")), "a", now),
+        decide(Some(&b), "a", secs(14)),
         Step::Follow { holder: "b".into() }
     );
-    assert_eq!(
-        decide(Some(&held("b", "2026-11-20T08:59:50Z")), "a", now),
-        Step::TakeOver,
-        "expired"
-    );
+    assert_eq!(decide(Some(&b), "a", secs(15)), Step::TakeOver, "expired");
     let released = Held {
         holder: None,
-        ..held("b", "2026-11-20T09:00:09Z")
+        ..b.clone()
     };
-    assert_eq!(decide(Some(&released), "a", now), Step::TakeOver);
+    assert_eq!(decide(Some(&released), "a", secs(0)), Step::TakeOver);
 }
 
+#[test]
+fn an_observation_counts_from_the_last_change_on_the_local_clock() {
+    let start = Instant::now();
+    let at = |ms: u64| start + Duration::from_millis(ms);
+    let mut observed = Observed::default();
+    let first = held("b", "2026-11-20T09:00:00Z");
+    assert_eq!(observed.see(Some(&first), at(0)), Duration::ZERO);
+    assert_eq!(
+        observed.see(Some(&first), at(900)),
+        Duration::from_millis(900)
+    );
+    let renewed = held("b", "2026-11-20T09:00:02Z");
+    assert_eq!(
+        observed.see(Some(&renewed), at(1000)),
+        Duration::ZERO,
+        "a renewal"
+    );
+    assert_eq!(
+        observed.see(Some(&renewed), at(1500)),
+        Duration::from_millis(500)
+    );
+}
+
+/// Short enough for tests; the Lease stores whole seconds.
 fn settings(identity: &str) -> LeaseSettings {
     LeaseSettings {
         namespace: "ops".into(),
         name: "ops-pod-cleaner".into(),
         identity: identity.into(),
-        duration: Duration::from_secs(15),
-        renew_every: Duration::from_secs(5),
+        duration: Duration::from_secs(1),
+        renew_deadline: Duration::from_millis(600),
+        retry_period: Duration::from_millis(100),
     }
 }
 
+/// A little more than the lease duration of [`settings`].
+const EXPIRY: Duration = Duration::from_millis(1100);
+
 #[tokio::test]
-async fn two_replicas_never_both_lead() {
+async fn a_follower_takes_over_only_after_the_record_stayed_unchanged() {
     let server = SimServer::start(SimCluster::new()).await.unwrap();
-    let a = Elector::new(server.client(), settings("a"));
-    let b = Elector::new(server.client(), settings("b"));
+    let mut a = Elector::new(server.client(), settings("a"));
+    let mut b = Elector::new(server.client(), settings("b"));
     let now = Utc::now();
     assert_eq!(a.round(now).await, Ok(Role::Leader));
     assert_eq!(b.round(now).await, Ok(Role::Follower("a".into())));
-    assert_eq!(a.round(now).await, Ok(Role::Leader), "renewal");
-    // a stops renewing: once the lease has expired, b takes over and a must follow.
-    let later = now + chrono::Duration::seconds(20);
-    assert_eq!(b.round(later).await, Ok(Role::Leader));
-    assert_eq!(a.round(later).await, Ok(Role::Follower("b".into())));
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(a.round(Utc::now()).await, Ok(Role::Leader), "renewal");
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        b.round(Utc::now()).await,
+        Ok(Role::Follower("a".into())),
+        "renewed 600 ms ago: not expired, though first seen 1.2 s ago"
+    );
+    // a stops renewing: once b has seen the same record for the lease duration, b takes over.
+    tokio::time::sleep(EXPIRY).await;
+    assert_eq!(b.round(Utc::now()).await, Ok(Role::Leader));
+    assert_eq!(a.round(Utc::now()).await, Ok(Role::Follower("b".into())));
     b.release().await;
     assert_eq!(
-        a.round(later).await,
+        a.round(Utc::now()).await,
         Ok(Role::Leader),
         "a released lease is taken at once"
     );
@@ -82,21 +124,144 @@ async fn two_replicas_never_both_lead() {
 #[tokio::test]
 async fn racing_replicas_are_decided_by_the_resource_version() {
     let server = SimServer::start(SimCluster::new()).await.unwrap();
-    let first = Elector::new(server.client(), settings("first"));
-    let now = Utc::now();
-    first.round(now).await.unwrap();
-    // Both see the expired lease at the same time; only one write can carry the current version.
-    let later = now + chrono::Duration::seconds(30);
-    let (ex, ey) = (
-        Elector::new(server.client(), settings("x")),
-        Elector::new(server.client(), settings("y")),
-    );
-    let (x, y) = tokio::join!(ex.round(later), ey.round(later));
+    let mut first = Elector::new(server.client(), settings("first"));
+    first.round(Utc::now()).await.unwrap();
+    let mut ex = Elector::new(server.client(), settings("x"));
+    let mut ey = Elector::new(server.client(), settings("y"));
+    assert!(matches!(ex.round(Utc::now()).await, Ok(Role::Follower(_))));
+    assert!(matches!(ey.round(Utc::now()).await, Ok(Role::Follower(_))));
+    // Both see the lease expire at the same time; only one write can carry the current version.
+    tokio::time::sleep(EXPIRY).await;
+    let (x, y) = tokio::join!(ex.round(Utc::now()), ey.round(Utc::now()));
     let leaders = [&x, &y]
         .iter()
         .filter(|r| matches!(r, Ok(Role::Leader)))
         .count();
     assert_eq!(leaders, 1, "{x:?} {y:?}");
+}
+
+#[tokio::test]
+async fn a_skewed_renew_time_neither_expires_a_live_holder_nor_keeps_a_dead_one() {
+    let cluster = SimCluster::new();
+    let server = SimServer::start(cluster.clone()).await.unwrap();
+    let mut a = Elector::new(server.client(), settings("a"));
+    let mut b = Elector::new(server.client(), settings("b"));
+    assert_eq!(a.round(Utc::now()).await, Ok(Role::Leader));
+    // The holder's clock is an hour slow: by the wall clock, its lease looks long expired.
+    cluster
+        .faults()
+        .skew_lease_clock(chrono::TimeDelta::hours(-1));
+    assert_eq!(b.round(Utc::now()).await, Ok(Role::Follower("a".into())));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(a.round(Utc::now()).await, Ok(Role::Leader));
+    assert_eq!(b.round(Utc::now()).await, Ok(Role::Follower("a".into())));
+    // An hour fast: by the wall clock it would look valid for an hour after a stops renewing.
+    cluster
+        .faults()
+        .skew_lease_clock(chrono::TimeDelta::hours(1));
+    assert_eq!(b.round(Utc::now()).await, Ok(Role::Follower("a".into())));
+    tokio::time::sleep(EXPIRY).await;
+    assert_eq!(b.round(Utc::now()).await, Ok(Role::Leader));
+}
+
+/// A TCP relay to `target` that a test can cut (a network partition): while cut, nothing
+/// passes either way and connections stay open.
+async fn relay(target: SocketAddr, cut: watch::Receiver<bool>) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((inbound, _)) = listener.accept().await {
+            let Ok(outbound) = TcpStream::connect(target).await else {
+                continue;
+            };
+            let (in_read, in_write) = inbound.into_split();
+            let (out_read, out_write) = outbound.into_split();
+            tokio::spawn(pass(in_read, out_write, cut.clone()));
+            tokio::spawn(pass(out_read, in_write, cut.clone()));
+        }
+    });
+    addr
+}
+
+async fn pass(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    mut cut: watch::Receiver<bool>,
+) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        while *cut.borrow_and_update() {
+            if cut.changed().await.is_err() {
+                return;
+            }
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// One replica's election loop, as `headless` runs it.
+struct Replica {
+    leader: watch::Receiver<bool>,
+    _commands: mpsc::Receiver<WorkerCommand>,
+    _stop: watch::Sender<bool>,
+}
+
+fn replica(client: kube::Client, identity: &str) -> Replica {
+    let (commands, _commands) = mpsc::channel(64);
+    let (leader_tx, leader) = watch::channel(false);
+    let (_stop, stop) = watch::channel(false);
+    let elector = Elector::new(client, settings(identity));
+    tokio::spawn(lease::run(elector, commands, leader_tx, stop));
+    Replica {
+        leader,
+        _commands,
+        _stop,
+    }
+}
+
+#[tokio::test]
+async fn a_leader_that_cannot_renew_stops_before_another_can_take_over() {
+    let server = SimServer::start(SimCluster::new()).await.unwrap();
+    let (cut_tx, cut) = watch::channel(false);
+    let via_relay = relay(server.addr(), cut).await;
+    let mut config = kube::Config::new(format!("http://{via_relay}").parse().unwrap());
+    config.default_retry = false;
+    let a = replica(
+        client_with_deadlines(config, Deadlines::default()).unwrap(),
+        "a",
+    );
+    eventually("a to lead", || *a.leader.borrow()).await;
+    let b = replica(server.client(), "b");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!*b.leader.borrow(), "b follows while a renews");
+
+    // a's renewals now hang (sent, never answered); b still reaches the server.
+    cut_tx.send_replace(true);
+    let cut_at = Instant::now();
+    eventually("a to step down", || !*a.leader.borrow()).await;
+    let a_stopped = cut_at.elapsed();
+    eventually("b to take over", || *b.leader.borrow()).await;
+    let b_took = cut_at.elapsed();
+    let s = settings("a");
+    assert!(
+        a_stopped <= s.renew_deadline + s.retry_period + Duration::from_millis(200),
+        "a stops acting within the renew deadline: {a_stopped:?}"
+    );
+    assert!(
+        a_stopped < b_took && b_took >= s.duration,
+        "never two leaders: a stopped after {a_stopped:?}, b took over after {b_took:?}"
+    );
+    eprintln!(
+        "hung renewal (lease {:?}, renew deadline {:?}): a stopped acting after {a_stopped:?}, \
+         b took over after {b_took:?}",
+        s.duration, s.renew_deadline
+    );
 }
 
 fn health(synced: bool, down_for: Option<Duration>, now: Instant) -> Health {

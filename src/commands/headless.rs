@@ -142,20 +142,33 @@ async fn serve_until_signal(
     ));
     tracing::info!(%listen, "headless: serving /metrics and /healthz; auto-clean runs while this replica leads");
     shutdown_signal().await;
-    tracing::info!("shutting down: releasing the lease, finishing the current action");
+    tracing::info!("shutting down: finishing the current action, then releasing the lease");
     let _ = stop.send(true);
-    let _ = election.await;
-    finish(handle).await;
+    let elector = election.await;
+    // Stop the worker before letting go: no other replica may act while an action of ours
+    // is still in flight. Bounded, so a pod's grace period is enough to shut down.
+    if tokio::time::timeout(SHUTDOWN_GRACE, finish(handle))
+        .await
+        .is_err()
+    {
+        tracing::warn!("the action in flight did not finish within {SHUTDOWN_GRACE:?}");
+    }
+    if let Ok(elector) = elector {
+        elector.release().await;
+    }
     let _ = server.await;
     Ok(ExitCode::SUCCESS)
 }
+
+/// How long SIGTERM waits for the action in flight (Kubernetes allows 30 s by default).
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(15);
 
 /// One pass (and one report with `send`) as the leader, or nothing if another replica leads.
 async fn once(
     parts: Parts,
     config: &Config,
     cache: &Cache,
-    elector: Elector,
+    mut elector: Elector,
     send: bool,
 ) -> Result<ExitCode> {
     wait_for_sync(cache).await?;

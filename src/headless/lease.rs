@@ -1,7 +1,11 @@
 //! Leader election through a `coordination.k8s.io/v1` Lease, so two replicas never both act.
 //!
-//! Every write carries the resourceVersion it read: of two replicas racing for an expired
-//! lease, the API server lets exactly one update through and answers the other with 409.
+//! As client-go does it: every write carries the resourceVersion it read, so of two replicas
+//! racing for an expired lease exactly one wins. A holder counts as gone only when its
+//! record (holder and `renewTime`) has stayed unchanged for the lease duration on *this*
+//! replica's monotonic clock; `renewTime` is never compared with the local wall clock, which
+//! may be skewed. A leader that cannot renew within the renew deadline (shorter than the
+//! lease) stops acting before any other replica can see the lease expire.
 
 use std::time::{Duration, Instant};
 
@@ -12,6 +16,7 @@ use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
+use crate::cluster::jitter;
 use crate::worker::WorkerCommand;
 
 #[derive(Debug, Clone)]
@@ -20,12 +25,17 @@ pub struct LeaseSettings {
     pub name: String,
     /// This replica's name in `holderIdentity`.
     pub identity: String,
+    /// How long others wait, after the record last changed, before taking over.
     pub duration: Duration,
-    pub renew_every: Duration,
+    /// A leader that has not renewed for this long stops acting; shorter than `duration`.
+    pub renew_deadline: Duration,
+    /// Between attempts, to renew or to acquire.
+    pub retry_period: Duration,
 }
 
 impl LeaseSettings {
-    /// Namespace from `$POD_NAMESPACE` (the downward API), identity from `$HOSTNAME`.
+    /// Namespace from `$POD_NAMESPACE` (the downward API), identity from `$HOSTNAME`;
+    /// client-go's defaults: 15 s lease, 10 s renew deadline, 2 s retry period.
     pub fn from_env() -> LeaseSettings {
         let env = |key: &str, default: &str| {
             std::env::var(key)
@@ -42,7 +52,8 @@ impl LeaseSettings {
                 std::process::id()
             ),
             duration: Duration::from_secs(15),
-            renew_every: Duration::from_secs(5),
+            renew_deadline: Duration::from_secs(10),
+            retry_period: Duration::from_secs(2),
         }
     }
 }
@@ -66,8 +77,9 @@ pub enum Step {
     },
 }
 
-/// Pure: what this replica should do about the lease at `now`.
-pub fn decide(current: Option<&Held>, me: &str, now: DateTime<Utc>) -> Step {
+/// Pure: what this replica should do about the lease, given how long its record (holder and
+/// renewTime) has stayed unchanged as this replica saw it.
+pub fn decide(current: Option<&Held>, me: &str, unchanged_for: Duration) -> Step {
     let Some(held) = current else {
         return Step::Create;
     };
@@ -78,16 +90,30 @@ pub fn decide(current: Option<&Held>, me: &str, now: DateTime<Utc>) -> Step {
     if holder == me {
         return Step::Renew;
     }
-    let expired = held.renewed.is_none_or(|renewed| {
-        let duration = chrono::Duration::from_std(held.duration).unwrap_or_default();
-        renewed + duration < now
-    });
-    if expired {
+    if unchanged_for >= held.duration {
         Step::TakeOver
     } else {
         Step::Follow {
             holder: holder.to_string(),
         }
+    }
+}
+
+/// The last record this replica read and when it first saw it, on the monotonic clock.
+#[derive(Debug, Default)]
+pub struct Observed {
+    record: Option<Held>,
+    since: Option<Instant>,
+}
+
+impl Observed {
+    /// Note what was read at `now`; returns how long it has stayed unchanged.
+    pub fn see(&mut self, record: Option<&Held>, now: Instant) -> Duration {
+        if self.since.is_none() || self.record.as_ref() != record {
+            self.record = record.cloned();
+            self.since = Some(now);
+        }
+        now.saturating_duration_since(self.since.unwrap_or(now))
     }
 }
 
@@ -122,6 +148,7 @@ pub enum Role {
 pub struct Elector {
     api: Api<Lease>,
     settings: LeaseSettings,
+    observed: Observed,
 }
 
 impl Elector {
@@ -129,37 +156,44 @@ impl Elector {
         Elector {
             api: Api::namespaced(client, &settings.namespace),
             settings,
+            observed: Observed::default(),
         }
     }
 
-    /// One round: read, decide, write guarded by the resourceVersion read.
-    pub async fn round(&self, now: DateTime<Utc>) -> Result<Role, String> {
+    pub fn settings(&self) -> &LeaseSettings {
+        &self.settings
+    }
+
+    /// One round: read, decide, write guarded by the resourceVersion read. `stamp` is only
+    /// written (as renewTime), never compared; expiry is judged on the monotonic clock.
+    pub async fn round(&mut self, stamp: DateTime<Utc>) -> Result<Role, String> {
         let current = self
             .api
             .get_opt(&self.settings.name)
             .await
             .map_err(|e| e.to_string())?;
-        let step = decide(
-            current.as_ref().map(held).as_ref(),
-            &self.settings.identity,
-            now,
-        );
+        let record = current.as_ref().map(held);
+        let unchanged_for = self.observed.see(record.as_ref(), Instant::now());
+        let step = decide(record.as_ref(), &self.settings.identity, unchanged_for);
         let written = match (&step, current) {
             (Step::Follow { holder }, _) => return Ok(Role::Follower(holder.clone())),
             (Step::Create, _) => {
-                let lease = self.lease(None, now, 0)?;
+                let lease = self.lease(None, stamp, 0)?;
                 self.api.create(&PostParams::default(), &lease).await
             }
             (_, None) => return Err("the lease vanished between read and write".into()),
             (Step::Renew | Step::TakeOver, Some(old)) => {
-                let lease = self.lease(Some(&old), now, u8::from(step == Step::TakeOver))?;
+                let lease = self.lease(Some(&old), stamp, u8::from(step == Step::TakeOver))?;
                 self.api
                     .replace(&self.settings.name, &PostParams::default(), &lease)
                     .await
             }
         };
         match written {
-            Ok(_) => Ok(Role::Leader),
+            Ok(lease) => {
+                self.observed.see(Some(&held(&lease)), Instant::now());
+                Ok(Role::Leader)
+            }
             Err(kube::Error::Api(s)) if s.code == 409 => {
                 Ok(Role::Follower("another replica (it won the race)".into()))
             }
@@ -167,8 +201,16 @@ impl Elector {
         }
     }
 
-    /// Let go on shutdown so another replica takes over without waiting for expiry.
+    /// Let go on shutdown so another replica takes over without waiting for expiry; gives up
+    /// after the renew deadline (the lease then expires by itself).
     pub async fn release(&self) {
+        let limit = self.settings.renew_deadline;
+        if tokio::time::timeout(limit, self.let_go()).await.is_err() {
+            tracing::warn!("could not release the lease within {limit:?}; it expires by itself");
+        }
+    }
+
+    async fn let_go(&self) {
         let Ok(Some(mut lease)) = self.api.get_opt(&self.settings.name).await else {
             return;
         };
@@ -226,30 +268,57 @@ impl Elector {
     }
 }
 
-/// Keep electing until `stop`; tell the worker to stand by whenever this replica does not lead.
-/// A leader that cannot renew steps down before its lease can expire elsewhere.
+/// Keep electing until `stop`; tell the worker to stand by whenever this replica does not
+/// lead. A leader whose renewal has not gone through within the renew deadline steps down at
+/// once: a hung API call cannot keep it acting. Returns the elector so the caller can stop the
+/// worker first and release the lease after.
 pub async fn run(
-    elector: Elector,
+    mut elector: Elector,
     worker: mpsc::Sender<WorkerCommand>,
     leader: watch::Sender<bool>,
     mut stop: watch::Receiver<bool>,
-) {
+) -> Elector {
     let settings = elector.settings.clone();
-    let mut last_renewed: Option<Instant> = None;
     let mut role: Option<Role> = None;
+    // While leading: acting is allowed until this instant unless a renewal moves it on.
+    let mut leading_until: Option<Instant> = None;
     loop {
-        let next = match elector.round(Utc::now()).await {
-            Ok(Role::Leader) => {
-                last_renewed = Some(Instant::now());
+        let started = Instant::now();
+        // Never wait on the API past the moment this replica must stop acting.
+        let limit = leading_until.map_or(settings.renew_deadline, |until| {
+            until.saturating_duration_since(started)
+        });
+        let round = tokio::select! {
+            round = tokio::time::timeout(limit, elector.round(Utc::now())) => round,
+            _ = stop.changed() => break,
+        };
+        let next = match round {
+            Ok(Ok(Role::Leader)) => {
+                // Counted from when the round began: the write landed no earlier than that.
+                leading_until = Some(started + settings.renew_deadline);
                 Role::Leader
             }
-            Ok(follower) => follower,
-            Err(e) => {
-                tracing::warn!("lease {}/{}: {e}", settings.namespace, settings.name);
-                let deadline = settings.duration.saturating_sub(settings.renew_every);
-                match (&role, last_renewed) {
-                    (Some(Role::Leader), Some(at)) if at.elapsed() < deadline => Role::Leader,
-                    _ => Role::Follower("unknown (the lease cannot be read)".into()),
+            Ok(Ok(follower)) => {
+                leading_until = None;
+                follower
+            }
+            failed => {
+                let why = match failed {
+                    Ok(Err(e)) => e,
+                    _ => format!("no answer within {limit:?}"),
+                };
+                tracing::warn!("lease {}/{}: {why}", settings.namespace, settings.name);
+                match leading_until {
+                    Some(until) if Instant::now() < until => Role::Leader,
+                    Some(_) => {
+                        tracing::warn!(
+                            "could not renew the lease within {:?}: stepping down",
+                            settings.renew_deadline
+                        );
+                        leading_until = None;
+                        Role::Follower("unknown (the lease could not be renewed)".into())
+                    }
+                    None => Role::Follower("unknown (the lease cannot be read)".into()),
                 }
             }
         };
@@ -257,17 +326,26 @@ pub async fn run(
             announce(&next, &settings, &worker, &leader).await;
             role = Some(next);
         }
+        // Followers retry with jitter so replicas do not poll in step; a leader renews on time.
+        let pause = match leading_until {
+            Some(until) => settings
+                .retry_period
+                .min(until.saturating_duration_since(Instant::now())),
+            None => settings.retry_period + jitter(settings.retry_period) / 2,
+        };
         tokio::select! {
-            _ = tokio::time::sleep(settings.renew_every) => {}
+            _ = tokio::time::sleep(pause) => {}
             _ = stop.changed() => break,
         }
     }
     if role == Some(Role::Leader) {
+        // Stop acting now; the caller waits for the action in flight, then releases.
+        leader.send_replace(false);
         let _ = worker
             .send(WorkerCommand::SetStandby(Some("shutting down".into())))
             .await;
-        elector.release().await;
     }
+    elector
 }
 
 async fn announce(

@@ -3,7 +3,11 @@
 
 use std::time::Duration;
 
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::Value;
+
 use super::cluster::SimCluster;
+use super::resources::Res;
 use super::status::ApiError;
 
 /// The identity the simulated server authenticates every request as.
@@ -65,6 +69,8 @@ pub struct FaultState {
     pub close_watches: bool,
     hangs: Vec<Hang>,
     pub expire_watches: u32,
+    /// Added to every Lease's `renewTime` on GET: the holder's clock is off by this much.
+    lease_skew: chrono::TimeDelta,
 }
 
 impl FaultState {
@@ -82,6 +88,22 @@ impl FaultState {
     /// Does a request for `verb` on `path` hang (get no answer) right now?
     pub fn hangs(&self, verb: &str, path: &str) -> bool {
         self.hangs.iter().any(|h| h.matches(verb, path))
+    }
+
+    /// A stored object as served: a Lease's `renewTime` moved by the clock skew.
+    pub fn served(&self, res: Res, mut object: Value) -> Value {
+        if res != Res::Lease || self.lease_skew.is_zero() {
+            return object;
+        }
+        let renewed = object
+            .pointer("/spec/renewTime")
+            .and_then(Value::as_str)
+            .and_then(|t| t.parse::<DateTime<Utc>>().ok());
+        if let Some(renewed) = renewed {
+            let skewed = (renewed + self.lease_skew).to_rfc3339_opts(SecondsFormat::Micros, true);
+            object["spec"]["renewTime"] = Value::String(skewed);
+        }
+        object
     }
 
     /// The injected failure for this request, consuming one use of it.
@@ -229,6 +251,12 @@ impl Faults {
                 .hangs
                 .retain(|h| h.verb.as_deref() != verb || h.path_prefix != path_prefix)
         });
+    }
+
+    /// Serve every Lease with its `renewTime` moved by `skew` (negative: in the past), as if
+    /// its holder's wall clock were off. Electors must not trust it: zero switches it off.
+    pub fn skew_lease_clock(&self, skew: chrono::TimeDelta) {
+        self.cluster.read(|s| s.faults.lease_skew = skew);
     }
 
     /// The whole server freezes (true) or thaws (false), as with SIGSTOP and SIGCONT on a

@@ -30,7 +30,7 @@ pub fn handle(ctx: &Ctx, t: &Target, watch: bool) -> ApiResult<Reply> {
             ok(c.read(|s| list::list(s, res, t.namespace.as_deref(), &ctx.query))?)
         }
         (&Method::GET, Some(name), None | Some("status")) => {
-            ok(c.read(|s| ops::get(s, res, ns, name))?)
+            ok(c.read(|s| ops::get(s, res, ns, name).map(|v| s.faults.served(res, v)))?)
         }
         (&Method::GET, Some(name), Some("scale")) => ok(c.read(|s| scale::get(s, res, ns, name))?),
         (&Method::POST, None, None) => {
