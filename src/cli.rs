@@ -66,8 +66,9 @@ pub enum Command {
         /// Run one worker pass and exit (for CronJobs)
         #[arg(long)]
         once: bool,
-        /// Where /metrics and /healthz listen
-        #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:8080")]
+        /// Where /metrics, /healthz and /readyz listen (loopback unless told otherwise; the
+        /// Deployment passes 0.0.0.0:9090)
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9090")]
         listen: std::net::SocketAddr,
         /// With --once: also build and deliver the restart report
         #[arg(long)]

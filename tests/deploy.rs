@@ -140,7 +140,7 @@ fn the_binding_names_the_service_account_the_deployment_runs_as() {
 }
 
 #[test]
-fn the_deployment_is_hardened_and_probes_healthz() {
+fn the_deployment_is_hardened_and_probes_readyz_and_healthz() {
     let deployment = &documents("deployment.yaml")[0];
     let pod = &deployment["spec"]["template"]["spec"];
     assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
@@ -152,9 +152,20 @@ fn the_deployment_is_hardened_and_probes_healthz() {
     );
     assert_eq!(container["args"][0], "headless");
     assert!(container["resources"]["requests"]["memory"].is_string());
-    for probe in ["readinessProbe", "livenessProbe"] {
-        assert_eq!(container[probe]["httpGet"]["path"], "/healthz", "{probe}");
-    }
+    // Readiness follows the cache; liveness only the worker loop (a restart cannot bring back
+    // an API server).
+    assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
+    assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
+    let args: Vec<&str> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a.as_str())
+        .collect();
+    assert!(
+        args.windows(2).any(|w| w == ["--listen", "0.0.0.0:9090"]),
+        "the metrics port is opened on purpose in the pod, not by default: {args:?}"
+    );
 }
 
 #[test]

@@ -10,8 +10,8 @@ use chrono::{DateTime, Utc};
 use ops_pod_cleaner::cluster::{Deadlines, client_with_deadlines};
 use ops_pod_cleaner::cluster::{Health, Scope, ScopeHealth, WatchState};
 use ops_pod_cleaner::headless::lease::{self, Held, Observed, Step};
-use ops_pod_cleaner::headless::metrics::{Snapshot, healthz, render};
-use ops_pod_cleaner::headless::{Elector, LeaseSettings, Role, decide};
+use ops_pod_cleaner::headless::metrics::{Snapshot, healthz, readyz, render};
+use ops_pod_cleaner::headless::{Elector, LeaseSettings, Role, Sources, bind, decide, serve};
 use ops_pod_cleaner::rules::RuleKind;
 use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use ops_pod_cleaner::worker::{WorkerCommand, WorkerStatus};
@@ -283,21 +283,45 @@ fn health(synced: bool, down_for: Option<Duration>, now: Instant) -> Health {
 }
 
 #[test]
-fn healthz_is_200_only_when_synced_and_fresh() {
+fn readyz_is_200_only_when_synced_and_fresh() {
     let now = Instant::now();
     let max = Duration::from_secs(60);
-    assert_eq!(healthz(&health(true, None, now), max, now).0, 200);
+    assert_eq!(readyz(&health(true, None, now), max, now).0, 200);
     assert_eq!(
-        healthz(&health(true, Some(Duration::from_secs(30)), now), max, now).0,
+        readyz(&health(true, Some(Duration::from_secs(30)), now), max, now).0,
         200
     );
-    let (code, why) = healthz(&health(true, Some(Duration::from_secs(90)), now), max, now);
+    let (code, why) = readyz(&health(true, Some(Duration::from_secs(90)), now), max, now);
     assert_eq!(code, 503);
     assert!(
         why.contains("stale for 90s (more than safety.maxStale): connection refused"),
         "{why}"
     );
-    assert_eq!(healthz(&health(false, None, now), max, now).0, 503);
+    assert_eq!(readyz(&health(false, None, now), max, now).0, 503);
+}
+
+#[test]
+fn healthz_fails_only_when_the_worker_loop_is_stuck() {
+    let started = t("2026-11-20T09:00:00Z");
+    let stall = Duration::from_secs(600);
+    let at = |s: &str| t(s);
+    let fresh = WorkerStatus::default();
+    assert_eq!(
+        healthz(&fresh, started, stall, at("2026-11-20T09:09:00Z")).0,
+        200,
+        "no pass yet, but within the bound of the start"
+    );
+    let (code, why) = healthz(&fresh, started, stall, at("2026-11-20T09:11:00Z"));
+    assert_eq!(code, 503);
+    assert!(why.contains("has not started a pass for 660s"), "{why}");
+    let passed = WorkerStatus {
+        last_pass: Some(at("2026-11-20T09:10:30Z")),
+        ..WorkerStatus::default()
+    };
+    assert_eq!(
+        healthz(&passed, started, stall, at("2026-11-20T09:11:00Z")).0,
+        200
+    );
 }
 
 #[test]
@@ -333,4 +357,58 @@ fn metrics_text_has_every_family() {
             "missing {line:?} in\n{text}"
         );
     }
+}
+
+#[tokio::test]
+async fn the_endpoints_cap_connections_and_answer_from_the_start() {
+    let cache = ops_pod_cleaner::cluster::Cache::new();
+    let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (_worker, worker) = watch::channel(WorkerStatus::default());
+    let (_leader, leader) = watch::channel(false);
+    let (_stop, stop) = watch::channel(false);
+    let sources = Sources {
+        cache,
+        chain: Vec::new(),
+        max_stale: Duration::from_secs(60),
+        counters: Default::default(),
+        worker,
+        leader,
+        started: Utc::now(),
+    };
+    tokio::spawn(serve(listener, sources, stop));
+    let get = |path: &'static str| async move {
+        let response = reqwest::get(format!("http://{addr}{path}")).await?;
+        Ok::<u16, reqwest::Error>(response.status().as_u16())
+    };
+    assert_eq!(get("/healthz").await.unwrap(), 200, "live before any sync");
+    assert_eq!(
+        get("/readyz").await.unwrap(),
+        503,
+        "not ready before the first list"
+    );
+    // Clients that connect and say nothing take every slot; the next one is turned away.
+    let mut idle = Vec::new();
+    for _ in 0..32 {
+        idle.push(TcpStream::connect(addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(get("/healthz").await.is_err(), "over the connection cap");
+    drop(idle);
+    eventually_async_ok(|| get("/healthz")).await;
+}
+
+/// Retry `call` for up to 2 s until it answers 200.
+async fn eventually_async_ok<F, Fut>(call: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<u16, reqwest::Error>>,
+{
+    for _ in 0..40 {
+        if matches!(call().await, Ok(200)) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no 200 after the idle connections closed");
 }

@@ -173,7 +173,7 @@ async fn a_silent_watch_is_noticed_blocks_the_worker_and_recovers() {
 }
 
 #[tokio::test]
-async fn a_frozen_server_shows_in_metrics_and_healthz_then_thaws() {
+async fn a_frozen_server_shows_in_metrics_and_readyz_then_thaws() {
     let sim = SimCluster::new();
     sim.create_pod(typed(pod("p")));
     let fresh = Fresh::start(sim.clone()).await;
@@ -189,6 +189,7 @@ async fn a_frozen_server_shows_in_metrics_and_healthz_then_thaws() {
         counters: Arc::new(Counters::default()),
         worker: worker_rx,
         leader,
+        started: chrono::Utc::now(),
     };
     tokio::spawn(serve(listener, sources, stop));
     let get = |path: &'static str| async move {
@@ -210,9 +211,14 @@ async fn a_frozen_server_shows_in_metrics_and_healthz_then_thaws() {
     let (_, metrics) = get("/metrics").await;
     assert!(gauge(&metrics, "opc_watch_stale_seconds") > MAX_STALE.as_secs_f64());
     assert_eq!(gauge(&metrics, "opc_worker_blocked"), 1.0);
-    let (code, why) = get("/healthz").await;
+    let (code, why) = get("/readyz").await;
     assert_eq!(code, 503, "{why}");
     assert!(why.contains("watch stale for"), "{why}");
+    assert_eq!(
+        get("/healthz").await.0,
+        200,
+        "liveness does not fail for a frozen API server: a restart would not help"
+    );
 
     sim.faults().freeze(false);
     eventually("fresh after the thaw", || !fresh.stale()).await;
@@ -220,7 +226,7 @@ async fn a_frozen_server_shows_in_metrics_and_healthz_then_thaws() {
     assert_eq!(gauge(&metrics, "opc_watch_stale_seconds"), 0.0);
     assert_eq!(gauge(&metrics, "opc_worker_blocked"), 0.0);
     assert_eq!(code, 200);
-    assert_eq!(get("/healthz").await.0, 200);
+    assert_eq!(get("/readyz").await.0, 200);
 }
 
 #[tokio::test]

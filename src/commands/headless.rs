@@ -117,9 +117,10 @@ async fn serve_until_signal(
     listen: SocketAddr,
 ) -> Result<ExitCode> {
     let listener = bind(listen).await?;
-    if let Some(reporter) = &parts.options.reporter {
-        // Reports spooled before a restart go out first.
-        reporter.resend_spooled().await;
+    if let Some(reporter) = parts.options.reporter.clone() {
+        // Reports spooled before a restart go out in the background: a slow or refusing sink
+        // must not hold up /healthz or the worker.
+        tokio::spawn(async move { reporter.resend_spooled().await });
     }
     let counters = parts.options.counters.clone();
     let handle = worker::spawn(cache.clone(), parts.executor, config, parts.options);
@@ -132,6 +133,7 @@ async fn serve_until_signal(
         counters,
         worker: handle.status.clone(),
         leader,
+        started: Utc::now(),
     };
     let server = tokio::spawn(serve(listener, sources, stopped.clone()));
     let election = tokio::spawn(lease::run(
@@ -140,7 +142,7 @@ async fn serve_until_signal(
         leader_tx,
         stopped,
     ));
-    tracing::info!(%listen, "headless: serving /metrics and /healthz; auto-clean runs while this replica leads");
+    tracing::info!(%listen, "headless: serving /metrics, /healthz and /readyz; auto-clean runs while this replica leads");
     shutdown_signal().await;
     tracing::info!("shutting down: finishing the current action, then releasing the lease");
     let _ = stop.send(true);

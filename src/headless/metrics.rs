@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
+
 use crate::cluster::Health;
 use crate::rules::RuleKind;
 use crate::worker::WorkerStatus;
@@ -141,8 +143,35 @@ fn metric(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
 }
 
-/// 200 when synced and not stale longer than `max_stale`; 503 with the reason otherwise.
-pub fn healthz(health: &Health, max_stale: Duration, now: Instant) -> (u16, String) {
+/// The worker loop starts a pass every tick (10 s); one that has not started a pass for this
+/// long is stuck. Generous: a pass may hold many actions, each bounded by its own deadline.
+pub const WORKER_STALL: Duration = Duration::from_secs(600);
+
+/// Liveness: 503 only when the worker loop has not started a pass within `stall` (of `started`
+/// before the first); a restart can fix that. Never for the API server being down or slow: a
+/// restart cannot fix that, and relisting every pod only adds to its load.
+pub fn healthz(
+    worker: &WorkerStatus,
+    started: DateTime<Utc>,
+    stall: Duration,
+    now: DateTime<Utc>,
+) -> (u16, String) {
+    let since = worker.last_pass.unwrap_or(started);
+    let idle = (now - since).to_std().unwrap_or_default();
+    if idle > stall {
+        return (
+            503,
+            format!(
+                "the auto-clean worker has not started a pass for {}s\n",
+                idle.as_secs()
+            ),
+        );
+    }
+    (200, "ok\n".into())
+}
+
+/// Readiness: 200 when synced and not stale longer than `max_stale`; 503 with the reason.
+pub fn readyz(health: &Health, max_stale: Duration, now: Instant) -> (u16, String) {
     if !health.synced() {
         return (
             503,

@@ -1,4 +1,4 @@
-//! The headless mode's library parts: leader election, `/metrics` and `/healthz`.
+//! The headless mode's library parts: leader election, `/metrics`, `/healthz` and `/readyz`.
 
 pub mod lease;
 pub mod metrics;

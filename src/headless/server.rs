@@ -1,22 +1,32 @@
-//! The HTTP endpoints: `/metrics` and `/healthz`.
+//! The HTTP endpoints: `/metrics`, `/healthz` (liveness) and `/readyz` (readiness).
+//!
+//! Small and guarded: a client gets a few seconds to send its headers and a connection at
+//! most a minute, and only so many connections are served at once; the rest are closed.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use http_body_util::Full;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
 
-use super::metrics::{Snapshot, healthz, render, stale_past};
+use super::metrics::{Snapshot, WORKER_STALL, healthz, readyz, render, stale_past};
 use crate::cluster::Cache;
 use crate::rules::{RuleSpec, classify};
 use crate::worker::{Counters, WorkerStatus};
+
+/// A client that has not sent its request headers by then is dropped.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// No connection, kept alive or not, lasts longer.
+const CONNECTION_LIFETIME: Duration = Duration::from_secs(60);
+/// Connections served at once; Prometheus and two probes need a handful.
+const MAX_CONNECTIONS: usize = 32;
 
 /// What the endpoints read from.
 #[derive(Clone)]
@@ -27,6 +37,8 @@ pub struct Sources {
     pub counters: Arc<Counters>,
     pub worker: watch::Receiver<WorkerStatus>,
     pub leader: watch::Receiver<bool>,
+    /// When serving began: the worker's first pass is expected within the stall bound of it.
+    pub started: DateTime<Utc>,
 }
 
 impl Sources {
@@ -67,13 +79,18 @@ impl Sources {
                 render(&self.snapshot(), Instant::now()),
             ),
             "/healthz" => {
-                let (code, body) = healthz(&self.cache.health(), self.max_stale, Instant::now());
+                let worker = self.worker.borrow().clone();
+                let (code, body) = healthz(&worker, self.started, WORKER_STALL, Utc::now());
+                (code, "text/plain", body)
+            }
+            "/readyz" => {
+                let (code, body) = readyz(&self.cache.health(), self.max_stale, Instant::now());
                 (code, "text/plain", body)
             }
             _ => (
                 404,
                 "text/plain",
-                "not found: try /metrics or /healthz\n".into(),
+                "not found: try /metrics, /healthz or /readyz\n".into(),
             ),
         }
     }
@@ -89,6 +106,7 @@ pub async fn bind(addr: SocketAddr) -> crate::Result<TcpListener> {
 }
 
 pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Receiver<bool>) {
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -101,8 +119,13 @@ pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Rec
             },
             _ = stop.changed() => return,
         };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            tracing::debug!("{MAX_CONNECTIONS} connections open already: closing a new one");
+            continue;
+        };
         let sources = sources.clone();
         tokio::spawn(async move {
+            let _slot = slot;
             let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                 let (code, kind, body) = sources.answer(req.uri().path());
                 let response = hyper::Response::builder()
@@ -111,9 +134,14 @@ pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Rec
                     .body(Full::new(Bytes::from(body)));
                 async move { response }
             });
-            let served = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
-            if let Err(e) = served.await {
-                tracing::debug!("metrics connection: {e}");
+            let served = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), service);
+            match tokio::time::timeout(CONNECTION_LIFETIME, served).await {
+                Ok(Err(e)) => tracing::debug!("metrics connection: {e}"),
+                Err(_) => tracing::debug!("metrics connection open too long: closed"),
+                Ok(Ok(())) => {}
             }
         });
     }
