@@ -68,6 +68,8 @@ pub struct FaultState {
     /// Every watch ends as soon as it is answered: 200 and an empty stream.
     pub close_watches: bool,
     hangs: Vec<Hang>,
+    /// Requests held by a hang right now.
+    pub hung_now: u32,
     pub expire_watches: u32,
     /// Added to every Lease's `renewTime` on GET: the holder's clock is off by this much.
     lease_skew: chrono::TimeDelta,
@@ -244,6 +246,11 @@ impl Faults {
         self.cluster.mutate(|s| s.faults.hangs.push(hang));
     }
 
+    /// How many requests a hang holds right now (so a test knows a call is in flight).
+    pub fn hung_requests(&self) -> u32 {
+        self.cluster.read(|s| s.faults.hung_now)
+    }
+
     /// Lift the hang set with the same verb and prefix.
     pub fn unhang(&self, verb: Option<&str>, path_prefix: &str) {
         self.cluster.mutate(|s| {
@@ -294,9 +301,10 @@ impl Faults {
     /// Clear every fault (denials, injections, latency, 401, stall, silence, hangs).
     pub fn reset(&self) {
         self.cluster.mutate(|s| {
-            let generation = s.faults.watch_drop_gen;
+            let (generation, hung_now) = (s.faults.watch_drop_gen, s.faults.hung_now);
             s.faults = FaultState {
                 watch_drop_gen: generation,
+                hung_now,
                 ..FaultState::default()
             };
         });

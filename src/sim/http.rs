@@ -138,14 +138,37 @@ async fn wait_while_hung(
     path: &str,
 ) -> bool {
     let mut changes = cluster.subscribe();
-    while cluster.read(|s| s.faults.hangs(verb, path)) {
-        tracing::debug!(%verb, %path, "sim api request hangs");
+    if !cluster.read(|s| s.faults.hangs(verb, path)) {
+        return true;
+    }
+    tracing::debug!(%verb, %path, "sim api request hangs");
+    let _held = Held::new(cluster);
+    loop {
         tokio::select! {
             changed = changes.changed() => if changed.is_err() { return false },
             _ = shutdown.changed() => return false,
         }
+        if !cluster.read(|s| s.faults.hangs(verb, path)) {
+            return true;
+        }
     }
-    true
+}
+
+/// Counts a hung request while it is held, however it ends (a client that gives up drops it).
+struct Held(SimCluster);
+
+impl Held {
+    fn new(cluster: &SimCluster) -> Held {
+        cluster.read(|s| s.faults.hung_now += 1);
+        Held(cluster.clone())
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0
+            .read(|s| s.faults.hung_now = s.faults.hung_now.saturating_sub(1));
+    }
 }
 
 fn dispatch(ctx: &Ctx, route: Route) -> ApiResult<Reply> {
