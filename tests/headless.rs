@@ -19,6 +19,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
 
+use support::pods::pod;
 use support::sim::eventually;
 
 fn t(s: &str) -> DateTime<Utc> {
@@ -261,6 +262,149 @@ async fn a_leader_that_cannot_renew_stops_before_another_can_take_over() {
         "hung renewal (lease {:?}, renew deadline {:?}): a stopped acting after {a_stopped:?}, \
          b took over after {b_took:?}",
         s.duration, s.renew_deadline
+    );
+}
+
+/// A whole replica: its own cache, worker, audit log and election loop, all on `client`.
+struct Acting {
+    leader: watch::Receiver<bool>,
+    audit: std::path::PathBuf,
+    _worker: ops_pod_cleaner::worker::WorkerHandle,
+    _watches: Vec<tokio::task::JoinHandle<()>>,
+    _stop: watch::Sender<bool>,
+}
+
+fn acting(client: kube::Client, identity: &str, dir: &std::path::Path) -> Acting {
+    use ops_pod_cleaner::actions::{AuditLog, Executor, ExecutorSettings, RetryPolicy};
+    use ops_pod_cleaner::cluster::{Cache, WatchSettings, spawn_watches};
+    use ops_pod_cleaner::config::Config;
+    let cache = Cache::new();
+    let watch_settings = WatchSettings {
+        silence: Duration::from_secs(5),
+        min_backoff: Duration::from_millis(50),
+        max_backoff: Duration::from_millis(200),
+        ..WatchSettings::default()
+    };
+    let watches = spawn_watches(&client, &[Scope::All], &cache, &watch_settings);
+    let mut config = Config::default();
+    for rule in &mut config.rules {
+        rule.auto = rule.kind == RuleKind::Evicted;
+    }
+    config.safety.max_actions_per_minute = 1000;
+    config.safety.max_actions_per_namespace_per_minute = 1000;
+    config.safety.breaker.min_pods = 1000;
+    let audit = dir.join(format!("{identity}.jsonl"));
+    let settings = ExecutorSettings {
+        cluster: "sim".into(),
+        events: false,
+        retry: RetryPolicy {
+            attempts: 1,
+            ..RetryPolicy::default()
+        },
+        ..ExecutorSettings::default()
+    };
+    let executor = Executor::new(
+        client.clone(),
+        cache.clone(),
+        config.rules.clone(),
+        Some(AuditLog::open(&audit).unwrap()),
+        settings,
+    );
+    let options = ops_pod_cleaner::worker::WorkerOptions {
+        master_auto: true,
+        tick: Duration::from_millis(50),
+        standby: Some("waiting for the leader election".into()),
+        ..Default::default()
+    };
+    let worker =
+        ops_pod_cleaner::worker::spawn(cache, std::sync::Arc::new(executor), &config, options);
+    let (leader_tx, leader) = watch::channel(false);
+    let (_stop, stop) = watch::channel(false);
+    let elector = Elector::new(client, settings_for_overlap(identity));
+    tokio::spawn(lease::run(
+        elector,
+        worker.commands.clone(),
+        leader_tx,
+        stop,
+    ));
+    Acting {
+        leader,
+        audit,
+        _worker: worker,
+        _watches: watches,
+        _stop,
+    }
+}
+
+/// A 2 s lease with a 1 s renew deadline: room for a 200 ms action deadline between them.
+fn settings_for_overlap(identity: &str) -> LeaseSettings {
+    LeaseSettings {
+        duration: Duration::from_secs(2),
+        renew_deadline: Duration::from_secs(1),
+        retry_period: Duration::from_millis(200),
+        ..settings(identity)
+    }
+}
+
+/// The times of the actions a replica's audit log records, in order.
+fn acted_at(audit: &std::path::Path) -> Vec<DateTime<Utc>> {
+    std::fs::read_to_string(audit)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            t(record["time"].as_str().unwrap())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_partitioned_leader_and_its_successor_never_act_at_the_same_time() {
+    let sim = SimCluster::new();
+    let server = SimServer::start(sim.clone()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (cut_tx, cut) = watch::channel(false);
+    let via_relay = relay(server.addr(), cut).await;
+    let mut config = kube::Config::new(format!("http://{via_relay}").parse().unwrap());
+    config.default_retry = false;
+    let short = Deadlines {
+        connect: Duration::from_secs(1),
+        request: Duration::from_millis(200),
+    };
+    let a = acting(
+        client_with_deadlines(config, short).unwrap(),
+        "a",
+        dir.path(),
+    );
+    eventually("a to lead", || *a.leader.borrow()).await;
+    let b = acting(server.client_with(short), "b", dir.path());
+    // Evicted pods keep coming; whoever leads deletes them.
+    let feeder = tokio::spawn({
+        let sim = sim.clone();
+        async move {
+            for i in 0.. {
+                let p = pod(&format!("evicted-{i}")).ns("shop").evicted().json();
+                sim.create_pod(serde_json::from_value(p).unwrap());
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    });
+    eventually("a to act", || !acted_at(&a.audit).is_empty()).await;
+    cut_tx.send_replace(true);
+    eventually("a to step down", || !*a.leader.borrow()).await;
+    eventually("b to take over", || *b.leader.borrow()).await;
+    eventually("b to act", || !acted_at(&b.audit).is_empty()).await;
+    feeder.abort();
+    let (a_times, b_times) = (acted_at(&a.audit), acted_at(&b.audit));
+    let a_last = *a_times.iter().max().unwrap();
+    let b_first = *b_times.iter().min().unwrap();
+    assert!(
+        a_last < b_first,
+        "a's last record at {a_last} must come before b's first at {b_first}"
+    );
+    eprintln!(
+        "no overlap: a's last action {a_last}, b's first {b_first} ({} ms apart)",
+        (b_first - a_last).num_milliseconds()
     );
 }
 
