@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ContainerState, ContainerStateWaiting, Pod};
 use kube::api::{Api, DeleteParams, PostParams};
-use ops_pod_cleaner::cluster::{Cache, Scope, list_pods, spawn_watches};
+use ops_pod_cleaner::cluster::{Cache, ConnectOptions, Scope, connect, list_pods, spawn_watches};
 use ops_pod_cleaner::rules::{RuleKind, default_chain};
 use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use support::pods::pod;
@@ -129,10 +129,11 @@ async fn a_forbidden_list_is_shown_as_staleness_until_it_is_allowed() {
     .await;
     let health = cache.health();
     assert!(!health.synced());
+    let error = health.last_error().unwrap();
+    assert!(error.contains("forbidden"), "the server's words: {error}");
     assert!(
-        health.last_error().unwrap().contains("forbidden"),
-        "{:?}",
-        health.last_error()
+        error.contains("kubectl auth can-i list pods -A") && !error.contains("Status {"),
+        "what to do, not a Debug dump: {error}"
     );
     sim.faults().allow_all();
     eventually("recovery", || cache.health().synced() && cache.len() == 1).await;
@@ -164,4 +165,47 @@ fn findings_of_keeps_chain_precedence() {
         "a pod claimed earlier in the chain stays claimed"
     );
     assert_eq!(cache.findings(&chain, now).len(), 2);
+}
+
+#[tokio::test]
+async fn a_refused_connection_says_what_failed_and_what_to_check() {
+    let server = SimServer::start(SimCluster::new()).await.unwrap();
+    let client = server.client();
+    server.shutdown().await;
+    let error = list_pods(&client, &Scope::Namespace("shop".into()), 100)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("list pods in namespace shop failed"),
+        "{error}"
+    );
+    assert!(
+        error.to_lowercase().contains("connect"),
+        "the cause: {error}"
+    );
+    assert!(
+        error.contains("Check that the API server is reachable"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_context_lists_the_ones_there_are() {
+    let server = SimServer::start(SimCluster::new()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubeconfig");
+    server.write_kubeconfig(&path).unwrap();
+    let options = ConnectOptions {
+        kubeconfig: Some(path),
+        context: Some("prod".into()),
+    };
+    let Err(error) = connect(&options).await else {
+        panic!("connected to a context that does not exist");
+    };
+    let error = error.to_string();
+    assert!(
+        error.contains("no context \"prod\"") && error.contains("the contexts there are: sim"),
+        "{error}"
+    );
 }

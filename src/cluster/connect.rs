@@ -6,7 +6,7 @@ use std::time::Duration;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
-use super::{Deadlines, client_with_deadlines};
+use super::{Deadlines, causes, client_with_deadlines};
 
 use crate::{Error, Result};
 
@@ -34,7 +34,8 @@ pub async fn connect(options: &ConnectOptions) -> Result<Cluster> {
     match tokio::time::timeout(Duration::from_secs(15), client.apiserver_version()).await {
         Ok(Ok(_)) => Ok(Cluster { name, client }),
         Ok(Err(e)) => Err(Error::Cluster(format!(
-            "{name} ({url}) did not answer: {e}. Check it with `kubectl --context {name} version`, or try `--demo`."
+            "{name} ({url}) did not answer: {}. Check it with `kubectl --context {name} version`, or try `--demo`.",
+            causes(&e)
         ))),
         Err(_) => Err(Error::Cluster(format!(
             "{name} ({url}) did not answer within 15 s. Check the network or VPN, or try `--demo`."
@@ -67,6 +68,17 @@ async fn load_config(options: &ConnectOptions) -> Result<(String, Config)> {
     };
     if let Some(file) = file {
         let name = context_name(&file, options);
+        if options.context.is_some() && !file.contexts.iter().any(|c| c.name == name) {
+            let known: Vec<&str> = file.contexts.iter().map(|c| c.name.as_str()).collect();
+            return Err(Error::Cluster(format!(
+                "no context {name:?} in kubeconfig {origin}; the contexts there are: {}. Pass one with --context.",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        }
         let config = Config::from_custom_kubeconfig(file, &kube_options)
             .await
             .map_err(|e| Error::Cluster(format!("kubeconfig {origin}: {e}")))?;

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::Scope;
+use super::explain::explain;
 use crate::pod::{Interner, PodRecord, WirePod};
 use crate::{Error, Result};
 
@@ -40,12 +41,11 @@ struct PageMeta {
 /// current one decodes, so decoding hides behind the API server's time. An item that does not
 /// decode is skipped and logged rather than failing the whole list.
 pub async fn list_pods(client: &Client, scope: &Scope, page_size: u32) -> Result<ListedPods> {
-    let path = scope.pods_path();
     let mut interner = Interner::default();
     let mut listed = ListedPods::default();
     let mut next = Some(tokio::spawn(fetch_page(
         client.clone(),
-        path.clone(),
+        scope.clone(),
         page_size,
         None,
     )));
@@ -62,7 +62,7 @@ pub async fn list_pods(client: &Client, scope: &Scope, page_size: u32) -> Result
         {
             next = Some(tokio::spawn(fetch_page(
                 client.clone(),
-                path.clone(),
+                scope.clone(),
                 page_size,
                 Some(token),
             )));
@@ -74,7 +74,7 @@ pub async fn list_pods(client: &Client, scope: &Scope, page_size: u32) -> Result
 
 async fn fetch_page(
     client: Client,
-    path: String,
+    scope: Scope,
     page_size: u32,
     token: Option<String>,
 ) -> Result<String> {
@@ -82,10 +82,13 @@ async fn fetch_page(
     if let Some(t) = &token {
         params = params.continue_token(t);
     }
-    let request = Request::new(path)
+    let request = Request::new(scope.pods_path())
         .list(&params)
         .map_err(|e| Error::Cluster(e.to_string()))?;
-    Ok(client.request_text(request).await?)
+    client
+        .request_text(request)
+        .await
+        .map_err(|e| Error::Api(explain(&e, "list", "pods", &scope)))
 }
 
 /// Decode one page of a pod list into `listed`; returns the continue token, if any.

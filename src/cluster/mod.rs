@@ -4,6 +4,7 @@ mod backoff;
 mod cache;
 mod connect;
 mod deadline;
+mod explain;
 mod list;
 mod watch;
 
@@ -15,6 +16,7 @@ pub use connect::{Cluster, ConnectOptions, connect};
 pub use deadline::{
     CONNECT_TIMEOUT_ENV, Deadlines, REQUEST_TIMEOUT_ENV, TimedOut, client_with_deadlines,
 };
+pub use explain::{causes, explain};
 pub use list::{ListedPods, decode_page, list_pods};
 pub use watch::{SILENCE_ENV, WatchSettings, spawn_watches, watch_scope};
 

@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 
 use super::backoff::Backoff;
 use super::cache::DEFAULT_SILENCE;
+use super::explain::explain;
 use super::{Cache, Scope, WatchState, list_pods};
 use crate::pod::WirePod;
 
@@ -104,7 +105,7 @@ pub async fn watch_scope(client: Client, scope: Scope, cache: Cache, settings: W
         let listed = match list_pods(&client, &scope, settings.page_size).await {
             Ok(listed) => listed,
             Err(e) => {
-                let error = format!("list failed: {e}");
+                let error = e.to_string();
                 tracing::warn!(%scope, "{error}");
                 mark_down(&cache, &scope, error);
                 backoff.wait().await;
@@ -227,7 +228,7 @@ async fn watch_once(
         Err(_) => return Ended::Silent,
         Ok(Ok(s)) => s,
         Ok(Err(kube::Error::Api(status))) if status.code == 410 => return Ended::Expired,
-        Ok(Err(e)) => return Ended::Failed(e.to_string()),
+        Ok(Err(e)) => return Ended::Failed(explain(&e, "watch", "pods", scope)),
     };
     let mut stream = std::pin::pin!(stream);
     let mut said_something = false;
@@ -260,7 +261,7 @@ async fn watch_once(
                 tracing::warn!(%scope, "skipping a watch event that does not decode: {e}")
             }
             Err(kube::Error::Api(status)) if status.code == 410 => return Ended::Expired,
-            Err(e) => return Ended::Failed(e.to_string()),
+            Err(e) => return Ended::Failed(explain(&e, "watch", "pods", scope)),
         }
         // Only an event or a bookmark says the cache is current (a 410 or an error does not).
         if !said_something {
