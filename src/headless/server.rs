@@ -4,7 +4,8 @@
 //! most a minute, and only so many connections are served at once; the rest are closed.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -18,7 +19,7 @@ use tokio::sync::{Semaphore, watch};
 
 use super::metrics::{Snapshot, WORKER_STALL, healthz, readyz, render, stale_past};
 use crate::cluster::Cache;
-use crate::rules::{RuleSpec, classify};
+use crate::rules::{RuleKind, RuleSpec, classify};
 use crate::worker::{Counters, WorkerStatus};
 
 /// A client that has not sent its request headers by then is dropped.
@@ -41,18 +42,43 @@ pub struct Sources {
     pub started: DateTime<Utc>,
 }
 
-impl Sources {
-    fn snapshot(&self) -> Snapshot {
-        // Counted in place: a scrape must not clone every abnormal pod.
-        let now = Utc::now();
-        let findings = self
-            .cache
-            .fold(std::collections::BTreeMap::new(), |mut counts, pod| {
-                if let Some(found) = classify(pod, &self.chain, now) {
-                    *counts.entry(found.rule).or_default() += 1;
-                }
+/// Abnormal pods per category, counted at most once per [`COUNT_EVERY`] however often
+/// `/metrics` is scraped: one pass over a 150,000-pod cache takes tens of milliseconds of
+/// CPU under the cache's read lock.
+#[derive(Default)]
+struct Tally {
+    counted: Option<(Instant, BTreeMap<RuleKind, u64>)>,
+}
+
+const COUNT_EVERY: Duration = Duration::from_secs(10);
+
+impl Tally {
+    fn counts(&mut self, cache: &Cache, chain: &[RuleSpec]) -> BTreeMap<RuleKind, u64> {
+        let now = Instant::now();
+        match &self.counted {
+            Some((at, counts)) if now.duration_since(*at) < COUNT_EVERY => counts.clone(),
+            _ => {
+                // Counted in place: a scrape must not clone every abnormal pod.
+                let wall = Utc::now();
+                let counts = cache.fold(BTreeMap::new(), |mut counts, pod| {
+                    if let Some(found) = classify(pod, chain, wall) {
+                        *counts.entry(found.rule).or_default() += 1;
+                    }
+                    counts
+                });
+                self.counted = Some((now, counts.clone()));
                 counts
-            });
+            }
+        }
+    }
+}
+
+impl Sources {
+    fn snapshot(&self, tally: &Mutex<Tally>) -> Snapshot {
+        let findings = tally
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .counts(&self.cache, &self.chain);
         let health = self.cache.health();
         let mut worker = self.worker.borrow().clone();
         // The worker re-reads staleness between passes; the guard before every action reads it
@@ -71,12 +97,12 @@ impl Sources {
         }
     }
 
-    fn answer(&self, path: &str) -> (u16, &'static str, String) {
+    fn answer(&self, path: &str, tally: &Mutex<Tally>) -> (u16, &'static str, String) {
         match path {
             "/metrics" => (
                 200,
                 "text/plain; version=0.0.4",
-                render(&self.snapshot(), Instant::now()),
+                render(&self.snapshot(tally), Instant::now()),
             ),
             "/healthz" => {
                 let worker = self.worker.borrow().clone();
@@ -107,6 +133,7 @@ pub async fn bind(addr: SocketAddr) -> crate::Result<TcpListener> {
 
 pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Receiver<bool>) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let tally = Arc::new(Mutex::new(Tally::default()));
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -123,11 +150,11 @@ pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Rec
             tracing::debug!("{MAX_CONNECTIONS} connections open already: closing a new one");
             continue;
         };
-        let sources = sources.clone();
+        let (sources, tally) = (sources.clone(), tally.clone());
         tokio::spawn(async move {
             let _slot = slot;
             let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                let (code, kind, body) = sources.answer(req.uri().path());
+                let (code, kind, body) = sources.answer(req.uri().path(), &tally);
                 let response = hyper::Response::builder()
                     .status(code)
                     .header(http::header::CONTENT_TYPE, kind)
