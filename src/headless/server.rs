@@ -3,8 +3,8 @@
 //! Small and guarded: a client gets a few seconds to send its headers and a connection at
 //! most a minute, and only so many connections are served at once; the rest are closed.
 
-use std::net::SocketAddr;
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
