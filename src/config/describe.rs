@@ -193,8 +193,14 @@ fn safety(out: &mut String, s: &SafetyConfig) {
     );
     let _ = writeln!(
         out,
-        "  breaker:      pause a rule when it matches >= {:.0}% of a namespace or workload (at least {} pods)",
+        "  breaker:      pause a rule when it matches >= {:.0}% of a namespace or workload (at least {} pods),",
         s.breaker.share * 100.0,
         s.breaker.min_pods
+    );
+    let _ = writeln!(
+        out,
+        "                or would act on more than {} workloads within {}",
+        s.breaker.max_workloads,
+        go(s.breaker.window)
     );
 }

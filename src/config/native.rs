@@ -19,6 +19,7 @@ const RULE_KEYS: &[&str] = &[
     "restarts",
     "action",
     "namespaces",
+    "scaleWhileAvailable",
 ];
 
 pub(crate) fn read(root: &Field) -> Result<Config> {
@@ -67,6 +68,11 @@ fn read_rule(kind: RuleKind, m: &MapReader) -> Result<RuleSpec> {
     m.set("restarts", &mut spec.restarts, Field::u32)?;
     m.set("action", &mut spec.action, action_kind)?;
     m.set("namespaces", &mut spec.namespaces, report::read_namespaces)?;
+    m.set(
+        "scaleWhileAvailable",
+        &mut spec.scale_while_available,
+        Field::bool,
+    )?;
     Ok(spec)
 }
 
