@@ -84,7 +84,8 @@ pub fn mask_url(text: &str) -> String {
 /// `text` with every occurrence of the given secrets replaced by `…`: for messages that quote
 /// a server's answer, which may echo the URL or its token back ("Cannot POST /hook/<token>").
 /// Each secret is cut into what a server might echo: the whole value, the path and query, and
-/// every path segment, query part, fragment and userinfo part of 6 characters or more.
+/// every path segment, query part, fragment and userinfo part that looks like a token (plain
+/// words such as `services` or `open-apis` stay, so the message stays readable).
 pub fn scrub(text: &str, secrets: &[&Secret]) -> String {
     let mut fragments: Vec<String> = Vec::new();
     for secret in secrets {
@@ -99,7 +100,6 @@ pub fn scrub(text: &str, secrets: &[&Secret]) -> String {
 }
 
 fn fragments_of(value: &str) -> Vec<String> {
-    const SHORTEST: usize = 6;
     let mut out = vec![value.to_string(), value.trim().to_string()];
     let Ok(url) = reqwest::Url::parse(value.trim()) else {
         return out;
@@ -117,10 +117,15 @@ fn fragments_of(value: &str) -> Vec<String> {
         .chain(url.fragment())
         .chain([url.username()])
         .chain(url.password());
-    out.extend(
-        parts
-            .filter(|p| p.chars().count() >= SHORTEST)
-            .map(str::to_string),
-    );
+    out.extend(parts.filter(|p| looks_like_a_token(p)).map(str::to_string));
     out
+}
+
+/// Long, or mixing letters and digits: what generated tokens look like, and words do not.
+fn looks_like_a_token(part: &str) -> bool {
+    let long = part.chars().count() >= 16;
+    let mixed = part.chars().any(|c| c.is_ascii_digit())
+        && part.chars().any(|c| c.is_alphabetic())
+        && part.chars().count() >= 6;
+    long || mixed
 }
