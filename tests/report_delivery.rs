@@ -12,7 +12,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use ops_pod_cleaner::config::{FileFormat, ReportConfig, Secret, Sink};
+use ops_pod_cleaner::config::{FileFormat, ReportConfig, Secret, SecretSource, Sink};
 use ops_pod_cleaner::report::{
     DeliveryPolicy, DeliveryResult, Reporter, RestartReport, RestartRow, WorkloadGroup, payload,
     sink_id,
@@ -315,4 +315,32 @@ async fn file_sinks_write_each_format_to_a_dated_path() {
         csv.lines().nth(1),
         Some("shop,Deployment/web,web-1,app,12,3,OOMKilled,137,2026-11-20T09:00:00Z,n1")
     );
+}
+
+#[test]
+fn sink_ids_follow_where_the_url_is_read_from_and_never_show_it() {
+    let from_file = |value: &str| Sink::Feishu {
+        url: Secret::from_source(value, SecretSource::File("/etc/hooks/feishu-url".into())),
+        secret: None,
+    };
+    let before = sink_id(&from_file("https://open.feishu.cn/hook/old-t0ken"));
+    let rotated = sink_id(&from_file("https://open.feishu.cn/hook/new-t0ken"));
+    assert_eq!(
+        before, rotated,
+        "a rotated Secret keeps its spooled reports"
+    );
+    assert!(
+        before.starts_with("feishu-") && before.len() == "feishu-".len() + 8,
+        "{before}"
+    );
+
+    let inline = |value: &str| Sink::Slack {
+        url: Secret::new(value),
+    };
+    let a = sink_id(&inline("https://hooks.slack.com/services/T0/B0/a1b2c3"));
+    let b = sink_id(&inline("https://hooks.slack.com/services/T0/B0/d4e5f6"));
+    assert_ne!(a, b, "two inline hooks are two sinks");
+    for id in [a, b] {
+        assert!(!id.contains("a1b2c3") && !id.contains("d4e5f6"), "{id}");
+    }
 }

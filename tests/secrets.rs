@@ -627,10 +627,12 @@ fn scrub_removes_what_a_server_may_echo() {
         assert_clean(&answer, &config::scrub(&answer, &[&url, &signing]));
     }
     assert_eq!(
-        config::scrub("no_service", &[&url, &signing]),
-        "no_service",
+        config::scrub("no_service: /services/x", &[&url, &signing]),
+        "no_service: /services/x",
         "the rest stays readable"
     );
+    let plain = Secret::new("https://example.com/");
+    assert_eq!(config::scrub("a/b", &[&plain]), "a/b", "nothing to hide");
 }
 
 #[test]

@@ -104,20 +104,26 @@ fn fragments_of(value: &str) -> Vec<String> {
     let Ok(url) = reqwest::Url::parse(value.trim()) else {
         return out;
     };
-    let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
-    out.push(format!("{}{query}", url.path()));
     let pairs = url.query().unwrap_or("").split('&').flat_map(|pair| {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         [pair, key, value]
     });
-    let parts = url
+    let tokens: Vec<&str> = url
         .path()
         .split('/')
         .chain(pairs)
         .chain(url.fragment())
         .chain([url.username()])
-        .chain(url.password());
-    out.extend(parts.filter(|p| looks_like_a_token(p)).map(str::to_string));
+        .chain(url.password())
+        .filter(|p| looks_like_a_token(p))
+        .collect();
+    // A URL without a token-like part hides nothing past its host: do not scrub its "/".
+    if !tokens.is_empty() {
+        let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
+        out.push(format!("{}{query}", url.path()));
+        out.push(url.as_str().to_string());
+    }
+    out.extend(tokens.into_iter().map(str::to_string));
     out
 }
 
