@@ -4,6 +4,7 @@
 //! follow in the default order, so a file only needs the rules it changes.
 
 use super::read::{Field, MapReader};
+use super::sources::Environment;
 use super::{Config, report};
 use crate::Result;
 use crate::rules::{ActionKind, RuleKind, RuleSpec};
@@ -22,13 +23,13 @@ const RULE_KEYS: &[&str] = &[
     "scaleWhileAvailable",
 ];
 
-pub(crate) fn read(root: &Field) -> Result<Config> {
+pub(crate) fn read(root: &Field, env: &dyn Environment) -> Result<Config> {
     let m = root.map(KEYS)?;
     let mut config = Config::default();
     if let Some(rules) = m.get("rules") {
         config.rules = read_rules(&rules)?;
     }
-    m.set("report", &mut config.report, report::read)?;
+    m.set("report", &mut config.report, |f| report::read(f, env))?;
     super::read_common(&m, &mut config)?;
     Ok(config)
 }
