@@ -37,6 +37,35 @@ async fn an_outage_spread_thin_scales_at_most_three_workloads_simulated() {
     outage_spread_thin(&Target::simulated(dir.path()).await, dir.path()).await;
 }
 
+/// `--once` is run by CronJobs: an action that fails must fail the job, with true counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_once_exits_non_zero_when_an_action_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = &Target::simulated(dir.path()).await;
+    let scratch = dir.path();
+    target
+        .in_namespaces(1, |names| async move {
+            let ns = &names[0];
+            let pods: Api<Pod> = Api::namespaced(target.client.clone(), ns);
+            pods.create(&PostParams::default(), &typed(gated_pod("gone-1")))
+                .await
+                .unwrap();
+            evict(&pods, "gone-1").await;
+            target
+                .sim()
+                .unwrap()
+                .faults()
+                .deny("delete", "pods", Some(ns));
+            let audit = scratch.join("failing-audit.jsonl");
+            let config = auto_config(scratch, ns, "evicted", &audit);
+            let (code, out) = target.headless_once(&config, &names);
+            assert_eq!(code, Some(3), "{out}");
+            assert!(out.contains("0 actions taken, 1 failed"), "{out}");
+            assert!(pods.get_opt("gone-1").await.unwrap().is_some());
+        })
+        .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn safety_scenarios_on_a_real_cluster() {
     let Some(target) = Target::real().await else {

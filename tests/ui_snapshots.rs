@@ -83,10 +83,22 @@ fn rules_pane() {
             ..RuleStatus::default()
         },
     );
+    s.worker.rules.insert(
+        RuleKind::ImagePull,
+        RuleStatus {
+            auto: true,
+            held: 1,
+            held_reason: Some(
+                "bad rollout: 3 replicas still available in Deployment shop/recommender".into(),
+            ),
+            ..RuleStatus::default()
+        },
+    );
     press(&mut s, "l");
     assert_eq!(s.bottom, BottomPane::Rules);
     let text = screen(&s, 80, 24);
     assert!(text.contains("evicted"));
+    assert!(text.contains("HELD 1: bad rollout"), "{text}");
     assert_snapshot("rules_pane_80x24", &text);
 }
 

@@ -66,8 +66,9 @@ impl Target {
         })
     }
 
-    pub fn is_simulated(&self) -> bool {
-        self._server.is_some()
+    /// The simulated cluster behind this target, for faults a real one cannot be asked for.
+    pub fn sim(&self) -> Option<&SimCluster> {
+        self._server.as_ref().map(SimServer::cluster)
     }
 
     /// Create `count` namespaces `opc-e2e-<random>-<i>`, run `scenario` on them, and always
