@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use ops_pod_cleaner::actions::WorkloadKind;
+use ops_pod_cleaner::actions::{FOLLOWED_OWNERS, WorkloadKind};
 use ops_pod_cleaner::config::{Config, FixedEnvironment, SecretSource, Sink};
 use ops_pod_cleaner::headless::rbac::PERMISSIONS;
 use serde_json::Value;
@@ -114,6 +114,14 @@ fn every_call_the_code_makes_is_declared() {
                 assert!(declared.contains(&wanted), "{wanted:?} missing");
             }
         }
+    }
+    // The opt-out check reads every owner kind it follows.
+    for (group, kind, resource) in FOLLOWED_OWNERS {
+        let wanted = (group.to_string(), resource.to_string(), "get".to_string());
+        assert!(
+            declared.contains(&wanted),
+            "get {resource} ({kind}) missing"
+        );
     }
     // The watch cache and leader election.
     for (verb, resource) in [

@@ -18,7 +18,7 @@ pub use audit::{AuditLog, AuditRecord, PastAction};
 pub use execute::{Executor, Prepared};
 pub use inspect::Inspection;
 pub use owner::{Resolution, WorkloadKind, WorkloadRef};
-pub use owners::{OptOut, Owner};
+pub use owners::{FOLLOWED_OWNERS, OptOut, Owner};
 pub use retry::RetryPolicy;
 
 use crate::pod::PodRecord;

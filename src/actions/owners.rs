@@ -18,8 +18,9 @@ use crate::pod::{IGNORE_ANNOTATION, PodRecord, is_truthy};
 /// workload, short enough that adding the opt-out annotation takes effect within a minute.
 const TTL: Duration = Duration::from_secs(30);
 
-/// Owner kinds followed up the chain; any other kind ends it.
-const FOLLOWED: [(&str, &str, &str); 8] = [
+/// Owner kinds followed up the chain, as (API group, kind, resource); any other kind ends it.
+/// Each needs `get` in the ClusterRole.
+pub const FOLLOWED_OWNERS: [(&str, &str, &str); 8] = [
     ("apps", "ReplicaSet", "replicasets"),
     ("apps", "Deployment", "deployments"),
     ("apps", "StatefulSet", "statefulsets"),
@@ -156,7 +157,7 @@ impl Owners {
             return Ok(owner.clone());
         }
         let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
-        let plural: &'static str = FOLLOWED
+        let plural: &'static str = FOLLOWED_OWNERS
             .iter()
             .find(|(_, kind, _)| *kind == resource.kind)
             .map_or("owners", |(_, _, plural)| plural);
@@ -182,7 +183,7 @@ impl Owners {
 
 fn followed(api_version: &str, kind: &str) -> Option<ApiResource> {
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    FOLLOWED
+    FOLLOWED_OWNERS
         .iter()
         .find(|(g, k, _)| *g == group && *k == kind)
         .map(|(group, kind, plural)| ApiResource {
