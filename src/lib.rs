@@ -8,6 +8,7 @@ pub mod config;
 pub mod error;
 pub mod headless;
 pub mod pod;
+pub mod policy;
 pub mod report;
 pub mod rules;
 pub mod scan;

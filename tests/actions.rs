@@ -4,14 +4,14 @@ mod support;
 
 use chrono::Utc;
 use ops_pod_cleaner::actions::{
-    Action, AuditLog, Executor, ExecutorSettings, Origin, Outcome, PodRef, RetryPolicy,
-    WorkloadKind, WorkloadRef,
+    Action, AuditLog, Executor, Origin, Outcome, PodRef, WorkloadKind, WorkloadRef,
 };
 use ops_pod_cleaner::cluster::Cache;
-use ops_pod_cleaner::rules::{RuleKind, default_chain};
+use ops_pod_cleaner::rules::RuleKind;
 use serde_json::{Value, json};
 use support::mock_api::{Scenario, status};
 use support::pods::{PodBuilder, pod};
+use support::policy::policy;
 
 const POD: &str = "/api/v1/namespaces/default/pods/web-1";
 
@@ -24,18 +24,12 @@ fn cache_with(pods: Vec<PodBuilder>) -> Cache {
 }
 
 fn executor(scenario: &Scenario, cache: &Cache, dry_run: bool) -> Executor {
-    let settings = ExecutorSettings {
-        cluster: "test".into(),
-        dry_run,
-        events: false,
-        retry: RetryPolicy::default(),
-    };
     Executor::new(
         scenario.client(),
         cache.clone(),
-        default_chain(),
+        &policy(dry_run, false),
+        "test",
         None,
-        settings,
     )
 }
 
@@ -445,9 +439,11 @@ async fn auto_scale_respects_the_ignore_annotation_on_the_workload() {
         )
         .await;
     scenario.verify();
-    assert!(
-        matches!(&outcome, Outcome::Skipped(d) if d.contains("ops-pod-cleaner.io/ignore")),
-        "{outcome:?}"
+    assert_eq!(
+        outcome,
+        Outcome::Refused(
+            "StatefulSet default/web carries ops-pod-cleaner.io/ignore: left alone".into()
+        )
     );
 }
 
@@ -600,9 +596,9 @@ async fn recheck_against_the_cache_before_acting() {
     let outcome = executor(&scenario, &ignored, false)
         .run(&Action::Delete(web1()), Origin::Auto(RuleKind::Evicted))
         .await;
-    assert!(
-        matches!(&outcome, Outcome::Skipped(d) if d.contains("ignore")),
-        "{outcome:?}"
+    assert_eq!(
+        outcome,
+        Outcome::Refused("pod default/web-1 carries ops-pod-cleaner.io/ignore: left alone".into())
     );
     let healthy = cache_with(vec![pod("web-1")]);
     let outcome = executor(&scenario, &healthy, false)
@@ -646,18 +642,12 @@ async fn every_attempt_is_audited_and_evented() {
             pod("web-2").json(),
         );
     let cache = cache_with(vec![pod("web-1").evicted(), pod("web-2").evicted()]);
-    let settings = ExecutorSettings {
-        cluster: "prod".into(),
-        dry_run: false,
-        events: true,
-        retry: RetryPolicy::default(),
-    };
     let exec = Executor::new(
         scenario.client(),
         cache.clone(),
-        default_chain(),
+        &policy(false, true),
+        "prod",
         Some(audit),
-        settings,
     );
     exec.run(&Action::Delete(web1()), Origin::Auto(RuleKind::Evicted))
         .await;
@@ -699,20 +689,15 @@ async fn an_owner_lookup_refused_says_which_permission_is_missing() {
             "replicasets.apps \"web-5c6b7\" is forbidden",
         ),
     );
-    let record = ops_pod_cleaner::pod::decode_pod(
-        &serde_json::to_vec(
-            &pod("web-1")
-                .owned_by("apps/v1", "ReplicaSet", "web-5c6b7")
-                .json(),
-        )
-        .unwrap(),
-        &mut ops_pod_cleaner::pod::Interner::default(),
-    )
-    .unwrap();
-    let error = ops_pod_cleaner::actions::resolve_workload(&scenario.client(), &record)
+    let cache = cache_with(vec![pod("web-1").owned_by(
+        "apps/v1",
+        "ReplicaSet",
+        "web-5c6b7",
+    )]);
+    let error = executor(&scenario, &cache, false)
+        .inspect(&web1(), true)
         .await
-        .unwrap_err()
-        .to_string();
+        .unwrap_err();
     scenario.verify();
     assert!(
         error.contains("may not get replicasets in namespace default"),
@@ -722,4 +707,142 @@ async fn an_owner_lookup_refused_says_which_permission_is_missing() {
         !error.contains("Forbidden(") && !error.contains("cannot reach"),
         "{error}"
     );
+}
+
+fn deployment_status(annotations: Value, available: i32) -> Value {
+    let mut d = workload("apps/v1", "Deployment", "web", annotations);
+    d["status"] = json!({"replicas": 4, "availableReplicas": available});
+    d
+}
+
+fn owned_by_web_rs(name: &str) -> PodBuilder {
+    pod(name).owned_by("apps/v1", "ReplicaSet", "web-5c6b7")
+}
+
+#[tokio::test]
+async fn the_worker_reads_each_owner_once_and_honours_an_opt_out_on_the_deployment() {
+    let rs = "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7";
+    let deploy = "/apis/apps/v1/namespaces/default/deployments/web";
+    let controller = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "uid-web", "controller": true});
+    // One read per owner for both pods: no DELETE at all.
+    let scenario = Scenario::new()
+        .expect("GET", rs, None, 200, replicaset(controller))
+        .expect(
+            "GET",
+            deploy,
+            None,
+            200,
+            deployment_status(json!({"ops-pod-cleaner.io/ignore": "true"}), 3),
+        );
+    let cache = cache_with(vec![
+        owned_by_web_rs("web-1").evicted(),
+        owned_by_web_rs("web-2").uid("uid-web-2").evicted(),
+    ]);
+    let exec = executor(&scenario, &cache, false);
+    for (name, uid) in [("web-1", "uid-web-1"), ("web-2", "uid-web-2")] {
+        let target = PodRef {
+            name: name.into(),
+            uid: uid.into(),
+            ..web1()
+        };
+        let outcome = exec
+            .run(&Action::Delete(target), Origin::Auto(RuleKind::Evicted))
+            .await;
+        assert_eq!(
+            outcome,
+            Outcome::Refused(
+                "Deployment default/web carries ops-pod-cleaner.io/ignore: left alone".into()
+            )
+        );
+    }
+    scenario.verify();
+}
+
+#[tokio::test]
+async fn the_worker_never_scales_a_bad_rollout_unless_the_rule_opts_in() {
+    let rs = "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7";
+    let deploy = "/apis/apps/v1/namespaces/default/deployments/web";
+    let controller = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "uid-web", "controller": true});
+    let cache = cache_with(vec![owned_by_web_rs("web-1").waiting("ImagePullBackOff")]);
+    let scale_action = Action::ScaleToZero(web1());
+    let auto = Origin::Auto(RuleKind::ImagePull);
+
+    // The chain (ReplicaSet, Deployment), then the Deployment read fresh: 3 still serve.
+    let held = Scenario::new()
+        .expect("GET", rs, None, 200, replicaset(controller.clone()))
+        .expect("GET", deploy, None, 200, deployment_status(json!({}), 3))
+        .expect("GET", deploy, None, 200, deployment_status(json!({}), 3));
+    let mut config = ops_pod_cleaner::config::Config::default();
+    config.audit.events = false;
+    for rule in &mut config.rules {
+        rule.after = std::time::Duration::ZERO;
+    }
+    let flags = ops_pod_cleaner::policy::Flags::default();
+    let strict = ops_pod_cleaner::policy::Policy::new(flags, &config);
+    let outcome = Executor::new(held.client(), cache.clone(), &strict, "test", None)
+        .run(&scale_action, auto)
+        .await;
+    held.verify();
+    assert_eq!(
+        outcome,
+        Outcome::Refused(
+            "bad rollout: 3 replicas still available in Deployment default/web; scaling to 0 \
+             would stop them (rule option scaleWhileAvailable), consider \
+             `kubectl rollout undo deployment/web -n default`"
+                .into()
+        )
+    );
+
+    // A rule that opts in scales anyway.
+    for rule in &mut config.rules {
+        rule.scale_while_available = true;
+    }
+    let opted_in = ops_pod_cleaner::policy::Policy::new(flags, &config);
+    let scaled = Scenario::new()
+        .expect("GET", rs, None, 200, replicaset(controller))
+        .expect("GET", deploy, None, 200, deployment_status(json!({}), 3))
+        .expect("GET", deploy, None, 200, deployment_status(json!({}), 3))
+        .expect("GET", &format!("{deploy}/scale"), None, 200, scale(4))
+        .expect("PATCH", deploy, None, 200, deployment_status(json!({}), 3))
+        .expect(
+            "PATCH",
+            &format!("{deploy}/scale"),
+            Some(json!({"spec": {"replicas": 0}})),
+            200,
+            scale(0),
+        );
+    let outcome = Executor::new(scaled.client(), cache, &opted_in, "test", None)
+        .run(&scale_action, auto)
+        .await;
+    scaled.verify();
+    assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
+}
+
+#[tokio::test]
+async fn dry_run_writes_no_event_and_no_annotation() {
+    // Events on, dry-run on: only reads go out.
+    let deploy = "/apis/apps/v1/namespaces/default/deployments/web";
+    let scenario = Scenario::new()
+        .expect("GET", "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7", None, 200,
+            replicaset(json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "uid-web", "controller": true})))
+        .expect("GET", deploy, None, 200, deployment_status(json!({}), 0))
+        .expect("GET", &format!("{deploy}/scale"), None, 200, scale(3));
+    let cache = cache_with(vec![
+        owned_by_web_rs("web-1").waiting("ImagePullBackOff"),
+        pod("web-2").uid("uid-web-2").evicted(),
+    ]);
+    let exec = Executor::new(scenario.client(), cache, &policy(true, true), "test", None);
+    let outcome = exec.run(&Action::ScaleToZero(web1()), Origin::Manual).await;
+    assert_eq!(
+        outcome,
+        Outcome::DryRun("would scale Deployment default/web from 3 to 0".into())
+    );
+    let web2 = PodRef {
+        name: "web-2".into(),
+        uid: "uid-web-2".into(),
+        ..web1()
+    };
+    let outcome = exec.run(&Action::Delete(web2), Origin::Manual).await;
+    assert!(matches!(outcome, Outcome::DryRun(_)), "{outcome:?}");
+    scenario.verify();
 }

@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ops_pod_cleaner::Error;
-use ops_pod_cleaner::config::{self, Config, ConfigSource, FileFormat, KeyBinding, KeyCode, Sink};
+use ops_pod_cleaner::config::{
+    self, Config, ConfigSource, FileFormat, FixedEnvironment, KeyBinding, KeyCode, Secret,
+    SecretSource, Sink,
+};
 use ops_pod_cleaner::rules::{ActionKind, NamespaceFilter, RuleKind, RuleSpec};
 
 fn fixture(name: &str) -> PathBuf {
@@ -91,7 +94,7 @@ fn seed_file_loads_unchanged_with_every_value_mapped() {
     assert_eq!(report.reasons, reasons);
     assert_eq!(report.namespaces, only("default"));
     assert_eq!(report.title, "pod重启次数过多");
-    let url = "https://open.feishu.cn/open-apis/bot/v2/hook/xxxx".to_string();
+    let url = Secret::new("https://open.feishu.cn/open-apis/bot/v2/hook/xxxx");
     assert_eq!(report.sinks, vec![Sink::Feishu { url, secret: None }]);
 
     // Rules the seed does not know keep their defaults.
@@ -431,7 +434,7 @@ fn native_sections() {
     };
     assert_eq!(r.sinks.len(), 4);
     assert_eq!(r.sinks[3], file);
-    assert!(matches!(&r.sinks[0], Sink::Feishu { secret: Some(s), .. } if s == "s3cret"));
+    assert!(matches!(&r.sinks[0], Sink::Feishu { secret: Some(s), .. } if s.expose() == "s3cret"));
 
     assert_eq!(config.audit.path, PathBuf::from("/var/log/opc-audit.jsonl"));
     assert!(!config.audit.events);
@@ -688,10 +691,9 @@ fn describe_shows_effective_rules_and_hides_secrets() {
     for want in [
         "\"0 0 9 * * MON\"",
         "Weekly restarts",
-        "open.feishu.cn/open-apis/bot/v2/hook/****",
-        "secret hidden",
-        "hooks.slack.com/services/T0/B0/****",
-        "example.com/****?****",
+        "feishu  https://open.feishu.cn/… (url inline; signed, secret inline)",
+        "slack   https://hooks.slack.com/… (url inline)",
+        "webhook https://example.com/… (url inline)",
         "out/report.csv (csv)",
         "dry run:      yes",
         "12/min overall",
@@ -727,4 +729,172 @@ fn null_values_keep_defaults() {
     let pull = config.rule(RuleKind::ImagePull).unwrap();
     assert_eq!(pull.after, RuleSpec::default_for(RuleKind::ImagePull).after);
     assert!(pull.auto);
+}
+
+/// `report.sinks` with one entry per line of flow mapping.
+fn sinks(entries: &[&str]) -> String {
+    let mut text = "report:\n  sinks:\n".to_string();
+    for entry in entries {
+        text.push_str(&format!("    - {entry}\n"));
+    }
+    text
+}
+
+fn parse_in(text: &str, env: &FixedEnvironment) -> Result<Config, String> {
+    Config::from_yaml_in(text, "config.yml", env).map_err(|e| e.to_string())
+}
+
+#[test]
+fn sinks_read_url_and_secret_from_env_and_files() {
+    let env = FixedEnvironment::new()
+        .with_var(
+            "FEISHU_URL",
+            "https://open.feishu.cn/open-apis/bot/v2/hook/t0k\n",
+        )
+        .with_file("/run/secrets/feishu-secret", "s1gn\n")
+        .with_file(
+            "/run/secrets/slack-url",
+            "https://hooks.slack.com/services/T/B/x",
+        );
+    let text = sinks(&[
+        "{type: feishu, urlFrom: {env: FEISHU_URL}, secretFrom: {file: /run/secrets/feishu-secret}}",
+        "{type: slack, urlFrom: {file: /run/secrets/slack-url}}",
+        "{type: webhook, url: \"https://example.com/hook\"}",
+    ]);
+    let config = parse_in(&text, &env).unwrap();
+    let feishu_url = Secret::from_source(
+        "https://open.feishu.cn/open-apis/bot/v2/hook/t0k",
+        SecretSource::Env("FEISHU_URL".into()),
+    );
+    let feishu_secret = Secret::from_source(
+        "s1gn",
+        SecretSource::File("/run/secrets/feishu-secret".into()),
+    );
+    let slack_url = Secret::from_source(
+        "https://hooks.slack.com/services/T/B/x",
+        SecretSource::File("/run/secrets/slack-url".into()),
+    );
+    assert_eq!(
+        config.report.sinks,
+        [
+            Sink::Feishu {
+                url: feishu_url,
+                secret: Some(feishu_secret)
+            },
+            Sink::Slack { url: slack_url },
+            Sink::Webhook {
+                url: Secret::new("https://example.com/hook")
+            },
+        ],
+        "values trimmed, sources kept"
+    );
+    let text = config.describe();
+    for want in [
+        "feishu  https://open.feishu.cn/… (url from env FEISHU_URL; signed, secret from file /run/secrets/feishu-secret)",
+        "slack   https://hooks.slack.com/… (url from file /run/secrets/slack-url)",
+        "webhook https://example.com/… (url inline)",
+    ] {
+        assert!(text.contains(want), "{want:?} missing in:\n{text}");
+    }
+}
+
+#[test]
+fn secret_files_are_read_from_disk_relative_to_the_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("feishu-secret");
+    fs::write(&secret, "s1gn\n").unwrap();
+    let path = dir.path().join("config.yml");
+    let text = sinks(&[&format!(
+        "{{type: feishu, url: \"https://x.test/h\", secretFrom: {{file: {}}}}}",
+        secret.display()
+    )]);
+    fs::write(&path, text).unwrap();
+    let config = Config::load_file(&path).unwrap();
+    let Sink::Feishu {
+        secret: Some(read), ..
+    } = &config.report.sinks[0]
+    else {
+        panic!("{:?}", config.report.sinks);
+    };
+    assert_eq!(read.expose(), "s1gn");
+    assert_eq!(read.source(), &SecretSource::File(secret));
+}
+
+#[test]
+fn secret_source_errors_name_the_key_and_the_source() {
+    let env = FixedEnvironment::new()
+        .with_var("EMPTY", "  \n")
+        .with_var("TYPO", "htps://open.feishu.cn/open-apis/bot/v2/hook/t0k");
+    let cases = [
+        (
+            "{type: slack, urlFrom: {env: NOPE}}",
+            "config.yml:3:36: report.sinks[0].urlFrom.env: environment variable NOPE is not set",
+        ),
+        (
+            "{type: slack, urlFrom: {env: EMPTY}}",
+            "report.sinks[0].urlFrom.env: environment variable EMPTY is empty",
+        ),
+        (
+            "{type: feishu, url: \"https://x.test/h\", secretFrom: {file: /missing/secret}}",
+            "report.sinks[0].secretFrom.file: cannot read /missing/secret: No such file",
+        ),
+        (
+            "{type: slack, urlFrom: {env: TYPO}}",
+            "report.sinks[0].urlFrom.env: env TYPO holds no usable URL: expected an http:// or \
+             https:// URL, found htps://open.feishu.cn/… (the rest is not shown",
+        ),
+        (
+            "{type: slack, url: \"https://x.test/h\", urlFrom: {env: TYPO}}",
+            "report.sinks[0].urlFrom: give either \"url\" or \"urlFrom\", not both",
+        ),
+        (
+            "{type: feishu, url: \"https://x.test/h\", secret: s, secretFrom: {env: TYPO}}",
+            "report.sinks[0].secretFrom: give either \"secret\" or \"secretFrom\", not both",
+        ),
+        (
+            "{type: slack, urlFrom: {}}",
+            "report.sinks[0].urlFrom: expected exactly one of {env: VARIABLE} or {file: PATH}",
+        ),
+        (
+            "{type: slack, urlFrom: {env: A, file: /b}}",
+            "report.sinks[0].urlFrom: expected exactly one of",
+        ),
+        (
+            "{type: slack, urlFrom: SLACK_URL}",
+            "report.sinks[0].urlFrom: expected a mapping with keys env, file, found \"SLACK_URL\"",
+        ),
+        (
+            "{type: slack, urlFrom: {vault: x}}",
+            "report.sinks[0].urlFrom.vault: unknown key \"vault\"",
+        ),
+        (
+            "{type: slack, secretFrom: {env: X}}",
+            "report.sinks[0].secretFrom: unknown key \"secretFrom\"; allowed keys here: type, url, urlFrom",
+        ),
+        (
+            "{type: webhook}",
+            "report.sinks[0]: a webhook sink needs \"url\" or \"urlFrom\" ({env: NAME} or {file: PATH})",
+        ),
+        (
+            "{type: feishu, url: \"https://x.test/h\", secret: \"  \"}",
+            "report.sinks[0].secret: expected a non-empty string",
+        ),
+        (
+            "{type: feishu, url: \"https://x.test/h\", secret: 12345}",
+            "report.sinks[0].secret: expected a string (quote it if it looks like a number or \
+             boolean), found a number (not shown: this key holds a secret)",
+        ),
+        (
+            "{type: slack, url: \"https://\"}",
+            "report.sinks[0].url: expected an http:// or https:// URL, found text that is not a URL",
+        ),
+        (
+            "{type: slack, url: \"mailto:ops@example.com\"}",
+            "report.sinks[0].url: expected an http:// or https:// URL, found … (the rest",
+        ),
+    ];
+    for (entry, want) in cases {
+        let msg = parse_in(&sinks(&[entry]), &env).expect_err(entry);
+        assert!(msg.contains(want), "want {want:?} in: {msg}");
+    }
 }

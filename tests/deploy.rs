@@ -1,10 +1,11 @@
 //! The deployment files stay in step with the code: the ClusterRole grants exactly the
-//! permissions the code calls, the ConfigMap is a valid config, the Deployment is hardened.
+//! permissions the code calls, the ConfigMap is a valid config whose webhook secrets come from
+//! the Secret the Deployment mounts, the Deployment is hardened.
 
 use std::collections::BTreeSet;
 
-use ops_pod_cleaner::actions::WorkloadKind;
-use ops_pod_cleaner::config::Config;
+use ops_pod_cleaner::actions::{FOLLOWED_OWNERS, WorkloadKind};
+use ops_pod_cleaner::config::{Config, FixedEnvironment, SecretSource, Sink};
 use ops_pod_cleaner::headless::rbac::PERMISSIONS;
 use serde_json::Value;
 
@@ -114,6 +115,14 @@ fn every_call_the_code_makes_is_declared() {
             }
         }
     }
+    // The opt-out check reads every owner kind it follows.
+    for (group, kind, resource) in FOLLOWED_OWNERS {
+        let wanted = (group.to_string(), resource.to_string(), "get".to_string());
+        assert!(
+            declared.contains(&wanted),
+            "get {resource} ({kind}) missing"
+        );
+    }
     // The watch cache and leader election.
     for (verb, resource) in [
         ("list", "pods"),
@@ -168,13 +177,121 @@ fn the_deployment_is_hardened_and_probes_readyz_and_healthz() {
     );
 }
 
-#[test]
-fn the_config_map_carries_a_valid_config() {
+/// A Secret key the Deployment hands to its container.
+#[derive(Debug, PartialEq)]
+struct SecretKey {
+    secret: String,
+    key: String,
+}
+
+/// What the container sees from Secrets: mounted items as files and `secretKeyRef`
+/// variables, each holding a stand-in that parses as a URL (so as any secret too).
+fn from_secrets(deployment: &Value) -> (FixedEnvironment, Vec<SecretKey>) {
+    const STAND_IN: &str = "https://stand-in.invalid/hook/from-a-secret";
+    let pod = &deployment["spec"]["template"]["spec"];
+    let container = &pod["containers"][0];
+    let mut env = FixedEnvironment::new();
+    let mut keys = Vec::new();
+    for volume in pod["volumes"].as_array().unwrap() {
+        let secret = &volume["secret"];
+        let Some(name) = secret["secretName"].as_str() else {
+            continue;
+        };
+        let mount = container["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == volume["name"])
+            .unwrap_or_else(|| panic!("{volume} is not mounted"));
+        let items = secret["items"]
+            .as_array()
+            .expect("Secret volumes list their items, so the keys they need are written down");
+        for item in items {
+            let path = format!(
+                "{}/{}",
+                mount["mountPath"].as_str().unwrap(),
+                item["path"].as_str().unwrap()
+            );
+            env = env.with_file(path, STAND_IN);
+            let key = item["key"].as_str().unwrap().to_string();
+            keys.push(SecretKey {
+                secret: name.into(),
+                key,
+            });
+        }
+    }
+    for var in container["env"].as_array().unwrap() {
+        let reference = &var["valueFrom"]["secretKeyRef"];
+        if let (Some(secret), Some(key)) = (reference["name"].as_str(), reference["key"].as_str()) {
+            env = env.with_var(var["name"].as_str().unwrap(), STAND_IN);
+            keys.push(SecretKey {
+                secret: secret.into(),
+                key: key.into(),
+            });
+        }
+    }
+    (env, keys)
+}
+
+/// The ConfigMap's config, loaded as the Deployment's container would load it.
+fn deployed_config() -> Config {
     let map = &documents("configmap.yaml")[0];
     let text = map["data"]["config.yaml"].as_str().unwrap();
-    let config = Config::from_yaml(text, "configmap.yaml").unwrap();
+    let (env, _) = from_secrets(&documents("deployment.yaml")[0]);
+    Config::from_yaml_in(text, "configmap.yaml", &env)
+        .unwrap_or_else(|e| panic!("the ConfigMap must load with the Deployment's Secrets: {e}"))
+}
+
+#[test]
+fn the_config_map_carries_a_valid_config() {
+    let config = deployed_config();
     assert!(
         config.rules.iter().any(|r| r.auto),
         "something is switched on"
     );
+}
+
+#[test]
+fn webhook_urls_and_secrets_come_from_a_secret_not_the_config_map() {
+    let config = deployed_config();
+    let sinks = &config.report.sinks;
+    assert!(
+        matches!(
+            sinks.first(),
+            Some(Sink::Feishu {
+                secret: Some(_),
+                ..
+            })
+        ),
+        "a signed Feishu sink is wired up: {sinks:?}"
+    );
+    for sink in sinks {
+        for secret in sink.secrets() {
+            assert!(
+                !matches!(secret.source(), SecretSource::Inline),
+                "{sink:?} is written into the ConfigMap"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_readme_creates_the_secret_the_deployment_reads() {
+    let readme =
+        std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let (_, keys) = from_secrets(&documents("deployment.yaml")[0]);
+    assert!(!keys.is_empty(), "the Deployment reads a Secret");
+    for SecretKey { secret, key } in &keys {
+        let command = readme
+            .split("kubectl create secret generic ")
+            .skip(1)
+            .find(|rest| rest.starts_with(&format!("{secret} ")))
+            .unwrap_or_else(|| panic!("the README does not create the Secret {secret}"));
+        let command = command.split("```").next().unwrap();
+        assert!(
+            command.contains(&format!("--from-literal={key}="))
+                || command.contains(&format!("--from-file={key}=")),
+            "the README's Secret {secret} lacks the key {key}"
+        );
+    }
 }

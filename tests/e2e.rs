@@ -16,95 +16,45 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-use std::time::Duration;
 
-use futures::FutureExt;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use ops_pod_cleaner::actions::{
-    Action, Executor, ExecutorSettings, Origin, Outcome, PodRef, WorkloadKind, WorkloadRef,
+    Action, Executor, Origin, Outcome, PodRef, WorkloadKind, WorkloadRef,
 };
 use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
 use ops_pod_cleaner::config::Config;
+use ops_pod_cleaner::policy::{Flags, Policy};
 use ops_pod_cleaner::rules::RuleKind;
-use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use serde_json::{Value, json};
+use support::e2e::{BAD_IMAGE, GATE, Target, pull_failing};
 use support::sim::typed;
 
 const HOLD: &str = "ops-pod-cleaner.io/e2e-hold";
-const GATE: &str = "ops-pod-cleaner.io/e2e";
-/// Never resolvable (RFC 2606), so every node fails to pull from it.
-const BAD_IMAGE: &str = "registry.invalid/opc-e2e/web:1";
-
-struct Target {
-    kubeconfig: PathBuf,
-    client: kube::Client,
-    /// How long a real kubelet may take to report a failed pull.
-    patience: Duration,
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn e2e_on_the_simulated_cluster() {
     let dir = tempfile::tempdir().unwrap();
-    let server = SimServer::start(SimCluster::new()).await.unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
-    let target = Target {
-        kubeconfig,
-        client: server.client(),
-        patience: Duration::from_secs(10),
-    };
-    run(target, dir.path()).await;
+    let target = Target::simulated(dir.path()).await;
+    run(&target, dir.path()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn e2e_on_a_real_cluster() {
-    let Some(path) = std::env::var_os("OPC_E2E_KUBECONFIG") else {
-        eprintln!(
-            "skipped: set OPC_E2E_KUBECONFIG to a kubeconfig to run the end-to-end suite on a real cluster"
-        );
+    let Some(target) = Target::real().await else {
         return;
     };
-    let kubeconfig = PathBuf::from(path);
-    let file = kube::config::Kubeconfig::read_from(&kubeconfig)
-        .expect("OPC_E2E_KUBECONFIG must be a readable kubeconfig");
-    let config = kube::Config::from_custom_kubeconfig(file, &Default::default())
-        .await
-        .expect("a usable kubeconfig");
-    let client = kube::Client::try_from(config).expect("a client for OPC_E2E_KUBECONFIG");
-    client
-        .apiserver_version()
-        .await
-        .expect("the cluster named by OPC_E2E_KUBECONFIG must answer");
     let dir = tempfile::tempdir().unwrap();
-    run(
-        Target {
-            kubeconfig,
-            client,
-            patience: Duration::from_secs(180),
-        },
-        dir.path(),
-    )
-    .await;
+    run(&target, dir.path()).await;
 }
 
-/// Create the namespace, run the scenario, and always clean up.
-async fn run(target: Target, scratch: &Path) {
-    let ns = format!("opc-e2e-{}", suffix());
-    let namespaces: Api<Namespace> = Api::all(target.client.clone());
-    let body: Namespace = serde_json::from_value(json!({"metadata": {"name": ns, "labels": {"app.kubernetes.io/created-by": "ops-pod-cleaner-e2e"}}})).unwrap();
-    namespaces
-        .create(&PostParams::default(), &body)
-        .await
-        .expect("create the test namespace");
-    let outcome = std::panic::AssertUnwindSafe(scenario(&target, &ns, scratch))
-        .catch_unwind()
+async fn run(target: &Target, scratch: &Path) {
+    target
+        .in_namespaces(1, |names| async move {
+            scenario(target, &names[0], scratch).await;
+        })
         .await;
-    clean_up(&target.client, &ns).await;
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
 }
 
 async fn scenario(target: &Target, ns: &str, scratch: &Path) {
@@ -115,20 +65,21 @@ async fn scenario(target: &Target, ns: &str, scratch: &Path) {
         .create(&PostParams::default(), &typed(deployment("web", 2)))
         .await
         .expect("create the deployment");
-    let pulling = wait_for(target.patience, "two web pods failing to pull", || async {
-        let list = pods
-            .list(&ListParams::default().labels("app=web"))
-            .await
-            .ok()?;
-        let failing: Vec<String> = list
-            .items
-            .iter()
-            .filter(|p| pull_failing(p))
-            .filter_map(|p| p.metadata.name.clone())
-            .collect();
-        (failing.len() == 2).then_some(failing)
-    })
-    .await;
+    let pulling = target
+        .wait_for("two web pods failing to pull", || async {
+            let list = pods
+                .list(&ListParams::default().labels("app=web"))
+                .await
+                .ok()?;
+            let failing: Vec<String> = list
+                .items
+                .iter()
+                .filter(|p| pull_failing(p))
+                .filter_map(|p| p.metadata.name.clone())
+                .collect();
+            (failing.len() == 2).then_some(failing)
+        })
+        .await;
 
     // `scan` sees every category, through the binary and a kubeconfig file.
     let config = write_config(scratch, ns);
@@ -166,27 +117,26 @@ async fn scenario(target: &Target, ns: &str, scratch: &Path) {
         &cache,
         &WatchSettings::default(),
     );
-    wait_for(target.patience, "the cache to sync", || async {
-        cache.health().synced().then_some(())
-    })
-    .await;
+    target
+        .wait_for("the cache to sync", || async {
+            cache.health().synced().then_some(())
+        })
+        .await;
     let config = Config::load_file(&config).unwrap();
-    let settings = ExecutorSettings {
-        cluster: "e2e".into(),
-        events: true,
-        ..Default::default()
-    };
+    let policy = Policy::new(Flags::default(), &config);
     let executor = Arc::new(Executor::new(
         target.client.clone(),
         cache.clone(),
-        config.rules,
+        &policy,
+        "e2e",
         None,
-        settings,
     ));
     // One pass of the worker as a CronJob would run it: auto on for `evicted` only.
     let audit = scratch.join("audit.jsonl");
     let auto_config = write_auto_config(scratch, ns, &audit);
-    headless_once(&target.kubeconfig, &auto_config, ns);
+    let (code, out) = target.headless_once(&auto_config, &[ns.to_string()]);
+    assert_eq!(code, Some(0), "headless --once: {out}");
+    assert!(out.contains("1 action taken, 0 failed"), "{out}");
     assert!(
         pods.get_opt("evicted-1").await.unwrap().is_none(),
         "headless --once deleted the evicted pod"
@@ -219,20 +169,22 @@ async fn scenario(target: &Target, ns: &str, scratch: &Path) {
         .run(&Action::RemoveFinalizers(stuck), Origin::Manual)
         .await;
     assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
-    wait_for(target.patience, "the held pod to go", || async {
-        pods.get_opt("terminating-1")
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    target
+        .wait_for("the held pod to go", || async {
+            pods.get_opt("terminating-1")
+                .await
+                .ok()?
+                .is_none()
+                .then_some(())
+        })
+        .await;
 
     let web_pod = pod_ref(&pods, &pulling[0]).await;
-    wait_for(target.patience, "the web pod in the cache", || async {
-        cache.get(&web_pod.uid).map(|_| ())
-    })
-    .await;
+    target
+        .wait_for("the web pod in the cache", || async {
+            cache.get(&web_pod.uid).map(|_| ())
+        })
+        .await;
     let outcome = executor
         .run(&Action::ScaleToZero(web_pod), Origin::Manual)
         .await;
@@ -334,21 +286,6 @@ fn deployment(name: &str, replicas: i32) -> Value {
     })
 }
 
-fn pull_failing(pod: &Pod) -> bool {
-    let statuses = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_ref());
-    statuses.into_iter().flatten().any(|c| {
-        let reason = c
-            .state
-            .as_ref()
-            .and_then(|s| s.waiting.as_ref())
-            .and_then(|w| w.reason.as_deref());
-        matches!(reason, Some("ErrImagePull" | "ImagePullBackOff"))
-    })
-}
-
 /// Every rule at once, only in the test namespace.
 fn write_config(scratch: &Path, ns: &str) -> PathBuf {
     let rules: Vec<String> = RuleKind::ALL
@@ -369,20 +306,6 @@ fn write_auto_config(scratch: &Path, ns: &str, audit: &Path) -> PathBuf {
     );
     std::fs::write(&path, text).unwrap();
     path
-}
-
-/// `headless --once` on the binary, its Lease in the test namespace.
-fn headless_once(kubeconfig: &Path, config: &Path, ns: &str) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
-        .args(["headless", "--once", "-n", ns, "--kubeconfig"])
-        .arg(kubeconfig)
-        .arg("--config")
-        .arg(config)
-        .env("POD_NAMESPACE", ns)
-        .output()
-        .expect("the binary runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "headless --once: {stderr}");
 }
 
 /// `scan --output json` on the binary: name → category.
@@ -406,56 +329,4 @@ fn scan(kubeconfig: &Path, config: &Path, ns: &str) -> BTreeMap<String, String> 
             )
         })
         .collect()
-}
-
-async fn wait_for<T, F, Fut>(patience: Duration, what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + patience;
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out after {patience:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// Let held pods go, then delete the namespace (a real cluster finishes that asynchronously).
-async fn clean_up(client: &kube::Client, ns: &str) {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
-    if let Ok(list) = pods.list(&ListParams::default()).await {
-        for pod in list.items.iter().filter(|p| {
-            p.metadata
-                .finalizers
-                .as_ref()
-                .is_some_and(|f| !f.is_empty())
-        }) {
-            let name = pod.metadata.name.clone().unwrap_or_default();
-            let release = json!({"metadata": {"finalizers": null}});
-            if let Err(e) = pods
-                .patch(&name, &PatchParams::default(), &Patch::Merge(&release))
-                .await
-            {
-                eprintln!("cleanup: could not release {ns}/{name}: {e}");
-            }
-        }
-    }
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    if let Err(e) = namespaces.delete(ns, &DeleteParams::default()).await {
-        eprintln!("cleanup: could not delete namespace {ns}: {e}; delete it by hand");
-    }
-}
-
-fn suffix() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .subsec_nanos();
-    format!("{:06x}", (nanos ^ std::process::id()) & 0xff_ffff)
 }

@@ -275,9 +275,10 @@ struct Acting {
 }
 
 fn acting(client: kube::Client, identity: &str, dir: &std::path::Path) -> Acting {
-    use ops_pod_cleaner::actions::{AuditLog, Executor, ExecutorSettings, RetryPolicy};
+    use ops_pod_cleaner::actions::{AuditLog, Executor, RetryPolicy};
     use ops_pod_cleaner::cluster::{Cache, WatchSettings, spawn_watches};
     use ops_pod_cleaner::config::Config;
+    use ops_pod_cleaner::policy::{Flags, Policy};
     let cache = Cache::new();
     let watch_settings = WatchSettings {
         silence: Duration::from_secs(5),
@@ -293,23 +294,20 @@ fn acting(client: kube::Client, identity: &str, dir: &std::path::Path) -> Acting
     config.safety.max_actions_per_minute = 1000;
     config.safety.max_actions_per_namespace_per_minute = 1000;
     config.safety.breaker.min_pods = 1000;
+    config.audit.events = false;
+    let policy = Policy::new(Flags::default(), &config);
     let audit = dir.join(format!("{identity}.jsonl"));
-    let settings = ExecutorSettings {
-        cluster: "sim".into(),
-        events: false,
-        retry: RetryPolicy {
-            attempts: 1,
-            ..RetryPolicy::default()
-        },
-        ..ExecutorSettings::default()
-    };
     let executor = Executor::new(
         client.clone(),
         cache.clone(),
-        config.rules.clone(),
+        &policy,
+        "sim",
         Some(AuditLog::open(&audit).unwrap()),
-        settings,
-    );
+    )
+    .with_retry(RetryPolicy {
+        attempts: 1,
+        ..RetryPolicy::default()
+    });
     let options = ops_pod_cleaner::worker::WorkerOptions {
         master_auto: true,
         tick: Duration::from_millis(50),
@@ -317,7 +315,7 @@ fn acting(client: kube::Client, identity: &str, dir: &std::path::Path) -> Acting
         ..Default::default()
     };
     let worker =
-        ops_pod_cleaner::worker::spawn(cache, std::sync::Arc::new(executor), &config, options);
+        ops_pod_cleaner::worker::spawn(cache, std::sync::Arc::new(executor), &policy, options);
     let (leader_tx, leader) = watch::channel(false);
     let (_stop, stop) = watch::channel(false);
     let elector = Elector::new(client, settings_for_overlap(identity));

@@ -7,12 +7,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Pod;
-use ops_pod_cleaner::actions::{AuditLog, Executor, ExecutorSettings, RetryPolicy};
+use ops_pod_cleaner::actions::{AuditLog, Executor, RetryPolicy};
 use ops_pod_cleaner::cluster::{
     Cache, Deadlines, Scope, WatchSettings, WatchState, list_pods, spawn_watches,
 };
 use ops_pod_cleaner::config::Config;
 use ops_pod_cleaner::headless::{Sources, bind, serve};
+use ops_pod_cleaner::policy::{Flags, Policy};
 use ops_pod_cleaner::rules::RuleKind;
 use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use ops_pod_cleaner::ui::{WatchLine, watch_line};
@@ -70,21 +71,13 @@ impl Fresh {
             rule.after = Duration::ZERO;
         }
         config.safety.max_stale = MAX_STALE;
-        let settings = ExecutorSettings {
-            cluster: "sim".into(),
-            events: false,
-            retry: RetryPolicy {
+        config.audit.events = false;
+        let policy = Policy::new(Flags::default(), &config);
+        let executor = Executor::new(client, self.cache.clone(), &policy, "sim", audit).with_retry(
+            RetryPolicy {
                 attempts: 1,
                 ..RetryPolicy::default()
             },
-            ..ExecutorSettings::default()
-        };
-        let executor = Executor::new(
-            client,
-            self.cache.clone(),
-            config.rules.clone(),
-            audit,
-            settings,
         );
         let options = WorkerOptions {
             master_auto: true,
@@ -92,7 +85,7 @@ impl Fresh {
             cluster: "sim".into(),
             ..WorkerOptions::default()
         };
-        worker::spawn(self.cache.clone(), Arc::new(executor), &config, options)
+        worker::spawn(self.cache.clone(), Arc::new(executor), &policy, options)
     }
 }
 

@@ -12,7 +12,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use ops_pod_cleaner::config::{FileFormat, ReportConfig, Sink};
+use ops_pod_cleaner::config::{FileFormat, ReportConfig, Secret, SecretSource, Sink};
 use ops_pod_cleaner::report::{
     DeliveryPolicy, DeliveryResult, Reporter, RestartReport, RestartRow, WorkloadGroup, payload,
     sink_id,
@@ -72,8 +72,8 @@ impl Receiver {
         receiver
     }
 
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr.unwrap())
+    fn url(&self, path: &str) -> Secret {
+        Secret::new(format!("http://{}{path}", self.addr.unwrap()))
     }
 
     fn received(&self) -> Vec<(String, Value)> {
@@ -140,7 +140,7 @@ async fn feishu_gets_a_signed_card() {
     let dir = tempfile::tempdir().unwrap();
     let sink = Sink::Feishu {
         url: rx.url("/open-apis/bot/v2/hook/abc"),
-        secret: Some("s3cret".into()),
+        secret: Some(Secret::new("s3cret")),
     };
     let deliveries = reporter(vec![sink], dir.path()).deliver(&sample()).await;
     assert_eq!(deliveries[0].result, DeliveryResult::Sent);
@@ -203,7 +203,7 @@ async fn a_feishu_refusal_inside_a_200_answer_is_spooled() {
     let dir = tempfile::tempdir().unwrap();
     let sink = Sink::Feishu {
         url: rx.url("/hook"),
-        secret: Some("wrong".into()),
+        secret: Some(Secret::new("wrong")),
     };
     let deliveries = reporter(vec![sink], dir.path()).deliver(&sample()).await;
     assert!(
@@ -267,7 +267,7 @@ async fn an_unreachable_sink_spools_and_a_failed_resend_keeps_the_file() {
         .unwrap()
         .port();
     let sink = Sink::Slack {
-        url: format!("http://127.0.0.1:{port}/slack"),
+        url: Secret::new(format!("http://127.0.0.1:{port}/slack")),
     };
     let reporter = reporter(vec![sink], dir.path());
     let deliveries = reporter.deliver(&sample()).await;
@@ -315,4 +315,32 @@ async fn file_sinks_write_each_format_to_a_dated_path() {
         csv.lines().nth(1),
         Some("shop,Deployment/web,web-1,app,12,3,OOMKilled,137,2026-11-20T09:00:00Z,n1")
     );
+}
+
+#[test]
+fn sink_ids_follow_where_the_url_is_read_from_and_never_show_it() {
+    let from_file = |value: &str| Sink::Feishu {
+        url: Secret::from_source(value, SecretSource::File("/etc/hooks/feishu-url".into())),
+        secret: None,
+    };
+    let before = sink_id(&from_file("https://open.feishu.cn/hook/old-t0ken"));
+    let rotated = sink_id(&from_file("https://open.feishu.cn/hook/new-t0ken"));
+    assert_eq!(
+        before, rotated,
+        "a rotated Secret keeps its spooled reports"
+    );
+    assert!(
+        before.starts_with("feishu-") && before.len() == "feishu-".len() + 8,
+        "{before}"
+    );
+
+    let inline = |value: &str| Sink::Slack {
+        url: Secret::new(value),
+    };
+    let a = sink_id(&inline("https://hooks.slack.com/services/T0/B0/a1b2c3"));
+    let b = sink_id(&inline("https://hooks.slack.com/services/T0/B0/d4e5f6"));
+    assert_ne!(a, b, "two inline hooks are two sinks");
+    for id in [a, b] {
+        assert!(!id.contains("a1b2c3") && !id.contains("d4e5f6"), "{id}");
+    }
 }

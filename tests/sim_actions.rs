@@ -9,14 +9,13 @@ use chrono::Utc;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::Pod;
 use ops_pod_cleaner::actions::{
-    Action, Executor, ExecutorSettings, Origin, Outcome, PodRef, RetryPolicy, WorkloadKind,
-    WorkloadRef,
+    Action, Executor, Origin, Outcome, PodRef, WorkloadKind, WorkloadRef,
 };
 use ops_pod_cleaner::cluster::Cache;
-use ops_pod_cleaner::rules::default_chain;
 use ops_pod_cleaner::sim::SimCluster;
 use serde_json::{Value, json};
 use support::pods::pod;
+use support::policy::{policy, quick_retry};
 use support::sim::{Watched, eventually, live_pods, typed};
 
 struct Harness(Watched);
@@ -34,24 +33,14 @@ impl Harness {
     }
 
     fn executor(&self, events: bool) -> Executor {
-        let retry = RetryPolicy {
-            attempts: 3,
-            first_wait: Duration::from_millis(10),
-            max_wait: Duration::from_secs(2),
-        };
-        let settings = ExecutorSettings {
-            cluster: "sim".into(),
-            dry_run: false,
-            events,
-            retry,
-        };
         Executor::new(
             self.server.client(),
             self.cache.clone(),
-            default_chain(),
+            &policy(false, events),
+            "sim",
             None,
-            settings,
         )
+        .with_retry(quick_retry())
     }
 
     fn pod_ref(&self, ns: &str, name: &str) -> PodRef {
@@ -133,11 +122,7 @@ async fn a_stale_plan_never_deletes_the_replacement_pod_of_the_same_name() {
             .is_some_and(|p| p.metadata.uid.as_deref() != Some(old.uid.as_str()))
     })
     .await;
-    let settings = ExecutorSettings {
-        cluster: "sim".into(),
-        ..Default::default()
-    };
-    let executor = Executor::new(h.server.client(), stale, default_chain(), None, settings);
+    let executor = Executor::new(h.server.client(), stale, &policy(false, false), "sim", None);
     let outcome = executor
         .run(&Action::ForceDelete(old.clone()), Origin::Manual)
         .await;

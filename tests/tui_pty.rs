@@ -23,6 +23,11 @@ struct Screen {
 
 impl Screen {
     fn start() -> Screen {
+        Screen::start_with(None)
+    }
+
+    /// The binary in `--demo`, with `config` (YAML text) as its config file when given.
+    fn start_with(config: Option<&str>) -> Screen {
         let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("openpt");
         grantpt(&master).expect("grantpt");
         unlockpt(&master).expect("unlockpt");
@@ -40,8 +45,14 @@ impl Screen {
         };
         tcsetwinsize(&slave, size).expect("window size");
         let home = tempfile::tempdir().unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
-            .arg("--demo")
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"));
+        command.arg("--demo");
+        if let Some(text) = config {
+            let path = home.path().join("config.yaml");
+            std::fs::write(&path, text).unwrap();
+            command.arg("--config").arg(path);
+        }
+        let child = command
             .current_dir(home.path())
             .env("HOME", home.path())
             .env("XDG_DATA_HOME", home.path())
@@ -112,6 +123,54 @@ impl Drop for Screen {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The audit log the binary writes under `XDG_DATA_HOME`.
+fn audit_log(screen: &Screen) -> String {
+    let path = screen._home.path().join("ops-pod-cleaner/audit.jsonl");
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// `safety.dryRun` in the config, and no `--dry-run` flag: the screen, its delete and the
+/// session after a context switch all stay dry (they once followed the flag alone).
+#[test]
+fn dry_run_from_the_config_holds_in_the_tui_and_after_a_context_switch() {
+    let mut screen = Screen::start_with(Some("safety:\n  dryRun: true\n"));
+    let text = screen.wait_for("the first sync", |t| {
+        t.contains("● synced") && evicted_rows(t).len() >= 2
+    });
+    assert!(text.contains("DRY-RUN"), "{text}");
+    for round in ["before", "after"] {
+        let first = evicted_rows(&screen.text())[0].clone();
+        screen.keys("d");
+        screen.wait_text("Delete this pod?");
+        screen.keys("y");
+        let after = screen.wait_text(&format!("would delete pod shop/{first}"));
+        assert!(
+            evicted_rows(&after).contains(&first),
+            "dry-run deletes nothing ({round} the switch): {after}"
+        );
+        if round == "before" {
+            screen.keys("c");
+            screen.wait_text("demo");
+            screen.keys("\r");
+            screen.wait_for("the new session", |t| {
+                t.contains("switched to context demo") && t.contains("● synced")
+            });
+            screen.wait_for("its rows", |t| evicted_rows(t).len() >= 2);
+        }
+    }
+    assert!(screen.text().contains("DRY-RUN"));
+    let audit = audit_log(&screen);
+    assert_eq!(
+        audit
+            .lines()
+            .filter(|l| l.contains(r#""dryRun":true"#))
+            .count(),
+        2,
+        "{audit}"
+    );
+    assert!(!audit.contains(r#""dryRun":false"#), "{audit}");
 }
 
 /// Pod names in the table rows of the evicted category, top to bottom.

@@ -2,7 +2,9 @@
 
 mod ui_support;
 
-use ops_pod_cleaner::actions::{Action, Outcome, PodRef, Resolution, WorkloadKind, WorkloadRef};
+use ops_pod_cleaner::actions::{
+    Action, Inspection, OptOut, Outcome, PodRef, Resolution, WorkloadKind, WorkloadRef,
+};
 use ops_pod_cleaner::config::{Config, KeyBinding};
 use ops_pod_cleaner::rules::RuleKind;
 use ops_pod_cleaner::ui::{Effect, Event, Overlay, State, View, update};
@@ -75,18 +77,28 @@ fn marked_rows_are_confirmed_by_name_then_run() {
     let mut s = state();
     press(&mut s, "Space Space");
     assert_eq!(s.marks.len(), 2);
-    assert!(press(&mut s, "d").is_empty(), "nothing runs before yes");
+    let pod = |name: &str| PodRef {
+        namespace: "shop".into(),
+        name: name.into(),
+        uid: format!("uid-shop-{name}"),
+    };
+    assert_eq!(
+        press(&mut s, "d"),
+        [Effect::CheckOptOuts(vec![
+            pod("web-5f8-k2x8p"),
+            pod("web-5f8-q7m4t")
+        ])],
+        "nothing runs before yes; the owners are checked for opt-outs first"
+    );
+    assert!(matches!(s.overlay, Some(Overlay::Checking(_))));
+    assert!(press(&mut s, "y").is_empty(), "no yes before the check");
+    update(&mut s, Event::OptOuts(Ok(Vec::new())));
     let (title, lines, unavailable) = confirm_lines(&s);
     assert_eq!(title, "Delete these 2 pods?");
     assert!(lines[0].starts_with("shop/web-5f8-k2x8p"));
     assert!(lines[1].starts_with("shop/web-5f8-q7m4t"));
     assert_eq!(unavailable, None);
     let effects = press(&mut s, "y");
-    let pod = |name: &str| PodRef {
-        namespace: "shop".into(),
-        name: name.into(),
-        uid: format!("uid-shop-{name}"),
-    };
     assert_eq!(
         effects,
         [Effect::Run(vec![
@@ -94,6 +106,52 @@ fn marked_rows_are_confirmed_by_name_then_run() {
             Action::Delete(pod("web-5f8-q7m4t")),
         ])]
     );
+    assert_eq!(s.overlay, None);
+}
+
+#[test]
+fn an_opt_out_up_the_owner_chain_is_named_and_asks_twice() {
+    let mut s = state();
+    let target = PodRef::of(&s.selected_finding().unwrap().pod);
+    press(&mut s, "d");
+    update(
+        &mut s,
+        Event::OptOuts(Ok(vec![OptOut::Owner {
+            kind: "Deployment".into(),
+            namespace: "shop".into(),
+            name: "web".into(),
+        }])),
+    );
+    let (_, lines, _) = confirm_lines(&s);
+    assert!(
+        lines.contains(&"opted out: Deployment shop/web carries ops-pod-cleaner.io/ignore".into()),
+        "{lines:?}"
+    );
+    assert!(press(&mut s, "y").is_empty(), "a first yes only asks again");
+    let (title, lines, _) = confirm_lines(&s);
+    assert_eq!(title, "Opted out: Delete this pod anyway?");
+    assert!(
+        lines.iter().any(|l| l.contains("Press y again")),
+        "{lines:?}"
+    );
+    assert_eq!(
+        press(&mut s, "y"),
+        [Effect::Run(vec![Action::Delete(target)])]
+    );
+}
+
+#[test]
+fn an_unchecked_opt_out_is_treated_as_one() {
+    let mut s = state();
+    press(&mut s, "d");
+    update(
+        &mut s,
+        Event::OptOuts(Err("replicasets is forbidden".into())),
+    );
+    assert!(press(&mut s, "y").is_empty(), "asks again");
+    let (title, _, _) = confirm_lines(&s);
+    assert!(title.starts_with("Opted out:"), "{title}");
+    press(&mut s, "n");
     assert_eq!(s.overlay, None);
 }
 
@@ -153,12 +211,21 @@ fn scale_to_zero_names_the_workload_and_its_replicas() {
         &mut s,
         Event::Resolved {
             pod: pod.clone(),
-            result: Ok((Resolution::Scalable(workload.clone()), Some(2))),
+            result: Ok(Inspection {
+                opt_out: None,
+                resolution: Resolution::Scalable(workload.clone()),
+                replicas: Some(2),
+                available: Some(2),
+            }),
         },
     );
     let (_, lines, _) = confirm_lines(&s);
     assert_eq!(lines[0], "Deployment shop/recommender");
     assert_eq!(lines[1], "replicas now: 2  →  0");
+    assert_eq!(
+        lines[2],
+        "2 available replicas will stop (a bad rollout? consider kubectl rollout undo)"
+    );
     assert_eq!(
         press(&mut s, "Enter"),
         [Effect::Run(vec![Action::ScaleToZero(pod.clone())])]
@@ -188,10 +255,14 @@ fn nothing_to_scale_says_why() {
         &mut s,
         Event::Resolved {
             pod,
-            result: Ok((
-                Resolution::Unscalable("Job x runs to completion and has no replica count".into()),
-                None,
-            )),
+            result: Ok(Inspection {
+                opt_out: None,
+                resolution: Resolution::Unscalable(
+                    "Job x runs to completion and has no replica count".into(),
+                ),
+                replicas: None,
+                available: None,
+            }),
         },
     );
     let (_, _, unavailable) = confirm_lines(&s);
@@ -272,7 +343,7 @@ fn keys_come_from_the_config() {
     let mut s = state();
     s.keys = config.ui;
     press(&mut s, "x");
-    assert!(matches!(s.overlay, Some(Overlay::Confirm(_))));
+    assert!(matches!(s.overlay, Some(Overlay::Checking(_))));
     press(&mut s, "Esc");
     assert!(press(&mut s, "q").is_empty());
     assert_eq!(press(&mut s, "Q"), [Effect::Quit]);

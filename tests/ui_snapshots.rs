@@ -4,7 +4,7 @@
 mod ui_support;
 
 use k8s_openapi::api::core::v1::Pod;
-use ops_pod_cleaner::actions::{PodRef, Resolution, WorkloadKind, WorkloadRef};
+use ops_pod_cleaner::actions::{Inspection, PodRef, Resolution, WorkloadKind, WorkloadRef};
 use ops_pod_cleaner::config::KeyBinding;
 use ops_pod_cleaner::report::{RestartReport, RestartRow, WorkloadGroup};
 use ops_pod_cleaner::rules::RuleKind;
@@ -80,12 +80,25 @@ fn rules_pane() {
             actions_taken: 7,
             failures: 1,
             paused: None,
+            ..RuleStatus::default()
+        },
+    );
+    s.worker.rules.insert(
+        RuleKind::ImagePull,
+        RuleStatus {
+            auto: true,
+            held: 1,
+            held_reason: Some(
+                "bad rollout: 3 replicas still available in Deployment shop/recommender".into(),
+            ),
+            ..RuleStatus::default()
         },
     );
     press(&mut s, "l");
     assert_eq!(s.bottom, BottomPane::Rules);
     let text = screen(&s, 80, 24);
     assert!(text.contains("evicted"));
+    assert!(text.contains("HELD 1: bad rollout"), "{text}");
     assert_snapshot("rules_pane_80x24", &text);
 }
 
@@ -187,6 +200,7 @@ fn help_overlay_lists_every_key() {
 fn confirm_delete_of_marked_rows() {
     let mut s = state();
     press(&mut s, "Space Space d");
+    update(&mut s, Event::OptOuts(Ok(Vec::new())));
     let text = screen(&s, 80, 24);
     assert!(text.contains("Delete these 2 pods?"));
     assert_snapshot("confirm_delete_80x24", &text);
@@ -201,14 +215,16 @@ fn confirm_scale_to_zero() {
         &mut s,
         Event::Resolved {
             pod,
-            result: Ok((
-                Resolution::Scalable(WorkloadRef {
+            result: Ok(Inspection {
+                opt_out: None,
+                resolution: Resolution::Scalable(WorkloadRef {
                     kind: WorkloadKind::Deployment,
                     namespace: "shop".into(),
                     name: "recommender".into(),
                 }),
-                Some(2),
-            )),
+                replicas: Some(2),
+                available: Some(0),
+            }),
         },
     );
     let text = screen(&s, 80, 24);

@@ -2,11 +2,11 @@
 
 mod support;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use ops_pod_cleaner::actions::Action;
+use ops_pod_cleaner::actions::{Action, Outcome, PastAction};
 use ops_pod_cleaner::cluster::Abnormal;
 use ops_pod_cleaner::config::{BreakerConfig, SafetyConfig};
 use ops_pod_cleaner::pod::{Interner, PodRecord};
@@ -197,52 +197,102 @@ fn a_paused_rule_holds_its_pods_with_the_breaker_reason() {
     );
 }
 
+/// Admit what `pass` plans to run, as the worker does right before sending each request.
+fn admitted(pass: &Pass, guards: &mut Guards, at: Instant) -> Vec<String> {
+    pass.planned
+        .iter()
+        .filter(|p| matches!(p.decision, Decision::Run(_)))
+        .filter(|p| guards.admit(p, at).is_ok())
+        .map(|p| p.pod.name.clone())
+        .collect()
+}
+
 #[test]
-fn rate_limits_hold_the_newest_per_namespace_and_globally() {
+fn rate_limits_are_spent_on_requests_sent_and_hold_the_newest() {
     let safety = SafetyConfig {
         max_actions_per_minute: 5,
         max_actions_per_namespace_per_minute: 3,
         ..SafetyConfig::default()
     };
     let mut findings: Vec<Abnormal> = (0..4).map(|i| evicted(&format!("a{i}"), "a")).collect();
-    let pass = run(&findings, &all_on(), &open_gate(), safety.clone());
-    assert_eq!(ran(&pass), 3);
-    assert!(matches!(holds(&pass).as_slice(), [Hold::RateLimited(why)] if why.contains("in a")));
-
     findings.extend((0..4).map(|i| evicted(&format!("b{i}"), "b")));
-    let pass = run(&findings, &all_on(), &open_gate(), safety.clone());
-    assert_eq!(ran(&pass), 5, "3 in a, then 2 in b before the global limit");
-
-    // The window slides: a minute later the held pods go.
     let mut guards = Guards::new(safety);
     let start = Instant::now();
-    let first = plan(
-        &findings,
-        &all_on(),
-        &BTreeMap::new(),
-        &open_gate(),
-        &mut guards,
-        start,
+    let pass = plan_at(&findings, &mut guards, start);
+    assert_eq!(ran(&pass), 8, "planning spends no slot");
+    assert_eq!(
+        admitted(&pass, &mut guards, start),
+        ["a0", "a1", "a2", "b0", "b1"],
+        "3 in a, then 2 in b before the global limit"
     );
+    let held = pass.planned.iter().find(|p| p.pod.name == "a3").unwrap();
+    assert!(
+        matches!(guards.admit(held, start), Err(Hold::RateLimited(why)) if why.contains("across the cluster"))
+    );
+    // The window slides: a minute later the held pods go.
     let later = start + Duration::from_secs(61);
-    let rest: Vec<Abnormal> = findings
-        .iter()
-        .filter(|f| {
-            !first
-                .actions()
-                .any(|(_, a)| a.pod().is_some_and(|p| p.uid == *f.pod.uid))
-        })
-        .cloned()
-        .collect();
-    let second = plan(
-        &rest,
+    assert_eq!(
+        admitted(&pass, &mut guards, later).len(),
+        5,
+        "a fresh minute"
+    );
+}
+
+#[test]
+fn a_target_refused_before_sending_spends_nothing_and_backs_off() {
+    let safety = SafetyConfig {
+        max_actions_per_minute: 1,
+        ..SafetyConfig::default()
+    };
+    let findings = [evicted("held", "shop"), evicted("fine", "shop")];
+    let mut guards = Guards::new(safety);
+    let start = Instant::now();
+    let pass = plan_at(&findings, &mut guards, start);
+    let named = |name: &str| pass.planned.iter().find(|p| p.pod.name == name).unwrap();
+    let (held, fine) = (named("held"), named("fine"));
+    assert!(
+        guards.refused(held, "held by finalizers (x)", start),
+        "a new reason is logged"
+    );
+    assert!(
+        guards.admit(fine, start).is_ok(),
+        "the refusal took no slot"
+    );
+
+    let at = |secs| start + Duration::from_secs(secs);
+    let holds_at = |guards: &mut Guards, secs| holds(&plan_at(&findings[..1], guards, at(secs)));
+    assert_eq!(
+        holds_at(&mut guards, 60),
+        [Hold::BackingOff("held by finalizers (x)".into())]
+    );
+    assert!(
+        holds_at(&mut guards, 121).is_empty(),
+        "tried again after 2 min"
+    );
+    assert!(
+        !guards.refused(held, "held by finalizers (x)", at(121)),
+        "the same reason again is not logged again"
+    );
+    assert!(!holds_at(&mut guards, 121 + 239).is_empty(), "then 4 min");
+    assert!(holds_at(&mut guards, 121 + 241).is_empty());
+    // Doubling stops at an hour.
+    let mut now = 121 + 241;
+    for _ in 0..10 {
+        guards.refused(held, "held by finalizers (x)", at(now));
+        now += 3601;
+    }
+    assert!(holds_at(&mut guards, now).is_empty(), "capped at 1 h");
+}
+
+fn plan_at(findings: &[Abnormal], guards: &mut Guards, at: Instant) -> Pass {
+    plan(
+        findings,
         &all_on(),
         &BTreeMap::new(),
         &open_gate(),
-        &mut guards,
-        later,
-    );
-    assert_eq!(ran(&second), 3);
+        guards,
+        at,
+    )
 }
 
 #[test]
@@ -258,35 +308,136 @@ fn one_scale_per_workload_and_no_repeat_within_the_cooldown() {
     let findings = [failing("web-1"), failing("web-2"), failing("web-3")];
     let mut guards = Guards::new(SafetyConfig::default());
     let start = Instant::now();
-    let pass = plan(
-        &findings,
-        &all_on(),
-        &BTreeMap::new(),
-        &open_gate(),
-        &mut guards,
-        start,
-    );
+    let pass = plan_at(&findings, &mut guards, start);
     assert_eq!(ran(&pass), 1);
     assert_eq!(holds(&pass), [Hold::RecentlyActed, Hold::RecentlyActed]);
-    let again = plan(
-        &findings,
-        &all_on(),
-        &BTreeMap::new(),
-        &open_gate(),
-        &mut guards,
-        start,
-    );
-    assert_eq!(ran(&again), 0);
+    let scaled = &pass.planned[0];
+    assert_eq!(scaled.target, "shop/Deployment/web");
+    guards.sent(scaled, &Outcome::Done("scaled".into()), start);
+    assert_eq!(ran(&plan_at(&findings, &mut guards, start)), 0);
     let after = start + Duration::from_secs(121);
-    let later = plan(
-        &findings,
-        &all_on(),
-        &BTreeMap::new(),
-        &open_gate(),
-        &mut guards,
-        after,
+    assert_eq!(ran(&plan_at(&findings, &mut guards, after)), 1);
+}
+
+fn pulling(name: &str, ns: &str) -> Abnormal {
+    abnormal(
+        pod(name)
+            .ns(ns)
+            .owned_by("apps/v1", "ReplicaSet", &format!("{name}-7d9f8c6b5"))
+            .waiting("ImagePullBackOff"),
+    )
+}
+
+#[test]
+fn an_outage_spread_thin_pauses_after_three_workloads_and_names_them() {
+    let findings: Vec<Abnormal> = (1..=8).map(|i| pulling("app", &format!("ns{i}"))).collect();
+    let mut guards = Guards::new(SafetyConfig::default());
+    let start = Instant::now();
+    let pass = plan_at(&findings, &mut guards, start);
+    assert_eq!(ran(&pass), 8, "one workload per namespace: no share trips");
+    assert_eq!(admitted(&pass, &mut guards, start).len(), 3);
+    let why = guards.spread_paused()[&RuleKind::ImagePull].clone();
+    assert!(
+        why.starts_with("imagePull would act on a 4th workload (ns4/Deployment/app) within 10m after ns1/Deployment/app, ns2/Deployment/app, ns3/Deployment/app: paused"),
+        "{why}"
     );
-    assert_eq!(ran(&later), 1);
+    // The pause holds, within the window and after it, until the matches clear...
+    let later = start + Duration::from_secs(3600);
+    assert!(admitted(&pass, &mut guards, later).is_empty());
+    assert!(
+        guards
+            .matches_cleared(&[RuleKind::ImagePull].into())
+            .is_empty()
+    );
+    assert_eq!(
+        guards.matches_cleared(&BTreeSet::new()),
+        [RuleKind::ImagePull]
+    );
+    assert!(guards.spread_paused().is_empty());
+    // The same three may act again within the window; a fourth pauses the rule again...
+    let pass = plan_at(&findings, &mut guards, start);
+    assert_eq!(admitted(&pass, &mut guards, start).len(), 3);
+    assert!(guards.spread_paused().contains_key(&RuleKind::ImagePull));
+    // ...until someone resumes it, which grants a fresh set of workloads.
+    assert!(guards.resume(RuleKind::ImagePull));
+    let later = start + Duration::from_secs(61);
+    let pass = plan_at(&findings[3..], &mut guards, later);
+    assert_eq!(admitted(&pass, &mut guards, later).len(), 3);
+}
+
+#[test]
+fn deleting_finished_pods_stops_nothing_and_is_not_bound_by_workloads() {
+    // Evicted pods of 8 workloads: deleting them stops nothing that runs.
+    let findings: Vec<Abnormal> = (1..=8)
+        .map(|i| abnormal(pod(&format!("e{i}")).ns(&format!("ns{i}")).evicted()))
+        .collect();
+    let mut guards = Guards::new(SafetyConfig::default());
+    let start = Instant::now();
+    let pass = plan_at(&findings, &mut guards, start);
+    assert_eq!(admitted(&pass, &mut guards, start).len(), 8);
+    assert!(guards.spread_paused().is_empty());
+}
+
+#[test]
+fn guards_restored_from_the_audit_log_give_no_fresh_budget() {
+    let findings: Vec<Abnormal> = (1..=4).map(|i| pulling("app", &format!("ns{i}"))).collect();
+    let history: Vec<PastAction> = (1..=3)
+        .map(|i| PastAction {
+            age: Duration::from_secs(30),
+            rule: RuleKind::ImagePull,
+            namespace: format!("ns{i}"),
+            target: format!("ns{i}/Deployment/app"),
+            workload: Some(format!("ns{i}/Deployment/app")),
+        })
+        .collect();
+    let safety = SafetyConfig {
+        max_actions_per_minute: 4,
+        ..SafetyConfig::default()
+    };
+    let mut guards = Guards::new(safety);
+    let now = Instant::now();
+    guards.restore(&history, now);
+    let pass = plan_at(&findings, &mut guards, now);
+    assert_eq!(
+        holds(&pass),
+        [
+            Hold::RecentlyActed,
+            Hold::RecentlyActed,
+            Hold::RecentlyActed
+        ],
+        "cooldowns survive"
+    );
+    let fourth = pass
+        .planned
+        .iter()
+        .find(|p| p.pod.namespace == "ns4")
+        .unwrap();
+    assert!(
+        matches!(guards.admit(fourth, now), Err(Hold::Paused(why)) if why.contains("4th workload")),
+        "the workload window survives"
+    );
+    // A fresh restore with a bound of 10 workloads: the rate limit window survives too.
+    let safety = SafetyConfig {
+        max_actions_per_minute: 3,
+        breaker: BreakerConfig {
+            max_workloads: 10,
+            ..BreakerConfig::default()
+        },
+        ..SafetyConfig::default()
+    };
+    let mut guards = Guards::new(safety);
+    guards.restore(&history, now);
+    let pass = plan_at(&findings, &mut guards, now);
+    let fourth = pass
+        .planned
+        .iter()
+        .find(|p| p.pod.namespace == "ns4")
+        .unwrap();
+    assert!(matches!(
+        guards.admit(fourth, now),
+        Err(Hold::RateLimited(_))
+    ));
+    assert!(guards.admit(fourth, now + Duration::from_secs(31)).is_ok());
 }
 
 fn census(pods: &[PodRecord]) -> Census {
@@ -313,6 +464,7 @@ fn the_breaker_trips_on_a_registry_outage_and_names_it() {
     let config = BreakerConfig {
         min_pods: 5,
         share: 0.5,
+        ..BreakerConfig::default()
     };
     let paused = trips(&findings, &census(&pods), &config);
     assert_eq!(
@@ -326,6 +478,7 @@ fn the_breaker_holds_below_share_or_min_pods() {
     let config = BreakerConfig {
         min_pods: 5,
         share: 0.5,
+        ..BreakerConfig::default()
     };
     // 6 broken of 40, spread over a namespace and one workload: 15 %.
     let pods: Vec<PodRecord> = (0..40).map(|i| record(web_pod(i, i < 6))).collect();
@@ -342,6 +495,7 @@ fn the_breaker_sees_one_workload_inside_a_big_namespace() {
     let config = BreakerConfig {
         min_pods: 5,
         share: 0.5,
+        ..BreakerConfig::default()
     };
     let mut pods: Vec<PodRecord> = (0..6).map(|i| record(web_pod(i, true))).collect();
     pods.extend((0..50).map(|i| record(pod(&format!("other-{i}")).ns("shop"))));
@@ -359,6 +513,7 @@ fn the_census_is_needed_only_once_a_namespace_reaches_min_pods() {
     let config = BreakerConfig {
         min_pods: 5,
         share: 0.5,
+        ..BreakerConfig::default()
     };
     let findings =
         |n: usize| -> Vec<Abnormal> { (0..n).map(|i| abnormal(web_pod(i, true))).collect() };
@@ -367,4 +522,21 @@ fn the_census_is_needed_only_once_a_namespace_reaches_min_pods() {
     // Below minPods nothing can trip, whatever the census says: skipping it loses nothing.
     let pods: Vec<PodRecord> = (0..4).map(|i| record(web_pod(i, true))).collect();
     assert!(trips(&findings(4), &census(&pods), &config).is_empty());
+}
+
+#[test]
+fn finished_pods_do_not_dilute_the_breaker_share() {
+    let config = BreakerConfig::default();
+    // 6 evicted pods among 4 running ones and 30 finished jobs: 6 of 10 could be healthy.
+    let mut pods: Vec<PodRecord> = (0..6)
+        .map(|i| record(pod(&format!("e{i}")).ns("shop").evicted()))
+        .collect();
+    pods.extend((0..4).map(|i| record(pod(&format!("r{i}")).ns("shop"))));
+    pods.extend((0..30).map(|i| record(pod(&format!("job{i}")).ns("shop").succeeded())));
+    let findings: Vec<Abnormal> = (0..6).map(|i| evicted(&format!("e{i}"), "shop")).collect();
+    let paused = trips(&findings, &census(&pods), &config);
+    assert_eq!(
+        paused.get(&RuleKind::Evicted).map(String::as_str),
+        Some("evicted matches 6 of 10 pods in shop: paused, likely node pressure")
+    );
 }

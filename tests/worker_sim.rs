@@ -7,14 +7,16 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ContainerState, ContainerStateRunning, Pod};
-use ops_pod_cleaner::actions::{AuditLog, Executor, ExecutorSettings, RetryPolicy};
+use ops_pod_cleaner::actions::{AuditLog, Executor};
 use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
 use ops_pod_cleaner::config::Config;
+use ops_pod_cleaner::policy::{Flags, Policy};
 use ops_pod_cleaner::rules::RuleKind;
 use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use ops_pod_cleaner::worker::{self, WorkerCommand, WorkerHandle, WorkerOptions, WorkerStatus};
 use serde_json::json;
 use support::pods::pod;
+use support::policy::quick_retry;
 use support::sim::{Watched, eventually};
 
 struct Harness(Watched);
@@ -32,31 +34,26 @@ impl Harness {
     }
 
     fn worker(&self, config: &Config, dry_run: bool, audit: Option<AuditLog>) -> WorkerHandle {
-        let settings = ExecutorSettings {
-            cluster: "sim".into(),
+        let flags = Flags {
             dry_run,
-            events: false,
-            retry: RetryPolicy {
-                attempts: 2,
-                first_wait: Duration::from_millis(10),
-                max_wait: Duration::from_millis(50),
-            },
+            readonly: false,
         };
+        let policy = Policy::new(flags, config);
         let executor = Executor::new(
             self.server.client(),
             self.cache.clone(),
-            config.rules.clone(),
+            &policy,
+            "sim",
             audit,
-            settings,
-        );
+        )
+        .with_retry(quick_retry());
         let options = WorkerOptions {
             master_auto: true,
-            dry_run,
             tick: Duration::from_millis(50),
             cluster: "sim".into(),
             ..WorkerOptions::default()
         };
-        worker::spawn(self.cache.clone(), Arc::new(executor), config, options)
+        worker::spawn(self.cache.clone(), Arc::new(executor), &policy, options)
     }
 }
 
@@ -226,19 +223,8 @@ fn replicas(sim: &SimCluster, name: &str) -> i32 {
 #[tokio::test]
 async fn the_breaker_holds_during_a_registry_outage_and_resumes_when_it_ends() {
     let sim = SimCluster::new();
-    // The registry is down: every pod of this image waits in ImagePullBackOff.
-    sim.set_pod_shaper(|pod: &mut Pod| {
-        let image = pod.spec.as_ref().and_then(|s| s.containers.first()).and_then(|c| c.image.clone());
-        if image.is_some_and(|i| i.contains("registry.down")) {
-            let status = pod.status.get_or_insert_with(Default::default);
-            status.phase = Some("Pending".into());
-            status.container_statuses = Some(vec![serde_json::from_value(json!({
-                "name": "app", "image": "x", "imageID": "", "ready": false, "restartCount": 0,
-                "state": {"waiting": {"reason": "ImagePullBackOff", "message": "connection refused"}}
-            })).unwrap()]);
-        }
-    });
-    sim.create_deployment(deployment("web", 40, "registry.down/shop/web:1"));
+    // The registry is down: every pod of this image fails to pull (and is not Ready).
+    sim.create_deployment(deployment("web", 40, "registry.invalid/shop/web:1"));
     let h = Harness::start(sim.clone()).await;
     let config = config_with_auto(&[RuleKind::ImagePull]);
     eventually("40 failing pods cached", || {
@@ -262,8 +248,8 @@ async fn the_breaker_holds_during_a_registry_outage_and_resumes_when_it_ends() {
         "the breaker kept the Deployment at 40"
     );
 
-    // The registry recovers for most pods: the share drops, the rule resumes by itself and
-    // scales the workload whose pods still fail, which is what it would have done from the start.
+    // The registry recovers for most pods: the share drops and the rule resumes by itself. The
+    // Deployment now serves 36 replicas: scaling it to 0 would cause an outage, so it is held.
     let names: Vec<String> = sim
         .pods()
         .iter()
@@ -279,16 +265,28 @@ async fn the_breaker_holds_during_a_registry_outage_and_resumes_when_it_ends() {
                     ..Default::default()
                 });
             }
+            for c in s.conditions.iter_mut().flatten() {
+                if c.type_ == "Ready" || c.type_ == "ContainersReady" {
+                    c.status = "True".into();
+                }
+            }
         });
     }
-    status_where(&handle, "resumed", |s| {
-        s.rules[&RuleKind::ImagePull].paused.is_none()
+    let status = status_where(&handle, "resumed, and the workload held", |s| {
+        let rule = &s.rules[&RuleKind::ImagePull];
+        rule.paused.is_none() && rule.held > 0
     })
     .await;
-    eventually("scaled to zero after the breaker released", || {
-        replicas(&sim, "web") == 0
-    })
-    .await;
+    let why = status.rules[&RuleKind::ImagePull]
+        .held_reason
+        .clone()
+        .unwrap();
+    assert!(
+        why.starts_with("bad rollout: 36 replicas still available in Deployment shop/web"),
+        "{why}"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(replicas(&sim, "web"), 40, "still serving");
 }
 
 #[tokio::test]
@@ -298,19 +296,14 @@ async fn blocked_follows_the_watch_between_passes() {
     let server = SimServer::start(sim).await.unwrap();
     let cache = Cache::new();
     let config = Config::builtin();
-    let executor = Executor::new(
-        server.client(),
-        cache.clone(),
-        config.rules.clone(),
-        None,
-        ExecutorSettings::default(),
-    );
+    let policy = Policy::new(Flags::default(), &config);
+    let executor = Executor::new(server.client(), cache.clone(), &policy, "sim", None);
     // A tick far away: only the cache's own changes can clear "blocked".
     let options = WorkerOptions {
         tick: Duration::from_secs(3600),
         ..WorkerOptions::default()
     };
-    let handle = worker::spawn(cache.clone(), Arc::new(executor), &config, options);
+    let handle = worker::spawn(cache.clone(), Arc::new(executor), &policy, options);
     let blocked = |h: &WorkerHandle| h.status.borrow().blocked.clone();
     eventually("the first pass to report waiting for sync", || {
         blocked(&handle).is_some()

@@ -6,23 +6,26 @@ use kube::Client;
 use kube::api::{Api, DeleteParams, Preconditions};
 use serde_json::json;
 
-use super::audit::{AuditLog, AuditRecord};
+use super::audit::{AuditLog, AuditRecord, PastAction};
 use super::events::{EventRecorder, Involved};
 use super::owner::WorkloadRef;
+use super::owners::{FULL_CHAIN, OptOut, Owners};
 use super::retry::{Needs, RetryPolicy, Stop};
+use super::scale::ScalePlan;
 use super::{Action, Origin, Outcome, PodRef};
 use crate::cluster::Cache;
-use crate::pod::{IGNORE_ANNOTATION, Interner, PodRecord, decode_pod};
+use crate::pod::{Interner, PodRecord, decode_pod};
+use crate::policy::Policy;
+use crate::report::workload_label;
 use crate::rules::{RuleSpec, classify};
 
-#[derive(Debug, Clone, Default)]
-pub struct ExecutorSettings {
+/// What the executor was built with; only a [`Policy`] sets it.
+#[derive(Debug, Clone)]
+pub(super) struct ExecutorSettings {
     /// The cluster's name, for the audit log.
     pub cluster: String,
     /// Decide and record, but change nothing.
     pub dry_run: bool,
-    /// Also record each action as a Kubernetes Event.
-    pub events: bool,
     pub retry: RetryPolicy,
 }
 
@@ -33,72 +36,168 @@ pub struct Executor {
     pub(super) audit: Option<AuditLog>,
     pub(super) events: EventRecorder,
     pub(super) settings: ExecutorSettings,
+    pub(super) owners: Owners,
+}
+
+/// An action that passed every check that needs no write, with what those checks read.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub action: Action,
+    pub origin: Origin,
+    pod: Option<PodRecord>,
+    pub(super) scale: Option<ScalePlan>,
+}
+
+impl Prepared {
+    /// The workload a scale-to-zero will change.
+    pub fn workload(&self) -> Option<&WorkloadRef> {
+        self.scale.as_ref().map(|s| &s.workload)
+    }
 }
 
 impl Executor {
+    /// The only way to build an executor: dry-run and Events come from the policy.
     pub fn new(
         client: Client,
         cache: Cache,
-        chain: Vec<RuleSpec>,
+        policy: &Policy,
+        cluster: &str,
         audit: Option<AuditLog>,
-        settings: ExecutorSettings,
     ) -> Executor {
-        let events = EventRecorder::new(client.clone(), settings.events);
+        let events = EventRecorder::new(client.clone(), policy.events());
         Executor {
             client,
             cache,
-            chain,
+            chain: policy.chain().to_vec(),
             audit,
             events,
-            settings,
+            settings: ExecutorSettings {
+                cluster: cluster.to_string(),
+                dry_run: policy.dry_run(),
+                retry: RetryPolicy::default(),
+            },
+            owners: Owners::default(),
         }
+    }
+
+    /// How 429 and 5xx answers are retried (tests shorten the waits).
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Executor {
+        self.settings.retry = retry;
+        self
+    }
+
+    pub fn dry_run(&self) -> bool {
+        self.settings.dry_run
+    }
+
+    pub fn cluster(&self) -> &str {
+        &self.settings.cluster
+    }
+
+    /// The automatic actions the audit log says were sent within `within`, for the guards.
+    pub fn recent_actions(&self, within: std::time::Duration) -> Vec<PastAction> {
+        self.audit
+            .as_ref()
+            .map(|log| log.recent(within, self.settings.dry_run, Utc::now()))
+            .unwrap_or_default()
     }
 
     /// Run one action and record it, whatever its outcome.
     pub async fn run(&self, action: &Action, origin: Origin) -> Outcome {
-        let (outcome, workload) = self.attempt(action, origin).await;
-        self.record(action, origin, &outcome, workload.as_ref())
-            .await;
-        outcome
+        match self.prepare(action, origin).await {
+            Ok(prepared) => self.send(prepared).await,
+            Err(outcome) => {
+                self.record(action, origin, &outcome, None, None).await;
+                outcome
+            }
+        }
     }
 
-    async fn attempt(&self, action: &Action, origin: Origin) -> (Outcome, Option<WorkloadRef>) {
+    /// Every check that writes nothing: the pod is still the one planned; for the worker, it
+    /// still matches, nobody opted it out up its owner chain, and a scale-to-zero would not stop
+    /// replicas that still serve. `Err` is the outcome, with nothing sent.
+    pub async fn prepare(&self, action: &Action, origin: Origin) -> Result<Prepared, Outcome> {
         if origin != Origin::Manual && action.manual_only() {
-            return (
-                Outcome::Refused(format!("{} is a manual-only action", action.verb())),
-                None,
-            );
+            return Err(Outcome::Refused(format!(
+                "{} is a manual-only action",
+                action.verb()
+            )));
         }
-        let pod = match action.pod().map(|target| self.recheck(target, origin)) {
-            Some(Err(outcome)) => return (outcome, None),
-            Some(Ok(pod)) => Some(pod),
+        let pod = match action.pod() {
+            Some(target) => Some(self.recheck(target, origin)?),
             None => None,
         };
-        match (action, pod) {
-            (Action::Delete(p), _) => (self.delete(p, None, origin).await, None),
-            (Action::ForceDelete(p), Some(pod)) => (self.force_delete(p, &pod, origin).await, None),
-            (Action::Evict(p), _) => (self.evict(p, origin).await, None),
-            (Action::ScaleToZero(_), Some(pod)) => self.scale_to_zero(&pod, origin).await,
-            (Action::UndoScale(w), _) => (self.undo_scale(w).await, Some(w.clone())),
-            (Action::RemoveFinalizers(p), _) => (self.remove_finalizers(p).await, None),
-            (_, None) => (Outcome::Failed("no pod to act on".into()), None),
+        // The worker checks every owner for an opt-out (a person was asked in the dialog);
+        // a manual scale needs only a ReplicaSet's manager.
+        let depth = match (&pod, action, origin) {
+            (Some(_), _, Origin::Auto(_)) => FULL_CHAIN,
+            (Some(pod), Action::ScaleToZero(_), Origin::Manual) => {
+                usize::from(pod.owner.as_ref().is_some_and(|o| &*o.kind == "ReplicaSet"))
+            }
+            _ => 0,
+        };
+        let chain = match &pod {
+            Some(pod) if depth > 0 => self
+                .owners
+                .chain(&self.client, &self.settings.retry, pod, depth)
+                .await
+                .map_err(|stop| owner_unreadable(stop, pod))?,
+            _ => Vec::new(),
+        };
+        if let (Some(pod), Origin::Auto(_)) = (&pod, origin)
+            && let Some(opt_out) = OptOut::find(pod, &chain)
+        {
+            return Err(Outcome::Refused(format!("{opt_out}: left alone")));
         }
+        let scale = match (&pod, action) {
+            (Some(pod), Action::ScaleToZero(_)) => {
+                Some(self.plan_scale(pod, &chain, origin).await?)
+            }
+            _ => None,
+        };
+        Ok(Prepared {
+            action: action.clone(),
+            origin,
+            pod,
+            scale,
+        })
+    }
+
+    /// Send a prepared action and record what became of it.
+    pub async fn send(&self, prepared: Prepared) -> Outcome {
+        let Prepared {
+            action,
+            origin,
+            pod,
+            scale,
+        } = prepared;
+        let outcome = match (&action, &pod, &scale) {
+            (Action::Delete(p), _, _) => self.delete(p, None, origin).await,
+            (Action::ForceDelete(p), Some(pod), _) => self.force_delete(p, pod, origin).await,
+            (Action::Evict(p), _, _) => self.evict(p, origin).await,
+            (Action::ScaleToZero(_), _, Some(plan)) => self.scale_to_zero(plan).await,
+            (Action::UndoScale(w), _, _) => self.undo_scale(w).await,
+            (Action::RemoveFinalizers(p), _, _) => self.remove_finalizers(p).await,
+            _ => Outcome::Failed("no pod to act on".into()),
+        };
+        let workload = match &action {
+            Action::UndoScale(w) => Some(w),
+            _ => scale.as_ref().map(|s| &s.workload),
+        };
+        self.record(&action, origin, &outcome, workload, pod.as_ref())
+            .await;
+        outcome
     }
 
     /// The pod must still be in the cache with the same UID, and, for the worker, still match.
     fn recheck(&self, target: &PodRef, origin: Origin) -> Result<PodRecord, Outcome> {
         let pod = self.cache.get(&target.uid).ok_or(Outcome::AlreadyGone)?;
-        if let Origin::Auto(rule) = origin {
-            if pod.ignored {
-                return Err(Outcome::Skipped(format!(
-                    "the pod carries {IGNORE_ANNOTATION}"
-                )));
-            }
-            if !self.still_matches(&pod, origin) {
-                return Err(Outcome::Skipped(format!(
-                    "the pod no longer matches rule {rule}"
-                )));
-            }
+        if let Origin::Auto(rule) = origin
+            && !self.still_matches(&pod, origin)
+        {
+            return Err(Outcome::Skipped(format!(
+                "the pod no longer matches rule {rule}"
+            )));
         }
         Ok(pod)
     }
@@ -294,6 +393,7 @@ impl Executor {
         origin: Origin,
         outcome: &Outcome,
         workload: Option<&WorkloadRef>,
+        pod: Option<&PodRecord>,
     ) {
         let (namespace, name, uid) = match (action.pod(), workload) {
             (Some(p), _) => (p.namespace.clone(), p.name.clone(), Some(p.uid.clone())),
@@ -309,6 +409,8 @@ impl Executor {
             name,
             uid,
             workload: workload.map(|w| w.to_string()),
+            owner: pod.map(workload_label),
+            phase: pod.map(|p| p.phase.name()),
             dry_run: self.settings.dry_run,
             outcome: outcome.label(),
             detail: outcome.detail().to_string(),
@@ -388,6 +490,23 @@ fn clone_request(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
     *copy.uri_mut() = request.uri().clone();
     *copy.headers_mut() = request.headers().clone();
     copy
+}
+
+/// An owner whose opt-out cannot be read could carry one: hold, and say what is missing.
+fn owner_unreadable(stop: Stop, pod: &PodRecord) -> Outcome {
+    let owner = pod
+        .owner
+        .as_ref()
+        .map_or_else(String::new, |o| format!(" ({} {})", o.kind, o.name));
+    match stopped(stop) {
+        Outcome::AlreadyGone => Outcome::AlreadyGone,
+        other => Outcome::Refused(format!(
+            "cannot read the owners of pod {}/{}{owner} to check their opt-out: {}",
+            pod.namespace,
+            pod.name,
+            other.detail()
+        )),
+    }
 }
 
 pub(super) fn stopped(stop: Stop) -> Outcome {

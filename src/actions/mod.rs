@@ -4,17 +4,21 @@
 mod audit;
 mod events;
 mod execute;
+mod inspect;
 mod owner;
+mod owners;
 mod retry;
 mod scale;
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-pub use audit::{AuditLog, AuditRecord};
-pub use execute::{Executor, ExecutorSettings};
-pub use owner::{Resolution, WorkloadKind, WorkloadRef, resolve_workload};
+pub use audit::{AuditLog, AuditRecord, PastAction};
+pub use execute::{Executor, Prepared};
+pub use inspect::Inspection;
+pub use owner::{Resolution, WorkloadKind, WorkloadRef};
+pub use owners::{FOLLOWED_OWNERS, OptOut, Owner};
 pub use retry::RetryPolicy;
 
 use crate::pod::PodRecord;
@@ -116,7 +120,7 @@ impl fmt::Display for Action {
 }
 
 /// Who asked for an action.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "by", content = "rule")]
 pub enum Origin {
     Manual,

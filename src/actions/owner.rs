@@ -6,7 +6,7 @@ use kube::Client;
 use kube::api::{Api, DynamicObject};
 use kube::discovery::ApiResource;
 
-use super::retry::{Needs, RetryPolicy, Stop};
+pub(crate) use super::owners::Owner;
 use crate::pod::PodRecord;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -65,7 +65,7 @@ impl WorkloadKind {
         }
     }
 
-    fn from_owner(api_version: &str, kind: &str) -> Option<WorkloadKind> {
+    pub(crate) fn from_owner(api_version: &str, kind: &str) -> Option<WorkloadKind> {
         let group = api_version.split_once('/').map_or("", |(g, _)| g);
         match (group, kind) {
             ("apps", "Deployment") => Some(WorkloadKind::Deployment),
@@ -104,71 +104,36 @@ pub enum Resolution {
     Unscalable(String),
 }
 
-/// Follow the pod's controller owner (and a ReplicaSet's own owner) to the scalable workload.
-pub(crate) async fn resolve(
-    client: &Client,
-    pod: &PodRecord,
-    retry: &RetryPolicy,
-) -> Result<Resolution, Stop> {
-    let Some(owner) = &pod.owner else {
-        return Ok(Resolution::Unscalable(format!(
+/// Where scale-to-zero of a pod lands, from its controller chain (nearest owner first, at
+/// least the ReplicaSet when it owns the pod): a ReplicaSet managed by a Deployment or a
+/// Rollout is scaled through its manager.
+pub(crate) fn resolve(pod: &PodRecord, chain: &[Owner]) -> Resolution {
+    let Some(first) = &pod.owner else {
+        return Resolution::Unscalable(format!(
             "pod {} has no controller, so there is no workload to scale; delete the pod instead",
             pod.name
-        )));
+        ));
     };
     let namespace = pod.namespace.to_string();
-    let workload = |kind| WorkloadRef {
-        kind,
-        namespace: namespace.clone(),
-        name: owner.name.to_string(),
+    let workload = |kind, name: &str| {
+        Resolution::Scalable(WorkloadRef {
+            kind,
+            namespace: namespace.clone(),
+            name: name.to_string(),
+        })
     };
-    match WorkloadKind::from_owner(&owner.api_version, &owner.kind) {
-        Some(WorkloadKind::ReplicaSet) => {
-            above_replicaset(client, workload(WorkloadKind::ReplicaSet), retry).await
-        }
-        Some(kind) => Ok(Resolution::Scalable(workload(kind))),
-        None => Ok(Resolution::Unscalable(unscalable_reason(
-            &owner.kind,
-            &owner.name,
-        ))),
-    }
-}
-
-/// A ReplicaSet managed by a Deployment or a Rollout is scaled through its manager.
-async fn above_replicaset(
-    client: &Client,
-    rs: WorkloadRef,
-    retry: &RetryPolicy,
-) -> Result<Resolution, Stop> {
-    let api = rs.api(client);
-    let needs = Needs {
-        verb: "get",
-        resource: "replicasets",
-    };
-    let object = retry
-        .run(needs, &rs.namespace, || api.get(&rs.name))
-        .await?;
-    let manager = object
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|o| o.controller == Some(true));
-    let Some(manager) = manager else {
-        return Ok(Resolution::Scalable(rs));
-    };
-    match WorkloadKind::from_owner(&manager.api_version, &manager.kind) {
-        Some(kind @ (WorkloadKind::Deployment | WorkloadKind::Rollout)) => {
-            Ok(Resolution::Scalable(WorkloadRef {
-                kind,
-                namespace: rs.namespace,
-                name: manager.name.clone(),
-            }))
-        }
-        _ => Ok(Resolution::Unscalable(unscalable_reason(
-            &manager.kind,
-            &manager.name,
-        ))),
+    match WorkloadKind::from_owner(&first.api_version, &first.kind) {
+        Some(WorkloadKind::ReplicaSet) => match chain.first().and_then(|rs| rs.next.as_ref()) {
+            None => workload(WorkloadKind::ReplicaSet, &first.name),
+            Some((api_version, kind, name)) => match WorkloadKind::from_owner(api_version, kind) {
+                Some(kind @ (WorkloadKind::Deployment | WorkloadKind::Rollout)) => {
+                    workload(kind, name)
+                }
+                _ => Resolution::Unscalable(unscalable_reason(kind, name)),
+            },
+        },
+        Some(kind) => workload(kind, &first.name),
+        None => Resolution::Unscalable(unscalable_reason(&first.kind, &first.name)),
     }
 }
 
@@ -185,11 +150,4 @@ fn unscalable_reason(kind: &str, name: &str) -> String {
             format!("owned by {other} {name}, which ops-pod-cleaner does not know how to scale")
         }
     }
-}
-
-/// For the confirmation dialog: what scale-to-zero of this pod would touch.
-pub async fn resolve_workload(client: &Client, pod: &PodRecord) -> crate::Result<Resolution> {
-    resolve(client, pod, &RetryPolicy::default())
-        .await
-        .map_err(|stop| crate::Error::Api(super::execute::stopped(stop).detail().to_string()))
 }

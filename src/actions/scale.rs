@@ -4,67 +4,89 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::json;
 
 use super::execute::{Executor, stopped};
-use super::owner::{self, Resolution, WorkloadRef};
+use super::owner::{self, Owner, Resolution, WorkloadKind, WorkloadRef};
 use super::retry::{Needs, Stop};
 use super::{Origin, Outcome, REPLICAS_BEFORE_ANNOTATION};
 use crate::pod::{IGNORE_ANNOTATION, PodRecord, is_truthy};
 
+/// A scale-to-zero that passed its checks: the workload and its replicas when it was read.
+#[derive(Debug, Clone)]
+pub(crate) struct ScalePlan {
+    pub workload: WorkloadRef,
+    pub current: i32,
+}
+
 impl Executor {
-    pub(super) async fn scale_to_zero(
+    /// Resolve the workload and read it fresh. The worker never scales a workload that still
+    /// has available replicas (a bad rollout: the old ReplicaSet still serves), unless the rule
+    /// opts in with `scaleWhileAvailable`.
+    pub(super) async fn plan_scale(
         &self,
         pod: &PodRecord,
+        chain: &[Owner],
         origin: Origin,
-    ) -> (Outcome, Option<WorkloadRef>) {
-        let workload = match owner::resolve(&self.client, pod, &self.settings.retry).await {
-            Ok(Resolution::Scalable(w)) => w,
-            Ok(Resolution::Unscalable(why)) => return (Outcome::Refused(why), None),
-            Err(stop) => return (stopped(stop), None),
+    ) -> Result<ScalePlan, Outcome> {
+        let workload = match owner::resolve(pod, chain) {
+            Resolution::Scalable(w) => w,
+            Resolution::Unscalable(why) => return Err(Outcome::Refused(why)),
         };
-        let outcome = self.scale_workload(&workload, origin).await;
-        (outcome, Some(workload))
-    }
-
-    async fn scale_workload(&self, w: &WorkloadRef, origin: Origin) -> Outcome {
-        let api = w.api(&self.client);
-        let plural = w.kind.plural();
-        let object = match self.get_workload(&api, w).await {
-            Ok(object) => object,
-            Err(stop) => return stopped(stop),
-        };
-        let annotations = object.metadata.annotations.unwrap_or_default();
-        if matches!(origin, Origin::Auto(_))
-            && annotations
+        let api = workload.api(&self.client);
+        let object = self.get_workload(&api, &workload).await.map_err(stopped)?;
+        let annotations = object.metadata.annotations.clone().unwrap_or_default();
+        if let Origin::Auto(rule) = origin {
+            if annotations
                 .get(IGNORE_ANNOTATION)
                 .is_some_and(|v| is_truthy(v))
-        {
-            return Outcome::Skipped(format!("{w} carries {IGNORE_ANNOTATION}"));
+            {
+                return Err(Outcome::Refused(format!(
+                    "{workload} carries {IGNORE_ANNOTATION}: left alone"
+                )));
+            }
+            let available = available_replicas(&object);
+            let opted_in = self
+                .chain
+                .iter()
+                .any(|r| r.kind == rule && r.scale_while_available);
+            if available > 0 && !opted_in {
+                return Err(Outcome::Refused(bad_rollout(&workload, available)));
+            }
         }
-        let scale = match self
+        let scale = self
             .settings
             .retry
-            .run(scale_needs(w, "get"), &w.namespace, || {
-                api.get_scale(&w.name)
+            .run(scale_needs(&workload, "get"), &workload.namespace, || {
+                api.get_scale(&workload.name)
             })
             .await
-        {
-            Ok(scale) => scale,
-            Err(stop) => return stopped(stop),
-        };
+            .map_err(stopped)?;
         let current = scale.spec.and_then(|s| s.replicas).unwrap_or(0);
         if current == 0 {
-            return Outcome::Skipped(format!("{w} is already at 0 replicas"));
+            return Err(Outcome::Skipped(format!(
+                "{workload} is already at 0 replicas"
+            )));
         }
+        Ok(ScalePlan { workload, current })
+    }
+
+    pub(super) async fn scale_to_zero(&self, plan: &ScalePlan) -> Outcome {
+        let ScalePlan {
+            workload: w,
+            current,
+        } = plan;
         if self.settings.dry_run {
             return Outcome::DryRun(format!("would scale {w} from {current} to 0"));
         }
+        let api = w.api(&self.client);
         // Remember first, so undo works even if the scale call is the one that fails.
         let remember =
             json!({"metadata": {"annotations": {REPLICAS_BEFORE_ANNOTATION: current.to_string()}}});
-        if let Err(stop) = self.patch(&api, w, "patch", plural, &remember).await {
+        if let Err(stop) = self
+            .patch(&api, w, "patch", w.kind.plural(), &remember)
+            .await
+        {
             return stopped(stop);
         }
-        let scaled = self.set_replicas(&api, w, 0).await;
-        match scaled {
+        match self.set_replicas(&api, w, 0).await {
             Ok(_) => Outcome::Done(format!(
                 "scaled {w} from {current} to 0 (undo restores {current})"
             )),
@@ -170,4 +192,39 @@ fn scale_needs(w: &WorkloadRef, verb: &'static str) -> Needs {
         _ => "replicationcontrollers/scale",
     };
     Needs { verb, resource }
+}
+
+/// `status.availableReplicas`: Deployments, StatefulSets, ReplicaSets, RCs and Argo Rollouts
+/// all report it.
+pub(crate) fn available_replicas(object: &DynamicObject) -> i32 {
+    object.data["status"]["availableReplicas"]
+        .as_i64()
+        .and_then(|n| i32::try_from(n).ok())
+        .unwrap_or(0)
+}
+
+/// Why the worker leaves a workload with serving replicas alone, and what to do instead.
+fn bad_rollout(w: &WorkloadRef, available: i32) -> String {
+    let replicas = if available == 1 {
+        "replica"
+    } else {
+        "replicas"
+    };
+    let advice = match w.kind {
+        WorkloadKind::Deployment | WorkloadKind::StatefulSet => format!(
+            "consider `kubectl rollout undo {}/{} -n {}`",
+            w.kind.name().to_lowercase(),
+            w.name,
+            w.namespace
+        ),
+        WorkloadKind::Rollout => format!(
+            "consider `kubectl argo rollouts undo {} -n {}`",
+            w.name, w.namespace
+        ),
+        _ => "fix the failing pods' image or spec".to_string(),
+    };
+    format!(
+        "bad rollout: {available} {replicas} still available in {w}; scaling to 0 would stop them \
+         (rule option scaleWhileAvailable), {advice}"
+    )
 }

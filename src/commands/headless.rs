@@ -10,11 +10,12 @@ use chrono::Utc;
 use tokio::sync::watch;
 
 use super::open_targets;
-use crate::actions::{AuditLog, Executor, ExecutorSettings};
+use crate::actions::{AuditLog, Executor};
 use crate::cli::GlobalArgs;
 use crate::cluster::{Cache, Cluster, WatchSettings, spawn_watches};
 use crate::config::Config;
 use crate::headless::{Elector, LeaseSettings, Role, Sources, bind, lease, serve, shutdown_signal};
+use crate::policy::{Flags, Policy};
 use crate::report::{DeliveryPolicy, Reporter};
 use crate::worker::{self, WorkerCommand, WorkerHandle, WorkerOptions};
 use crate::{Error, Result};
@@ -45,9 +46,9 @@ pub async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
     let parts = Parts::new(global, &config, cluster, &cache)?;
     let elector = Elector::new(cluster.client.clone(), LeaseSettings::from_env());
     let exit = if mode.once {
-        once(parts, &config, &cache, elector, mode.send).await
+        once(parts, &cache, elector, mode.send).await
     } else {
-        serve_until_signal(parts, &config, &cache, elector, mode.listen).await
+        serve_until_signal(parts, &cache, elector, mode.listen).await
     };
     watches.iter().for_each(|w| w.abort());
     exit
@@ -56,6 +57,7 @@ pub async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
 /// What both modes start the worker with.
 struct Parts {
     executor: Arc<Executor>,
+    policy: Policy,
     options: WorkerOptions,
 }
 
@@ -66,24 +68,18 @@ impl Parts {
         cluster: &Cluster,
         cache: &Cache,
     ) -> Result<Parts> {
-        let dry_run = global.dry_run || config.safety.dry_run;
-        let audit = AuditLog::open(&config.audit.path).map_err(|e| {
+        let policy = Policy::new(Flags::from(global), config);
+        let audit = AuditLog::open(&policy.audit().path).map_err(|e| {
             Error::Usage(format!(
                 "{e}; set audit.path in the config to a writable file"
             ))
         })?;
-        let settings = ExecutorSettings {
-            cluster: cluster.name.clone(),
-            dry_run,
-            events: config.audit.events,
-            retry: Default::default(),
-        };
         let executor = Executor::new(
             cluster.client.clone(),
             cache.clone(),
-            config.rules.clone(),
+            &policy,
+            &cluster.name,
             Some(audit),
-            settings,
         );
         let reporter = match config.report.sinks.is_empty() {
             true => None,
@@ -93,17 +89,19 @@ impl Parts {
             )?)),
         };
         let options = WorkerOptions {
-            dry_run,
-            readonly: global.readonly,
             master_auto: true,
             cluster: cluster.name.clone(),
             standby: Some("waiting for the leader election".into()),
-            scheduled_reports: config.report.enabled,
+            report_schedule: config
+                .report
+                .enabled
+                .then(|| config.report.schedule.clone()),
             reporter,
             ..WorkerOptions::default()
         };
         Ok(Parts {
             executor: Arc::new(executor),
+            policy,
             options,
         })
     }
@@ -111,7 +109,6 @@ impl Parts {
 
 async fn serve_until_signal(
     parts: Parts,
-    config: &Config,
     cache: &Cache,
     elector: Elector,
     listen: SocketAddr,
@@ -123,13 +120,13 @@ async fn serve_until_signal(
         tokio::spawn(async move { reporter.resend_spooled().await });
     }
     let counters = parts.options.counters.clone();
-    let handle = worker::spawn(cache.clone(), parts.executor, config, parts.options);
+    let handle = worker::spawn(cache.clone(), parts.executor, &parts.policy, parts.options);
     let (stop, stopped) = watch::channel(false);
     let (leader_tx, leader) = watch::channel(false);
     let sources = Sources {
         cache: cache.clone(),
-        chain: config.rules.clone(),
-        max_stale: config.safety.max_stale,
+        chain: parts.policy.chain().to_vec(),
+        max_stale: parts.policy.safety().max_stale,
         counters,
         worker: handle.status.clone(),
         leader,
@@ -166,13 +163,7 @@ async fn serve_until_signal(
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(15);
 
 /// One pass (and one report with `send`) as the leader, or nothing if another replica leads.
-async fn once(
-    parts: Parts,
-    config: &Config,
-    cache: &Cache,
-    mut elector: Elector,
-    send: bool,
-) -> Result<ExitCode> {
+async fn once(parts: Parts, cache: &Cache, mut elector: Elector, send: bool) -> Result<ExitCode> {
     wait_for_sync(cache).await?;
     match elector.round(Utc::now()).await {
         Ok(Role::Leader) => {}
@@ -188,10 +179,11 @@ async fn once(
     }
     let mut options = parts.options;
     options.standby = None;
-    options.scheduled_reports = false;
-    let handle = worker::spawn(cache.clone(), parts.executor, config, options);
+    options.report_schedule = None;
+    let handle = worker::spawn(cache.clone(), parts.executor, &parts.policy, options);
     let mut status = handle.status.clone();
-    let _ = status.wait_for(|s| s.last_pass.is_some()).await;
+    // A pass counts once its actions have finished, so the counts below are true.
+    let _ = status.wait_for(|s| s.passes > 0).await;
     let mut delivered = true;
     if send {
         let _ = handle.commands.send(WorkerCommand::SendReport).await;
@@ -208,7 +200,8 @@ async fn once(
     eprintln!("{}", summary(&pass));
     finish(handle).await;
     elector.release().await;
-    Ok(if delivered {
+    let failed = pass.rules.values().any(|r| r.failures > 0);
+    Ok(if delivered && !failed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(super::EXIT_RUNTIME)
@@ -218,13 +211,20 @@ async fn once(
 fn summary(status: &worker::WorkerStatus) -> String {
     let taken: u64 = status.rules.values().map(|r| r.actions_taken).sum();
     let failed: u64 = status.rules.values().map(|r| r.failures).sum();
-    let mut line = format!("one pass: {taken} actions taken, {failed} failed");
+    let actions = if taken == 1 { "action" } else { "actions" };
+    let mut line = format!("one pass: {taken} {actions} taken, {failed} failed");
+    if status.dry_run {
+        line.push_str(" (dry run: nothing was changed)");
+    }
     if let Some(why) = &status.blocked {
         line.push_str(&format!("; blocked: {why}"));
     }
     for (rule, r) in &status.rules {
         if let Some(why) = &r.paused {
             line.push_str(&format!("; {rule} paused: {why}"));
+        }
+        if let Some(why) = &r.held_reason {
+            line.push_str(&format!("; {rule} held {}: {why}", r.held));
         }
     }
     line

@@ -10,12 +10,13 @@ use kube::config::Kubeconfig;
 use tokio::task::JoinHandle;
 
 use super::{Targets, open_targets};
-use crate::actions::{AuditLog, Executor, ExecutorSettings};
+use crate::actions::{AuditLog, Executor};
 use crate::cli::GlobalArgs;
 use crate::cluster::{
     Cache, Cluster, ConnectOptions, Scope, WatchSettings, connect, spawn_watches,
 };
 use crate::config::Config;
+use crate::policy::{Flags, Policy};
 use crate::report::{DeliveryPolicy, Reporter, RestartState};
 use crate::ui::{Connector, ReportSource, RunOptions, Session};
 use crate::worker::WorkerOptions;
@@ -23,12 +24,13 @@ use crate::{Error, Result};
 
 pub async fn run(global: &GlobalArgs) -> Result<ExitCode> {
     let config = Arc::new(Config::load(global.config.as_deref())?);
+    let policy = Policy::new(Flags::from(global), &config);
     let targets = open_targets(global).await?;
     let scopes = targets.scopes.clone();
     let options = RunOptions {
         scope: scope_label(&scopes),
-        readonly: global.readonly,
-        dry_run: global.dry_run,
+        readonly: policy.readonly(),
+        dry_run: policy.dry_run(),
         chain: config.rules.clone(),
         keys: config.ui.clone(),
         export_dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),
@@ -36,6 +38,7 @@ pub async fn run(global: &GlobalArgs) -> Result<ExitCode> {
     let opener = Opener {
         global: global.clone(),
         config,
+        policy,
         scopes,
     };
     let cluster = targets
@@ -65,10 +68,13 @@ fn scope_label(scopes: &[Scope]) -> String {
     }
 }
 
-/// Opens sessions: the first from the command line, later ones on a context switch.
+/// Opens sessions: the first from the command line, later ones on a context switch, all
+/// under the same policy.
+#[derive(Clone)]
 struct Opener {
     global: GlobalArgs,
     config: Arc<Config>,
+    policy: Policy,
     scopes: Vec<Scope>,
 }
 
@@ -95,43 +101,35 @@ impl Opener {
             &cache,
             &WatchSettings::default(),
         );
-        let audit = match AuditLog::open(&self.config.audit.path) {
+        let audit = match AuditLog::open(&self.policy.audit().path) {
             Ok(log) => Some(log),
             Err(e) => {
                 tracing::warn!("audit log unavailable: {e}");
                 None
             }
         };
-        let settings = ExecutorSettings {
-            cluster: cluster.name.clone(),
-            dry_run: self.global.dry_run,
-            events: self.config.audit.events,
-            ..Default::default()
-        };
         let executor = Arc::new(Executor::new(
             cluster.client.clone(),
             cache.clone(),
-            self.config.rules.clone(),
+            &self.policy,
+            &cluster.name,
             audit,
-            settings,
         ));
         // One reporter builds the pane's report and, when sinks are configured, delivers it.
         let reporter = Reporter::new(&self.config.report, DeliveryPolicy::default())
             .inspect_err(|e| tracing::warn!("restart report delivery unavailable: {e}"))
             .ok()
             .map(Arc::new);
+        let sinks = !self.config.report.sinks.is_empty();
         let options = WorkerOptions {
-            dry_run: self.global.dry_run,
-            readonly: self.global.readonly,
             master_auto: false,
             cluster: cluster.name.clone(),
-            reporter: reporter
-                .clone()
-                .filter(|_| !self.config.report.sinks.is_empty()),
-            scheduled_reports: self.config.report.enabled && !self.config.report.sinks.is_empty(),
+            reporter: reporter.clone().filter(|_| sinks),
+            report_schedule: (self.config.report.enabled && sinks)
+                .then(|| self.config.report.schedule.clone()),
             ..WorkerOptions::default()
         };
-        let worker = crate::worker::spawn(cache.clone(), executor.clone(), &self.config, options);
+        let worker = crate::worker::spawn(cache.clone(), executor.clone(), &self.policy, options);
         let report = report_source(reporter, &self.config, &cluster.name);
         Session {
             context: cluster.name.clone(),
@@ -190,11 +188,7 @@ impl Connector for Opener {
     }
 
     fn connect(&self, context: String) -> BoxFuture<'static, std::result::Result<Session, String>> {
-        let opener = Opener {
-            global: self.global.clone(),
-            config: self.config.clone(),
-            scopes: self.scopes.clone(),
-        };
+        let opener = self.clone();
         async move {
             if opener.global.demo {
                 let mut global = opener.global.clone();

@@ -1,9 +1,10 @@
 //! The effective config as text for `check-config`: rules as a table, then report, safety, audit.
-//! Secrets are never printed and webhook tokens are masked.
+//! Secrets are never printed: URLs show scheme and host only, secrets only where they came from.
 
 use std::fmt::Write;
 
 use super::duration::format as go;
+use super::secret::{Secret, SecretSource, mask_url};
 use super::{Config, ConfigSource, SafetyConfig, Sink};
 use crate::rules::{NamespaceFilter, RuleSpec};
 
@@ -123,46 +124,33 @@ fn report(out: &mut String, config: &Config) {
     let _ = writeln!(out, "  state file:   {}", r.state_file.display());
 }
 
+/// The URL masked to scheme and host, and where each secret came from; never a value.
 fn sink_line(sink: &Sink) -> String {
+    let kind = sink.kind();
     match sink {
         Sink::Feishu { url, secret } => {
-            let signed = if secret.is_some() {
-                " (signed, secret hidden)"
-            } else {
-                ""
+            let signed = match secret {
+                Some(secret) => format!("signed, secret {}", origin(secret)),
+                None => "unsigned".into(),
             };
-            format!("feishu  {}{signed}", mask_url(url))
+            let shown = mask_url(url.expose());
+            format!("{kind}  {shown} (url {}; {signed})", origin(url))
         }
-        Sink::Slack { url } => format!("slack   {}", mask_url(url)),
-        Sink::Webhook { url } => format!("webhook {}", mask_url(url)),
-        Sink::File { path, format } => format!("file    {} ({})", path.display(), format.name()),
+        Sink::Slack { url } | Sink::Webhook { url } => {
+            let shown = mask_url(url.expose());
+            format!("{kind:<7} {shown} (url {})", origin(url))
+        }
+        Sink::File { path, format } => {
+            format!("{kind:<7} {} ({})", path.display(), format.name())
+        }
     }
 }
 
-/// Webhook URLs carry their token in the last path segment or the query; keep only the
-/// scheme, host and leading path so the user can still tell which hook it is.
-pub(crate) fn mask_url(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let rest = rest.split(['?', '#']).next().unwrap_or("");
-    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-    // user:password@host hides a credential too.
-    let host = authority.rsplit('@').next().unwrap_or(authority);
-    let mut segments: Vec<&str> = path.split('/').collect();
-    let masked = match segments.last() {
-        Some(last) if !last.is_empty() => {
-            segments.pop();
-            segments.push("****");
-            segments.join("/")
-        }
-        _ => segments.join("/"),
-    };
-    let query = if url.contains('?') { "?****" } else { "" };
-    let prefix = if scheme.is_empty() {
-        String::new()
-    } else {
-        format!("{scheme}://")
-    };
-    format!("{prefix}{host}/{masked}{query}")
+fn origin(secret: &Secret) -> String {
+    match secret.source() {
+        SecretSource::Inline => "inline".into(),
+        from => format!("from {from}"),
+    }
 }
 
 fn safety(out: &mut String, s: &SafetyConfig) {
@@ -193,8 +181,14 @@ fn safety(out: &mut String, s: &SafetyConfig) {
     );
     let _ = writeln!(
         out,
-        "  breaker:      pause a rule when it matches >= {:.0}% of a namespace or workload (at least {} pods)",
+        "  breaker:      pause a rule when it matches >= {:.0}% of a namespace or workload (at least {} pods),",
         s.breaker.share * 100.0,
         s.breaker.min_pods
+    );
+    let _ = writeln!(
+        out,
+        "                or would act on more than {} workloads within {}",
+        s.breaker.max_workloads,
+        go(s.breaker.window)
     );
 }

@@ -16,7 +16,9 @@ mod read;
 mod report;
 mod safety;
 mod schedule;
+mod secret;
 mod seed;
+mod sources;
 mod tree;
 
 use std::ffi::OsStr;
@@ -28,6 +30,8 @@ pub use keys::{ACTIONS as UI_ACTIONS, KeyBinding, KeyCode, UiConfig};
 pub use report::{DEFAULT_SCHEDULE, FileFormat, ReportConfig, Sink};
 pub use safety::{BreakerConfig, IGNORE_ANNOTATION, SafetyConfig};
 pub use schedule::CronSchedule;
+pub use secret::{Secret, SecretSource, mask_url, scrub};
+pub use sources::{Environment, FixedEnvironment, ProcessEnvironment};
 
 use crate::rules::{RuleKind, RuleSpec};
 use crate::{Error, Result};
@@ -74,7 +78,13 @@ impl Default for Config {
 
 impl Config {
     /// Parses either shape; `origin` names the file in messages and becomes the source.
+    /// `urlFrom`/`secretFrom` read this process's environment and files.
     pub fn from_yaml(text: &str, origin: &str) -> Result<Config> {
+        Config::from_yaml_in(text, origin, &ProcessEnvironment)
+    }
+
+    /// As [`Config::from_yaml`], with `urlFrom`/`secretFrom` read from `env`.
+    pub fn from_yaml_in(text: &str, origin: &str, env: &dyn Environment) -> Result<Config> {
         if is_blank(text) {
             return Err(Error::Config(format!(
                 "{origin}: the file is empty (only blank lines or comments); write settings \
@@ -91,7 +101,7 @@ impl Config {
         let mut config = if is_seed_shape(&root.value) {
             seed::read(&field)?
         } else {
-            native::read(&field)?
+            native::read(&field, env)?
         };
         config.source = ConfigSource::File(PathBuf::from(origin));
         Ok(config)

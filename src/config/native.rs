@@ -4,6 +4,7 @@
 //! follow in the default order, so a file only needs the rules it changes.
 
 use super::read::{Field, MapReader};
+use super::sources::Environment;
 use super::{Config, report};
 use crate::Result;
 use crate::rules::{ActionKind, RuleKind, RuleSpec};
@@ -19,15 +20,16 @@ const RULE_KEYS: &[&str] = &[
     "restarts",
     "action",
     "namespaces",
+    "scaleWhileAvailable",
 ];
 
-pub(crate) fn read(root: &Field) -> Result<Config> {
+pub(crate) fn read(root: &Field, env: &dyn Environment) -> Result<Config> {
     let m = root.map(KEYS)?;
     let mut config = Config::default();
     if let Some(rules) = m.get("rules") {
         config.rules = read_rules(&rules)?;
     }
-    m.set("report", &mut config.report, report::read)?;
+    m.set("report", &mut config.report, |f| report::read(f, env))?;
     super::read_common(&m, &mut config)?;
     Ok(config)
 }
@@ -67,6 +69,11 @@ fn read_rule(kind: RuleKind, m: &MapReader) -> Result<RuleSpec> {
     m.set("restarts", &mut spec.restarts, Field::u32)?;
     m.set("action", &mut spec.action, action_kind)?;
     m.set("namespaces", &mut spec.namespaces, report::read_namespaces)?;
+    m.set(
+        "scaleWhileAvailable",
+        &mut spec.scale_while_available,
+        Field::bool,
+    )?;
     Ok(spec)
 }
 

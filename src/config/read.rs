@@ -86,6 +86,19 @@ impl<'a> Field<'a> {
         }
     }
 
+    /// A string under a key that holds a secret: a wrong type is named, the value never is
+    /// (`secret: 12345` is the secret itself, written unquoted).
+    pub fn string_secret(&self) -> Result<String> {
+        match &self.node.value {
+            Value::Str(s) => Ok(s.clone()),
+            other => Err(self.error(format!(
+                "expected a string (quote it if it looks like a number or boolean), found {} \
+                 (not shown: this key holds a secret)",
+                other.kind()
+            ))),
+        }
+    }
+
     /// A string that must not be empty (URLs, paths).
     pub fn non_empty(&self) -> Result<String> {
         let s = self.string()?;
@@ -169,17 +182,33 @@ impl<'a> Field<'a> {
 }
 
 fn unknown_key(origin: &str, parent: &str, key: &Key, allowed: &[&str]) -> Error {
+    let allowed_keys = allowed.join(", ");
+    if !looks_like_a_key(&key.name) {
+        // A URL or token pasted where a key goes (a missing space after the colon).
+        let what = format!(
+            "unknown key (not shown: it does not look like a key name and may hold a secret); \
+             allowed keys here: {allowed_keys}"
+        );
+        return located(origin, key.pos, parent, what);
+    }
     let path = join(parent, &key.name);
     let hint = match closest(&key.name, allowed) {
         Some(near) => format!(" (did you mean {near:?}?)"),
         None => String::new(),
     };
-    let allowed = allowed.join(", ");
     let what = format!(
-        "unknown key {:?}{hint}; allowed keys here: {allowed}",
+        "unknown key {:?}{hint}; allowed keys here: {allowed_keys}",
         key.name
     );
     located(origin, key.pos, &path, what)
+}
+
+/// Short names of letters, digits, `_`, `-` and `.`: every key this config has looks so.
+fn looks_like_a_key(name: &str) -> bool {
+    name.chars().count() <= 32
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// The allowed key a typo most likely meant: same letters ignoring case, or within two edits.

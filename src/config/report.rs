@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use super::paths;
 use super::read::Field;
 use super::schedule::CronSchedule;
+use super::secret::Secret;
+use super::sources::{self, Environment};
 use crate::Result;
 use crate::rules::{NamespaceFilter, RuleKind, RuleSpec};
 
@@ -24,26 +26,47 @@ pub struct ReportConfig {
     pub state_file: PathBuf,
 }
 
-/// Where a report is delivered.
+/// Where a report is delivered. URLs and signing secrets are [`Secret`]s: the sink can be
+/// debug-printed and logged without leaking the token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Sink {
     /// Feishu/Lark bot webhook, with the optional signing secret.
     Feishu {
-        url: String,
-        secret: Option<String>,
+        url: Secret,
+        secret: Option<Secret>,
     },
     /// Slack incoming webhook.
     Slack {
-        url: String,
+        url: Secret,
     },
     /// A generic webhook receiving the report as JSON.
     Webhook {
-        url: String,
+        url: Secret,
     },
     File {
         path: PathBuf,
         format: FileFormat,
     },
+}
+
+impl Sink {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Sink::Feishu { .. } => "feishu",
+            Sink::Slack { .. } => "slack",
+            Sink::Webhook { .. } => "webhook",
+            Sink::File { .. } => "file",
+        }
+    }
+
+    /// The secrets this sink holds, to scrub them from anything quoted from its server.
+    pub fn secrets(&self) -> Vec<&Secret> {
+        match self {
+            Sink::Feishu { url, secret } => std::iter::once(url).chain(secret).collect(),
+            Sink::Slack { url } | Sink::Webhook { url } => vec![url],
+            Sink::File { .. } => Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,8 +127,8 @@ const KEYS: &[&str] = &[
     "stateFile",
 ];
 
-/// Reads the native `report:` section over the defaults.
-pub(crate) fn read(field: &Field) -> Result<ReportConfig> {
+/// Reads the native `report:` section over the defaults; `env` serves `urlFrom`/`secretFrom`.
+pub(crate) fn read(field: &Field, env: &dyn Environment) -> Result<ReportConfig> {
     let m = field.map(KEYS)?;
     let mut r = ReportConfig::default();
     m.set("enabled", &mut r.enabled, Field::bool)?;
@@ -121,7 +144,8 @@ pub(crate) fn read(field: &Field) -> Result<ReportConfig> {
         f.non_empty().map(|p| paths::expand(&p))
     })?;
     if let Some(sinks) = m.get("sinks") {
-        r.sinks = sinks.seq()?.iter().map(read_sink).collect::<Result<_>>()?;
+        let read = |sink: &Field| read_sink(sink, env);
+        r.sinks = sinks.seq()?.iter().map(read).collect::<Result<_>>()?;
     }
     Ok(r)
 }
@@ -138,37 +162,51 @@ pub(crate) fn read_namespaces(field: &Field) -> Result<NamespaceFilter> {
 const SINK_TYPES: &str = "feishu, slack, webhook, file";
 
 /// One `{type: ..., ...}` entry of `sinks`.
-fn read_sink(field: &Field) -> Result<Sink> {
-    let any = field.map(&["type", "url", "secret", "path", "format"])?;
+fn read_sink(field: &Field, env: &dyn Environment) -> Result<Sink> {
+    let any = field.map(ALL_SINK_KEYS)?;
     let Some(type_field) = any.get("type") else {
         return Err(field.error(format!("missing key \"type\" (one of {SINK_TYPES})")));
     };
     let kind = type_field.string()?;
     let allowed: &'static [&'static str] = match kind.as_str() {
-        "feishu" => &["type", "url", "secret"],
-        "slack" | "webhook" => &["type", "url"],
+        "feishu" => &["type", "url", "urlFrom", "secret", "secretFrom"],
+        "slack" | "webhook" => &["type", "url", "urlFrom"],
         "file" => &["type", "path", "format"],
         _ => return Err(type_field.expected(&format!("a sink type: one of {SINK_TYPES}"))),
     };
     let m = field.map(allowed)?;
-    let required = |key: &str| {
-        m.get(key)
-            .ok_or_else(|| field.error(format!("a {kind} sink needs \"{key}\"")))
+    let url = || {
+        sources::url(&m, env)?.ok_or_else(|| {
+            field.error(format!(
+                "a {kind} sink needs \"url\" or \"urlFrom\" ({{env: NAME}} or {{file: PATH}})"
+            ))
+        })
     };
     Ok(match kind.as_str() {
         "feishu" => Sink::Feishu {
-            url: url(&required("url")?)?,
-            secret: m.get("secret").map(|s| s.non_empty()).transpose()?,
+            url: url()?,
+            secret: sources::secret(&m, env)?,
         },
-        "slack" => Sink::Slack {
-            url: url(&required("url")?)?,
-        },
-        "webhook" => Sink::Webhook {
-            url: url(&required("url")?)?,
-        },
-        _ => file_sink(&required("path")?, m.get("format"))?,
+        "slack" => Sink::Slack { url: url()? },
+        "webhook" => Sink::Webhook { url: url()? },
+        _ => {
+            let path = m
+                .get("path")
+                .ok_or_else(|| field.error("a file sink needs \"path\""))?;
+            file_sink(&path, m.get("format"))?
+        }
     })
 }
+
+const ALL_SINK_KEYS: &[&str] = &[
+    "type",
+    "url",
+    "urlFrom",
+    "secret",
+    "secretFrom",
+    "path",
+    "format",
+];
 
 fn file_sink(path: &Field, format: Option<Field>) -> Result<Sink> {
     let path = paths::expand(&path.non_empty()?);
@@ -182,14 +220,4 @@ fn file_sink(path: &Field, format: Option<Field>) -> Result<Sink> {
         },
     };
     Ok(Sink::File { path, format })
-}
-
-/// Webhook URLs must be http(s); a typo here would only show up at the first report.
-pub(crate) fn url(field: &Field) -> Result<String> {
-    let text = field.non_empty()?;
-    if text.starts_with("https://") || text.starts_with("http://") {
-        Ok(text)
-    } else {
-        Err(field.expected("an http:// or https:// URL"))
-    }
 }

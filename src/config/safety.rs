@@ -24,11 +24,26 @@ pub struct SafetyConfig {
 }
 
 /// The mass-failure breaker: pause a rule's auto-clean when at least `min_pods` pods and at
-/// least `share` of a namespace or workload match it at once (a registry outage).
+/// least `share` of a namespace or workload match it at once (a registry outage), or when it
+/// would act on more than `max_workloads` distinct workloads within `window` (the same outage
+/// spread thin over many small workloads).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BreakerConfig {
     pub min_pods: u32,
     pub share: f64,
+    pub max_workloads: u32,
+    pub window: Duration,
+}
+
+impl Default for BreakerConfig {
+    fn default() -> Self {
+        BreakerConfig {
+            min_pods: 5,
+            share: 0.5,
+            max_workloads: 3,
+            window: Duration::from_secs(600),
+        }
+    }
 }
 
 impl Default for SafetyConfig {
@@ -41,10 +56,7 @@ impl Default for SafetyConfig {
             max_actions_per_minute: 30,
             max_actions_per_namespace_per_minute: 10,
             max_stale: Duration::from_secs(60),
-            breaker: BreakerConfig {
-                min_pods: 5,
-                share: 0.5,
-            },
+            breaker: BreakerConfig::default(),
             dry_run: false,
         }
     }
@@ -67,7 +79,7 @@ const KEYS: &[&str] = &[
     "breaker",
     "dryRun",
 ];
-const BREAKER_KEYS: &[&str] = &["minPods", "share"];
+const BREAKER_KEYS: &[&str] = &["minPods", "share", "maxWorkloads", "window"];
 
 /// Reads the `safety:` section over the defaults.
 pub(crate) fn read(field: &Field) -> Result<SafetyConfig> {
@@ -92,6 +104,8 @@ pub(crate) fn read(field: &Field) -> Result<SafetyConfig> {
         let b = breaker.map(BREAKER_KEYS)?;
         b.set("minPods", &mut s.breaker.min_pods, Field::u32)?;
         b.set("share", &mut s.breaker.share, Field::share)?;
+        b.set("maxWorkloads", &mut s.breaker.max_workloads, Field::u32)?;
+        b.set("window", &mut s.breaker.window, Field::duration)?;
     }
     Ok(s)
 }

@@ -14,6 +14,7 @@
 use super::Config;
 use super::read::{Field, MapReader, located};
 use super::report::{self, Sink};
+use super::sources;
 use super::tree::Value;
 use crate::Result;
 use crate::rules::{NamespaceFilter, RuleKind, RuleSpec};
@@ -156,7 +157,7 @@ fn read_report(m: &MapReader, report: &mut report::ReportConfig) -> Result<()> {
     m.set("msgtitle", &mut report.title, Field::string)?;
     if let Some(url) = m.get("apiurl") {
         report.sinks = vec![Sink::Feishu {
-            url: report::url(&url)?,
+            url: sources::inline_url(&url)?,
             secret: None,
         }];
     }

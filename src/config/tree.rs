@@ -10,6 +10,8 @@ use serde::Deserialize;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::{MessageFormatter, Spanned, UserMessageFormatter};
 
+use super::secret::mask_url;
+
 /// Line and column, both 1-based (0 when unknown).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Pos {
@@ -51,16 +53,34 @@ pub(crate) struct Key {
 }
 
 impl Value {
-    /// How a value is described in "found ..." messages.
+    /// How a value is described in "found ..." messages. Text that looks like a URL is shown
+    /// masked wherever it was written: a webhook pasted under the wrong key is still a secret.
     pub fn describe(&self) -> String {
         match self {
             Value::Null => "nothing (null)".into(),
             Value::Bool(b) => format!("the boolean {b}"),
             Value::Int(i) => format!("the number {i}"),
             Value::Float(f) => format!("the number {f}"),
+            Value::Str(s) if s.contains("://") => {
+                format!(
+                    "{} (the rest is not shown: it may hold a token)",
+                    mask_url(s)
+                )
+            }
             Value::Str(s) => format!("{s:?}"),
-            Value::Seq(_) => "a list".into(),
-            Value::Map(_) => "a mapping".into(),
+            Value::Seq(_) | Value::Map(_) => self.kind().into(),
+        }
+    }
+
+    /// What kind of value this is, without the value: for keys that hold secrets.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Null => "nothing (null)",
+            Value::Bool(_) => "a boolean",
+            Value::Int(_) | Value::Float(_) => "a number",
+            Value::Str(_) => "a string",
+            Value::Seq(_) => "a list",
+            Value::Map(_) => "a mapping",
         }
     }
 }

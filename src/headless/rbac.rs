@@ -31,6 +31,10 @@ pub const PERMISSIONS: &[(&str, &str, &str)] = &[
     ("argoproj.io", "rollouts", "patch"),
     ("argoproj.io", "rollouts/scale", "get"),
     ("argoproj.io", "rollouts/scale", "patch"),
+    // The opt-out annotation, read up the owner chain of every pod the worker acts on.
+    ("apps", "daemonsets", "get"),
+    ("batch", "jobs", "get"),
+    ("batch", "cronjobs", "get"),
     // Leader election.
     ("coordination.k8s.io", "leases", "get"),
     ("coordination.k8s.io", "leases", "create"),

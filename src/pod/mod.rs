@@ -26,6 +26,23 @@ pub enum Phase {
     Unknown,
 }
 
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Pending => "Pending",
+            Phase::Running => "Running",
+            Phase::Succeeded => "Succeeded",
+            Phase::Failed => "Failed",
+            Phase::Unknown => "Unknown",
+        }
+    }
+
+    /// Succeeded or Failed: nothing runs any more.
+    pub fn finished(self) -> bool {
+        matches!(self, Phase::Succeeded | Phase::Failed)
+    }
+}
+
 /// The owner reference marked `controller: true`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnerRef {

@@ -11,7 +11,7 @@ use super::spool::{Spool, sink_id};
 use super::state::RestartState;
 use super::{RestartReport, payload, render};
 use crate::cluster::Cache;
-use crate::config::{FileFormat, ReportConfig, Sink};
+use crate::config::{FileFormat, ReportConfig, Secret, Sink, mask_url, scrub};
 use crate::pod::PodRecord;
 
 #[derive(Debug, Clone)]
@@ -114,6 +114,15 @@ impl Failure {
     fn message(self) -> String {
         match self {
             Failure::Retry(m) | Failure::Final(m) => m,
+        }
+    }
+
+    /// Messages quote the server's answer, which may echo the URL or the token back.
+    fn scrub(self, sink: &Sink) -> Failure {
+        let secrets = sink.secrets();
+        match self {
+            Failure::Retry(m) => Failure::Retry(scrub(&m, &secrets)),
+            Failure::Final(m) => Failure::Final(scrub(&m, &secrets)),
         }
     }
 }
@@ -253,7 +262,7 @@ impl Reporter {
     async fn deliver_to(&self, sink: &Sink, report: &RestartReport) -> Result<(), String> {
         let mut wait = self.policy.first_wait;
         for attempt in 1..=self.policy.attempts.max(1) {
-            match self.attempt(sink, report).await {
+            match self.attempt(sink, report).await.map_err(|f| f.scrub(sink)) {
                 Ok(()) => return Ok(()),
                 Err(Failure::Retry(why)) if attempt < self.policy.attempts => {
                     tracing::info!("{} {why}; retrying in {wait:?}", sink_id(sink));
@@ -269,7 +278,8 @@ impl Reporter {
     async fn attempt(&self, sink: &Sink, report: &RestartReport) -> Result<(), Failure> {
         match sink {
             Sink::Feishu { url, secret } => {
-                let body = payload::feishu(report, secret.as_deref(), Utc::now().timestamp());
+                let secret = secret.as_ref().map(Secret::expose);
+                let body = payload::feishu(report, secret, Utc::now().timestamp());
                 let answer = self.post(url, &body).await?;
                 feishu_accepted(&answer)
             }
@@ -279,14 +289,17 @@ impl Reporter {
         }
     }
 
-    async fn post(&self, url: &str, body: &Value) -> Result<String, Failure> {
+    async fn post(&self, url: &Secret, body: &Value) -> Result<String, Failure> {
         let response = self
             .http
-            .post(url)
+            .post(url.expose())
             .json(body)
             .send()
             .await
-            .map_err(|e| Failure::Retry(format!("could not be reached: {}", without_url(e))))?;
+            .map_err(|e| {
+                let at = mask_url(url.expose());
+                Failure::Retry(format!("could not be reached at {at}: {}", why_unsent(e)))
+            })?;
         let status = response.status();
         let text = response.text().await.unwrap_or_default();
         if status.is_success() {
@@ -305,9 +318,18 @@ impl Reporter {
     }
 }
 
-/// Webhook URLs carry their token; keep it out of logs and the status line.
-fn without_url(error: reqwest::Error) -> String {
-    error.without_url().to_string()
+/// The error and its causes ("error sending request: ... Connection refused"), without the
+/// URL, which carries the token; the caller scrubs the rest.
+fn why_unsent(error: reqwest::Error) -> String {
+    let error = error.without_url();
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(&error);
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
 }
 
 /// Feishu answers 200 even when it refuses a message; the body's `code` says so.

@@ -7,20 +7,26 @@ use sha2::{Digest, Sha256};
 
 use super::RestartReport;
 use super::files::write_atomically;
-use crate::config::Sink;
+use crate::config::{SecretSource, Sink};
 use crate::{Error, Result};
 
-/// A stable name for a sink across restarts: its type and a short hash of where it points.
+/// A stable name for a sink across restarts: its type and a short hash of where it points,
+/// the URL written inline or the variable or file it is read from (so rotating the Secret
+/// behind a file keeps the spooled reports going to the sink). It names spool files, log
+/// lines and the `/metrics` label, so it never holds the URL.
 pub fn sink_id(sink: &Sink) -> String {
-    let (kind, target) = match sink {
-        Sink::Feishu { url, .. } => ("feishu", url.clone()),
-        Sink::Slack { url } => ("slack", url.clone()),
-        Sink::Webhook { url } => ("webhook", url.clone()),
-        Sink::File { path, format } => ("file", format!("{}:{}", format.name(), path.display())),
+    let target = match sink {
+        Sink::Feishu { url, .. } | Sink::Slack { url } | Sink::Webhook { url } => {
+            match url.source() {
+                SecretSource::Inline => url.expose().to_string(),
+                from => from.to_string(),
+            }
+        }
+        Sink::File { path, format } => format!("{}:{}", format.name(), path.display()),
     };
     let digest = Sha256::digest(target.as_bytes());
     let short: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
-    format!("{kind}-{short}")
+    format!("{}-{short}", sink.kind())
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

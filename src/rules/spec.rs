@@ -111,6 +111,8 @@ pub struct RuleSpec {
     pub restarts: u32,
     pub action: ActionKind,
     pub namespaces: NamespaceFilter,
+    /// Let the worker scale a workload to zero even while it has available replicas.
+    pub scale_while_available: bool,
 }
 
 impl RuleSpec {
@@ -162,6 +164,7 @@ impl RuleSpec {
             restarts,
             action,
             namespaces: NamespaceFilter::default(),
+            scale_while_available: false,
         }
     }
 }

@@ -19,12 +19,13 @@ const WORKLOADS: [Res; 6] = [
     Res::PodDisruptionBudget,
 ];
 
-/// Run every controller until nothing changes (bounded, in case two ever disagree).
+/// Run every controller until nothing changes (bounded, in case two ever disagree; a rolling
+/// update of a large Deployment takes a few rounds per step).
 pub fn reconcile(s: &mut State) {
     if WORKLOADS.iter().all(|r| s.store.count(*r) == 0) {
         return;
     }
-    for _ in 0..5 {
+    for _ in 0..64 {
         let before = s.store.rv();
         for res in [Res::Deployment, Res::Rollout] {
             for d in s.store.list(res, None) {

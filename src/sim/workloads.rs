@@ -61,7 +61,9 @@ fn owned_replica_sets(s: &State, owner: &Value) -> Vec<Value> {
         .collect()
 }
 
-/// Keep one ReplicaSet for the current template at the owner's replicas; older ones go to 0.
+/// One ReplicaSet per template. A new template rolls out as the real controller does it: the
+/// new ReplicaSet grows within `maxSurge`, old ones shrink only while `maxUnavailable` allows,
+/// so a rollout whose new pods never become ready leaves the old replicas serving.
 pub fn sync_deployment(s: &mut State, res: Res, d: &Value) {
     if meta::is_terminating(d) {
         return;
@@ -71,21 +73,88 @@ pub fn sync_deployment(s: &mut State, res: Res, d: &Value) {
     let hash = template_hash(d.pointer("/spec/template").unwrap_or(&Value::Null));
     let current_name = format!("{}-{hash}", meta::name(d));
     let owned = owned_replica_sets(s, d);
-    for rs in &owned {
-        let target = if meta::name(rs) == current_name {
-            want
-        } else {
-            0
-        };
-        if meta::replicas(rs, "/spec/replicas") != target {
-            set_replicas(s, rs, target);
-        }
-    }
-    if !owned.iter().any(|rs| meta::name(rs) == current_name) {
-        let rs = new_replica_set(res, d, &current_name, &hash, owned.len() + 1);
+    let Some(new) = owned.iter().find(|rs| meta::name(rs) == current_name) else {
+        // A first ReplicaSet starts at full size; a later one grows step by step.
+        let first = owned.is_empty() || recreates(d);
+        let rs = new_replica_set(res, d, &current_name, &hash, owned.len() + 1, first);
         if let Err(e) = ops::create(s, Res::ReplicaSet, &ns, rs, false) {
             tracing::warn!(error = %e.message, "deployment could not create its replica set");
         }
+        return;
+    };
+    let old: Vec<&Value> = owned
+        .iter()
+        .filter(|rs| meta::name(rs) != current_name)
+        .collect();
+    let spec = |rs: &Value| meta::replicas(rs, "/spec/replicas");
+    let old_total: i64 = old.iter().map(|rs| spec(rs)).sum();
+    if recreates(d) || want == 0 || old_total == 0 {
+        for rs in old.iter().filter(|rs| spec(rs) != 0) {
+            set_replicas(s, rs, 0);
+        }
+        if spec(new) != want {
+            set_replicas(s, new, want);
+        }
+        return;
+    }
+    let (surge, unavailable) = rolling_bounds(d, want);
+    let total = old_total + spec(new);
+    if spec(new) < want && total < want + surge {
+        set_replicas(s, new, (spec(new) + want + surge - total).min(want));
+        return;
+    }
+    let available = |rs: &Value| {
+        rs.pointer("/status/availableReplicas")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+    };
+    let new_unavailable = (spec(new) - available(new)).max(0);
+    let mut may_drop = total - (want - unavailable) - new_unavailable;
+    for rs in old {
+        if may_drop <= 0 {
+            break;
+        }
+        let drop = spec(rs).min(may_drop);
+        if drop > 0 {
+            set_replicas(s, rs, spec(rs) - drop);
+            may_drop -= drop;
+        }
+    }
+}
+
+fn recreates(d: &Value) -> bool {
+    meta::str_at(d, "/spec/strategy/type") == "Recreate"
+}
+
+/// `maxSurge` and `maxUnavailable` as replica counts (defaults 25% each; surge rounds up,
+/// unavailable down; never both zero).
+fn rolling_bounds(d: &Value, want: i64) -> (i64, i64) {
+    let count = |key: &str, round_up: bool| -> i64 {
+        let value = d.pointer(&format!("/spec/strategy/rollingUpdate/{key}"));
+        match value {
+            Some(Value::Number(n)) => n.as_i64().unwrap_or(0),
+            Some(Value::String(p)) if p.ends_with('%') => {
+                let percent: i64 = p.trim_end_matches('%').parse().unwrap_or(25);
+                percent_of(want, percent, round_up)
+            }
+            _ => percent_of(want, 25, round_up),
+        }
+    };
+    let surge = count("maxSurge", true);
+    let unavailable = count("maxUnavailable", false);
+    if surge == 0 && unavailable == 0 {
+        (0, 1)
+    } else {
+        (surge, unavailable)
+    }
+}
+
+fn percent_of(of: i64, percent: i64, round_up: bool) -> i64 {
+    let scaled = of * percent;
+    if round_up {
+        (scaled + 99) / 100
+    } else {
+        scaled / 100
     }
 }
 
@@ -97,7 +166,14 @@ fn set_replicas(s: &mut State, rs: &Value, replicas: i64) {
     s.store.update(Res::ReplicaSet, updated);
 }
 
-fn new_replica_set(res: Res, d: &Value, name: &str, hash: &str, revision: usize) -> Value {
+fn new_replica_set(
+    res: Res,
+    d: &Value,
+    name: &str,
+    hash: &str,
+    revision: usize,
+    full_size: bool,
+) -> Value {
     let key = hash_label(res);
     let mut template = d.pointer("/spec/template").cloned().unwrap_or(json!({}));
     template["metadata"]["labels"][key] = json!(hash);
@@ -116,7 +192,7 @@ fn new_replica_set(res: Res, d: &Value, name: &str, hash: &str, revision: usize)
             "ownerReferences": [meta::owner_ref(&res.api_version(), res.kind(), d)],
         },
         "spec": {
-            "replicas": meta::replicas(d, "/spec/replicas"),
+            "replicas": if full_size { meta::replicas(d, "/spec/replicas") } else { 0 },
             "selector": selector,
             "template": template,
         },

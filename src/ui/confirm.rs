@@ -1,7 +1,7 @@
 //! Confirmations: a destructive action is first a value on screen naming its exact targets;
 //! only `confirm` turns it into actions the executor runs.
 
-use crate::actions::{Action, PodRef, Resolution, WorkloadRef};
+use crate::actions::{Action, Inspection, OptOut, PodRef, Resolution, WorkloadRef};
 use crate::cluster::Abnormal;
 
 /// Targets listed by name before "and N more".
@@ -19,12 +19,57 @@ pub struct Confirmation {
     pub pending: Option<ConfirmAction>,
     /// Set when the action cannot run; the dialog only informs.
     pub unavailable: Option<String>,
+    /// Targets that opted out (or whose opt-out could not be checked): a first yes leads to a
+    /// second, explicit dialog instead of running.
+    pub caution: Vec<String>,
+}
+
+/// What a yes on a dialog leads to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    Run(Vec<Action>),
+    /// Ask again, naming what was opted out.
+    AskAgain(Confirmation),
+    Nothing,
 }
 
 impl Confirmation {
-    /// Yes: the actions to run, if the dialog offered any.
-    pub fn confirm(self) -> Option<Vec<Action>> {
-        self.pending.map(|ConfirmAction(actions)| actions)
+    /// Yes: run, or ask again first when a target opted out.
+    pub fn confirm(self) -> Answer {
+        let Some(ConfirmAction(actions)) = self.pending else {
+            return Answer::Nothing;
+        };
+        if self.caution.is_empty() {
+            return Answer::Run(actions);
+        }
+        let mut lines = self.caution;
+        lines.push(String::new());
+        lines.push("ops-pod-cleaner was asked to leave these alone.".to_string());
+        lines.push("Press y again to act anyway, n to cancel.".to_string());
+        Answer::AskAgain(Confirmation {
+            title: format!("Opted out: {} anyway?", self.title.trim_end_matches('?')),
+            lines,
+            pending: Some(ConfirmAction(actions)),
+            unavailable: None,
+            caution: Vec::new(),
+        })
+    }
+
+    /// Where opt-outs sit, from the owner-chain check; an error counts as a possible opt-out.
+    pub fn with_opt_outs(mut self, checked: Result<Vec<OptOut>, String>) -> Confirmation {
+        if self.pending.is_none() {
+            return self;
+        }
+        self.caution = match checked {
+            Ok(opt_outs) => opt_outs.iter().map(|o| format!("opted out: {o}")).collect(),
+            Err(e) => vec![format!("the owners' opt-out could not be checked: {e}")],
+        };
+        if !self.caution.is_empty() {
+            self.lines.extend(self.caution.iter().cloned());
+            self.lines
+                .push("(a second confirmation follows)".to_string());
+        }
+        self
     }
 
     pub fn unavailable(title: &str, why: impl Into<String>) -> Confirmation {
@@ -33,6 +78,7 @@ impl Confirmation {
             lines: Vec::new(),
             pending: None,
             unavailable: Some(why.into()),
+            caution: Vec::new(),
         }
     }
 
@@ -72,33 +118,48 @@ impl Confirmation {
             lines,
             pending: Some(ConfirmAction(actions.collect())),
             unavailable: None,
+            caution: Vec::new(),
         }
     }
 
-    /// Scale-to-zero names the workload and its replicas now.
-    pub fn for_scale(pod: &PodRef, resolution: &Resolution, replicas: Option<i32>) -> Confirmation {
+    /// Scale-to-zero names the workload, its replicas now, and how many still serve.
+    pub fn for_scale(pod: &PodRef, checked: &Inspection) -> Confirmation {
         let title = "Scale the workload to 0?";
-        match resolution {
-            Resolution::Unscalable(why) => Confirmation::unavailable(title, why.clone()),
-            Resolution::Scalable(_) if replicas == Some(0) => {
-                Confirmation::unavailable(title, "the workload is already at 0 replicas")
+        let workload = match &checked.resolution {
+            Resolution::Unscalable(why) => return Confirmation::unavailable(title, why.clone()),
+            Resolution::Scalable(_) if checked.replicas == Some(0) => {
+                return Confirmation::unavailable(title, "the workload is already at 0 replicas");
             }
-            Resolution::Scalable(workload) => Confirmation {
-                title: title.to_string(),
-                lines: vec![
-                    format!("{workload}"),
-                    format!(
-                        "replicas now: {}  →  0",
-                        replicas.map_or("unknown".to_string(), |r| r.to_string())
-                    ),
-                    format!("because of {pod}"),
-                    "the count is kept in ops-pod-cleaner.io/replicas-before; undo restores it"
-                        .to_string(),
-                ],
-                pending: Some(ConfirmAction(vec![Action::ScaleToZero(pod.clone())])),
-                unavailable: None,
-            },
+            Resolution::Scalable(workload) => workload,
+        };
+        let mut lines = vec![
+            format!("{workload}"),
+            format!(
+                "replicas now: {}  →  0",
+                checked
+                    .replicas
+                    .map_or("unknown".to_string(), |r| r.to_string())
+            ),
+        ];
+        match checked.available {
+            Some(n) if n > 0 => lines.push(format!(
+                "{n} available replica{} will stop (a bad rollout? consider kubectl rollout undo)",
+                if n == 1 { "" } else { "s" }
+            )),
+            _ => {}
         }
+        lines.push(format!("because of {pod}"));
+        lines.push(
+            "the count is kept in ops-pod-cleaner.io/replicas-before; undo restores it".to_string(),
+        );
+        let dialog = Confirmation {
+            title: title.to_string(),
+            lines,
+            pending: Some(ConfirmAction(vec![Action::ScaleToZero(pod.clone())])),
+            unavailable: None,
+            caution: Vec::new(),
+        };
+        dialog.with_opt_outs(Ok(checked.opt_out.iter().cloned().collect()))
     }
 
     pub fn for_undo(workload: &WorkloadRef) -> Confirmation {
@@ -110,6 +171,7 @@ impl Confirmation {
             ],
             pending: Some(ConfirmAction(vec![Action::UndoScale(workload.clone())])),
             unavailable: None,
+            caution: Vec::new(),
         }
     }
 }

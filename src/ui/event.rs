@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 
 use super::details::PodDetails;
 use super::state::WatchLine;
-use crate::actions::{Action, Outcome, PodRef, Resolution, WorkloadRef};
+use crate::actions::{Action, Inspection, OptOut, Outcome, PodRef, WorkloadRef};
 use crate::cluster::Abnormal;
 use crate::config::{KeyBinding, KeyCode};
 use crate::report::RestartReport;
@@ -38,11 +38,13 @@ pub enum Event {
         uid: String,
         result: Result<PodDetails, String>,
     },
-    /// The workload scale-to-zero would touch, with its replicas now.
+    /// The workload scale-to-zero would touch, its replicas now, and any opt-out.
     Resolved {
         pod: PodRef,
-        result: Result<(Resolution, Option<i32>), String>,
+        result: Result<Inspection, String>,
     },
+    /// Where the opt-out annotation sits among the targets of a pod action.
+    OptOuts(Result<Vec<OptOut>, String>),
     Outcome {
         action: Action,
         outcome: Outcome,
@@ -64,6 +66,8 @@ pub enum Effect {
     Run(Vec<Action>),
     FetchDetails(PodRef),
     ResolveWorkload(PodRef),
+    /// Check the owner chains of a pod action's targets for opt-outs.
+    CheckOptOuts(Vec<PodRef>),
     Worker(WorkerCommand),
     ExportReport,
     ListContexts,

@@ -11,7 +11,7 @@ use chrono::Utc;
 use crossterm::event::{Event as TermEvent, EventStream};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
-use kube::api::{Api, DynamicObject, ListParams};
+use kube::api::{Api, ListParams};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
@@ -23,7 +23,7 @@ use super::state::{State, WatchLine};
 use super::terminal::TerminalGuard;
 use super::update::update;
 use super::view::{draw, table_height};
-use crate::actions::{Origin, PodRef, Resolution, WorkloadRef, resolve_workload};
+use crate::actions::{Executor, Origin, PodRef, Resolution, WorkloadRef};
 use crate::cluster::Health;
 use crate::config::UiConfig;
 use crate::rules::RuleSpec;
@@ -189,8 +189,9 @@ impl Runtime {
     fn observe(&mut self, event: Event) -> Event {
         if let Event::Resolved {
             pod,
-            result: Ok((Resolution::Scalable(workload), _)),
+            result: Ok(checked),
         } = &event
+            && let Resolution::Scalable(workload) = &checked.resolution
         {
             self.resolved.insert(pod.uid.clone(), workload.clone());
         }
@@ -223,9 +224,9 @@ impl Runtime {
                 });
             }
             Effect::FetchDetails(pod) => {
-                let cache = self.session.cache.clone();
+                let executor = self.session.executor.clone();
                 tokio::spawn(async move {
-                    let result = fetch_details(&client, &cache, &pod).await;
+                    let result = fetch_details(&client, &executor, &pod).await;
                     let _ = tx.send(Event::Details {
                         uid: pod.uid,
                         result,
@@ -233,10 +234,26 @@ impl Runtime {
                 });
             }
             Effect::ResolveWorkload(pod) => {
-                let cache = self.session.cache.clone();
+                let executor = self.session.executor.clone();
                 tokio::spawn(async move {
-                    let result = resolve_with_replicas(&client, &cache, &pod).await;
+                    let result = executor.inspect(&pod, true).await;
                     let _ = tx.send(Event::Resolved { pod, result });
+                });
+            }
+            Effect::CheckOptOuts(pods) => {
+                let executor = self.session.executor.clone();
+                tokio::spawn(async move {
+                    let mut opt_outs = Vec::new();
+                    for pod in &pods {
+                        match executor.inspect(pod, false).await {
+                            Ok(checked) => opt_outs.extend(checked.opt_out),
+                            Err(e) => {
+                                let _ = tx.send(Event::OptOuts(Err(e)));
+                                return;
+                            }
+                        }
+                    }
+                    let _ = tx.send(Event::OptOuts(Ok(opt_outs)));
                 });
             }
             Effect::Worker(command) => {
@@ -308,7 +325,7 @@ pub fn watch_line(health: &Health, now: Instant) -> WatchLine {
 
 async fn fetch_details(
     client: &kube::Client,
-    cache: &crate::cluster::Cache,
+    executor: &Executor,
     pod: &PodRef,
 ) -> std::result::Result<PodDetails, String> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), &pod.namespace);
@@ -334,12 +351,17 @@ async fn fetch_details(
             )
         })
         .collect();
-    if let Some(record) = cache.get(&pod.uid) {
-        match resolve_workload(client, &record).await {
-            Ok(Resolution::Scalable(w)) => chain.push(format!("scale to zero would change {w}")),
-            Ok(Resolution::Unscalable(why)) => chain.push(format!("cannot scale: {why}")),
-            Err(e) => chain.push(format!("owner lookup failed: {e}")),
+    match executor.inspect(pod, false).await {
+        Ok(checked) => {
+            if let Some(opt_out) = checked.opt_out {
+                chain.push(format!("opted out: {opt_out}"));
+            }
+            match checked.resolution {
+                Resolution::Scalable(w) => chain.push(format!("scale to zero would change {w}")),
+                Resolution::Unscalable(why) => chain.push(format!("cannot scale: {why}")),
+            }
         }
+        Err(e) => chain.push(format!("owner lookup failed: {e}")),
     }
     let events: Api<KubeEvent> = Api::namespaced(client.clone(), &pod.namespace);
     let params = ListParams::default().fields(&format!("involvedObject.name={}", pod.name));
@@ -359,30 +381,4 @@ async fn fetch_details(
         })
         .map_err(|e| e.to_string());
     Ok(PodDetails::from_pod(&full, chain, events))
-}
-
-async fn resolve_with_replicas(
-    client: &kube::Client,
-    cache: &crate::cluster::Cache,
-    pod: &PodRef,
-) -> std::result::Result<(Resolution, Option<i32>), String> {
-    let record = cache
-        .get(&pod.uid)
-        .ok_or_else(|| format!("{pod} is gone from the cache"))?;
-    let resolution = resolve_workload(client, &record)
-        .await
-        .map_err(|e| e.to_string())?;
-    let replicas = match &resolution {
-        Resolution::Scalable(w) => {
-            let api: Api<DynamicObject> =
-                Api::namespaced_with(client.clone(), &w.namespace, &w.kind.api_resource());
-            api.get(&w.name)
-                .await
-                .ok()
-                .and_then(|o| o.data["spec"]["replicas"].as_i64())
-                .and_then(|r| i32::try_from(r).ok())
-        }
-        Resolution::Unscalable(_) => None,
-    };
-    Ok((resolution, replicas))
 }

@@ -121,6 +121,8 @@ pub enum Overlay {
     Confirm(Confirmation),
     /// Waiting for the API before a confirmation can name its target.
     Resolving(String),
+    /// A pod action's dialog, waiting for the opt-out check of the targets' owners.
+    Checking(Confirmation),
     Contexts {
         names: Vec<String>,
         selected: usize,

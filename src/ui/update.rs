@@ -1,6 +1,6 @@
 //! `update`: the only place the state changes. Pure: events in, effects out.
 
-use super::confirm::{Confirmation, PodVerb};
+use super::confirm::{Answer, Confirmation, PodVerb};
 use super::event::{Effect, Event, Snapshot};
 use super::keys::{Command, command_for};
 use super::state::{BottomPane, DetailsContent, DetailsView, Overlay, State, StatusLine, View};
@@ -45,14 +45,18 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
         Event::Resolved { pod, result } => {
             if matches!(state.overlay, Some(Overlay::Resolving(_))) {
                 state.overlay = Some(Overlay::Confirm(match result {
-                    Ok((resolution, replicas)) => {
-                        Confirmation::for_scale(&pod, &resolution, replicas)
-                    }
+                    Ok(checked) => Confirmation::for_scale(&pod, &checked),
                     Err(e) => Confirmation::unavailable(
                         "Scale the workload to 0?",
                         format!("cannot find the workload: {e}"),
                     ),
                 }));
+            }
+            Vec::new()
+        }
+        Event::OptOuts(checked) => {
+            if let Some(Overlay::Checking(dialog)) = state.overlay.take() {
+                state.overlay = Some(Overlay::Confirm(dialog.with_opt_outs(checked)));
             }
             Vec::new()
         }
@@ -186,13 +190,13 @@ fn on_overlay_key(
             state.overlay = Some(Overlay::Help);
             Vec::new()
         }
-        Overlay::Resolving(_) if no => Vec::new(),
-        Overlay::Resolving(what) => {
-            state.overlay = Some(Overlay::Resolving(what));
+        Overlay::Resolving(_) | Overlay::Checking(_) if no => Vec::new(),
+        waiting @ (Overlay::Resolving(_) | Overlay::Checking(_)) => {
+            state.overlay = Some(waiting);
             Vec::new()
         }
         Overlay::Confirm(c) if yes => match c.confirm() {
-            Some(actions) => {
+            Answer::Run(actions) => {
                 status(
                     state,
                     &format!("running {} action(s)…", actions.len()),
@@ -200,7 +204,11 @@ fn on_overlay_key(
                 );
                 vec![Effect::Run(actions)]
             }
-            None => Vec::new(),
+            Answer::AskAgain(second) => {
+                state.overlay = Some(Overlay::Confirm(second));
+                Vec::new()
+            }
+            Answer::Nothing => Vec::new(),
         },
         Overlay::Confirm(_) if no => {
             status(state, "cancelled", false);
@@ -322,10 +330,10 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
             state.quit = true;
             return vec![Effect::Quit];
         }
-        Command::Delete => pod_action(state, PodVerb::Delete),
-        Command::ForceDelete => pod_action(state, PodVerb::ForceDelete),
-        Command::Evict => pod_action(state, PodVerb::Evict),
-        Command::RemoveFinalizers => pod_action(state, PodVerb::RemoveFinalizers),
+        Command::Delete => return pod_action(state, PodVerb::Delete),
+        Command::ForceDelete => return pod_action(state, PodVerb::ForceDelete),
+        Command::Evict => return pod_action(state, PodVerb::Evict),
+        Command::RemoveFinalizers => return pod_action(state, PodVerb::RemoveFinalizers),
         Command::ScaleToZero => return scale_to_zero(state),
         Command::Undo => undo(state),
         Command::ToggleAuto => {
@@ -387,7 +395,7 @@ fn readonly_or_forbidden(state: &State, verb: &str) -> Option<String> {
         .map(|why| format!("the API refused this before: {why}"))
 }
 
-fn pod_action(state: &mut State, verb: PodVerb) {
+fn pod_action(state: &mut State, verb: PodVerb) -> Vec<Effect> {
     let title = match verb {
         PodVerb::Delete => "Delete",
         PodVerb::ForceDelete => "Force delete",
@@ -401,10 +409,18 @@ fn pod_action(state: &mut State, verb: PodVerb) {
         if targets.is_empty() {
             Confirmation::unavailable(title, "no pod selected")
         } else {
-            Confirmation::for_pods(verb, &targets)
+            // The dialog waits for the owners' opt-out check before it asks.
+            let dialog = Confirmation::for_pods(verb, &targets);
+            let pods = targets.iter().map(|a| PodRef::of(&a.pod)).collect();
+            if dialog.pending.is_some() {
+                state.overlay = Some(Overlay::Checking(dialog));
+                return vec![Effect::CheckOptOuts(pods)];
+            }
+            dialog
         }
     };
     state.overlay = Some(Overlay::Confirm(dialog));
+    Vec::new()
 }
 
 fn scale_to_zero(state: &mut State) -> Vec<Effect> {

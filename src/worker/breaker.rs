@@ -10,7 +10,8 @@ use crate::pod::PodRecord;
 use crate::report::workload_label;
 use crate::rules::{ActionKind, RuleKind};
 
-/// How many pods each namespace and each workload holds, abnormal or not.
+/// How many pods that could be healthy (not Succeeded or Failed) each namespace and each
+/// workload holds: finished pods would only dilute the share of the failing ones.
 #[derive(Debug, Clone, Default)]
 pub struct Census {
     namespaces: HashMap<String, u32>,
@@ -19,6 +20,9 @@ pub struct Census {
 
 impl Census {
     pub fn add(&mut self, pod: &PodRecord) {
+        if finished(pod) {
+            return;
+        }
         *self
             .namespaces
             .entry(pod.namespace.to_string())
@@ -64,37 +68,50 @@ pub fn trips(
     census: &Census,
     config: &BreakerConfig,
 ) -> BTreeMap<RuleKind, String> {
-    let mut by_namespace: HashMap<(RuleKind, &str), u32> = HashMap::new();
-    let mut by_workload: HashMap<(RuleKind, String, String), u32> = HashMap::new();
+    // (matched, of which finished): finished matches are outside the census, so they are
+    // added to its total.
+    let mut by_namespace: HashMap<(RuleKind, &str), (u32, u32)> = HashMap::new();
+    let mut by_workload: HashMap<(RuleKind, String, String), (u32, u32)> = HashMap::new();
     for found in findings
         .iter()
         .filter(|f| f.finding.action != ActionKind::None)
     {
         let rule = found.finding.rule;
-        *by_namespace
-            .entry((rule, &found.pod.namespace))
-            .or_default() += 1;
+        let finished = u32::from(finished(&found.pod));
+        let count = |c: &mut (u32, u32)| {
+            c.0 += 1;
+            c.1 += finished;
+        };
+        count(
+            by_namespace
+                .entry((rule, &found.pod.namespace))
+                .or_default(),
+        );
         let key = (
             rule,
             found.pod.namespace.to_string(),
             workload_label(&found.pod),
         );
-        *by_workload.entry(key).or_default() += 1;
+        count(by_workload.entry(key).or_default());
     }
     let mut worst: BTreeMap<RuleKind, Trip> = BTreeMap::new();
-    let namespaces = by_namespace.into_iter().map(|((rule, ns), matched)| {
-        let total = census.namespaces.get(ns).copied().unwrap_or(matched);
-        (rule, matched, total, format!("in {ns}"))
-    });
-    let workloads = by_workload.into_iter().map(|((rule, ns, w), matched)| {
-        let total = census.workloads.get(&(ns.clone(), w.clone())).copied();
-        (
-            rule,
-            matched,
-            total.unwrap_or(matched),
-            format!("of {w} in {ns}"),
-        )
-    });
+    let namespaces = by_namespace
+        .into_iter()
+        .map(|((rule, ns), (matched, finished))| {
+            let total = census.namespaces.get(ns).copied().unwrap_or(0) + finished;
+            (rule, matched, total, format!("in {ns}"))
+        });
+    let workloads = by_workload
+        .into_iter()
+        .map(|((rule, ns, w), (matched, finished))| {
+            let total = census.workloads.get(&(ns.clone(), w.clone())).copied();
+            (
+                rule,
+                matched,
+                total.unwrap_or(0) + finished,
+                format!("of {w} in {ns}"),
+            )
+        });
     for (rule, matched, total, place) in namespaces.chain(workloads) {
         let total = total.max(matched);
         let share = f64::from(matched) / f64::from(total.max(1));
@@ -126,6 +143,10 @@ pub fn trips(
             (rule, reason)
         })
         .collect()
+}
+
+fn finished(pod: &PodRecord) -> bool {
+    pod.phase.finished()
 }
 
 fn likely_cause(rule: RuleKind) -> &'static str {

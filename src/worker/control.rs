@@ -31,6 +31,10 @@ pub struct RuleStatus {
     pub failures: u64,
     /// Why this rule is paused, e.g. the mass-failure breaker; loud in the UI.
     pub paused: Option<String>,
+    /// Targets refused for a lasting reason (an opt-out, a bad rollout...), waiting to retry.
+    pub held: u32,
+    /// One of their reasons, for the rules pane and `--once`.
+    pub held_reason: Option<String>,
 }
 
 /// What the worker is doing, for the header and the rules pane. Sent on every change.
@@ -42,6 +46,8 @@ pub struct WorkerStatus {
     /// Why no action can run at all right now: "waiting for the first sync", "watch stale for 75s".
     pub blocked: Option<String>,
     pub last_pass: Option<DateTime<Utc>>,
+    /// Passes completed, their actions included.
+    pub passes: u64,
     /// The last report delivery, e.g. "sent to 2 sinks at 09:00" or "spooled: slack answered 503".
     pub last_report: Option<String>,
 }

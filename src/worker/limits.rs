@@ -22,6 +22,12 @@ impl RateLimiter {
         }
     }
 
+    /// An action sent at `at` (before a restart, or by another replica) holds its slot.
+    pub fn record(&mut self, namespace: &str, at: Instant) {
+        let position = self.recent.partition_point(|(t, _)| *t <= at);
+        self.recent.insert(position, (at, namespace.to_string()));
+    }
+
     /// Take one slot for an action in `namespace`, or say which limit is reached.
     pub fn try_acquire(&mut self, namespace: &str, now: Instant) -> Result<(), String> {
         while let Some((at, _)) = self.recent.front() {

@@ -7,6 +7,7 @@
 pub mod breaker;
 mod control;
 mod counters;
+mod guards;
 mod limits;
 mod plan;
 mod run;
@@ -19,41 +20,39 @@ use tokio::sync::{mpsc, watch};
 pub use breaker::Census;
 pub use control::{RuleStatus, WorkerCommand, WorkerHandle, WorkerStatus};
 pub use counters::Counters;
+pub use guards::{COOLDOWN, FIRST_BACKOFF, Guards, MAX_BACKOFF};
 pub use limits::RateLimiter;
-pub use plan::{COOLDOWN, Decision, Gate, Guards, Hold, Pass, Planned, Toggles, blocked, plan};
+pub use plan::{Decision, Gate, Hold, Pass, Planned, Toggles, blocked, plan};
 
 use crate::actions::Executor;
 use crate::cluster::Cache;
-use crate::config::Config;
+use crate::config::CronSchedule;
+use crate::policy::Policy;
 use crate::report::Reporter;
 
+/// How one mode runs the worker; what it may do comes from the [`Policy`].
 pub struct WorkerOptions {
-    /// Shown in the status; the executor's own setting decides what really happens.
-    pub dry_run: bool,
-    pub readonly: bool,
     /// The master switch at start (off by default, SPEC §4).
     pub master_auto: bool,
     pub tick: Duration,
     pub cluster: String,
     /// Hold all actions until told otherwise (leader election), with the reason shown.
     pub standby: Option<String>,
-    /// Builds and delivers the restart report on `SendReport`, and on its schedule if `scheduled`.
+    /// Builds and delivers the restart report on `SendReport`, and on `report_schedule`.
     pub reporter: Option<Arc<Reporter>>,
-    pub scheduled_reports: bool,
+    pub report_schedule: Option<CronSchedule>,
     pub counters: Arc<Counters>,
 }
 
 impl Default for WorkerOptions {
     fn default() -> Self {
         WorkerOptions {
-            dry_run: false,
-            readonly: false,
             master_auto: false,
             tick: Duration::from_secs(10),
             cluster: String::new(),
             standby: None,
             reporter: None,
-            scheduled_reports: false,
+            report_schedule: None,
             counters: Arc::default(),
         }
     }
@@ -64,11 +63,11 @@ impl Default for WorkerOptions {
 pub fn spawn(
     cache: Cache,
     executor: Arc<Executor>,
-    config: &Config,
+    policy: &Policy,
     options: WorkerOptions,
 ) -> WorkerHandle {
     let (commands, rx) = mpsc::channel(32);
-    let worker = run::Worker::new(cache, executor, config, options);
+    let worker = run::Worker::new(cache, executor, policy, options);
     let (status_tx, status) = watch::channel(worker.status());
     tokio::spawn(worker.run(rx, status_tx));
     WorkerHandle { commands, status }

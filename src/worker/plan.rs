@@ -1,18 +1,15 @@
 //! Pure planning: findings, toggles and guard state in; actions and held-back reasons out.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use super::limits::RateLimiter;
+pub use super::guards::Guards;
 use crate::actions::{Action, PodRef};
 use crate::cluster::Abnormal;
 use crate::config::SafetyConfig;
+use crate::report::workload_label;
 use crate::rules::RuleKind;
-
-/// After acting on a target, leave it alone this long: the watch needs a moment to show
-/// the pod gone, and a workload scaled to zero keeps its failing pods while they terminate.
-pub const COOLDOWN: Duration = Duration::from_secs(120);
 
 /// Which rules may act on their own.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -37,29 +34,6 @@ pub struct Gate {
     pub standby: Option<String>,
 }
 
-/// Guard state that lives across passes.
-#[derive(Debug, Clone)]
-pub struct Guards {
-    pub safety: SafetyConfig,
-    limiter: RateLimiter,
-    /// Targets acted on recently (pod UID, or the workload for scale-to-zero).
-    acted: HashMap<String, Instant>,
-}
-
-impl Guards {
-    pub fn new(safety: SafetyConfig) -> Guards {
-        let limiter = RateLimiter::new(
-            safety.max_actions_per_minute,
-            safety.max_actions_per_namespace_per_minute,
-        );
-        Guards {
-            safety,
-            limiter,
-            acted: HashMap::new(),
-        }
-    }
-}
-
 /// Why an action was held back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Hold {
@@ -70,6 +44,8 @@ pub enum Hold {
     /// Acted on this target (or its workload) a moment ago.
     RecentlyActed,
     RateLimited(String),
+    /// Refused before (opt-out up the chain, a bad rollout, finalizers...): waiting to retry.
+    BackingOff(String),
 }
 
 impl fmt::Display for Hold {
@@ -83,6 +59,7 @@ impl fmt::Display for Hold {
             Hold::ManualOnly => f.write_str("manual-only action"),
             Hold::RecentlyActed => f.write_str("acted on a moment ago; waiting for the watch"),
             Hold::RateLimited(why) => f.write_str(why),
+            Hold::BackingOff(why) => write!(f, "refused before, retried later: {why}"),
         }
     }
 }
@@ -97,6 +74,13 @@ pub enum Decision {
 pub struct Planned {
     pub rule: RuleKind,
     pub pod: PodRef,
+    /// What cooldowns and backoff are kept by: the pod, or its workload for scale-to-zero.
+    pub target: String,
+    /// The pod's workload as the breaker counts it: `shop/Deployment/web`.
+    pub workload: String,
+    /// Whether the action can stop something that runs. Deleting a pod that already finished
+    /// (Evicted, Failed) cannot, so it does not count against the workload bound.
+    pub disruptive: bool,
     pub decision: Decision,
 }
 
@@ -134,7 +118,8 @@ pub fn blocked(gate: &Gate, safety: &SafetyConfig) -> Option<String> {
 }
 
 /// Decide what the worker does with `findings` now. Oldest findings go first, so a rate
-/// limit holds back the newest.
+/// limit holds back the newest. No limit is spent here: [`Guards::admit`] spends it when a
+/// request is about to be sent.
 pub fn plan(
     findings: &[Abnormal],
     toggles: &Toggles,
@@ -149,25 +134,41 @@ pub fn plan(
             planned: Vec::new(),
         };
     }
-    guards
-        .acted
-        .retain(|_, at| now.saturating_duration_since(*at) < COOLDOWN);
     let mut ordered: Vec<&Abnormal> = findings
         .iter()
         .filter(|f| toggles.allows(f.finding.rule))
         .collect();
     ordered.sort_by(|a, b| (a.finding.since, &a.pod.uid).cmp(&(b.finding.since, &b.pod.uid)));
+    // Many failing pods of one workload are one scale: only the first is planned to run.
+    let mut claimed: HashSet<String> = HashSet::new();
     let planned = ordered
         .into_iter()
         .filter_map(|found| {
             let pod = PodRef::of(&found.pod);
             let action = Action::planned(found.finding.action, pod.clone())?;
-            let decision = decide(found, action, paused, guards, now);
-            Some(Planned {
+            let workload = format!("{}/{}", found.pod.namespace, workload_label(&found.pod));
+            let target = match action {
+                Action::ScaleToZero(_) => workload.clone(),
+                _ => pod.uid.clone(),
+            };
+            let finished = found.pod.phase.finished();
+            let mut planned = Planned {
                 rule: found.finding.rule,
                 pod,
-                decision,
-            })
+                target,
+                workload,
+                disruptive: !(finished && matches!(action, Action::Delete(_))),
+                decision: Decision::Held(Hold::ManualOnly),
+            };
+            planned.decision = match hold(found, &action, paused, guards).or_else(|| {
+                guards.waiting(&planned, now).or_else(|| {
+                    (!claimed.insert(planned.target.clone())).then_some(Hold::RecentlyActed)
+                })
+            }) {
+                Some(hold) => Decision::Held(hold),
+                None => Decision::Run(action),
+            };
+            Some(planned)
         })
         .collect();
     Pass {
@@ -176,15 +177,15 @@ pub fn plan(
     }
 }
 
-fn decide(
+/// The holds that need nothing but the finding and the config.
+fn hold(
     found: &Abnormal,
-    action: Action,
+    action: &Action,
     paused: &BTreeMap<RuleKind, String>,
-    guards: &mut Guards,
-    now: Instant,
-) -> Decision {
+    guards: &Guards,
+) -> Option<Hold> {
     let namespace = &*found.pod.namespace;
-    let held = if guards.safety.is_protected(namespace) {
+    if guards.safety.is_protected(namespace) {
         Some(Hold::Protected(namespace.to_string()))
     } else if found.pod.ignored {
         Some(Hold::Ignored)
@@ -194,29 +195,5 @@ fn decide(
         Some(Hold::ManualOnly)
     } else {
         None
-    };
-    if let Some(hold) = held {
-        return Decision::Held(hold);
-    }
-    let target = target_key(found, &action);
-    if guards.acted.contains_key(&target) {
-        return Decision::Held(Hold::RecentlyActed);
-    }
-    if let Err(why) = guards.limiter.try_acquire(namespace, now) {
-        return Decision::Held(Hold::RateLimited(why));
-    }
-    guards.acted.insert(target, now);
-    Decision::Run(action)
-}
-
-/// Scaling acts on the workload: many failing pods of one Deployment are one action.
-fn target_key(found: &Abnormal, action: &Action) -> String {
-    match action {
-        Action::ScaleToZero(_) => format!(
-            "{}/{}",
-            found.pod.namespace,
-            crate::report::workload_label(&found.pod)
-        ),
-        _ => found.pod.uid.to_string(),
     }
 }

@@ -1,6 +1,6 @@
 //! The thin loop around the pure planner: gather inputs, run what it decides, publish status.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -9,11 +9,13 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::{Duration, MissedTickBehavior};
 
 use super::breaker::{self, Census};
-use super::plan::{Decision, Gate, Guards, Toggles, plan};
+use super::guards::COOLDOWN;
+use super::plan::{Decision, Gate, Guards, Hold, Planned, Toggles, plan};
 use super::{Counters, WorkerCommand, WorkerOptions, WorkerStatus};
-use crate::actions::{Executor, Origin, Outcome};
+use crate::actions::{Action, Executor, Origin, Outcome};
 use crate::cluster::Cache;
-use crate::config::{Config, CronSchedule};
+use crate::config::CronSchedule;
+use crate::policy::Policy;
 use crate::report::Reporter;
 use crate::rules::{RuleKind, RuleSpec};
 
@@ -23,6 +25,9 @@ pub(super) struct Worker {
     chain: Vec<RuleSpec>,
     guards: Guards,
     toggles: Toggles,
+    /// Rules the share breaker tripped in the last pass.
+    tripped: BTreeMap<RuleKind, String>,
+    /// Everything paused now: tripped, or stopped by the workload bound.
     paused: BTreeMap<RuleKind, String>,
     readonly: bool,
     standby: Option<String>,
@@ -38,23 +43,27 @@ impl Worker {
     pub fn new(
         cache: Cache,
         executor: Arc<Executor>,
-        config: &Config,
+        policy: &Policy,
         options: WorkerOptions,
     ) -> Worker {
         let toggles = Toggles {
             master: options.master_auto,
-            rules: config.rules.iter().map(|r| (r.kind, r.auto)).collect(),
+            rules: policy.chain().iter().map(|r| (r.kind, r.auto)).collect(),
         };
-        let schedule = (options.scheduled_reports && options.reporter.is_some())
-            .then(|| config.report.schedule.clone());
+        let schedule = options.reporter.as_ref().and(options.report_schedule);
+        let mut guards = Guards::new(policy.safety().clone());
+        // What was sent before a restart still counts against the limits and cooldowns.
+        let longest = policy.safety().breaker.window.max(COOLDOWN);
+        guards.restore(&executor.recent_actions(longest), Instant::now());
         let mut worker = Worker {
             cache,
             executor,
-            chain: config.rules.clone(),
-            guards: Guards::new(config.safety.clone()),
+            chain: policy.chain().to_vec(),
+            guards,
             toggles,
+            tripped: BTreeMap::new(),
             paused: BTreeMap::new(),
-            readonly: options.readonly,
+            readonly: policy.readonly(),
             standby: options.standby,
             tick: options.tick,
             reporter: options.reporter,
@@ -62,10 +71,11 @@ impl Worker {
             cluster: options.cluster,
             counters: options.counters,
             status: WorkerStatus {
-                dry_run: options.dry_run,
+                dry_run: policy.dry_run(),
                 ..WorkerStatus::default()
             },
         };
+        worker.update_paused();
         worker.refresh_status();
         worker
     }
@@ -110,10 +120,7 @@ impl Worker {
     /// Returns whether the command asks for a pass now.
     async fn apply(&mut self, command: WorkerCommand) -> bool {
         match command {
-            WorkerCommand::SetAuto { rule, on } => {
-                self.toggles.rules.insert(rule, on);
-                tracing::info!("auto-clean for {rule}: {}", on_off(on));
-            }
+            WorkerCommand::SetAuto { rule, on } => self.set_auto(rule, on),
             WorkerCommand::SetMasterAuto(on) => {
                 self.toggles.master = on;
                 tracing::info!("auto-clean (master): {}", on_off(on));
@@ -133,14 +140,23 @@ impl Worker {
             match command {
                 WorkerCommand::SetStandby(why) => self.standby = why,
                 WorkerCommand::SetMasterAuto(on) => self.toggles.master = on,
-                WorkerCommand::SetAuto { rule, on } => {
-                    self.toggles.rules.insert(rule, on);
-                }
+                WorkerCommand::SetAuto { rule, on } => self.set_auto(rule, on),
                 other => later.push(other),
             }
         }
         self.refresh_status();
         later
+    }
+
+    /// Switching a rule's auto on is also how a person resumes it after the workload bound
+    /// paused it: they have looked.
+    fn set_auto(&mut self, rule: RuleKind, on: bool) {
+        self.toggles.rules.insert(rule, on);
+        tracing::info!("auto-clean for {rule}: {}", on_off(on));
+        if on && self.guards.resume(rule) {
+            tracing::info!(%rule, "auto-clean for {rule} resumed by hand");
+            self.update_paused();
+        }
     }
 
     async fn pass(
@@ -165,11 +181,12 @@ impl Worker {
         } else {
             Census::default()
         };
-        self.set_paused(breaker::trips(
-            &findings,
-            &census,
-            &self.guards.safety.breaker,
-        ));
+        let matching: BTreeSet<RuleKind> = findings.iter().map(|f| f.finding.rule).collect();
+        for rule in self.guards.matches_cleared(&matching) {
+            tracing::info!(%rule, "auto-clean for {rule} resumes: nothing matches any more");
+        }
+        self.tripped = breaker::trips(&findings, &census, &self.guards.safety.breaker);
+        self.update_paused();
         let pass = plan(
             &findings,
             &self.toggles,
@@ -183,8 +200,8 @@ impl Worker {
         self.publish(status);
         let mut deferred = Vec::new();
         for planned in pass.planned {
-            let action = match planned.decision {
-                Decision::Run(action) => action,
+            let action = match &planned.decision {
+                Decision::Run(action) => action.clone(),
                 Decision::Held(hold) => {
                     tracing::debug!(rule = %planned.rule, "held back on {}: {hold}", planned.pod);
                     continue;
@@ -194,13 +211,48 @@ impl Worker {
             if !self.toggles.allows(planned.rule) || self.gate_closed() {
                 continue;
             }
-            let outcome = self.executor.run(&action, Origin::Auto(planned.rule)).await;
-            self.count(planned.rule, &outcome);
+            self.act(&planned, action).await;
             self.publish(status);
         }
+        self.status.passes += 1;
+        self.refresh_status();
         // A RunNow that came in during this pass is answered by it.
         for command in deferred {
             self.apply(command).await;
+        }
+    }
+
+    /// Check, take a slot, send. Limits are spent only on requests that go out.
+    async fn act(&mut self, planned: &Planned, action: Action) {
+        let origin = Origin::Auto(planned.rule);
+        let prepared = match self.executor.prepare(&action, origin).await {
+            Ok(prepared) => prepared,
+            Err(outcome) => return self.not_sent(planned, &outcome),
+        };
+        match self.guards.admit(planned, Instant::now()) {
+            Ok(()) => {}
+            Err(Hold::Paused(_)) => return self.update_paused(),
+            Err(hold) => {
+                tracing::debug!(rule = %planned.rule, "held back on {}: {hold}", planned.pod);
+                return;
+            }
+        }
+        let outcome = self.executor.send(prepared).await;
+        self.guards.sent(planned, &outcome, Instant::now());
+        self.count(planned.rule, &outcome);
+    }
+
+    /// Refused before anything was sent: wait before trying again; say so once per reason.
+    fn not_sent(&mut self, planned: &Planned, outcome: &Outcome) {
+        match outcome {
+            Outcome::Refused(why) | Outcome::Failed(why) => {
+                if self.guards.refused(planned, why, Instant::now()) {
+                    tracing::warn!(rule = %planned.rule, "auto-clean held {}: {why}", planned.pod);
+                }
+            }
+            other => {
+                tracing::debug!(rule = %planned.rule, "nothing to do on {}: {other}", planned.pod)
+            }
         }
     }
 
@@ -229,7 +281,11 @@ impl Worker {
     }
 
     /// Log only changes: a rule pausing is a warning, resuming is news.
-    fn set_paused(&mut self, paused: BTreeMap<RuleKind, String>) {
+    fn update_paused(&mut self) {
+        let mut paused = self.tripped.clone();
+        for (rule, why) in self.guards.spread_paused() {
+            paused.entry(rule).or_insert(why);
+        }
         for (rule, why) in &paused {
             if self.paused.get(rule) != Some(why) && self.toggles.allows(*rule) {
                 tracing::warn!(%rule, "auto-clean {why}");
@@ -244,10 +300,14 @@ impl Worker {
 
     fn refresh_status(&mut self) {
         self.status.master_auto = self.toggles.master;
+        let held = self.guards.backing_off(Instant::now());
         for spec in &self.chain {
             let entry = self.status.rules.entry(spec.kind).or_default();
             entry.auto = self.toggles.rules.get(&spec.kind).copied().unwrap_or(false);
             entry.paused = self.paused.get(&spec.kind).cloned();
+            let (count, why) = held.get(&spec.kind).cloned().unzip();
+            entry.held = count.unwrap_or(0);
+            entry.held_reason = why;
         }
         self.status.blocked = super::plan::blocked(&self.gate(), &self.guards.safety);
     }

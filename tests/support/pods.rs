@@ -45,6 +45,13 @@ impl PodBuilder {
         self
     }
 
+    pub fn succeeded(mut self) -> Self {
+        self.0["status"]["phase"] = json!("Succeeded");
+        self.0["status"]["containerStatuses"][0]["state"] =
+            json!({"terminated": {"reason": "Completed", "exitCode": 0}});
+        self
+    }
+
     pub fn terminating_since(mut self, at: &str) -> Self {
         self.0["metadata"]["deletionTimestamp"] = json!(at);
         self.0["metadata"]["deletionGracePeriodSeconds"] = json!(30);

@@ -72,6 +72,11 @@ pub fn draw(state: &State, frame: &mut Frame) {
         Some(Overlay::Help) => help::render(state, frame.area(), frame.buffer_mut()),
         Some(Overlay::Confirm(c)) => dialog::confirm(c, frame.area(), frame.buffer_mut()),
         Some(Overlay::Resolving(what)) => dialog::waiting(what, frame.area(), frame.buffer_mut()),
+        Some(Overlay::Checking(_)) => dialog::waiting(
+            "checking the owners for opt-outs…",
+            frame.area(),
+            frame.buffer_mut(),
+        ),
         Some(Overlay::Contexts { names, selected }) => dialog::contexts(
             names,
             *selected,

@@ -1,4 +1,4 @@
-//! The chain in order: enabled, auto, matches now, actions taken, why paused.
+//! The chain in order: enabled, auto, matches now, actions taken, why paused or held.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
@@ -25,10 +25,11 @@ pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
             .get(&rule.kind)
             .cloned()
             .unwrap_or_default();
-        let note = match (&status.paused, rule.enabled) {
-            (_, false) => "disabled".to_string(),
-            (Some(why), _) => format!("PAUSED: {why}"),
-            (None, _) => String::new(),
+        let note = match (&status.paused, &status.held_reason, rule.enabled) {
+            (_, _, false) => "disabled".to_string(),
+            (Some(why), _, _) => format!("PAUSED: {why}"),
+            (None, Some(why), _) => format!("HELD {}: {why}", status.held),
+            (None, None, _) => String::new(),
         };
         let row = Row::new(vec![
             format!("{}", i + 1),
@@ -43,6 +44,8 @@ pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
         ]);
         if status.paused.is_some() {
             row.style(theme::bad())
+        } else if status.held_reason.is_some() {
+            row.style(theme::warn())
         } else if i == state.category {
             row.style(theme::title())
         } else {

@@ -1,0 +1,219 @@
+//! A pod's controller chain (ReplicaSet → Deployment, Job → CronJob, …), read through a
+//! short-lived cache: the opt-out guard asks for every planned pod, and many pods share one
+//! owner, so a pass costs one read per owner, never one per pod.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use kube::Client;
+use kube::api::{Api, DynamicObject};
+use kube::discovery::ApiResource;
+
+use super::retry::{Needs, RetryPolicy, Stop};
+use crate::pod::{IGNORE_ANNOTATION, PodRecord, is_truthy};
+
+/// How long an owner's metadata is trusted: long enough for a pass over many pods of one
+/// workload, short enough that adding the opt-out annotation takes effect within a minute.
+const TTL: Duration = Duration::from_secs(30);
+
+/// Owner kinds followed up the chain, as (API group, kind, resource); any other kind ends it.
+/// Each needs `get` in the ClusterRole.
+pub const FOLLOWED_OWNERS: [(&str, &str, &str); 8] = [
+    ("apps", "ReplicaSet", "replicasets"),
+    ("apps", "Deployment", "deployments"),
+    ("apps", "StatefulSet", "statefulsets"),
+    ("apps", "DaemonSet", "daemonsets"),
+    ("batch", "Job", "jobs"),
+    ("batch", "CronJob", "cronjobs"),
+    ("argoproj.io", "Rollout", "rollouts"),
+    ("", "ReplicationController", "replicationcontrollers"),
+];
+
+/// One controller owner up a pod's chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    /// Carries `ops-pod-cleaner.io/ignore`.
+    pub ignored: bool,
+    /// Its own `controller: true` owner: (apiVersion, kind, name).
+    pub(crate) next: Option<(String, String, String)>,
+}
+
+/// Where the opt-out annotation sits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OptOut {
+    Pod {
+        namespace: String,
+        name: String,
+    },
+    Owner {
+        kind: String,
+        namespace: String,
+        name: String,
+    },
+}
+
+impl OptOut {
+    /// The pod's own annotation first, then the nearest owner that carries one.
+    pub fn find(pod: &PodRecord, chain: &[Owner]) -> Option<OptOut> {
+        if pod.ignored {
+            return Some(OptOut::Pod {
+                namespace: pod.namespace.to_string(),
+                name: pod.name.to_string(),
+            });
+        }
+        chain.iter().find(|o| o.ignored).map(|o| OptOut::Owner {
+            kind: o.kind.clone(),
+            namespace: o.namespace.clone(),
+            name: o.name.clone(),
+        })
+    }
+}
+
+impl fmt::Display for OptOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OptOut::Pod { namespace, name } => {
+                write!(f, "pod {namespace}/{name} carries {IGNORE_ANNOTATION}")
+            }
+            OptOut::Owner {
+                kind,
+                namespace,
+                name,
+            } => write!(f, "{kind} {namespace}/{name} carries {IGNORE_ANNOTATION}"),
+        }
+    }
+}
+
+/// Real chains are at most two deep (CronJob → Job, Deployment → ReplicaSet); the bound
+/// stops a cycle.
+pub(crate) const FULL_CHAIN: usize = 5;
+
+type Key = (String, String, String);
+
+/// Owner metadata by (namespace, kind, name), each entry kept for [`TTL`].
+#[derive(Default)]
+pub(crate) struct Owners {
+    /// `None`: the owner is gone (404), which ends the chain.
+    entries: Mutex<HashMap<Key, (Instant, Option<Owner>)>>,
+}
+
+impl Owners {
+    /// The controller chain above `pod`, nearest first, at most `depth` owners (the opt-out
+    /// needs all of them, scale resolution only a ReplicaSet's manager). An owner that cannot
+    /// be read is an error: its opt-out cannot be ruled out.
+    pub async fn chain(
+        &self,
+        client: &Client,
+        retry: &RetryPolicy,
+        pod: &PodRecord,
+        depth: usize,
+    ) -> Result<Vec<Owner>, Stop> {
+        let mut chain = Vec::new();
+        let mut next = pod.owner.as_ref().map(|o| {
+            (
+                o.api_version.to_string(),
+                o.kind.to_string(),
+                o.name.to_string(),
+            )
+        });
+        while let Some((api_version, kind, name)) = next.take().filter(|_| chain.len() < depth) {
+            let Some(resource) = followed(&api_version, &kind) else {
+                break;
+            };
+            let Some(owner) = self
+                .get(client, retry, &pod.namespace, resource, &name)
+                .await?
+            else {
+                break;
+            };
+            next = owner.next.clone();
+            chain.push(owner);
+        }
+        Ok(chain)
+    }
+
+    async fn get(
+        &self,
+        client: &Client,
+        retry: &RetryPolicy,
+        namespace: &str,
+        resource: ApiResource,
+        name: &str,
+    ) -> Result<Option<Owner>, Stop> {
+        let key = (
+            namespace.to_string(),
+            resource.kind.clone(),
+            name.to_string(),
+        );
+        if let Some((at, owner)) = self.lock().get(&key)
+            && at.elapsed() < TTL
+        {
+            return Ok(owner.clone());
+        }
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
+        let plural: &'static str = FOLLOWED_OWNERS
+            .iter()
+            .find(|(_, kind, _)| *kind == resource.kind)
+            .map_or("owners", |(_, _, plural)| plural);
+        let needs = Needs {
+            verb: "get",
+            resource: plural,
+        };
+        let owner = match retry.run(needs, namespace, || api.get(name)).await {
+            Ok(object) => Some(owner_of(&resource, namespace, object)),
+            Err(Stop::Gone) => None,
+            Err(stop) => return Err(stop),
+        };
+        let mut entries = self.lock();
+        entries.retain(|_, (at, _)| at.elapsed() < TTL);
+        entries.insert(key, (Instant::now(), owner.clone()));
+        Ok(owner)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, (Instant, Option<Owner>)>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn followed(api_version: &str, kind: &str) -> Option<ApiResource> {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    FOLLOWED_OWNERS
+        .iter()
+        .find(|(g, k, _)| *g == group && *k == kind)
+        .map(|(group, kind, plural)| ApiResource {
+            group: group.to_string(),
+            version: version.to_string(),
+            api_version: api_version.to_string(),
+            kind: kind.to_string(),
+            plural: plural.to_string(),
+        })
+}
+
+fn owner_of(resource: &ApiResource, namespace: &str, object: DynamicObject) -> Owner {
+    let meta = object.metadata;
+    let ignored = meta
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(IGNORE_ANNOTATION))
+        .is_some_and(|v| is_truthy(v));
+    let next = meta
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+        .map(|o| (o.api_version.clone(), o.kind.clone(), o.name.clone()));
+    Owner {
+        api_version: resource.api_version.clone(),
+        kind: resource.kind.clone(),
+        namespace: namespace.to_string(),
+        name: meta.name.unwrap_or_default(),
+        ignored,
+        next,
+    }
+}

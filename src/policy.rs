@@ -1,0 +1,72 @@
+//! The one effective policy (SPEC §4): what may act and how, computed once from the command
+//! line and the config. Every mode (the TUI and its context switch, `headless`, `--once`)
+//! builds its executor and its worker from a `Policy`; there is no other way to build them.
+
+use crate::cli::GlobalArgs;
+use crate::config::{AuditConfig, Config, SafetyConfig};
+use crate::rules::RuleSpec;
+
+/// The switches the command line adds to the config.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Flags {
+    pub dry_run: bool,
+    pub readonly: bool,
+}
+
+impl From<&GlobalArgs> for Flags {
+    fn from(global: &GlobalArgs) -> Flags {
+        Flags {
+            dry_run: global.dry_run,
+            readonly: global.readonly,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    dry_run: bool,
+    readonly: bool,
+    chain: Vec<RuleSpec>,
+    safety: SafetyConfig,
+    audit: AuditConfig,
+}
+
+impl Policy {
+    /// Either source can make things safer; neither can make them less safe.
+    pub fn new(flags: Flags, config: &Config) -> Policy {
+        Policy {
+            dry_run: flags.dry_run || config.safety.dry_run,
+            readonly: flags.readonly,
+            chain: config.rules.clone(),
+            safety: config.safety.clone(),
+            audit: config.audit.clone(),
+        }
+    }
+
+    /// Decide and record, change nothing in the cluster (no Events either).
+    pub fn dry_run(&self) -> bool {
+        self.dry_run
+    }
+
+    /// No actions at all, manual or automatic.
+    pub fn readonly(&self) -> bool {
+        self.readonly
+    }
+
+    pub fn chain(&self) -> &[RuleSpec] {
+        &self.chain
+    }
+
+    pub fn safety(&self) -> &SafetyConfig {
+        &self.safety
+    }
+
+    pub fn audit(&self) -> &AuditConfig {
+        &self.audit
+    }
+
+    /// Kubernetes Events are written only when configured and not in dry-run.
+    pub fn events(&self) -> bool {
+        self.audit.events && !self.dry_run
+    }
+}

@@ -1,0 +1,29 @@
+//! Policies for tests: the built-in config with the switches a test needs.
+
+use std::time::Duration;
+
+use ops_pod_cleaner::actions::RetryPolicy;
+use ops_pod_cleaner::config::Config;
+use ops_pod_cleaner::policy::{Flags, Policy};
+
+/// The built-in config, with or without dry-run and Kubernetes Events.
+pub fn policy(dry_run: bool, events: bool) -> Policy {
+    let mut config = Config::default();
+    config.audit.events = events;
+    Policy::new(
+        Flags {
+            dry_run,
+            readonly: false,
+        },
+        &config,
+    )
+}
+
+/// Retries that keep a test fast.
+pub fn quick_retry() -> RetryPolicy {
+    RetryPolicy {
+        attempts: 3,
+        first_wait: Duration::from_millis(10),
+        max_wait: Duration::from_secs(2),
+    }
+}
