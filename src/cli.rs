@@ -40,6 +40,9 @@ pub struct GlobalArgs {
     /// No actions at all
     #[arg(long, global = true)]
     pub readonly: bool,
+    /// Act even without a writable audit log (shown as a NO-AUDIT badge)
+    #[arg(long, global = true)]
+    pub no_audit: bool,
     /// Use the built-in simulated cluster instead of a real one
     #[arg(long, global = true)]
     pub demo: bool,

@@ -2,6 +2,7 @@
 //! line and the config. Every mode (the TUI and its context switch, `headless`, `--once`)
 //! builds its executor and its worker from a `Policy`; there is no other way to build them.
 
+use crate::actions::{Audit, AuditLog};
 use crate::cli::GlobalArgs;
 use crate::config::{AuditConfig, Config, SafetyConfig};
 use crate::rules::RuleSpec;
@@ -11,6 +12,8 @@ use crate::rules::RuleSpec;
 pub struct Flags {
     pub dry_run: bool,
     pub readonly: bool,
+    /// `--no-audit`: act without an audit log.
+    pub no_audit: bool,
 }
 
 impl From<&GlobalArgs> for Flags {
@@ -18,6 +21,7 @@ impl From<&GlobalArgs> for Flags {
         Flags {
             dry_run: global.dry_run,
             readonly: global.readonly,
+            no_audit: global.no_audit,
         }
     }
 }
@@ -26,6 +30,7 @@ impl From<&GlobalArgs> for Flags {
 pub struct Policy {
     dry_run: bool,
     readonly: bool,
+    no_audit: bool,
     chain: Vec<RuleSpec>,
     safety: SafetyConfig,
     audit: AuditConfig,
@@ -37,6 +42,7 @@ impl Policy {
         Policy {
             dry_run: flags.dry_run || config.safety.dry_run,
             readonly: flags.readonly,
+            no_audit: flags.no_audit,
             chain: config.rules.clone(),
             safety: config.safety.clone(),
             audit: config.audit.clone(),
@@ -53,6 +59,11 @@ impl Policy {
         self.readonly
     }
 
+    /// Acting without an audit log, on purpose.
+    pub fn no_audit(&self) -> bool {
+        self.no_audit
+    }
+
     pub fn chain(&self) -> &[RuleSpec] {
         &self.chain
     }
@@ -63,6 +74,21 @@ impl Policy {
 
     pub fn audit(&self) -> &AuditConfig {
         &self.audit
+    }
+
+    /// The audit log, written ahead of every action. When it cannot be opened, nothing may act
+    /// (`Audit::Unavailable`), unless `--no-audit` said to act without one.
+    pub fn open_audit(&self) -> Audit {
+        if self.no_audit {
+            return Audit::Off;
+        }
+        match AuditLog::open(&self.audit) {
+            Ok(log) => Audit::Log(log),
+            Err(e) => Audit::Unavailable {
+                path: self.audit.path.clone(),
+                why: e.to_string(),
+            },
+        }
     }
 
     /// Kubernetes Events are written only when configured and not in dry-run.

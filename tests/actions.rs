@@ -4,14 +4,15 @@ mod support;
 
 use chrono::Utc;
 use ops_pod_cleaner::actions::{
-    Action, AuditLog, Executor, Origin, Outcome, PodRef, WorkloadKind, WorkloadRef,
+    Action, Audit, AuditLog, AuditRecord, Executor, Origin, Outcome, PodRef, Stage, WorkloadKind,
+    WorkloadRef,
 };
 use ops_pod_cleaner::cluster::Cache;
 use ops_pod_cleaner::rules::RuleKind;
 use serde_json::{Value, json};
 use support::mock_api::{Scenario, status};
 use support::pods::{PodBuilder, pod};
-use support::policy::policy;
+use support::policy::{audit_config, policy};
 
 const POD: &str = "/api/v1/namespaces/default/pods/web-1";
 
@@ -29,7 +30,7 @@ fn executor(scenario: &Scenario, cache: &Cache, dry_run: bool) -> Executor {
         cache.clone(),
         &policy(dry_run, false),
         "test",
-        None,
+        Audit::Off,
     )
 }
 
@@ -615,7 +616,7 @@ async fn recheck_against_the_cache_before_acting() {
 async fn every_attempt_is_audited_and_evented() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit/actions.jsonl");
-    let audit = AuditLog::open(&path).unwrap();
+    let audit = AuditLog::open(&audit_config(&path)).unwrap();
     let event_body_ok = json!({"kind": "Event", "apiVersion": "v1", "metadata": {"name": "web-1.1", "namespace": "default"}});
     let scenario = Scenario::new()
         .expect("DELETE", POD, Some(delete_body(None)), 200, ok_pod())
@@ -647,7 +648,7 @@ async fn every_attempt_is_audited_and_evented() {
         cache.clone(),
         &policy(false, true),
         "prod",
-        Some(audit),
+        Audit::Log(audit),
     );
     exec.run(&Action::Delete(web1()), Origin::Auto(RuleKind::Evicted))
         .await;
@@ -665,15 +666,189 @@ async fn every_attempt_is_audited_and_evented() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 3);
-    assert_eq!(lines[0]["origin"], json!({"by": "auto", "rule": "evicted"}));
-    assert_eq!(lines[0]["outcome"], "done");
-    assert_eq!(lines[0]["cluster"], "prod");
-    assert_eq!(lines[0]["uid"], "uid-web-1");
-    assert_eq!(lines[1]["origin"], json!({"by": "manual"}));
-    assert_eq!(lines[1]["outcome"], "refused");
-    assert_eq!(lines[2]["outcome"], "done");
-    assert_eq!(lines[2]["name"], "web-2");
+    // Each action: an intent before its request, then its outcome with the same id.
+    assert_eq!(lines.len(), 6);
+    let (intent, outcome) = (&lines[0], &lines[1]);
+    assert_eq!(intent["stage"], "intent");
+    assert_eq!(intent["origin"], json!({"by": "auto", "rule": "evicted"}));
+    assert_eq!(intent["cluster"], "prod");
+    assert_eq!(intent["uid"], "uid-web-1");
+    assert_eq!(intent["reason"], "evicted: Evicted");
+    assert_eq!(intent["podPhase"], "Failed");
+    assert!(intent.get("outcome").is_none());
+    assert!(!intent["actor"].as_str().unwrap().is_empty());
+    assert_eq!(outcome["stage"], "outcome");
+    assert_eq!(outcome["id"], intent["id"]);
+    assert_eq!(outcome["outcome"], "done");
+    assert_ne!(lines[2]["id"], intent["id"], "one id per action");
+    assert_eq!(lines[2]["origin"], json!({"by": "manual"}));
+    assert_eq!(lines[3]["outcome"], "refused");
+    assert_eq!(lines[5]["outcome"], "done");
+    assert_eq!(lines[5]["name"], "web-2");
+}
+
+#[tokio::test]
+async fn the_intent_is_on_disk_before_the_request_and_a_crash_between_is_found_on_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let config = audit_config(&path);
+    let cache = cache_with(vec![pod("web-1").evicted()]);
+    // The server answers the DELETE; the test reads the log as the request arrives, then
+    // "crashes": the executor's future is dropped before the outcome is written.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let probe = {
+        let (seen, path) = (seen.clone(), path.clone());
+        move || *seen.lock().unwrap() = std::fs::read_to_string(&path).unwrap_or_default()
+    };
+    let scenario = Scenario::new()
+        .expect_then("DELETE", POD, Some(delete_body(None)), 200, ok_pod(), probe)
+        .hang_after();
+    let exec = Executor::new(
+        scenario.client(),
+        cache.clone(),
+        &policy(false, false),
+        "prod",
+        Audit::Log(AuditLog::open(&config).unwrap()),
+    );
+    let delete = Action::Delete(web1());
+    let run = exec.run(&delete, Origin::Manual);
+    let _ = tokio::time::timeout(std::time::Duration::from_millis(300), run).await;
+    drop(exec);
+    let at_request = seen.lock().unwrap().clone();
+    assert_eq!(at_request.lines().count(), 1, "{at_request}");
+    assert!(at_request.contains(r#""stage":"intent""#), "{at_request}");
+
+    // The restart: the pod is gone now, so the action most likely happened.
+    let restarted = Scenario::new().expect(
+        "GET",
+        POD,
+        None,
+        404,
+        status(404, "NotFound", "pods \"web-1\" not found"),
+    );
+    let exec = Executor::new(
+        restarted.client(),
+        Cache::new(),
+        &policy(false, false),
+        "prod",
+        Audit::Log(AuditLog::open(&config).unwrap()),
+    );
+    let reported = exec.resolve_interrupted().await;
+    restarted.verify();
+    assert_eq!(reported.len(), 1, "{reported:?}");
+    assert!(reported[0].contains("delete default/web-1"), "{reported:?}");
+    assert!(reported[0].contains("the pod is gone"), "{reported:?}");
+    let log = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        log.lines()
+            .last()
+            .unwrap()
+            .contains(r#""outcome":"unknown""#),
+        "{log}"
+    );
+    assert!(exec.resolve_interrupted().await.is_empty(), "reported once");
+}
+
+#[tokio::test]
+async fn without_a_writable_audit_log_nothing_acts_unless_told_to() {
+    let dir = tempfile::tempdir().unwrap();
+    // A directory where the file should be: it cannot be opened for appending.
+    let path = dir.path().join("audit.jsonl");
+    std::fs::create_dir(&path).unwrap();
+    let config = ops_pod_cleaner::config::Config {
+        audit: ops_pod_cleaner::config::AuditConfig {
+            events: false,
+            ..audit_config(&path)
+        },
+        ..Default::default()
+    };
+    let flags = ops_pod_cleaner::policy::Flags::default();
+    let strict = ops_pod_cleaner::policy::Policy::new(flags, &config);
+    let audit = strict.open_audit();
+    assert!(matches!(audit, Audit::Unavailable { .. }));
+    let scenario = Scenario::new();
+    let cache = cache_with(vec![pod("web-1").evicted()]);
+    let exec = Executor::new(scenario.client(), cache.clone(), &strict, "prod", audit);
+    let outcome = exec.run(&Action::Delete(web1()), Origin::Manual).await;
+    scenario.verify();
+    let Outcome::Refused(why) = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(why.contains(&path.display().to_string()), "{why}");
+    assert!(why.contains("--no-audit"), "{why}");
+    assert!(exec.audit_problem().is_some(), "the worker is blocked too");
+
+    let flags = ops_pod_cleaner::policy::Flags {
+        no_audit: true,
+        ..Default::default()
+    };
+    let unaudited = ops_pod_cleaner::policy::Policy::new(flags, &config);
+    let scenario = Scenario::new().expect("DELETE", POD, Some(delete_body(None)), 200, ok_pod());
+    let exec = Executor::new(
+        scenario.client(),
+        cache,
+        &unaudited,
+        "prod",
+        unaudited.open_audit(),
+    );
+    assert!(exec.unaudited());
+    let outcome = exec.run(&Action::Delete(web1()), Origin::Manual).await;
+    scenario.verify();
+    assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
+}
+
+#[test]
+fn the_log_is_private_and_rotates_by_size() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    std::fs::write(&path, "").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let config = ops_pod_cleaner::config::AuditConfig {
+        max_size_mib: 1,
+        keep: 2,
+        ..audit_config(&path)
+    };
+    let log = AuditLog::open(&config).unwrap();
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "an older, wider file is tightened");
+    let record = |stage| AuditRecord {
+        time: AuditRecord::stamp(Utc::now()),
+        id: log.next_id(),
+        stage,
+        cluster: "prod".into(),
+        origin: Origin::Manual,
+        actor: "test".into(),
+        action: "delete".into(),
+        namespace: "default".into(),
+        name: "x".repeat(4096),
+        uid: None,
+        workload: None,
+        owner: None,
+        pod_phase: None,
+        reason: None,
+        dry_run: false,
+        outcome: None,
+        detail: None,
+    };
+    // ~8 KiB per pair: 1 MiB fills after ~128 pairs; 400 pairs rotate three times.
+    for _ in 0..400 {
+        log.write(&record(Stage::Intent)).unwrap();
+        log.write(&record(Stage::Outcome)).unwrap();
+    }
+    let numbered = |n: u32| dir.path().join(format!("audit.jsonl.{n}"));
+    assert!(numbered(1).exists() && numbered(2).exists());
+    assert!(!numbered(3).exists(), "only `keep` rotated files stay");
+    for file in [path.clone(), numbered(1), numbered(2)] {
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{}", file.display());
+        let text = std::fs::read_to_string(&file).unwrap();
+        let first = text.lines().next().unwrap_or_default();
+        assert!(
+            first.is_empty() || first.contains(r#""stage":"intent""#),
+            "pairs stay together"
+        );
+    }
 }
 
 #[tokio::test]
@@ -779,7 +954,7 @@ async fn the_worker_never_scales_a_bad_rollout_unless_the_rule_opts_in() {
     }
     let flags = ops_pod_cleaner::policy::Flags::default();
     let strict = ops_pod_cleaner::policy::Policy::new(flags, &config);
-    let outcome = Executor::new(held.client(), cache.clone(), &strict, "test", None)
+    let outcome = Executor::new(held.client(), cache.clone(), &strict, "test", Audit::Off)
         .run(&scale_action, auto)
         .await;
     held.verify();
@@ -811,7 +986,7 @@ async fn the_worker_never_scales_a_bad_rollout_unless_the_rule_opts_in() {
             200,
             scale(0),
         );
-    let outcome = Executor::new(scaled.client(), cache, &opted_in, "test", None)
+    let outcome = Executor::new(scaled.client(), cache, &opted_in, "test", Audit::Off)
         .run(&scale_action, auto)
         .await;
     scaled.verify();
@@ -831,7 +1006,13 @@ async fn dry_run_writes_no_event_and_no_annotation() {
         owned_by_web_rs("web-1").waiting("ImagePullBackOff"),
         pod("web-2").uid("uid-web-2").evicted(),
     ]);
-    let exec = Executor::new(scenario.client(), cache, &policy(true, true), "test", None);
+    let exec = Executor::new(
+        scenario.client(),
+        cache,
+        &policy(true, true),
+        "test",
+        Audit::Off,
+    );
     let outcome = exec.run(&Action::ScaleToZero(web1()), Origin::Manual).await;
     assert_eq!(
         outcome,
@@ -845,4 +1026,49 @@ async fn dry_run_writes_no_event_and_no_annotation() {
     let outcome = exec.run(&Action::Delete(web2), Origin::Manual).await;
     assert!(matches!(outcome, Outcome::DryRun(_)), "{outcome:?}");
     scenario.verify();
+}
+
+/// The README documents the record as a JSON schema; every field written is in it.
+#[test]
+fn the_readme_schema_names_every_field_the_log_writes() {
+    let readme = include_str!("../README.md");
+    let section = readme.split("## The audit log").nth(1).unwrap();
+    let schema = section
+        .split("```json")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    let schema: Value = serde_json::from_str(schema).unwrap();
+    let record = AuditRecord {
+        time: AuditRecord::stamp(Utc::now()),
+        id: "1".into(),
+        stage: Stage::Outcome,
+        cluster: "prod".into(),
+        origin: Origin::Auto(RuleKind::ImagePull),
+        actor: "a@b".into(),
+        action: "scaleToZero".into(),
+        namespace: "shop".into(),
+        name: "web-1".into(),
+        uid: Some("u".into()),
+        workload: Some("Deployment shop/web".into()),
+        owner: Some("Deployment/web".into()),
+        pod_phase: Some("Pending"),
+        reason: Some("imagePull: ImagePullBackOff".into()),
+        dry_run: false,
+        outcome: Some("done"),
+        detail: Some("scaled".into()),
+    };
+    let written = serde_json::to_value(&record).unwrap();
+    let properties = schema["properties"].as_object().unwrap();
+    for key in written.as_object().unwrap().keys() {
+        assert!(
+            properties.contains_key(key),
+            "{key} is written but not documented"
+        );
+    }
+    for key in schema["required"].as_array().unwrap() {
+        assert!(written.get(key.as_str().unwrap()).is_some(), "{key}");
+    }
 }

@@ -21,7 +21,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use ops_pod_cleaner::actions::{
-    Action, Executor, Origin, Outcome, PodRef, WorkloadKind, WorkloadRef,
+    Action, Audit, Executor, Origin, Outcome, PodRef, WorkloadKind, WorkloadRef,
 };
 use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
 use ops_pod_cleaner::config::Config;
@@ -129,7 +129,7 @@ async fn scenario(target: &Target, ns: &str, scratch: &Path) {
         cache.clone(),
         &policy,
         "e2e",
-        None,
+        Audit::Off,
     ));
     // One pass of the worker as a CronJob would run it: auto on for `evicted` only.
     let audit = scratch.join("audit.jsonl");

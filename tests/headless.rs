@@ -20,6 +20,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
 
 use support::pods::pod;
+use support::policy::audit_config;
 use support::sim::eventually;
 
 fn t(s: &str) -> DateTime<Utc> {
@@ -275,7 +276,7 @@ struct Acting {
 }
 
 fn acting(client: kube::Client, identity: &str, dir: &std::path::Path) -> Acting {
-    use ops_pod_cleaner::actions::{AuditLog, Executor, RetryPolicy};
+    use ops_pod_cleaner::actions::{Audit, AuditLog, Executor, RetryPolicy};
     use ops_pod_cleaner::cluster::{Cache, WatchSettings, spawn_watches};
     use ops_pod_cleaner::config::Config;
     use ops_pod_cleaner::policy::{Flags, Policy};
@@ -302,7 +303,7 @@ fn acting(client: kube::Client, identity: &str, dir: &std::path::Path) -> Acting
         cache.clone(),
         &policy,
         "sim",
-        Some(AuditLog::open(&audit).unwrap()),
+        Audit::Log(AuditLog::open(&audit_config(&audit)).unwrap()),
     )
     .with_retry(RetryPolicy {
         attempts: 1,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Pod;
-use ops_pod_cleaner::actions::{AuditLog, Executor, RetryPolicy};
+use ops_pod_cleaner::actions::{Audit, AuditLog, Executor, RetryPolicy};
 use ops_pod_cleaner::cluster::{
     Cache, Deadlines, Scope, WatchSettings, WatchState, list_pods, spawn_watches,
 };
@@ -19,6 +19,7 @@ use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use ops_pod_cleaner::ui::{WatchLine, watch_line};
 use ops_pod_cleaner::worker::{self, Counters, WorkerHandle, WorkerOptions, WorkerStatus};
 use support::pods::{PodBuilder, pod};
+use support::policy::audit_config;
 use support::sim::{eventually, quick_watch};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -73,6 +74,7 @@ impl Fresh {
         config.safety.max_stale = MAX_STALE;
         config.audit.events = false;
         let policy = Policy::new(Flags::default(), &config);
+        let audit = audit.map_or(Audit::Off, Audit::Log);
         let executor = Executor::new(client, self.cache.clone(), &policy, "sim", audit).with_retry(
             RetryPolicy {
                 attempts: 1,
@@ -304,7 +306,7 @@ async fn a_hung_action_times_out_is_audited_and_the_worker_goes_on() {
     let fresh = Fresh::start(sim.clone()).await;
     let dir = tempfile::tempdir().unwrap();
     let audit_path = dir.path().join("audit.jsonl");
-    let audit = AuditLog::open(&audit_path).unwrap();
+    let audit = AuditLog::open(&audit_config(&audit_path)).unwrap();
     sim.faults()
         .hang(Some("delete"), "/api/v1/namespaces/shop/pods/stuck-1");
     let client = fresh.server.client_with(short_deadlines());

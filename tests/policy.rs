@@ -13,7 +13,7 @@ fn the_flags_and_the_config_can_each_only_make_it_safer() {
     let none = Flags::default();
     let flag = Flags {
         dry_run: true,
-        readonly: false,
+        ..Flags::default()
     };
     assert!(Policy::new(none, &dry).dry_run(), "the config alone");
     assert!(Policy::new(flag, &wet).dry_run(), "the flag alone");
@@ -24,8 +24,8 @@ fn the_flags_and_the_config_can_each_only_make_it_safer() {
         "dry-run writes no Events into the cluster"
     );
     let readonly = Flags {
-        dry_run: false,
         readonly: true,
+        ..Flags::default()
     };
     assert!(Policy::new(readonly, &wet).readonly());
 }

@@ -9,7 +9,7 @@ use chrono::Utc;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::Pod;
 use ops_pod_cleaner::actions::{
-    Action, Executor, Origin, Outcome, PodRef, WorkloadKind, WorkloadRef,
+    Action, Audit, Executor, Origin, Outcome, PodRef, WorkloadKind, WorkloadRef,
 };
 use ops_pod_cleaner::cluster::Cache;
 use ops_pod_cleaner::sim::SimCluster;
@@ -38,7 +38,7 @@ impl Harness {
             self.cache.clone(),
             &policy(false, events),
             "sim",
-            None,
+            Audit::Off,
         )
         .with_retry(quick_retry())
     }
@@ -122,7 +122,13 @@ async fn a_stale_plan_never_deletes_the_replacement_pod_of_the_same_name() {
             .is_some_and(|p| p.metadata.uid.as_deref() != Some(old.uid.as_str()))
     })
     .await;
-    let executor = Executor::new(h.server.client(), stale, &policy(false, false), "sim", None);
+    let executor = Executor::new(
+        h.server.client(),
+        stale,
+        &policy(false, false),
+        "sim",
+        Audit::Off,
+    );
     let outcome = executor
         .run(&Action::ForceDelete(old.clone()), Origin::Manual)
         .await;

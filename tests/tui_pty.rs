@@ -162,14 +162,10 @@ fn dry_run_from_the_config_holds_in_the_tui_and_after_a_context_switch() {
     }
     assert!(screen.text().contains("DRY-RUN"));
     let audit = audit_log(&screen);
-    assert_eq!(
-        audit
-            .lines()
-            .filter(|l| l.contains(r#""dryRun":true"#))
-            .count(),
-        2,
-        "{audit}"
-    );
+    let dry_outcomes = audit
+        .lines()
+        .filter(|l| l.contains(r#""stage":"outcome""#) && l.contains(r#""outcome":"dryRun""#));
+    assert_eq!(dry_outcomes.count(), 2, "{audit}");
     assert!(!audit.contains(r#""dryRun":false"#), "{audit}");
 }
 

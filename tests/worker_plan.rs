@@ -92,7 +92,7 @@ fn an_evicted_pod_is_deleted_when_every_guard_passes() {
 fn gate_guards_block_the_whole_pass() {
     let findings = [evicted("e", "shop")];
     let safety = SafetyConfig::default();
-    let cases: [(&str, Gate, &str); 4] = [
+    let cases: [(&str, Gate, &str); 5] = [
         ("not synced", Gate::default(), "first complete list"),
         (
             "stale",
@@ -117,6 +117,14 @@ fn gate_guards_block_the_whole_pass() {
                 ..open_gate()
             },
             "holds the lease",
+        ),
+        (
+            "no audit log",
+            Gate {
+                audit: Some("the audit log /var/x cannot be written (disk full)".into()),
+                ..open_gate()
+            },
+            "cannot be written (disk full): nothing acts until it can be written",
         ),
     ];
     for (name, gate, says) in cases {

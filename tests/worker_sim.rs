@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ContainerState, ContainerStateRunning, Pod};
-use ops_pod_cleaner::actions::{AuditLog, Executor};
+use ops_pod_cleaner::actions::{Audit, AuditLog, Executor};
 use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
 use ops_pod_cleaner::config::Config;
 use ops_pod_cleaner::policy::{Flags, Policy};
@@ -16,7 +16,7 @@ use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use ops_pod_cleaner::worker::{self, WorkerCommand, WorkerHandle, WorkerOptions, WorkerStatus};
 use serde_json::json;
 use support::pods::pod;
-use support::policy::quick_retry;
+use support::policy::{audit_config, quick_retry};
 use support::sim::{Watched, eventually};
 
 struct Harness(Watched);
@@ -36,7 +36,7 @@ impl Harness {
     fn worker(&self, config: &Config, dry_run: bool, audit: Option<AuditLog>) -> WorkerHandle {
         let flags = Flags {
             dry_run,
-            readonly: false,
+            ..Flags::default()
         };
         let policy = Policy::new(flags, config);
         let executor = Executor::new(
@@ -44,7 +44,7 @@ impl Harness {
             self.cache.clone(),
             &policy,
             "sim",
-            audit,
+            audit.map_or(Audit::Off, Audit::Log),
         )
         .with_retry(quick_retry());
         let options = WorkerOptions {
@@ -142,7 +142,7 @@ async fn dry_run_records_but_changes_nothing() {
     sim.create_pod(typed(pod("old-1").ns("shop").evicted()));
     let h = Harness::start(sim.clone()).await;
     let dir = tempfile::tempdir().unwrap();
-    let audit = AuditLog::open(&dir.path().join("audit.jsonl")).unwrap();
+    let audit = AuditLog::open(&audit_config(&dir.path().join("audit.jsonl"))).unwrap();
     let handle = h.worker(&config_with_auto(&[RuleKind::Evicted]), true, Some(audit));
 
     let status = status_where(&handle, "a dry-run action", |s| {
@@ -297,7 +297,7 @@ async fn blocked_follows_the_watch_between_passes() {
     let cache = Cache::new();
     let config = Config::builtin();
     let policy = Policy::new(Flags::default(), &config);
-    let executor = Executor::new(server.client(), cache.clone(), &policy, "sim", None);
+    let executor = Executor::new(server.client(), cache.clone(), &policy, "sim", Audit::Off);
     // A tick far away: only the cache's own changes can clear "blocked".
     let options = WorkerOptions {
         tick: Duration::from_secs(3600),

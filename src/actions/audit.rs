@@ -1,56 +1,44 @@
-//! The audit log: one JSON line per action attempted, flushed to disk before moving on.
+//! The audit log, written ahead: an intent record is on disk (fsynced) before a request goes
+//! out, and an outcome record joined to it by `id` after. A crash between the two leaves an
+//! intent without an outcome, which the next start reports and checks against the cluster.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::Origin;
-use crate::rules::RuleKind;
+use crate::config::AuditConfig;
 use crate::{Error, Result};
 
-/// How much of the log's end is read back on start: far more than the records of the longest
-/// guard window (10 minutes at the highest sane rate limit).
-const TAIL_BYTES: u64 = 4 << 20;
-
-/// An automatic action sent before this process started, as the guards need it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PastAction {
-    pub age: Duration,
-    pub rule: RuleKind,
-    pub namespace: String,
-    /// The cooldown key: the pod's UID, or `namespace/Kind/name` for a scale.
-    pub target: String,
-    /// `namespace/Kind/name` of the pod's workload, when the action could stop something
-    /// that ran (not the deletion of a finished pod): what the workload bound counts.
-    pub workload: Option<String>,
-}
-
-/// The fields of a record that [`PastAction`] is read from.
-#[derive(Deserialize)]
+/// Which half of an action a record is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Written {
-    time: DateTime<Utc>,
-    origin: Origin,
-    action: String,
-    namespace: String,
-    uid: Option<String>,
-    owner: Option<String>,
-    phase: Option<String>,
-    dry_run: bool,
+pub enum Stage {
+    /// Written and fsynced before the request: what is about to be done, and why.
+    Intent,
+    /// What became of it.
+    Outcome,
 }
 
+/// One line of the log; the README documents it as a JSON schema.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditRecord {
     pub time: String,
+    /// Joins an intent to its outcome.
+    pub id: String,
+    pub stage: Stage,
     pub cluster: String,
     pub origin: Origin,
-    pub action: &'static str,
+    /// Who ran the tool: `user@host` for a person, the pod's name in the cluster.
+    pub actor: String,
+    pub action: String,
     pub namespace: String,
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -62,10 +50,17 @@ pub struct AuditRecord {
     pub owner: Option<String>,
     /// The pod's phase when it was acted on.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub phase: Option<&'static str>,
+    pub pod_phase: Option<&'static str>,
+    /// Why: what the rules found (intent records).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     pub dry_run: bool,
-    pub outcome: &'static str,
-    pub detail: String,
+    /// `done`, `alreadyGone`, `dryRun`, `skipped`, `refused`, `failed`, or `unknown` for an
+    /// intent found without an outcome after a restart (outcome records).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 impl AuditRecord {
@@ -74,30 +69,40 @@ impl AuditRecord {
     }
 }
 
-/// Appends records; each is on disk (fsynced) before `record` returns, so a crash loses none.
+struct Writer {
+    file: File,
+    size: u64,
+}
+
+/// Appends records, each on disk before `write` returns; rotates by size, keeping `keep` old
+/// files (`audit.jsonl.1` the newest). Created 0600: it names every pod acted on.
 #[derive(Clone)]
 pub struct AuditLog {
     path: PathBuf,
-    file: Arc<Mutex<File>>,
+    max_bytes: u64,
+    keep: u32,
+    writer: Arc<Mutex<Writer>>,
+    ids: Arc<AtomicU64>,
 }
 
 impl AuditLog {
-    pub fn open(path: &Path) -> Result<AuditLog> {
+    pub fn open(config: &AuditConfig) -> Result<AuditLog> {
+        let path = config.path.clone();
         let io = |source| Error::Io {
-            path: path.to_path_buf(),
+            path: path.clone(),
             source,
         };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(io)?;
+        let file = open_private(&path).map_err(io)?;
+        let size = file.metadata().map_err(io)?.len();
         Ok(AuditLog {
-            path: path.to_path_buf(),
-            file: Arc::new(Mutex::new(file)),
+            max_bytes: u64::from(config.max_size_mib) << 20,
+            keep: config.keep,
+            writer: Arc::new(Mutex::new(Writer { file, size })),
+            ids: Arc::new(AtomicU64::new(0)),
+            path,
         })
     }
 
@@ -105,71 +110,80 @@ impl AuditLog {
         &self.path
     }
 
-    /// The automatic actions sent within `within` of `now` (dry-run ones only when `dry_run`,
-    /// real ones only when not), oldest first. Unreadable lines are skipped.
-    pub fn recent(&self, within: Duration, dry_run: bool, now: DateTime<Utc>) -> Vec<PastAction> {
-        let text = match read_tail(&self.path) {
-            Ok(text) => text,
-            Err(e) => {
-                tracing::warn!(
-                    "cannot read back the audit log {}: {e}",
-                    self.path.display()
-                );
-                return Vec::new();
-            }
-        };
-        text.lines()
-            .filter_map(|line| serde_json::from_str::<Written>(line).ok())
-            .filter(|w| w.dry_run == dry_run)
-            .filter_map(|w| {
-                let Origin::Auto(rule) = w.origin else {
-                    return None;
-                };
-                let age = (now - w.time).to_std().ok().filter(|age| *age < within)?;
-                let workload = w.owner.map(|o| format!("{}/{o}", w.namespace));
-                let target = match (w.action.as_str(), &workload, w.uid) {
-                    ("scaleToZero", Some(workload), _) => workload.clone(),
-                    (_, _, Some(uid)) => uid,
-                    _ => return None,
-                };
-                let finished = matches!(w.phase.as_deref(), Some("Succeeded" | "Failed"));
-                let workload = workload.filter(|_| !(w.action == "delete" && finished));
-                Some(PastAction {
-                    age,
-                    rule,
-                    namespace: w.namespace,
-                    target,
-                    workload,
-                })
-            })
-            .collect()
+    /// A new id, unique across restarts and replicas: time, process, sequence.
+    pub fn next_id(&self) -> String {
+        let n = self.ids.fetch_add(1, Ordering::Relaxed);
+        let millis = Utc::now().timestamp_millis();
+        format!("{millis:x}-{:x}-{n}", std::process::id())
     }
 
-    pub fn record(&self, record: &AuditRecord) -> Result<()> {
+    /// Append and fsync. An outcome that takes the file past its size rotates it (never
+    /// between an intent and its outcome, so a restart finds both in the current file).
+    pub fn write(&self, record: &AuditRecord) -> Result<()> {
+        let io = |source| Error::Io {
+            path: self.path.clone(),
+            source,
+        };
         let mut line = serde_json::to_vec(record).map_err(|e| Error::Cluster(e.to_string()))?;
         line.push(b'\n');
-        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        file.write_all(&line)
-            .and_then(|_| file.sync_data())
-            .map_err(|source| Error::Io {
-                path: self.path.clone(),
-                source,
-            })
+        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        writer
+            .file
+            .write_all(&line)
+            .and_then(|_| writer.file.sync_data())
+            .map_err(io)?;
+        writer.size += line.len() as u64;
+        if record.stage == Stage::Outcome && self.max_bytes > 0 && writer.size >= self.max_bytes {
+            self.rotate(&mut writer).map_err(io)?;
+        }
+        Ok(())
+    }
+
+    fn rotate(&self, writer: &mut Writer) -> std::io::Result<()> {
+        let numbered = |n: u32| PathBuf::from(format!("{}.{n}", self.path.display()));
+        if self.keep == 0 {
+            std::fs::remove_file(&self.path)?;
+        } else {
+            for n in (1..self.keep).rev() {
+                if numbered(n).exists() {
+                    std::fs::rename(numbered(n), numbered(n + 1))?;
+                }
+            }
+            std::fs::rename(&self.path, numbered(1))?;
+        }
+        writer.file = open_private(&self.path)?;
+        writer.size = 0;
+        Ok(())
     }
 }
 
-/// The last [`TAIL_BYTES`] of the file, from the first whole line.
-fn read_tail(path: &Path) -> std::io::Result<String> {
-    let mut file = File::open(path)?;
-    let len = file.metadata()?.len();
-    let start = len.saturating_sub(TAIL_BYTES);
-    file.seek(SeekFrom::Start(start))?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    Ok(match (start, text.split_once('\n')) {
-        (0, _) => text,
-        (_, Some((_, rest))) => rest.to_string(),
-        (_, None) => String::new(),
-    })
+/// Open for appending, mode 0600, tightening a file an older version created wider.
+fn open_private(path: &Path) -> std::io::Result<File> {
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
+    let mut permissions = file.metadata()?.permissions();
+    if permissions.mode() & 0o077 != 0 {
+        permissions.set_mode(0o600);
+        file.set_permissions(permissions)?;
+    }
+    Ok(file)
+}
+
+/// Whoever runs the tool: `$USER@$HOSTNAME`, or the host alone (a pod's name).
+pub fn actor() -> String {
+    let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
+    let host = env("HOSTNAME")
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|h| h.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown-host".to_string());
+    match env("USER").or_else(|| env("LOGNAME")) {
+        Some(user) => format!("{user}@{host}"),
+        None => host,
+    }
 }

@@ -2,21 +2,24 @@
 
 use chrono::Utc;
 use k8s_openapi::api::core::v1::Pod;
+use std::sync::Mutex;
+
 use kube::Client;
 use kube::api::{Api, DeleteParams, Preconditions};
 use serde_json::json;
 
-use super::audit::{AuditLog, AuditRecord, PastAction};
-use super::events::{EventRecorder, Involved};
+use super::audit::actor;
+use super::events::EventRecorder;
+use super::history::PastAction;
 use super::owner::WorkloadRef;
 use super::owners::{FULL_CHAIN, OptOut, Owners};
+use super::record::{Audit, Subject};
 use super::retry::{Needs, RetryPolicy, Stop};
 use super::scale::ScalePlan;
 use super::{Action, Origin, Outcome, PodRef};
 use crate::cluster::Cache;
 use crate::pod::{Interner, PodRecord, decode_pod};
 use crate::policy::Policy;
-use crate::report::workload_label;
 use crate::rules::{RuleSpec, classify};
 
 /// What the executor was built with; only a [`Policy`] sets it.
@@ -33,7 +36,11 @@ pub struct Executor {
     pub(super) client: Client,
     pub(super) cache: Cache,
     pub(super) chain: Vec<RuleSpec>,
-    pub(super) audit: Option<AuditLog>,
+    pub(super) audit: Audit,
+    /// Set when a write to the audit log failed: nothing acts until a restart fixes it.
+    pub(super) audit_broken: Mutex<Option<String>>,
+    /// Who runs the tool, for the audit log.
+    pub(super) actor: String,
     pub(super) events: EventRecorder,
     pub(super) settings: ExecutorSettings,
     pub(super) owners: Owners,
@@ -62,7 +69,7 @@ impl Executor {
         cache: Cache,
         policy: &Policy,
         cluster: &str,
-        audit: Option<AuditLog>,
+        audit: Audit,
     ) -> Executor {
         let events = EventRecorder::new(client.clone(), policy.events());
         Executor {
@@ -70,6 +77,8 @@ impl Executor {
             cache,
             chain: policy.chain().to_vec(),
             audit,
+            audit_broken: Mutex::new(None),
+            actor: actor(),
             events,
             settings: ExecutorSettings {
                 cluster: cluster.to_string(),
@@ -96,18 +105,24 @@ impl Executor {
 
     /// The automatic actions the audit log says were sent within `within`, for the guards.
     pub fn recent_actions(&self, within: std::time::Duration) -> Vec<PastAction> {
-        self.audit
-            .as_ref()
-            .map(|log| log.recent(within, self.settings.dry_run, Utc::now()))
-            .unwrap_or_default()
+        match &self.audit {
+            Audit::Log(log) => log.recent(within, self.settings.dry_run, Utc::now()),
+            _ => Vec::new(),
+        }
     }
 
-    /// Run one action and record it, whatever its outcome.
+    /// Check, then send and record. An action refused by its checks sent nothing and is
+    /// only logged.
     pub async fn run(&self, action: &Action, origin: Origin) -> Outcome {
         match self.prepare(action, origin).await {
             Ok(prepared) => self.send(prepared).await,
             Err(outcome) => {
-                self.record(action, origin, &outcome, None, None).await;
+                tracing::info!(
+                    action = action.verb(),
+                    outcome = outcome.label(),
+                    "{}",
+                    outcome.line(action)
+                );
                 outcome
             }
         }
@@ -163,7 +178,7 @@ impl Executor {
         })
     }
 
-    /// Send a prepared action and record what became of it.
+    /// Write the intent, send, write the outcome. Nothing is sent whose intent is not on disk.
     pub async fn send(&self, prepared: Prepared) -> Outcome {
         let Prepared {
             action,
@@ -171,6 +186,19 @@ impl Executor {
             pod,
             scale,
         } = prepared;
+        let subject = Subject {
+            action: &action,
+            origin,
+            workload: match &action {
+                Action::UndoScale(w) => Some(w),
+                _ => scale.as_ref().map(|s| &s.workload),
+            },
+            pod: pod.as_ref(),
+        };
+        let intent = match self.intend(&subject) {
+            Ok(intent) => intent,
+            Err(refused) => return refused,
+        };
         let outcome = match (&action, &pod, &scale) {
             (Action::Delete(p), _, _) => self.delete(p, None, origin).await,
             (Action::ForceDelete(p), Some(pod), _) => self.force_delete(p, pod, origin).await,
@@ -180,12 +208,7 @@ impl Executor {
             (Action::RemoveFinalizers(p), _, _) => self.remove_finalizers(p).await,
             _ => Outcome::Failed("no pod to act on".into()),
         };
-        let workload = match &action {
-            Action::UndoScale(w) => Some(w),
-            _ => scale.as_ref().map(|s| &s.workload),
-        };
-        self.record(&action, origin, &outcome, workload, pod.as_ref())
-            .await;
+        self.conclude(intent, &subject, &outcome).await;
         outcome
     }
 
@@ -385,89 +408,6 @@ impl Executor {
                 self.client.request_text(clone_request(&request))
             })
             .await
-    }
-
-    async fn record(
-        &self,
-        action: &Action,
-        origin: Origin,
-        outcome: &Outcome,
-        workload: Option<&WorkloadRef>,
-        pod: Option<&PodRecord>,
-    ) {
-        let (namespace, name, uid) = match (action.pod(), workload) {
-            (Some(p), _) => (p.namespace.clone(), p.name.clone(), Some(p.uid.clone())),
-            (None, Some(w)) => (w.namespace.clone(), w.name.clone(), None),
-            (None, None) => (String::new(), String::new(), None),
-        };
-        let record = AuditRecord {
-            time: AuditRecord::stamp(Utc::now()),
-            cluster: self.settings.cluster.clone(),
-            origin,
-            action: action.verb(),
-            namespace,
-            name,
-            uid,
-            workload: workload.map(|w| w.to_string()),
-            owner: pod.map(workload_label),
-            phase: pod.map(|p| p.phase.name()),
-            dry_run: self.settings.dry_run,
-            outcome: outcome.label(),
-            detail: outcome.detail().to_string(),
-        };
-        tracing::info!(
-            action = record.action,
-            outcome = record.outcome,
-            "{}",
-            record.detail
-        );
-        if let Some(audit) = &self.audit
-            && let Err(e) = audit.record(&record)
-        {
-            tracing::error!("audit log {}: {e}", audit.path().display());
-        }
-        if *outcome != Outcome::AlreadyGone {
-            self.emit_event(action, outcome, workload).await;
-        }
-    }
-
-    async fn emit_event(&self, action: &Action, outcome: &Outcome, workload: Option<&WorkloadRef>) {
-        let warning = !outcome.succeeded();
-        let message = format!("ops-pod-cleaner {}: {}", outcome.label(), outcome.detail());
-        let reason = event_reason(action);
-        let (about, kind_name);
-        if let Some(w) = workload {
-            kind_name = w.kind.api_resource();
-            about = Involved {
-                api_version: &kind_name.api_version,
-                kind: &kind_name.kind,
-                namespace: &w.namespace,
-                name: &w.name,
-                uid: None,
-            };
-        } else if let Some(p) = action.pod() {
-            about = Involved {
-                api_version: "v1",
-                kind: "Pod",
-                namespace: &p.namespace,
-                name: &p.name,
-                uid: Some(&p.uid),
-            };
-        } else {
-            return;
-        }
-        self.events.emit(about, reason, &message, warning).await;
-    }
-}
-
-fn event_reason(action: &Action) -> &'static str {
-    match action {
-        Action::Delete(_) => "PodDeleted",
-        Action::ForceDelete(_) => "PodForceDeleted",
-        Action::Evict(_) => "PodEvicted",
-        Action::ScaleToZero(_) => "ScaledToZero",
-        Action::UndoScale(_) => "ScaleRestored",
-        Action::RemoveFinalizers(_) => "FinalizersRemoved",
     }
 }
 

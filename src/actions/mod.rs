@@ -4,9 +4,11 @@
 mod audit;
 mod events;
 mod execute;
+mod history;
 mod inspect;
 mod owner;
 mod owners;
+mod record;
 mod retry;
 mod scale;
 
@@ -14,11 +16,13 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-pub use audit::{AuditLog, AuditRecord, PastAction};
+pub use audit::{AuditLog, AuditRecord, Stage};
 pub use execute::{Executor, Prepared};
+pub use history::{Interrupted, PastAction};
 pub use inspect::Inspection;
 pub use owner::{Resolution, WorkloadKind, WorkloadRef};
 pub use owners::{FOLLOWED_OWNERS, OptOut, Owner};
+pub use record::Audit;
 pub use retry::RetryPolicy;
 
 use crate::pod::PodRecord;

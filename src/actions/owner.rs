@@ -91,6 +91,28 @@ impl WorkloadRef {
     }
 }
 
+impl WorkloadRef {
+    /// Read back what `Display` wrote: `Deployment shop/web`.
+    pub fn parse(text: &str) -> Option<WorkloadRef> {
+        let (kind, rest) = text.split_once(' ')?;
+        let (namespace, name) = rest.split_once('/')?;
+        let kind = [
+            WorkloadKind::Deployment,
+            WorkloadKind::Rollout,
+            WorkloadKind::StatefulSet,
+            WorkloadKind::ReplicaSet,
+            WorkloadKind::ReplicationController,
+        ]
+        .into_iter()
+        .find(|k| k.name() == kind)?;
+        Some(WorkloadRef {
+            kind,
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        })
+    }
+}
+
 impl fmt::Display for WorkloadRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} {}/{}", self.kind.name(), self.namespace, self.name)

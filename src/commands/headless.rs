@@ -10,7 +10,7 @@ use chrono::Utc;
 use tokio::sync::watch;
 
 use super::open_targets;
-use crate::actions::{AuditLog, Executor};
+use crate::actions::{Audit, Executor};
 use crate::cli::GlobalArgs;
 use crate::cluster::{Cache, Cluster, WatchSettings, spawn_watches};
 use crate::config::Config;
@@ -69,17 +69,23 @@ impl Parts {
         cache: &Cache,
     ) -> Result<Parts> {
         let policy = Policy::new(Flags::from(global), config);
-        let audit = AuditLog::open(&policy.audit().path).map_err(|e| {
-            Error::Usage(format!(
-                "{e}; set audit.path in the config to a writable file"
-            ))
-        })?;
+        // Unattended, a missing audit log is a start-up error, not a worker that never acts.
+        let audit = match policy.open_audit() {
+            Audit::Unavailable { path, why } => {
+                return Err(Error::Usage(format!(
+                    "the audit log {} cannot be opened ({why}); set audit.path in the config to \
+                     a writable file, or pass --no-audit to act without one",
+                    path.display()
+                )));
+            }
+            audit => audit,
+        };
         let executor = Executor::new(
             cluster.client.clone(),
             cache.clone(),
             &policy,
             &cluster.name,
-            Some(audit),
+            audit,
         );
         let reporter = match config.report.sinks.is_empty() {
             true => None,
@@ -120,6 +126,8 @@ async fn serve_until_signal(
         tokio::spawn(async move { reporter.resend_spooled().await });
     }
     let counters = parts.options.counters.clone();
+    let checking = parts.executor.clone();
+    tokio::spawn(async move { checking.resolve_interrupted().await });
     let handle = worker::spawn(cache.clone(), parts.executor, &parts.policy, parts.options);
     let (stop, stopped) = watch::channel(false);
     let (leader_tx, leader) = watch::channel(false);
@@ -177,6 +185,8 @@ async fn once(parts: Parts, cache: &Cache, mut elector: Elector, send: bool) -> 
             )));
         }
     }
+    // An action a crash interrupted is reported, checked and closed before new ones run.
+    parts.executor.resolve_interrupted().await;
     let mut options = parts.options;
     options.standby = None;
     options.report_schedule = None;

@@ -10,7 +10,7 @@ use kube::config::Kubeconfig;
 use tokio::task::JoinHandle;
 
 use super::{Targets, open_targets};
-use crate::actions::{AuditLog, Executor};
+use crate::actions::Executor;
 use crate::cli::GlobalArgs;
 use crate::cluster::{
     Cache, Cluster, ConnectOptions, Scope, WatchSettings, connect, spawn_watches,
@@ -18,7 +18,7 @@ use crate::cluster::{
 use crate::config::Config;
 use crate::policy::{Flags, Policy};
 use crate::report::{DeliveryPolicy, Reporter, RestartState};
-use crate::ui::{Connector, ReportSource, RunOptions, Session};
+use crate::ui::{ACTION_TARGET, Connector, ReportSource, RunOptions, Session};
 use crate::worker::WorkerOptions;
 use crate::{Error, Result};
 
@@ -31,6 +31,7 @@ pub async fn run(global: &GlobalArgs) -> Result<ExitCode> {
         scope: scope_label(&scopes),
         readonly: policy.readonly(),
         dry_run: policy.dry_run(),
+        no_audit: policy.no_audit(),
         chain: config.rules.clone(),
         keys: config.ui.clone(),
         export_dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),
@@ -101,20 +102,22 @@ impl Opener {
             &cache,
             &WatchSettings::default(),
         );
-        let audit = match AuditLog::open(&self.policy.audit().path) {
-            Ok(log) => Some(log),
-            Err(e) => {
-                tracing::warn!("audit log unavailable: {e}");
-                None
-            }
-        };
         let executor = Arc::new(Executor::new(
             cluster.client.clone(),
             cache.clone(),
             &self.policy,
             &cluster.name,
-            audit,
+            self.policy.open_audit(),
         ));
+        if let Some(problem) = executor.audit_problem() {
+            tracing::error!(target: ACTION_TARGET, "{problem}: nothing can act; fix it, or restart with --no-audit");
+        }
+        let checking = executor.clone();
+        tokio::spawn(async move {
+            for line in checking.resolve_interrupted().await {
+                tracing::warn!(target: ACTION_TARGET, "{line}");
+            }
+        });
         // One reporter builds the pane's report and, when sinks are configured, delivers it.
         let reporter = Reporter::new(&self.config.report, DeliveryPolicy::default())
             .inspect_err(|e| tracing::warn!("restart report delivery unavailable: {e}"))

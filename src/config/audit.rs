@@ -13,6 +13,10 @@ pub struct AuditConfig {
     pub path: PathBuf,
     /// Also emit a Kubernetes Event on the object acted on, where RBAC permits.
     pub events: bool,
+    /// Rotate the file once it passes this size (0: never).
+    pub max_size_mib: u32,
+    /// Rotated files kept: `audit.jsonl.1` (newest) to `audit.jsonl.<keep>`.
+    pub keep: u32,
 }
 
 impl Default for AuditConfig {
@@ -20,17 +24,21 @@ impl Default for AuditConfig {
         AuditConfig {
             path: paths::data_file("audit.jsonl"),
             events: true,
+            max_size_mib: 64,
+            keep: 5,
         }
     }
 }
 
 /// Reads the `audit:` section over the defaults.
 pub(crate) fn read(field: &Field) -> Result<AuditConfig> {
-    let m = field.map(&["path", "events"])?;
+    let m = field.map(&["path", "events", "maxSizeMiB", "keep"])?;
     let mut audit = AuditConfig::default();
     m.set("path", &mut audit.path, |f| {
         f.non_empty().map(|p| paths::expand(&p))
     })?;
     m.set("events", &mut audit.events, Field::bool)?;
+    m.set("maxSizeMiB", &mut audit.max_size_mib, Field::u32)?;
+    m.set("keep", &mut audit.keep, Field::u32)?;
     Ok(audit)
 }

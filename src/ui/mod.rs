@@ -22,7 +22,7 @@ pub use confirm::{ConfirmAction, Confirmation};
 pub use details::{PodDetails, Section};
 pub use event::{Effect, Event, Snapshot, key_from_crossterm};
 pub use keys::{Command, command_for};
-pub use logging::init_logging;
+pub use logging::{ACTION_TARGET, init_logging};
 pub use run::{RunOptions, run, watch_line};
 pub use session::{Connector, ReportSource, Session};
 pub use state::{

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
@@ -31,12 +32,32 @@ use crate::{Error, Result};
 
 /// Cache changes arriving within this window are classified together.
 const SETTLE: Duration = Duration::from_millis(250);
+/// How long quitting waits for confirmed actions still running.
+const FINISH_IN_FLIGHT: Duration = Duration::from_secs(10);
+
+/// Counts one batch of confirmed actions as running until it is dropped.
+struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    fn start(count: &Arc<AtomicUsize>) -> InFlight {
+        count.fetch_add(1, Ordering::SeqCst);
+        InFlight(count.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
 
 /// What does not change with the context.
 pub struct RunOptions {
     pub scope: String,
     pub readonly: bool,
     pub dry_run: bool,
+    /// `--no-audit`: shown as a badge.
+    pub no_audit: bool,
     pub chain: Vec<RuleSpec>,
     pub keys: UiConfig,
     /// Where exported reports are written.
@@ -56,10 +77,12 @@ pub async fn run(
     );
     state.readonly = options.readonly;
     state.dry_run = options.dry_run;
+    state.no_audit = options.no_audit;
     let mut guard = TerminalGuard::enter()
         .map_err(|e| Error::Usage(format!("cannot set up the terminal: {e}")))?;
     let mut runtime = Runtime::new(session, connector, options);
     let result = runtime.run(&mut state, &mut guard).await;
+    runtime.finish_in_flight(&mut state, &mut guard).await;
     drop(guard);
     result
 }
@@ -74,6 +97,8 @@ struct Runtime {
     new_sessions: mpsc::UnboundedReceiver<Result<Session, String>>,
     /// Workloads found for confirmation dialogs, by pod UID: what a scale changed.
     resolved: HashMap<String, WorkloadRef>,
+    /// Confirmed actions still running: quitting waits for them and their audit records.
+    in_flight: Arc<AtomicUsize>,
 }
 
 impl Runtime {
@@ -89,6 +114,33 @@ impl Runtime {
             sessions,
             new_sessions,
             resolved: HashMap::new(),
+            in_flight: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// Quitting while an action runs: wait, bounded and on screen, for it and its records.
+    async fn finish_in_flight(&self, state: &mut State, guard: &mut TerminalGuard) {
+        let deadline = tokio::time::Instant::now() + FINISH_IN_FLIGHT;
+        loop {
+            let running = self.in_flight.load(Ordering::SeqCst);
+            if running == 0 {
+                return;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                tracing::warn!(
+                    "quit with {running} action(s) still running; the audit log has their intent"
+                );
+                return;
+            }
+            state.status = Some(super::state::StatusLine {
+                text: format!(
+                    "finishing {running} action(s) in flight and their audit records (up to {} s)…",
+                    FINISH_IN_FLIGHT.as_secs()
+                ),
+                error: false,
+            });
+            let _ = guard.terminal.draw(|f| draw(state, f));
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
@@ -206,7 +258,9 @@ impl Runtime {
             Effect::Run(actions) => {
                 let executor = self.session.executor.clone();
                 let resolved = self.resolved.clone();
+                let in_flight = InFlight::start(&self.in_flight);
                 tokio::spawn(async move {
+                    let _in_flight = in_flight;
                     for action in actions {
                         let outcome = executor.run(&action, Origin::Manual).await;
                         if outcome.succeeded() {

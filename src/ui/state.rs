@@ -142,6 +142,8 @@ pub struct State {
     pub scope: String,
     pub readonly: bool,
     pub dry_run: bool,
+    /// Acting without an audit log (`--no-audit`).
+    pub no_audit: bool,
     pub keys: UiConfig,
     pub chain: Vec<RuleSpec>,
     pub now: DateTime<Utc>,
@@ -187,6 +189,7 @@ impl State {
             scope: scope.to_string(),
             readonly: false,
             dry_run: false,
+            no_audit: false,
             keys,
             chain,
             now: DateTime::<Utc>::UNIX_EPOCH,

@@ -32,6 +32,8 @@ pub struct Gate {
     pub stale_for: Option<Duration>,
     /// Set while another replica holds the lease (or none is held yet).
     pub standby: Option<String>,
+    /// Set while the audit log cannot be written: nothing acts unrecorded.
+    pub audit: Option<String>,
 }
 
 /// Why an action was held back.
@@ -104,6 +106,11 @@ impl Pass {
 pub fn blocked(gate: &Gate, safety: &SafetyConfig) -> Option<String> {
     if gate.readonly {
         return Some("read-only mode: no actions".into());
+    }
+    if let Some(problem) = &gate.audit {
+        return Some(format!(
+            "{problem}: nothing acts until it can be written (or run with --no-audit)"
+        ));
     }
     if !gate.synced {
         return Some("waiting for the first complete list of pods".into());

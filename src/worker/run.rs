@@ -263,6 +263,7 @@ impl Worker {
             synced: health.synced(),
             stale_for: health.stale_for(Instant::now()),
             standby: self.standby.clone(),
+            audit: self.executor.audit_problem(),
         }
     }
 

@@ -16,6 +16,10 @@ struct Exchange {
     body: Option<Value>,
     status: u16,
     response: Value,
+    /// Runs when the request arrives, before it is answered.
+    on_arrival: Option<Box<dyn Fn() + Send>>,
+    /// Never answer: the client waits until it gives up or is dropped.
+    hang: bool,
 }
 
 #[derive(Default)]
@@ -66,8 +70,35 @@ impl Scenario {
             body,
             status,
             response,
+            on_arrival: None,
+            hang: false,
         };
         self.state.lock().unwrap().expected.push_back(exchange);
+        self
+    }
+
+    /// Like `expect`, running `hook` the moment the request arrives.
+    pub fn expect_then(
+        self,
+        method: &str,
+        uri: &str,
+        body: Option<Value>,
+        status: u16,
+        response: Value,
+        hook: impl Fn() + Send + 'static,
+    ) -> Scenario {
+        let scenario = self.expect(method, uri, body, status, response);
+        if let Some(last) = scenario.state.lock().unwrap().expected.back_mut() {
+            last.on_arrival = Some(Box::new(hook));
+        }
+        scenario
+    }
+
+    /// The last expected request is received but never answered.
+    pub fn hang_after(self) -> Scenario {
+        if let Some(last) = self.state.lock().unwrap().expected.back_mut() {
+            last.hang = true;
+        }
         self
     }
 
@@ -82,7 +113,9 @@ impl Scenario {
                     .await
                     .map(|b| b.to_bytes())
                     .unwrap_or_default();
-                let (status, answer) = answer(&state, &parts, &bytes);
+                let Some((status, answer)) = answer(&state, &parts, &bytes) else {
+                    return std::future::pending().await;
+                };
                 let response = Response::builder()
                     .status(status)
                     .header("content-type", "application/json")
@@ -112,7 +145,12 @@ impl Scenario {
     }
 }
 
-fn answer(state: &Mutex<State>, parts: &http::request::Parts, body: &Bytes) -> (u16, Value) {
+/// The scripted answer, or `None` for a request that is never answered.
+fn answer(
+    state: &Mutex<State>,
+    parts: &http::request::Parts,
+    body: &Bytes,
+) -> Option<(u16, Value)> {
     let mut state = state.lock().unwrap();
     let (path, query) = split(&parts.uri.to_string());
     let got = format!(
@@ -125,10 +163,10 @@ fn answer(state: &Mutex<State>, parts: &http::request::Parts, body: &Bytes) -> (
         state
             .problems
             .push(format!("unexpected extra request: {got}"));
-        return (
+        return Some((
             500,
             serde_json::json!({"kind": "Status", "code": 500, "message": "unexpected"}),
-        );
+        ));
     };
     let mut wrong = Vec::new();
     if parts.method.as_str() != next.method || path != next.path || query != next.query {
@@ -145,7 +183,10 @@ fn answer(state: &Mutex<State>, parts: &http::request::Parts, body: &Bytes) -> (
         }
     }
     state.problems.extend(wrong);
-    (next.status, next.response)
+    if let Some(hook) = &next.on_arrival {
+        hook();
+    }
+    (!next.hang).then_some((next.status, next.response))
 }
 
 /// A Status body like the API server's.

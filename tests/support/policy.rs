@@ -13,7 +13,7 @@ pub fn policy(dry_run: bool, events: bool) -> Policy {
     Policy::new(
         Flags {
             dry_run,
-            readonly: false,
+            ..Flags::default()
         },
         &config,
     )
@@ -25,5 +25,13 @@ pub fn quick_retry() -> RetryPolicy {
         attempts: 3,
         first_wait: Duration::from_millis(10),
         max_wait: Duration::from_secs(2),
+    }
+}
+
+/// The audit settings with the log at `path` and the default rotation.
+pub fn audit_config(path: &std::path::Path) -> ops_pod_cleaner::config::AuditConfig {
+    ops_pod_cleaner::config::AuditConfig {
+        path: path.to_path_buf(),
+        ..Default::default()
     }
 }

@@ -34,6 +34,10 @@ pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
         first.push(Span::raw(" "));
         first.push(Span::styled(" READONLY ", theme::badge(Color::Blue)));
     }
+    if state.no_audit {
+        first.push(Span::raw(" "));
+        first.push(Span::styled(" NO-AUDIT ", theme::badge(Color::Red)));
+    }
     first.extend([
         Span::raw("  ctx "),
         Span::styled(state.context.clone(), theme::accent()),

@@ -1,0 +1,158 @@
+//! Reading the audit log back on start: what was sent recently (so limits and cooldowns
+//! survive a restart), and intents that never got an outcome (a crash mid-action).
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+
+use super::Origin;
+use super::audit::{AuditLog, Stage};
+use crate::rules::RuleKind;
+
+/// How much of the log's end is read back: far more than the records of the longest guard
+/// window (10 minutes at the highest sane rate limit).
+const TAIL_BYTES: u64 = 4 << 20;
+
+/// An automatic action sent before this process started, as the guards need it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PastAction {
+    pub age: Duration,
+    pub rule: RuleKind,
+    pub namespace: String,
+    /// The cooldown key: the pod's UID, or `namespace/Kind/name` for a scale.
+    pub target: String,
+    /// `namespace/Kind/name` of the pod's workload, when the action could stop something
+    /// that ran (not the deletion of a finished pod): what the workload bound counts.
+    pub workload: Option<String>,
+}
+
+/// An intent whose outcome was never written: the process stopped between the two.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interrupted {
+    pub id: String,
+    pub cluster: String,
+    pub time: DateTime<Utc>,
+    pub origin: Origin,
+    pub action: String,
+    pub namespace: String,
+    pub name: String,
+    pub uid: Option<String>,
+    pub workload: Option<String>,
+    pub dry_run: bool,
+}
+
+/// The fields of a record that are read back.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Written {
+    time: DateTime<Utc>,
+    id: String,
+    stage: Stage,
+    cluster: String,
+    origin: Origin,
+    action: String,
+    namespace: String,
+    name: String,
+    uid: Option<String>,
+    workload: Option<String>,
+    owner: Option<String>,
+    pod_phase: Option<String>,
+    dry_run: bool,
+}
+
+impl AuditLog {
+    /// The automatic actions sent within `within` of `now` (dry-run ones only when `dry_run`,
+    /// real ones only when not), oldest first.
+    pub fn recent(&self, within: Duration, dry_run: bool, now: DateTime<Utc>) -> Vec<PastAction> {
+        self.read_back()
+            .into_iter()
+            .filter(|w| w.stage == Stage::Intent && w.dry_run == dry_run)
+            .filter_map(|w| {
+                let Origin::Auto(rule) = w.origin else {
+                    return None;
+                };
+                let age = (now - w.time).to_std().ok().filter(|age| *age < within)?;
+                let workload = w.owner.map(|o| format!("{}/{o}", w.namespace));
+                let target = match (w.action.as_str(), &workload, w.uid) {
+                    ("scaleToZero", Some(workload), _) => workload.clone(),
+                    (_, _, Some(uid)) => uid,
+                    _ => return None,
+                };
+                let finished = matches!(w.pod_phase.as_deref(), Some("Succeeded" | "Failed"));
+                let workload = workload.filter(|_| !(w.action == "delete" && finished));
+                Some(PastAction {
+                    age,
+                    rule,
+                    namespace: w.namespace,
+                    target,
+                    workload,
+                })
+            })
+            .collect()
+    }
+
+    /// Intents without an outcome, oldest first.
+    pub fn interrupted(&self) -> Vec<Interrupted> {
+        let records = self.read_back();
+        let finished: HashSet<&str> = records
+            .iter()
+            .filter(|w| w.stage == Stage::Outcome)
+            .map(|w| w.id.as_str())
+            .collect();
+        records
+            .iter()
+            .filter(|w| w.stage == Stage::Intent && !finished.contains(w.id.as_str()))
+            .map(|w| Interrupted {
+                id: w.id.clone(),
+                cluster: w.cluster.clone(),
+                time: w.time,
+                origin: w.origin,
+                action: w.action.clone(),
+                namespace: w.namespace.clone(),
+                name: w.name.clone(),
+                uid: w.uid.clone(),
+                workload: w.workload.clone(),
+                dry_run: w.dry_run,
+            })
+            .collect()
+    }
+
+    /// The records at the end of the current file; lines that do not parse (an older format,
+    /// a torn last line) are skipped.
+    fn read_back(&self) -> Vec<Written> {
+        match read_tail(self.path()) {
+            Ok(text) => text
+                .lines()
+                .filter_map(|line| serde_json::from_str(line).ok())
+                .collect(),
+            Err(e) => {
+                tracing::warn!(
+                    "cannot read back the audit log {}: {e}",
+                    self.path().display()
+                );
+                Vec::new()
+            }
+        }
+    }
+}
+
+/// The last [`TAIL_BYTES`] of the file, from the first whole line.
+fn read_tail(path: &Path) -> std::io::Result<String> {
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let start = len.saturating_sub(TAIL_BYTES);
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    Ok(match (start, text.split_once('\n')) {
+        (0, _) => text,
+        (_, Some((_, rest))) => rest.to_string(),
+        (_, None) => String::new(),
+    })
+}

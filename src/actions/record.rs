@@ -1,0 +1,274 @@
+//! What the executor writes about each action: the audit intent before the request, the
+//! outcome after it, the log line and the Kubernetes Event; and, on start, the intents an
+//! earlier run left without an outcome, checked against the cluster.
+
+use std::path::PathBuf;
+
+use chrono::Utc;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::Api;
+
+use super::audit::{AuditLog, AuditRecord, Stage};
+use super::events::Involved;
+use super::execute::Executor;
+use super::history::Interrupted;
+use super::owner::WorkloadRef;
+use super::{Action, Origin, Outcome};
+use crate::pod::PodRecord;
+use crate::report::workload_label;
+use crate::rules::classify;
+
+/// Where the executor writes its records.
+#[derive(Clone)]
+pub enum Audit {
+    Log(AuditLog),
+    /// `--no-audit`: acting without a log, on purpose (a badge says so).
+    Off,
+    /// The log could not be opened: nothing may act until it can.
+    Unavailable {
+        path: PathBuf,
+        why: String,
+    },
+}
+
+/// What one action is, for its two records.
+pub(super) struct Subject<'a> {
+    pub action: &'a Action,
+    pub origin: Origin,
+    pub workload: Option<&'a WorkloadRef>,
+    pub pod: Option<&'a PodRecord>,
+}
+
+impl Executor {
+    /// Why nothing may act, when the audit log cannot be written.
+    pub fn audit_problem(&self) -> Option<String> {
+        if let Audit::Unavailable { path, why } = &self.audit {
+            return Some(format!(
+                "the audit log {} cannot be opened ({why})",
+                path.display()
+            ));
+        }
+        self.audit_broken
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Acting without an audit log on purpose (`--no-audit`).
+    pub fn unaudited(&self) -> bool {
+        matches!(self.audit, Audit::Off)
+    }
+
+    /// Write the intent, fsynced, before anything is sent. `Err` is the refusal to act.
+    pub(super) fn intend(&self, subject: &Subject) -> Result<Option<AuditRecord>, Outcome> {
+        if let Some(problem) = self.audit_problem() {
+            return Err(Outcome::Refused(format!(
+                "{problem}; nothing was done. Fix it, or run with --no-audit to act without a record"
+            )));
+        }
+        let Audit::Log(log) = &self.audit else {
+            return Ok(None);
+        };
+        let record = self.intent(log, subject);
+        match log.write(&record) {
+            Ok(()) => Ok(Some(record)),
+            Err(e) => {
+                let problem = format!(
+                    "the audit log {} cannot be written ({e})",
+                    log.path().display()
+                );
+                tracing::error!("{problem}; no action runs until it can");
+                *self.audit_broken.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(problem.clone());
+                Err(Outcome::Refused(format!("{problem}; nothing was done")))
+            }
+        }
+    }
+
+    /// The outcome record after the request, then the log line and the Event.
+    pub(super) async fn conclude(
+        &self,
+        intent: Option<AuditRecord>,
+        subject: &Subject<'_>,
+        outcome: &Outcome,
+    ) {
+        tracing::info!(
+            action = subject.action.verb(),
+            outcome = outcome.label(),
+            "{}",
+            outcome.detail()
+        );
+        if let (Some(intent), Audit::Log(log)) = (intent, &self.audit) {
+            let record = AuditRecord {
+                time: AuditRecord::stamp(Utc::now()),
+                stage: Stage::Outcome,
+                reason: None,
+                outcome: Some(outcome.label()),
+                detail: Some(outcome.detail().to_string()),
+                ..intent
+            };
+            if let Err(e) = log.write(&record) {
+                let problem = format!(
+                    "the audit log {} cannot be written ({e})",
+                    log.path().display()
+                );
+                tracing::error!("{problem}; no action runs until it can");
+                *self.audit_broken.lock().unwrap_or_else(|e| e.into_inner()) = Some(problem);
+            }
+        }
+        if *outcome != Outcome::AlreadyGone {
+            self.emit_event(subject, outcome).await;
+        }
+    }
+
+    fn intent(&self, log: &AuditLog, subject: &Subject) -> AuditRecord {
+        let (namespace, name, uid) = match (subject.action.pod(), subject.workload) {
+            (Some(p), _) => (p.namespace.clone(), p.name.clone(), Some(p.uid.clone())),
+            (None, Some(w)) => (w.namespace.clone(), w.name.clone(), None),
+            (None, None) => (String::new(), String::new(), None),
+        };
+        let reason = subject
+            .pod
+            .and_then(|pod| classify(pod, &self.chain, Utc::now()))
+            .map(|f| format!("{}: {}", f.rule, f.reason));
+        AuditRecord {
+            time: AuditRecord::stamp(Utc::now()),
+            id: log.next_id(),
+            stage: Stage::Intent,
+            cluster: self.settings.cluster.clone(),
+            origin: subject.origin,
+            actor: self.actor.clone(),
+            action: subject.action.verb().to_string(),
+            namespace,
+            name,
+            uid,
+            workload: subject.workload.map(|w| w.to_string()),
+            owner: subject.pod.map(workload_label),
+            pod_phase: subject.pod.map(|p| p.phase.name()),
+            reason,
+            dry_run: self.settings.dry_run,
+            outcome: None,
+            detail: None,
+        }
+    }
+
+    async fn emit_event(&self, subject: &Subject<'_>, outcome: &Outcome) {
+        let warning = !outcome.succeeded();
+        let message = format!("ops-pod-cleaner {}: {}", outcome.label(), outcome.detail());
+        let reason = event_reason(subject.action);
+        let (about, kind_name);
+        if let Some(w) = subject.workload {
+            kind_name = w.kind.api_resource();
+            about = Involved {
+                api_version: &kind_name.api_version,
+                kind: &kind_name.kind,
+                namespace: &w.namespace,
+                name: &w.name,
+                uid: None,
+            };
+        } else if let Some(p) = subject.action.pod() {
+            about = Involved {
+                api_version: "v1",
+                kind: "Pod",
+                namespace: &p.namespace,
+                name: &p.name,
+                uid: Some(&p.uid),
+            };
+        } else {
+            return;
+        }
+        self.events.emit(about, reason, &message, warning).await;
+    }
+
+    /// Intents an earlier run of this cluster left without an outcome: each is checked against
+    /// the cluster, closed with an `unknown` outcome, and returned as a line to show.
+    pub async fn resolve_interrupted(&self) -> Vec<String> {
+        let Audit::Log(log) = &self.audit else {
+            return Vec::new();
+        };
+        let mut lines = Vec::new();
+        for gap in log.interrupted() {
+            if gap.cluster != self.settings.cluster {
+                continue;
+            }
+            let now = self.check(&gap).await;
+            let line = format!(
+                "an action was interrupted before its outcome was recorded: {} {}/{} at {} \
+                 (audit id {}){}; it may or may not have happened: {now}",
+                gap.action,
+                gap.namespace,
+                gap.name,
+                AuditRecord::stamp(gap.time),
+                gap.id,
+                if gap.dry_run { ", dry run" } else { "" },
+            );
+            tracing::warn!("{line}");
+            let record = AuditRecord {
+                time: AuditRecord::stamp(Utc::now()),
+                id: gap.id.clone(),
+                stage: Stage::Outcome,
+                cluster: gap.cluster.clone(),
+                origin: gap.origin,
+                actor: self.actor.clone(),
+                action: gap.action.clone(),
+                namespace: gap.namespace.clone(),
+                name: gap.name.clone(),
+                uid: gap.uid.clone(),
+                workload: gap.workload.clone(),
+                owner: None,
+                pod_phase: None,
+                reason: None,
+                dry_run: gap.dry_run,
+                outcome: Some("unknown"),
+                detail: Some(format!("interrupted; checked on restart: {now}")),
+            };
+            if let Err(e) = log.write(&record) {
+                tracing::error!("audit log {}: {e}", log.path().display());
+            }
+            lines.push(line);
+        }
+        lines
+    }
+
+    /// What the cluster says now about an interrupted action's target.
+    async fn check(&self, gap: &Interrupted) -> String {
+        match (&gap.uid, &gap.workload) {
+            (Some(uid), None) => {
+                let pods: Api<Pod> = Api::namespaced(self.client.clone(), &gap.namespace);
+                match pods.get_opt(&gap.name).await {
+                    Ok(None) => "the pod is gone".to_string(),
+                    Ok(Some(p)) if p.metadata.uid.as_deref() != Some(uid) => {
+                        "the pod was replaced by a new one of the same name".to_string()
+                    }
+                    Ok(Some(p)) if p.metadata.deletion_timestamp.is_some() => {
+                        "the pod is terminating".to_string()
+                    }
+                    Ok(Some(_)) => "the pod is still there".to_string(),
+                    Err(e) => format!("the pod could not be read ({e})"),
+                }
+            }
+            (_, Some(workload)) => match WorkloadRef::parse(workload) {
+                Some(w) => match w.api(&self.client).get(&w.name).await {
+                    Ok(o) => format!(
+                        "{w} is at {} replicas",
+                        o.data["spec"]["replicas"].as_i64().unwrap_or(0)
+                    ),
+                    Err(e) => format!("{w} could not be read ({e})"),
+                },
+                None => format!("check {workload} by hand"),
+            },
+            (None, None) => "nothing to check".to_string(),
+        }
+    }
+}
+
+fn event_reason(action: &Action) -> &'static str {
+    match action {
+        Action::Delete(_) => "PodDeleted",
+        Action::ForceDelete(_) => "PodForceDeleted",
+        Action::Evict(_) => "PodEvicted",
+        Action::ScaleToZero(_) => "ScaledToZero",
+        Action::UndoScale(_) => "ScaleRestored",
+        Action::RemoveFinalizers(_) => "FinalizersRemoved",
+    }
+}
