@@ -7,9 +7,10 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use ops_pod_cleaner::actions::PastAction;
 use ops_pod_cleaner::cluster::{Deadlines, client_with_deadlines};
 use ops_pod_cleaner::cluster::{Health, Scope, ScopeHealth, WatchState};
-use ops_pod_cleaner::headless::lease::{self, Held, Observed, Step};
+use ops_pod_cleaner::headless::lease::{self, Held, Observed, Step, Wiring};
 use ops_pod_cleaner::headless::metrics::{Snapshot, healthz, readyz, render};
 use ops_pod_cleaner::headless::{Elector, LeaseSettings, Role, Sources, bind, decide, serve};
 use ops_pod_cleaner::rules::RuleKind;
@@ -219,7 +220,13 @@ fn replica(client: kube::Client, identity: &str) -> Replica {
     let (leader_tx, leader) = watch::channel(false);
     let (_stop, stop) = watch::channel(false);
     let elector = Elector::new(client, settings(identity));
-    tokio::spawn(lease::run(elector, commands, leader_tx, stop));
+    let wiring = Wiring {
+        worker: commands,
+        recent: watch::channel(Vec::new()).1,
+        leader: leader_tx,
+        acting_until: watch::channel(None).0,
+    };
+    tokio::spawn(lease::run(elector, wiring, stop, None));
     Replica {
         leader,
         _commands,
@@ -309,10 +316,12 @@ fn acting(client: kube::Client, identity: &str, dir: &std::path::Path) -> Acting
         attempts: 1,
         ..RetryPolicy::default()
     });
+    let (acting_tx, acting_until) = watch::channel(None);
     let options = ops_pod_cleaner::worker::WorkerOptions {
         master_auto: true,
         tick: Duration::from_millis(50),
         standby: Some("waiting for the leader election".into()),
+        acting_until: Some(acting_until),
         ..Default::default()
     };
     let worker =
@@ -320,12 +329,13 @@ fn acting(client: kube::Client, identity: &str, dir: &std::path::Path) -> Acting
     let (leader_tx, leader) = watch::channel(false);
     let (_stop, stop) = watch::channel(false);
     let elector = Elector::new(client, settings_for_overlap(identity));
-    tokio::spawn(lease::run(
-        elector,
-        worker.commands.clone(),
-        leader_tx,
-        stop,
-    ));
+    let wiring = Wiring {
+        worker: worker.commands.clone(),
+        recent: worker.recent.clone(),
+        leader: leader_tx,
+        acting_until: acting_tx,
+    };
+    tokio::spawn(lease::run(elector, wiring, stop, None));
     Acting {
         leader,
         audit,
@@ -335,7 +345,7 @@ fn acting(client: kube::Client, identity: &str, dir: &std::path::Path) -> Acting
     }
 }
 
-/// A 2 s lease with a 1 s renew deadline: room for a 200 ms action deadline between them.
+/// A 2 s lease with a 1 s renew deadline: an action is cut off at the renew deadline.
 fn settings_for_overlap(identity: &str) -> LeaseSettings {
     LeaseSettings {
         duration: Duration::from_secs(2),
@@ -370,8 +380,10 @@ async fn a_partitioned_leader_and_its_successor_never_act_at_the_same_time() {
         connect: Duration::from_secs(1),
         request: Duration::from_millis(200),
     };
+    // a's requests may take the default 30 s: only the lease's time left can cut its action
+    // short when the partition hits mid-request.
     let a = acting(
-        client_with_deadlines(config, short).unwrap(),
+        client_with_deadlines(config, Deadlines::default()).unwrap(),
         "a",
         dir.path(),
     );
@@ -479,7 +491,17 @@ fn metrics_text_has_every_family() {
         ]),
         deliveries: BTreeMap::from([(("slack-1a2b3c4d".to_string(), "spooled"), 2)]),
         health: health(true, Some(Duration::from_secs(12)), now),
-        worker: WorkerStatus::default(),
+        worker: WorkerStatus {
+            rules: BTreeMap::from([(
+                RuleKind::ImagePull,
+                ops_pod_cleaner::worker::RuleStatus {
+                    held: 2,
+                    held_reason: Some("bad rollout: 3 replicas still available".into()),
+                    ..Default::default()
+                },
+            )]),
+            ..WorkerStatus::default()
+        },
         leader: true,
     };
     let text = render(&snapshot, now);
@@ -493,6 +515,7 @@ fn metrics_text_has_every_family() {
         "opc_watch_stale_seconds 12.0",
         "opc_report_deliveries_total{sink=\"slack-1a2b3c4d\",result=\"spooled\"} 2",
         "opc_leader 1",
+        "opc_auto_held_targets{rule=\"imagePull\"} 2",
         "# TYPE opc_actions_total counter",
     ] {
         assert!(
@@ -554,4 +577,26 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("no 200 after the idle connections closed");
+}
+
+/// The leader writes its recent actions on the Lease; whoever takes over inherits them, so a
+/// failover gives no fresh rate-limit budget and no cooldown is forgotten.
+#[tokio::test]
+async fn a_successor_inherits_the_recent_actions_written_on_the_lease() {
+    let server = SimServer::start(SimCluster::new()).await.unwrap();
+    let mut a = Elector::new(server.client(), settings("a"));
+    let sent = vec![PastAction {
+        at: Utc::now(),
+        rule: RuleKind::ImagePull,
+        namespace: "shop".into(),
+        target: "shop/Deployment/web".into(),
+        workload: Some("shop/Deployment/web".into()),
+    }];
+    a.set_recent(sent.clone());
+    assert_eq!(a.round(Utc::now()).await, Ok(Role::Leader));
+    a.release().await;
+    let mut b = Elector::new(server.client(), settings("b"));
+    assert_eq!(b.round(Utc::now()).await, Ok(Role::Leader));
+    assert_eq!(b.take_inherited(), Some(sent));
+    assert_eq!(b.take_inherited(), None, "handed over once");
 }

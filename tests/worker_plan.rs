@@ -100,7 +100,7 @@ fn gate_guards_block_the_whole_pass() {
                 stale_for: Some(Duration::from_secs(61)),
                 ..open_gate()
             },
-            "disconnected for 61s",
+            "stale for 61s: nothing heard from the API server",
         ),
         (
             "readonly",
@@ -391,7 +391,7 @@ fn guards_restored_from_the_audit_log_give_no_fresh_budget() {
     let findings: Vec<Abnormal> = (1..=4).map(|i| pulling("app", &format!("ns{i}"))).collect();
     let history: Vec<PastAction> = (1..=3)
         .map(|i| PastAction {
-            age: Duration::from_secs(30),
+            at: Utc::now() - chrono::Duration::seconds(30),
             rule: RuleKind::ImagePull,
             namespace: format!("ns{i}"),
             target: format!("ns{i}/Deployment/app"),
@@ -404,7 +404,7 @@ fn guards_restored_from_the_audit_log_give_no_fresh_budget() {
     };
     let mut guards = Guards::new(safety);
     let now = Instant::now();
-    guards.restore(&history, now);
+    guards.restore(&history, Utc::now(), now);
     let pass = plan_at(&findings, &mut guards, now);
     assert_eq!(
         holds(&pass),
@@ -434,7 +434,7 @@ fn guards_restored_from_the_audit_log_give_no_fresh_budget() {
         ..SafetyConfig::default()
     };
     let mut guards = Guards::new(safety);
-    guards.restore(&history, now);
+    guards.restore(&history, Utc::now(), now);
     let pass = plan_at(&findings, &mut guards, now);
     let fourth = pass
         .planned

@@ -320,3 +320,145 @@ async fn blocked_follows_the_watch_between_passes() {
     })
     .await;
 }
+
+/// A leader may act only until its renew deadline: a request that hangs past it is cut off
+/// and recorded as failed then, not at the client's 30 s deadline, so it cannot land after
+/// another replica has taken the lease.
+#[tokio::test]
+async fn an_action_is_cut_off_where_the_lease_ends() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("old-1").ns("shop").evicted()));
+    let h = Harness::start(sim.clone()).await;
+    sim.faults()
+        .hang(Some("delete"), "/api/v1/namespaces/shop/pods");
+    let config = config_with_auto(&[RuleKind::Evicted]);
+    let policy = Policy::new(Flags::default(), &config);
+    let executor = Executor::new(
+        h.server.client(),
+        h.cache.clone(),
+        &policy,
+        "sim",
+        Audit::Off,
+    );
+    let lease_ends = std::time::Instant::now() + Duration::from_millis(800);
+    let (_lease, acting_until) = tokio::sync::watch::channel(Some(lease_ends));
+    let options = WorkerOptions {
+        master_auto: true,
+        tick: Duration::from_millis(50),
+        acting_until: Some(acting_until),
+        ..WorkerOptions::default()
+    };
+    let handle = worker::spawn(h.cache.clone(), Arc::new(executor), &policy, options);
+    let status = status_where(&handle, "the hung delete to fail", |s| {
+        s.rules[&RuleKind::Evicted].failures == 1
+    })
+    .await;
+    let cut_at = std::time::Instant::now();
+    assert!(
+        cut_at < lease_ends + Duration::from_millis(300),
+        "cut {:?} after the lease's end",
+        cut_at.saturating_duration_since(lease_ends)
+    );
+    assert_eq!(status.rules[&RuleKind::Evicted].actions_taken, 0);
+    // Past the lease nothing new starts, even with the hang lifted.
+    sim.faults()
+        .unhang(Some("delete"), "/api/v1/namespaces/shop/pods");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(sim.pod("shop", "old-1").is_some());
+}
+
+/// What the previous leader sent (inherited through the Lease) still holds its slot: with one
+/// action a minute allowed and one sent a moment ago elsewhere, the new leader waits.
+#[tokio::test]
+async fn a_new_leader_keeps_the_rate_limit_its_predecessor_spent() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("old-1").ns("shop").evicted()));
+    let h = Harness::start(sim.clone()).await;
+    let mut config = config_with_auto(&[RuleKind::Evicted]);
+    config.safety.max_actions_per_minute = 1;
+    let policy = Policy::new(Flags::default(), &config);
+    let executor = Executor::new(
+        h.server.client(),
+        h.cache.clone(),
+        &policy,
+        "sim",
+        Audit::Off,
+    );
+    let inherited = vec![ops_pod_cleaner::actions::PastAction {
+        at: chrono::Utc::now() - chrono::Duration::seconds(5),
+        rule: RuleKind::Evicted,
+        namespace: "shop".into(),
+        target: "uid-of-another-pod".into(),
+        workload: None,
+    }];
+    let options = WorkerOptions {
+        master_auto: true,
+        tick: Duration::from_millis(50),
+        inherited,
+        ..WorkerOptions::default()
+    };
+    let handle = worker::spawn(h.cache.clone(), Arc::new(executor), &policy, options);
+    status_where(&handle, "a few passes", |s| s.passes >= 3).await;
+    assert!(
+        sim.pod("shop", "old-1").is_some(),
+        "the predecessor's action still holds the only slot this minute"
+    );
+    assert_eq!(handle.recent.borrow().len(), 1, "and it is passed on again");
+}
+
+/// Two replicas, one report: a worker standing by (another replica leads) skips the schedule.
+#[tokio::test]
+async fn only_the_leader_sends_scheduled_reports() {
+    use ops_pod_cleaner::config::{CronSchedule, FileFormat, ReportConfig, Sink};
+    use ops_pod_cleaner::report::{DeliveryPolicy, Reporter};
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("crashy").ns("shop").restarts(9, "Error")));
+    let h = Harness::start(sim).await;
+    let dir = tempfile::tempdir().unwrap();
+    let reporter = |name: &str| {
+        let config = ReportConfig {
+            sinks: vec![Sink::File {
+                path: dir.path().join(format!("{name}-%H%M%S.md")),
+                format: FileFormat::Markdown,
+            }],
+            spool_dir: dir.path().join(format!("{name}-spool")),
+            state_file: dir.path().join(format!("{name}-state.json")),
+            ..ReportConfig::default()
+        };
+        Some(Arc::new(
+            Reporter::new(&config, DeliveryPolicy::default()).unwrap(),
+        ))
+    };
+    let config = config_with_auto(&[]);
+    let policy = Policy::new(Flags::default(), &config);
+    let every_second = CronSchedule::parse("* * * * * *").unwrap();
+    let replica = |name: &str, standby: Option<String>| {
+        let executor = Executor::new(
+            h.server.client(),
+            h.cache.clone(),
+            &policy,
+            "sim",
+            Audit::Off,
+        );
+        let options = WorkerOptions {
+            tick: Duration::from_millis(50),
+            standby,
+            reporter: reporter(name),
+            report_schedule: Some(every_second.clone()),
+            ..WorkerOptions::default()
+        };
+        worker::spawn(h.cache.clone(), Arc::new(executor), &policy, options)
+    };
+    let _leader = replica("leader", None);
+    let _follower = replica("follower", Some("standby: leader holds the lease".into()));
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let sent = |name: &str| {
+        let files = std::fs::read_dir(dir.path()).unwrap().flatten();
+        files
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&format!("{name}-")) && n.ends_with(".md"))
+            .count()
+    };
+    assert!(sent("leader") >= 1, "the leader sends on schedule");
+    assert_eq!(sent("follower"), 0, "a standby replica never does");
+}

@@ -3,6 +3,7 @@
 use chrono::Utc;
 use k8s_openapi::api::core::v1::Pod;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use kube::Client;
 use kube::api::{Api, DeleteParams, Preconditions};
@@ -104,7 +105,7 @@ impl Executor {
     }
 
     /// The automatic actions the audit log says were sent within `within`, for the guards.
-    pub fn recent_actions(&self, within: std::time::Duration) -> Vec<PastAction> {
+    pub fn recent_actions(&self, within: Duration) -> Vec<PastAction> {
         match &self.audit {
             Audit::Log(log) => log.recent(within, self.settings.dry_run, Utc::now()),
             _ => Vec::new(),
@@ -180,6 +181,12 @@ impl Executor {
 
     /// Write the intent, send, write the outcome. Nothing is sent whose intent is not on disk.
     pub async fn send(&self, prepared: Prepared) -> Outcome {
+        self.send_within(prepared, None).await
+    }
+
+    /// `send`, with the request cut off after `limit` (a leader must stop before its lease
+    /// can pass to another replica); the cut is recorded as a failure that may have landed.
+    pub async fn send_within(&self, prepared: Prepared, limit: Option<Duration>) -> Outcome {
         let Prepared {
             action,
             origin,
@@ -199,14 +206,27 @@ impl Executor {
             Ok(intent) => intent,
             Err(refused) => return refused,
         };
-        let outcome = match (&action, &pod, &scale) {
-            (Action::Delete(p), _, _) => self.delete(p, None, origin).await,
-            (Action::ForceDelete(p), Some(pod), _) => self.force_delete(p, pod, origin).await,
-            (Action::Evict(p), _, _) => self.evict(p, origin).await,
-            (Action::ScaleToZero(_), _, Some(plan)) => self.scale_to_zero(plan).await,
-            (Action::UndoScale(w), _, _) => self.undo_scale(w).await,
-            (Action::RemoveFinalizers(p), _, _) => self.remove_finalizers(p).await,
-            _ => Outcome::Failed("no pod to act on".into()),
+        let request = async {
+            match (&action, &pod, &scale) {
+                (Action::Delete(p), _, _) => self.delete(p, None, origin).await,
+                (Action::ForceDelete(p), Some(pod), _) => self.force_delete(p, pod, origin).await,
+                (Action::Evict(p), _, _) => self.evict(p, origin).await,
+                (Action::ScaleToZero(_), _, Some(plan)) => self.scale_to_zero(plan).await,
+                (Action::UndoScale(w), _, _) => self.undo_scale(w).await,
+                (Action::RemoveFinalizers(p), _, _) => self.remove_finalizers(p).await,
+                _ => Outcome::Failed("no pod to act on".into()),
+            }
+        };
+        let outcome = match limit {
+            None => request.await,
+            Some(limit) => tokio::time::timeout(limit, request)
+                .await
+                .unwrap_or_else(|_| {
+                    Outcome::Failed(format!(
+                        "stopped after {limit:?}: the lease had to be renewed first; the request \
+                         may or may not have reached the server"
+                    ))
+                }),
         };
         self.conclude(intent, &subject, &outcome).await;
         outcome

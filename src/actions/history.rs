@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::Origin;
 use super::audit::{AuditLog, Stage};
@@ -18,16 +18,18 @@ use crate::rules::RuleKind;
 /// window (10 minutes at the highest sane rate limit).
 const TAIL_BYTES: u64 = 4 << 20;
 
-/// An automatic action sent before this process started, as the guards need it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An automatic action sent recently (before a restart, or by the replica that led before),
+/// as the guards need it. Also what the leader writes on the Lease for its successor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PastAction {
-    pub age: Duration,
+    pub at: DateTime<Utc>,
     pub rule: RuleKind,
     pub namespace: String,
     /// The cooldown key: the pod's UID, or `namespace/Kind/name` for a scale.
     pub target: String,
     /// `namespace/Kind/name` of the pod's workload, when the action could stop something
     /// that ran (not the deletion of a finished pod): what the workload bound counts.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub workload: Option<String>,
 }
 
@@ -76,7 +78,7 @@ impl AuditLog {
                 let Origin::Auto(rule) = w.origin else {
                     return None;
                 };
-                let age = (now - w.time).to_std().ok().filter(|age| *age < within)?;
+                (now - w.time).to_std().ok().filter(|age| *age < within)?;
                 let workload = w.owner.map(|o| format!("{}/{o}", w.namespace));
                 let target = match (w.action.as_str(), &workload, w.uid) {
                     ("scaleToZero", Some(workload), _) => workload.clone(),
@@ -86,7 +88,7 @@ impl AuditLog {
                 let finished = matches!(w.pod_phase.as_deref(), Some("Succeeded" | "Failed"));
                 let workload = workload.filter(|_| !(w.action == "delete" && finished));
                 Some(PastAction {
-                    age,
+                    at: w.time,
                     rule,
                     namespace: w.namespace,
                     target,

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use tokio::sync::watch;
@@ -14,6 +14,7 @@ use crate::actions::{Audit, Executor};
 use crate::cli::GlobalArgs;
 use crate::cluster::{Cache, Cluster, WatchSettings, spawn_watches};
 use crate::config::Config;
+use crate::headless::lease::Wiring;
 use crate::headless::{Elector, LeaseSettings, Role, Sources, bind, lease, serve, shutdown_signal};
 use crate::policy::{Flags, Policy};
 use crate::report::{DeliveryPolicy, Reporter};
@@ -128,7 +129,10 @@ async fn serve_until_signal(
     let counters = parts.options.counters.clone();
     let checking = parts.executor.clone();
     tokio::spawn(async move { checking.resolve_interrupted().await });
-    let handle = worker::spawn(cache.clone(), parts.executor, &parts.policy, parts.options);
+    let (acting_tx, acting_until) = watch::channel(None);
+    let mut options = parts.options;
+    options.acting_until = Some(acting_until);
+    let handle = worker::spawn(cache.clone(), parts.executor, &parts.policy, options);
     let (stop, stopped) = watch::channel(false);
     let (leader_tx, leader) = watch::channel(false);
     let sources = Sources {
@@ -141,12 +145,13 @@ async fn serve_until_signal(
         started: Utc::now(),
     };
     let server = tokio::spawn(serve(listener, sources, stopped.clone()));
-    let election = tokio::spawn(lease::run(
-        elector,
-        handle.commands.clone(),
-        leader_tx,
-        stopped,
-    ));
+    let wiring = Wiring {
+        worker: handle.commands.clone(),
+        recent: handle.recent.clone(),
+        leader: leader_tx,
+        acting_until: acting_tx,
+    };
+    let election = tokio::spawn(lease::run(elector, wiring, stopped, None));
     tracing::info!(%listen, "headless: serving /metrics, /healthz and /readyz; auto-clean runs while this replica leads");
     shutdown_signal().await;
     tracing::info!("shutting down: finishing the current action, then releasing the lease");
@@ -171,8 +176,10 @@ async fn serve_until_signal(
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(15);
 
 /// One pass (and one report with `send`) as the leader, or nothing if another replica leads.
+/// The lease is renewed for the whole pass; an action never outlives it.
 async fn once(parts: Parts, cache: &Cache, mut elector: Elector, send: bool) -> Result<ExitCode> {
     wait_for_sync(cache).await?;
+    let won = Instant::now();
     match elector.round(Utc::now()).await {
         Ok(Role::Leader) => {}
         Ok(Role::Follower(holder)) => {
@@ -187,10 +194,23 @@ async fn once(parts: Parts, cache: &Cache, mut elector: Elector, send: bool) -> 
     }
     // An action a crash interrupted is reported, checked and closed before new ones run.
     parts.executor.resolve_interrupted().await;
+    // Acting is allowed from the round just won: the worker's first pass may start before
+    // the election loop has run.
+    let (acting_tx, acting_until) = watch::channel(Some(won + elector.settings().renew_deadline));
     let mut options = parts.options;
     options.standby = None;
     options.report_schedule = None;
+    options.acting_until = Some(acting_until);
+    options.inherited = elector.take_inherited().unwrap_or_default();
     let handle = worker::spawn(cache.clone(), parts.executor, &parts.policy, options);
+    let (stop, stopped) = watch::channel(false);
+    let wiring = Wiring {
+        worker: handle.commands.clone(),
+        recent: handle.recent.clone(),
+        leader: watch::channel(true).0,
+        acting_until: acting_tx,
+    };
+    let election = tokio::spawn(lease::run(elector, wiring, stopped, Some(won)));
     let mut status = handle.status.clone();
     // A pass counts once its actions have finished, so the counts below are true.
     let _ = status.wait_for(|s| s.passes > 0).await;
@@ -208,8 +228,12 @@ async fn once(parts: Parts, cache: &Cache, mut elector: Elector, send: bool) -> 
     }
     let pass = status.borrow().clone();
     eprintln!("{}", summary(&pass));
+    let _ = stop.send(true);
+    let elector = election.await;
     finish(handle).await;
-    elector.release().await;
+    if let Ok(elector) = elector {
+        elector.release().await;
+    }
     let failed = pass.rules.values().any(|r| r.failures > 0);
     Ok(if delivered && !failed {
         ExitCode::SUCCESS
@@ -267,6 +291,7 @@ async fn finish(handle: WorkerHandle) {
     let WorkerHandle {
         commands,
         mut status,
+        ..
     } = handle;
     drop(commands);
     while status.changed().await.is_ok() {}

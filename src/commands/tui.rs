@@ -25,6 +25,7 @@ use crate::{Error, Result};
 pub async fn run(global: &GlobalArgs) -> Result<ExitCode> {
     let config = Arc::new(Config::load(global.config.as_deref())?);
     let policy = Policy::new(Flags::from(global), &config);
+    let watch = WatchSettings::from_env()?;
     let targets = open_targets(global).await?;
     let scopes = targets.scopes.clone();
     let options = RunOptions {
@@ -40,6 +41,7 @@ pub async fn run(global: &GlobalArgs) -> Result<ExitCode> {
         global: global.clone(),
         config,
         policy,
+        watch,
         scopes,
     };
     let cluster = targets
@@ -76,6 +78,7 @@ struct Opener {
     global: GlobalArgs,
     config: Arc<Config>,
     policy: Policy,
+    watch: WatchSettings,
     scopes: Vec<Scope>,
 }
 
@@ -96,12 +99,7 @@ impl Drop for Running {
 impl Opener {
     fn session(&self, cluster: Cluster, targets: Option<Targets>) -> Session {
         let cache = Cache::new();
-        let watches = spawn_watches(
-            &cluster.client,
-            &self.scopes,
-            &cache,
-            &WatchSettings::default(),
-        );
+        let watches = spawn_watches(&cluster.client, &self.scopes, &cache, &self.watch);
         let executor = Arc::new(Executor::new(
             cluster.client.clone(),
             cache.clone(),

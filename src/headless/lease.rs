@@ -16,6 +16,7 @@ use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
+use crate::actions::PastAction;
 use crate::cluster::jitter;
 use crate::worker::WorkerCommand;
 
@@ -145,10 +146,20 @@ pub enum Role {
     Follower(String),
 }
 
+/// The leader's recent automatic actions, written on the Lease at each renewal so that a
+/// successor keeps their rate limits and cooldowns (JSON list of `PastAction`).
+pub const RECENT_ANNOTATION: &str = "ops-pod-cleaner.io/recent-actions";
+/// Enough for ten minutes at a generous rate limit, well within the 256 KiB annotation cap.
+const RECENT_KEPT: usize = 600;
+
 pub struct Elector {
     api: Api<Lease>,
     settings: LeaseSettings,
     observed: Observed,
+    /// What the leader last wrote, for the next renewal.
+    recent: Vec<PastAction>,
+    /// Taken over from another holder: its recent actions, for the worker.
+    inherited: Option<Vec<PastAction>>,
 }
 
 impl Elector {
@@ -157,7 +168,21 @@ impl Elector {
             api: Api::namespaced(client, &settings.namespace),
             settings,
             observed: Observed::default(),
+            recent: Vec::new(),
+            inherited: None,
         }
+    }
+
+    /// The recent actions to write on the Lease at the next renewal.
+    pub fn set_recent(&mut self, mut recent: Vec<PastAction>) {
+        let extra = recent.len().saturating_sub(RECENT_KEPT);
+        recent.drain(..extra);
+        self.recent = recent;
+    }
+
+    /// What the previous holder had sent recently, once, after this replica took over.
+    pub fn take_inherited(&mut self) -> Option<Vec<PastAction>> {
+        self.inherited.take()
     }
 
     pub fn settings(&self) -> &LeaseSettings {
@@ -183,6 +208,9 @@ impl Elector {
             }
             (_, None) => return Err("the lease vanished between read and write".into()),
             (Step::Renew | Step::TakeOver, Some(old)) => {
+                if step == Step::TakeOver {
+                    self.inherited = Some(recent_of(&old));
+                }
                 let lease = self.lease(Some(&old), stamp, u8::from(step == Step::TakeOver))?;
                 self.api
                     .replace(&self.settings.name, &PostParams::default(), &lease)
@@ -248,6 +276,7 @@ impl Elector {
             .get("leaseTransitions")
             .and_then(Value::as_i64)
             .unwrap_or(0);
+        let recent = serde_json::to_string(&self.recent).map_err(|e| e.to_string())?;
         let value = json!({
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
@@ -255,6 +284,7 @@ impl Elector {
                 "name": self.settings.name,
                 "namespace": self.settings.namespace,
                 "resourceVersion": old.and_then(|l| l.metadata.resource_version.clone()),
+                "annotations": {RECENT_ANNOTATION: recent},
             },
             "spec": {
                 "holderIdentity": self.settings.identity,
@@ -268,21 +298,52 @@ impl Elector {
     }
 }
 
+/// The recent actions the holder of `lease` wrote; unreadable means none.
+fn recent_of(lease: &Lease) -> Vec<PastAction> {
+    lease
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(RECENT_ANNOTATION))
+        .and_then(|text| serde_json::from_str(text).ok())
+        .unwrap_or_default()
+}
+
+/// How the election steers a worker.
+pub struct Wiring {
+    pub worker: mpsc::Sender<WorkerCommand>,
+    /// What the worker sent recently, written on the Lease at each renewal.
+    pub recent: watch::Receiver<Vec<PastAction>>,
+    pub leader: watch::Sender<bool>,
+    /// Until when this replica may act: the end of its renew deadline.
+    pub acting_until: watch::Sender<Option<Instant>>,
+}
+
 /// Keep electing until `stop`; tell the worker to stand by whenever this replica does not
 /// lead. A leader whose renewal has not gone through within the renew deadline steps down at
 /// once: a hung API call cannot keep it acting. Returns the elector so the caller can stop the
 /// worker first and release the lease after.
 pub async fn run(
     mut elector: Elector,
-    worker: mpsc::Sender<WorkerCommand>,
-    leader: watch::Sender<bool>,
+    wiring: Wiring,
     mut stop: watch::Receiver<bool>,
+    leading_since: Option<Instant>,
 ) -> Elector {
     let settings = elector.settings.clone();
-    let mut role: Option<Role> = None;
-    // While leading: acting is allowed until this instant unless a renewal moves it on.
-    let mut leading_until: Option<Instant> = None;
+    let Wiring {
+        worker,
+        recent,
+        leader,
+        acting_until,
+    } = wiring;
+    // While leading: acting is allowed until this instant unless a renewal moves it on. A
+    // caller that has just won a round (`--once`) starts as the leader.
+    let mut leading_until: Option<Instant> =
+        leading_since.map(|since| since + settings.renew_deadline);
+    let mut role: Option<Role> = leading_since.map(|_| Role::Leader);
+    acting_until.send_replace(leading_until);
     loop {
+        elector.set_recent(recent.borrow().clone());
         let started = Instant::now();
         // Never wait on the API past the moment this replica must stop acting.
         let limit = leading_until.map_or(settings.renew_deadline, |until| {
@@ -322,6 +383,10 @@ pub async fn run(
                 }
             }
         };
+        acting_until.send_replace(leading_until);
+        if let Some(history) = elector.take_inherited().filter(|h| !h.is_empty()) {
+            let _ = worker.send(WorkerCommand::Restore(history)).await;
+        }
         if role.as_ref() != Some(&next) {
             announce(&next, &settings, &worker, &leader).await;
             role = Some(next);
@@ -341,6 +406,7 @@ pub async fn run(
     if role == Some(Role::Leader) {
         // Stop acting now; the caller waits for the action in flight, then releases.
         leader.send_replace(false);
+        acting_until.send_replace(None);
         let _ = worker
             .send(WorkerCommand::SetStandby(Some("shutting down".into())))
             .await;

@@ -61,6 +61,20 @@ pub fn render(s: &Snapshot, now: Instant) -> String {
             u8::from(status.paused.is_some())
         );
     }
+    metric(
+        &mut out,
+        "opc_auto_held_targets",
+        "gauge",
+        "Targets auto-clean refused for a lasting reason (an opt-out, a bad rollout with \
+         available replicas, finalizers) and waits to retry; the reason is in the log.",
+    );
+    for (rule, status) in &s.worker.rules {
+        let _ = writeln!(
+            out,
+            "opc_auto_held_targets{{rule=\"{rule}\"}} {}",
+            status.held
+        );
+    }
     watch_metrics(&mut out, &s.health, now);
     metric(
         &mut out,

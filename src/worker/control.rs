@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use tokio::sync::{mpsc, watch};
 
+use crate::actions::PastAction;
 use crate::rules::RuleKind;
 
 /// Commands to the worker, from the TUI (keys) or the headless mode.
@@ -20,6 +21,8 @@ pub enum WorkerCommand {
     SendReport,
     /// Hold every action with this reason (another replica leads), or resume with `None`.
     SetStandby(Option<String>),
+    /// What the replica that led before sent recently: its limits and cooldowns carry over.
+    Restore(Vec<PastAction>),
 }
 
 /// What one rule's auto-clean is doing.
@@ -57,4 +60,6 @@ pub struct WorkerStatus {
 pub struct WorkerHandle {
     pub commands: mpsc::Sender<WorkerCommand>,
     pub status: watch::Receiver<WorkerStatus>,
+    /// The automatic actions sent within the guards' longest window, for the Lease.
+    pub recent: watch::Receiver<Vec<PastAction>>,
 }

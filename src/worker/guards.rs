@@ -5,6 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
+
 use super::limits::RateLimiter;
 use super::plan::{Hold, Planned};
 use crate::actions::{Outcome, PastAction};
@@ -38,6 +40,8 @@ struct Spread {
 pub struct Guards {
     pub safety: SafetyConfig,
     limiter: RateLimiter,
+    /// Everything sent within the longest window, for a successor to restore.
+    sent: VecDeque<(Instant, PastAction)>,
     /// Targets acted on recently (pod UID, or the workload for scale-to-zero).
     acted: HashMap<String, Instant>,
     backoff: HashMap<String, Backoff>,
@@ -53,6 +57,7 @@ impl Guards {
         Guards {
             safety,
             limiter,
+            sent: VecDeque::new(),
             acted: HashMap::new(),
             backoff: HashMap::new(),
             spread: BTreeMap::new(),
@@ -96,9 +101,26 @@ impl Guards {
         self.limiter
             .try_acquire(&planned.pod.namespace, now)
             .map_err(Hold::RateLimited)?;
-        if planned.disruptive {
-            spread.acted.push_back((now, planned.workload.clone()));
+        let workload = planned.disruptive.then(|| planned.workload.clone());
+        if let Some(workload) = &workload {
+            spread.acted.push_back((now, workload.clone()));
         }
+        let longest = self.longest_window();
+        while self
+            .sent
+            .front()
+            .is_some_and(|(at, _)| now.saturating_duration_since(*at) >= longest)
+        {
+            self.sent.pop_front();
+        }
+        let past = PastAction {
+            at: Utc::now(),
+            rule: planned.rule,
+            namespace: planned.pod.namespace.clone(),
+            target: planned.target.clone(),
+            workload,
+        };
+        self.sent.push_back((now, past));
         Ok(())
     }
 
@@ -169,28 +191,55 @@ impl Guards {
             .is_some_and(|s| s.paused.is_some())
     }
 
+    /// What was sent within the longest window, oldest first: what a successor restores.
+    pub fn recent(&self) -> Vec<PastAction> {
+        self.sent.iter().map(|(_, past)| past.clone()).collect()
+    }
+
     /// Rebuild limits, cooldowns and the workload window from what was sent before a restart
-    /// or on another replica, so neither gives a fresh budget.
-    pub fn restore(&mut self, history: &[PastAction], now: Instant) {
+    /// (the audit log) or by the replica that led before (the Lease), so neither gives a fresh
+    /// budget. An action already known (both sources name it) counts once.
+    pub fn restore(&mut self, history: &[PastAction], wall: DateTime<Utc>, now: Instant) {
+        let longest = self.longest_window();
         for past in history {
-            let at = now.checked_sub(past.age).unwrap_or(now);
-            if past.age < Duration::from_secs(60) {
+            let age = (wall - past.at).to_std().unwrap_or_default();
+            if age >= longest || self.sent.iter().any(|(_, known)| same(known, past)) {
+                continue;
+            }
+            let at = now.checked_sub(age).unwrap_or(now);
+            if age < Duration::from_secs(60) {
                 self.limiter.record(&past.namespace, at);
             }
-            if past.age < COOLDOWN {
-                self.acted.insert(past.target.clone(), at);
+            if age < COOLDOWN {
+                let acted = self.acted.entry(past.target.clone()).or_insert(at);
+                *acted = (*acted).max(at);
             }
-            if past.age < self.safety.breaker.window
+            if age < self.safety.breaker.window
                 && let Some(workload) = &past.workload
             {
                 let spread = self.spread.entry(past.rule).or_default();
                 spread.acted.push_back((at, workload.clone()));
             }
+            self.sent.push_back((at, past.clone()));
         }
         for spread in self.spread.values_mut() {
             spread.acted.make_contiguous().sort_by_key(|(at, _)| *at);
         }
+        self.sent.make_contiguous().sort_by_key(|(at, _)| *at);
     }
+
+    fn longest_window(&self) -> Duration {
+        self.safety
+            .breaker
+            .window
+            .max(COOLDOWN)
+            .max(Duration::from_secs(60))
+    }
+}
+
+/// The same action seen from two sources (clocks of two replicas may differ a little).
+fn same(a: &PastAction, b: &PastAction) -> bool {
+    a.target == b.target && a.rule == b.rule && (a.at - b.at).num_milliseconds().abs() < 2000
 }
 
 fn spread_reason(planned: &Planned, seen: &BTreeSet<&str>, window: Duration) -> String {

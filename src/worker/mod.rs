@@ -42,6 +42,11 @@ pub struct WorkerOptions {
     pub reporter: Option<Arc<Reporter>>,
     pub report_schedule: Option<CronSchedule>,
     pub counters: Arc<Counters>,
+    /// Under a Lease: acting is allowed until this instant (`None`: not now). Each action is
+    /// cut off there, so a replica that lost its lease never overlaps its successor.
+    pub acting_until: Option<watch::Receiver<Option<std::time::Instant>>>,
+    /// What the replica that led before sent recently (from the Lease), restored at start.
+    pub inherited: Vec<crate::actions::PastAction>,
 }
 
 impl Default for WorkerOptions {
@@ -54,6 +59,8 @@ impl Default for WorkerOptions {
             reporter: None,
             report_schedule: None,
             counters: Arc::default(),
+            acting_until: None,
+            inherited: Vec::new(),
         }
     }
 }
@@ -67,8 +74,13 @@ pub fn spawn(
     options: WorkerOptions,
 ) -> WorkerHandle {
     let (commands, rx) = mpsc::channel(32);
-    let worker = run::Worker::new(cache, executor, policy, options);
+    let (recent_tx, recent) = watch::channel(Vec::new());
+    let worker = run::Worker::new(cache, executor, policy, options, recent_tx);
     let (status_tx, status) = watch::channel(worker.status());
     tokio::spawn(worker.run(rx, status_tx));
-    WorkerHandle { commands, status }
+    WorkerHandle {
+        commands,
+        status,
+        recent,
+    }
 }

@@ -117,7 +117,7 @@ pub fn blocked(gate: &Gate, safety: &SafetyConfig) -> Option<String> {
     }
     if let Some(stale) = gate.stale_for.filter(|s| *s > safety.max_stale) {
         return Some(format!(
-            "watch disconnected for {}s (more than safety.maxStale)",
+            "watch stale for {}s: nothing heard from the API server (more than safety.maxStale)",
             stale.as_secs()
         ));
     }

@@ -12,7 +12,7 @@ use super::breaker::{self, Census};
 use super::guards::COOLDOWN;
 use super::plan::{Decision, Gate, Guards, Hold, Planned, Toggles, plan};
 use super::{Counters, WorkerCommand, WorkerOptions, WorkerStatus};
-use crate::actions::{Action, Executor, Origin, Outcome};
+use crate::actions::{Action, Executor, Origin, Outcome, PastAction};
 use crate::cluster::Cache;
 use crate::config::CronSchedule;
 use crate::policy::Policy;
@@ -37,7 +37,12 @@ pub(super) struct Worker {
     cluster: String,
     counters: Arc<Counters>,
     status: WorkerStatus,
+    acting_until: Option<watch::Receiver<Option<Instant>>>,
+    recent: watch::Sender<Vec<PastAction>>,
 }
+
+/// An action is not started with less of the lease left than this.
+const LEASE_MARGIN: Duration = Duration::from_millis(500);
 
 impl Worker {
     pub fn new(
@@ -45,6 +50,7 @@ impl Worker {
         executor: Arc<Executor>,
         policy: &Policy,
         options: WorkerOptions,
+        recent: watch::Sender<Vec<PastAction>>,
     ) -> Worker {
         let toggles = Toggles {
             master: options.master_auto,
@@ -54,7 +60,13 @@ impl Worker {
         let mut guards = Guards::new(policy.safety().clone());
         // What was sent before a restart still counts against the limits and cooldowns.
         let longest = policy.safety().breaker.window.max(COOLDOWN);
-        guards.restore(&executor.recent_actions(longest), Instant::now());
+        guards.restore(
+            &executor.recent_actions(longest),
+            Utc::now(),
+            Instant::now(),
+        );
+        guards.restore(&options.inherited, Utc::now(), Instant::now());
+        recent.send_replace(guards.recent());
         let mut worker = Worker {
             cache,
             executor,
@@ -74,6 +86,8 @@ impl Worker {
                 dry_run: policy.dry_run(),
                 ..WorkerStatus::default()
             },
+            acting_until: options.acting_until,
+            recent,
         };
         worker.update_paused();
         worker.refresh_status();
@@ -113,7 +127,11 @@ impl Worker {
         tracing::info!("auto-clean worker stopped");
     }
 
+    /// Only the replica that acts sends scheduled reports: two replicas, one report.
     fn next_report(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        if self.standby.is_some() {
+            return None;
+        }
         self.schedule.as_ref()?.schedule().after(&now).next()
     }
 
@@ -126,6 +144,7 @@ impl Worker {
                 tracing::info!("auto-clean (master): {}", on_off(on));
             }
             WorkerCommand::SetStandby(why) => self.standby = why,
+            WorkerCommand::Restore(history) => self.restore(&history),
             WorkerCommand::RunNow => return true,
             WorkerCommand::SendReport => self.send_report().await,
         }
@@ -141,11 +160,22 @@ impl Worker {
                 WorkerCommand::SetStandby(why) => self.standby = why,
                 WorkerCommand::SetMasterAuto(on) => self.toggles.master = on,
                 WorkerCommand::SetAuto { rule, on } => self.set_auto(rule, on),
+                WorkerCommand::Restore(history) => self.restore(&history),
                 other => later.push(other),
             }
         }
         self.refresh_status();
         later
+    }
+
+    /// Limits and cooldowns carried over from the replica that led before.
+    fn restore(&mut self, history: &[PastAction]) {
+        tracing::info!(
+            "restored {} recent actions from the previous leader",
+            history.len()
+        );
+        self.guards.restore(history, Utc::now(), Instant::now());
+        self.recent.send_replace(self.guards.recent());
     }
 
     /// Switching a rule's auto on is also how a person resumes it after the workload bound
@@ -229,6 +259,13 @@ impl Worker {
             Ok(prepared) => prepared,
             Err(outcome) => return self.not_sent(planned, &outcome),
         };
+        let limit = match self.lease_left() {
+            Ok(limit) => limit,
+            Err(why) => {
+                tracing::debug!(rule = %planned.rule, "held back on {}: {why}", planned.pod);
+                return;
+            }
+        };
         match self.guards.admit(planned, Instant::now()) {
             Ok(()) => {}
             Err(Hold::Paused(_)) => return self.update_paused(),
@@ -237,9 +274,24 @@ impl Worker {
                 return;
             }
         }
-        let outcome = self.executor.send(prepared).await;
+        self.recent.send_replace(self.guards.recent());
+        let outcome = self.executor.send_within(prepared, limit).await;
         self.guards.sent(planned, &outcome, Instant::now());
         self.count(planned.rule, &outcome);
+    }
+
+    /// How long an action may take: until the lease must be renewed, when there is one.
+    fn lease_left(&self) -> Result<Option<Duration>, &'static str> {
+        let Some(until) = &self.acting_until else {
+            return Ok(None);
+        };
+        let left = (*until.borrow())
+            .map(|until| until.saturating_duration_since(Instant::now()))
+            .unwrap_or_default();
+        if left < LEASE_MARGIN {
+            return Err("too little of the lease is left to start an action");
+        }
+        Ok(Some(left))
     }
 
     /// Refused before anything was sent: wait before trying again; say so once per reason.
