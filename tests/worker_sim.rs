@@ -33,6 +33,18 @@ impl Harness {
         Harness(Watched::start(sim).await)
     }
 
+    /// A worker under `policy`, unaudited, with `options` as a mode would set them.
+    fn spawn(&self, policy: &Policy, options: WorkerOptions) -> WorkerHandle {
+        let executor = Executor::new(
+            self.server.client(),
+            self.cache.clone(),
+            policy,
+            "sim",
+            Audit::Off,
+        );
+        worker::spawn(self.cache.clone(), Arc::new(executor), policy, options)
+    }
+
     fn worker(&self, config: &Config, dry_run: bool, audit: Option<AuditLog>) -> WorkerHandle {
         let flags = Flags {
             dry_run,
@@ -333,13 +345,6 @@ async fn an_action_is_cut_off_where_the_lease_ends() {
         .hang(Some("delete"), "/api/v1/namespaces/shop/pods");
     let config = config_with_auto(&[RuleKind::Evicted]);
     let policy = Policy::new(Flags::default(), &config);
-    let executor = Executor::new(
-        h.server.client(),
-        h.cache.clone(),
-        &policy,
-        "sim",
-        Audit::Off,
-    );
     let lease_ends = std::time::Instant::now() + Duration::from_millis(800);
     let (_lease, acting_until) = tokio::sync::watch::channel(Some(lease_ends));
     let options = WorkerOptions {
@@ -348,7 +353,7 @@ async fn an_action_is_cut_off_where_the_lease_ends() {
         acting_until: Some(acting_until),
         ..WorkerOptions::default()
     };
-    let handle = worker::spawn(h.cache.clone(), Arc::new(executor), &policy, options);
+    let handle = h.spawn(&policy, options);
     let status = status_where(&handle, "the hung delete to fail", |s| {
         s.rules[&RuleKind::Evicted].failures == 1
     })
@@ -377,13 +382,6 @@ async fn a_new_leader_keeps_the_rate_limit_its_predecessor_spent() {
     let mut config = config_with_auto(&[RuleKind::Evicted]);
     config.safety.max_actions_per_minute = 1;
     let policy = Policy::new(Flags::default(), &config);
-    let executor = Executor::new(
-        h.server.client(),
-        h.cache.clone(),
-        &policy,
-        "sim",
-        Audit::Off,
-    );
     let inherited = vec![ops_pod_cleaner::actions::PastAction {
         at: chrono::Utc::now() - chrono::Duration::seconds(5),
         rule: RuleKind::Evicted,
@@ -397,7 +395,7 @@ async fn a_new_leader_keeps_the_rate_limit_its_predecessor_spent() {
         inherited,
         ..WorkerOptions::default()
     };
-    let handle = worker::spawn(h.cache.clone(), Arc::new(executor), &policy, options);
+    let handle = h.spawn(&policy, options);
     status_where(&handle, "a few passes", |s| s.passes >= 3).await;
     assert!(
         sim.pod("shop", "old-1").is_some(),
@@ -433,13 +431,6 @@ async fn only_the_leader_sends_scheduled_reports() {
     let policy = Policy::new(Flags::default(), &config);
     let every_second = CronSchedule::parse("* * * * * *").unwrap();
     let replica = |name: &str, standby: Option<String>| {
-        let executor = Executor::new(
-            h.server.client(),
-            h.cache.clone(),
-            &policy,
-            "sim",
-            Audit::Off,
-        );
         let options = WorkerOptions {
             tick: Duration::from_millis(50),
             standby,
@@ -447,7 +438,7 @@ async fn only_the_leader_sends_scheduled_reports() {
             report_schedule: Some(every_second.clone()),
             ..WorkerOptions::default()
         };
-        worker::spawn(h.cache.clone(), Arc::new(executor), &policy, options)
+        h.spawn(&policy, options)
     };
     let _leader = replica("leader", None);
     let _follower = replica("follower", Some("standby: leader holds the lease".into()));
