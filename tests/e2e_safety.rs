@@ -15,6 +15,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 use support::e2e::{BAD_IMAGE, GATE, Target, pull_failing};
+use support::pty::Screen;
 use support::sim::typed;
 
 const GOOD_IMAGE: &str = "registry.k8s.io/pause:3.10";
@@ -67,14 +68,60 @@ async fn headless_once_exits_non_zero_when_an_action_fails() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tui_honours_dry_run_from_the_config_simulated() {
+    let dir = tempfile::tempdir().unwrap();
+    tui_dry_run_from_the_config(&Target::simulated(dir.path()).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn safety_scenarios_on_a_real_cluster() {
     let Some(target) = Target::real().await else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
+    tui_dry_run_from_the_config(&target).await;
     opt_out_up_the_owner_chain(&target, dir.path()).await;
     bad_rollout(&target, dir.path()).await;
     outage_spread_thin(&target, dir.path()).await;
+}
+
+/// `safety: {dryRun: true}` in the config and no `--dry-run` flag: the TUI, driven through a
+/// pseudo-terminal, shows DRY-RUN and its confirmed delete changes nothing in the cluster.
+async fn tui_dry_run_from_the_config(target: &Target) {
+    target
+        .in_namespaces(1, |names| async move {
+            let ns = &names[0];
+            let pods: Api<Pod> = Api::namespaced(target.client.clone(), ns);
+            pods.create(&PostParams::default(), &typed(gated_pod("evicted-1")))
+                .await
+                .unwrap();
+            evict(&pods, "evicted-1").await;
+            let kubeconfig = target.kubeconfig.to_string_lossy().into_owned();
+            let config = format!(
+                "rules:\n  - rule: evicted\n    namespaces: {{include: [{ns}]}}\nsafety:\n  dryRun: true\n"
+            );
+            // The screen is read with blocking waits: off the runtime that serves the simulator.
+            let namespace = ns.clone();
+            tokio::task::spawn_blocking(move || {
+                let args = ["--kubeconfig", &kubeconfig, "-n", &namespace];
+                let mut screen = Screen::start_with(&args, Some(&config));
+                let text = screen.wait_for("the evicted pod on screen", |t| {
+                    t.contains("● synced") && t.contains("evicted-1")
+                });
+                assert!(text.contains("DRY-RUN"), "{text}");
+                screen.keys("d");
+                screen.wait_text("Delete this pod?");
+                screen.keys("y");
+                screen.wait_text(&format!("would delete pod {namespace}/evicted-1"));
+            })
+            .await
+            .unwrap();
+            assert!(
+                pods.get_opt("evicted-1").await.unwrap().is_some(),
+                "dry-run from the config deleted nothing"
+            );
+        })
+        .await;
 }
 
 /// `ops-pod-cleaner.io/ignore=true` on a Deployment, not on its pods: its Evicted pod stays,

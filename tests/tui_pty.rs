@@ -2,132 +2,15 @@
 //! with a vt100 parser). The simulated cluster lives inside the process, so the effects of
 //! actions are checked on the screen: deleted pods leave the table, the log says what was done.
 
-use std::fs::File;
-use std::io::{Read, Write};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+mod support;
+
 use std::time::{Duration, Instant};
 
-use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
-use rustix::termios::{Winsize, tcsetwinsize};
-
-const COLS: u16 = 120;
-const ROWS: u16 = 36;
-
-struct Screen {
-    parser: Arc<Mutex<vt100::Parser>>,
-    input: File,
-    child: Child,
-    _home: tempfile::TempDir,
-}
-
-impl Screen {
-    fn start() -> Screen {
-        Screen::start_with(None)
-    }
-
-    /// The binary in `--demo`, with `config` (YAML text) as its config file when given.
-    fn start_with(config: Option<&str>) -> Screen {
-        let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("openpt");
-        grantpt(&master).expect("grantpt");
-        unlockpt(&master).expect("unlockpt");
-        let name = ptsname(&master, Vec::new()).expect("ptsname");
-        let slave = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(name.to_str().expect("a pty path"))
-            .expect("open the pty");
-        let size = Winsize {
-            ws_row: ROWS,
-            ws_col: COLS,
-            ws_xpixel: 0,
-            ws_ypixel: 0,
-        };
-        tcsetwinsize(&slave, size).expect("window size");
-        let home = tempfile::tempdir().unwrap();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"));
-        command.arg("--demo");
-        if let Some(text) = config {
-            let path = home.path().join("config.yaml");
-            std::fs::write(&path, text).unwrap();
-            command.arg("--config").arg(path);
-        }
-        let child = command
-            .current_dir(home.path())
-            .env("HOME", home.path())
-            .env("XDG_DATA_HOME", home.path())
-            .env("XDG_CONFIG_HOME", home.path())
-            .env_remove("OPS_POD_CLEANER_CONFIG")
-            .env("TERM", "xterm-256color")
-            .stdin(Stdio::from(slave.try_clone().unwrap()))
-            .stdout(Stdio::from(slave.try_clone().unwrap()))
-            .stderr(Stdio::from(slave))
-            .spawn()
-            .expect("start the binary");
-        let master = File::from(master);
-        let input = master.try_clone().unwrap();
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
-        let feed = parser.clone();
-        std::thread::spawn(move || {
-            let mut master = master;
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = master.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                feed.lock().unwrap().process(&buf[..n]);
-            }
-        });
-        Screen {
-            parser,
-            input,
-            child,
-            _home: home,
-        }
-    }
-
-    fn text(&self) -> String {
-        self.parser.lock().unwrap().screen().contents()
-    }
-
-    /// Wait until the screen satisfies `ok`, or fail showing it.
-    fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let text = self.text();
-            if ok(&text) {
-                return text;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; the screen:\n{text}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn wait_text(&self, needle: &str) -> String {
-        self.wait_for(needle, |t| t.contains(needle))
-    }
-
-    fn keys(&mut self, bytes: &str) {
-        self.input.write_all(bytes.as_bytes()).unwrap();
-        self.input.flush().unwrap();
-        // A lone ESC must not run into the next key (it would read as alt-key).
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
-
-impl Drop for Screen {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use support::pty::Screen;
 
 /// The audit log the binary writes under `XDG_DATA_HOME`.
 fn audit_log(screen: &Screen) -> String {
-    let path = screen._home.path().join("ops-pod-cleaner/audit.jsonl");
+    let path = screen.home.path().join("ops-pod-cleaner/audit.jsonl");
     std::fs::read_to_string(path).unwrap_or_default()
 }
 
@@ -135,7 +18,7 @@ fn audit_log(screen: &Screen) -> String {
 /// session after a context switch all stay dry (they once followed the flag alone).
 #[test]
 fn dry_run_from_the_config_holds_in_the_tui_and_after_a_context_switch() {
-    let mut screen = Screen::start_with(Some("safety:\n  dryRun: true\n"));
+    let mut screen = Screen::start_with(&["--demo"], Some("safety:\n  dryRun: true\n"));
     let text = screen.wait_for("the first sync", |t| {
         t.contains("● synced") && evicted_rows(t).len() >= 2
     });
@@ -170,7 +53,7 @@ fn dry_run_from_the_config_holds_in_the_tui_and_after_a_context_switch() {
 }
 
 /// Pod names in the table rows of the evicted category, top to bottom.
-fn evicted_rows(text: &str) -> Vec<String> {
+pub fn evicted_rows(text: &str) -> Vec<String> {
     text.lines()
         .filter(|l| l.contains(" Evicted ") && l.contains(" for "))
         .filter_map(|l| {

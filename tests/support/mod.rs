@@ -5,4 +5,5 @@ pub mod e2e;
 pub mod mock_api;
 pub mod pods;
 pub mod policy;
+pub mod pty;
 pub mod sim;
