@@ -1,6 +1,6 @@
 //! The live pod cache: written by the watch tasks, read by the UI, the worker and `scan`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
@@ -8,8 +8,9 @@ use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
 use super::Scope;
+use super::index::{Census, Index};
 use crate::pod::{Interner, PodRecord, WirePod};
-use crate::rules::{Finding, RuleKind, RuleSpec, classify};
+use crate::rules::{Finding, RuleKind, RuleSpec, classify, default_chain};
 
 /// An abnormal pod and what the chain found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,10 +120,10 @@ impl Health {
     }
 }
 
-#[derive(Default)]
 struct Store {
     pods: HashMap<Box<str>, PodRecord>,
     interner: Interner,
+    index: Index,
 }
 
 struct Inner {
@@ -145,9 +146,21 @@ impl Default for Cache {
 }
 
 impl Cache {
+    /// A cache that keeps findings under the built-in chain.
     pub fn new() -> Cache {
+        Cache::with_chain(default_chain())
+    }
+
+    /// A cache that keeps findings indexed under `chain`: readers asking with that chain read
+    /// the index; another chain is classified afresh.
+    pub fn with_chain(chain: Vec<RuleSpec>) -> Cache {
+        let store = Store {
+            pods: HashMap::new(),
+            interner: Interner::default(),
+            index: Index::new(chain),
+        };
         let inner = Inner {
-            store: RwLock::default(),
+            store: RwLock::new(store),
             health: RwLock::new(Health { scopes: Vec::new() }),
             changes: watch::Sender::new(0),
         };
@@ -179,13 +192,28 @@ impl Cache {
     }
 
     /// The abnormal pods claimed by the rules `wanted` admits. The whole chain still decides
-    /// (the first match claims the pod); only the wanted findings are copied out.
+    /// (the first match claims the pod); only the wanted findings are copied out. Under the
+    /// cache's own chain this reads the index: its cost follows the abnormal pods.
     pub fn findings_of(
         &self,
         chain: &[RuleSpec],
         now: DateTime<Utc>,
         wanted: impl Fn(RuleKind) -> bool,
     ) -> Vec<Abnormal> {
+        if self.promote_for(chain, now) {
+            let store = self.read();
+            return store
+                .index
+                .findings()
+                .filter(|(_, f)| wanted(f.rule))
+                .filter_map(|(uid, finding)| {
+                    Some(Abnormal {
+                        pod: store.pods.get(uid)?.clone(),
+                        finding: finding.clone(),
+                    })
+                })
+                .collect();
+        }
         let store = self.read();
         store
             .pods
@@ -198,6 +226,47 @@ impl Cache {
                 })
             })
             .collect()
+    }
+
+    /// How many pods each rule claims now, without copying any.
+    pub fn counts(&self, chain: &[RuleSpec], now: DateTime<Utc>) -> BTreeMap<RuleKind, usize> {
+        if self.promote_for(chain, now) {
+            return self.read().index.counts().clone();
+        }
+        self.fold(BTreeMap::new(), |mut counts, pod| {
+            if let Some(f) = classify(pod, chain, now) {
+                *counts.entry(f.rule).or_default() += 1;
+            }
+            counts
+        })
+    }
+
+    /// The pods that could be healthy, per namespace and workload, kept as pods change.
+    pub fn census(&self) -> Census {
+        self.read().index.census.clone()
+    }
+
+    /// Bring the index up to `now`: rules that matured since are applied. Wakes readers when a
+    /// finding changed (a maturing rule shows up without any pod event).
+    pub fn promote(&self, now: DateTime<Utc>) -> bool {
+        let changed = {
+            let mut guard = self.write();
+            let store = &mut *guard;
+            store.index.promote(&store.pods, now)
+        };
+        if changed {
+            self.bump();
+        }
+        changed
+    }
+
+    /// Promote when `chain` is the indexed one; false when it is not (classify afresh).
+    fn promote_for(&self, chain: &[RuleSpec], now: DateTime<Utc>) -> bool {
+        if self.read().index.chain != chain {
+            return false;
+        }
+        self.promote(now);
+        true
     }
 
     /// Fold over every cached pod under the read lock, without cloning them all.
@@ -254,8 +323,12 @@ impl Cache {
                 .pods
                 .extract_if(|_, pod| scope.covers(&pod.namespace))
                 .collect();
+            for pod in previous.values() {
+                store.index.forget(pod);
+            }
             for mut pod in pods {
                 pod.observe_transition(previous.get(&pod.uid), now);
+                store.index.admit(&pod, now);
                 store.pods.insert(pod.uid.clone(), pod);
             }
         }
@@ -267,14 +340,28 @@ impl Cache {
             let mut guard = self.write();
             let store = &mut *guard;
             let mut pod = wire.into_record(&mut store.interner);
-            pod.observe_transition(store.pods.get(&pod.uid), now);
+            let previous = store.pods.get(&pod.uid);
+            pod.observe_transition(previous, now);
+            if let Some(previous) = previous {
+                store.index.forget(previous);
+            }
+            // One classification per event, for the pod that changed.
+            store.index.admit(&pod, now);
             store.pods.insert(pod.uid.clone(), pod);
         }
         self.bump();
     }
 
     pub fn remove(&self, uid: &str) {
-        let removed = self.write().pods.remove(uid).is_some();
+        let removed = {
+            let mut guard = self.write();
+            let store = &mut *guard;
+            let removed = store.pods.remove(uid);
+            if let Some(pod) = &removed {
+                store.index.forget(pod);
+            }
+            removed.is_some()
+        };
         if removed {
             self.bump();
         }

@@ -5,6 +5,7 @@ mod cache;
 mod connect;
 mod deadline;
 mod explain;
+mod index;
 mod list;
 mod watch;
 
@@ -17,6 +18,7 @@ pub use deadline::{
     CONNECT_TIMEOUT_ENV, Deadlines, REQUEST_TIMEOUT_ENV, TimedOut, client_with_deadlines,
 };
 pub use explain::{causes, explain};
+pub use index::Census;
 pub use list::{ListedPods, decode_page, list_pods};
 pub use watch::{SILENCE_ENV, WatchSettings, spawn_watches, watch_scope};
 

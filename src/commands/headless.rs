@@ -37,7 +37,7 @@ pub async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
             "headless works on one cluster; pass at most one --context and run one replica set per cluster".into(),
         ));
     };
-    let cache = Cache::new();
+    let cache = Cache::with_chain(config.rules.clone());
     let watches = spawn_watches(
         &cluster.client,
         &targets.scopes,

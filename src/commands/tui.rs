@@ -98,7 +98,7 @@ impl Drop for Running {
 
 impl Opener {
     fn session(&self, cluster: Cluster, targets: Option<Targets>) -> Session {
-        let cache = Cache::new();
+        let cache = Cache::with_chain(self.config.rules.clone());
         let watches = spawn_watches(&cluster.client, &self.scopes, &cache, &self.watch);
         let executor = Arc::new(Executor::new(
             cluster.client.clone(),

@@ -3,9 +3,8 @@
 //! Small and guarded: a client gets a few seconds to send its headers and a connection at
 //! most a minute, and only so many connections are served at once; the rest are closed.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -19,7 +18,7 @@ use tokio::sync::{Semaphore, watch};
 
 use super::metrics::{Snapshot, WORKER_STALL, healthz, readyz, render, stale_past};
 use crate::cluster::Cache;
-use crate::rules::{RuleKind, RuleSpec, classify};
+use crate::rules::RuleSpec;
 use crate::worker::{Counters, WorkerStatus};
 
 /// A client that has not sent its request headers by then is dropped.
@@ -42,43 +41,15 @@ pub struct Sources {
     pub started: DateTime<Utc>,
 }
 
-/// Abnormal pods per category, counted at most once per [`COUNT_EVERY`] however often
-/// `/metrics` is scraped: one pass over a 150,000-pod cache takes tens of milliseconds of
-/// CPU under the cache's read lock.
-#[derive(Default)]
-struct Tally {
-    counted: Option<(Instant, BTreeMap<RuleKind, u64>)>,
-}
-
-const COUNT_EVERY: Duration = Duration::from_secs(10);
-
-impl Tally {
-    fn counts(&mut self, cache: &Cache, chain: &[RuleSpec]) -> BTreeMap<RuleKind, u64> {
-        let now = Instant::now();
-        match &self.counted {
-            Some((at, counts)) if now.duration_since(*at) < COUNT_EVERY => counts.clone(),
-            _ => {
-                // Counted in place: a scrape must not clone every abnormal pod.
-                let wall = Utc::now();
-                let counts = cache.fold(BTreeMap::new(), |mut counts, pod| {
-                    if let Some(found) = classify(pod, chain, wall) {
-                        *counts.entry(found.rule).or_default() += 1;
-                    }
-                    counts
-                });
-                self.counted = Some((now, counts.clone()));
-                counts
-            }
-        }
-    }
-}
-
 impl Sources {
-    fn snapshot(&self, tally: &Mutex<Tally>) -> Snapshot {
-        let findings = tally
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .counts(&self.cache, &self.chain);
+    fn snapshot(&self) -> Snapshot {
+        // Read from the cache's index, kept as pods change: a scrape classifies nothing.
+        let findings = self
+            .cache
+            .counts(&self.chain, Utc::now())
+            .into_iter()
+            .map(|(rule, n)| (rule, n as u64))
+            .collect();
         let health = self.cache.health();
         let mut worker = self.worker.borrow().clone();
         // The worker re-reads staleness between passes; the guard before every action reads it
@@ -97,12 +68,12 @@ impl Sources {
         }
     }
 
-    fn answer(&self, path: &str, tally: &Mutex<Tally>) -> (u16, &'static str, String) {
+    fn answer(&self, path: &str) -> (u16, &'static str, String) {
         match path {
             "/metrics" => (
                 200,
                 "text/plain; version=0.0.4",
-                render(&self.snapshot(tally), Instant::now()),
+                render(&self.snapshot(), Instant::now()),
             ),
             "/healthz" => {
                 let worker = self.worker.borrow().clone();
@@ -133,7 +104,6 @@ pub async fn bind(addr: SocketAddr) -> crate::Result<TcpListener> {
 
 pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Receiver<bool>) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    let tally = Arc::new(Mutex::new(Tally::default()));
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -150,11 +120,11 @@ pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Rec
             tracing::debug!("{MAX_CONNECTIONS} connections open already: closing a new one");
             continue;
         };
-        let (sources, tally) = (sources.clone(), tally.clone());
+        let sources = sources.clone();
         tokio::spawn(async move {
             let _slot = slot;
             let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                let (code, kind, body) = sources.answer(req.uri().path(), &tally);
+                let (code, kind, body) = sources.answer(req.uri().path());
                 let response = hyper::Response::builder()
                     .status(code)
                     .header(http::header::CONTENT_TYPE, kind)

@@ -50,6 +50,37 @@ pub fn classify(pod: &PodRecord, chain: &[RuleSpec], now: DateTime<Utc>) -> Opti
         })
 }
 
+/// The earliest moment after `now` at which `classify` could answer differently for this pod
+/// without the pod itself changing: a rule ahead of the one that claims it (or any rule, when
+/// none does) whose evidence is there but not yet held for its `after`. A cache that keeps
+/// findings indexed re-classifies the pod then, and not before.
+pub fn next_change(
+    pod: &PodRecord,
+    chain: &[RuleSpec],
+    now: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
+    let mut earliest: Option<DateTime<Utc>> = None;
+    for rule in chain
+        .iter()
+        .filter(|rule| rule.enabled && rule.namespaces.admits(&pod.namespace))
+    {
+        let Some(seen) = evidence(rule, pod, now) else {
+            continue;
+        };
+        if held_long_enough(rule, &seen, now) {
+            // This rule claims the pod; the rules after it never will.
+            break;
+        }
+        let after = chrono::Duration::from_std(rule.after).unwrap_or(chrono::Duration::MAX);
+        let due = seen
+            .since
+            .checked_add_signed(after)
+            .unwrap_or(DateTime::<Utc>::MAX_UTC);
+        earliest = Some(earliest.map_or(due, |e| e.min(due)));
+    }
+    earliest
+}
+
 fn held_long_enough(rule: &RuleSpec, seen: &Evidence, now: DateTime<Utc>) -> bool {
     let mut held = now - seen.since;
     // Clock skew must not hide a state; but a deletionTimestamp in the future is a pod

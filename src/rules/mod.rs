@@ -3,7 +3,7 @@
 mod classify;
 mod spec;
 
-pub use classify::{Finding, classify};
+pub use classify::{Finding, classify, next_change};
 pub use spec::{ActionKind, NamespaceFilter, RuleKind, RuleSpec};
 
 /// The chain with every rule at its built-in settings, in the default order.

@@ -190,10 +190,14 @@ impl Runtime {
                     Event::Snapshot(self.snapshot(state))
                 }
                 Ok(()) = worker.changed() => Event::Worker(worker.borrow_and_update().clone()),
-                _ = tick.tick() => Event::Tick {
-                    now: Utc::now(),
-                    watch: watch_line(&self.session.cache.health(), Instant::now()),
-                },
+                _ = tick.tick() => {
+                    // Rules that mature with time show up without a pod event.
+                    self.session.cache.promote(Utc::now());
+                    Event::Tick {
+                        now: Utc::now(),
+                        watch: watch_line(&self.session.cache.health(), Instant::now()),
+                    }
+                }
                 Some(event) = self.inbox.recv() => self.observe(event),
                 Some(result) = self.new_sessions.recv() => match result {
                     Ok(session) => {

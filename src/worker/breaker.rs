@@ -4,40 +4,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::cluster::{Abnormal, Cache};
+use crate::cluster::Abnormal;
 use crate::config::BreakerConfig;
 use crate::pod::PodRecord;
 use crate::report::workload_label;
 use crate::rules::{ActionKind, RuleKind};
 
-/// How many pods that could be healthy (not Succeeded or Failed) each namespace and each
-/// workload holds: finished pods would only dilute the share of the failing ones.
-#[derive(Debug, Clone, Default)]
-pub struct Census {
-    namespaces: HashMap<String, u32>,
-    workloads: HashMap<(String, String), u32>,
-}
-
-impl Census {
-    pub fn add(&mut self, pod: &PodRecord) {
-        if finished(pod) {
-            return;
-        }
-        *self
-            .namespaces
-            .entry(pod.namespace.to_string())
-            .or_default() += 1;
-        let key = (pod.namespace.to_string(), workload_label(pod));
-        *self.workloads.entry(key).or_default() += 1;
-    }
-
-    pub fn of_cache(cache: &Cache) -> Census {
-        cache.fold(Census::default(), |mut census, pod| {
-            census.add(pod);
-            census
-        })
-    }
-}
+pub use crate::cluster::Census;
 
 /// A group that trips the breaker, for the message.
 struct Trip {
@@ -98,19 +71,14 @@ pub fn trips(
     let namespaces = by_namespace
         .into_iter()
         .map(|((rule, ns), (matched, finished))| {
-            let total = census.namespaces.get(ns).copied().unwrap_or(0) + finished;
+            let total = census.namespace(ns) + finished;
             (rule, matched, total, format!("in {ns}"))
         });
     let workloads = by_workload
         .into_iter()
         .map(|((rule, ns, w), (matched, finished))| {
-            let total = census.workloads.get(&(ns.clone(), w.clone())).copied();
-            (
-                rule,
-                matched,
-                total.unwrap_or(0) + finished,
-                format!("of {w} in {ns}"),
-            )
+            let total = census.workload(&ns, &w);
+            (rule, matched, total + finished, format!("of {w} in {ns}"))
         });
     for (rule, matched, total, place) in namespaces.chain(workloads) {
         let total = total.max(matched);

@@ -207,7 +207,7 @@ impl Worker {
             Vec::new()
         };
         let census = if breaker::needs_census(&findings, &self.guards.safety.breaker) {
-            Census::of_cache(&self.cache)
+            self.cache.census()
         } else {
             Census::default()
         };

@@ -45,6 +45,20 @@ impl PodBuilder {
         self
     }
 
+    pub fn created_at(mut self, at: &str) -> Self {
+        self.0["metadata"]["creationTimestamp"] = json!(at);
+        self.0["status"]["startTime"] = json!(at);
+        self
+    }
+
+    /// Pending with `PodScheduled=False` since `at`, as the scheduler reports it.
+    pub fn unscheduled_since(mut self, at: &str) -> Self {
+        self.0["status"] = json!({"phase": "Pending", "conditions": [{"type": "PodScheduled",
+            "status": "False", "reason": "Unschedulable", "lastTransitionTime": at,
+            "message": "0/3 nodes are available"}]});
+        self
+    }
+
     pub fn succeeded(mut self) -> Self {
         self.0["status"]["phase"] = json!("Succeeded");
         self.0["status"]["containerStatuses"][0]["state"] =

@@ -1,0 +1,157 @@
+//! The findings kept up to date as pods change: one classification per event, for the pod that
+//! changed; rules that mature with time (`after`) are re-classified at their due time, not on
+//! every read. Readers (the screen, the worker, `/metrics`) get what they need from here at a
+//! cost that follows the abnormal pods, never all pods.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+
+use chrono::{DateTime, Utc};
+
+use crate::pod::PodRecord;
+use crate::report::workload_label;
+use crate::rules::{Finding, RuleKind, RuleSpec, classify, next_change};
+
+/// How many pods that could be healthy (not Succeeded or Failed) each namespace and each
+/// workload holds: what the mass-failure breaker compares its matches with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Census {
+    namespaces: HashMap<String, u32>,
+    workloads: HashMap<(String, String), u32>,
+}
+
+impl Census {
+    pub fn add(&mut self, pod: &PodRecord) {
+        self.count(pod, |n| *n += 1);
+    }
+
+    pub fn remove(&mut self, pod: &PodRecord) {
+        self.count(pod, |n| *n = n.saturating_sub(1));
+    }
+
+    fn count(&mut self, pod: &PodRecord, step: impl Fn(&mut u32)) {
+        if pod.phase.finished() {
+            return;
+        }
+        step(
+            self.namespaces
+                .entry(pod.namespace.to_string())
+                .or_default(),
+        );
+        let key = (pod.namespace.to_string(), workload_label(pod));
+        step(self.workloads.entry(key).or_default());
+    }
+
+    pub fn namespace(&self, namespace: &str) -> u32 {
+        self.namespaces.get(namespace).copied().unwrap_or(0)
+    }
+
+    pub fn workload(&self, namespace: &str, workload: &str) -> u32 {
+        self.workloads
+            .get(&(namespace.to_string(), workload.to_string()))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+/// Findings by pod UID and counts by category, under one rule chain.
+pub(super) struct Index {
+    pub chain: Vec<RuleSpec>,
+    findings: HashMap<Box<str>, Finding>,
+    counts: BTreeMap<RuleKind, usize>,
+    /// When each pod's classification may next change by time alone; the heap may hold
+    /// outdated entries, `scheduled` says which one counts.
+    due: BinaryHeap<Reverse<(DateTime<Utc>, Box<str>)>>,
+    scheduled: HashMap<Box<str>, DateTime<Utc>>,
+    pub census: Census,
+    /// The latest time the findings were brought up to.
+    pub at: DateTime<Utc>,
+}
+
+impl Index {
+    pub fn new(chain: Vec<RuleSpec>) -> Index {
+        Index {
+            chain,
+            findings: HashMap::new(),
+            counts: BTreeMap::new(),
+            due: BinaryHeap::new(),
+            scheduled: HashMap::new(),
+            census: Census::default(),
+            at: DateTime::<Utc>::MIN_UTC,
+        }
+    }
+
+    /// A pod arrived or changed (after `forget` of its previous version).
+    pub fn admit(&mut self, pod: &PodRecord, now: DateTime<Utc>) {
+        self.census.add(pod);
+        self.classify(pod, now);
+    }
+
+    /// A pod left, or is about to be replaced by a newer version.
+    pub fn forget(&mut self, pod: &PodRecord) {
+        self.census.remove(pod);
+        self.set_finding(&pod.uid, None);
+        self.scheduled.remove(&pod.uid);
+    }
+
+    /// Re-classify the pods whose rules matured by `now`. Returns whether a finding changed.
+    pub fn promote(&mut self, pods: &HashMap<Box<str>, PodRecord>, now: DateTime<Utc>) -> bool {
+        self.at = self.at.max(now);
+        let mut changed = false;
+        while let Some(Reverse((due, _))) = self.due.peek() {
+            if *due > now {
+                break;
+            }
+            let Some(Reverse((due, uid))) = self.due.pop() else {
+                break;
+            };
+            if self.scheduled.get(&uid) != Some(&due) {
+                continue;
+            }
+            self.scheduled.remove(&uid);
+            if let Some(pod) = pods.get(&uid) {
+                let before = self.findings.get(&uid).map(|f| f.rule);
+                self.classify(pod, now);
+                changed |= before != self.findings.get(&uid).map(|f| f.rule);
+            }
+        }
+        changed
+    }
+
+    pub fn findings(&self) -> impl Iterator<Item = (&str, &Finding)> {
+        self.findings.iter().map(|(uid, f)| (&**uid, f))
+    }
+
+    pub fn counts(&self) -> &BTreeMap<RuleKind, usize> {
+        &self.counts
+    }
+
+    fn classify(&mut self, pod: &PodRecord, now: DateTime<Utc>) {
+        self.set_finding(&pod.uid, classify(pod, &self.chain, now));
+        match next_change(pod, &self.chain, now) {
+            Some(due) => {
+                if self.scheduled.insert(pod.uid.clone(), due) != Some(due) {
+                    self.due.push(Reverse((due, pod.uid.clone())));
+                }
+            }
+            None => {
+                self.scheduled.remove(&pod.uid);
+            }
+        }
+    }
+
+    fn set_finding(&mut self, uid: &str, finding: Option<Finding>) {
+        let old = match finding {
+            Some(finding) => {
+                *self.counts.entry(finding.rule).or_default() += 1;
+                self.findings.insert(uid.into(), finding)
+            }
+            None => self.findings.remove(uid),
+        };
+        if let Some(old) = old
+            && let Some(count) = self.counts.get_mut(&old.rule)
+        {
+            *count = count.saturating_sub(1);
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! The cache classifies each pod once per event and re-classifies it when one of its rules
+//! matures; these tests hold that index equal to classifying every pod afresh, after any
+//! sequence of adds, changes, deletions, relists and clock steps.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use ops_pod_cleaner::cluster::{Cache, Scope};
+use ops_pod_cleaner::pod::{Interner, PodRecord};
+use ops_pod_cleaner::rules::{RuleKind, RuleSpec, classify, default_chain};
+use support::pods::{PodBuilder, pod};
+
+fn t(s: &str) -> DateTime<Utc> {
+    s.parse().unwrap()
+}
+
+/// Short `after`s so that clock steps of seconds mature rules.
+fn chain() -> Vec<RuleSpec> {
+    let mut chain = default_chain();
+    for rule in &mut chain {
+        rule.after = match rule.kind {
+            RuleKind::Terminating => Duration::from_secs(20),
+            RuleKind::ImagePull => Duration::from_secs(45),
+            RuleKind::Pending => Duration::from_secs(30),
+            RuleKind::CrashLoop => Duration::from_secs(10),
+            _ => Duration::ZERO,
+        };
+    }
+    chain
+}
+
+/// A seeded xorshift: the same sequence on every run, many sequences over the seeds.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// One of the states a pod can be in, created near `now` so that rules mature during a run.
+fn state(rng: &mut Rng, name: &str, now: DateTime<Utc>) -> PodBuilder {
+    let stamp = |offset: i64| (now - chrono::Duration::seconds(offset)).to_rfc3339();
+    let p = pod(name)
+        .ns(["shop", "pay", "kube-system"][rng.below(3) as usize])
+        .created_at(&stamp(rng.below(60) as i64));
+    match rng.below(8) {
+        0 => p,
+        1 => p.evicted(),
+        2 => p.waiting("ImagePullBackOff"),
+        3 => p.waiting("CrashLoopBackOff").restarts(6, "Error"),
+        4 => p.terminating_since(&stamp(rng.below(40) as i64 - 20)),
+        5 => p.unscheduled_since(&stamp(rng.below(50) as i64)),
+        6 => p.succeeded(),
+        _ => p.waiting("CreateContainerConfigError"),
+    }
+}
+
+/// Every pod classified afresh: what the index must equal.
+fn afresh(cache: &Cache, chain: &[RuleSpec], now: DateTime<Utc>) -> BTreeMap<String, RuleKind> {
+    cache.fold(BTreeMap::new(), |mut found, p| {
+        if let Some(f) = classify(p, chain, now) {
+            found.insert(p.uid.to_string(), f.rule);
+        }
+        found
+    })
+}
+
+fn indexed(cache: &Cache, chain: &[RuleSpec], now: DateTime<Utc>) -> BTreeMap<String, RuleKind> {
+    cache
+        .findings(chain, now)
+        .into_iter()
+        .map(|a| (a.pod.uid.to_string(), a.finding.rule))
+        .collect()
+}
+
+fn record(builder: PodBuilder, interner: &mut Interner) -> PodRecord {
+    builder.wire().into_record(interner)
+}
+
+#[test]
+fn the_index_agrees_with_a_full_reclassification_after_any_sequence() {
+    let chain = chain();
+    for seed in 1..=60u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let cache = Cache::with_chain(chain.clone());
+        let mut now = t("2026-11-20T08:00:00Z");
+        let mut interner = Interner::default();
+        for step in 0..120 {
+            let name = format!("p{}", rng.below(12));
+            match rng.below(10) {
+                0..=4 => cache.upsert(state(&mut rng, &name, now).wire(), now),
+                5 => cache.remove(&format!("uid-{name}")),
+                6 => {
+                    // A relist: a fresh, smaller set of pods replaces the scope.
+                    let pods = (0..rng.below(6))
+                        .map(|i| record(state(&mut rng, &format!("p{i}"), now), &mut interner))
+                        .collect();
+                    cache.replace_scope(&Scope::All, pods, now);
+                }
+                _ => now += chrono::Duration::seconds(rng.below(30) as i64),
+            }
+            assert_eq!(
+                indexed(&cache, &chain, now),
+                afresh(&cache, &chain, now),
+                "seed {seed}, step {step}, at {now}"
+            );
+            let counts = cache.counts(&chain, now);
+            let mut expected: BTreeMap<RuleKind, usize> = BTreeMap::new();
+            for rule in afresh(&cache, &chain, now).into_values() {
+                *expected.entry(rule).or_default() += 1;
+            }
+            counts
+                .iter()
+                .filter(|(_, n)| **n > 0)
+                .for_each(|(rule, n)| assert_eq!(expected.get(rule), Some(n), "seed {seed}"));
+            assert_eq!(
+                counts.values().sum::<usize>(),
+                expected.values().sum::<usize>()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_rule_that_matures_appears_at_its_due_time_without_any_event() {
+    let chain = chain();
+    let cache = Cache::with_chain(chain.clone());
+    let start = t("2026-11-20T08:00:00Z");
+    cache.upsert(
+        pod("web-1")
+            .created_at("2026-11-20T08:00:00Z")
+            .waiting("ImagePullBackOff")
+            .wire(),
+        start,
+    );
+    let mut changes = cache.subscribe();
+    changes.mark_unchanged();
+    let before = start + chrono::Duration::seconds(44);
+    assert!(cache.findings(&chain, before).is_empty(), "not yet 45 s");
+    assert!(!changes.has_changed().unwrap());
+    let due = start + chrono::Duration::seconds(45);
+    assert!(cache.promote(due), "matured");
+    assert!(changes.has_changed().unwrap(), "readers are woken");
+    let found = cache.findings(&chain, due);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].finding.rule, RuleKind::ImagePull);
+}
+
+#[test]
+fn another_chain_is_classified_afresh() {
+    let cache = Cache::with_chain(chain());
+    let now = t("2026-11-20T08:10:00Z");
+    cache.upsert(pod("web-1").waiting("ImagePullBackOff").wire(), now);
+    let mut strict = chain();
+    for rule in &mut strict {
+        rule.enabled = rule.kind != RuleKind::ImagePull;
+    }
+    assert!(cache.findings(&strict, now).is_empty());
+    assert_eq!(cache.findings(&chain(), now).len(), 1);
+}
