@@ -596,3 +596,27 @@ fn the_readme_creates_the_secret_the_deployment_reads() {
         );
     }
 }
+
+#[test]
+fn the_readme_applies_every_manifest() {
+    let readme =
+        std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let applied: String = readme
+        .split("kubectl apply ")
+        .skip(1)
+        .map(|rest| rest.split("\n#").next().unwrap())
+        .collect();
+    let dir = format!("{}/assets/deploy", env!("CARGO_MANIFEST_DIR"));
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name.ends_with(".yaml") {
+            assert!(
+                applied.contains(&format!("assets/deploy/{name}")),
+                "the README does not apply {name}"
+            );
+        }
+    }
+    // The manifests point at the README's section on undo state.
+    assert!(read("parked.yaml").contains("\"Where undo state lives\""));
+    assert!(readme.contains("### Where undo state lives"));
+}
