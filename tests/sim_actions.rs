@@ -589,3 +589,33 @@ async fn throttling_is_waited_out() {
     );
     assert!(h.sim.pod("default", "web-1").is_none());
 }
+
+#[tokio::test]
+async fn with_only_the_deployed_permissions_and_no_parked_config_map_nothing_is_scaled() {
+    let sim = SimCluster::new();
+    sim.create_deployment(typed(workload("Deployment", "web", 2)));
+    deny_what_the_deployed_roles_do_not_grant(&sim);
+    let h = Harness::start(sim).await;
+    eventually("two pods", || live_pods(&h.sim, "web-").len() == 2).await;
+    let name = live_pods(&h.sim, "web-")[0].metadata.name.clone().unwrap();
+    let target = h.pod_ref("default", &name);
+    h.cached(&target).await;
+    let outcome = h
+        .executor(false)
+        .run(&Action::ScaleToZero(target), Origin::Manual)
+        .await;
+    let Outcome::Refused(why) = &outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(why.starts_with("nowhere to record the 2 replicas"), "{why}");
+    assert!(why.contains("assets/deploy/parked.yaml"), "{why}");
+    assert_eq!(
+        h.sim
+            .deployment("default", "web")
+            .unwrap()
+            .spec
+            .unwrap()
+            .replicas,
+        Some(2)
+    );
+}

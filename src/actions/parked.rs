@@ -189,6 +189,12 @@ impl<'a> ParkedStore<'a> {
                                 self.namespace
                             )));
                         }
+                        // The deployed identity may not create it: the manifests ship it.
+                        Err(StoreError::Unavailable(why)) => {
+                            return Err(StoreError::Unavailable(format!(
+                                "{why}, and it does not exist (it ships in assets/deploy/parked.yaml)"
+                            )));
+                        }
                         other => other,
                     }
                 }
