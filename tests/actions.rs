@@ -285,16 +285,100 @@ fn scale(replicas: i32) -> Value {
         "spec": {"replicas": replicas}, "status": {"replicas": replicas}})
 }
 
+/// The parked-workloads ConfigMap in the product's namespace (no `$POD_NAMESPACE` in tests).
+const PARKED: &str = "/api/v1/namespaces/ops-pod-cleaner/configmaps/ops-pod-cleaner-parked";
+const CONFIGMAPS: &str = "/api/v1/namespaces/ops-pod-cleaner/configmaps";
+
+/// A parked record as the store writes it.
+fn parked_record(kind: &str, uid: &str, replicas: i32) -> Value {
+    json!({"kind": kind, "namespace": "default", "name": "web", "uid": uid, "replicas": replicas,
+        "at": "2026-11-20T09:00:00.000Z", "cluster": "test", "actor": "someone@host",
+        "origin": {"by": "manual"}, "pod": "web-1"})
+}
+
+/// The ConfigMap at `rv` with these (uid, record) entries.
+fn parked_map(rv: &str, entries: &[(&str, Value)]) -> Value {
+    let data: serde_json::Map<String, Value> = entries
+        .iter()
+        .map(|(uid, record)| (uid.to_string(), json!(record.to_string())))
+        .collect();
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "ops-pod-cleaner-parked", "namespace": "ops-pod-cleaner", "resourceVersion": rv},
+        "data": data})
+}
+
+fn not_found(what: &str) -> Value {
+    status(404, "NotFound", &format!("{what} not found"))
+}
+
+/// The written ConfigMap must carry `rv` (empty: a create), hold exactly `uids`, and the entry
+/// for `fresh` must record `kind`, this workload and `replicas`, stamped now.
+fn writes_parked(
+    rv: &'static str,
+    uids: &'static [&'static str],
+    fresh: Option<(&'static str, &'static str, i32)>,
+) -> impl Fn(&Value) -> Result<(), String> + Send + 'static {
+    move |body| {
+        let have_rv = body["metadata"]["resourceVersion"].as_str().unwrap_or("");
+        if have_rv != rv {
+            return Err(format!("resourceVersion {have_rv:?}, want {rv:?}"));
+        }
+        let data = body["data"].as_object().cloned().unwrap_or_default();
+        let keys: Vec<&str> = data.keys().map(String::as_str).collect();
+        if keys != uids {
+            return Err(format!("entries {keys:?}, want {uids:?}"));
+        }
+        let Some((uid, kind, replicas)) = fresh else {
+            return Ok(());
+        };
+        let record: Value =
+            serde_json::from_str(data[uid].as_str().unwrap_or("")).map_err(|e| e.to_string())?;
+        let want = [
+            ("kind", json!(kind)),
+            ("namespace", json!("default")),
+            ("name", json!("web")),
+            ("uid", json!(uid)),
+            ("replicas", json!(replicas)),
+            ("cluster", json!("test")),
+            ("origin", json!({"by": "manual"})),
+            ("pod", json!("web-1")),
+        ];
+        for (key, value) in want {
+            if record[key] != value {
+                return Err(format!("{key} is {}, want {value}", record[key]));
+            }
+        }
+        let at = record["at"].as_str().unwrap_or("");
+        let at = chrono::DateTime::parse_from_rfc3339(at).map_err(|e| format!("at {at:?}: {e}"))?;
+        if (Utc::now() - at.with_timezone(&Utc)).num_seconds().abs() > 60 {
+            return Err(format!("at {at} is not now"));
+        }
+        Ok(())
+    }
+}
+
+fn web_deployment() -> WorkloadRef {
+    WorkloadRef {
+        kind: WorkloadKind::Deployment,
+        namespace: "default".into(),
+        name: "web".into(),
+    }
+}
+
 #[tokio::test]
-async fn scale_to_zero_goes_through_the_deployment_and_remembers_replicas() {
+async fn scale_to_zero_records_the_replicas_in_the_parked_config_map_before_scaling() {
     let deploy = "/apis/apps/v1/namespaces/default/deployments/web";
+    let other = parked_record("StatefulSet", "uid-db", 2);
     let scenario = Scenario::new()
         .expect("GET", "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7", None, 200,
             replicaset(json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "uid-web", "controller": true})))
         .expect("GET", deploy, None, 200, workload("apps/v1", "Deployment", "web", json!({})))
         .expect("GET", &format!("{deploy}/scale"), None, 200, scale(3))
-        .expect("PATCH", deploy, Some(json!({"metadata": {"annotations": {"ops-pod-cleaner.io/replicas-before": "3"}}})), 200,
-            workload("apps/v1", "Deployment", "web", json!({"ops-pod-cleaner.io/replicas-before": "3"})))
+        // Read, add this workload's entry beside the others, write with the version read.
+        .expect("GET", PARKED, None, 200, parked_map("5", &[("uid-db", other.clone())]))
+        .expect_body("PUT", PARKED, writes_parked("5", &["uid-db", "uid-web"], Some(("uid-web", "Deployment", 3))), 200,
+            parked_map("6", &[("uid-db", other), ("uid-web", parked_record("Deployment", "uid-web", 3))]))
+        // Only then the scale; the workload object itself is never written.
         .expect("PATCH", &format!("{deploy}/scale"), Some(json!({"spec": {"replicas": 0}})), 200, scale(0));
     let cache = cache_with(vec![pod("web-1").waiting("ImagePullBackOff").owned_by(
         "apps/v1",
@@ -312,6 +396,223 @@ async fn scale_to_zero_goes_through_the_deployment_and_remembers_replicas() {
 }
 
 #[tokio::test]
+async fn a_lost_race_for_the_parked_config_map_reads_it_again_and_keeps_both_entries() {
+    let path = "/apis/apps/v1/namespaces/default/statefulsets/web";
+    let theirs = parked_record("Deployment", "uid-other", 4);
+    let scenario = Scenario::new()
+        .expect("GET", path, None, 200, workload("apps/v1", "StatefulSet", "web", json!({})))
+        .expect("GET", &format!("{path}/scale"), None, 200, scale(2))
+        .expect("GET", PARKED, None, 200, parked_map("5", &[]))
+        .expect_body("PUT", PARKED, writes_parked("5", &["uid-web"], None), 409,
+            status(409, "Conflict", "Operation cannot be fulfilled on configmaps \"ops-pod-cleaner-parked\": the object has been modified"))
+        // Another replica (or a person) wrote in between: read again, keep their entry.
+        .expect("GET", PARKED, None, 200, parked_map("6", &[("uid-other", theirs.clone())]))
+        .expect_body("PUT", PARKED, writes_parked("6", &["uid-other", "uid-web"], Some(("uid-web", "StatefulSet", 2))), 200,
+            parked_map("7", &[("uid-other", theirs)]))
+        .expect("PATCH", &format!("{path}/scale"), Some(json!({"spec": {"replicas": 0}})), 200, scale(0));
+    let cache = cache_with(vec![pod("web-1").waiting("ErrImagePull").owned_by(
+        "apps/v1",
+        "StatefulSet",
+        "web",
+    )]);
+    let outcome = executor(&scenario, &cache, false)
+        .run(&Action::ScaleToZero(web1()), Origin::Manual)
+        .await;
+    scenario.verify();
+    assert_eq!(
+        outcome,
+        Outcome::Done("scaled StatefulSet default/web from 2 to 0 (undo restores 2)".into())
+    );
+}
+
+#[tokio::test]
+async fn without_the_parked_config_map_a_person_records_in_the_annotation() {
+    let path = "/apis/apps/v1/namespaces/default/statefulsets/web";
+    let annotate =
+        json!({"metadata": {"annotations": {"ops-pod-cleaner.io/replicas-before": "2"}}});
+    let cache = cache_with(vec![pod("web-1").waiting("ErrImagePull").owned_by(
+        "apps/v1",
+        "StatefulSet",
+        "web",
+    )]);
+    let reads = || {
+        Scenario::new()
+            .expect(
+                "GET",
+                path,
+                None,
+                200,
+                workload("apps/v1", "StatefulSet", "web", json!({})),
+            )
+            .expect("GET", &format!("{path}/scale"), None, 200, scale(2))
+    };
+    let then_annotate = |s: Scenario| {
+        s.expect(
+            "PATCH",
+            path,
+            Some(annotate.clone()),
+            200,
+            workload("apps/v1", "StatefulSet", "web", json!({})),
+        )
+        .expect(
+            "PATCH",
+            &format!("{path}/scale"),
+            Some(json!({"spec": {"replicas": 0}})),
+            200,
+            scale(0),
+        )
+    };
+    // May not read the ConfigMap.
+    let forbidden = then_annotate(reads().expect(
+        "GET",
+        PARKED,
+        None,
+        403,
+        status(
+            403,
+            "Forbidden",
+            "configmaps \"ops-pod-cleaner-parked\" is forbidden",
+        ),
+    ));
+    // Its namespace does not exist: the GET says the ConfigMap is missing, the create why.
+    let no_namespace = then_annotate(
+        reads()
+            .expect(
+                "GET",
+                PARKED,
+                None,
+                404,
+                not_found("configmaps \"ops-pod-cleaner-parked\""),
+            )
+            .expect_body(
+                "POST",
+                CONFIGMAPS,
+                writes_parked("", &["uid-web"], Some(("uid-web", "StatefulSet", 2))),
+                404,
+                not_found("namespaces \"ops-pod-cleaner\""),
+            ),
+    );
+    for (scenario, why) in [
+        (
+            forbidden,
+            "this identity may not get ConfigMap ops-pod-cleaner/ops-pod-cleaner-parked",
+        ),
+        (no_namespace, "namespace ops-pod-cleaner does not exist"),
+    ] {
+        let outcome = executor(&scenario, &cache, false)
+            .run(&Action::ScaleToZero(web1()), Origin::Manual)
+            .await;
+        scenario.verify();
+        assert_eq!(
+            outcome,
+            Outcome::Done(format!(
+                "scaled StatefulSet default/web from 2 to 0 (undo restores 2); recorded in its \
+                 ops-pod-cleaner.io/replicas-before annotation ({why})"
+            ))
+        );
+    }
+}
+
+#[tokio::test]
+async fn nothing_is_scaled_that_could_not_be_recorded() {
+    let path = "/apis/apps/v1/namespaces/default/statefulsets/web";
+    let scenario = Scenario::new()
+        .expect(
+            "GET",
+            path,
+            None,
+            200,
+            workload("apps/v1", "StatefulSet", "web", json!({})),
+        )
+        .expect("GET", &format!("{path}/scale"), None, 200, scale(2))
+        .expect(
+            "GET",
+            PARKED,
+            None,
+            403,
+            status(403, "Forbidden", "no configmaps"),
+        )
+        .expect(
+            "PATCH",
+            path,
+            None,
+            403,
+            status(403, "Forbidden", "no statefulsets"),
+        );
+    let cache = cache_with(vec![pod("web-1").waiting("ErrImagePull").owned_by(
+        "apps/v1",
+        "StatefulSet",
+        "web",
+    )]);
+    let outcome = executor(&scenario, &cache, false)
+        .run(&Action::ScaleToZero(web1()), Origin::Manual)
+        .await;
+    scenario.verify();
+    let Outcome::Refused(why) = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(why.starts_with("nowhere to record the 2 replicas of StatefulSet default/web for undo, so it was not scaled"), "{why}");
+    assert!(
+        why.contains("may not patch statefulsets in namespace default"),
+        "{why}"
+    );
+
+    // A scale the API refuses leaves no record behind: nothing was parked.
+    let refused = Scenario::new()
+        .expect(
+            "GET",
+            path,
+            None,
+            200,
+            workload("apps/v1", "StatefulSet", "web", json!({})),
+        )
+        .expect("GET", &format!("{path}/scale"), None, 200, scale(2))
+        .expect("GET", PARKED, None, 200, parked_map("5", &[]))
+        .expect_body(
+            "PUT",
+            PARKED,
+            writes_parked("5", &["uid-web"], Some(("uid-web", "StatefulSet", 2))),
+            200,
+            parked_map(
+                "6",
+                &[("uid-web", parked_record("StatefulSet", "uid-web", 2))],
+            ),
+        )
+        .expect(
+            "PATCH",
+            &format!("{path}/scale"),
+            None,
+            403,
+            status(403, "Forbidden", "no scale"),
+        )
+        .expect(
+            "GET",
+            PARKED,
+            None,
+            200,
+            parked_map(
+                "6",
+                &[("uid-web", parked_record("StatefulSet", "uid-web", 2))],
+            ),
+        )
+        .expect_body(
+            "PUT",
+            PARKED,
+            writes_parked("6", &[], None),
+            200,
+            parked_map("7", &[]),
+        );
+    let outcome = executor(&refused, &cache, false)
+        .run(&Action::ScaleToZero(web1()), Origin::Manual)
+        .await;
+    refused.verify();
+    assert!(
+        matches!(&outcome, Outcome::Refused(d) if d.contains("may not patch statefulsets/scale")),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
 async fn scale_to_zero_reaches_an_argo_rollout_through_the_dynamic_api() {
     let rollout = "/apis/argoproj.io/v1alpha1/namespaces/default/rollouts/web";
     let scenario = Scenario::new()
@@ -319,8 +620,10 @@ async fn scale_to_zero_reaches_an_argo_rollout_through_the_dynamic_api() {
             replicaset(json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "web", "uid": "uid-web", "controller": true})))
         .expect("GET", rollout, None, 200, workload("argoproj.io/v1alpha1", "Rollout", "web", json!({})))
         .expect("GET", &format!("{rollout}/scale"), None, 200, scale(2))
-        .expect("PATCH", rollout, Some(json!({"metadata": {"annotations": {"ops-pod-cleaner.io/replicas-before": "2"}}})), 200,
-            workload("argoproj.io/v1alpha1", "Rollout", "web", json!({})))
+        // No ConfigMap yet (a person, where the manifests were not applied): created.
+        .expect("GET", PARKED, None, 404, not_found("configmaps \"ops-pod-cleaner-parked\""))
+        .expect_body("POST", CONFIGMAPS, writes_parked("", &["uid-web"], Some(("uid-web", "Rollout", 2))), 201,
+            parked_map("1", &[("uid-web", parked_record("Rollout", "uid-web", 2))]))
         .expect("PATCH", &format!("{rollout}/scale"), Some(json!({"spec": {"replicas": 0}})), 200, scale(0));
     let cache = cache_with(vec![pod("web-1").waiting("ErrImagePull").owned_by(
         "apps/v1",
@@ -360,12 +663,13 @@ async fn scale_to_zero_of_a_statefulset_and_an_rc_needs_no_replicaset_lookup() {
                 workload(api_version, kind, "web", json!({})),
             )
             .expect("GET", &format!("{path}/scale"), None, 200, scale(1))
-            .expect(
-                "PATCH",
-                path,
-                None,
+            .expect("GET", PARKED, None, 200, parked_map("5", &[]))
+            .expect_body(
+                "PUT",
+                PARKED,
+                move |body| writes_parked("5", &["uid-web"], Some(("uid-web", kind, 1)))(body),
                 200,
-                workload(api_version, kind, "web", json!({})),
+                parked_map("6", &[]),
             )
             .expect(
                 "PATCH",
@@ -449,21 +753,117 @@ async fn auto_scale_respects_the_ignore_annotation_on_the_workload() {
 }
 
 #[tokio::test]
-async fn undo_restores_the_remembered_replicas_and_forgets_them() {
+async fn undo_restores_from_the_parked_config_map_and_removes_the_entry() {
     let deploy = "/apis/apps/v1/namespaces/default/deployments/web";
+    let ours = parked_record("Deployment", "uid-web", 3);
+    let theirs = parked_record("StatefulSet", "uid-db", 2);
+    let both = [("uid-db", theirs.clone()), ("uid-web", ours)];
     let scenario = Scenario::new()
         .expect(
             "GET",
             deploy,
             None,
             200,
-            workload(
-                "apps/v1",
-                "Deployment",
-                "web",
-                json!({"ops-pod-cleaner.io/replicas-before": "3"}),
-            ),
+            workload("apps/v1", "Deployment", "web", json!({})),
         )
+        .expect("GET", PARKED, None, 200, parked_map("7", &both))
+        .expect("GET", &format!("{deploy}/scale"), None, 200, scale(0))
+        .expect(
+            "PATCH",
+            &format!("{deploy}/scale"),
+            Some(json!({"spec": {"replicas": 3}})),
+            200,
+            scale(3),
+        )
+        .expect("GET", PARKED, None, 200, parked_map("7", &both))
+        .expect_body(
+            "PUT",
+            PARKED,
+            writes_parked("7", &["uid-db"], None),
+            200,
+            parked_map("8", &[("uid-db", theirs)]),
+        );
+    let outcome = executor(&scenario, &Cache::new(), false)
+        .run(&Action::UndoScale(web_deployment()), Origin::Manual)
+        .await;
+    scenario.verify();
+    assert_eq!(
+        outcome,
+        Outcome::Done("restored Deployment default/web to 3 replicas".into())
+    );
+
+    let never_scaled = Scenario::new()
+        .expect(
+            "GET",
+            deploy,
+            None,
+            200,
+            workload("apps/v1", "Deployment", "web", json!({})),
+        )
+        .expect("GET", PARKED, None, 200, parked_map("8", &[]));
+    let outcome = executor(&never_scaled, &Cache::new(), false)
+        .run(&Action::UndoScale(web_deployment()), Origin::Manual)
+        .await;
+    never_scaled.verify();
+    assert!(
+        matches!(&outcome, Outcome::Refused(d) if d.contains("did not scale it down")),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn undo_honours_the_annotation_an_earlier_version_left_and_leaves_it() {
+    let deploy = "/apis/apps/v1/namespaces/default/deployments/web";
+    let old = json!({"ops-pod-cleaner.io/replicas-before": "3"});
+    // No entry in the ConfigMap: the annotation counts; the workload is never written.
+    let scenario = Scenario::new()
+        .expect(
+            "GET",
+            deploy,
+            None,
+            200,
+            workload("apps/v1", "Deployment", "web", old.clone()),
+        )
+        .expect("GET", PARKED, None, 200, parked_map("8", &[]))
+        .expect("GET", &format!("{deploy}/scale"), None, 200, scale(0))
+        .expect(
+            "PATCH",
+            &format!("{deploy}/scale"),
+            Some(json!({"spec": {"replicas": 3}})),
+            200,
+            scale(3),
+        );
+    let outcome = executor(&scenario, &Cache::new(), false)
+        .run(&Action::UndoScale(web_deployment()), Origin::Manual)
+        .await;
+    scenario.verify();
+    assert_eq!(
+        outcome,
+        Outcome::Done(
+            "restored Deployment default/web to 3 replicas; the ops-pod-cleaner.io/replicas-before \
+             annotation an earlier version left stays (remove it with `kubectl annotate \
+             deployment/web ops-pod-cleaner.io/replicas-before- -n default`)"
+                .into()
+        )
+    );
+
+    // A person who may not read the ConfigMap wrote the annotation themselves: they remove it.
+    let personal = Scenario::new()
+        .expect(
+            "GET",
+            deploy,
+            None,
+            200,
+            workload("apps/v1", "Deployment", "web", old),
+        )
+        .expect(
+            "GET",
+            PARKED,
+            None,
+            403,
+            status(403, "Forbidden", "no configmaps"),
+        )
+        .expect("GET", &format!("{deploy}/scale"), None, 200, scale(0))
         .expect(
             "PATCH",
             &format!("{deploy}/scale"),
@@ -480,34 +880,98 @@ async fn undo_restores_the_remembered_replicas_and_forgets_them() {
             200,
             workload("apps/v1", "Deployment", "web", json!({})),
         );
-    let target = WorkloadRef {
-        kind: WorkloadKind::Deployment,
-        namespace: "default".into(),
-        name: "web".into(),
-    };
-    let outcome = executor(&scenario, &Cache::new(), false)
-        .run(&Action::UndoScale(target.clone()), Origin::Manual)
+    let outcome = executor(&personal, &Cache::new(), false)
+        .run(&Action::UndoScale(web_deployment()), Origin::Manual)
         .await;
-    scenario.verify();
+    personal.verify();
     assert_eq!(
         outcome,
         Outcome::Done("restored Deployment default/web to 3 replicas".into())
     );
+}
 
-    let never_scaled = Scenario::new().expect(
-        "GET",
-        deploy,
-        None,
-        200,
-        workload("apps/v1", "Deployment", "web", json!({})),
-    );
-    let outcome = executor(&never_scaled, &Cache::new(), false)
-        .run(&Action::UndoScale(target), Origin::Manual)
+#[tokio::test]
+async fn undo_is_refused_when_the_workload_is_not_at_zero_any_more() {
+    let deploy = "/apis/apps/v1/namespaces/default/deployments/web";
+    // An old annotation on a workload someone already brought back: left alone.
+    let annotated = Scenario::new()
+        .expect(
+            "GET",
+            deploy,
+            None,
+            200,
+            workload(
+                "apps/v1",
+                "Deployment",
+                "web",
+                json!({"ops-pod-cleaner.io/replicas-before": "3"}),
+            ),
+        )
+        .expect("GET", PARKED, None, 200, parked_map("8", &[]))
+        .expect("GET", &format!("{deploy}/scale"), None, 200, scale(2));
+    let outcome = executor(&annotated, &Cache::new(), false)
+        .run(&Action::UndoScale(web_deployment()), Origin::Manual)
         .await;
-    never_scaled.verify();
-    assert!(
-        matches!(&outcome, Outcome::Refused(d) if d.contains("did not scale it down")),
-        "{outcome:?}"
+    annotated.verify();
+    assert_eq!(
+        outcome,
+        Outcome::Refused(
+            "Deployment default/web is not at 0 replicas any more: already restored to 2; left as it is"
+                .into()
+        )
+    );
+
+    // A parked entry for a workload running again no longer describes it: removed.
+    let entry = [("uid-web", parked_record("Deployment", "uid-web", 3))];
+    let parked = Scenario::new()
+        .expect(
+            "GET",
+            deploy,
+            None,
+            200,
+            workload("apps/v1", "Deployment", "web", json!({})),
+        )
+        .expect("GET", PARKED, None, 200, parked_map("8", &entry))
+        .expect("GET", &format!("{deploy}/scale"), None, 200, scale(3))
+        .expect("GET", PARKED, None, 200, parked_map("8", &entry))
+        .expect_body(
+            "PUT",
+            PARKED,
+            writes_parked("8", &[], None),
+            200,
+            parked_map("9", &[]),
+        );
+    let outcome = executor(&parked, &Cache::new(), false)
+        .run(&Action::UndoScale(web_deployment()), Origin::Manual)
+        .await;
+    parked.verify();
+    assert_eq!(
+        outcome,
+        Outcome::Refused(
+            "Deployment default/web is not at 0 replicas any more: already restored to 3; left as \
+             it is and its record (parked from 3 at 2026-11-20T09:00:00.000Z) removed"
+                .into()
+        )
+    );
+
+    // Dry-run reads the same and writes nothing.
+    let dry = Scenario::new()
+        .expect(
+            "GET",
+            deploy,
+            None,
+            200,
+            workload("apps/v1", "Deployment", "web", json!({})),
+        )
+        .expect("GET", PARKED, None, 200, parked_map("8", &entry))
+        .expect("GET", &format!("{deploy}/scale"), None, 200, scale(0));
+    let outcome = executor(&dry, &Cache::new(), true)
+        .run(&Action::UndoScale(web_deployment()), Origin::Manual)
+        .await;
+    dry.verify();
+    assert_eq!(
+        outcome,
+        Outcome::DryRun("would restore Deployment default/web to 3 replicas".into())
     );
 }
 
@@ -978,7 +1442,8 @@ async fn the_worker_never_scales_a_bad_rollout_unless_the_rule_opts_in() {
         .expect("GET", deploy, None, 200, deployment_status(json!({}), 3))
         .expect("GET", deploy, None, 200, deployment_status(json!({}), 3))
         .expect("GET", &format!("{deploy}/scale"), None, 200, scale(4))
-        .expect("PATCH", deploy, None, 200, deployment_status(json!({}), 3))
+        .expect("GET", PARKED, None, 200, parked_map("5", &[]))
+        .expect("PUT", PARKED, None, 200, parked_map("6", &[]))
         .expect(
             "PATCH",
             &format!("{deploy}/scale"),

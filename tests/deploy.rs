@@ -1,23 +1,41 @@
-//! The deployment files stay in step with the code: the ClusterRole grants exactly the
-//! permissions the code calls, the ConfigMap is a valid config whose webhook secrets come from
-//! the Secret the Deployment mounts, the Deployment is hardened.
+//! The deployment files stay in step with the code: the ClusterRole and the namespaced Role
+//! grant exactly the permissions the code calls, and the ClusterRole nothing that can change a
+//! pod template or another component's objects; the ConfigMap is a valid config whose webhook
+//! secrets come from the Secret the StatefulSet mounts; the StatefulSet is hardened, keeps its
+//! state on a volume claim and has a liveness probe a slow API server cannot trip.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
-use ops_pod_cleaner::actions::{FOLLOWED_OWNERS, WorkloadKind};
+use chrono::Utc;
+use ops_pod_cleaner::actions::{
+    DEFAULT_NAMESPACE, FOLLOWED_OWNERS, PARKED_CONFIGMAP, WorkloadKind,
+};
 use ops_pod_cleaner::config::{Config, FixedEnvironment, SecretSource, Sink};
-use ops_pod_cleaner::headless::rbac::PERMISSIONS;
-use serde_json::Value;
+use ops_pod_cleaner::headless::LeaseSettings;
+use ops_pod_cleaner::headless::metrics::{WORKER_STALL, healthz};
+use ops_pod_cleaner::headless::rbac::{
+    CLUSTER_PERMISSIONS, FINALIZER_PERMISSIONS, LEASE_NAME, NAMESPACED_PERMISSIONS, PERSONAL_ONLY,
+};
+use ops_pod_cleaner::worker::WorkerStatus;
+use serde_json::{Value, json};
 
+/// (API group, resource, verb).
 type Permission = (String, String, String);
+/// (API group, resource, verb, the one name it is limited to).
+type Named = (String, String, String, Option<String>);
 
-fn documents(file: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(format!(
+fn read(file: &str) -> String {
+    std::fs::read_to_string(format!(
         "{}/assets/deploy/{file}",
         env!("CARGO_MANIFEST_DIR")
     ))
-    .unwrap();
-    text.split("\n---\n")
+    .unwrap()
+}
+
+fn documents(file: &str) -> Vec<Value> {
+    read(file)
+        .split("\n---\n")
         .map(|doc| serde_saphyr::from_str::<Value>(doc).unwrap_or_else(|e| panic!("{file}: {e}")))
         .collect()
 }
@@ -30,20 +48,26 @@ fn kind<'a>(docs: &'a [Value], kind: &str) -> &'a Value {
 
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s.as_str().unwrap().to_string())
-        .collect()
+        .map(|a| a.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default()
 }
 
-fn granted() -> BTreeSet<Permission> {
-    let docs = documents("rbac.yaml");
+/// Every (group, resource, verb, name) a role's rules grant; no name: any object.
+fn grants(role: &Value) -> BTreeSet<Named> {
     let mut set = BTreeSet::new();
-    for rule in kind(&docs, "ClusterRole")["rules"].as_array().unwrap() {
+    for rule in role["rules"].as_array().unwrap() {
+        let names = strings(&rule["resourceNames"]);
+        let names: Vec<Option<String>> = if names.is_empty() {
+            vec![None]
+        } else {
+            names.into_iter().map(Some).collect()
+        };
         for group in strings(&rule["apiGroups"]) {
             for resource in strings(&rule["resources"]) {
                 for verb in strings(&rule["verbs"]) {
-                    set.insert((group.clone(), resource.clone(), verb));
+                    for name in &names {
+                        set.insert((group.clone(), resource.clone(), verb.clone(), name.clone()));
+                    }
                 }
             }
         }
@@ -51,22 +75,147 @@ fn granted() -> BTreeSet<Permission> {
     set
 }
 
-fn declared() -> BTreeSet<Permission> {
-    PERMISSIONS
-        .iter()
+/// A cluster-wide role's grants; none of them may be limited by name.
+fn unnamed(role: &Value) -> BTreeSet<Permission> {
+    grants(role)
+        .into_iter()
+        .map(|(g, r, v, name)| {
+            assert_eq!(name, None, "{g} {r} {v}: unexpected resourceNames");
+            (g, r, v)
+        })
+        .collect()
+}
+
+fn triples(list: &[(&str, &str, &str)]) -> BTreeSet<Permission> {
+    list.iter()
         .map(|(g, r, v)| (g.to_string(), r.to_string(), v.to_string()))
         .collect()
 }
 
-#[test]
-fn the_cluster_role_grants_exactly_the_declared_permissions() {
-    assert_eq!(granted(), declared());
+fn cluster_role() -> Value {
+    kind(&documents("rbac.yaml"), "ClusterRole").clone()
 }
 
-/// Every `Needs { verb, resource }` the actions name, read from their source.
-fn named_in_actions() -> Vec<(String, String)> {
+fn role() -> Value {
+    kind(&documents("rbac.yaml"), "Role").clone()
+}
+
+#[test]
+fn the_cluster_role_grants_exactly_the_cluster_wide_permissions() {
+    assert_eq!(unnamed(&cluster_role()), triples(CLUSTER_PERMISSIONS));
+}
+
+#[test]
+fn the_role_grants_exactly_the_namespaced_permissions_each_by_name() {
+    let declared: BTreeSet<Named> = NAMESPACED_PERMISSIONS
+        .iter()
+        .map(|(g, r, v, n)| {
+            (
+                g.to_string(),
+                r.to_string(),
+                v.to_string(),
+                n.map(String::from),
+            )
+        })
+        .collect();
+    let granted = grants(&role());
+    assert_eq!(granted, declared);
+    // Only `create` goes unnamed: RBAC cannot limit it by name.
+    for (group, resource, verb, name) in &granted {
+        assert!(
+            name.is_some() || verb == "create",
+            "{verb} {group}/{resource} must be limited by resourceNames"
+        );
+    }
+    // The names are the code's: the Lease the replicas elect with, the parked ConfigMap.
+    assert_eq!(LEASE_NAME, LeaseSettings::from_env().name);
+    let names: BTreeSet<String> = granted.into_iter().filter_map(|g| g.3).collect();
+    assert_eq!(
+        names,
+        BTreeSet::from([LEASE_NAME.to_string(), PARKED_CONFIGMAP.to_string()])
+    );
+}
+
+/// What in a cluster-wide role could change a pod template or another component's objects.
+fn too_much(role: &Value) -> BTreeSet<String> {
+    // Creating or writing any of these runs whatever image and service account it names.
+    const TEMPLATES: [&str; 10] = [
+        "deployments",
+        "statefulsets",
+        "replicasets",
+        "replicationcontrollers",
+        "rollouts",
+        "daemonsets",
+        "jobs",
+        "cronjobs",
+        "podtemplates",
+        "pods",
+    ];
+    let mut found = BTreeSet::new();
+    for (group, resource, verb, _) in grants(role) {
+        let what = format!("{verb} {group}/{resource}");
+        let wildcard = [&group, &resource, &verb].iter().any(|s| s.contains('*'));
+        let template_write = TEMPLATES.contains(&resource.as_str())
+            && matches!(verb.as_str(), "create" | "update" | "patch");
+        // The product's own objects are in its namespace; cluster-wide these would reach
+        // control-plane leader leases, node heartbeats and every ConfigMap.
+        let foreign = matches!(resource.as_str(), "leases" | "configmaps" | "secrets");
+        let escalation = matches!(verb.as_str(), "escalate" | "bind" | "impersonate");
+        if wildcard || template_write || foreign || escalation {
+            found.insert(what);
+        }
+    }
+    found
+}
+
+#[test]
+fn the_cluster_role_cannot_change_a_pod_template_or_anothers_lease() {
+    assert_eq!(too_much(&cluster_role()), BTreeSet::new());
+    // The check itself catches what the old ClusterRole granted.
+    let old = json!({"rules": [
+        {"apiGroups": ["apps"], "resources": ["deployments", "deployments/scale"], "verbs": ["get", "patch"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "patch"]},
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]},
+        {"apiGroups": ["batch"], "resources": ["*"], "verbs": ["get"]},
+    ]});
+    assert_eq!(
+        too_much(&old),
+        BTreeSet::from(
+            [
+                "patch apps/deployments",
+                "patch /pods",
+                "create coordination.k8s.io/leases",
+                "get coordination.k8s.io/leases",
+                "update coordination.k8s.io/leases",
+                "get batch/*",
+            ]
+            .map(String::from)
+        )
+    );
+}
+
+#[test]
+fn finalizer_removal_is_a_separate_optional_cluster_role() {
+    let docs = documents("rbac-finalizers.yaml");
+    assert_eq!(docs.len(), 1, "the role only: whoever wants it binds it");
+    let finalizers = kind(&docs, "ClusterRole");
+    assert_eq!(unnamed(finalizers), triples(FINALIZER_PERMISSIONS));
+    assert_ne!(
+        finalizers["metadata"]["name"],
+        cluster_role()["metadata"]["name"]
+    );
+    for (group, resource, verb) in triples(FINALIZER_PERMISSIONS) {
+        assert!(
+            !unnamed(&cluster_role()).contains(&(group, resource.clone(), verb.clone())),
+            "the main ClusterRole grants {verb} {resource}"
+        );
+    }
+}
+
+/// Each `Needs { verb, resource }` in `files` of `src/actions/`, read from the source.
+fn needs_in(files: &[&str]) -> Vec<(String, String)> {
     let mut found = Vec::new();
-    for file in ["execute.rs", "owner.rs"] {
+    for file in files {
         let text =
             std::fs::read_to_string(format!("{}/src/actions/{file}", env!("CARGO_MANIFEST_DIR")))
                 .unwrap();
@@ -82,12 +231,37 @@ fn named_in_actions() -> Vec<(String, String)> {
     found
 }
 
+/// The verbs the parked store sends on ConfigMaps: each `.call("verb", ...)` in parked.rs.
+fn configmap_verbs() -> BTreeSet<String> {
+    let text = std::fs::read_to_string(format!(
+        "{}/src/actions/parked.rs",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    text.split(".call(\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_string())
+        .collect()
+}
+
 #[test]
-fn every_call_the_code_makes_is_declared() {
-    let declared = declared();
+fn every_call_the_code_makes_is_granted_or_named_personal() {
+    let cluster = triples(CLUSTER_PERMISSIONS);
+    let namespaced: BTreeSet<Permission> = NAMESPACED_PERMISSIONS
+        .iter()
+        .map(|(g, r, v, _)| (g.to_string(), r.to_string(), v.to_string()))
+        .collect();
+    let optional = triples(FINALIZER_PERMISSIONS);
+    let personal = triples(PERSONAL_ONLY);
+    let all: BTreeSet<&Permission> = cluster
+        .iter()
+        .chain(&namespaced)
+        .chain(&optional)
+        .chain(&personal)
+        .collect();
     let covered =
-        |verb: &str, resource: &str| declared.iter().any(|(_, r, v)| r == resource && v == verb);
-    let named = named_in_actions();
+        |verb: &str, resource: &str| all.iter().any(|(_, r, v)| r == resource && v == verb);
+    let named = needs_in(&["execute.rs", "owner.rs"]);
     assert!(named.len() >= 4, "the source scan found {named:?}");
     for (verb, resource) in &named {
         assert!(
@@ -95,7 +269,21 @@ fn every_call_the_code_makes_is_declared() {
             "{verb} {resource} is called but not declared"
         );
     }
-    // Scale to zero and undo: get and patch on each workload and its scale subresource.
+    // The parked store: get and update granted in the namespace; create only for a person.
+    let verbs = configmap_verbs();
+    assert_eq!(
+        verbs,
+        BTreeSet::from(["get", "update", "create"].map(String::from))
+    );
+    for verb in verbs {
+        let wanted = (String::new(), "configmaps".to_string(), verb.clone());
+        assert!(
+            namespaced.contains(&wanted) || personal.contains(&wanted),
+            "{verb} configmaps"
+        );
+    }
+    // Scale to zero and undo: the workload read, its scale subresource read and written; the
+    // annotation fallback (patch on the workload) only with a person's own credentials.
     let kinds = [
         WorkloadKind::Deployment,
         WorkloadKind::Rollout,
@@ -105,53 +293,102 @@ fn every_call_the_code_makes_is_declared() {
     ];
     for kind in kinds {
         let group = kind.api_resource().group;
-        for resource in [
-            kind.plural().to_string(),
-            format!("{}/scale", kind.plural()),
+        let plural = kind.plural().to_string();
+        let scale = format!("{plural}/scale");
+        for wanted in [
+            (group.clone(), plural.clone(), "get".to_string()),
+            (group.clone(), scale.clone(), "get".to_string()),
+            (group.clone(), scale, "patch".to_string()),
         ] {
-            for verb in ["get", "patch"] {
-                let wanted = (group.clone(), resource.clone(), verb.to_string());
-                assert!(declared.contains(&wanted), "{wanted:?} missing");
-            }
+            assert!(cluster.contains(&wanted), "{wanted:?} missing");
         }
+        let patch = (group, plural, "patch".to_string());
+        assert!(
+            personal.contains(&patch) && !cluster.contains(&patch),
+            "{patch:?}"
+        );
     }
     // The opt-out check reads every owner kind it follows.
     for (group, kind, resource) in FOLLOWED_OWNERS {
         let wanted = (group.to_string(), resource.to_string(), "get".to_string());
-        assert!(
-            declared.contains(&wanted),
-            "get {resource} ({kind}) missing"
-        );
+        assert!(cluster.contains(&wanted), "get {resource} ({kind}) missing");
     }
-    // The watch cache and leader election.
+    // The watch cache, Events, leader election, the manual finalizer removal.
     for (verb, resource) in [
         ("list", "pods"),
         ("watch", "pods"),
         ("create", "events"),
+        ("get", "leases"),
+        ("create", "leases"),
         ("update", "leases"),
+        ("patch", "pods"),
     ] {
         assert!(covered(verb, resource), "{verb} {resource}");
+    }
+    // Nothing is both granted and called personal-only.
+    for p in &personal {
+        assert!(!cluster.contains(p) && !namespaced.contains(p), "{p:?}");
     }
 }
 
 #[test]
-fn the_binding_names_the_service_account_the_deployment_runs_as() {
+fn the_bindings_name_the_service_account_the_statefulset_runs_as() {
     let rbac = documents("rbac.yaml");
-    let subject = &kind(&rbac, "ClusterRoleBinding")["subjects"][0];
     let account = kind(&rbac, "ServiceAccount");
-    assert_eq!(subject["name"], account["metadata"]["name"]);
-    assert_eq!(subject["namespace"], account["metadata"]["namespace"]);
-    let deployment = &documents("deployment.yaml")[0];
+    let namespace = &account["metadata"]["namespace"];
+    for (binding, role) in [
+        ("ClusterRoleBinding", "ClusterRole"),
+        ("RoleBinding", "Role"),
+    ] {
+        let binding = kind(&rbac, binding);
+        let subject = &binding["subjects"][0];
+        assert_eq!(subject["name"], account["metadata"]["name"]);
+        assert_eq!(subject["namespace"], *namespace);
+        assert_eq!(binding["roleRef"]["kind"], role);
+        assert_eq!(
+            binding["roleRef"]["name"],
+            kind(&rbac, role)["metadata"]["name"]
+        );
+    }
+    // The Role, its binding, the parked ConfigMap and the workload share the namespace the
+    // code falls back to without $POD_NAMESPACE.
+    assert_eq!(*namespace, DEFAULT_NAMESPACE);
+    assert_eq!(kind(&rbac, "Role")["metadata"]["namespace"], *namespace);
     assert_eq!(
-        deployment["spec"]["template"]["spec"]["serviceAccountName"],
+        kind(&rbac, "RoleBinding")["metadata"]["namespace"],
+        *namespace
+    );
+    let parked = kind(&documents("parked.yaml"), "ConfigMap").clone();
+    assert_eq!(parked["metadata"]["namespace"], *namespace);
+    let set = statefulset();
+    assert_eq!(set["metadata"]["namespace"], *namespace);
+    assert_eq!(
+        set["spec"]["template"]["spec"]["serviceAccountName"],
         account["metadata"]["name"]
     );
 }
 
 #[test]
-fn the_deployment_is_hardened_and_probes_readyz_and_healthz() {
-    let deployment = &documents("deployment.yaml")[0];
-    let pod = &deployment["spec"]["template"]["spec"];
+fn the_parked_config_map_ships_without_data_so_apply_keeps_its_entries() {
+    let parked = kind(&documents("parked.yaml"), "ConfigMap").clone();
+    assert_eq!(parked["metadata"]["name"], PARKED_CONFIGMAP);
+    assert!(parked.get("data").is_none(), "{parked}");
+    // The Role grants no create on ConfigMaps: the manifest is what makes it exist.
+    assert!(
+        !grants(&role())
+            .iter()
+            .any(|(_, r, v, _)| r == "configmaps" && v == "create")
+    );
+}
+
+fn statefulset() -> Value {
+    kind(&documents("statefulset.yaml"), "StatefulSet").clone()
+}
+
+#[test]
+fn the_statefulset_is_hardened_and_probes_readyz_and_healthz() {
+    let set = statefulset();
+    let pod = &set["spec"]["template"]["spec"];
     assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
     let container = &pod["containers"][0];
     assert_eq!(container["securityContext"]["readOnlyRootFilesystem"], true);
@@ -175,9 +412,73 @@ fn the_deployment_is_hardened_and_probes_readyz_and_healthz() {
         args.windows(2).any(|w| w == ["--listen", "0.0.0.0:9090"]),
         "the metrics port is opened on purpose in the pod, not by default: {args:?}"
     );
+    let service = kind(&documents("statefulset.yaml"), "Service").clone();
+    assert_eq!(set["spec"]["serviceName"], service["metadata"]["name"]);
 }
 
-/// A Secret key the Deployment hands to its container.
+#[test]
+fn audit_log_spool_and_report_state_live_on_each_replicas_own_claim() {
+    let set = statefulset();
+    let config = deployed_config();
+    let claims = set["spec"]["volumeClaimTemplates"].as_array().unwrap();
+    let container = &set["spec"]["template"]["spec"]["containers"][0];
+    let mounts = container["volumeMounts"].as_array().unwrap();
+    let on_a_claim = |path: &std::path::Path| {
+        mounts.iter().any(|m| {
+            path.starts_with(m["mountPath"].as_str().unwrap())
+                && claims.iter().any(|c| c["metadata"]["name"] == m["name"])
+        })
+    };
+    for (what, path) in [
+        ("the audit log", config.audit.path.clone()),
+        ("the report spool", config.report.spool_dir.clone()),
+        ("the report state", config.report.state_file.clone()),
+    ] {
+        assert!(
+            on_a_claim(&path),
+            "{what} ({}) is not on a volume claim",
+            path.display()
+        );
+    }
+    // Not also an emptyDir volume of the same name, which would shadow nothing but confuse.
+    let volumes = set["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .unwrap();
+    assert!(
+        volumes.iter().all(|v| v.get("emptyDir").is_none()),
+        "{volumes:?}"
+    );
+}
+
+#[test]
+fn a_slow_api_server_cannot_trip_the_liveness_probe() {
+    let set = statefulset();
+    let probe = &set["spec"]["template"]["spec"]["containers"][0]["livenessProbe"];
+    let seconds = |key: &str, default: u64| probe[key].as_u64().unwrap_or(default);
+    // A busy process (a relist after an outage) may answer slowly: not a reason to restart.
+    assert!(seconds("timeoutSeconds", 1) >= 5, "{probe}");
+    assert!(
+        seconds("periodSeconds", 10) * seconds("failureThreshold", 3) >= 60,
+        "a minute of failed probes at least: {probe}"
+    );
+    // The verdict never looks at the API server: a worker that passes recently is live
+    // whatever the cache's state; only a stalled worker loop is not.
+    let now = Utc::now();
+    let worker = WorkerStatus {
+        last_pass: Some(now - chrono::Duration::seconds(30)),
+        ..WorkerStatus::default()
+    };
+    assert_eq!(healthz(&worker, now, WORKER_STALL, now).0, 200);
+    let stalled = WorkerStatus {
+        last_pass: Some(
+            now - chrono::Duration::from_std(WORKER_STALL + Duration::from_secs(1)).unwrap(),
+        ),
+        ..WorkerStatus::default()
+    };
+    assert_eq!(healthz(&stalled, now, WORKER_STALL, now).0, 503);
+}
+
+/// A Secret key the StatefulSet hands to its container.
 #[derive(Debug, PartialEq)]
 struct SecretKey {
     secret: String,
@@ -237,7 +538,7 @@ fn from_secrets(deployment: &Value) -> (FixedEnvironment, Vec<SecretKey>) {
 fn deployed_config() -> Config {
     let map = &documents("configmap.yaml")[0];
     let text = map["data"]["config.yaml"].as_str().unwrap();
-    let (env, _) = from_secrets(&documents("deployment.yaml")[0]);
+    let (env, _) = from_secrets(&statefulset());
     Config::from_yaml_in(text, "configmap.yaml", &env)
         .unwrap_or_else(|e| panic!("the ConfigMap must load with the Deployment's Secrets: {e}"))
 }
@@ -279,7 +580,7 @@ fn webhook_urls_and_secrets_come_from_a_secret_not_the_config_map() {
 fn the_readme_creates_the_secret_the_deployment_reads() {
     let readme =
         std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    let (_, keys) = from_secrets(&documents("deployment.yaml")[0]);
+    let (_, keys) = from_secrets(&statefulset());
     assert!(!keys.is_empty(), "the Deployment reads a Secret");
     for SecretKey { secret, key } in &keys {
         let command = readme
@@ -294,4 +595,28 @@ fn the_readme_creates_the_secret_the_deployment_reads() {
             "the README's Secret {secret} lacks the key {key}"
         );
     }
+}
+
+#[test]
+fn the_readme_applies_every_manifest() {
+    let readme =
+        std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let applied: String = readme
+        .split("kubectl apply ")
+        .skip(1)
+        .map(|rest| rest.split("\n#").next().unwrap())
+        .collect();
+    let dir = format!("{}/assets/deploy", env!("CARGO_MANIFEST_DIR"));
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name.ends_with(".yaml") {
+            assert!(
+                applied.contains(&format!("assets/deploy/{name}")),
+                "the README does not apply {name}"
+            );
+        }
+    }
+    // The manifests point at the README's section on undo state.
+    assert!(read("parked.yaml").contains("\"Where undo state lives\""));
+    assert!(readme.contains("### Where undo state lives"));
 }

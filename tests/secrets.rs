@@ -651,23 +651,35 @@ fn secrets_redact_themselves_when_printed() {
     );
 }
 
-/// A bearer token in a kubeconfig the YAML parser rejects. Ignored until
-/// `src/cluster/connect.rs` (not this change's file) stops quoting the parser's source
-/// snippet: `cannot read kubeconfig …: {e}` prints the lines around the error, token included.
+/// A bearer token in a kubeconfig the YAML parser rejects: its message quotes the lines around
+/// the error (a syntax error) or the value (a type mismatch). The error keeps the position.
 #[test]
-#[ignore = "src/cluster/connect.rs quotes kubeconfig lines in parse errors; see the report"]
 fn a_broken_kubeconfig_is_not_quoted() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("kubeconfig");
-    let kubeconfig = format!(
-        "apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    token: {TOKEN}\n     x: 1\n"
-    );
-    std::fs::write(&path, kubeconfig).unwrap();
-    let out = binary()
-        .args(["scan", "--kubeconfig"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(3));
-    assert_clean("scan stderr", &text(&out.stderr));
+    let broken = [
+        (
+            format!(
+                "apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    token: {TOKEN}\n     x: 1\n"
+            ),
+            "line 7",
+        ),
+        (
+            format!("apiVersion: v1\nkind: Config\nusers: {TOKEN}\n"),
+            "line 3",
+        ),
+    ];
+    for (kubeconfig, position) in broken {
+        std::fs::write(&path, kubeconfig).unwrap();
+        let out = binary()
+            .args(["scan", "--kubeconfig"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3));
+        let stderr = text(&out.stderr);
+        assert_clean("scan stderr", &stderr);
+        assert!(stderr.contains("not valid kubeconfig YAML"), "{stderr}");
+        assert!(stderr.contains(position), "{stderr}");
+    }
 }

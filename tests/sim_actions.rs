@@ -9,7 +9,8 @@ use chrono::Utc;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::Pod;
 use ops_pod_cleaner::actions::{
-    Action, Audit, Executor, Origin, Outcome, PodRef, WorkloadKind, WorkloadRef,
+    Action, Audit, DEFAULT_NAMESPACE, Executor, Origin, Outcome, PARKED_CONFIGMAP, ParkedRecord,
+    PodRef, REPLICAS_BEFORE_ANNOTATION, WorkloadKind, WorkloadRef,
 };
 use ops_pod_cleaner::cluster::Cache;
 use ops_pod_cleaner::sim::SimCluster;
@@ -188,6 +189,48 @@ async fn force_delete_on_a_lost_node_and_finalizers_that_hold_a_pod() {
     .await;
 }
 
+/// The parked record for `uid` in the simulated cluster's ConfigMap, if any.
+fn parked(sim: &SimCluster, uid: &str) -> Option<ParkedRecord> {
+    let map = sim.config_map(DEFAULT_NAMESPACE, PARKED_CONFIGMAP)?;
+    let text = map.data?.remove(uid)?;
+    Some(serde_json::from_str(&text).expect("a parked record"))
+}
+
+fn annotations(d: &Deployment) -> std::collections::BTreeMap<String, String> {
+    d.metadata.annotations.clone().unwrap_or_default()
+}
+
+fn web() -> WorkloadRef {
+    WorkloadRef {
+        kind: WorkloadKind::Deployment,
+        namespace: "default".into(),
+        name: "web".into(),
+    }
+}
+
+/// The ClusterRole and Role of `assets/deploy/rbac.yaml`, as the simulator's denials: no
+/// write on any workload object, no create on ConfigMaps (the manifests ship the one needed).
+fn deny_what_the_deployed_roles_do_not_grant(sim: &SimCluster) {
+    for resource in [
+        "deployments",
+        "statefulsets",
+        "replicasets",
+        "rollouts",
+        "replicationcontrollers",
+    ] {
+        for verb in ["patch", "update"] {
+            sim.faults().deny(verb, resource, None);
+        }
+    }
+    sim.faults().deny("create", "configmaps", None);
+}
+
+/// `assets/deploy/parked.yaml`, applied.
+fn ship_the_parked_config_map(sim: &SimCluster) {
+    sim.create_config_map(typed(json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": PARKED_CONFIGMAP, "namespace": DEFAULT_NAMESPACE}})));
+}
+
 #[tokio::test]
 async fn scale_to_zero_and_undo_through_a_deployment() {
     let sim = SimCluster::new();
@@ -204,36 +247,247 @@ async fn scale_to_zero_and_undo_through_a_deployment() {
         Outcome::Done("scaled Deployment default/web from 3 to 0 (undo restores 3)".into())
     );
     let deployment: Deployment = h.sim.deployment("default", "web").unwrap();
-    assert_eq!(deployment.spec.unwrap().replicas, Some(0));
+    assert_eq!(deployment.spec.as_ref().unwrap().replicas, Some(0));
+    let uid = deployment.metadata.uid.clone().unwrap();
+    let record = parked(&h.sim, &uid).expect("the replicas are recorded in the ConfigMap");
     assert_eq!(
-        deployment.metadata.annotations.unwrap()["ops-pod-cleaner.io/replicas-before"],
-        "3"
+        (
+            record.kind.as_str(),
+            record.namespace.as_str(),
+            record.name.as_str(),
+            record.replicas
+        ),
+        ("Deployment", "default", "web", 3)
     );
+    assert_eq!(record.pod.as_deref(), Some(name.as_str()));
+    assert_eq!(record.workload(), Some(web()));
+    assert!(
+        !annotations(&deployment).contains_key(REPLICAS_BEFORE_ANNOTATION),
+        "the workload object is not written"
+    );
+    assert_eq!(exec.parked_workloads().await.unwrap(), vec![record]);
     eventually("the pods to go", || live_pods(&h.sim, "web-").is_empty()).await;
 
-    let web = WorkloadRef {
-        kind: WorkloadKind::Deployment,
-        namespace: "default".into(),
-        name: "web".into(),
-    };
-    let outcome = exec.run(&Action::UndoScale(web), Origin::Manual).await;
+    let outcome = exec.run(&Action::UndoScale(web()), Origin::Manual).await;
     assert_eq!(
         outcome,
         Outcome::Done("restored Deployment default/web to 3 replicas".into())
     );
     let deployment: Deployment = h.sim.deployment("default", "web").unwrap();
     assert_eq!(deployment.spec.unwrap().replicas, Some(3));
-    assert!(
-        !deployment
-            .metadata
-            .annotations
-            .unwrap_or_default()
-            .contains_key("ops-pod-cleaner.io/replicas-before")
-    );
+    assert!(parked(&h.sim, &uid).is_none(), "the entry is removed");
     eventually("the pods to return", || {
         live_pods(&h.sim, "web-").len() == 3
     })
     .await;
+    // Undo again: nothing recorded any more.
+    let again = exec.run(&Action::UndoScale(web()), Origin::Manual).await;
+    assert!(
+        matches!(&again, Outcome::Refused(d) if d.contains("did not scale it down")),
+        "{again:?}"
+    );
+}
+
+#[tokio::test]
+async fn with_only_the_deployed_permissions_scale_and_undo_never_write_the_workload() {
+    let sim = SimCluster::new();
+    sim.create_deployment(typed(workload("Deployment", "web", 2)));
+    ship_the_parked_config_map(&sim);
+    deny_what_the_deployed_roles_do_not_grant(&sim);
+    let h = Harness::start(sim).await;
+    eventually("two pods", || live_pods(&h.sim, "web-").len() == 2).await;
+    let name = live_pods(&h.sim, "web-")[0].metadata.name.clone().unwrap();
+    let target = h.pod_ref("default", &name);
+    h.cached(&target).await;
+    let exec = h.executor(true);
+    let outcome = exec.run(&Action::ScaleToZero(target), Origin::Manual).await;
+    assert_eq!(
+        outcome,
+        Outcome::Done("scaled Deployment default/web from 2 to 0 (undo restores 2)".into())
+    );
+    let uid = h
+        .sim
+        .deployment("default", "web")
+        .unwrap()
+        .metadata
+        .uid
+        .unwrap();
+    assert_eq!(parked(&h.sim, &uid).map(|r| r.replicas), Some(2));
+    // The Event on the workload names it too.
+    assert!(
+        h.sim
+            .events()
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("ScaledToZero")
+                && e.involved_object.name.as_deref() == Some("web"))
+    );
+    let outcome = exec.run(&Action::UndoScale(web()), Origin::Manual).await;
+    assert_eq!(
+        outcome,
+        Outcome::Done("restored Deployment default/web to 2 replicas".into())
+    );
+    assert_eq!(
+        h.sim
+            .deployment("default", "web")
+            .unwrap()
+            .spec
+            .unwrap()
+            .replicas,
+        Some(2)
+    );
+    assert!(parked(&h.sim, &uid).is_none());
+}
+
+#[tokio::test]
+async fn with_only_the_deployed_permissions_an_old_annotation_is_honoured_once() {
+    let sim = SimCluster::new();
+    // Scaled down by an earlier version: replicas 0, the count in the annotation.
+    let mut old = workload("Deployment", "web", 0);
+    old["metadata"]["annotations"] = json!({REPLICAS_BEFORE_ANNOTATION: "2"});
+    sim.create_deployment(typed(old));
+    ship_the_parked_config_map(&sim);
+    deny_what_the_deployed_roles_do_not_grant(&sim);
+    let h = Harness::start(sim).await;
+    let exec = h.executor(false);
+    let outcome = exec.run(&Action::UndoScale(web()), Origin::Manual).await;
+    assert!(
+        matches!(&outcome, Outcome::Done(d) if d.starts_with("restored Deployment default/web to 2 replicas; the ops-pod-cleaner.io/replicas-before annotation an earlier version left stays")),
+        "{outcome:?}"
+    );
+    let deployment = h.sim.deployment("default", "web").unwrap();
+    assert_eq!(deployment.spec.as_ref().unwrap().replicas, Some(2));
+    assert_eq!(annotations(&deployment)[REPLICAS_BEFORE_ANNOTATION], "2");
+    // It runs again: the annotation left in place cannot restore it a second time.
+    let again = exec.run(&Action::UndoScale(web()), Origin::Manual).await;
+    assert_eq!(
+        again,
+        Outcome::Refused(
+            "Deployment default/web is not at 0 replicas any more: already restored to 2; left as it is"
+                .into()
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_person_who_may_not_use_the_config_map_keeps_undo_state_in_the_annotation() {
+    let sim = SimCluster::new();
+    sim.create_deployment(typed(workload("Deployment", "web", 3)));
+    sim.faults()
+        .deny("get", "configmaps", Some(DEFAULT_NAMESPACE));
+    let h = Harness::start(sim).await;
+    eventually("three pods", || live_pods(&h.sim, "web-").len() == 3).await;
+    let name = live_pods(&h.sim, "web-")[0].metadata.name.clone().unwrap();
+    let target = h.pod_ref("default", &name);
+    h.cached(&target).await;
+    let exec = h.executor(false);
+    let outcome = exec.run(&Action::ScaleToZero(target), Origin::Manual).await;
+    assert!(
+        matches!(&outcome, Outcome::Done(d) if d.contains("recorded in its ops-pod-cleaner.io/replicas-before annotation (this identity may not get ConfigMap ops-pod-cleaner/ops-pod-cleaner-parked)")),
+        "{outcome:?}"
+    );
+    let deployment = h.sim.deployment("default", "web").unwrap();
+    assert_eq!(annotations(&deployment)[REPLICAS_BEFORE_ANNOTATION], "3");
+    assert!(
+        h.sim
+            .config_map(DEFAULT_NAMESPACE, PARKED_CONFIGMAP)
+            .is_none()
+    );
+    let outcome = exec.run(&Action::UndoScale(web()), Origin::Manual).await;
+    assert_eq!(
+        outcome,
+        Outcome::Done("restored Deployment default/web to 3 replicas".into())
+    );
+    let deployment = h.sim.deployment("default", "web").unwrap();
+    assert_eq!(deployment.spec.as_ref().unwrap().replicas, Some(3));
+    assert!(!annotations(&deployment).contains_key(REPLICAS_BEFORE_ANNOTATION));
+}
+
+#[tokio::test]
+async fn replicas_parking_at_once_keep_every_entry() {
+    let sim = SimCluster::new();
+    let names = ["web", "api", "shop", "cart"];
+    for name in names {
+        sim.create_deployment(typed(workload("Deployment", name, 1)));
+    }
+    ship_the_parked_config_map(&sim);
+    let h = Harness::start(sim).await;
+    let mut targets = Vec::new();
+    for name in names {
+        let prefix = format!("{name}-");
+        eventually("a pod", || live_pods(&h.sim, &prefix).len() == 1).await;
+        let pod = live_pods(&h.sim, &prefix)[0].metadata.name.clone().unwrap();
+        let target = h.pod_ref("default", &pod);
+        h.cached(&target).await;
+        targets.push(target);
+    }
+    // One executor each, as separate processes would be; their writes race on one ConfigMap.
+    let executors: Vec<Executor> = names.iter().map(|_| h.executor(false)).collect();
+    let actions: Vec<Action> = targets.into_iter().map(Action::ScaleToZero).collect();
+    let outcomes = futures::future::join_all(
+        executors
+            .iter()
+            .zip(&actions)
+            .map(|(exec, action)| exec.run(action, Origin::Manual)),
+    )
+    .await;
+    for outcome in &outcomes {
+        assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
+    }
+    let recorded = executors[0].parked_workloads().await.unwrap();
+    let mut parked_names: Vec<&str> = recorded.iter().map(|r| r.name.as_str()).collect();
+    parked_names.sort_unstable();
+    assert_eq!(parked_names, ["api", "cart", "shop", "web"]);
+}
+
+#[tokio::test]
+async fn the_simulator_guards_config_map_updates_by_resource_version() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Api, PostParams};
+    let sim = SimCluster::new();
+    let server = ops_pod_cleaner::sim::SimServer::start(sim.clone())
+        .await
+        .unwrap();
+    let maps: Api<ConfigMap> = Api::namespaced(server.client(), "ops");
+    let created = maps
+        .create(
+            &PostParams::default(),
+            &typed(json!({"metadata": {"name": "m"}, "data": {"a": "1"}})),
+        )
+        .await
+        .unwrap();
+    let mut first = created.clone();
+    first.data = Some([("b".to_string(), "2".to_string())].into());
+    let written = maps
+        .replace("m", &PostParams::default(), &first)
+        .await
+        .unwrap();
+    assert_ne!(
+        written.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    // A write with the version read before that one loses.
+    let mut stale = created;
+    stale.data = Some([("c".to_string(), "3".to_string())].into());
+    let lost = maps
+        .replace("m", &PostParams::default(), &stale)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&lost, kube::Error::Api(s) if s.code == 409),
+        "{lost:?}"
+    );
+    // A denied verb is a 403 for that verb only.
+    sim.faults().deny("update", "configmaps", Some("ops"));
+    let denied = maps
+        .replace("m", &PostParams::default(), &written)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&denied, kube::Error::Api(s) if s.code == 403),
+        "{denied:?}"
+    );
+    assert_eq!(maps.get("m").await.unwrap().data, written.data);
+    assert!(sim.config_map("ops", "m").is_some());
 }
 
 #[tokio::test]
@@ -334,4 +588,34 @@ async fn throttling_is_waited_out() {
         "Retry-After was honoured"
     );
     assert!(h.sim.pod("default", "web-1").is_none());
+}
+
+#[tokio::test]
+async fn with_only_the_deployed_permissions_and_no_parked_config_map_nothing_is_scaled() {
+    let sim = SimCluster::new();
+    sim.create_deployment(typed(workload("Deployment", "web", 2)));
+    deny_what_the_deployed_roles_do_not_grant(&sim);
+    let h = Harness::start(sim).await;
+    eventually("two pods", || live_pods(&h.sim, "web-").len() == 2).await;
+    let name = live_pods(&h.sim, "web-")[0].metadata.name.clone().unwrap();
+    let target = h.pod_ref("default", &name);
+    h.cached(&target).await;
+    let outcome = h
+        .executor(false)
+        .run(&Action::ScaleToZero(target), Origin::Manual)
+        .await;
+    let Outcome::Refused(why) = &outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(why.starts_with("nowhere to record the 2 replicas"), "{why}");
+    assert!(why.contains("assets/deploy/parked.yaml"), "{why}");
+    assert_eq!(
+        h.sim
+            .deployment("default", "web")
+            .unwrap()
+            .spec
+            .unwrap()
+            .replicas,
+        Some(2)
+    );
 }

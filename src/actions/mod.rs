@@ -8,6 +8,7 @@ mod history;
 mod inspect;
 mod owner;
 mod owners;
+mod parked;
 mod record;
 mod retry;
 mod scale;
@@ -22,13 +23,16 @@ pub use history::{Interrupted, PastAction};
 pub use inspect::Inspection;
 pub use owner::{Resolution, WorkloadKind, WorkloadRef};
 pub use owners::{FOLLOWED_OWNERS, OptOut, Owner};
+pub use parked::{DEFAULT_NAMESPACE, PARKED_CONFIGMAP, ParkedRecord, parked_namespace};
 pub use record::Audit;
 pub use retry::RetryPolicy;
 
 use crate::pod::PodRecord;
 use crate::rules::{ActionKind, RuleKind};
 
-/// The annotation that remembers a workload's replicas before it was scaled to zero.
+/// The annotation that remembers a workload's replicas before it was scaled to zero: where
+/// earlier versions always kept it, and the fallback when the parked ConfigMap is not available
+/// to the identity (see `parked.rs`).
 pub const REPLICAS_BEFORE_ANNOTATION: &str = "ops-pod-cleaner.io/replicas-before";
 
 /// Exactly one pod: a new pod with the same name is a different pod.

@@ -1,19 +1,45 @@
 //! Scale to zero and undo: the Executor's workload actions, through the scale subresource.
+//!
+//! The replicas taken away are recorded before the scale, in the parked ConfigMap of the
+//! product's namespace (`parked.rs`), so the deployed identity never needs write access to a
+//! workload object. Where that ConfigMap is not available to the identity (a person's own
+//! credentials in the TUI), the `ops-pod-cleaner.io/replicas-before` annotation on the workload
+//! is the fallback, as earlier versions always did; undo reads both, the ConfigMap first.
 
+use chrono::Utc;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::json;
 
+use super::audit::AuditRecord;
 use super::execute::{Executor, stopped};
 use super::owner::{self, Owner, Resolution, WorkloadKind, WorkloadRef};
+use super::parked::{ParkedRecord, ParkedStore, StoreError, parked_namespace};
 use super::retry::{Needs, Stop};
 use super::{Origin, Outcome, REPLICAS_BEFORE_ANNOTATION};
 use crate::pod::{IGNORE_ANNOTATION, PodRecord, is_truthy};
+use crate::rules::classify;
 
 /// A scale-to-zero that passed its checks: the workload and its replicas when it was read.
 #[derive(Debug, Clone)]
 pub(crate) struct ScalePlan {
     pub workload: WorkloadRef,
     pub current: i32,
+    /// The workload's UID: the key of its parked record.
+    pub uid: String,
+    pub origin: Origin,
+    /// The pod that triggered it, and what the rules found on it.
+    pub pod: String,
+    pub reason: Option<String>,
+}
+
+/// Where undo found the replicas to restore.
+enum Remembered {
+    Parked(ParkedRecord),
+    /// The annotation; `store` says why the ConfigMap was not used, if it was not available.
+    Annotation {
+        replicas: i32,
+        store: Option<String>,
+    },
 }
 
 impl Executor {
@@ -51,81 +77,231 @@ impl Executor {
                 return Err(Outcome::Refused(bad_rollout(&workload, available)));
             }
         }
-        let scale = self
-            .settings
-            .retry
-            .run(scale_needs(&workload, "get"), &workload.namespace, || {
-                api.get_scale(&workload.name)
-            })
+        let current = self
+            .current_replicas(&api, &workload)
             .await
             .map_err(stopped)?;
-        let current = scale.spec.and_then(|s| s.replicas).unwrap_or(0);
         if current == 0 {
             return Err(Outcome::Skipped(format!(
                 "{workload} is already at 0 replicas"
             )));
         }
-        Ok(ScalePlan { workload, current })
+        Ok(ScalePlan {
+            uid: object.metadata.uid.clone().unwrap_or_default(),
+            workload,
+            current,
+            origin,
+            pod: pod.name.to_string(),
+            reason: classify(pod, &self.chain, Utc::now())
+                .map(|f| format!("{}: {}", f.rule, f.reason)),
+        })
     }
 
     pub(super) async fn scale_to_zero(&self, plan: &ScalePlan) -> Outcome {
-        let ScalePlan {
-            workload: w,
-            current,
-        } = plan;
+        let w = &plan.workload;
+        let current = plan.current;
         if self.settings.dry_run {
             return Outcome::DryRun(format!("would scale {w} from {current} to 0"));
         }
         let api = w.api(&self.client);
-        // Remember first, so undo works even if the scale call is the one that fails.
-        let remember =
-            json!({"metadata": {"annotations": {REPLICAS_BEFORE_ANNOTATION: current.to_string()}}});
-        if let Err(stop) = self
-            .patch(&api, w, "patch", w.kind.plural(), &remember)
-            .await
-        {
-            return stopped(stop);
-        }
+        // Remember first, so undo works even if the scale call is the one that fails; and never
+        // scale what could not be remembered.
+        let store = self.parked_store();
+        let fallback = match store.put(&self.parked_record(plan)).await {
+            Ok(()) => None,
+            Err(StoreError::Failed(stop)) => return stopped(stop),
+            Err(StoreError::Unavailable(why)) => {
+                let remember = json!({"metadata": {"annotations": {REPLICAS_BEFORE_ANNOTATION: current.to_string()}}});
+                match self
+                    .patch(&api, w, "patch", w.kind.plural(), &remember)
+                    .await
+                {
+                    Ok(()) => Some(why),
+                    Err(Stop::Forbidden(denied)) => {
+                        return Outcome::Refused(format!(
+                            "nowhere to record the {current} replicas of {w} for undo, so it was \
+                             not scaled: {why}, and {denied}"
+                        ));
+                    }
+                    Err(stop) => return stopped(stop),
+                }
+            }
+        };
         match self.set_replicas(&api, w, 0).await {
-            Ok(_) => Outcome::Done(format!(
-                "scaled {w} from {current} to 0 (undo restores {current})"
-            )),
-            Err(stop) => stopped(stop),
+            Ok(()) => {
+                let done = format!("scaled {w} from {current} to 0 (undo restores {current})");
+                Outcome::Done(match fallback {
+                    None => done,
+                    Some(why) => format!(
+                        "{done}; recorded in its {REPLICAS_BEFORE_ANNOTATION} annotation ({why})"
+                    ),
+                })
+            }
+            Err(stop) => {
+                // Refused or gone: nothing was parked, so the record would only mislead.
+                if fallback.is_none() && matches!(stop, Stop::Forbidden(_) | Stop::Gone) {
+                    let _ = store.remove(&plan.uid).await;
+                }
+                stopped(stop)
+            }
         }
     }
 
     pub(super) async fn undo_scale(&self, w: &WorkloadRef) -> Outcome {
         let api = w.api(&self.client);
-        let plural = w.kind.plural();
         let object = match self.get_workload(&api, w).await {
             Ok(object) => object,
             Err(stop) => return stopped(stop),
         };
-        let remembered = object
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(REPLICAS_BEFORE_ANNOTATION));
-        let Some(replicas) = remembered.and_then(|v| v.parse::<i32>().ok()) else {
-            return Outcome::Refused(format!(
-                "{w} has no {REPLICAS_BEFORE_ANNOTATION} annotation: ops-pod-cleaner did not scale it down"
-            ));
+        let uid = object.metadata.uid.clone().unwrap_or_default();
+        let store = self.parked_store();
+        let annotation = || {
+            object
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(REPLICAS_BEFORE_ANNOTATION))
+                .and_then(|v| v.parse::<i32>().ok())
         };
+        let remembered = match store.get(&uid).await {
+            Ok(Some(record)) => Remembered::Parked(record),
+            Ok(None) => match annotation() {
+                Some(replicas) => Remembered::Annotation {
+                    replicas,
+                    store: None,
+                },
+                None => {
+                    return Outcome::Refused(format!(
+                        "{w} has no record in {} and no {REPLICAS_BEFORE_ANNOTATION} annotation: \
+                         ops-pod-cleaner did not scale it down",
+                        store.location()
+                    ));
+                }
+            },
+            Err(StoreError::Unavailable(why)) => match annotation() {
+                Some(replicas) => Remembered::Annotation {
+                    replicas,
+                    store: Some(why),
+                },
+                None => {
+                    return Outcome::Refused(format!(
+                        "{w} has no {REPLICAS_BEFORE_ANNOTATION} annotation, and {} cannot be \
+                         used here ({why}): if ops-pod-cleaner in the cluster parked it, the count \
+                         is recorded there; restore it with `kubectl scale --replicas=N {} -n {}`",
+                        store.location(),
+                        kubectl_name(w),
+                        w.namespace
+                    ));
+                }
+            },
+            Err(StoreError::Failed(stop)) => return stopped(stop),
+        };
+        let replicas = match &remembered {
+            Remembered::Parked(record) => record.replicas,
+            Remembered::Annotation { replicas, .. } => *replicas,
+        };
+        // Someone restored it already: a second restore could undo their later decision.
+        let current = match self.current_replicas(&api, w).await {
+            Ok(current) => current,
+            Err(stop) => return stopped(stop),
+        };
+        if current != 0 {
+            let mut why = format!(
+                "{w} is not at 0 replicas any more: already restored to {current}; left as it is"
+            );
+            if let Remembered::Parked(record) = &remembered
+                && !self.settings.dry_run
+                && store.remove(&record.uid).await.is_ok()
+            {
+                why.push_str(&format!(
+                    " and its record (parked from {replicas} at {}) removed",
+                    record.at
+                ));
+            }
+            return Outcome::Refused(why);
+        }
         if self.settings.dry_run {
             return Outcome::DryRun(format!("would restore {w} to {replicas} replicas"));
         }
-        let restored = self.set_replicas(&api, w, replicas).await;
-        if let Err(stop) = restored {
+        if let Err(stop) = self.set_replicas(&api, w, replicas).await {
             return stopped(stop);
         }
-        let forget = json!({"metadata": {"annotations": {REPLICAS_BEFORE_ANNOTATION: null}}});
-        match self.patch(&api, w, "patch", plural, &forget).await {
-            Ok(()) => Outcome::Done(format!("restored {w} to {replicas} replicas")),
-            Err(stop) => Outcome::Done(format!(
-                "restored {w} to {replicas} replicas, but could not remove the annotation: {}",
-                stopped(stop).detail()
+        let done = format!("restored {w} to {replicas} replicas");
+        match remembered {
+            Remembered::Parked(record) => match store.remove(&record.uid).await {
+                Ok(()) => Outcome::Done(done),
+                Err(e) => Outcome::Done(format!(
+                    "{done}, but its record stays in {} ({}); a second undo refuses it while it runs",
+                    store.location(),
+                    store_error(e)
+                )),
+            },
+            // The annotation was written with this identity's own credentials (the ConfigMap is
+            // not available to it), so it may remove it too.
+            Remembered::Annotation { store: Some(_), .. } => {
+                let forget =
+                    json!({"metadata": {"annotations": {REPLICAS_BEFORE_ANNOTATION: null}}});
+                match self.patch(&api, w, "patch", w.kind.plural(), &forget).await {
+                    Ok(()) => Outcome::Done(done),
+                    Err(stop) => Outcome::Done(format!(
+                        "{done}, but could not remove the annotation: {}",
+                        stopped(stop).detail()
+                    )),
+                }
+            }
+            // An annotation an earlier version left: the deployed identity may not change the
+            // workload, so it stays, and undo refuses it while the workload runs.
+            Remembered::Annotation { store: None, .. } => Outcome::Done(format!(
+                "{done}; the {REPLICAS_BEFORE_ANNOTATION} annotation an earlier version left stays \
+                 (remove it with `kubectl annotate {} {}- -n {}`)",
+                kubectl_name(w),
+                REPLICAS_BEFORE_ANNOTATION,
+                w.namespace
             )),
         }
+    }
+
+    /// The workloads parked in this cluster's ConfigMap, for a list with undo. Workloads whose
+    /// record is only an annotation (a person without access to the ConfigMap) are not listed.
+    pub async fn parked_workloads(&self) -> Result<Vec<ParkedRecord>, String> {
+        self.parked_store().list().await.map_err(store_error)
+    }
+
+    fn parked_store(&self) -> ParkedStore<'_> {
+        ParkedStore::new(&self.client, parked_namespace(), &self.settings.retry)
+    }
+
+    fn parked_record(&self, plan: &ScalePlan) -> ParkedRecord {
+        let w = &plan.workload;
+        ParkedRecord {
+            kind: w.kind.name().to_string(),
+            namespace: w.namespace.clone(),
+            name: w.name.clone(),
+            uid: plan.uid.clone(),
+            replicas: plan.current,
+            at: AuditRecord::stamp(Utc::now()),
+            cluster: self.settings.cluster.clone(),
+            actor: self.actor.clone(),
+            origin: plan.origin,
+            reason: plan.reason.clone(),
+            pod: Some(plan.pod.clone()),
+        }
+    }
+
+    /// `spec.replicas` as the scale subresource reports it.
+    async fn current_replicas(
+        &self,
+        api: &Api<DynamicObject>,
+        w: &WorkloadRef,
+    ) -> Result<i32, Stop> {
+        let scale = self
+            .settings
+            .retry
+            .run(scale_needs(w, "get"), &w.namespace, || {
+                api.get_scale(&w.name)
+            })
+            .await?;
+        Ok(scale.spec.and_then(|s| s.replicas).unwrap_or(0))
     }
 
     async fn get_workload(
@@ -176,6 +352,21 @@ impl Executor {
             })
             .await
             .map(|_| ())
+    }
+}
+
+fn store_error(e: StoreError) -> String {
+    match e {
+        StoreError::Unavailable(why) => why,
+        StoreError::Failed(stop) => stopped(stop).detail().to_string(),
+    }
+}
+
+/// `deployment/web`, as kubectl names it.
+fn kubectl_name(w: &WorkloadRef) -> String {
+    match w.kind {
+        WorkloadKind::Rollout => format!("rollouts.argoproj.io/{}", w.name),
+        kind => format!("{}/{}", kind.name().to_lowercase(), w.name),
     }
 }
 

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::{Client, Config};
 
 use super::{Deadlines, causes, client_with_deadlines};
@@ -52,7 +52,11 @@ async fn load_config(options: &ConnectOptions) -> Result<(String, Config)> {
     let (file, origin) = match &options.kubeconfig {
         Some(path) => {
             let file = Kubeconfig::read_from(path).map_err(|e| {
-                Error::Cluster(format!("cannot read kubeconfig {}: {e}", path.display()))
+                Error::Cluster(format!(
+                    "cannot read kubeconfig {}: {}",
+                    path.display(),
+                    unquoted(&e)
+                ))
             })?;
             (Some(file), path.display().to_string())
         }
@@ -60,7 +64,8 @@ async fn load_config(options: &ConnectOptions) -> Result<(String, Config)> {
             Ok(file) => (Some(file), "($KUBECONFIG or ~/.kube/config)".to_string()),
             Err(e) if options.context.is_some() => {
                 return Err(Error::Cluster(format!(
-                    "cannot read kubeconfig ($KUBECONFIG or ~/.kube/config): {e}"
+                    "cannot read kubeconfig ($KUBECONFIG or ~/.kube/config): {}",
+                    unquoted(&e)
                 )));
             }
             Err(_) => (None, String::new()),
@@ -81,7 +86,7 @@ async fn load_config(options: &ConnectOptions) -> Result<(String, Config)> {
         }
         let config = Config::from_custom_kubeconfig(file, &kube_options)
             .await
-            .map_err(|e| Error::Cluster(format!("kubeconfig {origin}: {e}")))?;
+            .map_err(|e| Error::Cluster(format!("kubeconfig {origin}: {}", unquoted(&e))))?;
         return Ok((name, config));
     }
     let config = Config::incluster().map_err(|e| {
@@ -99,4 +104,24 @@ fn context_name(file: &Kubeconfig, options: &ConnectOptions) -> String {
         .clone()
         .or_else(|| file.current_context.clone())
         .unwrap_or_else(|| "default".to_string())
+}
+
+/// A kubeconfig error that cannot leak a credential. The YAML parser's message quotes the
+/// lines around the error, and a type mismatch quotes the value: either may be a bearer token
+/// or a client key. Only the position is kept.
+fn unquoted(e: &KubeconfigError) -> String {
+    match e {
+        KubeconfigError::Parse(parse) => {
+            let at = parse
+                .location()
+                .map(|l| format!(" at line {}, column {}", l.line(), l.column()))
+                .unwrap_or_default();
+            format!(
+                "it is not valid kubeconfig YAML{at} (the parser's message is not shown: it quotes \
+                 the file, credentials included). `kubectl config view --kubeconfig FILE` shows \
+                 the file with its credentials redacted"
+            )
+        }
+        other => other.to_string(),
+    }
 }

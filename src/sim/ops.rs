@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Event, Node, Pod, ReplicationController};
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Node, Pod, ReplicationController};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 
 use super::cluster::State;
@@ -94,7 +94,8 @@ fn admit_new(s: &mut State, res: Res, ns: &str, body: Value) -> ApiResult<Value>
     ] {
         m.remove(k);
     }
-    if res != Res::Pod && res != Res::Event && res != Res::Node {
+    // Objects with a spec count its changes; Pods, Events, Nodes and ConfigMaps do not.
+    if !matches!(res, Res::Pod | Res::Event | Res::Node | Res::ConfigMap) {
         m.insert("generation".into(), json!(1));
     }
     Ok(obj)
@@ -144,6 +145,7 @@ pub fn canonical(res: Res, v: Value) -> ApiResult<Value> {
         Res::StatefulSet => roundtrip::<StatefulSet>(v),
         Res::PodDisruptionBudget => roundtrip::<PodDisruptionBudget>(v),
         Res::Lease => roundtrip::<Lease>(v),
+        Res::ConfigMap => roundtrip::<ConfigMap>(v),
         Res::Rollout => validate_custom(v),
     }
 }

@@ -13,6 +13,7 @@ pub enum Res {
     Rollout,
     PodDisruptionBudget,
     Lease,
+    ConfigMap,
 }
 
 /// Static facts about a resource, as discovery reports them.
@@ -39,7 +40,7 @@ const RW: &[&str] = &[
 ];
 
 impl Res {
-    pub const ALL: [Res; 10] = [
+    pub const ALL: [Res; 11] = [
         Res::Pod,
         Res::Node,
         Res::Event,
@@ -50,6 +51,7 @@ impl Res {
         Res::Rollout,
         Res::PodDisruptionBudget,
         Res::Lease,
+        Res::ConfigMap,
     ];
 
     pub fn def(self) -> &'static ResDef {
@@ -64,6 +66,7 @@ impl Res {
             Res::Rollout => &ROLLOUT,
             Res::PodDisruptionBudget => &PDB,
             Res::Lease => &LEASE,
+            Res::ConfigMap => &CONFIG_MAP,
         }
     }
 
@@ -204,5 +207,17 @@ const LEASE: ResDef = ResDef {
     kind: "Lease",
     namespaced: true,
     short_names: &[],
+    subresources: &[],
+};
+/// Served for the parked-workloads record (`ops-pod-cleaner-parked`): plain data, updates
+/// guarded by resourceVersion like every other object.
+const CONFIG_MAP: ResDef = ResDef {
+    group: "",
+    version: "v1",
+    plural: "configmaps",
+    singular: "configmap",
+    kind: "ConfigMap",
+    namespaced: true,
+    short_names: &["cm"],
     subresources: &[],
 };

@@ -1,7 +1,7 @@
 //! Typed helpers to seed and inspect a `SimCluster` from Rust.
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Event, Node, Pod, PodStatus, ReplicationController};
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Node, Pod, PodStatus, ReplicationController};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Value, json};
@@ -131,6 +131,16 @@ impl SimCluster {
 
     pub fn rollout(&self, ns: &str, name: &str) -> Option<Value> {
         self.read(|s| s.store.get(Res::Rollout, ns, name).cloned())
+    }
+
+    pub fn config_map(&self, ns: &str, name: &str) -> Option<ConfigMap> {
+        self.read(|s| s.store.get(Res::ConfigMap, ns, name).cloned())
+            .and_then(to_typed)
+    }
+
+    /// Create (or replace the data of) a ConfigMap.
+    pub fn create_config_map(&self, map: ConfigMap) -> ConfigMap {
+        self.create_typed(Res::ConfigMap, map)
     }
 
     pub fn pdbs(&self) -> Vec<PodDisruptionBudget> {

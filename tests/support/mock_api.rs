@@ -20,7 +20,11 @@ struct Exchange {
     on_arrival: Option<Box<dyn Fn() + Send>>,
     /// Never answer: the client waits until it gives up or is dropped.
     hang: bool,
+    /// Checks a body that cannot be compared whole (it carries a time); says what is wrong.
+    check: Option<BodyCheck>,
 }
+
+type BodyCheck = Box<dyn Fn(&Value) -> Result<(), String> + Send>;
 
 #[derive(Default)]
 struct State {
@@ -72,6 +76,7 @@ impl Scenario {
             response,
             on_arrival: None,
             hang: false,
+            check: None,
         };
         self.state.lock().unwrap().expected.push_back(exchange);
         self
@@ -90,6 +95,22 @@ impl Scenario {
         let scenario = self.expect(method, uri, body, status, response);
         if let Some(last) = scenario.state.lock().unwrap().expected.back_mut() {
             last.on_arrival = Some(Box::new(hook));
+        }
+        scenario
+    }
+
+    /// Like `expect`, with the body checked by `check` instead of compared whole.
+    pub fn expect_body(
+        self,
+        method: &str,
+        uri: &str,
+        check: impl Fn(&Value) -> Result<(), String> + Send + 'static,
+        status: u16,
+        response: Value,
+    ) -> Scenario {
+        let scenario = self.expect(method, uri, None, status, response);
+        if let Some(last) = scenario.state.lock().unwrap().expected.back_mut() {
+            last.check = Some(Box::new(check));
         }
         scenario
     }
@@ -180,6 +201,12 @@ fn answer(
             .unwrap_or(Value::String(String::from_utf8_lossy(body).into()));
         if &have != want {
             wrong.push(format!("{got}: body {have}, want {want}"));
+        }
+    }
+    if let Some(check) = &next.check {
+        let have: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        if let Err(why) = check(&have) {
+            wrong.push(format!("{got}: {why}; body {have}"));
         }
     }
     state.problems.extend(wrong);
