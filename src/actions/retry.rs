@@ -106,8 +106,20 @@ impl RetryPolicy {
 fn forbidden(needs: Needs, namespace: &str, message: &str) -> String {
     format!(
         "permission denied: this identity may not {verb} {resource} in namespace {namespace} ({message}). \
-         Check with `kubectl auth can-i {verb} {resource} -n {namespace}` and grant it in the ClusterRole.",
+         Check with `kubectl auth can-i {verb} {resource} -n {namespace}` and grant it in {role}.",
         verb = needs.verb,
         resource = needs.resource,
+        role = granted_by(needs),
     )
+}
+
+/// Which of the shipped roles (assets/deploy) grants a permission.
+fn granted_by(needs: Needs) -> &'static str {
+    match (needs.verb, needs.resource) {
+        (_, "leases" | "configmaps") => "the Role in the product's namespace (rbac.yaml)",
+        ("patch", "pods") => {
+            "the optional ClusterRole ops-pod-cleaner-finalizers (rbac-finalizers.yaml)"
+        }
+        _ => "the ClusterRole (rbac.yaml)",
+    }
 }

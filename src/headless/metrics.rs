@@ -170,7 +170,10 @@ pub fn healthz(
     stall: Duration,
     now: DateTime<Utc>,
 ) -> (u16, String) {
-    let since = worker.last_pass.unwrap_or(started);
+    let since = worker
+        .last_pass
+        .max(worker.last_progress)
+        .unwrap_or(started);
     let idle = (now - since).to_std().unwrap_or_default();
     if idle > stall {
         return (

@@ -150,7 +150,8 @@ impl Confirmation {
         }
         lines.push(format!("because of {pod}"));
         lines.push(
-            "the count is kept in ops-pod-cleaner.io/replicas-before; undo restores it".to_string(),
+            "the count is recorded (ConfigMap ops-pod-cleaner-parked); undo restores it"
+                .to_string(),
         );
         let dialog = Confirmation {
             title: title.to_string(),
@@ -167,7 +168,7 @@ impl Confirmation {
             title: "Restore the replicas?".to_string(),
             lines: vec![
                 format!("{workload}"),
-                "back to the count in ops-pod-cleaner.io/replicas-before".to_string(),
+                "back to the recorded count (ConfigMap ops-pod-cleaner-parked)".to_string(),
             ],
             pending: Some(ConfirmAction(vec![Action::UndoScale(workload.clone())])),
             unavailable: None,

@@ -464,7 +464,7 @@ fn undo(state: &mut State) {
         Confirmation::unavailable(
             title,
             "nothing was scaled to 0 from this screen; restore others with \
-             kubectl scale (the old count is in ops-pod-cleaner.io/replicas-before)",
+             kubectl scale (the old count is in ConfigMap ops-pod-cleaner-parked)",
         )
     };
     state.overlay = Some(Overlay::Confirm(dialog));

@@ -49,6 +49,8 @@ pub struct WorkerStatus {
     /// Why no action can run at all right now: "waiting for the first sync", "watch stale for 75s".
     pub blocked: Option<String>,
     pub last_pass: Option<DateTime<Utc>>,
+    /// The last time the loop finished an action: a long pass is progress, not a stall.
+    pub last_progress: Option<DateTime<Utc>>,
     /// Passes completed, their actions included.
     pub passes: u64,
     /// The last report delivery, e.g. "sent to 2 sinks at 09:00" or "spooled: slack answered 503".

@@ -242,6 +242,7 @@ impl Worker {
                 continue;
             }
             self.act(&planned, action).await;
+            self.status.last_progress = Some(Utc::now());
             self.publish(status);
         }
         self.status.passes += 1;
