@@ -198,35 +198,6 @@ async fn slack_and_the_generic_webhook_get_their_shapes() {
 }
 
 #[tokio::test]
-async fn a_feishu_refusal_inside_a_200_answer_is_spooled() {
-    let rx = Receiver::start(&[(200, r#"{"code":19021,"msg":"sign match fail or timestamp is not within one hour from current time"}"#)]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let sink = Sink::Feishu {
-        url: rx.url("/hook"),
-        secret: Some(Secret::new("wrong")),
-    };
-    let deliveries = reporter(vec![sink], dir.path()).deliver(&sample()).await;
-    assert!(
-        matches!(&deliveries[0].result, DeliveryResult::Spooled(why) if why.contains("code 19021")),
-        "{deliveries:?}"
-    );
-}
-
-#[tokio::test]
-async fn a_client_error_is_spooled_without_retrying() {
-    let rx = Receiver::start(&[(400, "bad payload")]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let sink = Sink::Webhook {
-        url: rx.url("/hook"),
-    };
-    let deliveries = reporter(vec![sink], dir.path()).deliver(&sample()).await;
-    assert!(
-        matches!(&deliveries[0].result, DeliveryResult::Spooled(why) if why.contains("answered 400"))
-    );
-    assert_eq!(rx.received().len(), 1, "a 400 is not retried");
-}
-
-#[tokio::test]
 async fn retries_then_spools_then_resends_and_deletes_only_after_success() {
     // Three tries in all: three 503s spool the report; the next send succeeds.
     let rx = Receiver::start(&[(503, "busy"), (503, "busy"), (503, "busy")]).await;
@@ -239,7 +210,7 @@ async fn retries_then_spools_then_resends_and_deletes_only_after_success() {
 
     let deliveries = reporter.deliver(&sample()).await;
     assert!(
-        matches!(&deliveries[0].result, DeliveryResult::Spooled(why) if why.contains("503")),
+        matches!(&deliveries[0].result, DeliveryResult::Spooled { why } if why.contains("503")),
         "{deliveries:?}"
     );
     assert_eq!(rx.received().len(), 3);
@@ -272,10 +243,10 @@ async fn an_unreachable_sink_spools_and_a_failed_resend_keeps_the_file() {
     let reporter = reporter(vec![sink], dir.path());
     let deliveries = reporter.deliver(&sample()).await;
     assert!(
-        matches!(&deliveries[0].result, DeliveryResult::Spooled(why) if why.contains("could not be reached"))
+        matches!(&deliveries[0].result, DeliveryResult::Spooled { why } if why.contains("could not be reached"))
     );
     let resent = reporter.resend_spooled().await;
-    assert!(matches!(resent[0].result, DeliveryResult::Spooled(_)));
+    assert!(matches!(resent[0].result, DeliveryResult::Spooled { .. }));
     assert_eq!(
         reporter.spool().pending().len(),
         1,
@@ -343,4 +314,120 @@ fn sink_ids_follow_where_the_url_is_read_from_and_never_show_it() {
     for id in [a, b] {
         assert!(!id.contains("a1b2c3") && !id.contains("d4e5f6"), "{id}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Permanent rejections go to the dead letters; the spool is capped.
+
+/// The files in `dir` (not below it), sorted.
+fn files_in(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map(|entries| entries.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.is_file());
+    files.sort();
+    files
+}
+
+#[tokio::test]
+async fn a_client_error_is_a_dead_letter_and_never_resent() {
+    let rx = Receiver::start(&[(400, "bad payload")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Webhook {
+        url: rx.url("/hook"),
+    };
+    let id = sink_id(&sink);
+    let reporter = reporter(vec![sink], dir.path());
+    let deliveries = reporter.deliver(&sample()).await;
+    assert_eq!(rx.received().len(), 1, "a 400 is not retried");
+    assert!(reporter.spool().pending().is_empty(), "not spooled");
+    let dead = files_in(&dir.path().join("spool/dead"));
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert!(
+        matches!(&deliveries[0].result, DeliveryResult::DeadLettered { why, path }
+            if why.contains("answered 400: bad payload") && *path == dead[0]),
+        "{deliveries:?}"
+    );
+    assert_eq!(deliveries[0].result.label(), "deadLetter");
+    assert!(!deliveries[0].result.delivered());
+    let letter: Value = serde_json::from_slice(&std::fs::read(&dead[0]).unwrap()).unwrap();
+    assert_eq!(letter["sink"], json!(id));
+    assert_eq!(reporter.spool().dead_letters().len(), 1);
+    assert_eq!(letter["report"], serde_json::to_value(sample()).unwrap());
+    assert!(
+        letter["why"].as_str().unwrap().contains("answered 400"),
+        "{letter}"
+    );
+
+    reporter.resend_spooled().await;
+    assert_eq!(rx.received().len(), 1, "a dead letter is never resent");
+}
+
+#[tokio::test]
+async fn a_feishu_refusal_inside_a_200_answer_is_a_dead_letter() {
+    let rx = Receiver::start(&[(200, r#"{"code":19021,"msg":"sign match fail or timestamp is not within one hour from current time"}"#)]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Feishu {
+        url: rx.url("/hook"),
+        secret: Some(Secret::new("wrong")),
+    };
+    let reporter = reporter(vec![sink], dir.path());
+    let deliveries = reporter.deliver(&sample()).await;
+    assert!(
+        matches!(&deliveries[0].result, DeliveryResult::DeadLettered { why, .. } if why.contains("code 19021")),
+        "{deliveries:?}"
+    );
+    assert!(reporter.spool().pending().is_empty(), "not spooled");
+    assert_eq!(files_in(&dir.path().join("spool/dead")).len(), 1);
+    assert_eq!(rx.received().len(), 1, "a refusal is not retried");
+}
+
+#[tokio::test]
+async fn request_timeout_and_too_many_requests_are_retried() {
+    let rx = Receiver::start(&[(408, "slow"), (429, "slow down")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Slack {
+        url: rx.url("/slack"),
+    };
+    let reporter = reporter(vec![sink], dir.path());
+    let deliveries = reporter.deliver(&sample()).await;
+    assert!(deliveries[0].result.delivered(), "{deliveries:?}");
+    assert_eq!(rx.received().len(), 3, "408, 429, then 200");
+}
+
+#[tokio::test]
+async fn feishu_frequency_limit_is_retried_not_dead() {
+    let limited = r#"{"code":11232,"msg":"frequency limited"}"#;
+    let rx = Receiver::start(&[(200, limited), (400, limited), (200, limited)]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Feishu {
+        url: rx.url("/hook"),
+        secret: None,
+    };
+    let reporter = reporter(vec![sink], dir.path());
+    reporter.deliver(&sample()).await;
+    assert_eq!(reporter.spool().pending().len(), 1, "spooled, not dead");
+    assert!(files_in(&dir.path().join("spool/dead")).is_empty());
+    assert_eq!(rx.received().len(), 3, "every try was made");
+}
+
+#[tokio::test]
+async fn a_spooled_report_rejected_on_resend_moves_to_the_dead_letters() {
+    let rx = Receiver::start(&[(503, "busy"), (503, "busy"), (503, "busy"), (404, "gone")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Webhook {
+        url: rx.url("/hook"),
+    };
+    let reporter = reporter(vec![sink], dir.path());
+    reporter.deliver(&sample()).await;
+    assert_eq!(reporter.spool().pending().len(), 1);
+
+    let resent = reporter.resend_spooled().await;
+    assert!(
+        matches!(&resent[0].result, DeliveryResult::DeadLettered { why, .. } if why.contains("404")),
+        "{resent:?}"
+    );
+    assert_eq!(rx.received().len(), 4);
+    assert!(reporter.spool().pending().is_empty(), "out of the spool");
+    assert_eq!(files_in(&dir.path().join("spool/dead")).len(), 1);
 }

@@ -1,7 +1,9 @@
-//! Reports a sink did not take, one file per report and sink, kept until a later try succeeds.
+//! Reports a sink did not take, one file per report and sink, kept until a later try succeeds;
+//! and the dead letters, reports a sink refused for good, kept for a person and never resent.
 
 use std::path::{Path, PathBuf};
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -35,6 +37,16 @@ pub struct Spooled {
     pub report: RestartReport,
 }
 
+/// A report a sink refused for good, and why; written to `<spoolDir>/dead/`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeadLetter {
+    pub sink: String,
+    /// The sink's answer, scrubbed of its secrets.
+    pub why: String,
+    pub rejected: DateTime<Utc>,
+    pub report: RestartReport,
+}
+
 #[derive(Debug, Clone)]
 pub struct Spool {
     dir: PathBuf,
@@ -51,48 +63,44 @@ impl Spool {
         &self.dir
     }
 
+    /// Where the dead letters go: inside the spool dir, so one volume keeps both.
+    pub fn dead_dir(&self) -> PathBuf {
+        self.dir.join("dead")
+    }
+
     pub fn put(&self, sink: &str, report: &RestartReport) -> Result<PathBuf> {
-        let stamp = report.generated.format("%Y%m%dT%H%M%S%.3fZ");
-        let path = self.dir.join(format!("{stamp}-{sink}.json"));
         let entry = Spooled {
             sink: sink.to_string(),
             report: report.clone(),
         };
-        let bytes = serde_json::to_vec(&entry).map_err(|e| Error::Cluster(e.to_string()))?;
-        write_atomically(&path, &bytes)?;
-        Ok(path)
+        write_json(&self.dir.join(file_name(sink, report)), &entry)
+    }
+
+    /// Keep `report` as refused by `sink` for good; the caller removes its spool file, if any.
+    pub fn dead_letter(
+        &self,
+        sink: &str,
+        report: &RestartReport,
+        why: &str,
+        now: DateTime<Utc>,
+    ) -> Result<PathBuf> {
+        let letter = DeadLetter {
+            sink: sink.to_string(),
+            why: why.to_string(),
+            rejected: now,
+            report: report.clone(),
+        };
+        write_json(&self.dead_dir().join(file_name(sink, report)), &letter)
     }
 
     /// Everything waiting, oldest first. Unreadable files are logged and left for a human.
     pub fn pending(&self) -> Vec<(PathBuf, Spooled)> {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return Vec::new();
-        };
-        let mut paths: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .filter(|p| {
-                !p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-            })
-            .collect();
-        paths.sort();
-        paths
-            .into_iter()
-            .filter_map(|path| {
-                let read = std::fs::read(&path).map_err(|e| e.to_string());
-                match read.and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string())) {
-                    Ok(spooled) => Some((path, spooled)),
-                    Err(e) => {
-                        tracing::warn!(
-                            "spooled report {} cannot be read ({e}); left in place",
-                            path.display()
-                        );
-                        None
-                    }
-                }
-            })
-            .collect()
+        read_all(&self.dir, "spooled report")
+    }
+
+    /// The dead letters, oldest first.
+    pub fn dead_letters(&self) -> Vec<(PathBuf, DeadLetter)> {
+        read_all(&self.dead_dir(), "dead letter")
     }
 
     pub fn remove(&self, path: &Path) {
@@ -100,4 +108,49 @@ impl Spool {
             tracing::warn!("cannot remove delivered report {}: {e}", path.display());
         }
     }
+}
+
+/// `20261120T090000.000Z-slack-1a2b3c4d.json`: sorted by name is oldest first.
+fn file_name(sink: &str, report: &RestartReport) -> String {
+    let stamp = report.generated.format("%Y%m%dT%H%M%S%.3fZ");
+    format!("{stamp}-{sink}.json")
+}
+
+fn write_json(path: &Path, value: &impl Serialize) -> Result<PathBuf> {
+    let bytes = serde_json::to_vec(value).map_err(|e| Error::Cluster(e.to_string()))?;
+    write_atomically(path, &bytes)?;
+    Ok(path.to_path_buf())
+}
+
+/// The `*.json` files directly in `dir` (not the temporary `.name.tmp` ones, not the dead
+/// letters' subdirectory), decoded, oldest first.
+fn read_all<T: for<'de> Deserialize<'de>>(dir: &Path, what: &str) -> Vec<(PathBuf, T)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let read = std::fs::read(&path).map_err(|e| e.to_string());
+            match read.and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string())) {
+                Ok(value) => Some((path, value)),
+                Err(e) => {
+                    tracing::warn!(
+                        "{what} {} cannot be read ({e}); left in place",
+                        path.display()
+                    );
+                    None
+                }
+            }
+        })
+        .collect()
 }
