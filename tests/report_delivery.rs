@@ -14,8 +14,8 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use ops_pod_cleaner::config::{FileFormat, ReportConfig, Secret, SecretSource, Sink};
 use ops_pod_cleaner::report::{
-    DeliveryPolicy, DeliveryResult, Reporter, RestartReport, RestartRow, WorkloadGroup, payload,
-    sink_id,
+    DeliveryPolicy, DeliveryResult, Reporter, RestartReport, RestartRow, SpoolCap, WorkloadGroup,
+    payload, sink_id,
 };
 use serde_json::{Value, json};
 
@@ -430,4 +430,142 @@ async fn a_spooled_report_rejected_on_resend_moves_to_the_dead_letters() {
     assert_eq!(rx.received().len(), 4);
     assert!(reporter.spool().pending().is_empty(), "out of the spool");
     assert_eq!(files_in(&dir.path().join("spool/dead")).len(), 1);
+}
+/// A spool file as an older build wrote it: the sink and the report, nothing else.
+fn write_old_spool_file(spool: &std::path::Path, sink: &str, generated: DateTime<Utc>) {
+    let report = RestartReport {
+        generated,
+        ..sample()
+    };
+    let stamp = generated.format("%Y%m%dT%H%M%S%.3fZ");
+    let entry = json!({"sink": sink, "report": report});
+    std::fs::create_dir_all(spool).unwrap();
+    std::fs::write(
+        spool.join(format!("{stamp}-{sink}.json")),
+        entry.to_string(),
+    )
+    .unwrap();
+}
+
+#[tokio::test]
+async fn spooled_reports_older_than_the_cap_are_dropped_unsent() {
+    let rx = Receiver::start(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Webhook {
+        url: rx.url("/hook"),
+    };
+    let id = sink_id(&sink);
+    let spool = dir.path().join("spool");
+    write_old_spool_file(&spool, &id, Utc::now() - chrono::Duration::days(30));
+    write_old_spool_file(&spool, &id, Utc::now() - chrono::Duration::hours(1));
+    let reporter = reporter(vec![sink], dir.path());
+
+    let resent = reporter.resend_spooled().await;
+    assert_eq!(rx.received().len(), 1, "only the fresh one is resent");
+    assert!(files_in(&spool).is_empty(), "{:?}", files_in(&spool));
+    assert_eq!(resent.len(), 2, "{resent:?}");
+    assert_eq!(resent[0].sink, id);
+    let week = Duration::from_secs(7 * 86_400);
+    assert!(
+        matches!(resent[0].result, DeliveryResult::Dropped { age, cap: SpoolCap::MaxAge(max) }
+            if max == week && age > Duration::from_secs(29 * 86_400)),
+        "{resent:?}"
+    );
+    assert_eq!(resent[0].result.label(), "dropped");
+    assert_eq!(resent[1].result, DeliveryResult::Resent);
+}
+
+#[tokio::test]
+async fn the_spool_keeps_at_most_the_capped_count_dropping_the_oldest() {
+    let rx = Receiver::start(&[(503, "busy"); 3]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Webhook {
+        url: rx.url("/hook"),
+    };
+    let id = sink_id(&sink);
+    let spool = dir.path().join("spool");
+    // The default cap is 100 files: 100 waiting already, from the last hour.
+    for minute in 0..100 {
+        let at = Utc::now() - chrono::Duration::minutes(100 - minute);
+        write_old_spool_file(&spool, &id, at);
+    }
+    let oldest = files_in(&spool)[0].clone();
+    let reporter = reporter(vec![sink], dir.path());
+    let report = RestartReport {
+        generated: Utc::now(),
+        ..sample()
+    };
+    let deliveries = reporter.deliver(&report).await;
+    let left = files_in(&spool);
+    assert_eq!(left.len(), 100, "capped");
+    assert!(!left.contains(&oldest), "the oldest went first");
+    assert!(
+        matches!(deliveries[1].result, DeliveryResult::Dropped { age, cap: SpoolCap::MaxFiles(100) }
+            if age > Duration::from_secs(99 * 60)),
+        "{deliveries:?}"
+    );
+}
+
+/// A reporter with its own spool caps.
+fn capped(sinks: Vec<Sink>, dir: &std::path::Path, max_age: Duration, max_files: u32) -> Reporter {
+    let config = ReportConfig {
+        sinks,
+        spool_dir: dir.join("spool"),
+        state_file: dir.join("state.json"),
+        spool_max_age: max_age,
+        spool_max_files: max_files,
+        ..ReportConfig::default()
+    };
+    let policy = DeliveryPolicy {
+        attempts: 1,
+        first_wait: Duration::from_millis(10),
+        max_wait: Duration::from_millis(10),
+        timeout: Duration::from_secs(5),
+    };
+    Reporter::new(&config, policy).unwrap()
+}
+
+fn at_minute(minute: i64) -> RestartReport {
+    RestartReport {
+        generated: at() + chrono::Duration::minutes(minute),
+        ..sample()
+    }
+}
+
+#[tokio::test]
+async fn dead_letters_are_kept_under_the_same_caps() {
+    let rx = Receiver::start(&[(410, "gone"); 3]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Webhook {
+        url: rx.url("/hook"),
+    };
+    let reporter = capped(vec![sink], dir.path(), Duration::from_secs(3600), 2);
+    for minute in 0..3 {
+        reporter.deliver(&at_minute(minute)).await;
+    }
+    let letters = reporter.spool().dead_letters();
+    let kept: Vec<_> = letters.iter().map(|(_, d)| d.report.generated).collect();
+    assert_eq!(kept, [at_minute(1).generated, at_minute(2).generated]);
+
+    // An hour and a bit later, every letter is past the age cap.
+    reporter
+        .spool()
+        .trim(Utc::now() + chrono::Duration::minutes(61));
+    assert!(reporter.spool().dead_letters().is_empty());
+}
+
+#[tokio::test]
+async fn zero_caps_keep_everything() {
+    let rx = Receiver::start(&[(503, "busy"); 3]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Webhook {
+        url: rx.url("/hook"),
+    };
+    let reporter = capped(vec![sink], dir.path(), Duration::ZERO, 0);
+    for minute in 0..3 {
+        reporter.deliver(&at_minute(minute)).await;
+    }
+    let far = Utc::now() + chrono::Duration::days(3650);
+    assert!(reporter.spool().trim(far).is_empty());
+    assert_eq!(reporter.spool().pending().len(), 3);
 }

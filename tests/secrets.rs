@@ -512,6 +512,53 @@ async fn delivery_errors_logs_spool_and_metrics_never_show_a_secret() {
     assert_clean("the log", &logs);
 }
 
+#[tokio::test]
+async fn spool_caps_drop_and_log_by_sink_id_only() {
+    let logs = captured_logs();
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Slack {
+        url: Secret::new(format!(
+            "http://bot:{TOKEN}@127.0.0.1:{}/services/{TOKEN}",
+            closed_port()
+        )),
+    };
+    let config = ReportConfig {
+        sinks: vec![sink],
+        spool_dir: dir.path().join("spool"),
+        state_file: dir.path().join("state.json"),
+        spool_max_files: 1,
+        ..ReportConfig::default()
+    };
+    let policy = DeliveryPolicy {
+        attempts: 1,
+        first_wait: Duration::from_millis(10),
+        max_wait: Duration::from_millis(10),
+        timeout: Duration::from_secs(5),
+    };
+    let reporter = Reporter::new(&config, policy).unwrap();
+    reporter.send_report(&report(10)).await;
+    let second = reporter.send_report(&report(11)).await;
+
+    let dropped: Vec<_> = second
+        .deliveries
+        .iter()
+        .filter(|d| d.result.label() == "dropped")
+        .collect();
+    assert_eq!(dropped.len(), 1, "{second:?}");
+    assert!(dropped[0].sink.starts_with("slack-"), "{dropped:?}");
+    assert_clean("the summary", &second.describe());
+    assert_clean("the results", &format!("{second:?}"));
+    let logs = text(&logs.lock().unwrap());
+    assert!(
+        logs.contains(&format!(
+            "spooled restart report for sink {} dropped unsent",
+            dropped[0].sink
+        )),
+        "{logs}"
+    );
+    assert_clean("the log", &logs);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn report_send_on_the_binary_never_shows_a_secret() {
     let (receiver, base) = start_receiver().await;

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 
 use super::RestartReport;
 use super::build::build;
+use super::caps::SpoolLimits;
 use super::outcome::{Delivery, DeliveryResult, DeliverySummary};
 use super::send::{self, Failure};
 use super::spool::{Spool, sink_id};
@@ -52,7 +53,7 @@ impl Reporter {
             .build()
             .map_err(|e| crate::Error::Usage(format!("cannot build the HTTP client: {e}")))?;
         Ok(Reporter {
-            spool: Spool::new(&config.spool_dir),
+            spool: Spool::new(&config.spool_dir, SpoolLimits::of(config)),
             config: config.clone(),
             http,
             policy,
@@ -133,11 +134,27 @@ impl Reporter {
             result.log(&id);
             deliveries.push(Delivery { sink: id, result });
         }
+        // Spooling may have put the spool over its count.
+        deliveries.extend(self.trim(Utc::now()));
         deliveries
     }
 
+    /// Drop what is over the spool's caps, each logged once and returned to be counted.
+    pub fn trim(&self, now: DateTime<Utc>) -> Vec<Delivery> {
+        let dropped = self.spool.trim(now).into_iter().map(|d| Delivery {
+            sink: d.sink,
+            result: DeliveryResult::Dropped {
+                age: d.age,
+                cap: d.cap,
+            },
+        });
+        let dropped: Vec<Delivery> = dropped.collect();
+        dropped.iter().for_each(|d| d.result.log(&d.sink));
+        dropped
+    }
+
     fn spool_for(&self, id: &str, report: &RestartReport, why: String) -> DeliveryResult {
-        match self.spool.put(id, report) {
+        match self.spool.put(id, report, Utc::now()) {
             Ok(_) => DeliveryResult::Spooled { why },
             Err(e) => DeliveryResult::Failed {
                 why: format!("{why}; and spooling failed: {e}"),
@@ -155,6 +172,7 @@ impl Reporter {
     ) -> crate::Result<DeliveryResult> {
         let path = self.spool.dead_letter(id, report, why, Utc::now())?;
         if let Some(spooled) = spooled {
+            // A file that cannot be removed is logged; at worst the sink refuses it again.
             self.spool.remove(spooled);
         }
         Ok(DeliveryResult::DeadLettered {
@@ -166,7 +184,8 @@ impl Reporter {
     /// Try every spooled report again; delete each once its sink took it, or move it to the
     /// dead letters once its sink refused it for good.
     pub async fn resend_spooled(&self) -> Vec<Delivery> {
-        let mut deliveries = Vec::new();
+        // Too old to matter, or too many: dropped before anything is sent.
+        let mut deliveries = self.trim(Utc::now());
         for (path, spooled) in self.spool.pending() {
             let Some(sink) = self
                 .config
@@ -183,6 +202,7 @@ impl Reporter {
             };
             let result = match self.deliver_to(sink, &spooled.report).await {
                 Ok(()) => {
+                    // Logged if it cannot be removed; then it is sent once more next time.
                     self.spool.remove(&path);
                     DeliveryResult::Resent
                 }

@@ -2,6 +2,7 @@
 //! Markdown, JSON or CSV and delivered to chat webhooks and files, with a spool for failures.
 
 mod build;
+mod caps;
 mod deliver;
 mod files;
 mod model;
@@ -14,6 +15,7 @@ mod state;
 mod workload;
 
 pub use build::build;
+pub use caps::{Dropped, SpoolCap, SpoolLimits};
 pub use deliver::{DeliveryPolicy, Reporter};
 pub use files::write_atomically;
 pub use model::{RestartReport, RestartRow, WorkloadGroup};

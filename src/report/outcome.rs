@@ -2,8 +2,12 @@
 //! needs to search the text for a word.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+
+use super::caps::{SpoolCap, chrono_age};
+use crate::rules::format_age;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DeliveryResult {
@@ -17,6 +21,8 @@ pub enum DeliveryResult {
     /// The sink refused it for good (another 4xx, Feishu's `code != 0`): resending cannot
     /// help, so it is kept in the dead letters for a person and never resent.
     DeadLettered { why: String, path: PathBuf },
+    /// A spooled report removed unsent: over `report.spoolMaxAge` or `report.spoolMaxFiles`.
+    Dropped { age: Duration, cap: SpoolCap },
     /// Neither delivered nor kept: the spool or the dead-letter file could not be written.
     Failed { why: String },
 }
@@ -29,6 +35,7 @@ impl DeliveryResult {
             DeliveryResult::Resent => "resent",
             DeliveryResult::Spooled { .. } => "spooled",
             DeliveryResult::DeadLettered { .. } => "deadLetter",
+            DeliveryResult::Dropped { .. } => "dropped",
             DeliveryResult::Failed { .. } => "failed",
         }
     }
@@ -51,6 +58,11 @@ impl DeliveryResult {
                 sink,
                 "restart report rejected by sink {sink} ({why}); not resent, kept as a dead letter in {}",
                 path.display()
+            ),
+            DeliveryResult::Dropped { age, cap } => tracing::warn!(
+                sink,
+                "spooled restart report for sink {sink} dropped unsent, {} old: {cap}",
+                format_age(chrono_age(*age))
             ),
             DeliveryResult::Failed { why } => {
                 tracing::error!(sink, "restart report LOST: {why}")
@@ -105,6 +117,11 @@ impl DeliverySummary {
                 DeliveryResult::DeadLettered { why, .. } => {
                     Some(format!("rejected, not resent: {} {why}", d.sink))
                 }
+                DeliveryResult::Dropped { age, cap } => Some(format!(
+                    "dropped unsent: {} report {} old, {cap}",
+                    d.sink,
+                    format_age(chrono_age(*age))
+                )),
                 DeliveryResult::Failed { why } => Some(format!("LOST: {} {why}", d.sink)),
             })
             .collect();

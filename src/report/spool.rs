@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::RestartReport;
+use super::caps::SpoolLimits;
 use super::files::write_atomically;
 use crate::config::{SecretSource, Sink};
 use crate::{Error, Result};
@@ -35,6 +36,16 @@ pub fn sink_id(sink: &Sink) -> String {
 pub struct Spooled {
     pub sink: String,
     pub report: RestartReport,
+    /// When it was spooled; files written before this field existed have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spooled: Option<DateTime<Utc>>,
+}
+
+impl Spooled {
+    /// Since when it has waited: when it was spooled, or else when the report was made.
+    pub fn since(&self) -> DateTime<Utc> {
+        self.spooled.unwrap_or(self.report.generated)
+    }
 }
 
 /// A report a sink refused for good, and why; written to `<spoolDir>/dead/`.
@@ -50,13 +61,19 @@ pub struct DeadLetter {
 #[derive(Debug, Clone)]
 pub struct Spool {
     dir: PathBuf,
+    limits: SpoolLimits,
 }
 
 impl Spool {
-    pub fn new(dir: &Path) -> Spool {
+    pub fn new(dir: &Path, limits: SpoolLimits) -> Spool {
         Spool {
             dir: dir.to_path_buf(),
+            limits,
         }
+    }
+
+    pub fn limits(&self) -> SpoolLimits {
+        self.limits
     }
 
     pub fn dir(&self) -> &Path {
@@ -68,10 +85,11 @@ impl Spool {
         self.dir.join("dead")
     }
 
-    pub fn put(&self, sink: &str, report: &RestartReport) -> Result<PathBuf> {
+    pub fn put(&self, sink: &str, report: &RestartReport, now: DateTime<Utc>) -> Result<PathBuf> {
         let entry = Spooled {
             sink: sink.to_string(),
             report: report.clone(),
+            spooled: Some(now),
         };
         write_json(&self.dir.join(file_name(sink, report)), &entry)
     }
@@ -103,9 +121,14 @@ impl Spool {
         read_all(&self.dead_dir(), "dead letter")
     }
 
-    pub fn remove(&self, path: &Path) {
-        if let Err(e) = std::fs::remove_file(path) {
-            tracing::warn!("cannot remove delivered report {}: {e}", path.display());
+    /// Whether it is gone; a file that cannot be removed is logged.
+    pub fn remove(&self, path: &Path) -> bool {
+        match std::fs::remove_file(path) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!("cannot remove {}: {e}", path.display());
+                false
+            }
         }
     }
 }
