@@ -569,3 +569,35 @@ async fn zero_caps_keep_everything() {
     assert!(reporter.spool().trim(far).is_empty());
     assert_eq!(reporter.spool().pending().len(), 3);
 }
+
+#[tokio::test]
+async fn a_resend_round_stops_at_a_sinks_first_transient_failure() {
+    // Three reports spooled while the sink was down; it is still down.
+    let rx = Receiver::start(&[(503, "busy"); 12]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Webhook {
+        url: rx.url("/hook"),
+    };
+    let reporter = capped(vec![sink], dir.path(), Duration::ZERO, 0);
+    for minute in 0..3 {
+        reporter
+            .spool()
+            .put(
+                &sink_id(&reporter.config().sinks[0]),
+                &at_minute(minute),
+                Utc::now(),
+            )
+            .unwrap();
+    }
+    let before = rx.received().len();
+
+    let resent = reporter.resend_spooled().await;
+    assert_eq!(
+        rx.received().len() - before,
+        1,
+        "one try for the oldest; the others wait for the next round"
+    );
+    assert_eq!(resent.len(), 1, "{resent:?}");
+    assert!(matches!(resent[0].result, DeliveryResult::Spooled { .. }));
+    assert_eq!(reporter.spool().pending().len(), 3, "all kept");
+}

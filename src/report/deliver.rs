@@ -1,6 +1,7 @@
 //! Delivery to the sinks: retries with backoff while a failure is transient, the spool for
 //! what still fails, the dead letters for what a sink refuses for good.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 
@@ -181,12 +182,18 @@ impl Reporter {
         })
     }
 
-    /// Try every spooled report again; delete each once its sink took it, or move it to the
-    /// dead letters once its sink refused it for good.
+    /// Try every spooled report again, oldest first; delete each once its sink took it, or
+    /// move it to the dead letters once its sink refused it for good. A sink that fails for
+    /// now keeps the rest of its reports for the next round: trying each of them through the
+    /// whole retry policy would hold the caller for minutes and tell nothing new.
     pub async fn resend_spooled(&self) -> Vec<Delivery> {
         // Too old to matter, or too many: dropped before anything is sent.
         let mut deliveries = self.trim(Utc::now());
+        let mut down: HashSet<String> = HashSet::new();
         for (path, spooled) in self.spool.pending() {
+            if down.contains(&spooled.sink) {
+                continue;
+            }
             let Some(sink) = self
                 .config
                 .sinks
@@ -206,7 +213,10 @@ impl Reporter {
                     self.spool.remove(&path);
                     DeliveryResult::Resent
                 }
-                Err(Failure::Transient(why)) => DeliveryResult::Spooled { why },
+                Err(Failure::Transient(why)) => {
+                    down.insert(spooled.sink.clone());
+                    DeliveryResult::Spooled { why }
+                }
                 // Left in the spool if the dead letter cannot be written: nothing is lost.
                 Err(Failure::Permanent(why)) => {
                     match self.bury(&spooled.sink, &spooled.report, &why, Some(&path)) {
