@@ -601,3 +601,23 @@ async fn a_resend_round_stops_at_a_sinks_first_transient_failure() {
     assert!(matches!(resent[0].result, DeliveryResult::Spooled { .. }));
     assert_eq!(reporter.spool().pending().len(), 3, "all kept");
 }
+
+#[tokio::test]
+async fn two_resend_rounds_at_once_send_each_report_once() {
+    // headless resends at start in the background while the worker may send a report.
+    let rx = Receiver::start(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Webhook {
+        url: rx.url("/hook"),
+    };
+    let id = sink_id(&sink);
+    let reporter = capped(vec![sink], dir.path(), Duration::ZERO, 0);
+    reporter
+        .spool()
+        .put(&id, &at_minute(0), Utc::now())
+        .unwrap();
+
+    let (a, b) = tokio::join!(reporter.resend_spooled(), reporter.resend_spooled());
+    assert_eq!(rx.received().len(), 1, "{a:?} {b:?}");
+    assert!(reporter.spool().pending().is_empty());
+}

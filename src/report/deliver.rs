@@ -44,6 +44,9 @@ pub struct Reporter {
     http: reqwest::Client,
     policy: DeliveryPolicy,
     spool: Spool,
+    /// Held by the resend round under way: headless resends at start in the background
+    /// while the worker may send a report, and each would send the same files.
+    resending: tokio::sync::Mutex<()>,
 }
 
 impl Reporter {
@@ -55,6 +58,7 @@ impl Reporter {
             .map_err(|e| crate::Error::Usage(format!("cannot build the HTTP client: {e}")))?;
         Ok(Reporter {
             spool: Spool::new(&config.spool_dir, SpoolLimits::of(config)),
+            resending: tokio::sync::Mutex::new(()),
             config: config.clone(),
             http,
             policy,
@@ -185,8 +189,14 @@ impl Reporter {
     /// Try every spooled report again, oldest first; delete each once its sink took it, or
     /// move it to the dead letters once its sink refused it for good. A sink that fails for
     /// now keeps the rest of its reports for the next round: trying each of them through the
-    /// whole retry policy would hold the caller for minutes and tell nothing new.
+    /// whole retry policy would hold the caller for minutes and tell nothing new. One round
+    /// at a time: a call while another runs returns at once with nothing.
     pub async fn resend_spooled(&self) -> Vec<Delivery> {
+        // The round under way covers the spool; waiting for it would only hold the caller.
+        let Ok(_round) = self.resending.try_lock() else {
+            tracing::debug!("a resend of the spooled reports is already under way");
+            return Vec::new();
+        };
         // Too old to matter, or too many: dropped before anything is sent.
         let mut deliveries = self.trim(Utc::now());
         let mut down: HashSet<String> = HashSet::new();
