@@ -1,5 +1,7 @@
 //! `scan`: one look at the cluster, abnormal pods by category, as a table or JSON.
 
+mod namespaces;
+
 use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
@@ -38,7 +40,8 @@ pub struct ScanRow {
     pub action: ActionKind,
 }
 
-/// The pods every scope of one cluster holds now.
+/// The pods every scope of one cluster holds now. A namespace that lists no pods may be a
+/// typo in `-n`: it is checked to exist, so the answer is an error, not "nothing abnormal".
 pub async fn list_cluster(
     cluster: &Cluster,
     scopes: &[Scope],
@@ -46,7 +49,13 @@ pub async fn list_cluster(
 ) -> Result<Vec<PodRecord>> {
     let mut pods = Vec::new();
     for scope in scopes {
-        pods.extend(list_pods(&cluster.client, scope, page_size).await?.pods);
+        let listed = list_pods(&cluster.client, scope, page_size).await?.pods;
+        if let Scope::Namespace(ns) = scope
+            && listed.is_empty()
+        {
+            namespaces::ensure_exists(cluster, ns).await?;
+        }
+        pods.extend(listed);
     }
     Ok(pods)
 }

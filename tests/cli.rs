@@ -79,7 +79,8 @@ fn scan_demo_json_has_every_category_and_the_contract_fields() {
 
 #[test]
 fn scan_exits_zero_when_nothing_is_abnormal() {
-    let out = run(&["scan", "--demo", "-n", "no-such-namespace"]);
+    // kube-public exists and holds no pods.
+    let out = run(&["scan", "--demo", "-n", "kube-public"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(out.stdout.is_empty());
     assert!(
@@ -87,6 +88,78 @@ fn scan_exits_zero_when_nothing_is_abnormal() {
         "{}",
         text(&out.stderr)
     );
+}
+
+#[test]
+fn scan_of_a_namespace_that_does_not_exist_says_so_with_exit_three() {
+    let out = run(&["scan", "--demo", "-n", "shop", "-n", "no-such-namespace"]);
+    let error = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{error}");
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert!(
+        error.contains("namespace no-such-namespace does not exist in context demo"),
+        "{error}"
+    );
+    assert!(
+        error.contains("kube-system") && error.contains("shop"),
+        "lists the namespaces there are: {error}"
+    );
+    assert!(!error.contains("no abnormal pods"), "{error}");
+}
+
+#[test]
+fn report_of_a_namespace_that_does_not_exist_says_so_too() {
+    let out = run(&["report", "--demo", "-n", "no-such-namespace"]);
+    let error = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{error}");
+    assert!(
+        error.contains("namespace no-such-namespace does not exist"),
+        "{error}"
+    );
+}
+
+/// `scan` against a simulated cluster through a kubeconfig; `deny` is applied first.
+async fn scan_sim(deny: &[(&str, &str)], namespace: &str) -> Output {
+    let sim = SimCluster::new();
+    let healthy: Pod = serde_json::from_value(pod("api-1").ns("payments").json()).unwrap();
+    sim.create_pod(healthy);
+    for (verb, resource) in deny {
+        sim.faults().deny(verb, resource, None);
+    }
+    let server = SimServer::start(sim).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let kubeconfig = kubeconfig.to_str().unwrap().to_string();
+    run_async(vec![
+        "scan".into(),
+        "--kubeconfig".into(),
+        kubeconfig,
+        "-n".into(),
+        namespace.into(),
+    ])
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_namespace_is_named_even_when_namespaces_cannot_be_listed() {
+    let out = scan_sim(&[("list", "namespaces")], "paymnets").await;
+    let error = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{error}");
+    assert!(
+        error.contains("namespace paymnets does not exist in context sim")
+            && error.contains("kubectl get namespaces"),
+        "{error}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_identity_that_may_not_read_namespaces_scans_as_before() {
+    // Namespace-scoped RBAC: pods may be listed, the namespace object may not be read.
+    let out = scan_sim(&[("get", "namespaces")], "empty-but-maybe-there").await;
+    let error = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{error}");
+    assert!(error.contains("no abnormal pods among 0"), "{error}");
 }
 
 #[test]

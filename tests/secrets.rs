@@ -461,18 +461,23 @@ async fn delivery_errors_logs_spool_and_metrics_never_show_a_secret() {
     assert_clean("the resend results", &format!("{resent:?}"));
     assert_eq!(first.deliveries.len(), 5, "{first:?}");
 
-    let spooled: Vec<String> = std::fs::read_dir(&config.spool_dir)
-        .unwrap()
-        .map(|e| e.unwrap().path().display().to_string())
-        .collect();
+    let spooled = files_below(&config.spool_dir);
+    let dead = files_below(&config.spool_dir.join("dead"));
     assert_eq!(
-        spooled.len(),
-        10,
-        "two reports for each of five sinks: {spooled:?}"
+        (spooled.len() - dead.len(), dead.len()),
+        (4, 6),
+        "two reports for each of five sinks: the 503 and the unreachable one spooled, \
+         the two 400s and the Feishu refusal dead letters: {spooled:?}"
     );
     for path in &spooled {
-        assert_clean("a spool file name", path);
-        assert_clean("a spool file", &std::fs::read_to_string(path).unwrap());
+        assert_clean(
+            "a spool or dead-letter file name",
+            &path.display().to_string(),
+        );
+        assert_clean(
+            "a spool or dead-letter file",
+            &std::fs::read_to_string(path).unwrap(),
+        );
     }
 
     let snapshot = Snapshot {
@@ -489,12 +494,67 @@ async fn delivery_errors_logs_spool_and_metrics_never_show_a_secret() {
         metrics.contains("opc_report_deliveries_total{sink=\"feishu-"),
         "{metrics}"
     );
+    assert!(
+        metrics.contains("result=\"deadLetter\"} 2"),
+        "each permanent refusal counted: {metrics}"
+    );
     assert_clean("/metrics", &metrics);
 
     let logs = text(&logs.lock().unwrap());
     assert!(
         logs.contains("restart report not delivered"),
         "logs were captured:\n{logs}"
+    );
+    assert!(
+        logs.contains("restart report rejected by sink feishu-"),
+        "the dead letters were logged:\n{logs}"
+    );
+    assert_clean("the log", &logs);
+}
+
+#[tokio::test]
+async fn spool_caps_drop_and_log_by_sink_id_only() {
+    let logs = captured_logs();
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Sink::Slack {
+        url: Secret::new(format!(
+            "http://bot:{TOKEN}@127.0.0.1:{}/services/{TOKEN}",
+            closed_port()
+        )),
+    };
+    let config = ReportConfig {
+        sinks: vec![sink],
+        spool_dir: dir.path().join("spool"),
+        state_file: dir.path().join("state.json"),
+        spool_max_files: 1,
+        ..ReportConfig::default()
+    };
+    let policy = DeliveryPolicy {
+        attempts: 1,
+        first_wait: Duration::from_millis(10),
+        max_wait: Duration::from_millis(10),
+        timeout: Duration::from_secs(5),
+    };
+    let reporter = Reporter::new(&config, policy).unwrap();
+    reporter.send_report(&report(10)).await;
+    let second = reporter.send_report(&report(11)).await;
+
+    let dropped: Vec<_> = second
+        .deliveries
+        .iter()
+        .filter(|d| d.result.label() == "dropped")
+        .collect();
+    assert_eq!(dropped.len(), 1, "{second:?}");
+    assert!(dropped[0].sink.starts_with("slack-"), "{dropped:?}");
+    assert_clean("the summary", &second.describe());
+    assert_clean("the results", &format!("{second:?}"));
+    let logs = text(&logs.lock().unwrap());
+    assert!(
+        logs.contains(&format!(
+            "spooled restart report for sink {} dropped unsent",
+            dropped[0].sink
+        )),
+        "{logs}"
     );
     assert_clean("the log", &logs);
 }
@@ -540,11 +600,28 @@ async fn report_send_on_the_binary_never_shows_a_secret() {
     assert_eq!(receiver.seen.lock().unwrap().len(), 2);
     assert_clean("report --send stderr", &stderr);
     assert_clean("report --send stdout", &text(&out.stdout));
-    for entry in std::fs::read_dir(&spool).unwrap() {
-        let path = entry.unwrap().path();
+    let dead = files_below(&spool.join("dead"));
+    assert_eq!(dead.len(), 2, "both sinks refused: {dead:?}");
+    assert!(stderr.contains("never resent"), "{stderr}");
+    for path in files_below(&spool) {
         assert_clean("a spool file name", &path.display().to_string());
         assert_clean("a spool file", &std::fs::read_to_string(&path).unwrap());
     }
+}
+
+/// Every file in `dir` and below it.
+fn files_below(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(files_below(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,8 +11,9 @@ use crate::report::{DeliveryPolicy, Reporter, render};
 use crate::scan::list_cluster;
 use crate::{Error, Result};
 
-/// Exit 0 when printed (and, with `--send`, every sink took it); 3 when a sink failed and the
-/// report waits in the spool (it is resent by the next `report --send` or by `headless`).
+/// Exit 0 when printed (and, with `--send`, every sink took it); 3 when a sink failed: the
+/// report waits in the spool (resent by the next `report --send` or by `headless`), or a sink
+/// refused it for good and it sits in the dead letters.
 pub async fn run(global: &GlobalArgs, output: ReportOutput, send: bool) -> Result<ExitCode> {
     let config = Config::load(global.config.as_deref())?;
     if send && config.report.sinks.is_empty() {
@@ -22,7 +23,7 @@ pub async fn run(global: &GlobalArgs, output: ReportOutput, send: bool) -> Resul
     }
     let reporter = Reporter::new(&config.report, DeliveryPolicy::default())?;
     let targets = open_targets(global).await?;
-    let mut all_sent = true;
+    let (mut all_sent, mut dead) = (true, false);
     for cluster in &targets.clusters {
         let pods = list_cluster(cluster, &targets.scopes, 500).await?;
         let report = reporter.build(&pods, &cluster.name, Utc::now());
@@ -34,13 +35,23 @@ pub async fn run(global: &GlobalArgs, output: ReportOutput, send: bool) -> Resul
             let summary = reporter.send_report(&report).await;
             eprintln!("{}: {}", cluster.name, summary.describe());
             all_sent &= summary.all_sent();
+            dead |= summary.any_dead_lettered();
         }
     }
-    if !all_sent {
+    if dead {
         eprintln!(
-            "undelivered reports wait in {}; they are resent by the next `report --send` or by `headless`",
-            reporter.spool().dir().display()
+            "reports a sink refused are kept in {} and never resent; fix the sink (its URL, \
+             secret or keyword) and send again",
+            reporter.spool().dead_dir().display()
         );
+    }
+    if !all_sent {
+        if !reporter.spool().pending().is_empty() {
+            eprintln!(
+                "undelivered reports wait in {}; they are resent by the next `report --send` or by `headless`",
+                reporter.spool().dir().display()
+            );
+        }
         return Ok(ExitCode::from(super::EXIT_RUNTIME));
     }
     Ok(ExitCode::SUCCESS)

@@ -4,8 +4,9 @@
 use std::fmt::Write;
 
 use super::duration::format as go;
+use super::report::format_max_age;
 use super::secret::{Secret, SecretSource, mask_url};
-use super::{Config, ConfigSource, SafetyConfig, Sink};
+use super::{Config, ConfigSource, ReportConfig, SafetyConfig, Sink};
 use crate::rules::{NamespaceFilter, RuleSpec};
 
 pub(crate) fn describe(config: &Config) -> String {
@@ -121,7 +122,21 @@ fn report(out: &mut String, config: &Config) {
         let _ = writeln!(out, "  sink:         {}", sink_line(sink));
     }
     let _ = writeln!(out, "  spool dir:    {}", r.spool_dir.display());
+    let _ = writeln!(out, "  spool caps:   {}", spool_caps(r));
     let _ = writeln!(out, "  state file:   {}", r.state_file.display());
+}
+
+/// "7d, 100 files (older or more are dropped unsent)"; zero means no limit.
+fn spool_caps(r: &ReportConfig) -> String {
+    let age = match r.spool_max_age.is_zero() {
+        true => "any age".to_string(),
+        false => format_max_age(r.spool_max_age),
+    };
+    let files = match r.spool_max_files {
+        0 => "any number of files".to_string(),
+        n => format!("{n} files"),
+    };
+    format!("{age}, {files} (older or more are dropped unsent, dead letters too)")
 }
 
 /// The URL masked to scheme and host, and where each secret came from; never a value.

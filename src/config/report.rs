@@ -1,6 +1,7 @@
 //! The restart report (SPEC §5): schedule, filters and where it goes.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::paths;
 use super::read::Field;
@@ -20,8 +21,13 @@ pub struct ReportConfig {
     pub namespaces: NamespaceFilter,
     pub title: String,
     pub sinks: Vec<Sink>,
-    /// Undelivered reports wait here until a sink takes them.
+    /// Undelivered reports wait here until a sink takes them; refused ones go to `dead/` in it.
     pub spool_dir: PathBuf,
+    /// Spooled reports (and dead letters) older than this are dropped unsent; zero: no limit.
+    pub spool_max_age: Duration,
+    /// At most this many spooled reports (and as many dead letters), the oldest dropped
+    /// first; zero: no limit. With an outage and a tight schedule the disk is not the limit.
+    pub spool_max_files: u32,
     /// Restart counts at the previous report, for "restarts since previous report".
     pub state_file: PathBuf,
 }
@@ -98,6 +104,10 @@ impl FileFormat {
 /// Weekly on Monday at 09:00, the typical schedule in SPEC §5.
 pub const DEFAULT_SCHEDULE: &str = "0 0 9 * * MON";
 
+/// A week: a restart report older than that is stale news, and the next one is on its way.
+pub const DEFAULT_SPOOL_MAX_AGE: Duration = Duration::from_secs(7 * 86_400);
+pub const DEFAULT_SPOOL_MAX_FILES: u32 = 100;
+
 impl Default for ReportConfig {
     fn default() -> Self {
         let crash = RuleSpec::default_for(RuleKind::CrashLoop);
@@ -110,6 +120,8 @@ impl Default for ReportConfig {
             title: "Pods restarting too often".into(),
             sinks: Vec::new(),
             spool_dir: paths::data_file("spool"),
+            spool_max_age: DEFAULT_SPOOL_MAX_AGE,
+            spool_max_files: DEFAULT_SPOOL_MAX_FILES,
             state_file: paths::data_file("report-state.json"),
         }
     }
@@ -124,6 +136,8 @@ const KEYS: &[&str] = &[
     "title",
     "sinks",
     "spoolDir",
+    "spoolMaxAge",
+    "spoolMaxFiles",
     "stateFile",
 ];
 
@@ -140,6 +154,8 @@ pub(crate) fn read(field: &Field, env: &dyn Environment) -> Result<ReportConfig>
     m.set("spoolDir", &mut r.spool_dir, |f| {
         f.non_empty().map(|p| paths::expand(&p))
     })?;
+    m.set("spoolMaxAge", &mut r.spool_max_age, max_age)?;
+    m.set("spoolMaxFiles", &mut r.spool_max_files, Field::u32)?;
     m.set("stateFile", &mut r.state_file, |f| {
         f.non_empty().map(|p| paths::expand(&p))
     })?;
@@ -148,6 +164,35 @@ pub(crate) fn read(field: &Field, env: &dyn Environment) -> Result<ReportConfig>
         r.sinks = sinks.seq()?.iter().map(read).collect::<Result<_>>()?;
     }
     Ok(r)
+}
+
+/// A Go duration, or whole days (`7d`), which Go durations lack and a spool's age is counted in.
+fn max_age(field: &Field) -> Result<Duration> {
+    let Ok(text) = field.string() else {
+        return field.duration();
+    };
+    let days = text
+        .trim()
+        .strip_suffix('d')
+        .and_then(|n| n.parse::<u64>().ok());
+    if let Some(age) = days.and_then(|n| n.checked_mul(86_400)) {
+        return Ok(Duration::from_secs(age));
+    }
+    field.duration().map_err(|_| {
+        field.error(format!(
+            "expected whole days like 7d, or a duration like 36h or 90m, found {text:?}"
+        ))
+    })
+}
+
+/// `7d` for whole days, else the Go form (`36h`, `90m`); `0s` for no limit.
+pub(crate) fn format_max_age(age: Duration) -> String {
+    let secs = age.as_secs();
+    if secs > 0 && secs.is_multiple_of(86_400) && age.subsec_nanos() == 0 {
+        format!("{}d", secs / 86_400)
+    } else {
+        super::duration::format(age)
+    }
 }
 
 /// `namespaces: {include: [...], exclude: [...]}`.

@@ -1,17 +1,21 @@
-//! Delivery to the sinks: retries with backoff, and the spool for what still fails.
+//! Delivery to the sinks: retries with backoff while a failure is transient, the spool for
+//! what still fails, the dead letters for what a sink refuses for good.
 
+use std::collections::HashSet;
+use std::path::Path;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 
+use super::RestartReport;
 use super::build::build;
-use super::files::write_atomically;
+use super::caps::SpoolLimits;
+use super::outcome::{Delivery, DeliveryResult, DeliverySummary};
+use super::send::{self, Failure};
 use super::spool::{Spool, sink_id};
 use super::state::RestartState;
-use super::{RestartReport, payload, render};
 use crate::cluster::Cache;
-use crate::config::{FileFormat, ReportConfig, Secret, Sink, mask_url, scrub};
+use crate::config::{ReportConfig, Sink};
 use crate::pod::PodRecord;
 
 #[derive(Debug, Clone)]
@@ -35,103 +39,14 @@ impl Default for DeliveryPolicy {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DeliveryResult {
-    Sent,
-    /// A spooled report that went out this time.
-    Resent,
-    /// Not delivered; waiting in the spool.
-    Spooled(String),
-    /// Not delivered and could not be spooled either.
-    Failed(String),
-}
-
-impl DeliveryResult {
-    pub fn label(&self) -> &'static str {
-        match self {
-            DeliveryResult::Sent => "sent",
-            DeliveryResult::Resent => "resent",
-            DeliveryResult::Spooled(_) => "spooled",
-            DeliveryResult::Failed(_) => "failed",
-        }
-    }
-
-    pub fn delivered(&self) -> bool {
-        matches!(self, DeliveryResult::Sent | DeliveryResult::Resent)
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Delivery {
-    pub sink: String,
-    pub result: DeliveryResult,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeliverySummary {
-    pub at: DateTime<Utc>,
-    pub deliveries: Vec<Delivery>,
-}
-
-impl DeliverySummary {
-    /// All fresh deliveries went out (resends of old reports do not count against it).
-    pub fn all_sent(&self) -> bool {
-        self.deliveries.iter().all(|d| d.result.delivered())
-    }
-
-    /// "sent to 2 sinks at 09:00" or "spooled: slack-1a2b3c4d answered 503".
-    pub fn describe(&self) -> String {
-        let at = self.at.format("%H:%M:%S");
-        let sent = self
-            .deliveries
-            .iter()
-            .filter(|d| d.result == DeliveryResult::Sent)
-            .count();
-        let failed: Vec<String> = self
-            .deliveries
-            .iter()
-            .filter_map(|d| match &d.result {
-                DeliveryResult::Spooled(why) => Some(format!("spooled: {} {why}", d.sink)),
-                DeliveryResult::Failed(why) => Some(format!("LOST: {} {why}", d.sink)),
-                _ => None,
-            })
-            .collect();
-        match (self.deliveries.is_empty(), failed.is_empty()) {
-            (true, _) => "no report sinks are configured (report.sinks)".into(),
-            (false, true) => format!("sent to {sent} sinks at {at}"),
-            (false, false) => format!("{} (sent to {sent} at {at})", failed.join("; ")),
-        }
-    }
-}
-
-/// Why one try failed, and whether trying again soon can help.
-enum Failure {
-    Retry(String),
-    Final(String),
-}
-
-impl Failure {
-    fn message(self) -> String {
-        match self {
-            Failure::Retry(m) | Failure::Final(m) => m,
-        }
-    }
-
-    /// Messages quote the server's answer, which may echo the URL or the token back.
-    fn scrub(self, sink: &Sink) -> Failure {
-        let secrets = sink.secrets();
-        match self {
-            Failure::Retry(m) => Failure::Retry(scrub(&m, &secrets)),
-            Failure::Final(m) => Failure::Final(scrub(&m, &secrets)),
-        }
-    }
-}
-
 pub struct Reporter {
     config: ReportConfig,
     http: reqwest::Client,
     policy: DeliveryPolicy,
     spool: Spool,
+    /// Held by the resend round under way: headless resends at start in the background
+    /// while the worker may send a report, and each would send the same files.
+    resending: tokio::sync::Mutex<()>,
 }
 
 impl Reporter {
@@ -142,7 +57,8 @@ impl Reporter {
             .build()
             .map_err(|e| crate::Error::Usage(format!("cannot build the HTTP client: {e}")))?;
         Ok(Reporter {
-            spool: Spool::new(&config.spool_dir),
+            spool: Spool::new(&config.spool_dir, SpoolLimits::of(config)),
+            resending: tokio::sync::Mutex::new(()),
             config: config.clone(),
             http,
             policy,
@@ -190,46 +106,104 @@ impl Reporter {
 
     /// Resend what is spooled, then deliver and remember this report.
     pub async fn send_report(&self, report: &RestartReport) -> DeliverySummary {
-        let now = report.generated;
+        // Older reports go first, so a chat shows them in order.
         let resent = self.resend_spooled().await;
         let mut deliveries = self.deliver(report).await;
         // Spooled reports count as sent for "since previous": they will arrive.
         if let Err(e) = RestartState::of(report).save(&self.config.state_file) {
             tracing::warn!("cannot save the report state: {e}");
         }
-        deliveries.extend(resent.into_iter().filter(|d| !d.result.delivered()));
+        deliveries.extend(resent);
         DeliverySummary {
-            at: now,
+            at: report.generated,
             deliveries,
         }
     }
 
-    /// Deliver to every sink; what fails after the retries goes to the spool.
+    /// Deliver to every sink; what fails for now goes to the spool, what a sink refuses for
+    /// good to the dead letters.
     pub async fn deliver(&self, report: &RestartReport) -> Vec<Delivery> {
         let mut deliveries = Vec::new();
         for sink in &self.config.sinks {
             let id = sink_id(sink);
             let result = match self.deliver_to(sink, report).await {
                 Ok(()) => DeliveryResult::Sent,
-                Err(why) => self.spool_for(&id, report, why),
+                Err(Failure::Transient(why)) => self.spool_for(&id, report, why),
+                Err(Failure::Permanent(why)) => match self.bury(&id, report, &why, None) {
+                    Ok(result) => result,
+                    Err(e) => DeliveryResult::Failed {
+                        why: format!("{why}; and the dead letter could not be written: {e}"),
+                    },
+                },
             };
-            log_delivery(&id, &result);
+            result.log(&id);
             deliveries.push(Delivery { sink: id, result });
         }
+        // Spooling may have put the spool over its count.
+        deliveries.extend(self.trim(Utc::now()));
         deliveries
     }
 
+    /// Drop what is over the spool's caps, each logged once and returned to be counted.
+    pub fn trim(&self, now: DateTime<Utc>) -> Vec<Delivery> {
+        let dropped = self.spool.trim(now).into_iter().map(|d| Delivery {
+            sink: d.sink,
+            result: DeliveryResult::Dropped {
+                age: d.age,
+                cap: d.cap,
+            },
+        });
+        let dropped: Vec<Delivery> = dropped.collect();
+        dropped.iter().for_each(|d| d.result.log(&d.sink));
+        dropped
+    }
+
     fn spool_for(&self, id: &str, report: &RestartReport, why: String) -> DeliveryResult {
-        match self.spool.put(id, report) {
-            Ok(_) => DeliveryResult::Spooled(why),
-            Err(e) => DeliveryResult::Failed(format!("{why}; and spooling failed: {e}")),
+        match self.spool.put(id, report, Utc::now()) {
+            Ok(_) => DeliveryResult::Spooled { why },
+            Err(e) => DeliveryResult::Failed {
+                why: format!("{why}; and spooling failed: {e}"),
+            },
         }
     }
 
-    /// Try every spooled report again; delete each only once its sink took it.
+    /// Write the dead letter, then remove the spool file it came from, if any.
+    fn bury(
+        &self,
+        id: &str,
+        report: &RestartReport,
+        why: &str,
+        spooled: Option<&Path>,
+    ) -> crate::Result<DeliveryResult> {
+        let path = self.spool.dead_letter(id, report, why, Utc::now())?;
+        if let Some(spooled) = spooled {
+            // A file that cannot be removed is logged; at worst the sink refuses it again.
+            self.spool.remove(spooled);
+        }
+        Ok(DeliveryResult::DeadLettered {
+            why: why.to_string(),
+            path,
+        })
+    }
+
+    /// Try every spooled report again, oldest first; delete each once its sink took it, or
+    /// move it to the dead letters once its sink refused it for good. A sink that fails for
+    /// now keeps the rest of its reports for the next round: trying each of them through the
+    /// whole retry policy would hold the caller for minutes and tell nothing new. One round
+    /// at a time: a call while another runs returns at once with nothing.
     pub async fn resend_spooled(&self) -> Vec<Delivery> {
-        let mut deliveries = Vec::new();
+        // The round under way covers the spool; waiting for it would only hold the caller.
+        let Ok(_round) = self.resending.try_lock() else {
+            tracing::debug!("a resend of the spooled reports is already under way");
+            return Vec::new();
+        };
+        // Too old to matter, or too many: dropped before anything is sent.
+        let mut deliveries = self.trim(Utc::now());
+        let mut down: HashSet<String> = HashSet::new();
         for (path, spooled) in self.spool.pending() {
+            if down.contains(&spooled.sink) {
+                continue;
+            }
             let Some(sink) = self
                 .config
                 .sinks
@@ -245,12 +219,25 @@ impl Reporter {
             };
             let result = match self.deliver_to(sink, &spooled.report).await {
                 Ok(()) => {
+                    // Logged if it cannot be removed; then it is sent once more next time.
                     self.spool.remove(&path);
                     DeliveryResult::Resent
                 }
-                Err(why) => DeliveryResult::Spooled(why),
+                Err(Failure::Transient(why)) => {
+                    down.insert(spooled.sink.clone());
+                    DeliveryResult::Spooled { why }
+                }
+                // Left in the spool if the dead letter cannot be written: nothing is lost.
+                Err(Failure::Permanent(why)) => {
+                    match self.bury(&spooled.sink, &spooled.report, &why, Some(&path)) {
+                        Ok(result) => result,
+                        Err(e) => DeliveryResult::Spooled {
+                            why: format!("{why}; and the dead letter could not be written: {e}"),
+                        },
+                    }
+                }
             };
-            log_delivery(&spooled.sink, &result);
+            result.log(&spooled.sink);
             deliveries.push(Delivery {
                 sink: spooled.sink,
                 result,
@@ -259,132 +246,24 @@ impl Reporter {
         deliveries
     }
 
-    async fn deliver_to(&self, sink: &Sink, report: &RestartReport) -> Result<(), String> {
+    /// Try `sink` up to the policy's attempts while the failure is transient.
+    async fn deliver_to(&self, sink: &Sink, report: &RestartReport) -> Result<(), Failure> {
         let mut wait = self.policy.first_wait;
-        for attempt in 1..=self.policy.attempts.max(1) {
-            match self.attempt(sink, report).await.map_err(|f| f.scrub(sink)) {
-                Ok(()) => return Ok(()),
-                Err(Failure::Retry(why)) if attempt < self.policy.attempts => {
+        let attempts = self.policy.attempts.max(1);
+        let mut attempt = 1;
+        loop {
+            let Err(failure) = send::attempt(&self.http, sink, report).await else {
+                return Ok(());
+            };
+            match failure.scrub(sink) {
+                Failure::Transient(why) if attempt < attempts => {
                     tracing::info!("{} {why}; retrying in {wait:?}", sink_id(sink));
                     tokio::time::sleep(wait).await;
                     wait = (wait * 2).min(self.policy.max_wait);
+                    attempt += 1;
                 }
-                Err(failure) => return Err(failure.message()),
+                failure => return Err(failure),
             }
         }
-        Err("no attempt was made".into())
-    }
-
-    async fn attempt(&self, sink: &Sink, report: &RestartReport) -> Result<(), Failure> {
-        match sink {
-            Sink::Feishu { url, secret } => {
-                let secret = secret.as_ref().map(Secret::expose);
-                let body = payload::feishu(report, secret, Utc::now().timestamp());
-                let answer = self.post(url, &body).await?;
-                feishu_accepted(&answer)
-            }
-            Sink::Slack { url } => self.post(url, &payload::slack(report)).await.map(drop),
-            Sink::Webhook { url } => self.post(url, &payload::webhook(report)).await.map(drop),
-            Sink::File { path, format } => write_file(path, *format, report),
-        }
-    }
-
-    async fn post(&self, url: &Secret, body: &Value) -> Result<String, Failure> {
-        let response = self
-            .http
-            .post(url.expose())
-            .json(body)
-            .send()
-            .await
-            .map_err(|e| {
-                let at = mask_url(url.expose());
-                Failure::Retry(format!("could not be reached at {at}: {}", why_unsent(e)))
-            })?;
-        let status = response.status();
-        let text = response.text().await.unwrap_or_default();
-        if status.is_success() {
-            return Ok(text);
-        }
-        let why = format!(
-            "answered {}: {}",
-            status.as_u16(),
-            text.chars().take(200).collect::<String>()
-        );
-        if status.is_server_error() || status.as_u16() == 429 || status.as_u16() == 408 {
-            Err(Failure::Retry(why))
-        } else {
-            Err(Failure::Final(why))
-        }
-    }
-}
-
-/// The error and its causes ("error sending request: ... Connection refused"), without the
-/// URL, which carries the token; the caller scrubs the rest.
-fn why_unsent(error: reqwest::Error) -> String {
-    let error = error.without_url();
-    let mut text = error.to_string();
-    let mut cause = std::error::Error::source(&error);
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    text
-}
-
-/// Feishu answers 200 even when it refuses a message; the body's `code` says so.
-fn feishu_accepted(answer: &str) -> Result<(), Failure> {
-    let parsed: Value = serde_json::from_str(answer).unwrap_or(Value::Null);
-    let code = parsed
-        .get("code")
-        .or_else(|| parsed.get("StatusCode"))
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
-    if code == 0 {
-        return Ok(());
-    }
-    let msg = parsed.get("msg").and_then(Value::as_str).unwrap_or("");
-    Err(Failure::Final(format!(
-        "refused the message (code {code}: {msg}); check the bot's secret and keyword settings"
-    )))
-}
-
-fn write_file(
-    path: &std::path::Path,
-    format: FileFormat,
-    report: &RestartReport,
-) -> Result<(), Failure> {
-    let path = dated_path(path, report.generated);
-    let text = match format {
-        FileFormat::Markdown => render::markdown(report),
-        FileFormat::Json => render::json(report),
-        FileFormat::Csv => render::csv(report),
-    };
-    write_atomically(&path, text.as_bytes()).map_err(|e| Failure::Retry(e.to_string()))
-}
-
-/// `reports/restarts-%Y-%m-%d.md` → `reports/restarts-2026-11-20.md`; a path with no valid
-/// strftime fields stays as it is.
-pub fn dated_path(path: &std::path::Path, at: DateTime<Utc>) -> std::path::PathBuf {
-    use chrono::format::{Item, StrftimeItems};
-    let text = path.to_string_lossy();
-    if !text.contains('%') || StrftimeItems::new(&text).any(|i| matches!(i, Item::Error)) {
-        return path.to_path_buf();
-    }
-    std::path::PathBuf::from(at.format(&text).to_string())
-}
-
-fn log_delivery(sink: &str, result: &DeliveryResult) {
-    match result {
-        DeliveryResult::Sent | DeliveryResult::Resent => {
-            tracing::info!(sink, "restart report {}", result.label())
-        }
-        DeliveryResult::Spooled(why) => {
-            tracing::warn!(
-                sink,
-                "restart report not delivered ({why}); spooled, will resend"
-            )
-        }
-        DeliveryResult::Failed(why) => tracing::error!(sink, "restart report LOST: {why}"),
     }
 }

@@ -1,11 +1,14 @@
-//! Reports a sink did not take, one file per report and sink, kept until a later try succeeds.
+//! Reports a sink did not take, one file per report and sink, kept until a later try succeeds;
+//! and the dead letters, reports a sink refused for good, kept for a person and never resent.
 
 use std::path::{Path, PathBuf};
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::RestartReport;
+use super::caps::SpoolLimits;
 use super::files::write_atomically;
 use crate::config::{SecretSource, Sink};
 use crate::{Error, Result};
@@ -33,71 +36,144 @@ pub fn sink_id(sink: &Sink) -> String {
 pub struct Spooled {
     pub sink: String,
     pub report: RestartReport,
+    /// When it was spooled; files written before this field existed have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spooled: Option<DateTime<Utc>>,
+}
+
+impl Spooled {
+    /// Since when it has waited: when it was spooled, or else when the report was made.
+    pub fn since(&self) -> DateTime<Utc> {
+        self.spooled.unwrap_or(self.report.generated)
+    }
+}
+
+/// A report a sink refused for good, and why; written to `<spoolDir>/dead/`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeadLetter {
+    pub sink: String,
+    /// The sink's answer, scrubbed of its secrets.
+    pub why: String,
+    pub rejected: DateTime<Utc>,
+    pub report: RestartReport,
 }
 
 #[derive(Debug, Clone)]
 pub struct Spool {
     dir: PathBuf,
+    limits: SpoolLimits,
 }
 
 impl Spool {
-    pub fn new(dir: &Path) -> Spool {
+    pub fn new(dir: &Path, limits: SpoolLimits) -> Spool {
         Spool {
             dir: dir.to_path_buf(),
+            limits,
         }
+    }
+
+    pub fn limits(&self) -> SpoolLimits {
+        self.limits
     }
 
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
-    pub fn put(&self, sink: &str, report: &RestartReport) -> Result<PathBuf> {
-        let stamp = report.generated.format("%Y%m%dT%H%M%S%.3fZ");
-        let path = self.dir.join(format!("{stamp}-{sink}.json"));
+    /// Where the dead letters go: inside the spool dir, so one volume keeps both.
+    pub fn dead_dir(&self) -> PathBuf {
+        self.dir.join("dead")
+    }
+
+    pub fn put(&self, sink: &str, report: &RestartReport, now: DateTime<Utc>) -> Result<PathBuf> {
         let entry = Spooled {
             sink: sink.to_string(),
             report: report.clone(),
+            spooled: Some(now),
         };
-        let bytes = serde_json::to_vec(&entry).map_err(|e| Error::Cluster(e.to_string()))?;
-        write_atomically(&path, &bytes)?;
-        Ok(path)
+        write_json(&self.dir.join(file_name(sink, report)), &entry)
+    }
+
+    /// Keep `report` as refused by `sink` for good; the caller removes its spool file, if any.
+    pub fn dead_letter(
+        &self,
+        sink: &str,
+        report: &RestartReport,
+        why: &str,
+        now: DateTime<Utc>,
+    ) -> Result<PathBuf> {
+        let letter = DeadLetter {
+            sink: sink.to_string(),
+            why: why.to_string(),
+            rejected: now,
+            report: report.clone(),
+        };
+        write_json(&self.dead_dir().join(file_name(sink, report)), &letter)
     }
 
     /// Everything waiting, oldest first. Unreadable files are logged and left for a human.
     pub fn pending(&self) -> Vec<(PathBuf, Spooled)> {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return Vec::new();
-        };
-        let mut paths: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .filter(|p| {
-                !p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-            })
-            .collect();
-        paths.sort();
-        paths
-            .into_iter()
-            .filter_map(|path| {
-                let read = std::fs::read(&path).map_err(|e| e.to_string());
-                match read.and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string())) {
-                    Ok(spooled) => Some((path, spooled)),
-                    Err(e) => {
-                        tracing::warn!(
-                            "spooled report {} cannot be read ({e}); left in place",
-                            path.display()
-                        );
-                        None
-                    }
-                }
-            })
-            .collect()
+        read_all(&self.dir, "spooled report")
     }
 
-    pub fn remove(&self, path: &Path) {
-        if let Err(e) = std::fs::remove_file(path) {
-            tracing::warn!("cannot remove delivered report {}: {e}", path.display());
+    /// The dead letters, oldest first.
+    pub fn dead_letters(&self) -> Vec<(PathBuf, DeadLetter)> {
+        read_all(&self.dead_dir(), "dead letter")
+    }
+
+    /// Whether it is gone; a file that cannot be removed is logged.
+    pub fn remove(&self, path: &Path) -> bool {
+        match std::fs::remove_file(path) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!("cannot remove {}: {e}", path.display());
+                false
+            }
         }
     }
+}
+
+/// `20261120T090000.000Z-slack-1a2b3c4d.json`: sorted by name is oldest first.
+fn file_name(sink: &str, report: &RestartReport) -> String {
+    let stamp = report.generated.format("%Y%m%dT%H%M%S%.3fZ");
+    format!("{stamp}-{sink}.json")
+}
+
+fn write_json(path: &Path, value: &impl Serialize) -> Result<PathBuf> {
+    let bytes = serde_json::to_vec(value).map_err(|e| Error::Cluster(e.to_string()))?;
+    write_atomically(path, &bytes)?;
+    Ok(path.to_path_buf())
+}
+
+/// The `*.json` files directly in `dir` (not the temporary `.name.tmp` ones, not the dead
+/// letters' subdirectory), decoded, oldest first.
+fn read_all<T: for<'de> Deserialize<'de>>(dir: &Path, what: &str) -> Vec<(PathBuf, T)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let read = std::fs::read(&path).map_err(|e| e.to_string());
+            match read.and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string())) {
+                Ok(value) => Some((path, value)),
+                Err(e) => {
+                    tracing::warn!(
+                        "{what} {} cannot be read ({e}); left in place",
+                        path.display()
+                    );
+                    None
+                }
+            }
+        })
+        .collect()
 }

@@ -1,0 +1,52 @@
+//! `-n NS` for a namespace that does not exist: an error naming the ones there are, not an
+//! empty scan that reads as "nothing abnormal".
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::Api;
+use kube::api::ListParams;
+
+use crate::cluster::Cluster;
+use crate::{Error, Result};
+
+/// How many names the error lists before "and N more".
+const SHOWN: usize = 12;
+
+/// Called only for a namespace that listed no pods (one GET; a namespace with pods exists).
+/// Only a 404 is an error: when the GET itself is forbidden or fails, nothing can be said and
+/// the empty list stands, as the pod list that preceded it succeeded.
+pub async fn ensure_exists(cluster: &Cluster, namespace: &str) -> Result<()> {
+    let api: Api<Namespace> = Api::all(cluster.client.clone());
+    match api.get_opt(namespace).await {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) => Err(Error::Api(missing(cluster, namespace, &api).await)),
+        Err(e) => {
+            tracing::debug!("cannot check that namespace {namespace} exists: {e}");
+            Ok(())
+        }
+    }
+}
+
+async fn missing(cluster: &Cluster, namespace: &str, api: &Api<Namespace>) -> String {
+    let head = format!(
+        "namespace {namespace} does not exist in context {}",
+        cluster.name
+    );
+    // Names help only if this identity may list them; one page is enough to spot a typo.
+    let Ok(list) = api.list(&ListParams::default().limit(500)).await else {
+        return format!("{head}; check the name with `kubectl get namespaces` and pass it to -n");
+    };
+    let mut names: Vec<String> = list
+        .items
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .collect();
+    names.sort();
+    let more = names.len().saturating_sub(SHOWN);
+    names.truncate(SHOWN);
+    let tail = match (more, list.metadata.continue_.is_some_and(|c| !c.is_empty())) {
+        (0, false) => String::new(),
+        (0, true) => ", …".to_string(),
+        (n, _) => format!(", … and {n} more"),
+    };
+    format!("{head}; namespaces there: {}{tail}", names.join(", "))
+}
