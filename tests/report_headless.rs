@@ -72,10 +72,9 @@ async fn a_report_taken_by_every_sink_exits_zero() {
     );
 }
 
-/// Ignored until `src/commands/headless.rs` (not this change's file) reads the typed summary:
-/// today it searches the text for "spooled" and "LOST" and exits 0 on a dead letter.
+/// A sink that refuses the report for good fails the CronJob: `--once --send` reads the typed
+/// delivery summary, not its text.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "src/commands/headless.rs greps the summary text; see the report for the edit"]
 async fn a_report_refused_for_good_exits_three() {
     let (out, dir) = once_with_sink(&sink_answering(403).await).await;
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));

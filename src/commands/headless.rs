@@ -18,7 +18,7 @@ use crate::headless::lease::Wiring;
 use crate::headless::{Elector, LeaseSettings, Role, Sources, bind, lease, serve, shutdown_signal};
 use crate::policy::{Flags, Policy};
 use crate::report::{DeliveryPolicy, Reporter};
-use crate::worker::{self, WorkerCommand, WorkerHandle, WorkerOptions};
+use crate::worker::{self, WorkerHandle, WorkerOptions};
 use crate::{Error, Result};
 
 pub struct Mode {
@@ -123,8 +123,14 @@ async fn serve_until_signal(
     let listener = bind(listen).await?;
     if let Some(reporter) = parts.options.reporter.clone() {
         // Reports spooled before a restart go out in the background: a slow or refusing sink
-        // must not hold up /healthz or the worker.
-        tokio::spawn(async move { reporter.resend_spooled().await });
+        // must not hold up /healthz or the worker. Their results (resent, dead letters, drops
+        // over the spool caps) count in /metrics like any other delivery.
+        let counters = parts.options.counters.clone();
+        tokio::spawn(async move {
+            for d in reporter.resend_spooled().await {
+                counters.count_delivery(&d.sink, d.result.label());
+            }
+        });
     }
     let counters = parts.options.counters.clone();
     let checking = parts.executor.clone();
@@ -194,6 +200,10 @@ async fn once(parts: Parts, cache: &Cache, mut elector: Elector, send: bool) -> 
     }
     // An action a crash interrupted is reported, checked and closed before new ones run.
     parts.executor.resolve_interrupted().await;
+    let (reporter, cluster) = (
+        parts.options.reporter.clone(),
+        parts.options.cluster.clone(),
+    );
     // Acting is allowed from the round just won: the worker's first pass may start before
     // the election loop has run.
     let (acting_tx, acting_until) = watch::channel(Some(won + elector.settings().renew_deadline));
@@ -216,15 +226,17 @@ async fn once(parts: Parts, cache: &Cache, mut elector: Elector, send: bool) -> 
     let _ = status.wait_for(|s| s.passes > 0).await;
     let mut delivered = true;
     if send {
-        let _ = handle.commands.send(WorkerCommand::SendReport).await;
-        let report = status
-            .wait_for(|s| s.last_report.is_some())
-            .await
-            .ok()
-            .and_then(|s| s.last_report.clone());
-        let report = report.unwrap_or_default();
-        eprintln!("report: {report}");
-        delivered = !report.contains("spooled") && !report.contains("LOST");
+        // Sent here, not through the worker, for the typed summary: it says whether every
+        // sink took the report (spooled, dead-lettered, dropped or lost all count against it).
+        match &reporter {
+            Some(reporter) => {
+                let pods = reporter.candidates(cache);
+                let summary = reporter.send(&pods, &cluster, Utc::now()).await;
+                eprintln!("report: {}", summary.describe());
+                delivered = summary.all_sent();
+            }
+            None => eprintln!("report: no report sinks are configured (report.sinks)"),
+        }
     }
     let pass = status.borrow().clone();
     eprintln!("{}", summary(&pass));

@@ -9,7 +9,7 @@ use crate::rules::RuleKind;
 pub struct Counters {
     /// (rule, outcome label) → count.
     actions: Mutex<BTreeMap<(RuleKind, &'static str), u64>>,
-    /// (sink, "sent" | "spooled" | "resent") → count.
+    /// (sink, "sent" | "resent" | "spooled" | "deadLetter" | "dropped" | "failed") → count.
     deliveries: Mutex<BTreeMap<(String, &'static str), u64>>,
 }
 
