@@ -266,7 +266,7 @@ fn unknown_keys_are_errors_with_position_and_allowed_keys() {
         (
             "rulez: []\n",
             "config.yml:1:1: rulez: unknown key",
-            "rules, safety, report, audit, ui",
+            "rules, safety, report, audit, cluster, ui",
         ),
         (
             "delteEvictedPod: {enable: true}\nrules: []\n",
@@ -897,4 +897,22 @@ fn secret_source_errors_name_the_key_and_the_source() {
         let msg = parse_in(&sinks(&[entry]), &env).expect_err(entry);
         assert!(msg.contains(want), "want {want:?} in: {msg}");
     }
+}
+
+#[test]
+fn the_cluster_section_sets_how_long_to_wait_on_the_api_server() {
+    let config = Config::from_yaml(
+        "cluster:\n  watchSilence: 90s\n  connectTimeout: 5s\n  requestTimeout: 20s\n",
+        "cluster.yaml",
+    )
+    .unwrap();
+    assert_eq!(config.cluster.watch_silence, Duration::from_secs(90));
+    assert_eq!(config.cluster.connect_timeout, Duration::from_secs(5));
+    assert_eq!(config.cluster.request_timeout, Duration::from_secs(20));
+    let deadlines = ops_pod_cleaner::cluster::Deadlines::from_config(&config.cluster).unwrap();
+    assert_eq!(deadlines.request, Duration::from_secs(20));
+    let watch = ops_pod_cleaner::cluster::watch_settings(&config.cluster).unwrap();
+    assert_eq!(watch.silence, Duration::from_secs(90));
+    let error = Config::from_yaml("cluster:\n  requestTimeout: soon\n", "bad.yaml").unwrap_err();
+    assert!(error.to_string().contains("cluster.requestTimeout"), "{error}");
 }

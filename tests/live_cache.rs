@@ -199,6 +199,7 @@ async fn an_unknown_context_lists_the_ones_there_are() {
     let options = ConnectOptions {
         kubeconfig: Some(path),
         context: Some("prod".into()),
+        ..ConnectOptions::default()
     };
     let Err(error) = connect(&options).await else {
         panic!("connected to a context that does not exist");

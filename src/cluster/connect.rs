@@ -14,6 +14,8 @@ use crate::{Error, Result};
 pub struct ConnectOptions {
     pub kubeconfig: Option<PathBuf>,
     pub context: Option<String>,
+    /// How long a connection and a request may take (watches excepted).
+    pub deadlines: Deadlines,
 }
 
 /// A reachable cluster and the name it goes by on screen and in output.
@@ -30,7 +32,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Cluster> {
     // themselves (honouring Retry-After, giving up when a budget forbids), so only one layer does.
     config.default_retry = false;
     let url = config.cluster_url.to_string();
-    let client = client_with_deadlines(config, Deadlines::from_env()?)?;
+    let client = client_with_deadlines(config, options.deadlines)?;
     match tokio::time::timeout(Duration::from_secs(15), client.apiserver_version()).await {
         Ok(Ok(_)) => Ok(Cluster { name, client }),
         Ok(Err(e)) => Err(Error::Cluster(format!(

@@ -43,6 +43,14 @@ impl Default for Deadlines {
 }
 
 impl Deadlines {
+    /// The config's `cluster:` deadlines, each overridden by its environment variable.
+    pub fn from_config(config: &crate::config::ClusterConfig) -> Result<Deadlines> {
+        Ok(Deadlines {
+            connect: super::env_duration(CONNECT_TIMEOUT_ENV)?.unwrap_or(config.connect_timeout),
+            request: super::env_duration(REQUEST_TIMEOUT_ENV)?.unwrap_or(config.request_timeout),
+        })
+    }
+
     /// The defaults, overridden by `$OPS_POD_CLEANER_CONNECT_TIMEOUT` and
     /// `$OPS_POD_CLEANER_REQUEST_TIMEOUT` (Go-style durations) when set.
     pub fn from_env() -> Result<Deadlines> {

@@ -68,6 +68,15 @@ impl std::fmt::Display for Scope {
 
 /// A Go-style duration (`10s`, `2m`) from the environment, if set; a bad one is a usage error
 /// before anything starts.
+/// The watch settings a command runs with: the config's silence bound, unless
+/// `$OPS_POD_CLEANER_WATCH_SILENCE` overrides it.
+pub fn watch_settings(config: &crate::config::ClusterConfig) -> crate::Result<WatchSettings> {
+    Ok(WatchSettings {
+        silence: env_duration(SILENCE_ENV)?.unwrap_or(config.watch_silence),
+        ..WatchSettings::default()
+    })
+}
+
 pub(crate) fn env_duration(key: &str) -> crate::Result<Option<Duration>> {
     let Some(text) = std::env::var(key).ok().filter(|v| !v.trim().is_empty()) else {
         return Ok(None);

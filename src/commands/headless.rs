@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use super::open_targets;
 use crate::actions::{Audit, Executor};
 use crate::cli::GlobalArgs;
-use crate::cluster::{Cache, Cluster, WatchSettings, spawn_watches};
+use crate::cluster::{Cache, Cluster, spawn_watches, watch_settings};
 use crate::config::Config;
 use crate::headless::lease::Wiring;
 use crate::headless::{Elector, LeaseSettings, Role, Sources, bind, lease, serve, shutdown_signal};
@@ -31,7 +31,7 @@ const SYNC_TIMEOUT: Duration = Duration::from_secs(120);
 
 pub async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
     let config = Config::load(global.config.as_deref())?;
-    let targets = open_targets(global).await?;
+    let targets = open_targets(global, &config).await?;
     let [cluster] = targets.clusters.as_slice() else {
         return Err(Error::Usage(
             "headless works on one cluster; pass at most one --context and run one replica set per cluster".into(),
@@ -42,7 +42,7 @@ pub async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
         &cluster.client,
         &targets.scopes,
         &cache,
-        &WatchSettings::from_env()?,
+        &watch_settings(&config.cluster)?,
     );
     let parts = Parts::new(global, &config, cluster, &cache)?;
     let elector = Elector::new(cluster.client.clone(), LeaseSettings::from_env());

@@ -22,7 +22,7 @@ pub async fn run(global: &GlobalArgs, output: ReportOutput, send: bool) -> Resul
         ));
     }
     let reporter = Reporter::new(&config.report, DeliveryPolicy::default())?;
-    let targets = open_targets(global).await?;
+    let targets = open_targets(global, &config).await?;
     let (mut all_sent, mut dead) = (true, false);
     for cluster in &targets.clusters {
         let pods = list_cluster(cluster, &targets.scopes, 500).await?;

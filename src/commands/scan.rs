@@ -13,7 +13,7 @@ use crate::scan::{list_cluster, rows, summary, to_json, to_table};
 
 pub async fn run(global: &GlobalArgs, output: ScanOutput) -> Result<ExitCode> {
     let config = Config::load(global.config.as_deref())?;
-    let targets = open_targets(global).await?;
+    let targets = open_targets(global, &config).await?;
     let now = Utc::now();
     let (mut found, mut total) = (Vec::new(), 0);
     for cluster in &targets.clusters {

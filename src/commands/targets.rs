@@ -2,7 +2,8 @@
 
 use crate::Result;
 use crate::cli::GlobalArgs;
-use crate::cluster::{Cluster, ConnectOptions, Scope, connect};
+use crate::cluster::{Cluster, ConnectOptions, Deadlines, Scope, connect};
+use crate::config::Config;
 
 /// Connected clusters; keeps the simulated server alive as long as it is needed.
 pub struct Targets {
@@ -11,7 +12,9 @@ pub struct Targets {
     _demo: Option<crate::sim::demo::Demo>,
 }
 
-pub async fn open_targets(global: &GlobalArgs) -> Result<Targets> {
+/// The clusters named on the command line, each reached within the config's deadlines.
+pub async fn open_targets(global: &GlobalArgs, config: &Config) -> Result<Targets> {
+    let deadlines = Deadlines::from_config(&config.cluster)?;
     let scopes = if global.all_namespaces {
         vec![Scope::All]
     } else {
@@ -39,6 +42,7 @@ pub async fn open_targets(global: &GlobalArgs) -> Result<Targets> {
         let options = ConnectOptions {
             kubeconfig: global.kubeconfig.clone(),
             context,
+            deadlines,
         };
         clusters.push(connect(&options).await?);
     }

@@ -13,7 +13,8 @@ use super::{Targets, open_targets};
 use crate::actions::Executor;
 use crate::cli::GlobalArgs;
 use crate::cluster::{
-    Cache, Cluster, ConnectOptions, Scope, WatchSettings, connect, spawn_watches,
+    Cache, Cluster, ConnectOptions, Deadlines, Scope, WatchSettings, connect, spawn_watches,
+    watch_settings,
 };
 use crate::config::Config;
 use crate::policy::{Flags, Policy};
@@ -25,8 +26,8 @@ use crate::{Error, Result};
 pub async fn run(global: &GlobalArgs) -> Result<ExitCode> {
     let config = Arc::new(Config::load(global.config.as_deref())?);
     let policy = Policy::new(Flags::from(global), &config);
-    let watch = WatchSettings::from_env()?;
-    let targets = open_targets(global).await?;
+    let watch = watch_settings(&config.cluster)?;
+    let targets = open_targets(global, &config).await?;
     let scopes = targets.scopes.clone();
     let options = RunOptions {
         scope: scope_label(&scopes),
@@ -194,13 +195,21 @@ impl Connector for Opener {
             if opener.global.demo {
                 let mut global = opener.global.clone();
                 global.context.clear();
-                let targets = open_targets(&global).await.map_err(|e| e.to_string())?;
-                let cluster = targets.clusters[0].clone();
+                let targets = open_targets(&global, &opener.config)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let cluster = targets
+                    .clusters
+                    .first()
+                    .cloned()
+                    .ok_or("the simulated cluster did not start")?;
                 return Ok(opener.session(cluster, Some(targets)));
             }
             let options = ConnectOptions {
                 kubeconfig: opener.global.kubeconfig.clone(),
                 context: Some(context),
+                deadlines: Deadlines::from_config(&opener.config.cluster)
+                    .map_err(|e| e.to_string())?,
             };
             let cluster = connect(&options).await.map_err(|e| e.to_string())?;
             Ok(opener.session(cluster, None))

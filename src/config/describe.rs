@@ -29,6 +29,14 @@ pub(crate) fn describe(config: &Config) -> String {
         "audit: {}, kubernetes events {events}",
         config.audit.path.display()
     );
+    let c = &config.cluster;
+    let _ = writeln!(
+        out,
+        "cluster: a watch silent {} is replaced; connect within {}, requests within {}",
+        go(c.watch_silence),
+        go(c.connect_timeout),
+        go(c.request_timeout)
+    );
     out
 }
 

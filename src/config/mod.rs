@@ -7,6 +7,7 @@
 //! message reads `file:line:column: key.path: what was expected`.
 
 mod audit;
+mod cluster;
 mod describe;
 mod duration;
 mod keys;
@@ -25,6 +26,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 pub use audit::AuditConfig;
+pub use cluster::ClusterConfig;
 pub use duration::{format as format_duration, parse as parse_duration};
 pub use keys::{ACTIONS as UI_ACTIONS, KeyBinding, KeyCode, UiConfig};
 pub use report::{DEFAULT_SCHEDULE, FileFormat, ReportConfig, Sink};
@@ -51,6 +53,7 @@ pub struct Config {
     pub safety: SafetyConfig,
     pub report: ReportConfig,
     pub audit: AuditConfig,
+    pub cluster: ClusterConfig,
     pub ui: UiConfig,
     pub source: ConfigSource,
 }
@@ -70,6 +73,7 @@ impl Default for Config {
             safety: SafetyConfig::default(),
             report: ReportConfig::default(),
             audit: AuditConfig::default(),
+            cluster: ClusterConfig::default(),
             ui: UiConfig::default(),
             source: ConfigSource::Builtin,
         }
@@ -202,5 +206,6 @@ fn is_seed_shape(root: &Value) -> bool {
 fn read_common(m: &MapReader, config: &mut Config) -> Result<()> {
     m.set("safety", &mut config.safety, safety::read)?;
     m.set("audit", &mut config.audit, audit::read)?;
+    m.set("cluster", &mut config.cluster, cluster::read)?;
     m.set("ui", &mut config.ui, keys::read)
 }

@@ -9,7 +9,7 @@ use super::{Config, report};
 use crate::Result;
 use crate::rules::{ActionKind, RuleKind, RuleSpec};
 
-pub(crate) const KEYS: &[&str] = &["rules", "safety", "report", "audit", "ui"];
+pub(crate) const KEYS: &[&str] = &["rules", "safety", "report", "audit", "cluster", "ui"];
 
 const RULE_KEYS: &[&str] = &[
     "rule",

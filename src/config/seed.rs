@@ -34,6 +34,7 @@ const ALLOWED: &[&str] = &[
     "delteTerminatingPod",
     "safety",
     "audit",
+    "cluster",
     "ui",
 ];
 

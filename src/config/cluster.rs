@@ -1,0 +1,39 @@
+//! How long the tool waits on the API server (SPEC §9). The environment variables
+//! `OPS_POD_CLEANER_WATCH_SILENCE`, `..._CONNECT_TIMEOUT` and `..._REQUEST_TIMEOUT` override
+//! these for one run.
+
+use std::time::Duration;
+
+use super::read::Field;
+use crate::Result;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterConfig {
+    /// A watch that hears nothing (no event, no bookmark) this long is dead: replaced, and the
+    /// cache counts as stale from then on.
+    pub watch_silence: Duration,
+    /// To open a connection (TCP and TLS).
+    pub connect_timeout: Duration,
+    /// For a whole request other than a watch.
+    pub request_timeout: Duration,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        ClusterConfig {
+            watch_silence: Duration::from_secs(120),
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Reads the `cluster:` section over the defaults.
+pub(crate) fn read(field: &Field) -> Result<ClusterConfig> {
+    let m = field.map(&["watchSilence", "connectTimeout", "requestTimeout"])?;
+    let mut c = ClusterConfig::default();
+    m.set("watchSilence", &mut c.watch_silence, Field::duration)?;
+    m.set("connectTimeout", &mut c.connect_timeout, Field::duration)?;
+    m.set("requestTimeout", &mut c.request_timeout, Field::duration)?;
+    Ok(c)
+}
