@@ -914,5 +914,8 @@ fn the_cluster_section_sets_how_long_to_wait_on_the_api_server() {
     let watch = ops_pod_cleaner::cluster::watch_settings(&config.cluster).unwrap();
     assert_eq!(watch.silence, Duration::from_secs(90));
     let error = Config::from_yaml("cluster:\n  requestTimeout: soon\n", "bad.yaml").unwrap_err();
-    assert!(error.to_string().contains("cluster.requestTimeout"), "{error}");
+    assert!(
+        error.to_string().contains("cluster.requestTimeout"),
+        "{error}"
+    );
 }

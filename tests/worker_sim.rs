@@ -453,3 +453,36 @@ async fn only_the_leader_sends_scheduled_reports() {
     assert!(sent("leader") >= 1, "the leader sends on schedule");
     assert_eq!(sent("follower"), 0, "a standby replica never does");
 }
+
+/// A worker whose first pass found the cache not yet synced acts as soon as it syncs, not a
+/// whole tick later.
+#[tokio::test]
+async fn the_worker_acts_as_soon_as_the_cache_syncs() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("old-1").ns("shop").evicted()));
+    let server = SimServer::start(sim.clone()).await.unwrap();
+    let cache = Cache::new();
+    let config = config_with_auto(&[RuleKind::Evicted]);
+    let policy = Policy::new(Flags::default(), &config);
+    let executor = Executor::new(server.client(), cache.clone(), &policy, "sim", Audit::Off);
+    let options = WorkerOptions {
+        master_auto: true,
+        tick: Duration::from_secs(3600),
+        ..WorkerOptions::default()
+    };
+    let handle = worker::spawn(cache.clone(), Arc::new(executor), &policy, options);
+    status_where(&handle, "the first pass, blocked", |s| {
+        s.passes >= 1 && s.blocked.is_some()
+    })
+    .await;
+    let _watches = spawn_watches(
+        &server.client(),
+        &[Scope::All],
+        &cache,
+        &WatchSettings::default(),
+    );
+    eventually("the pod deleted right after the sync", || {
+        sim.pod("shop", "old-1").is_none()
+    })
+    .await;
+}

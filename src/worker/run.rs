@@ -110,7 +110,15 @@ impl Worker {
         loop {
             let next_report = self.next_report(Utc::now());
             tokio::select! {
-                Ok(()) = cache_changes.changed() => self.refresh_status(),
+                Ok(()) = cache_changes.changed() => {
+                    // The gate opening (the first sync, the watch fresh again) is worth a
+                    // pass now, not at the next tick.
+                    let was_blocked = self.status.blocked.is_some();
+                    self.refresh_status();
+                    if was_blocked && self.status.blocked.is_none() {
+                        self.pass(&mut commands, &status).await;
+                    }
+                }
                 command = commands.recv() => match command {
                     Some(command) => {
                         if self.apply(command).await {
