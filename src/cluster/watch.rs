@@ -223,7 +223,11 @@ async fn run_scope(
                     if matches!(from, ListFrom::NotOlderThan(_))
                         && matches!(failed.code, Some(410 | 504))
                     {
+                        // Not an outage: the server cannot serve that version (its data was
+                        // restored from an older backup). Only the latest state can be had.
+                        tracing::info!(%scope, "version refused ({error}); reading the latest");
                         refused = true;
+                        continue;
                     }
                     tracing::warn!(%scope, "{error}");
                     mark_down(&cache, &scope, error);
