@@ -119,7 +119,9 @@ async fn an_expired_version_relists() {
 async fn a_forbidden_list_is_shown_as_staleness_until_it_is_allowed() {
     let sim = SimCluster::new();
     sim.create_pod(typed(pod("p")));
+    // A streaming list is authorised as the watch it is: deny both ways of listing.
     sim.faults().deny("list", "pods", None);
+    sim.faults().deny("watch", "pods", None);
     let server = SimServer::start(sim.clone()).await.unwrap();
     let cache = Cache::new();
     let _tasks = spawn_watches(&server.client(), &[Scope::All], &cache, &quick_watch());

@@ -16,7 +16,7 @@ use kube::api::{
     Preconditions, WatchEvent, WatchParams,
 };
 use kube::core::GroupVersionKind;
-use ops_pod_cleaner::sim::{Injected, SimCluster, SimServer};
+use ops_pod_cleaner::sim::{Injected, SimCluster, SimServer, StreamingLists};
 use serde_json::{Value, json};
 use support::sim::live_pods;
 
@@ -884,4 +884,202 @@ async fn malformed_requests_get_status_errors_not_panics() {
         405
     );
     assert!(cluster.pod("default", "p").is_some());
+}
+
+/// GET `uri` as raw text: list queries `ListParams` would not send as written.
+async fn get_raw(server: &SimServer, uri: &str) -> Result<Value, kube::core::Status> {
+    let request = http::Request::get(uri).body(Vec::new()).unwrap();
+    match server.client().request_text(request).await {
+        Ok(text) => Ok(serde_json::from_str(&text).unwrap()),
+        Err(e) => Err(api_status(e)),
+    }
+}
+
+fn names(list: &Value) -> Vec<String> {
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["metadata"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn resource_version_0_answers_from_the_watch_cache_stale_and_unpaged() {
+    let (cluster, server) = start().await;
+    for name in ["a", "b", "c"] {
+        cluster.create_pod(running_pod("default", name, json!({})));
+    }
+    cluster.hold_watch_cache(true);
+    let held = cluster.resource_version().to_string();
+    cluster.create_pod(running_pod("default", "d", json!({})));
+
+    let cached = get_raw(
+        &server,
+        "/api/v1/pods?limit=2&resourceVersion=0&resourceVersionMatch=NotOlderThan",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        names(&cached),
+        ["a", "b", "c"],
+        "stale, and the limit ignored"
+    );
+    assert_eq!(cached["metadata"]["resourceVersion"], json!(held));
+    assert!(cached["metadata"].get("continue").is_none());
+    assert_eq!((cluster.cached_lists(), cluster.etcd_lists()), (1, 0));
+
+    // No resourceVersion: a quorum read, current and paged.
+    let quorum = get_raw(&server, "/api/v1/pods?limit=2").await.unwrap();
+    assert_eq!(names(&quorum), ["a", "b"]);
+    let token = quorum["metadata"]["continue"].as_str().unwrap().to_string();
+    let rest = get_raw(&server, &format!("/api/v1/pods?limit=2&continue={token}"))
+        .await
+        .unwrap();
+    assert_eq!(names(&rest), ["c", "d"]);
+    assert_eq!((cluster.cached_lists(), cluster.etcd_lists()), (1, 1));
+
+    // The invalid combinations are refused as the real server refuses them.
+    let no_version = get_raw(&server, "/api/v1/pods?resourceVersionMatch=NotOlderThan")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (no_version.code, no_version.reason.as_str()),
+        (422, "Invalid")
+    );
+    let exact_0 = get_raw(
+        &server,
+        "/api/v1/pods?resourceVersion=0&resourceVersionMatch=Exact",
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(exact_0.code, 422, "{}", exact_0.message);
+}
+
+#[tokio::test]
+async fn not_older_than_a_version_the_cache_lacks_waits_then_gets_504() {
+    let (cluster, server) = start().await;
+    cluster.create_pod(running_pod("default", "a", json!({})));
+    cluster.set_too_large_wait(Duration::from_millis(300));
+    cluster.hold_watch_cache(true);
+    cluster.create_pod(running_pod("default", "b", json!({})));
+    let wanted = cluster.resource_version();
+
+    let started = std::time::Instant::now();
+    let query = format!(
+        "/api/v1/pods?limit=500&resourceVersion={wanted}&resourceVersionMatch=NotOlderThan"
+    );
+    let late = get_raw(&server, &query).await.unwrap_err();
+    assert!(started.elapsed() >= Duration::from_millis(300), "it waited");
+    assert_eq!((late.code, late.reason.as_str()), (504, "Timeout"));
+    assert!(
+        late.message.starts_with("Too large resource version"),
+        "{}",
+        late.message
+    );
+    assert_eq!(late.details.map(|d| d.retry_after_seconds), Some(1));
+
+    // The same request is answered, paged and not older, once the cache catches up meanwhile.
+    cluster.set_too_large_wait(Duration::from_secs(5));
+    let waiting = tokio::spawn({
+        let server_client = server.client();
+        let query = query.replace("limit=500", "limit=1");
+        async move {
+            let request = http::Request::get(query).body(Vec::new()).unwrap();
+            server_client.request_text(request).await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    cluster.hold_watch_cache(false);
+    let page: Value = serde_json::from_str(&waiting.await.unwrap().unwrap()).unwrap();
+    assert_eq!(names(&page), ["a"]);
+    assert!(
+        page["metadata"]["continue"].is_string(),
+        "NotOlderThan pages"
+    );
+    let at: u64 = page["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(at >= wanted);
+
+    // A version from the future is never reached: 504 after the wait.
+    cluster.set_too_large_wait(Duration::from_millis(100));
+    let future = format!(
+        "/api/v1/pods?resourceVersion={}&resourceVersionMatch=NotOlderThan",
+        wanted + 100
+    );
+    assert_eq!(get_raw(&server, &future).await.unwrap_err().code, 504);
+}
+
+#[tokio::test]
+async fn streaming_lists_send_initial_events_then_the_marked_bookmark_then_changes() {
+    let (cluster, server) = start().await;
+    for name in ["a", "b"] {
+        cluster.create_pod(running_pod("default", name, json!({})));
+    }
+    let pods: Api<Pod> = Api::all(server.client());
+    let mut stream = pods
+        .watch(&WatchParams::streaming_lists().timeout(5), "0")
+        .await
+        .unwrap()
+        .boxed();
+    let mut added = Vec::new();
+    let end = loop {
+        match stream.try_next().await.unwrap().expect("an event") {
+            WatchEvent::Added(p) => added.push(p.metadata.name.unwrap()),
+            WatchEvent::Bookmark(b) => break b,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(added, ["a", "b"]);
+    assert_eq!(
+        end.metadata
+            .annotations
+            .get("k8s.io/initial-events-end")
+            .map(String::as_str),
+        Some("true")
+    );
+    assert_eq!(
+        end.metadata.resource_version,
+        cluster.resource_version().to_string()
+    );
+    cluster.create_pod(running_pod("default", "c", json!({})));
+    loop {
+        match stream.try_next().await.unwrap().expect("an event") {
+            WatchEvent::Added(p) => break assert_eq!(p.metadata.name.as_deref(), Some("c")),
+            WatchEvent::Bookmark(_) => continue,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    // Streaming lists need NotOlderThan and bookmarks, like kube-apiserver's validation says.
+    let bare = get_raw(&server, "/api/v1/pods?watch=true&sendInitialEvents=true").await;
+    assert_eq!(bare.unwrap_err().code, 422);
+}
+
+#[tokio::test]
+async fn streaming_lists_switched_off_are_refused_or_ignored_like_an_older_server() {
+    let (cluster, server) = start().await;
+    cluster.create_pod(running_pod("default", "a", json!({})));
+    cluster.set_bookmark_interval(Duration::from_millis(100));
+    let pods: Api<Pod> = Api::all(server.client());
+    let params = WatchParams::streaming_lists().timeout(5);
+
+    cluster.set_streaming_lists(StreamingLists::Rejected);
+    let refused = pods.watch(&params, "0").await.map(|_| ()).unwrap_err();
+    let refused = api_status(refused);
+    assert_eq!((refused.code, refused.reason.as_str()), (422, "Invalid"));
+    assert!(refused.message.contains("WatchList"), "{}", refused.message);
+
+    cluster.set_streaming_lists(StreamingLists::Ignored);
+    let mut stream = pods.watch(&params, "0").await.unwrap().boxed();
+    let WatchEvent::Added(first) = stream.try_next().await.unwrap().expect("an event") else {
+        panic!("a plain watch from 0 starts with the current state")
+    };
+    assert_eq!(first.metadata.name.as_deref(), Some("a"));
+    let WatchEvent::Bookmark(mark) = stream.try_next().await.unwrap().expect("an event") else {
+        panic!("then bookmarks")
+    };
+    assert!(mark.metadata.annotations.is_empty(), "never the end marker");
 }

@@ -19,8 +19,8 @@ pub use deadline::{
 };
 pub use explain::{causes, explain};
 pub use index::Census;
-pub use list::{ListedPods, decode_page, list_pods};
-pub use watch::{SILENCE_ENV, WatchSettings, spawn_watches, watch_scope};
+pub use list::{ListFrom, ListedPods, decode_page, list_pods, list_pods_from};
+pub use watch::{INITIAL_EVENTS_END, SILENCE_ENV, WatchSettings, spawn_watches, watch_scope};
 
 /// What a list or watch covers: the whole cluster or one namespace.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

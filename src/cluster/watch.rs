@@ -5,7 +5,15 @@
 //! A watch that stays open but says nothing (a frozen server, a load balancer that dropped
 //! the stream) is only told apart from a quiet cluster by its silence: bookmarks are asked
 //! for, and a watch silent past `silence` is dropped and replaced.
+//!
+//! Lists are served from the API server's watch cache, never as quorum reads from etcd unless
+//! a version was refused: a streaming list (`sendInitialEvents`) where the server supports it,
+//! whose stream then goes on as the watch; else pages at `resourceVersion=0` first and
+//! `NotOlderThan` the last seen version on a relist (see [`ListFrom`]). Whether the server
+//! supports streaming lists is learnt once per cluster and remembered.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
@@ -18,8 +26,9 @@ use tokio::task::JoinHandle;
 use super::backoff::Backoff;
 use super::cache::DEFAULT_SILENCE;
 use super::explain::explain;
-use super::{Cache, Scope, WatchState, list_pods};
-use crate::pod::WirePod;
+use super::list::{ListFrom, list_scope};
+use super::{Cache, Scope, WatchState};
+use crate::pod::{Interner, PodRecord, WirePod};
 
 #[derive(Debug, Clone)]
 pub struct WatchSettings {
@@ -62,22 +71,50 @@ pub const SILENCE_ENV: &str = "OPS_POD_CLEANER_WATCH_SILENCE";
 /// A watch that ends this soon having said nothing was refused, not finished: back off.
 const SHORT_WATCH: Duration = Duration::from_secs(1);
 
-/// One task per scope, all feeding the same cache.
+/// The annotation on the bookmark that ends a streaming list's initial events.
+pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+
+/// Whether one cluster's API server serves streaming lists: unknown until it answers one.
+/// Shared by every scope watched on that cluster, so it is learnt once.
+#[derive(Clone, Default)]
+struct Streaming(Arc<AtomicU8>);
+
+// 0: not known yet.
+const SUPPORTED: u8 = 1;
+const UNSUPPORTED: u8 = 2;
+
+impl Streaming {
+    fn worth_trying(&self) -> bool {
+        self.0.load(Ordering::Relaxed) != UNSUPPORTED
+    }
+
+    fn learnt(&self, supported: bool) {
+        self.0.store(
+            if supported { SUPPORTED } else { UNSUPPORTED },
+            Ordering::Relaxed,
+        );
+    }
+}
+
+/// One task per scope, all feeding the same cache. The scopes share what is learnt about
+/// the server (whether it serves streaming lists).
 pub fn spawn_watches(
     client: &Client,
     scopes: &[Scope],
     cache: &Cache,
     settings: &WatchSettings,
 ) -> Vec<JoinHandle<()>> {
+    let streaming = Streaming::default();
     scopes
         .iter()
         .map(|scope| {
             cache.register(scope, settings.silence);
-            tokio::spawn(watch_scope(
+            tokio::spawn(run_scope(
                 client.clone(),
                 scope.clone(),
                 cache.clone(),
                 settings.clone(),
+                streaming.clone(),
             ))
         })
         .collect()
@@ -96,33 +133,138 @@ enum Ended {
     /// The version is too old (410 Gone): relist.
     Expired,
     Failed(String),
+    /// A streaming list was refused as an unknown request (400/422), or its initial events
+    /// never ended with the marked bookmark: the server does not serve streaming lists.
+    Unsupported(String),
+    /// The server cannot serve the version asked for (410, or 504 "too large"): forget it.
+    Refused(String),
 }
 
+/// A streaming list's initial events, gathered until the bookmark that ends them.
+struct Initial {
+    pods: Vec<PodRecord>,
+    interner: Interner,
+}
+
+/// Watch one scope forever, learning on its own whether the server serves streaming lists.
 pub async fn watch_scope(client: Client, scope: Scope, cache: Cache, settings: WatchSettings) {
+    run_scope(client, scope, cache, settings, Streaming::default()).await
+}
+
+async fn run_scope(
+    client: Client,
+    scope: Scope,
+    cache: Cache,
+    settings: WatchSettings,
+    streaming: Streaming,
+) {
     let mut backoff = Backoff::new(settings.min_backoff, settings.max_backoff);
     let mut heard = Heard::new(&settings);
+    // The last version seen (None before the first sync), and whether the server refused it.
+    let mut seen: Option<String> = None;
+    let mut refused = false;
     loop {
-        let listed = match list_pods(&client, &scope, settings.page_size).await {
-            Ok(listed) => listed,
-            Err(e) => {
-                let error = e.to_string();
-                tracing::warn!(%scope, "{error}");
-                mark_down(&cache, &scope, error);
-                backoff.wait().await;
-                continue;
+        let mut version = String::new();
+        // What the streaming list's stream said once it had synced: the watch goes on there.
+        let mut carried: Option<Ended> = None;
+        if streaming.worth_trying() {
+            let at = match (&seen, refused) {
+                (Some(v), false) => v.clone(),
+                (None, false) => "0".to_string(),
+                // A consistent read: the server checks its cache is current first.
+                (_, true) => String::new(),
+            };
+            version = at;
+            let mut synced = false;
+            let ended = watch_once(
+                &client,
+                &scope,
+                &cache,
+                &settings,
+                &mut heard,
+                &mut version,
+                Some(&mut synced),
+            )
+            .await;
+            if synced {
+                streaming.learnt(true);
+                carried = Some(ended);
+            } else {
+                match ended {
+                    Ended::Unsupported(why) => {
+                        tracing::info!(%scope, "no streaming lists ({why}); listing in pages");
+                        streaming.learnt(false);
+                    }
+                    Ended::Refused(why) => {
+                        tracing::info!(%scope, "version refused ({why}); reading the latest");
+                        refused = true;
+                    }
+                    Ended::Expired => refused = true,
+                    Ended::Failed(why) => {
+                        // Making progress beats waiting: list in pages this time.
+                        tracing::debug!(%scope, "the streaming list failed ({why}); paging");
+                    }
+                    Ended::Silent | Ended::Closed { .. } => {
+                        tracing::debug!(%scope, "the streaming list ended unsynced; paging");
+                    }
+                }
             }
-        };
-        let mut version = listed.resource_version;
-        cache.replace_scope(&scope, listed.pods, Utc::now());
-        heard.now(&cache, &scope);
-        cache.update_health(&scope, |h| {
-            h.synced = true;
-            h.state = WatchState::Watching;
-        });
+        }
+        if carried.is_none() {
+            let from = match (&seen, refused) {
+                (_, true) => ListFrom::MostRecent,
+                (None, false) => ListFrom::Any,
+                (Some(v), false) => ListFrom::NotOlderThan(v.clone()),
+            };
+            let listed = match list_scope(&client, &scope, settings.page_size, &from).await {
+                Ok(listed) => listed,
+                Err(failed) => {
+                    let error = failed.error.to_string();
+                    if matches!(from, ListFrom::NotOlderThan(_))
+                        && matches!(failed.code, Some(410 | 504))
+                    {
+                        // Not an outage: the server cannot serve that version (its data was
+                        // restored from an older backup). Only the latest state can be had.
+                        tracing::info!(%scope, "version refused ({error}); reading the latest");
+                        refused = true;
+                        continue;
+                    }
+                    tracing::warn!(%scope, "{error}");
+                    mark_down(&cache, &scope, error);
+                    backoff.wait().await;
+                    continue;
+                }
+            };
+            version = listed.resource_version;
+            cache.replace_scope(&scope, listed.pods, Utc::now());
+            heard.now(&cache, &scope);
+            cache.update_health(&scope, |h| {
+                h.synced = true;
+                h.state = WatchState::Watching;
+            });
+        }
+        refused = false;
         backoff.reset();
         loop {
-            let ended = watch_once(&client, &scope, &cache, &settings, &mut heard, &mut version);
-            match ended.await {
+            let ended = match carried.take() {
+                Some(ended) => ended,
+                None => {
+                    watch_once(
+                        &client,
+                        &scope,
+                        &cache,
+                        &settings,
+                        &mut heard,
+                        &mut version,
+                        None,
+                    )
+                    .await
+                }
+            };
+            if !version.is_empty() {
+                seen = Some(version.clone());
+            }
+            match ended {
                 Ended::Closed {
                     said_something,
                     lived,
@@ -144,7 +286,7 @@ pub async fn watch_scope(client: Client, scope: Scope, cache: Cache, settings: W
                     mark_down(&cache, &scope, error);
                     backoff.wait().await;
                 }
-                Ended::Expired => {
+                Ended::Expired | Ended::Refused(_) => {
                     tracing::info!(%scope, "resourceVersion {version} expired; relisting");
                     cache.update_health(&scope, |h| {
                         h.relists += 1;
@@ -154,7 +296,7 @@ pub async fn watch_scope(client: Client, scope: Scope, cache: Cache, settings: W
                     });
                     break;
                 }
-                Ended::Failed(error) => {
+                Ended::Failed(error) | Ended::Unsupported(error) => {
                     tracing::warn!(%scope, "watch failed: {error}");
                     mark_down(&cache, &scope, error);
                     backoff.wait().await;
@@ -202,6 +344,9 @@ impl Heard {
     }
 }
 
+/// One watch connection: a plain watch from `version`, or (with `synced`) a streaming list
+/// at `version` whose initial events replace the scope when their closing bookmark comes,
+/// setting `synced`, after which the same stream goes on as the watch.
 async fn watch_once(
     client: &Client,
     scope: &Scope,
@@ -209,9 +354,15 @@ async fn watch_once(
     settings: &WatchSettings,
     heard: &mut Heard,
     version: &mut String,
+    mut synced: Option<&mut bool>,
 ) -> Ended {
-    let params = WatchParams::default()
-        .timeout(settings.watch_timeout.as_secs().clamp(1, u32::MAX as u64) as u32);
+    let listing = synced.is_some();
+    let params = if listing {
+        WatchParams::streaming_lists()
+    } else {
+        WatchParams::default()
+    }
+    .timeout(settings.watch_timeout.as_secs().clamp(1, u32::MAX as u64) as u32);
     // Bookmarks are what a quiet but healthy watch says; without them silence proves nothing.
     debug_assert!(params.bookmarks);
     let request = match Request::new(scope.pods_path()).watch(&params, version) {
@@ -227,13 +378,27 @@ async fn watch_once(
     let stream = match answer.await {
         Err(_) => return Ended::Silent,
         Ok(Ok(s)) => s,
-        Ok(Err(kube::Error::Api(status))) if status.code == 410 => return Ended::Expired,
+        Ok(Err(kube::Error::Api(status))) if refusal(&status, listing).is_some() => {
+            return refusal(&status, listing).unwrap_or(Ended::Expired);
+        }
         Ok(Err(e)) => return Ended::Failed(explain(&e, "watch", "pods", scope)),
     };
     let mut stream = std::pin::pin!(stream);
     let mut said_something = false;
+    let mut initial = listing.then(|| Initial {
+        pods: Vec::new(),
+        interner: Interner::default(),
+    });
+    // While the initial events come the scope is not current yet: the silence bound still
+    // applies to them, but nothing is told to the cache until the closing bookmark.
+    let mut quiet_until_synced = Instant::now();
     loop {
-        let item = match tokio::time::timeout_at(deadline(heard), stream.next()).await {
+        let at = if initial.is_some() {
+            tokio::time::Instant::from_std(quiet_until_synced.max(opened) + settings.silence)
+        } else {
+            deadline(heard)
+        };
+        let item = match tokio::time::timeout_at(at, stream.next()).await {
             Err(_) => return Ended::Silent,
             Ok(None) => {
                 return Ended::Closed {
@@ -243,25 +408,77 @@ async fn watch_once(
             }
             Ok(Some(item)) => item,
         };
-        match item {
-            Ok(WatchEvent::Added(pod)) | Ok(WatchEvent::Modified(pod)) => {
-                *version = pod.metadata.resource_version.clone();
-                cache.upsert(pod, Utc::now());
+        if let Some(gathering) = &mut initial {
+            quiet_until_synced = Instant::now();
+            match item {
+                Ok(WatchEvent::Added(pod)) | Ok(WatchEvent::Modified(pod)) => {
+                    gathering
+                        .pods
+                        .push(pod.into_record(&mut gathering.interner));
+                    continue;
+                }
+                Ok(WatchEvent::Deleted(pod)) => {
+                    let uid = pod.metadata.uid;
+                    gathering.pods.retain(|p| *p.uid != *uid);
+                    continue;
+                }
+                Ok(WatchEvent::Bookmark(mark)) => {
+                    let ended = mark
+                        .metadata
+                        .annotations
+                        .get(INITIAL_EVENTS_END)
+                        .is_some_and(|v| v == "true");
+                    if !ended {
+                        return Ended::Unsupported(
+                            "the server ignored sendInitialEvents: a bookmark came before \
+                             the end of the initial events"
+                                .to_string(),
+                        );
+                    }
+                    let gathered = initial.take().map(|g| g.pods).unwrap_or_default();
+                    *version = mark.metadata.resource_version;
+                    cache.replace_scope(scope, gathered, Utc::now());
+                    if let Some(flag) = synced.as_deref_mut() {
+                        *flag = true;
+                    }
+                    cache.update_health(scope, |h| h.synced = true);
+                    // Falls through: the closing bookmark is the first word of the watch.
+                }
+                Ok(WatchEvent::Error(status)) => {
+                    return refusal(&status, true).unwrap_or_else(|| {
+                        Ended::Failed(format!("{} ({})", status.message, status.code))
+                    });
+                }
+                Err(kube::Error::SerdeError(e)) => {
+                    tracing::warn!(%scope, "skipping a listed pod that does not decode: {e}");
+                    continue;
+                }
+                Err(kube::Error::Api(status)) if refusal(&status, true).is_some() => {
+                    return refusal(&status, true).unwrap_or(Ended::Expired);
+                }
+                Err(e) => return Ended::Failed(explain(&e, "watch", "pods", scope)),
             }
-            Ok(WatchEvent::Deleted(pod)) => {
-                *version = pod.metadata.resource_version.clone();
-                cache.remove(&pod.metadata.uid);
+        } else {
+            match item {
+                Ok(WatchEvent::Added(pod)) | Ok(WatchEvent::Modified(pod)) => {
+                    *version = pod.metadata.resource_version.clone();
+                    cache.upsert(pod, Utc::now());
+                }
+                Ok(WatchEvent::Deleted(pod)) => {
+                    *version = pod.metadata.resource_version.clone();
+                    cache.remove(&pod.metadata.uid);
+                }
+                Ok(WatchEvent::Bookmark(mark)) => *version = mark.metadata.resource_version,
+                Ok(WatchEvent::Error(status)) if status.code == 410 => return Ended::Expired,
+                Ok(WatchEvent::Error(status)) => {
+                    return Ended::Failed(format!("{} ({})", status.message, status.code));
+                }
+                Err(kube::Error::SerdeError(e)) => {
+                    tracing::warn!(%scope, "skipping a watch event that does not decode: {e}")
+                }
+                Err(kube::Error::Api(status)) if status.code == 410 => return Ended::Expired,
+                Err(e) => return Ended::Failed(explain(&e, "watch", "pods", scope)),
             }
-            Ok(WatchEvent::Bookmark(mark)) => *version = mark.metadata.resource_version,
-            Ok(WatchEvent::Error(status)) if status.code == 410 => return Ended::Expired,
-            Ok(WatchEvent::Error(status)) => {
-                return Ended::Failed(format!("{} ({})", status.message, status.code));
-            }
-            Err(kube::Error::SerdeError(e)) => {
-                tracing::warn!(%scope, "skipping a watch event that does not decode: {e}")
-            }
-            Err(kube::Error::Api(status)) if status.code == 410 => return Ended::Expired,
-            Err(e) => return Ended::Failed(explain(&e, "watch", "pods", scope)),
         }
         // Only an event or a bookmark says the cache is current (a 410 or an error does not).
         if !said_something {
@@ -273,5 +490,20 @@ async fn watch_once(
             });
         }
         heard.now(cache, scope);
+    }
+}
+
+/// An error status that says something about the version or the request, not the server's
+/// health: 410 (expired), 504 "too large" (not there yet), and for a streaming list 400/422
+/// (a server that does not know the request).
+fn refusal(status: &kube::core::Status, listing: bool) -> Option<Ended> {
+    let said = || format!("{} ({})", status.message, status.code);
+    match status.code {
+        410 => Some(Ended::Expired),
+        504 if status.message.contains("Too large resource version") => {
+            Some(Ended::Refused(said()))
+        }
+        400 | 422 if listing => Some(Ended::Unsupported(said())),
+        _ => None,
     }
 }

@@ -11,6 +11,20 @@ use super::faults::FaultState;
 use super::store::Store;
 use super::{controllers, nodes, pods};
 
+/// How the server answers a streaming list (`watch=true&sendInitialEvents=true`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StreamingLists {
+    /// Initial events from the watch cache, then a bookmark annotated
+    /// `k8s.io/initial-events-end: "true"`, then the watch goes on (WatchList enabled).
+    #[default]
+    Served,
+    /// 422 Invalid, as a server with the WatchList feature gate off answers.
+    Rejected,
+    /// `sendInitialEvents` and `resourceVersionMatch` ignored: a plain watch, as a server or
+    /// proxy that does not know them may serve it.
+    Ignored,
+}
+
 /// Decides the status of pods the simulated kubelet starts.
 pub type PodShaper = Arc<dyn Fn(&mut Pod) + Send + Sync>;
 
@@ -26,6 +40,17 @@ pub struct State {
     pub namespaces: BTreeSet<String>,
     /// Watch requests served so far (a client reconnecting in a hot loop shows here).
     pub watches_served: u64,
+    /// Whether watches with `sendInitialEvents=true` are served (a 1.32+ server) or not.
+    pub streaming_lists: StreamingLists,
+    /// Where the watch cache is held back to (None: it follows every change at once).
+    pub watch_cache_held: Option<u64>,
+    /// How long a request for a version the watch cache has not reached yet waits for it
+    /// before the 504 "Too large resource version" (kube-apiserver waits 3 s).
+    pub too_large_wait: Duration,
+    /// Lists read from etcd (no resourceVersion, or an exact one): what the cache spares etcd.
+    pub etcd_lists: u64,
+    /// Lists answered from the watch cache (`resourceVersion=0` or `NotOlderThan`).
+    pub cached_lists: u64,
     next_node: usize,
     rand: u64,
 }
@@ -40,9 +65,22 @@ impl State {
             bookmark_interval: Duration::from_secs(1),
             namespaces: BTreeSet::new(),
             watches_served: 0,
+            streaming_lists: StreamingLists::Served,
+            watch_cache_held: None,
+            too_large_wait: Duration::from_secs(3),
+            etcd_lists: 0,
+            cached_lists: 0,
             next_node: 0,
             rand: 0x9e37_79b9_7f4a_7c15,
         }
+    }
+
+    /// The version the watch cache has reached: lists at `resourceVersion=0` are answered
+    /// there, and a request for a newer version waits for it.
+    pub fn watch_cache_rv(&self) -> u64 {
+        let current = self.store.rv();
+        self.watch_cache_held
+            .map_or(current, |held| held.min(current))
     }
 
     /// The next alive node, round robin (what the "scheduler" picks).
@@ -188,6 +226,34 @@ impl SimCluster {
     /// How many watch requests the server has answered so far.
     pub fn watches_served(&self) -> u64 {
         self.read(|s| s.watches_served)
+    }
+
+    /// Serve streaming lists, refuse them, or ignore their parameters.
+    pub fn set_streaming_lists(&self, mode: StreamingLists) {
+        self.read(|s| s.streaming_lists = mode);
+    }
+
+    /// Hold the watch cache at the current version (a lagging cache) or let it catch up: a
+    /// list at `resourceVersion=0` answers from the held version, possibly stale, and a
+    /// request `NotOlderThan` a newer version waits, then gets 504.
+    pub fn hold_watch_cache(&self, held: bool) {
+        self.mutate(|s| s.watch_cache_held = held.then(|| s.store.rv()));
+    }
+
+    /// How long a request for a version the watch cache has not reached waits (default 3 s).
+    pub fn set_too_large_wait(&self, wait: Duration) {
+        self.read(|s| s.too_large_wait = wait);
+    }
+
+    /// Lists read from etcd so far: quorum reads (no resourceVersion) and exact versions;
+    /// a continuation is counted with its first page.
+    pub fn etcd_lists(&self) -> u64 {
+        self.read(|s| s.etcd_lists)
+    }
+
+    /// Lists served from the watch cache (`resourceVersion=0` or `NotOlderThan`) so far.
+    pub fn cached_lists(&self) -> u64 {
+        self.read(|s| s.cached_lists)
     }
 
     /// The current global resourceVersion.

@@ -82,6 +82,9 @@ where
     if let Some(err) = injected {
         return Ok(error_response(&err));
     }
+    if let Err(err) = wait_for_watch_cache(&cluster, &method, &path, &query).await {
+        return Ok(error_response(&err));
+    }
     let content_type = req
         .headers()
         .get(header::CONTENT_TYPE)
@@ -116,8 +119,58 @@ where
     })
 }
 
+/// A list or streaming list that asks for a version the watch cache has not reached waits
+/// for it, like kube-apiserver, and gets 504 "Too large resource version" if it does not come.
+async fn wait_for_watch_cache(
+    cluster: &SimCluster,
+    method: &Method,
+    path: &str,
+    query: &Query,
+) -> Result<(), ApiError> {
+    let Some(Route::Object(target)) = router::route(path) else {
+        return Ok(());
+    };
+    let watch = target.watch_path || query.is_watch();
+    if method != Method::GET || target.name.is_some() {
+        return Ok(());
+    }
+    let (wanted, wait) = cluster.read(|s| {
+        let served = s.streaming_lists == super::cluster::StreamingLists::Served;
+        let wanted = if watch && !served {
+            None
+        } else {
+            super::list::min_version(query, watch, s.store.rv())
+        };
+        (wanted, s.too_large_wait)
+    });
+    let Some(wanted) = wanted else {
+        return Ok(());
+    };
+    let mut changes = cluster.subscribe();
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        let reached = cluster.read(|s| s.watch_cache_rv());
+        if reached >= wanted {
+            return Ok(());
+        }
+        tokio::select! {
+            changed = changes.changed() => if changed.is_err() {
+                return Err(super::list::too_large(wanted, reached));
+            },
+            _ = tokio::time::sleep_until(deadline) => {
+                return Err(super::list::too_large(wanted, reached));
+            }
+        }
+    }
+}
+
 /// The Kubernetes verb of a request (`get`, `list`, `watch`, `update`, ...), as faults see it.
+/// A streaming list (`watch=true&sendInitialEvents=true`) is the list it stands for, so a
+/// fault on lists holds it too (RBAC still sees the `watch` it is).
 fn request_verb(method: &Method, path: &str, query: &Query) -> &'static str {
+    if method == Method::GET && query.is_watch() && query.flag("sendInitialEvents") {
+        return "list";
+    }
     let (named, watch) = match router::route(path) {
         Some(Route::Object(target)) => {
             let watch = target.watch_path || query.is_watch();

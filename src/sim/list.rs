@@ -1,4 +1,10 @@
-//! LIST with consistent paging (`limit`/`continue`) and resourceVersion semantics.
+//! LIST with consistent paging (`limit`/`continue`) and resourceVersion semantics, as
+//! kube-apiserver's table has them: no `resourceVersion` is a quorum read from etcd (paged);
+//! `resourceVersion=0` is "any" and answered from the watch cache, possibly stale, ignoring
+//! `limit` (as servers without paged cache snapshots do); `resourceVersion=N` with
+//! `resourceVersionMatch=NotOlderThan` (or without a limit) is answered from the watch cache
+//! once it has reached N (the wait happens before, in `http`), paged; with a limit and no
+//! match, or `Exact`, it is the exact snapshot N from etcd (410 once compacted).
 
 use serde_json::{Value, json};
 
@@ -11,18 +17,28 @@ use super::store::Key;
 
 const CONTINUE_TOO_OLD: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue value from the response to this error.";
 
-pub fn list(s: &State, res: Res, ns: Option<&str>, q: &Query) -> ApiResult<Value> {
+pub fn list(s: &mut State, res: Res, ns: Option<&str>, q: &Query) -> ApiResult<Value> {
     let sel = Selection::from_query(q, res)?;
-    let limit = q.int("limit")?.filter(|l| *l > 0).map(|l| l as usize);
-    let (snapshot_rv, after) = start_point(s, q, limit.is_some())?;
+    let mut limit = q.int("limit")?.filter(|l| *l > 0).map(|l| l as usize);
+    let (snapshot_rv, after, from) = start_point(s, q, limit.is_some())?;
+    match from {
+        From::Etcd => s.etcd_lists += 1,
+        From::Cache { ignores_limit } => {
+            s.cached_lists += 1;
+            if ignores_limit {
+                limit = None;
+            }
+        }
+        From::Continue => {}
+    }
     let snapshot = if snapshot_rv == s.store.rv() {
         None
     } else {
-        Some(
-            s.store
-                .snapshot_at(res, snapshot_rv)
-                .ok_or_else(|| too_old(q, snapshot_rv, s))?,
-        )
+        match s.store.snapshot_at(res, snapshot_rv) {
+            Some(map) => Some(map),
+            None if from != From::Etcd && from != From::Continue => None,
+            None => return Err(too_old(q, snapshot_rv, s)),
+        }
     };
     let current = s.store.iter(res);
     let objects: Box<dyn Iterator<Item = &Value>> = match &snapshot {
@@ -72,41 +88,132 @@ fn key(obj: &Value) -> Key {
     )
 }
 
-/// The version to list at and the key to continue after.
-fn start_point(s: &State, q: &Query, paged: bool) -> ApiResult<(u64, Option<Key>)> {
+/// Where a list is answered from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum From {
+    Etcd,
+    Cache { ignores_limit: bool },
+    Continue,
+}
+
+/// The resourceVersion a request asks the watch cache to have reached first, if any: a list
+/// `NotOlderThan` N (explicitly, or with no limit), or a streaming list (N, or the current
+/// version for a consistent one). Such a request waits for the cache, then gets
+/// [`too_large`].
+pub fn min_version(q: &Query, watch: bool, current: u64) -> Option<u64> {
+    let rv = q.get("resourceVersion").unwrap_or("");
+    let not_older = q.get("resourceVersionMatch") == Some("NotOlderThan");
+    if watch {
+        if !q.flag("sendInitialEvents") || !not_older {
+            return None;
+        }
+        return match rv {
+            "" => Some(current),
+            "0" => None,
+            n => n.parse().ok(),
+        };
+    }
+    if q.get("continue").is_some_and(|c| !c.is_empty()) || rv.is_empty() || rv == "0" {
+        return None;
+    }
+    let paged = q.get("limit").is_some_and(|l| !l.is_empty() && l != "0");
+    let matching = q.get("resourceVersionMatch").filter(|m| !m.is_empty());
+    (not_older || (matching.is_none() && !paged))
+        .then(|| rv.parse().ok())
+        .flatten()
+}
+
+/// kube-apiserver's answer when its watch cache did not reach a version in time.
+pub fn too_large(wanted: u64, current: u64) -> ApiError {
+    let mut e = ApiError::timeout(format!(
+        "Too large resource version: {wanted}, current: {current}"
+    ));
+    e.details.retry_after = Some(1);
+    e.details.causes = vec![json!({
+        "reason": "ResourceVersionTooLarge",
+        "message": "Too large resource version",
+    })];
+    e
+}
+
+fn invalid_options(why: &str) -> ApiError {
+    ApiError::invalid("meta.k8s.io", "ListOptions", "", why)
+}
+
+/// The version to list at, the key to continue after, and where the answer comes from.
+fn start_point(s: &State, q: &Query, paged: bool) -> ApiResult<(u64, Option<Key>, From)> {
     let current = s.store.rv();
     let rv = q.get("resourceVersion").filter(|v| !v.is_empty());
+    let matching = q.get("resourceVersionMatch").filter(|v| !v.is_empty());
     if let Some(token) = q.get("continue").filter(|c| !c.is_empty()) {
-        if rv.is_some() {
+        // `resourceVersion=0` beside a continue token is tolerated (and ignored).
+        if rv.is_some_and(|v| v != "0") {
             return Err(ApiError::bad_request(
                 "specifying resource version is not allowed when using continue",
             ));
         }
-        return decode_continue(token);
-    }
-    let Some(rv) = rv else {
-        return Ok((current, None));
-    };
-    let wanted: u64 = rv
-        .parse()
-        .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
-    let exact = match q.get("resourceVersionMatch") {
-        Some("Exact") => true,
-        Some("NotOlderThan") | None | Some("") => {
-            paged && wanted != 0 && q.get("resourceVersionMatch").is_none()
+        if matching.is_some() {
+            return Err(invalid_options(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided",
+            ));
         }
+        let (at, after) = decode_continue(token)?;
+        return Ok((at, after, From::Continue));
+    }
+    let exact = match matching {
+        None => false,
+        Some("Exact") => true,
+        Some("NotOlderThan") => false,
         Some(other) => {
             return Err(ApiError::bad_request(format!(
                 "unsupported resourceVersionMatch: {other}"
             )));
         }
     };
-    if wanted > current {
-        return Err(ApiError::timeout(format!(
-            "Too large resource version: {wanted}, current: {current}"
-        )));
+    let Some(rv) = rv else {
+        if matching.is_some() {
+            return Err(invalid_options(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        return Ok((current, None, From::Etcd));
+    };
+    if rv == "0" {
+        if exact {
+            return Err(invalid_options(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+        let at = s.watch_cache_rv();
+        return Ok((
+            at,
+            None,
+            From::Cache {
+                ignores_limit: true,
+            },
+        ));
     }
-    Ok((if exact { wanted } else { current }, None))
+    let wanted: u64 = rv
+        .parse()
+        .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
+    if exact || (paged && matching.is_none()) {
+        if wanted > current {
+            return Err(too_large(wanted, current));
+        }
+        return Ok((wanted, None, From::Etcd));
+    }
+    // Not older than `wanted`: the wait for the cache came first; it either reached it or not.
+    let cache = s.watch_cache_rv();
+    if wanted > cache {
+        return Err(too_large(wanted, cache));
+    }
+    Ok((
+        cache,
+        None,
+        From::Cache {
+            ignores_limit: false,
+        },
+    ))
 }
 
 fn decode_continue(token: &str) -> ApiResult<(u64, Option<Key>)> {

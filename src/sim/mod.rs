@@ -36,7 +36,7 @@ mod store;
 mod watch;
 mod workloads;
 
-pub use cluster::{DEFAULT_NODES, PodShaper, SimCluster};
+pub use cluster::{DEFAULT_NODES, PodShaper, SimCluster, StreamingLists};
 pub use faults::{Faults, Injected, USER};
 pub use server::SimServer;
 pub use status::ApiError;

@@ -3,6 +3,7 @@
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
+use super::cluster::StreamingLists;
 use super::http::{Ctx, Reply};
 use super::meta;
 use super::ops::{self, DeleteOpts};
@@ -84,7 +85,42 @@ fn start_watch(ctx: &Ctx, t: &Target, name: Option<&str>) -> ApiResult<Reply> {
         selection.fields =
             super::select::FieldSelector::parse(&by_name, t.res).map_err(ApiError::bad_request)?;
     }
-    let send_initial_events = q.flag("sendInitialEvents");
+    let mode = ctx.cluster.read(|s| s.streaming_lists);
+    let asked = q.flag("sendInitialEvents");
+    let matching = q.get("resourceVersionMatch").filter(|m| !m.is_empty());
+    let invalid = |why: &str| ApiError::invalid("meta.k8s.io", "ListOptions", "", why);
+    let send_initial_events = match mode {
+        StreamingLists::Ignored => false,
+        StreamingLists::Rejected if asked => {
+            return Err(invalid(
+                "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+            ));
+        }
+        StreamingLists::Rejected if matching.is_some() => {
+            return Err(invalid(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch",
+            ));
+        }
+        StreamingLists::Rejected => false,
+        StreamingLists::Served => {
+            if asked && matching != Some("NotOlderThan") {
+                return Err(invalid(
+                    "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                ));
+            }
+            if asked && !q.flag("allowWatchBookmarks") {
+                return Err(invalid(
+                    "allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true",
+                ));
+            }
+            if !asked && matching.is_some() {
+                return Err(invalid(
+                    "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                ));
+            }
+            asked
+        }
+    };
     let after = match q
         .get("resourceVersion")
         .filter(|v| !v.is_empty() && *v != "0")
