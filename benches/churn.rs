@@ -174,6 +174,14 @@ async fn measure(args: &Args, target: Target, server: &Arc<Server>, kubeconfig: 
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let synced = start.elapsed();
+    if let Some(status) = running.child.try_wait().expect("wait") {
+        let text = running
+            .screen
+            .as_ref()
+            .map(|s| s.lock().expect("screen").screen().contents())
+            .unwrap_or_default();
+        panic!("{} exited ({status}); the screen:\n{text}", target.name());
+    }
     // Let the first view settle and the allocator give back what the list left behind.
     tokio::time::sleep(Duration::from_secs(5)).await;
     println!(
