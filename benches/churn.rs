@@ -1,0 +1,665 @@
+//! The real release binary at scale under a steady churn of pod MODIFIED events: the TUI under a
+//! pseudo-terminal, and `headless --dry-run` with auto on for one rule. A loopback server serves
+//! the generated pods as list pages, then streams MODIFIED events on the watch at a set rate.
+//! For each process: CPU % of one core (`utime + stime` from `/proc/PID/stat`) and resident
+//! memory (`VmRSS` from `/proc/PID/status`) at 0 (idle), 100 and 1,000 events/s; optionally a
+//! soak at 100 events/s with the RSS sampled every 10 s and its least-squares slope.
+//!
+//! `cargo bench --bench churn -- [PODS] [--window SECS] [--soak SECS] [--only tui|headless]`
+//! (defaults: 150,000 pods, 30 s windows, no soak, both processes). `$OPC_BIN` runs another
+//! build of the binary instead of this one (e.g. an older commit, for a before/after).
+//!
+//! The churn: 2,000 pods spread over the cluster are modified in turn, each event a full
+//! realistic pod (9–13 KB of JSON) with a fresh resourceVersion. One pod in ten of the churned
+//! set flips between healthy and abnormal on every visit, so one event in ten moves a pod in or
+//! out of the findings; the rest change nothing a screen shows (like a patcher's annotations).
+
+use std::convert::Infallible;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use chrono::Utc;
+use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
+use hyper::body::Frame;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use ops_pod_cleaner::sim::generate::{Shape, list_pages, realistic_pod};
+use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+use rustix::termios::{Winsize, tcsetwinsize};
+use serde_json::{Value, json};
+
+const PAGE: usize = 500;
+const POOL: usize = 2_000;
+const PLACEHOLDER: &[u8] = b"9999999999";
+const COLS: u16 = 200;
+const ROWS: u16 = 60;
+const TICKS_PER_SEC: f64 = 100.0; // USER_HZ on Linux
+
+struct Args {
+    pods: usize,
+    window: Duration,
+    soak: Duration,
+    only: Option<String>,
+    bin: PathBuf,
+}
+
+fn args() -> Args {
+    let mut args = Args {
+        pods: 150_000,
+        window: Duration::from_secs(30),
+        soak: Duration::ZERO,
+        only: None,
+        bin: std::env::var_os("OPC_BIN")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ops-pod-cleaner"))),
+    };
+    let all: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    while i < all.len() {
+        let value = || all.get(i + 1).cloned().unwrap_or_default();
+        match all[i].as_str() {
+            "--window" => args.window = Duration::from_secs(value().parse().expect("seconds")),
+            "--soak" => args.soak = Duration::from_secs(value().parse().expect("seconds")),
+            "--only" => args.only = Some(value()),
+            other => {
+                if let Ok(n) = other.parse() {
+                    args.pods = n;
+                }
+                i += 1;
+                continue;
+            }
+        }
+        i += 2;
+    }
+    args
+}
+
+/// What the loopback server serves, and what it has streamed.
+struct Server {
+    pages: Vec<Vec<u8>>,
+    /// Per churned pod: its event line as generated, and flipped (healthy ⇄ abnormal); each with
+    /// the offset of its resourceVersion placeholder.
+    pool: Vec<[(Vec<u8>, usize); 2]>,
+    /// MODIFIED events per second on every open watch.
+    rate: AtomicU64,
+    /// Events streamed so far (also numbers the next event).
+    sent: AtomicU64,
+    /// Watch requests received: the first one means the binary has listed every page.
+    watches: AtomicU64,
+    /// The Lease `headless` holds, as last written.
+    lease: Mutex<Option<Value>>,
+}
+
+#[tokio::main]
+async fn main() {
+    let args = args();
+    let now = Utc::now();
+    let pages = list_pages(args.pods, PAGE, now);
+    let bytes: usize = pages.iter().map(Vec::len).sum();
+    let pool = churn_pool(args.pods, now);
+    println!(
+        "{} pods in {} pages of {PAGE}, {:.0} MiB of JSON; churn over {POOL} pods, {:.1} KB per event; binary {}",
+        args.pods,
+        pages.len(),
+        bytes as f64 / 1048576.0,
+        pool.iter().map(|p| p[0].0.len()).sum::<usize>() as f64 / POOL as f64 / 1000.0,
+        args.bin.display()
+    );
+    let server = Arc::new(Server {
+        pages,
+        pool,
+        rate: AtomicU64::new(0),
+        sent: AtomicU64::new(0),
+        watches: AtomicU64::new(0),
+        lease: Mutex::new(None),
+    });
+    let url = serve(server.clone()).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, kubeconfig_text(&url)).expect("write kubeconfig");
+
+    for target in [Target::Tui, Target::Headless] {
+        if args
+            .only
+            .as_deref()
+            .is_some_and(|only| only != target.name())
+        {
+            continue;
+        }
+        measure(&args, target, &server, &kubeconfig, dir.path()).await;
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Target {
+    Tui,
+    Headless,
+}
+
+impl Target {
+    fn name(self) -> &'static str {
+        match self {
+            Target::Tui => "tui",
+            Target::Headless => "headless",
+        }
+    }
+}
+
+async fn measure(args: &Args, target: Target, server: &Arc<Server>, kubeconfig: &Path, dir: &Path) {
+    server.rate.store(0, Ordering::Relaxed);
+    *server.lease.lock().expect("lease") = None;
+    let watches = server.watches.load(Ordering::Relaxed);
+    let start = Instant::now();
+    let mut running = match target {
+        Target::Tui => start_tui(&args.bin, kubeconfig, dir),
+        Target::Headless => start_headless(&args.bin, kubeconfig, dir),
+    };
+    let pid = running.child.id();
+    let deadline = start + Duration::from_secs(900);
+    while server.watches.load(Ordering::Relaxed) == watches {
+        assert!(Instant::now() < deadline, "{} never watched", target.name());
+        assert!(
+            running.child.try_wait().expect("wait").is_none(),
+            "{} exited",
+            target.name()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let synced = start.elapsed();
+    if let Some(status) = running.child.try_wait().expect("wait") {
+        let text = running
+            .screen
+            .as_ref()
+            .map(|s| s.lock().expect("screen").screen().contents())
+            .unwrap_or_default();
+        panic!("{} exited ({status}); the screen:\n{text}", target.name());
+    }
+    // Let the first view settle and the allocator give back what the list left behind.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    println!(
+        "{}: listed {} pods and watching after {:.1} s; RSS {:.0} MiB, peak {:.0} MiB",
+        match target {
+            Target::Tui => "TUI (200x60 pty, all namespaces)",
+            Target::Headless => "headless --dry-run, auto on for one rule",
+        },
+        args.pods,
+        synced.as_secs_f64(),
+        mib(proc_status(pid, "VmRSS:")),
+        mib(proc_status(pid, "VmHWM:"))
+    );
+    if target == Target::Headless {
+        let holder = server.lease.lock().expect("lease").as_ref().map(|l| {
+            l["spec"]["holderIdentity"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        });
+        println!("  holds the Lease (so its worker runs): {holder:?}");
+    }
+    if let Some(screen) = &running.screen {
+        let text = screen.lock().expect("screen").screen().contents();
+        for line in text.lines().take(2) {
+            println!("  screen| {}", line.trim_end());
+        }
+    }
+    for rate in [0, 100, 1_000] {
+        server.rate.store(rate, Ordering::Relaxed);
+        // The first events of a new rate are not measured.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let sample = Sample::take(pid, server, &running);
+        tokio::time::sleep(args.window).await;
+        let (cpu, events, drawn) = sample.since(pid, server, &running);
+        let secs = args.window.as_secs_f64();
+        println!(
+            "  {:>5} events/s (streamed {:>6.1}/s): CPU {:>5.2} % of one core, RSS {:>4.0} MiB, {:.1} µs CPU per event{}",
+            rate,
+            events as f64 / secs,
+            cpu / secs * 100.0,
+            mib(proc_status(pid, "VmRSS:")),
+            if events > 0 {
+                cpu / events as f64 * 1e6
+            } else {
+                0.0
+            },
+            match target {
+                Target::Tui => format!(", {:.1} KB/s to the terminal", drawn as f64 / secs / 1e3),
+                Target::Headless => String::new(),
+            }
+        );
+    }
+    if !args.soak.is_zero() {
+        soak(args.soak, pid, server).await;
+    }
+    server.rate.store(0, Ordering::Relaxed);
+    assert!(
+        running.child.try_wait().expect("wait").is_none(),
+        "{} exited while measured",
+        target.name()
+    );
+    let _ = running.child.kill();
+    let _ = running.child.wait();
+}
+
+/// 100 events/s for `length`, RSS every 10 s; the least-squares slope of RSS over time.
+async fn soak(length: Duration, pid: u32, server: &Server) {
+    server.rate.store(100, Ordering::Relaxed);
+    let start = Instant::now();
+    let (ticks, sent) = (cpu_ticks(pid), server.sent.load(Ordering::Relaxed));
+    let mut points: Vec<(f64, f64)> = Vec::new();
+    while start.elapsed() < length {
+        let rss = mib(proc_status(pid, "VmRSS:"));
+        let minutes = start.elapsed().as_secs_f64() / 60.0;
+        if points.len().is_multiple_of(6) {
+            println!("  soak {minutes:>5.1} min: RSS {rss:.1} MiB");
+        }
+        points.push((minutes, rss));
+        tokio::time::sleep(Duration::from_secs(10)).await;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let cpu = (cpu_ticks(pid) - ticks) as f64 / TICKS_PER_SEC;
+    let events = server.sent.load(Ordering::Relaxed) - sent;
+    let n = points.len() as f64;
+    let (mx, my) = (
+        points.iter().map(|p| p.0).sum::<f64>() / n,
+        points.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let slope = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>()
+        / points.iter().map(|p| (p.0 - mx).powi(2)).sum::<f64>();
+    let (low, high) = points
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(l, h), p| (l.min(p.1), h.max(p.1)));
+    println!(
+        "  soak at 100 events/s for {:.1} min ({events} events): CPU {:.2} %, RSS {low:.1}..{high:.1} MiB over {} samples, slope {slope:+.3} MiB/min",
+        secs / 60.0,
+        cpu / secs * 100.0,
+        points.len()
+    );
+}
+
+struct Sample {
+    ticks: u64,
+    sent: u64,
+    drawn: u64,
+}
+
+impl Sample {
+    fn take(pid: u32, server: &Server, running: &Running) -> Sample {
+        Sample {
+            ticks: cpu_ticks(pid),
+            sent: server.sent.load(Ordering::Relaxed),
+            drawn: running.drawn.load(Ordering::Relaxed),
+        }
+    }
+
+    /// CPU seconds, events streamed and bytes drawn since the sample.
+    fn since(&self, pid: u32, server: &Server, running: &Running) -> (f64, u64, u64) {
+        (
+            (cpu_ticks(pid) - self.ticks) as f64 / TICKS_PER_SEC,
+            server.sent.load(Ordering::Relaxed) - self.sent,
+            running.drawn.load(Ordering::Relaxed) - self.drawn,
+        )
+    }
+}
+
+struct Running {
+    child: Child,
+    /// The TUI's screen, as a terminal would show it.
+    screen: Option<Arc<Mutex<vt100::Parser>>>,
+    /// Bytes the TUI wrote to its terminal.
+    drawn: Arc<AtomicU64>,
+}
+
+/// The TUI on all namespaces, in a 200x60 pseudo-terminal whose output is read (a terminal
+/// that is not read would block the process).
+fn start_tui(bin: &Path, kubeconfig: &Path, dir: &Path) -> Running {
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("openpt");
+    grantpt(&master).expect("grantpt");
+    unlockpt(&master).expect("unlockpt");
+    let name = ptsname(&master, Vec::new()).expect("ptsname");
+    let slave = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(name.to_str().expect("a pty path"))
+        .expect("open the pty");
+    let size = Winsize {
+        ws_row: ROWS,
+        ws_col: COLS,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    tcsetwinsize(&slave, size).expect("window size");
+    let home = dir.join("tui-home");
+    std::fs::create_dir_all(&home).expect("home");
+    let child = Command::new(bin)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .env("OPS_POD_CLEANER_CONFIG", bench_config(dir, ""))
+        .current_dir(&home)
+        .env("HOME", &home)
+        .env("XDG_DATA_HOME", &home)
+        .env("XDG_CONFIG_HOME", &home)
+        .env("TERM", "xterm-256color")
+        .stdin(Stdio::from(slave.try_clone().expect("pty")))
+        .stdout(Stdio::from(slave.try_clone().expect("pty")))
+        .stderr(Stdio::from(slave))
+        .spawn()
+        .expect("the binary runs");
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
+    let drawn = Arc::new(AtomicU64::new(0));
+    let (feed, count) = (parser.clone(), drawn.clone());
+    // Kept open for the child's life: the TUI's keyboard.
+    let keyboard = File::from(master);
+    let mut master = keyboard.try_clone().expect("pty");
+    std::thread::spawn(move || {
+        let _keyboard = keyboard;
+        let mut buf = [0u8; 65536];
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            count.fetch_add(n as u64, Ordering::Relaxed);
+            feed.lock().expect("screen").process(&buf[..n]);
+        }
+    });
+    Running {
+        child,
+        screen: Some(parser),
+        drawn,
+    }
+}
+
+/// `headless --dry-run` with auto on for `unknown` (action none): the worker runs its passes,
+/// but nothing acts (the same configuration as `benches/scale.rs`).
+fn start_headless(bin: &Path, kubeconfig: &Path, dir: &Path) -> Running {
+    let listen = format!("127.0.0.1:{}", free_port());
+    let child = Command::new(bin)
+        .args(["headless", "--dry-run", "--listen", &listen])
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .env(
+            "OPS_POD_CLEANER_CONFIG",
+            bench_config(dir, "rules:\n  - {rule: unknown, auto: true}\n"),
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary runs");
+    Running {
+        child,
+        screen: None,
+        drawn: Arc::new(AtomicU64::new(0)),
+    }
+}
+
+/// `rules` over the built-in config, with the audit log in the temp dir.
+fn bench_config(dir: &Path, rules: &str) -> PathBuf {
+    let path = dir.join(format!("config-{}.yaml", rules.len()));
+    let audit = dir.join("audit.jsonl");
+    let text = format!(
+        "{rules}audit:\n  path: {}\n  events: false\n",
+        audit.display()
+    );
+    std::fs::write(&path, text).expect("write config");
+    path
+}
+
+/// Event lines for `POOL` pods spread over the cluster: each as generated, and flipped (a
+/// healthy pod given an image-pull failure, an abnormal one made healthy), same identity.
+fn churn_pool(pods: usize, now: chrono::DateTime<Utc>) -> Vec<[(Vec<u8>, usize); 2]> {
+    let step = (pods / POOL).max(1);
+    (0..POOL)
+        .map(|k| {
+            let i = (k * step) % pods.max(1);
+            let own = realistic_pod(i, now);
+            let block = i - i % 200;
+            // Pod `block` is an image-pull failure, `block + 100` healthy (`Shape::of`).
+            let other = if Shape::of(i) == Shape::Healthy {
+                block
+            } else {
+                block + 100
+            };
+            let mut flipped = realistic_pod(other, now);
+            flipped["metadata"] = own["metadata"].clone();
+            [event_line(own), event_line(flipped)]
+        })
+        .collect()
+}
+
+fn event_line(mut pod: Value) -> (Vec<u8>, usize) {
+    pod["metadata"]["resourceVersion"] = json!(std::str::from_utf8(PLACEHOLDER).expect("ascii"));
+    let mut line = br#"{"type":"MODIFIED","object":"#.to_vec();
+    line.extend(serde_json::to_vec(&pod).expect("encode"));
+    line.extend(b"}\n");
+    let at = line
+        .windows(PLACEHOLDER.len())
+        .position(|w| w == PLACEHOLDER)
+        .expect("the placeholder");
+    (line, at)
+}
+
+/// Event number `n`: pod `n % POOL`, flipped on odd rounds if it is one of the tenth that flip.
+fn append_event(server: &Server, n: u64, out: &mut Vec<u8>) {
+    let k = (n % POOL as u64) as usize;
+    let round = n / POOL as u64;
+    let variant = usize::from(k.is_multiple_of(10) && round % 2 == 1);
+    let (line, at) = &server.pool[k][variant];
+    let from = out.len();
+    out.extend_from_slice(line);
+    let version = format!("{:010}", 3_000_000_000 + n);
+    out[from + at..from + at + PLACEHOLDER.len()].copy_from_slice(version.as_bytes());
+}
+
+type Body = BoxBody<Bytes, Infallible>;
+
+async fn serve(server: Arc<Server>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let server = server.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req: Request<hyper::body::Incoming>| {
+                    let server = server.clone();
+                    async move { Ok::<_, Infallible>(answer(req, &server).await) }
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    url
+}
+
+async fn answer(req: Request<hyper::body::Incoming>, server: &Arc<Server>) -> Response<Body> {
+    let json = |body: Vec<u8>| {
+        Response::builder()
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body)).boxed())
+            .expect("response")
+    };
+    let query = req.uri().query().unwrap_or("").to_string();
+    let path = req.uri().path().to_string();
+    if path.starts_with(LEASES) {
+        return lease(req, server).await;
+    }
+    match path.as_str() {
+        "/version" => json(br#"{"major":"1","minor":"33","gitVersion":"v1.33.0"}"#.to_vec()),
+        "/api/v1/pods" if query.contains("watch=true") => {
+            server.watches.fetch_add(1, Ordering::Relaxed);
+            let events = churn(server.clone());
+            Response::builder()
+                .header("content-type", "application/json")
+                .body(StreamBody::new(events).boxed())
+                .expect("response")
+        }
+        "/api/v1/pods" => {
+            let index = query
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("continue=page-"))
+                .and_then(|n| n.parse::<usize>().ok());
+            json(
+                server
+                    .pages
+                    .get(index.unwrap_or(0))
+                    .cloned()
+                    .unwrap_or_default(),
+            )
+        }
+        _ => Response::builder()
+            .status(404)
+            .body(Full::new(Bytes::new()).boxed())
+            .expect("response"),
+    }
+}
+
+const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
+
+/// The one Lease `headless` elects itself with: 404 until created, then what was last written
+/// (with a new resourceVersion), so the process leads and its worker runs.
+async fn lease(req: Request<hyper::body::Incoming>, server: &Arc<Server>) -> Response<Body> {
+    let respond = |code: u16, body: Vec<u8>| {
+        Response::builder()
+            .status(code)
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body)).boxed())
+            .expect("response")
+    };
+    let method = req.method().clone();
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let mut held = server.lease.lock().expect("lease");
+    if method == hyper::Method::GET {
+        return match &*held {
+            Some(lease) => respond(200, serde_json::to_vec(lease).expect("encode")),
+            None => respond(
+                404,
+                br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"leases \"ops-pod-cleaner\" not found","reason":"NotFound","code":404}"#.to_vec(),
+            ),
+        };
+    }
+    let Ok(mut lease) = serde_json::from_slice::<Value>(&body) else {
+        return respond(400, Vec::new());
+    };
+    let version = held
+        .as_ref()
+        .and_then(|l| {
+            l["metadata"]["resourceVersion"]
+                .as_str()?
+                .parse::<u64>()
+                .ok()
+        })
+        .unwrap_or(0)
+        + 1;
+    lease["metadata"]["resourceVersion"] = json!(version.to_string());
+    *held = Some(lease.clone());
+    let code = if method == hyper::Method::POST {
+        201
+    } else {
+        200
+    };
+    respond(code, serde_json::to_vec(&lease).expect("encode"))
+}
+
+/// One watch's body: MODIFIED events at the server's current rate, written every 10 ms, and a
+/// bookmark after 30 s without an event (as an API server's watch cache does for a quiet watch).
+fn churn(
+    server: Arc<Server>,
+) -> impl futures::Stream<Item = Result<Frame<Bytes>, Infallible>> + Send {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(64);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(10));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let (mut last, mut said, mut owed) = (Instant::now(), Instant::now(), 0.0f64);
+        loop {
+            tick.tick().await;
+            let now = Instant::now();
+            owed += server.rate.load(Ordering::Relaxed) as f64 * (now - last).as_secs_f64();
+            last = now;
+            let due = owed.floor() as u64;
+            owed -= due as f64;
+            let mut out = Vec::new();
+            if due > 0 {
+                let first = server.sent.fetch_add(due, Ordering::Relaxed);
+                for n in first..first + due {
+                    append_event(&server, n, &mut out);
+                }
+            } else if now - said > Duration::from_secs(30) {
+                let version = 3_000_000_000 + server.sent.load(Ordering::Relaxed);
+                out.extend(format!(
+                    r#"{{"type":"BOOKMARK","object":{{"kind":"Pod","apiVersion":"v1","metadata":{{"resourceVersion":"{version}"}}}}}}"#
+                ).bytes());
+                out.push(b'\n');
+            }
+            if out.is_empty() {
+                continue;
+            }
+            said = now;
+            if tx.send(Bytes::from(out)).await.is_err() {
+                return;
+            }
+        }
+    });
+    futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| (Ok(Frame::data(b)), rx))
+    })
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / 1048576.0
+}
+
+fn proc_status(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kib: Option<u64> = status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok());
+    kib.unwrap_or(0) * 1024
+}
+
+/// utime + stime of a process, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    field(11) + field(12)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn kubeconfig_text(url: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: bench\n  cluster:\n    server: {url}\nusers:\n- name: bench\n  user: {{}}\n\
+         contexts:\n- name: bench\n  context:\n    cluster: bench\n    user: bench\ncurrent-context: bench\n"
+    )
+}
