@@ -135,51 +135,96 @@ async fn serve_until_signal(
     let counters = parts.options.counters.clone();
     let checking = parts.executor.clone();
     tokio::spawn(async move { checking.resolve_interrupted().await });
-    let (acting_tx, acting_until) = watch::channel(None);
-    let mut options = parts.options;
-    options.acting_until = Some(acting_until);
-    let handle = worker::spawn(cache.clone(), parts.executor, &parts.policy, options);
-    let (stop, stopped) = watch::channel(false);
-    let (leader_tx, leader) = watch::channel(false);
+    let (chain, max_stale) = (
+        parts.policy.chain().to_vec(),
+        parts.policy.safety().max_stale,
+    );
+    let leading = Leading::start(parts, cache, elector, None);
     let sources = Sources {
         cache: cache.clone(),
-        chain: parts.policy.chain().to_vec(),
-        max_stale: parts.policy.safety().max_stale,
+        chain,
+        max_stale,
         counters,
-        worker: handle.status.clone(),
-        leader,
+        worker: leading.handle.status.clone(),
+        leader: leading.leader.clone(),
         started: Utc::now(),
     };
-    let server = tokio::spawn(serve(listener, sources, stopped.clone()));
-    let wiring = Wiring {
-        worker: handle.commands.clone(),
-        recent: handle.recent.clone(),
-        leader: leader_tx,
-        acting_until: acting_tx,
-    };
-    let election = tokio::spawn(lease::run(elector, wiring, stopped, None));
+    let server = tokio::spawn(serve(listener, sources, leading.stop.subscribe()));
     tracing::info!(%listen, "headless: serving /metrics, /healthz and /readyz; auto-clean runs while this replica leads");
     shutdown_signal().await;
     tracing::info!("shutting down: finishing the current action, then releasing the lease");
-    let _ = stop.send(true);
-    let elector = election.await;
-    // Stop the worker before letting go: no other replica may act while an action of ours
-    // is still in flight. Bounded, so a pod's grace period is enough to shut down.
-    if tokio::time::timeout(SHUTDOWN_GRACE, finish(handle))
-        .await
-        .is_err()
-    {
-        tracing::warn!("the action in flight did not finish within {SHUTDOWN_GRACE:?}");
-    }
-    if let Ok(elector) = elector {
-        elector.release().await;
-    }
+    leading.stop().await;
     let _ = server.await;
     Ok(ExitCode::SUCCESS)
 }
 
 /// How long SIGTERM waits for the action in flight (Kubernetes allows 30 s by default).
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(15);
+
+/// The worker steered by the election, as both modes run it: it acts only while this replica
+/// leads, each action ends where the lease would, and stopping lets the lease go last.
+struct Leading {
+    handle: WorkerHandle,
+    election: tokio::task::JoinHandle<Elector>,
+    stop: watch::Sender<bool>,
+    /// Whether this replica leads, for `/metrics`.
+    leader: watch::Receiver<bool>,
+}
+
+impl Leading {
+    /// `leading_since`: the round `--once` has just won (it acts at once, and restores what
+    /// the previous holder sent); `None` waits for the election.
+    fn start(
+        parts: Parts,
+        cache: &Cache,
+        mut elector: Elector,
+        leading_since: Option<Instant>,
+    ) -> Leading {
+        let Parts {
+            executor,
+            policy,
+            mut options,
+        } = parts;
+        let acting = leading_since.map(|since| since + elector.settings().renew_deadline);
+        let (acting_tx, acting_until) = watch::channel(acting);
+        options.acting_until = Some(acting_until);
+        if leading_since.is_some() {
+            options.inherited = elector.take_inherited().unwrap_or_default();
+        }
+        let handle = worker::spawn(cache.clone(), executor, &policy, options);
+        let (stop, stopped) = watch::channel(false);
+        let (leader_tx, leader) = watch::channel(leading_since.is_some());
+        let wiring = Wiring {
+            worker: handle.commands.clone(),
+            recent: handle.recent.clone(),
+            leader: leader_tx,
+            acting_until: acting_tx,
+        };
+        let election = tokio::spawn(lease::run(elector, wiring, stopped, leading_since));
+        Leading {
+            handle,
+            election,
+            stop,
+            leader,
+        }
+    }
+
+    /// Stop electing and acting, wait (bounded) for the action in flight and its audit
+    /// record, then release the lease: no other replica may act while one of ours runs.
+    async fn stop(self) {
+        let _ = self.stop.send(true);
+        let elector = self.election.await;
+        if tokio::time::timeout(SHUTDOWN_GRACE, finish(self.handle))
+            .await
+            .is_err()
+        {
+            tracing::warn!("the action in flight did not finish within {SHUTDOWN_GRACE:?}");
+        }
+        if let Ok(elector) = elector {
+            elector.release().await;
+        }
+    }
+}
 
 /// One pass (and one report with `send`) as the leader, or nothing if another replica leads.
 /// The lease is renewed for the whole pass; an action never outlives it.
@@ -204,24 +249,11 @@ async fn once(parts: Parts, cache: &Cache, mut elector: Elector, send: bool) -> 
         parts.options.reporter.clone(),
         parts.options.cluster.clone(),
     );
-    // Acting is allowed from the round just won: the worker's first pass may start before
-    // the election loop has run.
-    let (acting_tx, acting_until) = watch::channel(Some(won + elector.settings().renew_deadline));
-    let mut options = parts.options;
-    options.standby = None;
-    options.report_schedule = None;
-    options.acting_until = Some(acting_until);
-    options.inherited = elector.take_inherited().unwrap_or_default();
-    let handle = worker::spawn(cache.clone(), parts.executor, &parts.policy, options);
-    let (stop, stopped) = watch::channel(false);
-    let wiring = Wiring {
-        worker: handle.commands.clone(),
-        recent: handle.recent.clone(),
-        leader: watch::channel(true).0,
-        acting_until: acting_tx,
-    };
-    let election = tokio::spawn(lease::run(elector, wiring, stopped, Some(won)));
-    let mut status = handle.status.clone();
+    let mut parts = parts;
+    parts.options.standby = None;
+    parts.options.report_schedule = None;
+    let leading = Leading::start(parts, cache, elector, Some(won));
+    let mut status = leading.handle.status.clone();
     // A pass counts once its actions have finished, so the counts below are true.
     let _ = status.wait_for(|s| s.passes > 0).await;
     let mut delivered = true;
@@ -240,12 +272,7 @@ async fn once(parts: Parts, cache: &Cache, mut elector: Elector, send: bool) -> 
     }
     let pass = status.borrow().clone();
     eprintln!("{}", summary(&pass));
-    let _ = stop.send(true);
-    let elector = election.await;
-    finish(handle).await;
-    if let Ok(elector) = elector {
-        elector.release().await;
-    }
+    leading.stop().await;
     let failed = pass.rules.values().any(|r| r.failures > 0);
     Ok(if delivered && !failed {
         ExitCode::SUCCESS
