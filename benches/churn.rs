@@ -14,8 +14,11 @@
 //! set flips between healthy and abnormal on every visit, so one event in ten moves a pod in or
 //! out of the findings; the rest change nothing a screen shows (like a patcher's annotations).
 
+mod common;
+#[path = "../tests/support/terminal.rs"]
+mod terminal;
+
 use std::convert::Infallible;
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -25,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use chrono::Utc;
+use common::{cpu_ticks, free_port, mib, proc_status};
 use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
 use hyper::body::Frame;
 use hyper::server::conn::http1;
@@ -32,9 +36,8 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use ops_pod_cleaner::sim::generate::{Shape, list_pages, realistic_pod};
-use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
-use rustix::termios::{Winsize, tcsetwinsize};
 use serde_json::{Value, json};
+use terminal::open_pty;
 
 const PAGE: usize = 500;
 const POOL: usize = 2_000;
@@ -320,22 +323,7 @@ struct Running {
 /// The TUI on all namespaces, in a 200x60 pseudo-terminal whose output is read (a terminal
 /// that is not read would block the process).
 fn start_tui(bin: &Path, kubeconfig: &Path, dir: &Path) -> Running {
-    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("openpt");
-    grantpt(&master).expect("grantpt");
-    unlockpt(&master).expect("unlockpt");
-    let name = ptsname(&master, Vec::new()).expect("ptsname");
-    let slave = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(name.to_str().expect("a pty path"))
-        .expect("open the pty");
-    let size = Winsize {
-        ws_row: ROWS,
-        ws_col: COLS,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    tcsetwinsize(&slave, size).expect("window size");
+    let (master, slave) = open_pty(ROWS, COLS);
     let home = dir.join("tui-home");
     std::fs::create_dir_all(&home).expect("home");
     let child = Command::new(bin)
@@ -356,7 +344,7 @@ fn start_tui(bin: &Path, kubeconfig: &Path, dir: &Path) -> Running {
     let drawn = Arc::new(AtomicU64::new(0));
     let (feed, count) = (parser.clone(), drawn.clone());
     // Kept open for the child's life: the TUI's keyboard.
-    let keyboard = File::from(master);
+    let keyboard = master;
     let mut master = keyboard.try_clone().expect("pty");
     std::thread::spawn(move || {
         let _keyboard = keyboard;
@@ -620,41 +608,6 @@ fn churn(
     futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|b| (Ok(Frame::data(b)), rx))
     })
-}
-
-fn mib(bytes: u64) -> f64 {
-    bytes as f64 / 1048576.0
-}
-
-fn proc_status(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kib: Option<u64> = status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok());
-    kib.unwrap_or(0) * 1024
-}
-
-/// utime + stime of a process, in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the command name, which is in parentheses and may contain spaces.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let field = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    field(11) + field(12)
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 fn kubeconfig_text(url: &str) -> String {

@@ -7,6 +7,8 @@
 //! `cargo bench --bench scale [-- PODS]` (default 50,000). `-- PODS serve` only serves the pods
 //! and prints a kubeconfig, for measuring by hand (e.g. the TUI at 150,000 pods).
 
+mod common;
+
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -16,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use chrono::Utc;
+use common::{cpu_ticks, free_port, mib, proc_status};
 use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
 use hyper::body::Frame;
 use hyper::server::conn::http1;
@@ -102,10 +105,6 @@ async fn main() {
             mib(hwm)
         );
     }
-}
-
-fn mib(bytes: u64) -> f64 {
-    bytes as f64 / 1048576.0
 }
 
 /// Every page fetched through the same client stack, only the continue token read.
@@ -213,30 +212,6 @@ fn bench_config(rules: &str) -> PathBuf {
     path
 }
 
-fn proc_status(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kib: Option<u64> = status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok());
-    kib.unwrap_or(0) * 1024
-}
-
-/// utime + stime of a process, in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the command name, which is in parentheses and may contain spaces.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let field = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    field(11) + field(12)
-}
-
 async fn healthy(port: u16) -> bool {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
@@ -252,13 +227,6 @@ async fn healthy(port: u16) -> bool {
     let mut answer = Vec::new();
     let _ = stream.read_to_end(&mut answer).await;
     answer.starts_with(b"HTTP/1.1 200") || answer.starts_with(b"HTTP/1.0 200")
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 type Body = BoxBody<Bytes, Infallible>;

@@ -7,3 +7,4 @@ pub mod pods;
 pub mod policy;
 pub mod pty;
 pub mod sim;
+pub mod terminal;

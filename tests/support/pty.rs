@@ -7,8 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
-use rustix::termios::{Winsize, tcsetwinsize};
+use super::terminal::open_pty;
 
 const COLS: u16 = 120;
 const ROWS: u16 = 36;
@@ -27,22 +26,7 @@ impl Screen {
 
     /// The binary with `args`, and `config` (YAML text) as its config file when given.
     pub fn start_with(args: &[&str], config: Option<&str>) -> Screen {
-        let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("openpt");
-        grantpt(&master).expect("grantpt");
-        unlockpt(&master).expect("unlockpt");
-        let name = ptsname(&master, Vec::new()).expect("ptsname");
-        let slave = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(name.to_str().expect("a pty path"))
-            .expect("open the pty");
-        let size = Winsize {
-            ws_row: ROWS,
-            ws_col: COLS,
-            ws_xpixel: 0,
-            ws_ypixel: 0,
-        };
-        tcsetwinsize(&slave, size).expect("window size");
+        let (master, slave) = open_pty(ROWS, COLS);
         let home = tempfile::tempdir().unwrap();
         let mut command = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"));
         command.args(args);
@@ -63,7 +47,6 @@ impl Screen {
             .stderr(Stdio::from(slave))
             .spawn()
             .expect("start the binary");
-        let master = File::from(master);
         let input = master.try_clone().unwrap();
         let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
         let feed = parser.clone();
