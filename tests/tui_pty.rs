@@ -203,3 +203,60 @@ fn svg(screen: &vt100::Screen) -> String {
     out.push_str("</svg>\n");
     out
 }
+
+/// `q` while a DELETE is in flight: the screen says it is finishing, waits (bounded by the
+/// request deadline here, 3 s) and quits only once the action's outcome is in the audit log,
+/// next to the intent written before the request. The process used to quit at once, leaving
+/// the audit log empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quitting_waits_for_the_action_in_flight_and_its_audit_record() {
+    use ops_pod_cleaner::sim::{SimCluster, SimServer};
+    let sim = SimCluster::new();
+    let evicted = support::pods::pod("gone-1").ns("shop").evicted().json();
+    sim.create_pod(serde_json::from_value(evicted).unwrap());
+    let server = SimServer::start(sim.clone()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    sim.faults()
+        .hang(Some("delete"), "/api/v1/namespaces/shop/pods");
+    let hung = sim.clone();
+    let audit = tokio::task::spawn_blocking(move || {
+        let kubeconfig = kubeconfig.to_string_lossy().into_owned();
+        let config = "cluster:\n  requestTimeout: 3s\n";
+        let mut screen = Screen::start_with(&["--kubeconfig", &kubeconfig], Some(config));
+        screen.wait_for("the pod", |t| {
+            t.contains("● synced") && t.contains("gone-1")
+        });
+        screen.keys("d");
+        screen.wait_text("Delete this pod?");
+        screen.keys("y");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while hung.faults().hung_requests() == 0 {
+            assert!(
+                Instant::now() < deadline,
+                "the DELETE never reached the server"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        screen.keys("q");
+        screen.wait_text("finishing 1 action(s) in flight");
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while screen.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "the binary did not quit");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        audit_log(&screen)
+    })
+    .await
+    .unwrap();
+    let records: Vec<serde_json::Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2, "{audit}");
+    assert_eq!(records[0]["stage"], "intent");
+    assert_eq!(records[1]["stage"], "outcome");
+    assert_eq!(records[1]["id"], records[0]["id"]);
+    assert_eq!(records[1]["outcome"], "failed", "{audit}");
+}
