@@ -284,14 +284,7 @@ fn every_call_the_code_makes_is_granted_or_named_personal() {
     }
     // Scale to zero and undo: the workload read, its scale subresource read and written; the
     // annotation fallback (patch on the workload) only with a person's own credentials.
-    let kinds = [
-        WorkloadKind::Deployment,
-        WorkloadKind::Rollout,
-        WorkloadKind::StatefulSet,
-        WorkloadKind::ReplicaSet,
-        WorkloadKind::ReplicationController,
-    ];
-    for kind in kinds {
+    for kind in WorkloadKind::ALL {
         let group = kind.api_resource().group;
         let plural = kind.plural().to_string();
         let scale = format!("{plural}/scale");

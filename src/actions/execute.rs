@@ -21,7 +21,7 @@ use super::{Action, Origin, Outcome, PodRef};
 use crate::cluster::Cache;
 use crate::pod::{Interner, PodRecord, decode_pod};
 use crate::policy::Policy;
-use crate::rules::{RuleSpec, classify};
+use crate::rules::{Finding, RuleSpec, classify};
 
 /// What the executor was built with; only a [`Policy`] sets it.
 #[derive(Debug, Clone)]
@@ -53,6 +53,8 @@ pub struct Prepared {
     pub action: Action,
     pub origin: Origin,
     pod: Option<PodRecord>,
+    /// What the rules found on the pod when it was re-checked: the intent's reason.
+    finding: Option<Finding>,
     pub(super) scale: Option<ScalePlan>,
 }
 
@@ -139,9 +141,12 @@ impl Executor {
                 action.verb()
             )));
         }
-        let pod = match action.pod() {
-            Some(target) => Some(self.recheck(target, origin)?),
-            None => None,
+        let (pod, finding) = match action.pod() {
+            Some(target) => {
+                let (pod, finding) = self.recheck(target, origin)?;
+                (Some(pod), finding)
+            }
+            None => (None, None),
         };
         // The worker checks every owner for an opt-out (a person was asked in the dialog);
         // a manual scale needs only a ReplicaSet's manager.
@@ -175,6 +180,7 @@ impl Executor {
             action: action.clone(),
             origin,
             pod,
+            finding,
             scale,
         })
     }
@@ -191,6 +197,7 @@ impl Executor {
             action,
             origin,
             pod,
+            finding,
             scale,
         } = prepared;
         let subject = Subject {
@@ -201,6 +208,7 @@ impl Executor {
                 _ => scale.as_ref().map(|s| &s.workload),
             },
             pod: pod.as_ref(),
+            finding: finding.as_ref(),
         };
         let intent = match self.intend(&subject) {
             Ok(intent) => intent,
@@ -233,16 +241,22 @@ impl Executor {
     }
 
     /// The pod must still be in the cache with the same UID, and, for the worker, still match.
-    fn recheck(&self, target: &PodRef, origin: Origin) -> Result<PodRecord, Outcome> {
+    /// Its finding now is kept: the audit intent says why from it.
+    fn recheck(
+        &self,
+        target: &PodRef,
+        origin: Origin,
+    ) -> Result<(PodRecord, Option<Finding>), Outcome> {
         let pod = self.cache.get(&target.uid).ok_or(Outcome::AlreadyGone)?;
+        let finding = classify(&pod, &self.chain, Utc::now());
         if let Origin::Auto(rule) = origin
-            && !self.still_matches(&pod, origin)
+            && finding.as_ref().is_none_or(|f| f.rule != rule)
         {
             return Err(Outcome::Skipped(format!(
                 "the pod no longer matches rule {rule}"
             )));
         }
-        Ok(pod)
+        Ok((pod, finding))
     }
 
     fn still_matches(&self, pod: &PodRecord, origin: Origin) -> bool {

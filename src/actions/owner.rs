@@ -20,6 +20,15 @@ pub enum WorkloadKind {
 }
 
 impl WorkloadKind {
+    /// Every kind that can be scaled.
+    pub const ALL: [WorkloadKind; 5] = [
+        WorkloadKind::Deployment,
+        WorkloadKind::Rollout,
+        WorkloadKind::StatefulSet,
+        WorkloadKind::ReplicaSet,
+        WorkloadKind::ReplicationController,
+    ];
+
     pub fn api_resource(self) -> ApiResource {
         let (group, version, kind, plural) = match self {
             WorkloadKind::Deployment => ("apps", "v1", "Deployment", "deployments"),
@@ -96,15 +105,7 @@ impl WorkloadRef {
     pub fn parse(text: &str) -> Option<WorkloadRef> {
         let (kind, rest) = text.split_once(' ')?;
         let (namespace, name) = rest.split_once('/')?;
-        let kind = [
-            WorkloadKind::Deployment,
-            WorkloadKind::Rollout,
-            WorkloadKind::StatefulSet,
-            WorkloadKind::ReplicaSet,
-            WorkloadKind::ReplicationController,
-        ]
-        .into_iter()
-        .find(|k| k.name() == kind)?;
+        let kind = WorkloadKind::ALL.into_iter().find(|k| k.name() == kind)?;
         Some(WorkloadRef {
             kind,
             namespace: namespace.to_string(),

@@ -16,7 +16,7 @@ use super::owner::WorkloadRef;
 use super::{Action, Origin, Outcome};
 use crate::pod::PodRecord;
 use crate::report::workload_label;
-use crate::rules::classify;
+use crate::rules::Finding;
 
 /// Where the executor writes its records.
 #[derive(Clone)]
@@ -37,6 +37,7 @@ pub(super) struct Subject<'a> {
     pub origin: Origin,
     pub workload: Option<&'a WorkloadRef>,
     pub pod: Option<&'a PodRecord>,
+    pub finding: Option<&'a Finding>,
 }
 
 impl Executor {
@@ -127,10 +128,7 @@ impl Executor {
             (None, Some(w)) => (w.namespace.clone(), w.name.clone(), None),
             (None, None) => (String::new(), String::new(), None),
         };
-        let reason = subject
-            .pod
-            .and_then(|pod| classify(pod, &self.chain, Utc::now()))
-            .map(|f| format!("{}: {}", f.rule, f.reason));
+        let reason = subject.finding.map(|f| format!("{}: {}", f.rule, f.reason));
         AuditRecord {
             time: AuditRecord::stamp(Utc::now()),
             id: log.next_id(),
