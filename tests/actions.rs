@@ -1537,3 +1537,25 @@ fn the_readme_schema_names_every_field_the_log_writes() {
         assert!(written.get(key.as_str().unwrap()).is_some(), "{key}");
     }
 }
+
+/// `--readonly` holds in the executor itself, not only in the screen that hides the keys.
+#[tokio::test]
+async fn readonly_refuses_every_action_without_a_request() {
+    let scenario = Scenario::new();
+    let cache = cache_with(vec![pod("web-1").evicted()]);
+    let flags = ops_pod_cleaner::policy::Flags {
+        readonly: true,
+        ..Default::default()
+    };
+    let config = ops_pod_cleaner::config::Config::default();
+    let policy = ops_pod_cleaner::policy::Policy::new(flags, &config);
+    let exec = Executor::new(scenario.client(), cache, &policy, "test", Audit::Off);
+    for origin in [Origin::Manual, Origin::Auto(RuleKind::Evicted)] {
+        let outcome = exec.run(&Action::Delete(web1()), origin).await;
+        assert_eq!(
+            outcome,
+            Outcome::Refused("read-only mode (--readonly): no actions".into())
+        );
+    }
+    scenario.verify();
+}

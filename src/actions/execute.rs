@@ -30,6 +30,8 @@ pub(super) struct ExecutorSettings {
     pub cluster: String,
     /// Decide and record, but change nothing.
     pub dry_run: bool,
+    /// `--readonly`: nothing runs, whoever asks.
+    pub readonly: bool,
     pub retry: RetryPolicy,
 }
 
@@ -86,6 +88,7 @@ impl Executor {
             settings: ExecutorSettings {
                 cluster: cluster.to_string(),
                 dry_run: policy.dry_run(),
+                readonly: policy.readonly(),
                 retry: RetryPolicy::default(),
             },
             owners: Owners::default(),
@@ -135,6 +138,11 @@ impl Executor {
     /// still matches, nobody opted it out up its owner chain, and a scale-to-zero would not stop
     /// replicas that still serve. `Err` is the outcome, with nothing sent.
     pub async fn prepare(&self, action: &Action, origin: Origin) -> Result<Prepared, Outcome> {
+        if self.settings.readonly {
+            return Err(Outcome::Refused(
+                "read-only mode (--readonly): no actions".into(),
+            ));
+        }
         if origin != Origin::Manual && action.manual_only() {
             return Err(Outcome::Refused(format!(
                 "{} is a manual-only action",
