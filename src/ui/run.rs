@@ -163,8 +163,13 @@ impl Runtime {
             },
         );
         update(state, Event::Worker(worker.borrow().clone()));
+        // Drawn after an event reached `update`, not on every wake-up: a busy cluster wakes the
+        // loop for each cache change, and those only arm the settle timer.
+        let mut dirty = true;
         loop {
-            guard.terminal.draw(|f| draw(state, f)).map_err(io)?;
+            if std::mem::take(&mut dirty) {
+                guard.terminal.draw(|f| draw(state, f)).map_err(io)?;
+            }
             let event = tokio::select! {
                 key = keys.next() => match key {
                     Some(Ok(TermEvent::Key(key))) => match key_from_crossterm(&key) {
@@ -216,6 +221,7 @@ impl Runtime {
                 _ = sighup.recv() => break,
                 _ = sigint.recv() => break,
             };
+            dirty = true;
             for effect in update(state, event) {
                 match effect {
                     Effect::Quit => return Ok(()),
