@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use ops_pod_cleaner::cluster::{Cache, Scope};
+use ops_pod_cleaner::cluster::{Abnormal, Cache, Scope};
 use ops_pod_cleaner::pod::{Interner, PodRecord};
 use ops_pod_cleaner::rules::{RuleKind, RuleSpec, classify, default_chain};
 use support::pods::{PodBuilder, pod};
@@ -80,6 +80,19 @@ fn indexed(cache: &Cache, chain: &[RuleSpec], now: DateTime<Utc>) -> BTreeMap<St
         .collect()
 }
 
+/// Chain position, time in state, namespace, name: the screen's default order.
+fn in_default_order(found: &[Abnormal], chain: &[RuleSpec]) -> bool {
+    let position = |a: &Abnormal| chain.iter().position(|r| r.kind == a.finding.rule);
+    found.is_sorted_by_key(|a| {
+        (
+            position(a),
+            a.finding.since,
+            a.pod.namespace.clone(),
+            a.pod.name.clone(),
+        )
+    })
+}
+
 fn record(builder: PodBuilder, interner: &mut Interner) -> PodRecord {
     builder.wire().into_record(interner)
 }
@@ -110,6 +123,10 @@ fn the_index_agrees_with_a_full_reclassification_after_any_sequence() {
                 indexed(&cache, &chain, now),
                 afresh(&cache, &chain, now),
                 "seed {seed}, step {step}, at {now}"
+            );
+            assert!(
+                in_default_order(&cache.findings(&chain, now), &chain),
+                "seed {seed}, step {step}: the index hands findings over in the screen's order"
             );
             let counts = cache.counts(&chain, now);
             let mut expected: BTreeMap<RuleKind, usize> = BTreeMap::new();
@@ -164,4 +181,29 @@ fn another_chain_is_classified_afresh() {
     }
     assert!(cache.findings(&strict, now).is_empty());
     assert_eq!(cache.findings(&chain(), now).len(), 1);
+}
+
+#[test]
+fn a_change_the_record_leaves_out_wakes_no_reader() {
+    let chain = chain();
+    let cache = Cache::with_chain(chain.clone());
+    let now = t("2026-11-20T08:00:00Z");
+    let crashing = || pod("web-1").crash_looping(7, "Error");
+    cache.upsert(crashing().wire(), now);
+    let mut changes = cache.subscribe();
+    changes.mark_unchanged();
+
+    // A patcher's annotation: nothing the cache keeps is different.
+    cache.upsert(crashing().annotate("team", "shop").wire(), now);
+    assert!(
+        !changes.has_changed().unwrap(),
+        "an unseen change woke readers"
+    );
+
+    cache.upsert(pod("web-1").crash_looping(8, "Error").wire(), now);
+    assert!(
+        changes.has_changed().unwrap(),
+        "a new restart count must wake readers"
+    );
+    assert_eq!(cache.get("uid-web-1").unwrap().total_restarts(), 8);
 }

@@ -26,7 +26,7 @@ fn record(builder: PodBuilder) -> PodRecord {
 fn abnormal(builder: PodBuilder) -> Abnormal {
     let pod = record(builder);
     let finding = classify(&pod, &default_chain(), now()).expect("the pod is abnormal");
-    Abnormal { pod, finding }
+    Abnormal::new(pod, finding)
 }
 
 fn evicted(name: &str, ns: &str) -> Abnormal {

@@ -12,11 +12,21 @@ use super::index::{Census, Index};
 use crate::pod::{Interner, PodRecord, WirePod};
 use crate::rules::{Finding, RuleKind, RuleSpec, classify, default_chain};
 
-/// An abnormal pod and what the chain found.
+/// An abnormal pod and what the chain found. Shared with the cache, so a copy for a reader costs
+/// two reference counts, not the record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Abnormal {
-    pub pod: PodRecord,
-    pub finding: Finding,
+    pub pod: Arc<PodRecord>,
+    pub finding: Arc<Finding>,
+}
+
+impl Abnormal {
+    pub fn new(pod: PodRecord, finding: Finding) -> Abnormal {
+        Abnormal {
+            pod: Arc::new(pod),
+            finding: Arc::new(finding),
+        }
+    }
 }
 
 /// How long a watch may stay silent (no event, no bookmark) and still count as fresh. API
@@ -121,7 +131,7 @@ impl Health {
 }
 
 struct Store {
-    pods: HashMap<Box<str>, PodRecord>,
+    pods: HashMap<Box<str>, Arc<PodRecord>>,
     interner: Interner,
     index: Index,
 }
@@ -183,10 +193,11 @@ impl Cache {
     }
 
     pub fn get(&self, uid: &str) -> Option<PodRecord> {
-        self.read().pods.get(uid).cloned()
+        self.read().pods.get(uid).map(|pod| PodRecord::clone(pod))
     }
 
-    /// Every abnormal pod, classified at `now`, in no particular order.
+    /// Every abnormal pod, classified at `now`; under the cache's own chain in the screen's
+    /// default order (chain position, time in state, namespace, name), else in no order.
     pub fn findings(&self, chain: &[RuleSpec], now: DateTime<Utc>) -> Vec<Abnormal> {
         self.findings_of(chain, now, |_| true)
     }
@@ -205,13 +216,8 @@ impl Cache {
             return store
                 .index
                 .findings()
-                .filter(|(_, f)| wanted(f.rule))
-                .filter_map(|(uid, finding)| {
-                    Some(Abnormal {
-                        pod: store.pods.get(uid)?.clone(),
-                        finding: finding.clone(),
-                    })
-                })
+                .filter(|found| wanted(found.finding.rule))
+                .cloned()
                 .collect();
         }
         let store = self.read();
@@ -222,7 +228,7 @@ impl Cache {
                 let finding = classify(pod, chain, now).filter(|f| wanted(f.rule))?;
                 Some(Abnormal {
                     pod: pod.clone(),
-                    finding,
+                    finding: Arc::new(finding),
                 })
             })
             .collect()
@@ -270,8 +276,8 @@ impl Cache {
     }
 
     /// Fold over every cached pod under the read lock, without cloning them all.
-    pub fn fold<T>(&self, init: T, f: impl FnMut(T, &PodRecord) -> T) -> T {
-        self.read().pods.values().fold(init, f)
+    pub fn fold<T>(&self, init: T, mut f: impl FnMut(T, &PodRecord) -> T) -> T {
+        self.read().pods.values().fold(init, |acc, pod| f(acc, pod))
     }
 
     pub fn health(&self) -> Health {
@@ -319,7 +325,7 @@ impl Cache {
             let mut guard = self.write();
             let store = &mut *guard;
             // Moved out, not copied: a 150,000-pod relist must not clone every record.
-            let previous: HashMap<Box<str>, PodRecord> = store
+            let previous: HashMap<Box<str>, Arc<PodRecord>> = store
                 .pods
                 .extract_if(|_, pod| scope.covers(&pod.namespace))
                 .collect();
@@ -327,7 +333,8 @@ impl Cache {
                 store.index.forget(pod);
             }
             for mut pod in pods {
-                pod.observe_transition(previous.get(&pod.uid), now);
+                pod.observe_transition(previous.get(&pod.uid).map(|p| &**p), now);
+                let pod = Arc::new(pod);
                 store.index.admit(&pod, now);
                 store.pods.insert(pod.uid.clone(), pod);
             }
@@ -341,11 +348,17 @@ impl Cache {
             let store = &mut *guard;
             let mut pod = wire.into_record(&mut store.interner);
             let previous = store.pods.get(&pod.uid);
-            pod.observe_transition(previous, now);
+            pod.observe_transition(previous.map(|p| &**p), now);
+            if previous.is_some_and(|p| **p == pod) {
+                // Only what the record leaves out changed (annotations, resourceVersion): no
+                // reader can see a difference, so none is woken.
+                return;
+            }
             if let Some(previous) = previous {
                 store.index.forget(previous);
             }
             // One classification per event, for the pod that changed.
+            let pod = Arc::new(pod);
             store.index.admit(&pod, now);
             store.pods.insert(pod.uid.clone(), pod);
         }

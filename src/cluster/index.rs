@@ -1,16 +1,20 @@
 //! The findings kept up to date as pods change: one classification per event, for the pod that
 //! changed; rules that mature with time (`after`) are re-classified at their due time, not on
 //! every read. Readers (the screen, the worker, `/metrics`) get what they need from here at a
-//! cost that follows the abnormal pods, never all pods.
+//! cost that follows the abnormal pods, never all pods. The findings are kept in the screen's
+//! default order (chain position, time in state, namespace, name), so a reader that wants that
+//! order takes it as it is instead of sorting.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
+use super::cache::Abnormal;
 use crate::pod::PodRecord;
 use crate::report::workload_label;
-use crate::rules::{Finding, RuleKind, RuleSpec, classify, next_change};
+use crate::rules::{RuleKind, RuleSpec, classify, next_change};
 
 /// How many pods that could be healthy (not Succeeded or Failed) each namespace and each
 /// workload holds: what the mass-failure breaker compares its matches with.
@@ -54,10 +58,38 @@ impl Census {
     }
 }
 
-/// Findings by pod UID and counts by category, under one rule chain.
+/// Where a finding sits in the default order; unique per pod thanks to the UID.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Place {
+    rule: usize,
+    since: DateTime<Utc>,
+    namespace: Arc<str>,
+    name: Box<str>,
+    uid: Box<str>,
+}
+
+impl Place {
+    fn of(found: &Abnormal, chain: &[RuleSpec]) -> Place {
+        let rule = chain
+            .iter()
+            .position(|r| r.kind == found.finding.rule)
+            .unwrap_or(chain.len());
+        Place {
+            rule,
+            since: found.finding.since,
+            namespace: found.pod.namespace.clone(),
+            name: found.pod.name.clone(),
+            uid: found.pod.uid.clone(),
+        }
+    }
+}
+
+/// Findings in the default order, where each pod's sits, and counts by category, under one
+/// rule chain.
 pub(super) struct Index {
     pub chain: Vec<RuleSpec>,
-    findings: HashMap<Box<str>, Finding>,
+    ordered: BTreeMap<Place, Abnormal>,
+    places: HashMap<Box<str>, Place>,
     counts: BTreeMap<RuleKind, usize>,
     /// When each pod's classification may next change by time alone; the heap may hold
     /// outdated entries, `scheduled` says which one counts.
@@ -72,7 +104,8 @@ impl Index {
     pub fn new(chain: Vec<RuleSpec>) -> Index {
         Index {
             chain,
-            findings: HashMap::new(),
+            ordered: BTreeMap::new(),
+            places: HashMap::new(),
             counts: BTreeMap::new(),
             due: BinaryHeap::new(),
             scheduled: HashMap::new(),
@@ -82,7 +115,7 @@ impl Index {
     }
 
     /// A pod arrived or changed (after `forget` of its previous version).
-    pub fn admit(&mut self, pod: &PodRecord, now: DateTime<Utc>) {
+    pub fn admit(&mut self, pod: &Arc<PodRecord>, now: DateTime<Utc>) {
         self.census.add(pod);
         self.classify(pod, now);
     }
@@ -95,7 +128,11 @@ impl Index {
     }
 
     /// Re-classify the pods whose rules matured by `now`. Returns whether a finding changed.
-    pub fn promote(&mut self, pods: &HashMap<Box<str>, PodRecord>, now: DateTime<Utc>) -> bool {
+    pub fn promote(
+        &mut self,
+        pods: &HashMap<Box<str>, Arc<PodRecord>>,
+        now: DateTime<Utc>,
+    ) -> bool {
         self.at = self.at.max(now);
         let mut changed = false;
         while let Some(Reverse((due, _))) = self.due.peek() {
@@ -110,24 +147,29 @@ impl Index {
             }
             self.scheduled.remove(&uid);
             if let Some(pod) = pods.get(&uid) {
-                let before = self.findings.get(&uid).map(|f| f.rule);
+                let before = self.places.get(&uid).cloned();
                 self.classify(pod, now);
-                changed |= before != self.findings.get(&uid).map(|f| f.rule);
+                changed |= before.as_ref() != self.places.get(&uid);
             }
         }
         changed
     }
 
-    pub fn findings(&self) -> impl Iterator<Item = (&str, &Finding)> {
-        self.findings.iter().map(|(uid, f)| (&**uid, f))
+    /// Every finding, in the default order.
+    pub fn findings(&self) -> impl Iterator<Item = &Abnormal> {
+        self.ordered.values()
     }
 
     pub fn counts(&self) -> &BTreeMap<RuleKind, usize> {
         &self.counts
     }
 
-    fn classify(&mut self, pod: &PodRecord, now: DateTime<Utc>) {
-        self.set_finding(&pod.uid, classify(pod, &self.chain, now));
+    fn classify(&mut self, pod: &Arc<PodRecord>, now: DateTime<Utc>) {
+        let found = classify(pod, &self.chain, now).map(|finding| Abnormal {
+            pod: pod.clone(),
+            finding: Arc::new(finding),
+        });
+        self.set_finding(&pod.uid, found);
         match next_change(pod, &self.chain, now) {
             Some(due) => {
                 if self.scheduled.insert(pod.uid.clone(), due) != Some(due) {
@@ -140,18 +182,18 @@ impl Index {
         }
     }
 
-    fn set_finding(&mut self, uid: &str, finding: Option<Finding>) {
-        let old = match finding {
-            Some(finding) => {
-                *self.counts.entry(finding.rule).or_default() += 1;
-                self.findings.insert(uid.into(), finding)
-            }
-            None => self.findings.remove(uid),
-        };
-        if let Some(old) = old
-            && let Some(count) = self.counts.get_mut(&old.rule)
+    fn set_finding(&mut self, uid: &str, found: Option<Abnormal>) {
+        if let Some(place) = self.places.remove(uid)
+            && let Some(old) = self.ordered.remove(&place)
+            && let Some(count) = self.counts.get_mut(&old.finding.rule)
         {
             *count = count.saturating_sub(1);
+        }
+        if let Some(found) = found {
+            *self.counts.entry(found.finding.rule).or_default() += 1;
+            let place = Place::of(&found, &self.chain);
+            self.places.insert(uid.into(), place.clone());
+            self.ordered.insert(place, found);
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The UI's model: everything the screen shows, owned by the UI task alone.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use chrono::{DateTime, Utc};
 
@@ -273,7 +273,7 @@ impl State {
     fn sort_and_filter(&mut self, keep: Option<&str>) {
         let position = |kind: RuleKind| self.chain.iter().position(|r| r.kind == kind);
         let sort = self.sort;
-        self.findings.sort_by(|a, b| {
+        let order = |a: &Abnormal, b: &Abnormal| {
             let by_rule = position(a.finding.rule).cmp(&position(b.finding.rule));
             let by_key = match sort {
                 SortKey::Age => a.finding.since.cmp(&b.finding.since),
@@ -285,19 +285,25 @@ impl State {
                 .then(by_key)
                 .then_with(|| a.pod.namespace.cmp(&b.pod.namespace))
                 .then_with(|| a.pod.name.cmp(&b.pod.name))
-        });
-        self.counts = self
-            .chain
-            .iter()
-            .map(|r| {
-                self.findings
-                    .iter()
-                    .filter(|a| a.finding.rule == r.kind)
-                    .count()
-            })
-            .collect();
-        let uids: BTreeSet<&str> = self.findings.iter().map(|a| &*a.pod.uid).collect();
-        self.marks.retain(|uid| uids.contains(uid.as_str()));
+        };
+        // The cache hands findings over in the default order: checking costs one comparison
+        // per finding, sorting many.
+        if !self.findings.is_sorted_by(|a, b| order(a, b).is_le()) {
+            self.findings.sort_by(order);
+        }
+        let mut counts = vec![0; self.chain.len()];
+        for found in &self.findings {
+            if let Some(at) = position(found.finding.rule)
+                && let Some(count) = counts.get_mut(at)
+            {
+                *count += 1;
+            }
+        }
+        self.counts = counts;
+        if !self.marks.is_empty() {
+            let uids: HashSet<&str> = self.findings.iter().map(|a| &*a.pod.uid).collect();
+            self.marks.retain(|uid| uids.contains(uid.as_str()));
+        }
         self.refilter(keep);
     }
 

@@ -55,9 +55,9 @@ pub fn abnormal(rule: RuleKind, ns: &str, name: &str, reason: &str, minutes: i64
         }]),
         reason_seen: None,
     };
-    Abnormal {
+    Abnormal::new(
         pod,
-        finding: Finding {
+        Finding {
             rule,
             reason: reason.to_string(),
             message: None,
@@ -65,7 +65,7 @@ pub fn abnormal(rule: RuleKind, ns: &str, name: &str, reason: &str, minutes: i64
             since: now() - Duration::minutes(minutes),
             action,
         },
-    }
+    )
 }
 
 /// The demo-like set: a few pods in several categories.
