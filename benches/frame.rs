@@ -60,6 +60,7 @@ fn main() {
             findings,
             total_pods: pods,
             watch: WatchLine::Synced,
+            clusters: Vec::new(),
             at: now,
         })
     };

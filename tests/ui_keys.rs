@@ -9,7 +9,7 @@ use ops_pod_cleaner::config::{Config, KeyBinding};
 use ops_pod_cleaner::rules::RuleKind;
 use ops_pod_cleaner::ui::{Effect, Event, Overlay, State, View, update};
 use ops_pod_cleaner::worker::WorkerCommand;
-use ui_support::{now, state};
+use ui_support::{now, on_demo, state};
 
 fn press(state: &mut State, keys: &str) -> Vec<Effect> {
     keys.split_whitespace()
@@ -85,8 +85,8 @@ fn marked_rows_are_confirmed_by_name_then_run() {
     assert_eq!(
         press(&mut s, "d"),
         [Effect::CheckOptOuts(vec![
-            pod("web-5f8-k2x8p"),
-            pod("web-5f8-q7m4t")
+            on_demo(pod("web-5f8-k2x8p")),
+            on_demo(pod("web-5f8-q7m4t"))
         ])],
         "nothing runs before yes; the owners are checked for opt-outs first"
     );
@@ -102,8 +102,8 @@ fn marked_rows_are_confirmed_by_name_then_run() {
     assert_eq!(
         effects,
         [Effect::Run(vec![
-            Action::Delete(pod("web-5f8-k2x8p")),
-            Action::Delete(pod("web-5f8-q7m4t")),
+            on_demo(Action::Delete(pod("web-5f8-k2x8p"))),
+            on_demo(Action::Delete(pod("web-5f8-q7m4t"))),
         ])]
     );
     assert_eq!(s.overlay, None);
@@ -136,7 +136,7 @@ fn an_opt_out_up_the_owner_chain_is_named_and_asks_twice() {
     );
     assert_eq!(
         press(&mut s, "y"),
-        [Effect::Run(vec![Action::Delete(target)])]
+        [Effect::Run(vec![on_demo(Action::Delete(target))])]
     );
 }
 
@@ -183,7 +183,7 @@ fn a_403_makes_the_verb_unavailable_with_the_reason() {
     update(
         &mut s,
         Event::Outcome {
-            action: Action::Delete(target),
+            action: on_demo(Action::Delete(target)),
             outcome: Outcome::Refused("403 forbidden: cannot delete pods in shop".into()),
             workload: None,
         },
@@ -200,7 +200,7 @@ fn scale_to_zero_names_the_workload_and_its_replicas() {
     press(&mut s, "3");
     let effects = press(&mut s, "z");
     let pod = PodRef::of(&s.selected_finding().unwrap().pod);
-    assert_eq!(effects, [Effect::ResolveWorkload(pod.clone())]);
+    assert_eq!(effects, [Effect::ResolveWorkload(on_demo(pod.clone()))]);
     assert!(matches!(s.overlay, Some(Overlay::Resolving(_))));
     let workload = WorkloadRef {
         kind: WorkloadKind::Deployment,
@@ -210,7 +210,7 @@ fn scale_to_zero_names_the_workload_and_its_replicas() {
     update(
         &mut s,
         Event::Resolved {
-            pod: pod.clone(),
+            pod: on_demo(pod.clone()),
             result: Ok(Inspection {
                 opt_out: None,
                 resolution: Resolution::Scalable(workload.clone()),
@@ -228,13 +228,13 @@ fn scale_to_zero_names_the_workload_and_its_replicas() {
     );
     assert_eq!(
         press(&mut s, "Enter"),
-        [Effect::Run(vec![Action::ScaleToZero(pod.clone())])]
+        [Effect::Run(vec![on_demo(Action::ScaleToZero(pod.clone()))])]
     );
     // Done: undo offers exactly that workload.
     update(
         &mut s,
         Event::Outcome {
-            action: Action::ScaleToZero(pod),
+            action: on_demo(Action::ScaleToZero(pod)),
             outcome: Outcome::Done("scaled".into()),
             workload: Some(workload.clone()),
         },
@@ -242,7 +242,7 @@ fn scale_to_zero_names_the_workload_and_its_replicas() {
     press(&mut s, "u");
     assert_eq!(
         press(&mut s, "y"),
-        [Effect::Run(vec![Action::UndoScale(workload)])]
+        [Effect::Run(vec![on_demo(Action::UndoScale(workload))])]
     );
 }
 
@@ -254,7 +254,7 @@ fn nothing_to_scale_says_why() {
     update(
         &mut s,
         Event::Resolved {
-            pod,
+            pod: on_demo(pod),
             result: Ok(Inspection {
                 opt_out: None,
                 resolution: Resolution::Unscalable(
@@ -307,7 +307,7 @@ fn enter_fetches_details_and_esc_returns() {
     let mut s = state();
     let effects = press(&mut s, "Enter");
     let pod = PodRef::of(&s.selected_finding().unwrap().pod);
-    assert_eq!(effects, [Effect::FetchDetails(pod)]);
+    assert_eq!(effects, [Effect::FetchDetails(on_demo(pod))]);
     assert_eq!(s.view, View::Details);
     press(&mut s, "Esc");
     assert_eq!(s.view, View::Table);
@@ -374,6 +374,7 @@ fn the_cursor_follows_its_pod_when_a_snapshot_reorders_the_findings() {
             findings: reordered,
             total_pods: 27,
             watch: ops_pod_cleaner::ui::WatchLine::Synced,
+            clusters: Vec::new(),
             at: now(),
         }),
     );

@@ -10,7 +10,7 @@ use ops_pod_cleaner::report::{RestartReport, RestartRow, WorkloadGroup};
 use ops_pod_cleaner::rules::RuleKind;
 use ops_pod_cleaner::ui::{BottomPane, Event, PodDetails, State, WatchLine, update};
 use ops_pod_cleaner::worker::RuleStatus;
-use ui_support::{assert_snapshot, now, screen, state};
+use ui_support::{assert_snapshot, now, on_demo, screen, state};
 
 fn press(state: &mut State, keys: &str) {
     for k in keys.split_whitespace() {
@@ -214,7 +214,7 @@ fn confirm_scale_to_zero() {
     update(
         &mut s,
         Event::Resolved {
-            pod,
+            pod: on_demo(pod),
             result: Ok(Inspection {
                 opt_out: None,
                 resolution: Resolution::Scalable(WorkloadRef {

@@ -12,10 +12,12 @@ use super::index::{Census, Index};
 use crate::pod::{Interner, PodRecord, WirePod};
 use crate::rules::{Finding, RuleKind, RuleSpec, classify, default_chain};
 
-/// An abnormal pod and what the chain found. Shared with the cache, so a copy for a reader costs
-/// two reference counts, not the record.
+/// An abnormal pod, the cluster it is in, and what the chain found. Shared with the cache, so a
+/// copy for a reader costs reference counts, not the record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Abnormal {
+    /// The cache's cluster (its context name); empty for a cache that was not named.
+    pub cluster: Arc<str>,
     pub pod: Arc<PodRecord>,
     pub finding: Arc<Finding>,
 }
@@ -23,9 +25,15 @@ pub struct Abnormal {
 impl Abnormal {
     pub fn new(pod: PodRecord, finding: Finding) -> Abnormal {
         Abnormal {
+            cluster: Arc::from(""),
             pod: Arc::new(pod),
             finding: Arc::new(finding),
         }
+    }
+
+    pub fn in_cluster(mut self, cluster: &str) -> Abnormal {
+        self.cluster = Arc::from(cluster);
+        self
     }
 }
 
@@ -164,10 +172,15 @@ impl Cache {
     /// A cache that keeps findings indexed under `chain`: readers asking with that chain read
     /// the index; another chain is classified afresh.
     pub fn with_chain(chain: Vec<RuleSpec>) -> Cache {
+        Cache::for_cluster("", chain)
+    }
+
+    /// A cache of one cluster's pods: its findings name the cluster.
+    pub fn for_cluster(cluster: &str, chain: Vec<RuleSpec>) -> Cache {
         let store = Store {
             pods: HashMap::new(),
             interner: Interner::default(),
-            index: Index::new(chain),
+            index: Index::new(Arc::from(cluster), chain),
         };
         let inner = Inner {
             store: RwLock::new(store),
@@ -227,6 +240,7 @@ impl Cache {
             .filter_map(|pod| {
                 let finding = classify(pod, chain, now).filter(|f| wanted(f.rule))?;
                 Some(Abnormal {
+                    cluster: store.index.cluster.clone(),
                     pod: pod.clone(),
                     finding: Arc::new(finding),
                 })

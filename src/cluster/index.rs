@@ -87,6 +87,7 @@ impl Place {
 /// Findings in the default order, where each pod's sits, and counts by category, under one
 /// rule chain.
 pub(super) struct Index {
+    pub cluster: Arc<str>,
     pub chain: Vec<RuleSpec>,
     ordered: BTreeMap<Place, Abnormal>,
     places: HashMap<Box<str>, Place>,
@@ -101,8 +102,9 @@ pub(super) struct Index {
 }
 
 impl Index {
-    pub fn new(chain: Vec<RuleSpec>) -> Index {
+    pub fn new(cluster: Arc<str>, chain: Vec<RuleSpec>) -> Index {
         Index {
+            cluster,
             chain,
             ordered: BTreeMap::new(),
             places: HashMap::new(),
@@ -166,6 +168,7 @@ impl Index {
 
     fn classify(&mut self, pod: &Arc<PodRecord>, now: DateTime<Utc>) {
         let found = classify(pod, &self.chain, now).map(|finding| Abnormal {
+            cluster: self.cluster.clone(),
             pod: pod.clone(),
             finding: Arc::new(finding),
         });

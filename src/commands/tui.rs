@@ -45,13 +45,18 @@ pub async fn run(global: &GlobalArgs) -> Result<ExitCode> {
         watch,
         scopes,
     };
-    let cluster = targets
+    if targets.clusters.is_empty() {
+        return Err(Error::Usage("no cluster to show".into()));
+    }
+    // One session per cluster, each with its own cache, executor and worker; `targets` keeps
+    // the simulated clusters of `--demo` up for as long as the screen runs.
+    let sessions = targets
         .clusters
-        .first()
-        .cloned()
-        .ok_or_else(|| Error::Usage("no cluster to show".into()))?;
-    let session = opener.session(cluster, Some(targets));
-    crate::ui::run(session, Arc::new(opener), options).await?;
+        .iter()
+        .map(|cluster| opener.session(cluster.clone(), None))
+        .collect();
+    crate::ui::run(sessions, Arc::new(opener), options).await?;
+    drop(targets);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -99,7 +104,7 @@ impl Drop for Running {
 
 impl Opener {
     fn session(&self, cluster: Cluster, targets: Option<Targets>) -> Session {
-        let cache = Cache::with_chain(self.config.rules.clone());
+        let cache = Cache::for_cluster(&cluster.name, self.config.rules.clone());
         let watches = spawn_watches(&cluster.client, &self.scopes, &cache, &self.watch);
         let executor = Arc::new(Executor::new(
             cluster.client.clone(),

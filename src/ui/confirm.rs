@@ -1,6 +1,7 @@
 //! Confirmations: a destructive action is first a value on screen naming its exact targets;
 //! only `confirm` turns it into actions the executor runs.
 
+use super::event::Routed;
 use crate::actions::{Action, Inspection, OptOut, PodRef, Resolution, WorkloadRef};
 use crate::cluster::Abnormal;
 
@@ -9,7 +10,7 @@ const LISTED: usize = 8;
 
 /// What will run once the engineer says yes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfirmAction(pub Vec<Action>);
+pub struct ConfirmAction(pub Vec<Routed<Action>>);
 
 /// A dialog: what, on what exactly, and either the pending action or why it cannot run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,7 +28,7 @@ pub struct Confirmation {
 /// What a yes on a dialog leads to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
-    Run(Vec<Action>),
+    Run(Vec<Routed<Action>>),
     /// Ask again, naming what was opted out.
     AskAgain(Confirmation),
     Nothing,
@@ -82,8 +83,9 @@ impl Confirmation {
         }
     }
 
-    /// Delete, force delete, evict or remove finalizers of the given pods.
-    pub fn for_pods(verb: PodVerb, targets: &[&Abnormal]) -> Confirmation {
+    /// Delete, force delete, evict or remove finalizers of the given pods; with `several`
+    /// clusters open, each line names the pod's cluster.
+    pub fn for_pods(verb: PodVerb, targets: &[&Abnormal], several: bool) -> Confirmation {
         let title = match targets.len() {
             1 => format!("{} this pod?", verb.title()),
             n => format!("{} these {n} pods?", verb.title()),
@@ -102,6 +104,9 @@ impl Confirmation {
             .map(|a| {
                 let mut line =
                     format!("{}/{}  ({})", a.pod.namespace, a.pod.name, a.finding.reason);
+                if several {
+                    line = format!("{}  {line}", a.cluster);
+                }
                 if !a.pod.finalizers.is_empty() && verb != PodVerb::Delete {
                     line.push_str(&format!("  finalizers: {}", a.pod.finalizers.join(", ")));
                 }
@@ -112,7 +117,9 @@ impl Confirmation {
             lines.push(format!("… and {} more", targets.len() - LISTED));
         }
         lines.push(verb.note().to_string());
-        let actions = targets.iter().map(|a| verb.action(PodRef::of(&a.pod)));
+        let actions = targets
+            .iter()
+            .map(|a| Routed::new(&a.cluster, verb.action(PodRef::of(&a.pod))));
         Confirmation {
             title,
             lines,
@@ -123,7 +130,7 @@ impl Confirmation {
     }
 
     /// Scale-to-zero names the workload, its replicas now, and how many still serve.
-    pub fn for_scale(pod: &PodRef, checked: &Inspection) -> Confirmation {
+    pub fn for_scale(pod: &Routed<PodRef>, checked: &Inspection, several: bool) -> Confirmation {
         let title = "Scale the workload to 0?";
         let workload = match &checked.resolution {
             Resolution::Unscalable(why) => return Confirmation::unavailable(title, why.clone()),
@@ -133,7 +140,7 @@ impl Confirmation {
             Resolution::Scalable(workload) => workload,
         };
         let mut lines = vec![
-            format!("{workload}"),
+            in_cluster(&pod.cluster, workload, several),
             format!(
                 "replicas now: {}  →  0",
                 checked
@@ -148,7 +155,7 @@ impl Confirmation {
             )),
             _ => {}
         }
-        lines.push(format!("because of {pod}"));
+        lines.push(format!("because of {}", pod.item));
         lines.push(
             "the count is recorded (ConfigMap ops-pod-cleaner-parked); undo restores it"
                 .to_string(),
@@ -156,24 +163,39 @@ impl Confirmation {
         let dialog = Confirmation {
             title: title.to_string(),
             lines,
-            pending: Some(ConfirmAction(vec![Action::ScaleToZero(pod.clone())])),
+            pending: Some(ConfirmAction(vec![Routed::new(
+                &pod.cluster,
+                Action::ScaleToZero(pod.item.clone()),
+            )])),
             unavailable: None,
             caution: Vec::new(),
         };
         dialog.with_opt_outs(Ok(checked.opt_out.iter().cloned().collect()))
     }
 
-    pub fn for_undo(workload: &WorkloadRef) -> Confirmation {
+    pub fn for_undo(workload: &Routed<WorkloadRef>, several: bool) -> Confirmation {
         Confirmation {
             title: "Restore the replicas?".to_string(),
             lines: vec![
-                format!("{workload}"),
+                in_cluster(&workload.cluster, &workload.item, several),
                 "back to the recorded count (ConfigMap ops-pod-cleaner-parked)".to_string(),
             ],
-            pending: Some(ConfirmAction(vec![Action::UndoScale(workload.clone())])),
+            pending: Some(ConfirmAction(vec![Routed::new(
+                &workload.cluster,
+                Action::UndoScale(workload.item.clone()),
+            )])),
             unavailable: None,
             caution: Vec::new(),
         }
+    }
+}
+
+/// A workload, named with its cluster when several are open.
+fn in_cluster(cluster: &str, workload: &WorkloadRef, several: bool) -> String {
+    if several {
+        format!("{workload} in {cluster}")
+    } else {
+        format!("{workload}")
     }
 }
 

@@ -1,5 +1,7 @@
 //! What reaches the UI task, and what it asks the runtime to do.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 
 use super::details::PodDetails;
@@ -10,13 +12,42 @@ use crate::config::{KeyBinding, KeyCode};
 use crate::report::RestartReport;
 use crate::worker::{WorkerCommand, WorkerStatus};
 
-/// The cache, classified once per change.
+/// The caches of every open cluster, read once per change.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
+    /// Every cluster's findings together; each names its cluster.
     pub findings: Vec<Abnormal>,
     pub total_pods: usize,
+    /// The worst of the clusters' watches.
     pub watch: WatchLine,
+    /// Each open cluster and its watch, in the order they were opened.
+    pub clusters: Vec<ClusterLine>,
     pub at: DateTime<Utc>,
+}
+
+/// One open cluster as the header summarises it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterLine {
+    pub name: Arc<str>,
+    pub watch: WatchLine,
+    pub pods: usize,
+}
+
+/// An action and the cluster it goes to: each cluster acts with its own credentials, policy
+/// and guards.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Routed<T> {
+    pub cluster: Arc<str>,
+    pub item: T,
+}
+
+impl<T> Routed<T> {
+    pub fn new(cluster: &Arc<str>, item: T) -> Routed<T> {
+        Routed {
+            cluster: cluster.clone(),
+            item,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -32,7 +63,11 @@ pub enum Event {
         table_height: usize,
     },
     Snapshot(Snapshot),
-    Worker(WorkerStatus),
+    /// One cluster's worker reported.
+    Worker {
+        cluster: Arc<str>,
+        status: WorkerStatus,
+    },
     Report(RestartReport),
     Details {
         uid: String,
@@ -40,13 +75,13 @@ pub enum Event {
     },
     /// The workload scale-to-zero would touch, its replicas now, and any opt-out.
     Resolved {
-        pod: PodRef,
+        pod: Routed<PodRef>,
         result: Result<Inspection, String>,
     },
     /// Where the opt-out annotation sits among the targets of a pod action.
     OptOuts(Result<Vec<OptOut>, String>),
     Outcome {
-        action: Action,
+        action: Routed<Action>,
         outcome: Outcome,
         /// The workload a scale-to-zero changed, when known.
         workload: Option<WorkloadRef>,
@@ -54,6 +89,8 @@ pub enum Event {
     Contexts(Result<Vec<String>, String>),
     /// A context switch finished (the name) or failed.
     Switched(Result<String, String>),
+    /// A context was added to the screen (the name), or could not be.
+    Added(Result<String, String>),
     /// The report was written to a file (the path), or could not be.
     Exported(Result<String, String>),
 }
@@ -62,16 +99,22 @@ pub enum Event {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
     Quit,
-    /// Confirmed actions, run one by one through the executor.
-    Run(Vec<Action>),
-    FetchDetails(PodRef),
-    ResolveWorkload(PodRef),
+    /// Confirmed actions, run one by one, each through its cluster's executor.
+    Run(Vec<Routed<Action>>),
+    FetchDetails(Routed<PodRef>),
+    ResolveWorkload(Routed<PodRef>),
     /// Check the owner chains of a pod action's targets for opt-outs.
-    CheckOptOuts(Vec<PodRef>),
+    CheckOptOuts(Vec<Routed<PodRef>>),
+    /// To every open cluster's worker: auto switches hold for the screen, guards per cluster.
     Worker(WorkerCommand),
     ExportReport,
     ListContexts,
+    /// Show this context alone.
     SwitchContext(String),
+    /// Open this context next to the others.
+    AddContext(String),
+    /// Close this context; the others stay.
+    DropContext(String),
     /// Reclassify now instead of waiting for the next change.
     Refresh,
 }

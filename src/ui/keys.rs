@@ -34,6 +34,8 @@ pub enum Command {
     SendReport,
     ExportReport,
     SwitchContext,
+    /// Each open cluster's health in full.
+    Clusters,
     Refresh,
     Confirm,
 }
@@ -63,7 +65,7 @@ const CONFIGURED: [(&str, Command); 20] = [
 ];
 
 /// Keys that always work unless the config gives them to an action, with their help text.
-pub const FIXED: [(&str, &str); 11] = [
+pub const FIXED: [(&str, &str); 12] = [
     ("↑/↓", "move"),
     ("PgUp/PgDn", "move a page"),
     ("Home/End", "first / last row"),
@@ -71,6 +73,7 @@ pub const FIXED: [(&str, &str); 11] = [
     ("←/→ h/l", "lower pane: log, rules, report"),
     ("s", "sort by the next column"),
     ("E", "evict (honours PDBs)"),
+    ("C", "each open cluster's health"),
     ("Esc", "back, close, clear filter/marks"),
     ("y/Enter", "confirm a dialog"),
     ("n/Esc", "cancel a dialog"),
@@ -99,6 +102,7 @@ pub fn command_for(key: &KeyBinding, ui: &UiConfig) -> Option<Command> {
         KeyCode::Esc => Command::Back,
         KeyCode::Char('s') => Command::Sort,
         KeyCode::Char('E') => Command::Evict,
+        KeyCode::Char('C') => Command::Clusters,
         KeyCode::Char('y') => Command::Confirm,
         KeyCode::Char(c @ '1'..='9') => Command::Category(c as usize - '1' as usize),
         _ => return None,
@@ -126,7 +130,7 @@ pub fn help_lines(ui: &UiConfig) -> Vec<(String, String)> {
         "master_auto" => "auto-clean master switch",
         "send_report" => "send the report now",
         "export_report" => "export the report",
-        "switch_context" => "switch context",
+        "switch_context" => "contexts: switch, add, drop",
         "refresh" => "reclassify now",
         _ => "",
     };

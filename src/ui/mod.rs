@@ -20,13 +20,14 @@ mod view;
 
 pub use confirm::{ConfirmAction, Confirmation};
 pub use details::{PodDetails, Section};
-pub use event::{Effect, Event, Snapshot, key_from_crossterm};
+pub use event::{ClusterLine, Effect, Event, Routed, Snapshot, key_from_crossterm};
 pub use keys::{Command, command_for};
 pub use logging::{ACTION_TARGET, init_logging};
 pub use run::{RunOptions, run, watch_line};
 pub use session::{Connector, ReportSource, Session};
 pub use state::{
-    BottomPane, DetailsContent, DetailsView, Overlay, SortKey, State, StatusLine, View, WatchLine,
+    BottomPane, DetailsContent, DetailsView, Forbidden, Overlay, SortKey, State, StatusLine, View,
+    WatchLine,
 };
 pub use update::update;
 pub use view::draw;

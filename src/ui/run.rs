@@ -14,20 +14,22 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
 use kube::api::{Api, ListParams};
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::details::PodDetails;
-use super::event::{Effect, Event, Snapshot, key_from_crossterm};
+use super::event::{ClusterLine, Effect, Event, Snapshot, key_from_crossterm};
 use super::logging::ACTION_TARGET;
 use super::session::{Connector, Session};
 use super::state::{State, WatchLine};
 use super::terminal::TerminalGuard;
 use super::update::update;
 use super::view::{draw, table_height};
-use crate::actions::{Executor, Origin, PodRef, Resolution, WorkloadRef};
+use crate::actions::{Executor, Origin, Outcome, PodRef, Resolution, WorkloadRef};
 use crate::cluster::Health;
 use crate::config::UiConfig;
+use crate::report::RestartReport;
 use crate::rules::RuleSpec;
+use crate::worker::WorkerStatus;
 use crate::{Error, Result};
 
 /// Cache changes arriving within this window are classified together.
@@ -65,57 +67,78 @@ pub struct RunOptions {
 }
 
 pub async fn run(
-    session: Session,
+    sessions: Vec<Session>,
     connector: Arc<dyn Connector>,
     options: RunOptions,
 ) -> Result<()> {
+    let first = sessions
+        .first()
+        .map(|s| s.context.clone())
+        .ok_or_else(|| Error::Usage("no cluster to show".into()))?;
     let mut state = State::new(
-        &session.context,
+        &first,
         &options.scope,
         options.chain.clone(),
         options.keys.clone(),
     );
+    state.clusters = sessions
+        .iter()
+        .map(|s| cluster_line(s, Instant::now()))
+        .collect();
     state.readonly = options.readonly;
     state.dry_run = options.dry_run;
     state.no_audit = options.no_audit;
     let mut guard = TerminalGuard::enter()
         .map_err(|e| Error::Usage(format!("cannot set up the terminal: {e}")))?;
-    let mut runtime = Runtime::new(session, connector, options);
+    let mut runtime = Runtime::new(sessions, connector, options);
     let result = runtime.run(&mut state, &mut guard).await;
     runtime.finish_in_flight(&mut state, &mut guard).await;
     drop(guard);
     result
 }
 
+/// A connection finished: what it was for, and the session or why not.
+enum Opened {
+    /// Replaces every open session.
+    Switch(Result<Session, String>),
+    /// Joins the open sessions.
+    Add(Result<Session, String>),
+}
+
 struct Runtime {
-    session: Session,
+    /// The open clusters, in the order they were opened.
+    sessions: Vec<Session>,
     connector: Arc<dyn Connector>,
     options: RunOptions,
     events: mpsc::UnboundedSender<Event>,
     inbox: mpsc::UnboundedReceiver<Event>,
-    sessions: mpsc::UnboundedSender<Result<Session, String>>,
-    new_sessions: mpsc::UnboundedReceiver<Result<Session, String>>,
-    /// Workloads found for confirmation dialogs, by pod UID: what a scale changed.
-    resolved: HashMap<String, WorkloadRef>,
+    opened: mpsc::UnboundedSender<Opened>,
+    new_sessions: mpsc::UnboundedReceiver<Opened>,
+    /// Workloads found for confirmation dialogs, by cluster and pod UID: what a scale changed.
+    resolved: HashMap<(Arc<str>, String), WorkloadRef>,
     /// Confirmed actions still running: quitting waits for them and their audit records.
     in_flight: Arc<AtomicUsize>,
 }
 
 impl Runtime {
-    fn new(session: Session, connector: Arc<dyn Connector>, options: RunOptions) -> Runtime {
+    fn new(sessions: Vec<Session>, connector: Arc<dyn Connector>, options: RunOptions) -> Runtime {
         let (events, inbox) = mpsc::unbounded_channel();
-        let (sessions, new_sessions) = mpsc::unbounded_channel();
+        let (opened, new_sessions) = mpsc::unbounded_channel();
         Runtime {
-            session,
+            sessions,
             connector,
             options,
             events,
             inbox,
-            sessions,
+            opened,
             new_sessions,
             resolved: HashMap::new(),
             in_flight: Arc::new(AtomicUsize::new(0)),
         }
+    }
+
+    fn session(&self, cluster: &str) -> Option<&Session> {
+        self.sessions.iter().find(|s| *s.context == *cluster)
     }
 
     /// Quitting while an action runs: wait, bounded and on screen, for it and its records.
@@ -147,8 +170,7 @@ impl Runtime {
     async fn run(&mut self, state: &mut State, guard: &mut TerminalGuard) -> Result<()> {
         let io = |e: std::io::Error| Error::Usage(format!("terminal: {e}"));
         let mut keys = EventStream::new();
-        let mut cache_changes = self.session.cache.subscribe();
-        let mut worker = self.session.worker.status.clone();
+        let (mut caches, mut workers) = watching(&self.sessions);
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let mut sigterm = signal(SignalKind::terminate()).map_err(io)?;
@@ -162,7 +184,16 @@ impl Runtime {
                 table_height: table_height(size.into(), state),
             },
         );
-        update(state, Event::Worker(worker.borrow().clone()));
+        for (cluster, worker) in &workers {
+            let status = worker.borrow().clone();
+            update(
+                state,
+                Event::Worker {
+                    cluster: cluster.clone(),
+                    status,
+                },
+            );
+        }
         // Drawn after an event reached `update`, not on every wake-up: a busy cluster wakes the
         // loop for each cache change, and those only arm the settle timer.
         let mut dirty = true;
@@ -182,41 +213,35 @@ impl Runtime {
                     Some(Ok(_)) => continue,
                     Some(Err(_)) | None => break,
                 },
-                Ok(()) = cache_changes.changed() => {
+                () = cache_changed(&mut caches) => {
                     settle.get_or_insert_with(|| tokio::time::Instant::now() + SETTLE);
                     continue;
                 }
                 () = sleep_until(settle), if settle.is_some() => {
                     settle = None;
                     if state.bottom == super::state::BottomPane::Report || state.report.is_none() {
-                        let report = (self.session.report)(&self.session.cache);
-                        update(state, Event::Report(report));
+                        update(state, Event::Report(self.report()));
                     }
-                    Event::Snapshot(self.snapshot(state))
+                    Event::Snapshot(self.snapshot())
                 }
-                Ok(()) = worker.changed() => Event::Worker(worker.borrow_and_update().clone()),
+                (cluster, status) = worker_changed(&mut workers) => Event::Worker { cluster, status },
                 _ = tick.tick() => {
                     // Rules that mature with time show up without a pod event.
-                    self.session.cache.promote(Utc::now());
+                    for session in &self.sessions {
+                        session.cache.promote(Utc::now());
+                    }
                     Event::Tick {
                         now: Utc::now(),
-                        watch: watch_line(&self.session.cache.health(), Instant::now()),
+                        watch: self.snapshot_watch(Instant::now()).0,
                     }
                 }
                 Some(event) = self.inbox.recv() => self.observe(event),
-                Some(result) = self.new_sessions.recv() => match result {
-                    Ok(session) => {
-                        let name = session.context.clone();
-                        // Dropping the old session stops its watches and worker.
-                        self.session = session;
-                        self.resolved.clear();
-                        cache_changes = self.session.cache.subscribe();
-                        worker = self.session.worker.status.clone();
-                        settle = Some(tokio::time::Instant::now());
-                        Event::Switched(Ok(name))
-                    }
-                    Err(e) => Event::Switched(Err(e)),
-                },
+                Some(opened) = self.new_sessions.recv() => {
+                    let event = self.open(opened);
+                    (caches, workers) = watching(&self.sessions);
+                    settle = Some(tokio::time::Instant::now());
+                    event
+                }
                 _ = sigterm.recv() => break,
                 _ = sighup.recv() => break,
                 _ = sigint.recv() => break,
@@ -226,6 +251,13 @@ impl Runtime {
                 match effect {
                     Effect::Quit => return Ok(()),
                     Effect::Refresh => settle = Some(tokio::time::Instant::now()),
+                    Effect::DropContext(name) => {
+                        // Dropping the session stops its watches and worker.
+                        self.sessions.retain(|s| *s.context != *name);
+                        self.resolved.retain(|(cluster, _), _| **cluster != *name);
+                        (caches, workers) = watching(&self.sessions);
+                        settle = Some(tokio::time::Instant::now());
+                    }
                     other => self.carry_out(other, state),
                 }
             }
@@ -236,15 +268,73 @@ impl Runtime {
         Ok(())
     }
 
-    fn snapshot(&self, state: &State) -> Snapshot {
+    /// A connection finished: swap in or add its session.
+    fn open(&mut self, opened: Opened) -> Event {
+        match opened {
+            Opened::Switch(Ok(session)) => {
+                let name = session.context.clone();
+                // Dropping the old sessions stops their watches and workers.
+                self.sessions = vec![session];
+                self.resolved.clear();
+                Event::Switched(Ok(name))
+            }
+            Opened::Add(Ok(session)) => {
+                let name = session.context.clone();
+                if self.session(&name).is_none() {
+                    self.sessions.push(session);
+                }
+                Event::Added(Ok(name))
+            }
+            Opened::Switch(Err(e)) => Event::Switched(Err(e)),
+            Opened::Add(Err(e)) => Event::Added(Err(e)),
+        }
+    }
+
+    /// Every open cluster's findings, read from their indexes, and how each one's watch is.
+    fn snapshot(&self) -> Snapshot {
         let now = Utc::now();
-        let cache = &self.session.cache;
+        let mut findings = Vec::new();
+        let mut total_pods = 0;
+        for session in &self.sessions {
+            findings.extend(session.cache.findings(&self.options.chain, now));
+            total_pods += session.cache.len();
+        }
+        let (watch, clusters) = self.snapshot_watch(Instant::now());
         Snapshot {
-            findings: cache.findings(&state.chain, now),
-            total_pods: cache.len(),
-            watch: watch_line(&cache.health(), Instant::now()),
+            findings,
+            total_pods,
+            watch,
+            clusters,
             at: now,
         }
+    }
+
+    /// The worst watch of all clusters, and each cluster's line.
+    fn snapshot_watch(&self, now: Instant) -> (WatchLine, Vec<ClusterLine>) {
+        let clusters: Vec<ClusterLine> =
+            self.sessions.iter().map(|s| cluster_line(s, now)).collect();
+        let worst = clusters
+            .iter()
+            .map(|c| c.watch.clone())
+            .max_by_key(WatchLine::severity)
+            .unwrap_or_default();
+        (worst, clusters)
+    }
+
+    /// The restart report of every open cluster as one.
+    fn report(&self) -> RestartReport {
+        let mut reports = self.sessions.iter().map(|s| (s.report)(&s.cache));
+        let mut all = reports.next().unwrap_or_else(|| RestartReport {
+            title: String::new(),
+            cluster: String::new(),
+            generated: Utc::now(),
+            groups: Vec::new(),
+        });
+        for other in reports {
+            all.cluster = format!("{}, {}", all.cluster, other.cluster);
+            all.groups.extend(other.groups);
+        }
+        all
     }
 
     /// Results that the network side must remember before the UI sees them.
@@ -255,30 +345,45 @@ impl Runtime {
         } = &event
             && let Resolution::Scalable(workload) = &checked.resolution
         {
-            self.resolved.insert(pod.uid.clone(), workload.clone());
+            let key = (pod.cluster.clone(), pod.item.uid.clone());
+            self.resolved.insert(key, workload.clone());
         }
         event
     }
 
     fn carry_out(&self, effect: Effect, state: &State) {
         let tx = self.events.clone();
-        let client = self.session.client.clone();
         match effect {
-            Effect::Quit | Effect::Refresh => {}
+            Effect::Quit | Effect::Refresh | Effect::DropContext(_) => {}
             Effect::Run(actions) => {
-                let executor = self.session.executor.clone();
+                let executors: HashMap<Arc<str>, Arc<Executor>> = self
+                    .sessions
+                    .iter()
+                    .map(|s| (Arc::from(s.context.as_str()), s.executor.clone()))
+                    .collect();
                 let resolved = self.resolved.clone();
                 let in_flight = InFlight::start(&self.in_flight);
                 tokio::spawn(async move {
                     let _in_flight = in_flight;
                     for action in actions {
-                        let outcome = executor.run(&action, Origin::Manual).await;
+                        let outcome = match executors.get(&action.cluster) {
+                            Some(executor) => executor.run(&action.item, Origin::Manual).await,
+                            None => Outcome::Skipped(format!(
+                                "context {} was closed before the action ran",
+                                action.cluster
+                            )),
+                        };
+                        let line = format!("{}: {}", action.cluster, outcome.line(&action.item));
                         if outcome.succeeded() {
-                            tracing::info!(target: ACTION_TARGET, "{}", outcome.line(&action));
+                            tracing::info!(target: ACTION_TARGET, "{line}");
                         } else {
-                            tracing::warn!(target: ACTION_TARGET, "{}", outcome.line(&action));
+                            tracing::warn!(target: ACTION_TARGET, "{line}");
                         }
-                        let workload = action.pod().and_then(|p| resolved.get(&p.uid).cloned());
+                        let workload = action.item.pod().and_then(|p| {
+                            resolved
+                                .get(&(action.cluster.clone(), p.uid.clone()))
+                                .cloned()
+                        });
                         let _ = tx.send(Event::Outcome {
                             action,
                             outcome,
@@ -288,28 +393,45 @@ impl Runtime {
                 });
             }
             Effect::FetchDetails(pod) => {
-                let executor = self.session.executor.clone();
+                let Some(session) = self.session(&pod.cluster) else {
+                    return;
+                };
+                let client = session.client.clone();
+                let executor = session.executor.clone();
                 tokio::spawn(async move {
-                    let result = fetch_details(&client, &executor, &pod).await;
+                    let result = fetch_details(&client, &executor, &pod.item).await;
                     let _ = tx.send(Event::Details {
-                        uid: pod.uid,
+                        uid: pod.item.uid,
                         result,
                     });
                 });
             }
             Effect::ResolveWorkload(pod) => {
-                let executor = self.session.executor.clone();
+                let Some(executor) = self.session(&pod.cluster).map(|s| s.executor.clone()) else {
+                    let result = Err(format!("context {} is no longer open", pod.cluster));
+                    let _ = tx.send(Event::Resolved { pod, result });
+                    return;
+                };
                 tokio::spawn(async move {
-                    let result = executor.inspect(&pod, true).await;
+                    let result = executor.inspect(&pod.item, true).await;
                     let _ = tx.send(Event::Resolved { pod, result });
                 });
             }
             Effect::CheckOptOuts(pods) => {
-                let executor = self.session.executor.clone();
+                let executors: HashMap<Arc<str>, Arc<Executor>> = self
+                    .sessions
+                    .iter()
+                    .map(|s| (Arc::from(s.context.as_str()), s.executor.clone()))
+                    .collect();
                 tokio::spawn(async move {
                     let mut opt_outs = Vec::new();
                     for pod in &pods {
-                        match executor.inspect(pod, false).await {
+                        let Some(executor) = executors.get(&pod.cluster) else {
+                            let why = format!("context {} is no longer open", pod.cluster);
+                            let _ = tx.send(Event::OptOuts(Err(why)));
+                            return;
+                        };
+                        match executor.inspect(&pod.item, false).await {
                             Ok(checked) => opt_outs.extend(checked.opt_out),
                             Err(e) => {
                                 let _ = tx.send(Event::OptOuts(Err(e)));
@@ -321,15 +443,14 @@ impl Runtime {
                 });
             }
             Effect::Worker(command) => {
-                if let Err(e) = self.session.worker.commands.try_send(command) {
-                    tracing::warn!(target: ACTION_TARGET, "the worker did not take the command: {e}");
+                for session in &self.sessions {
+                    if let Err(e) = session.worker.commands.try_send(command.clone()) {
+                        tracing::warn!(target: ACTION_TARGET, "{}: the worker did not take the command: {e}", session.context);
+                    }
                 }
             }
             Effect::ExportReport => {
-                let report = state
-                    .report
-                    .clone()
-                    .unwrap_or_else(|| (self.session.report)(&self.session.cache));
+                let report = state.report.clone().unwrap_or_else(|| self.report());
                 let dir = self.options.export_dir.clone();
                 tokio::spawn(async move {
                     let result = super::export::write(&dir, &report).await;
@@ -343,13 +464,65 @@ impl Runtime {
                 let _ = tx.send(Event::Contexts(self.connector.contexts()));
             }
             Effect::SwitchContext(name) => {
-                let sessions = self.sessions.clone();
+                let opened = self.opened.clone();
                 let connecting = self.connector.connect(name);
                 tokio::spawn(async move {
-                    let _ = sessions.send(connecting.await);
+                    let _ = opened.send(Opened::Switch(connecting.await));
+                });
+            }
+            Effect::AddContext(name) => {
+                let opened = self.opened.clone();
+                let connecting = self.connector.connect(name);
+                tokio::spawn(async move {
+                    let _ = opened.send(Opened::Add(connecting.await));
                 });
             }
         }
+    }
+}
+
+type Workers = Vec<(Arc<str>, watch::Receiver<WorkerStatus>)>;
+
+/// What the loop waits on per open cluster: cache changes and worker status.
+fn watching(sessions: &[Session]) -> (Vec<watch::Receiver<u64>>, Workers) {
+    let caches = sessions.iter().map(|s| s.cache.subscribe()).collect();
+    let workers = sessions
+        .iter()
+        .map(|s| (Arc::from(s.context.as_str()), s.worker.status.clone()))
+        .collect();
+    (caches, workers)
+}
+
+/// Some cluster's cache changed; never returns while none is open.
+async fn cache_changed(caches: &mut [watch::Receiver<u64>]) {
+    if caches.is_empty() {
+        return std::future::pending().await;
+    }
+    let changes = caches.iter_mut().map(|c| Box::pin(c.changed()));
+    if futures::future::select_all(changes).await.0.is_err() {
+        // The cache is gone with its session; the loop rebuilds the list then.
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Some cluster's worker reported.
+async fn worker_changed(workers: &mut Workers) -> (Arc<str>, WorkerStatus) {
+    if workers.is_empty() {
+        return std::future::pending().await;
+    }
+    let changes = workers.iter_mut().map(|(_, w)| Box::pin(w.changed()));
+    let (result, at, _) = futures::future::select_all(changes).await;
+    match (result, workers.get_mut(at)) {
+        (Ok(()), Some((cluster, worker))) => (cluster.clone(), worker.borrow_and_update().clone()),
+        _ => std::future::pending().await,
+    }
+}
+
+fn cluster_line(session: &Session, now: Instant) -> ClusterLine {
+    ClusterLine {
+        name: Arc::from(session.context.as_str()),
+        watch: watch_line(&session.cache.health(), now),
+        pods: session.cache.len(),
     }
 }
 

@@ -1,11 +1,13 @@
 //! The UI's model: everything the screen shows, owned by the UI task alone.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
 use super::confirm::Confirmation;
 use super::details::PodDetails;
+use super::event::{ClusterLine, Routed};
 use crate::actions::{PodRef, WorkloadRef};
 use crate::cluster::Abnormal;
 use crate::config::UiConfig;
@@ -27,6 +29,19 @@ pub enum WatchLine {
         secs: u64,
         error: String,
     },
+}
+
+impl WatchLine {
+    /// How bad it is, for picking the worst of several clusters.
+    pub fn severity(&self) -> u8 {
+        match self {
+            WatchLine::Synced => 0,
+            WatchLine::Listing => 1,
+            WatchLine::Relisting { stale_secs: None } => 2,
+            WatchLine::Relisting { .. } => 3,
+            WatchLine::Reconnecting { .. } => 4,
+        }
+    }
 }
 
 /// The table's order within a category.
@@ -102,6 +117,7 @@ impl BottomPane {
 /// The details of one pod, fetched on demand.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DetailsView {
+    pub cluster: Arc<str>,
     pub pod: PodRef,
     pub content: DetailsContent,
     pub scroll: u16,
@@ -123,10 +139,29 @@ pub enum Overlay {
     Resolving(String),
     /// A pod action's dialog, waiting for the opt-out check of the targets' owners.
     Checking(Confirmation),
+    /// The kubeconfig's contexts: Enter shows one alone, space adds or drops one.
     Contexts {
         names: Vec<String>,
         selected: usize,
     },
+    /// Each open cluster's watch in full, when the header only summarises them.
+    Clusters,
+}
+
+/// A marked pod: its cluster and UID (two clusters may hold the same UID).
+pub type Mark = (Arc<str>, String);
+
+/// The mark a finding would have.
+pub fn mark_of(found: &Abnormal) -> Mark {
+    (found.cluster.clone(), found.pod.uid.to_string())
+}
+
+/// A verb one cluster's API refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forbidden {
+    pub cluster: Arc<str>,
+    pub verb: &'static str,
+    pub why: String,
 }
 
 /// The line at the bottom: the last outcome or hint.
@@ -138,7 +173,8 @@ pub struct StatusLine {
 
 #[derive(Debug, Clone)]
 pub struct State {
-    pub context: String,
+    /// The open clusters, in the order they were opened, and how each one's watch is.
+    pub clusters: Vec<ClusterLine>,
     pub scope: String,
     pub readonly: bool,
     pub dry_run: bool,
@@ -166,18 +202,22 @@ pub struct State {
     pub filtering: bool,
     pub sort: SortKey,
     /// UIDs of marked pods.
-    pub marks: BTreeSet<String>,
+    pub marks: BTreeSet<Mark>,
     pub view: View,
     pub details: Option<DetailsView>,
     pub bottom: BottomPane,
     pub overlay: Option<Overlay>,
+    /// The workers of all open clusters, as one: what the header and the rules pane show.
     pub worker: WorkerStatus,
+    /// Each open cluster's worker as it reported.
+    pub workers: BTreeMap<Arc<str>, WorkerStatus>,
     pub report: Option<RestartReport>,
     pub status: Option<StatusLine>,
-    /// Verbs the API refused with 403, and what it said: those actions show as unavailable.
-    pub forbidden: Vec<(&'static str, String)>,
+    /// Verbs a cluster's API refused with 403, and what it said: those actions show as
+    /// unavailable on that cluster.
+    pub forbidden: Vec<Forbidden>,
     /// Workloads scaled to zero from this screen, newest last: what undo restores.
-    pub scaled: Vec<WorkloadRef>,
+    pub scaled: Vec<Routed<WorkloadRef>>,
     pub quit: bool,
 }
 
@@ -185,7 +225,11 @@ impl State {
     pub fn new(context: &str, scope: &str, chain: Vec<RuleSpec>, keys: UiConfig) -> State {
         let counts = vec![0; chain.len()];
         State {
-            context: context.to_string(),
+            clusters: vec![ClusterLine {
+                name: Arc::from(context),
+                watch: WatchLine::Listing,
+                pods: 0,
+            }],
             scope: scope.to_string(),
             readonly: false,
             dry_run: false,
@@ -211,6 +255,7 @@ impl State {
             bottom: BottomPane::Log,
             overlay: None,
             worker: WorkerStatus::default(),
+            workers: BTreeMap::new(),
             report: None,
             status: None,
             forbidden: Vec::new(),
@@ -239,22 +284,32 @@ impl State {
         if self.marks.is_empty() {
             return self.selected_finding().into_iter().collect();
         }
-        self.findings
-            .iter()
-            .filter(|a| self.marks.contains(&*a.pod.uid))
-            .collect()
+        self.findings.iter().filter(|a| self.is_marked(a)).collect()
     }
 
     pub fn is_marked(&self, finding: &Abnormal) -> bool {
-        self.marks.contains(&*finding.pod.uid)
+        self.marks
+            .iter()
+            .any(|(cluster, uid)| *cluster == finding.cluster && **uid == *finding.pod.uid)
     }
 
-    /// Why the API will refuse `verb`, if it already did.
-    pub fn forbidden_reason(&self, verb: &str) -> Option<&str> {
+    /// Why `cluster`'s API will refuse `verb`, if it already did.
+    pub fn forbidden_reason(&self, cluster: &str, verb: &str) -> Option<&str> {
         self.forbidden
             .iter()
-            .find(|(v, _)| *v == verb)
-            .map(|(_, why)| why.as_str())
+            .find(|f| f.verb == verb && *f.cluster == *cluster)
+            .map(|f| f.why.as_str())
+    }
+
+    /// More than one cluster is open: rows name their cluster.
+    pub fn several_clusters(&self) -> bool {
+        self.clusters.len() > 1
+    }
+
+    /// The open clusters' names, for messages.
+    pub fn cluster_names(&self) -> String {
+        let names: Vec<&str> = self.clusters.iter().map(|c| &*c.name).collect();
+        names.join(", ")
     }
 
     /// Take a new classification, keeping the cursor on the same pod.
@@ -285,6 +340,7 @@ impl State {
                 .then(by_key)
                 .then_with(|| a.pod.namespace.cmp(&b.pod.namespace))
                 .then_with(|| a.pod.name.cmp(&b.pod.name))
+                .then_with(|| a.cluster.cmp(&b.cluster))
         };
         // The cache hands findings over in the default order: checking costs one comparison
         // per finding, sorting many.
@@ -301,8 +357,8 @@ impl State {
         }
         self.counts = counts;
         if !self.marks.is_empty() {
-            let uids: HashSet<&str> = self.findings.iter().map(|a| &*a.pod.uid).collect();
-            self.marks.retain(|uid| uids.contains(uid.as_str()));
+            let present: HashSet<Mark> = self.findings.iter().map(mark_of).collect();
+            self.marks.retain(|mark| present.contains(mark));
         }
         self.refilter(keep);
     }
@@ -345,6 +401,7 @@ impl State {
 
 fn matches_filter(a: &Abnormal, needle: &str) -> bool {
     let fields = [
+        &*a.cluster,
         &*a.pod.namespace,
         &*a.pod.name,
         a.finding.reason.as_str(),

@@ -1,12 +1,14 @@
 //! `update`: the only place the state changes. Pure: events in, effects out.
 
 use super::confirm::{Answer, Confirmation, PodVerb};
-use super::event::{Effect, Event, Snapshot};
+use super::event::{Effect, Event, Routed, Snapshot};
 use super::keys::{Command, command_for};
-use super::state::{BottomPane, DetailsContent, DetailsView, Overlay, State, StatusLine, View};
+use super::state::{
+    BottomPane, DetailsContent, DetailsView, Forbidden, Overlay, State, StatusLine, View,
+};
 use crate::actions::{Action, Outcome, PodRef};
 use crate::config::{KeyBinding, KeyCode};
-use crate::worker::WorkerCommand;
+use crate::worker::{WorkerCommand, WorkerStatus};
 
 pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
     match event {
@@ -25,8 +27,9 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
             on_snapshot(state, snapshot);
             Vec::new()
         }
-        Event::Worker(status) => {
-            state.worker = status;
+        Event::Worker { cluster, status } => {
+            state.workers.insert(cluster, status);
+            state.worker = merged(state);
             Vec::new()
         }
         Event::Report(report) => {
@@ -43,9 +46,11 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
             Vec::new()
         }
         Event::Resolved { pod, result } => {
-            if matches!(state.overlay, Some(Overlay::Resolving(_))) {
+            let on_screen = state.clusters.iter().any(|c| c.name == pod.cluster);
+            if on_screen && matches!(state.overlay, Some(Overlay::Resolving(_))) {
+                let several = state.several_clusters();
                 state.overlay = Some(Overlay::Confirm(match result {
-                    Ok(checked) => Confirmation::for_scale(&pod, &checked),
+                    Ok(checked) => Confirmation::for_scale(&pod, &checked, several),
                     Err(e) => Confirmation::unavailable(
                         "Scale the workload to 0?",
                         format!("cannot find the workload: {e}"),
@@ -73,16 +78,28 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
             Vec::new()
         }
         Event::Contexts(Ok(names)) => {
-            let selected = names.iter().position(|n| *n == state.context).unwrap_or(0);
+            let first = state.clusters.first().map(|c| c.name.clone());
+            let selected = names
+                .iter()
+                .position(|n| Some(n.as_str()) == first.as_deref())
+                .unwrap_or(0);
             state.overlay = Some(Overlay::Contexts { names, selected });
             Vec::new()
         }
-        Event::Contexts(Err(e)) | Event::Switched(Err(e)) | Event::Exported(Err(e)) => {
+        Event::Contexts(Err(e))
+        | Event::Switched(Err(e))
+        | Event::Added(Err(e))
+        | Event::Exported(Err(e)) => {
             status(state, &e, true);
             Vec::new()
         }
         Event::Switched(Ok(name)) => {
-            state.context = name.clone();
+            state.clusters = vec![super::event::ClusterLine {
+                name: name.as_str().into(),
+                watch: super::state::WatchLine::Listing,
+                pods: 0,
+            }];
+            state.workers.clear();
             state.marks.clear();
             state.scaled.clear();
             state.forbidden.clear();
@@ -90,6 +107,17 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
             state.view = View::Table;
             state.details = None;
             status(state, &format!("switched to context {name}"), false);
+            Vec::new()
+        }
+        Event::Added(Ok(name)) => {
+            if !state.clusters.iter().any(|c| *c.name == *name) {
+                state.clusters.push(super::event::ClusterLine {
+                    name: name.as_str().into(),
+                    watch: super::state::WatchLine::Listing,
+                    pods: 0,
+                });
+            }
+            status(state, &format!("added context {name}"), false);
             Vec::new()
         }
         Event::Exported(Ok(path)) => {
@@ -103,32 +131,97 @@ fn on_snapshot(state: &mut State, snapshot: Snapshot) {
     state.total_pods = snapshot.total_pods;
     state.watch = snapshot.watch;
     state.now = snapshot.at;
+    if !snapshot.clusters.is_empty() {
+        state.clusters = snapshot.clusters;
+    }
+    // A dropped cluster's worker no longer speaks for the screen.
+    let open: Vec<_> = state.clusters.iter().map(|c| c.name.clone()).collect();
+    state.workers.retain(|name, _| open.contains(name));
+    state.worker = merged(state);
     state.replace_findings(snapshot.findings);
+}
+
+/// The open clusters' workers as one: a switch is on where any cluster has it on, a rule is
+/// held or paused where any cluster holds or pauses it, naming the cluster when there are
+/// several.
+fn merged(state: &State) -> WorkerStatus {
+    let mut workers = state.workers.iter();
+    let Some((_, first)) = workers.next() else {
+        return state.worker.clone();
+    };
+    if state.workers.len() == 1 {
+        return first.clone();
+    }
+    let named = |cluster: &str, why: &str| format!("{cluster}: {why}");
+    let mut all = first.clone();
+    let first_name = state.workers.keys().next().cloned().unwrap_or_default();
+    all.blocked = all.blocked.map(|why| named(&first_name, &why));
+    for status in all.rules.values_mut() {
+        status.paused = status.paused.take().map(|why| named(&first_name, &why));
+        status.held_reason = status
+            .held_reason
+            .take()
+            .map(|why| named(&first_name, &why));
+    }
+    for (cluster, other) in workers {
+        all.master_auto |= other.master_auto;
+        all.dry_run |= other.dry_run;
+        if all.blocked.is_none() {
+            all.blocked = other.blocked.as_ref().map(|why| named(cluster, why));
+        }
+        for (rule, theirs) in &other.rules {
+            let ours = all.rules.entry(*rule).or_default();
+            ours.auto |= theirs.auto;
+            ours.actions_taken += theirs.actions_taken;
+            ours.failures += theirs.failures;
+            ours.held += theirs.held;
+            if ours.paused.is_none() {
+                ours.paused = theirs.paused.as_ref().map(|why| named(cluster, why));
+            }
+            if ours.held_reason.is_none() {
+                ours.held_reason = theirs.held_reason.as_ref().map(|why| named(cluster, why));
+            }
+        }
+    }
+    all
 }
 
 fn on_outcome(
     state: &mut State,
-    action: &Action,
+    action: &Routed<Action>,
     outcome: &Outcome,
     workload: Option<crate::actions::WorkloadRef>,
 ) {
-    let text = outcome.line(action);
+    let mut text = outcome.line(&action.item);
+    if state.several_clusters() {
+        text = format!("{}: {text}", action.cluster);
+    }
     match outcome {
         Outcome::Refused(why) if why.contains("403") || why.contains("forbidden") => {
-            let verb = action.verb();
-            if state.forbidden_reason(verb).is_none() {
-                state.forbidden.push((verb, why.clone()));
+            let verb = action.item.verb();
+            if state.forbidden_reason(&action.cluster, verb).is_none() {
+                state.forbidden.push(Forbidden {
+                    cluster: action.cluster.clone(),
+                    verb,
+                    why: why.clone(),
+                });
             }
         }
-        Outcome::Done(_) => match (action, workload) {
-            (Action::ScaleToZero(_), Some(w)) => state.scaled.push(w),
-            (Action::UndoScale(w), _) => state.scaled.retain(|s| s != w),
+        Outcome::Done(_) => match (&action.item, workload) {
+            (Action::ScaleToZero(_), Some(w)) => {
+                state.scaled.push(Routed::new(&action.cluster, w));
+            }
+            (Action::UndoScale(w), _) => state
+                .scaled
+                .retain(|s| !(s.item == *w && s.cluster == action.cluster)),
             _ => {}
         },
         _ => {}
     }
-    if let Some(uid) = action.pod().map(|p| &p.uid) {
-        state.marks.remove(uid);
+    if let Some(pod) = action.item.pod() {
+        state
+            .marks
+            .remove(&(action.cluster.clone(), pod.uid.clone()));
     }
     status(state, &text, !outcome.succeeded());
 }
@@ -223,10 +316,16 @@ fn on_overlay_key(
             let selected = match command {
                 Some(Command::Up) => selected.saturating_sub(1),
                 Some(Command::Down) => (selected + 1).min(n.saturating_sub(1)),
-                _ if key.code == KeyCode::Enter => {
-                    let name = names[selected].clone();
-                    status(state, &format!("connecting to {name}…"), false);
-                    return vec![Effect::SwitchContext(name)];
+                _ if key.code == KeyCode::Enter || key.code == KeyCode::Char(' ') => {
+                    let Some(name) = names.get(selected).cloned() else {
+                        return Vec::new();
+                    };
+                    return if key.code == KeyCode::Enter {
+                        status(state, &format!("connecting to {name}…"), false);
+                        vec![Effect::SwitchContext(name)]
+                    } else {
+                        add_or_drop(state, name)
+                    };
                 }
                 _ if no => return Vec::new(),
                 _ => selected,
@@ -234,7 +333,47 @@ fn on_overlay_key(
             state.overlay = Some(Overlay::Contexts { names, selected });
             Vec::new()
         }
+        Overlay::Clusters if no || command == Some(Command::Clusters) => Vec::new(),
+        Overlay::Clusters => {
+            state.overlay = Some(Overlay::Clusters);
+            Vec::new()
+        }
     }
+}
+
+/// Space in the context list: open a context next to the others, or close an open one (never
+/// the last).
+fn add_or_drop(state: &mut State, name: String) -> Vec<Effect> {
+    if !state.clusters.iter().any(|c| *c.name == *name) {
+        status(state, &format!("adding {name}…"), false);
+        return vec![Effect::AddContext(name)];
+    }
+    if state.clusters.len() == 1 {
+        status(
+            state,
+            &format!("{name} is the only context open: Enter switches to another"),
+            true,
+        );
+        return Vec::new();
+    }
+    state.clusters.retain(|c| *c.name != *name);
+    state.workers.retain(|cluster, _| **cluster != *name);
+    state.worker = merged(state);
+    state.scaled.retain(|s| *s.cluster != *name);
+    state.forbidden.retain(|f| *f.cluster != *name);
+    let kept: Vec<_> = state
+        .findings
+        .iter()
+        .filter(|a| *a.cluster != *name)
+        .cloned()
+        .collect();
+    state.replace_findings(kept);
+    if state.details.as_ref().is_some_and(|d| *d.cluster == *name) {
+        state.view = View::Table;
+        state.details = None;
+    }
+    status(state, &format!("dropped context {name}"), false);
+    vec![Effect::DropContext(name)]
 }
 
 fn on_details_key(state: &mut State, command: Command) -> Vec<Effect> {
@@ -308,19 +447,20 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
             let Some(a) = state.selected_finding() else {
                 return Vec::new();
             };
-            let pod = PodRef::of(&a.pod);
+            let pod = Routed::new(&a.cluster, PodRef::of(&a.pod));
             state.view = View::Details;
             state.details = Some(DetailsView {
-                pod: pod.clone(),
+                cluster: pod.cluster.clone(),
+                pod: pod.item.clone(),
                 content: DetailsContent::Loading,
                 scroll: 0,
             });
             return vec![Effect::FetchDetails(pod)];
         }
         Command::Mark => {
-            if let Some(uid) = state.selected_finding().map(|a| a.pod.uid.to_string()) {
-                if !state.marks.remove(&uid) {
-                    state.marks.insert(uid);
+            if let Some(mark) = state.selected_finding().map(super::state::mark_of) {
+                if !state.marks.remove(&mark) {
+                    state.marks.insert(mark);
                 }
                 move_to(state, state.selected + 1);
             }
@@ -363,6 +503,7 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
         }
         Command::ExportReport => return vec![Effect::ExportReport],
         Command::SwitchContext => return vec![Effect::ListContexts],
+        Command::Clusters => state.overlay = Some(Overlay::Clusters),
         Command::Refresh => return vec![Effect::Refresh],
         Command::Confirm => {}
     }
@@ -380,19 +521,29 @@ fn targets(state: &State) -> Vec<&crate::cluster::Abnormal> {
         (View::Details, Some(d)) => state
             .findings
             .iter()
-            .filter(|a| *a.pod.uid == *d.pod.uid)
+            .filter(|a| *a.pod.uid == *d.pod.uid && a.cluster == d.cluster)
             .collect(),
         _ => state.targets(),
     }
 }
 
-fn readonly_or_forbidden(state: &State, verb: &str) -> Option<String> {
+/// Why `verb` cannot run on any of `clusters`: read-only mode, or a cluster's API refused it.
+fn readonly_or_forbidden<'a>(
+    state: &State,
+    verb: &str,
+    mut clusters: impl Iterator<Item = &'a str>,
+) -> Option<String> {
     if state.readonly {
         return Some("read-only mode (--readonly): no actions".to_string());
     }
-    state
-        .forbidden_reason(verb)
-        .map(|why| format!("the API refused this before: {why}"))
+    clusters.find_map(|cluster| {
+        let why = state.forbidden_reason(cluster, verb)?;
+        Some(if state.several_clusters() {
+            format!("the API of {cluster} refused this before: {why}")
+        } else {
+            format!("the API refused this before: {why}")
+        })
+    })
 }
 
 fn pod_action(state: &mut State, verb: PodVerb) -> Vec<Effect> {
@@ -402,16 +553,20 @@ fn pod_action(state: &mut State, verb: PodVerb) -> Vec<Effect> {
         PodVerb::Evict => "Evict",
         PodVerb::RemoveFinalizers => "Remove finalizers",
     };
-    let dialog = if let Some(why) = readonly_or_forbidden(state, verb.verb()) {
+    let targets = targets(state);
+    let clusters = targets.iter().map(|a| &*a.cluster);
+    let dialog = if let Some(why) = readonly_or_forbidden(state, verb.verb(), clusters) {
         Confirmation::unavailable(title, why)
     } else {
-        let targets = targets(state);
         if targets.is_empty() {
             Confirmation::unavailable(title, "no pod selected")
         } else {
             // The dialog waits for the owners' opt-out check before it asks.
-            let dialog = Confirmation::for_pods(verb, &targets);
-            let pods = targets.iter().map(|a| PodRef::of(&a.pod)).collect();
+            let dialog = Confirmation::for_pods(verb, &targets, state.several_clusters());
+            let pods = targets
+                .iter()
+                .map(|a| Routed::new(&a.cluster, PodRef::of(&a.pod)))
+                .collect();
             if dialog.pending.is_some() {
                 state.overlay = Some(Overlay::Checking(dialog));
                 return vec![Effect::CheckOptOuts(pods)];
@@ -425,14 +580,15 @@ fn pod_action(state: &mut State, verb: PodVerb) -> Vec<Effect> {
 
 fn scale_to_zero(state: &mut State) -> Vec<Effect> {
     let title = "Scale the workload to 0?";
-    if let Some(why) = readonly_or_forbidden(state, "scaleToZero") {
+    let targets = targets(state);
+    let clusters = targets.iter().map(|a| &*a.cluster);
+    if let Some(why) = readonly_or_forbidden(state, "scaleToZero", clusters) {
         state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(title, why)));
         return Vec::new();
     }
-    let targets = targets(state);
     let pod = match targets.as_slice() {
         [] => None,
-        [one] => Some(PodRef::of(&one.pod)),
+        [one] => Some(Routed::new(&one.cluster, PodRef::of(&one.pod))),
         _ => {
             state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(
                 title,
@@ -449,17 +605,20 @@ fn scale_to_zero(state: &mut State) -> Vec<Effect> {
         return Vec::new();
     };
     state.overlay = Some(Overlay::Resolving(format!(
-        "finding the workload of {pod}…"
+        "finding the workload of {}…",
+        pod.item
     )));
     vec![Effect::ResolveWorkload(pod)]
 }
 
 fn undo(state: &mut State) {
     let title = "Restore the replicas?";
-    let dialog = if let Some(why) = readonly_or_forbidden(state, "undoScale") {
+    let last = state.scaled.last();
+    let clusters = last.map(|w| &*w.cluster).into_iter();
+    let dialog = if let Some(why) = readonly_or_forbidden(state, "undoScale", clusters) {
         Confirmation::unavailable(title, why)
-    } else if let Some(workload) = state.scaled.last() {
-        Confirmation::for_undo(workload)
+    } else if let Some(workload) = last {
+        Confirmation::for_undo(workload, state.several_clusters())
     } else {
         Confirmation::unavailable(
             title,

@@ -10,7 +10,7 @@ use ops_pod_cleaner::cluster::Abnormal;
 use ops_pod_cleaner::config::UiConfig;
 use ops_pod_cleaner::pod::{ContainerRecord, ContainerState, OwnerRef, Phase, PodRecord};
 use ops_pod_cleaner::rules::{Finding, RuleKind, default_chain};
-use ops_pod_cleaner::ui::{Event, Snapshot, State, draw, update};
+use ops_pod_cleaner::ui::{Event, Routed, Snapshot, State, draw, update};
 use ops_pod_cleaner::worker::{RuleStatus, WorkerStatus};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -66,6 +66,12 @@ pub fn abnormal(rule: RuleKind, ns: &str, name: &str, reason: &str, minutes: i64
             action,
         },
     )
+    .in_cluster("demo")
+}
+
+/// On the one cluster the test screen shows.
+pub fn on_demo<T>(item: T) -> Routed<T> {
+    Routed::new(&"demo".into(), item)
 }
 
 /// The demo-like set: a few pods in several categories.
@@ -114,6 +120,7 @@ pub fn state() -> State {
             findings: findings(),
             total_pods: 27,
             watch: ops_pod_cleaner::ui::WatchLine::Synced,
+            clusters: Vec::new(),
             at: now(),
         }),
     );
@@ -139,6 +146,7 @@ pub fn load_evicted(state: &mut State, n: i64) {
             findings: many,
             total_pods: 150_000,
             watch: ops_pod_cleaner::ui::WatchLine::Synced,
+            clusters: Vec::new(),
             at: now(),
         }),
     );

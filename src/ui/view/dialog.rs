@@ -2,11 +2,12 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
-use super::centered;
+use super::{centered, fit};
 use crate::ui::confirm::Confirmation;
+use crate::ui::event::ClusterLine;
 use crate::ui::theme;
 
 pub fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
@@ -43,12 +44,19 @@ pub fn waiting(what: &str, area: Rect, buf: &mut Buffer) {
         .render(rect, buf);
 }
 
-pub fn contexts(names: &[String], selected: usize, current: &str, area: Rect, buf: &mut Buffer) {
+pub fn contexts(
+    names: &[String],
+    selected: usize,
+    open: &[ClusterLine],
+    area: Rect,
+    buf: &mut Buffer,
+) {
     let lines: Vec<Line> = names
         .iter()
         .enumerate()
         .map(|(i, name)| {
-            let text = format!("{} {name}", if name == current { "*" } else { " " });
+            let is_open = open.iter().any(|c| *c.name == **name);
+            let text = format!("{} {name}", if is_open { "*" } else { " " });
             if i == selected {
                 Line::styled(text, theme::selected())
             } else {
@@ -56,12 +64,38 @@ pub fn contexts(names: &[String], selected: usize, current: &str, area: Rect, bu
             }
         })
         .collect();
-    let rect = centered(area, 50, names.len() as u16 + 2);
+    let rect = centered(area, 60, names.len() as u16 + 2);
     Clear.render(rect, buf);
     Paragraph::new(lines)
         .block(
             Block::bordered()
-                .title(" Switch context (Enter connects, Esc cancels) ")
+                .title(" Contexts (* open) ")
+                .title_bottom(" Enter: only this one · Space: add/drop · Esc ")
+                .title_style(theme::title()),
+        )
+        .render(rect, buf);
+}
+
+/// Each open cluster's watch in full: what the header only summarises.
+pub fn clusters(open: &[ClusterLine], area: Rect, buf: &mut Buffer) {
+    let lines: Vec<Line> = open
+        .iter()
+        .map(|c| {
+            let (text, style) = super::header::watch_text(&c.watch, 200);
+            Line::from(vec![
+                Span::styled(format!("{:<16} ", fit(&c.name, 16)), theme::accent()),
+                Span::styled(text, style),
+                Span::raw(format!("  pods {}", c.pods)),
+            ])
+        })
+        .collect();
+    let rect = centered(area, 100, open.len() as u16 + 2);
+    Clear.render(rect, buf);
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: true })
+        .block(
+            Block::bordered()
+                .title(" Clusters (C or Esc closes) ")
                 .title_style(theme::title()),
         )
         .render(rect, buf);

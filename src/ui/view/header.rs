@@ -2,7 +2,7 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Color;
+use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
@@ -10,20 +10,82 @@ use super::fit;
 use crate::ui::state::{State, WatchLine};
 use crate::ui::theme;
 
-pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
-    let abnormal: usize = state.counts.iter().sum();
-    let watch = match &state.watch {
-        WatchLine::Listing => Span::styled("listing…", theme::warn()),
-        WatchLine::Synced => Span::styled("● synced", theme::good()),
-        WatchLine::Relisting { stale_secs: None } => Span::styled("relisting…", theme::warn()),
+/// How a watch reads, with the error cut to `room` characters.
+pub fn watch_text(watch: &WatchLine, room: usize) -> (String, Style) {
+    match watch {
+        WatchLine::Listing => ("listing…".into(), theme::warn()),
+        WatchLine::Synced => ("● synced".into(), theme::good()),
+        WatchLine::Relisting { stale_secs: None } => ("relisting…".into(), theme::warn()),
         WatchLine::Relisting {
             stale_secs: Some(secs),
-        } => Span::styled(format!("relisting… (stale {secs} s)"), theme::bad()),
-        WatchLine::Reconnecting { secs, error } => Span::styled(
-            format!("reconnecting for {secs} s: {}", fit(error, 48)),
+        } => (format!("relisting… (stale {secs} s)"), theme::bad()),
+        WatchLine::Reconnecting { secs, error } => (
+            format!("reconnecting for {secs} s: {}", fit(error, room)),
             theme::bad(),
         ),
-    };
+    }
+}
+
+/// One cluster: its name and watch. Several: how many are synced, then the counts, then the
+/// worst of the others last, where a narrow terminal cuts (the details are behind `C`).
+fn clusters(state: &State) -> Vec<Span<'static>> {
+    let counts = Span::raw(format!(
+        "  pods {}  abnormal {}",
+        state.total_pods,
+        state.counts.iter().sum::<usize>()
+    ));
+    if let [one] = state.clusters.as_slice() {
+        let (text, style) = watch_text(&state.watch, 48);
+        return vec![
+            Span::raw("  ctx "),
+            Span::styled(one.name.to_string(), theme::accent()),
+            Span::raw("  "),
+            Span::raw(state.scope.clone()),
+            Span::raw("  "),
+            Span::styled(text, style),
+            counts,
+        ];
+    }
+    let synced = state
+        .clusters
+        .iter()
+        .filter(|c| c.watch == WatchLine::Synced)
+        .count();
+    let all_synced = synced == state.clusters.len();
+    let mut spans = vec![
+        Span::raw("  "),
+        Span::styled(
+            format!("{} clusters", state.clusters.len()),
+            theme::accent(),
+        ),
+        Span::raw(" "),
+        Span::styled(
+            format!("● {synced}/{} synced", state.clusters.len()),
+            if all_synced {
+                theme::good()
+            } else {
+                theme::dim()
+            },
+        ),
+    ];
+    // The worst first, before the counts: health is what must fit in 80 columns.
+    if let Some(worst) = state
+        .clusters
+        .iter()
+        .filter(|c| c.watch != WatchLine::Synced)
+        .max_by_key(|c| c.watch.severity())
+    {
+        let (text, style) = match &worst.watch {
+            WatchLine::Reconnecting { secs, .. } => (format!("down {secs} s"), theme::bad()),
+            other => watch_text(other, 0),
+        };
+        spans.push(Span::styled(format!(" · {} {text} (C)", worst.name), style));
+    }
+    spans.push(counts);
+    spans
+}
+
+pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
     // Badges first: a narrow terminal cuts the end of the line, never them.
     let mut first = vec![Span::styled("ops-pod-cleaner", theme::title())];
     if state.dry_run || state.worker.dry_run {
@@ -38,15 +100,7 @@ pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
         first.push(Span::raw(" "));
         first.push(Span::styled(" NO-AUDIT ", theme::badge(Color::Red)));
     }
-    first.extend([
-        Span::raw("  ctx "),
-        Span::styled(state.context.clone(), theme::accent()),
-        Span::raw("  "),
-        Span::raw(state.scope.clone()),
-        Span::raw("  "),
-        watch,
-        Span::raw(format!("  pods {}  abnormal {abnormal}", state.total_pods)),
-    ]);
+    first.extend(clusters(state));
     Paragraph::new(vec![Line::from(first), auto_line(state)]).render(area, buf);
 }
 

@@ -80,10 +80,13 @@ pub fn draw(state: &State, frame: &mut Frame) {
         Some(Overlay::Contexts { names, selected }) => dialog::contexts(
             names,
             *selected,
-            &state.context,
+            &state.clusters,
             frame.area(),
             frame.buffer_mut(),
         ),
+        Some(Overlay::Clusters) => {
+            dialog::clusters(&state.clusters, frame.area(), frame.buffer_mut());
+        }
     }
 }
 

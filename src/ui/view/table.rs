@@ -20,7 +20,8 @@ pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
         .title(title(state))
         .title_style(theme::title());
     let wide = area.width >= WIDE;
-    let heading = if wide {
+    let several = state.several_clusters();
+    let mut heading = if wide {
         vec![
             "",
             "NAMESPACE",
@@ -35,7 +36,7 @@ pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
     } else {
         vec!["", "NAMESPACE", "POD", "REASON", "FOR", "RST", "ACTION"]
     };
-    let widths: Vec<Constraint> = if wide {
+    let mut widths: Vec<Constraint> = if wide {
         vec![
             Constraint::Length(1),
             Constraint::Length(14),
@@ -58,6 +59,16 @@ pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
             Constraint::Length(10),
         ]
     };
+    if several {
+        // Hidden with one cluster: every row would say the same.
+        heading.insert(1, "CLUSTER");
+        widths.insert(1, Constraint::Length(if wide { 12 } else { 9 }));
+        if !wide {
+            // The rule's action is the same on every row; the pod's name needs the room.
+            heading.pop();
+            widths.pop();
+        }
+    }
     let height = usize::from(area.height.saturating_sub(3));
     let offset = state
         .offset
@@ -70,7 +81,7 @@ pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
         .take(height)
         .filter_map(|(at, &i)| {
             let a = state.findings.get(i)?;
-            let mut row = Row::new(cells(state, a, wide));
+            let mut row = Row::new(cells(state, a, wide, several));
             if state.is_marked(a) {
                 row = row.style(theme::marked());
             }
@@ -123,7 +134,7 @@ fn title(state: &State) -> String {
     title
 }
 
-fn cells<'a>(state: &State, a: &'a Abnormal, wide: bool) -> Vec<Cell<'a>> {
+fn cells<'a>(state: &State, a: &'a Abnormal, wide: bool, several: bool) -> Vec<Cell<'a>> {
     let mark = if state.is_marked(a) { "●" } else { " " };
     let reason = a.finding.reason.clone();
     let age = format!("for {}", format_age(a.finding.time_in_state(state.now)));
@@ -139,6 +150,12 @@ fn cells<'a>(state: &State, a: &'a Abnormal, wide: bool) -> Vec<Cell<'a>> {
         Cell::from(age),
         Cell::from(a.pod.total_restarts().to_string()),
     ];
+    if several {
+        cells.insert(1, Cell::from(&*a.cluster));
+        if !wide {
+            return cells;
+        }
+    }
     if wide {
         cells.push(Cell::from(a.pod.node.as_deref().unwrap_or("-").to_string()));
         cells.push(Cell::from(

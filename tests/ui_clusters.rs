@@ -1,0 +1,282 @@
+//! Several clusters on one screen, on the pure state: merged counts, the cluster column, a
+//! filter by cluster, actions routed to the pod's own cluster, one cluster down, add and drop.
+
+mod ui_support;
+
+use ops_pod_cleaner::actions::{Action, Outcome, PodRef};
+use ops_pod_cleaner::cluster::Abnormal;
+use ops_pod_cleaner::config::KeyBinding;
+use ops_pod_cleaner::rules::RuleKind;
+use ops_pod_cleaner::ui::{
+    ClusterLine, Effect, Event, Overlay, Routed, Snapshot, State, WatchLine, update,
+};
+use ops_pod_cleaner::worker::{RuleStatus, WorkerStatus};
+use ui_support::{abnormal, assert_snapshot, findings, now, screen, state};
+
+fn press(state: &mut State, keys: &str) -> Vec<Effect> {
+    keys.split_whitespace()
+        .flat_map(|k| update(state, Event::Key(KeyBinding::parse(k).unwrap())))
+        .collect()
+}
+
+fn line(name: &str, watch: WatchLine, pods: usize) -> ClusterLine {
+    ClusterLine {
+        name: name.into(),
+        watch,
+        pods,
+    }
+}
+
+/// The second cluster's findings: two evicted pods (one named like a pod of the first) and an
+/// image pull error.
+fn us_findings() -> Vec<Abnormal> {
+    vec![
+        abnormal(RuleKind::Evicted, "shop", "web-5f8-k2x8p", "Evicted", 12).in_cluster("demo-us"),
+        abnormal(RuleKind::Evicted, "search", "indexer-0", "Evicted", 3).in_cluster("demo-us"),
+        abnormal(
+            RuleKind::ImagePull,
+            "search",
+            "query-6d4-x1",
+            "ImagePullBackOff",
+            20,
+        )
+        .in_cluster("demo-us"),
+    ]
+}
+
+fn snapshot(us: WatchLine) -> Event {
+    let mut all = findings();
+    all.extend(us_findings());
+    Event::Snapshot(Snapshot {
+        findings: all,
+        total_pods: 27 + 40,
+        watch: us.clone(),
+        clusters: vec![line("demo", WatchLine::Synced, 27), line("demo-us", us, 40)],
+        at: now(),
+    })
+}
+
+/// The test screen with a second cluster, `demo-us`, open next to `demo`.
+fn two_clusters() -> State {
+    let mut s = state();
+    update(&mut s, snapshot(WatchLine::Synced));
+    s
+}
+
+#[test]
+fn counts_add_up_across_clusters_and_rows_name_their_cluster() {
+    let s = two_clusters();
+    assert_eq!(s.counts[0], 3 + 2, "evicted in both clusters");
+    assert_eq!(s.counts[2], 1 + 1, "image pull in both clusters");
+    let rows: Vec<(&str, &str)> = s
+        .rows
+        .iter()
+        .map(|&i| (&*s.findings[i].cluster, &*s.findings[i].pod.name))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("demo", "web-5f8-k2x8p"),
+            ("demo", "web-5f8-q7m4t"),
+            ("demo-us", "web-5f8-k2x8p"),
+            ("demo", "api-7c9-zz1"),
+            ("demo-us", "indexer-0"),
+        ],
+        "one table, longest in state first, whichever cluster"
+    );
+    assert_snapshot("clusters_two_80x24", &screen(&s, 80, 24));
+    assert_snapshot("clusters_two_120x24", &screen(&s, 120, 24));
+}
+
+#[test]
+fn one_cluster_hides_the_cluster_column() {
+    let s = state();
+    assert!(!screen(&s, 120, 24).contains("CLUSTER"));
+    assert!(screen(&two_clusters(), 120, 24).contains("CLUSTER"));
+}
+
+#[test]
+fn the_filter_matches_the_cluster_name() {
+    let mut s = two_clusters();
+    press(&mut s, "/ d e m o - u s Enter");
+    let clusters: Vec<&str> = s.rows.iter().map(|&i| &*s.findings[i].cluster).collect();
+    assert_eq!(clusters, ["demo-us", "demo-us"]);
+}
+
+#[test]
+fn an_action_on_a_pod_of_the_second_cluster_goes_to_that_cluster_only() {
+    let mut s = two_clusters();
+    press(&mut s, "/ i n d e x e r Enter");
+    let effects = press(&mut s, "d");
+    let Some(Effect::CheckOptOuts(pods)) = effects.first() else {
+        panic!("expected the opt-out check, got {effects:?}");
+    };
+    assert_eq!(pods.len(), 1);
+    assert_eq!(&*pods[0].cluster, "demo-us");
+    update(&mut s, Event::OptOuts(Ok(Vec::new())));
+    let Some(Overlay::Confirm(dialog)) = &s.overlay else {
+        panic!("expected the dialog");
+    };
+    assert!(
+        dialog.lines[0].starts_with("demo-us  search/indexer-0"),
+        "the dialog names the cluster: {:?}",
+        dialog.lines
+    );
+    let effects = press(&mut s, "y");
+    let target = s.findings.iter().find(|a| &*a.pod.name == "indexer-0");
+    let pod = PodRef::of(&target.unwrap().pod);
+    assert_eq!(
+        effects,
+        [Effect::Run(vec![Routed::new(
+            &"demo-us".into(),
+            Action::Delete(pod)
+        )])]
+    );
+}
+
+#[test]
+fn marks_across_clusters_route_each_pod_to_its_own() {
+    let mut s = two_clusters();
+    // The two pods named web-5f8-k2x8p, one per cluster (Space marks and moves down).
+    press(&mut s, "Space Down Space");
+    let effects = press(&mut s, "d");
+    let Some(Effect::CheckOptOuts(pods)) = effects.first() else {
+        panic!("expected the opt-out check, got {effects:?}");
+    };
+    let routed: Vec<(&str, &str)> = pods
+        .iter()
+        .map(|p| (&*p.cluster, p.item.name.as_str()))
+        .collect();
+    assert_eq!(
+        routed,
+        [("demo", "web-5f8-k2x8p"), ("demo-us", "web-5f8-k2x8p")]
+    );
+}
+
+#[test]
+fn a_refusal_on_one_cluster_leaves_the_other_available() {
+    let mut s = two_clusters();
+    let us_pod = PodRef::of(&us_findings()[1].pod);
+    update(
+        &mut s,
+        Event::Outcome {
+            action: Routed::new(&"demo-us".into(), Action::Delete(us_pod)),
+            outcome: Outcome::Refused("403 forbidden: cannot delete pods".into()),
+            workload: None,
+        },
+    );
+    press(&mut s, "Home d");
+    assert!(
+        matches!(s.overlay, Some(Overlay::Checking(_))),
+        "a pod of demo stays deletable: {:?}",
+        s.overlay
+    );
+    update(&mut s, Event::Key(KeyBinding::parse("Esc").unwrap()));
+    press(&mut s, "/ i n d e x e r Enter d");
+    let Some(Overlay::Confirm(dialog)) = &s.overlay else {
+        panic!("expected an unavailable dialog, got {:?}", s.overlay);
+    };
+    assert!(
+        dialog
+            .unavailable
+            .as_deref()
+            .is_some_and(|why| why.contains("demo-us")),
+        "{dialog:?}"
+    );
+}
+
+#[test]
+fn a_cluster_that_is_down_is_summarised_in_the_header_and_detailed_on_c() {
+    let mut s = state();
+    let down = WatchLine::Reconnecting {
+        secs: 42,
+        error: "connection refused (tcp connect error: 10.0.0.7:6443)".into(),
+    };
+    update(&mut s, snapshot(down));
+    let screen80 = screen(&s, 80, 24);
+    let header = screen80.lines().next().unwrap();
+    assert!(header.contains("2 clusters"), "{header}");
+    assert!(header.contains("1/2 synced"), "{header}");
+    assert_eq!(
+        s.counts[0], 5,
+        "the live cluster's findings stay on screen while the other is down"
+    );
+    assert_snapshot("clusters_one_down_80x24", &screen80);
+    press(&mut s, "C");
+    assert_eq!(s.overlay, Some(Overlay::Clusters));
+    assert_snapshot("clusters_detail_100x24", &screen(&s, 100, 24));
+    press(&mut s, "Esc");
+    assert_eq!(s.overlay, None);
+}
+
+#[test]
+fn space_in_the_context_list_adds_and_drops_contexts() {
+    let mut s = state();
+    update(
+        &mut s,
+        Event::Contexts(Ok(vec!["demo".into(), "demo-us".into()])),
+    );
+    let effects = press(&mut s, "Down Space");
+    assert_eq!(effects, [Effect::AddContext("demo-us".into())]);
+    update(&mut s, Event::Added(Ok("demo-us".into())));
+    assert_eq!(s.clusters.len(), 2);
+    update(&mut s, snapshot(WatchLine::Synced));
+    assert_eq!(s.counts[0], 5);
+
+    update(
+        &mut s,
+        Event::Contexts(Ok(vec!["demo".into(), "demo-us".into()])),
+    );
+    let effects = press(&mut s, "Space");
+    assert_eq!(effects, [Effect::DropContext("demo".into())]);
+    assert_eq!(s.clusters.len(), 1);
+    assert_eq!(s.counts[0], 2, "only demo-us's evicted pods remain");
+    assert!(s.findings.iter().all(|a| &*a.cluster == "demo-us"));
+
+    update(
+        &mut s,
+        Event::Contexts(Ok(vec!["demo".into(), "demo-us".into()])),
+    );
+    let effects = press(&mut s, "Down Space");
+    assert!(effects.is_empty(), "the last open context is not dropped");
+    assert_eq!(s.clusters.len(), 1);
+}
+
+#[test]
+fn each_clusters_worker_is_shown_held_or_paused_with_its_name() {
+    let mut s = two_clusters();
+    let rules = |paused: Option<&str>| {
+        ops_pod_cleaner::rules::default_chain()
+            .iter()
+            .map(|r| {
+                let status = RuleStatus {
+                    auto: r.kind == RuleKind::Evicted,
+                    paused: paused
+                        .filter(|_| r.kind == RuleKind::Evicted)
+                        .map(Into::into),
+                    ..Default::default()
+                };
+                (r.kind, status)
+            })
+            .collect()
+    };
+    for (cluster, paused) in [("demo", None), ("demo-us", Some("4 workloads in 10m"))] {
+        update(
+            &mut s,
+            Event::Worker {
+                cluster: cluster.into(),
+                status: WorkerStatus {
+                    master_auto: true,
+                    rules: rules(paused),
+                    ..Default::default()
+                },
+            },
+        );
+    }
+    let evicted = &s.worker.rules[&RuleKind::Evicted];
+    assert!(evicted.auto);
+    assert_eq!(
+        evicted.paused.as_deref(),
+        Some("demo-us: 4 workloads in 10m")
+    );
+}
