@@ -486,6 +486,18 @@ async fn answer(req: Request<hyper::body::Incoming>, server: &Arc<Server>) -> Re
     }
     match path.as_str() {
         "/version" => json(br#"{"major":"1","minor":"33","gitVersion":"v1.33.0"}"#.to_vec()),
+        // As a 1.33 server with the WatchList gate off (the default) answers a streaming list;
+        // the product then lists in pages, as it did when these figures were first taken.
+        "/api/v1/pods" if query.contains("sendInitialEvents=true") => Response::builder()
+            .status(422)
+            .header("content-type", "application/json")
+            .body(
+                Full::new(Bytes::from_static(
+                    br#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled","reason":"Invalid","code":422}"#,
+                ))
+                .boxed(),
+            )
+            .expect("response"),
         "/api/v1/pods" if query.contains("watch=true") => {
             server.watches.fetch_add(1, Ordering::Relaxed);
             let events = churn(server.clone());

@@ -12,6 +12,7 @@
 //! `NotOlderThan` the last seen version on a relist (see [`ListFrom`]). Whether the server
 //! supports streaming lists is learnt once per cluster and remembered.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
@@ -142,7 +143,9 @@ enum Ended {
 
 /// A streaming list's initial events, gathered until the bookmark that ends them.
 struct Initial {
-    pods: Vec<PodRecord>,
+    /// By UID: a server that ignored `sendInitialEvents` streams changes to the same pods
+    /// until its first bookmark tells; each must replace, not pile up.
+    pods: HashMap<Box<str>, PodRecord>,
     interner: Interner,
 }
 
@@ -386,7 +389,7 @@ async fn watch_once(
     let mut stream = std::pin::pin!(stream);
     let mut said_something = false;
     let mut initial = listing.then(|| Initial {
-        pods: Vec::new(),
+        pods: HashMap::new(),
         interner: Interner::default(),
     });
     // While the initial events come the scope is not current yet: the silence bound still
@@ -412,14 +415,13 @@ async fn watch_once(
             quiet_until_synced = Instant::now();
             match item {
                 Ok(WatchEvent::Added(pod)) | Ok(WatchEvent::Modified(pod)) => {
-                    gathering
-                        .pods
-                        .push(pod.into_record(&mut gathering.interner));
+                    let pod = pod.into_record(&mut gathering.interner);
+                    gathering.pods.insert(pod.uid.clone(), pod);
                     continue;
                 }
                 Ok(WatchEvent::Deleted(pod)) => {
                     let uid = pod.metadata.uid;
-                    gathering.pods.retain(|p| *p.uid != *uid);
+                    gathering.pods.remove(&*uid);
                     continue;
                 }
                 Ok(WatchEvent::Bookmark(mark)) => {
@@ -435,7 +437,10 @@ async fn watch_once(
                                 .to_string(),
                         );
                     }
-                    let gathered = initial.take().map(|g| g.pods).unwrap_or_default();
+                    let gathered = initial
+                        .take()
+                        .map(|g| g.pods.into_values().collect())
+                        .unwrap_or_default();
                     *version = mark.metadata.resource_version;
                     cache.replace_scope(scope, gathered, Utc::now());
                     if let Some(flag) = synced.as_deref_mut() {

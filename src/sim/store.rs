@@ -38,6 +38,9 @@ pub struct Change {
     pub prev: Option<Arc<Value>>,
 }
 
+/// Simulated clusters started in this process so far.
+static CLUSTERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 pub struct Store {
     rv: u64,
     objects: BTreeMap<Res, BTreeMap<Key, Value>>,
@@ -58,7 +61,9 @@ impl Store {
             history: VecDeque::new(),
             history_limit: DEFAULT_HISTORY,
             compacted_rv: 1,
-            uid_seq: 0,
+            // Every simulated cluster in a process draws from its own range, as real API
+            // servers' random UIDs never meet.
+            uid_seq: CLUSTERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) << 32,
         }
     }
 
