@@ -25,9 +25,12 @@ pub struct GlobalArgs {
     /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)
     #[arg(long, global = true, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
-    /// Kubeconfig context; repeat to cover several clusters
+    /// Kubeconfig context; repeat to cover several clusters (with --demo: demo-eu, demo-us)
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Vec<String>,
+    /// Every context in the kubeconfig (with --demo: both demo clusters)
+    #[arg(long, global = true, conflicts_with = "context")]
+    pub all_contexts: bool,
     /// Namespace to watch; repeatable (default: all namespaces)
     #[arg(short = 'n', long, global = true, value_name = "NS")]
     pub namespace: Vec<String>,
