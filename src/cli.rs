@@ -57,6 +57,10 @@ pub enum Command {
     Scan {
         #[arg(long, short = 'o', value_enum, default_value_t = ScanOutput::Table)]
         output: ScanOutput,
+        /// Instead of abnormal pods: the workloads ops-pod-cleaner scaled to zero, when, why,
+        /// and the replicas undo restores. Exit 0 when none, 1 when some are parked
+        #[arg(long)]
+        parked: bool,
     },
     /// One-shot restart report on stdout; --send also delivers it to the configured sinks
     /// (exit 3 when a sink failed and the report was spooled for later)

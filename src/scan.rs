@@ -2,6 +2,7 @@
 
 mod clusters;
 mod namespaces;
+mod parked;
 
 use std::fmt::Write;
 
@@ -9,6 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 pub use clusters::{Gathered, over_clusters};
+pub use parked::{parked_summary, parked_table};
 
 use crate::cluster::{Cluster, Scope, list_pods};
 use crate::{Error, Result};

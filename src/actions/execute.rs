@@ -180,7 +180,10 @@ impl Executor {
         }
         let scale = match (&pod, action) {
             (Some(pod), Action::ScaleToZero(_)) => {
-                Some(self.plan_scale(pod, &chain, origin).await?)
+                Some(
+                    self.plan_scale(pod, finding.as_ref(), &chain, origin)
+                        .await?,
+                )
             }
             _ => None,
         };

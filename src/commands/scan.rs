@@ -1,19 +1,27 @@
-//! `scan`: list, classify, print; the exit code says whether anything is abnormal.
+//! `scan`: list, classify, print; the exit code says whether anything is abnormal. With
+//! `--parked`: the workloads ops-pod-cleaner scaled to zero, and whether any are.
 
 use std::process::ExitCode;
 
 use chrono::Utc;
+use futures::future::try_join_all;
 
-use super::open_targets;
+use super::{Targets, open_targets};
+use crate::actions::{ParkedRow, RetryPolicy, list_parked};
 use crate::cli::{GlobalArgs, ScanOutput};
 use crate::cluster::WatchSettings;
 use crate::config::Config;
-use crate::Result;
-use crate::scan::{over_clusters, rows, sort_rows, summary, to_json, to_table};
+use crate::scan::{
+    over_clusters, parked_summary, parked_table, rows, sort_rows, summary, to_json, to_table,
+};
+use crate::{Error, Result};
 
-pub async fn run(global: &GlobalArgs, output: ScanOutput) -> Result<ExitCode> {
+pub async fn run(global: &GlobalArgs, output: ScanOutput, parked: bool) -> Result<ExitCode> {
     let config = Config::load(global.config.as_deref())?;
     let targets = open_targets(global, &config).await?;
+    if parked {
+        return parked_workloads(&targets, output).await;
+    }
     let now = Utc::now();
     let page = WatchSettings::default().page_size;
     // Each cluster's pods become its rows as soon as they are listed.
@@ -38,6 +46,44 @@ pub async fn run(global: &GlobalArgs, output: ScanOutput) -> Result<ExitCode> {
     }
     eprintln!("{}", summary(&found, total, &config.rules));
     Ok(exit(!found.is_empty()))
+}
+
+/// Every cluster's parked workloads, read at once.
+async fn parked_workloads(targets: &Targets, output: ScanOutput) -> Result<ExitCode> {
+    let (now, retry) = (Utc::now(), RetryPolicy::default());
+    let lists = try_join_all(targets.clusters.iter().map(|cluster| {
+        let retry = &retry;
+        async move {
+            list_parked(&cluster.client, &cluster.name, &targets.scopes, retry, now)
+                .await
+                .map(|list| (cluster.name.as_str(), list))
+                .map_err(|why| Error::Api(format!("{}: {why}", cluster.name)))
+        }
+    }))
+    .await?;
+    let mut rows: Vec<ParkedRow> = Vec::new();
+    for (cluster, list) in lists {
+        for unread in list.unread {
+            eprintln!(
+                "note: {cluster}: cannot read {} ({}); the list may be incomplete",
+                unread.place, unread.why
+            );
+        }
+        rows.extend(list.rows);
+    }
+    match output {
+        ScanOutput::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".to_string())
+        ),
+        ScanOutput::Table if rows.is_empty() => {}
+        ScanOutput::Table => print!(
+            "{}",
+            parked_table(&rows, targets.clusters.len() > 1, now)
+        ),
+    }
+    eprintln!("{}", parked_summary(&rows, targets.clusters.len()));
+    Ok(exit(!rows.is_empty()))
 }
 
 /// 1 when something was found, 0 when nothing was.
