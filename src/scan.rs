@@ -13,9 +13,9 @@ pub use clusters::{Gathered, over_clusters};
 pub use parked::{parked_summary, parked_table};
 
 use crate::cluster::{Cluster, Scope, list_pods};
-use crate::{Error, Result};
 use crate::pod::PodRecord;
 use crate::rules::{ActionKind, RuleKind, RuleSpec, classify, format_age};
+use crate::{Error, Result};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Owner {

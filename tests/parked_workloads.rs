@@ -12,12 +12,12 @@ use ops_pod_cleaner::actions::{
     ParkedState, PodRef, RecordedIn, WorkloadKind, WorkloadRef,
 };
 use ops_pod_cleaner::cluster::Scope;
+use ops_pod_cleaner::config::Config;
+use ops_pod_cleaner::policy::{Flags, Policy};
 use ops_pod_cleaner::rules::RuleKind;
 use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use serde_json::{Value, json};
 use support::contexts::{Scratch, run, stderr, stdout};
-use ops_pod_cleaner::config::Config;
-use ops_pod_cleaner::policy::{Flags, Policy};
 use support::policy::quick_retry;
 use support::sim::{Watched, eventually, live_pods, typed};
 
@@ -75,7 +75,12 @@ impl RecordBuilder {
 fn ship_records(sim: &SimCluster, records: Vec<RecordBuilder>) {
     let data: serde_json::Map<String, Value> = records
         .into_iter()
-        .map(|r| (r.0["uid"].as_str().unwrap().to_string(), json!(r.0.to_string())))
+        .map(|r| {
+            (
+                r.0["uid"].as_str().unwrap().to_string(),
+                json!(r.0.to_string()),
+            )
+        })
         .collect();
     sim.create_config_map(typed(json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": PARKED_CONFIGMAP, "namespace": DEFAULT_NAMESPACE}, "data": data})));
@@ -89,7 +94,10 @@ fn json_rows(out: &std::process::Output) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scan_parked_lists_what_headless_scaled_to_zero_with_its_trigger() {
     let sim = SimCluster::new();
-    deployment("shop", "web").replicas(2).unpullable().create(&sim);
+    deployment("shop", "web")
+        .replicas(2)
+        .unpullable()
+        .create(&sim);
     let server = SimServer::start(sim.clone()).await.unwrap();
     eventually("two pods failing to pull", || {
         live_pods(&sim, "web-").len() == 2
@@ -111,15 +119,28 @@ async fn scan_parked_lists_what_headless_scaled_to_zero_with_its_trigger() {
     assert_eq!(rows.len(), 1, "{rows:?}");
     let row = &rows[0];
     assert_eq!(
-        (&row["cluster"], &row["kind"], &row["namespace"], &row["name"]),
-        (&json!("east"), &json!("Deployment"), &json!("shop"), &json!("web"))
+        (
+            &row["cluster"],
+            &row["kind"],
+            &row["namespace"],
+            &row["name"]
+        ),
+        (
+            &json!("east"),
+            &json!("Deployment"),
+            &json!("shop"),
+            &json!("web")
+        )
     );
     assert_eq!(row["replicasBefore"], 2);
     assert_eq!(row["origin"], json!({"by": "auto", "rule": "imagePull"}));
     assert_eq!(row["now"], json!({"state": "parked"}));
     assert!(row["parkedForSeconds"].as_i64().unwrap() < 120, "{row}");
     let trigger = &row["trigger"];
-    assert!(trigger["pod"].as_str().unwrap().starts_with("web-"), "{row}");
+    assert!(
+        trigger["pod"].as_str().unwrap().starts_with("web-"),
+        "{row}"
+    );
     assert_eq!(trigger["reason"], "imagePull: ErrImagePull");
     assert!(
         trigger["message"]
@@ -131,7 +152,13 @@ async fn scan_parked_lists_what_headless_scaled_to_zero_with_its_trigger() {
 
     let table = run(scratch.args(&["scan", "--parked"])).await;
     let text = stdout(&table);
-    for shown in ["shop", "Deployment/web", "auto imagePull", "ErrImagePull", "parked"] {
+    for shown in [
+        "shop",
+        "Deployment/web",
+        "auto imagePull",
+        "ErrImagePull",
+        "parked",
+    ] {
         assert!(text.contains(shown), "{shown} missing:\n{text}");
     }
 }
@@ -162,7 +189,10 @@ async fn scan_parked_across_contexts_shows_age_and_workloads_scaled_up_since() {
     assert!((7190..7300).contains(&age), "parked two hours ago: {age}");
     assert_eq!(east_row["replicasBefore"], 3);
     assert_eq!(east_row["trigger"]["pod"], "cart-7d9f-abcde");
-    assert!(east_row["trigger"].get("message").is_none(), "an old record has none");
+    assert!(
+        east_row["trigger"].get("message").is_none(),
+        "an old record has none"
+    );
     let west_row = rows.iter().find(|r| r["cluster"] == "west").unwrap();
     assert_eq!(west_row["now"], json!({"state": "scaledUp", "replicas": 2}));
 
@@ -176,13 +206,20 @@ async fn scan_parked_across_contexts_shows_age_and_workloads_scaled_up_since() {
     };
     assert!(table.starts_with("CLUSTER"), "{table}");
     assert!(line("Deployment/cart").contains("2h00m"), "{table}");
-    assert!(line("Deployment/thumbs").contains("scaled up to 2"), "{table}");
+    assert!(
+        line("Deployment/thumbs").contains("scaled up to 2"),
+        "{table}"
+    );
 }
 
 /// An executor on `watched` whose imagePull rule matches at once.
 fn executor(watched: &Watched) -> Executor {
     let mut config = Config::default();
-    for rule in config.rules.iter_mut().filter(|r| r.kind == RuleKind::ImagePull) {
+    for rule in config
+        .rules
+        .iter_mut()
+        .filter(|r| r.kind == RuleKind::ImagePull)
+    {
         rule.after = std::time::Duration::ZERO;
     }
     let policy = Policy::new(Flags::default(), &config);
@@ -203,7 +240,10 @@ async fn rows(exec: &Executor) -> Vec<ParkedRow> {
 #[tokio::test]
 async fn parked_rows_are_typed_and_undo_refuses_a_workload_scaled_up_since() {
     let sim = SimCluster::new();
-    deployment("shop", "web").replicas(3).unpullable().create(&sim);
+    deployment("shop", "web")
+        .replicas(3)
+        .unpullable()
+        .create(&sim);
     let watched = Watched::start(sim).await;
     eventually("three pods", || live_pods(&watched.sim, "web-").len() == 3).await;
     let pod = live_pods(&watched.sim, "web-")[0].clone();
@@ -241,10 +281,16 @@ async fn parked_rows_are_typed_and_undo_refuses_a_workload_scaled_up_since() {
     assert_eq!(trigger.pod.as_deref(), Some(target.name.as_str()));
     assert_eq!(trigger.rule, Some(RuleKind::ImagePull));
     assert!(
-        trigger.message.as_deref().is_some_and(|m| m.contains("registry.invalid")),
+        trigger
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("registry.invalid")),
         "{trigger:?}"
     );
-    let plan = exec.check_undo(&row.workload).await.expect("undo is possible");
+    let plan = exec
+        .check_undo(&row.workload)
+        .await
+        .expect("undo is possible");
     assert_eq!(plan.restores, 3);
     assert!(plan.to_string().contains("from 0 to 3"), "{plan}");
     assert_eq!(row.undo(), Action::UndoScale(web.clone()));
@@ -265,20 +311,22 @@ async fn parked_rows_are_typed_and_undo_refuses_a_workload_scaled_up_since() {
     let outcome = exec.run(&listed[0].undo(), Origin::Manual).await;
     assert!(matches!(outcome, Outcome::Refused(_)), "{outcome:?}");
     let now = watched.sim.deployment("shop", "web").unwrap();
-    assert_eq!(now.spec.unwrap().replicas, Some(2), "left as someone set it");
+    assert_eq!(
+        now.spec.unwrap().replicas,
+        Some(2),
+        "left as someone set it"
+    );
 }
 
 #[tokio::test]
 async fn a_workload_parked_in_its_annotation_is_listed_too() {
     let sim = SimCluster::new();
     let mut annotated = deployment("shop", "legacy").replicas(0).0;
-    annotated["metadata"]["annotations"] =
-        json!({"ops-pod-cleaner.io/replicas-before": "4"});
+    annotated["metadata"]["annotations"] = json!({"ops-pod-cleaner.io/replicas-before": "4"});
     sim.create_deployment(typed(annotated));
     // An annotation an earlier version left on a workload that runs again: not parked.
     let mut restored = deployment("shop", "old").replicas(1).0;
-    restored["metadata"]["annotations"] =
-        json!({"ops-pod-cleaner.io/replicas-before": "1"});
+    restored["metadata"]["annotations"] = json!({"ops-pod-cleaner.io/replicas-before": "1"});
     sim.create_deployment(typed(restored));
     let watched = Watched::start(sim).await;
 

@@ -46,7 +46,14 @@ async fn once_with_sink(url: &str) -> (Output, tempfile::TempDir) {
         std::process::Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
             .arg("--config")
             .arg(&config)
-            .args(["headless", "--demo", "--context", "demo-eu", "--once", "--send"])
+            .args([
+                "headless",
+                "--demo",
+                "--context",
+                "demo-eu",
+                "--once",
+                "--send",
+            ])
             .env_remove("OPS_POD_CLEANER_CONFIG")
             .env("KUBECONFIG", "/nonexistent/kubeconfig")
             .output()

@@ -190,12 +190,18 @@ pub async fn list_parked(
         .collect()
         .await;
     rows.sort_by(|a, b| {
-        (a.parked_at.is_none(), a.parked_at, &a.workload.namespace, &a.workload.name).cmp(&(
-            b.parked_at.is_none(),
-            b.parked_at,
-            &b.workload.namespace,
-            &b.workload.name,
-        ))
+        (
+            a.parked_at.is_none(),
+            a.parked_at,
+            &a.workload.namespace,
+            &a.workload.name,
+        )
+            .cmp(&(
+                b.parked_at.is_none(),
+                b.parked_at,
+                &b.workload.namespace,
+                &b.workload.name,
+            ))
     });
     Ok(ParkedList { rows, unread })
 }

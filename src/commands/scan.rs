@@ -77,10 +77,7 @@ async fn parked_workloads(targets: &Targets, output: ScanOutput) -> Result<ExitC
             serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".to_string())
         ),
         ScanOutput::Table if rows.is_empty() => {}
-        ScanOutput::Table => print!(
-            "{}",
-            parked_table(&rows, targets.clusters.len() > 1, now)
-        ),
+        ScanOutput::Table => print!("{}", parked_table(&rows, targets.clusters.len() > 1, now)),
     }
     eprintln!("{}", parked_summary(&rows, targets.clusters.len()));
     Ok(exit(!rows.is_empty()))

@@ -76,10 +76,7 @@ fn cut(text: &str) -> String {
 
 /// "3 parked workloads in 2 clusters (1 scaled up since)".
 pub fn parked_summary(rows: &[ParkedRow], clusters: usize) -> String {
-    let parked = rows
-        .iter()
-        .filter(|r| r.now == ParkedState::Parked)
-        .count();
+    let parked = rows.iter().filter(|r| r.now == ParkedState::Parked).count();
     let others = rows.len() - parked;
     let place = match clusters {
         1 => String::new(),

@@ -17,7 +17,12 @@ pub(super) const SCENARIO: Scenario = Scenario {
             3,
             "registry.local/checkout/storefront:5.4.0",
         ),
-        ("checkout", "orders", 2, "registry.local/checkout/orders:3.2.1"),
+        (
+            "checkout",
+            "orders",
+            2,
+            "registry.local/checkout/orders:3.2.1",
+        ),
         ("search", "query", 3, "registry.local/search/query:8.1.0"),
         (
             "search",
