@@ -58,7 +58,8 @@ impl fmt::Display for UndoPlan {
 
 /// Where undo found the replicas to restore.
 enum Remembered {
-    Parked(ParkedRecord),
+    /// Boxed: a record is far larger than the annotation's count.
+    Parked(Box<ParkedRecord>),
     /// The annotation; `store` says why the ConfigMap was not used, if it was not available.
     Annotation {
         replicas: i32,
@@ -95,7 +96,7 @@ impl Executor {
         }
         let restores = read.remembered.replicas();
         let (recorded_in, record) = match read.remembered {
-            Remembered::Parked(record) => (RecordedIn::ConfigMap, Some(record)),
+            Remembered::Parked(record) => (RecordedIn::ConfigMap, Some(*record)),
             Remembered::Annotation { .. } => (RecordedIn::Annotation, None),
         };
         Ok(UndoPlan {
@@ -187,7 +188,7 @@ impl Executor {
                 .and_then(|v| v.parse::<i32>().ok())
         };
         let remembered = match store.get(&uid).await {
-            Ok(Some(record)) => Remembered::Parked(record),
+            Ok(Some(record)) => Remembered::Parked(Box::new(record)),
             Ok(None) => match annotation() {
                 Some(replicas) => Remembered::Annotation {
                     replicas,
