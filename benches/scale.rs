@@ -4,8 +4,12 @@
 //! - peak memory of `scan`, and resident memory and idle CPU of a long-running `headless` after
 //!   its cache has synced.
 //!
+//! - the same `scan` over two clusters of that many pods each (two contexts on the same
+//!   server, listed at once): a second cluster should cost no more per pod than the first.
+//!
 //! `cargo bench --bench scale [-- PODS]` (default 50,000). `-- PODS serve` only serves the pods
-//! and prints a kubeconfig, for measuring by hand (e.g. the TUI at 150,000 pods).
+//! and prints a kubeconfig, for measuring by hand (e.g. the TUI at 150,000 pods). `-- PODS scan`
+//! measures only `scan`, one cluster and two, without `headless`.
 
 mod common;
 
@@ -50,7 +54,13 @@ async fn main() {
     let url = serve(pages.clone(), pace.clone()).await;
     let dir = tempfile::tempdir().expect("a temp dir");
     let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, kubeconfig_text(&url)).expect("write kubeconfig");
+    std::fs::write(&kubeconfig, kubeconfig_text(&url, &["bench"])).expect("write kubeconfig");
+    let two_clusters = dir.path().join("kubeconfig-two");
+    std::fs::write(
+        &two_clusters,
+        kubeconfig_text(&url, &["bench", "bench-two"]),
+    )
+    .expect("write kubeconfig");
     if std::env::args().any(|a| a == "serve") {
         println!("serving; kubeconfig: {}", kubeconfig.display());
         let _keep = dir.keep();
@@ -66,11 +76,15 @@ async fn main() {
         pace.store(rate, Ordering::Relaxed);
         let runs = if rate == 0 { 3 } else { 1 };
         let (mut list, mut view, mut peak) = (Duration::MAX, Duration::MAX, 0);
+        let (mut two_view, mut two_peak) = (Duration::MAX, 0);
         for _ in 0..runs {
             list = list.min(bare_list(&client).await);
-            let (took, hwm) = first_view(&kubeconfig).await;
+            let (took, hwm) = first_view(&kubeconfig, &[]).await;
             view = view.min(took);
             peak = peak.max(hwm);
+            let (took, hwm) = first_view(&two_clusters, &["--all-contexts"]).await;
+            two_view = two_view.min(took);
+            two_peak = two_peak.max(hwm);
         }
         println!("{label}:");
         println!(
@@ -87,6 +101,25 @@ async fn main() {
             mib(peak),
             peak as f64 / pods as f64
         );
+        let per_pod = |took: Duration, n: usize| took.as_secs_f64() * 1e6 / n as f64;
+        println!("  two clusters of {pods} pods each, listed at once:");
+        println!(
+            "    first complete view (scan): {:>7.2} s   {:.2} µs per pod vs {:.2} µs for one cluster, ratio {:.2}",
+            two_view.as_secs_f64(),
+            per_pod(two_view, 2 * pods),
+            per_pod(view, pods),
+            per_pod(two_view, 2 * pods) / per_pod(view, pods)
+        );
+        println!(
+            "    scan peak RSS:              {:>7.0} MiB ({:.0} bytes per pod vs {:.0} for one cluster, ratio {:.2})",
+            mib(two_peak),
+            two_peak as f64 / (2 * pods) as f64,
+            peak as f64 / pods as f64,
+            (two_peak as f64 / (2 * pods) as f64) / (peak as f64 / pods as f64)
+        );
+    }
+    if std::env::args().any(|a| a == "scan") {
+        return;
     }
     pace.store(0, Ordering::Relaxed);
     // Auto on for `unknown` (action none): every pass classifies every pod, but nothing acts.
@@ -134,12 +167,15 @@ fn continue_token(page: &str) -> Option<String> {
     Some(page[at..at + end].to_string())
 }
 
-/// The release binary, from start to a printed, classified view of every pod; with its peak RSS.
-async fn first_view(kubeconfig: &Path) -> (Duration, u64) {
+/// The release binary, from start to a printed, classified view of every pod (of every
+/// cluster `global` names); with its peak RSS.
+async fn first_view(kubeconfig: &Path, global: &[&'static str]) -> (Duration, u64) {
     let path = kubeconfig.to_path_buf();
+    let mut args = global.to_vec();
+    args.extend(["scan", "--output", "json"]);
     tokio::task::spawn_blocking(move || {
         let start = Instant::now();
-        let mut child = spawn(&["scan", "--output", "json"], &path, "");
+        let mut child = spawn(&args, &path, "");
         // VmHWM only grows, so the last reading before exit is the peak (to 5 ms).
         let mut peak = 0;
         loop {
@@ -304,9 +340,15 @@ async fn answer(
     }
 }
 
-fn kubeconfig_text(url: &str) -> String {
+/// A kubeconfig whose `contexts` all reach the server at `url`; the first is current.
+fn kubeconfig_text(url: &str, contexts: &[&str]) -> String {
+    let named: String = contexts
+        .iter()
+        .map(|name| format!("- name: {name}\n  context:\n    cluster: bench\n    user: bench\n"))
+        .collect();
     format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: bench\n  cluster:\n    server: {url}\nusers:\n- name: bench\n  user: {{}}\n\
-         contexts:\n- name: bench\n  context:\n    cluster: bench\n    user: bench\ncurrent-context: bench\n"
+         contexts:\n{named}current-context: {}\n",
+        contexts[0]
     )
 }

@@ -25,9 +25,12 @@ pub struct GlobalArgs {
     /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)
     #[arg(long, global = true, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
-    /// Kubeconfig context; repeat to cover several clusters
+    /// Kubeconfig context; repeat to cover several clusters (with --demo: demo-eu, demo-us)
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Vec<String>,
+    /// Every context in the kubeconfig (with --demo: both demo clusters)
+    #[arg(long, global = true, conflicts_with = "context")]
+    pub all_contexts: bool,
     /// Namespace to watch; repeatable (default: all namespaces)
     #[arg(short = 'n', long, global = true, value_name = "NS")]
     pub namespace: Vec<String>,
@@ -54,6 +57,10 @@ pub enum Command {
     Scan {
         #[arg(long, short = 'o', value_enum, default_value_t = ScanOutput::Table)]
         output: ScanOutput,
+        /// Instead of abnormal pods: the workloads ops-pod-cleaner scaled to zero, when, why,
+        /// and the replicas undo restores. Exit 0 when none, 1 when some are parked
+        #[arg(long)]
+        parked: bool,
     },
     /// One-shot restart report on stdout; --send also delivers it to the configured sinks
     /// (exit 3 when a sink failed and the report was spooled for later)

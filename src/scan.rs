@@ -1,16 +1,21 @@
 //! `scan`: one look at the cluster, abnormal pods by category, as a table or JSON.
 
+mod clusters;
 mod namespaces;
+mod parked;
 
 use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::Result;
+pub use clusters::{Gathered, over_clusters};
+pub use parked::{parked_summary, parked_table};
+
 use crate::cluster::{Cluster, Scope, list_pods};
 use crate::pod::PodRecord;
 use crate::rules::{ActionKind, RuleKind, RuleSpec, classify, format_age};
+use crate::{Error, Result};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Owner {
@@ -47,17 +52,44 @@ pub async fn list_cluster(
     scopes: &[Scope],
     page_size: u32,
 ) -> Result<Vec<PodRecord>> {
-    let mut pods = Vec::new();
+    let listed = list_scopes(cluster, scopes, page_size).await?;
+    match listed.missing.into_iter().next() {
+        Some(missing) => Err(Error::Api(missing.why)),
+        None => Ok(listed.pods),
+    }
+}
+
+/// One cluster's pods, and the `-n` namespaces that do not exist there.
+pub struct Listed {
+    pub pods: Vec<PodRecord>,
+    pub missing: Vec<MissingNamespace>,
+}
+
+/// A namespace given with `-n` that a cluster does not have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingNamespace {
+    pub namespace: String,
+    /// Says so, naming the context and the namespaces there are.
+    pub why: String,
+}
+
+/// As [`list_cluster`], with the namespaces that do not exist returned, not an error.
+pub async fn list_scopes(cluster: &Cluster, scopes: &[Scope], page_size: u32) -> Result<Listed> {
+    let (mut pods, mut missing) = (Vec::new(), Vec::new());
     for scope in scopes {
         let listed = list_pods(&cluster.client, scope, page_size).await?.pods;
         if let Scope::Namespace(ns) = scope
             && listed.is_empty()
+            && let Some(why) = namespaces::missing_namespace(cluster, ns).await
         {
-            namespaces::ensure_exists(cluster, ns).await?;
+            missing.push(MissingNamespace {
+                namespace: ns.clone(),
+                why,
+            });
         }
         pods.extend(listed);
     }
-    Ok(pods)
+    Ok(Listed { pods, missing })
 }
 
 /// Classify `pods` and order the abnormal ones by chain position, namespace and name.
@@ -92,6 +124,13 @@ pub fn rows(
             })
         })
         .collect();
+    sort_rows(&mut rows, chain);
+    rows
+}
+
+/// By chain position, cluster, namespace and name: rows of several clusters merge into one
+/// list by category.
+pub fn sort_rows(rows: &mut [ScanRow], chain: &[RuleSpec]) {
     let position = |kind: RuleKind| {
         chain
             .iter()
@@ -106,7 +145,6 @@ pub fn rows(
             &b.name,
         ))
     });
-    rows
 }
 
 pub fn to_json(rows: &[ScanRow]) -> String {
@@ -149,17 +187,23 @@ pub fn to_table(rows: &[ScanRow], several_clusters: bool) -> String {
         }
         table.push(cells);
     }
-    let widths: Vec<usize> = (0..table[0].len())
+    aligned(&table)
+}
+
+/// Rows of cells as columns padded to their widest cell, two spaces apart, kubectl style.
+fn aligned(table: &[Vec<String>]) -> String {
+    let columns = table.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..columns)
         .map(|c| {
             table
                 .iter()
-                .map(|r| r[c].chars().count())
+                .map(|r| r.get(c).map_or(0, |cell| cell.chars().count()))
                 .max()
                 .unwrap_or(0)
         })
         .collect();
     let mut out = String::new();
-    for row in &table {
+    for row in table {
         let line: Vec<String> = row
             .iter()
             .zip(&widths)

@@ -97,7 +97,7 @@ fn scan_of_a_namespace_that_does_not_exist_says_so_with_exit_three() {
     assert_eq!(out.status.code(), Some(3), "{error}");
     assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
     assert!(
-        error.contains("namespace no-such-namespace does not exist in context demo"),
+        error.contains("namespace no-such-namespace does not exist in context demo-eu"),
         "{error}"
     );
     assert!(
@@ -164,7 +164,17 @@ async fn an_identity_that_may_not_read_namespaces_scans_as_before() {
 
 #[test]
 fn scan_table_is_scoped_by_namespace() {
-    let out = run(&["scan", "--demo", "-n", "ml", "-n", "batch"]);
+    // One demo cluster: one table without a cluster column (ml and batch are demo-eu's).
+    let out = run(&[
+        "scan",
+        "--demo",
+        "--context",
+        "demo-eu",
+        "-n",
+        "ml",
+        "-n",
+        "batch",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let table = text(&out.stdout);
     let lines: Vec<&str> = table.lines().collect();

@@ -93,6 +93,7 @@ fn sample() -> RestartReport {
         cluster: "prod".into(),
         generated: at(),
         groups: vec![WorkloadGroup {
+            cluster: None,
             namespace: "shop".into(),
             workload: "Deployment/web".into(),
             rows: vec![RestartRow {
@@ -106,6 +107,7 @@ fn sample() -> RestartReport {
                 node: Some("n1".into()),
             }],
         }],
+        clusters: Vec::new(),
     }
 }
 

@@ -30,7 +30,7 @@ async fn sink_answering(status: u16) -> String {
     url
 }
 
-/// `headless --demo --once --send` with one webhook sink at `url`.
+/// `headless --demo --context demo-eu --once --send` with one webhook sink at `url`.
 async fn once_with_sink(url: &str) -> (Output, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.yaml");
@@ -46,7 +46,14 @@ async fn once_with_sink(url: &str) -> (Output, tempfile::TempDir) {
         std::process::Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
             .arg("--config")
             .arg(&config)
-            .args(["headless", "--demo", "--once", "--send"])
+            .args([
+                "headless",
+                "--demo",
+                "--context",
+                "demo-eu",
+                "--once",
+                "--send",
+            ])
             .env_remove("OPS_POD_CLEANER_CONFIG")
             .env("KUBECONFIG", "/nonexistent/kubeconfig")
             .output()

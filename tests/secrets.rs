@@ -386,6 +386,7 @@ fn report(minute: u32) -> RestartReport {
         cluster: "prod".into(),
         generated: at,
         groups: vec![],
+        clusters: Vec::new(),
     }
 }
 

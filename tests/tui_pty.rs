@@ -18,7 +18,10 @@ fn audit_log(screen: &Screen) -> String {
 /// session after a context switch all stay dry (they once followed the flag alone).
 #[test]
 fn dry_run_from_the_config_holds_in_the_tui_and_after_a_context_switch() {
-    let mut screen = Screen::start_with(&["--demo"], Some("safety:\n  dryRun: true\n"));
+    let mut screen = Screen::start_with(
+        &["--demo", "--context", "demo-eu"],
+        Some("safety:\n  dryRun: true\n"),
+    );
     let text = screen.wait_for("the first sync", |t| {
         t.contains("● synced") && evicted_rows(t).len() >= 2
     });

@@ -113,6 +113,7 @@ fn report_pane() {
             cluster: "demo".into(),
             generated: now(),
             groups: vec![WorkloadGroup {
+                cluster: None,
                 namespace: "payments".into(),
                 workload: "Deployment/ledger-worker".into(),
                 rows: vec![RestartRow {
@@ -126,6 +127,7 @@ fn report_pane() {
                     node: Some("node-1".into()),
                 }],
             }],
+            clusters: Vec::new(),
         }),
     );
     press(&mut s, "h");

@@ -179,9 +179,10 @@ impl Executor {
             return Err(Outcome::Refused(format!("{opt_out}: left alone")));
         }
         let scale = match (&pod, action) {
-            (Some(pod), Action::ScaleToZero(_)) => {
-                Some(self.plan_scale(pod, &chain, origin).await?)
-            }
+            (Some(pod), Action::ScaleToZero(_)) => Some(
+                self.plan_scale(pod, finding.as_ref(), &chain, origin)
+                    .await?,
+            ),
             _ => None,
         };
         Ok(Prepared {

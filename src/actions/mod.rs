@@ -9,9 +9,11 @@ mod inspect;
 mod owner;
 mod owners;
 mod parked;
+mod parked_rows;
 mod record;
 mod retry;
 mod scale;
+mod undo;
 
 use std::fmt;
 
@@ -24,8 +26,10 @@ pub use inspect::Inspection;
 pub use owner::{Resolution, WorkloadKind, WorkloadRef};
 pub use owners::{FOLLOWED_OWNERS, OptOut, Owner};
 pub use parked::{DEFAULT_NAMESPACE, PARKED_CONFIGMAP, ParkedRecord, parked_namespace};
+pub use parked_rows::{ParkedList, ParkedRow, ParkedState, Trigger, Unread, list_parked};
 pub use record::Audit;
 pub use retry::RetryPolicy;
+pub use undo::{RecordedIn, UndoPlan};
 
 use crate::pod::PodRecord;
 use crate::rules::{ActionKind, RuleKind};

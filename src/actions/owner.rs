@@ -87,7 +87,14 @@ impl WorkloadKind {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// In JSON as its kind's name, e.g. `"Deployment"`.
+impl serde::Serialize for WorkloadKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct WorkloadRef {
     pub kind: WorkloadKind,
     pub namespace: String,

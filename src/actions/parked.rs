@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::Origin;
 use super::owner::WorkloadRef;
 use super::retry::{Needs, RetryPolicy, Stop};
+use crate::rules::RuleKind;
 
 /// The ConfigMap's name; the deployed Role grants get/update on this name only.
 pub const PARKED_CONFIGMAP: &str = "ops-pod-cleaner-parked";
@@ -60,6 +61,12 @@ pub struct ParkedRecord {
     /// The pod that triggered it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod: Option<String>,
+    /// The rule that matched the pod (records before issue 13 have only `reason`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<RuleKind>,
+    /// The pod's own words for it, e.g. the image pull error (not in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 impl ParkedRecord {

@@ -1,4 +1,5 @@
-//! Scale to zero and undo: the Executor's workload actions, through the scale subresource.
+//! Scale to zero: the Executor's workload action, through the scale subresource (undo is in
+//! `undo.rs`).
 //!
 //! The replicas taken away are recorded before the scale, in the parked ConfigMap of the
 //! product's namespace (`parked.rs`), so the deployed identity never needs write access to a
@@ -13,11 +14,11 @@ use serde_json::json;
 use super::audit::AuditRecord;
 use super::execute::{Executor, stopped};
 use super::owner::{self, Owner, Resolution, WorkloadKind, WorkloadRef};
-use super::parked::{ParkedRecord, ParkedStore, StoreError, parked_namespace};
+use super::parked::{ParkedRecord, StoreError};
 use super::retry::{Needs, Stop};
 use super::{Origin, Outcome, REPLICAS_BEFORE_ANNOTATION};
 use crate::pod::{IGNORE_ANNOTATION, PodRecord, is_truthy};
-use crate::rules::classify;
+use crate::rules::Finding;
 
 /// A scale-to-zero that passed its checks: the workload and its replicas when it was read.
 #[derive(Debug, Clone)]
@@ -27,19 +28,9 @@ pub(crate) struct ScalePlan {
     /// The workload's UID: the key of its parked record.
     pub uid: String,
     pub origin: Origin,
-    /// The pod that triggered it, and what the rules found on it.
+    /// The pod that triggered it, and what the rules found on it when it was re-checked.
     pub pod: String,
-    pub reason: Option<String>,
-}
-
-/// Where undo found the replicas to restore.
-enum Remembered {
-    Parked(ParkedRecord),
-    /// The annotation; `store` says why the ConfigMap was not used, if it was not available.
-    Annotation {
-        replicas: i32,
-        store: Option<String>,
-    },
+    pub finding: Option<Finding>,
 }
 
 impl Executor {
@@ -49,6 +40,7 @@ impl Executor {
     pub(super) async fn plan_scale(
         &self,
         pod: &PodRecord,
+        finding: Option<&Finding>,
         chain: &[Owner],
         origin: Origin,
     ) -> Result<ScalePlan, Outcome> {
@@ -92,8 +84,7 @@ impl Executor {
             current,
             origin,
             pod: pod.name.to_string(),
-            reason: classify(pod, &self.chain, Utc::now())
-                .map(|f| format!("{}: {}", f.rule, f.reason)),
+            finding: finding.cloned(),
         })
     }
 
@@ -147,130 +138,6 @@ impl Executor {
         }
     }
 
-    pub(super) async fn undo_scale(&self, w: &WorkloadRef) -> Outcome {
-        let api = w.api(&self.client);
-        let object = match self.get_workload(&api, w).await {
-            Ok(object) => object,
-            Err(stop) => return stopped(stop),
-        };
-        let uid = object.metadata.uid.clone().unwrap_or_default();
-        let store = self.parked_store();
-        let annotation = || {
-            object
-                .metadata
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(REPLICAS_BEFORE_ANNOTATION))
-                .and_then(|v| v.parse::<i32>().ok())
-        };
-        let remembered = match store.get(&uid).await {
-            Ok(Some(record)) => Remembered::Parked(record),
-            Ok(None) => match annotation() {
-                Some(replicas) => Remembered::Annotation {
-                    replicas,
-                    store: None,
-                },
-                None => {
-                    return Outcome::Refused(format!(
-                        "{w} has no record in {} and no {REPLICAS_BEFORE_ANNOTATION} annotation: \
-                         ops-pod-cleaner did not scale it down",
-                        store.location()
-                    ));
-                }
-            },
-            Err(StoreError::Unavailable(why)) => match annotation() {
-                Some(replicas) => Remembered::Annotation {
-                    replicas,
-                    store: Some(why),
-                },
-                None => {
-                    return Outcome::Refused(format!(
-                        "{w} has no {REPLICAS_BEFORE_ANNOTATION} annotation, and {} cannot be \
-                         used here ({why}): if ops-pod-cleaner in the cluster parked it, the count \
-                         is recorded there; restore it with `kubectl scale --replicas=N {} -n {}`",
-                        store.location(),
-                        kubectl_name(w),
-                        w.namespace
-                    ));
-                }
-            },
-            Err(StoreError::Failed(stop)) => return stopped(stop),
-        };
-        let replicas = match &remembered {
-            Remembered::Parked(record) => record.replicas,
-            Remembered::Annotation { replicas, .. } => *replicas,
-        };
-        // Someone restored it already: a second restore could undo their later decision.
-        let current = match self.current_replicas(&api, w).await {
-            Ok(current) => current,
-            Err(stop) => return stopped(stop),
-        };
-        if current != 0 {
-            let mut why = format!(
-                "{w} is not at 0 replicas any more: already restored to {current}; left as it is"
-            );
-            if let Remembered::Parked(record) = &remembered
-                && !self.settings.dry_run
-                && store.remove(&record.uid).await.is_ok()
-            {
-                why.push_str(&format!(
-                    " and its record (parked from {replicas} at {}) removed",
-                    record.at
-                ));
-            }
-            return Outcome::Refused(why);
-        }
-        if self.settings.dry_run {
-            return Outcome::DryRun(format!("would restore {w} to {replicas} replicas"));
-        }
-        if let Err(stop) = self.set_replicas(&api, w, replicas).await {
-            return stopped(stop);
-        }
-        let done = format!("restored {w} to {replicas} replicas");
-        match remembered {
-            Remembered::Parked(record) => match store.remove(&record.uid).await {
-                Ok(()) => Outcome::Done(done),
-                Err(e) => Outcome::Done(format!(
-                    "{done}, but its record stays in {} ({}); a second undo refuses it while it runs",
-                    store.location(),
-                    store_error(e)
-                )),
-            },
-            // The annotation was written with this identity's own credentials (the ConfigMap is
-            // not available to it), so it may remove it too.
-            Remembered::Annotation { store: Some(_), .. } => {
-                let forget =
-                    json!({"metadata": {"annotations": {REPLICAS_BEFORE_ANNOTATION: null}}});
-                match self.patch(&api, w, "patch", w.kind.plural(), &forget).await {
-                    Ok(()) => Outcome::Done(done),
-                    Err(stop) => Outcome::Done(format!(
-                        "{done}, but could not remove the annotation: {}",
-                        stopped(stop).detail()
-                    )),
-                }
-            }
-            // An annotation an earlier version left: the deployed identity may not change the
-            // workload, so it stays, and undo refuses it while the workload runs.
-            Remembered::Annotation { store: None, .. } => Outcome::Done(format!(
-                "{done}; the {REPLICAS_BEFORE_ANNOTATION} annotation an earlier version left stays \
-                 (remove it with `kubectl annotate {} {}- -n {}`)",
-                kubectl_name(w),
-                REPLICAS_BEFORE_ANNOTATION,
-                w.namespace
-            )),
-        }
-    }
-
-    /// The workloads parked in this cluster's ConfigMap, for a list with undo. Workloads whose
-    /// record is only an annotation (a person without access to the ConfigMap) are not listed.
-    pub async fn parked_workloads(&self) -> Result<Vec<ParkedRecord>, String> {
-        self.parked_store().list().await.map_err(store_error)
-    }
-
-    fn parked_store(&self) -> ParkedStore<'_> {
-        ParkedStore::new(&self.client, parked_namespace(), &self.settings.retry)
-    }
-
     fn parked_record(&self, plan: &ScalePlan) -> ParkedRecord {
         let w = &plan.workload;
         ParkedRecord {
@@ -283,13 +150,18 @@ impl Executor {
             cluster: self.settings.cluster.clone(),
             actor: self.actor.clone(),
             origin: plan.origin,
-            reason: plan.reason.clone(),
+            reason: plan
+                .finding
+                .as_ref()
+                .map(|f| format!("{}: {}", f.rule, f.reason)),
             pod: Some(plan.pod.clone()),
+            rule: plan.finding.as_ref().map(|f| f.rule),
+            message: plan.finding.as_ref().and_then(|f| f.message.clone()),
         }
     }
 
     /// `spec.replicas` as the scale subresource reports it.
-    async fn current_replicas(
+    pub(super) async fn current_replicas(
         &self,
         api: &Api<DynamicObject>,
         w: &WorkloadRef,
@@ -304,7 +176,7 @@ impl Executor {
         Ok(scale.spec.and_then(|s| s.replicas).unwrap_or(0))
     }
 
-    async fn get_workload(
+    pub(super) async fn get_workload(
         &self,
         api: &Api<DynamicObject>,
         w: &WorkloadRef,
@@ -316,7 +188,7 @@ impl Executor {
             .await
     }
 
-    async fn patch(
+    pub(super) async fn patch(
         &self,
         api: &Api<kube::api::DynamicObject>,
         w: &WorkloadRef,
@@ -336,7 +208,7 @@ impl Executor {
     }
 
     /// Write replicas through the scale subresource.
-    async fn set_replicas(
+    pub(super) async fn set_replicas(
         &self,
         api: &Api<kube::api::DynamicObject>,
         w: &WorkloadRef,
@@ -352,21 +224,6 @@ impl Executor {
             })
             .await
             .map(|_| ())
-    }
-}
-
-fn store_error(e: StoreError) -> String {
-    match e {
-        StoreError::Unavailable(why) => why,
-        StoreError::Failed(stop) => stopped(stop).detail().to_string(),
-    }
-}
-
-/// `deployment/web`, as kubectl names it.
-fn kubectl_name(w: &WorkloadRef) -> String {
-    match w.kind {
-        WorkloadKind::Rollout => format!("rollouts.argoproj.io/{}", w.name),
-        kind => format!("{}/{}", kind.name().to_lowercase(), w.name),
     }
 }
 

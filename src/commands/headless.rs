@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use tokio::sync::watch;
 
-use super::open_targets;
+use super::targets::open_one;
 use crate::actions::{Audit, Executor};
 use crate::cli::GlobalArgs;
 use crate::cluster::{Cache, Cluster, spawn_watches, watch_settings};
@@ -31,7 +31,7 @@ const SYNC_TIMEOUT: Duration = Duration::from_secs(120);
 
 pub async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
     let config = Config::load(global.config.as_deref())?;
-    let targets = open_targets(global, &config).await?;
+    let targets = open_one(global, &config, "headless").await?;
     let [cluster] = targets.clusters.as_slice() else {
         return Err(Error::Usage(
             "headless works on one cluster; pass at most one --context and run one replica set per cluster".into(),

@@ -21,7 +21,7 @@ pub const EXIT_RUNTIME: u8 = 3;
 pub async fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Some(Command::CheckConfig { file }) => check_config(&file),
-        Some(Command::Scan { output }) => scan::run(&cli.global, output).await,
+        Some(Command::Scan { output, parked }) => scan::run(&cli.global, output, parked).await,
         Some(Command::Report { output, send }) => report::run(&cli.global, output, send).await,
         Some(Command::Headless { once, listen, send }) => {
             headless::run(&cli.global, headless::Mode { once, listen, send }).await

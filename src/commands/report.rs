@@ -1,4 +1,5 @@
-//! `report`: list once, build the restart report, print it; `--send` delivers it too.
+//! `report`: list once, build the restart report, print it; `--send` delivers it too. Over
+//! several clusters it is one report grouped by cluster: one message per sink.
 
 use std::process::ExitCode;
 
@@ -8,7 +9,7 @@ use super::open_targets;
 use crate::cli::{GlobalArgs, ReportOutput};
 use crate::config::Config;
 use crate::report::{DeliveryPolicy, Reporter, render};
-use crate::scan::list_cluster;
+use crate::scan::over_clusters;
 use crate::{Error, Result};
 
 /// Exit 0 when printed (and, with `--send`, every sink took it); 3 when a sink failed: the
@@ -23,29 +24,32 @@ pub async fn run(global: &GlobalArgs, output: ReportOutput, send: bool) -> Resul
     }
     let reporter = Reporter::new(&config.report, DeliveryPolicy::default())?;
     let targets = open_targets(global, &config).await?;
-    let (mut all_sent, mut dead) = (true, false);
-    for cluster in &targets.clusters {
-        let pods = list_cluster(cluster, &targets.scopes, 500).await?;
-        let report = reporter.build(&pods, &cluster.name, Utc::now());
-        match output {
-            ReportOutput::Markdown => print!("{}", render::markdown(&report)),
-            ReportOutput::Json => println!("{}", render::json(&report)),
-        }
-        if send {
-            let summary = reporter.send_report(&report).await;
-            eprintln!("{}: {}", cluster.name, summary.describe());
-            all_sent &= summary.all_sent();
-            dead |= summary.any_dead_lettered();
-        }
+    // Only the pods that may appear are kept while the other clusters are listed.
+    let gathered = over_clusters(&targets.clusters, &targets.scopes, 500, |cluster, pods| {
+        (cluster.name.clone(), reporter.keep_candidates(pods))
+    })
+    .await?;
+    for missing in &gathered.skipped {
+        eprintln!("note: {}; reported where it exists", missing.why);
     }
-    if dead {
+    let report = reporter.build_combined(&gathered.per_cluster, Utc::now());
+    match output {
+        ReportOutput::Markdown => print!("{}", render::markdown(&report)),
+        ReportOutput::Json => println!("{}", render::json(&report)),
+    }
+    if !send {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let summary = reporter.send_report(&report).await;
+    eprintln!("{}: {}", report.cluster, summary.describe());
+    if summary.any_dead_lettered() {
         eprintln!(
             "reports a sink refused are kept in {} and never resent; fix the sink (its URL, \
              secret or keyword) and send again",
             reporter.spool().dead_dir().display()
         );
     }
-    if !all_sent {
+    if !summary.all_sent() {
         if !reporter.spool().pending().is_empty() {
             eprintln!(
                 "undelivered reports wait in {}; they are resent by the next `report --send` or by `headless`",

@@ -1,36 +1,92 @@
-//! `scan`: list, classify, print; the exit code says whether anything is abnormal.
+//! `scan`: list, classify, print; the exit code says whether anything is abnormal. With
+//! `--parked`: the workloads ops-pod-cleaner scaled to zero, and whether any are.
 
 use std::process::ExitCode;
 
 use chrono::Utc;
+use futures::future::try_join_all;
 
-use super::open_targets;
-use crate::Result;
+use super::{Targets, open_targets};
+use crate::actions::{ParkedRow, RetryPolicy, list_parked};
 use crate::cli::{GlobalArgs, ScanOutput};
 use crate::cluster::WatchSettings;
 use crate::config::Config;
-use crate::scan::{list_cluster, rows, summary, to_json, to_table};
+use crate::scan::{
+    over_clusters, parked_summary, parked_table, rows, sort_rows, summary, to_json, to_table,
+};
+use crate::{Error, Result};
 
-pub async fn run(global: &GlobalArgs, output: ScanOutput) -> Result<ExitCode> {
+pub async fn run(global: &GlobalArgs, output: ScanOutput, parked: bool) -> Result<ExitCode> {
     let config = Config::load(global.config.as_deref())?;
     let targets = open_targets(global, &config).await?;
-    let now = Utc::now();
-    let (mut found, mut total) = (Vec::new(), 0);
-    for cluster in &targets.clusters {
-        let pods =
-            list_cluster(cluster, &targets.scopes, WatchSettings::default().page_size).await?;
-        total += pods.len();
-        found.extend(rows(&cluster.name, &pods, &config.rules, now));
+    if parked {
+        return parked_workloads(&targets, output).await;
     }
+    let now = Utc::now();
+    let page = WatchSettings::default().page_size;
+    // Each cluster's pods become its rows as soon as they are listed.
+    let gathered = over_clusters(&targets.clusters, &targets.scopes, page, |cluster, pods| {
+        (pods.len(), rows(&cluster.name, &pods, &config.rules, now))
+    })
+    .await?;
+    for missing in &gathered.skipped {
+        eprintln!("note: {}; scanned where it exists", missing.why);
+    }
+    let total: usize = gathered.per_cluster.iter().map(|(n, _)| n).sum();
+    let mut found: Vec<_> = gathered
+        .per_cluster
+        .into_iter()
+        .flat_map(|(_, rows)| rows)
+        .collect();
+    sort_rows(&mut found, &config.rules);
     match output {
         ScanOutput::Json => println!("{}", to_json(&found)),
         ScanOutput::Table if found.is_empty() => {}
         ScanOutput::Table => print!("{}", to_table(&found, targets.clusters.len() > 1)),
     }
     eprintln!("{}", summary(&found, total, &config.rules));
-    Ok(if found.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(exit(!found.is_empty()))
+}
+
+/// Every cluster's parked workloads, read at once.
+async fn parked_workloads(targets: &Targets, output: ScanOutput) -> Result<ExitCode> {
+    let (now, retry) = (Utc::now(), RetryPolicy::default());
+    let lists = try_join_all(targets.clusters.iter().map(|cluster| {
+        let retry = &retry;
+        async move {
+            list_parked(&cluster.client, &cluster.name, &targets.scopes, retry, now)
+                .await
+                .map(|list| (cluster.name.as_str(), list))
+                .map_err(|why| Error::Api(format!("{}: {why}", cluster.name)))
+        }
+    }))
+    .await?;
+    let mut rows: Vec<ParkedRow> = Vec::new();
+    for (cluster, list) in lists {
+        for unread in list.unread {
+            eprintln!(
+                "note: {cluster}: cannot read {} ({}); the list may be incomplete",
+                unread.place, unread.why
+            );
+        }
+        rows.extend(list.rows);
+    }
+    match output {
+        ScanOutput::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".to_string())
+        ),
+        ScanOutput::Table if rows.is_empty() => {}
+        ScanOutput::Table => print!("{}", parked_table(&rows, targets.clusters.len() > 1, now)),
+    }
+    eprintln!("{}", parked_summary(&rows, targets.clusters.len()));
+    Ok(exit(!rows.is_empty()))
+}
+
+/// 1 when something was found, 0 when nothing was.
+fn exit(found: bool) -> ExitCode {
+    match found {
+        true => ExitCode::from(1),
+        false => ExitCode::SUCCESS,
+    }
 }

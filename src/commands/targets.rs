@@ -1,54 +1,150 @@
-//! The clusters a command works on: real ones from kubeconfig, or the simulated one.
+//! The clusters a command works on: real ones from kubeconfig, or the simulated ones.
 
-use crate::Result;
+use std::path::Path;
+
+use futures::future::try_join_all;
+use kube::config::Kubeconfig;
+
 use crate::cli::GlobalArgs;
 use crate::cluster::{Cluster, ConnectOptions, Deadlines, Scope, connect};
 use crate::config::Config;
+use crate::sim::demo::{self, CONTEXTS, Demo};
+use crate::{Error, Result};
 
-/// Connected clusters; keeps the simulated server alive as long as it is needed.
+/// Connected clusters; keeps the simulated servers alive as long as they are needed.
 pub struct Targets {
     pub clusters: Vec<Cluster>,
     pub scopes: Vec<Scope>,
-    _demo: Option<crate::sim::demo::Demo>,
+    _demos: Vec<Demo>,
+}
+
+/// What the command line names, before anything is opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wanted {
+    /// Demo clusters by name, each one of [`CONTEXTS`].
+    Demo(Vec<String>),
+    /// Kubeconfig contexts; `None` is the current context (or in-cluster).
+    Kubeconfig(Vec<Option<String>>),
+}
+
+impl Wanted {
+    /// `--demo` opens both demo clusters unless `--context` picks; `--all-contexts` is every
+    /// context of the kubeconfig (both demo clusters under `--demo`).
+    pub fn from_args(global: &GlobalArgs) -> Wanted {
+        if global.demo {
+            // Unknown names are refused when they are started, with the list of the two.
+            return Wanted::Demo(match global.context.is_empty() {
+                true => CONTEXTS.iter().map(|c| c.to_string()).collect(),
+                false => once_each(&global.context),
+            });
+        }
+        let all = match global.all_contexts {
+            true => kubeconfig_contexts(global.kubeconfig.as_deref()),
+            false => Vec::new(),
+        };
+        if !all.is_empty() {
+            return Wanted::Kubeconfig(all.into_iter().map(Some).collect());
+        }
+        // No --context, or no kubeconfig to read: the current context, which is in-cluster or
+        // an error that says what to do.
+        Wanted::Kubeconfig(match global.context.is_empty() {
+            true => vec![None],
+            false => once_each(&global.context).into_iter().map(Some).collect(),
+        })
+    }
+
+    /// How many clusters are named.
+    pub fn count(&self) -> usize {
+        match self {
+            Wanted::Demo(names) => names.len(),
+            Wanted::Kubeconfig(contexts) => contexts.len(),
+        }
+    }
+}
+
+/// `names` in order, a name given twice kept once.
+fn once_each(names: &[String]) -> Vec<String> {
+    let mut kept: Vec<String> = Vec::new();
+    for name in names {
+        if !kept.contains(name) {
+            kept.push(name.clone());
+        }
+    }
+    kept
+}
+
+/// The names of every context in the kubeconfig (`path`, else `$KUBECONFIG` or
+/// `~/.kube/config`), in file order; empty when there is none to read. Read errors are left to
+/// `connect`, which reports them without quoting the file (it may hold credentials).
+pub fn kubeconfig_contexts(path: Option<&Path>) -> Vec<String> {
+    let file = match path {
+        Some(path) => Kubeconfig::read_from(path),
+        None => Kubeconfig::read(),
+    };
+    file.map(|f| f.contexts.into_iter().map(|c| c.name).collect())
+        .unwrap_or_default()
 }
 
 /// The clusters named on the command line, each reached within the config's deadlines.
 pub async fn open_targets(global: &GlobalArgs, config: &Config) -> Result<Targets> {
+    let wanted = Wanted::from_args(global);
+    open_wanted(global, config, wanted).await
+}
+
+/// Exactly one cluster (for `headless`, one replica set per cluster); `why` completes the
+/// sentence "... works on one cluster" in the refusal.
+pub async fn open_one(global: &GlobalArgs, config: &Config, why: &str) -> Result<Targets> {
+    let wanted = Wanted::from_args(global);
+    if wanted.count() != 1 {
+        let pick = match &wanted {
+            Wanted::Demo(_) => format!(
+                "with --demo pass --context {} or --context {}",
+                CONTEXTS[0], CONTEXTS[1]
+            ),
+            Wanted::Kubeconfig(_) => {
+                "pass at most one --context, and run one replica set per cluster".to_string()
+            }
+        };
+        return Err(Error::Usage(format!(
+            "{why} works on one cluster, and {} were named: {pick}",
+            wanted.count()
+        )));
+    }
+    open_wanted(global, config, wanted).await
+}
+
+async fn open_wanted(global: &GlobalArgs, config: &Config, wanted: Wanted) -> Result<Targets> {
     let deadlines = Deadlines::from_config(&config.cluster)?;
     let scopes = if global.all_namespaces {
         vec![Scope::All]
     } else {
         Scope::from_namespaces(&global.namespace)
     };
-    if global.demo {
-        let demo = crate::sim::demo::start().await?;
-        let cluster = Cluster {
-            name: "demo".into(),
-            client: demo.client(),
-        };
-        return Ok(Targets {
-            clusters: vec![cluster],
-            scopes,
-            _demo: Some(demo),
-        });
+    match wanted {
+        Wanted::Demo(names) => {
+            let demos = try_join_all(names.iter().map(|n| demo::start_named(n))).await?;
+            Ok(Targets {
+                clusters: demos.iter().map(Demo::target).collect(),
+                scopes,
+                _demos: demos,
+            })
+        }
+        // Reached at once: several clusters cost the slowest one's answer, not their sum.
+        Wanted::Kubeconfig(contexts) => {
+            let options: Vec<ConnectOptions> = contexts
+                .into_iter()
+                .map(|context| ConnectOptions {
+                    kubeconfig: global.kubeconfig.clone(),
+                    context,
+                    deadlines,
+                })
+                .collect();
+            let clusters = try_join_all(options.iter().map(connect)).await?;
+            Ok(Targets {
+                clusters,
+                scopes,
+                _demos: Vec::new(),
+            })
+        }
     }
-    let contexts: Vec<Option<String>> = if global.context.is_empty() {
-        vec![None]
-    } else {
-        global.context.iter().cloned().map(Some).collect()
-    };
-    let mut clusters = Vec::new();
-    for context in contexts {
-        let options = ConnectOptions {
-            kubeconfig: global.kubeconfig.clone(),
-            context,
-            deadlines,
-        };
-        clusters.push(connect(&options).await?);
-    }
-    Ok(Targets {
-        clusters,
-        scopes,
-        _demo: None,
-    })
 }

@@ -184,7 +184,7 @@ fn report_source(reporter: Option<Arc<Reporter>>, config: &Config, cluster: &str
 impl Connector for Opener {
     fn contexts(&self) -> std::result::Result<Vec<String>, String> {
         if self.global.demo {
-            return Ok(vec!["demo".to_string()]);
+            return Ok(crate::sim::demo::CONTEXTS.map(String::from).to_vec());
         }
         let file = match &self.global.kubeconfig {
             Some(path) => Kubeconfig::read_from(path),
@@ -199,7 +199,7 @@ impl Connector for Opener {
         async move {
             if opener.global.demo {
                 let mut global = opener.global.clone();
-                global.context.clear();
+                global.context = vec![context];
                 let targets = open_targets(&global, &opener.config)
                     .await
                     .map_err(|e| e.to_string())?;

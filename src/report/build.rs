@@ -36,6 +36,7 @@ pub fn build(
                 (b.restarts, &a.pod, &a.container).cmp(&(a.restarts, &b.pod, &b.container))
             });
             WorkloadGroup {
+                cluster: None,
                 namespace,
                 workload,
                 rows,
@@ -48,6 +49,7 @@ pub fn build(
         cluster: cluster.to_string(),
         generated: now,
         groups,
+        clusters: Vec::new(),
     }
 }
 

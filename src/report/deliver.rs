@@ -75,22 +75,57 @@ impl Reporter {
 
     /// The pods that may appear in the report, copied out of the cache.
     pub fn candidates(&self, cache: &Cache) -> Vec<PodRecord> {
-        let min = self.config.min_restarts.max(1);
         cache.fold(Vec::new(), |mut pods, pod| {
-            if pod.total_restarts() >= min {
+            if self.may_appear(pod) {
                 pods.push(pod.clone());
             }
             pods
         })
     }
 
+    /// The pods of `pods` that may appear in the report.
+    pub fn keep_candidates(&self, mut pods: Vec<PodRecord>) -> Vec<PodRecord> {
+        pods.retain(|pod| self.may_appear(pod));
+        pods
+    }
+
+    fn may_appear(&self, pod: &PodRecord) -> bool {
+        pod.total_restarts() >= self.config.min_restarts.max(1)
+    }
+
     /// The report as it stands, compared with the last one sent.
     pub fn build(&self, pods: &[PodRecord], cluster: &str, now: DateTime<Utc>) -> RestartReport {
-        let previous = RestartState::load(&self.config.state_file).unwrap_or_else(|e| {
+        build(pods, &self.config, &self.previous(), cluster, now)
+    }
+
+    /// One report over several clusters `(name, pods)`, grouped by cluster in their order,
+    /// each compared with what the previous report said of it. One cluster makes the report
+    /// [`Reporter::build`] makes; none, an empty report.
+    pub fn build_combined(
+        &self,
+        clusters: &[(String, Vec<PodRecord>)],
+        now: DateTime<Utc>,
+    ) -> RestartReport {
+        let previous = self.previous();
+        let reports = clusters
+            .iter()
+            .map(|(cluster, pods)| {
+                let previous = match clusters.len() {
+                    1 => previous.clone(),
+                    _ => previous.of_cluster(cluster),
+                };
+                build(pods, &self.config, &previous, cluster, now)
+            })
+            .collect();
+        RestartReport::combine(reports)
+            .unwrap_or_else(|| build(&[], &self.config, &previous, "", now))
+    }
+
+    fn previous(&self) -> RestartState {
+        RestartState::load(&self.config.state_file).unwrap_or_else(|e| {
             tracing::warn!("{e}; counting restarts since the previous report from zero");
             RestartState::default()
-        });
-        build(pods, &self.config, &previous, cluster, now)
+        })
     }
 
     /// Build this report, then send it as [`Reporter::send_report`] does.

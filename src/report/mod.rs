@@ -3,6 +3,7 @@
 
 mod build;
 mod caps;
+mod combine;
 mod deliver;
 mod files;
 mod model;
@@ -16,6 +17,7 @@ mod workload;
 
 pub use build::build;
 pub use caps::{Dropped, SpoolCap, SpoolLimits};
+pub use combine::Section;
 pub use deliver::{DeliveryPolicy, Reporter};
 pub use files::write_atomically;
 pub use model::{RestartReport, RestartRow, WorkloadGroup};

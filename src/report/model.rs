@@ -22,6 +22,9 @@ pub struct RestartRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkloadGroup {
+    /// The cluster, in a report over several clusters (none in a one-cluster report).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
     pub namespace: String,
     /// "Deployment/web", "StatefulSet/db", or "Pod/name" for a bare pod.
     pub workload: String,
@@ -32,7 +35,13 @@ pub struct WorkloadGroup {
 #[serde(rename_all = "camelCase")]
 pub struct RestartReport {
     pub title: String,
+    /// The cluster; over several clusters, their names joined for a reader of this field.
     pub cluster: String,
     pub generated: DateTime<Utc>,
+    /// Over several clusters: grouped by cluster, in the order of `clusters`.
     pub groups: Vec<WorkloadGroup>,
+    /// The clusters of a report over several, in order, those without a group included;
+    /// empty for a one-cluster report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clusters: Vec<String>,
 }

@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use chrono::SecondsFormat;
 
-use super::{RestartReport, RestartRow};
+use super::{RestartReport, RestartRow, WorkloadGroup};
 
 const NONE: &str = "-";
 
@@ -14,78 +14,121 @@ pub fn json(report: &RestartReport) -> String {
 
 /// One sentence on what the report holds.
 pub fn headline(report: &RestartReport) -> String {
-    let rows: usize = report.groups.iter().map(|g| g.rows.len()).sum();
     let at = report.generated.to_rfc3339_opts(SecondsFormat::Secs, true);
-    if rows == 0 {
-        return format!(
-            "Cluster {}, {at}: no pod restarts too often.",
-            report.cluster
-        );
-    }
+    let clusters = match report.clusters.is_empty() {
+        true => format!("Cluster {}", report.cluster),
+        false => format!("Clusters {}", report.clusters.join(", ")),
+    };
     format!(
-        "Cluster {}, {at}: {rows} containers in {} workloads restart too often.",
-        report.cluster,
-        report.groups.len()
+        "{clusters}, {at}: {}",
+        holds(&report.groups.iter().collect::<Vec<_>>())
     )
 }
 
+/// "N containers in M workloads restart too often." or "no pod restarts too often."
+fn holds(groups: &[&WorkloadGroup]) -> String {
+    let rows: usize = groups.iter().map(|g| g.rows.len()).sum();
+    match rows {
+        0 => "no pod restarts too often.".to_string(),
+        _ => format!(
+            "{rows} containers in {} workloads restart too often.",
+            groups.len()
+        ),
+    }
+}
+
+/// Over several clusters, a `##` heading per cluster, its groups one level down.
 pub fn markdown(report: &RestartReport) -> String {
     let mut out = format!("# {}\n\n{}\n", report.title, headline(report));
-    for group in &report.groups {
-        let _ = write!(
-            out,
-            "\n## {} / {}\n\n| pod | container | restarts | since previous | last reason | exit code | last restart | node |\n\
-             |---|---|---:|---:|---|---:|---|---|\n",
-            group.namespace, group.workload
-        );
-        for r in &group.rows {
-            let _ = writeln!(
+    for section in report.sections() {
+        let level = match section.cluster {
+            None => "##",
+            Some(cluster) => {
+                let _ = write!(
+                    out,
+                    "\n## {cluster}\n\n{}\n",
+                    capital(&holds(&section.groups))
+                );
+                "###"
+            }
+        };
+        for group in section.groups {
+            let _ = write!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                r.pod,
-                r.container,
-                r.restarts,
-                since(r),
-                r.last_reason.as_deref().unwrap_or(NONE),
-                exit_code(r),
-                last_restart(r),
-                r.node.as_deref().unwrap_or(NONE)
+                "\n{level} {} / {}\n\n| pod | container | restarts | since previous | last reason | exit code | last restart | node |\n\
+                 |---|---|---:|---:|---|---:|---|---|\n",
+                group.namespace, group.workload
             );
+            for r in &group.rows {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                    r.pod,
+                    r.container,
+                    r.restarts,
+                    since(r),
+                    r.last_reason.as_deref().unwrap_or(NONE),
+                    exit_code(r),
+                    last_restart(r),
+                    r.node.as_deref().unwrap_or(NONE)
+                );
+            }
         }
     }
     out
 }
 
-/// Compact Markdown for chat messages, cut at about `limit` bytes with a count of what is left.
+fn capital(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// Compact Markdown for chat messages, cut at about `limit` bytes with a count of what is
+/// left; over several clusters, each cluster's groups under its name.
 pub fn chat(report: &RestartReport, limit: usize) -> String {
     let mut out = String::new();
     let total: usize = report.groups.iter().map(|g| g.rows.len()).sum();
     let mut shown = 0;
-    'groups: for group in &report.groups {
-        let heading = format!("**{} · {}**\n", group.namespace, group.workload);
-        if out.len() + heading.len() > limit {
-            break;
-        }
-        out.push_str(&heading);
-        for r in &group.rows {
-            let line = format!(
-                "- {} / {}: {} restarts{}, {}, exit {}, last {}, node {}\n",
-                r.pod,
-                r.container,
-                r.restarts,
-                r.since_previous
-                    .map(|n| format!(" (+{n})"))
-                    .unwrap_or_default(),
-                r.last_reason.as_deref().unwrap_or(NONE),
-                exit_code(r),
-                last_restart(r),
-                r.node.as_deref().unwrap_or(NONE)
-            );
-            if out.len() + line.len() > limit {
-                break 'groups;
+    'sections: for section in report.sections() {
+        if let Some(cluster) = section.cluster {
+            let heading = match section.rows() {
+                0 => format!("**Cluster {cluster}**: no pod restarts too often\n"),
+                _ => format!("**Cluster {cluster}**\n"),
+            };
+            if out.len() + heading.len() > limit {
+                break;
             }
-            out.push_str(&line);
-            shown += 1;
+            out.push_str(&heading);
+        }
+        for group in section.groups {
+            let heading = format!("**{} · {}**\n", group.namespace, group.workload);
+            if out.len() + heading.len() > limit {
+                break 'sections;
+            }
+            out.push_str(&heading);
+            for r in &group.rows {
+                let line = format!(
+                    "- {} / {}: {} restarts{}, {}, exit {}, last {}, node {}\n",
+                    r.pod,
+                    r.container,
+                    r.restarts,
+                    r.since_previous
+                        .map(|n| format!(" (+{n})"))
+                        .unwrap_or_default(),
+                    r.last_reason.as_deref().unwrap_or(NONE),
+                    exit_code(r),
+                    last_restart(r),
+                    r.node.as_deref().unwrap_or(NONE)
+                );
+                if out.len() + line.len() > limit {
+                    break 'sections;
+                }
+                out.push_str(&line);
+                shown += 1;
+            }
         }
     }
     if shown < total {
@@ -98,12 +141,16 @@ pub fn chat(report: &RestartReport, limit: usize) -> String {
     out
 }
 
+/// Over several clusters, a first `cluster` column.
 pub fn csv(report: &RestartReport) -> String {
-    let mut out = String::from(
+    let several = !report.clusters.is_empty();
+    let mut out = String::from(if several { "cluster," } else { "" });
+    out.push_str(
         "namespace,workload,pod,container,restarts,sincePrevious,lastReason,exitCode,lastRestart,node\n",
     );
     for group in &report.groups {
         for r in &group.rows {
+            let cluster = several.then(|| group.cluster.clone().unwrap_or_default());
             let fields = [
                 group.namespace.clone(),
                 group.workload.clone(),
@@ -118,7 +165,11 @@ pub fn csv(report: &RestartReport) -> String {
                     .unwrap_or_default(),
                 r.node.clone().unwrap_or_default(),
             ];
-            let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+            let line: Vec<String> = cluster
+                .iter()
+                .chain(fields.iter())
+                .map(|f| csv_field(f))
+                .collect();
             out.push_str(&line.join(","));
             out.push('\n');
         }

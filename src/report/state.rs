@@ -14,6 +14,9 @@ use crate::{Error, Result};
 pub struct RestartState {
     /// `namespace/pod/container` → total restarts when the previous report was made.
     pub restarts: BTreeMap<String, u32>,
+    /// The same per cluster, when that report covered several clusters.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub clusters: BTreeMap<String, BTreeMap<String, u32>>,
 }
 
 impl RestartState {
@@ -22,19 +25,28 @@ impl RestartState {
     }
 
     pub fn of(report: &RestartReport) -> RestartState {
-        let restarts = report
-            .groups
-            .iter()
-            .flat_map(|g| {
-                g.rows.iter().map(|r| {
-                    (
-                        RestartState::key(&g.namespace, &r.pod, &r.container),
-                        r.restarts,
-                    )
-                })
-            })
-            .collect();
-        RestartState { restarts }
+        let mut state = RestartState::default();
+        for g in &report.groups {
+            let counts = match &g.cluster {
+                Some(cluster) => state.clusters.entry(cluster.clone()).or_default(),
+                None => &mut state.restarts,
+            };
+            for r in &g.rows {
+                counts.insert(
+                    RestartState::key(&g.namespace, &r.pod, &r.container),
+                    r.restarts,
+                );
+            }
+        }
+        state
+    }
+
+    /// What the previous report over several clusters said of `cluster`.
+    pub fn of_cluster(&self, cluster: &str) -> RestartState {
+        RestartState {
+            restarts: self.clusters.get(cluster).cloned().unwrap_or_default(),
+            clusters: BTreeMap::new(),
+        }
     }
 
     /// A missing file is an empty state (the first report); a broken one is an error.

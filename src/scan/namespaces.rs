@@ -6,22 +6,22 @@ use kube::Api;
 use kube::api::ListParams;
 
 use crate::cluster::Cluster;
-use crate::{Error, Result};
 
 /// How many names the error lists before "and N more".
 const SHOWN: usize = 12;
 
 /// Called only for a namespace that listed no pods (one GET; a namespace with pods exists).
-/// Only a 404 is an error: when the GET itself is forbidden or fails, nothing can be said and
-/// the empty list stands, as the pod list that preceded it succeeded.
-pub async fn ensure_exists(cluster: &Cluster, namespace: &str) -> Result<()> {
+/// `Some` says that it does not exist and which ones do. Only a 404 counts: when the GET
+/// itself is forbidden or fails, nothing can be said and the empty list stands, as the pod
+/// list that preceded it succeeded.
+pub async fn missing_namespace(cluster: &Cluster, namespace: &str) -> Option<String> {
     let api: Api<Namespace> = Api::all(cluster.client.clone());
     match api.get_opt(namespace).await {
-        Ok(Some(_)) => Ok(()),
-        Ok(None) => Err(Error::Api(missing(cluster, namespace, &api).await)),
+        Ok(Some(_)) => None,
+        Ok(None) => Some(missing(cluster, namespace, &api).await),
         Err(e) => {
             tracing::debug!("cannot check that namespace {namespace} exists: {e}");
-            Ok(())
+            None
         }
     }
 }

@@ -329,6 +329,7 @@ impl Runtime {
             cluster: String::new(),
             generated: Utc::now(),
             groups: Vec::new(),
+            clusters: Vec::new(),
         });
         for other in reports {
             all.cluster = format!("{}, {}", all.cluster, other.cluster);

@@ -1,6 +1,7 @@
 //! Shared test helpers: pod builders and the API scenario mock.
 #![allow(dead_code)]
 
+pub mod contexts;
 pub mod e2e;
 pub mod mock_api;
 pub mod pods;

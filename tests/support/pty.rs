@@ -20,8 +20,9 @@ pub struct Screen {
 }
 
 impl Screen {
+    /// The binary on one demo cluster, demo-eu: the screen as it is for a single cluster.
     pub fn start() -> Screen {
-        Screen::start_with(&["--demo"], None)
+        Screen::start_with(&["--demo", "--context", "demo-eu"], None)
     }
 
     /// The binary with `args`, and `config` (YAML text) as its config file when given.

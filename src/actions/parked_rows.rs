@@ -1,0 +1,357 @@
+//! The parked workloads of one cluster, as rows for `scan --parked` and the screen: what was
+//! scaled to zero, how many replicas undo restores, since when, who did it and which pod
+//! triggered it, and where the workload stands now.
+//!
+//! Read from the parked ConfigMap, and from the `replicas-before` annotation that a person
+//! without access to the ConfigMap (or an earlier version) left on the workload. A workload
+//! someone scaled up since is listed with its replicas now: its record is stale, and undo
+//! refuses it (removing the record). An annotation on a workload that runs again is only what
+//! an earlier version left behind, so such workloads are not listed.
+
+use chrono::{DateTime, Utc};
+use futures::{StreamExt, stream};
+use kube::Client;
+use kube::api::{Api, DynamicObject, ListParams};
+use serde::Serialize;
+
+use super::execute::{Executor, stopped};
+use super::owner::{WorkloadKind, WorkloadRef};
+use super::parked::{ParkedRecord, ParkedStore, StoreError, parked_namespace};
+use super::retry::{Needs, RetryPolicy, Stop};
+use super::undo::{RecordedIn, store_error};
+use super::{Action, Origin, REPLICAS_BEFORE_ANNOTATION};
+use crate::cluster::Scope;
+use crate::rules::RuleKind;
+
+/// Workloads read at once while listing.
+const READS_AT_ONCE: usize = 8;
+const PAGE: u32 = 500;
+
+/// One parked workload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParkedRow {
+    /// The context it was listed from.
+    pub cluster: String,
+    #[serde(flatten)]
+    pub workload: WorkloadRef,
+    pub uid: String,
+    /// What undo restores.
+    pub replicas_before: i32,
+    /// When it was parked; not recorded in an annotation.
+    pub parked_at: Option<DateTime<Utc>>,
+    /// How long it has been parked, when it was listed.
+    pub parked_for_seconds: Option<i64>,
+    pub origin: Option<Origin>,
+    /// Who parked it: `user@host`, or the worker's pod.
+    pub actor: Option<String>,
+    pub trigger: Option<Trigger>,
+    pub recorded_in: RecordedIn,
+    /// The workload now.
+    pub now: ParkedState,
+}
+
+impl ParkedRow {
+    /// Undo, to run on this row's cluster's executor (confirm with [`Executor::check_undo`]).
+    pub fn undo(&self) -> Action {
+        Action::UndoScale(self.workload.clone())
+    }
+
+    /// How long it has been parked at `now`.
+    pub fn parked_for(&self, now: DateTime<Utc>) -> Option<chrono::Duration> {
+        self.parked_at.map(|at| now - at)
+    }
+}
+
+/// The pod that triggered a scale to zero, and what the rules found on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Trigger {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<RuleKind>,
+    /// As recorded, e.g. `imagePull: ImagePullBackOff`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The pod's own words, e.g. the image pull error (records since issue 13).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Where a parked workload stands now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "state")]
+pub enum ParkedState {
+    /// Still at zero: undo restores it.
+    Parked,
+    /// Someone scaled it up since; the record is stale.
+    ScaledUp { replicas: i32 },
+    /// Deleted, or replaced by a new workload of the same name.
+    Gone,
+    /// It could not be read.
+    Unknown { why: String },
+}
+
+/// The rows, and the places that could not be read (so the list may be short).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParkedList {
+    pub rows: Vec<ParkedRow>,
+    pub unread: Vec<Unread>,
+}
+
+/// A place parked workloads are recorded that could not be read here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unread {
+    /// `ConfigMap ops-pod-cleaner/ops-pod-cleaner-parked`, or `deployments` for annotations.
+    pub place: String,
+    pub why: String,
+}
+
+/// A workload with a recorded count, before it is read.
+struct Candidate {
+    workload: WorkloadRef,
+    uid: String,
+    replicas_before: i32,
+    recorded_in: RecordedIn,
+    record: Option<ParkedRecord>,
+}
+
+impl Executor {
+    /// The records in this cluster's parked ConfigMap, as stored.
+    pub async fn parked_workloads(&self) -> Result<Vec<ParkedRecord>, String> {
+        self.parked_store().list().await.map_err(store_error)
+    }
+
+    /// This cluster's parked workloads in `scopes`, oldest first.
+    pub async fn parked_rows(&self, scopes: &[Scope]) -> Result<ParkedList, String> {
+        list_parked(
+            &self.client,
+            self.cluster(),
+            scopes,
+            &self.settings.retry,
+            Utc::now(),
+        )
+        .await
+    }
+}
+
+/// The parked workloads in `scopes` of the cluster behind `client`, named `cluster` in the
+/// rows, oldest first (those without a time last). An error only when the ConfigMap exists
+/// and cannot be read; annotations that cannot be listed are named in `unread`.
+pub async fn list_parked(
+    client: &Client,
+    cluster: &str,
+    scopes: &[Scope],
+    retry: &RetryPolicy,
+    now: DateTime<Utc>,
+) -> Result<ParkedList, String> {
+    let mut unread = Vec::new();
+    let store = ParkedStore::new(client, parked_namespace(), retry);
+    let records = match store.list().await {
+        Ok(records) => records,
+        Err(StoreError::Unavailable(why)) => {
+            unread.push(Unread {
+                place: store.location(),
+                why,
+            });
+            Vec::new()
+        }
+        Err(e) => return Err(format!("{}: {}", store.location(), store_error(e))),
+    };
+    let covered = |ns: &str| scopes.iter().any(|s| s.covers(ns));
+    let mut candidates: Vec<Candidate> = records
+        .into_iter()
+        .filter(|r| covered(&r.namespace))
+        .filter_map(from_record)
+        .collect();
+    for kind in WorkloadKind::ALL {
+        for scope in scopes {
+            match annotated(client, kind, scope, retry).await {
+                Ok(found) => {
+                    // A workload with a record in the ConfigMap too: the ConfigMap says more.
+                    let new: Vec<Candidate> = found
+                        .into_iter()
+                        .filter(|a| !candidates.iter().any(|c| c.uid == a.uid))
+                        .collect();
+                    candidates.extend(new);
+                }
+                Err(why) => unread.push(Unread {
+                    place: format!("{} ({REPLICAS_BEFORE_ANNOTATION})", kind.plural()),
+                    why,
+                }),
+            }
+        }
+    }
+    let mut rows: Vec<ParkedRow> = stream::iter(candidates)
+        .map(|c| row(client, cluster, c, retry, now))
+        .buffered(READS_AT_ONCE)
+        .filter_map(|row| async move { row })
+        .collect()
+        .await;
+    rows.sort_by(|a, b| {
+        (
+            a.parked_at.is_none(),
+            a.parked_at,
+            &a.workload.namespace,
+            &a.workload.name,
+        )
+            .cmp(&(
+                b.parked_at.is_none(),
+                b.parked_at,
+                &b.workload.namespace,
+                &b.workload.name,
+            ))
+    });
+    Ok(ParkedList { rows, unread })
+}
+
+fn from_record(record: ParkedRecord) -> Option<Candidate> {
+    let Some(kind) = WorkloadKind::ALL
+        .into_iter()
+        .find(|k| k.name() == record.kind)
+    else {
+        tracing::warn!(
+            "a parked record names kind {:?}, which ops-pod-cleaner does not scale; skipped",
+            record.kind
+        );
+        return None;
+    };
+    Some(Candidate {
+        workload: WorkloadRef {
+            kind,
+            namespace: record.namespace.clone(),
+            name: record.name.clone(),
+        },
+        uid: record.uid.clone(),
+        replicas_before: record.replicas,
+        recorded_in: RecordedIn::ConfigMap,
+        record: Some(record),
+    })
+}
+
+/// Workloads of `kind` in `scope` carrying the annotation; their metadata only, page by page.
+/// A kind the server does not serve (no Argo Rollouts) has none.
+async fn annotated(
+    client: &Client,
+    kind: WorkloadKind,
+    scope: &Scope,
+    retry: &RetryPolicy,
+) -> Result<Vec<Candidate>, String> {
+    let resource = kind.api_resource();
+    let (api, namespace): (Api<DynamicObject>, &str) = match scope {
+        Scope::All => (Api::all_with(client.clone(), &resource), ""),
+        Scope::Namespace(ns) => (Api::namespaced_with(client.clone(), ns, &resource), ns),
+    };
+    let needs = Needs {
+        verb: "list",
+        resource: kind.plural(),
+    };
+    let mut found = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut params = ListParams::default().limit(PAGE);
+        if let Some(t) = &token {
+            params = params.continue_token(t);
+        }
+        let page = match retry
+            .run(needs, namespace, || api.list_metadata(&params))
+            .await
+        {
+            Ok(page) => page,
+            Err(Stop::Gone) => return Ok(found),
+            Err(stop) => return Err(stopped(stop).detail().to_string()),
+        };
+        for item in page.items {
+            let meta = item.metadata;
+            let before = meta
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(REPLICAS_BEFORE_ANNOTATION))
+                .and_then(|v| v.parse::<i32>().ok());
+            let (Some(replicas_before), Some(name), Some(ns)) = (before, meta.name, meta.namespace)
+            else {
+                continue;
+            };
+            found.push(Candidate {
+                workload: WorkloadRef {
+                    kind,
+                    namespace: ns,
+                    name,
+                },
+                uid: meta.uid.unwrap_or_default(),
+                replicas_before,
+                recorded_in: RecordedIn::Annotation,
+                record: None,
+            });
+        }
+        token = page.metadata.continue_.filter(|t| !t.is_empty());
+        if token.is_none() {
+            return Ok(found);
+        }
+    }
+}
+
+/// The row, with the workload read now; `None` for an annotation on a workload that runs
+/// (what an earlier version left) or is gone.
+async fn row(
+    client: &Client,
+    cluster: &str,
+    c: Candidate,
+    retry: &RetryPolicy,
+    now: DateTime<Utc>,
+) -> Option<ParkedRow> {
+    let state = state_now(client, &c, retry).await;
+    if c.recorded_in == RecordedIn::Annotation && state != ParkedState::Parked {
+        return None;
+    }
+    let record = c.record.as_ref();
+    let parked_at = record
+        .and_then(|r| DateTime::parse_from_rfc3339(&r.at).ok())
+        .map(|at| at.with_timezone(&Utc));
+    let trigger = record
+        .map(|r| Trigger {
+            pod: r.pod.clone(),
+            rule: r.rule,
+            reason: r.reason.clone(),
+            message: r.message.clone(),
+        })
+        .filter(|t| t.pod.is_some() || t.reason.is_some());
+    Some(ParkedRow {
+        cluster: cluster.to_string(),
+        workload: c.workload,
+        uid: c.uid,
+        replicas_before: c.replicas_before,
+        parked_for_seconds: parked_at.map(|at| (now - at).num_seconds().max(0)),
+        parked_at,
+        origin: record.map(|r| r.origin),
+        actor: record.map(|r| r.actor.clone()),
+        trigger,
+        recorded_in: c.recorded_in,
+        now: state,
+    })
+}
+
+/// The workload's `spec.replicas` now, if it is still the one that was parked.
+async fn state_now(client: &Client, c: &Candidate, retry: &RetryPolicy) -> ParkedState {
+    let w = &c.workload;
+    let api = w.api(client);
+    let needs = Needs {
+        verb: "get",
+        resource: w.kind.plural(),
+    };
+    match retry.run(needs, &w.namespace, || api.get(&w.name)).await {
+        Ok(object) if object.metadata.uid.as_deref() != Some(c.uid.as_str()) => ParkedState::Gone,
+        Ok(object) => match object.data["spec"]["replicas"].as_i64() {
+            Some(0) => ParkedState::Parked,
+            // Unset means the default of one.
+            replicas => ParkedState::ScaledUp {
+                replicas: replicas.and_then(|n| i32::try_from(n).ok()).unwrap_or(1),
+            },
+        },
+        Err(Stop::Gone) => ParkedState::Gone,
+        Err(stop) => ParkedState::Unknown {
+            why: stopped(stop).detail().to_string(),
+        },
+    }
+}

@@ -1,0 +1,257 @@
+//! Undo of a scale-to-zero: give back the replicas recorded before it, and only while the
+//! workload is still at zero (someone who scaled it up since decided later than we did).
+//! The count is read from the parked ConfigMap first, then from the workload's annotation.
+
+use std::fmt;
+
+use kube::api::{Api, DynamicObject};
+use serde::Serialize;
+use serde_json::json;
+
+use super::execute::{Executor, stopped};
+use super::owner::{WorkloadKind, WorkloadRef};
+use super::parked::{ParkedRecord, ParkedStore, StoreError};
+use super::{Action, Origin, Outcome, REPLICAS_BEFORE_ANNOTATION};
+
+/// Where the replicas to restore are recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RecordedIn {
+    /// The ConfigMap `ops-pod-cleaner-parked` in the product's namespace.
+    ConfigMap,
+    /// The workload's `ops-pod-cleaner.io/replicas-before` annotation.
+    Annotation,
+}
+
+/// What undo will do, checked against the cluster: the workload is at zero and its count is
+/// recorded. For a confirmation dialog; running it checks again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoPlan {
+    pub workload: WorkloadRef,
+    /// The replicas undo sets.
+    pub restores: i32,
+    pub recorded_in: RecordedIn,
+    /// The ConfigMap's record: when, by whom and why it was parked.
+    pub record: Option<ParkedRecord>,
+}
+
+impl UndoPlan {
+    /// The action that carries it out.
+    pub fn action(&self) -> Action {
+        Action::UndoScale(self.workload.clone())
+    }
+}
+
+impl fmt::Display for UndoPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let place = match self.recorded_in {
+            RecordedIn::ConfigMap => "the parked ConfigMap",
+            RecordedIn::Annotation => "its replicas-before annotation",
+        };
+        write!(
+            f,
+            "restore {} from 0 to {} replicas (recorded in {place})",
+            self.workload, self.restores
+        )
+    }
+}
+
+/// Where undo found the replicas to restore.
+enum Remembered {
+    /// Boxed: a record is far larger than the annotation's count.
+    Parked(Box<ParkedRecord>),
+    /// The annotation; `store` says why the ConfigMap was not used, if it was not available.
+    Annotation {
+        replicas: i32,
+        store: Option<String>,
+    },
+}
+
+impl Remembered {
+    fn replicas(&self) -> i32 {
+        match self {
+            Remembered::Parked(record) => record.replicas,
+            Remembered::Annotation { replicas, .. } => *replicas,
+        }
+    }
+}
+
+/// What undo reads before it acts.
+struct Read {
+    api: Api<DynamicObject>,
+    remembered: Remembered,
+    current: i32,
+}
+
+impl Executor {
+    /// What undo of `w` would restore, or why it would not: the checks of
+    /// `run(&Action::UndoScale(w))` without its write (and without removing the record of a
+    /// workload scaled up since, which undo itself does).
+    pub async fn check_undo(&self, w: &WorkloadRef) -> Result<UndoPlan, Outcome> {
+        self.prepare(&Action::UndoScale(w.clone()), Origin::Manual)
+            .await?;
+        let read = self.read_undo(w).await?;
+        if read.current != 0 {
+            return Err(Outcome::Refused(not_at_zero(w, read.current)));
+        }
+        let restores = read.remembered.replicas();
+        let (recorded_in, record) = match read.remembered {
+            Remembered::Parked(record) => (RecordedIn::ConfigMap, Some(*record)),
+            Remembered::Annotation { .. } => (RecordedIn::Annotation, None),
+        };
+        Ok(UndoPlan {
+            workload: w.clone(),
+            restores,
+            recorded_in,
+            record,
+        })
+    }
+
+    pub(super) async fn undo_scale(&self, w: &WorkloadRef) -> Outcome {
+        let Read {
+            api,
+            remembered,
+            current,
+        } = match self.read_undo(w).await {
+            Ok(read) => read,
+            Err(outcome) => return outcome,
+        };
+        let store = self.parked_store();
+        let replicas = remembered.replicas();
+        // Someone restored it already: a second restore could undo their later decision.
+        if current != 0 {
+            let mut why = not_at_zero(w, current);
+            if let Remembered::Parked(record) = &remembered
+                && !self.settings.dry_run
+                && store.remove(&record.uid).await.is_ok()
+            {
+                why.push_str(&format!(
+                    " and its record (parked from {replicas} at {}) removed",
+                    record.at
+                ));
+            }
+            return Outcome::Refused(why);
+        }
+        if self.settings.dry_run {
+            return Outcome::DryRun(format!("would restore {w} to {replicas} replicas"));
+        }
+        if let Err(stop) = self.set_replicas(&api, w, replicas).await {
+            return stopped(stop);
+        }
+        let done = format!("restored {w} to {replicas} replicas");
+        match remembered {
+            Remembered::Parked(record) => match store.remove(&record.uid).await {
+                Ok(()) => Outcome::Done(done),
+                Err(e) => Outcome::Done(format!(
+                    "{done}, but its record stays in {} ({}); a second undo refuses it while it runs",
+                    store.location(),
+                    store_error(e)
+                )),
+            },
+            // The annotation was written with this identity's own credentials (the ConfigMap is
+            // not available to it), so it may remove it too.
+            Remembered::Annotation { store: Some(_), .. } => {
+                let forget =
+                    json!({"metadata": {"annotations": {REPLICAS_BEFORE_ANNOTATION: null}}});
+                match self.patch(&api, w, "patch", w.kind.plural(), &forget).await {
+                    Ok(()) => Outcome::Done(done),
+                    Err(stop) => Outcome::Done(format!(
+                        "{done}, but could not remove the annotation: {}",
+                        stopped(stop).detail()
+                    )),
+                }
+            }
+            // An annotation an earlier version left: the deployed identity may not change the
+            // workload, so it stays, and undo refuses it while the workload runs.
+            Remembered::Annotation { store: None, .. } => Outcome::Done(format!(
+                "{done}; the {REPLICAS_BEFORE_ANNOTATION} annotation an earlier version left stays \
+                 (remove it with `kubectl annotate {} {}- -n {}`)",
+                kubectl_name(w),
+                REPLICAS_BEFORE_ANNOTATION,
+                w.namespace
+            )),
+        }
+    }
+
+    /// The workload, the count recorded for it, and its replicas now.
+    async fn read_undo(&self, w: &WorkloadRef) -> Result<Read, Outcome> {
+        let api = w.api(&self.client);
+        let object = self.get_workload(&api, w).await.map_err(stopped)?;
+        let uid = object.metadata.uid.clone().unwrap_or_default();
+        let store = self.parked_store();
+        let annotation = || {
+            object
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(REPLICAS_BEFORE_ANNOTATION))
+                .and_then(|v| v.parse::<i32>().ok())
+        };
+        let remembered = match store.get(&uid).await {
+            Ok(Some(record)) => Remembered::Parked(Box::new(record)),
+            Ok(None) => match annotation() {
+                Some(replicas) => Remembered::Annotation {
+                    replicas,
+                    store: None,
+                },
+                None => {
+                    return Err(Outcome::Refused(format!(
+                        "{w} has no record in {} and no {REPLICAS_BEFORE_ANNOTATION} annotation: \
+                         ops-pod-cleaner did not scale it down",
+                        store.location()
+                    )));
+                }
+            },
+            Err(StoreError::Unavailable(why)) => match annotation() {
+                Some(replicas) => Remembered::Annotation {
+                    replicas,
+                    store: Some(why),
+                },
+                None => {
+                    return Err(Outcome::Refused(format!(
+                        "{w} has no {REPLICAS_BEFORE_ANNOTATION} annotation, and {} cannot be \
+                         used here ({why}): if ops-pod-cleaner in the cluster parked it, the count \
+                         is recorded there; restore it with `kubectl scale --replicas=N {} -n {}`",
+                        store.location(),
+                        kubectl_name(w),
+                        w.namespace
+                    )));
+                }
+            },
+            Err(StoreError::Failed(stop)) => return Err(stopped(stop)),
+        };
+        let current = self.current_replicas(&api, w).await.map_err(stopped)?;
+        Ok(Read {
+            api,
+            remembered,
+            current,
+        })
+    }
+
+    pub(super) fn parked_store(&self) -> ParkedStore<'_> {
+        ParkedStore::new(
+            &self.client,
+            super::parked_namespace(),
+            &self.settings.retry,
+        )
+    }
+}
+
+fn not_at_zero(w: &WorkloadRef, current: i32) -> String {
+    format!("{w} is not at 0 replicas any more: already restored to {current}; left as it is")
+}
+
+pub(super) fn store_error(e: StoreError) -> String {
+    match e {
+        StoreError::Unavailable(why) => why,
+        StoreError::Failed(stop) => stopped(stop).detail().to_string(),
+    }
+}
+
+/// `deployment/web`, as kubectl names it.
+pub(super) fn kubectl_name(w: &WorkloadRef) -> String {
+    match w.kind {
+        WorkloadKind::Rollout => format!("rollouts.argoproj.io/{}", w.name),
+        kind => format!("{}/{}", kind.name().to_lowercase(), w.name),
+    }
+}

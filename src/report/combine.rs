@@ -1,0 +1,70 @@
+//! One report over several clusters: each cluster's groups, tagged with it, one after the
+//! other, so one message per sink carries them all.
+
+use super::{RestartReport, WorkloadGroup};
+
+impl RestartReport {
+    /// The reports of several clusters as one, in their order. One report stays as it is:
+    /// a one-cluster report looks as it always did.
+    pub fn combine(mut reports: Vec<RestartReport>) -> Option<RestartReport> {
+        if reports.len() <= 1 {
+            return reports.pop();
+        }
+        let clusters: Vec<String> = reports.iter().map(|r| r.cluster.clone()).collect();
+        let first = &reports[0];
+        let (title, generated) = (first.title.clone(), first.generated);
+        let groups = reports
+            .into_iter()
+            .flat_map(|report| {
+                let cluster = report.cluster;
+                report.groups.into_iter().map(move |group| WorkloadGroup {
+                    cluster: Some(cluster.clone()),
+                    ..group
+                })
+            })
+            .collect();
+        Some(RestartReport {
+            title,
+            cluster: clusters.join(", "),
+            generated,
+            groups,
+            clusters,
+        })
+    }
+
+    /// The groups by cluster, in order: one section without a name for a one-cluster
+    /// report, one per cluster (maybe empty) for a combined one.
+    pub fn sections(&self) -> Vec<Section<'_>> {
+        if self.clusters.is_empty() {
+            return vec![Section {
+                cluster: None,
+                groups: self.groups.iter().collect(),
+            }];
+        }
+        self.clusters
+            .iter()
+            .map(|name| Section {
+                cluster: Some(name),
+                groups: self
+                    .groups
+                    .iter()
+                    .filter(|g| g.cluster.as_ref() == Some(name))
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
+/// One cluster's part of a report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section<'a> {
+    /// `None` in a one-cluster report.
+    pub cluster: Option<&'a String>,
+    pub groups: Vec<&'a WorkloadGroup>,
+}
+
+impl Section<'_> {
+    pub fn rows(&self) -> usize {
+        self.groups.iter().map(|g| g.rows.len()).sum()
+    }
+}

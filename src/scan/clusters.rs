@@ -1,0 +1,51 @@
+//! One look at several clusters at once. A `-n` namespace that exists in some of them is
+//! looked at where it exists (clusters of one product rarely share every namespace); only one
+//! that exists nowhere is an error, as it is for one cluster.
+
+use futures::future::try_join_all;
+
+use super::{MissingNamespace, list_scopes};
+use crate::cluster::{Cluster, Scope};
+use crate::pod::PodRecord;
+use crate::{Error, Result};
+
+/// What each cluster's pods became, in the clusters' order, and the namespaces some clusters
+/// do not have (for a note: they were looked at elsewhere).
+pub struct Gathered<T> {
+    pub per_cluster: Vec<T>,
+    pub skipped: Vec<MissingNamespace>,
+}
+
+/// List every cluster at once; `keep` turns a cluster's pods into what the command needs as
+/// soon as they are listed, so no cluster's whole list waits for the others.
+pub async fn over_clusters<T>(
+    clusters: &[Cluster],
+    scopes: &[Scope],
+    page_size: u32,
+    keep: impl Fn(&Cluster, Vec<PodRecord>) -> T,
+) -> Result<Gathered<T>> {
+    let keep = &keep;
+    let listed = try_join_all(clusters.iter().map(|cluster| async move {
+        let listed = list_scopes(cluster, scopes, page_size).await?;
+        Ok::<_, Error>((keep(cluster, listed.pods), listed.missing))
+    }))
+    .await?;
+    let (per_cluster, missing): (Vec<T>, Vec<Vec<MissingNamespace>>) = listed.into_iter().unzip();
+    let missing: Vec<MissingNamespace> = missing.into_iter().flatten().collect();
+    let nowhere = |ns: &str| missing.iter().filter(|m| m.namespace == ns).count() == clusters.len();
+    let mut errors: Vec<String> = Vec::new();
+    let mut skipped = Vec::new();
+    for m in missing.iter() {
+        match nowhere(&m.namespace) {
+            true => errors.push(m.why.clone()),
+            false => skipped.push(m.clone()),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Error::Api(errors.join("\n")));
+    }
+    Ok(Gathered {
+        per_cluster,
+        skipped,
+    })
+}

@@ -1,0 +1,93 @@
+//! `scan --parked`: the parked workloads as a table (JSON is the rows themselves).
+
+use chrono::{DateTime, Utc};
+
+use super::aligned;
+use crate::actions::{Origin, ParkedRow, ParkedState};
+use crate::rules::format_age;
+
+/// A longer message is cut here in the table (JSON has it whole).
+const MESSAGE_WIDTH: usize = 72;
+const NONE: &str = "-";
+
+/// One line per workload, oldest first; the cluster column only when there are several.
+pub fn parked_table(rows: &[ParkedRow], several_clusters: bool, now: DateTime<Utc>) -> String {
+    let mut header = vec![
+        "NAMESPACE",
+        "WORKLOAD",
+        "BEFORE",
+        "PARKED",
+        "BY",
+        "NOW",
+        "POD",
+        "REASON",
+        "MESSAGE",
+    ];
+    if several_clusters {
+        header.insert(0, "CLUSTER");
+    }
+    let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+    for row in rows {
+        let trigger = row.trigger.as_ref();
+        let text = |field: Option<&String>| field.map_or(NONE.to_string(), |t| t.clone());
+        let mut cells = vec![
+            row.workload.namespace.clone(),
+            format!("{}/{}", row.workload.kind.name(), row.workload.name),
+            row.replicas_before.to_string(),
+            row.parked_for(now)
+                .map_or(NONE.to_string(), |age| format!("for {}", format_age(age))),
+            match row.origin {
+                Some(Origin::Auto(rule)) => format!("auto {rule}"),
+                Some(Origin::Manual) => row
+                    .actor
+                    .as_ref()
+                    .map_or("manual".to_string(), |a| format!("manual {a}")),
+                None => NONE.to_string(),
+            },
+            state(&row.now),
+            text(trigger.and_then(|t| t.pod.as_ref())),
+            text(trigger.and_then(|t| t.reason.as_ref())),
+            cut(&text(trigger.and_then(|t| t.message.as_ref()))),
+        ];
+        if several_clusters {
+            cells.insert(0, row.cluster.clone());
+        }
+        table.push(cells);
+    }
+    aligned(&table)
+}
+
+fn state(now: &ParkedState) -> String {
+    match now {
+        ParkedState::Parked => "parked".to_string(),
+        ParkedState::ScaledUp { replicas } => format!("scaled up to {replicas}"),
+        ParkedState::Gone => "gone".to_string(),
+        ParkedState::Unknown { why } => format!("unknown: {}", cut(why)),
+    }
+}
+
+fn cut(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("");
+    match line.char_indices().nth(MESSAGE_WIDTH) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
+    }
+}
+
+/// "3 parked workloads in 2 clusters (1 scaled up since)".
+pub fn parked_summary(rows: &[ParkedRow], clusters: usize) -> String {
+    let parked = rows.iter().filter(|r| r.now == ParkedState::Parked).count();
+    let others = rows.len() - parked;
+    let place = match clusters {
+        1 => String::new(),
+        n => format!(" in {n} clusters"),
+    };
+    let noun = |n: usize| if n == 1 { "workload" } else { "workloads" };
+    let mut line = format!("{parked} parked {}{place}", noun(parked));
+    if others > 0 {
+        line.push_str(&format!(
+            "; {others} more recorded as parked but scaled up, gone or unreadable since"
+        ));
+    }
+    line
+}
