@@ -3,7 +3,10 @@
 
 mod ui_support;
 
-use ops_pod_cleaner::actions::{Action, Outcome, PodRef};
+use ops_pod_cleaner::actions::{
+    Action, Origin, Outcome, ParkedList, ParkedRow, ParkedState, PodRef, RecordedIn, Trigger,
+    WorkloadKind, WorkloadRef,
+};
 use ops_pod_cleaner::cluster::Abnormal;
 use ops_pod_cleaner::config::KeyBinding;
 use ops_pod_cleaner::rules::RuleKind;
@@ -279,4 +282,109 @@ fn each_clusters_worker_is_shown_held_or_paused_with_its_name() {
         evicted.paused.as_deref(),
         Some("demo-us: 4 workloads in 10m")
     );
+}
+
+fn parked_row(cluster: &str, name: &str, before: i32, minutes: i64) -> ParkedRow {
+    ParkedRow {
+        cluster: cluster.into(),
+        workload: WorkloadRef {
+            kind: WorkloadKind::Deployment,
+            namespace: "search".into(),
+            name: name.into(),
+        },
+        uid: format!("uid-{name}"),
+        replicas_before: before,
+        parked_at: Some(now() - chrono::Duration::minutes(minutes)),
+        parked_for_seconds: Some(minutes * 60),
+        origin: Some(Origin::Auto(RuleKind::ImagePull)),
+        actor: Some("ops-pod-cleaner-0".into()),
+        trigger: Some(Trigger {
+            pod: Some(format!("{name}-6d4-x1")),
+            rule: Some(RuleKind::ImagePull),
+            reason: Some("imagePull: ImagePullBackOff".into()),
+            message: Some("manifest unknown".into()),
+        }),
+        recorded_in: RecordedIn::ConfigMap,
+        now: ParkedState::Parked,
+    }
+}
+
+#[test]
+fn the_parked_view_lists_every_clusters_workloads_and_undoes_on_the_right_one() {
+    let mut s = two_clusters();
+    assert_eq!(press(&mut s, "P"), [Effect::ListParked]);
+    let mut stale = parked_row("demo", "query", 2, 30);
+    stale.now = ParkedState::ScaledUp { replicas: 2 };
+    update(
+        &mut s,
+        Event::Parked(ParkedList {
+            rows: vec![parked_row("demo-us", "indexer", 3, 125), stale],
+            unread: Vec::new(),
+        }),
+    );
+    assert_snapshot("parked_two_clusters_120x24", &screen(&s, 120, 24));
+
+    let effects = press(&mut s, "u");
+    let workload = Routed::new(
+        &"demo-us".into(),
+        parked_row("demo-us", "indexer", 3, 0).workload,
+    );
+    assert_eq!(effects, [Effect::CheckUndo(workload.clone())]);
+    update(
+        &mut s,
+        Event::UndoChecked {
+            workload: workload.clone(),
+            result: Ok(
+                "restore Deployment search/indexer from 0 to 3 replicas (recorded in the parked \
+                 ConfigMap)"
+                    .into(),
+            ),
+        },
+    );
+    let Some(Overlay::Confirm(dialog)) = &s.overlay else {
+        panic!("expected the undo dialog, got {:?}", s.overlay);
+    };
+    assert!(
+        dialog.lines.iter().any(|l| l.contains("from 0 to 3")),
+        "{dialog:?}"
+    );
+    assert_eq!(
+        press(&mut s, "y"),
+        [Effect::Run(vec![Routed::new(
+            &"demo-us".into(),
+            Action::UndoScale(workload.item.clone())
+        )])]
+    );
+}
+
+#[test]
+fn undo_of_a_workload_scaled_up_since_says_so_and_runs_nothing() {
+    let mut s = two_clusters();
+    press(&mut s, "P");
+    update(
+        &mut s,
+        Event::Parked(ParkedList {
+            rows: vec![parked_row("demo", "query", 2, 30)],
+            unread: Vec::new(),
+        }),
+    );
+    let effects = press(&mut s, "Enter");
+    let [Effect::CheckUndo(workload)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    update(
+        &mut s,
+        Event::UndoChecked {
+            workload: workload.clone(),
+            result: Err(
+                "Deployment search/query runs 2 replicas now, not 0: nothing to undo".into(),
+            ),
+        },
+    );
+    let Some(Overlay::Confirm(dialog)) = &s.overlay else {
+        panic!("expected a dialog, got {:?}", s.overlay);
+    };
+    assert!(dialog.pending.is_none());
+    assert!(dialog.unavailable.as_deref().unwrap().contains("not 0"));
+    assert!(press(&mut s, "y").is_empty());
 }

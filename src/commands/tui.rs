@@ -37,6 +37,7 @@ pub async fn run(global: &GlobalArgs) -> Result<ExitCode> {
         chain: config.rules.clone(),
         keys: config.ui.clone(),
         export_dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),
+        scopes: scopes.clone(),
     };
     let opener = Opener {
         global: global.clone(),

@@ -173,6 +173,29 @@ impl Confirmation {
         dialog.with_opt_outs(Ok(checked.opt_out.iter().cloned().collect()))
     }
 
+    /// Undo of a parked workload, once its cluster confirmed it is at zero: `plan` says what
+    /// will be restored.
+    pub fn for_parked_undo(
+        workload: &Routed<WorkloadRef>,
+        plan: Result<String, String>,
+        several: bool,
+    ) -> Confirmation {
+        let title = "Restore the replicas?";
+        match plan {
+            Err(why) => Confirmation::unavailable(title, why),
+            Ok(plan) => Confirmation {
+                title: title.to_string(),
+                lines: vec![in_cluster(&workload.cluster, &workload.item, several), plan],
+                pending: Some(ConfirmAction(vec![Routed::new(
+                    &workload.cluster,
+                    Action::UndoScale(workload.item.clone()),
+                )])),
+                unavailable: None,
+                caution: Vec::new(),
+            },
+        }
+    }
+
     pub fn for_undo(workload: &Routed<WorkloadRef>, several: bool) -> Confirmation {
         Confirmation {
             title: "Restore the replicas?".to_string(),

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::details::PodDetails;
 use super::state::WatchLine;
-use crate::actions::{Action, Inspection, OptOut, Outcome, PodRef, WorkloadRef};
+use crate::actions::{Action, Inspection, OptOut, Outcome, ParkedList, PodRef, WorkloadRef};
 use crate::cluster::Abnormal;
 use crate::config::{KeyBinding, KeyCode};
 use crate::report::RestartReport;
@@ -91,6 +91,13 @@ pub enum Event {
     Switched(Result<String, String>),
     /// A context was added to the screen (the name), or could not be.
     Added(Result<String, String>),
+    /// The parked workloads of every open cluster.
+    Parked(ParkedList),
+    /// What undo of a parked workload will do (checked against its cluster), or why it cannot.
+    UndoChecked {
+        workload: Routed<WorkloadRef>,
+        result: Result<String, String>,
+    },
     /// The report was written to a file (the path), or could not be.
     Exported(Result<String, String>),
 }
@@ -115,6 +122,10 @@ pub enum Effect {
     AddContext(String),
     /// Close this context; the others stay.
     DropContext(String),
+    /// Read the parked workloads of every open cluster.
+    ListParked,
+    /// Check that a parked workload is still at zero and what undo restores.
+    CheckUndo(Routed<WorkloadRef>),
     /// Reclassify now instead of waiting for the next change.
     Refresh,
 }

@@ -36,6 +36,8 @@ pub enum Command {
     SwitchContext,
     /// Each open cluster's health in full.
     Clusters,
+    /// The workloads scaled to zero, with undo.
+    Parked,
     Refresh,
     Confirm,
 }
@@ -65,7 +67,7 @@ const CONFIGURED: [(&str, Command); 20] = [
 ];
 
 /// Keys that always work unless the config gives them to an action, with their help text.
-pub const FIXED: [(&str, &str); 12] = [
+pub const FIXED: [(&str, &str); 13] = [
     ("↑/↓", "move"),
     ("PgUp/PgDn", "move a page"),
     ("Home/End", "first / last row"),
@@ -74,6 +76,7 @@ pub const FIXED: [(&str, &str); 12] = [
     ("s", "sort by the next column"),
     ("E", "evict (honours PDBs)"),
     ("C", "each open cluster's health"),
+    ("P", "workloads parked at 0, undo"),
     ("Esc", "back, close, clear filter/marks"),
     ("y/Enter", "confirm a dialog"),
     ("n/Esc", "cancel a dialog"),
@@ -103,6 +106,7 @@ pub fn command_for(key: &KeyBinding, ui: &UiConfig) -> Option<Command> {
         KeyCode::Char('s') => Command::Sort,
         KeyCode::Char('E') => Command::Evict,
         KeyCode::Char('C') => Command::Clusters,
+        KeyCode::Char('P') => Command::Parked,
         KeyCode::Char('y') => Command::Confirm,
         KeyCode::Char(c @ '1'..='9') => Command::Category(c as usize - '1' as usize),
         _ => return None,

@@ -24,8 +24,9 @@ use super::state::{State, WatchLine};
 use super::terminal::TerminalGuard;
 use super::update::update;
 use super::view::{draw, table_height};
-use crate::actions::{Executor, Origin, Outcome, PodRef, Resolution, WorkloadRef};
-use crate::cluster::Health;
+use crate::actions::ParkedList;
+use crate::actions::{Action, Executor, Origin, Outcome, PodRef, Resolution, WorkloadRef};
+use crate::cluster::{Health, Scope};
 use crate::config::UiConfig;
 use crate::report::RestartReport;
 use crate::rules::RuleSpec;
@@ -64,6 +65,8 @@ pub struct RunOptions {
     pub keys: UiConfig,
     /// Where exported reports are written.
     pub export_dir: PathBuf,
+    /// The namespaces watched: where parked workloads are looked for.
+    pub scopes: Vec<Scope>,
 }
 
 pub async fn run(
@@ -321,21 +324,16 @@ impl Runtime {
         (worst, clusters)
     }
 
-    /// The restart report of every open cluster as one.
+    /// The restart report of every open cluster as one, grouped by cluster.
     fn report(&self) -> RestartReport {
-        let mut reports = self.sessions.iter().map(|s| (s.report)(&s.cache));
-        let mut all = reports.next().unwrap_or_else(|| RestartReport {
+        let reports = self.sessions.iter().map(|s| (s.report)(&s.cache)).collect();
+        RestartReport::combine(reports).unwrap_or_else(|| RestartReport {
             title: String::new(),
             cluster: String::new(),
             generated: Utc::now(),
             groups: Vec::new(),
             clusters: Vec::new(),
-        });
-        for other in reports {
-            all.cluster = format!("{}, {}", all.cluster, other.cluster);
-            all.groups.extend(other.groups);
-        }
-        all
+        })
     }
 
     /// Results that the network side must remember before the UI sees them.
@@ -469,6 +467,52 @@ impl Runtime {
                 let connecting = self.connector.connect(name);
                 tokio::spawn(async move {
                     let _ = opened.send(Opened::Switch(connecting.await));
+                });
+            }
+            Effect::ListParked => {
+                let sessions: Vec<(String, Arc<Executor>)> = self
+                    .sessions
+                    .iter()
+                    .map(|s| (s.context.clone(), s.executor.clone()))
+                    .collect();
+                let scopes = self.options.scopes.clone();
+                tokio::spawn(async move {
+                    let mut all = ParkedList::default();
+                    for (cluster, executor) in sessions {
+                        match executor.parked_rows(&scopes).await {
+                            Ok(list) => {
+                                all.rows.extend(list.rows);
+                                all.unread.extend(list.unread.into_iter().map(|mut u| {
+                                    u.place = format!("{cluster}: {}", u.place);
+                                    u
+                                }));
+                            }
+                            Err(why) => all.unread.push(crate::actions::Unread {
+                                place: cluster,
+                                why,
+                            }),
+                        }
+                    }
+                    // Oldest first across clusters; those without a time last.
+                    all.rows
+                        .sort_by_key(|r| (r.parked_at.is_none(), r.parked_at, r.cluster.clone()));
+                    let _ = tx.send(Event::Parked(all));
+                });
+            }
+            Effect::CheckUndo(workload) => {
+                let Some(executor) = self.session(&workload.cluster).map(|s| s.executor.clone())
+                else {
+                    let result = Err(format!("context {} is no longer open", workload.cluster));
+                    let _ = tx.send(Event::UndoChecked { workload, result });
+                    return;
+                };
+                tokio::spawn(async move {
+                    let result = executor
+                        .check_undo(&workload.item)
+                        .await
+                        .map(|plan| plan.to_string())
+                        .map_err(|outcome| outcome.line(&Action::UndoScale(workload.item.clone())));
+                    let _ = tx.send(Event::UndoChecked { workload, result });
                 });
             }
             Effect::AddContext(name) => {

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use super::confirm::Confirmation;
 use super::details::PodDetails;
 use super::event::{ClusterLine, Routed};
-use crate::actions::{PodRef, WorkloadRef};
+use crate::actions::{ParkedList, PodRef, WorkloadRef};
 use crate::cluster::Abnormal;
 use crate::config::UiConfig;
 use crate::report::RestartReport;
@@ -146,6 +146,11 @@ pub enum Overlay {
     },
     /// Each open cluster's watch in full, when the header only summarises them.
     Clusters,
+    /// The workloads scaled to zero in the open clusters; `None` while they are read.
+    Parked {
+        list: Option<ParkedList>,
+        selected: usize,
+    },
 }
 
 /// A marked pod: its cluster and UID (two clusters may hold the same UID).

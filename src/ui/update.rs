@@ -6,7 +6,7 @@ use super::keys::{Command, command_for};
 use super::state::{
     BottomPane, DetailsContent, DetailsView, Forbidden, Overlay, State, StatusLine, View,
 };
-use crate::actions::{Action, Outcome, PodRef};
+use crate::actions::{Action, Outcome, ParkedList, PodRef};
 use crate::config::{KeyBinding, KeyCode};
 use crate::worker::{WorkerCommand, WorkerStatus};
 
@@ -118,6 +118,20 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
                 });
             }
             status(state, &format!("added context {name}"), false);
+            Vec::new()
+        }
+        Event::Parked(list) => {
+            if let Some(Overlay::Parked { list: shown, .. }) = &mut state.overlay {
+                *shown = Some(list);
+            }
+            Vec::new()
+        }
+        Event::UndoChecked { workload, result } => {
+            if matches!(state.overlay, Some(Overlay::Resolving(_))) {
+                let several = state.several_clusters();
+                let dialog = Confirmation::for_parked_undo(&workload, result, several);
+                state.overlay = Some(Overlay::Confirm(dialog));
+            }
             Vec::new()
         }
         Event::Exported(Ok(path)) => {
@@ -333,12 +347,52 @@ fn on_overlay_key(
             state.overlay = Some(Overlay::Contexts { names, selected });
             Vec::new()
         }
+        Overlay::Parked { list, selected } => on_parked_key(state, list, selected, key, command),
         Overlay::Clusters if no || command == Some(Command::Clusters) => Vec::new(),
         Overlay::Clusters => {
             state.overlay = Some(Overlay::Clusters);
             Vec::new()
         }
     }
+}
+
+/// The parked list: move, undo the selected workload (after its cluster confirms it is still
+/// at zero), close.
+fn on_parked_key(
+    state: &mut State,
+    list: Option<ParkedList>,
+    selected: usize,
+    key: &KeyBinding,
+    command: Option<Command>,
+) -> Vec<Effect> {
+    let rows = list.as_ref().map_or(0, |l| l.rows.len());
+    let selected = match command {
+        Some(Command::Up) => selected.saturating_sub(1),
+        Some(Command::Down) => (selected + 1).min(rows.saturating_sub(1)),
+        Some(Command::Parked | Command::Back | Command::Quit) => return Vec::new(),
+        Some(Command::Undo) | Some(Command::Details) => {
+            let Some(row) = list.as_ref().and_then(|l| l.rows.get(selected)) else {
+                state.overlay = Some(Overlay::Parked { list, selected });
+                return Vec::new();
+            };
+            let workload = Routed::new(&row.cluster.as_str().into(), row.workload.clone());
+            let clusters = std::iter::once(row.cluster.as_str());
+            if let Some(why) = readonly_or_forbidden(state, "undoScale", clusters) {
+                let dialog = Confirmation::unavailable("Restore the replicas?", why);
+                state.overlay = Some(Overlay::Confirm(dialog));
+                return Vec::new();
+            }
+            state.overlay = Some(Overlay::Resolving(format!(
+                "checking that {} is still at 0…",
+                workload.item
+            )));
+            return vec![Effect::CheckUndo(workload)];
+        }
+        _ if key.code == KeyCode::Esc => return Vec::new(),
+        _ => selected,
+    };
+    state.overlay = Some(Overlay::Parked { list, selected });
+    Vec::new()
 }
 
 /// Space in the context list: open a context next to the others, or close an open one (never
@@ -504,6 +558,13 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
         Command::ExportReport => return vec![Effect::ExportReport],
         Command::SwitchContext => return vec![Effect::ListContexts],
         Command::Clusters => state.overlay = Some(Overlay::Clusters),
+        Command::Parked => {
+            state.overlay = Some(Overlay::Parked {
+                list: None,
+                selected: 0,
+            });
+            return vec![Effect::ListParked];
+        }
         Command::Refresh => return vec![Effect::Refresh],
         Command::Confirm => {}
     }

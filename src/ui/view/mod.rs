@@ -6,6 +6,7 @@ mod dialog;
 mod header;
 mod help;
 mod log;
+mod parked;
 mod report;
 mod rules;
 mod status;
@@ -81,6 +82,13 @@ pub fn draw(state: &State, frame: &mut Frame) {
             names,
             *selected,
             &state.clusters,
+            frame.area(),
+            frame.buffer_mut(),
+        ),
+        Some(Overlay::Parked { list, selected }) => parked::render(
+            state,
+            list.as_ref(),
+            *selected,
             frame.area(),
             frame.buffer_mut(),
         ),

@@ -31,8 +31,14 @@ pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
         )),
         Some(r) => {
             for group in &r.groups {
+                let cluster = group.cluster.as_ref().map(|c| format!("{c}  "));
                 lines.push(Line::styled(
-                    format!("{} {}", group.namespace, group.workload),
+                    format!(
+                        "{}{} {}",
+                        cluster.unwrap_or_default(),
+                        group.namespace,
+                        group.workload
+                    ),
                     theme::title(),
                 ));
                 for row in &group.rows {

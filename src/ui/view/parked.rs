@@ -1,0 +1,128 @@
+//! The workloads the product scaled to zero, over the screen: where, since when, why, and
+//! what undo restores.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Cell, Clear, Row, Table, Widget};
+
+use super::{centered, fit};
+use crate::actions::{Origin, ParkedList, ParkedRow, ParkedState};
+use crate::rules::format_age;
+use crate::ui::state::State;
+use crate::ui::theme;
+
+pub fn render(
+    state: &State,
+    list: Option<&ParkedList>,
+    selected: usize,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let rows = list.map_or(0, |l| l.rows.len() + l.unread.len());
+    let rect = centered(area, area.width.saturating_sub(4), rows.max(1) as u16 + 3);
+    Clear.render(rect, buf);
+    let block = Block::bordered()
+        .title(" Parked at 0 replicas ")
+        .title_bottom(" ↑/↓ · u or Enter: undo · Esc ")
+        .title_style(theme::title());
+    let Some(list) = list else {
+        let inner = block.inner(rect);
+        block.render(rect, buf);
+        Line::styled("reading the parked workloads…", theme::dim()).render(inner, buf);
+        return;
+    };
+    if list.rows.is_empty() && list.unread.is_empty() {
+        let inner = block.inner(rect);
+        block.render(rect, buf);
+        Line::styled("nothing is parked", theme::dim()).render(inner, buf);
+        return;
+    }
+    let several = state.several_clusters();
+    let mut heading = vec!["WORKLOAD", "BEFORE", "PARKED", "BY", "NOW", "TRIGGER"];
+    let workload_width = list
+        .rows
+        .iter()
+        .map(|r| workload(r).chars().count())
+        .max()
+        .unwrap_or(8)
+        .clamp(8, 40);
+    let mut widths = vec![
+        Constraint::Length(workload_width as u16),
+        Constraint::Length(6),
+        Constraint::Length(11),
+        Constraint::Length(14),
+        Constraint::Length(14),
+        Constraint::Fill(1),
+    ];
+    if several {
+        heading.insert(0, "CLUSTER");
+        widths.insert(0, Constraint::Length(10));
+    }
+    let mut table: Vec<Row> = list
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let mut cells = cells(row, state);
+            if several {
+                cells.insert(0, Cell::from(row.cluster.clone()));
+            }
+            let line = Row::new(cells);
+            if i == selected {
+                line.style(theme::selected())
+            } else {
+                line
+            }
+        })
+        .collect();
+    table.extend(list.unread.iter().map(|u| {
+        Row::new(vec![Cell::from(format!(
+            "cannot read {}: {}",
+            u.place, u.why
+        ))])
+        .style(theme::bad())
+    }));
+    Table::new(table, widths)
+        .header(Row::new(heading).style(theme::title()))
+        .column_spacing(1)
+        .block(block)
+        .render(rect, buf);
+}
+
+fn cells(row: &ParkedRow, state: &State) -> Vec<Cell<'static>> {
+    let parked = row
+        .parked_for(state.now)
+        .map_or("-".to_string(), |age| format!("for {}", format_age(age)));
+    let by = match &row.origin {
+        Some(Origin::Auto(rule)) => format!("auto {rule}"),
+        Some(Origin::Manual) => "manual".to_string(),
+        None => "-".to_string(),
+    };
+    let now = match &row.now {
+        ParkedState::Parked => "at 0".to_string(),
+        ParkedState::ScaledUp { replicas } => format!("scaled up to {replicas}"),
+        ParkedState::Gone => "gone".to_string(),
+        ParkedState::Unknown { why } => format!("? {}", fit(why, 12)),
+    };
+    let trigger = row.trigger.as_ref().map_or("-".to_string(), |t| {
+        let words: Vec<&str> = [&t.pod, &t.reason, &t.message]
+            .into_iter()
+            .filter_map(|field| field.as_deref())
+            .collect();
+        words.join("  ")
+    });
+    vec![
+        Cell::from(workload(row)),
+        Cell::from(row.replicas_before.to_string()),
+        Cell::from(parked),
+        Cell::from(by),
+        Cell::from(now),
+        Cell::from(trigger),
+    ]
+}
+
+fn workload(row: &ParkedRow) -> String {
+    let w = &row.workload;
+    format!("{} {}/{}", w.kind.name(), w.namespace, w.name)
+}
