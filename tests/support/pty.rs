@@ -93,6 +93,17 @@ impl Screen {
         self.wait_for(needle, |t| t.contains(needle))
     }
 
+    /// The screen as an SVG, for a screenshot in `assets/`.
+    pub fn svg(&self) -> String {
+        svg(self.parser.lock().unwrap().screen())
+    }
+
+    /// The audit log the binary writes under `XDG_DATA_HOME`.
+    pub fn audit_log(&self) -> String {
+        let path = self.home.path().join("ops-pod-cleaner/audit.jsonl");
+        std::fs::read_to_string(path).unwrap_or_default()
+    }
+
     pub fn keys(&mut self, bytes: &str) {
         self.input.write_all(bytes.as_bytes()).unwrap();
         self.input.flush().unwrap();
@@ -106,4 +117,73 @@ impl Drop for Screen {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The screen as an SVG: one text run per stretch of cells that look alike.
+fn svg(screen: &vt100::Screen) -> String {
+    let (rows, cols) = screen.size();
+    let (cw, ch) = (8.4, 17.0);
+    let colour = |c: vt100::Color, default: &str| match c {
+        vt100::Color::Default => default.to_string(),
+        vt100::Color::Idx(i) => [
+            "#1e1e1e", "#cd3131", "#0dbc79", "#b8a000", "#2472c8", "#bc3fbc", "#11a8cd", "#e5e5e5",
+        ]
+        .get(usize::from(i % 8))
+        .unwrap_or(&default)
+        .to_string(),
+        vt100::Color::Rgb(r, g, b) => format!("#{r:02x}{g:02x}{b:02x}"),
+    };
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"DejaVu Sans Mono, Menlo, monospace\" font-size=\"14\">\n<rect width=\"100%\" height=\"100%\" fill=\"#fdfdfd\"/>\n",
+        f64::from(cols) * cw + 16.0,
+        f64::from(rows) * ch + 16.0
+    );
+    for row in 0..rows {
+        let mut col = 0;
+        while col < cols {
+            let Some(cell) = screen.cell(row, col) else {
+                break;
+            };
+            let key = (cell.fgcolor(), cell.bold(), cell.inverse(), cell.dim());
+            let start = col;
+            let mut text = String::new();
+            while col < cols {
+                let Some(c) = screen.cell(row, col) else {
+                    break;
+                };
+                if (c.fgcolor(), c.bold(), c.inverse(), c.dim()) != key {
+                    break;
+                }
+                let s = c.contents();
+                text.push_str(if s.is_empty() { " " } else { s });
+                col += 1;
+            }
+            let x = 8.0 + f64::from(start) * cw;
+            let y = 8.0 + f64::from(row) * ch;
+            let fg = colour(key.0, "#202020");
+            if key.2 {
+                out.push_str(&format!(
+                    "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{ch}\" fill=\"{fg}\"/>\n",
+                    f64::from(col - start) * cw
+                ));
+            }
+            if text.trim().is_empty() {
+                continue;
+            }
+            let escaped = text
+                .replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;");
+            out.push_str(&format!(
+                "<text x=\"{x:.1}\" y=\"{:.1}\" xml:space=\"preserve\" textLength=\"{:.1}\" fill=\"{}\"{}{}>{escaped}</text>\n",
+                y + 13.0,
+                f64::from(col - start) * cw,
+                if key.2 { "#fdfdfd".to_string() } else { fg },
+                if key.1 { " font-weight=\"bold\"" } else { "" },
+                if key.3 { " opacity=\"0.6\"" } else { "" },
+            ));
+        }
+    }
+    out.push_str("</svg>\n");
+    out
 }

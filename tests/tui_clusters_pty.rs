@@ -1,0 +1,162 @@
+//! Several clusters on one screen, through the real binary in a pseudo-terminal: the two demo
+//! clusters merged, routed and parked; and two simulated servers of which one goes down.
+
+mod support;
+
+use std::time::Duration;
+
+use ops_pod_cleaner::sim::{SimCluster, SimServer};
+use support::pty::Screen;
+
+/// Table rows (lines with a pod and its age) that name `cluster`.
+fn rows_of(text: &str, cluster: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.contains(" for ") && l.contains(&format!(" {cluster} ")))
+        .map(String::from)
+        .collect()
+}
+
+/// The pod name on a table row (the third column), as far as the column shows it.
+fn pod_on(row: &str) -> String {
+    row.trim_start_matches(['│', ' ', '●'])
+        .split_whitespace()
+        .nth(2)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// `--demo` opens demo-eu and demo-us on one screen. Counts add up, rows name their cluster,
+/// the filter takes a cluster's name, a delete on a demo-us pod reaches demo-us only, and a
+/// workload scaled to zero there shows in the parked view, whose undo restores it.
+#[test]
+fn the_two_demo_clusters_on_one_screen() {
+    let mut screen = Screen::start_with(&["--demo"], None);
+    screen.wait_for("both clusters synced", |t| {
+        t.contains("2 clusters") && t.contains("● 2/2 synced")
+    });
+    // Image pull errors: demo-eu's recommender and demo-us's broken images.
+    screen.keys("3");
+    let merged = screen.wait_for("image pull rows of both clusters", |t| {
+        !rows_of(t, "demo-eu").is_empty() && !rows_of(t, "demo-us").is_empty()
+    });
+    assert!(merged.contains("CLUSTER"), "{merged}");
+    let shown = rows_of(&merged, "demo-eu").len() + rows_of(&merged, "demo-us").len();
+    assert!(
+        merged.contains(&format!("imagePull — {shown} pods")),
+        "the category counts both clusters' rows ({shown}): {merged}"
+    );
+    if std::env::var_os("WRITE_SCREENSHOT").is_some() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/tui-clusters.svg");
+        std::fs::write(path, screen.svg()).unwrap();
+    }
+
+    screen.keys("/demo-us\r");
+    let filtered = screen.wait_for("only demo-us rows", |t| {
+        rows_of(t, "demo-eu").is_empty() && !rows_of(t, "demo-us").is_empty()
+    });
+    let target = pod_on(&rows_of(&filtered, "demo-us")[0]);
+
+    screen.keys("d");
+    let dialog = screen.wait_text("Delete this pod?");
+    assert!(dialog.contains("demo-us  "), "{dialog}");
+    screen.keys("y");
+    screen.wait_text("demo-us: deleted pod");
+    let audit = screen.audit_log();
+    let records: Vec<&str> = audit.lines().collect();
+    assert_eq!(records.len(), 2, "an intent and its outcome: {audit}");
+    for record in &records {
+        assert!(record.contains(r#""cluster":"demo-us""#), "{record}");
+        assert!(record.contains(&target), "{record}");
+    }
+
+    // Scale the owner of a demo-us image pull pod to zero, then find it parked.
+    screen.wait_for("a demo-us row", |t| !rows_of(t, "demo-us").is_empty());
+    screen.keys("z");
+    screen.wait_text("Scale the workload to 0?");
+    screen.keys("y");
+    // A workload that opted out or still serves asks a second time.
+    if screen.text().contains("anyway?") {
+        screen.keys("y");
+    }
+    let scaled = screen.wait_text("to 0 (undo restores");
+    assert!(scaled.contains("demo-us: scaled"), "{scaled}");
+    screen.keys("P");
+    screen.wait_text("Parked at 0 replicas");
+    let parked = screen.wait_text("at 0 ");
+    assert!(parked.contains("demo-us"), "{parked}");
+    assert!(
+        parked.contains("auto") || parked.contains("manual"),
+        "{parked}"
+    );
+    screen.keys("u");
+    let undo = screen.wait_text("Restore the replicas?");
+    assert!(undo.contains("from 0 to"), "{undo}");
+    screen.keys("y");
+    screen.wait_text("demo-us: restored");
+    screen.keys("P");
+    screen.wait_text("nothing is parked");
+}
+
+/// Two API servers behind one kubeconfig; one freezes (its watch falls silent, every request
+/// hangs). The header says which, the other cluster's changes keep arriving, and the frozen
+/// one comes back when it thaws.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_cluster_going_down_leaves_the_other_live() {
+    let live = SimCluster::new();
+    let flaky = SimCluster::new();
+    for (sim, name) in [(&live, "live-1"), (&flaky, "flaky-1")] {
+        // Bookmarks every 100 ms: two seconds of silence can only mean a dead server.
+        sim.set_bookmark_interval(Duration::from_millis(100));
+        let pod = support::pods::pod(name).ns("shop").evicted().json();
+        sim.create_pod(serde_json::from_value(pod).unwrap());
+    }
+    let (a, b) = (
+        SimServer::start(live.clone()).await.unwrap(),
+        SimServer::start(flaky.clone()).await.unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    let text = support::contexts::kubeconfig(&[("live", &a), ("flaky", &b)]);
+    std::fs::write(&kubeconfig, text).unwrap();
+    let (live_sim, flaky_sim) = (live.clone(), flaky.clone());
+    tokio::task::spawn_blocking(move || {
+        let path = kubeconfig.to_string_lossy().into_owned();
+        let args = [
+            "--kubeconfig",
+            &path,
+            "--context",
+            "live",
+            "--context",
+            "flaky",
+        ];
+        let config = "cluster:\n  watchSilence: 2s\n  requestTimeout: 2s\n";
+        let mut screen = Screen::start_with(&args, Some(config));
+        screen.wait_for("both clusters and their pods", |t| {
+            t.contains("● 2/2 synced") && t.contains("live-1") && t.contains("flaky-1")
+        });
+
+        flaky_sim.faults().freeze(true);
+        let down = screen.wait_for("the frozen cluster named in the header", |t| {
+            t.lines()
+                .next()
+                .is_some_and(|h| h.contains("1/2 synced") && h.contains("flaky"))
+        });
+        assert!(down.contains("flaky-1"), "its last known pods stay: {down}");
+
+        let pod = support::pods::pod("live-2").ns("shop").evicted().json();
+        live_sim.create_pod(serde_json::from_value(pod).unwrap());
+        screen.wait_text("live-2");
+        screen.keys("C");
+        let detail = screen.wait_text("Clusters (C or Esc closes)");
+        assert!(
+            detail.contains("live") && detail.contains("● synced"),
+            "{detail}"
+        );
+        screen.keys("\x1b");
+
+        flaky_sim.faults().freeze(false);
+        screen.wait_for("the thawed cluster back", |t| t.contains("● 2/2 synced"));
+    })
+    .await
+    .unwrap();
+}
