@@ -273,3 +273,14 @@ fn fifteen_thousand_rows_draw_only_the_window() {
     // Not a benchmark; a frame that built 15,000 rows would take far longer than this.
     assert!(started.elapsed() < std::time::Duration::from_millis(500));
 }
+
+/// A screen without a snapshot fails instead of writing one and passing.
+#[test]
+#[should_panic(expected = "no snapshot")]
+fn a_missing_snapshot_fails() {
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        // Writing snapshots on purpose: this check has nothing to say then.
+        panic!("no snapshot check while UPDATE_SNAPSHOTS is set");
+    }
+    assert_snapshot("never-written", &screen(&state(), 80, 24));
+}

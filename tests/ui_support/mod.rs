@@ -168,16 +168,23 @@ pub fn screen(state: &State, width: u16, height: u16) -> String {
     out
 }
 
-/// Compare with `tests/snapshots/NAME.txt`; `UPDATE_SNAPSHOTS=1` writes it instead.
+/// Compare with `tests/snapshots/NAME.txt`. A missing snapshot fails like a different one:
+/// `UPDATE_SNAPSHOTS=1` is the one way to write them (then review the diff and commit it).
 pub fn assert_snapshot(name: &str, actual: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/snapshots")
         .join(format!("{name}.txt"));
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() || !path.exists() {
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
         std::fs::write(&path, actual).unwrap();
         return;
     }
-    let expected = std::fs::read_to_string(&path).unwrap();
+    let Ok(expected) = std::fs::read_to_string(&path) else {
+        panic!(
+            "no snapshot {}; if this screen is right, write it with UPDATE_SNAPSHOTS=1 and \
+             commit it:\n{actual}",
+            path.display()
+        );
+    };
     assert!(
         expected == actual,
         "screen differs from {}:\n--- expected\n{expected}\n--- actual\n{actual}",
