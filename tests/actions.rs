@@ -4,8 +4,8 @@ mod support;
 
 use chrono::Utc;
 use ops_pod_cleaner::actions::{
-    Action, Audit, AuditLog, AuditRecord, Executor, Origin, Outcome, PodRef, Stage, WorkloadKind,
-    WorkloadRef,
+    Action, Audit, AuditLog, AuditRecord, Executor, Origin, Outcome, PodRef, Stage, Verb,
+    WorkloadKind, WorkloadRef,
 };
 use ops_pod_cleaner::cluster::Cache;
 use ops_pod_cleaner::rules::RuleKind;
@@ -1283,7 +1283,7 @@ fn the_log_is_private_and_rotates_by_size() {
         cluster: "prod".into(),
         origin: Origin::Manual,
         actor: "test".into(),
-        action: "delete".into(),
+        action: Verb::Delete,
         namespace: "default".into(),
         name: "x".repeat(4096),
         uid: None,
@@ -1513,7 +1513,7 @@ fn the_readme_schema_names_every_field_the_log_writes() {
         cluster: "prod".into(),
         origin: Origin::Auto(RuleKind::ImagePull),
         actor: "a@b".into(),
-        action: "scaleToZero".into(),
+        action: Verb::ScaleToZero,
         namespace: "shop".into(),
         name: "web-1".into(),
         uid: Some("u".into()),
@@ -1536,6 +1536,14 @@ fn the_readme_schema_names_every_field_the_log_writes() {
     for key in schema["required"].as_array().unwrap() {
         assert!(written.get(key.as_str().unwrap()).is_some(), "{key}");
     }
+    // The documented action names are exactly the verbs' names.
+    let documented: Vec<&str> = properties["action"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(documented, Verb::ALL.map(Verb::name));
 }
 
 /// `--readonly` holds in the executor itself, not only in the screen that hides the keys.

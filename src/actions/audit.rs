@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
-use super::Origin;
+use super::{Origin, Verb};
 use crate::config::AuditConfig;
 use crate::{Error, Result};
 
@@ -38,7 +38,7 @@ pub struct AuditRecord {
     pub origin: Origin,
     /// Who ran the tool: `user@host` for a person, the pod's name in the cluster.
     pub actor: String,
-    pub action: String,
+    pub action: Verb,
     pub namespace: String,
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -124,7 +124,7 @@ impl Executor {
             Ok(prepared) => self.send(prepared).await,
             Err(outcome) => {
                 tracing::info!(
-                    action = action.verb(),
+                    action = action.verb().name(),
                     outcome = outcome.label(),
                     "{}",
                     outcome.line(action)

@@ -14,6 +14,7 @@ mod record;
 mod retry;
 mod scale;
 mod undo;
+mod verb;
 
 use std::fmt;
 
@@ -30,6 +31,7 @@ pub use parked_rows::{ParkedList, ParkedRow, ParkedState, Trigger, Unread, list_
 pub use record::Audit;
 pub use retry::RetryPolicy;
 pub use undo::{RecordedIn, UndoPlan};
+pub use verb::Verb;
 
 use crate::pod::PodRecord;
 use crate::rules::{ActionKind, RuleKind};
@@ -90,14 +92,14 @@ impl Action {
         }
     }
 
-    pub fn verb(&self) -> &'static str {
+    pub fn verb(&self) -> Verb {
         match self {
-            Action::Delete(_) => "delete",
-            Action::ForceDelete(_) => "forceDelete",
-            Action::Evict(_) => "evict",
-            Action::ScaleToZero(_) => "scaleToZero",
-            Action::UndoScale(_) => "undoScale",
-            Action::RemoveFinalizers(_) => "removeFinalizers",
+            Action::Delete(_) => Verb::Delete,
+            Action::ForceDelete(_) => Verb::ForceDelete,
+            Action::Evict(_) => Verb::Evict,
+            Action::ScaleToZero(_) => Verb::ScaleToZero,
+            Action::UndoScale(_) => Verb::UndoScale,
+            Action::RemoveFinalizers(_) => Verb::RemoveFinalizers,
         }
     }
 

@@ -94,7 +94,7 @@ impl Executor {
         outcome: &Outcome,
     ) {
         tracing::info!(
-            action = subject.action.verb(),
+            action = subject.action.verb().name(),
             outcome = outcome.label(),
             "{}",
             outcome.detail()
@@ -136,7 +136,7 @@ impl Executor {
             cluster: self.settings.cluster.clone(),
             origin: subject.origin,
             actor: self.actor.clone(),
-            action: subject.action.verb().to_string(),
+            action: subject.action.verb(),
             namespace,
             name,
             uid,
@@ -208,7 +208,7 @@ impl Executor {
                 cluster: gap.cluster.clone(),
                 origin: gap.origin,
                 actor: self.actor.clone(),
-                action: gap.action.clone(),
+                action: gap.action,
                 namespace: gap.namespace.clone(),
                 name: gap.name.clone(),
                 uid: gap.uid.clone(),

@@ -2,7 +2,7 @@
 //! only `confirm` turns it into actions the executor runs.
 
 use super::event::Routed;
-use crate::actions::{Action, Inspection, OptOut, PodRef, Resolution, WorkloadRef};
+use crate::actions::{Action, Inspection, OptOut, PodRef, Resolution, Verb, WorkloadRef};
 use crate::cluster::Abnormal;
 
 /// Targets listed by name before "and N more".
@@ -222,7 +222,7 @@ fn in_cluster(cluster: &str, workload: &WorkloadRef, several: bool) -> String {
     }
 }
 
-/// The pod actions that take marked rows.
+/// The pod actions that take marked rows: a subset of [`Verb`], with the dialog's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PodVerb {
     Delete,
@@ -241,13 +241,13 @@ impl PodVerb {
         }
     }
 
-    /// The executor's verb for the same action (as in 403 messages and the audit log).
-    pub fn verb(self) -> &'static str {
+    /// The executor's verb for the same action.
+    pub fn verb(self) -> Verb {
         match self {
-            PodVerb::Delete => "delete",
-            PodVerb::ForceDelete => "forceDelete",
-            PodVerb::Evict => "evict",
-            PodVerb::RemoveFinalizers => "removeFinalizers",
+            PodVerb::Delete => Verb::Delete,
+            PodVerb::ForceDelete => Verb::ForceDelete,
+            PodVerb::Evict => Verb::Evict,
+            PodVerb::RemoveFinalizers => Verb::RemoveFinalizers,
         }
     }
 

@@ -6,7 +6,7 @@ use super::keys::{Command, command_for};
 use super::state::{
     BottomPane, DetailsContent, DetailsView, Forbidden, Overlay, State, StatusLine, View,
 };
-use crate::actions::{Action, Outcome, ParkedList, PodRef};
+use crate::actions::{Action, Outcome, ParkedList, PodRef, Verb};
 use crate::config::{KeyBinding, KeyCode};
 use crate::worker::{WorkerCommand, WorkerStatus};
 
@@ -377,7 +377,7 @@ fn on_parked_key(
             };
             let workload = Routed::new(&row.cluster.as_str().into(), row.workload.clone());
             let clusters = std::iter::once(row.cluster.as_str());
-            if let Some(why) = readonly_or_forbidden(state, "undoScale", clusters) {
+            if let Some(why) = readonly_or_forbidden(state, Verb::UndoScale, clusters) {
                 let dialog = Confirmation::unavailable("Restore the replicas?", why);
                 state.overlay = Some(Overlay::Confirm(dialog));
                 return Vec::new();
@@ -591,7 +591,7 @@ fn targets(state: &State) -> Vec<&crate::cluster::Abnormal> {
 /// Why `verb` cannot run on any of `clusters`: read-only mode, or a cluster's API refused it.
 fn readonly_or_forbidden<'a>(
     state: &State,
-    verb: &str,
+    verb: Verb,
     mut clusters: impl Iterator<Item = &'a str>,
 ) -> Option<String> {
     if state.readonly {
@@ -643,7 +643,7 @@ fn scale_to_zero(state: &mut State) -> Vec<Effect> {
     let title = "Scale the workload to 0?";
     let targets = targets(state);
     let clusters = targets.iter().map(|a| &*a.cluster);
-    if let Some(why) = readonly_or_forbidden(state, "scaleToZero", clusters) {
+    if let Some(why) = readonly_or_forbidden(state, Verb::ScaleToZero, clusters) {
         state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(title, why)));
         return Vec::new();
     }
@@ -676,7 +676,7 @@ fn undo(state: &mut State) {
     let title = "Restore the replicas?";
     let last = state.scaled.last();
     let clusters = last.map(|w| &*w.cluster).into_iter();
-    let dialog = if let Some(why) = readonly_or_forbidden(state, "undoScale", clusters) {
+    let dialog = if let Some(why) = readonly_or_forbidden(state, Verb::UndoScale, clusters) {
         Confirmation::unavailable(title, why)
     } else if let Some(workload) = last {
         Confirmation::for_undo(workload, state.several_clusters())
