@@ -4,8 +4,8 @@
 mod ui_support;
 
 use ops_pod_cleaner::actions::{
-    Action, Origin, Outcome, ParkedList, ParkedRow, ParkedState, PodRef, RecordedIn, Trigger,
-    WorkloadKind, WorkloadRef,
+    Action, Denied, Origin, Outcome, ParkedList, ParkedRow, ParkedState, PodRef, RecordedIn,
+    Refusal, Trigger, WorkloadKind, WorkloadRef,
 };
 use ops_pod_cleaner::cluster::Abnormal;
 use ops_pod_cleaner::config::KeyBinding;
@@ -164,7 +164,12 @@ fn a_refusal_on_one_cluster_leaves_the_other_available() {
         &mut s,
         Event::Outcome {
             action: Routed::new(&"demo-us".into(), Action::Delete(us_pod)),
-            outcome: Outcome::Refused("403 forbidden: cannot delete pods".into()),
+            outcome: Outcome::Refused(Refusal::Forbidden(Denied {
+                verb: "delete",
+                resource: "pods",
+                namespace: "shop".into(),
+                message: "403 forbidden: cannot delete pods".into(),
+            })),
             workload: None,
         },
     );

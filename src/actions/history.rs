@@ -10,8 +10,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{Origin, Verb};
 use super::audit::{AuditLog, Stage};
+use super::{Origin, Verb};
 use crate::rules::RuleKind;
 
 /// How much of the log's end is read back: far more than the records of the longest guard

@@ -6,7 +6,7 @@ use super::keys::{Command, command_for};
 use super::state::{
     BottomPane, DetailsContent, DetailsView, Forbidden, Overlay, State, StatusLine, View,
 };
-use crate::actions::{Action, Outcome, ParkedList, PodRef, Verb};
+use crate::actions::{Action, Outcome, ParkedList, PodRef, Refusal, Verb};
 use crate::config::{KeyBinding, KeyCode};
 use crate::worker::{WorkerCommand, WorkerStatus};
 
@@ -211,13 +211,14 @@ fn on_outcome(
         text = format!("{}: {text}", action.cluster);
     }
     match outcome {
-        Outcome::Refused(why) if why.contains("403") || why.contains("forbidden") => {
+        // A 403 will come again: the verb shows as unavailable on this cluster from now on.
+        Outcome::Refused(refusal) if refusal.forbidden().is_some() => {
             let verb = action.item.verb();
             if state.forbidden_reason(&action.cluster, verb).is_none() {
                 state.forbidden.push(Forbidden {
                     cluster: action.cluster.clone(),
                     verb,
-                    why: why.clone(),
+                    why: refusal.to_string(),
                 });
             }
         }
@@ -595,7 +596,7 @@ fn readonly_or_forbidden<'a>(
     mut clusters: impl Iterator<Item = &'a str>,
 ) -> Option<String> {
     if state.readonly {
-        return Some("read-only mode (--readonly): no actions".to_string());
+        return Some(Refusal::Readonly.to_string());
     }
     clusters.find_map(|cluster| {
         let why = state.forbidden_reason(cluster, verb)?;
