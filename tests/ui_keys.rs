@@ -8,7 +8,7 @@ use ops_pod_cleaner::actions::{
 };
 use ops_pod_cleaner::config::{Config, KeyBinding};
 use ops_pod_cleaner::rules::RuleKind;
-use ops_pod_cleaner::ui::{Effect, Event, Overlay, State, View, update};
+use ops_pod_cleaner::ui::{Effect, Event, Offer, Overlay, State, View, update};
 use ops_pod_cleaner::worker::WorkerCommand;
 use ui_support::{now, on_demo, state};
 
@@ -18,11 +18,16 @@ fn press(state: &mut State, keys: &str) -> Vec<Effect> {
         .collect()
 }
 
+/// Title, lines, and the reason when the dialog offers nothing to run.
 fn confirm_lines(state: &State) -> (String, Vec<String>, Option<String>) {
-    match &state.overlay {
-        Some(Overlay::Confirm(c)) => (c.title.clone(), c.lines.clone(), c.unavailable.clone()),
-        other => panic!("expected a confirmation, found {other:?}"),
-    }
+    let Some(Overlay::Confirm(c)) = &state.overlay else {
+        panic!("expected a confirmation, found {:?}", state.overlay);
+    };
+    let unavailable = match &c.offer {
+        Offer::Unavailable(why) => Some(why.clone()),
+        Offer::Ready { .. } => None,
+    };
+    (c.title.clone(), c.lines.clone(), unavailable)
 }
 
 #[test]

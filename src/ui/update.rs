@@ -1,6 +1,6 @@
 //! `update`: the only place the state changes. Pure: events in, effects out.
 
-use super::confirm::{Answer, Confirmation, PodVerb};
+use super::confirm::{Answer, Confirmation, Offer, PodVerb};
 use super::event::{Effect, Event, Routed, Snapshot};
 use super::keys::{Command, command_for};
 use super::state::{
@@ -629,7 +629,7 @@ fn pod_action(state: &mut State, verb: PodVerb) -> Vec<Effect> {
                 .iter()
                 .map(|a| Routed::new(&a.cluster, PodRef::of(&a.pod)))
                 .collect();
-            if dialog.pending.is_some() {
+            if matches!(dialog.offer, Offer::Ready { .. }) {
                 state.overlay = Some(Overlay::Checking(dialog));
                 return vec![Effect::CheckOptOuts(pods)];
             }
