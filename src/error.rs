@@ -1,5 +1,8 @@
-//! The library's one error type.
+//! The library's one error type. Each variant has one exit code (`commands::exit_code`):
+//! 2 for what the user can fix in the config or the command line, 3 for everything else.
 
+use std::fmt;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -10,15 +13,42 @@ pub enum Error {
     #[error("{0}")]
     Config(String),
 
-    #[error("cannot read {path}: {source}")]
+    /// A file the tool reads or writes (config, audit log, report state, spool).
+    #[error("cannot {op} {}: {source}", path.display())]
     Io {
         path: PathBuf,
+        op: IoOp,
+        #[source]
         source: std::io::Error,
     },
 
     /// The command line asks for something this build cannot do.
     #[error("{0}")]
     Usage(String),
+
+    /// The `--listen` address cannot be bound: another one must be chosen.
+    #[error("cannot listen on {addr}: {source}; choose another with --listen")]
+    Listen {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The terminal the screen runs in failed; `what` says at which step.
+    #[error("{what}: {source}")]
+    Terminal {
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The HTTP client for the report sinks cannot be built (TLS or resolver set-up).
+    #[error("cannot build the HTTP client: {0}")]
+    HttpClient(#[source] reqwest::Error),
+
+    /// A record that cannot be encoded as JSON.
+    #[error("cannot encode JSON: {0}")]
+    Encode(#[from] serde_json::Error),
 
     #[error("cannot reach the cluster: {0}")]
     Cluster(String),
@@ -29,4 +59,20 @@ pub enum Error {
 
     #[error(transparent)]
     Kube(#[from] kube::Error),
+}
+
+/// What was being done to a file when it failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoOp {
+    Read,
+    Write,
+}
+
+impl fmt::Display for IoOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            IoOp::Read => "read",
+            IoOp::Write => "write",
+        })
+    }
 }

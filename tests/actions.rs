@@ -4,8 +4,8 @@ mod support;
 
 use chrono::Utc;
 use ops_pod_cleaner::actions::{
-    Action, Audit, AuditLog, AuditRecord, Executor, Origin, Outcome, PodRef, Stage, WorkloadKind,
-    WorkloadRef,
+    Action, Audit, AuditLog, AuditRecord, Denied, Executor, OptOut, Origin, Outcome, PodRef,
+    Refusal, Stage, Verb, WorkloadKind, WorkloadRef,
 };
 use ops_pod_cleaner::cluster::Cache;
 use ops_pod_cleaner::rules::RuleKind;
@@ -105,10 +105,14 @@ async fn force_delete_names_the_finalizers_and_auto_does_not_retry_them() {
         )
         .await;
     untouched.verify();
-    assert!(
-        matches!(&auto, Outcome::Refused(d) if d.contains("example.com/guard")),
-        "{auto:?}"
+    assert_eq!(
+        auto,
+        Outcome::Refused(Refusal::HeldByFinalizers {
+            pod: web1(),
+            finalizers: vec!["example.com/guard".into()],
+        })
     );
+    assert!(auto.detail().contains("example.com/guard"), "{auto:?}");
 }
 
 #[tokio::test]
@@ -185,9 +189,11 @@ async fn forbidden_names_the_missing_permission() {
         .run(&Action::Delete(web1()), Origin::Manual)
         .await;
     scenario.verify();
-    let Outcome::Refused(detail) = outcome else {
+    let Outcome::Refused(Refusal::Forbidden(denied)) = &outcome else {
         panic!("{outcome:?}")
     };
+    assert_eq!((denied.verb, denied.resource), ("delete", "pods"));
+    let detail = outcome.detail();
     assert!(
         detail.contains("may not delete pods in namespace default"),
         "{detail}"
@@ -548,9 +554,10 @@ async fn nothing_is_scaled_that_could_not_be_recorded() {
         .run(&Action::ScaleToZero(web1()), Origin::Manual)
         .await;
     scenario.verify();
-    let Outcome::Refused(why) = outcome else {
+    let Outcome::Refused(Refusal::Unrecorded { replicas: 2, .. }) = &outcome else {
         panic!("{outcome:?}")
     };
+    let why = outcome.detail();
     assert!(why.starts_with("nowhere to record the 2 replicas of StatefulSet default/web for undo, so it was not scaled"), "{why}");
     assert!(
         why.contains("may not patch statefulsets in namespace default"),
@@ -607,7 +614,14 @@ async fn nothing_is_scaled_that_could_not_be_recorded() {
         .await;
     refused.verify();
     assert!(
-        matches!(&outcome, Outcome::Refused(d) if d.contains("may not patch statefulsets/scale")),
+        matches!(
+            &outcome,
+            Outcome::Refused(Refusal::Forbidden(Denied {
+                verb: "patch",
+                resource: "statefulsets/scale",
+                ..
+            }))
+        ),
         "{outcome:?}"
     );
 }
@@ -710,7 +724,7 @@ async fn jobs_daemonsets_and_bare_pods_cannot_be_scaled_and_say_why() {
             .await;
         scenario.verify();
         assert!(
-            matches!(&outcome, Outcome::Refused(d) if d.contains(why)),
+            matches!(&outcome, Outcome::Refused(Refusal::Unscalable(d)) if d.contains(why)),
             "{outcome:?}"
         );
     }
@@ -746,9 +760,15 @@ async fn auto_scale_respects_the_ignore_annotation_on_the_workload() {
     scenario.verify();
     assert_eq!(
         outcome,
-        Outcome::Refused(
-            "StatefulSet default/web carries ops-pod-cleaner.io/ignore: left alone".into()
-        )
+        Outcome::Refused(Refusal::OptedOut(OptOut::Owner {
+            kind: "StatefulSet".into(),
+            namespace: "default".into(),
+            name: "web".into(),
+        }))
+    );
+    assert_eq!(
+        outcome.detail(),
+        "StatefulSet default/web carries ops-pod-cleaner.io/ignore: left alone"
     );
 }
 
@@ -806,7 +826,13 @@ async fn undo_restores_from_the_parked_config_map_and_removes_the_entry() {
         .await;
     never_scaled.verify();
     assert!(
-        matches!(&outcome, Outcome::Refused(d) if d.contains("did not scale it down")),
+        matches!(
+            &outcome,
+            Outcome::Refused(Refusal::NotParked {
+                unavailable: None,
+                ..
+            })
+        ),
         "{outcome:?}"
     );
 }
@@ -915,10 +941,15 @@ async fn undo_is_refused_when_the_workload_is_not_at_zero_any_more() {
     annotated.verify();
     assert_eq!(
         outcome,
-        Outcome::Refused(
-            "Deployment default/web is not at 0 replicas any more: already restored to 2; left as it is"
-                .into()
-        )
+        Outcome::Refused(Refusal::NotAtZero {
+            workload: web_deployment(),
+            current: 2,
+            removed: None,
+        })
+    );
+    assert_eq!(
+        outcome.detail(),
+        "Deployment default/web is not at 0 replicas any more: already restored to 2; left as it is"
     );
 
     // A parked entry for a workload running again no longer describes it: removed.
@@ -947,11 +978,16 @@ async fn undo_is_refused_when_the_workload_is_not_at_zero_any_more() {
     parked.verify();
     assert_eq!(
         outcome,
-        Outcome::Refused(
-            "Deployment default/web is not at 0 replicas any more: already restored to 3; left as \
-             it is and its record (parked from 3 at 2026-11-20T09:00:00.000Z) removed"
-                .into()
-        )
+        Outcome::Refused(Refusal::NotAtZero {
+            workload: web_deployment(),
+            current: 3,
+            removed: Some((3, "2026-11-20T09:00:00.000Z".into())),
+        })
+    );
+    assert_eq!(
+        outcome.detail(),
+        "Deployment default/web is not at 0 replicas any more: already restored to 3; left as \
+         it is and its record (parked from 3 at 2026-11-20T09:00:00.000Z) removed"
     );
 
     // Dry-run reads the same and writes nothing.
@@ -1000,9 +1036,10 @@ async fn remove_finalizers_is_a_json_patch_guarded_by_the_uid() {
             Origin::Auto(RuleKind::Terminating),
         )
         .await;
-    assert!(
-        matches!(auto, Outcome::Refused(_)),
-        "the worker may never remove finalizers: {auto:?}"
+    assert_eq!(
+        auto,
+        Outcome::Refused(Refusal::ManualOnly(Verb::RemoveFinalizers)),
+        "the worker may never remove finalizers"
     );
 }
 
@@ -1063,7 +1100,14 @@ async fn recheck_against_the_cache_before_acting() {
         .await;
     assert_eq!(
         outcome,
-        Outcome::Refused("pod default/web-1 carries ops-pod-cleaner.io/ignore: left alone".into())
+        Outcome::Refused(Refusal::OptedOut(OptOut::Pod {
+            namespace: "default".into(),
+            name: "web-1".into(),
+        }))
+    );
+    assert_eq!(
+        outcome.detail(),
+        "pod default/web-1 carries ops-pod-cleaner.io/ignore: left alone"
     );
     let healthy = cache_with(vec![pod("web-1")]);
     let outcome = executor(&scenario, &healthy, false)
@@ -1235,9 +1279,10 @@ async fn without_a_writable_audit_log_nothing_acts_unless_told_to() {
     let exec = Executor::new(scenario.client(), cache.clone(), &strict, "prod", audit);
     let outcome = exec.run(&Action::Delete(web1()), Origin::Manual).await;
     scenario.verify();
-    let Outcome::Refused(why) = outcome else {
+    let Outcome::Refused(Refusal::AuditBroken(_)) = &outcome else {
         panic!("{outcome:?}")
     };
+    let why = outcome.detail();
     assert!(why.contains(&path.display().to_string()), "{why}");
     assert!(why.contains("--no-audit"), "{why}");
     assert!(exec.audit_problem().is_some(), "the worker is blocked too");
@@ -1283,7 +1328,7 @@ fn the_log_is_private_and_rotates_by_size() {
         cluster: "prod".into(),
         origin: Origin::Manual,
         actor: "test".into(),
-        action: "delete".into(),
+        action: Verb::Delete,
         namespace: "default".into(),
         name: "x".repeat(4096),
         uid: None,
@@ -1389,9 +1434,15 @@ async fn the_worker_reads_each_owner_once_and_honours_an_opt_out_on_the_deployme
             .await;
         assert_eq!(
             outcome,
-            Outcome::Refused(
-                "Deployment default/web carries ops-pod-cleaner.io/ignore: left alone".into()
-            )
+            Outcome::Refused(Refusal::OptedOut(OptOut::Owner {
+                kind: "Deployment".into(),
+                namespace: "default".into(),
+                name: "web".into(),
+            }))
+        );
+        assert_eq!(
+            outcome.detail(),
+            "Deployment default/web carries ops-pod-cleaner.io/ignore: left alone"
         );
     }
     scenario.verify();
@@ -1424,12 +1475,16 @@ async fn the_worker_never_scales_a_bad_rollout_unless_the_rule_opts_in() {
     held.verify();
     assert_eq!(
         outcome,
-        Outcome::Refused(
-            "bad rollout: 3 replicas still available in Deployment default/web; scaling to 0 \
-             would stop them (rule option scaleWhileAvailable), consider \
-             `kubectl rollout undo deployment/web -n default`"
-                .into()
-        )
+        Outcome::Refused(Refusal::BadRollout {
+            workload: web_deployment(),
+            available: 3,
+        })
+    );
+    assert_eq!(
+        outcome.detail(),
+        "bad rollout: 3 replicas still available in Deployment default/web; scaling to 0 \
+         would stop them (rule option scaleWhileAvailable), consider \
+         `kubectl rollout undo deployment/web -n default`"
     );
 
     // A rule that opts in scales anyway.
@@ -1513,7 +1568,7 @@ fn the_readme_schema_names_every_field_the_log_writes() {
         cluster: "prod".into(),
         origin: Origin::Auto(RuleKind::ImagePull),
         actor: "a@b".into(),
-        action: "scaleToZero".into(),
+        action: Verb::ScaleToZero,
         namespace: "shop".into(),
         name: "web-1".into(),
         uid: Some("u".into()),
@@ -1536,6 +1591,14 @@ fn the_readme_schema_names_every_field_the_log_writes() {
     for key in schema["required"].as_array().unwrap() {
         assert!(written.get(key.as_str().unwrap()).is_some(), "{key}");
     }
+    // The documented action names are exactly the verbs' names.
+    let documented: Vec<&str> = properties["action"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(documented, Verb::ALL.map(Verb::name));
 }
 
 /// `--readonly` holds in the executor itself, not only in the screen that hides the keys.
@@ -1552,10 +1615,8 @@ async fn readonly_refuses_every_action_without_a_request() {
     let exec = Executor::new(scenario.client(), cache, &policy, "test", Audit::Off);
     for origin in [Origin::Manual, Origin::Auto(RuleKind::Evicted)] {
         let outcome = exec.run(&Action::Delete(web1()), origin).await;
-        assert_eq!(
-            outcome,
-            Outcome::Refused("read-only mode (--readonly): no actions".into())
-        );
+        assert_eq!(outcome, Outcome::Refused(Refusal::Readonly));
+        assert_eq!(outcome.detail(), "read-only mode (--readonly): no actions");
     }
     scenario.verify();
 }

@@ -9,6 +9,7 @@ use ops_pod_cleaner::config::{
     self, Config, ConfigSource, FileFormat, FixedEnvironment, KeyBinding, KeyCode, Secret,
     SecretSource, Sink,
 };
+use ops_pod_cleaner::error::IoOp;
 use ops_pod_cleaner::rules::{ActionKind, NamespaceFilter, RuleKind, RuleSpec};
 
 fn fixture(name: &str) -> PathBuf {
@@ -630,7 +631,10 @@ fn named_missing_files_are_errors_not_fallthrough() {
 #[test]
 fn load_file_errors() {
     let missing = Config::load_file(Path::new("/nonexistent/ops-pod-cleaner.yaml"));
-    assert!(matches!(missing, Err(Error::Io { .. })), "{missing:?}");
+    assert!(
+        matches!(missing, Err(Error::Io { op: IoOp::Read, .. })),
+        "{missing:?}"
+    );
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.yml");
     fs::write(&path, "delteEvictedPod:\n  enable: 1\n").unwrap();

@@ -9,7 +9,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, Patch, PatchParams};
 use ops_pod_cleaner::actions::{
     Action, Audit, DEFAULT_NAMESPACE, Executor, Origin, Outcome, PARKED_CONFIGMAP, ParkedRow,
-    ParkedState, PodRef, RecordedIn, WorkloadKind, WorkloadRef,
+    ParkedState, PodRef, RecordedIn, Refusal, WorkloadKind, WorkloadRef,
 };
 use ops_pod_cleaner::cluster::Scope;
 use ops_pod_cleaner::config::Config;
@@ -305,11 +305,20 @@ async fn parked_rows_are_typed_and_undo_refuses_a_workload_scaled_up_since() {
     assert_eq!(listed[0].now, ParkedState::ScaledUp { replicas: 2 });
     let refused = exec.check_undo(&web).await.expect_err("not at zero");
     assert!(
-        matches!(&refused, Outcome::Refused(why) if why.contains("not at 0 replicas")),
+        matches!(
+            &refused,
+            Outcome::Refused(Refusal::NotAtZero { current: 2, .. })
+        ),
         "{refused:?}"
     );
     let outcome = exec.run(&listed[0].undo(), Origin::Manual).await;
-    assert!(matches!(outcome, Outcome::Refused(_)), "{outcome:?}");
+    assert!(
+        matches!(
+            outcome,
+            Outcome::Refused(Refusal::NotAtZero { current: 2, .. })
+        ),
+        "{outcome:?}"
+    );
     let now = watched.sim.deployment("shop", "web").unwrap();
     assert_eq!(
         now.spec.unwrap().replicas,

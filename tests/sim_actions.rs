@@ -9,8 +9,8 @@ use chrono::Utc;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::Pod;
 use ops_pod_cleaner::actions::{
-    Action, Audit, DEFAULT_NAMESPACE, Executor, Origin, Outcome, PARKED_CONFIGMAP, ParkedRecord,
-    PodRef, REPLICAS_BEFORE_ANNOTATION, WorkloadKind, WorkloadRef,
+    Action, Audit, DEFAULT_NAMESPACE, Denied, Executor, Origin, Outcome, PARKED_CONFIGMAP,
+    ParkedRecord, PodRef, REPLICAS_BEFORE_ANNOTATION, Refusal, WorkloadKind, WorkloadRef,
 };
 use ops_pod_cleaner::cluster::Cache;
 use ops_pod_cleaner::sim::SimCluster;
@@ -283,7 +283,13 @@ async fn scale_to_zero_and_undo_through_a_deployment() {
     // Undo again: nothing recorded any more.
     let again = exec.run(&Action::UndoScale(web()), Origin::Manual).await;
     assert!(
-        matches!(&again, Outcome::Refused(d) if d.contains("did not scale it down")),
+        matches!(
+            &again,
+            Outcome::Refused(Refusal::NotParked {
+                unavailable: None,
+                ..
+            })
+        ),
         "{again:?}"
     );
 }
@@ -361,10 +367,15 @@ async fn with_only_the_deployed_permissions_an_old_annotation_is_honoured_once()
     let again = exec.run(&Action::UndoScale(web()), Origin::Manual).await;
     assert_eq!(
         again,
-        Outcome::Refused(
-            "Deployment default/web is not at 0 replicas any more: already restored to 2; left as it is"
-                .into()
-        )
+        Outcome::Refused(Refusal::NotAtZero {
+            workload: web(),
+            current: 2,
+            removed: None,
+        })
+    );
+    assert_eq!(
+        again.detail(),
+        "Deployment default/web is not at 0 replicas any more: already restored to 2; left as it is"
     );
 }
 
@@ -561,7 +572,15 @@ async fn a_denied_verb_is_refused_with_the_missing_permission() {
         .run(&Action::Delete(target), Origin::Manual)
         .await;
     assert!(
-        matches!(&outcome, Outcome::Refused(d) if d.contains("may not delete pods in namespace default")),
+        matches!(
+            &outcome,
+            Outcome::Refused(Refusal::Forbidden(Denied {
+                verb: "delete",
+                resource: "pods",
+                namespace,
+                ..
+            })) if namespace == "default"
+        ),
         "{outcome:?}"
     );
     assert!(h.sim.pod("default", "web-1").is_some());
@@ -604,9 +623,10 @@ async fn with_only_the_deployed_permissions_and_no_parked_config_map_nothing_is_
         .executor(false)
         .run(&Action::ScaleToZero(target), Origin::Manual)
         .await;
-    let Outcome::Refused(why) = &outcome else {
+    let Outcome::Refused(Refusal::Unrecorded { replicas: 2, .. }) = &outcome else {
         panic!("{outcome:?}")
     };
+    let why = outcome.detail();
     assert!(why.starts_with("nowhere to record the 2 replicas"), "{why}");
     assert!(why.contains("assets/deploy/parked.yaml"), "{why}");
     assert_eq!(

@@ -4,14 +4,14 @@
 mod ui_support;
 
 use ops_pod_cleaner::actions::{
-    Action, Origin, Outcome, ParkedList, ParkedRow, ParkedState, PodRef, RecordedIn, Trigger,
-    WorkloadKind, WorkloadRef,
+    Action, Denied, Origin, Outcome, ParkedList, ParkedRow, ParkedState, PodRef, RecordedIn,
+    Refusal, Trigger, WorkloadKind, WorkloadRef,
 };
 use ops_pod_cleaner::cluster::Abnormal;
 use ops_pod_cleaner::config::KeyBinding;
 use ops_pod_cleaner::rules::RuleKind;
 use ops_pod_cleaner::ui::{
-    ClusterLine, Effect, Event, Overlay, Routed, Snapshot, State, WatchLine, update,
+    ClusterLine, Effect, Event, Offer, Overlay, Routed, Snapshot, State, WatchLine, update,
 };
 use ops_pod_cleaner::worker::{RuleStatus, WorkerStatus};
 use ui_support::{abnormal, assert_snapshot, findings, now, screen, state};
@@ -164,7 +164,12 @@ fn a_refusal_on_one_cluster_leaves_the_other_available() {
         &mut s,
         Event::Outcome {
             action: Routed::new(&"demo-us".into(), Action::Delete(us_pod)),
-            outcome: Outcome::Refused("403 forbidden: cannot delete pods".into()),
+            outcome: Outcome::Refused(Refusal::Forbidden(Denied {
+                verb: "delete",
+                resource: "pods",
+                namespace: "shop".into(),
+                message: "403 forbidden: cannot delete pods".into(),
+            })),
             workload: None,
         },
     );
@@ -180,10 +185,7 @@ fn a_refusal_on_one_cluster_leaves_the_other_available() {
         panic!("expected an unavailable dialog, got {:?}", s.overlay);
     };
     assert!(
-        dialog
-            .unavailable
-            .as_deref()
-            .is_some_and(|why| why.contains("demo-us")),
+        matches!(&dialog.offer, Offer::Unavailable(why) if why.contains("demo-us")),
         "{dialog:?}"
     );
 }
@@ -384,7 +386,9 @@ fn undo_of_a_workload_scaled_up_since_says_so_and_runs_nothing() {
     let Some(Overlay::Confirm(dialog)) = &s.overlay else {
         panic!("expected a dialog, got {:?}", s.overlay);
     };
-    assert!(dialog.pending.is_none());
-    assert!(dialog.unavailable.as_deref().unwrap().contains("not 0"));
+    let Offer::Unavailable(why) = &dialog.offer else {
+        panic!("expected nothing to run: {dialog:?}");
+    };
+    assert!(why.contains("not 0"), "{why}");
     assert!(press(&mut s, "y").is_empty());
 }

@@ -3,11 +3,12 @@
 mod ui_support;
 
 use ops_pod_cleaner::actions::{
-    Action, Inspection, OptOut, Outcome, PodRef, Resolution, WorkloadKind, WorkloadRef,
+    Action, Denied, Inspection, OptOut, Outcome, PodRef, Refusal, Resolution, WorkloadKind,
+    WorkloadRef,
 };
 use ops_pod_cleaner::config::{Config, KeyBinding};
 use ops_pod_cleaner::rules::RuleKind;
-use ops_pod_cleaner::ui::{Effect, Event, Overlay, State, View, update};
+use ops_pod_cleaner::ui::{Effect, Event, Offer, Overlay, State, View, update};
 use ops_pod_cleaner::worker::WorkerCommand;
 use ui_support::{now, on_demo, state};
 
@@ -17,11 +18,16 @@ fn press(state: &mut State, keys: &str) -> Vec<Effect> {
         .collect()
 }
 
+/// Title, lines, and the reason when the dialog offers nothing to run.
 fn confirm_lines(state: &State) -> (String, Vec<String>, Option<String>) {
-    match &state.overlay {
-        Some(Overlay::Confirm(c)) => (c.title.clone(), c.lines.clone(), c.unavailable.clone()),
-        other => panic!("expected a confirmation, found {other:?}"),
-    }
+    let Some(Overlay::Confirm(c)) = &state.overlay else {
+        panic!("expected a confirmation, found {:?}", state.overlay);
+    };
+    let unavailable = match &c.offer {
+        Offer::Unavailable(why) => Some(why.clone()),
+        Offer::Ready { .. } => None,
+    };
+    (c.title.clone(), c.lines.clone(), unavailable)
 }
 
 #[test]
@@ -176,22 +182,48 @@ fn readonly_shows_the_action_as_unavailable() {
     assert!(press(&mut s, "y").is_empty(), "yes does nothing");
 }
 
-#[test]
-fn a_403_makes_the_verb_unavailable_with_the_reason() {
-    let mut s = state();
+/// The selected pod's delete comes back refused.
+fn delete_refused(s: &mut State, refusal: Refusal) {
     let target = PodRef::of(&s.selected_finding().unwrap().pod);
     update(
-        &mut s,
+        s,
         Event::Outcome {
             action: on_demo(Action::Delete(target)),
-            outcome: Outcome::Refused("403 forbidden: cannot delete pods in shop".into()),
+            outcome: Outcome::Refused(refusal),
             workload: None,
         },
     );
+}
+
+#[test]
+fn a_403_makes_the_verb_unavailable_with_the_reason() {
+    let mut s = state();
+    let denied = Denied {
+        verb: "delete",
+        resource: "pods",
+        namespace: "shop".into(),
+        message: "403 forbidden: cannot delete pods in shop".into(),
+    };
+    delete_refused(&mut s, Refusal::Forbidden(denied));
     assert!(s.status.as_ref().unwrap().error);
     press(&mut s, "d");
     let (_, _, unavailable) = confirm_lines(&s);
     assert!(unavailable.unwrap().contains("cannot delete pods"));
+}
+
+#[test]
+fn a_refusal_that_is_no_403_leaves_the_verb_available() {
+    let mut s = state();
+    // The words alone mean nothing: only the variant marks a verb as refused.
+    delete_refused(&mut s, Refusal::Unscalable("403 forbidden".into()));
+    assert!(s.status.as_ref().unwrap().error);
+    assert!(s.forbidden.is_empty());
+    press(&mut s, "d");
+    assert!(
+        matches!(s.overlay, Some(Overlay::Checking(_))),
+        "{:?}",
+        s.overlay
+    );
 }
 
 #[test]

@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
-use super::Origin;
+use super::{Origin, Verb};
 use crate::config::AuditConfig;
+use crate::error::IoOp;
 use crate::{Error, Result};
 
 /// Which half of an action a record is.
@@ -38,7 +39,7 @@ pub struct AuditRecord {
     pub origin: Origin,
     /// Who ran the tool: `user@host` for a person, the pod's name in the cluster.
     pub actor: String,
-    pub action: String,
+    pub action: Verb,
     pub namespace: String,
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -88,15 +89,15 @@ pub struct AuditLog {
 impl AuditLog {
     pub fn open(config: &AuditConfig) -> Result<AuditLog> {
         let path = config.path.clone();
-        let io = |source| Error::Io {
-            path: path.clone(),
-            source,
+        let io = |op| {
+            let path = path.clone();
+            move |source| Error::Io { path, op, source }
         };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io)?;
+            std::fs::create_dir_all(dir).map_err(io(IoOp::Write))?;
         }
-        let file = open_private(&path).map_err(io)?;
-        let size = file.metadata().map_err(io)?.len();
+        let file = open_private(&path).map_err(io(IoOp::Write))?;
+        let size = file.metadata().map_err(io(IoOp::Read))?.len();
         Ok(AuditLog {
             max_bytes: u64::from(config.max_size_mib) << 20,
             keep: config.keep,
@@ -122,9 +123,10 @@ impl AuditLog {
     pub fn write(&self, record: &AuditRecord) -> Result<()> {
         let io = |source| Error::Io {
             path: self.path.clone(),
+            op: IoOp::Write,
             source,
         };
-        let mut line = serde_json::to_vec(record).map_err(|e| Error::Cluster(e.to_string()))?;
+        let mut line = serde_json::to_vec(record)?;
         line.push(b'\n');
         let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         writer

@@ -17,7 +17,7 @@ use super::owners::{FULL_CHAIN, OptOut, Owners};
 use super::record::{Audit, Subject};
 use super::retry::{Needs, RetryPolicy, Stop};
 use super::scale::ScalePlan;
-use super::{Action, Origin, Outcome, PodRef};
+use super::{Action, Origin, Outcome, PodRef, Refusal};
 use crate::cluster::Cache;
 use crate::pod::{Interner, PodRecord, decode_pod};
 use crate::policy::Policy;
@@ -124,7 +124,7 @@ impl Executor {
             Ok(prepared) => self.send(prepared).await,
             Err(outcome) => {
                 tracing::info!(
-                    action = action.verb(),
+                    action = action.verb().name(),
                     outcome = outcome.label(),
                     "{}",
                     outcome.line(action)
@@ -139,15 +139,10 @@ impl Executor {
     /// replicas that still serve. `Err` is the outcome, with nothing sent.
     pub async fn prepare(&self, action: &Action, origin: Origin) -> Result<Prepared, Outcome> {
         if self.settings.readonly {
-            return Err(Outcome::Refused(
-                "read-only mode (--readonly): no actions".into(),
-            ));
+            return Err(Outcome::Refused(Refusal::Readonly));
         }
         if origin != Origin::Manual && action.manual_only() {
-            return Err(Outcome::Refused(format!(
-                "{} is a manual-only action",
-                action.verb()
-            )));
+            return Err(Outcome::Refused(Refusal::ManualOnly(action.verb())));
         }
         let (pod, finding) = match action.pod() {
             Some(target) => {
@@ -176,7 +171,7 @@ impl Executor {
         if let (Some(pod), Origin::Auto(_)) = (&pod, origin)
             && let Some(opt_out) = OptOut::find(pod, &chain)
         {
-            return Err(Outcome::Refused(format!("{opt_out}: left alone")));
+            return Err(Outcome::Refused(Refusal::OptedOut(opt_out)));
         }
         let scale = match (&pod, action) {
             (Some(pod), Action::ScaleToZero(_)) => Some(
@@ -343,11 +338,11 @@ impl Executor {
         let held = (!pod.finalizers.is_empty()).then(|| pod.finalizers.join(", "));
         match (held, origin) {
             // Deleting again cannot release finalizers; say so instead of retrying forever.
-            (Some(finalizers), Origin::Auto(_)) if pod.deletion.is_some() => {
-                Outcome::Refused(format!(
-                    "{p} is held by finalizers ({finalizers}); a grace-0 delete cannot release it. \
-                 Find out why, then remove the finalizers by hand"
-                ))
+            (Some(_), Origin::Auto(_)) if pod.deletion.is_some() => {
+                Outcome::Refused(Refusal::HeldByFinalizers {
+                    pod: p.clone(),
+                    finalizers: pod.finalizers.iter().map(|f| f.to_string()).collect(),
+                })
             }
             (Some(finalizers), _) => match self.delete(p, Some(0), origin).await {
                 Outcome::Done(done) => Outcome::Done(format!(
@@ -477,18 +472,13 @@ fn clone_request(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
 
 /// An owner whose opt-out cannot be read could carry one: hold, and say what is missing.
 fn owner_unreadable(stop: Stop, pod: &PodRecord) -> Outcome {
-    let owner = pod
-        .owner
-        .as_ref()
-        .map_or_else(String::new, |o| format!(" ({} {})", o.kind, o.name));
     match stopped(stop) {
         Outcome::AlreadyGone => Outcome::AlreadyGone,
-        other => Outcome::Refused(format!(
-            "cannot read the owners of pod {}/{}{owner} to check their opt-out: {}",
-            pod.namespace,
-            pod.name,
-            other.detail()
-        )),
+        other => Outcome::Refused(Refusal::OwnersUnreadable {
+            pod: format!("{}/{}", pod.namespace, pod.name),
+            owner: pod.owner.as_ref().map(|o| format!("{} {}", o.kind, o.name)),
+            cause: Box::new(other),
+        }),
     }
 }
 
@@ -496,7 +486,7 @@ pub(super) fn stopped(stop: Stop) -> Outcome {
     match stop {
         Stop::Gone => Outcome::AlreadyGone,
         Stop::Conflict(message) => Outcome::Skipped(format!("conflict: {message}")),
-        Stop::Forbidden(message) => Outcome::Refused(message),
+        Stop::Forbidden(denied) => Outcome::Refused(Refusal::Forbidden(denied)),
         Stop::Failed(message) => Outcome::Failed(message),
     }
 }

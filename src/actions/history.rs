@@ -10,8 +10,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::Origin;
 use super::audit::{AuditLog, Stage};
+use super::{Origin, Verb};
 use crate::rules::RuleKind;
 
 /// How much of the log's end is read back: far more than the records of the longest guard
@@ -40,7 +40,7 @@ pub struct Interrupted {
     pub cluster: String,
     pub time: DateTime<Utc>,
     pub origin: Origin,
-    pub action: String,
+    pub action: Verb,
     pub namespace: String,
     pub name: String,
     pub uid: Option<String>,
@@ -57,7 +57,7 @@ struct Written {
     stage: Stage,
     cluster: String,
     origin: Origin,
-    action: String,
+    action: Verb,
     namespace: String,
     name: String,
     uid: Option<String>,
@@ -80,13 +80,13 @@ impl AuditLog {
                 };
                 (now - w.time).to_std().ok().filter(|age| *age < within)?;
                 let workload = w.owner.map(|o| format!("{}/{o}", w.namespace));
-                let target = match (w.action.as_str(), &workload, w.uid) {
-                    ("scaleToZero", Some(workload), _) => workload.clone(),
+                let target = match (w.action, &workload, w.uid) {
+                    (Verb::ScaleToZero, Some(workload), _) => workload.clone(),
                     (_, _, Some(uid)) => uid,
                     _ => return None,
                 };
                 let finished = matches!(w.pod_phase.as_deref(), Some("Succeeded" | "Failed"));
-                let workload = workload.filter(|_| !(w.action == "delete" && finished));
+                let workload = workload.filter(|_| !(w.action == Verb::Delete && finished));
                 Some(PastAction {
                     at: w.time,
                     rule,
@@ -114,7 +114,7 @@ impl AuditLog {
                 cluster: w.cluster.clone(),
                 time: w.time,
                 origin: w.origin,
-                action: w.action.clone(),
+                action: w.action,
                 namespace: w.namespace.clone(),
                 name: w.name.clone(),
                 uid: w.uid.clone(),

@@ -11,10 +11,13 @@ mod owners;
 mod parked;
 mod parked_rows;
 mod record;
+mod refusal;
 mod retry;
 mod scale;
 mod undo;
+mod verb;
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -28,8 +31,10 @@ pub use owners::{FOLLOWED_OWNERS, OptOut, Owner};
 pub use parked::{DEFAULT_NAMESPACE, PARKED_CONFIGMAP, ParkedRecord, parked_namespace};
 pub use parked_rows::{ParkedList, ParkedRow, ParkedState, Trigger, Unread, list_parked};
 pub use record::Audit;
+pub use refusal::{Denied, Refusal};
 pub use retry::RetryPolicy;
 pub use undo::{RecordedIn, UndoPlan};
+pub use verb::Verb;
 
 use crate::pod::PodRecord;
 use crate::rules::{ActionKind, RuleKind};
@@ -90,14 +95,14 @@ impl Action {
         }
     }
 
-    pub fn verb(&self) -> &'static str {
+    pub fn verb(&self) -> Verb {
         match self {
-            Action::Delete(_) => "delete",
-            Action::ForceDelete(_) => "forceDelete",
-            Action::Evict(_) => "evict",
-            Action::ScaleToZero(_) => "scaleToZero",
-            Action::UndoScale(_) => "undoScale",
-            Action::RemoveFinalizers(_) => "removeFinalizers",
+            Action::Delete(_) => Verb::Delete,
+            Action::ForceDelete(_) => Verb::ForceDelete,
+            Action::Evict(_) => Verb::Evict,
+            Action::ScaleToZero(_) => Verb::ScaleToZero,
+            Action::UndoScale(_) => Verb::UndoScale,
+            Action::RemoveFinalizers(_) => Verb::RemoveFinalizers,
         }
     }
 
@@ -148,8 +153,8 @@ pub enum Outcome {
     DryRun(String),
     /// The target changed since it was planned; nothing was done.
     Skipped(String),
-    /// The action cannot work as things stand (finalizers, nothing to scale, permission); says why.
-    Refused(String),
+    /// The action cannot work as things stand (finalizers, nothing to scale, permission).
+    Refused(Refusal),
     Failed(String),
 }
 
@@ -165,14 +170,13 @@ impl Outcome {
         }
     }
 
-    pub fn detail(&self) -> &str {
+    pub fn detail(&self) -> Cow<'_, str> {
         match self {
-            Outcome::AlreadyGone => "already gone",
-            Outcome::Done(d)
-            | Outcome::DryRun(d)
-            | Outcome::Skipped(d)
-            | Outcome::Refused(d)
-            | Outcome::Failed(d) => d,
+            Outcome::AlreadyGone => Cow::Borrowed("already gone"),
+            Outcome::Refused(why) => Cow::Owned(why.to_string()),
+            Outcome::Done(d) | Outcome::DryRun(d) | Outcome::Skipped(d) | Outcome::Failed(d) => {
+                Cow::Borrowed(d)
+            }
         }
     }
 

@@ -13,7 +13,7 @@ use super::events::Involved;
 use super::execute::Executor;
 use super::history::Interrupted;
 use super::owner::WorkloadRef;
-use super::{Action, Origin, Outcome};
+use super::{Action, Origin, Outcome, Refusal};
 use crate::pod::PodRecord;
 use crate::report::workload_label;
 use crate::rules::Finding;
@@ -63,9 +63,7 @@ impl Executor {
     /// Write the intent, fsynced, before anything is sent. `Err` is the refusal to act.
     pub(super) fn intend(&self, subject: &Subject) -> Result<Option<AuditRecord>, Outcome> {
         if let Some(problem) = self.audit_problem() {
-            return Err(Outcome::Refused(format!(
-                "{problem}; nothing was done. Fix it, or run with --no-audit to act without a record"
-            )));
+            return Err(Outcome::Refused(Refusal::AuditBroken(problem)));
         }
         let Audit::Log(log) = &self.audit else {
             return Ok(None);
@@ -81,7 +79,7 @@ impl Executor {
                 tracing::error!("{problem}; no action runs until it can");
                 *self.audit_broken.lock().unwrap_or_else(|e| e.into_inner()) =
                     Some(problem.clone());
-                Err(Outcome::Refused(format!("{problem}; nothing was done")))
+                Err(Outcome::Refused(Refusal::AuditUnwritten(problem)))
             }
         }
     }
@@ -94,7 +92,7 @@ impl Executor {
         outcome: &Outcome,
     ) {
         tracing::info!(
-            action = subject.action.verb(),
+            action = subject.action.verb().name(),
             outcome = outcome.label(),
             "{}",
             outcome.detail()
@@ -105,7 +103,7 @@ impl Executor {
                 stage: Stage::Outcome,
                 reason: None,
                 outcome: Some(outcome.label()),
-                detail: Some(outcome.detail().to_string()),
+                detail: Some(outcome.detail().into_owned()),
                 ..intent
             };
             if let Err(e) = log.write(&record) {
@@ -136,7 +134,7 @@ impl Executor {
             cluster: self.settings.cluster.clone(),
             origin: subject.origin,
             actor: self.actor.clone(),
-            action: subject.action.verb().to_string(),
+            action: subject.action.verb(),
             namespace,
             name,
             uid,
@@ -208,7 +206,7 @@ impl Executor {
                 cluster: gap.cluster.clone(),
                 origin: gap.origin,
                 actor: self.actor.clone(),
-                action: gap.action.clone(),
+                action: gap.action,
                 namespace: gap.namespace.clone(),
                 name: gap.name.clone(),
                 uid: gap.uid.clone(),

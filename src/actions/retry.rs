@@ -3,6 +3,8 @@
 use std::future::Future;
 use std::time::Duration;
 
+use super::Denied;
+
 /// What stopped a call, already mapped from the HTTP status.
 #[derive(Debug)]
 pub(crate) enum Stop {
@@ -11,7 +13,7 @@ pub(crate) enum Stop {
     /// 409: a precondition or a concurrent write.
     Conflict(String),
     /// 403, with the permission the call needed.
-    Forbidden(String),
+    Forbidden(Denied),
     /// Anything else, including retries exhausted.
     Failed(String),
 }
@@ -67,11 +69,12 @@ impl RetryPolicy {
                 404 => return Err(Stop::Gone),
                 409 => return Err(Stop::Conflict(status.message.clone())),
                 403 => {
-                    return Err(Stop::Forbidden(forbidden(
-                        needs,
-                        namespace,
-                        &status.message,
-                    )));
+                    return Err(Stop::Forbidden(Denied {
+                        verb: needs.verb,
+                        resource: needs.resource,
+                        namespace: namespace.to_string(),
+                        message: status.message.clone(),
+                    }));
                 }
                 429 | 500..=599 if attempt < self.attempts => {
                     let asked = status.details.as_ref().map_or(0, |d| d.retry_after_seconds);
@@ -100,26 +103,5 @@ impl RetryPolicy {
                 }
             }
         }
-    }
-}
-
-fn forbidden(needs: Needs, namespace: &str, message: &str) -> String {
-    format!(
-        "permission denied: this identity may not {verb} {resource} in namespace {namespace} ({message}). \
-         Check with `kubectl auth can-i {verb} {resource} -n {namespace}` and grant it in {role}.",
-        verb = needs.verb,
-        resource = needs.resource,
-        role = granted_by(needs),
-    )
-}
-
-/// Which of the shipped roles (assets/deploy) grants a permission.
-fn granted_by(needs: Needs) -> &'static str {
-    match (needs.verb, needs.resource) {
-        (_, "leases" | "configmaps") => "the Role in the product's namespace (rbac.yaml)",
-        ("patch", "pods") => {
-            "the optional ClusterRole ops-pod-cleaner-finalizers (rbac-finalizers.yaml)"
-        }
-        _ => "the ClusterRole (rbac.yaml)",
     }
 }

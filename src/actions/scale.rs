@@ -13,10 +13,10 @@ use serde_json::json;
 
 use super::audit::AuditRecord;
 use super::execute::{Executor, stopped};
-use super::owner::{self, Owner, Resolution, WorkloadKind, WorkloadRef};
+use super::owner::{self, Owner, Resolution, WorkloadRef};
 use super::parked::{ParkedRecord, StoreError};
 use super::retry::{Needs, Stop};
-use super::{Origin, Outcome, REPLICAS_BEFORE_ANNOTATION};
+use super::{OptOut, Origin, Outcome, REPLICAS_BEFORE_ANNOTATION, Refusal};
 use crate::pod::{IGNORE_ANNOTATION, PodRecord, is_truthy};
 use crate::rules::Finding;
 
@@ -46,7 +46,7 @@ impl Executor {
     ) -> Result<ScalePlan, Outcome> {
         let workload = match owner::resolve(pod, chain) {
             Resolution::Scalable(w) => w,
-            Resolution::Unscalable(why) => return Err(Outcome::Refused(why)),
+            Resolution::Unscalable(why) => return Err(Outcome::Refused(Refusal::Unscalable(why))),
         };
         let api = workload.api(&self.client);
         let object = self.get_workload(&api, &workload).await.map_err(stopped)?;
@@ -56,9 +56,11 @@ impl Executor {
                 .get(IGNORE_ANNOTATION)
                 .is_some_and(|v| is_truthy(v))
             {
-                return Err(Outcome::Refused(format!(
-                    "{workload} carries {IGNORE_ANNOTATION}: left alone"
-                )));
+                return Err(Outcome::Refused(Refusal::OptedOut(OptOut::Owner {
+                    kind: workload.kind.name().to_string(),
+                    namespace: workload.namespace.clone(),
+                    name: workload.name.clone(),
+                })));
             }
             let available = available_replicas(&object);
             let opted_in = self
@@ -66,7 +68,10 @@ impl Executor {
                 .iter()
                 .any(|r| r.kind == rule && r.scale_while_available);
             if available > 0 && !opted_in {
-                return Err(Outcome::Refused(bad_rollout(&workload, available)));
+                return Err(Outcome::Refused(Refusal::BadRollout {
+                    workload,
+                    available,
+                }));
             }
         }
         let current = self
@@ -109,10 +114,12 @@ impl Executor {
                 {
                     Ok(()) => Some(why),
                     Err(Stop::Forbidden(denied)) => {
-                        return Outcome::Refused(format!(
-                            "nowhere to record the {current} replicas of {w} for undo, so it was \
-                             not scaled: {why}, and {denied}"
-                        ));
+                        return Outcome::Refused(Refusal::Unrecorded {
+                            workload: w.clone(),
+                            replicas: current,
+                            store: why,
+                            denied: Box::new(denied),
+                        });
                     }
                     Err(stop) => return stopped(stop),
                 }
@@ -249,30 +256,4 @@ pub(crate) fn available_replicas(object: &DynamicObject) -> i32 {
         .as_i64()
         .and_then(|n| i32::try_from(n).ok())
         .unwrap_or(0)
-}
-
-/// Why the worker leaves a workload with serving replicas alone, and what to do instead.
-fn bad_rollout(w: &WorkloadRef, available: i32) -> String {
-    let replicas = if available == 1 {
-        "replica"
-    } else {
-        "replicas"
-    };
-    let advice = match w.kind {
-        WorkloadKind::Deployment | WorkloadKind::StatefulSet => format!(
-            "consider `kubectl rollout undo {}/{} -n {}`",
-            w.kind.name().to_lowercase(),
-            w.name,
-            w.namespace
-        ),
-        WorkloadKind::Rollout => format!(
-            "consider `kubectl argo rollouts undo {} -n {}`",
-            w.name, w.namespace
-        ),
-        _ => "fix the failing pods' image or spec".to_string(),
-    };
-    format!(
-        "bad rollout: {available} {replicas} still available in {w}; scaling to 0 would stop them \
-         (rule option scaleWhileAvailable), {advice}"
-    )
 }

@@ -9,9 +9,10 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::execute::{Executor, stopped};
-use super::owner::{WorkloadKind, WorkloadRef};
+use super::owner::WorkloadRef;
 use super::parked::{ParkedRecord, ParkedStore, StoreError};
-use super::{Action, Origin, Outcome, REPLICAS_BEFORE_ANNOTATION};
+use super::refusal::kubectl_name;
+use super::{Action, Origin, Outcome, REPLICAS_BEFORE_ANNOTATION, Refusal};
 
 /// Where the replicas to restore are recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -92,7 +93,11 @@ impl Executor {
             .await?;
         let read = self.read_undo(w).await?;
         if read.current != 0 {
-            return Err(Outcome::Refused(not_at_zero(w, read.current)));
+            return Err(Outcome::Refused(Refusal::NotAtZero {
+                workload: w.clone(),
+                current: read.current,
+                removed: None,
+            }));
         }
         let restores = read.remembered.replicas();
         let (recorded_in, record) = match read.remembered {
@@ -120,17 +125,18 @@ impl Executor {
         let replicas = remembered.replicas();
         // Someone restored it already: a second restore could undo their later decision.
         if current != 0 {
-            let mut why = not_at_zero(w, current);
+            let mut removed = None;
             if let Remembered::Parked(record) = &remembered
                 && !self.settings.dry_run
                 && store.remove(&record.uid).await.is_ok()
             {
-                why.push_str(&format!(
-                    " and its record (parked from {replicas} at {}) removed",
-                    record.at
-                ));
+                removed = Some((replicas, record.at.clone()));
             }
-            return Outcome::Refused(why);
+            return Outcome::Refused(Refusal::NotAtZero {
+                workload: w.clone(),
+                current,
+                removed,
+            });
         }
         if self.settings.dry_run {
             return Outcome::DryRun(format!("would restore {w} to {replicas} replicas"));
@@ -195,11 +201,11 @@ impl Executor {
                     store: None,
                 },
                 None => {
-                    return Err(Outcome::Refused(format!(
-                        "{w} has no record in {} and no {REPLICAS_BEFORE_ANNOTATION} annotation: \
-                         ops-pod-cleaner did not scale it down",
-                        store.location()
-                    )));
+                    return Err(Outcome::Refused(Refusal::NotParked {
+                        workload: w.clone(),
+                        location: store.location(),
+                        unavailable: None,
+                    }));
                 }
             },
             Err(StoreError::Unavailable(why)) => match annotation() {
@@ -208,14 +214,11 @@ impl Executor {
                     store: Some(why),
                 },
                 None => {
-                    return Err(Outcome::Refused(format!(
-                        "{w} has no {REPLICAS_BEFORE_ANNOTATION} annotation, and {} cannot be \
-                         used here ({why}): if ops-pod-cleaner in the cluster parked it, the count \
-                         is recorded there; restore it with `kubectl scale --replicas=N {} -n {}`",
-                        store.location(),
-                        kubectl_name(w),
-                        w.namespace
-                    )));
+                    return Err(Outcome::Refused(Refusal::NotParked {
+                        workload: w.clone(),
+                        location: store.location(),
+                        unavailable: Some(why),
+                    }));
                 }
             },
             Err(StoreError::Failed(stop)) => return Err(stopped(stop)),
@@ -237,21 +240,9 @@ impl Executor {
     }
 }
 
-fn not_at_zero(w: &WorkloadRef, current: i32) -> String {
-    format!("{w} is not at 0 replicas any more: already restored to {current}; left as it is")
-}
-
 pub(super) fn store_error(e: StoreError) -> String {
     match e {
         StoreError::Unavailable(why) => why,
         StoreError::Failed(stop) => stopped(stop).detail().to_string(),
-    }
-}
-
-/// `deployment/web`, as kubectl names it.
-pub(super) fn kubectl_name(w: &WorkloadRef) -> String {
-    match w.kind {
-        WorkloadKind::Rollout => format!("rollouts.argoproj.io/{}", w.name),
-        kind => format!("{}/{}", kind.name().to_lowercase(), w.name),
     }
 }

@@ -34,18 +34,100 @@ pub async fn run(cli: Cli) -> ExitCode {
     })
 }
 
+/// 2 when the user can fix the config or the command line, 3 for anything that went wrong
+/// while running. No wildcard: a new variant must choose.
 fn exit_code(error: &Error) -> u8 {
     match error {
-        Error::Config(_) | Error::Usage(_) => EXIT_CONFIG,
-        _ => EXIT_RUNTIME,
+        Error::Config(_) | Error::Usage(_) | Error::Listen { .. } => EXIT_CONFIG,
+        Error::Io { .. }
+        | Error::Terminal { .. }
+        | Error::HttpClient(_)
+        | Error::Encode(_)
+        | Error::Cluster(_)
+        | Error::Api(_)
+        | Error::Kube(_) => EXIT_RUNTIME,
     }
 }
 
 fn check_config(file: &std::path::Path) -> crate::Result<ExitCode> {
     let config = Config::load_file(file).map_err(|e| match e {
-        Error::Io { path, source } => Error::Config(format!("{}: {source}", path.display())),
+        Error::Io { path, source, .. } => Error::Config(format!("{}: {source}", path.display())),
         other => other,
     })?;
     print!("{}", config.describe());
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+    use std::path::PathBuf;
+
+    use super::{EXIT_CONFIG, EXIT_RUNTIME, exit_code};
+    use crate::Error;
+    use crate::error::IoOp;
+
+    fn io_error() -> io::Error {
+        io::Error::new(io::ErrorKind::PermissionDenied, "denied")
+    }
+
+    #[test]
+    fn each_error_exits_with_its_code() {
+        let http = reqwest::Client::new().get("not a url").build().err();
+        let json = serde_json::from_str::<u8>("x").err();
+        let kube = kube::Error::Service("down".into());
+        let mut cases = vec![
+            (Error::Config("bad key".into()), EXIT_CONFIG),
+            (Error::Usage("one cluster".into()), EXIT_CONFIG),
+            (
+                Error::Listen {
+                    addr: ([127, 0, 0, 1], 9).into(),
+                    source: io_error(),
+                },
+                EXIT_CONFIG,
+            ),
+            (
+                Error::Io {
+                    path: PathBuf::from("/audit.jsonl"),
+                    op: IoOp::Write,
+                    source: io_error(),
+                },
+                EXIT_RUNTIME,
+            ),
+            (
+                Error::Terminal {
+                    what: "terminal",
+                    source: io_error(),
+                },
+                EXIT_RUNTIME,
+            ),
+            (Error::Cluster("gone".into()), EXIT_RUNTIME),
+            (Error::Api("403".into()), EXIT_RUNTIME),
+            (Error::Kube(kube), EXIT_RUNTIME),
+        ];
+        cases.extend(http.map(|e| (Error::HttpClient(e), EXIT_RUNTIME)));
+        cases.extend(json.map(|e| (Error::Encode(e), EXIT_RUNTIME)));
+        assert_eq!(cases.len(), 10, "every variant is checked");
+        for (error, code) in cases {
+            assert_eq!(exit_code(&error), code, "{error:?}");
+        }
+    }
+
+    #[test]
+    fn io_errors_say_whether_they_read_or_wrote() {
+        let error = |op| Error::Io {
+            path: PathBuf::from("/var/lib/x"),
+            op,
+            source: io_error(),
+        };
+        assert_eq!(
+            error(IoOp::Read).to_string(),
+            "cannot read /var/lib/x: denied"
+        );
+        assert_eq!(
+            error(IoOp::Write).to_string(),
+            "cannot write /var/lib/x: denied"
+        );
+        assert!(std::error::Error::source(&error(IoOp::Write)).is_some());
+    }
 }

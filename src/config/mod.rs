@@ -35,6 +35,7 @@ pub use schedule::CronSchedule;
 pub use secret::{Secret, SecretSource, mask_url, scrub};
 pub use sources::{Environment, FixedEnvironment, ProcessEnvironment};
 
+use crate::error::IoOp;
 use crate::rules::{RuleKind, RuleSpec};
 use crate::{Error, Result};
 use read::{Field, MapReader};
@@ -114,6 +115,7 @@ impl Config {
     pub fn load_file(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
             path: path.to_path_buf(),
+            op: IoOp::Read,
             source,
         })?;
         let mut config = Config::from_yaml(&text, &path.display().to_string())?;
@@ -125,6 +127,7 @@ impl Config {
     pub fn load(explicit: Option<&Path>) -> Result<Config> {
         let cwd = std::env::current_dir().map_err(|source| Error::Io {
             path: PathBuf::from("."),
+            op: IoOp::Read,
             source,
         })?;
         let env = std::env::var_os(ENV_VAR);

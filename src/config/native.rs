@@ -89,21 +89,13 @@ fn rule_kind(field: &Field) -> Result<RuleKind> {
         .ok_or_else(|| field.expected(&format!("a rule name: one of {}", rule_names())))
 }
 
-const ACTIONS: [ActionKind; 5] = [
-    ActionKind::None,
-    ActionKind::Delete,
-    ActionKind::ForceDelete,
-    ActionKind::ScaleToZero,
-    ActionKind::Evict,
-];
-
 fn action_kind(field: &Field) -> Result<ActionKind> {
     let name = field.string()?;
-    ACTIONS
+    ActionKind::ALL
         .into_iter()
         .find(|a| a.name() == name)
         .ok_or_else(|| {
-            let names = ACTIONS.map(ActionKind::name).join(", ");
+            let names = ActionKind::ALL.map(ActionKind::name).join(", ");
             field.expected(&format!("an action: one of {names}"))
         })
 }

@@ -95,11 +95,9 @@ impl Sources {
 
 /// Bind now (so a taken port is an error at start), serve until `stop`.
 pub async fn bind(addr: SocketAddr) -> crate::Result<TcpListener> {
-    TcpListener::bind(addr).await.map_err(|e| {
-        crate::Error::Usage(format!(
-            "cannot listen on {addr}: {e}; choose another with --listen"
-        ))
-    })
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| crate::Error::Listen { addr, source })
 }
 
 pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Receiver<bool>) {

@@ -55,7 +55,7 @@ impl Reporter {
             .timeout(policy.timeout)
             .user_agent(concat!("ops-pod-cleaner/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| crate::Error::Usage(format!("cannot build the HTTP client: {e}")))?;
+            .map_err(crate::Error::HttpClient)?;
         Ok(Reporter {
             spool: Spool::new(&config.spool_dir, SpoolLimits::of(config)),
             resending: tokio::sync::Mutex::new(()),

@@ -3,12 +3,14 @@
 use std::io::Write;
 use std::path::Path;
 
+use crate::error::IoOp;
 use crate::{Error, Result};
 
 /// Write to a temporary file beside `path`, fsync it, then rename it over `path`.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
+        op: IoOp::Write,
         source,
     };
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());

@@ -10,8 +10,8 @@ use sha2::{Digest, Sha256};
 use super::RestartReport;
 use super::caps::SpoolLimits;
 use super::files::write_atomically;
+use crate::Result;
 use crate::config::{SecretSource, Sink};
-use crate::{Error, Result};
 
 /// A stable name for a sink across restarts: its type and a short hash of where it points,
 /// the URL written inline or the variable or file it is read from (so rotating the Secret
@@ -140,7 +140,7 @@ fn file_name(sink: &str, report: &RestartReport) -> String {
 }
 
 fn write_json(path: &Path, value: &impl Serialize) -> Result<PathBuf> {
-    let bytes = serde_json::to_vec(value).map_err(|e| Error::Cluster(e.to_string()))?;
+    let bytes = serde_json::to_vec(value)?;
     write_atomically(path, &bytes)?;
     Ok(path.to_path_buf())
 }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::RestartReport;
 use super::files::write_atomically;
+use crate::error::IoOp;
 use crate::{Error, Result};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,6 +58,7 @@ impl RestartState {
             Err(source) => {
                 return Err(Error::Io {
                     path: path.to_path_buf(),
+                    op: IoOp::Read,
                     source,
                 });
             }

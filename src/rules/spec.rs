@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::actions::Verb;
+
 /// One rule of the chain, and the category of the pods it claims.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -53,9 +55,9 @@ impl fmt::Display for RuleKind {
     }
 }
 
-/// What a rule plans for the pods it claims.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// What a rule plans for the pods it claims: the config's `action:`, the verbs the worker may
+/// run, or none. Named by [`Verb::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ActionKind {
     None,
     Delete,
@@ -65,14 +67,33 @@ pub enum ActionKind {
 }
 
 impl ActionKind {
-    pub fn name(self) -> &'static str {
+    pub const ALL: [ActionKind; 5] = [
+        ActionKind::None,
+        ActionKind::Delete,
+        ActionKind::ForceDelete,
+        ActionKind::ScaleToZero,
+        ActionKind::Evict,
+    ];
+
+    /// The action it plans, if any.
+    pub fn verb(self) -> Option<Verb> {
         match self {
-            ActionKind::None => "none",
-            ActionKind::Delete => "delete",
-            ActionKind::ForceDelete => "forceDelete",
-            ActionKind::ScaleToZero => "scaleToZero",
-            ActionKind::Evict => "evict",
+            ActionKind::None => None,
+            ActionKind::Delete => Some(Verb::Delete),
+            ActionKind::ForceDelete => Some(Verb::ForceDelete),
+            ActionKind::ScaleToZero => Some(Verb::ScaleToZero),
+            ActionKind::Evict => Some(Verb::Evict),
         }
+    }
+
+    pub fn name(self) -> &'static str {
+        self.verb().map_or("none", Verb::name)
+    }
+}
+
+impl Serialize for ActionKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
     }
 }
 

@@ -2,27 +2,41 @@
 //! only `confirm` turns it into actions the executor runs.
 
 use super::event::Routed;
-use crate::actions::{Action, Inspection, OptOut, PodRef, Resolution, WorkloadRef};
+use crate::actions::{Action, Inspection, OptOut, PodRef, Resolution, Verb, WorkloadRef};
 use crate::cluster::Abnormal;
 
 /// Targets listed by name before "and N more".
 const LISTED: usize = 8;
 
-/// What will run once the engineer says yes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfirmAction(pub Vec<Routed<Action>>);
-
-/// A dialog: what, on what exactly, and either the pending action or why it cannot run.
+/// A dialog: what, on what exactly, and what a yes does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Confirmation {
     pub title: String,
     pub lines: Vec<String>,
-    pub pending: Option<ConfirmAction>,
-    /// Set when the action cannot run; the dialog only informs.
-    pub unavailable: Option<String>,
-    /// Targets that opted out (or whose opt-out could not be checked): a first yes leads to a
-    /// second, explicit dialog instead of running.
-    pub caution: Vec<String>,
+    pub offer: Offer,
+}
+
+/// Either the actions a yes runs, or why there are none: never both.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Offer {
+    Ready {
+        actions: Vec<Routed<Action>>,
+        /// Targets that opted out (or whose opt-out could not be checked): a first yes leads
+        /// to a second, explicit dialog instead of running.
+        caution: Vec<String>,
+    },
+    /// The action cannot run, and why; the dialog only informs.
+    Unavailable(String),
+}
+
+impl Offer {
+    /// What a yes runs, asking nothing more.
+    fn ready(actions: Vec<Routed<Action>>) -> Offer {
+        Offer::Ready {
+            actions,
+            caution: Vec::new(),
+        }
+    }
 }
 
 /// What a yes on a dialog leads to.
@@ -37,36 +51,34 @@ pub enum Answer {
 impl Confirmation {
     /// Yes: run, or ask again first when a target opted out.
     pub fn confirm(self) -> Answer {
-        let Some(ConfirmAction(actions)) = self.pending else {
+        let Offer::Ready { actions, caution } = self.offer else {
             return Answer::Nothing;
         };
-        if self.caution.is_empty() {
+        if caution.is_empty() {
             return Answer::Run(actions);
         }
-        let mut lines = self.caution;
+        let mut lines = caution;
         lines.push(String::new());
         lines.push("ops-pod-cleaner was asked to leave these alone.".to_string());
         lines.push("Press y again to act anyway, n to cancel.".to_string());
         Answer::AskAgain(Confirmation {
             title: format!("Opted out: {} anyway?", self.title.trim_end_matches('?')),
             lines,
-            pending: Some(ConfirmAction(actions)),
-            unavailable: None,
-            caution: Vec::new(),
+            offer: Offer::ready(actions),
         })
     }
 
     /// Where opt-outs sit, from the owner-chain check; an error counts as a possible opt-out.
     pub fn with_opt_outs(mut self, checked: Result<Vec<OptOut>, String>) -> Confirmation {
-        if self.pending.is_none() {
+        let Offer::Ready { caution, .. } = &mut self.offer else {
             return self;
-        }
-        self.caution = match checked {
+        };
+        *caution = match checked {
             Ok(opt_outs) => opt_outs.iter().map(|o| format!("opted out: {o}")).collect(),
             Err(e) => vec![format!("the owners' opt-out could not be checked: {e}")],
         };
-        if !self.caution.is_empty() {
-            self.lines.extend(self.caution.iter().cloned());
+        if !caution.is_empty() {
+            self.lines.extend(caution.iter().cloned());
             self.lines
                 .push("(a second confirmation follows)".to_string());
         }
@@ -77,9 +89,7 @@ impl Confirmation {
         Confirmation {
             title: title.to_string(),
             lines: Vec::new(),
-            pending: None,
-            unavailable: Some(why.into()),
-            caution: Vec::new(),
+            offer: Offer::Unavailable(why.into()),
         }
     }
 
@@ -123,9 +133,7 @@ impl Confirmation {
         Confirmation {
             title,
             lines,
-            pending: Some(ConfirmAction(actions.collect())),
-            unavailable: None,
-            caution: Vec::new(),
+            offer: Offer::ready(actions.collect()),
         }
     }
 
@@ -163,12 +171,10 @@ impl Confirmation {
         let dialog = Confirmation {
             title: title.to_string(),
             lines,
-            pending: Some(ConfirmAction(vec![Routed::new(
+            offer: Offer::ready(vec![Routed::new(
                 &pod.cluster,
                 Action::ScaleToZero(pod.item.clone()),
-            )])),
-            unavailable: None,
-            caution: Vec::new(),
+            )]),
         };
         dialog.with_opt_outs(Ok(checked.opt_out.iter().cloned().collect()))
     }
@@ -186,12 +192,10 @@ impl Confirmation {
             Ok(plan) => Confirmation {
                 title: title.to_string(),
                 lines: vec![in_cluster(&workload.cluster, &workload.item, several), plan],
-                pending: Some(ConfirmAction(vec![Routed::new(
+                offer: Offer::ready(vec![Routed::new(
                     &workload.cluster,
                     Action::UndoScale(workload.item.clone()),
-                )])),
-                unavailable: None,
-                caution: Vec::new(),
+                )]),
             },
         }
     }
@@ -203,12 +207,10 @@ impl Confirmation {
                 in_cluster(&workload.cluster, &workload.item, several),
                 "back to the recorded count (ConfigMap ops-pod-cleaner-parked)".to_string(),
             ],
-            pending: Some(ConfirmAction(vec![Routed::new(
+            offer: Offer::ready(vec![Routed::new(
                 &workload.cluster,
                 Action::UndoScale(workload.item.clone()),
-            )])),
-            unavailable: None,
-            caution: Vec::new(),
+            )]),
         }
     }
 }
@@ -222,7 +224,7 @@ fn in_cluster(cluster: &str, workload: &WorkloadRef, several: bool) -> String {
     }
 }
 
-/// The pod actions that take marked rows.
+/// The pod actions that take marked rows: a subset of [`Verb`], with the dialog's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PodVerb {
     Delete,
@@ -241,13 +243,13 @@ impl PodVerb {
         }
     }
 
-    /// The executor's verb for the same action (as in 403 messages and the audit log).
-    pub fn verb(self) -> &'static str {
+    /// The executor's verb for the same action.
+    pub fn verb(self) -> Verb {
         match self {
-            PodVerb::Delete => "delete",
-            PodVerb::ForceDelete => "forceDelete",
-            PodVerb::Evict => "evict",
-            PodVerb::RemoveFinalizers => "removeFinalizers",
+            PodVerb::Delete => Verb::Delete,
+            PodVerb::ForceDelete => Verb::ForceDelete,
+            PodVerb::Evict => Verb::Evict,
+            PodVerb::RemoveFinalizers => Verb::RemoveFinalizers,
         }
     }
 

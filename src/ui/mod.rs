@@ -18,7 +18,7 @@ mod theme;
 mod update;
 mod view;
 
-pub use confirm::{ConfirmAction, Confirmation};
+pub use confirm::{Confirmation, Offer};
 pub use details::{PodDetails, Section};
 pub use event::{ClusterLine, Effect, Event, Routed, Snapshot, key_from_crossterm};
 pub use keys::{Command, command_for};

@@ -91,8 +91,10 @@ pub async fn run(
     state.readonly = options.readonly;
     state.dry_run = options.dry_run;
     state.no_audit = options.no_audit;
-    let mut guard = TerminalGuard::enter()
-        .map_err(|e| Error::Usage(format!("cannot set up the terminal: {e}")))?;
+    let mut guard = TerminalGuard::enter().map_err(|source| Error::Terminal {
+        what: "cannot set up the terminal",
+        source,
+    })?;
     let mut runtime = Runtime::new(sessions, connector, options);
     let result = runtime.run(&mut state, &mut guard).await;
     runtime.finish_in_flight(&mut state, &mut guard).await;
@@ -171,7 +173,10 @@ impl Runtime {
     }
 
     async fn run(&mut self, state: &mut State, guard: &mut TerminalGuard) -> Result<()> {
-        let io = |e: std::io::Error| Error::Usage(format!("terminal: {e}"));
+        let io = |source| Error::Terminal {
+            what: "terminal",
+            source,
+        };
         let mut keys = EventStream::new();
         let (mut caches, mut workers) = watching(&self.sessions);
         let mut tick = tokio::time::interval(Duration::from_secs(1));

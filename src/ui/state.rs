@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use super::confirm::Confirmation;
 use super::details::PodDetails;
 use super::event::{ClusterLine, Routed};
-use crate::actions::{ParkedList, PodRef, WorkloadRef};
+use crate::actions::{ParkedList, PodRef, Verb, WorkloadRef};
 use crate::cluster::Abnormal;
 use crate::config::UiConfig;
 use crate::report::RestartReport;
@@ -165,7 +165,7 @@ pub fn mark_of(found: &Abnormal) -> Mark {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Forbidden {
     pub cluster: Arc<str>,
-    pub verb: &'static str,
+    pub verb: Verb,
     pub why: String,
 }
 
@@ -299,7 +299,7 @@ impl State {
     }
 
     /// Why `cluster`'s API will refuse `verb`, if it already did.
-    pub fn forbidden_reason(&self, cluster: &str, verb: &str) -> Option<&str> {
+    pub fn forbidden_reason(&self, cluster: &str, verb: Verb) -> Option<&str> {
         self.forbidden
             .iter()
             .find(|f| f.verb == verb && *f.cluster == *cluster)

@@ -1,12 +1,12 @@
 //! `update`: the only place the state changes. Pure: events in, effects out.
 
-use super::confirm::{Answer, Confirmation, PodVerb};
+use super::confirm::{Answer, Confirmation, Offer, PodVerb};
 use super::event::{Effect, Event, Routed, Snapshot};
 use super::keys::{Command, command_for};
 use super::state::{
     BottomPane, DetailsContent, DetailsView, Forbidden, Overlay, State, StatusLine, View,
 };
-use crate::actions::{Action, Outcome, ParkedList, PodRef};
+use crate::actions::{Action, Outcome, ParkedList, PodRef, Refusal, Verb};
 use crate::config::{KeyBinding, KeyCode};
 use crate::worker::{WorkerCommand, WorkerStatus};
 
@@ -211,13 +211,14 @@ fn on_outcome(
         text = format!("{}: {text}", action.cluster);
     }
     match outcome {
-        Outcome::Refused(why) if why.contains("403") || why.contains("forbidden") => {
+        // A 403 will come again: the verb shows as unavailable on this cluster from now on.
+        Outcome::Refused(refusal) if refusal.forbidden().is_some() => {
             let verb = action.item.verb();
             if state.forbidden_reason(&action.cluster, verb).is_none() {
                 state.forbidden.push(Forbidden {
                     cluster: action.cluster.clone(),
                     verb,
-                    why: why.clone(),
+                    why: refusal.to_string(),
                 });
             }
         }
@@ -377,7 +378,7 @@ fn on_parked_key(
             };
             let workload = Routed::new(&row.cluster.as_str().into(), row.workload.clone());
             let clusters = std::iter::once(row.cluster.as_str());
-            if let Some(why) = readonly_or_forbidden(state, "undoScale", clusters) {
+            if let Some(why) = readonly_or_forbidden(state, Verb::UndoScale, clusters) {
                 let dialog = Confirmation::unavailable("Restore the replicas?", why);
                 state.overlay = Some(Overlay::Confirm(dialog));
                 return Vec::new();
@@ -591,11 +592,11 @@ fn targets(state: &State) -> Vec<&crate::cluster::Abnormal> {
 /// Why `verb` cannot run on any of `clusters`: read-only mode, or a cluster's API refused it.
 fn readonly_or_forbidden<'a>(
     state: &State,
-    verb: &str,
+    verb: Verb,
     mut clusters: impl Iterator<Item = &'a str>,
 ) -> Option<String> {
     if state.readonly {
-        return Some("read-only mode (--readonly): no actions".to_string());
+        return Some(Refusal::Readonly.to_string());
     }
     clusters.find_map(|cluster| {
         let why = state.forbidden_reason(cluster, verb)?;
@@ -628,7 +629,7 @@ fn pod_action(state: &mut State, verb: PodVerb) -> Vec<Effect> {
                 .iter()
                 .map(|a| Routed::new(&a.cluster, PodRef::of(&a.pod)))
                 .collect();
-            if dialog.pending.is_some() {
+            if matches!(dialog.offer, Offer::Ready { .. }) {
                 state.overlay = Some(Overlay::Checking(dialog));
                 return vec![Effect::CheckOptOuts(pods)];
             }
@@ -643,7 +644,7 @@ fn scale_to_zero(state: &mut State) -> Vec<Effect> {
     let title = "Scale the workload to 0?";
     let targets = targets(state);
     let clusters = targets.iter().map(|a| &*a.cluster);
-    if let Some(why) = readonly_or_forbidden(state, "scaleToZero", clusters) {
+    if let Some(why) = readonly_or_forbidden(state, Verb::ScaleToZero, clusters) {
         state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(title, why)));
         return Vec::new();
     }
@@ -676,7 +677,7 @@ fn undo(state: &mut State) {
     let title = "Restore the replicas?";
     let last = state.scaled.last();
     let clusters = last.map(|w| &*w.cluster).into_iter();
-    let dialog = if let Some(why) = readonly_or_forbidden(state, "undoScale", clusters) {
+    let dialog = if let Some(why) = readonly_or_forbidden(state, Verb::UndoScale, clusters) {
         Confirmation::unavailable(title, why)
     } else if let Some(workload) = last {
         Confirmation::for_undo(workload, state.several_clusters())

@@ -130,7 +130,7 @@ impl Guards {
         if outcome.succeeded() {
             self.backoff.remove(&planned.target);
         } else {
-            self.refused(planned, outcome.detail(), now);
+            self.refused(planned, &outcome.detail(), now);
         }
     }
 

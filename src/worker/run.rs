@@ -306,8 +306,9 @@ impl Worker {
     /// Refused before anything was sent: wait before trying again; say so once per reason.
     fn not_sent(&mut self, planned: &Planned, outcome: &Outcome) {
         match outcome {
-            Outcome::Refused(why) | Outcome::Failed(why) => {
-                if self.guards.refused(planned, why, Instant::now()) {
+            Outcome::Refused(_) | Outcome::Failed(_) => {
+                let why = outcome.detail();
+                if self.guards.refused(planned, &why, Instant::now()) {
                     tracing::warn!(rule = %planned.rule, "auto-clean held {}: {why}", planned.pod);
                 }
             }

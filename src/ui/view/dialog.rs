@@ -6,19 +6,19 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use super::{centered, fit};
-use crate::ui::confirm::Confirmation;
+use crate::ui::confirm::{Confirmation, Offer};
 use crate::ui::event::ClusterLine;
 use crate::ui::theme;
 
 pub fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
     let mut lines: Vec<Line> = c.lines.iter().map(|l| Line::raw(l.clone())).collect();
     lines.push(Line::raw(""));
-    match &c.unavailable {
-        Some(why) => {
+    match &c.offer {
+        Offer::Unavailable(why) => {
             lines.push(Line::styled(format!("unavailable: {why}"), theme::bad()));
             lines.push(Line::styled("Esc closes", theme::dim()));
         }
-        None => lines.push(Line::styled(
+        Offer::Ready { .. } => lines.push(Line::styled(
             "y / Enter: do it    n / Esc: cancel",
             theme::warn(),
         )),

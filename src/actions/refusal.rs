@@ -1,0 +1,283 @@
+//! Why an action was refused, as values a caller can match: the screen remembers a 403 by its
+//! variant, not by searching the text. `Display` is the text the log, the audit `detail` and
+//! the status line show.
+
+use std::fmt;
+
+use super::owner::{WorkloadKind, WorkloadRef};
+use super::{OptOut, Outcome, PodRef, REPLICAS_BEFORE_ANNOTATION, Verb};
+
+/// A 403: the permission a request needed and what the API server said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denied {
+    /// The RBAC verb (`delete`, `patch`, `create`…), not an action's name.
+    pub verb: &'static str,
+    pub resource: &'static str,
+    pub namespace: String,
+    pub message: String,
+}
+
+impl fmt::Display for Denied {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Denied {
+            verb,
+            resource,
+            namespace,
+            message,
+        } = self;
+        write!(
+            f,
+            "permission denied: this identity may not {verb} {resource} in namespace {namespace} ({message}). \
+             Check with `kubectl auth can-i {verb} {resource} -n {namespace}` and grant it in {role}.",
+            role = granted_by(verb, resource),
+        )
+    }
+}
+
+/// Which of the shipped roles (assets/deploy) grants a permission.
+fn granted_by(verb: &str, resource: &str) -> &'static str {
+    match (verb, resource) {
+        (_, "leases" | "configmaps") => "the Role in the product's namespace (rbac.yaml)",
+        ("patch", "pods") => {
+            "the optional ClusterRole ops-pod-cleaner-finalizers (rbac-finalizers.yaml)"
+        }
+        _ => "the ClusterRole (rbac.yaml)",
+    }
+}
+
+/// Why an action cannot work as things stand; nothing was changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// `--readonly`: nothing runs, whoever asks.
+    Readonly,
+    /// The worker asked for an action only a person may run.
+    ManualOnly(Verb),
+    /// The pod, an owner up its chain, or the workload to scale carries the opt-out annotation.
+    OptedOut(OptOut),
+    /// An owner up the pod's chain could not be read, so its opt-out cannot be ruled out.
+    OwnersUnreadable {
+        /// `namespace/name`.
+        pod: String,
+        /// `Kind name` of the pod's owner, if it has one.
+        owner: Option<String>,
+        /// What the read ended with (a 403 is a [`Refusal::Forbidden`] inside).
+        cause: Box<Outcome>,
+    },
+    /// Scale to zero has no workload to land on; says why and what to do instead.
+    Unscalable(String),
+    /// The worker leaves a workload whose replicas still serve alone.
+    BadRollout {
+        workload: WorkloadRef,
+        available: i32,
+    },
+    /// A grace-0 delete cannot release a terminating pod held by finalizers.
+    HeldByFinalizers {
+        pod: PodRef,
+        finalizers: Vec<String>,
+    },
+    /// Neither the parked ConfigMap nor the workload's annotation could record the replicas,
+    /// so the workload was not scaled.
+    Unrecorded {
+        workload: WorkloadRef,
+        replicas: i32,
+        /// Why the parked ConfigMap is not available.
+        store: String,
+        /// The 403 on the annotation; boxed to keep every outcome small.
+        denied: Box<Denied>,
+    },
+    /// Undo of a workload someone scaled up since.
+    NotAtZero {
+        workload: WorkloadRef,
+        current: i32,
+        /// The parked record removed with it: its replicas and when it was parked.
+        removed: Option<(i32, String)>,
+    },
+    /// Undo of a workload with no recorded count.
+    NotParked {
+        workload: WorkloadRef,
+        /// Where the parked ConfigMap is (`ConfigMap ns/name`).
+        location: String,
+        /// Why that ConfigMap cannot be used here, when it cannot.
+        unavailable: Option<String>,
+    },
+    /// The audit log cannot be opened or failed earlier: nothing acts until it is fixed.
+    AuditBroken(String),
+    /// Writing this action's intent to the audit log failed.
+    AuditUnwritten(String),
+    /// The API server answered 403.
+    Forbidden(Denied),
+}
+
+impl Refusal {
+    /// The 403 behind this refusal, if there is one: asking again would be refused again.
+    pub fn forbidden(&self) -> Option<&Denied> {
+        match self {
+            Refusal::Forbidden(denied) => Some(denied),
+            Refusal::Unrecorded { denied, .. } => Some(denied),
+            Refusal::OwnersUnreadable { cause, .. } => match cause.as_ref() {
+                Outcome::Refused(refusal) => refusal.forbidden(),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Readonly => f.write_str("read-only mode (--readonly): no actions"),
+            Refusal::ManualOnly(verb) => write!(f, "{verb} is a manual-only action"),
+            Refusal::OptedOut(opt_out) => write!(f, "{opt_out}: left alone"),
+            Refusal::OwnersUnreadable { pod, owner, cause } => {
+                let owner = owner
+                    .as_ref()
+                    .map_or_else(String::new, |o| format!(" ({o})"));
+                write!(
+                    f,
+                    "cannot read the owners of pod {pod}{owner} to check their opt-out: {}",
+                    cause.detail()
+                )
+            }
+            Refusal::Unscalable(why) => f.write_str(why),
+            Refusal::BadRollout {
+                workload,
+                available,
+            } => bad_rollout(f, workload, *available),
+            Refusal::HeldByFinalizers { pod, finalizers } => write!(
+                f,
+                "{pod} is held by finalizers ({}); a grace-0 delete cannot release it. \
+                 Find out why, then remove the finalizers by hand",
+                finalizers.join(", ")
+            ),
+            Refusal::Unrecorded {
+                workload,
+                replicas,
+                store,
+                denied,
+            } => write!(
+                f,
+                "nowhere to record the {replicas} replicas of {workload} for undo, so it was \
+                 not scaled: {store}, and {denied}"
+            ),
+            Refusal::NotAtZero {
+                workload,
+                current,
+                removed,
+            } => {
+                write!(
+                    f,
+                    "{workload} is not at 0 replicas any more: already restored to {current}; \
+                     left as it is"
+                )?;
+                match removed {
+                    Some((replicas, at)) => write!(
+                        f,
+                        " and its record (parked from {replicas} at {at}) removed"
+                    ),
+                    None => Ok(()),
+                }
+            }
+            Refusal::NotParked {
+                workload,
+                location,
+                unavailable: None,
+            } => write!(
+                f,
+                "{workload} has no record in {location} and no {REPLICAS_BEFORE_ANNOTATION} \
+                 annotation: ops-pod-cleaner did not scale it down"
+            ),
+            Refusal::NotParked {
+                workload,
+                location,
+                unavailable: Some(why),
+            } => write!(
+                f,
+                "{workload} has no {REPLICAS_BEFORE_ANNOTATION} annotation, and {location} \
+                 cannot be used here ({why}): if ops-pod-cleaner in the cluster parked it, the \
+                 count is recorded there; restore it with `kubectl scale --replicas=N {} -n {}`",
+                kubectl_name(workload),
+                workload.namespace
+            ),
+            Refusal::AuditBroken(problem) => write!(
+                f,
+                "{problem}; nothing was done. Fix it, or run with --no-audit to act without a record"
+            ),
+            Refusal::AuditUnwritten(problem) => write!(f, "{problem}; nothing was done"),
+            Refusal::Forbidden(denied) => write!(f, "{denied}"),
+        }
+    }
+}
+
+/// Why the worker leaves a workload with serving replicas alone, and what to do instead.
+fn bad_rollout(f: &mut fmt::Formatter<'_>, w: &WorkloadRef, available: i32) -> fmt::Result {
+    let replicas = if available == 1 {
+        "replica"
+    } else {
+        "replicas"
+    };
+    let advice = match w.kind {
+        WorkloadKind::Deployment | WorkloadKind::StatefulSet => format!(
+            "consider `kubectl rollout undo {}/{} -n {}`",
+            w.kind.name().to_lowercase(),
+            w.name,
+            w.namespace
+        ),
+        WorkloadKind::Rollout => format!(
+            "consider `kubectl argo rollouts undo {} -n {}`",
+            w.name, w.namespace
+        ),
+        _ => "fix the failing pods' image or spec".to_string(),
+    };
+    write!(
+        f,
+        "bad rollout: {available} {replicas} still available in {w}; scaling to 0 would stop them \
+         (rule option scaleWhileAvailable), {advice}"
+    )
+}
+
+/// `deployment/web`, as kubectl names it.
+pub(super) fn kubectl_name(w: &WorkloadRef) -> String {
+    match w.kind {
+        WorkloadKind::Rollout => format!("rollouts.argoproj.io/{}", w.name),
+        kind => format!("{}/{}", kind.name().to_lowercase(), w.name),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Denied, Refusal};
+    use crate::actions::Outcome;
+
+    fn denied() -> Denied {
+        Denied {
+            verb: "get",
+            resource: "replicasets",
+            namespace: "shop".into(),
+            message: "no".into(),
+        }
+    }
+
+    #[test]
+    fn a_403_is_found_behind_the_refusals_that_wrap_one() {
+        let direct = Refusal::Forbidden(denied());
+        let behind_owners = Refusal::OwnersUnreadable {
+            pod: "shop/web-1".into(),
+            owner: Some("ReplicaSet web-5c6b7".into()),
+            cause: Box::new(Outcome::Refused(Refusal::Forbidden(denied()))),
+        };
+        let failed_owners = Refusal::OwnersUnreadable {
+            pod: "shop/web-1".into(),
+            owner: None,
+            cause: Box::new(Outcome::Failed("timeout".into())),
+        };
+        assert_eq!(direct.forbidden(), Some(&denied()));
+        assert_eq!(behind_owners.forbidden(), Some(&denied()));
+        assert_eq!(failed_owners.forbidden(), None);
+        assert_eq!(Refusal::Readonly.forbidden(), None);
+        assert_eq!(
+            failed_owners.to_string(),
+            "cannot read the owners of pod shop/web-1 to check their opt-out: timeout"
+        );
+    }
+}
