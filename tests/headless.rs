@@ -388,7 +388,11 @@ async fn a_partitioned_leader_and_its_successor_never_act_at_the_same_time() {
         dir.path(),
     );
     eventually("a to lead", || *a.leader.borrow()).await;
-    let b = acting(server.client_with(short), "b", dir.path());
+    let b = acting(
+        client_with_deadlines(server.config(), short).unwrap(),
+        "b",
+        dir.path(),
+    );
     // Evicted pods keep coming; whoever leads deletes them.
     let feeder = tokio::spawn({
         let sim = sim.clone();

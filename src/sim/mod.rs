@@ -12,6 +12,7 @@ mod cluster;
 mod controllers;
 pub mod demo;
 mod discovery;
+mod error;
 mod eviction;
 mod extras;
 mod faults;
@@ -37,6 +38,7 @@ mod watch;
 mod workloads;
 
 pub use cluster::{DEFAULT_NODES, PodShaper, SimCluster, StreamingLists};
+pub use error::{Error, Result};
 pub use faults::{Faults, Injected, USER};
 pub use server::SimServer;
 pub use status::ApiError;
