@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Pod;
+use kube_sim::{SimCluster, SimServer};
 use ops_pod_cleaner::actions::{Audit, AuditLog, Executor, RetryPolicy};
 use ops_pod_cleaner::cluster::{
     Cache, Deadlines, Scope, WatchSettings, WatchState, client_with_deadlines, list_pods,
@@ -16,7 +17,6 @@ use ops_pod_cleaner::config::Config;
 use ops_pod_cleaner::headless::{Sources, bind, serve};
 use ops_pod_cleaner::policy::{Flags, Policy};
 use ops_pod_cleaner::rules::RuleKind;
-use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use ops_pod_cleaner::ui::{WatchLine, watch_line};
 use ops_pod_cleaner::worker::{self, Counters, WorkerHandle, WorkerOptions, WorkerStatus};
 use support::pods::{PodBuilder, pod};

@@ -4,12 +4,11 @@ use std::path::Path;
 
 use futures::future::try_join_all;
 use kube::config::Kubeconfig;
+use kube_sim::demo::{self, CONTEXTS, Demo};
 
 use crate::cli::GlobalArgs;
 use crate::cluster::{Cluster, ConnectOptions, Deadlines, Scope, client_with_deadlines, connect};
 use crate::config::Config;
-use crate::sim;
-use crate::sim::demo::{self, CONTEXTS, Demo};
 use crate::{Error, Result};
 
 /// Connected clusters; keeps the simulated servers alive as long as they are needed.
@@ -166,12 +165,12 @@ fn demo_cluster(demo: &Demo, deadlines: Deadlines) -> Result<Cluster> {
 }
 
 /// The simulator's error in the command line's words.
-fn demo_error(e: sim::Error) -> Error {
+fn demo_error(e: kube_sim::Error) -> Error {
     match e {
-        sim::Error::UnknownDemo(name) => Error::Usage(format!(
+        kube_sim::Error::UnknownDemo(name) => Error::Usage(format!(
             "no demo context {name:?}: --demo offers {}",
             CONTEXTS.join(" and ")
         )),
-        start @ sim::Error::Start { .. } => Error::Cluster(start.to_string()),
+        start @ kube_sim::Error::Start { .. } => Error::Cluster(start.to_string()),
     }
 }
