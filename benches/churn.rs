@@ -35,7 +35,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
-use ops_pod_cleaner::sim::generate::{Shape, list_pages, realistic_pod};
+use kube_sim::generate::{Shape, list_pages, realistic_pod};
 use serde_json::{Value, json};
 use terminal::open_pty;
 

@@ -9,11 +9,11 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
+use kube_sim::generate::realistic_pod;
 use ops_pod_cleaner::cluster::{Cache, Scope};
 use ops_pod_cleaner::config::UiConfig;
 use ops_pod_cleaner::pod::{Interner, decode_pod};
 use ops_pod_cleaner::rules::default_chain;
-use ops_pod_cleaner::sim::generate::realistic_pod;
 use ops_pod_cleaner::ui::{Event, Snapshot, State, WatchLine, draw, update};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

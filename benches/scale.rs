@@ -31,7 +31,7 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use kube::core::Request as KubeRequest;
 use kube::core::params::ListParams;
-use ops_pod_cleaner::sim::generate::list_pages;
+use kube_sim::generate::list_pages;
 
 const PAGE: usize = 500;
 /// What SPEC §8 measured on a real kube-apiserver: 526 MB of pods listed in about 20 s.

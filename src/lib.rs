@@ -12,7 +12,6 @@ pub mod policy;
 pub mod report;
 pub mod rules;
 pub mod scan;
-pub mod sim;
 pub mod ui;
 pub mod worker;
 

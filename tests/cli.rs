@@ -5,7 +5,7 @@ mod support;
 use std::process::{Command, Output};
 
 use k8s_openapi::api::core::v1::Pod;
-use ops_pod_cleaner::sim::{SimCluster, SimServer};
+use kube_sim::{SimCluster, SimServer};
 use serde_json::Value;
 use support::pods::pod;
 

@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use kube_sim::{SimCluster, SimServer};
 use ops_pod_cleaner::actions::PastAction;
 use ops_pod_cleaner::cluster::{Deadlines, client_with_deadlines};
 use ops_pod_cleaner::cluster::{Health, Scope, ScopeHealth, WatchState};
@@ -14,7 +15,6 @@ use ops_pod_cleaner::headless::lease::{self, Held, Observed, Step, Wiring};
 use ops_pod_cleaner::headless::metrics::{Snapshot, healthz, readyz, render};
 use ops_pod_cleaner::headless::{Elector, LeaseSettings, Role, Sources, bind, decide, serve};
 use ops_pod_cleaner::rules::RuleKind;
-use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use ops_pod_cleaner::worker::{WorkerCommand, WorkerStatus};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -388,7 +388,11 @@ async fn a_partitioned_leader_and_its_successor_never_act_at_the_same_time() {
         dir.path(),
     );
     eventually("a to lead", || *a.leader.borrow()).await;
-    let b = acting(server.client_with(short), "b", dir.path());
+    let b = acting(
+        client_with_deadlines(server.config(), short).unwrap(),
+        "b",
+        dir.path(),
+    );
     // Evicted pods keep coming; whoever leads deletes them.
     let feeder = tokio::spawn({
         let sim = sim.clone();

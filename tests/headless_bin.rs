@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::Api;
-use ops_pod_cleaner::sim::{SimCluster, SimServer};
+use kube_sim::{SimCluster, SimServer};
 use support::pods::pod;
 use support::sim::eventually;
 

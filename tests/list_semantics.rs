@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
+use kube_sim::{SimCluster, StreamingLists};
 use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
-use ops_pod_cleaner::sim::{SimCluster, StreamingLists};
 use serde_json::{Value, json};
 use support::mock_api::{Scenario, status};
 use support::pods::pod;

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ContainerState, ContainerStateWaiting, Pod};
 use kube::api::{Api, DeleteParams, PostParams};
+use kube_sim::{SimCluster, SimServer};
 use ops_pod_cleaner::cluster::{Cache, ConnectOptions, Scope, connect, list_pods, spawn_watches};
 use ops_pod_cleaner::rules::{RuleKind, default_chain};
-use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use support::pods::pod;
 use support::sim::{Watched, eventually, quick_watch};
 

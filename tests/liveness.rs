@@ -7,15 +7,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Pod;
+use kube_sim::{SimCluster, SimServer};
 use ops_pod_cleaner::actions::{Audit, AuditLog, Executor, RetryPolicy};
 use ops_pod_cleaner::cluster::{
-    Cache, Deadlines, Scope, WatchSettings, WatchState, list_pods, spawn_watches,
+    Cache, Deadlines, Scope, WatchSettings, WatchState, client_with_deadlines, list_pods,
+    spawn_watches,
 };
 use ops_pod_cleaner::config::Config;
 use ops_pod_cleaner::headless::{Sources, bind, serve};
 use ops_pod_cleaner::policy::{Flags, Policy};
 use ops_pod_cleaner::rules::RuleKind;
-use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use ops_pod_cleaner::ui::{WatchLine, watch_line};
 use ops_pod_cleaner::worker::{self, Counters, WorkerHandle, WorkerOptions, WorkerStatus};
 use support::pods::{PodBuilder, pod};
@@ -278,7 +279,7 @@ async fn a_hung_list_fails_at_its_deadline() {
     let sim = SimCluster::new();
     let server = SimServer::start(sim.clone()).await.unwrap();
     sim.faults().hang(Some("list"), "/api/v1/pods");
-    let client = server.client_with(short_deadlines());
+    let client = client_with_deadlines(server.config(), short_deadlines()).unwrap();
     let started = Instant::now();
     let listed = tokio::time::timeout(Duration::from_secs(3), list_pods(&client, &Scope::All, 100))
         .await
@@ -309,7 +310,7 @@ async fn a_hung_action_times_out_is_audited_and_the_worker_goes_on() {
     let audit = AuditLog::open(&audit_config(&audit_path)).unwrap();
     sim.faults()
         .hang(Some("delete"), "/api/v1/namespaces/shop/pods/stuck-1");
-    let client = fresh.server.client_with(short_deadlines());
+    let client = client_with_deadlines(fresh.server.config(), short_deadlines()).unwrap();
     let handle = fresh.worker(client, Some(audit));
     sim.create_pod(typed(pod("stuck-1").ns("shop").evicted()));
     sim.create_pod(typed(pod("gone-1").ns("shop").evicted()));

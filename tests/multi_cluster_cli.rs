@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::process::Output;
 
 use k8s_openapi::api::core::v1::Pod;
-use ops_pod_cleaner::sim::{SimCluster, SimServer};
+use kube_sim::{SimCluster, SimServer};
 use serde_json::Value;
 use support::contexts::{Scratch, binary, run, stderr, stdout};
 use support::pods::pod;

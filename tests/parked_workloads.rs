@@ -7,6 +7,7 @@ mod support;
 use chrono::{Duration, Utc};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, Patch, PatchParams};
+use kube_sim::{SimCluster, SimServer};
 use ops_pod_cleaner::actions::{
     Action, Audit, DEFAULT_NAMESPACE, Executor, Origin, Outcome, PARKED_CONFIGMAP, ParkedRow,
     ParkedState, PodRef, RecordedIn, Refusal, WorkloadKind, WorkloadRef,
@@ -15,7 +16,6 @@ use ops_pod_cleaner::cluster::Scope;
 use ops_pod_cleaner::config::Config;
 use ops_pod_cleaner::policy::{Flags, Policy};
 use ops_pod_cleaner::rules::RuleKind;
-use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use serde_json::{Value, json};
 use support::contexts::{Scratch, run, stderr, stdout};
 use support::policy::quick_retry;

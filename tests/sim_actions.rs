@@ -8,12 +8,12 @@ use std::time::Duration;
 use chrono::Utc;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::Pod;
+use kube_sim::SimCluster;
 use ops_pod_cleaner::actions::{
     Action, Audit, DEFAULT_NAMESPACE, Denied, Executor, Origin, Outcome, PARKED_CONFIGMAP,
     ParkedRecord, PodRef, REPLICAS_BEFORE_ANNOTATION, Refusal, WorkloadKind, WorkloadRef,
 };
 use ops_pod_cleaner::cluster::Cache;
-use ops_pod_cleaner::sim::SimCluster;
 use serde_json::{Value, json};
 use support::pods::pod;
 use support::policy::{policy, quick_retry};
@@ -455,9 +455,7 @@ async fn the_simulator_guards_config_map_updates_by_resource_version() {
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::api::{Api, PostParams};
     let sim = SimCluster::new();
-    let server = ops_pod_cleaner::sim::SimServer::start(sim.clone())
-        .await
-        .unwrap();
+    let server = kube_sim::SimServer::start(sim.clone()).await.unwrap();
     let maps: Api<ConfigMap> = Api::namespaced(server.client(), "ops");
     let created = maps
         .create(

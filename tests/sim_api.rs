@@ -16,7 +16,7 @@ use kube::api::{
     Preconditions, WatchEvent, WatchParams,
 };
 use kube::core::GroupVersionKind;
-use ops_pod_cleaner::sim::{Injected, SimCluster, SimServer, StreamingLists};
+use kube_sim::{Injected, SimCluster, SimServer, StreamingLists};
 use serde_json::{Value, json};
 use support::sim::live_pods;
 

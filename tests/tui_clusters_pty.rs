@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 
-use ops_pod_cleaner::sim::{SimCluster, SimServer};
+use kube_sim::{SimCluster, SimServer};
 use support::pty::Screen;
 
 /// Table rows (lines with a pod and its age) that name `cluster`.

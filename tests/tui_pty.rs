@@ -141,7 +141,7 @@ fn demo_session_through_a_pty() {
 /// the audit log empty.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quitting_waits_for_the_action_in_flight_and_its_audit_record() {
-    use ops_pod_cleaner::sim::{SimCluster, SimServer};
+    use kube_sim::{SimCluster, SimServer};
     let sim = SimCluster::new();
     let evicted = support::pods::pod("gone-1").ns("shop").evicted().json();
     sim.create_pod(serde_json::from_value(evicted).unwrap());

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ContainerState, ContainerStateRunning, Pod};
+use kube_sim::{SimCluster, SimServer};
 use ops_pod_cleaner::actions::{Audit, AuditLog, Executor};
 use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
 use ops_pod_cleaner::config::Config;
 use ops_pod_cleaner::policy::{Flags, Policy};
 use ops_pod_cleaner::rules::RuleKind;
-use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use ops_pod_cleaner::worker::{self, WorkerCommand, WorkerHandle, WorkerOptions, WorkerStatus};
 use serde_json::json;
 use support::pods::pod;

@@ -4,11 +4,11 @@ use std::path::Path;
 
 use futures::future::try_join_all;
 use kube::config::Kubeconfig;
+use kube_sim::demo::{self, CONTEXTS, Demo};
 
 use crate::cli::GlobalArgs;
-use crate::cluster::{Cluster, ConnectOptions, Deadlines, Scope, connect};
+use crate::cluster::{Cluster, ConnectOptions, Deadlines, Scope, client_with_deadlines, connect};
 use crate::config::Config;
-use crate::sim::demo::{self, CONTEXTS, Demo};
 use crate::{Error, Result};
 
 /// Connected clusters; keeps the simulated servers alive as long as they are needed.
@@ -122,9 +122,15 @@ async fn open_wanted(global: &GlobalArgs, config: &Config, wanted: Wanted) -> Re
     };
     match wanted {
         Wanted::Demo(names) => {
-            let demos = try_join_all(names.iter().map(|n| demo::start_named(n))).await?;
+            let demos = try_join_all(names.iter().map(|n| demo::start_named(n)))
+                .await
+                .map_err(demo_error)?;
+            let clusters = demos
+                .iter()
+                .map(|d| demo_cluster(d, deadlines))
+                .collect::<Result<Vec<_>>>()?;
             Ok(Targets {
-                clusters: demos.iter().map(Demo::target).collect(),
+                clusters,
                 scopes,
                 _demos: demos,
             })
@@ -146,5 +152,25 @@ async fn open_wanted(global: &GlobalArgs, config: &Config, wanted: Wanted) -> Re
                 _demos: Vec::new(),
             })
         }
+    }
+}
+
+/// A demo cluster as commands and the screen use it: its context name, and a client built as
+/// for any other cluster, with the config's deadlines.
+fn demo_cluster(demo: &Demo, deadlines: Deadlines) -> Result<Cluster> {
+    Ok(Cluster {
+        name: demo.name().to_string(),
+        client: client_with_deadlines(demo.server().config(), deadlines)?,
+    })
+}
+
+/// The simulator's error in the command line's words.
+fn demo_error(e: kube_sim::Error) -> Error {
+    match e {
+        kube_sim::Error::UnknownDemo(name) => Error::Usage(format!(
+            "no demo context {name:?}: --demo offers {}",
+            CONTEXTS.join(" and ")
+        )),
+        start @ kube_sim::Error::Start { .. } => Error::Cluster(start.to_string()),
     }
 }

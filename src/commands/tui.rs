@@ -185,7 +185,7 @@ fn report_source(reporter: Option<Arc<Reporter>>, config: &Config, cluster: &str
 impl Connector for Opener {
     fn contexts(&self) -> std::result::Result<Vec<String>, String> {
         if self.global.demo {
-            return Ok(crate::sim::demo::CONTEXTS.map(String::from).to_vec());
+            return Ok(kube_sim::demo::CONTEXTS.map(String::from).to_vec());
         }
         let file = match &self.global.kubeconfig {
             Some(path) => Kubeconfig::read_from(path),

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use ops_pod_cleaner::sim::SimServer;
+use kube_sim::SimServer;
 
 /// A kubeconfig whose contexts are `(name, server)`; the first is the current one.
 pub fn kubeconfig(contexts: &[(&str, &SimServer)]) -> String {

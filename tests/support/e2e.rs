@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::FutureExt;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use ops_pod_cleaner::sim::{SimCluster, SimServer};
+use kube_sim::{SimCluster, SimServer};
 use serde_json::json;
 
 /// Never resolvable (RFC 2606), so every node fails to pull from it.

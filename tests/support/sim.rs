@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
+use kube_sim::{SimCluster, SimServer};
 use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
-use ops_pod_cleaner::sim::{SimCluster, SimServer};
 use tokio::task::JoinHandle;
 
 pub struct Watched {

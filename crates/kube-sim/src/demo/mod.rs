@@ -15,8 +15,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use super::{SimCluster, SimServer};
-use crate::cluster::Cluster;
+use super::{Error, Result, SimCluster, SimServer};
 use shape::{ImageFault, shaper};
 
 /// The demo's contexts, in the order `--demo` opens them.
@@ -65,16 +64,9 @@ impl Demo {
         self.name
     }
 
+    /// A plain client of this cluster; see [`SimServer::client`].
     pub fn client(&self) -> kube::Client {
         self.server.client()
-    }
-
-    /// The cluster as commands and the screen use it: the context name and a client.
-    pub fn target(&self) -> Cluster {
-        Cluster {
-            name: self.name.to_string(),
-            client: self.client(),
-        }
     }
 
     pub fn server(&self) -> &SimServer {
@@ -93,19 +85,22 @@ impl Drop for Demo {
 }
 
 /// Start the first demo cluster, `demo-eu`.
-pub async fn start() -> crate::Result<Demo> {
+pub async fn start() -> Result<Demo> {
     start_named(CONTEXTS[0]).await
 }
 
 /// Start the demo cluster called `name` (one of [`CONTEXTS`]) with its scenario seeded and
-/// churning; any other name is a usage error that lists the two.
-pub async fn start_named(name: &str) -> crate::Result<Demo> {
+/// churning; any other name is [`Error::UnknownDemo`].
+pub async fn start_named(name: &str) -> Result<Demo> {
     let scenario = scenario(name)?;
     let cluster = SimCluster::new();
     seed(scenario, &cluster, Utc::now());
-    let server = SimServer::start(cluster.clone()).await.map_err(|e| {
-        crate::Error::Cluster(format!("cannot start the simulated cluster {name}: {e}"))
-    })?;
+    let server = SimServer::start(cluster.clone())
+        .await
+        .map_err(|source| Error::Start {
+            name: name.to_string(),
+            source,
+        })?;
     let churn = tokio::spawn(churn(scenario, cluster));
     Ok(Demo {
         name: scenario.name,
@@ -114,16 +109,11 @@ pub async fn start_named(name: &str) -> crate::Result<Demo> {
     })
 }
 
-fn scenario(name: &str) -> crate::Result<&'static Scenario> {
+fn scenario(name: &str) -> Result<&'static Scenario> {
     [&eu::SCENARIO, &us::SCENARIO]
         .into_iter()
         .find(|s| s.name == name)
-        .ok_or_else(|| {
-            crate::Error::Usage(format!(
-                "no demo context {name:?}: --demo offers {}",
-                CONTEXTS.join(" and ")
-            ))
-        })
+        .ok_or_else(|| Error::UnknownDemo(name.to_string()))
 }
 
 /// Seed the scenario as it would look after the cluster has been running for a while.

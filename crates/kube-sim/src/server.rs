@@ -13,7 +13,6 @@ use tokio::task::JoinHandle;
 
 use super::cluster::SimCluster;
 use super::http;
-use crate::cluster::{Deadlines, client_with_deadlines};
 
 /// How often the simulated kubelets look for expired grace periods.
 const KUBELET_PERIOD: Duration = Duration::from_millis(100);
@@ -65,17 +64,12 @@ impl SimServer {
         config
     }
 
-    /// A `kube::Client` built from [`SimServer::config`] as the product builds one: every call
-    /// but a watch has the default deadlines.
+    /// A plain `kube::Client` built from [`SimServer::config`], with kube's own timeouts and no
+    /// others. A caller that wants the product's request deadlines builds its client from
+    /// [`SimServer::config`] instead.
     /// Must be called inside a Tokio runtime (the client spawns its buffer task).
     pub fn client(&self) -> kube::Client {
-        self.client_with(Deadlines::default())
-    }
-
-    /// A client with other deadlines (tests of hung requests want short ones).
-    pub fn client_with(&self, deadlines: Deadlines) -> kube::Client {
-        client_with_deadlines(self.config(), deadlines)
-            .expect("a plain-HTTP client config is always valid")
+        kube::Client::try_from(self.config()).expect("a plain-HTTP client config is always valid")
     }
 
     /// Write a kubeconfig (context `sim`, namespace `default`) pointing at this server.

@@ -1,4 +1,5 @@
-//! A simulated Kubernetes API server for `--demo` and the integration tests.
+//! A simulated Kubernetes API server: ops-pod-cleaner's `--demo` clusters, and the cluster its
+//! integration tests and benchmarks run against. It knows nothing of the product.
 //!
 //! [`SimCluster`] holds the objects (pods, workloads, budgets, events, nodes) with real
 //! API semantics: one resourceVersion counter, a bounded change history for watches and
@@ -6,12 +7,14 @@
 //! preconditions, and controllers for ReplicaSets, Deployments, StatefulSets,
 //! ReplicationControllers and Argo Rollouts. [`SimServer`] serves it over HTTP on
 //! loopback so an unchanged `kube::Client` can talk to it. [`Faults`] injects RBAC
-//! denials, throttling, errors, latency and watch trouble.
+//! denials, throttling, errors, latency and watch trouble. [`demo`] holds the two `--demo`
+//! scenarios; [`generate`] makes realistic pods in bulk as the API server would send them.
 
 mod cluster;
 mod controllers;
 pub mod demo;
 mod discovery;
+mod error;
 mod eviction;
 mod extras;
 mod faults;
@@ -37,6 +40,7 @@ mod watch;
 mod workloads;
 
 pub use cluster::{DEFAULT_NODES, PodShaper, SimCluster, StreamingLists};
+pub use error::{Error, Result};
 pub use faults::{Faults, Injected, USER};
 pub use server::SimServer;
 pub use status::ApiError;
