@@ -1,5 +1,18 @@
 //! ops-pod-cleaner: find abnormal Kubernetes pods, show them, clean them up safely.
 
+// The panic policy (issue 14): product code reports what goes wrong instead of panicking.
+// Crate attributes rather than `[lints]` in Cargo.toml, which would reach every test and
+// bench crate too; `not(test)` leaves the unit-test modules free to unwrap.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
 pub mod actions;
 pub mod cli;
 pub mod cluster;
@@ -12,6 +25,14 @@ pub mod policy;
 pub mod report;
 pub mod rules;
 pub mod scan;
+// The simulator (the fake API server of the tests, benches and demo) is moving to its own
+// crate with its own lint policy; until then the panic policy stays off for it here.
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 pub mod sim;
 pub mod ui;
 pub mod worker;
