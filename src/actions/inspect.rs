@@ -38,7 +38,7 @@ impl Executor {
         };
         let replicas = object
             .as_ref()
-            .and_then(|o| o.data["spec"]["replicas"].as_i64())
+            .and_then(|o| o.data.pointer("/spec/replicas")?.as_i64())
             .and_then(|r| i32::try_from(r).ok());
         Ok(Inspection {
             opt_out: OptOut::find(&record, &chain),

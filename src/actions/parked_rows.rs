@@ -342,7 +342,11 @@ async fn state_now(client: &Client, c: &Candidate, retry: &RetryPolicy) -> Parke
     };
     match retry.run(needs, &w.namespace, || api.get(&w.name)).await {
         Ok(object) if object.metadata.uid.as_deref() != Some(c.uid.as_str()) => ParkedState::Gone,
-        Ok(object) => match object.data["spec"]["replicas"].as_i64() {
+        Ok(object) => match object
+            .data
+            .pointer("/spec/replicas")
+            .and_then(|n| n.as_i64())
+        {
             Some(0) => ParkedState::Parked,
             // Unset means the default of one.
             replicas => ParkedState::ScaledUp {

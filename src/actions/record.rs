@@ -247,7 +247,10 @@ impl Executor {
                 Some(w) => match w.api(&self.client).get(&w.name).await {
                     Ok(o) => format!(
                         "{w} is at {} replicas",
-                        o.data["spec"]["replicas"].as_i64().unwrap_or(0)
+                        o.data
+                            .pointer("/spec/replicas")
+                            .and_then(|n| n.as_i64())
+                            .unwrap_or(0)
                     ),
                     Err(e) => format!("{w} could not be read ({e})"),
                 },

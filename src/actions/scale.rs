@@ -252,8 +252,10 @@ fn scale_needs(w: &WorkloadRef, verb: &'static str) -> Needs {
 /// `status.availableReplicas`: Deployments, StatefulSets, ReplicaSets, RCs and Argo Rollouts
 /// all report it.
 pub(crate) fn available_replicas(object: &DynamicObject) -> i32 {
-    object.data["status"]["availableReplicas"]
-        .as_i64()
+    object
+        .data
+        .pointer("/status/availableReplicas")
+        .and_then(|n| n.as_i64())
         .and_then(|n| i32::try_from(n).ok())
         .unwrap_or(0)
 }

@@ -319,16 +319,14 @@ impl Cache {
     pub(crate) fn update_health(&self, scope: &Scope, change: impl FnOnce(&mut ScopeHealth)) {
         {
             let mut health = self.inner.health.write().unwrap_or_else(|e| e.into_inner());
-            let at = match health.scopes.iter().position(|s| &s.scope == scope) {
-                Some(at) => at,
+            match health.scopes.iter_mut().find(|s| &s.scope == scope) {
+                Some(known) => change(known),
                 None => {
-                    health
-                        .scopes
-                        .push(ScopeHealth::new(scope.clone(), DEFAULT_SILENCE));
-                    health.scopes.len() - 1
+                    let mut new = ScopeHealth::new(scope.clone(), DEFAULT_SILENCE);
+                    change(&mut new);
+                    health.scopes.push(new);
                 }
-            };
-            change(&mut health.scopes[at]);
+            }
         }
         self.bump();
     }

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::LazyLock;
 
 use super::read::{Field, MapReader};
 use crate::Result;
@@ -198,8 +199,8 @@ pub(crate) fn read(field: &Field) -> Result<UiConfig> {
     let Some(keys) = field.map(&["keys"])?.get("keys") else {
         return Ok(ui);
     };
-    let m = keys.map(&ACTION_NAMES)?;
-    for action in ACTION_NAMES {
+    let m = keys.map(&*ACTION_NAMES)?;
+    for action in *ACTION_NAMES {
         if let Some(key) = m.get(action) {
             let text = key.string()?;
             let binding = KeyBinding::parse(&text).map_err(|why| key.error(why))?;
@@ -222,12 +223,6 @@ fn check_conflicts(ui: &UiConfig, m: &MapReader) -> Result<UiConfig> {
     Ok(ui.clone())
 }
 
-const ACTION_NAMES: [&str; 20] = {
-    let mut names = [""; 20];
-    let mut i = 0;
-    while i < 20 {
-        names[i] = ACTIONS[i].0;
-        i += 1;
-    }
-    names
-};
+/// The names alone: the keys `ui.keys` may have.
+static ACTION_NAMES: LazyLock<[&str; ACTIONS.len()]> =
+    LazyLock::new(|| ACTIONS.map(|(name, _)| name));

@@ -225,17 +225,23 @@ fn closest<'k>(key: &str, allowed: &[&'k str]) -> Option<&'k str> {
 /// Levenshtein distance over chars.
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
+    // `row[j]`: the distance from the chars of `a` read so far to the first `j + 1` chars of
+    // `b`; the distance to none of `b` is the number of chars read.
+    let mut row: Vec<usize> = (1..=b.len()).collect();
+    let mut read = 0;
+    for ca in a.chars() {
+        let mut diagonal = read;
+        read += 1;
+        let mut left = read;
+        for (cell, cb) in row.iter_mut().zip(&b) {
             let replace = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = replace.min(row[j] + 1).min(diagonal + 1);
+            diagonal = *cell;
+            *cell = replace.min(left + 1).min(diagonal + 1);
+            left = *cell;
         }
     }
-    row[b.len()]
+    // An empty `b` is as far as `a` is long.
+    row.last().copied().unwrap_or(read)
 }
 
 /// `a.b` for nested keys.

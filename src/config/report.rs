@@ -109,6 +109,11 @@ pub const DEFAULT_SPOOL_MAX_AGE: Duration = Duration::from_secs(7 * 86_400);
 pub const DEFAULT_SPOOL_MAX_FILES: u32 = 100;
 
 impl Default for ReportConfig {
+    #[expect(
+        clippy::expect_used,
+        reason = "DEFAULT_SCHEDULE is a constant that parses (tests/config.rs reads the default), \
+                  and cron offers no schedule built without parsing"
+    )]
     fn default() -> Self {
         let crash = RuleSpec::default_for(RuleKind::CrashLoop);
         ReportConfig {

@@ -47,13 +47,19 @@ pub(crate) fn read(root: &Field) -> Result<Config> {
     let m = root.map(ALLOWED)?;
     let mut config = Config::default();
     if let Some(f) = m.get("delteEvictedPod") {
-        read_evicted(&f, rule_mut(&mut config, RuleKind::Evicted))?;
+        with_rule(&mut config, RuleKind::Evicted, |spec| {
+            read_evicted(&f, spec)
+        })?;
     }
     if let Some(f) = m.get("delteTerminatingPod") {
-        read_terminating(&f, rule_mut(&mut config, RuleKind::Terminating))?;
+        with_rule(&mut config, RuleKind::Terminating, |spec| {
+            read_terminating(&f, spec)
+        })?;
     }
     if let Some(f) = m.get("errImagePull") {
-        read_image_pull(&f, rule_mut(&mut config, RuleKind::ImagePull))?;
+        with_rule(&mut config, RuleKind::ImagePull, |spec| {
+            read_image_pull(&f, spec)
+        })?;
     }
     if let Some(f) = m.get("tooManyRestart") {
         read_restarts(&f, &mut config)?;
@@ -84,16 +90,18 @@ fn reject_mixed(root: &Field) -> Result<()> {
     }
 }
 
-/// The default config holds every rule, so the lookup cannot miss; push one if it ever does.
-fn rule_mut(config: &mut Config, kind: RuleKind) -> &mut RuleSpec {
-    let index = match config.rules.iter().position(|r| r.kind == kind) {
-        Some(i) => i,
+/// `read` on the rule of `kind`. The default config holds every rule, so the lookup cannot
+/// miss; add one if it ever does.
+fn with_rule<T>(config: &mut Config, kind: RuleKind, read: impl FnOnce(&mut RuleSpec) -> T) -> T {
+    match config.rules.iter_mut().find(|r| r.kind == kind) {
+        Some(spec) => read(spec),
         None => {
-            config.rules.push(RuleSpec::default_for(kind));
-            config.rules.len() - 1
+            let mut spec = RuleSpec::default_for(kind);
+            let out = read(&mut spec);
+            config.rules.push(spec);
+            out
         }
-    };
-    &mut config.rules[index]
+    }
 }
 
 fn include(field: &Field) -> Result<NamespaceFilter> {
@@ -138,13 +146,13 @@ const RESTART_KEYS: &[&str] = &[
 /// `tooManyRestart` feeds both the crashLoop rule and the report.
 fn read_restarts(field: &Field, config: &mut Config) -> Result<()> {
     let m = field.map(RESTART_KEYS)?;
-    let spec = rule_mut(config, RuleKind::CrashLoop);
-    m.set("namespaces", &mut spec.namespaces, include)?;
-    m.set("hours", &mut spec.after, Field::duration)?;
-    m.set("status", &mut spec.reasons, Field::list)?;
-    m.set("counts", &mut spec.restarts, Field::u32)?;
-    let (namespaces, reasons, restarts) =
-        (spec.namespaces.clone(), spec.reasons.clone(), spec.restarts);
+    let (namespaces, reasons, restarts) = with_rule(config, RuleKind::CrashLoop, |spec| {
+        m.set("namespaces", &mut spec.namespaces, include)?;
+        m.set("hours", &mut spec.after, Field::duration)?;
+        m.set("status", &mut spec.reasons, Field::list)?;
+        m.set("counts", &mut spec.restarts, Field::u32)?;
+        Ok::<_, crate::Error>((spec.namespaces.clone(), spec.reasons.clone(), spec.restarts))
+    })?;
     let report = &mut config.report;
     report.namespaces = namespaces;
     report.reasons = reasons;

@@ -11,7 +11,7 @@ impl RestartReport {
             return reports.pop();
         }
         let clusters: Vec<String> = reports.iter().map(|r| r.cluster.clone()).collect();
-        let first = &reports[0];
+        let first = reports.first()?;
         let (title, generated) = (first.title.clone(), first.generated);
         let groups = reports
             .into_iter()

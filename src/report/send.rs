@@ -40,7 +40,8 @@ pub(super) async fn attempt(
     match sink {
         Sink::Feishu { url, secret } => {
             let secret = secret.as_ref().map(Secret::expose);
-            let body = payload::feishu(report, secret, Utc::now().timestamp());
+            let body = payload::feishu(report, secret, Utc::now().timestamp())
+                .map_err(|e| Failure::Permanent(format!("could not be signed: {e}")))?;
             let (status, text) = post(http, url, &body).await?;
             feishu_answer(status, &text)
         }

@@ -28,7 +28,7 @@ pub fn sink_id(sink: &Sink) -> String {
         Sink::File { path, format } => format!("{}:{}", format.name(), path.display()),
     };
     let digest = Sha256::digest(target.as_bytes());
-    let short: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    let short: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
     format!("{}-{short}", sink.kind())
 }
 

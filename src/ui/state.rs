@@ -103,14 +103,13 @@ impl BottomPane {
         }
     }
 
+    /// The next pane in the order of [`BottomPane::ALL`], round; the previous one backwards.
     pub fn step(self, forward: bool) -> BottomPane {
-        let at = BottomPane::ALL.iter().position(|p| *p == self).unwrap_or(0);
-        let n = BottomPane::ALL.len();
-        BottomPane::ALL[if forward {
-            (at + 1) % n
-        } else {
-            (at + n - 1) % n
-        }]
+        match (self, forward) {
+            (BottomPane::Report, true) | (BottomPane::Rules, false) => BottomPane::Log,
+            (BottomPane::Log, true) | (BottomPane::Report, false) => BottomPane::Rules,
+            (BottomPane::Rules, true) | (BottomPane::Log, false) => BottomPane::Report,
+        }
     }
 }
 
@@ -384,7 +383,7 @@ impl State {
             && let Some(at) = self
                 .rows
                 .iter()
-                .position(|&i| &*self.findings[i].pod.uid == uid)
+                .position(|&i| self.findings.get(i).is_some_and(|a| &*a.pod.uid == uid))
         {
             self.selected = at;
         }

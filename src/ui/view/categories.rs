@@ -24,8 +24,7 @@ fn short_name(kind: RuleKind) -> &'static str {
 }
 
 pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
-    let label = |i: usize, short: bool| {
-        let kind = state.chain[i].kind;
+    let label = |i: usize, kind: RuleKind, short: bool| {
         let count = state.counts.get(i).copied().unwrap_or(0);
         if short {
             format!("{} {count}", short_name(kind))
@@ -33,8 +32,11 @@ pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
             format!("{}:{} {count}", i + 1, kind.name())
         }
     };
-    let long: usize = (0..state.chain.len())
-        .map(|i| label(i, false).chars().count() + 1)
+    let long: usize = state
+        .chain
+        .iter()
+        .enumerate()
+        .map(|(i, rule)| label(i, rule.kind, false).chars().count() + 1)
         .sum();
     let short = long > usize::from(area.width);
     let mut spans = Vec::new();
@@ -48,7 +50,7 @@ pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
         } else {
             theme::dim()
         };
-        spans.push(Span::styled(label(i, short), style));
+        spans.push(Span::styled(label(i, rule.kind, short), style));
         spans.push(Span::raw(" "));
     }
     Paragraph::new(Line::from(spans)).render(area, buf);
