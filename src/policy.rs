@@ -60,20 +60,16 @@ impl Policy {
     }
 
     /// Acting without an audit log, on purpose.
-    pub fn no_audit(&self) -> bool {
+    pub(crate) fn no_audit(&self) -> bool {
         self.no_audit
     }
 
-    pub fn chain(&self) -> &[RuleSpec] {
+    pub(crate) fn chain(&self) -> &[RuleSpec] {
         &self.chain
     }
 
-    pub fn safety(&self) -> &SafetyConfig {
+    pub(crate) fn safety(&self) -> &SafetyConfig {
         &self.safety
-    }
-
-    pub fn audit(&self) -> &AuditConfig {
-        &self.audit
     }
 
     /// The audit log, written ahead of every action. When it cannot be opened, nothing may act
