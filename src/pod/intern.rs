@@ -9,7 +9,7 @@ pub struct Interner {
 }
 
 impl Interner {
-    pub fn get(&mut self, s: &str) -> Arc<str> {
+    pub(crate) fn get(&mut self, s: &str) -> Arc<str> {
         if let Some(found) = self.strings.get(s) {
             return found.clone();
         }

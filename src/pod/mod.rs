@@ -12,7 +12,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 pub use intern::Interner;
-pub use wire::{WirePod, decode_pod, is_truthy};
+pub(crate) use wire::is_truthy;
+pub use wire::{WirePod, decode_pod};
 
 /// The annotation that keeps ops-pod-cleaner's hands off a pod or its workload.
 pub const IGNORE_ANNOTATION: &str = "ops-pod-cleaner.io/ignore";
@@ -27,7 +28,7 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Phase::Pending => "Pending",
             Phase::Running => "Running",
@@ -38,7 +39,7 @@ impl Phase {
     }
 
     /// Succeeded or Failed: nothing runs any more.
-    pub fn finished(self) -> bool {
+    pub(crate) fn finished(self) -> bool {
         matches!(self, Phase::Succeeded | Phase::Failed)
     }
 }
@@ -68,9 +69,9 @@ pub enum ContainerState {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Termination {
-    pub reason: Option<Box<str>>,
-    pub exit_code: i32,
-    pub finished: Option<DateTime<Utc>>,
+    pub(crate) reason: Option<Box<str>>,
+    pub(crate) exit_code: i32,
+    pub(crate) finished: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +84,7 @@ pub struct ContainerRecord {
 }
 
 impl ContainerRecord {
-    pub fn waiting_reason(&self) -> Option<&str> {
+    pub(crate) fn waiting_reason(&self) -> Option<&str> {
         match &self.state {
             ContainerState::Waiting { reason, .. } => Some(reason),
             _ => None,
@@ -94,8 +95,8 @@ impl ContainerRecord {
 /// `PodScheduled=False`, with when it became so and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unscheduled {
-    pub since: Option<DateTime<Utc>>,
-    pub reason: Option<Box<str>>,
+    pub(crate) since: Option<DateTime<Utc>>,
+    pub(crate) reason: Option<Box<str>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,7 +130,7 @@ impl PodRecord {
     }
 
     /// The first container waiting with one of `reasons`, init containers first.
-    pub fn waiting_in<'a>(&'a self, reasons: &[String]) -> Option<&'a ContainerRecord> {
+    pub(crate) fn waiting_in<'a>(&'a self, reasons: &[String]) -> Option<&'a ContainerRecord> {
         self.containers.iter().find(|c| {
             c.waiting_reason()
                 .is_some_and(|r| reasons.iter().any(|x| x == r))

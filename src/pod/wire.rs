@@ -27,10 +27,10 @@ pub struct WirePod {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct WireMeta {
-    pub name: String,
-    pub namespace: String,
+    pub(crate) name: String,
+    pub(crate) namespace: String,
     pub uid: String,
-    pub resource_version: String,
+    pub(crate) resource_version: String,
     creation_timestamp: Time,
     deletion_timestamp: Time,
     #[serde(deserialize_with = "nullable")]
@@ -151,7 +151,7 @@ impl<'de> Deserialize<'de> for IgnoreFlag {
 }
 
 /// The annotation opts out unless it says no explicitly.
-pub fn is_truthy(value: &str) -> bool {
+pub(crate) fn is_truthy(value: &str) -> bool {
     !matches!(
         value.trim().to_ascii_lowercase().as_str(),
         "false" | "0" | "no"

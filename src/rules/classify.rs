@@ -20,7 +20,7 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub fn time_in_state(&self, now: DateTime<Utc>) -> chrono::Duration {
+    pub(crate) fn time_in_state(&self, now: DateTime<Utc>) -> chrono::Duration {
         now - self.since
     }
 }
@@ -54,7 +54,7 @@ pub fn classify(pod: &PodRecord, chain: &[RuleSpec], now: DateTime<Utc>) -> Opti
 /// without the pod itself changing: a rule ahead of the one that claims it (or any rule, when
 /// none does) whose evidence is there but not yet held for its `after`. A cache that keeps
 /// findings indexed re-classifies the pod then, and not before.
-pub fn next_change(
+pub(crate) fn next_change(
     pod: &PodRecord,
     chain: &[RuleSpec],
     now: DateTime<Utc>,

@@ -3,7 +3,8 @@
 mod classify;
 mod spec;
 
-pub use classify::{Finding, classify, next_change};
+pub(crate) use classify::next_change;
+pub use classify::{Finding, classify};
 pub use spec::{ActionKind, NamespaceFilter, RuleKind, RuleSpec};
 
 /// The chain with every rule at its built-in settings, in the default order.

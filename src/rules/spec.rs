@@ -35,7 +35,7 @@ impl RuleKind {
     ];
 
     /// The name used in config files, JSON output and the UI.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             RuleKind::Evicted => "evicted",
             RuleKind::Terminating => "terminating",
@@ -67,7 +67,7 @@ pub enum ActionKind {
 }
 
 impl ActionKind {
-    pub const ALL: [ActionKind; 5] = [
+    pub(crate) const ALL: [ActionKind; 5] = [
         ActionKind::None,
         ActionKind::Delete,
         ActionKind::ForceDelete,
@@ -76,7 +76,7 @@ impl ActionKind {
     ];
 
     /// The action it plans, if any.
-    pub fn verb(self) -> Option<Verb> {
+    pub(crate) fn verb(self) -> Option<Verb> {
         match self {
             ActionKind::None => None,
             ActionKind::Delete => Some(Verb::Delete),
@@ -111,7 +111,7 @@ pub struct NamespaceFilter {
 }
 
 impl NamespaceFilter {
-    pub fn admits(&self, namespace: &str) -> bool {
+    pub(crate) fn admits(&self, namespace: &str) -> bool {
         (self.include.is_empty() || self.include.iter().any(|n| n == namespace))
             && !self.exclude.iter().any(|n| n == namespace)
     }
