@@ -5,14 +5,14 @@ use std::hash::{BuildHasher, Hasher, RandomState};
 use std::time::Duration;
 
 #[derive(Debug, Clone)]
-pub struct Backoff {
+pub(crate) struct Backoff {
     step: Duration,
     min: Duration,
     max: Duration,
 }
 
 impl Backoff {
-    pub fn new(min: Duration, max: Duration) -> Backoff {
+    pub(crate) fn new(min: Duration, max: Duration) -> Backoff {
         Backoff {
             step: min,
             min,
@@ -21,25 +21,25 @@ impl Backoff {
     }
 
     /// After a success: the next failure waits the least again.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.step = self.min;
     }
 
     /// The pause before the next attempt: between half and all of the current step (so the
     /// cap never makes retries line up), and the step doubles up to the maximum.
-    pub fn next_pause(&mut self) -> Duration {
+    pub(crate) fn next_pause(&mut self) -> Duration {
         let pause = jitter(self.step);
         self.step = (self.step * 2).min(self.max);
         pause
     }
 
-    pub async fn wait(&mut self) {
+    pub(crate) async fn wait(&mut self) {
         tokio::time::sleep(self.next_pause()).await;
     }
 }
 
 /// Uniform in `[d/2, d]`.
-pub fn jitter(d: Duration) -> Duration {
+pub(crate) fn jitter(d: Duration) -> Duration {
     d.mul_f64(0.5 + 0.5 * random_fraction())
 }
 

@@ -39,7 +39,7 @@ impl Abnormal {
 
 /// How long a watch may stay silent (no event, no bookmark) and still count as fresh. API
 /// servers send a bookmark about once a minute, so two minutes of silence means it is dead.
-pub const DEFAULT_SILENCE: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_SILENCE: Duration = Duration::from_secs(120);
 
 /// Where one scope's watch stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,7 +61,7 @@ pub enum WatchState {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScopeHealth {
-    pub scope: Scope,
+    pub(crate) scope: Scope,
     pub state: WatchState,
     /// A complete list has been loaded at least once.
     pub synced: bool,
@@ -69,9 +69,9 @@ pub struct ScopeHealth {
     pub relists: u64,
     /// When the server last told this scope something current: a complete list, a watch
     /// event or a bookmark.
-    pub heard: Option<Instant>,
+    pub(crate) heard: Option<Instant>,
     /// Silence longer than this makes the scope stale.
-    pub silence: Duration,
+    pub(crate) silence: Duration,
 }
 
 impl ScopeHealth {
@@ -89,7 +89,7 @@ impl ScopeHealth {
 
     /// When this scope stops being fresh; may lie in the future. None before the first list
     /// (nothing acts before it anyway).
-    pub fn stale_from(&self) -> Option<Instant> {
+    pub(crate) fn stale_from(&self) -> Option<Instant> {
         match &self.state {
             WatchState::Listing => None,
             WatchState::Reconnecting { since, .. } => Some(*since),
@@ -99,7 +99,7 @@ impl ScopeHealth {
     }
 
     /// How long this scope has not been fresh; None while it is.
-    pub fn stale_for(&self, now: Instant) -> Option<Duration> {
+    pub(crate) fn stale_for(&self, now: Instant) -> Option<Duration> {
         self.stale_from()
             .filter(|from| *from <= now)
             .map(|from| now.saturating_duration_since(from))
@@ -176,7 +176,7 @@ impl Cache {
     }
 
     /// A cache of one cluster's pods: its findings name the cluster.
-    pub fn for_cluster(cluster: &str, chain: Vec<RuleSpec>) -> Cache {
+    pub(crate) fn for_cluster(cluster: &str, chain: Vec<RuleSpec>) -> Cache {
         let store = Store {
             pods: HashMap::new(),
             interner: Interner::default(),
@@ -262,7 +262,7 @@ impl Cache {
     }
 
     /// The pods that could be healthy, per namespace and workload, kept as pods change.
-    pub fn census(&self) -> Census {
+    pub(crate) fn census(&self) -> Census {
         self.read().index.census.clone()
     }
 

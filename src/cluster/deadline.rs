@@ -21,8 +21,8 @@ use tower::{BoxError, Layer, Service};
 
 use crate::{Error, Result};
 
-pub const CONNECT_TIMEOUT_ENV: &str = "OPS_POD_CLEANER_CONNECT_TIMEOUT";
-pub const REQUEST_TIMEOUT_ENV: &str = "OPS_POD_CLEANER_REQUEST_TIMEOUT";
+pub(crate) const CONNECT_TIMEOUT_ENV: &str = "OPS_POD_CLEANER_CONNECT_TIMEOUT";
+pub(crate) const REQUEST_TIMEOUT_ENV: &str = "OPS_POD_CLEANER_REQUEST_TIMEOUT";
 
 /// How long a call may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,19 +50,6 @@ impl Deadlines {
             request: super::env_duration(REQUEST_TIMEOUT_ENV)?.unwrap_or(config.request_timeout),
         })
     }
-
-    /// The defaults, overridden by `$OPS_POD_CLEANER_CONNECT_TIMEOUT` and
-    /// `$OPS_POD_CLEANER_REQUEST_TIMEOUT` (Go-style durations) when set.
-    pub fn from_env() -> Result<Deadlines> {
-        let mut deadlines = Deadlines::default();
-        if let Some(d) = super::env_duration(CONNECT_TIMEOUT_ENV)? {
-            deadlines.connect = d;
-        }
-        if let Some(d) = super::env_duration(REQUEST_TIMEOUT_ENV)? {
-            deadlines.request = d;
-        }
-        Ok(deadlines)
-    }
 }
 
 /// A client whose calls other than watches fail once their deadline passes.
@@ -78,7 +65,7 @@ pub fn client_with_deadlines(mut config: Config, deadlines: Deadlines) -> Result
 
 /// The error a late call ends with; kube shows it as `ServiceError: …`.
 #[derive(Debug)]
-pub struct TimedOut(Duration);
+pub(crate) struct TimedOut(Duration);
 
 impl fmt::Display for TimedOut {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -156,7 +143,7 @@ where
 }
 
 /// A response body that fails when the request's deadline passes before it ends.
-pub struct DeadlineBody<B> {
+pub(crate) struct DeadlineBody<B> {
     inner: B,
     sleep: Option<Pin<Box<Sleep>>>,
     limit: Duration,

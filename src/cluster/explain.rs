@@ -3,7 +3,7 @@
 use super::Scope;
 
 /// One line for a failed `verb` on `resource` in `scope`, e.g. a list of pods.
-pub fn explain(error: &kube::Error, verb: &str, resource: &str, scope: &Scope) -> String {
+pub(crate) fn explain(error: &kube::Error, verb: &str, resource: &str, scope: &Scope) -> String {
     let (where_, can_i) = match scope {
         Scope::All => ("at the cluster scope".to_string(), "-A".to_string()),
         Scope::Namespace(ns) => (format!("in namespace {ns}"), format!("-n {ns}")),
@@ -37,7 +37,7 @@ pub fn explain(error: &kube::Error, verb: &str, resource: &str, scope: &Scope) -
 
 /// An error and its causes, outermost first, without repeats: "client error (Connect):
 /// tcp connect error: Connection refused (os error 111)" rather than just the first.
-pub fn causes(error: &dyn std::error::Error) -> String {
+pub(crate) fn causes(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -29,7 +29,7 @@ impl Census {
         self.count(pod, |n| *n += 1);
     }
 
-    pub fn remove(&mut self, pod: &PodRecord) {
+    pub(crate) fn remove(&mut self, pod: &PodRecord) {
         self.count(pod, |n| *n = n.saturating_sub(1));
     }
 
@@ -46,11 +46,11 @@ impl Census {
         step(self.workloads.entry(key).or_default());
     }
 
-    pub fn namespace(&self, namespace: &str) -> u32 {
+    pub(crate) fn namespace(&self, namespace: &str) -> u32 {
         self.namespaces.get(namespace).copied().unwrap_or(0)
     }
 
-    pub fn workload(&self, namespace: &str, workload: &str) -> u32 {
+    pub(crate) fn workload(&self, namespace: &str, workload: &str) -> u32 {
         self.workloads
             .get(&(namespace.to_string(), workload.to_string()))
             .copied()

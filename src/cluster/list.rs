@@ -23,7 +23,7 @@ pub struct ListedPods {
     pub pods: Vec<PodRecord>,
     pub resource_version: String,
     /// Items that could not be decoded and were skipped (each one logged).
-    pub skipped: usize,
+    pub(crate) skipped: usize,
 }
 
 #[derive(Deserialize)]
@@ -44,7 +44,7 @@ struct PageMeta {
 
 /// Which versions a list may be served at, and so where the API server serves it from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ListFrom {
+pub(crate) enum ListFrom {
     /// `resourceVersion=0&resourceVersionMatch=NotOlderThan`: any version, from the watch
     /// cache; possibly stale, and the server may ignore `limit`. For a first list, when
     /// nothing has been shown yet, so stale cannot mean going back in time.
@@ -59,7 +59,7 @@ pub enum ListFrom {
 
 impl ListFrom {
     /// The query string of the first page (`token` None) or of a following page.
-    pub fn query(&self, page_size: u32, token: Option<&str>) -> String {
+    pub(crate) fn query(&self, page_size: u32, token: Option<&str>) -> String {
         let mut query = format!("limit={page_size}");
         // The continue token carries the snapshot's version; a version beside it is a 400.
         if let Some(token) = token {
@@ -102,7 +102,7 @@ pub async fn list_pods(client: &Client, scope: &Scope, page_size: u32) -> Result
 /// List every pod in `scope` as `from` allows, `page_size` at a time. The next page is fetched
 /// while the current one decodes, so decoding hides behind the API server's time. An item
 /// that does not decode is skipped and logged rather than failing the whole list.
-pub async fn list_pods_from(
+pub(crate) async fn list_pods_from(
     client: &Client,
     scope: &Scope,
     page_size: u32,
@@ -175,22 +175,6 @@ async fn fetch_page(
         },
         error: Error::Api(explain(&e, "list", "pods", &scope)),
     })
-}
-
-/// Decode one page of a pod list into `listed`; returns the continue token, if any.
-pub fn decode_page(
-    text: &str,
-    interner: &mut Interner,
-    listed: &mut ListedPods,
-) -> Result<Option<String>> {
-    let page = parse_page(text)?;
-    let token = page
-        .metadata
-        .continue_token
-        .clone()
-        .filter(|t| !t.is_empty());
-    decode_items(page, interner, listed);
-    Ok(token)
 }
 
 fn parse_page(text: &str) -> Result<Page<'_>> {

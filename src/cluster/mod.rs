@@ -11,16 +11,16 @@ mod watch;
 
 use std::time::Duration;
 
-pub use backoff::{Backoff, jitter};
-pub use cache::{Abnormal, Cache, DEFAULT_SILENCE, Health, ScopeHealth, WatchState};
-pub use connect::{Cluster, ConnectOptions, connect};
-pub use deadline::{
-    CONNECT_TIMEOUT_ENV, Deadlines, REQUEST_TIMEOUT_ENV, TimedOut, client_with_deadlines,
-};
-pub use explain::{causes, explain};
+pub(crate) use backoff::jitter;
+pub use cache::{Abnormal, Cache, Health, ScopeHealth, WatchState};
+pub(crate) use connect::Cluster;
+pub use connect::{ConnectOptions, connect};
+pub use deadline::{Deadlines, client_with_deadlines};
+pub(crate) use explain::causes;
 pub use index::Census;
-pub use list::{ListFrom, ListedPods, decode_page, list_pods, list_pods_from};
-pub use watch::{INITIAL_EVENTS_END, SILENCE_ENV, WatchSettings, spawn_watches, watch_scope};
+pub use list::list_pods;
+pub(crate) use watch::SILENCE_ENV;
+pub use watch::{WatchSettings, spawn_watches};
 
 /// What a list or watch covers: the whole cluster or one namespace.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -31,7 +31,7 @@ pub enum Scope {
 
 impl Scope {
     /// From `-n` flags: none means the whole cluster.
-    pub fn from_namespaces(namespaces: &[String]) -> Vec<Scope> {
+    pub(crate) fn from_namespaces(namespaces: &[String]) -> Vec<Scope> {
         if namespaces.is_empty() {
             vec![Scope::All]
         } else {
@@ -42,14 +42,14 @@ impl Scope {
         }
     }
 
-    pub fn pods_path(&self) -> String {
+    pub(crate) fn pods_path(&self) -> String {
         match self {
             Scope::All => "/api/v1/pods".to_string(),
             Scope::Namespace(ns) => format!("/api/v1/namespaces/{ns}/pods"),
         }
     }
 
-    pub fn covers(&self, namespace: &str) -> bool {
+    pub(crate) fn covers(&self, namespace: &str) -> bool {
         match self {
             Scope::All => true,
             Scope::Namespace(ns) => ns == namespace,

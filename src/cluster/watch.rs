@@ -55,25 +55,13 @@ impl Default for WatchSettings {
     }
 }
 
-impl WatchSettings {
-    /// The defaults, with the silence bound from `$OPS_POD_CLEANER_WATCH_SILENCE` when set
-    /// (a Go-style duration: `90s`, `2m`).
-    pub fn from_env() -> crate::Result<WatchSettings> {
-        let mut settings = WatchSettings::default();
-        if let Some(silence) = super::env_duration(SILENCE_ENV)? {
-            settings.silence = silence;
-        }
-        Ok(settings)
-    }
-}
-
-pub const SILENCE_ENV: &str = "OPS_POD_CLEANER_WATCH_SILENCE";
+pub(crate) const SILENCE_ENV: &str = "OPS_POD_CLEANER_WATCH_SILENCE";
 
 /// A watch that ends this soon having said nothing was refused, not finished: back off.
 const SHORT_WATCH: Duration = Duration::from_secs(1);
 
 /// The annotation on the bookmark that ends a streaming list's initial events.
-pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+pub(crate) const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
 /// Whether one cluster's API server serves streaming lists: unknown until it answers one.
 /// Shared by every scope watched on that cluster, so it is learnt once.
@@ -147,11 +135,6 @@ struct Initial {
     /// until its first bookmark tells; each must replace, not pile up.
     pods: HashMap<Box<str>, PodRecord>,
     interner: Interner,
-}
-
-/// Watch one scope forever, learning on its own whether the server serves streaming lists.
-pub async fn watch_scope(client: Client, scope: Scope, cache: Cache, settings: WatchSettings) {
-    run_scope(client, scope, cache, settings, Streaming::default()).await
 }
 
 async fn run_scope(
