@@ -17,7 +17,7 @@ const UNITS: [(&str, u128); 8] = [
 ];
 
 /// Parses a Go duration; the error says what is wrong, for the caller to place.
-pub fn parse(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse(text: &str) -> Result<Duration, String> {
     let s = text.trim();
     if s.is_empty() {
         return Err("empty duration".into());

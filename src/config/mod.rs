@@ -26,14 +26,16 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 pub use audit::AuditConfig;
-pub use cluster::ClusterConfig;
-pub use duration::{format as format_duration, parse as parse_duration};
+pub(crate) use cluster::ClusterConfig;
+pub use duration::format as format_duration;
+pub(crate) use duration::parse as parse_duration;
 pub use keys::{ACTIONS as UI_ACTIONS, KeyBinding, KeyCode, UiConfig};
 pub use report::{DEFAULT_SCHEDULE, FileFormat, ReportConfig, Sink};
-pub use safety::{BreakerConfig, IGNORE_ANNOTATION, SafetyConfig};
+pub use safety::{BreakerConfig, SafetyConfig};
 pub use schedule::CronSchedule;
 pub use secret::{Secret, SecretSource, mask_url, scrub};
-pub use sources::{Environment, FixedEnvironment, ProcessEnvironment};
+pub use sources::FixedEnvironment;
+pub(crate) use sources::{Environment, ProcessEnvironment};
 
 use crate::error::IoOp;
 use crate::rules::{RuleKind, RuleSpec};
@@ -42,7 +44,7 @@ use read::{Field, MapReader};
 use tree::Value;
 
 /// The environment variable naming a config file.
-pub const ENV_VAR: &str = "OPS_POD_CLEANER_CONFIG";
+pub(crate) const ENV_VAR: &str = "OPS_POD_CLEANER_CONFIG";
 
 /// The built-in defaults, shipped as a commented native-shape file.
 const DEFAULT_YAML: &str = include_str!("../../config/default.yaml");
@@ -124,7 +126,7 @@ impl Config {
     }
 
     /// Loads the first config found by [`search`] in this process's environment.
-    pub fn load(explicit: Option<&Path>) -> Result<Config> {
+    pub(crate) fn load(explicit: Option<&Path>) -> Result<Config> {
         let cwd = std::env::current_dir().map_err(|source| Error::Io {
             path: PathBuf::from("."),
             op: IoOp::Read,

@@ -56,7 +56,7 @@ pub enum Sink {
 }
 
 impl Sink {
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Sink::Feishu { .. } => "feishu",
             Sink::Slack { .. } => "slack",
@@ -105,8 +105,8 @@ impl FileFormat {
 pub const DEFAULT_SCHEDULE: &str = "0 0 9 * * MON";
 
 /// A week: a restart report older than that is stale news, and the next one is on its way.
-pub const DEFAULT_SPOOL_MAX_AGE: Duration = Duration::from_secs(7 * 86_400);
-pub const DEFAULT_SPOOL_MAX_FILES: u32 = 100;
+pub(crate) const DEFAULT_SPOOL_MAX_AGE: Duration = Duration::from_secs(7 * 86_400);
+pub(crate) const DEFAULT_SPOOL_MAX_FILES: u32 = 100;
 
 impl Default for ReportConfig {
     #[expect(

@@ -5,9 +5,6 @@ use std::time::Duration;
 use super::read::Field;
 use crate::Result;
 
-/// The opt-out annotation on a pod or its workload; fixed, not configurable.
-pub use crate::pod::IGNORE_ANNOTATION;
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct SafetyConfig {
     /// Namespaces auto-clean never touches unless listed in `include_protected`.

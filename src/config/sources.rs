@@ -20,7 +20,7 @@ pub trait Environment {
 }
 
 /// This process's environment variables and file system.
-pub struct ProcessEnvironment;
+pub(crate) struct ProcessEnvironment;
 
 impl Environment for ProcessEnvironment {
     fn var(&self, name: &str) -> Option<OsString> {
