@@ -119,7 +119,7 @@ impl Observed {
 }
 
 /// Read the fields the decision needs from a stored Lease.
-pub fn held(lease: &Lease) -> Held {
+pub(crate) fn held(lease: &Lease) -> Held {
     let spec = serde_json::to_value(&lease.spec).unwrap_or(Value::Null);
     let renewed = spec
         .get("renewTime")
@@ -148,7 +148,7 @@ pub enum Role {
 
 /// The leader's recent automatic actions, written on the Lease at each renewal so that a
 /// successor keeps their rate limits and cooldowns (JSON list of `PastAction`).
-pub const RECENT_ANNOTATION: &str = "ops-pod-cleaner.io/recent-actions";
+pub(crate) const RECENT_ANNOTATION: &str = "ops-pod-cleaner.io/recent-actions";
 /// Enough for ten minutes at a generous rate limit, well within the 256 KiB annotation cap.
 const RECENT_KEPT: usize = 600;
 
@@ -185,7 +185,7 @@ impl Elector {
         self.inherited.take()
     }
 
-    pub fn settings(&self) -> &LeaseSettings {
+    pub(crate) fn settings(&self) -> &LeaseSettings {
         &self.settings
     }
 

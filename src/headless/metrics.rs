@@ -202,7 +202,7 @@ pub fn readyz(health: &Health, max_stale: Duration, now: Instant) -> (u16, Strin
 }
 
 /// Why the cache is too stale to act on (stale longer than `max_stale`), if it is.
-pub fn stale_past(health: &Health, max_stale: Duration, now: Instant) -> Option<String> {
+pub(crate) fn stale_past(health: &Health, max_stale: Duration, now: Instant) -> Option<String> {
     let stale = health.stale_for(now).filter(|s| *s > max_stale)?;
     Some(format!(
         "watch stale for {}s (more than safety.maxStale): {}",

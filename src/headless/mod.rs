@@ -3,13 +3,13 @@
 pub mod lease;
 pub mod metrics;
 pub mod rbac;
-pub mod server;
+pub(crate) mod server;
 
 pub use lease::{Elector, LeaseSettings, Role, decide};
 pub use server::{Sources, bind, serve};
 
 /// Resolves on SIGINT or SIGTERM (Kubernetes stops pods with SIGTERM).
-pub async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).ok();
     let terminated = async {
