@@ -13,13 +13,13 @@ use crate::rules::format_age;
 
 /// `report.spoolMaxAge` and `report.spoolMaxFiles`; zero is no limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SpoolLimits {
-    pub max_age: Duration,
-    pub max_files: u32,
+pub(crate) struct SpoolLimits {
+    pub(crate) max_age: Duration,
+    pub(crate) max_files: u32,
 }
 
 impl SpoolLimits {
-    pub fn of(config: &ReportConfig) -> SpoolLimits {
+    pub(crate) fn of(config: &ReportConfig) -> SpoolLimits {
         SpoolLimits {
             max_age: config.spool_max_age,
             max_files: config.spool_max_files,
@@ -46,10 +46,10 @@ impl fmt::Display for SpoolCap {
 /// A spooled report removed unsent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dropped {
-    pub path: PathBuf,
-    pub sink: String,
-    pub age: Duration,
-    pub cap: SpoolCap,
+    pub(crate) path: PathBuf,
+    pub(crate) sink: String,
+    pub(crate) age: Duration,
+    pub(crate) cap: SpoolCap,
 }
 
 impl Spool {

@@ -6,7 +6,7 @@ use super::{RestartReport, WorkloadGroup};
 impl RestartReport {
     /// The reports of several clusters as one, in their order. One report stays as it is:
     /// a one-cluster report looks as it always did.
-    pub fn combine(mut reports: Vec<RestartReport>) -> Option<RestartReport> {
+    pub(crate) fn combine(mut reports: Vec<RestartReport>) -> Option<RestartReport> {
         if reports.len() <= 1 {
             return reports.pop();
         }
@@ -34,7 +34,7 @@ impl RestartReport {
 
     /// The groups by cluster, in order: one section without a name for a one-cluster
     /// report, one per cluster (maybe empty) for a combined one.
-    pub fn sections(&self) -> Vec<Section<'_>> {
+    pub(crate) fn sections(&self) -> Vec<Section<'_>> {
         if self.clusters.is_empty() {
             return vec![Section {
                 cluster: None,
@@ -57,14 +57,14 @@ impl RestartReport {
 
 /// One cluster's part of a report.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Section<'a> {
+pub(crate) struct Section<'a> {
     /// `None` in a one-cluster report.
-    pub cluster: Option<&'a String>,
-    pub groups: Vec<&'a WorkloadGroup>,
+    pub(crate) cluster: Option<&'a String>,
+    pub(crate) groups: Vec<&'a WorkloadGroup>,
 }
 
 impl Section<'_> {
-    pub fn rows(&self) -> usize {
+    pub(crate) fn rows(&self) -> usize {
         self.groups.iter().map(|g| g.rows.len()).sum()
     }
 }

@@ -74,7 +74,7 @@ impl Reporter {
     }
 
     /// The pods that may appear in the report, copied out of the cache.
-    pub fn candidates(&self, cache: &Cache) -> Vec<PodRecord> {
+    pub(crate) fn candidates(&self, cache: &Cache) -> Vec<PodRecord> {
         cache.fold(Vec::new(), |mut pods, pod| {
             if self.may_appear(pod) {
                 pods.push(pod.clone());
@@ -84,7 +84,7 @@ impl Reporter {
     }
 
     /// The pods of `pods` that may appear in the report.
-    pub fn keep_candidates(&self, mut pods: Vec<PodRecord>) -> Vec<PodRecord> {
+    pub(crate) fn keep_candidates(&self, mut pods: Vec<PodRecord>) -> Vec<PodRecord> {
         pods.retain(|pod| self.may_appear(pod));
         pods
     }
@@ -129,7 +129,7 @@ impl Reporter {
     }
 
     /// Build this report, then send it as [`Reporter::send_report`] does.
-    pub async fn send(
+    pub(crate) async fn send(
         &self,
         pods: &[PodRecord],
         cluster: &str,
@@ -180,7 +180,7 @@ impl Reporter {
     }
 
     /// Drop what is over the spool's caps, each logged once and returned to be counted.
-    pub fn trim(&self, now: DateTime<Utc>) -> Vec<Delivery> {
+    pub(crate) fn trim(&self, now: DateTime<Utc>) -> Vec<Delivery> {
         let dropped = self.spool.trim(now).into_iter().map(|d| Delivery {
             sink: d.sink,
             result: DeliveryResult::Dropped {

@@ -7,7 +7,7 @@ use crate::error::IoOp;
 use crate::{Error, Result};
 
 /// Write to a temporary file beside `path`, fsync it, then rename it over `path`.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         op: IoOp::Write,

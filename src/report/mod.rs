@@ -16,13 +16,10 @@ mod state;
 mod workload;
 
 pub use build::build;
-pub use caps::{Dropped, SpoolCap, SpoolLimits};
-pub use combine::Section;
+pub use caps::SpoolCap;
 pub use deliver::{DeliveryPolicy, Reporter};
-pub use files::write_atomically;
 pub use model::{RestartReport, RestartRow, WorkloadGroup};
-pub use outcome::{Delivery, DeliveryResult, DeliverySummary};
-pub use send::dated_path;
-pub use spool::{DeadLetter, Spool, Spooled, sink_id};
+pub use outcome::DeliveryResult;
+pub use spool::sink_id;
 pub use state::RestartState;
-pub use workload::{deployment_of, workload_label};
+pub(crate) use workload::workload_label;

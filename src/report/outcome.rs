@@ -81,7 +81,7 @@ pub struct Delivery {
 /// One report's deliveries, and what the resends before it did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeliverySummary {
-    pub at: DateTime<Utc>,
+    pub(crate) at: DateTime<Utc>,
     pub deliveries: Vec<Delivery>,
 }
 
@@ -92,7 +92,7 @@ impl DeliverySummary {
     }
 
     /// Some report was refused for good and sits in the dead letters.
-    pub fn any_dead_lettered(&self) -> bool {
+    pub(crate) fn any_dead_lettered(&self) -> bool {
         self.deliveries
             .iter()
             .any(|d| matches!(d.result, DeliveryResult::DeadLettered { .. }))

@@ -23,7 +23,7 @@ pub fn feishu_sign(secret: &str, timestamp: i64) -> Result<String, InvalidLength
 }
 
 /// An interactive card; signed with `timestamp` (seconds) when a secret is set.
-pub fn feishu(
+pub(crate) fn feishu(
     report: &RestartReport,
     secret: Option<&str>,
     timestamp: i64,
@@ -52,7 +52,7 @@ pub fn feishu(
 }
 
 /// Slack's mrkdwn uses single `*` for bold.
-pub fn slack(report: &RestartReport) -> Value {
+pub(crate) fn slack(report: &RestartReport) -> Value {
     let text = chat(report, SLACK_LIMIT).replace("**", "*");
     let mut blocks = vec![
         json!({"type": "header", "text": {"type": "plain_text", "text": report.title}}),
@@ -66,6 +66,6 @@ pub fn slack(report: &RestartReport) -> Value {
 }
 
 /// The generic webhook gets the report itself.
-pub fn webhook(report: &RestartReport) -> Value {
+pub(crate) fn webhook(report: &RestartReport) -> Value {
     serde_json::to_value(report).unwrap_or(Value::Null)
 }

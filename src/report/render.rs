@@ -13,7 +13,7 @@ pub fn json(report: &RestartReport) -> String {
 }
 
 /// One sentence on what the report holds.
-pub fn headline(report: &RestartReport) -> String {
+pub(crate) fn headline(report: &RestartReport) -> String {
     let at = report.generated.to_rfc3339_opts(SecondsFormat::Secs, true);
     let clusters = match report.clusters.is_empty() {
         true => format!("Cluster {}", report.cluster),

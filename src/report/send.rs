@@ -153,7 +153,7 @@ fn write_file(
 
 /// `reports/restarts-%Y-%m-%d.md` → `reports/restarts-2026-11-20.md`; a path with no valid
 /// strftime fields stays as it is.
-pub fn dated_path(path: &std::path::Path, at: DateTime<Utc>) -> std::path::PathBuf {
+pub(crate) fn dated_path(path: &std::path::Path, at: DateTime<Utc>) -> std::path::PathBuf {
     use chrono::format::{Item, StrftimeItems};
     let text = path.to_string_lossy();
     if !text.contains('%') || StrftimeItems::new(&text).any(|i| matches!(i, Item::Error)) {

@@ -38,12 +38,12 @@ pub struct Spooled {
     pub report: RestartReport,
     /// When it was spooled; files written before this field existed have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spooled: Option<DateTime<Utc>>,
+    pub(crate) spooled: Option<DateTime<Utc>>,
 }
 
 impl Spooled {
     /// Since when it has waited: when it was spooled, or else when the report was made.
-    pub fn since(&self) -> DateTime<Utc> {
+    pub(crate) fn since(&self) -> DateTime<Utc> {
         self.spooled.unwrap_or(self.report.generated)
     }
 }
@@ -51,10 +51,10 @@ impl Spooled {
 /// A report a sink refused for good, and why; written to `<spoolDir>/dead/`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeadLetter {
-    pub sink: String,
+    pub(crate) sink: String,
     /// The sink's answer, scrubbed of its secrets.
-    pub why: String,
-    pub rejected: DateTime<Utc>,
+    pub(crate) why: String,
+    pub(crate) rejected: DateTime<Utc>,
     pub report: RestartReport,
 }
 
@@ -65,23 +65,23 @@ pub struct Spool {
 }
 
 impl Spool {
-    pub fn new(dir: &Path, limits: SpoolLimits) -> Spool {
+    pub(crate) fn new(dir: &Path, limits: SpoolLimits) -> Spool {
         Spool {
             dir: dir.to_path_buf(),
             limits,
         }
     }
 
-    pub fn limits(&self) -> SpoolLimits {
+    pub(crate) fn limits(&self) -> SpoolLimits {
         self.limits
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// Where the dead letters go: inside the spool dir, so one volume keeps both.
-    pub fn dead_dir(&self) -> PathBuf {
+    pub(crate) fn dead_dir(&self) -> PathBuf {
         self.dir.join("dead")
     }
 
@@ -95,7 +95,7 @@ impl Spool {
     }
 
     /// Keep `report` as refused by `sink` for good; the caller removes its spool file, if any.
-    pub fn dead_letter(
+    pub(crate) fn dead_letter(
         &self,
         sink: &str,
         report: &RestartReport,
@@ -122,7 +122,7 @@ impl Spool {
     }
 
     /// Whether it is gone; a file that cannot be removed is logged.
-    pub fn remove(&self, path: &Path) -> bool {
+    pub(crate) fn remove(&self, path: &Path) -> bool {
         match std::fs::remove_file(path) {
             Ok(()) => true,
             Err(e) => {

@@ -14,14 +14,14 @@ use crate::{Error, Result};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RestartState {
     /// `namespace/pod/container` → total restarts when the previous report was made.
-    pub restarts: BTreeMap<String, u32>,
+    pub(crate) restarts: BTreeMap<String, u32>,
     /// The same per cluster, when that report covered several clusters.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub clusters: BTreeMap<String, BTreeMap<String, u32>>,
+    pub(crate) clusters: BTreeMap<String, BTreeMap<String, u32>>,
 }
 
 impl RestartState {
-    pub fn key(namespace: &str, pod: &str, container: &str) -> String {
+    pub(crate) fn key(namespace: &str, pod: &str, container: &str) -> String {
         format!("{namespace}/{pod}/{container}")
     }
 
@@ -43,7 +43,7 @@ impl RestartState {
     }
 
     /// What the previous report over several clusters said of `cluster`.
-    pub fn of_cluster(&self, cluster: &str) -> RestartState {
+    pub(crate) fn of_cluster(&self, cluster: &str) -> RestartState {
         RestartState {
             restarts: self.clusters.get(cluster).cloned().unwrap_or_default(),
             clusters: BTreeMap::new(),

@@ -7,7 +7,7 @@ const HASH_ALPHABET: &str = "bcdfghjklmnpqrstvwxz2456789";
 
 /// "Deployment/web" for a pod of ReplicaSet `web-7d9f8c6b5`, "StatefulSet/db", or "Pod/name"
 /// for a bare pod. A ReplicaSet whose name does not end in a template hash stays a ReplicaSet.
-pub fn workload_label(pod: &PodRecord) -> String {
+pub(crate) fn workload_label(pod: &PodRecord) -> String {
     match &pod.owner {
         None => format!("Pod/{}", pod.name),
         Some(owner) if &*owner.kind == "ReplicaSet" => match deployment_of(&owner.name) {
@@ -19,7 +19,7 @@ pub fn workload_label(pod: &PodRecord) -> String {
 }
 
 /// `web-7d9f8c6b5` → `web`: the suffix must look like a pod-template-hash.
-pub fn deployment_of(replicaset: &str) -> Option<&str> {
+pub(crate) fn deployment_of(replicaset: &str) -> Option<&str> {
     let (deployment, hash) = replicaset.rsplit_once('-')?;
     let looks_like_hash =
         (5..=10).contains(&hash.len()) && hash.chars().all(|c| HASH_ALPHABET.contains(c));
