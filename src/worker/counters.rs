@@ -14,7 +14,7 @@ pub struct Counters {
 }
 
 impl Counters {
-    pub fn count_action(&self, rule: RuleKind, outcome: &'static str) {
+    pub(crate) fn count_action(&self, rule: RuleKind, outcome: &'static str) {
         let mut actions = self.actions.lock().unwrap_or_else(|e| e.into_inner());
         *actions.entry((rule, outcome)).or_default() += 1;
     }
@@ -24,7 +24,7 @@ impl Counters {
         *deliveries.entry((sink.to_string(), result)).or_default() += 1;
     }
 
-    pub fn actions(&self) -> BTreeMap<(RuleKind, &'static str), u64> {
+    pub(crate) fn actions(&self) -> BTreeMap<(RuleKind, &'static str), u64> {
         self.actions
             .lock()
             .unwrap_or_else(|e| e.into_inner())

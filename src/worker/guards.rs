@@ -15,10 +15,10 @@ use crate::rules::RuleKind;
 
 /// After acting on a target, leave it alone this long: the watch needs a moment to show
 /// the pod gone, and a workload scaled to zero keeps its failing pods while they terminate.
-pub const COOLDOWN: Duration = Duration::from_secs(120);
+pub(crate) const COOLDOWN: Duration = Duration::from_secs(120);
 /// A refused target waits this long before it is tried again, doubling up to [`MAX_BACKOFF`].
-pub const FIRST_BACKOFF: Duration = Duration::from_secs(120);
-pub const MAX_BACKOFF: Duration = Duration::from_secs(3600);
+pub(crate) const FIRST_BACKOFF: Duration = Duration::from_secs(120);
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(3600);
 
 #[derive(Debug, Clone)]
 struct Backoff {
@@ -38,7 +38,7 @@ struct Spread {
 
 #[derive(Debug, Clone)]
 pub struct Guards {
-    pub safety: SafetyConfig,
+    pub(crate) safety: SafetyConfig,
     limiter: RateLimiter,
     /// Everything sent within the longest window, for a successor to restore.
     sent: VecDeque<(Instant, PastAction)>,
@@ -156,7 +156,7 @@ impl Guards {
     }
 
     /// Per rule: how many targets wait after a refusal, and one of the reasons.
-    pub fn backing_off(&self, now: Instant) -> BTreeMap<RuleKind, (u32, String)> {
+    pub(crate) fn backing_off(&self, now: Instant) -> BTreeMap<RuleKind, (u32, String)> {
         let mut held: BTreeMap<RuleKind, (u32, String)> = BTreeMap::new();
         for b in self.backoff.values().filter(|b| b.until > now) {
             let entry = held.entry(b.rule).or_insert((0, b.reason.clone()));
@@ -192,7 +192,7 @@ impl Guards {
     }
 
     /// What was sent within the longest window, oldest first: what a successor restores.
-    pub fn recent(&self) -> Vec<PastAction> {
+    pub(crate) fn recent(&self) -> Vec<PastAction> {
         self.sent.iter().map(|(_, past)| past.clone()).collect()
     }
 

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 const WINDOW: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Clone)]
-pub struct RateLimiter {
+pub(crate) struct RateLimiter {
     global: u32,
     per_namespace: u32,
     /// When each recent action was let through, and in which namespace; oldest first.
@@ -14,7 +14,7 @@ pub struct RateLimiter {
 }
 
 impl RateLimiter {
-    pub fn new(global: u32, per_namespace: u32) -> RateLimiter {
+    pub(crate) fn new(global: u32, per_namespace: u32) -> RateLimiter {
         RateLimiter {
             global,
             per_namespace,
@@ -23,13 +23,13 @@ impl RateLimiter {
     }
 
     /// An action sent at `at` (before a restart, or by another replica) holds its slot.
-    pub fn record(&mut self, namespace: &str, at: Instant) {
+    pub(crate) fn record(&mut self, namespace: &str, at: Instant) {
         let position = self.recent.partition_point(|(t, _)| *t <= at);
         self.recent.insert(position, (at, namespace.to_string()));
     }
 
     /// Take one slot for an action in `namespace`, or say which limit is reached.
-    pub fn try_acquire(&mut self, namespace: &str, now: Instant) -> Result<(), String> {
+    pub(crate) fn try_acquire(&mut self, namespace: &str, now: Instant) -> Result<(), String> {
         while let Some((at, _)) = self.recent.front() {
             if now.saturating_duration_since(*at) < WINDOW {
                 break;

@@ -20,9 +20,8 @@ use tokio::sync::{mpsc, watch};
 pub use breaker::Census;
 pub use control::{RuleStatus, WorkerCommand, WorkerHandle, WorkerStatus};
 pub use counters::Counters;
-pub use guards::{COOLDOWN, FIRST_BACKOFF, Guards, MAX_BACKOFF};
-pub use limits::RateLimiter;
-pub use plan::{Decision, Gate, Hold, Pass, Planned, Toggles, blocked, plan};
+pub use guards::Guards;
+pub use plan::{Decision, Gate, Hold, Pass, Toggles, plan};
 
 use crate::actions::Executor;
 use crate::cluster::Cache;

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::time::{Duration, Instant};
 
-pub use super::guards::Guards;
+pub(crate) use super::guards::Guards;
 use crate::actions::{Action, PodRef};
 use crate::cluster::Abnormal;
 use crate::config::SafetyConfig;
@@ -19,7 +19,7 @@ pub struct Toggles {
 }
 
 impl Toggles {
-    pub fn allows(&self, rule: RuleKind) -> bool {
+    pub(crate) fn allows(&self, rule: RuleKind) -> bool {
         self.master && self.rules.get(&rule).copied().unwrap_or(false)
     }
 }
@@ -74,15 +74,15 @@ pub enum Decision {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Planned {
-    pub rule: RuleKind,
+    pub(crate) rule: RuleKind,
     pub pod: PodRef,
     /// What cooldowns and backoff are kept by: the pod, or its workload for scale-to-zero.
     pub target: String,
     /// The pod's workload as the breaker counts it: `shop/Deployment/web`.
-    pub workload: String,
+    pub(crate) workload: String,
     /// Whether the action can stop something that runs. Deleting a pod that already finished
     /// (Evicted, Failed) cannot, so it does not count against the workload bound.
-    pub disruptive: bool,
+    pub(crate) disruptive: bool,
     pub decision: Decision,
 }
 
@@ -103,7 +103,7 @@ impl Pass {
 }
 
 /// Why nothing may act at all right now, if so.
-pub fn blocked(gate: &Gate, safety: &SafetyConfig) -> Option<String> {
+pub(crate) fn blocked(gate: &Gate, safety: &SafetyConfig) -> Option<String> {
     if gate.readonly {
         return Some("read-only mode: no actions".into());
     }
