@@ -107,7 +107,7 @@ impl AuditLog {
         })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -175,7 +175,7 @@ fn open_private(path: &Path) -> std::io::Result<File> {
 }
 
 /// Whoever runs the tool: `$USER@$HOSTNAME`, or the host alone (a pod's name).
-pub fn actor() -> String {
+pub(crate) fn actor() -> String {
     let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
     let host = env("HOSTNAME")
         .or_else(|| {

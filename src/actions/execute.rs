@@ -12,7 +12,6 @@ use serde_json::json;
 use super::audit::actor;
 use super::events::EventRecorder;
 use super::history::PastAction;
-use super::owner::WorkloadRef;
 use super::owners::{FULL_CHAIN, OptOut, Owners};
 use super::record::{Audit, Subject};
 use super::retry::{Needs, RetryPolicy, Stop};
@@ -51,20 +50,13 @@ pub struct Executor {
 
 /// An action that passed every check that needs no write, with what those checks read.
 #[derive(Debug, Clone)]
-pub struct Prepared {
-    pub action: Action,
-    pub origin: Origin,
+pub(crate) struct Prepared {
+    pub(crate) action: Action,
+    pub(crate) origin: Origin,
     pod: Option<PodRecord>,
     /// What the rules found on the pod when it was re-checked: the intent's reason.
     finding: Option<Finding>,
     pub(super) scale: Option<ScalePlan>,
-}
-
-impl Prepared {
-    /// The workload a scale-to-zero will change.
-    pub fn workload(&self) -> Option<&WorkloadRef> {
-        self.scale.as_ref().map(|s| &s.workload)
-    }
 }
 
 impl Executor {
@@ -101,16 +93,12 @@ impl Executor {
         self
     }
 
-    pub fn dry_run(&self) -> bool {
-        self.settings.dry_run
-    }
-
-    pub fn cluster(&self) -> &str {
+    pub(crate) fn cluster(&self) -> &str {
         &self.settings.cluster
     }
 
     /// The automatic actions the audit log says were sent within `within`, for the guards.
-    pub fn recent_actions(&self, within: Duration) -> Vec<PastAction> {
+    pub(crate) fn recent_actions(&self, within: Duration) -> Vec<PastAction> {
         match &self.audit {
             Audit::Log(log) => log.recent(within, self.settings.dry_run, Utc::now()),
             _ => Vec::new(),
@@ -137,7 +125,11 @@ impl Executor {
     /// Every check that writes nothing: the pod is still the one planned; for the worker, it
     /// still matches, nobody opted it out up its owner chain, and a scale-to-zero would not stop
     /// replicas that still serve. `Err` is the outcome, with nothing sent.
-    pub async fn prepare(&self, action: &Action, origin: Origin) -> Result<Prepared, Outcome> {
+    pub(crate) async fn prepare(
+        &self,
+        action: &Action,
+        origin: Origin,
+    ) -> Result<Prepared, Outcome> {
         if self.settings.readonly {
             return Err(Outcome::Refused(Refusal::Readonly));
         }
@@ -190,13 +182,13 @@ impl Executor {
     }
 
     /// Write the intent, send, write the outcome. Nothing is sent whose intent is not on disk.
-    pub async fn send(&self, prepared: Prepared) -> Outcome {
+    pub(crate) async fn send(&self, prepared: Prepared) -> Outcome {
         self.send_within(prepared, None).await
     }
 
     /// `send`, with the request cut off after `limit` (a leader must stop before its lease
     /// can pass to another replica); the cut is recorded as a failure that may have landed.
-    pub async fn send_within(&self, prepared: Prepared, limit: Option<Duration>) -> Outcome {
+    pub(crate) async fn send_within(&self, prepared: Prepared, limit: Option<Duration>) -> Outcome {
         let Prepared {
             action,
             origin,

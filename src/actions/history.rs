@@ -35,17 +35,17 @@ pub struct PastAction {
 
 /// An intent whose outcome was never written: the process stopped between the two.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Interrupted {
-    pub id: String,
-    pub cluster: String,
-    pub time: DateTime<Utc>,
-    pub origin: Origin,
-    pub action: Verb,
-    pub namespace: String,
-    pub name: String,
-    pub uid: Option<String>,
-    pub workload: Option<String>,
-    pub dry_run: bool,
+pub(crate) struct Interrupted {
+    pub(crate) id: String,
+    pub(crate) cluster: String,
+    pub(crate) time: DateTime<Utc>,
+    pub(crate) origin: Origin,
+    pub(crate) action: Verb,
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    pub(crate) uid: Option<String>,
+    pub(crate) workload: Option<String>,
+    pub(crate) dry_run: bool,
 }
 
 /// The fields of a record that are read back.
@@ -70,7 +70,12 @@ struct Written {
 impl AuditLog {
     /// The automatic actions sent within `within` of `now` (dry-run ones only when `dry_run`,
     /// real ones only when not), oldest first.
-    pub fn recent(&self, within: Duration, dry_run: bool, now: DateTime<Utc>) -> Vec<PastAction> {
+    pub(crate) fn recent(
+        &self,
+        within: Duration,
+        dry_run: bool,
+        now: DateTime<Utc>,
+    ) -> Vec<PastAction> {
         self.read_back()
             .into_iter()
             .filter(|w| w.stage == Stage::Intent && w.dry_run == dry_run)
@@ -99,7 +104,7 @@ impl AuditLog {
     }
 
     /// Intents without an outcome, oldest first.
-    pub fn interrupted(&self) -> Vec<Interrupted> {
+    pub(crate) fn interrupted(&self) -> Vec<Interrupted> {
         let records = self.read_back();
         let finished: HashSet<&str> = records
             .iter()

@@ -23,17 +23,18 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 pub use audit::{AuditLog, AuditRecord, Stage};
-pub use execute::{Executor, Prepared};
-pub use history::{Interrupted, PastAction};
+pub use execute::Executor;
+pub use history::PastAction;
 pub use inspect::Inspection;
 pub use owner::{Resolution, WorkloadKind, WorkloadRef};
-pub use owners::{FOLLOWED_OWNERS, OptOut, Owner};
+pub use owners::{FOLLOWED_OWNERS, OptOut};
 pub use parked::{DEFAULT_NAMESPACE, PARKED_CONFIGMAP, ParkedRecord, parked_namespace};
-pub use parked_rows::{ParkedList, ParkedRow, ParkedState, Trigger, Unread, list_parked};
+pub use parked_rows::{ParkedList, ParkedRow, ParkedState, Trigger};
+pub(crate) use parked_rows::{Unread, list_parked};
 pub use record::Audit;
 pub use refusal::{Denied, Refusal};
 pub use retry::RetryPolicy;
-pub use undo::{RecordedIn, UndoPlan};
+pub use undo::RecordedIn;
 pub use verb::Verb;
 
 use crate::pod::PodRecord;
@@ -85,7 +86,7 @@ pub enum Action {
 
 impl Action {
     /// The action a rule plans for a pod, if it plans one.
-    pub fn planned(kind: ActionKind, pod: PodRef) -> Option<Action> {
+    pub(crate) fn planned(kind: ActionKind, pod: PodRef) -> Option<Action> {
         match kind {
             ActionKind::None => None,
             ActionKind::Delete => Some(Action::Delete(pod)),
@@ -95,7 +96,7 @@ impl Action {
         }
     }
 
-    pub fn verb(&self) -> Verb {
+    pub(crate) fn verb(&self) -> Verb {
         match self {
             Action::Delete(_) => Verb::Delete,
             Action::ForceDelete(_) => Verb::ForceDelete,
@@ -106,7 +107,7 @@ impl Action {
         }
     }
 
-    pub fn pod(&self) -> Option<&PodRef> {
+    pub(crate) fn pod(&self) -> Option<&PodRef> {
         match self {
             Action::Delete(p)
             | Action::ForceDelete(p)
@@ -118,7 +119,7 @@ impl Action {
     }
 
     /// Never run by the auto-clean worker.
-    pub fn manual_only(&self) -> bool {
+    pub(crate) fn manual_only(&self) -> bool {
         matches!(self, Action::UndoScale(_) | Action::RemoveFinalizers(_))
     }
 }
@@ -159,7 +160,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             Outcome::Done(_) => "done",
             Outcome::AlreadyGone => "alreadyGone",
@@ -181,14 +182,14 @@ impl Outcome {
     }
 
     /// One line for the log and the status line; done and dry-run details already name the target.
-    pub fn line(&self, action: &Action) -> String {
+    pub(crate) fn line(&self, action: &Action) -> String {
         match self {
             Outcome::Done(detail) | Outcome::DryRun(detail) => detail.clone(),
             other => format!("{action}: {other}"),
         }
     }
 
-    pub fn succeeded(&self) -> bool {
+    pub(crate) fn succeeded(&self) -> bool {
         matches!(
             self,
             Outcome::Done(_) | Outcome::AlreadyGone | Outcome::DryRun(_)

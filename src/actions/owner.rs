@@ -64,7 +64,7 @@ impl WorkloadKind {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             WorkloadKind::Deployment => "Deployment",
             WorkloadKind::Rollout => "Rollout",
@@ -109,7 +109,7 @@ impl WorkloadRef {
 
 impl WorkloadRef {
     /// Read back what `Display` wrote: `Deployment shop/web`.
-    pub fn parse(text: &str) -> Option<WorkloadRef> {
+    pub(crate) fn parse(text: &str) -> Option<WorkloadRef> {
         let (kind, rest) = text.split_once(' ')?;
         let (namespace, name) = rest.split_once('/')?;
         let kind = WorkloadKind::ALL.into_iter().find(|k| k.name() == kind)?;

@@ -33,13 +33,13 @@ pub const FOLLOWED_OWNERS: [(&str, &str, &str); 8] = [
 
 /// One controller owner up a pod's chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Owner {
-    pub api_version: String,
-    pub kind: String,
-    pub namespace: String,
-    pub name: String,
+pub(crate) struct Owner {
+    pub(crate) api_version: String,
+    pub(crate) kind: String,
+    pub(crate) namespace: String,
+    pub(crate) name: String,
     /// Carries `ops-pod-cleaner.io/ignore`.
-    pub ignored: bool,
+    pub(crate) ignored: bool,
     /// Its own `controller: true` owner: (apiVersion, kind, name).
     pub(crate) next: Option<(String, String, String)>,
 }
@@ -60,7 +60,7 @@ pub enum OptOut {
 
 impl OptOut {
     /// The pod's own annotation first, then the nearest owner that carries one.
-    pub fn find(pod: &PodRecord, chain: &[Owner]) -> Option<OptOut> {
+    pub(crate) fn find(pod: &PodRecord, chain: &[Owner]) -> Option<OptOut> {
         if pod.ignored {
             return Some(OptOut::Pod {
                 namespace: pod.namespace.to_string(),

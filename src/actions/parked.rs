@@ -45,28 +45,28 @@ pub struct ParkedRecord {
     pub kind: String,
     pub namespace: String,
     pub name: String,
-    pub uid: String,
+    pub(crate) uid: String,
     /// The replicas before the scale to zero: what undo restores.
     pub replicas: i32,
     /// RFC 3339, UTC.
-    pub at: String,
+    pub(crate) at: String,
     /// The kubeconfig context (or `in-cluster`) that parked it.
-    pub cluster: String,
+    pub(crate) cluster: String,
     /// Who parked it: `user@host`, or the pod's name in the cluster.
-    pub actor: String,
-    pub origin: Origin,
+    pub(crate) actor: String,
+    pub(crate) origin: Origin,
     /// What the rules found on the pod that triggered it, e.g. `imagePull: ImagePullBackOff`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// The pod that triggered it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod: Option<String>,
     /// The rule that matched the pod (records before issue 13 have only `reason`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rule: Option<RuleKind>,
+    pub(crate) rule: Option<RuleKind>,
     /// The pod's own words for it, e.g. the image pull error (not in older records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
 }
 
 impl ParkedRecord {

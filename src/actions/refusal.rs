@@ -110,7 +110,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// The 403 behind this refusal, if there is one: asking again would be refused again.
-    pub fn forbidden(&self) -> Option<&Denied> {
+    pub(crate) fn forbidden(&self) -> Option<&Denied> {
         match self {
             Refusal::Forbidden(denied) => Some(denied),
             Refusal::Unrecorded { denied, .. } => Some(denied),

@@ -28,19 +28,12 @@ pub enum RecordedIn {
 /// recorded. For a confirmation dialog; running it checks again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UndoPlan {
-    pub workload: WorkloadRef,
+    pub(crate) workload: WorkloadRef,
     /// The replicas undo sets.
     pub restores: i32,
-    pub recorded_in: RecordedIn,
+    pub(crate) recorded_in: RecordedIn,
     /// The ConfigMap's record: when, by whom and why it was parked.
-    pub record: Option<ParkedRecord>,
-}
-
-impl UndoPlan {
-    /// The action that carries it out.
-    pub fn action(&self) -> Action {
-        Action::UndoScale(self.workload.clone())
-    }
+    pub(crate) record: Option<ParkedRecord>,
 }
 
 impl fmt::Display for UndoPlan {

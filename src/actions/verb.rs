@@ -39,7 +39,7 @@ impl Verb {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Verb> {
+    pub(crate) fn from_name(name: &str) -> Option<Verb> {
         Verb::ALL.into_iter().find(|v| v.name() == name)
     }
 }
