@@ -12,43 +12,43 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 )]
 pub struct Cli {
     #[command(flatten)]
-    pub global: GlobalArgs,
+    pub(crate) global: GlobalArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
 #[derive(Debug, Clone, Default, Args)]
-pub struct GlobalArgs {
+pub(crate) struct GlobalArgs {
     /// Config file (default: $OPS_POD_CLEANER_CONFIG, ./config.yml, ./config.yaml, the user config dir, built-in)
     #[arg(long, global = true, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)
     #[arg(long, global = true, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
+    pub(crate) kubeconfig: Option<PathBuf>,
     /// Kubeconfig context; repeat to cover several clusters (with --demo: demo-eu, demo-us)
     #[arg(long, global = true, value_name = "NAME")]
-    pub context: Vec<String>,
+    pub(crate) context: Vec<String>,
     /// Every context in the kubeconfig (with --demo: both demo clusters)
     #[arg(long, global = true, conflicts_with = "context")]
-    pub all_contexts: bool,
+    pub(crate) all_contexts: bool,
     /// Namespace to watch; repeatable (default: all namespaces)
     #[arg(short = 'n', long, global = true, value_name = "NS")]
-    pub namespace: Vec<String>,
+    pub(crate) namespace: Vec<String>,
     /// Watch all namespaces (the default when no -n is given)
     #[arg(short = 'A', long, global = true, conflicts_with = "namespace")]
-    pub all_namespaces: bool,
+    pub(crate) all_namespaces: bool,
     /// Act on nothing; log what would be done
     #[arg(long, global = true)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// No actions at all
     #[arg(long, global = true)]
-    pub readonly: bool,
+    pub(crate) readonly: bool,
     /// Act even without a writable audit log (shown as a NO-AUDIT badge)
     #[arg(long, global = true)]
-    pub no_audit: bool,
+    pub(crate) no_audit: bool,
     /// Use the built-in simulated cluster instead of a real one
     #[arg(long, global = true)]
-    pub demo: bool,
+    pub(crate) demo: bool,
 }
 
 #[derive(Debug, Subcommand)]

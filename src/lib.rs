@@ -24,7 +24,7 @@ pub mod pod;
 pub mod policy;
 pub mod report;
 pub mod rules;
-pub mod scan;
+mod scan;
 pub mod ui;
 pub mod worker;
 

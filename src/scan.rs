@@ -9,72 +9,63 @@ use std::fmt::Write;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-pub use clusters::{Gathered, over_clusters};
-pub use parked::{parked_summary, parked_table};
+pub(crate) use clusters::over_clusters;
+pub(crate) use parked::{parked_summary, parked_table};
 
+use crate::Result;
 use crate::cluster::{Cluster, Scope, list_pods};
 use crate::pod::PodRecord;
 use crate::rules::{ActionKind, RuleKind, RuleSpec, classify, format_age};
-use crate::{Error, Result};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Owner {
-    pub kind: String,
-    pub name: String,
+    pub(crate) kind: String,
+    pub(crate) name: String,
 }
 
 /// One abnormal pod, as `scan --output json` prints it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ScanRow {
-    pub cluster: String,
-    pub namespace: String,
-    pub name: String,
-    pub uid: String,
-    pub category: RuleKind,
-    pub reason: String,
+pub(crate) struct ScanRow {
+    pub(crate) cluster: String,
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    pub(crate) uid: String,
+    pub(crate) category: RuleKind,
+    pub(crate) reason: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub container: Option<String>,
-    pub since: DateTime<Utc>,
-    pub for_seconds: i64,
-    pub restarts: u32,
-    pub node: Option<String>,
-    pub owner: Option<Owner>,
-    pub action: ActionKind,
-}
-
-/// The pods every scope of one cluster holds now. A namespace that lists no pods may be a
-/// typo in `-n`: it is checked to exist, so the answer is an error, not "nothing abnormal".
-pub async fn list_cluster(
-    cluster: &Cluster,
-    scopes: &[Scope],
-    page_size: u32,
-) -> Result<Vec<PodRecord>> {
-    let listed = list_scopes(cluster, scopes, page_size).await?;
-    match listed.missing.into_iter().next() {
-        Some(missing) => Err(Error::Api(missing.why)),
-        None => Ok(listed.pods),
-    }
+    pub(crate) container: Option<String>,
+    pub(crate) since: DateTime<Utc>,
+    pub(crate) for_seconds: i64,
+    pub(crate) restarts: u32,
+    pub(crate) node: Option<String>,
+    pub(crate) owner: Option<Owner>,
+    pub(crate) action: ActionKind,
 }
 
 /// One cluster's pods, and the `-n` namespaces that do not exist there.
-pub struct Listed {
-    pub pods: Vec<PodRecord>,
-    pub missing: Vec<MissingNamespace>,
+pub(crate) struct Listed {
+    pub(crate) pods: Vec<PodRecord>,
+    pub(crate) missing: Vec<MissingNamespace>,
 }
 
 /// A namespace given with `-n` that a cluster does not have.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MissingNamespace {
-    pub namespace: String,
+pub(crate) struct MissingNamespace {
+    pub(crate) namespace: String,
     /// Says so, naming the context and the namespaces there are.
-    pub why: String,
+    pub(crate) why: String,
 }
 
-/// As [`list_cluster`], with the namespaces that do not exist returned, not an error.
-pub async fn list_scopes(cluster: &Cluster, scopes: &[Scope], page_size: u32) -> Result<Listed> {
+/// The pods every scope of one cluster holds now. A namespace that lists no pods may be a
+/// typo in `-n`: it is checked to exist, and returned among the missing if it does not.
+pub(crate) async fn list_scopes(
+    cluster: &Cluster,
+    scopes: &[Scope],
+    page_size: u32,
+) -> Result<Listed> {
     let (mut pods, mut missing) = (Vec::new(), Vec::new());
     for scope in scopes {
         let listed = list_pods(&cluster.client, scope, page_size).await?.pods;
@@ -93,7 +84,7 @@ pub async fn list_scopes(cluster: &Cluster, scopes: &[Scope], page_size: u32) ->
 }
 
 /// Classify `pods` and order the abnormal ones by chain position, namespace and name.
-pub fn rows(
+pub(crate) fn rows(
     cluster: &str,
     pods: &[PodRecord],
     chain: &[RuleSpec],
@@ -130,7 +121,7 @@ pub fn rows(
 
 /// By chain position, cluster, namespace and name: rows of several clusters merge into one
 /// list by category.
-pub fn sort_rows(rows: &mut [ScanRow], chain: &[RuleSpec]) {
+pub(crate) fn sort_rows(rows: &mut [ScanRow], chain: &[RuleSpec]) {
     let position = |kind: RuleKind| {
         chain
             .iter()
@@ -147,12 +138,12 @@ pub fn sort_rows(rows: &mut [ScanRow], chain: &[RuleSpec]) {
     });
 }
 
-pub fn to_json(rows: &[ScanRow]) -> String {
+pub(crate) fn to_json(rows: &[ScanRow]) -> String {
     serde_json::to_string_pretty(rows).unwrap_or_else(|_| "[]".to_string())
 }
 
 /// An aligned table, kubectl style; the cluster column only when there are several.
-pub fn to_table(rows: &[ScanRow], several_clusters: bool) -> String {
+pub(crate) fn to_table(rows: &[ScanRow], several_clusters: bool) -> String {
     let mut header = vec![
         "CATEGORY",
         "NAMESPACE",
@@ -215,7 +206,7 @@ fn aligned(table: &[Vec<String>]) -> String {
 }
 
 /// "3 abnormal of 120 pods: evicted 1, imagePull 2".
-pub fn summary(rows: &[ScanRow], total: usize, chain: &[RuleSpec]) -> String {
+pub(crate) fn summary(rows: &[ScanRow], total: usize, chain: &[RuleSpec]) -> String {
     let counts: Vec<String> = chain
         .iter()
         .filter_map(|r| {

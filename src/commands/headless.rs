@@ -21,15 +21,15 @@ use crate::report::{DeliveryPolicy, Reporter};
 use crate::worker::{self, WorkerHandle, WorkerOptions};
 use crate::{Error, Result};
 
-pub struct Mode {
-    pub once: bool,
-    pub listen: SocketAddr,
-    pub send: bool,
+pub(crate) struct Mode {
+    pub(crate) once: bool,
+    pub(crate) listen: SocketAddr,
+    pub(crate) send: bool,
 }
 
 const SYNC_TIMEOUT: Duration = Duration::from_secs(120);
 
-pub async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
+pub(crate) async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
     let config = Config::load(global.config.as_deref())?;
     let targets = open_one(global, &config, "headless").await?;
     let [cluster] = targets.clusters.as_slice() else {

@@ -12,10 +12,10 @@ use crate::Error;
 use crate::cli::{Cli, Command};
 use crate::config::Config;
 
-pub use targets::{Targets, open_targets};
+pub(crate) use targets::{Targets, open_targets};
 
 /// Exit codes beyond 0 (nothing found) and 1 (abnormal pods found).
-pub const EXIT_CONFIG: u8 = 2;
+pub(crate) const EXIT_CONFIG: u8 = 2;
 pub const EXIT_RUNTIME: u8 = 3;
 
 pub async fn run(cli: Cli) -> ExitCode {

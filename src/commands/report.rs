@@ -15,7 +15,7 @@ use crate::{Error, Result};
 /// Exit 0 when printed (and, with `--send`, every sink took it); 3 when a sink failed: the
 /// report waits in the spool (resent by the next `report --send` or by `headless`), or a sink
 /// refused it for good and it sits in the dead letters.
-pub async fn run(global: &GlobalArgs, output: ReportOutput, send: bool) -> Result<ExitCode> {
+pub(crate) async fn run(global: &GlobalArgs, output: ReportOutput, send: bool) -> Result<ExitCode> {
     let config = Config::load(global.config.as_deref())?;
     if send && config.report.sinks.is_empty() {
         return Err(Error::Usage(

@@ -16,7 +16,7 @@ use crate::scan::{
 };
 use crate::{Error, Result};
 
-pub async fn run(global: &GlobalArgs, output: ScanOutput, parked: bool) -> Result<ExitCode> {
+pub(crate) async fn run(global: &GlobalArgs, output: ScanOutput, parked: bool) -> Result<ExitCode> {
     let config = Config::load(global.config.as_deref())?;
     let targets = open_targets(global, &config).await?;
     if parked {

@@ -12,15 +12,15 @@ use crate::config::Config;
 use crate::{Error, Result};
 
 /// Connected clusters; keeps the simulated servers alive as long as they are needed.
-pub struct Targets {
-    pub clusters: Vec<Cluster>,
-    pub scopes: Vec<Scope>,
+pub(crate) struct Targets {
+    pub(crate) clusters: Vec<Cluster>,
+    pub(crate) scopes: Vec<Scope>,
     _demos: Vec<Demo>,
 }
 
 /// What the command line names, before anything is opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Wanted {
+pub(crate) enum Wanted {
     /// Demo clusters by name, each one of [`CONTEXTS`].
     Demo(Vec<String>),
     /// Kubeconfig contexts; `None` is the current context (or in-cluster).
@@ -30,7 +30,7 @@ pub enum Wanted {
 impl Wanted {
     /// `--demo` opens both demo clusters unless `--context` picks; `--all-contexts` is every
     /// context of the kubeconfig (both demo clusters under `--demo`).
-    pub fn from_args(global: &GlobalArgs) -> Wanted {
+    pub(crate) fn from_args(global: &GlobalArgs) -> Wanted {
         if global.demo {
             // Unknown names are refused when they are started, with the list of the two.
             return Wanted::Demo(match global.context.is_empty() {
@@ -54,7 +54,7 @@ impl Wanted {
     }
 
     /// How many clusters are named.
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         match self {
             Wanted::Demo(names) => names.len(),
             Wanted::Kubeconfig(contexts) => contexts.len(),
@@ -76,7 +76,7 @@ fn once_each(names: &[String]) -> Vec<String> {
 /// The names of every context in the kubeconfig (`path`, else `$KUBECONFIG` or
 /// `~/.kube/config`), in file order; empty when there is none to read. Read errors are left to
 /// `connect`, which reports them without quoting the file (it may hold credentials).
-pub fn kubeconfig_contexts(path: Option<&Path>) -> Vec<String> {
+pub(crate) fn kubeconfig_contexts(path: Option<&Path>) -> Vec<String> {
     let file = match path {
         Some(path) => Kubeconfig::read_from(path),
         None => Kubeconfig::read(),
@@ -86,14 +86,14 @@ pub fn kubeconfig_contexts(path: Option<&Path>) -> Vec<String> {
 }
 
 /// The clusters named on the command line, each reached within the config's deadlines.
-pub async fn open_targets(global: &GlobalArgs, config: &Config) -> Result<Targets> {
+pub(crate) async fn open_targets(global: &GlobalArgs, config: &Config) -> Result<Targets> {
     let wanted = Wanted::from_args(global);
     open_wanted(global, config, wanted).await
 }
 
 /// Exactly one cluster (for `headless`, one replica set per cluster); `why` completes the
 /// sentence "... works on one cluster" in the refusal.
-pub async fn open_one(global: &GlobalArgs, config: &Config, why: &str) -> Result<Targets> {
+pub(crate) async fn open_one(global: &GlobalArgs, config: &Config, why: &str) -> Result<Targets> {
     let wanted = Wanted::from_args(global);
     if wanted.count() != 1 {
         let pick = match &wanted {

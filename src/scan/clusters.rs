@@ -11,14 +11,14 @@ use crate::{Error, Result};
 
 /// What each cluster's pods became, in the clusters' order, and the namespaces some clusters
 /// do not have (for a note: they were looked at elsewhere).
-pub struct Gathered<T> {
-    pub per_cluster: Vec<T>,
-    pub skipped: Vec<MissingNamespace>,
+pub(crate) struct Gathered<T> {
+    pub(crate) per_cluster: Vec<T>,
+    pub(crate) skipped: Vec<MissingNamespace>,
 }
 
 /// List every cluster at once; `keep` turns a cluster's pods into what the command needs as
 /// soon as they are listed, so no cluster's whole list waits for the others.
-pub async fn over_clusters<T>(
+pub(crate) async fn over_clusters<T>(
     clusters: &[Cluster],
     scopes: &[Scope],
     page_size: u32,

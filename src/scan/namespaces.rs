@@ -14,7 +14,7 @@ const SHOWN: usize = 12;
 /// `Some` says that it does not exist and which ones do. Only a 404 counts: when the GET
 /// itself is forbidden or fails, nothing can be said and the empty list stands, as the pod
 /// list that preceded it succeeded.
-pub async fn missing_namespace(cluster: &Cluster, namespace: &str) -> Option<String> {
+pub(crate) async fn missing_namespace(cluster: &Cluster, namespace: &str) -> Option<String> {
     let api: Api<Namespace> = Api::all(cluster.client.clone());
     match api.get_opt(namespace).await {
         Ok(Some(_)) => None,

@@ -11,7 +11,11 @@ const MESSAGE_WIDTH: usize = 72;
 const NONE: &str = "-";
 
 /// One line per workload, oldest first; the cluster column only when there are several.
-pub fn parked_table(rows: &[ParkedRow], several_clusters: bool, now: DateTime<Utc>) -> String {
+pub(crate) fn parked_table(
+    rows: &[ParkedRow],
+    several_clusters: bool,
+    now: DateTime<Utc>,
+) -> String {
     let mut header = vec![
         "NAMESPACE",
         "WORKLOAD",
@@ -75,7 +79,7 @@ fn cut(text: &str) -> String {
 }
 
 /// "3 parked workloads in 2 clusters (1 scaled up since)".
-pub fn parked_summary(rows: &[ParkedRow], clusters: usize) -> String {
+pub(crate) fn parked_summary(rows: &[ParkedRow], clusters: usize) -> String {
     let parked = rows.iter().filter(|r| r.now == ParkedState::Parked).count();
     let others = rows.len() - parked;
     let place = match clusters {
