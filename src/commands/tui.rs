@@ -23,7 +23,7 @@ use crate::ui::{ACTION_TARGET, Connector, ReportSource, RunOptions, Session};
 use crate::worker::WorkerOptions;
 use crate::{Error, Result};
 
-pub async fn run(global: &GlobalArgs) -> Result<ExitCode> {
+pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
     let config = Arc::new(Config::load(global.config.as_deref())?);
     let policy = Policy::new(Flags::from(global), &config);
     let watch = watch_settings(&config.cluster)?;
@@ -146,7 +146,7 @@ impl Opener {
             executor,
             worker,
             report,
-            guard: Box::new(Running {
+            _guard: Box::new(Running {
                 watches,
                 _targets: targets,
             }),

@@ -41,7 +41,7 @@ impl Offer {
 
 /// What a yes on a dialog leads to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Answer {
+pub(crate) enum Answer {
     Run(Vec<Routed<Action>>),
     /// Ask again, naming what was opted out.
     AskAgain(Confirmation),
@@ -50,7 +50,7 @@ pub enum Answer {
 
 impl Confirmation {
     /// Yes: run, or ask again first when a target opted out.
-    pub fn confirm(self) -> Answer {
+    pub(crate) fn confirm(self) -> Answer {
         let Offer::Ready { actions, caution } = self.offer else {
             return Answer::Nothing;
         };
@@ -69,7 +69,7 @@ impl Confirmation {
     }
 
     /// Where opt-outs sit, from the owner-chain check; an error counts as a possible opt-out.
-    pub fn with_opt_outs(mut self, checked: Result<Vec<OptOut>, String>) -> Confirmation {
+    pub(crate) fn with_opt_outs(mut self, checked: Result<Vec<OptOut>, String>) -> Confirmation {
         let Offer::Ready { caution, .. } = &mut self.offer else {
             return self;
         };
@@ -85,7 +85,7 @@ impl Confirmation {
         self
     }
 
-    pub fn unavailable(title: &str, why: impl Into<String>) -> Confirmation {
+    pub(crate) fn unavailable(title: &str, why: impl Into<String>) -> Confirmation {
         Confirmation {
             title: title.to_string(),
             lines: Vec::new(),
@@ -95,7 +95,7 @@ impl Confirmation {
 
     /// Delete, force delete, evict or remove finalizers of the given pods; with `several`
     /// clusters open, each line names the pod's cluster.
-    pub fn for_pods(verb: PodVerb, targets: &[&Abnormal], several: bool) -> Confirmation {
+    pub(crate) fn for_pods(verb: PodVerb, targets: &[&Abnormal], several: bool) -> Confirmation {
         let title = match targets.len() {
             1 => format!("{} this pod?", verb.title()),
             n => format!("{} these {n} pods?", verb.title()),
@@ -138,7 +138,11 @@ impl Confirmation {
     }
 
     /// Scale-to-zero names the workload, its replicas now, and how many still serve.
-    pub fn for_scale(pod: &Routed<PodRef>, checked: &Inspection, several: bool) -> Confirmation {
+    pub(crate) fn for_scale(
+        pod: &Routed<PodRef>,
+        checked: &Inspection,
+        several: bool,
+    ) -> Confirmation {
         let title = "Scale the workload to 0?";
         let workload = match &checked.resolution {
             Resolution::Unscalable(why) => return Confirmation::unavailable(title, why.clone()),
@@ -181,7 +185,7 @@ impl Confirmation {
 
     /// Undo of a parked workload, once its cluster confirmed it is at zero: `plan` says what
     /// will be restored.
-    pub fn for_parked_undo(
+    pub(crate) fn for_parked_undo(
         workload: &Routed<WorkloadRef>,
         plan: Result<String, String>,
         several: bool,
@@ -200,7 +204,7 @@ impl Confirmation {
         }
     }
 
-    pub fn for_undo(workload: &Routed<WorkloadRef>, several: bool) -> Confirmation {
+    pub(crate) fn for_undo(workload: &Routed<WorkloadRef>, several: bool) -> Confirmation {
         Confirmation {
             title: "Restore the replicas?".to_string(),
             lines: vec![
@@ -226,7 +230,7 @@ fn in_cluster(cluster: &str, workload: &WorkloadRef, several: bool) -> String {
 
 /// The pod actions that take marked rows: a subset of [`Verb`], with the dialog's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PodVerb {
+pub(crate) enum PodVerb {
     Delete,
     ForceDelete,
     Evict,
@@ -234,7 +238,7 @@ pub enum PodVerb {
 }
 
 impl PodVerb {
-    pub fn action(self, pod: PodRef) -> Action {
+    pub(crate) fn action(self, pod: PodRef) -> Action {
         match self {
             PodVerb::Delete => Action::Delete(pod),
             PodVerb::ForceDelete => Action::ForceDelete(pod),
@@ -244,7 +248,7 @@ impl PodVerb {
     }
 
     /// The executor's verb for the same action.
-    pub fn verb(self) -> Verb {
+    pub(crate) fn verb(self) -> Verb {
         match self {
             PodVerb::Delete => Verb::Delete,
             PodVerb::ForceDelete => Verb::ForceDelete,

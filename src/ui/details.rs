@@ -5,14 +5,14 @@ use k8s_openapi::api::core::v1::{ContainerStatus, Event as KubeEvent, Pod};
 /// Sections of text, ready to show.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PodDetails {
-    pub title: String,
-    pub sections: Vec<Section>,
+    pub(crate) title: String,
+    pub(crate) sections: Vec<Section>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Section {
-    pub title: String,
-    pub lines: Vec<String>,
+pub(crate) struct Section {
+    pub(crate) title: String,
+    pub(crate) lines: Vec<String>,
 }
 
 impl PodDetails {
@@ -122,7 +122,7 @@ impl PodDetails {
     }
 
     /// All lines, section titles included, as the pane shows them.
-    pub fn lines(&self) -> Vec<(bool, String)> {
+    pub(crate) fn lines(&self) -> Vec<(bool, String)> {
         let mut out = Vec::new();
         for s in &self.sections {
             out.push((true, s.title.clone()));

@@ -131,7 +131,7 @@ pub enum Effect {
 }
 
 /// crossterm's key, as the config's key syntax names it; `None` for keys no binding can name.
-pub fn key_from_crossterm(key: &crossterm::event::KeyEvent) -> Option<KeyBinding> {
+pub(crate) fn key_from_crossterm(key: &crossterm::event::KeyEvent) -> Option<KeyBinding> {
     use crossterm::event::{KeyCode as K, KeyEventKind, KeyModifiers};
     if key.kind == KeyEventKind::Release {
         return None;

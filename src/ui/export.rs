@@ -5,7 +5,7 @@ use std::path::Path;
 use crate::report::RestartReport;
 
 /// Writes the report as Markdown (the chat and file sinks' shape); returns the path written.
-pub async fn write(dir: &Path, report: &RestartReport) -> Result<String, String> {
+pub(crate) async fn write(dir: &Path, report: &RestartReport) -> Result<String, String> {
     let name = format!(
         "ops-pod-cleaner-report-{}.md",
         report.generated.format("%Y%m%d-%H%M%S")

@@ -4,7 +4,7 @@ use crate::config::{KeyBinding, KeyCode, UiConfig};
 
 /// Everything a key can ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Command {
+pub(crate) enum Command {
     Up,
     Down,
     PageUp,
@@ -67,7 +67,7 @@ const CONFIGURED: [(&str, Command); 20] = [
 ];
 
 /// Keys that always work unless the config gives them to an action, with their help text.
-pub const FIXED: [(&str, &str); 13] = [
+pub(crate) const FIXED: [(&str, &str); 13] = [
     ("↑/↓", "move"),
     ("PgUp/PgDn", "move a page"),
     ("Home/End", "first / last row"),
@@ -83,7 +83,7 @@ pub const FIXED: [(&str, &str); 13] = [
     ("ctrl-c", "quit"),
 ];
 
-pub fn command_for(key: &KeyBinding, ui: &UiConfig) -> Option<Command> {
+pub(crate) fn command_for(key: &KeyBinding, ui: &UiConfig) -> Option<Command> {
     if let Some(action) = ui.action_for(key) {
         return CONFIGURED
             .iter()
@@ -114,7 +114,7 @@ pub fn command_for(key: &KeyBinding, ui: &UiConfig) -> Option<Command> {
 }
 
 /// Help lines: configured actions with their keys, then the fixed keys.
-pub fn help_lines(ui: &UiConfig) -> Vec<(String, String)> {
+pub(crate) fn help_lines(ui: &UiConfig) -> Vec<(String, String)> {
     let describe = |action: &str| match action {
         "up" => "move up",
         "down" => "move down",

@@ -7,7 +7,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
 /// The target the action log is written under; the pane shows it with the library's warnings.
-pub const ACTION_TARGET: &str = "action";
+pub(crate) const ACTION_TARGET: &str = "action";
 
 /// Install the subscriber for the TUI: `filter` plus every action line, into tui-logger.
 pub fn init_logging(filter: EnvFilter) {

@@ -18,16 +18,14 @@ mod theme;
 mod update;
 mod view;
 
-pub use confirm::{Confirmation, Offer};
-pub use details::{PodDetails, Section};
-pub use event::{ClusterLine, Effect, Event, Routed, Snapshot, key_from_crossterm};
-pub use keys::{Command, command_for};
-pub use logging::{ACTION_TARGET, init_logging};
-pub use run::{RunOptions, run, watch_line};
-pub use session::{Connector, ReportSource, Session};
-pub use state::{
-    BottomPane, DetailsContent, DetailsView, Forbidden, Overlay, SortKey, State, StatusLine, View,
-    WatchLine,
-};
+pub use confirm::Offer;
+pub use details::PodDetails;
+pub use event::{ClusterLine, Effect, Event, Routed, Snapshot};
+pub(crate) use logging::ACTION_TARGET;
+pub use logging::init_logging;
+pub use run::watch_line;
+pub(crate) use run::{RunOptions, run};
+pub(crate) use session::{Connector, ReportSource, Session};
+pub use state::{BottomPane, Overlay, State, View, WatchLine};
 pub use update::update;
 pub use view::draw;

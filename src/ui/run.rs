@@ -55,21 +55,21 @@ impl Drop for InFlight {
 }
 
 /// What does not change with the context.
-pub struct RunOptions {
-    pub scope: String,
-    pub readonly: bool,
-    pub dry_run: bool,
+pub(crate) struct RunOptions {
+    pub(crate) scope: String,
+    pub(crate) readonly: bool,
+    pub(crate) dry_run: bool,
     /// `--no-audit`: shown as a badge.
-    pub no_audit: bool,
-    pub chain: Vec<RuleSpec>,
-    pub keys: UiConfig,
+    pub(crate) no_audit: bool,
+    pub(crate) chain: Vec<RuleSpec>,
+    pub(crate) keys: UiConfig,
     /// Where exported reports are written.
-    pub export_dir: PathBuf,
+    pub(crate) export_dir: PathBuf,
     /// The namespaces watched: where parked workloads are looked for.
-    pub scopes: Vec<Scope>,
+    pub(crate) scopes: Vec<Scope>,
 }
 
-pub async fn run(
+pub(crate) async fn run(
     sessions: Vec<Session>,
     connector: Arc<dyn Connector>,
     options: RunOptions,

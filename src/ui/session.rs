@@ -11,22 +11,22 @@ use crate::report::RestartReport;
 use crate::worker::WorkerHandle;
 
 /// Builds the restart report from the cache, as the worker would send it.
-pub type ReportSource = Arc<dyn Fn(&Cache) -> RestartReport + Send + Sync>;
+pub(crate) type ReportSource = Arc<dyn Fn(&Cache) -> RestartReport + Send + Sync>;
 
-pub struct Session {
+pub(crate) struct Session {
     /// The context's name, shown in the header.
-    pub context: String,
-    pub client: kube::Client,
-    pub cache: Cache,
-    pub executor: Arc<Executor>,
-    pub worker: WorkerHandle,
-    pub report: ReportSource,
+    pub(crate) context: String,
+    pub(crate) client: kube::Client,
+    pub(crate) cache: Cache,
+    pub(crate) executor: Arc<Executor>,
+    pub(crate) worker: WorkerHandle,
+    pub(crate) report: ReportSource,
     /// Keeps the watches, the worker and the simulated server alive; dropping it stops them.
-    pub guard: Box<dyn Any + Send>,
+    pub(crate) _guard: Box<dyn Any + Send>,
 }
 
 /// Lists the kubeconfig contexts and connects to one, for the switch-context key.
-pub trait Connector: Send + Sync {
+pub(crate) trait Connector: Send + Sync {
     fn contexts(&self) -> Result<Vec<String>, String>;
     fn connect(&self, context: String) -> BoxFuture<'static, Result<Session, String>>;
 }

@@ -33,7 +33,7 @@ pub enum WatchLine {
 
 impl WatchLine {
     /// How bad it is, for picking the worst of several clusters.
-    pub fn severity(&self) -> u8 {
+    pub(crate) fn severity(&self) -> u8 {
         match self {
             WatchLine::Synced => 0,
             WatchLine::Listing => 1,
@@ -46,7 +46,7 @@ impl WatchLine {
 
 /// The table's order within a category.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SortKey {
+pub(crate) enum SortKey {
     /// Longest in its state first.
     #[default]
     Age,
@@ -56,7 +56,7 @@ pub enum SortKey {
 }
 
 impl SortKey {
-    pub fn next(self) -> SortKey {
+    pub(crate) fn next(self) -> SortKey {
         match self {
             SortKey::Age => SortKey::Namespace,
             SortKey::Namespace => SortKey::Restarts,
@@ -65,7 +65,7 @@ impl SortKey {
         }
     }
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             SortKey::Age => "time in state",
             SortKey::Namespace => "namespace",
@@ -93,18 +93,8 @@ pub enum BottomPane {
 }
 
 impl BottomPane {
-    pub const ALL: [BottomPane; 3] = [BottomPane::Log, BottomPane::Rules, BottomPane::Report];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            BottomPane::Log => "Log",
-            BottomPane::Rules => "Rules",
-            BottomPane::Report => "Restart report",
-        }
-    }
-
-    /// The next pane in the order of [`BottomPane::ALL`], round; the previous one backwards.
-    pub fn step(self, forward: bool) -> BottomPane {
+    /// The next pane in the order log, rules, report, round; the previous one backwards.
+    pub(crate) fn step(self, forward: bool) -> BottomPane {
         match (self, forward) {
             (BottomPane::Report, true) | (BottomPane::Rules, false) => BottomPane::Log,
             (BottomPane::Log, true) | (BottomPane::Report, false) => BottomPane::Rules,
@@ -115,15 +105,15 @@ impl BottomPane {
 
 /// The details of one pod, fetched on demand.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DetailsView {
-    pub cluster: Arc<str>,
-    pub pod: PodRef,
-    pub content: DetailsContent,
-    pub scroll: u16,
+pub(crate) struct DetailsView {
+    pub(crate) cluster: Arc<str>,
+    pub(crate) pod: PodRef,
+    pub(crate) content: DetailsContent,
+    pub(crate) scroll: u16,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DetailsContent {
+pub(crate) enum DetailsContent {
     Loading,
     Loaded(PodDetails),
     Failed(String),
@@ -153,25 +143,25 @@ pub enum Overlay {
 }
 
 /// A marked pod: its cluster and UID (two clusters may hold the same UID).
-pub type Mark = (Arc<str>, String);
+pub(crate) type Mark = (Arc<str>, String);
 
 /// The mark a finding would have.
-pub fn mark_of(found: &Abnormal) -> Mark {
+pub(crate) fn mark_of(found: &Abnormal) -> Mark {
     (found.cluster.clone(), found.pod.uid.to_string())
 }
 
 /// A verb one cluster's API refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Forbidden {
-    pub cluster: Arc<str>,
-    pub verb: Verb,
-    pub why: String,
+    pub(crate) cluster: Arc<str>,
+    pub(crate) verb: Verb,
+    pub(crate) why: String,
 }
 
 /// The line at the bottom: the last outcome or hint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusLine {
-    pub text: String,
+    pub(crate) text: String,
     pub error: bool,
 }
 
@@ -179,22 +169,22 @@ pub struct StatusLine {
 pub struct State {
     /// The open clusters, in the order they were opened, and how each one's watch is.
     pub clusters: Vec<ClusterLine>,
-    pub scope: String,
+    pub(crate) scope: String,
     pub readonly: bool,
     pub dry_run: bool,
     /// Acting without an audit log (`--no-audit`).
-    pub no_audit: bool,
+    pub(crate) no_audit: bool,
     pub keys: UiConfig,
-    pub chain: Vec<RuleSpec>,
-    pub now: DateTime<Utc>,
-    pub watch: WatchLine,
-    pub total_pods: usize,
+    pub(crate) chain: Vec<RuleSpec>,
+    pub(crate) now: DateTime<Utc>,
+    pub(crate) watch: WatchLine,
+    pub(crate) total_pods: usize,
     /// Every abnormal pod, ordered by the sort key; classified once per cache change.
     pub findings: Vec<Abnormal>,
     /// Abnormal pods per rule, in chain order.
     pub counts: Vec<usize>,
     /// Index into `chain` of the category shown.
-    pub category: usize,
+    pub(crate) category: usize,
     /// Indices into `findings` of the rows of the table (category, then filter).
     pub rows: Vec<usize>,
     pub selected: usize,
@@ -204,25 +194,25 @@ pub struct State {
     pub table_height: usize,
     pub filter: String,
     pub filtering: bool,
-    pub sort: SortKey,
+    pub(crate) sort: SortKey,
     /// UIDs of marked pods.
     pub marks: BTreeSet<Mark>,
     pub view: View,
-    pub details: Option<DetailsView>,
+    pub(crate) details: Option<DetailsView>,
     pub bottom: BottomPane,
     pub overlay: Option<Overlay>,
     /// The workers of all open clusters, as one: what the header and the rules pane show.
     pub worker: WorkerStatus,
     /// Each open cluster's worker as it reported.
-    pub workers: BTreeMap<Arc<str>, WorkerStatus>,
-    pub report: Option<RestartReport>,
+    pub(crate) workers: BTreeMap<Arc<str>, WorkerStatus>,
+    pub(crate) report: Option<RestartReport>,
     pub status: Option<StatusLine>,
     /// Verbs a cluster's API refused with 403, and what it said: those actions show as
     /// unavailable on that cluster.
     pub forbidden: Vec<Forbidden>,
     /// Workloads scaled to zero from this screen, newest last: what undo restores.
-    pub scaled: Vec<Routed<WorkloadRef>>,
-    pub quit: bool,
+    pub(crate) scaled: Vec<Routed<WorkloadRef>>,
+    pub(crate) quit: bool,
 }
 
 impl State {
@@ -268,7 +258,7 @@ impl State {
         }
     }
 
-    pub fn current_rule(&self) -> Option<&RuleSpec> {
+    pub(crate) fn current_rule(&self) -> Option<&RuleSpec> {
         self.chain.get(self.category)
     }
 
@@ -284,21 +274,21 @@ impl State {
     }
 
     /// The marked pods that are still abnormal, in table order; else the selected one.
-    pub fn targets(&self) -> Vec<&Abnormal> {
+    pub(crate) fn targets(&self) -> Vec<&Abnormal> {
         if self.marks.is_empty() {
             return self.selected_finding().into_iter().collect();
         }
         self.findings.iter().filter(|a| self.is_marked(a)).collect()
     }
 
-    pub fn is_marked(&self, finding: &Abnormal) -> bool {
+    pub(crate) fn is_marked(&self, finding: &Abnormal) -> bool {
         self.marks
             .iter()
             .any(|(cluster, uid)| *cluster == finding.cluster && **uid == *finding.pod.uid)
     }
 
     /// Why `cluster`'s API will refuse `verb`, if it already did.
-    pub fn forbidden_reason(&self, cluster: &str, verb: Verb) -> Option<&str> {
+    pub(crate) fn forbidden_reason(&self, cluster: &str, verb: Verb) -> Option<&str> {
         self.forbidden
             .iter()
             .find(|f| f.verb == verb && *f.cluster == *cluster)
@@ -306,25 +296,19 @@ impl State {
     }
 
     /// More than one cluster is open: rows name their cluster.
-    pub fn several_clusters(&self) -> bool {
+    pub(crate) fn several_clusters(&self) -> bool {
         self.clusters.len() > 1
     }
 
-    /// The open clusters' names, for messages.
-    pub fn cluster_names(&self) -> String {
-        let names: Vec<&str> = self.clusters.iter().map(|c| &*c.name).collect();
-        names.join(", ")
-    }
-
     /// Take a new classification, keeping the cursor on the same pod.
-    pub fn replace_findings(&mut self, findings: Vec<Abnormal>) {
+    pub(crate) fn replace_findings(&mut self, findings: Vec<Abnormal>) {
         let keep = self.selected_finding().map(|a| a.pod.uid.clone());
         self.findings = findings;
         self.sort_and_filter(keep.as_deref());
     }
 
     /// Re-sort after a new sort key; keeps the cursor on the same pod.
-    pub fn resort(&mut self) {
+    pub(crate) fn resort(&mut self) {
         let keep = self.selected_finding().map(|a| a.pod.uid.clone());
         self.sort_and_filter(keep.as_deref());
     }
@@ -368,7 +352,7 @@ impl State {
     }
 
     /// Recompute the table's rows for the category and the filter.
-    pub fn refilter(&mut self, keep: Option<&str>) {
+    pub(crate) fn refilter(&mut self, keep: Option<&str>) {
         let kind = self.current_kind();
         let needle = self.filter.to_lowercase();
         self.rows = self
@@ -391,7 +375,7 @@ impl State {
     }
 
     /// Keep the cursor on a row and in the visible window.
-    pub fn clamp(&mut self) {
+    pub(crate) fn clamp(&mut self) {
         self.selected = self.selected.min(self.rows.len().saturating_sub(1));
         let height = self.table_height.max(1);
         if self.selected < self.offset {

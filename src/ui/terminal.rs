@@ -11,15 +11,15 @@ use crossterm::terminal::{
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-pub type Tui = Terminal<CrosstermBackend<Stdout>>;
+pub(crate) type Tui = Terminal<CrosstermBackend<Stdout>>;
 
 /// Restores the terminal when dropped.
-pub struct TerminalGuard {
-    pub terminal: Tui,
+pub(crate) struct TerminalGuard {
+    pub(crate) terminal: Tui,
 }
 
 impl TerminalGuard {
-    pub fn enter() -> io::Result<TerminalGuard> {
+    pub(crate) fn enter() -> io::Result<TerminalGuard> {
         install_panic_hook();
         enable_raw_mode()?;
         let mut stdout = io::stdout();
@@ -40,7 +40,7 @@ impl Drop for TerminalGuard {
 }
 
 /// Leave raw mode and the alternate screen; safe to call more than once.
-pub fn restore() {
+pub(crate) fn restore() {
     let _ = disable_raw_mode();
     let _ = execute!(
         io::stdout(),

@@ -3,40 +3,40 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
-pub fn title() -> Style {
+pub(crate) fn title() -> Style {
     Style::new().add_modifier(Modifier::BOLD)
 }
 
-pub fn dim() -> Style {
+pub(crate) fn dim() -> Style {
     Style::new().add_modifier(Modifier::DIM)
 }
 
-pub fn selected() -> Style {
+pub(crate) fn selected() -> Style {
     Style::new().add_modifier(Modifier::REVERSED)
 }
 
-pub fn marked() -> Style {
+pub(crate) fn marked() -> Style {
     Style::new().fg(Color::Magenta).add_modifier(Modifier::BOLD)
 }
 
-pub fn good() -> Style {
+pub(crate) fn good() -> Style {
     Style::new().fg(Color::Green)
 }
 
-pub fn warn() -> Style {
+pub(crate) fn warn() -> Style {
     Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD)
 }
 
-pub fn bad() -> Style {
+pub(crate) fn bad() -> Style {
     Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)
 }
 
-pub fn accent() -> Style {
+pub(crate) fn accent() -> Style {
     Style::new().fg(Color::Cyan)
 }
 
 /// A badge such as DRY-RUN: reversed, so it stands out on any background.
-pub fn badge(color: Color) -> Style {
+pub(crate) fn badge(color: Color) -> Style {
     Style::new()
         .fg(color)
         .add_modifier(Modifier::REVERSED | Modifier::BOLD)

@@ -23,7 +23,7 @@ fn short_name(kind: RuleKind) -> &'static str {
     }
 }
 
-pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let label = |i: usize, kind: RuleKind, short: bool| {
         let count = state.counts.get(i).copied().unwrap_or(0);
         if short {

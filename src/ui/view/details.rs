@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 use crate::ui::state::{DetailsContent, State};
 use crate::ui::theme;
 
-pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let Some(details) = &state.details else {
         return;
     };

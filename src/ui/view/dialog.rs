@@ -10,7 +10,7 @@ use crate::ui::confirm::{Confirmation, Offer};
 use crate::ui::event::ClusterLine;
 use crate::ui::theme;
 
-pub fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
+pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
     let mut lines: Vec<Line> = c.lines.iter().map(|l| Line::raw(l.clone())).collect();
     lines.push(Line::raw(""));
     match &c.offer {
@@ -36,7 +36,7 @@ pub fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
         .render(rect, buf);
 }
 
-pub fn waiting(what: &str, area: Rect, buf: &mut Buffer) {
+pub(crate) fn waiting(what: &str, area: Rect, buf: &mut Buffer) {
     let rect = centered(area, area.width.saturating_sub(4).min(80), 3);
     Clear.render(rect, buf);
     Paragraph::new(Line::styled(what.to_string(), theme::dim()))
@@ -44,7 +44,7 @@ pub fn waiting(what: &str, area: Rect, buf: &mut Buffer) {
         .render(rect, buf);
 }
 
-pub fn contexts(
+pub(crate) fn contexts(
     names: &[String],
     selected: usize,
     open: &[ClusterLine],
@@ -77,7 +77,7 @@ pub fn contexts(
 }
 
 /// Each open cluster's watch in full: what the header only summarises.
-pub fn clusters(open: &[ClusterLine], area: Rect, buf: &mut Buffer) {
+pub(crate) fn clusters(open: &[ClusterLine], area: Rect, buf: &mut Buffer) {
     let lines: Vec<Line> = open
         .iter()
         .map(|c| {

@@ -11,7 +11,7 @@ use crate::ui::state::{State, WatchLine};
 use crate::ui::theme;
 
 /// How a watch reads, with the error cut to `room` characters.
-pub fn watch_text(watch: &WatchLine, room: usize) -> (String, Style) {
+pub(crate) fn watch_text(watch: &WatchLine, room: usize) -> (String, Style) {
     match watch {
         WatchLine::Listing => ("listing…".into(), theme::warn()),
         WatchLine::Synced => ("● synced".into(), theme::good()),
@@ -85,7 +85,7 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
     spans
 }
 
-pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     // Badges first: a narrow terminal cuts the end of the line, never them.
     let mut first = vec![Span::styled("ops-pod-cleaner", theme::title())];
     if state.dry_run || state.worker.dry_run {

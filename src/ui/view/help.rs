@@ -10,7 +10,7 @@ use crate::ui::keys::help_lines;
 use crate::ui::state::State;
 use crate::ui::theme;
 
-pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let lines = help_lines(&state.keys);
     let key_width = lines
         .iter()

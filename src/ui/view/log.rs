@@ -8,7 +8,7 @@ use tui_logger::{TuiLoggerLevelOutput, TuiLoggerWidget};
 
 use crate::ui::theme;
 
-pub fn render(area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(area: Rect, buf: &mut Buffer) {
     TuiLoggerWidget::default()
         .block(
             Block::bordered()

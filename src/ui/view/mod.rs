@@ -50,7 +50,7 @@ fn areas(area: Rect) -> Areas {
 }
 
 /// Rows of pods the table shows in a terminal of this size (borders and heading excluded).
-pub fn table_height(area: Rect, _state: &State) -> usize {
+pub(crate) fn table_height(area: Rect, _state: &State) -> usize {
     usize::from(areas(area).main.height.saturating_sub(3)).max(1)
 }
 

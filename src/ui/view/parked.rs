@@ -12,7 +12,7 @@ use crate::rules::format_age;
 use crate::ui::state::State;
 use crate::ui::theme;
 
-pub fn render(
+pub(crate) fn render(
     state: &State,
     list: Option<&ParkedList>,
     selected: usize,

@@ -9,7 +9,7 @@ use crate::rules::format_age;
 use crate::ui::state::State;
 use crate::ui::theme;
 
-pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let send = state.keys.key("send_report").map(|k| k.to_string());
     let export = state.keys.key("export_report").map(|k| k.to_string());
     let block = Block::bordered()

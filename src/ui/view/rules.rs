@@ -7,7 +7,7 @@ use ratatui::widgets::{Block, Row, Table, Widget};
 use crate::ui::state::State;
 use crate::ui::theme;
 
-pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let block = Block::bordered()
         .title(format!(
             " Rules (chain order) · auto master {} · ←/→ panes ",

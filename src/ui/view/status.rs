@@ -9,7 +9,7 @@ use super::fit;
 use crate::ui::state::State;
 use crate::ui::theme;
 
-pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let width = usize::from(area.width);
     let line = match &state.status {
         Some(s) => Line::styled(

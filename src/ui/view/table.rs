@@ -15,7 +15,7 @@ use crate::ui::theme;
 /// Below this width the node and owner columns give way (they are in the details pane).
 const WIDE: u16 = 110;
 
-pub fn render(state: &State, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let block = Block::bordered()
         .title(title(state))
         .title_style(theme::title());
