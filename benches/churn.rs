@@ -433,11 +433,13 @@ fn event_line(mut pod: Value) -> (Vec<u8>, usize) {
     (line, at)
 }
 
-/// Event number `n`: pod `n % POOL`, flipped on odd rounds if it is one of the tenth that flip.
+/// Event number `n`: pod `n % POOL`, flipped on even rounds if it is one of the tenth that flip
+/// (from the first round on: the pods as listed are the unflipped ones, so a first round that
+/// sent them again would change nothing and measure no screen work).
 fn append_event(server: &Server, n: u64, out: &mut Vec<u8>) {
     let k = (n % POOL as u64) as usize;
     let round = n / POOL as u64;
-    let variant = usize::from(k.is_multiple_of(10) && round % 2 == 1);
+    let variant = usize::from(k.is_multiple_of(10) && round % 2 == 0);
     let (line, at) = &server.pool[k][variant];
     let from = out.len();
     out.extend_from_slice(line);

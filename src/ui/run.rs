@@ -33,8 +33,9 @@ use crate::rules::RuleSpec;
 use crate::worker::WorkerStatus;
 use crate::{Error, Result};
 
-/// Cache changes arriving within this window are classified together.
-const SETTLE: Duration = Duration::from_millis(250);
+/// Cache changes arriving within this window reach the screen together: a busy cluster costs
+/// one snapshot a second, not one per change (k9s refreshes every 2 s).
+const SETTLE: Duration = Duration::from_secs(1);
 /// How long quitting waits for confirmed actions still running.
 const FINISH_IN_FLIGHT: Duration = Duration::from_secs(10);
 
