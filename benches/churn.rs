@@ -439,7 +439,7 @@ fn event_line(mut pod: Value) -> (Vec<u8>, usize) {
 fn append_event(server: &Server, n: u64, out: &mut Vec<u8>) {
     let k = (n % POOL as u64) as usize;
     let round = n / POOL as u64;
-    let variant = usize::from(k.is_multiple_of(10) && round % 2 == 0);
+    let variant = usize::from(k.is_multiple_of(10) && round.is_multiple_of(2));
     let (line, at) = &server.pool[k][variant];
     let from = out.len();
     out.extend_from_slice(line);
