@@ -14,7 +14,7 @@ use ops_pod_cleaner::cluster::{Cache, Scope};
 use ops_pod_cleaner::config::UiConfig;
 use ops_pod_cleaner::pod::{Interner, decode_pod};
 use ops_pod_cleaner::rules::default_chain;
-use ops_pod_cleaner::ui::{Event, Snapshot, State, WatchLine, draw, update};
+use ops_pod_cleaner::ui::{ClusterLine, Event, Snapshot, State, WatchLine, draw, update};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -59,8 +59,11 @@ fn main() {
         Event::Snapshot(Snapshot {
             findings,
             total_pods: pods,
-            watch: WatchLine::Synced,
-            clusters: Vec::new(),
+            clusters: vec![ClusterLine {
+                name: "bench".into(),
+                watch: WatchLine::Synced,
+                pods,
+            }],
             at: now,
         })
     };

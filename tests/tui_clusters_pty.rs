@@ -25,6 +25,17 @@ fn pod_on(row: &str) -> String {
         .to_string()
 }
 
+/// The seconds in the header's "flaky down N s", or 0 before it says so.
+fn down_for(text: &str) -> u64 {
+    let header = text.lines().next().unwrap_or_default();
+    header
+        .split("flaky down ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
 /// `--demo` opens demo-eu and demo-us on one screen. Counts add up, rows name their cluster,
 /// the filter takes a cluster's name, a delete on a demo-us pod reaches demo-us only, and a
 /// workload scaled to zero there shows in the parked view, whose undo restores it.
@@ -142,6 +153,9 @@ async fn one_cluster_going_down_leaves_the_other_live() {
                 .is_some_and(|h| h.contains("1/2 synced") && h.contains("flaky"))
         });
         assert!(down.contains("flaky-1"), "its last known pods stay: {down}");
+        // The header counts on while nothing else changes (it once froze at the first count).
+        let first = down_for(&down);
+        screen.wait_for("the count to move on", |t| down_for(t) > first);
 
         let pod = support::pods::pod("live-2").ns("shop").evicted().json();
         live_sim.create_pod(serde_json::from_value(pod).unwrap());

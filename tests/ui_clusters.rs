@@ -53,7 +53,6 @@ fn snapshot(us: WatchLine) -> Event {
     Event::Snapshot(Snapshot {
         findings: all,
         total_pods: 27 + 40,
-        watch: us.clone(),
         clusters: vec![line("demo", WatchLine::Synced, 27), line("demo-us", us, 40)],
         at: now(),
     })

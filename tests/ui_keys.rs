@@ -405,8 +405,7 @@ fn the_cursor_follows_its_pod_when_a_snapshot_reorders_the_findings() {
         Event::Snapshot(ops_pod_cleaner::ui::Snapshot {
             findings: reordered,
             total_pods: 27,
-            watch: ops_pod_cleaner::ui::WatchLine::Synced,
-            clusters: Vec::new(),
+            clusters: ui_support::demo_synced(),
             at: now(),
         }),
     );

@@ -56,10 +56,10 @@ fn header_shows_staleness_badges_and_paused_rules() {
         &mut s,
         Event::Tick {
             now: now(),
-            watch: WatchLine::Reconnecting {
+            clusters: vec![ui_support::demo_line(WatchLine::Reconnecting {
                 secs: 42,
                 error: "connection refused".into(),
-            },
+            })],
         },
     );
     let text = screen(&s, 120, 24);

@@ -18,8 +18,6 @@ pub struct Snapshot {
     /// Every cluster's findings together; each names its cluster.
     pub findings: Vec<Abnormal>,
     pub total_pods: usize,
-    /// The worst of the clusters' watches.
-    pub watch: WatchLine,
     /// Each open cluster and its watch, in the order they were opened.
     pub clusters: Vec<ClusterLine>,
     pub at: DateTime<Utc>,
@@ -53,10 +51,10 @@ impl<T> Routed<T> {
 #[derive(Debug, Clone)]
 pub enum Event {
     Key(KeyBinding),
-    /// About once a second: ages move on, "reconnecting for N s" counts.
+    /// About once a second: ages move on, "reconnecting for N s" counts, for every cluster.
     Tick {
         now: DateTime<Utc>,
-        watch: WatchLine,
+        clusters: Vec<ClusterLine>,
     },
     /// Rows of the table that fit on screen, after a resize.
     Resize {

@@ -241,7 +241,7 @@ impl Runtime {
                     }
                     Event::Tick {
                         now: Utc::now(),
-                        watch: self.snapshot_watch(Instant::now()).0,
+                        clusters: self.cluster_lines(Instant::now()),
                     }
                 }
                 Some(event) = self.inbox.recv() => self.observe(event),
@@ -308,26 +308,17 @@ impl Runtime {
             findings.extend(session.cache.findings(&self.options.chain, now));
             total_pods += session.cache.len();
         }
-        let (watch, clusters) = self.snapshot_watch(Instant::now());
         Snapshot {
             findings,
             total_pods,
-            watch,
-            clusters,
+            clusters: self.cluster_lines(Instant::now()),
             at: now,
         }
     }
 
-    /// The worst watch of all clusters, and each cluster's line.
-    fn snapshot_watch(&self, now: Instant) -> (WatchLine, Vec<ClusterLine>) {
-        let clusters: Vec<ClusterLine> =
-            self.sessions.iter().map(|s| cluster_line(s, now)).collect();
-        let worst = clusters
-            .iter()
-            .map(|c| c.watch.clone())
-            .max_by_key(WatchLine::severity)
-            .unwrap_or_default();
-        (worst, clusters)
+    /// Each open cluster's line for the header.
+    fn cluster_lines(&self, now: Instant) -> Vec<ClusterLine> {
+        self.sessions.iter().map(|s| cluster_line(s, now)).collect()
     }
 
     /// The restart report of every open cluster as one, grouped by cluster.

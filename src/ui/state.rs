@@ -177,7 +177,6 @@ pub struct State {
     pub keys: UiConfig,
     pub(crate) chain: Vec<RuleSpec>,
     pub(crate) now: DateTime<Utc>,
-    pub(crate) watch: WatchLine,
     pub(crate) total_pods: usize,
     /// Every abnormal pod, ordered by the sort key; classified once per cache change.
     pub findings: Vec<Abnormal>,
@@ -231,7 +230,6 @@ impl State {
             keys,
             chain,
             now: DateTime::<Utc>::UNIX_EPOCH,
-            watch: WatchLine::Listing,
             total_pods: 0,
             findings: Vec::new(),
             counts,
@@ -293,6 +291,15 @@ impl State {
             .iter()
             .find(|f| f.verb == verb && *f.cluster == *cluster)
             .map(|f| f.why.as_str())
+    }
+
+    /// The worst of the open clusters' watches: the one-cluster header shows it.
+    pub(crate) fn watch(&self) -> WatchLine {
+        self.clusters
+            .iter()
+            .map(|c| c.watch.clone())
+            .max_by_key(WatchLine::severity)
+            .unwrap_or_default()
     }
 
     /// More than one cluster is open: rows name their cluster.

@@ -13,9 +13,9 @@ use crate::worker::{WorkerCommand, WorkerStatus};
 pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
     match event {
         Event::Key(key) => on_key(state, &key),
-        Event::Tick { now, watch } => {
+        Event::Tick { now, clusters } => {
             state.now = now;
-            state.watch = watch;
+            state.clusters = clusters;
             Vec::new()
         }
         Event::Resize { table_height } => {
@@ -143,11 +143,8 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
 
 fn on_snapshot(state: &mut State, snapshot: Snapshot) {
     state.total_pods = snapshot.total_pods;
-    state.watch = snapshot.watch;
     state.now = snapshot.at;
-    if !snapshot.clusters.is_empty() {
-        state.clusters = snapshot.clusters;
-    }
+    state.clusters = snapshot.clusters;
     // A dropped cluster's worker no longer speaks for the screen.
     let open: Vec<_> = state.clusters.iter().map(|c| c.name.clone()).collect();
     state.workers.retain(|name, _| open.contains(name));

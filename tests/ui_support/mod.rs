@@ -10,7 +10,7 @@ use ops_pod_cleaner::cluster::Abnormal;
 use ops_pod_cleaner::config::UiConfig;
 use ops_pod_cleaner::pod::{ContainerRecord, ContainerState, OwnerRef, Phase, PodRecord};
 use ops_pod_cleaner::rules::{Finding, RuleKind, default_chain};
-use ops_pod_cleaner::ui::{Event, Routed, Snapshot, State, draw, update};
+use ops_pod_cleaner::ui::{ClusterLine, Event, Routed, Snapshot, State, WatchLine, draw, update};
 use ops_pod_cleaner::worker::{RuleStatus, WorkerStatus};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -69,6 +69,20 @@ pub fn abnormal(rule: RuleKind, ns: &str, name: &str, reason: &str, minutes: i64
     .in_cluster("demo")
 }
 
+/// The one cluster the test screen shows, synced.
+pub fn demo_synced() -> Vec<ClusterLine> {
+    vec![demo_line(WatchLine::Synced)]
+}
+
+/// The test screen's cluster with its watch in `watch`.
+pub fn demo_line(watch: WatchLine) -> ClusterLine {
+    ClusterLine {
+        name: "demo".into(),
+        watch,
+        pods: 27,
+    }
+}
+
 /// On the one cluster the test screen shows.
 pub fn on_demo<T>(item: T) -> Routed<T> {
     Routed::new(&"demo".into(), item)
@@ -119,8 +133,7 @@ pub fn state() -> State {
         Event::Snapshot(Snapshot {
             findings: findings(),
             total_pods: 27,
-            watch: ops_pod_cleaner::ui::WatchLine::Synced,
-            clusters: Vec::new(),
+            clusters: demo_synced(),
             at: now(),
         }),
     );
@@ -145,8 +158,7 @@ pub fn load_evicted(state: &mut State, n: i64) {
         Event::Snapshot(Snapshot {
             findings: many,
             total_pods: 150_000,
-            watch: ops_pod_cleaner::ui::WatchLine::Synced,
-            clusters: Vec::new(),
+            clusters: demo_synced(),
             at: now(),
         }),
     );

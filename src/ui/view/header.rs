@@ -35,7 +35,7 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
         state.counts.iter().sum::<usize>()
     ));
     if let [one] = state.clusters.as_slice() {
-        let (text, style) = watch_text(&state.watch, 48);
+        let (text, style) = watch_text(&state.watch(), 48);
         return vec![
             Span::raw("  ctx "),
             Span::styled(one.name.to_string(), theme::accent()),
