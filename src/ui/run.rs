@@ -147,6 +147,25 @@ impl Runtime {
         self.sessions.iter().find(|s| *s.context == *cluster)
     }
 
+    /// Each open cluster's executor, for work that outlives this call.
+    fn executors(&self) -> Executors {
+        Executors(
+            self.sessions
+                .iter()
+                .map(|s| (Arc::from(s.context.as_str()), s.executor.clone()))
+                .collect(),
+        )
+    }
+
+    /// Connect to `name` in the background; `then` says what the session is for.
+    fn connect(&self, name: String, then: fn(Result<Session, String>) -> Opened) {
+        let opened = self.opened.clone();
+        let connecting = self.connector.connect(name);
+        tokio::spawn(async move {
+            let _ = opened.send(then(connecting.await));
+        });
+    }
+
     /// Quitting while an action runs: wait, bounded and on screen, for it and its records.
     async fn finish_in_flight(&self, state: &mut State, guard: &mut TerminalGuard) {
         let deadline = tokio::time::Instant::now() + FINISH_IN_FLIGHT;
@@ -352,19 +371,15 @@ impl Runtime {
         match effect {
             Effect::Quit | Effect::Refresh | Effect::DropContext(_) => {}
             Effect::Run(actions) => {
-                let executors: HashMap<Arc<str>, Arc<Executor>> = self
-                    .sessions
-                    .iter()
-                    .map(|s| (Arc::from(s.context.as_str()), s.executor.clone()))
-                    .collect();
+                let executors = self.executors();
                 let resolved = self.resolved.clone();
                 let in_flight = InFlight::start(&self.in_flight);
                 tokio::spawn(async move {
                     let _in_flight = in_flight;
                     for action in actions {
                         let outcome = match executors.get(&action.cluster) {
-                            Some(executor) => executor.run(&action.item, Origin::Manual).await,
-                            None => Outcome::Skipped(format!(
+                            Ok(executor) => executor.run(&action.item, Origin::Manual).await,
+                            Err(_) => Outcome::Skipped(format!(
                                 "context {} was closed before the action ran",
                                 action.cluster
                             )),
@@ -403,10 +418,15 @@ impl Runtime {
                 });
             }
             Effect::ResolveWorkload(pod) => {
-                let Some(executor) = self.session(&pod.cluster).map(|s| s.executor.clone()) else {
-                    let result = Err(format!("context {} is no longer open", pod.cluster));
-                    let _ = tx.send(Event::Resolved { pod, result });
-                    return;
+                let executor = match self.executors().get(&pod.cluster) {
+                    Ok(executor) => executor.clone(),
+                    Err(why) => {
+                        let _ = tx.send(Event::Resolved {
+                            pod,
+                            result: Err(why),
+                        });
+                        return;
+                    }
                 };
                 tokio::spawn(async move {
                     let result = executor.inspect(&pod.item, true).await;
@@ -414,20 +434,15 @@ impl Runtime {
                 });
             }
             Effect::CheckOptOuts(pods) => {
-                let executors: HashMap<Arc<str>, Arc<Executor>> = self
-                    .sessions
-                    .iter()
-                    .map(|s| (Arc::from(s.context.as_str()), s.executor.clone()))
-                    .collect();
+                let executors = self.executors();
                 tokio::spawn(async move {
                     let mut opt_outs = Vec::new();
                     for pod in &pods {
-                        let Some(executor) = executors.get(&pod.cluster) else {
-                            let why = format!("context {} is no longer open", pod.cluster);
-                            let _ = tx.send(Event::OptOuts(Err(why)));
-                            return;
+                        let checked = match executors.get(&pod.cluster) {
+                            Ok(executor) => executor.inspect(&pod.item, false).await,
+                            Err(why) => Err(why),
                         };
-                        match executor.inspect(&pod.item, false).await {
+                        match checked {
                             Ok(checked) => opt_outs.extend(checked.opt_out),
                             Err(e) => {
                                 let _ = tx.send(Event::OptOuts(Err(e)));
@@ -459,23 +474,14 @@ impl Runtime {
             Effect::ListContexts => {
                 let _ = tx.send(Event::Contexts(self.connector.contexts()));
             }
-            Effect::SwitchContext(name) => {
-                let opened = self.opened.clone();
-                let connecting = self.connector.connect(name);
-                tokio::spawn(async move {
-                    let _ = opened.send(Opened::Switch(connecting.await));
-                });
-            }
+            Effect::SwitchContext(name) => self.connect(name, Opened::Switch),
+            Effect::AddContext(name) => self.connect(name, Opened::Add),
             Effect::ListParked => {
-                let sessions: Vec<(String, Arc<Executor>)> = self
-                    .sessions
-                    .iter()
-                    .map(|s| (s.context.clone(), s.executor.clone()))
-                    .collect();
+                let executors = self.executors();
                 let scopes = self.options.scopes.clone();
                 tokio::spawn(async move {
                     let mut all = ParkedList::default();
-                    for (cluster, executor) in sessions {
+                    for (cluster, executor) in executors.0 {
                         match executor.parked_rows(&scopes).await {
                             Ok(list) => {
                                 all.rows.extend(list.rows);
@@ -485,7 +491,7 @@ impl Runtime {
                                 }));
                             }
                             Err(why) => all.unread.push(crate::actions::Unread {
-                                place: cluster,
+                                place: cluster.to_string(),
                                 why,
                             }),
                         }
@@ -497,11 +503,15 @@ impl Runtime {
                 });
             }
             Effect::CheckUndo(workload) => {
-                let Some(executor) = self.session(&workload.cluster).map(|s| s.executor.clone())
-                else {
-                    let result = Err(format!("context {} is no longer open", workload.cluster));
-                    let _ = tx.send(Event::UndoChecked { workload, result });
-                    return;
+                let executor = match self.executors().get(&workload.cluster) {
+                    Ok(executor) => executor.clone(),
+                    Err(why) => {
+                        let _ = tx.send(Event::UndoChecked {
+                            workload,
+                            result: Err(why),
+                        });
+                        return;
+                    }
                 };
                 tokio::spawn(async move {
                     let result = executor
@@ -512,14 +522,21 @@ impl Runtime {
                     let _ = tx.send(Event::UndoChecked { workload, result });
                 });
             }
-            Effect::AddContext(name) => {
-                let opened = self.opened.clone();
-                let connecting = self.connector.connect(name);
-                tokio::spawn(async move {
-                    let _ = opened.send(Opened::Add(connecting.await));
-                });
-            }
         }
+    }
+}
+
+/// The open clusters' executors, by context name, in the order they were opened.
+struct Executors(Vec<(Arc<str>, Arc<Executor>)>);
+
+impl Executors {
+    /// The executor of `cluster`, or why there is none.
+    fn get(&self, cluster: &str) -> Result<&Arc<Executor>, String> {
+        self.0
+            .iter()
+            .find(|(name, _)| **name == *cluster)
+            .map(|(_, executor)| executor)
+            .ok_or_else(|| format!("context {cluster} is no longer open"))
     }
 }
 
