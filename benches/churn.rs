@@ -31,10 +31,7 @@ use chrono::Utc;
 use common::{cpu_ticks, free_port, mib, proc_status};
 use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
 use hyper::body::Frame;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use kube_sim::generate::{Shape, list_pages, realistic_pod};
 use serde_json::{Value, json};
 use terminal::open_pty;
@@ -124,7 +121,7 @@ async fn main() {
         watches: AtomicU64::new(0),
         lease: Mutex::new(None),
     });
-    let url = serve(server.clone()).await;
+    let url = common::serve(server.clone(), answer).await;
     let dir = tempfile::tempdir().expect("a temp dir");
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(&kubeconfig, kubeconfig_text(&url)).expect("write kubeconfig");
@@ -449,32 +446,7 @@ fn append_event(server: &Server, n: u64, out: &mut Vec<u8>) {
 
 type Body = BoxBody<Bytes, Infallible>;
 
-async fn serve(server: Arc<Server>) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            let server = server.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |req: Request<hyper::body::Incoming>| {
-                    let server = server.clone();
-                    async move { Ok::<_, Infallible>(answer(req, &server).await) }
-                });
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
-    url
-}
-
-async fn answer(req: Request<hyper::body::Incoming>, server: &Arc<Server>) -> Response<Body> {
+async fn answer(req: Request<hyper::body::Incoming>, server: Arc<Server>) -> Response<Body> {
     let json = |body: Vec<u8>| {
         Response::builder()
             .header("content-type", "application/json")
@@ -484,7 +456,7 @@ async fn answer(req: Request<hyper::body::Incoming>, server: &Arc<Server>) -> Re
     let query = req.uri().query().unwrap_or("").to_string();
     let path = req.uri().path().to_string();
     if path.starts_with(LEASES) {
-        return lease(req, server).await;
+        return lease(req, &server).await;
     }
     match path.as_str() {
         "/version" => json(br#"{"major":"1","minor":"33","gitVersion":"v1.33.0"}"#.to_vec()),

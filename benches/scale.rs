@@ -25,10 +25,7 @@ use chrono::Utc;
 use common::{cpu_ticks, free_port, mib, proc_status};
 use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
 use hyper::body::Frame;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use kube::core::Request as KubeRequest;
 use kube::core::params::ListParams;
 use kube_sim::generate::list_pages;
@@ -51,7 +48,7 @@ async fn main() {
         bytes as f64 / 1048576.0
     );
     let pace = Arc::new(AtomicU64::new(0));
-    let url = serve(pages.clone(), pace.clone()).await;
+    let url = common::serve((pages.clone(), pace.clone()), answer_paced).await;
     let dir = tempfile::tempdir().expect("a temp dir");
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(&kubeconfig, kubeconfig_text(&url, &["bench"])).expect("write kubeconfig");
@@ -267,33 +264,11 @@ async fn healthy(port: u16) -> bool {
 
 type Body = BoxBody<Bytes, Infallible>;
 
-async fn serve(pages: Arc<Vec<Vec<u8>>>, pace: Arc<AtomicU64>) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            let (pages, pace) = (pages.clone(), pace.clone());
-            tokio::spawn(async move {
-                let service = service_fn(move |req: Request<hyper::body::Incoming>| {
-                    let (pages, pace) = (pages.clone(), pace.clone());
-                    async move {
-                        Ok::<_, Infallible>(
-                            answer(&req, &pages, pace.load(Ordering::Relaxed)).await,
-                        )
-                    }
-                });
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
-    url
+async fn answer_paced(
+    req: Request<hyper::body::Incoming>,
+    (pages, pace): (Arc<Vec<Vec<u8>>>, Arc<AtomicU64>),
+) -> Response<Body> {
+    answer(&req, &pages, pace.load(Ordering::Relaxed)).await
 }
 
 async fn answer(

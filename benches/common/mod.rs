@@ -1,4 +1,15 @@
-//! What the bench binaries share: reading a process's CPU and memory from `/proc`.
+//! What the bench binaries share: reading a process's CPU and memory from `/proc`, and a
+//! loopback API server.
+
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
 
 pub fn mib(bytes: u64) -> f64 {
     bytes as f64 / 1048576.0
@@ -34,4 +45,34 @@ pub fn free_port() -> u16 {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("a free port")
+}
+
+/// A loopback HTTP/1.1 server answering every request with `answer`; returns its base URL.
+pub async fn serve<S, F>(state: S, answer: fn(Request<Incoming>, S) -> F) -> String
+where
+    S: Clone + Send + Sync + 'static,
+    F: Future<Output = Response<BoxBody<Bytes, Infallible>>> + Send + 'static,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let state = state.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req: Request<Incoming>| {
+                    let reply = answer(req, state.clone());
+                    async move { Ok::<_, Infallible>(reply.await) }
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    url
 }
