@@ -108,30 +108,44 @@ fn the_two_demo_clusters_on_one_screen() {
     screen.wait_text("nothing is parked");
 }
 
-/// Two API servers behind one kubeconfig; one freezes (its watch falls silent, every request
-/// hangs). The header says which, the other cluster's changes keep arriving, and the frozen
-/// one comes back when it thaws.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_cluster_going_down_leaves_the_other_live() {
-    let live = SimCluster::new();
-    let flaky = SimCluster::new();
-    for (sim, name) in [(&live, "live-1"), (&flaky, "flaky-1")] {
-        // Bookmarks every 100 ms: two seconds of silence can only mean a dead server.
-        sim.set_bookmark_interval(Duration::from_millis(100));
-        let pod = support::pods::pod(name).ns("shop").evicted().json();
-        sim.create_pod(serde_json::from_value(pod).unwrap());
+/// Two simulated API servers, `live` and `flaky`, each with one evicted pod (`live-1`,
+/// `flaky-1`), behind one kubeconfig with a context each; `shape` prepares `flaky` first.
+struct TwoServers {
+    live: SimCluster,
+    flaky: SimCluster,
+    _servers: (SimServer, SimServer),
+    dir: tempfile::TempDir,
+}
+
+impl TwoServers {
+    async fn start(shape: impl Fn(&SimCluster)) -> TwoServers {
+        let (live, flaky) = (SimCluster::new(), SimCluster::new());
+        for (sim, name) in [(&live, "live-1"), (&flaky, "flaky-1")] {
+            // Bookmarks every 100 ms: two seconds of silence can only mean a dead server.
+            sim.set_bookmark_interval(Duration::from_millis(100));
+            let pod = support::pods::pod(name).ns("shop").evicted().json();
+            sim.create_pod(serde_json::from_value(pod).unwrap());
+        }
+        shape(&flaky);
+        let servers = (
+            SimServer::start(live.clone()).await.unwrap(),
+            SimServer::start(flaky.clone()).await.unwrap(),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let text = support::contexts::kubeconfig(&[("live", &servers.0), ("flaky", &servers.1)]);
+        std::fs::write(dir.path().join("kubeconfig"), text).unwrap();
+        TwoServers {
+            live,
+            flaky,
+            _servers: servers,
+            dir,
+        }
     }
-    let (a, b) = (
-        SimServer::start(live.clone()).await.unwrap(),
-        SimServer::start(flaky.clone()).await.unwrap(),
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    let text = support::contexts::kubeconfig(&[("live", &a), ("flaky", &b)]);
-    std::fs::write(&kubeconfig, text).unwrap();
-    let (live_sim, flaky_sim) = (live.clone(), flaky.clone());
-    tokio::task::spawn_blocking(move || {
-        let path = kubeconfig.to_string_lossy().into_owned();
+
+    /// The screen on both contexts, with a two-second silence bound and request deadline.
+    fn screen(&self) -> Screen {
+        let path = self.dir.path().join("kubeconfig");
+        let path = path.to_string_lossy();
         let args = [
             "--kubeconfig",
             &path,
@@ -141,12 +155,23 @@ async fn one_cluster_going_down_leaves_the_other_live() {
             "flaky",
         ];
         let config = "cluster:\n  watchSilence: 2s\n  requestTimeout: 2s\n";
-        let mut screen = Screen::start_with(&args, Some(config));
+        Screen::start_with(&args, Some(config))
+    }
+}
+
+/// Two API servers behind one kubeconfig; one freezes (its watch falls silent, every request
+/// hangs). The header says which, the other cluster's changes keep arriving, and the frozen
+/// one comes back when it thaws.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_cluster_going_down_leaves_the_other_live() {
+    let two = TwoServers::start(|_| {}).await;
+    tokio::task::spawn_blocking(move || {
+        let mut screen = two.screen();
         screen.wait_for("both clusters and their pods", |t| {
             t.contains("● 2/2 synced") && t.contains("live-1") && t.contains("flaky-1")
         });
 
-        flaky_sim.faults().freeze(true);
+        two.flaky.faults().freeze(true);
         let down = screen.wait_for("the frozen cluster named in the header", |t| {
             t.lines()
                 .next()
@@ -158,7 +183,7 @@ async fn one_cluster_going_down_leaves_the_other_live() {
         screen.wait_for("the count to move on", |t| down_for(t) > first);
 
         let pod = support::pods::pod("live-2").ns("shop").evicted().json();
-        live_sim.create_pod(serde_json::from_value(pod).unwrap());
+        two.live.create_pod(serde_json::from_value(pod).unwrap());
         screen.wait_text("live-2");
         screen.keys("C");
         let detail = screen.wait_text("Clusters (C or Esc closes)");
@@ -168,9 +193,62 @@ async fn one_cluster_going_down_leaves_the_other_live() {
         );
         screen.keys("\x1b");
 
-        flaky_sim.faults().freeze(false);
+        two.flaky.faults().freeze(false);
         screen.wait_for("the thawed cluster back", |t| t.contains("● 2/2 synced"));
     })
     .await
     .unwrap();
+}
+
+/// A cluster whose credentials may not list pods: the header names it, the detail says why,
+/// and the other cluster's pods show and change as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forbidden_cluster_leaves_the_other_live() {
+    let two = TwoServers::start(|flaky| flaky.faults().deny("*", "pods", None)).await;
+    tokio::task::spawn_blocking(move || {
+        let mut screen = two.screen();
+        let text = screen.wait_for("the live cluster's pod, the other one named", |t| {
+            t.contains("live-1")
+                && t.lines()
+                    .next()
+                    .is_some_and(|h| h.contains("1/2 synced") && h.contains("flaky"))
+        });
+        assert!(!text.contains("flaky-1"), "{text}");
+        let pod = support::pods::pod("live-2").ns("shop").evicted().json();
+        two.live.create_pod(serde_json::from_value(pod).unwrap());
+        screen.wait_text("live-2");
+        screen.keys("C");
+        let detail = screen.wait_text("Clusters (C or Esc closes)");
+        assert!(
+            detail.contains("403") || detail.contains("forbidden"),
+            "{detail}"
+        );
+    })
+    .await
+    .unwrap();
+}
+
+/// `c` then Space adds a context while the screen runs, and drops one: the merged rows follow.
+#[test]
+fn contexts_are_added_and_dropped_while_running() {
+    let mut screen = Screen::start();
+    screen.wait_for("demo-eu alone", |t| {
+        t.contains("ctx demo-eu") && t.contains("● synced")
+    });
+    screen.keys("c");
+    screen.wait_text("Contexts (* open)");
+    screen.keys("j");
+    screen.keys(" ");
+    screen.wait_for("demo-us added", |t| {
+        t.contains("2 clusters") && t.contains("● 2/2 synced")
+    });
+    screen.keys("3");
+    screen.wait_for("rows of both", |t| {
+        !rows_of(t, "demo-eu").is_empty() && !rows_of(t, "demo-us").is_empty()
+    });
+    screen.keys("c");
+    screen.wait_text("Contexts (* open)");
+    screen.keys(" ");
+    let after = screen.wait_for("demo-eu dropped", |t| t.contains("ctx demo-us"));
+    assert!(after.contains("dropped context demo-eu"), "{after}");
 }
