@@ -39,7 +39,9 @@ impl Wanted {
             });
         }
         let all = match global.all_contexts {
-            true => kubeconfig_contexts(global.kubeconfig.as_deref()),
+            // Read errors are left to `connect`, which reports them without quoting the file
+            // (it may hold credentials).
+            true => kubeconfig_contexts(global.kubeconfig.as_deref()).unwrap_or_default(),
             false => Vec::new(),
         };
         if !all.is_empty() {
@@ -74,15 +76,15 @@ fn once_each(names: &[String]) -> Vec<String> {
 }
 
 /// The names of every context in the kubeconfig (`path`, else `$KUBECONFIG` or
-/// `~/.kube/config`), in file order; empty when there is none to read. Read errors are left to
-/// `connect`, which reports them without quoting the file (it may hold credentials).
-pub(crate) fn kubeconfig_contexts(path: Option<&Path>) -> Vec<String> {
+/// `~/.kube/config`), in file order.
+pub(crate) fn kubeconfig_contexts(
+    path: Option<&Path>,
+) -> std::result::Result<Vec<String>, kube::config::KubeconfigError> {
     let file = match path {
         Some(path) => Kubeconfig::read_from(path),
         None => Kubeconfig::read(),
-    };
-    file.map(|f| f.contexts.into_iter().map(|c| c.name).collect())
-        .unwrap_or_default()
+    }?;
+    Ok(file.contexts.into_iter().map(|c| c.name).collect())
 }
 
 /// The clusters named on the command line, each reached within the config's deadlines.

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use chrono::Utc;
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use kube::config::Kubeconfig;
 use tokio::task::JoinHandle;
 
 use super::{Targets, open_targets};
@@ -187,12 +186,8 @@ impl Connector for Opener {
         if self.global.demo {
             return Ok(kube_sim::demo::CONTEXTS.map(String::from).to_vec());
         }
-        let file = match &self.global.kubeconfig {
-            Some(path) => Kubeconfig::read_from(path),
-            None => Kubeconfig::read(),
-        }
-        .map_err(|e| format!("cannot read kubeconfig: {e}"))?;
-        Ok(file.contexts.into_iter().map(|c| c.name).collect())
+        super::targets::kubeconfig_contexts(self.global.kubeconfig.as_deref())
+            .map_err(|e| format!("cannot read kubeconfig: {e}"))
     }
 
     fn connect(&self, context: String) -> BoxFuture<'static, std::result::Result<Session, String>> {
