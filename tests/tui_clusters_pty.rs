@@ -252,3 +252,49 @@ fn contexts_are_added_and_dropped_while_running() {
     let after = screen.wait_for("demo-eu dropped", |t| t.contains("ctx demo-us"));
     assert!(after.contains("dropped context demo-eu"), "{after}");
 }
+
+/// One delete in each demo cluster from one confirmation: the two clusters' records go to the
+/// one audit log through one writer, so every record's id is its own (each cluster's session
+/// once opened the file itself and numbered from 0, so two actions in the same millisecond
+/// shared an id, and one session's rotation cut the other's intent from its outcome).
+#[test]
+fn both_clusters_write_the_one_audit_log_with_ids_of_one_sequence() {
+    let mut screen = Screen::start_with(&["--demo"], None);
+    screen.keys("3");
+    screen.wait_for("image pull rows of both clusters", |t| {
+        !rows_of(t, "demo-eu").is_empty() && !rows_of(t, "demo-us").is_empty()
+    });
+    screen.keys("/demo-us\r");
+    screen.wait_for("only demo-us rows", |t| rows_of(t, "demo-eu").is_empty());
+    screen.keys(" ");
+    screen.keys("\x1b");
+    screen.keys("/demo-eu\r");
+    screen.wait_for("only demo-eu rows", |t| rows_of(t, "demo-us").is_empty());
+    screen.keys(" ");
+    screen.keys("\x1b");
+    screen.wait_text("2 marked");
+    screen.keys("d");
+    screen.wait_text("Delete these 2 pods?");
+    screen.keys("y");
+    screen.wait_for("both deletes", |t| {
+        t.contains("demo-us: deleted pod") && t.contains("demo-eu: deleted pod")
+    });
+    let audit = screen.audit_log();
+    let records: Vec<serde_json::Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 4, "{audit}");
+    // An id is time-process-sequence: the sequence alone must tell the two actions apart.
+    let sequence = |r: &serde_json::Value| {
+        let id = r["id"].as_str().unwrap().to_string();
+        id.rsplit('-').next().unwrap().to_string()
+    };
+    let intents: Vec<String> = records
+        .iter()
+        .filter(|r| r["stage"] == "intent")
+        .map(sequence)
+        .collect();
+    assert_eq!(intents.len(), 2, "{audit}");
+    assert_ne!(intents[0], intents[1], "{audit}");
+}

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use tokio::task::JoinHandle;
 
 use super::{Targets, open_targets};
-use crate::actions::Executor;
+use crate::actions::{Audit, Executor};
 use crate::cli::GlobalArgs;
 use crate::cluster::{
     Cache, Cluster, ConnectOptions, Deadlines, Scope, WatchSettings, connect, spawn_watches,
@@ -40,6 +40,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
     };
     let opener = Opener {
         global: global.clone(),
+        audit: policy.open_audit(),
         config,
         policy,
         watch,
@@ -78,12 +79,15 @@ fn scope_label(scopes: &[Scope]) -> String {
 }
 
 /// Opens sessions: the first from the command line, later ones on a context switch, all
-/// under the same policy.
+/// under the same policy and writing the same audit log.
 #[derive(Clone)]
 struct Opener {
     global: GlobalArgs,
     config: Arc<Config>,
     policy: Policy,
+    /// Opened once: one writer and one id sequence for every cluster's records, so ids stay
+    /// unique and a rotation never falls between another cluster's intent and outcome.
+    audit: Audit,
     watch: WatchSettings,
     scopes: Vec<Scope>,
 }
@@ -111,7 +115,7 @@ impl Opener {
             cache.clone(),
             &self.policy,
             &cluster.name,
-            self.policy.open_audit(),
+            self.audit.clone(),
         ));
         if let Some(problem) = executor.audit_problem() {
             tracing::error!(target: ACTION_TARGET, "{problem}: nothing can act; fix it, or restart with --no-audit");
