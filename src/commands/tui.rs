@@ -38,9 +38,15 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
         export_dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),
         scopes: scopes.clone(),
     };
+    // One reporter builds the pane's report and, when sinks are configured, delivers it.
+    let reporter = Reporter::new(&config.report, DeliveryPolicy::default())
+        .inspect_err(|e| tracing::warn!("restart report delivery unavailable: {e}"))
+        .ok()
+        .map(Arc::new);
     let opener = Opener {
         global: global.clone(),
         audit: policy.open_audit(),
+        reporter,
         config,
         policy,
         watch,
@@ -88,6 +94,8 @@ struct Opener {
     /// Opened once: one writer and one id sequence for every cluster's records, so ids stay
     /// unique and a rotation never falls between another cluster's intent and outcome.
     audit: Audit,
+    /// Shared like the audit log: one spool, resent by one round at a time.
+    reporter: Option<Arc<Reporter>>,
     watch: WatchSettings,
     scopes: Vec<Scope>,
 }
@@ -126,11 +134,7 @@ impl Opener {
                 tracing::warn!(target: ACTION_TARGET, "{line}");
             }
         });
-        // One reporter builds the pane's report and, when sinks are configured, delivers it.
-        let reporter = Reporter::new(&self.config.report, DeliveryPolicy::default())
-            .inspect_err(|e| tracing::warn!("restart report delivery unavailable: {e}"))
-            .ok()
-            .map(Arc::new);
+        let reporter = self.reporter.clone();
         let sinks = !self.config.report.sinks.is_empty();
         let options = WorkerOptions {
             master_auto: false,
