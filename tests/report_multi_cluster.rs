@@ -222,6 +222,49 @@ mod library {
         assert!(eu.is_some() && eu < us, "{chat}");
     }
 
+    /// A screen over two clusters: each cluster's worker sends its own report (on schedule or
+    /// on `s`) through the one shared reporter. Neither may forget, or borrow, the other's
+    /// counts from the previous report.
+    #[tokio::test]
+    async fn one_clusters_report_keeps_the_others_previous_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let reporter = reporter(dir.path());
+        reporter
+            .send_report(&reporter.build(&db(10), "eu", now()))
+            .await;
+        reporter
+            .send_report(&reporter.build(&db(20), "us", now()))
+            .await;
+        let since = |report: ops_pod_cleaner::report::RestartReport| {
+            report.groups[0].rows[0].since_previous
+        };
+        assert_eq!(since(reporter.build(&db(12), "eu", now())), Some(2));
+        assert_eq!(since(reporter.build(&db(25), "us", now())), Some(5));
+        // And a combined report (the pane, `report --context a --context b`) reads the same.
+        let combined =
+            reporter.build_combined(&[("eu".into(), db(12)), ("us".into(), db(25))], now());
+        let since: Vec<Option<u32>> = combined
+            .groups
+            .iter()
+            .map(|g| g.rows[0].since_previous)
+            .collect();
+        assert_eq!(since, [Some(2), Some(5)]);
+    }
+
+    /// A state file from before counts were kept per cluster still counts for the next report.
+    #[test]
+    fn a_state_file_without_clusters_still_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let reporter = reporter(dir.path());
+        let container = reporter.build(&db(10), "eu", now()).groups[0].rows[0]
+            .container
+            .clone();
+        let legacy = format!(r#"{{"restarts": {{"data/db-0/{container}": 10}}}}"#);
+        std::fs::write(dir.path().join("state.json"), legacy).unwrap();
+        let report = reporter.build(&db(12), "eu", now());
+        assert_eq!(report.groups[0].rows[0].since_previous, Some(2));
+    }
+
     #[test]
     fn one_cluster_builds_the_report_it_always_did() {
         let dir = tempfile::tempdir().unwrap();

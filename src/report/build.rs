@@ -11,7 +11,8 @@ use crate::config::ReportConfig;
 use crate::pod::{ContainerRecord, ContainerState, PodRecord, Termination};
 
 /// Pods with at least `min_restarts` restarts and one of `reasons`, in the report's namespaces,
-/// grouped by owning workload; the groups and rows with the most restarts come first.
+/// grouped by owning workload; the groups and rows with the most restarts come first, each
+/// compared with what `previous` said of `cluster`.
 pub fn build(
     pods: &[PodRecord],
     config: &ReportConfig,
@@ -26,7 +27,7 @@ pub fn build(
             .containers
             .iter()
             .filter(|c| c.restarts > 0)
-            .map(|c| row(pod, c, config, previous));
+            .map(|c| row(pod, c, config, previous.counts_of(cluster)));
         groups.entry(key).or_default().extend(rows);
     }
     let mut groups: Vec<WorkloadGroup> = groups
@@ -90,12 +91,11 @@ fn row(
     pod: &PodRecord,
     c: &ContainerRecord,
     config: &ReportConfig,
-    previous: &RestartState,
+    previous: &BTreeMap<String, u32>,
 ) -> RestartRow {
     let key = RestartState::key(&pod.namespace, &pod.name, &c.name);
     // A lower count than last time means a new container instance: count from zero.
     let since_previous = previous
-        .restarts
         .get(&key)
         .map(|&before| c.restarts.checked_sub(before).unwrap_or(c.restarts));
     let ended = last_end(c);

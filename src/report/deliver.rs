@@ -47,6 +47,8 @@ pub struct Reporter {
     /// Held by the resend round under way: headless resends at start in the background
     /// while the worker may send a report, and each would send the same files.
     resending: tokio::sync::Mutex<()>,
+    /// Held while the "since previous" state is read, updated and written.
+    state_lock: std::sync::Mutex<()>,
 }
 
 impl Reporter {
@@ -59,6 +61,7 @@ impl Reporter {
         Ok(Reporter {
             spool: Spool::new(&config.spool_dir, SpoolLimits::of(config)),
             resending: tokio::sync::Mutex::new(()),
+            state_lock: std::sync::Mutex::new(()),
             config: config.clone(),
             http,
             policy,
@@ -109,16 +112,20 @@ impl Reporter {
         let previous = self.previous();
         let reports = clusters
             .iter()
-            .map(|(cluster, pods)| {
-                let previous = match clusters.len() {
-                    1 => previous.clone(),
-                    _ => previous.of_cluster(cluster),
-                };
-                build(pods, &self.config, &previous, cluster, now)
-            })
+            .map(|(cluster, pods)| build(pods, &self.config, &previous, cluster, now))
             .collect();
         RestartReport::combine(reports)
             .unwrap_or_else(|| build(&[], &self.config, &previous, "", now))
+    }
+
+    /// Record what `report` said, keeping what earlier reports said of other clusters. Under a
+    /// lock: the workers of a screen over several clusters share this reporter.
+    fn remember(&self, report: &RestartReport) {
+        let _one_at_a_time = self.state_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let state = self.previous().updated(RestartState::of(report));
+        if let Err(e) = state.save(&self.config.state_file) {
+            tracing::warn!("cannot save the report state: {e}");
+        }
     }
 
     fn previous(&self) -> RestartState {
@@ -145,9 +152,7 @@ impl Reporter {
         let resent = self.resend_spooled().await;
         let mut deliveries = self.deliver(report).await;
         // Spooled reports count as sent for "since previous": they will arrive.
-        if let Err(e) = RestartState::of(report).save(&self.config.state_file) {
-            tracing::warn!("cannot save the report state: {e}");
-        }
+        self.remember(report);
         deliveries.extend(resent);
         DeliverySummary {
             at: report.generated,

@@ -13,25 +13,29 @@ use crate::{Error, Result};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RestartState {
-    /// `namespace/pod/container` → total restarts when the previous report was made.
+    /// `namespace/pod/container` → total restarts, from a file written before counts were kept
+    /// per cluster: read for a report when no cluster has counts yet, never written again.
+    #[serde(default)]
     pub(crate) restarts: BTreeMap<String, u32>,
-    /// The same per cluster, when that report covered several clusters.
+    /// Cluster → `namespace/pod/container` → total restarts when that cluster was last
+    /// reported, alone or in a combined report.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) clusters: BTreeMap<String, BTreeMap<String, u32>>,
 }
+
+static NONE: BTreeMap<String, u32> = BTreeMap::new();
 
 impl RestartState {
     pub(crate) fn key(namespace: &str, pod: &str, container: &str) -> String {
         format!("{namespace}/{pod}/{container}")
     }
 
+    /// The counts `report` shows, by the cluster each group belongs to.
     pub fn of(report: &RestartReport) -> RestartState {
         let mut state = RestartState::default();
         for g in &report.groups {
-            let counts = match &g.cluster {
-                Some(cluster) => state.clusters.entry(cluster.clone()).or_default(),
-                None => &mut state.restarts,
-            };
+            let cluster = g.cluster.as_ref().unwrap_or(&report.cluster);
+            let counts = state.clusters.entry(cluster.clone()).or_default();
             for r in &g.rows {
                 counts.insert(
                     RestartState::key(&g.namespace, &r.pod, &r.container),
@@ -39,15 +43,32 @@ impl RestartState {
                 );
             }
         }
+        // A cluster with nothing to report was reported too: its counts are now none.
+        let reported = match report.clusters.is_empty() {
+            true => std::slice::from_ref(&report.cluster),
+            false => &report.clusters[..],
+        };
+        for cluster in reported.iter().filter(|c| !c.is_empty()) {
+            state.clusters.entry(cluster.clone()).or_default();
+        }
         state
     }
 
-    /// What the previous report over several clusters said of `cluster`.
-    pub(crate) fn of_cluster(&self, cluster: &str) -> RestartState {
-        RestartState {
-            restarts: self.clusters.get(cluster).cloned().unwrap_or_default(),
-            clusters: BTreeMap::new(),
+    /// What the previous report said of `cluster`.
+    pub(crate) fn counts_of(&self, cluster: &str) -> &BTreeMap<String, u32> {
+        match self.clusters.get(cluster) {
+            Some(counts) => counts,
+            None if self.clusters.is_empty() => &self.restarts,
+            None => &NONE,
         }
+    }
+
+    /// This state with `newer`'s clusters replaced: a report on one cluster leaves what the
+    /// previous reports said of the others.
+    pub(crate) fn updated(mut self, newer: RestartState) -> RestartState {
+        self.clusters.extend(newer.clusters);
+        self.restarts.clear();
+        self
     }
 
     /// A missing file is an empty state (the first report); a broken one is an error.
