@@ -5,9 +5,15 @@
 //! memory (`VmRSS` from `/proc/PID/status`) at 0 (idle), 100 and 1,000 events/s; optionally a
 //! soak at 100 events/s with the RSS sampled every 10 s and its least-squares slope.
 //!
-//! `cargo bench --bench churn -- [PODS] [--window SECS] [--soak SECS] [--only tui|headless]`
-//! (defaults: 150,000 pods, 30 s windows, no soak, both processes). `$OPC_BIN` runs another
-//! build of the binary instead of this one (e.g. an older commit, for a before/after).
+//! `cargo bench --bench churn -- [PODS] [--window SECS] [--soak SECS] [--only NAME,...] [--checks]`
+//! (defaults: 150,000 pods, 30 s windows, no soak, `--only tui,headless`). `$OPC_BIN` runs
+//! another build of the binary instead of this one (e.g. an older commit, for a before/after).
+//!
+//! `--only watch-ours,watch-runtime` measures the watch layer alone instead: our loop against
+//! kube-runtime's `watcher` over the same compact decode, each feeding the cache in a child
+//! process of its own (see `churn/watchers.rs`). `--checks` first tries the watcher where a
+//! real cluster leaves the happy path: a server without streaming lists, and a list holding one
+//! pod that does not decode.
 //!
 //! The churn: 2,000 pods spread over the cluster are modified in turn, each event a full
 //! realistic pod (9–13 KB of JSON) with a fresh resourceVersion. One pod in ten of the churned
@@ -17,6 +23,8 @@
 mod common;
 #[path = "../tests/support/terminal.rs"]
 mod terminal;
+#[path = "churn/watchers.rs"]
+mod watchers;
 
 use std::convert::Infallible;
 use std::io::Read;
@@ -47,7 +55,8 @@ struct Args {
     pods: usize,
     window: Duration,
     soak: Duration,
-    only: Option<String>,
+    only: Vec<Target>,
+    checks: bool,
     bin: PathBuf,
 }
 
@@ -56,7 +65,8 @@ fn args() -> Args {
         pods: 150_000,
         window: Duration::from_secs(30),
         soak: Duration::ZERO,
-        only: None,
+        only: vec![Target::Tui, Target::Headless],
+        checks: false,
         bin: std::env::var_os("OPC_BIN")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ops-pod-cleaner"))),
@@ -68,7 +78,19 @@ fn args() -> Args {
         match all[i].as_str() {
             "--window" => args.window = Duration::from_secs(value().parse().expect("seconds")),
             "--soak" => args.soak = Duration::from_secs(value().parse().expect("seconds")),
-            "--only" => args.only = Some(value()),
+            "--only" => {
+                args.only = value()
+                    .split(',')
+                    .map(|name| {
+                        Target::from_name(name).expect("tui, headless, watch-ours or watch-runtime")
+                    })
+                    .collect()
+            }
+            "--checks" => {
+                args.checks = true;
+                i += 1;
+                continue;
+            }
             other => {
                 if let Ok(n) = other.parse() {
                     args.pods = n;
@@ -100,6 +122,11 @@ struct Server {
 
 #[tokio::main]
 async fn main() {
+    if let Ok(which) = std::env::var(watchers::CHILD) {
+        let which = watchers::Loop::from_name(&which).expect("a watch loop's name");
+        let url = std::env::var(watchers::URL).expect("the server's URL");
+        return watchers::run_child(which, &url).await;
+    }
     let args = args();
     let now = Utc::now();
     let pages = list_pages(args.pods, PAGE, now);
@@ -126,15 +153,16 @@ async fn main() {
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(&kubeconfig, kubeconfig_text(&url)).expect("write kubeconfig");
 
-    for target in [Target::Tui, Target::Headless] {
-        if args
-            .only
-            .as_deref()
-            .is_some_and(|only| only != target.name())
-        {
-            continue;
-        }
-        measure(&args, target, &server, &kubeconfig, dir.path()).await;
+    if args.checks {
+        checks(&url, now).await;
+    }
+    for &target in &args.only {
+        let place = Place {
+            url: &url,
+            kubeconfig: &kubeconfig,
+            dir: dir.path(),
+        };
+        measure(&args, target, &server, place).await;
     }
 }
 
@@ -142,6 +170,7 @@ async fn main() {
 enum Target {
     Tui,
     Headless,
+    Watch(watchers::Loop),
 }
 
 impl Target {
@@ -149,11 +178,32 @@ impl Target {
         match self {
             Target::Tui => "tui",
             Target::Headless => "headless",
+            Target::Watch(which) => which.name(),
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Target> {
+        match name {
+            "tui" => Some(Target::Tui),
+            "headless" => Some(Target::Headless),
+            other => watchers::Loop::from_name(other).map(Target::Watch),
         }
     }
 }
 
-async fn measure(args: &Args, target: Target, server: &Arc<Server>, kubeconfig: &Path, dir: &Path) {
+/// Where a measured process finds the server, and its files.
+struct Place<'a> {
+    url: &'a str,
+    kubeconfig: &'a Path,
+    dir: &'a Path,
+}
+
+async fn measure(args: &Args, target: Target, server: &Arc<Server>, place: Place<'_>) {
+    let Place {
+        url,
+        kubeconfig,
+        dir,
+    } = place;
     server.rate.store(0, Ordering::Relaxed);
     *server.lease.lock().expect("lease") = None;
     let watches = server.watches.load(Ordering::Relaxed);
@@ -161,6 +211,7 @@ async fn measure(args: &Args, target: Target, server: &Arc<Server>, kubeconfig: 
     let mut running = match target {
         Target::Tui => start_tui(&args.bin, kubeconfig, dir),
         Target::Headless => start_headless(&args.bin, kubeconfig, dir),
+        Target::Watch(which) => start_watch_loop(which, url),
     };
     let pid = running.child.id();
     let deadline = start + Duration::from_secs(900);
@@ -189,6 +240,9 @@ async fn measure(args: &Args, target: Target, server: &Arc<Server>, kubeconfig: 
         match target {
             Target::Tui => "TUI (200x60 pty, all namespaces)",
             Target::Headless => "headless --dry-run, auto on for one rule",
+            Target::Watch(watchers::Loop::Ours) => "our watch loop into the cache (no screen)",
+            Target::Watch(watchers::Loop::Runtime) =>
+                "kube-runtime watcher (any_semantic, pages of 500) into the cache (no screen)",
         },
         args.pods,
         synced.as_secs_f64(),
@@ -231,7 +285,7 @@ async fn measure(args: &Args, target: Target, server: &Arc<Server>, kubeconfig: 
             },
             match target {
                 Target::Tui => format!(", {:.1} KB/s to the terminal", drawn as f64 / secs / 1e3),
-                Target::Headless => String::new(),
+                Target::Headless | Target::Watch(_) => String::new(),
             }
         );
     }
@@ -254,11 +308,19 @@ async fn soak(length: Duration, pid: u32, server: &Server) {
     let start = Instant::now();
     let (ticks, sent) = (cpu_ticks(pid), server.sent.load(Ordering::Relaxed));
     let mut points: Vec<(f64, f64)> = Vec::new();
+    // CPU over each minute, so a trend (or a neighbour's build) shows.
+    let mut minute = (Instant::now(), cpu_ticks(pid));
     while start.elapsed() < length {
         let rss = mib(proc_status(pid, "VmRSS:"));
         let minutes = start.elapsed().as_secs_f64() / 60.0;
         if points.len().is_multiple_of(6) {
-            println!("  soak {minutes:>5.1} min: RSS {rss:.1} MiB");
+            let (at, ticks) = (Instant::now(), cpu_ticks(pid));
+            let secs = (at - minute.0).as_secs_f64().max(1e-9);
+            let cpu = (ticks - minute.1) as f64 / TICKS_PER_SEC / secs * 100.0;
+            println!(
+                "  soak {minutes:>5.1} min: RSS {rss:.1} MiB, CPU {cpu:.2} % over the last minute"
+            );
+            minute = (at, ticks);
         }
         points.push((minutes, rss));
         tokio::time::sleep(Duration::from_secs(10)).await;
@@ -382,6 +444,82 @@ fn start_headless(bin: &Path, kubeconfig: &Path, dir: &Path) -> Running {
         screen: None,
         drawn: Arc::new(AtomicU64::new(0)),
     }
+}
+
+/// This bench binary again, running one watch loop into a cache until killed.
+fn start_watch_loop(which: watchers::Loop, url: &str) -> Running {
+    let child = Command::new(std::env::current_exe().expect("this binary"))
+        .env(watchers::CHILD, which.name())
+        .env(watchers::URL, url)
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("the bench binary runs");
+    Running {
+        child,
+        screen: None,
+        drawn: Arc::new(AtomicU64::new(0)),
+    }
+}
+
+/// kube-runtime's watcher where a real cluster leaves the happy path, beside our loop.
+async fn checks(url: &str, now: chrono::DateTime<Utc>) {
+    let window = Duration::from_secs(20);
+    let bad = common::serve(Arc::new(one_bad_pod(now)), answer_list).await;
+    let cases = [
+        (
+            "with streaming_lists() on a server without them (422)",
+            url,
+            kube_runtime::watcher::Config::default().streaming_lists(),
+        ),
+        (
+            "listing 100 pods, one with an unreadable creationTimestamp",
+            &bad,
+            kube_runtime::watcher::Config::default().any_semantic(),
+        ),
+    ];
+    for (what, url, config) in cases {
+        let heard = watchers::listen(url, config, window).await;
+        println!("check: watcher {what}, {}s: {heard}", window.as_secs());
+    }
+    match watchers::our_list(&bad).await {
+        Ok((kept, took)) => println!(
+            "check: our list of the same: {kept} pods kept, the bad one skipped and logged, in {:.0} ms",
+            took.as_secs_f64() * 1e3
+        ),
+        Err(e) => println!("check: our list of the same failed: {e}"),
+    }
+}
+
+/// One page of 100 realistic pods, the 50th with a creationTimestamp that is not a time.
+fn one_bad_pod(now: chrono::DateTime<Utc>) -> Vec<u8> {
+    let mut items: Vec<Value> = (0..100).map(|i| realistic_pod(i, now)).collect();
+    items[50]["metadata"]["creationTimestamp"] = json!("yesterday");
+    serde_json::to_vec(&json!({
+        "kind": "PodList",
+        "apiVersion": "v1",
+        "metadata": {"resourceVersion": "100"},
+        "items": items,
+    }))
+    .expect("encode")
+}
+
+/// Answers every list with `page`; a watch is a 404, which the checks never reach.
+async fn answer_list(req: Request<hyper::body::Incoming>, page: Arc<Vec<u8>>) -> Response<Body> {
+    let status = if req.uri().query().unwrap_or("").contains("watch=true") {
+        404
+    } else {
+        200
+    };
+    let body = if status == 200 {
+        (*page).clone()
+    } else {
+        Vec::new()
+    };
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body)).boxed())
+        .expect("response")
 }
 
 /// `rules` over the built-in config, with the audit log in the temp dir.

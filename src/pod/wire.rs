@@ -27,10 +27,10 @@ pub struct WirePod {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct WireMeta {
-    pub(crate) name: String,
-    pub(crate) namespace: String,
+    pub name: String,
+    pub namespace: String,
     pub uid: String,
-    pub(crate) resource_version: String,
+    pub resource_version: String,
     creation_timestamp: Time,
     deletion_timestamp: Time,
     #[serde(deserialize_with = "nullable")]
