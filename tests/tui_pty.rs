@@ -53,6 +53,26 @@ fn dry_run_from_the_config_holds_in_the_tui_and_after_a_context_switch() {
     assert!(!audit.contains(r#""dryRun":false"#), "{audit}");
 }
 
+/// Log lines are collected when the screen draws, not by tui-logger's own thread: that thread
+/// woke every 10 ms for the life of the process (0.6 % of a core on an idle cluster, in
+/// `cargo bench --bench churn`). The log pane still shows lines (`demo_session_through_a_pty`).
+#[test]
+fn no_thread_wakes_on_a_timer_of_its_own() {
+    let screen = Screen::start_with(&["--demo", "--context", "demo-eu"], None);
+    screen.wait_for("the first sync", |t| t.contains("● synced"));
+    let tasks = format!("/proc/{}/task", screen.child.id());
+    let threads: Vec<String> = std::fs::read_dir(&tasks)
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim().to_string())
+        .collect();
+    assert!(!threads.is_empty(), "no threads under {tasks}");
+    assert!(
+        !threads.iter().any(|name| name.starts_with("tui-logger")),
+        "{threads:?}"
+    );
+}
+
 /// Pod names in the table rows of the evicted category, top to bottom.
 pub fn evicted_rows(text: &str) -> Vec<String> {
     text.lines()

@@ -9,10 +9,23 @@ use tracing_subscriber::util::SubscriberInitExt;
 /// The target the action log is written under; the pane shows it with the library's warnings.
 pub(crate) const ACTION_TARGET: &str = "action";
 
+/// Log lines that may arrive between two draws (a second apart at most) before the oldest
+/// are lost to the pane.
+const HOT_LINES: usize = 5_000;
+
+/// Move the lines logged since the last draw into the log pane.
+pub(crate) fn collect_log_lines() {
+    tui_logger::move_events();
+}
+
 /// Install the subscriber for the TUI: `filter` plus every action line, into tui-logger.
 pub fn init_logging(filter: EnvFilter) {
-    let _ = tui_logger::init_logger(tui_logger::LevelFilter::Info);
+    // Not `tui_logger::init_logger`: its thread wakes every 10 ms for the life of the process
+    // to move lines into the pane. The screen moves them itself when it draws
+    // ([`collect_log_lines`]), at least once a second; the hot buffer holds a second's burst.
     tui_logger::set_default_level(tui_logger::LevelFilter::Info);
+    tui_logger::set_hot_buffer_depth(HOT_LINES);
+    collect_log_lines();
     // A constant that parses; were it ever refused, say so in the log pane once it is up.
     let (filter, refused) = match format!("{ACTION_TARGET}=info").parse::<Directive>() {
         Ok(actions) => (filter.add_directive(actions), None),

@@ -227,6 +227,7 @@ impl Runtime {
         let mut dirty = true;
         loop {
             if std::mem::take(&mut dirty) {
+                super::logging::collect_log_lines();
                 guard.terminal.draw(|f| draw(state, f)).map_err(io)?;
             }
             let event = tokio::select! {
