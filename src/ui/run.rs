@@ -242,12 +242,16 @@ impl Runtime {
                     Some(Ok(_)) => continue,
                     Some(Err(_)) | None => break,
                 },
-                () = cache_changed(&mut caches) => {
-                    settle.get_or_insert_with(|| tokio::time::Instant::now() + SETTLE);
+                // Not listened to while a snapshot is due: a busy cluster would wake the
+                // screen for every change only to find the timer already set.
+                () = cache_changed(&mut caches), if settle.is_none() => {
+                    settle = Some(tokio::time::Instant::now() + SETTLE);
                     continue;
                 }
                 () = sleep_until(settle), if settle.is_some() => {
                     settle = None;
+                    // What changes from here on arms the next snapshot.
+                    caches.iter_mut().for_each(watch::Receiver::mark_unchanged);
                     if state.bottom == super::state::BottomPane::Report || state.report.is_none() {
                         update(state, Event::Report(self.report()));
                     }
