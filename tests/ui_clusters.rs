@@ -55,6 +55,7 @@ fn snapshot(us: WatchLine) -> Event {
         total_pods: 27 + 40,
         clusters: vec![line("demo", WatchLine::Synced, 27), line("demo-us", us, 40)],
         at: now(),
+        in_default_order: false,
     })
 }
 

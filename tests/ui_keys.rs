@@ -407,6 +407,7 @@ fn the_cursor_follows_its_pod_when_a_snapshot_reorders_the_findings() {
             total_pods: 27,
             clusters: ui_support::demo_synced(),
             at: now(),
+            in_default_order: false,
         }),
     );
     assert_eq!(s.selected_finding().unwrap().pod.uid, before);

@@ -21,6 +21,9 @@ pub struct Snapshot {
     /// Each open cluster and its watch, in the order they were opened.
     pub clusters: Vec<ClusterLine>,
     pub at: DateTime<Utc>,
+    /// The findings come in the screen's default order (chain position, then time in state),
+    /// as one cluster's index hands them over: the screen need not check that, nor sort.
+    pub in_default_order: bool,
 }
 
 /// One open cluster as the header summarises it.

@@ -337,6 +337,8 @@ impl Runtime {
             total_pods,
             clusters: self.cluster_lines(Instant::now()),
             at: now,
+            // Each index is in order; several clusters' findings follow one another.
+            in_default_order: self.sessions.len() <= 1,
         }
     }
 

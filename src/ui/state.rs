@@ -308,19 +308,21 @@ impl State {
     }
 
     /// Take a new classification, keeping the cursor on the same pod.
-    pub(crate) fn replace_findings(&mut self, findings: Vec<Abnormal>) {
+    /// New findings; `in_default_order` when they come as the index keeps them.
+    pub(crate) fn replace_findings(&mut self, findings: Vec<Abnormal>, in_default_order: bool) {
         let keep = self.selected_finding().map(|a| a.pod.uid.clone());
         self.findings = findings;
-        self.sort_and_filter(keep.as_deref());
+        let sorted = in_default_order && self.sort == SortKey::Age;
+        self.sort_and_filter(keep.as_deref(), sorted);
     }
 
     /// Re-sort after a new sort key; keeps the cursor on the same pod.
     pub(crate) fn resort(&mut self) {
         let keep = self.selected_finding().map(|a| a.pod.uid.clone());
-        self.sort_and_filter(keep.as_deref());
+        self.sort_and_filter(keep.as_deref(), false);
     }
 
-    fn sort_and_filter(&mut self, keep: Option<&str>) {
+    fn sort_and_filter(&mut self, keep: Option<&str>, sorted: bool) {
         let position = |kind: RuleKind| self.chain.iter().position(|r| r.kind == kind);
         let sort = self.sort;
         let order = |a: &Abnormal, b: &Abnormal| {
@@ -337,9 +339,9 @@ impl State {
                 .then_with(|| a.pod.name.cmp(&b.pod.name))
                 .then_with(|| a.cluster.cmp(&b.cluster))
         };
-        // The cache hands findings over in the default order: checking costs one comparison
-        // per finding, sorting many.
-        if !self.findings.is_sorted_by(|a, b| order(a, b).is_le()) {
+        // Otherwise checking costs one comparison per finding (strings, where ages tie), and
+        // sorting many.
+        if !sorted && !self.findings.is_sorted_by(|a, b| order(a, b).is_le()) {
             self.findings.sort_by(order);
         }
         let mut counts = vec![0; self.chain.len()];

@@ -103,7 +103,7 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
             state.marks.clear();
             state.scaled.clear();
             state.forbidden.clear();
-            state.replace_findings(Vec::new());
+            state.replace_findings(Vec::new(), true);
             state.view = View::Table;
             state.details = None;
             status(state, &format!("switched to context {name}"), false);
@@ -149,7 +149,7 @@ fn on_snapshot(state: &mut State, snapshot: Snapshot) {
     let open: Vec<_> = state.clusters.iter().map(|c| c.name.clone()).collect();
     state.workers.retain(|name, _| open.contains(name));
     state.worker = merged(state);
-    state.replace_findings(snapshot.findings);
+    state.replace_findings(snapshot.findings, snapshot.in_default_order);
 }
 
 /// The open clusters' workers as one: a switch is on where any cluster has it on, a rule is
@@ -419,7 +419,7 @@ fn add_or_drop(state: &mut State, name: String) -> Vec<Effect> {
         .filter(|a| *a.cluster != *name)
         .cloned()
         .collect();
-    state.replace_findings(kept);
+    state.replace_findings(kept, false);
     if state.details.as_ref().is_some_and(|d| *d.cluster == *name) {
         state.view = View::Table;
         state.details = None;

@@ -135,6 +135,7 @@ pub fn state() -> State {
             total_pods: 27,
             clusters: demo_synced(),
             at: now(),
+            in_default_order: false,
         }),
     );
     state
@@ -160,6 +161,7 @@ pub fn load_evicted(state: &mut State, n: i64) {
             total_pods: 150_000,
             clusters: demo_synced(),
             at: now(),
+            in_default_order: false,
         }),
     );
 }
