@@ -317,9 +317,12 @@ async fn soak(length: Duration, pid: u32, server: &Server) {
             let (at, ticks) = (Instant::now(), cpu_ticks(pid));
             let secs = (at - minute.0).as_secs_f64().max(1e-9);
             let cpu = (ticks - minute.1) as f64 / TICKS_PER_SEC / secs * 100.0;
-            println!(
-                "  soak {minutes:>5.1} min: RSS {rss:.1} MiB, CPU {cpu:.2} % over the last minute"
-            );
+            match points.is_empty() {
+                true => println!("  soak {minutes:>5.1} min: RSS {rss:.1} MiB"),
+                false => println!(
+                    "  soak {minutes:>5.1} min: RSS {rss:.1} MiB, CPU {cpu:.2} % over the last minute"
+                ),
+            }
             minute = (at, ticks);
         }
         points.push((minutes, rss));
