@@ -307,8 +307,8 @@ impl State {
         self.clusters.len() > 1
     }
 
-    /// Take a new classification, keeping the cursor on the same pod.
-    /// New findings; `in_default_order` when they come as the index keeps them.
+    /// Take a new classification, keeping the cursor on the same pod; `in_default_order` when
+    /// the findings come as one cluster's index keeps them.
     pub(crate) fn replace_findings(&mut self, findings: Vec<Abnormal>, in_default_order: bool) {
         let keep = self.selected_finding().map(|a| a.pod.uid.clone());
         self.findings = findings;
