@@ -65,6 +65,8 @@ fn main() {
                 pods,
             }],
             at: now,
+            // As the TUI reads one cluster: straight from its index.
+            in_default_order: true,
         })
     };
     let (sort, _) = best(5, || update(&mut state, snapshot(findings.clone())));
