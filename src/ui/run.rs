@@ -147,6 +147,13 @@ impl Runtime {
         self.sessions.iter().find(|s| *s.context == *cluster)
     }
 
+    /// The executor of one open cluster, or why there is none.
+    fn executor(&self, cluster: &str) -> Result<Arc<Executor>, String> {
+        self.session(cluster)
+            .map(|s| s.executor.clone())
+            .ok_or_else(|| not_open(cluster))
+    }
+
     /// Each open cluster's executor, for work that outlives this call.
     fn executors(&self) -> Executors {
         Executors(
@@ -425,18 +432,12 @@ impl Runtime {
                 });
             }
             Effect::ResolveWorkload(pod) => {
-                let executor = match self.executors().get(&pod.cluster) {
-                    Ok(executor) => executor.clone(),
-                    Err(why) => {
-                        let _ = tx.send(Event::Resolved {
-                            pod,
-                            result: Err(why),
-                        });
-                        return;
-                    }
-                };
+                let executor = self.executor(&pod.cluster);
                 tokio::spawn(async move {
-                    let result = executor.inspect(&pod.item, true).await;
+                    let result = match executor {
+                        Ok(executor) => executor.inspect(&pod.item, true).await,
+                        Err(why) => Err(why),
+                    };
                     let _ = tx.send(Event::Resolved { pod, result });
                 });
             }
@@ -510,22 +511,18 @@ impl Runtime {
                 });
             }
             Effect::CheckUndo(workload) => {
-                let executor = match self.executors().get(&workload.cluster) {
-                    Ok(executor) => executor.clone(),
-                    Err(why) => {
-                        let _ = tx.send(Event::UndoChecked {
-                            workload,
-                            result: Err(why),
-                        });
-                        return;
-                    }
-                };
+                let executor = self.executor(&workload.cluster);
                 tokio::spawn(async move {
-                    let result = executor
-                        .check_undo(&workload.item)
-                        .await
-                        .map(|plan| plan.to_string())
-                        .map_err(|outcome| outcome.line(&Action::UndoScale(workload.item.clone())));
+                    let result = match executor {
+                        Ok(executor) => executor
+                            .check_undo(&workload.item)
+                            .await
+                            .map(|plan| plan.to_string())
+                            .map_err(|outcome| {
+                                outcome.line(&Action::UndoScale(workload.item.clone()))
+                            }),
+                        Err(why) => Err(why),
+                    };
                     let _ = tx.send(Event::UndoChecked { workload, result });
                 });
             }
@@ -543,8 +540,12 @@ impl Executors {
             .iter()
             .find(|(name, _)| **name == *cluster)
             .map(|(_, executor)| executor)
-            .ok_or_else(|| format!("context {cluster} is no longer open"))
+            .ok_or_else(|| not_open(cluster))
     }
+}
+
+fn not_open(cluster: &str) -> String {
+    format!("context {cluster} is no longer open")
 }
 
 type Workers = Vec<(Arc<str>, watch::Receiver<WorkerStatus>)>;
