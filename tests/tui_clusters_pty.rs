@@ -157,6 +157,16 @@ impl TwoServers {
         let config = "cluster:\n  watchSilence: 2s\n  requestTimeout: 2s\n";
         Screen::start_with(&args, Some(config))
     }
+
+    /// A new pod on `live` shows on `screen` (the live cluster's changes still arrive); then
+    /// the Clusters overlay, as shown.
+    fn live_pod_then_clusters(&self, screen: &mut Screen) -> String {
+        let pod = support::pods::pod("live-2").ns("shop").evicted().json();
+        self.live.create_pod(serde_json::from_value(pod).unwrap());
+        screen.wait_text("live-2");
+        screen.keys("C");
+        screen.wait_text("Clusters (C or Esc closes)")
+    }
 }
 
 /// Two API servers behind one kubeconfig; one freezes (its watch falls silent, every request
@@ -182,11 +192,7 @@ async fn one_cluster_going_down_leaves_the_other_live() {
         let first = down_for(&down);
         screen.wait_for("the count to move on", |t| down_for(t) > first);
 
-        let pod = support::pods::pod("live-2").ns("shop").evicted().json();
-        two.live.create_pod(serde_json::from_value(pod).unwrap());
-        screen.wait_text("live-2");
-        screen.keys("C");
-        let detail = screen.wait_text("Clusters (C or Esc closes)");
+        let detail = two.live_pod_then_clusters(&mut screen);
         assert!(
             detail.contains("live") && detail.contains("● synced"),
             "{detail}"
@@ -214,11 +220,7 @@ async fn a_forbidden_cluster_leaves_the_other_live() {
                     .is_some_and(|h| h.contains("1/2 synced") && h.contains("flaky"))
         });
         assert!(!text.contains("flaky-1"), "{text}");
-        let pod = support::pods::pod("live-2").ns("shop").evicted().json();
-        two.live.create_pod(serde_json::from_value(pod).unwrap());
-        screen.wait_text("live-2");
-        screen.keys("C");
-        let detail = screen.wait_text("Clusters (C or Esc closes)");
+        let detail = two.live_pod_then_clusters(&mut screen);
         assert!(
             detail.contains("403") || detail.contains("forbidden"),
             "{detail}"
