@@ -317,11 +317,12 @@ async fn soak(length: Duration, pid: u32, server: &Server) {
             let (at, ticks) = (Instant::now(), cpu_ticks(pid));
             let secs = (at - minute.0).as_secs_f64().max(1e-9);
             let cpu = (ticks - minute.1) as f64 / TICKS_PER_SEC / secs * 100.0;
-            match points.is_empty() {
-                true => println!("  soak {minutes:>5.1} min: RSS {rss:.1} MiB"),
-                false => println!(
+            if points.is_empty() {
+                println!("  soak {minutes:>5.1} min: RSS {rss:.1} MiB");
+            } else {
+                println!(
                     "  soak {minutes:>5.1} min: RSS {rss:.1} MiB, CPU {cpu:.2} % over the last minute"
-                ),
+                );
             }
             minute = (at, ticks);
         }
@@ -467,7 +468,7 @@ fn start_watch_loop(which: watchers::Loop, url: &str) -> Running {
 /// kube-runtime's watcher where a real cluster leaves the happy path, beside our loop.
 async fn checks(url: &str, now: chrono::DateTime<Utc>) {
     let window = Duration::from_secs(20);
-    let bad = common::serve(Arc::new(one_bad_pod(now)), answer_list).await;
+    let bad = common::serve(Bytes::from(one_bad_pod(now)), answer_list).await;
     let cases = [
         (
             "with streaming_lists() on a server without them (422)",
@@ -507,21 +508,17 @@ fn one_bad_pod(now: chrono::DateTime<Utc>) -> Vec<u8> {
 }
 
 /// Answers every list with `page`; a watch is a 404, which the checks never reach.
-async fn answer_list(req: Request<hyper::body::Incoming>, page: Arc<Vec<u8>>) -> Response<Body> {
-    let status = if req.uri().query().unwrap_or("").contains("watch=true") {
-        404
+async fn answer_list(req: Request<hyper::body::Incoming>, page: Bytes) -> Response<Body> {
+    let watch = req.uri().query().unwrap_or("").contains("watch=true");
+    let (status, body) = if watch {
+        (404, Bytes::new())
     } else {
-        200
-    };
-    let body = if status == 200 {
-        (*page).clone()
-    } else {
-        Vec::new()
+        (200, page)
     };
     Response::builder()
         .status(status)
         .header("content-type", "application/json")
-        .body(Full::new(Bytes::from(body)).boxed())
+        .body(Full::new(body).boxed())
         .expect("response")
 }
 

@@ -44,9 +44,10 @@ impl RestartState {
             }
         }
         // A cluster with nothing to report was reported too: its counts are now none.
-        let reported = match report.clusters.is_empty() {
-            true => std::slice::from_ref(&report.cluster),
-            false => &report.clusters[..],
+        let reported = if report.clusters.is_empty() {
+            std::slice::from_ref(&report.cluster)
+        } else {
+            &report.clusters[..]
         };
         for cluster in reported.iter().filter(|c| !c.is_empty()) {
             state.clusters.entry(cluster.clone()).or_default();
