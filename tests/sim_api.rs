@@ -113,6 +113,31 @@ async fn lists_page_with_limit_and_continue_on_a_consistent_snapshot() {
     );
 }
 
+/// kube-apiserver writes `kind`, `apiVersion`, `metadata`, then the items: a client that decodes
+/// a list as it arrives reads the continue token before the items, and asks for the next page
+/// while this one decodes.
+#[tokio::test]
+async fn a_list_writes_its_metadata_before_its_items() {
+    let (cluster, server) = start().await;
+    for i in 0..3 {
+        cluster.create_pod(running_pod("default", &format!("p{i}"), json!({})));
+    }
+    let request = http::Request::get("/api/v1/namespaces/default/pods?limit=2")
+        .body(Vec::new())
+        .unwrap();
+    let text = server.client().request_text(request).await.unwrap();
+    assert!(
+        text.starts_with(r#"{"kind":"PodList","apiVersion":"v1","metadata":{"#),
+        "{}",
+        &text[..80.min(text.len())]
+    );
+    let (meta, items) = (
+        text.find("\"continue\"").unwrap(),
+        text.find("\"items\"").unwrap(),
+    );
+    assert!(meta < items, "the continue token comes before the items");
+}
+
 #[tokio::test]
 async fn continue_token_expires_after_compaction() {
     let (cluster, server) = start().await;

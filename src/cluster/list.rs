@@ -5,14 +5,16 @@
 //! instead: `resourceVersion=0` (any version, maybe stale) when it knows no version yet, and
 //! `resourceVersion=<last seen>&resourceVersionMatch=NotOlderThan` on a relist, so a relist
 //! never goes back in time. An API server that serves `resourceVersion=0` from its watch cache
-//! may ignore `limit` and answer in one page; the decoder takes whatever pages come.
+//! may ignore `limit` and answer in one page of any size: pages are decoded as they stream in
+//! (see [`super::split`]), never held whole.
 
+use futures::AsyncBufReadExt;
 use kube::Client;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::Scope;
 use super::explain::explain;
+use super::split::{Malformed, Piece, Splitter};
 use crate::pod::{Interner, PodRecord, WirePod};
 use crate::{Error, Result};
 
@@ -24,14 +26,6 @@ pub struct ListedPods {
     pub resource_version: String,
     /// Items that could not be decoded and were skipped (each one logged).
     pub(crate) skipped: usize,
-}
-
-#[derive(Deserialize)]
-struct Page<'a> {
-    #[serde(default)]
-    metadata: PageMeta,
-    #[serde(borrow, default)]
-    items: Vec<&'a RawValue>,
 }
 
 #[derive(Deserialize, Default)]
@@ -99,9 +93,11 @@ pub async fn list_pods(client: &Client, scope: &Scope, page_size: u32) -> Result
     list_pods_from(client, scope, page_size, &ListFrom::MostRecent).await
 }
 
-/// List every pod in `scope` as `from` allows, `page_size` at a time. The next page is fetched
-/// while the current one decodes, so decoding hides behind the API server's time. An item
-/// that does not decode is skipped and logged rather than failing the whole list.
+/// List every pod in `scope` as `from` allows, `page_size` at a time. Each page is decoded as
+/// its bytes arrive, one item at a time into the compact record, so a server that sends the
+/// whole list in one body costs no more memory than one that pages; the next page is asked
+/// for as soon as its continue token is read. An item that does not decode is skipped and
+/// logged rather than failing the whole list.
 pub(crate) async fn list_pods_from(
     client: &Client,
     scope: &Scope,
@@ -133,70 +129,103 @@ pub(crate) async fn list_scope(
 ) -> std::result::Result<ListedPods, ListFailed> {
     let mut interner = Interner::default();
     let mut listed = ListedPods::default();
-    let mut next = Some(tokio::spawn(fetch_page(
+    let mut next = Some(tokio::spawn(open_page(
         client.clone(),
         scope.clone(),
         from.query(page_size, None),
     )));
     while let Some(pending) = next.take() {
-        let text = pending.await.map_err(|e| {
+        let body = pending.await.map_err(|e| {
             ListFailed::other(Error::Cluster(format!("a list page was lost: {e}")))
         })??;
-        let page = parse_page(&text).map_err(ListFailed::other)?;
-        if let Some(token) = page
-            .metadata
-            .continue_token
-            .clone()
-            .filter(|t| !t.is_empty())
-        {
-            next = Some(tokio::spawn(fetch_page(
-                client.clone(),
-                scope.clone(),
-                from.query(page_size, Some(&token)),
-            )));
-        }
-        decode_items(page, &mut interner, &mut listed);
+        let mut decode = |piece: Piece<'_>| match piece {
+            Piece::Item(item) => decode_item(item, &mut interner, &mut listed),
+            Piece::Meta(meta) => {
+                let meta = parse_meta(meta);
+                listed.resource_version = meta.resource_version;
+                // The metadata comes before the items: the next page is asked for now, and
+                // its answer waits in the connection while this page decodes.
+                if let Some(token) = meta.continue_token.filter(|t| !t.is_empty()) {
+                    next = Some(tokio::spawn(open_page(
+                        client.clone(),
+                        scope.clone(),
+                        from.query(page_size, Some(&token)),
+                    )));
+                }
+            }
+        };
+        read_page(body, scope, &mut decode).await?;
     }
     Ok(listed)
 }
 
-async fn fetch_page(
+type PageBody = std::pin::Pin<Box<dyn futures::AsyncBufRead + Send>>;
+
+/// Send a page's request and wait for its answer's head; the body is read as it is decoded.
+async fn open_page(
     client: Client,
     scope: Scope,
     query: String,
-) -> std::result::Result<String, ListFailed> {
+) -> std::result::Result<PageBody, ListFailed> {
     let request = http::Request::get(format!("{}?{query}", scope.pods_path()))
         .body(Vec::new())
         .map_err(|e| ListFailed::other(Error::Cluster(e.to_string())))?;
-    client.request_text(request).await.map_err(|e| ListFailed {
-        code: match &e {
-            kube::Error::Api(status) => Some(status.code),
-            _ => None,
-        },
-        error: Error::Api(explain(&e, "list", "pods", &scope)),
+    match client.request_stream(request).await {
+        Ok(body) => Ok(Box::pin(body)),
+        Err(e) => Err(ListFailed {
+            code: match &e {
+                kube::Error::Api(status) => Some(status.code),
+                _ => None,
+            },
+            error: Error::Api(explain(&e, "list", "pods", &scope)),
+        }),
+    }
+}
+
+/// Feed a page's body to `on` piece by piece as it arrives: only the item being read is held.
+async fn read_page(
+    mut body: PageBody,
+    scope: &Scope,
+    on: &mut (dyn FnMut(Piece<'_>) + Send),
+) -> std::result::Result<(), ListFailed> {
+    let mut splitter = Splitter::default();
+    loop {
+        let chunk = body.fill_buf().await.map_err(|e| {
+            let e = kube::Error::ReadEvents(e);
+            ListFailed::other(Error::Api(explain(&e, "list", "pods", scope)))
+        })?;
+        if chunk.is_empty() {
+            break;
+        }
+        let read = chunk.len();
+        splitter.feed(chunk, on).map_err(not_a_list)?;
+        body.as_mut().consume(read);
+    }
+    splitter.finish().map_err(not_a_list)
+}
+
+fn not_a_list(e: Malformed) -> ListFailed {
+    ListFailed::other(Error::Cluster(format!(
+        "the pod list from the API server is not valid JSON: {e}"
+    )))
+}
+
+fn parse_meta(json: &[u8]) -> PageMeta {
+    serde_json::from_slice(json).unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "the list's metadata does not decode");
+        PageMeta::default()
     })
 }
 
-fn parse_page(text: &str) -> Result<Page<'_>> {
-    serde_json::from_str(text).map_err(|e| {
-        Error::Cluster(format!(
-            "the pod list from the API server is not valid JSON: {e}"
-        ))
-    })
-}
-
-fn decode_items(page: Page<'_>, interner: &mut Interner, listed: &mut ListedPods) {
-    listed.pods.reserve(page.items.len());
-    for item in page.items {
-        match serde_json::from_str::<WirePod>(item.get()) {
-            Ok(pod) => listed.pods.push(pod.into_record(interner)),
-            Err(e) => {
-                listed.skipped += 1;
-                tracing::warn!(error = %e, "skipping a pod that does not decode: {}", excerpt(item.get()));
-            }
+fn decode_item(item: &[u8], interner: &mut Interner, listed: &mut ListedPods) {
+    match serde_json::from_slice::<WirePod>(item) {
+        Ok(pod) => listed.pods.push(pod.into_record(interner)),
+        Err(e) => {
+            listed.skipped += 1;
+            let text = String::from_utf8_lossy(item);
+            tracing::warn!(error = %e, "skipping a pod that does not decode: {}", excerpt(&text));
         }
     }
-    listed.resource_version = page.metadata.resource_version;
 }
 
 fn excerpt(json: &str) -> &str {

@@ -7,6 +7,7 @@ mod deadline;
 mod explain;
 mod index;
 mod list;
+mod split;
 mod watch;
 
 use std::time::Duration;

@@ -335,7 +335,7 @@ fn full(bytes: Vec<u8>) -> Body {
 }
 
 fn json_response(code: StatusCode, value: &Value) -> Response<Body> {
-    let bytes = serde_json::to_vec(value).unwrap_or_default();
+    let bytes = api_order(value);
     let mut resp = Response::new(full(bytes));
     *resp.status_mut() = code;
     resp.headers_mut().insert(
@@ -343,6 +343,34 @@ fn json_response(code: StatusCode, value: &Value) -> Response<Body> {
         HeaderValue::from_static("application/json"),
     );
     resp
+}
+
+/// The bytes of `value` with its top-level keys in kube-apiserver's order: `kind`,
+/// `apiVersion`, `metadata`, then the rest (`items`, `spec`, `status`). A client that decodes a
+/// list as it arrives meets the list's metadata (its continue token) before the items, as on a
+/// real server.
+fn api_order(value: &Value) -> Vec<u8> {
+    let Some(object) = value.as_object() else {
+        return serde_json::to_vec(value).unwrap_or_default();
+    };
+    const FIRST: [&str; 3] = ["kind", "apiVersion", "metadata"];
+    let first = FIRST.iter().filter_map(|k| Some((*k, object.get(*k)?)));
+    let rest = object
+        .iter()
+        .filter(|(k, _)| !FIRST.contains(&k.as_str()))
+        .map(|(k, v)| (k.as_str(), v));
+    let mut out = vec![b'{'];
+    for (i, (key, value)) in first.chain(rest).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        // Writing a string or a Value into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut out, key);
+        out.push(b':');
+        let _ = serde_json::to_writer(&mut out, value);
+    }
+    out.push(b'}');
+    out
 }
 
 fn stream_response(body: Body) -> Response<Body> {
