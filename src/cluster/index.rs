@@ -6,6 +6,7 @@
 //! order takes it as it is instead of sorting.
 
 use std::cmp::Reverse;
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::sync::Arc;
 
@@ -26,24 +27,28 @@ pub struct Census {
 
 impl Census {
     pub fn add(&mut self, pod: &PodRecord) {
-        self.count(pod, |n| *n += 1);
-    }
-
-    pub(crate) fn remove(&mut self, pod: &PodRecord) {
-        self.count(pod, |n| *n = n.saturating_sub(1));
-    }
-
-    fn count(&mut self, pod: &PodRecord, step: impl Fn(&mut u32)) {
         if pod.phase.finished() {
             return;
         }
-        step(
-            self.namespaces
-                .entry(pod.namespace.to_string())
-                .or_default(),
-        );
+        *self
+            .namespaces
+            .entry(pod.namespace.to_string())
+            .or_default() += 1;
         let key = (pod.namespace.to_string(), workload_label(pod));
-        step(self.workloads.entry(key).or_default());
+        *self.workloads.entry(key).or_default() += 1;
+    }
+
+    /// A count that falls to zero goes: a Job per CronJob run, a bare pod, a namespace that
+    /// lived an hour must not stay behind for good.
+    pub(crate) fn remove(&mut self, pod: &PodRecord) {
+        if pod.phase.finished() {
+            return;
+        }
+        decrement(&mut self.namespaces, pod.namespace.to_string());
+        decrement(
+            &mut self.workloads,
+            (pod.namespace.to_string(), workload_label(pod)),
+        );
     }
 
     pub(crate) fn namespace(&self, namespace: &str) -> u32 {
@@ -55,6 +60,15 @@ impl Census {
             .get(&(namespace.to_string(), workload.to_string()))
             .copied()
             .unwrap_or(0)
+    }
+}
+
+fn decrement<K: std::hash::Hash + Eq>(counts: &mut HashMap<K, u32>, key: K) {
+    if let Entry::Occupied(mut count) = counts.entry(key) {
+        *count.get_mut() = count.get().saturating_sub(1);
+        if *count.get() == 0 {
+            count.remove();
+        }
     }
 }
 
@@ -198,5 +212,40 @@ impl Index {
             self.places.insert(uid.into(), place.clone());
             self.ordered.insert(place, found);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pod::{Interner, decode_pod};
+
+    fn running(namespace: &str, name: &str, job: &str) -> PodRecord {
+        let json = serde_json::json!({
+            "metadata": { "name": name, "namespace": namespace, "uid": name,
+                "ownerReferences": [{ "apiVersion": "batch/v1", "kind": "Job", "name": job,
+                    "uid": job, "controller": true }] },
+            "status": { "phase": "Running" },
+        });
+        decode_pod(json.to_string().as_bytes(), &mut Interner::default()).unwrap()
+    }
+
+    #[test]
+    fn namespaces_and_workloads_that_are_gone_leave_nothing_behind() {
+        let pods: Vec<PodRecord> = (0..1000)
+            .map(|i| {
+                running(
+                    &format!("ci-{i}"),
+                    &format!("run-{i}-x7k2p"),
+                    &format!("run-{i}"),
+                )
+            })
+            .collect();
+        let mut census = Census::default();
+        pods.iter().for_each(|p| census.add(p));
+        assert_eq!(census.namespace("ci-7"), 1);
+        assert_eq!(census.workload("ci-7", "Job/run-7"), 1);
+        pods.iter().for_each(|p| census.remove(p));
+        assert_eq!(census, Census::default());
     }
 }

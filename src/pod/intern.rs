@@ -1,11 +1,20 @@
 //! Shares the strings that repeat across pods (namespaces, nodes, owner kinds).
+//!
+//! Names come and go (short-lived namespaces, replaced nodes): strings no pod holds any more
+//! are dropped whenever the set has doubled since the last sweep, so it stays within twice what
+//! is in use, at an amortised constant cost per new string.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
+/// Below this many strings no sweep is worth its pass.
+const FIRST_SWEEP: usize = 1024;
+
 #[derive(Debug, Default)]
 pub struct Interner {
     strings: HashSet<Arc<str>>,
+    /// Sweep when the set reaches this size.
+    sweep_at: usize,
 }
 
 impl Interner {
@@ -13,8 +22,37 @@ impl Interner {
         if let Some(found) = self.strings.get(s) {
             return found.clone();
         }
+        if self.strings.len() >= self.sweep_at {
+            // Only the set holds these: no pod names them any more.
+            self.strings.retain(|s| Arc::strong_count(s) > 1);
+            self.sweep_at = (self.strings.len() * 2).max(FIRST_SWEEP);
+        }
         let shared: Arc<str> = Arc::from(s);
         self.strings.insert(shared.clone());
         shared
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_come_and_go_do_not_pile_up() {
+        let mut interner = Interner::default();
+        let kept: Vec<Arc<str>> = (0..100)
+            .map(|i| interner.get(&format!("node-{i}")))
+            .collect();
+        for i in 0..100_000 {
+            drop(interner.get(&format!("namespace-{i}")));
+        }
+        assert!(
+            interner.strings.len() <= FIRST_SWEEP,
+            "{} strings kept",
+            interner.strings.len()
+        );
+        for (i, name) in kept.iter().enumerate() {
+            assert!(Arc::ptr_eq(name, &interner.get(&format!("node-{i}"))));
+        }
     }
 }

@@ -71,6 +71,7 @@ impl Guards {
         if self.acted.contains_key(&planned.target) {
             return Some(Hold::RecentlyActed);
         }
+        self.forget_old_refusals(now);
         let backoff = self.backoff.get(&planned.target)?;
         (backoff.until > now).then(|| Hold::BackingOff(backoff.reason.clone()))
     }
@@ -137,6 +138,7 @@ impl Guards {
     /// A target refused for a lasting reason waits, longer each time. Returns whether the
     /// reason is new (worth a log line) rather than the same refusal again.
     pub fn refused(&mut self, planned: &Planned, why: &str, now: Instant) -> bool {
+        self.forget_old_refusals(now);
         let previous = self.backoff.get(&planned.target);
         let new_reason = previous.is_none_or(|b| b.reason != why);
         let wait = match previous {
@@ -153,6 +155,13 @@ impl Guards {
             },
         );
         new_reason
+    }
+
+    /// A refusal is remembered one more wait past its end, to double the next wait if the
+    /// target is refused again for the same reason; a target that is gone (deleted, fixed)
+    /// is never tried again, so its entry goes then instead of staying for good.
+    fn forget_old_refusals(&mut self, now: Instant) {
+        self.backoff.retain(|_, b| now < b.until + b.wait);
     }
 
     /// Per rule: how many targets wait after a refusal, and one of the reasons.
@@ -265,4 +274,44 @@ fn ordinal(n: usize) -> String {
         _ => "th",
     };
     format!("{n}{suffix}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::PodRef;
+    use crate::worker::plan::Decision;
+
+    fn planned(target: &str) -> Planned {
+        Planned {
+            rule: RuleKind::Terminating,
+            pod: PodRef {
+                namespace: "shop".into(),
+                name: target.into(),
+                uid: target.into(),
+            },
+            target: target.into(),
+            workload: format!("shop/Pod/{target}"),
+            disruptive: true,
+            decision: Decision::Held(Hold::RecentlyActed),
+        }
+    }
+
+    #[test]
+    fn refusals_of_targets_that_are_gone_are_forgotten() {
+        let mut guards = Guards::new(SafetyConfig::default());
+        let start = Instant::now();
+        for i in 0..500 {
+            guards.refused(&planned(&format!("pod-{i}")), "held by finalizers", start);
+        }
+        assert_eq!(guards.backoff.len(), 500);
+        // Refused again within its wait: the wait doubles, so the entry is kept.
+        let again = start + FIRST_BACKOFF + Duration::from_secs(1);
+        guards.refused(&planned("pod-0"), "held by finalizers", again);
+        assert_eq!(guards.backoff["pod-0"].wait, FIRST_BACKOFF * 2);
+        // The others were never seen again: one wait past their end, they are gone.
+        let later = start + FIRST_BACKOFF * 2 + Duration::from_secs(1);
+        assert!(guards.waiting(&planned("pod-new"), later).is_none());
+        assert_eq!(guards.backoff.keys().collect::<Vec<_>>(), ["pod-0"]);
+    }
 }
