@@ -5,9 +5,12 @@
 //! memory (`VmRSS` from `/proc/PID/status`) at 0 (idle), 100 and 1,000 events/s; optionally a
 //! soak at 100 events/s with the RSS sampled every 10 s and its least-squares slope.
 //!
-//! `cargo bench --bench churn -- [PODS] [--window SECS] [--soak SECS] [--only NAME,...] [--checks]`
-//! (defaults: 150,000 pods, 30 s windows, no soak, `--only tui,headless`). `$OPC_BIN` runs
-//! another build of the binary instead of this one (e.g. an older commit, for a before/after).
+//! `cargo bench --bench churn -- [PODS] [--window SECS] [--soak SECS] [--only NAME,...] [--checks]
+//! [--paged-cache]` (defaults: 150,000 pods, 30 s windows, no soak, `--only tui,headless`).
+//! `$OPC_BIN` runs another build of the binary instead of this one (e.g. an older commit, for a
+//! before/after). The first list (`resourceVersion=0`) comes in one body, as from every server
+//! whose watch cache cannot page; `--paged-cache` serves it in pages of 500 instead. The peak
+//! printed after the list is the process's `VmHWM`, the first list included.
 //!
 //! `--only watch-ours,watch-runtime` measures the watch layer alone instead: our loop against
 //! kube-runtime's `watcher` over the same compact decode, each feeding the cache in a child
@@ -57,6 +60,7 @@ struct Args {
     soak: Duration,
     only: Vec<Target>,
     checks: bool,
+    paged_cache: bool,
     bin: PathBuf,
 }
 
@@ -67,6 +71,7 @@ fn args() -> Args {
         soak: Duration::ZERO,
         only: vec![Target::Tui, Target::Headless],
         checks: false,
+        paged_cache: false,
         bin: std::env::var_os("OPC_BIN")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ops-pod-cleaner"))),
@@ -91,6 +96,11 @@ fn args() -> Args {
                 i += 1;
                 continue;
             }
+            "--paged-cache" => {
+                args.paged_cache = true;
+                i += 1;
+                continue;
+            }
             other => {
                 if let Ok(n) = other.parse() {
                     args.pods = n;
@@ -106,7 +116,10 @@ fn args() -> Args {
 
 /// What the loopback server serves, and what it has streamed.
 struct Server {
-    pages: Vec<Vec<u8>>,
+    pages: Vec<Bytes>,
+    /// Whether a list at `resourceVersion=0` is paged (a paginated watch cache) rather than
+    /// sent in one body.
+    paged_cache: bool,
     /// Per churned pod: its event line as generated, and flipped (healthy ⇄ abnormal); each with
     /// the offset of its resourceVersion placeholder.
     pool: Vec<[(Vec<u8>, usize); 2]>,
@@ -129,8 +142,11 @@ async fn main() {
     }
     let args = args();
     let now = Utc::now();
-    let pages = list_pages(args.pods, PAGE, now);
-    let bytes: usize = pages.iter().map(Vec::len).sum();
+    let pages: Vec<Bytes> = list_pages(args.pods, PAGE, now)
+        .into_iter()
+        .map(Bytes::from)
+        .collect();
+    let bytes: usize = pages.iter().map(Bytes::len).sum();
     let pool = churn_pool(args.pods, now);
     println!(
         "{} pods in {} pages of {PAGE}, {:.0} MiB of JSON; churn over {POOL} pods, {:.1} KB per event; binary {}",
@@ -142,6 +158,7 @@ async fn main() {
     );
     let server = Arc::new(Server {
         pages,
+        paged_cache: args.paged_cache,
         pool,
         rate: AtomicU64::new(0),
         sent: AtomicU64::new(0),
@@ -599,17 +616,8 @@ async fn answer(req: Request<hyper::body::Incoming>, server: Arc<Server>) -> Res
     match path.as_str() {
         "/version" => json(br#"{"major":"1","minor":"33","gitVersion":"v1.33.0"}"#.to_vec()),
         // As a 1.33 server with the WatchList gate off (the default) answers a streaming list;
-        // the product then lists in pages, as it did when these figures were first taken.
-        "/api/v1/pods" if query.contains("sendInitialEvents=true") => Response::builder()
-            .status(422)
-            .header("content-type", "application/json")
-            .body(
-                Full::new(Bytes::from_static(
-                    br#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled","reason":"Invalid","code":422}"#,
-                ))
-                .boxed(),
-            )
-            .expect("response"),
+        // the product then lists, as it did when these figures were first taken.
+        "/api/v1/pods" if query.contains("sendInitialEvents=true") => common::no_streaming_lists(),
         "/api/v1/pods" if query.contains("watch=true") => {
             server.watches.fetch_add(1, Ordering::Relaxed);
             let events = churn(server.clone());
@@ -618,19 +626,15 @@ async fn answer(req: Request<hyper::body::Incoming>, server: Arc<Server>) -> Res
                 .body(StreamBody::new(events).boxed())
                 .expect("response")
         }
-        "/api/v1/pods" => {
-            let index = query
-                .split('&')
-                .find_map(|kv| kv.strip_prefix("continue=page-"))
-                .and_then(|n| n.parse::<usize>().ok());
-            json(
-                server
-                    .pages
-                    .get(index.unwrap_or(0))
-                    .cloned()
-                    .unwrap_or_default(),
-            )
-        }
+        "/api/v1/pods" => Response::builder()
+            .header("content-type", "application/json")
+            .body(common::list_body(
+                &server.pages,
+                &query,
+                server.paged_cache,
+                0,
+            ))
+            .expect("response"),
         _ => Response::builder()
             .status(404)
             .body(Full::new(Bytes::new()).boxed())

@@ -2,7 +2,10 @@
 //! - time to the first complete classified view (`scan`) beside a bare paginated LIST of the
 //!   same pods through the same client, unpaced (decode-bound) and paced like a real API server;
 //! - peak memory of `scan`, and resident memory and idle CPU of a long-running `headless` after
-//!   its cache has synced.
+//!   its cache has synced;
+//! - `headless` from start to synced, and its peak: the watch loop's first list, which asks the
+//!   watch cache (`resourceVersion=0`) and gets every pod in one body, as from every server whose
+//!   watch cache cannot page (a streaming list is refused with 422, as on v1.24).
 //!
 //! - the same `scan` over two clusters of that many pods each (two contexts on the same
 //!   server, listed at once): a second cluster should cost no more per pod than the first.
@@ -40,8 +43,13 @@ async fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(50_000);
-    let pages = Arc::new(list_pages(pods, PAGE, Utc::now()));
-    let bytes: usize = pages.iter().map(Vec::len).sum();
+    let pages: Arc<Vec<Bytes>> = Arc::new(
+        list_pages(pods, PAGE, Utc::now())
+            .into_iter()
+            .map(Bytes::from)
+            .collect(),
+    );
+    let bytes: usize = pages.iter().map(Bytes::len).sum();
     println!(
         "{pods} pods in {} pages of {PAGE}, {:.0} MiB of JSON",
         pages.len(),
@@ -74,8 +82,12 @@ async fn main() {
         let runs = if rate == 0 { 3 } else { 1 };
         let (mut list, mut view, mut peak) = (Duration::MAX, Duration::MAX, 0);
         let (mut two_view, mut two_peak) = (Duration::MAX, 0);
+        let (mut watch_view, mut watch_peak) = (Duration::MAX, 0);
         for _ in 0..runs {
             list = list.min(bare_list(&client).await);
+            let (took, hwm) = headless_first_view(&kubeconfig).await;
+            watch_view = watch_view.min(took);
+            watch_peak = watch_peak.max(hwm);
             let (took, hwm) = first_view(&kubeconfig, &[]).await;
             view = view.min(took);
             peak = peak.max(hwm);
@@ -97,6 +109,13 @@ async fn main() {
             "  scan peak RSS:              {:>7.0} MiB ({:.0} bytes per pod)",
             mib(peak),
             peak as f64 / pods as f64
+        );
+        println!(
+            "  headless synced (one-body list at resourceVersion=0): {:>7.2} s   ratio {:.2}, peak RSS {:.0} MiB ({:.0} bytes per pod)",
+            watch_view.as_secs_f64(),
+            watch_view.as_secs_f64() / list.as_secs_f64(),
+            mib(watch_peak),
+            watch_peak as f64 / pods as f64
         );
         let per_pod = |took: Duration, n: usize| took.as_secs_f64() * 1e6 / n as f64;
         println!("  two clusters of {pods} pods each, listed at once:");
@@ -194,19 +213,7 @@ async fn first_view(kubeconfig: &Path, global: &[&'static str]) -> (Duration, u6
 
 /// `headless --dry-run` until /healthz says synced, then its memory and 10 s of its CPU.
 async fn headless_footprint(kubeconfig: &Path, rules: &str) -> (u64, u64, f64) {
-    let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let mut child = spawn(
-        &["headless", "--dry-run", "--listen", &listen],
-        kubeconfig,
-        rules,
-    );
-    let deadline = Instant::now() + Duration::from_secs(600);
-    while !healthy(port).await {
-        assert!(Instant::now() < deadline, "headless never reported synced");
-        assert!(child.try_wait().expect("wait").is_none(), "headless exited");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let (mut child, _) = headless_synced(kubeconfig, rules).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (rss, hwm) = (
         proc_status(child.id(), "VmRSS:"),
@@ -219,6 +226,34 @@ async fn headless_footprint(kubeconfig: &Path, rules: &str) -> (u64, u64, f64) {
     let _ = child.kill();
     let _ = child.wait();
     (rss, hwm, used as f64 / ticks_per_sec / 10.0 * 100.0)
+}
+
+/// `headless --dry-run` from start to synced (its first list in one body, from the watch cache),
+/// and its peak RSS to then: the watch loop's first view, the TUI's too.
+async fn headless_first_view(kubeconfig: &Path) -> (Duration, u64) {
+    let (mut child, took) = headless_synced(kubeconfig, "").await;
+    let peak = proc_status(child.id(), "VmHWM:");
+    let _ = child.kill();
+    let _ = child.wait();
+    (took, peak)
+}
+
+async fn headless_synced(kubeconfig: &Path, rules: &str) -> (Child, Duration) {
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let start = Instant::now();
+    let mut child = spawn(
+        &["headless", "--dry-run", "--listen", &listen],
+        kubeconfig,
+        rules,
+    );
+    let deadline = start + Duration::from_secs(600);
+    while !healthy(port).await {
+        assert!(Instant::now() < deadline, "headless never reported synced");
+        assert!(child.try_wait().expect("wait").is_none(), "headless exited");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    (child, start.elapsed())
 }
 
 fn spawn(args: &[&str], kubeconfig: &Path, rules: &str) -> Child {
@@ -266,48 +301,36 @@ type Body = BoxBody<Bytes, Infallible>;
 
 async fn answer_paced(
     req: Request<hyper::body::Incoming>,
-    (pages, pace): (Arc<Vec<Vec<u8>>>, Arc<AtomicU64>),
+    (pages, pace): (Arc<Vec<Bytes>>, Arc<AtomicU64>),
 ) -> Response<Body> {
-    answer(&req, &pages, pace.load(Ordering::Relaxed)).await
+    answer(&req, &pages, pace.load(Ordering::Relaxed))
 }
 
-async fn answer(
+fn answer(
     req: &Request<hyper::body::Incoming>,
-    pages: &[Vec<u8>],
+    pages: &[Bytes],
     bytes_per_sec: u64,
 ) -> Response<Body> {
-    let json = |body: Vec<u8>| {
+    let json = |body: Body| {
         Response::builder()
             .header("content-type", "application/json")
-            .body(Full::new(Bytes::from(body)).boxed())
+            .body(body)
             .expect("response")
     };
     let query = req.uri().query().unwrap_or("");
     match req.uri().path() {
-        "/version" => json(br#"{"major":"1","minor":"33","gitVersion":"v1.33.0"}"#.to_vec()),
+        "/version" => json(
+            Full::new(Bytes::from_static(
+                br#"{"major":"1","minor":"33","gitVersion":"v1.33.0"}"#,
+            ))
+            .boxed(),
+        ),
+        "/api/v1/pods" if query.contains("sendInitialEvents=true") => common::no_streaming_lists(),
         // A quiet cluster: the watch stays open and says nothing.
-        "/api/v1/pods" if query.contains("watch=true") => {
-            let quiet =
-                StreamBody::new(futures::stream::pending::<Result<Frame<Bytes>, Infallible>>());
-            Response::builder()
-                .header("content-type", "application/json")
-                .body(quiet.boxed())
-                .expect("response")
-        }
-        "/api/v1/pods" => {
-            let index = query
-                .split('&')
-                .find_map(|kv| kv.strip_prefix("continue=page-"))
-                .and_then(|n| n.parse::<usize>().ok());
-            let page = pages.get(index.unwrap_or(0)).cloned().unwrap_or_default();
-            if bytes_per_sec > 0 {
-                tokio::time::sleep(Duration::from_secs_f64(
-                    page.len() as f64 / bytes_per_sec as f64,
-                ))
-                .await;
-            }
-            json(page)
-        }
+        "/api/v1/pods" if query.contains("watch=true") => json(
+            StreamBody::new(futures::stream::pending::<Result<Frame<Bytes>, Infallible>>()).boxed(),
+        ),
+        "/api/v1/pods" => json(common::list_body(pages, query, false, bytes_per_sec)),
         _ => Response::builder()
             .status(404)
             .body(Full::new(Bytes::new()).boxed())

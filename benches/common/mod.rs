@@ -76,3 +76,63 @@ where
     });
     url
 }
+
+/// A pod list as the bench servers answer it, from pages made by `kube_sim`'s `list_pages`:
+/// the page a `continue=page-N` token names; or, at `resourceVersion=0` (the watch cache),
+/// unless `paged_cache`, every pod in one body whatever the `limit`, as every server whose watch
+/// cache cannot page answers (a 150,000-pod list is 1.7 GB of JSON). The body streams from the
+/// pages without a copy; `bytes_per_sec` above 0 paces it like a real API server.
+pub fn list_body(
+    pages: &[Bytes],
+    query: &str,
+    paged_cache: bool,
+    bytes_per_sec: u64,
+) -> BoxBody<Bytes, Infallible> {
+    use futures::StreamExt;
+    use http_body_util::{BodyExt, StreamBody};
+    let whole = !paged_cache && query.split('&').any(|kv| kv == "resourceVersion=0");
+    let chunks: Vec<Bytes> = if whole {
+        let head = br#"{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"2000000"},"items":["#;
+        let mut chunks = vec![Bytes::from_static(head)];
+        for (i, page) in pages.iter().enumerate() {
+            if i > 0 {
+                chunks.push(Bytes::from_static(b","));
+            }
+            let items = kube_sim::generate::page_items(page);
+            let start = items.as_ptr() as usize - page.as_ptr() as usize;
+            chunks.push(page.slice(start..start + items.len()));
+        }
+        chunks.push(Bytes::from_static(b"]}"));
+        chunks
+    } else {
+        let index = query
+            .split('&')
+            .find_map(|kv| kv.strip_prefix("continue=page-"))
+            .and_then(|n| n.parse::<usize>().ok());
+        vec![pages.get(index.unwrap_or(0)).cloned().unwrap_or_default()]
+    };
+    let paced = futures::stream::iter(chunks).then(move |chunk| async move {
+        if bytes_per_sec > 0 {
+            let secs = chunk.len() as f64 / bytes_per_sec as f64;
+            tokio::time::sleep(std::time::Duration::from_secs_f64(secs)).await;
+        }
+        Ok::<_, Infallible>(hyper::body::Frame::data(chunk))
+    });
+    BodyExt::boxed(StreamBody::new(paced))
+}
+
+/// kube-apiserver's answer to a streaming list (`sendInitialEvents`) with the WatchList gate
+/// off, as on v1.24 and on 1.27–1.33 by default: the product then lists.
+pub fn no_streaming_lists() -> Response<BoxBody<Bytes, Infallible>> {
+    use http_body_util::{BodyExt, Full};
+    Response::builder()
+        .status(422)
+        .header("content-type", "application/json")
+        .body(
+            Full::new(Bytes::from_static(
+                br#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled","reason":"Invalid","code":422}"#,
+            ))
+            .boxed(),
+        )
+        .expect("response")
+}
