@@ -1,7 +1,8 @@
 //! A server whose watch cache cannot page answers the first list (`resourceVersion=0`) with
 //! every pod in one body: 1.6 GB of JSON at 150,000 pods. The watch loop must decode it as it
-//! arrives, never holding the body. A counting allocator measures the whole process's peak heap
-//! while a loopback server streams a body several times larger than the budget.
+//! arrives, never holding the body, and must not cut it for taking long. A counting allocator
+//! measures the whole process's peak heap while a loopback server streams a body several times
+//! larger than the budget.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::convert::Infallible;
@@ -18,7 +19,9 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use kube_sim::generate::realistic_pod;
-use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
+use ops_pod_cleaner::cluster::{
+    Cache, Deadlines, Scope, WatchSettings, client_with_deadlines, list_pods, spawn_watches,
+};
 
 struct Counting;
 
@@ -104,6 +107,84 @@ async fn answer(req: Request<Incoming>, served: Arc<AtomicUsize>) -> Response<Bo
             Ok::<_, Infallible>(Frame::data(Bytes::from(chunk)))
         });
     json(200, StreamBody::new(futures::stream::iter(chunks)).boxed())
+}
+
+/// Twenty small pods, one every `gap`; before the eleventh, a further `stall`.
+async fn answer_slowly(gap: Duration, stall: Duration) -> Response<Body> {
+    let head =
+        br#"{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":["#;
+    let items = (0..20).map(|i| {
+        let comma = if i == 0 { "" } else { "," };
+        format!(r#"{comma}{{"metadata":{{"name":"p{i}","namespace":"a","uid":"u{i}"}}}}"#)
+            .into_bytes()
+    });
+    let chunks = std::iter::once(head.to_vec())
+        .chain(items)
+        .chain(std::iter::once(b"]}".to_vec()))
+        .enumerate();
+    let paced = futures::StreamExt::then(
+        futures::stream::iter(chunks),
+        move |(i, chunk)| async move {
+            tokio::time::sleep(if i == 11 { gap + stall } else { gap }).await;
+            Ok::<_, Infallible>(Frame::data(Bytes::from(chunk)))
+        },
+    );
+    Response::builder()
+        .header("content-type", "application/json")
+        .body(StreamBody::new(paced).boxed())
+        .expect("a response")
+}
+
+async fn serve_slowly(gap: Duration, stall: Duration) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let url = format!("http://{}", listener.local_addr().expect("an address"));
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let service = service_fn(move |_req| async move {
+                    Ok::<_, Infallible>(answer_slowly(gap, stall).await)
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    url
+}
+
+/// A list of 150,000 pods in one body takes longer than any fixed request deadline: the
+/// deadline bounds each wait for the next piece of the body, not the whole body.
+#[tokio::test]
+async fn a_list_body_that_keeps_coming_is_not_cut_and_one_that_stalls_is() {
+    let deadlines = Deadlines {
+        connect: Duration::from_secs(1),
+        request: Duration::from_millis(300),
+    };
+    let client = |url: String| {
+        let config = kube::Config::new(url.parse().expect("a URL"));
+        client_with_deadlines(config, deadlines).expect("a client")
+    };
+    let flowing = client(serve_slowly(Duration::from_millis(60), Duration::ZERO).await);
+    let started = std::time::Instant::now();
+    let listed = list_pods(&flowing, &Scope::All, 500)
+        .await
+        .expect("the whole list");
+    assert_eq!(listed.pods.len(), 20);
+    assert!(
+        started.elapsed() > Duration::from_secs(1),
+        "longer than the deadline"
+    );
+
+    let stalling =
+        client(serve_slowly(Duration::from_millis(60), Duration::from_millis(600)).await);
+    let error = list_pods(&stalling, &Scope::All, 500)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("did not answer within 0.3s"), "{error}");
 }
 
 async fn serve(served: Arc<AtomicUsize>) -> String {

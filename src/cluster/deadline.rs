@@ -1,9 +1,10 @@
 //! A deadline on every API call but a watch.
 //!
 //! kube sets no read timeout (it would cut long watches), so a request to a server that
-//! accepted the connection and then froze waits forever. This layer bounds each request,
-//! answer and body alike, and leaves `watch=true` requests alone: the watch loop judges those
-//! by their silence instead.
+//! accepted the connection and then froze waits forever. This layer bounds each request's
+//! answer, then each wait for the next piece of its body: a list of 150,000 pods sent in one
+//! body takes longer than any fixed deadline, and must not be cut while its bytes keep coming.
+//! It leaves `watch=true` requests alone: the watch loop judges those by their silence.
 
 use std::fmt;
 use std::future::Future;
@@ -29,7 +30,7 @@ pub(crate) const REQUEST_TIMEOUT_ENV: &str = "OPS_POD_CLEANER_REQUEST_TIMEOUT";
 pub struct Deadlines {
     /// To open a connection (TCP and TLS).
     pub connect: Duration,
-    /// For a whole request other than a watch: the answer and all of its body.
+    /// For a request other than a watch: its answer, then each piece of its body.
     pub request: Duration,
 }
 
@@ -142,7 +143,8 @@ where
     }
 }
 
-/// A response body that fails when the request's deadline passes before it ends.
+/// A response body that fails when its next piece is later than the deadline; each piece that
+/// comes moves the deadline on.
 pub(crate) struct DeadlineBody<B> {
     inner: B,
     sleep: Option<Pin<Box<Sleep>>>,
@@ -167,7 +169,11 @@ where
         {
             return Poll::Ready(Some(Err(Box::new(TimedOut(limit)))));
         }
-        Pin::new(&mut self.inner).poll_frame(cx).map_err(Into::into)
+        let polled = Pin::new(&mut self.inner).poll_frame(cx).map_err(Into::into);
+        if let (Poll::Ready(Some(Ok(_))), Some(sleep)) = (&polled, self.sleep.as_mut()) {
+            sleep.as_mut().reset(Instant::now() + limit);
+        }
+        polled
     }
 
     fn is_end_stream(&self) -> bool {
