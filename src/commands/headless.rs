@@ -15,6 +15,7 @@ use crate::cli::GlobalArgs;
 use crate::cluster::{Cache, Cluster, spawn_watches, watch_settings};
 use crate::config::Config;
 use crate::headless::lease::Wiring;
+use crate::headless::sizing;
 use crate::headless::{Elector, LeaseSettings, Role, Sources, bind, lease, serve, shutdown_signal};
 use crate::policy::{Flags, Policy};
 use crate::report::{DeliveryPolicy, Reporter};
@@ -45,6 +46,7 @@ pub(crate) async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
         &watch_settings(&config.cluster)?,
     );
     let parts = Parts::new(global, &config, cluster, &cache)?;
+    tokio::spawn(say_memory_budget(cache.clone()));
     let elector = Elector::new(cluster.client.clone(), LeaseSettings::from_env());
     let exit = if mode.once {
         once(parts, &cache, elector, mode.send).await
@@ -301,6 +303,22 @@ fn summary(status: &worker::WorkerStatus) -> String {
         }
     }
     line
+}
+
+/// Once the first list is in: the memory budget for this cluster against the container's limit.
+async fn say_memory_budget(cache: Cache) {
+    let mut changes = cache.subscribe();
+    while !cache.health().synced() {
+        if changes.changed().await.is_err() {
+            return;
+        }
+    }
+    let (line, short) = sizing::describe(cache.len(), sizing::cgroup_limit());
+    if short {
+        tracing::warn!("{line}");
+    } else {
+        eprintln!("{line}");
+    }
 }
 
 async fn wait_for_sync(cache: &Cache) -> Result<()> {

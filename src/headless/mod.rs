@@ -4,6 +4,7 @@ pub mod lease;
 pub mod metrics;
 pub mod rbac;
 pub(crate) mod server;
+pub(crate) mod sizing;
 
 pub use lease::{Elector, LeaseSettings, Role, decide};
 pub use server::{Sources, bind, serve};
