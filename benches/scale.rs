@@ -211,7 +211,7 @@ async fn first_view(kubeconfig: &Path, global: &[&'static str]) -> (Duration, u6
     .expect("join")
 }
 
-/// `headless --dry-run` until /healthz says synced, then its memory and 10 s of its CPU.
+/// `headless --dry-run` until /readyz says synced, then its memory and 10 s of its CPU.
 async fn headless_footprint(kubeconfig: &Path, rules: &str) -> (u64, u64, f64) {
     let (mut child, _) = headless_synced(kubeconfig, rules).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -248,7 +248,7 @@ async fn headless_synced(kubeconfig: &Path, rules: &str) -> (Child, Duration) {
         rules,
     );
     let deadline = start + Duration::from_secs(600);
-    while !healthy(port).await {
+    while !ready(port).await {
         assert!(Instant::now() < deadline, "headless never reported synced");
         assert!(child.try_wait().expect("wait").is_none(), "headless exited");
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -280,13 +280,14 @@ fn bench_config(rules: &str) -> PathBuf {
     path
 }
 
-async fn healthy(port: u16) -> bool {
+/// `/readyz` answers 200 once the cache has synced (`/healthz` does from the start).
+async fn ready(port: u16) -> bool {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
         return false;
     };
     if stream
-        .write_all(b"GET /healthz HTTP/1.0\r\n\r\n")
+        .write_all(b"GET /readyz HTTP/1.0\r\n\r\n")
         .await
         .is_err()
     {

@@ -107,8 +107,7 @@ impl Splitter {
         // Where the token being read began (the last feed kept nothing before it): bytes
         // before it are done with.
         let mut start = 0;
-        while self.pos < self.buf.len() {
-            let byte = self.buf[self.pos];
+        while let Some(&byte) = self.buf.get(self.pos) {
             match self.at {
                 At::Start
                 | At::Key { .. }
@@ -134,17 +133,17 @@ impl Splitter {
                     b'}' if first => self.close()?,
                     _ => return Err(self.error("expected a key")),
                 },
-                At::InKey => match memchr::memchr2(b'"', b'\\', &self.buf[self.pos..]) {
+                At::InKey => match memchr::memchr2(b'"', b'\\', self.rest()) {
                     None => self.pos = self.buf.len(),
-                    Some(n) if self.buf[self.pos + n] == b'\\' => {
+                    Some(n) if self.buf.get(self.pos + n) == Some(&b'\\') => {
                         // An escaped key is none of ours; skip the escape and read on.
                         self.pos += n + 2;
                     }
                     Some(n) => {
                         let end = self.pos + n;
-                        self.key = match &self.buf[start..end] {
-                            b"items" => Key::Items,
-                            b"metadata" => Key::Metadata,
+                        self.key = match self.buf.get(start..end) {
+                            Some(b"items") => Key::Items,
+                            Some(b"metadata") => Key::Metadata,
                             _ => Key::Other,
                         };
                         self.pos = end + 1;
@@ -179,7 +178,7 @@ impl Splitter {
                         continue;
                     };
                     if self.key == Key::Metadata {
-                        on(Piece::Meta(&self.buf[start..end]));
+                        on(Piece::Meta(self.buf.get(start..end).unwrap_or_default()));
                     }
                     self.at = At::AfterValue;
                 }
@@ -206,7 +205,7 @@ impl Splitter {
                     let Some(end) = self.scan_value()? else {
                         continue;
                     };
-                    on(Piece::Item(&self.buf[start..end]));
+                    on(Piece::Item(self.buf.get(start..end).unwrap_or_default()));
                     self.at = At::AfterElement;
                 }
                 At::AfterElement => match byte {
@@ -258,7 +257,8 @@ impl Splitter {
 
     /// Scan the value under way; `Some(end)` once it has ended at `buf[..end]`.
     fn scan_value(&mut self) -> Result<Option<usize>, Malformed> {
-        match self.scan.advance(&self.buf[self.pos..]) {
+        let rest = self.buf.get(self.pos..).unwrap_or_default();
+        match self.scan.advance(rest) {
             Ok(Some(n)) => {
                 self.pos += n;
                 Ok(Some(self.pos))
@@ -272,6 +272,11 @@ impl Splitter {
                 Err(self.error("unbalanced brackets"))
             }
         }
+    }
+
+    /// What has arrived and is not scanned yet.
+    fn rest(&self) -> &[u8] {
+        self.buf.get(self.pos..).unwrap_or_default()
     }
 
     fn error(&self, why: &'static str) -> Malformed {
@@ -302,16 +307,17 @@ impl ValueScan {
     /// after `n` of them, `Ok(None)` when it goes on, `Err(n)` on a closing bracket too many.
     fn advance(&mut self, bytes: &[u8]) -> Result<Option<usize>, usize> {
         let mut i = 0;
-        while i < bytes.len() {
+        while let Some(&byte) = bytes.get(i) {
             if self.escaped {
                 self.escaped = false;
                 i += 1;
                 continue;
             }
             if self.in_string {
-                match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+                let rest = bytes.get(i..).unwrap_or_default();
+                match memchr::memchr2(b'"', b'\\', rest) {
                     None => return Ok(None),
-                    Some(n) if bytes[i + n] == b'\\' => {
+                    Some(n) if rest.get(n) == Some(&b'\\') => {
                         self.escaped = true;
                         i += n + 1;
                     }
@@ -325,7 +331,6 @@ impl ValueScan {
                 }
                 continue;
             }
-            let byte = bytes[i];
             if self.scalar {
                 if is_space(byte) || matches!(byte, b',' | b'}' | b']') {
                     return Ok(Some(i));
