@@ -6,9 +6,11 @@
 //! soak at 100 events/s with the RSS sampled every 10 s and its least-squares slope.
 //!
 //! `cargo bench --bench churn -- [PODS] [--window SECS] [--soak SECS] [--only NAME,...] [--checks]
-//! [--paged-cache]` (defaults: 150,000 pods, 30 s windows, no soak, `--only tui,headless`).
+//! [--paged-cache] [--transient]` (defaults: 150,000 pods, 30 s windows, no soak, `--only tui,headless`).
 //! `$OPC_BIN` runs another build of the binary instead of this one (e.g. an older commit, for a
-//! before/after). The first list (`resourceVersion=0`) comes in one body, as from every server
+//! before/after). `--transient` streams pods that come and go instead of MODIFIED events (new
+//! namespaces, Jobs, bare pods and nodes; see `transient_event`), for a soak that shows whether
+//! anything kept for them stays behind. The first list (`resourceVersion=0`) comes in one body, as from every server
 //! whose watch cache cannot page; `--paged-cache` serves it in pages of 500 instead. The peak
 //! printed after the list is the process's `VmHWM`, the first list included.
 //!
@@ -61,6 +63,7 @@ struct Args {
     only: Vec<Target>,
     checks: bool,
     paged_cache: bool,
+    transient: bool,
     bin: PathBuf,
 }
 
@@ -72,6 +75,7 @@ fn args() -> Args {
         only: vec![Target::Tui, Target::Headless],
         checks: false,
         paged_cache: false,
+        transient: false,
         bin: std::env::var_os("OPC_BIN")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ops-pod-cleaner"))),
@@ -101,6 +105,11 @@ fn args() -> Args {
                 i += 1;
                 continue;
             }
+            "--transient" => {
+                args.transient = true;
+                i += 1;
+                continue;
+            }
             other => {
                 if let Ok(n) = other.parse() {
                     args.pods = n;
@@ -120,6 +129,10 @@ struct Server {
     /// Whether a list at `resourceVersion=0` is paged (a paginated watch cache) rather than
     /// sent in one body.
     paged_cache: bool,
+    /// Pods that come and go (see [`transient_event`]) instead of MODIFIED events.
+    transient: bool,
+    /// When the server started: the generated pods' clock.
+    now: chrono::DateTime<Utc>,
     /// Per churned pod: its event line as generated, and flipped (healthy ⇄ abnormal); each with
     /// the offset of its resourceVersion placeholder.
     pool: Vec<[(Vec<u8>, usize); 2]>,
@@ -159,6 +172,8 @@ async fn main() {
     let server = Arc::new(Server {
         pages,
         paged_cache: args.paged_cache,
+        transient: args.transient,
+        now,
         pool,
         rate: AtomicU64::new(0),
         sent: AtomicU64::new(0),
@@ -585,10 +600,50 @@ fn event_line(mut pod: Value) -> (Vec<u8>, usize) {
     (line, at)
 }
 
+/// How many transient pods are alive at once.
+const TRANSIENT_LIVE: u64 = 1_000;
+
+/// Event number `n` of a churn where nothing stays: even events add transient pod `n / 2`, odd
+/// ones delete the one added `TRANSIENT_LIVE` before it. Four pods share a namespace that is
+/// never used again, every other pod is a Job's (one Job per pod, as per CronJob run), the rest
+/// are bare, and one in four runs on a node that is replaced every hundred pods: namespaces,
+/// workloads and nodes come and go, and nothing the process keeps for them may stay behind.
+fn transient_event(n: u64, now: chrono::DateTime<Utc>, out: &mut Vec<u8>) {
+    let (kind, k) = if n.is_multiple_of(2) {
+        ("ADDED", n / 2)
+    } else if n / 2 >= TRANSIENT_LIVE {
+        ("DELETED", n / 2 - TRANSIENT_LIVE)
+    } else {
+        return;
+    };
+    // A mix of states: the shape of generated pod `k * 37 % 200`.
+    let mut pod = realistic_pod((k * 37 % 200) as usize, now);
+    let name = format!("run-{k}-x7k2p");
+    pod["metadata"]["name"] = json!(name);
+    pod["metadata"]["namespace"] = json!(format!("ci-{}", k / 4));
+    pod["metadata"]["uid"] = json!(format!("transient-{k}"));
+    pod["metadata"]["resourceVersion"] = json!((3_000_000_000 + n).to_string());
+    pod["metadata"]["ownerReferences"] = if k.is_multiple_of(2) {
+        json!([{"apiVersion": "batch/v1", "kind": "Job", "name": format!("run-{k}"),
+            "uid": format!("job-{k}"), "controller": true}])
+    } else {
+        json!([])
+    };
+    if k.is_multiple_of(4) {
+        pod["spec"]["nodeName"] = json!(format!("spot-{}", k / 100));
+    }
+    out.extend_from_slice(format!(r#"{{"type":"{kind}","object":"#).as_bytes());
+    out.extend(serde_json::to_vec(&pod).expect("encode"));
+    out.extend_from_slice(b"}\n");
+}
+
 /// Event number `n`: pod `n % POOL`, flipped on even rounds if it is one of the tenth that flip
 /// (from the first round on: the pods as listed are the unflipped ones, so a first round that
 /// sent them again would change nothing and measure no screen work).
 fn append_event(server: &Server, n: u64, out: &mut Vec<u8>) {
+    if server.transient {
+        return transient_event(n, server.now, out);
+    }
     let k = (n % POOL as u64) as usize;
     let round = n / POOL as u64;
     let variant = usize::from(k.is_multiple_of(10) && round.is_multiple_of(2));
