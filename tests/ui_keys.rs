@@ -412,3 +412,39 @@ fn the_cursor_follows_its_pod_when_a_snapshot_reorders_the_findings() {
     );
     assert_eq!(s.selected_finding().unwrap().pod.uid, before);
 }
+
+/// Issue 19, 2: `D` on a StatefulSet's pod says that a second copy could start if its node is
+/// only unreachable, and asks twice.
+#[test]
+fn force_deleting_a_statefulset_pod_warns_of_a_second_copy_and_asks_twice() {
+    let mut s = state();
+    let mut found = s.findings[s.rows[0]].clone();
+    let pod = std::sync::Arc::make_mut(&mut found.pod);
+    if let Some(owner) = pod.owner.as_mut() {
+        owner.kind = std::sync::Arc::from("StatefulSet");
+        owner.name = "db".into();
+    }
+    pod.name = "db-0".into();
+    pod.uid = "uid-db-0".into();
+    let target = PodRef::of(&found.pod);
+    ui_support::replace(&mut s, vec![found]);
+    press(&mut s, "D");
+    update(&mut s, Event::OptOuts(Ok(Vec::new())));
+    let (_, lines, _) = confirm_lines(&s);
+    let warning = lines
+        .iter()
+        .find(|l| l.contains("a second copy"))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(warning.contains("is a StatefulSet's"), "{warning}");
+    assert!(
+        warning.contains("node.kubernetes.io/out-of-service"),
+        "{warning}"
+    );
+    assert!(press(&mut s, "y").is_empty(), "a first yes only asks again");
+    let (title, _, _) = confirm_lines(&s);
+    assert_eq!(title, "Force delete (grace 0) this pod anyway?");
+    assert_eq!(
+        press(&mut s, "y"),
+        [Effect::Run(vec![on_demo(Action::ForceDelete(target))])]
+    );
+}

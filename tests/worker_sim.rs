@@ -486,3 +486,171 @@ async fn the_worker_acts_as_soon_as_the_cache_syncs() {
     })
     .await;
 }
+
+fn statefulset(name: &str, replicas: i32) -> k8s_openapi::api::apps::v1::StatefulSet {
+    serde_json::from_value(json!({
+        "metadata": { "name": name, "namespace": "default" },
+        "spec": { "replicas": replicas, "serviceName": name,
+                  "selector": { "matchLabels": { "app": name } },
+                  "template": { "metadata": { "labels": { "app": name } },
+                                "spec": { "containers": [{ "name": name, "image": "postgres:16" }] } } },
+    }))
+    .unwrap()
+}
+
+/// Issue 19, 2: a StatefulSet's pod stuck Terminating on a node that stopped reporting may
+/// still run there; force-deleting it starts a second `db-0` at once. The worker holds it,
+/// saying how to confirm the node is gone; once it is (tainted out-of-service), the same
+/// automatic force delete goes through.
+#[tokio::test]
+async fn a_statefulset_pod_on_a_node_that_stopped_reporting_is_not_force_deleted() {
+    use k8s_openapi::api::core::v1::Node;
+    use kube::api::{Api, DeleteParams, Patch, PatchParams};
+    use ops_pod_cleaner::actions::{Action, Origin, Outcome, PodRef};
+
+    let sim = SimCluster::new();
+    sim.create_statefulset(statefulset("db", 1));
+    let first = sim.pod("default", "db-0").expect("db-0");
+    let node = first
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_name.clone())
+        .expect("a node");
+    let uid = first.metadata.uid.clone().expect("a uid");
+    let h = Harness::start(sim.clone()).await;
+    sim.set_node_alive(&node, false);
+    let pods: Api<Pod> = Api::default_namespaced(h.server.client());
+    pods.delete("db-0", &DeleteParams::default().grace_period(1))
+        .await
+        .unwrap();
+    eventually("db-0 terminating in the cache", || {
+        h.cache.get(&uid).is_some_and(|p| p.deletion.is_some())
+    })
+    .await;
+
+    let handle = h.worker(&config_with_auto(&[RuleKind::Terminating]), false, None);
+    let status = status_where(&handle, "the force delete held", |s| {
+        s.rules[&RuleKind::Terminating]
+            .held_reason
+            .as_deref()
+            .is_some_and(|why| why.contains("not confirmed gone"))
+    })
+    .await;
+    let why = status.rules[&RuleKind::Terminating]
+        .held_reason
+        .clone()
+        .unwrap();
+    assert!(why.contains("is a StatefulSet's"), "{why}");
+    assert!(why.contains("Ready Unknown"), "{why}");
+    assert!(
+        why.contains(&format!(
+            "kubectl taint nodes {node} node.kubernetes.io/out-of-service"
+        )),
+        "{why}"
+    );
+    assert_eq!(
+        sim.pod("default", "db-0").and_then(|p| p.metadata.uid),
+        Some(uid.clone()),
+        "the first copy is still the only one"
+    );
+    drop(handle);
+
+    // The node confirmed gone: the same automatic force delete goes through.
+    let nodes: Api<Node> = Api::all(h.server.client());
+    let taint = json!({ "spec": { "taints": [{ "key": "node.kubernetes.io/out-of-service",
+        "value": "nodeshutdown", "effect": "NoExecute" }] } });
+    nodes
+        .patch(&node, &PatchParams::default(), &Patch::Merge(taint))
+        .await
+        .unwrap();
+    let policy = Policy::new(
+        Flags::default(),
+        &config_with_auto(&[RuleKind::Terminating]),
+    );
+    let executor = Executor::new(
+        h.server.client(),
+        h.cache.clone(),
+        &policy,
+        "sim",
+        Audit::Off,
+    );
+    let target = PodRef {
+        namespace: "default".into(),
+        name: "db-0".into(),
+        uid: uid.clone(),
+    };
+    let outcome = executor
+        .run(
+            &Action::ForceDelete(target),
+            Origin::Auto(RuleKind::Terminating),
+        )
+        .await;
+    assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
+    eventually("a new db-0 in place of the old", || {
+        sim.pod("default", "db-0")
+            .and_then(|p| p.metadata.uid)
+            .is_some_and(|new| new != uid)
+    })
+    .await;
+}
+
+/// The same for a pod that is nobody's but mounts a claim (the volume may be ReadWriteOnce);
+/// a person is asked in the dialog instead (`ui_keys`).
+#[tokio::test]
+async fn a_pod_with_a_volume_claim_on_a_node_that_stopped_reporting_is_not_force_deleted() {
+    use kube::api::{Api, DeleteParams};
+    use ops_pod_cleaner::actions::{Action, Origin, Outcome, PodRef, Refusal};
+
+    let sim = SimCluster::new();
+    let created = sim.create_pod(
+        serde_json::from_value(json!({
+            "metadata": { "name": "cache-0", "namespace": "default" },
+            "spec": { "nodeName": "sim-node-2", "containers": [{ "name": "c", "image": "redis:7" }],
+                      "volumes": [{ "name": "data", "persistentVolumeClaim": { "claimName": "data-cache-0" } }] },
+            "status": { "phase": "Running" },
+        }))
+        .unwrap(),
+    );
+    let uid = created.metadata.uid.clone().expect("a uid");
+    sim.set_node_alive("sim-node-2", false);
+    let h = Harness::start(sim.clone()).await;
+    let pods: Api<Pod> = Api::default_namespaced(h.server.client());
+    pods.delete("cache-0", &DeleteParams::default().grace_period(1))
+        .await
+        .unwrap();
+    eventually("cache-0 terminating in the cache", || {
+        h.cache.get(&uid).is_some_and(|p| p.deletion.is_some())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let policy = Policy::new(
+        Flags::default(),
+        &config_with_auto(&[RuleKind::Terminating]),
+    );
+    let executor = Executor::new(
+        h.server.client(),
+        h.cache.clone(),
+        &policy,
+        "sim",
+        Audit::Off,
+    );
+    let target = PodRef {
+        namespace: "default".into(),
+        name: "cache-0".into(),
+        uid: uid.clone(),
+    };
+    let outcome = executor
+        .run(
+            &Action::ForceDelete(target),
+            Origin::Auto(RuleKind::Terminating),
+        )
+        .await;
+    match &outcome {
+        Outcome::Refused(Refusal::SecondCopy { why, node, .. }) => {
+            assert_eq!(*why, "holds a volume claim that may be ReadWriteOnce");
+            assert_eq!(node, "sim-node-2");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(sim.pod("default", "cache-0").is_some());
+}

@@ -165,6 +165,9 @@ impl Executor {
         {
             return Err(Outcome::Refused(Refusal::OptedOut(opt_out)));
         }
+        if let (Some(pod), Action::ForceDelete(p), Origin::Auto(_)) = (&pod, action, origin) {
+            super::node::confirm_node_gone(&self.client, p, pod).await?;
+        }
         let scale = match (&pod, action) {
             (Some(pod), Action::ScaleToZero(_)) => Some(
                 self.plan_scale(pod, finding.as_ref(), &chain, origin)

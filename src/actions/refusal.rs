@@ -106,6 +106,16 @@ pub enum Refusal {
     AuditUnwritten(String),
     /// The API server answered 403.
     Forbidden(Denied),
+    /// A force delete that could start a second copy of a pod that must run once: its node is
+    /// not confirmed gone.
+    SecondCopy {
+        pod: PodRef,
+        node: String,
+        /// "is a StatefulSet's", or "holds a volume claim that may be ReadWriteOnce".
+        why: &'static str,
+        /// What the Node says (`Ready Unknown: …`), or why it could not be read.
+        state: String,
+    },
 }
 
 impl Refusal {
@@ -144,6 +154,20 @@ impl fmt::Display for Refusal {
                 workload,
                 available,
             } => bad_rollout(f, workload, *available),
+            Refusal::SecondCopy {
+                pod,
+                node,
+                why,
+                state,
+            } => write!(
+                f,
+                "{pod} {why} and its node {node} is not confirmed gone ({state}): a force \
+                 delete could start a second copy while the first may still run and write the \
+                 same volume. Check the node; if it is down for good, mark it with `kubectl \
+                 taint nodes {node} {taint}=nodeshutdown:NoExecute` (or delete the Node) and the \
+                 pod is cleaned up on a later pass",
+                taint = super::node::OUT_OF_SERVICE,
+            ),
             Refusal::HeldByFinalizers { pod, finalizers } => write!(
                 f,
                 "{pod} is held by finalizers ({}); a grace-0 delete cannot release it. \

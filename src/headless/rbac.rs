@@ -22,6 +22,8 @@ pub const CLUSTER_PERMISSIONS: &[(&str, &str, &str)] = &[
     ("", "pods", "delete"),
     ("", "pods/eviction", "create"),
     ("", "events", "create"),
+    // Before an automatic force delete of a pod that must run once: is its node gone?
+    ("", "nodes", "get"),
     // Scale to zero and undo: the workload read fresh (UID, opt-out, available replicas), and
     // its replicas read and written through the scale subresource only.
     ("", "replicationcontrollers", "get"),

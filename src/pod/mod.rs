@@ -120,11 +120,24 @@ pub struct PodRecord {
     /// `lastTransitionTime` of `ContainersReady`, else of `Ready`.
     pub ready_changed: Option<DateTime<Utc>>,
     pub containers: Box<[ContainerRecord]>,
+    /// Mounts a PersistentVolumeClaim (or a generic ephemeral volume): a volume that may be
+    /// ReadWriteOnce, which two copies of the pod must never write at once.
+    pub claims_volume: bool,
     /// When this process saw the current container waiting reason appear, if it saw it happen.
     pub reason_seen: Option<DateTime<Utc>>,
 }
 
 impl PodRecord {
+    /// A pod of which two copies must never run at once: a StatefulSet's (its replacement has
+    /// the same name and identity) or one holding a claim that may be ReadWriteOnce.
+    pub fn must_run_once(&self) -> bool {
+        self.claims_volume
+            || self
+                .owner
+                .as_ref()
+                .is_some_and(|o| &*o.kind == "StatefulSet")
+    }
+
     pub fn total_restarts(&self) -> u32 {
         self.containers.iter().map(|c| c.restarts).sum()
     }

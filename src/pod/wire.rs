@@ -54,6 +54,17 @@ struct WireOwner {
 #[serde(default, rename_all = "camelCase")]
 struct WireSpec {
     node_name: Option<String>,
+    #[serde(deserialize_with = "nullable")]
+    volumes: Vec<WireVolume>,
+}
+
+/// Only whether a volume is a claim: one that may be ReadWriteOnce.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct WireVolume {
+    persistent_volume_claim: Option<IgnoredAny>,
+    /// A generic ephemeral volume is a claim made for the pod.
+    ephemeral: Option<IgnoredAny>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -230,6 +241,10 @@ impl WirePod {
             unscheduled,
             ready_changed,
             containers,
+            claims_volume: spec
+                .volumes
+                .iter()
+                .any(|v| v.persistent_volume_claim.is_some() || v.ephemeral.is_some()),
             reason_seen: None,
         }
     }

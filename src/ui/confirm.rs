@@ -2,11 +2,36 @@
 //! only `confirm` turns it into actions the executor runs.
 
 use super::event::Routed;
-use crate::actions::{Action, Inspection, OptOut, PodRef, Resolution, Verb, WorkloadRef};
+use crate::actions::{
+    Action, Inspection, OUT_OF_SERVICE, OptOut, PodRef, Resolution, Verb, WorkloadRef,
+};
 use crate::cluster::Abnormal;
 
 /// Targets listed by name before "and N more".
 const LISTED: usize = 8;
+
+/// How a caution about an opt-out, or one that could not be checked, begins.
+const OPT_OUT_CAUTION: &str = "opted out";
+const UNCHECKED_CAUTION: &str = "the owners' opt-out could not be checked";
+const SECOND_CONFIRMATION: &str = "(a second confirmation follows)";
+
+/// For a force delete: a pod of which two copies must never run, on a node, may still run
+/// there if the node is only unreachable; its controller starts a second copy at once.
+fn second_copy(found: &Abnormal) -> Option<String> {
+    let pod = &found.pod;
+    let node = pod.node.as_deref().filter(|_| pod.must_run_once())?;
+    let why = if pod.claims_volume {
+        "holds a volume claim that may be ReadWriteOnce"
+    } else {
+        "is a StatefulSet's"
+    };
+    Some(format!(
+        "{}/{} {why}: if node {node} is only unreachable, the pod may still run there, and a \
+         force delete lets a second copy start at once. First confirm the node is gone \
+         (`kubectl get node {node}`; deleted, or tainted {OUT_OF_SERVICE})",
+        pod.namespace, pod.name
+    ))
+}
 
 /// A dialog: what, on what exactly, and what a yes does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +74,7 @@ pub(crate) enum Answer {
 }
 
 impl Confirmation {
-    /// Yes: run, or ask again first when a target opted out.
+    /// Yes: run, or ask again first when a target opted out or could come back twice.
     pub(crate) fn confirm(self) -> Answer {
         let Offer::Ready { actions, caution } = self.offer else {
             return Answer::Nothing;
@@ -57,12 +82,22 @@ impl Confirmation {
         if caution.is_empty() {
             return Answer::Run(actions);
         }
+        let opted_out = caution
+            .iter()
+            .any(|c| c.starts_with(OPT_OUT_CAUTION) || c.starts_with(UNCHECKED_CAUTION));
         let mut lines = caution;
         lines.push(String::new());
-        lines.push("ops-pod-cleaner was asked to leave these alone.".to_string());
+        if opted_out {
+            lines.push("ops-pod-cleaner was asked to leave these alone.".to_string());
+        }
         lines.push("Press y again to act anyway, n to cancel.".to_string());
+        let what = self.title.trim_end_matches('?');
         Answer::AskAgain(Confirmation {
-            title: format!("Opted out: {} anyway?", self.title.trim_end_matches('?')),
+            title: if opted_out {
+                format!("Opted out: {what} anyway?")
+            } else {
+                format!("{what} anyway?")
+            },
             lines,
             offer: Offer::ready(actions),
         })
@@ -73,14 +108,18 @@ impl Confirmation {
         let Offer::Ready { caution, .. } = &mut self.offer else {
             return self;
         };
-        *caution = match checked {
-            Ok(opt_outs) => opt_outs.iter().map(|o| format!("opted out: {o}")).collect(),
-            Err(e) => vec![format!("the owners' opt-out could not be checked: {e}")],
+        let added: Vec<String> = match checked {
+            Ok(opt_outs) => opt_outs
+                .iter()
+                .map(|o| format!("{OPT_OUT_CAUTION}: {o}"))
+                .collect(),
+            Err(e) => vec![format!("{UNCHECKED_CAUTION}: {e}")],
         };
-        if !caution.is_empty() {
-            self.lines.extend(caution.iter().cloned());
-            self.lines
-                .push("(a second confirmation follows)".to_string());
+        let first = caution.is_empty();
+        caution.extend(added.iter().cloned());
+        self.lines.extend(added);
+        if first && !caution.is_empty() {
+            self.lines.push(SECOND_CONFIRMATION.to_string());
         }
         self
     }
@@ -127,13 +166,25 @@ impl Confirmation {
             lines.push(format!("… and {} more", targets.len() - LISTED));
         }
         lines.push(verb.note().to_string());
+        let caution: Vec<String> = targets
+            .iter()
+            .filter(|_| verb == PodVerb::ForceDelete)
+            .filter_map(|a| second_copy(a))
+            .collect();
+        if !caution.is_empty() {
+            lines.extend(caution.iter().cloned());
+            lines.push(SECOND_CONFIRMATION.to_string());
+        }
         let actions = targets
             .iter()
             .map(|a| Routed::new(&a.cluster, verb.action(PodRef::of(&a.pod))));
         Confirmation {
             title,
             lines,
-            offer: Offer::ready(actions.collect()),
+            offer: Offer::Ready {
+                actions: actions.collect(),
+                caution,
+            },
         }
     }
 

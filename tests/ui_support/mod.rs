@@ -43,6 +43,7 @@ pub fn abnormal(rule: RuleKind, ns: &str, name: &str, reason: &str, minutes: i64
         ignored: false,
         unscheduled: None,
         ready_changed: None,
+        claims_volume: false,
         containers: Box::new([ContainerRecord {
             name: "app".into(),
             init: false,
@@ -139,6 +140,21 @@ pub fn state() -> State {
         }),
     );
     state
+}
+
+/// Replace the findings with `findings`.
+pub fn replace(state: &mut State, findings: Vec<Abnormal>) {
+    let total_pods = findings.len();
+    update(
+        state,
+        Event::Snapshot(Snapshot {
+            findings,
+            total_pods,
+            clusters: demo_synced(),
+            at: now(),
+            in_default_order: false,
+        }),
+    );
 }
 
 /// Replace the findings with `n` evicted pods in one namespace, the oldest named `pod-00000`.
