@@ -191,6 +191,23 @@ impl Outcome {
         }
     }
 
+    /// A failure, not a hold: a request was sent and did not do its work (an error, a 403), or
+    /// nothing can act at all (the audit log). A target refused before anything was sent (held
+    /// by finalizers, opted out, a bad rollout, a node not confirmed gone) is held, and waits.
+    pub(crate) fn failed(&self) -> bool {
+        match self {
+            Outcome::Failed(_) => true,
+            Outcome::Refused(refusal) => matches!(
+                refusal,
+                Refusal::Forbidden(_)
+                    | Refusal::Unrecorded { .. }
+                    | Refusal::AuditBroken(_)
+                    | Refusal::AuditUnwritten(_)
+            ),
+            _ => false,
+        }
+    }
+
     pub(crate) fn succeeded(&self) -> bool {
         matches!(
             self,

@@ -232,19 +232,10 @@ impl Leading {
 /// The lease is renewed for the whole pass; an action never outlives it.
 async fn once(parts: Parts, cache: &Cache, mut elector: Elector, send: bool) -> Result<ExitCode> {
     wait_for_sync(cache).await?;
-    let won = Instant::now();
-    match elector.round(Utc::now()).await {
-        Ok(Role::Leader) => {}
-        Ok(Role::Follower(holder)) => {
-            eprintln!("another replica leads ({holder}); this pass does nothing");
-            return Ok(ExitCode::SUCCESS);
-        }
-        Err(e) => {
-            return Err(Error::Cluster(format!(
-                "cannot take the lease: {e}. Check that this identity may get/create/update leases (assets/deploy/rbac.yaml)"
-            )));
-        }
-    }
+    let won = match take_lease(&mut elector).await? {
+        Some(won) => won,
+        None => return Ok(ExitCode::SUCCESS),
+    };
     // An action a crash interrupted is reported, checked and closed before new ones run.
     parts.executor.resolve_interrupted().await;
     let (reporter, cluster) = (
@@ -256,8 +247,17 @@ async fn once(parts: Parts, cache: &Cache, mut elector: Elector, send: bool) -> 
     parts.options.report_schedule = None;
     let leading = Leading::start(parts, cache, elector, Some(won));
     let mut status = leading.handle.status.clone();
-    // A pass counts once its actions have finished, so the counts below are true.
-    let _ = status.wait_for(|s| s.passes > 0).await;
+    // A pass counts once its actions have finished, so the counts below are true. SIGTERM
+    // (a CronJob's deadline, a drain) stops it and lets the lease go rather than leave it held.
+    let passed = tokio::select! {
+        passed = status.wait_for(|s| s.passes > 0) => passed.is_ok(),
+        _ = shutdown_signal() => false,
+    };
+    if !passed {
+        eprintln!("stopped before the pass ended: letting the lease go");
+        leading.stop().await;
+        return Ok(ExitCode::from(super::EXIT_RUNTIME));
+    }
     let mut delivered = true;
     if send {
         // Sent here, not through the worker, for the typed summary: it says whether every
@@ -282,6 +282,42 @@ async fn once(parts: Parts, cache: &Cache, mut elector: Elector, send: bool) -> 
         ExitCode::from(super::EXIT_RUNTIME)
     })
 }
+
+/// Lead for one pass: at once when the lease is free or ours; else only if its holder has not
+/// renewed for a whole lease duration, watched on this process's own clock (a `--once` run
+/// killed while holding it must not keep every later run out). `None`: a live replica leads.
+async fn take_lease(elector: &mut Elector) -> Result<Option<Instant>> {
+    let first_look = Instant::now();
+    let settings = elector.settings().clone();
+    let mut first_seen = None;
+    loop {
+        let holder = match elector.round(Utc::now()).await {
+            Ok(Role::Leader) => return Ok(Some(Instant::now())),
+            Ok(Role::Follower(holder)) => holder,
+            Err(e) => {
+                return Err(Error::Cluster(format!(
+                    "cannot take the lease {}/{}: {e}. Check that this identity may \
+                     get/create/update leases (assets/deploy/rbac.yaml)",
+                    settings.namespace, settings.name
+                )));
+            }
+        };
+        let seen = elector.record_unchanged_since();
+        let renewed = first_seen.is_some_and(|first| seen != first);
+        first_seen.get_or_insert(seen);
+        // A holder that renews is alive; one that has not for longer than a lease (what the
+        // record says, or ours) plus a round would have been taken over by now.
+        let waited_out = first_look.elapsed() > settings.duration.max(LONGEST_LEASE) * 2;
+        if renewed || waited_out {
+            eprintln!("another replica leads ({holder}); this pass does nothing");
+            return Ok(None);
+        }
+        tokio::time::sleep(settings.retry_period).await;
+    }
+}
+
+/// The longest lease `--once` waits out (a record may ask for more than ours).
+const LONGEST_LEASE: Duration = Duration::from_secs(60);
 
 fn summary(status: &worker::WorkerStatus) -> String {
     let taken: u64 = status.rules.values().map(|r| r.actions_taken).sum();

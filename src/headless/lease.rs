@@ -35,28 +35,33 @@ pub struct LeaseSettings {
 }
 
 impl LeaseSettings {
-    /// Namespace from `$POD_NAMESPACE` (the downward API), identity from `$HOSTNAME`;
-    /// client-go's defaults: 15 s lease, 10 s renew deadline, 2 s retry period.
+    /// Namespace from `$POD_NAMESPACE` (the downward API), else the product's namespace, as
+    /// for the parked ConfigMap; client-go's defaults: 15 s lease, 10 s renew deadline, 2 s
+    /// retry period.
     pub fn from_env() -> LeaseSettings {
-        let env = |key: &str, default: &str| {
-            std::env::var(key)
-                .ok()
-                .filter(|v| !v.is_empty())
-                .unwrap_or_else(|| default.to_string())
-        };
         LeaseSettings {
-            namespace: env("POD_NAMESPACE", "default"),
+            namespace: crate::actions::parked_namespace(),
             name: "ops-pod-cleaner".into(),
-            identity: format!(
-                "{}-{}",
-                env("HOSTNAME", "ops-pod-cleaner"),
-                std::process::id()
-            ),
+            identity: identity(),
             duration: Duration::from_secs(15),
             renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
         }
     }
+}
+
+/// `$HOSTNAME` and a mark of this start, so a restarted process is never taken for the one
+/// before it: in a StatefulSet the hostname stays and the pid is 1 every time, and a
+/// restarted leader that renewed as if it never died would skip restoring the recent actions.
+fn identity() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "ops-pod-cleaner".to_string());
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!("{host}-{}-{:x}", std::process::id(), started.as_millis())
 }
 
 /// What the lease says now.
@@ -183,6 +188,12 @@ impl Elector {
     /// What the previous holder had sent recently, once, after this replica took over.
     pub fn take_inherited(&mut self) -> Option<Vec<PastAction>> {
         self.inherited.take()
+    }
+
+    /// Since when the lease's record (holder and renewTime) has been what it is now, on this
+    /// process's monotonic clock: a record that changed after a first look has a live holder.
+    pub(crate) fn record_unchanged_since(&self) -> Option<Instant> {
+        self.observed.since
     }
 
     pub(crate) fn settings(&self) -> &LeaseSettings {

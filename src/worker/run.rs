@@ -338,7 +338,7 @@ impl Worker {
         let entry = self.status.rules.entry(rule).or_default();
         if outcome.succeeded() {
             entry.actions_taken += 1;
-        } else if matches!(outcome, Outcome::Failed(_) | Outcome::Refused(_)) {
+        } else if outcome.failed() {
             entry.failures += 1;
         }
     }

@@ -1,0 +1,129 @@
+//! Issue 19, 4: `headless --once` as a CronJob. A target refused before anything was sent is
+//! held (listed, exit 0), not failed; a Lease left by a run that died is taken over once its
+//! holder has not renewed for a lease duration; a live holder is left alone.
+
+mod support;
+
+use std::time::Duration;
+
+use chrono::{SecondsFormat, Utc};
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube_sim::{SimCluster, SimServer};
+use ops_pod_cleaner::actions::DEFAULT_NAMESPACE;
+use serde_json::json;
+use support::contexts::{Scratch, run, stderr};
+use support::pods::pod;
+use support::sim::typed;
+
+const LEASE: &str = "ops-pod-cleaner";
+
+fn once(scratch: &Scratch) -> Vec<String> {
+    scratch.args(&["headless", "--once"])
+}
+
+fn lease(holder: &str, seconds: i32) -> Lease {
+    typed(json!({
+        "metadata": { "name": LEASE, "namespace": DEFAULT_NAMESPACE },
+        "spec": { "holderIdentity": holder, "leaseDurationSeconds": seconds,
+                  "renewTime": Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true) },
+    }))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_target_refused_before_sending_is_held_and_the_run_succeeds() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(
+        pod("stuck-1")
+            .ns("shop")
+            .terminating_since("2020-01-01T00:00:00Z")
+            .finalizers(&["example.com/keep"])
+            .json(),
+    ));
+    let server = SimServer::start(sim.clone()).await.unwrap();
+    let scratch = Scratch::new(
+        &[("sim", &server)],
+        "rules:\n  - {rule: terminating, auto: true, after: 0}\n",
+    );
+    let out = run(once(&scratch)).await;
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("0 failed"), "{text}");
+    assert!(text.contains("terminating held 1"), "{text}");
+    assert!(text.contains("held by finalizers"), "{text}");
+    assert!(sim.pod("shop", "stuck-1").is_some());
+}
+
+/// A `--once` run killed while it held the Lease: its record never changes again. The next
+/// run waits out one lease duration on its own clock, takes over and acts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_left_by_a_dead_run_is_taken_over() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("gone-1").ns("shop").evicted().json()));
+    let server = SimServer::start(sim.clone()).await.unwrap();
+    let leases: Api<Lease> = Api::namespaced(server.client(), DEFAULT_NAMESPACE);
+    leases
+        .create(
+            &PostParams::default(),
+            &lease("ops-pod-cleaner-0-1-dead", 2),
+        )
+        .await
+        .unwrap();
+    let scratch = Scratch::new(
+        &[("sim", &server)],
+        "rules:\n  - {rule: evicted, auto: true, after: 0}\n",
+    );
+    let out = run(once(&scratch)).await;
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("another replica leads"), "{text}");
+    assert!(text.contains("1 action taken"), "{text}");
+    assert!(sim.pod("shop", "gone-1").is_none());
+    let holder = leases
+        .get(LEASE)
+        .await
+        .unwrap()
+        .spec
+        .unwrap()
+        .holder_identity;
+    assert_ne!(holder.as_deref(), Some("ops-pod-cleaner-0-1-dead"));
+}
+
+/// A holder that renews is alive: the run stands by and acts on nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_a_live_replica_renews_is_left_alone() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("gone-1").ns("shop").evicted().json()));
+    let server = SimServer::start(sim.clone()).await.unwrap();
+    let leases: Api<Lease> = Api::namespaced(server.client(), DEFAULT_NAMESPACE);
+    leases
+        .create(
+            &PostParams::default(),
+            &lease("ops-pod-cleaner-0-1-live", 2),
+        )
+        .await
+        .unwrap();
+    let renewing = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let renewed = json!({ "spec": {
+                "renewTime": Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true) } });
+            let _ = leases
+                .patch(LEASE, &PatchParams::default(), &Patch::Merge(renewed))
+                .await;
+        }
+    });
+    let scratch = Scratch::new(
+        &[("sim", &server)],
+        "rules:\n  - {rule: evicted, auto: true, after: 0}\n",
+    );
+    let out = run(once(&scratch)).await;
+    renewing.abort();
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("another replica leads (ops-pod-cleaner-0-1-live)"),
+        "{text}"
+    );
+    assert!(sim.pod("shop", "gone-1").is_some());
+}
