@@ -17,6 +17,16 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+impl Cli {
+    /// How log lines are written on stderr (only `headless` offers JSON).
+    pub fn log_format(&self) -> LogFormat {
+        match &self.command {
+            Some(Command::Headless { log_format, .. }) => *log_format,
+            _ => LogFormat::Text,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct GlobalArgs {
     /// Config file (default: $OPS_POD_CLEANER_CONFIG, ./config.yml, ./config.yaml, the user config dir, built-in)
@@ -83,12 +93,21 @@ pub enum Command {
         /// With --once: also build and deliver the restart report
         #[arg(long)]
         send: bool,
+        /// Log lines on stderr as plain text, or one JSON object per line for log shippers
+        #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+        log_format: LogFormat,
     },
     /// Validate a config file and print the effective rules; exit 2 when it is invalid
     CheckConfig {
         #[arg(value_name = "FILE")]
         file: PathBuf,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

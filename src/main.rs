@@ -12,19 +12,30 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use ops_pod_cleaner::cli::Cli;
+use ops_pod_cleaner::actions::ACTION_LOG;
+use ops_pod_cleaner::cli::{Cli, LogFormat};
 use ops_pod_cleaner::commands;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Our own warnings by default (kube logs connection errors we already report), and the
+    // action log whatever the filter says: what the product did is never filtered out.
     let filter = EnvFilter::try_from_env("OPS_POD_CLEANER_LOG")
         .unwrap_or_else(|_| EnvFilter::new("ops_pod_cleaner=warn"));
-    // Our own warnings by default (kube logs connection errors we already report); plain text
-    // when stderr is not a terminal.
+    let filter = match format!("{ACTION_LOG}=info").parse() {
+        Ok(action_log) => filter.add_directive(action_log),
+        Err(_) => filter,
+    };
     if cli.command.is_none() {
         // The screen owns the terminal: logs go to its log pane, not to stderr.
         ops_pod_cleaner::ui::init_logging(filter);
+    } else if cli.log_format() == LogFormat::Json {
+        tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .init();
     } else {
         tracing_subscriber::fmt()
             .with_env_filter(filter)

@@ -51,6 +51,11 @@ async fn a_target_refused_before_sending_is_held_and_the_run_succeeds() {
     assert!(text.contains("0 failed"), "{text}");
     assert!(text.contains("terminating held 1"), "{text}");
     assert!(text.contains("held by finalizers"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("sim: auto terminating holds") && l.contains("shop/stuck-1")),
+        "{text}"
+    );
     assert!(sim.pod("shop", "stuck-1").is_some());
 }
 
@@ -78,6 +83,12 @@ async fn a_lease_left_by_a_dead_run_is_taken_over() {
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(!text.contains("another replica leads"), "{text}");
     assert!(text.contains("1 action taken"), "{text}");
+    // Every automatic action is a line in the default output, naming the cluster and rule.
+    assert!(
+        text.lines()
+            .any(|l| l.contains("sim: auto evicted: deleted") && l.contains("shop/gone-1")),
+        "{text}"
+    );
     assert!(sim.pod("shop", "gone-1").is_none());
     let holder = leases
         .get(LEASE)
@@ -126,4 +137,43 @@ async fn a_lease_a_live_replica_renews_is_left_alone() {
         "{text}"
     );
     assert!(sim.pod("shop", "gone-1").is_some());
+}
+
+/// `--log-format json`: every line on stderr is one JSON object, for log shippers; the start
+/// line, each action and the summary among them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_carry_the_start_line_every_action_and_the_summary() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("gone-1").ns("shop").evicted().json()));
+    let server = SimServer::start(sim.clone()).await.unwrap();
+    let scratch = Scratch::new(
+        &[("sim", &server)],
+        "rules:\n  - {rule: evicted, auto: true, after: 0}\n",
+    );
+    let out = run(scratch.args(&["headless", "--once", "--log-format", "json"])).await;
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let messages: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let record: serde_json::Value =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            assert_eq!(record["target"], "action", "{line}");
+            record["fields"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    let said = |what: &str| messages.iter().any(|m| m.contains(what));
+    assert!(
+        said("headless: watching all namespaces of cluster sim"),
+        "{messages:?}"
+    );
+    assert!(said("leading: this process"), "{messages:?}");
+    assert!(
+        said("sim: auto evicted: deleted pod shop/gone-1"),
+        "{messages:?}"
+    );
+    assert!(said("one pass: 1 action taken, 0 failed"), "{messages:?}");
 }

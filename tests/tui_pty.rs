@@ -211,3 +211,19 @@ async fn quitting_waits_for_the_action_in_flight_and_its_audit_record() {
     assert_eq!(records[1]["id"], records[0]["id"]);
     assert_eq!(records[1]["outcome"], "failed", "{audit}");
 }
+
+/// Issue 19, 1: what auto does reaches the log pane, naming the cluster and the rule; in
+/// dry-run as "would …". (Outcomes were logged under a target the pane filtered out.)
+#[test]
+fn automatic_actions_are_lines_in_the_log_pane() {
+    let mut screen = Screen::start_with(&["--demo", "--context", "demo-eu", "--dry-run"], None);
+    let text = screen.wait_for("the first sync", |t| {
+        t.contains("● synced") && evicted_rows(t).len() >= 2
+    });
+    assert!(text.contains("DRY-RUN"), "{text}");
+    // Auto for the evicted rule, then the master switch.
+    screen.keys("a");
+    screen.wait_text("rules: evicted");
+    screen.keys("A");
+    screen.wait_text("demo-eu: auto evicted: would delete pod shop/");
+}

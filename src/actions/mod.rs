@@ -23,6 +23,11 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+/// The `tracing` target of the action log: every action, manual or automatic, and every hold
+/// and pause of the worker, one line each. The TUI's log pane and `headless`'s default output
+/// show it whatever else the log filter leaves out.
+pub const ACTION_LOG: &str = "action";
+
 pub use audit::{AuditLog, AuditRecord, Stage};
 pub use execute::Executor;
 pub use history::PastAction;

@@ -10,7 +10,7 @@ use chrono::Utc;
 use tokio::sync::watch;
 
 use super::targets::open_one;
-use crate::actions::{Audit, Executor};
+use crate::actions::{ACTION_LOG, Audit, Executor};
 use crate::cli::GlobalArgs;
 use crate::cluster::{Cache, Cluster, spawn_watches, watch_settings};
 use crate::config::Config;
@@ -47,7 +47,23 @@ pub(crate) async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
     );
     let parts = Parts::new(global, &config, cluster, &cache)?;
     tokio::spawn(say_memory_budget(cache.clone()));
-    let elector = Elector::new(cluster.client.clone(), LeaseSettings::from_env());
+    let lease = LeaseSettings::from_env();
+    let scopes: Vec<String> = targets.scopes.iter().map(ToString::to_string).collect();
+    say(&format!(
+        "headless: watching {} of cluster {}; auto-clean acts only while this process ({}) \
+         holds the Lease {}/{}{}",
+        scopes.join(", "),
+        cluster.name,
+        lease.identity,
+        lease.namespace,
+        lease.name,
+        if parts.policy.dry_run() {
+            " (dry run)"
+        } else {
+            ""
+        },
+    ));
+    let elector = Elector::new(cluster.client.clone(), lease);
     let exit = if mode.once {
         once(parts, &cache, elector, mode.send).await
     } else {
@@ -254,7 +270,7 @@ async fn once(parts: Parts, cache: &Cache, mut elector: Elector, send: bool) -> 
         _ = shutdown_signal() => false,
     };
     if !passed {
-        eprintln!("stopped before the pass ended: letting the lease go");
+        say("stopped before the pass ended: letting the lease go");
         leading.stop().await;
         return Ok(ExitCode::from(super::EXIT_RUNTIME));
     }
@@ -266,14 +282,14 @@ async fn once(parts: Parts, cache: &Cache, mut elector: Elector, send: bool) -> 
             Some(reporter) => {
                 let pods = reporter.candidates(cache);
                 let summary = reporter.send(&pods, &cluster, Utc::now()).await;
-                eprintln!("report: {}", summary.describe());
+                say(&format!("report: {}", summary.describe()));
                 delivered = summary.all_sent();
             }
-            None => eprintln!("report: no report sinks are configured (report.sinks)"),
+            None => say("report: no report sinks are configured (report.sinks)"),
         }
     }
     let pass = status.borrow().clone();
-    eprintln!("{}", summary(&pass));
+    say(&summary(&pass));
     leading.stop().await;
     let failed = pass.rules.values().any(|r| r.failures > 0);
     Ok(if delivered && !failed {
@@ -292,7 +308,13 @@ async fn take_lease(elector: &mut Elector) -> Result<Option<Instant>> {
     let mut first_seen = None;
     loop {
         let holder = match elector.round(Utc::now()).await {
-            Ok(Role::Leader) => return Ok(Some(Instant::now())),
+            Ok(Role::Leader) => {
+                say(&format!(
+                    "leading: this process ({}) holds the Lease {}/{} for one pass",
+                    settings.identity, settings.namespace, settings.name
+                ));
+                return Ok(Some(Instant::now()));
+            }
             Ok(Role::Follower(holder)) => holder,
             Err(e) => {
                 return Err(Error::Cluster(format!(
@@ -309,7 +331,9 @@ async fn take_lease(elector: &mut Elector) -> Result<Option<Instant>> {
         // record says, or ours) plus a round would have been taken over by now.
         let waited_out = first_look.elapsed() > settings.duration.max(LONGEST_LEASE) * 2;
         if renewed || waited_out {
-            eprintln!("another replica leads ({holder}); this pass does nothing");
+            say(&format!(
+                "another replica leads ({holder}); this pass does nothing"
+            ));
             return Ok(None);
         }
         tokio::time::sleep(settings.retry_period).await;
@@ -341,6 +365,12 @@ fn summary(status: &worker::WorkerStatus) -> String {
     line
 }
 
+/// A line of headless's own output, in the action log: on stderr by default, as text or JSON
+/// (`--log-format`), whatever `$OPS_POD_CLEANER_LOG` says.
+fn say(line: &str) {
+    tracing::info!(target: ACTION_LOG, "{line}");
+}
+
 /// Once the first list is in: the memory budget for this cluster against the container's limit.
 async fn say_memory_budget(cache: Cache) {
     let mut changes = cache.subscribe();
@@ -353,7 +383,7 @@ async fn say_memory_budget(cache: Cache) {
     if short {
         tracing::warn!("{line}");
     } else {
-        eprintln!("{line}");
+        say(&line);
     }
 }
 

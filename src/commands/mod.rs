@@ -23,9 +23,9 @@ pub async fn run(cli: Cli) -> ExitCode {
         Some(Command::CheckConfig { file }) => check_config(&file),
         Some(Command::Scan { output, parked }) => scan::run(&cli.global, output, parked).await,
         Some(Command::Report { output, send }) => report::run(&cli.global, output, send).await,
-        Some(Command::Headless { once, listen, send }) => {
-            headless::run(&cli.global, headless::Mode { once, listen, send }).await
-        }
+        Some(Command::Headless {
+            once, listen, send, ..
+        }) => headless::run(&cli.global, headless::Mode { once, listen, send }).await,
         None => tui::run(&cli.global).await,
     };
     result.unwrap_or_else(|e| {

@@ -433,12 +433,17 @@ async fn announce(
 ) {
     let standby = match role {
         Role::Leader => {
-            tracing::info!("leading: this replica ({}) acts", settings.identity);
+            tracing::info!(
+                target: crate::actions::ACTION_LOG,
+                "leading: this process ({}) holds the Lease and acts",
+                settings.identity
+            );
             None
         }
         Role::Follower(holder) => {
             tracing::info!(
-                "standing by: {holder} holds lease {}/{}",
+                target: crate::actions::ACTION_LOG,
+                "standing by: {holder} holds the Lease {}/{} and acts",
                 settings.namespace,
                 settings.name
             );

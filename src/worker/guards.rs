@@ -125,13 +125,15 @@ impl Guards {
         Ok(())
     }
 
-    /// After a request: the cooldown, and a backoff when it did not succeed.
-    pub fn sent(&mut self, planned: &Planned, outcome: &Outcome, now: Instant) {
+    /// After a request: the cooldown, and a backoff when it did not succeed. Returns whether
+    /// that is a refusal for a new reason (worth a log line).
+    pub fn sent(&mut self, planned: &Planned, outcome: &Outcome, now: Instant) -> bool {
         self.acted.insert(planned.target.clone(), now);
         if outcome.succeeded() {
             self.backoff.remove(&planned.target);
+            false
         } else {
-            self.refused(planned, &outcome.detail(), now);
+            self.refused(planned, &outcome.detail(), now)
         }
     }
 

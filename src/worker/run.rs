@@ -12,7 +12,7 @@ use super::breaker::{self, Census};
 use super::guards::COOLDOWN;
 use super::plan::{Decision, Gate, Guards, Hold, Planned, Toggles, plan};
 use super::{Counters, WorkerCommand, WorkerOptions, WorkerStatus};
-use crate::actions::{Action, Executor, Origin, Outcome, PastAction};
+use crate::actions::{ACTION_LOG, Action, Executor, Origin, Outcome, PastAction};
 use crate::cluster::Cache;
 use crate::config::CronSchedule;
 use crate::policy::Policy;
@@ -192,7 +192,11 @@ impl Worker {
         self.toggles.rules.insert(rule, on);
         tracing::info!("auto-clean for {rule}: {}", on_off(on));
         if on && self.guards.resume(rule) {
-            tracing::info!(%rule, "auto-clean for {rule} resumed by hand");
+            tracing::info!(
+                target: ACTION_LOG,
+                "{}: auto {rule} resumed by hand",
+                self.cluster
+            );
             self.update_paused();
         }
     }
@@ -221,7 +225,11 @@ impl Worker {
         };
         let matching: BTreeSet<RuleKind> = findings.iter().map(|f| f.finding.rule).collect();
         for rule in self.guards.matches_cleared(&matching) {
-            tracing::info!(%rule, "auto-clean for {rule} resumes: nothing matches any more");
+            tracing::info!(
+                target: ACTION_LOG,
+                "{}: auto {rule} resumes: nothing matches any more",
+                self.cluster
+            );
         }
         self.tripped = breaker::trips(&findings, &census, &self.guards.safety.breaker);
         self.update_paused();
@@ -285,8 +293,37 @@ impl Worker {
         }
         self.recent.send_replace(self.guards.recent());
         let outcome = self.executor.send_within(prepared, limit).await;
-        self.guards.sent(planned, &outcome, Instant::now());
+        let new_reason = self.guards.sent(planned, &outcome, Instant::now());
         self.count(planned.rule, &outcome);
+        if matches!(outcome, Outcome::Refused(_)) && !outcome.failed() {
+            if new_reason {
+                self.say_held(planned, &outcome.detail());
+            }
+            return;
+        }
+        // Where the engineer looks: the TUI's log pane, headless's output.
+        let line = format!(
+            "{}: auto {}: {}",
+            self.cluster,
+            planned.rule,
+            outcome.line(&action)
+        );
+        if outcome.succeeded() {
+            tracing::info!(target: ACTION_LOG, "{line}");
+        } else {
+            tracing::warn!(target: ACTION_LOG, "{line}");
+        }
+    }
+
+    /// A target held back for a lasting reason: one line per new reason.
+    fn say_held(&self, planned: &Planned, why: &str) {
+        tracing::warn!(
+            target: ACTION_LOG,
+            "{}: auto {} holds {}: {why}",
+            self.cluster,
+            planned.rule,
+            planned.pod
+        );
     }
 
     /// How long an action may take: until the lease must be renewed, when there is one.
@@ -309,7 +346,7 @@ impl Worker {
             Outcome::Refused(_) | Outcome::Failed(_) => {
                 let why = outcome.detail();
                 if self.guards.refused(planned, &why, Instant::now()) {
-                    tracing::warn!(rule = %planned.rule, "auto-clean held {}: {why}", planned.pod);
+                    self.say_held(planned, &why);
                 }
             }
             other => {
@@ -351,11 +388,15 @@ impl Worker {
         }
         for (rule, why) in &paused {
             if self.paused.get(rule) != Some(why) && self.toggles.allows(*rule) {
-                tracing::warn!(%rule, "auto-clean {why}");
+                tracing::warn!(target: ACTION_LOG, "{}: auto {why}", self.cluster);
             }
         }
         for rule in self.paused.keys().filter(|r| !paused.contains_key(r)) {
-            tracing::info!(%rule, "auto-clean for {rule} resumes: the mass failure is over");
+            tracing::info!(
+                target: ACTION_LOG,
+                "{}: auto {rule} resumes: the mass failure is over",
+                self.cluster
+            );
         }
         self.paused = paused;
         self.refresh_status();
