@@ -6,6 +6,7 @@ use std::sync::Arc;
 use chrono::Utc;
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::{Targets, open_targets};
@@ -16,10 +17,12 @@ use crate::cluster::{
     watch_settings,
 };
 use crate::config::Config;
+use crate::headless::lease::{self, Wiring};
+use crate::headless::{Elector, LeaseSettings};
 use crate::policy::{Flags, Policy};
 use crate::report::{DeliveryPolicy, Reporter, RestartState};
 use crate::ui::{ACTION_TARGET, Connector, ReportSource, RunOptions, Session};
-use crate::worker::WorkerOptions;
+use crate::worker::{WorkerCommand, WorkerHandle, WorkerOptions};
 use crate::{Error, Result};
 
 pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
@@ -136,15 +139,29 @@ impl Opener {
         });
         let reporter = self.reporter.clone();
         let sinks = !self.config.report.sinks.is_empty();
+        // A worker that can change the cluster takes part in its Lease, as the in-cluster one
+        // does: one worker per cluster. Dry-run and read-only change nothing, so they never
+        // keep the in-cluster worker from acting.
+        let elects = !self.policy.dry_run() && !self.policy.readonly();
+        let (acting_tx, acting_until) = watch::channel(None);
         let options = WorkerOptions {
             master_auto: false,
             cluster: cluster.name.clone(),
             reporter: reporter.clone().filter(|_| sinks),
             report_schedule: (self.config.report.enabled && sinks)
                 .then(|| self.config.report.schedule.clone()),
+            standby: elects.then(|| WAITING_FOR_LEASE.to_string()),
+            acting_until: elects.then_some(acting_until),
             ..WorkerOptions::default()
         };
         let worker = crate::worker::spawn(cache.clone(), executor.clone(), &self.policy, options);
+        if elects {
+            tokio::spawn(take_part_in_lease(
+                cluster.client.clone(),
+                worker.clone(),
+                acting_tx,
+            ));
+        }
         let report = report_source(reporter, &self.config, &cluster.name);
         Session {
             context: cluster.name.clone(),
@@ -158,6 +175,48 @@ impl Opener {
                 _targets: targets,
             }),
         }
+    }
+}
+
+const WAITING_FOR_LEASE: &str = "waiting for the cluster's Lease (one worker per cluster acts)";
+
+/// While the master switch is on, the screen's worker competes for the cluster's Lease like
+/// a replica of the in-cluster worker: it acts only while it holds it, stands by (saying who
+/// acts) while another live holder does, and passes its recent actions on through it. Off,
+/// it lets the Lease go.
+async fn take_part_in_lease(
+    client: kube::Client,
+    worker: WorkerHandle,
+    acting_until: watch::Sender<Option<std::time::Instant>>,
+) {
+    let mut status = worker.status.clone();
+    loop {
+        if status.wait_for(|s| s.master_auto).await.is_err() {
+            return;
+        }
+        let (stop, stopped) = watch::channel(false);
+        let wiring = Wiring {
+            worker: worker.commands.clone(),
+            recent: worker.recent.clone(),
+            leader: watch::channel(false).0,
+            acting_until: acting_until.clone(),
+        };
+        let elector = Elector::new(client.clone(), LeaseSettings::from_env());
+        let election = tokio::spawn(lease::run(elector, wiring, stopped, None));
+        let worker_gone = status.wait_for(|s| !s.master_auto).await.is_err();
+        let _ = stop.send(true);
+        if let Ok(elector) = election.await {
+            elector.release().await;
+        }
+        acting_until.send_replace(None);
+        if worker_gone {
+            return;
+        }
+        let standby = Some(WAITING_FOR_LEASE.to_string());
+        let _ = worker
+            .commands
+            .send(WorkerCommand::SetStandby(standby))
+            .await;
     }
 }
 

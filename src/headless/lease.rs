@@ -447,7 +447,10 @@ async fn announce(
                 settings.namespace,
                 settings.name
             );
-            Some(format!("standby: {holder} holds the lease and acts"))
+            Some(format!(
+                "run by {holder}, which holds the Lease {}/{}",
+                settings.namespace, settings.name
+            ))
         }
     };
     let leads = standby.is_none();
