@@ -96,8 +96,16 @@ impl AuditLog {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(io(IoOp::Write))?;
         }
-        let file = open_private(&path).map_err(io(IoOp::Write))?;
-        let size = file.metadata().map_err(io(IoOp::Read))?.len();
+        let mut file = open_private(&path).map_err(io(IoOp::Write))?;
+        let mut size = file.metadata().map_err(io(IoOp::Read))?.len();
+        if !ends_with_newline(&path, size).map_err(io(IoOp::Read))? {
+            // A torn last line (disk full, a crash mid-write): end it, so the next record is
+            // a line of its own rather than glued to the fragment and lost with it.
+            file.write_all(b"\n")
+                .and_then(|_| file.sync_data())
+                .map_err(io(IoOp::Write))?;
+            size += 1;
+        }
         Ok(AuditLog {
             max_bytes: u64::from(config.max_size_mib) << 20,
             keep: config.keep,
@@ -157,6 +165,19 @@ impl AuditLog {
         writer.size = 0;
         Ok(())
     }
+}
+
+/// Whether the file is empty or its last byte ends a line.
+fn ends_with_newline(path: &Path, size: u64) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    if size == 0 {
+        return Ok(true);
+    }
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(size - 1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    Ok(last == *b"\n")
 }
 
 /// Open for appending, mode 0600, tightening a file an older version created wider.

@@ -100,7 +100,12 @@ impl Executor {
     /// The automatic actions the audit log says were sent within `within`, for the guards.
     pub(crate) fn recent_actions(&self, within: Duration) -> Vec<PastAction> {
         match &self.audit {
-            Audit::Log(log) => log.recent(within, self.settings.dry_run, Utc::now()),
+            Audit::Log(log) => log.recent(
+                &self.settings.cluster,
+                within,
+                self.settings.dry_run,
+                Utc::now(),
+            ),
             _ => Vec::new(),
         }
     }

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -68,22 +68,25 @@ struct Written {
 }
 
 impl AuditLog {
-    /// The automatic actions sent within `within` of `now` (dry-run ones only when `dry_run`,
-    /// real ones only when not), oldest first.
+    /// The automatic actions sent to `cluster` within `within` of `now` (dry-run ones only
+    /// when `dry_run`, real ones only when not), oldest first. A record stamped in the future
+    /// (the clock was stepped back since) counts as just sent.
     pub(crate) fn recent(
         &self,
+        cluster: &str,
         within: Duration,
         dry_run: bool,
         now: DateTime<Utc>,
     ) -> Vec<PastAction> {
         self.read_back()
             .into_iter()
-            .filter(|w| w.stage == Stage::Intent && w.dry_run == dry_run)
+            .filter(|w| w.stage == Stage::Intent && w.dry_run == dry_run && w.cluster == cluster)
             .filter_map(|w| {
                 let Origin::Auto(rule) = w.origin else {
                     return None;
                 };
-                (now - w.time).to_std().ok().filter(|age| *age < within)?;
+                let age = (now - w.time).to_std().unwrap_or(Duration::ZERO);
+                (age < within).then_some(())?;
                 let workload = w.owner.map(|o| format!("{}/{o}", w.namespace));
                 let target = match (w.action, &workload, w.uid) {
                     (Verb::ScaleToZero, Some(workload), _) => workload.clone(),
@@ -129,22 +132,25 @@ impl AuditLog {
             .collect()
     }
 
-    /// The records at the end of the current file; lines that do not parse (an older format,
-    /// a torn last line) are skipped.
+    /// The records at the end of the log, across the last rotation (a restart just after one
+    /// must not forget what was sent before it), oldest first; lines that do not parse (an
+    /// older format, a torn line) are skipped.
     fn read_back(&self) -> Vec<Written> {
-        match read_tail(self.path()) {
-            Ok(text) => text
-                .lines()
-                .filter_map(|line| serde_json::from_str(line).ok())
-                .collect(),
-            Err(e) => {
-                tracing::warn!(
-                    "cannot read back the audit log {}: {e}",
-                    self.path().display()
-                );
-                Vec::new()
+        let rotated = PathBuf::from(format!("{}.1", self.path().display()));
+        let mut records = Vec::new();
+        for path in [rotated.as_path(), self.path()] {
+            match read_tail(path) {
+                Ok(text) => records.extend(
+                    text.lines()
+                        .filter_map(|line| serde_json::from_str::<Written>(line).ok()),
+                ),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && path == rotated => {}
+                Err(e) => {
+                    tracing::warn!("cannot read back the audit log {}: {e}", path.display());
+                }
             }
         }
+        records
     }
 }
 
@@ -162,4 +168,88 @@ fn read_tail(path: &Path) -> std::io::Result<String> {
         (_, Some((_, rest))) => rest.to_string(),
         (_, None) => String::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::audit::AuditRecord;
+    use crate::config::AuditConfig;
+
+    fn open(dir: &Path) -> AuditLog {
+        AuditLog::open(&AuditConfig {
+            path: dir.join("audit.jsonl"),
+            events: false,
+            max_size_mib: 0,
+            keep: 5,
+        })
+        .unwrap()
+    }
+
+    fn intent(cluster: &str, uid: &str, at: DateTime<Utc>) -> AuditRecord {
+        AuditRecord {
+            time: AuditRecord::stamp(at),
+            id: format!("id-{uid}"),
+            stage: Stage::Intent,
+            cluster: cluster.into(),
+            origin: Origin::Auto(RuleKind::Evicted),
+            actor: "test".into(),
+            action: Verb::Delete,
+            namespace: "shop".into(),
+            name: uid.into(),
+            uid: Some(uid.into()),
+            workload: None,
+            owner: None,
+            pod_phase: None,
+            reason: None,
+            dry_run: false,
+            outcome: None,
+            detail: None,
+        }
+    }
+
+    fn targets(log: &AuditLog, cluster: &str, now: DateTime<Utc>) -> Vec<String> {
+        log.recent(cluster, Duration::from_secs(600), false, now)
+            .into_iter()
+            .map(|p| p.target)
+            .collect()
+    }
+
+    #[test]
+    fn recent_actions_are_read_across_rotation_per_cluster_and_future_stamps_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = Utc::now();
+        let log = open(dir.path());
+        log.write(&intent(
+            "eu",
+            "before-rotation",
+            now - chrono::Duration::seconds(30),
+        ))
+        .unwrap();
+        drop(log);
+        // A rotation, then a restart: the current file holds nothing from before.
+        std::fs::rename(
+            dir.path().join("audit.jsonl"),
+            dir.path().join("audit.jsonl.1"),
+        )
+        .unwrap();
+        let log = open(dir.path());
+        log.write(&intent("us", "other-cluster", now)).unwrap();
+        // Stamped a minute ahead: the clock was stepped back since.
+        log.write(&intent("eu", "future", now + chrono::Duration::seconds(60)))
+            .unwrap();
+        assert_eq!(targets(&log, "eu", now), ["before-rotation", "future"]);
+        assert_eq!(targets(&log, "us", now), ["other-cluster"]);
+    }
+
+    #[test]
+    fn a_torn_last_line_does_not_swallow_the_next_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = Utc::now();
+        let path = dir.path().join("audit.jsonl");
+        std::fs::write(&path, r#"{"time":"2026-01-01T00:00:00Z","id":"torn","st"#).unwrap();
+        let log = open(dir.path());
+        log.write(&intent("eu", "after-the-tear", now)).unwrap();
+        assert_eq!(targets(&log, "eu", now), ["after-the-tear"]);
+    }
 }
