@@ -654,3 +654,60 @@ async fn a_pod_with_a_volume_claim_on_a_node_that_stopped_reporting_is_not_force
     }
     assert!(sim.pod("default", "cache-0").is_some());
 }
+
+/// Issue 19, 8: a sink that never answers holds up its report, not auto-clean: delivery runs
+/// in a task of its own. (It ran inside the worker loop: about 2.5 minutes per report with no
+/// pass.)
+#[tokio::test]
+async fn a_dead_report_sink_does_not_stop_auto_clean() {
+    use ops_pod_cleaner::config::{CronSchedule, ReportConfig, Sink};
+    use ops_pod_cleaner::report::{DeliveryPolicy, Reporter};
+    // Accepts, reads, never answers.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            held.push(stream);
+        }
+    });
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("crashy").ns("shop").restarts(9, "Error")));
+    let h = Harness::start(sim.clone()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = ReportConfig {
+        sinks: vec![Sink::Webhook {
+            url: ops_pod_cleaner::config::Secret::new(url),
+        }],
+        spool_dir: dir.path().join("spool"),
+        state_file: dir.path().join("state.json"),
+        ..ReportConfig::default()
+    };
+    let slow = DeliveryPolicy {
+        attempts: 3,
+        first_wait: Duration::from_secs(1),
+        max_wait: Duration::from_secs(1),
+        timeout: Duration::from_secs(60),
+    };
+    let reporter = Arc::new(Reporter::new(&config, slow).unwrap());
+    let config = config_with_auto(&[RuleKind::Evicted]);
+    let policy = Policy::new(Flags::default(), &config);
+    let options = WorkerOptions {
+        master_auto: true,
+        tick: Duration::from_millis(50),
+        cluster: "sim".into(),
+        reporter: Some(reporter),
+        report_schedule: Some(CronSchedule::parse("* * * * * *").unwrap()),
+        ..WorkerOptions::default()
+    };
+    let handle = h.spawn(&policy, options);
+    // The first report is under way (and stuck) within a second or two.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    sim.create_pod(typed(pod("gone-1").ns("shop").evicted()));
+    eventually("the evicted pod deleted while the report hangs", || {
+        sim.pod("shop", "gone-1").is_none()
+    })
+    .await;
+    let passes = handle.status.borrow().passes;
+    assert!(passes > 10, "passes went on: {passes}");
+}

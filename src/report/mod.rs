@@ -19,7 +19,7 @@ pub use build::build;
 pub use caps::SpoolCap;
 pub use deliver::{DeliveryPolicy, Reporter};
 pub use model::{RestartReport, RestartRow, WorkloadGroup};
-pub use outcome::DeliveryResult;
+pub use outcome::{DeliveryResult, DeliverySummary};
 pub use spool::sink_id;
 pub use state::RestartState;
 pub(crate) use workload::workload_label;

@@ -16,7 +16,7 @@ use crate::actions::{ACTION_LOG, Action, Executor, Origin, Outcome, PastAction};
 use crate::cluster::Cache;
 use crate::config::CronSchedule;
 use crate::policy::Policy;
-use crate::report::Reporter;
+use crate::report::{DeliverySummary, Reporter};
 use crate::rules::{RuleKind, RuleSpec};
 
 pub(super) struct Worker {
@@ -39,6 +39,9 @@ pub(super) struct Worker {
     status: WorkerStatus,
     acting_until: Option<watch::Receiver<Option<Instant>>>,
     recent: watch::Sender<Vec<PastAction>>,
+    /// Where the report delivery under way, run in a task of its own, says how it went (a
+    /// dead sink must not stop auto-clean while its retries run).
+    delivering: Option<mpsc::Receiver<DeliverySummary>>,
 }
 
 /// An action is not started with less of the lease left than this.
@@ -88,6 +91,7 @@ impl Worker {
             },
             acting_until: options.acting_until,
             recent,
+            delivering: None,
         };
         worker.update_paused();
         worker.refresh_status();
@@ -128,7 +132,8 @@ impl Worker {
                     None => break,
                 },
                 _ = tick.tick() => self.pass(&mut commands, &status).await,
-                _ = sleep_until(next_report), if next_report.is_some() => self.send_report().await,
+                _ = sleep_until(next_report), if next_report.is_some() => self.send_report(),
+                Some(summary) = next_delivery(&mut self.delivering) => self.delivered(summary),
             }
             self.publish(&status);
         }
@@ -154,7 +159,7 @@ impl Worker {
             WorkerCommand::SetStandby(why) => self.standby = why,
             WorkerCommand::Restore(history) => self.restore(&history),
             WorkerCommand::RunNow => return true,
-            WorkerCommand::SendReport => self.send_report().await,
+            WorkerCommand::SendReport => self.send_report(),
         }
         self.refresh_status();
         false
@@ -416,13 +421,30 @@ impl Worker {
         self.status.blocked = super::plan::blocked(&self.gate(), &self.guards.safety);
     }
 
-    async fn send_report(&mut self) {
+    /// Start delivering the report in a task of its own; one at a time.
+    fn send_report(&mut self) {
         let Some(reporter) = self.reporter.clone() else {
             self.status.last_report = Some("no report sinks are configured (report.sinks)".into());
             return;
         };
-        let pods = reporter.candidates(&self.cache);
-        let summary = reporter.send(&pods, &self.cluster, Utc::now()).await;
+        if self.delivering.is_some() {
+            self.status.last_report =
+                Some("the previous report is still being delivered; this one is skipped".into());
+            return;
+        }
+        let (tx, rx) = mpsc::channel(1);
+        self.delivering = Some(rx);
+        let (cache, cluster) = (self.cache.clone(), self.cluster.clone());
+        tokio::spawn(async move {
+            let pods = reporter.candidates(&cache);
+            let _ = tx
+                .send(reporter.send(&pods, &cluster, Utc::now()).await)
+                .await;
+        });
+    }
+
+    fn delivered(&mut self, summary: DeliverySummary) {
+        self.delivering = None;
         for delivery in &summary.deliveries {
             self.counters
                 .count_delivery(&delivery.sink, delivery.result.label());
@@ -443,6 +465,16 @@ impl Worker {
 
 fn on_off(on: bool) -> &'static str {
     if on { "on" } else { "off" }
+}
+
+/// The outcome of the delivery under way, if one is; never, if none is.
+async fn next_delivery(
+    delivering: &mut Option<mpsc::Receiver<DeliverySummary>>,
+) -> Option<DeliverySummary> {
+    match delivering {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn sleep_until(at: Option<DateTime<Utc>>) {
