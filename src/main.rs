@@ -53,5 +53,8 @@ fn main() -> ExitCode {
             return ExitCode::from(commands::EXIT_RUNTIME);
         }
     };
-    runtime.block_on(commands::run(cli))
+    let exit = runtime.block_on(commands::run(cli));
+    // A credential plugin left hanging (see `cluster::connect`) must not hold up the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    exit
 }

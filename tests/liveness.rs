@@ -331,3 +331,53 @@ async fn a_hung_action_times_out_is_audited_and_the_worker_goes_on() {
     let failures = handle.status.borrow().rules[&RuleKind::Evicted].failures;
     assert!(failures >= 1);
 }
+
+/// Issue 19, 8: a credential plugin that hangs (waiting for a login) held a runtime thread
+/// with no deadline while the client was built; on a context added to the screen, the screen
+/// froze. Building the client now runs off the runtime's threads, within the connect deadline.
+#[tokio::test(flavor = "current_thread")]
+async fn a_hanging_credential_plugin_fails_at_the_connect_deadline_without_blocking() {
+    use ops_pod_cleaner::cluster::{ConnectOptions, connect};
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n\
+         users:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      \
+         command: sleep\n      args: [\"4\"]\n      interactiveMode: Never\n\
+         contexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\n",
+    )
+    .unwrap();
+    let options = ConnectOptions {
+        kubeconfig: Some(kubeconfig),
+        context: None,
+        deadlines: Deadlines {
+            connect: Duration::from_millis(800),
+            request: Duration::from_secs(1),
+        },
+    };
+    // On this one-thread runtime a blocked thread would stop the ticker too.
+    let ticks = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counting = ticks.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            counting.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    let started = Instant::now();
+    let error = match connect(&options).await {
+        Ok(_) => panic!("a hanging plugin cannot give a client"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(error.contains("credential plugin"), "{error}");
+    assert!(
+        ticks.load(std::sync::atomic::Ordering::Relaxed) >= 8,
+        "the runtime went on meanwhile"
+    );
+}

@@ -32,7 +32,27 @@ pub async fn connect(options: &ConnectOptions) -> Result<Cluster> {
     // themselves (honouring Retry-After, giving up when a budget forbids), so only one layer does.
     config.default_retry = false;
     let url = config.cluster_url.to_string();
-    let client = client_with_deadlines(config, options.deadlines)?;
+    // Building the client runs a kubeconfig's credential plugin (exec) and waits for it: off
+    // the runtime's threads, and not for ever (a plugin waiting for a login would freeze the
+    // screen). A plugin still running then is left to finish on its own.
+    let deadlines = options.deadlines;
+    let building = tokio::task::spawn_blocking(move || client_with_deadlines(config, deadlines));
+    let client = match tokio::time::timeout(deadlines.connect, building).await {
+        Ok(Ok(built)) => built?,
+        Ok(Err(e)) => {
+            return Err(Error::Cluster(format!(
+                "{name} ({url}): building the client failed: {e}"
+            )));
+        }
+        Err(_) => {
+            return Err(Error::Cluster(format!(
+                "{name} ({url}): the client was not ready within {}s: a credential plugin \
+                 (`exec` in the kubeconfig) may be waiting for a login or hanging. Run \
+                 `kubectl --context {name} version` to see it, then try again",
+                deadlines.connect.as_secs_f64()
+            )));
+        }
+    };
     match tokio::time::timeout(Duration::from_secs(15), client.apiserver_version()).await {
         Ok(Ok(_)) => Ok(Cluster { name, client }),
         Ok(Err(e)) => Err(Error::Cluster(format!(
