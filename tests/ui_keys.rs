@@ -448,3 +448,29 @@ fn force_deleting_a_statefulset_pod_warns_of_a_second_copy_and_asks_twice() {
         [Effect::Run(vec![on_demo(Action::ForceDelete(target))])]
     );
 }
+
+/// Issue 19, 7: a cluster added to the screen gets the switches the screen has on now.
+#[test]
+fn a_cluster_added_later_gets_the_current_auto_switches() {
+    use ops_pod_cleaner::ui::Routed;
+    let mut s = state();
+    s.worker.master_auto = true;
+    if let Some(rule) = s.worker.rules.get_mut(&RuleKind::Evicted) {
+        rule.auto = true;
+    }
+    let effects = update(&mut s, Event::Added(Ok("demo-us".into())));
+    let us: std::sync::Arc<str> = "demo-us".into();
+    assert_eq!(
+        effects,
+        [
+            Effect::WorkerOf(Routed::new(
+                &us,
+                WorkerCommand::SetAuto {
+                    rule: RuleKind::Evicted,
+                    on: true
+                }
+            )),
+            Effect::WorkerOf(Routed::new(&us, WorkerCommand::SetMasterAuto(true))),
+        ]
+    );
+}

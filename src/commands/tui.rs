@@ -107,6 +107,8 @@ struct Opener {
 struct Running {
     watches: Vec<JoinHandle<()>>,
     _targets: Option<Targets>,
+    /// Dropped with the session: the worker's part in the Lease ends, and the Lease goes.
+    _closed: watch::Sender<()>,
 }
 
 impl Drop for Running {
@@ -155,11 +157,13 @@ impl Opener {
             ..WorkerOptions::default()
         };
         let worker = crate::worker::spawn(cache.clone(), executor.clone(), &self.policy, options);
+        let (closed_tx, closed) = watch::channel(());
         if elects {
             tokio::spawn(take_part_in_lease(
                 cluster.client.clone(),
                 worker.clone(),
                 acting_tx,
+                closed,
             ));
         }
         let report = report_source(reporter, &self.config, &cluster.name);
@@ -173,6 +177,7 @@ impl Opener {
             _guard: Box::new(Running {
                 watches,
                 _targets: targets,
+                _closed: closed_tx,
             }),
         }
     }
@@ -188,11 +193,13 @@ async fn take_part_in_lease(
     client: kube::Client,
     worker: WorkerHandle,
     acting_until: watch::Sender<Option<std::time::Instant>>,
+    mut closed: watch::Receiver<()>,
 ) {
     let mut status = worker.status.clone();
     loop {
-        if status.wait_for(|s| s.master_auto).await.is_err() {
-            return;
+        tokio::select! {
+            on = status.wait_for(|s| s.master_auto) => if on.is_err() { return },
+            _ = closed.changed() => return,
         }
         let (stop, stopped) = watch::channel(false);
         let wiring = Wiring {
@@ -203,13 +210,16 @@ async fn take_part_in_lease(
         };
         let elector = Elector::new(client.clone(), LeaseSettings::from_env());
         let election = tokio::spawn(lease::run(elector, wiring, stopped, None));
-        let worker_gone = status.wait_for(|s| !s.master_auto).await.is_err();
+        let over = tokio::select! {
+            off = status.wait_for(|s| !s.master_auto) => off.is_err(),
+            _ = closed.changed() => true,
+        };
         let _ = stop.send(true);
         if let Ok(elector) = election.await {
             elector.release().await;
         }
         acting_until.send_replace(None);
-        if worker_gone {
+        if over {
             return;
         }
         let standby = Some(WAITING_FOR_LEASE.to_string());

@@ -115,6 +115,8 @@ pub enum Effect {
     CheckOptOuts(Vec<Routed<PodRef>>),
     /// To every open cluster's worker: auto switches hold for the screen, guards per cluster.
     Worker(WorkerCommand),
+    /// To one cluster's worker.
+    WorkerOf(Routed<WorkerCommand>),
     ExportReport,
     ListContexts,
     /// Show this context alone.

@@ -30,7 +30,7 @@ use crate::cluster::{Health, Scope};
 use crate::config::UiConfig;
 use crate::report::RestartReport;
 use crate::rules::RuleSpec;
-use crate::worker::WorkerStatus;
+use crate::worker::{WorkerCommand, WorkerStatus};
 use crate::{Error, Result};
 
 /// Cache changes arriving within this window reach the screen together: a busy cluster costs
@@ -176,8 +176,21 @@ impl Runtime {
     /// Quitting while an action runs: wait, bounded and on screen, for it and its records.
     async fn finish_in_flight(&self, state: &mut State, guard: &mut TerminalGuard) {
         let deadline = tokio::time::Instant::now() + FINISH_IN_FLIGHT;
+        // No worker starts another action; the ones under way finish and are recorded.
+        for session in &self.sessions {
+            let quitting = Some("the screen is quitting".to_string());
+            let _ = session
+                .worker
+                .commands
+                .try_send(WorkerCommand::SetStandby(quitting));
+        }
         loop {
-            let running = self.in_flight.load(Ordering::SeqCst);
+            let automatic = self
+                .sessions
+                .iter()
+                .filter(|s| s.worker.status.borrow().acting)
+                .count();
+            let running = self.in_flight.load(Ordering::SeqCst) + automatic;
             if running == 0 {
                 return;
             }
@@ -466,6 +479,13 @@ impl Runtime {
                     if let Err(e) = session.worker.commands.try_send(command.clone()) {
                         tracing::warn!(target: ACTION_TARGET, "{}: the worker did not take the command: {e}", session.context);
                     }
+                }
+            }
+            Effect::WorkerOf(routed) => {
+                if let Some(session) = self.session(&routed.cluster)
+                    && let Err(e) = session.worker.commands.try_send(routed.item)
+                {
+                    tracing::warn!(target: ACTION_TARGET, "{}: the worker did not take the command: {e}", session.context);
                 }
             }
             Effect::ExportReport => {

@@ -118,7 +118,25 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
                 });
             }
             status(state, &format!("added context {name}"), false);
-            Vec::new()
+            // The screen's switches hold for every cluster, the one added now included.
+            let cluster: std::sync::Arc<str> = name.as_str().into();
+            let mut switches: Vec<WorkerCommand> = state
+                .worker
+                .rules
+                .iter()
+                .filter(|(_, rule)| rule.auto)
+                .map(|(rule, _)| WorkerCommand::SetAuto {
+                    rule: *rule,
+                    on: true,
+                })
+                .collect();
+            if state.worker.master_auto {
+                switches.push(WorkerCommand::SetMasterAuto(true));
+            }
+            switches
+                .into_iter()
+                .map(|command| Effect::WorkerOf(super::event::Routed::new(&cluster, command)))
+                .collect()
         }
         Event::Parked(list) => {
             if let Some(Overlay::Parked { list: shown, .. }) = &mut state.overlay {

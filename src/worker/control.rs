@@ -55,6 +55,9 @@ pub struct WorkerStatus {
     pub passes: u64,
     /// The last report delivery, e.g. "sent to 2 sinks at 09:00" or "spooled: slack answered 503".
     pub last_report: Option<String>,
+    /// An automatic action under way (sent, its outcome not yet recorded): what a quitting
+    /// screen waits for.
+    pub acting: bool,
 }
 
 /// The UI's side of a running worker.

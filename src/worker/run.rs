@@ -262,7 +262,7 @@ impl Worker {
             if !self.toggles.allows(planned.rule) || self.gate_closed() {
                 continue;
             }
-            self.act(&planned, action).await;
+            self.act(&planned, action, status).await;
             self.status.last_progress = Some(Utc::now());
             self.publish(status);
         }
@@ -275,7 +275,12 @@ impl Worker {
     }
 
     /// Check, take a slot, send. Limits are spent only on requests that go out.
-    async fn act(&mut self, planned: &Planned, action: Action) {
+    async fn act(
+        &mut self,
+        planned: &Planned,
+        action: Action,
+        status: &watch::Sender<WorkerStatus>,
+    ) {
         let origin = Origin::Auto(planned.rule);
         let prepared = match self.executor.prepare(&action, origin).await {
             Ok(prepared) => prepared,
@@ -297,7 +302,10 @@ impl Worker {
             }
         }
         self.recent.send_replace(self.guards.recent());
+        self.status.acting = true;
+        self.publish(status);
         let outcome = self.executor.send_within(prepared, limit).await;
+        self.status.acting = false;
         let new_reason = self.guards.sent(planned, &outcome, Instant::now());
         self.count(planned.rule, &outcome);
         if matches!(outcome, Outcome::Refused(_)) && !outcome.failed() {
