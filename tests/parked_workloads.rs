@@ -349,3 +349,64 @@ async fn a_workload_parked_in_its_annotation_is_listed_too() {
     let plan = executor(&watched).check_undo(&row.workload).await.unwrap();
     assert_eq!(plan.restores, 4);
 }
+
+/// Issue 19, 5: the workload is read, its replicas recorded, then scaled; someone rescaled it
+/// in between (2 → 4). The scale carries the version it was read at, so the write is a 409
+/// and re-planned: the record says 4 (undo restores what was there), not the stale 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workload_rescaled_before_the_scale_is_checked_again_and_recorded_at_its_new_count() {
+    use ops_pod_cleaner::actions::ParkedRecord;
+    let sim = SimCluster::new();
+    let d = deployment("shop", "web")
+        .replicas(2)
+        .unpullable()
+        .create(&sim);
+    ship_records(&sim, Vec::new());
+    let watched = Watched::start(sim.clone()).await;
+    eventually("two pods failing to pull", || {
+        live_pods(&sim, "web-").len() == 2
+    })
+    .await;
+    let pod = live_pods(&sim, "web-").remove(0);
+    let target = PodRef {
+        namespace: "shop".into(),
+        name: pod.metadata.name.clone().unwrap(),
+        uid: pod.metadata.uid.clone().unwrap(),
+    };
+    eventually("the pod in the cache", || {
+        watched.cache.get(&target.uid).is_some()
+    })
+    .await;
+    let parked = format!("/api/v1/namespaces/{DEFAULT_NAMESPACE}/configmaps");
+    sim.faults().hang(Some("update"), &parked);
+    let exec = executor(&watched);
+    let running = tokio::spawn(async move {
+        exec.run(
+            &Action::ScaleToZero(target),
+            Origin::Auto(RuleKind::ImagePull),
+        )
+        .await
+    });
+    eventually("the record's write to hang", || {
+        sim.faults().hung_requests() > 0
+    })
+    .await;
+    let deployments: Api<Deployment> = Api::namespaced(watched.server.client(), "shop");
+    let rescale = json!({"spec": {"replicas": 4}});
+    deployments
+        .patch_scale("web", &PatchParams::default(), &Patch::Merge(&rescale))
+        .await
+        .unwrap();
+    sim.faults().unhang(Some("update"), &parked);
+    let outcome = running.await.unwrap();
+    assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
+    assert!(
+        format!("{outcome:?}").contains("from 4 to 0"),
+        "{outcome:?}"
+    );
+    let map = sim.config_map(DEFAULT_NAMESPACE, PARKED_CONFIGMAP).unwrap();
+    let uid = d.metadata.uid.clone().unwrap();
+    let text = map.data.unwrap()[&uid].clone();
+    let record: ParkedRecord = serde_json::from_str(&text).unwrap();
+    assert_eq!(record.replicas, 4, "undo restores what was there: {text}");
+}

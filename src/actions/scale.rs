@@ -25,6 +25,9 @@ use crate::rules::Finding;
 pub(crate) struct ScalePlan {
     pub workload: WorkloadRef,
     pub current: i32,
+    /// The Scale's resourceVersion when `current` (and availability) were read: the write
+    /// carries it, so a workload changed since (fixed, rescaled) is a 409, and re-planned.
+    pub version: String,
     /// The workload's UID: the key of its parked record.
     pub uid: String,
     pub origin: Origin,
@@ -48,8 +51,28 @@ impl Executor {
             Resolution::Scalable(w) => w,
             Resolution::Unscalable(why) => return Err(Outcome::Refused(Refusal::Unscalable(why))),
         };
+        let (uid, current, version) = self.check_workload(&workload, origin).await?;
+        Ok(ScalePlan {
+            uid,
+            workload,
+            current,
+            version,
+            origin,
+            pod: pod.name.to_string(),
+            finding: finding.cloned(),
+        })
+    }
+
+    /// Read the workload and its Scale, in that order, and check them as one step: the opt-out
+    /// and, for the worker, that no replica is available (unless the rule opts in), then the
+    /// replicas to record. Returns the UID, the replicas and the Scale's version.
+    async fn check_workload(
+        &self,
+        workload: &WorkloadRef,
+        origin: Origin,
+    ) -> Result<(String, i32, String), Outcome> {
         let api = workload.api(&self.client);
-        let object = self.get_workload(&api, &workload).await.map_err(stopped)?;
+        let object = self.get_workload(&api, workload).await.map_err(stopped)?;
         let annotations = object.metadata.annotations.clone().unwrap_or_default();
         if let Origin::Auto(rule) = origin {
             if annotations
@@ -69,43 +92,67 @@ impl Executor {
                 .any(|r| r.kind == rule && r.scale_while_available);
             if available > 0 && !opted_in {
                 return Err(Outcome::Refused(Refusal::BadRollout {
-                    workload,
+                    workload: workload.clone(),
                     available,
                 }));
             }
         }
-        let current = self
-            .current_replicas(&api, &workload)
-            .await
-            .map_err(stopped)?;
+        let (current, version) = self.read_scale(&api, workload).await.map_err(stopped)?;
         if current == 0 {
             return Err(Outcome::Skipped(format!(
                 "{workload} is already at 0 replicas"
             )));
         }
-        Ok(ScalePlan {
-            uid: object.metadata.uid.clone().unwrap_or_default(),
-            workload,
+        Ok((
+            object.metadata.uid.clone().unwrap_or_default(),
             current,
-            origin,
-            pod: pod.name.to_string(),
-            finding: finding.cloned(),
-        })
+            version,
+        ))
     }
 
     pub(super) async fn scale_to_zero(&self, plan: &ScalePlan) -> Outcome {
-        let w = &plan.workload;
-        let current = plan.current;
         if self.settings.dry_run {
+            let (w, current) = (&plan.workload, plan.current);
             return Outcome::DryRun(format!("would scale {w} from {current} to 0"));
         }
+        let mut plan = plan.clone();
+        for _ in 0..SCALE_ATTEMPTS {
+            match self.park_and_scale(&plan).await {
+                Err(Stop::Conflict(_)) => {
+                    // The workload changed between the read and the write: check it again as it
+                    // is now (it may serve again, or have other replicas to record).
+                    match self.check_workload(&plan.workload, plan.origin).await {
+                        Ok((_, current, version)) => {
+                            plan.current = current;
+                            plan.version = version;
+                        }
+                        Err(outcome) => {
+                            let _ = self.parked_store().remove(&plan.uid).await;
+                            return outcome;
+                        }
+                    }
+                }
+                Ok(done) => return done,
+                Err(stop) => return stopped(stop),
+            }
+        }
+        Outcome::Skipped(format!(
+            "{} kept changing while being scaled; it will be planned again",
+            plan.workload
+        ))
+    }
+
+    /// Record the replicas, then scale to zero at the version they were read at.
+    async fn park_and_scale(&self, plan: &ScalePlan) -> Result<Outcome, Stop> {
+        let w = &plan.workload;
+        let current = plan.current;
         let api = w.api(&self.client);
         // Remember first, so undo works even if the scale call is the one that fails; and never
         // scale what could not be remembered.
         let store = self.parked_store();
         let fallback = match store.put(&self.parked_record(plan)).await {
             Ok(()) => None,
-            Err(StoreError::Failed(stop)) => return stopped(stop),
+            Err(StoreError::Failed(stop)) => return Err(stop),
             Err(StoreError::Unavailable(why)) => {
                 let remember = json!({"metadata": {"annotations": {REPLICAS_BEFORE_ANNOTATION: current.to_string()}}});
                 match self
@@ -114,33 +161,37 @@ impl Executor {
                 {
                     Ok(()) => Some(why),
                     Err(Stop::Forbidden(denied)) => {
-                        return Outcome::Refused(Refusal::Unrecorded {
+                        return Ok(Outcome::Refused(Refusal::Unrecorded {
                             workload: w.clone(),
                             replicas: current,
                             store: why,
                             denied: Box::new(denied),
-                        });
+                        }));
                     }
-                    Err(stop) => return stopped(stop),
+                    Err(stop) => return Err(stop),
                 }
             }
         };
-        match self.set_replicas(&api, w, 0).await {
+        // With a fallback the annotation write changed the workload's version: its check is
+        // the one just made, so the scale goes without one.
+        let version = fallback.is_none().then_some(plan.version.as_str());
+        match self.set_replicas_at(&api, w, 0, version).await {
             Ok(()) => {
                 let done = format!("scaled {w} from {current} to 0 (undo restores {current})");
-                Outcome::Done(match fallback {
+                Ok(Outcome::Done(match fallback {
                     None => done,
                     Some(why) => format!(
                         "{done}; recorded in its {REPLICAS_BEFORE_ANNOTATION} annotation ({why})"
                     ),
-                })
+                }))
             }
+            Err(Stop::Conflict(message)) => Err(Stop::Conflict(message)),
             Err(stop) => {
                 // Refused or gone: nothing was parked, so the record would only mislead.
                 if fallback.is_none() && matches!(stop, Stop::Forbidden(_) | Stop::Gone) {
                     let _ = store.remove(&plan.uid).await;
                 }
-                stopped(stop)
+                Err(stop)
             }
         }
     }
@@ -173,6 +224,15 @@ impl Executor {
         api: &Api<DynamicObject>,
         w: &WorkloadRef,
     ) -> Result<i32, Stop> {
+        self.read_scale(api, w).await.map(|(replicas, _)| replicas)
+    }
+
+    /// `spec.replicas` and the Scale's resourceVersion.
+    async fn read_scale(
+        &self,
+        api: &Api<DynamicObject>,
+        w: &WorkloadRef,
+    ) -> Result<(i32, String), Stop> {
         let scale = self
             .settings
             .retry
@@ -180,7 +240,8 @@ impl Executor {
                 api.get_scale(&w.name)
             })
             .await?;
-        Ok(scale.spec.and_then(|s| s.replicas).unwrap_or(0))
+        let version = scale.metadata.resource_version.clone().unwrap_or_default();
+        Ok((scale.spec.and_then(|s| s.replicas).unwrap_or(0), version))
     }
 
     pub(super) async fn get_workload(
@@ -221,8 +282,23 @@ impl Executor {
         w: &WorkloadRef,
         replicas: i32,
     ) -> Result<(), Stop> {
+        self.set_replicas_at(api, w, replicas, None).await
+    }
+
+    /// Write replicas through the scale subresource; with `version`, only if the Scale is
+    /// still at it (a 409 otherwise).
+    async fn set_replicas_at(
+        &self,
+        api: &Api<kube::api::DynamicObject>,
+        w: &WorkloadRef,
+        replicas: i32,
+        version: Option<&str>,
+    ) -> Result<(), Stop> {
         let params = PatchParams::default();
-        let body = json!({"spec": {"replicas": replicas}});
+        let mut body = json!({"spec": {"replicas": replicas}});
+        if let Some(version) = version.filter(|v| !v.is_empty()) {
+            body["metadata"] = json!({"resourceVersion": version});
+        }
         let patch = Patch::Merge(&body);
         self.settings
             .retry
@@ -233,6 +309,9 @@ impl Executor {
             .map(|_| ())
     }
 }
+
+/// A scale that meets a changed workload is checked and tried again this many times in all.
+const SCALE_ATTEMPTS: usize = 3;
 
 fn needs(verb: &'static str, resource: &'static str) -> Needs {
     Needs { verb, resource }

@@ -282,17 +282,35 @@ impl Worker {
         status: &watch::Sender<WorkerStatus>,
     ) {
         let origin = Origin::Auto(planned.rule);
-        let prepared = match self.executor.prepare(&action, origin).await {
-            Ok(prepared) => prepared,
-            Err(outcome) => return self.not_sent(planned, &outcome),
-        };
-        let limit = match self.lease_left() {
-            Ok(limit) => limit,
+        // The checks and the request both end where the lease does as known now: an instant,
+        // not a span restarted after the checks (their reads may retry for a while).
+        let until = match self.lease_until() {
+            Ok(until) => until,
             Err(why) => {
                 tracing::debug!(rule = %planned.rule, "held back on {}: {why}", planned.pod);
                 return;
             }
         };
+        let preparing = self.executor.prepare(&action, origin);
+        let prepared = match until {
+            None => preparing.await,
+            Some(until) => match tokio::time::timeout_at(until.into(), preparing).await {
+                Ok(prepared) => prepared,
+                Err(_) => {
+                    tracing::debug!(rule = %planned.rule, "held back on {}: the lease ends before the checks did", planned.pod);
+                    return;
+                }
+            },
+        };
+        let prepared = match prepared {
+            Ok(prepared) => prepared,
+            Err(outcome) => return self.not_sent(planned, &outcome),
+        };
+        let limit = until.map(|until| until.saturating_duration_since(Instant::now()));
+        if limit.is_some_and(|left| left < LEASE_MARGIN) {
+            tracing::debug!(rule = %planned.rule, "held back on {}: too little of the lease is left", planned.pod);
+            return;
+        }
         match self.guards.admit(planned, Instant::now()) {
             Ok(()) => {}
             Err(Hold::Paused(_)) => return self.update_paused(),
@@ -339,18 +357,17 @@ impl Worker {
         );
     }
 
-    /// How long an action may take: until the lease must be renewed, when there is one.
-    fn lease_left(&self) -> Result<Option<Duration>, &'static str> {
+    /// Until when an action may run: the end of the lease as last renewed, when there is one.
+    fn lease_until(&self) -> Result<Option<Instant>, &'static str> {
         let Some(until) = &self.acting_until else {
             return Ok(None);
         };
-        let left = (*until.borrow())
-            .map(|until| until.saturating_duration_since(Instant::now()))
-            .unwrap_or_default();
-        if left < LEASE_MARGIN {
-            return Err("too little of the lease is left to start an action");
+        match *until.borrow() {
+            Some(until) if until.saturating_duration_since(Instant::now()) >= LEASE_MARGIN => {
+                Ok(Some(until))
+            }
+            _ => Err("too little of the lease is left to start an action"),
         }
-        Ok(Some(left))
     }
 
     /// Refused before anything was sent: wait before trying again; say so once per reason.
