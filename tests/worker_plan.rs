@@ -548,3 +548,29 @@ fn finished_pods_do_not_dilute_the_breaker_share() {
         Some("evicted matches 6 of 10 pods in shop: paused, likely node pressure")
     );
 }
+
+/// Issue 19, 2: a node that stopped reporting strands a pod or two per namespace; no
+/// namespace or workload share trips, but its pods are counted per node.
+#[test]
+fn the_breaker_counts_pods_stuck_on_one_node() {
+    let config = BreakerConfig::default();
+    let stuck = |i: usize| {
+        pod(&format!("app-{i}"))
+            .ns(&format!("team-{i}"))
+            .on_node("node-7")
+            .terminating_since("2026-11-20T11:00:00Z")
+    };
+    let mut pods: Vec<PodRecord> = (0..6).map(|i| record(stuck(i))).collect();
+    for i in 0..6 {
+        pods.extend((0..20).map(|j| record(pod(&format!("ok-{j}")).ns(&format!("team-{i}")))));
+    }
+    let findings: Vec<Abnormal> = (0..6).map(|i| abnormal(stuck(i))).collect();
+    let paused = trips(&findings, &census(&pods), &config);
+    let why = paused.get(&RuleKind::Terminating).expect("paused");
+    assert!(why.contains("6 of 6 pods on node node-7"), "{why}");
+    assert!(why.contains("kubectl get nodes"), "{why}");
+    // The same pods spread over six nodes: nothing points at a node.
+    let spread = |i: usize| stuck(i).on_node(&format!("node-{i}"));
+    let findings: Vec<Abnormal> = (0..6).map(|i| abnormal(spread(i))).collect();
+    assert!(trips(&findings, &census(&pods), &config).is_empty());
+}

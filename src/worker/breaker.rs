@@ -45,10 +45,21 @@ pub fn trips(
     // added to its total.
     let mut by_namespace: HashMap<(RuleKind, &str), (u32, u32)> = HashMap::new();
     let mut by_workload: HashMap<(RuleKind, String, String), (u32, u32)> = HashMap::new();
+    // A node that stopped reporting strands one or two pods per namespace, under every
+    // breaker above: its pods are counted per node, where the cause is.
+    let mut by_node: HashMap<(RuleKind, &str), u32> = HashMap::new();
     for found in findings
         .iter()
         .filter(|f| f.finding.action != ActionKind::None)
     {
+        if let Some(node) = found
+            .pod
+            .node
+            .as_deref()
+            .filter(|_| node_bound(found.finding.rule))
+        {
+            *by_node.entry((found.finding.rule, node)).or_default() += 1;
+        }
         let rule = found.finding.rule;
         let finished = u32::from(finished(&found.pod));
         let count = |c: &mut (u32, u32)| {
@@ -80,7 +91,11 @@ pub fn trips(
             let total = census.workload(&ns, &w);
             (rule, matched, total + finished, format!("of {w} in {ns}"))
         });
-    for (rule, matched, total, place) in namespaces.chain(workloads) {
+    // Every matching pod of a node is the node's trouble: the share is the whole.
+    let nodes = by_node
+        .into_iter()
+        .map(|((rule, node), matched)| (rule, matched, matched, format!("on node {node}")));
+    for (rule, matched, total, place) in namespaces.chain(workloads).chain(nodes) {
         let total = total.max(matched);
         let share = f64::from(matched) / f64::from(total.max(1));
         if matched < config.min_pods || share < config.share {
@@ -113,6 +128,12 @@ pub fn trips(
         .collect()
 }
 
+/// Rules whose matches a lost node produces: pods stuck Terminating and pods whose node is
+/// lost; their action (a force delete) is the one that must not run on a node that may live.
+fn node_bound(rule: RuleKind) -> bool {
+    matches!(rule, RuleKind::Terminating | RuleKind::Unknown)
+}
+
 fn finished(pod: &PodRecord) -> bool {
     pod.phase.finished()
 }
@@ -121,7 +142,9 @@ fn likely_cause(rule: RuleKind) -> &'static str {
     match rule {
         RuleKind::ImagePull => "likely a registry outage",
         RuleKind::Evicted => "likely node pressure",
-        RuleKind::Terminating | RuleKind::Unknown => "likely a node or kubelet outage",
+        RuleKind::Terminating | RuleKind::Unknown => {
+            "likely a node or kubelet outage (`kubectl get nodes`: a node NotReady or Unknown)"
+        }
         _ => "likely a cluster-wide problem, not the pods",
     }
 }
