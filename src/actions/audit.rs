@@ -149,6 +149,20 @@ impl AuditLog {
         Ok(())
     }
 
+    /// [`AuditLog::write`] on the blocking pool: an fsync on a slow or full disk must not
+    /// hold a runtime thread (the screen, the lease's renewals) while it waits.
+    pub async fn write_off_thread(&self, record: AuditRecord) -> Result<()> {
+        let log = self.clone();
+        match tokio::task::spawn_blocking(move || log.write(&record)).await {
+            Ok(written) => written,
+            Err(e) => Err(Error::Io {
+                path: self.path.clone(),
+                op: IoOp::Write,
+                source: std::io::Error::other(e.to_string()),
+            }),
+        }
+    }
+
     fn rotate(&self, writer: &mut Writer) -> std::io::Result<()> {
         let numbered = |n: u32| PathBuf::from(format!("{}.{n}", self.path.display()));
         if self.keep == 0 {

@@ -214,7 +214,23 @@ impl Executor {
             pod: pod.as_ref(),
             finding: finding.as_ref(),
         };
-        let intent = match self.intend(&subject) {
+        // The intent's write and the request share the limit, as one span from now.
+        let deadline = limit.map(|limit| tokio::time::Instant::now() + limit);
+        let intending = self.intend(&subject);
+        let intended = match deadline {
+            None => intending.await,
+            Some(at) => match tokio::time::timeout_at(at, intending).await {
+                Ok(intended) => intended,
+                Err(_) => {
+                    return Outcome::Failed(
+                        "the audit log did not take the intent before the lease had to be \
+                         renewed; nothing was sent"
+                            .into(),
+                    );
+                }
+            },
+        };
+        let intent = match intended {
             Ok(intent) => intent,
             Err(refused) => return refused,
         };
@@ -229,16 +245,16 @@ impl Executor {
                 _ => Outcome::Failed("no pod to act on".into()),
             }
         };
-        let outcome = match limit {
-            None => request.await,
-            Some(limit) => tokio::time::timeout(limit, request)
-                .await
-                .unwrap_or_else(|_| {
+        let outcome = match (limit, deadline) {
+            (Some(limit), Some(at)) => tokio::time::timeout_at(at, request).await.unwrap_or_else(
+                |_| {
                     Outcome::Failed(format!(
                         "stopped after {limit:?}: the lease had to be renewed first; the request \
                          may or may not have reached the server"
                     ))
-                }),
+                },
+            ),
+            _ => request.await,
         };
         self.conclude(intent, &subject, &outcome).await;
         outcome

@@ -61,7 +61,10 @@ impl Executor {
     }
 
     /// Write the intent, fsynced, before anything is sent. `Err` is the refusal to act.
-    pub(super) fn intend(&self, subject: &Subject) -> Result<Option<AuditRecord>, Outcome> {
+    pub(super) async fn intend(
+        &self,
+        subject: &Subject<'_>,
+    ) -> Result<Option<AuditRecord>, Outcome> {
         if let Some(problem) = self.audit_problem() {
             return Err(Outcome::Refused(Refusal::AuditBroken(problem)));
         }
@@ -69,7 +72,7 @@ impl Executor {
             return Ok(None);
         };
         let record = self.intent(log, subject);
-        match log.write(&record) {
+        match log.write_off_thread(record.clone()).await {
             Ok(()) => Ok(Some(record)),
             Err(e) => {
                 let problem = format!(
@@ -106,7 +109,7 @@ impl Executor {
                 detail: Some(outcome.detail().into_owned()),
                 ..intent
             };
-            if let Err(e) = log.write(&record) {
+            if let Err(e) = log.write_off_thread(record).await {
                 let problem = format!(
                     "the audit log {} cannot be written ({e})",
                     log.path().display()
