@@ -25,7 +25,7 @@ fn confirm_lines(state: &State) -> (String, Vec<String>, Option<String>) {
     };
     let unavailable = match &c.offer {
         Offer::Unavailable(why) => Some(why.clone()),
-        Offer::Ready { .. } => None,
+        Offer::Ready { .. } | Offer::Resume(_) => None,
     };
     (c.title.clone(), c.lines.clone(), unavailable)
 }
@@ -472,5 +472,53 @@ fn a_cluster_added_later_gets_the_current_auto_switches() {
             )),
             Effect::WorkerOf(Routed::new(&us, WorkerCommand::SetMasterAuto(true))),
         ]
+    );
+}
+
+/// Issue 19, 7: `a` on a rule the workload bound paused resumes it on the cluster where it
+/// paused, after a dialog that names the cluster and why; never on every open cluster.
+#[test]
+fn resuming_a_paused_rule_names_and_acts_on_its_cluster_only() {
+    use ops_pod_cleaner::ui::Routed;
+    use ops_pod_cleaner::worker::{RuleStatus, WorkerStatus};
+    let mut s = state();
+    let status = |paused: bool| WorkerStatus {
+        rules: [(
+            RuleKind::ImagePull,
+            RuleStatus {
+                auto: true,
+                paused: paused.then(|| {
+                    "imagePull would act on a 4th workload (Deployment/d): paused".to_string()
+                }),
+                resumable: paused,
+                ..RuleStatus::default()
+            },
+        )]
+        .into_iter()
+        .collect(),
+        ..WorkerStatus::default()
+    };
+    for (cluster, paused) in [("demo-eu", false), ("demo-us", true)] {
+        update(
+            &mut s,
+            Event::Worker {
+                cluster: cluster.into(),
+                status: status(paused),
+            },
+        );
+    }
+    press(&mut s, "3");
+    assert_eq!(s.current_kind(), Some(RuleKind::ImagePull));
+    press(&mut s, "a");
+    let (title, lines, _) = confirm_lines(&s);
+    assert_eq!(title, "Resume auto-clean for imagePull on demo-us?");
+    assert!(lines[0].contains("4th workload"), "{lines:?}");
+    let us: std::sync::Arc<str> = "demo-us".into();
+    assert_eq!(
+        press(&mut s, "y"),
+        [Effect::WorkerOf(Routed::new(
+            &us,
+            WorkerCommand::Resume(RuleKind::ImagePull)
+        ))]
     );
 }

@@ -52,6 +52,8 @@ pub enum Offer {
     },
     /// The action cannot run, and why; the dialog only informs.
     Unavailable(String),
+    /// Resume a rule the workload bound paused, on one cluster only.
+    Resume(Routed<crate::rules::RuleKind>),
 }
 
 impl Offer {
@@ -68,6 +70,7 @@ impl Offer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Answer {
     Run(Vec<Routed<Action>>),
+    Resume(Routed<crate::rules::RuleKind>),
     /// Ask again, naming what was opted out.
     AskAgain(Confirmation),
     Nothing,
@@ -76,8 +79,10 @@ pub(crate) enum Answer {
 impl Confirmation {
     /// Yes: run, or ask again first when a target opted out or could come back twice.
     pub(crate) fn confirm(self) -> Answer {
-        let Offer::Ready { actions, caution } = self.offer else {
-            return Answer::Nothing;
+        let (actions, caution) = match self.offer {
+            Offer::Ready { actions, caution } => (actions, caution),
+            Offer::Resume(rule) => return Answer::Resume(rule),
+            Offer::Unavailable(_) => return Answer::Nothing,
         };
         if caution.is_empty() {
             return Answer::Run(actions);
@@ -122,6 +127,27 @@ impl Confirmation {
             self.lines.push(SECOND_CONFIRMATION.to_string());
         }
         self
+    }
+
+    /// Resume `rule` on `cluster`, where the workload bound paused it for `why`.
+    pub(crate) fn resume(
+        cluster: &std::sync::Arc<str>,
+        rule: crate::rules::RuleKind,
+        why: &str,
+    ) -> Confirmation {
+        Confirmation {
+            title: format!("Resume auto-clean for {rule} on {cluster}?"),
+            lines: vec![
+                format!("paused on {cluster}: {why}"),
+                String::new(),
+                "It paused itself: look at the cause first (a registry, a node). A yes lets it act"
+                    .to_string(),
+                format!(
+                    "on {cluster} only, on as many new workloads as safety.breaker.maxWorkloads."
+                ),
+            ],
+            offer: Offer::Resume(Routed::new(cluster, rule)),
+        }
     }
 
     pub(crate) fn unavailable(title: &str, why: impl Into<String>) -> Confirmation {

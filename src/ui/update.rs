@@ -1,5 +1,7 @@
 //! `update`: the only place the state changes. Pure: events in, effects out.
 
+use std::sync::Arc;
+
 use super::confirm::{Answer, Confirmation, Offer, PodVerb};
 use super::event::{Effect, Event, Routed, Snapshot};
 use super::keys::{Command, command_for};
@@ -8,6 +10,7 @@ use super::state::{
 };
 use crate::actions::{Action, Outcome, ParkedList, PodRef, Refusal, Verb};
 use crate::config::{KeyBinding, KeyCode};
+use crate::rules::RuleKind;
 use crate::worker::{WorkerCommand, WorkerStatus};
 
 pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
@@ -170,6 +173,24 @@ fn on_snapshot(state: &mut State, snapshot: Snapshot) {
     state.replace_findings(snapshot.findings, snapshot.in_default_order);
 }
 
+/// The cluster where `rule` is paused by the workload bound (the current row's first), and
+/// why: what `a` offers to resume. A pause the share breaker made lifts by itself.
+fn paused_by_bound(state: &State, rule: RuleKind) -> Option<(Arc<str>, String)> {
+    let current = state.selected_finding().map(|f| f.cluster.clone());
+    let all: Vec<(Arc<str>, String)> = state
+        .workers
+        .iter()
+        .filter_map(|(cluster, status)| {
+            let paused = status.rules.get(&rule).filter(|r| r.resumable)?;
+            Some((cluster.clone(), paused.paused.clone()?))
+        })
+        .collect();
+    all.iter()
+        .find(|(cluster, _)| Some(cluster) == current.as_ref())
+        .or(all.first())
+        .cloned()
+}
+
 /// The open clusters' workers as one: a switch is on where any cluster has it on, a rule is
 /// held or paused where any cluster holds or pauses it, naming the cluster when there are
 /// several.
@@ -204,6 +225,7 @@ fn merged(state: &State) -> WorkerStatus {
             ours.actions_taken += theirs.actions_taken;
             ours.failures += theirs.failures;
             ours.held += theirs.held;
+            ours.resumable |= theirs.resumable;
             if ours.paused.is_none() {
                 ours.paused = theirs.paused.as_ref().map(|why| named(cluster, why));
             }
@@ -330,6 +352,18 @@ fn on_overlay_key(
             Answer::AskAgain(second) => {
                 state.overlay = Some(Overlay::Confirm(second));
                 Vec::new()
+            }
+            Answer::Resume(routed) => {
+                status(
+                    state,
+                    &format!(
+                        "auto-clean for {} resumed on {}",
+                        routed.item, routed.cluster
+                    ),
+                    false,
+                );
+                let command = WorkerCommand::Resume(routed.item);
+                vec![Effect::WorkerOf(Routed::new(&routed.cluster, command))]
             }
             Answer::Nothing => Vec::new(),
         },
@@ -550,6 +584,11 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
             let Some(rule) = state.current_kind() else {
                 return Vec::new();
             };
+            // A rule the workload bound paused is resumed per cluster, after a look at why.
+            if let Some((cluster, why)) = paused_by_bound(state, rule) {
+                state.overlay = Some(Overlay::Confirm(Confirmation::resume(&cluster, rule, &why)));
+                return Vec::new();
+            }
             let on = !state.worker.rules.get(&rule).is_some_and(|r| r.auto);
             status(
                 state,

@@ -15,6 +15,8 @@ pub enum WorkerCommand {
     SetAuto { rule: RuleKind, on: bool },
     /// The master switch: nothing runs automatically while it is off.
     SetMasterAuto(bool),
+    /// Someone looked at a rule the workload bound paused, on this cluster: it may act again.
+    Resume(RuleKind),
     /// Run a pass now instead of waiting for the next tick.
     RunNow,
     /// Build the restart report and deliver it to the sinks now.
@@ -34,6 +36,9 @@ pub struct RuleStatus {
     pub failures: u64,
     /// Why this rule is paused, e.g. the mass-failure breaker; loud in the UI.
     pub paused: Option<String>,
+    /// Paused by the bound on distinct workloads, which only a person lifts (`Resume`); a
+    /// share breaker's pause lifts by itself when the share drops.
+    pub resumable: bool,
     /// Targets refused for a lasting reason (an opt-out, a bad rollout...), waiting to retry.
     pub held: u32,
     /// One of their reasons, for the rules pane and `--once`.

@@ -158,6 +158,10 @@ impl Worker {
             }
             WorkerCommand::SetStandby(why) => self.standby = why,
             WorkerCommand::Restore(history) => self.restore(&history),
+            WorkerCommand::Resume(rule) => {
+                self.resume(rule);
+                return true;
+            }
             WorkerCommand::RunNow => return true,
             WorkerCommand::SendReport => self.send_report(),
         }
@@ -191,12 +195,14 @@ impl Worker {
         self.recent.send_replace(self.guards.recent());
     }
 
-    /// Switching a rule's auto on is also how a person resumes it after the workload bound
-    /// paused it: they have looked.
     fn set_auto(&mut self, rule: RuleKind, on: bool) {
         self.toggles.rules.insert(rule, on);
         tracing::info!("auto-clean for {rule}: {}", on_off(on));
-        if on && self.guards.resume(rule) {
+    }
+
+    /// A person looked at a rule the workload bound paused, on this cluster, and resumed it.
+    fn resume(&mut self, rule: RuleKind) {
+        if self.guards.resume(rule) {
             tracing::info!(
                 target: ACTION_LOG,
                 "{}: auto {rule} resumed by hand",
@@ -435,10 +441,12 @@ impl Worker {
     fn refresh_status(&mut self) {
         self.status.master_auto = self.toggles.master;
         let held = self.guards.backing_off(Instant::now());
+        let bounded = self.guards.spread_paused();
         for spec in &self.chain {
             let entry = self.status.rules.entry(spec.kind).or_default();
             entry.auto = self.toggles.rules.get(&spec.kind).copied().unwrap_or(false);
             entry.paused = self.paused.get(&spec.kind).cloned();
+            entry.resumable = bounded.contains_key(&spec.kind);
             let (count, why) = held.get(&spec.kind).cloned().unzip();
             entry.held = count.unwrap_or(0);
             entry.held_reason = why;

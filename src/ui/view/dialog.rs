@@ -18,7 +18,7 @@ pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
             lines.push(Line::styled(format!("unavailable: {why}"), theme::bad()));
             lines.push(Line::styled("Esc closes", theme::dim()));
         }
-        Offer::Ready { .. } => lines.push(Line::styled(
+        Offer::Ready { .. } | Offer::Resume(_) => lines.push(Line::styled(
             "y / Enter: do it    n / Esc: cancel",
             theme::warn(),
         )),
