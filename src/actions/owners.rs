@@ -67,11 +67,17 @@ impl OptOut {
                 name: pod.name.to_string(),
             });
         }
-        chain.iter().find(|o| o.ignored).map(|o| OptOut::Owner {
-            kind: o.kind.clone(),
-            namespace: o.namespace.clone(),
-            name: o.name.clone(),
-        })
+        // The topmost owner that carries it: the Deployment controller copies a Deployment's
+        // annotations onto its ReplicaSets, and the Deployment is where a person put it.
+        chain
+            .iter()
+            .rev()
+            .find(|o| o.ignored)
+            .map(|o| OptOut::Owner {
+                kind: o.kind.clone(),
+                namespace: o.namespace.clone(),
+                name: o.name.clone(),
+            })
     }
 }
 

@@ -264,6 +264,14 @@ async fn annotated(
         };
         for item in page.items {
             let meta = item.metadata;
+            // A ReplicaSet a Deployment (or Rollout) manages carries a copy of that workload's
+            // annotations, made by its controller: the workload is the one parked.
+            let managed = meta.owner_references.iter().flatten().any(|o| {
+                o.controller == Some(true) && matches!(o.kind.as_str(), "Deployment" | "Rollout")
+            });
+            if managed {
+                continue;
+            }
             let before = meta
                 .annotations
                 .as_ref()

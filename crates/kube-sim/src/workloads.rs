@@ -82,6 +82,13 @@ pub fn sync_deployment(s: &mut State, res: Res, d: &Value) {
         }
         return;
     };
+    // As the real controller does on every sync: the new ReplicaSet carries the Deployment's
+    // annotations (an opt-out set on the Deployment shows on its ReplicaSet too).
+    let mut annotated = new.clone();
+    if copy_annotations(d, &mut annotated) {
+        s.store.update(Res::ReplicaSet, annotated.clone());
+    }
+    let new = &annotated;
     let old: Vec<&Value> = owned
         .iter()
         .filter(|rs| meta::name(rs) != current_name)
@@ -166,6 +173,36 @@ fn set_replicas(s: &mut State, rs: &Value, replicas: i64) {
     s.store.update(Res::ReplicaSet, updated);
 }
 
+/// Annotations the Deployment controller does not copy onto its ReplicaSets.
+const NOT_COPIED: [&str; 5] = [
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "deployment.kubernetes.io/revision",
+    "deployment.kubernetes.io/revision-history",
+    "deployment.kubernetes.io/desired-replicas",
+    "deployment.kubernetes.io/max-replicas",
+];
+
+/// Copy `d`'s annotations onto `rs`, as kube-controller-manager does; whether any changed.
+fn copy_annotations(d: &Value, rs: &mut Value) -> bool {
+    let Some(from) = d
+        .pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+    else {
+        return false;
+    };
+    let mut changed = false;
+    for (key, value) in from
+        .iter()
+        .filter(|(k, _)| !NOT_COPIED.contains(&k.as_str()))
+    {
+        if rs.pointer("/metadata/annotations").and_then(|a| a.get(key)) != Some(value) {
+            rs["metadata"]["annotations"][key] = value.clone();
+            changed = true;
+        }
+    }
+    changed
+}
+
 fn new_replica_set(
     res: Res,
     d: &Value,
@@ -179,7 +216,7 @@ fn new_replica_set(
     template["metadata"]["labels"][key] = json!(hash);
     let mut selector = d.pointer("/spec/selector").cloned().unwrap_or(json!({}));
     selector["matchLabels"][key] = json!(hash);
-    json!({
+    let mut rs = json!({
         "apiVersion": "apps/v1",
         "kind": "ReplicaSet",
         "metadata": {
@@ -196,7 +233,9 @@ fn new_replica_set(
             "selector": selector,
             "template": template,
         },
-    })
+    });
+    copy_annotations(d, &mut rs);
+    rs
 }
 
 /// Deployment/Rollout status summed from its ReplicaSets.
