@@ -646,9 +646,9 @@ async fn a_pod_with_a_volume_claim_on_a_node_that_stopped_reporting_is_not_force
         )
         .await;
     match &outcome {
-        Outcome::Refused(Refusal::SecondCopy { why, node, .. }) => {
-            assert_eq!(*why, "holds a volume claim that may be ReadWriteOnce");
-            assert_eq!(node, "sim-node-2");
+        Outcome::Refused(Refusal::SecondCopy(copy)) => {
+            assert_eq!(copy.why, "holds a volume claim that may be ReadWriteOnce");
+            assert_eq!(copy.node, "sim-node-2");
         }
         other => panic!("expected a refusal, got {other:?}"),
     }

@@ -39,7 +39,7 @@ pub use parked::{DEFAULT_NAMESPACE, PARKED_CONFIGMAP, ParkedRecord, parked_names
 pub use parked_rows::{ParkedList, ParkedRow, ParkedState, Trigger};
 pub(crate) use parked_rows::{Unread, list_parked};
 pub use record::Audit;
-pub use refusal::{Denied, Refusal};
+pub use refusal::{Denied, Refusal, SecondCopy};
 pub use retry::RetryPolicy;
 pub use undo::RecordedIn;
 pub use verb::Verb;

@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::Node;
 use kube::Client;
 use kube::api::Api;
 
+use super::refusal::SecondCopy;
 use super::{Outcome, PodRef, Refusal};
 use crate::pod::PodRecord;
 
@@ -28,16 +29,18 @@ pub(super) async fn confirm_node_gone(
         return Ok(());
     };
     let refuse = |state: String| {
-        Err(Outcome::Refused(Refusal::SecondCopy {
-            pod: p.clone(),
-            node: node.to_string(),
-            why: if pod.claims_volume {
-                "holds a volume claim that may be ReadWriteOnce"
-            } else {
-                "is a StatefulSet's"
+        Err(Outcome::Refused(Refusal::SecondCopy(Box::new(
+            SecondCopy {
+                pod: p.clone(),
+                node: node.to_string(),
+                why: if pod.claims_volume {
+                    "holds a volume claim that may be ReadWriteOnce"
+                } else {
+                    "is a StatefulSet's"
+                },
+                state,
             },
-            state,
-        }))
+        ))))
     };
     match Api::<Node>::all(client.clone()).get_opt(node).await {
         Ok(None) => Ok(()),

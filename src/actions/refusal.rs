@@ -107,15 +107,19 @@ pub enum Refusal {
     /// The API server answered 403.
     Forbidden(Denied),
     /// A force delete that could start a second copy of a pod that must run once: its node is
-    /// not confirmed gone.
-    SecondCopy {
-        pod: PodRef,
-        node: String,
-        /// "is a StatefulSet's", or "holds a volume claim that may be ReadWriteOnce".
-        why: &'static str,
-        /// What the Node says (`Ready Unknown: …`), or why it could not be read.
-        state: String,
-    },
+    /// not confirmed gone. Boxed to keep every outcome small.
+    SecondCopy(Box<SecondCopy>),
+}
+
+/// A pod that must run once, on a node not confirmed gone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecondCopy {
+    pub pod: PodRef,
+    pub node: String,
+    /// "is a StatefulSet's", or "holds a volume claim that may be ReadWriteOnce".
+    pub why: &'static str,
+    /// What the Node says (`Ready Unknown: …`), or why it could not be read.
+    pub state: String,
 }
 
 impl Refusal {
@@ -154,18 +158,17 @@ impl fmt::Display for Refusal {
                 workload,
                 available,
             } => bad_rollout(f, workload, *available),
-            Refusal::SecondCopy {
-                pod,
-                node,
-                why,
-                state,
-            } => write!(
+            Refusal::SecondCopy(copy) => write!(
                 f,
                 "{pod} {why} and its node {node} is not confirmed gone ({state}): a force \
                  delete could start a second copy while the first may still run and write the \
                  same volume. Check the node; if it is down for good, mark it with `kubectl \
                  taint nodes {node} {taint}=nodeshutdown:NoExecute` (or delete the Node) and the \
                  pod is cleaned up on a later pass",
+                pod = copy.pod,
+                why = copy.why,
+                node = copy.node,
+                state = copy.state,
                 taint = super::node::OUT_OF_SERVICE,
             ),
             Refusal::HeldByFinalizers { pod, finalizers } => write!(

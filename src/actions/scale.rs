@@ -295,10 +295,12 @@ impl Executor {
         version: Option<&str>,
     ) -> Result<(), Stop> {
         let params = PatchParams::default();
-        let mut body = json!({"spec": {"replicas": replicas}});
-        if let Some(version) = version.filter(|v| !v.is_empty()) {
-            body["metadata"] = json!({"resourceVersion": version});
-        }
+        let body = match version.filter(|v| !v.is_empty()) {
+            Some(version) => {
+                json!({"metadata": {"resourceVersion": version}, "spec": {"replicas": replicas}})
+            }
+            None => json!({"spec": {"replicas": replicas}}),
+        };
         let patch = Patch::Merge(&body);
         self.settings
             .retry
