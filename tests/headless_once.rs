@@ -22,6 +22,32 @@ fn once(scratch: &Scratch) -> Vec<String> {
     scratch.args(&["headless", "--once"])
 }
 
+/// A simulated cluster holding `pod`, served, and a scratch config with `rule` on auto at once.
+struct OneCluster {
+    sim: SimCluster,
+    server: SimServer,
+    scratch: Scratch,
+}
+
+impl OneCluster {
+    async fn start(pod: support::pods::PodBuilder, rule: &str) -> OneCluster {
+        let sim = SimCluster::new();
+        sim.create_pod(typed(pod.json()));
+        let server = SimServer::start(sim.clone()).await.unwrap();
+        let rules = format!("rules:\n  - {{rule: {rule}, auto: true, after: 0}}\n");
+        let scratch = Scratch::new(&[("sim", &server)], &rules);
+        OneCluster {
+            sim,
+            server,
+            scratch,
+        }
+    }
+
+    fn leases(&self) -> Api<Lease> {
+        Api::namespaced(self.server.client(), DEFAULT_NAMESPACE)
+    }
+}
+
 fn lease(holder: &str, seconds: i32) -> Lease {
     typed(json!({
         "metadata": { "name": LEASE, "namespace": DEFAULT_NAMESPACE },
@@ -32,20 +58,13 @@ fn lease(holder: &str, seconds: i32) -> Lease {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_target_refused_before_sending_is_held_and_the_run_succeeds() {
-    let sim = SimCluster::new();
-    sim.create_pod(typed(
-        pod("stuck-1")
-            .ns("shop")
-            .terminating_since("2020-01-01T00:00:00Z")
-            .finalizers(&["example.com/keep"])
-            .json(),
-    ));
-    let server = SimServer::start(sim.clone()).await.unwrap();
-    let scratch = Scratch::new(
-        &[("sim", &server)],
-        "rules:\n  - {rule: terminating, auto: true, after: 0}\n",
-    );
-    let out = run(once(&scratch)).await;
+    let stuck = pod("stuck-1")
+        .ns("shop")
+        .terminating_since("2020-01-01T00:00:00Z")
+        .finalizers(&["example.com/keep"]);
+    let cluster = OneCluster::start(stuck, "terminating").await;
+    let (sim, scratch) = (&cluster.sim, &cluster.scratch);
+    let out = run(once(scratch)).await;
     let text = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("0 failed"), "{text}");
@@ -63,10 +82,8 @@ async fn a_target_refused_before_sending_is_held_and_the_run_succeeds() {
 /// run waits out one lease duration on its own clock, takes over and acts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_left_by_a_dead_run_is_taken_over() {
-    let sim = SimCluster::new();
-    sim.create_pod(typed(pod("gone-1").ns("shop").evicted().json()));
-    let server = SimServer::start(sim.clone()).await.unwrap();
-    let leases: Api<Lease> = Api::namespaced(server.client(), DEFAULT_NAMESPACE);
+    let cluster = OneCluster::start(pod("gone-1").ns("shop").evicted(), "evicted").await;
+    let (sim, leases) = (&cluster.sim, cluster.leases());
     leases
         .create(
             &PostParams::default(),
@@ -74,11 +91,7 @@ async fn a_lease_left_by_a_dead_run_is_taken_over() {
         )
         .await
         .unwrap();
-    let scratch = Scratch::new(
-        &[("sim", &server)],
-        "rules:\n  - {rule: evicted, auto: true, after: 0}\n",
-    );
-    let out = run(once(&scratch)).await;
+    let out = run(once(&cluster.scratch)).await;
     let text = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(!text.contains("another replica leads"), "{text}");
@@ -103,10 +116,8 @@ async fn a_lease_left_by_a_dead_run_is_taken_over() {
 /// A holder that renews is alive: the run stands by and acts on nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_a_live_replica_renews_is_left_alone() {
-    let sim = SimCluster::new();
-    sim.create_pod(typed(pod("gone-1").ns("shop").evicted().json()));
-    let server = SimServer::start(sim.clone()).await.unwrap();
-    let leases: Api<Lease> = Api::namespaced(server.client(), DEFAULT_NAMESPACE);
+    let cluster = OneCluster::start(pod("gone-1").ns("shop").evicted(), "evicted").await;
+    let (sim, leases) = (&cluster.sim, cluster.leases());
     leases
         .create(
             &PostParams::default(),
@@ -124,11 +135,8 @@ async fn a_lease_a_live_replica_renews_is_left_alone() {
                 .await;
         }
     });
-    let scratch = Scratch::new(
-        &[("sim", &server)],
-        "rules:\n  - {rule: evicted, auto: true, after: 0}\n",
-    );
-    let out = run(once(&scratch)).await;
+    let scratch = &cluster.scratch;
+    let out = run(once(scratch)).await;
     renewing.abort();
     let text = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{text}");
@@ -143,13 +151,8 @@ async fn a_lease_a_live_replica_renews_is_left_alone() {
 /// line, each action and the summary among them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_logs_carry_the_start_line_every_action_and_the_summary() {
-    let sim = SimCluster::new();
-    sim.create_pod(typed(pod("gone-1").ns("shop").evicted().json()));
-    let server = SimServer::start(sim.clone()).await.unwrap();
-    let scratch = Scratch::new(
-        &[("sim", &server)],
-        "rules:\n  - {rule: evicted, auto: true, after: 0}\n",
-    );
+    let cluster = OneCluster::start(pod("gone-1").ns("shop").evicted(), "evicted").await;
+    let scratch = &cluster.scratch;
     let out = run(scratch.args(&["headless", "--once", "--log-format", "json"])).await;
     let text = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{text}");

@@ -135,26 +135,6 @@ async fn answer_slowly(gap: Duration, stall: Duration) -> Response<Body> {
         .expect("a response")
 }
 
-async fn serve_slowly(gap: Duration, stall: Duration) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let url = format!("http://{}", listener.local_addr().expect("an address"));
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let service = service_fn(move |_req| async move {
-                    Ok::<_, Infallible>(answer_slowly(gap, stall).await)
-                });
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
-    url
-}
-
 /// A list of 150,000 pods in one body takes longer than any fixed request deadline: the
 /// deadline bounds each wait for the next piece of the body, not the whole body.
 #[tokio::test]
@@ -167,7 +147,8 @@ async fn a_list_body_that_keeps_coming_is_not_cut_and_one_that_stalls_is() {
         let config = kube::Config::new(url.parse().expect("a URL"));
         client_with_deadlines(config, deadlines).expect("a client")
     };
-    let flowing = client(serve_slowly(Duration::from_millis(60), Duration::ZERO).await);
+    let slowly = |gap: Duration, stall: Duration| serve(move |_| answer_slowly(gap, stall));
+    let flowing = client(slowly(Duration::from_millis(60), Duration::ZERO).await);
     let started = std::time::Instant::now();
     let listed = list_pods(&flowing, &Scope::All, 500)
         .await
@@ -178,8 +159,7 @@ async fn a_list_body_that_keeps_coming_is_not_cut_and_one_that_stalls_is() {
         "longer than the deadline"
     );
 
-    let stalling =
-        client(serve_slowly(Duration::from_millis(60), Duration::from_millis(600)).await);
+    let stalling = client(slowly(Duration::from_millis(60), Duration::from_millis(600)).await);
     let error = list_pods(&stalling, &Scope::All, 500)
         .await
         .unwrap_err()
@@ -187,17 +167,22 @@ async fn a_list_body_that_keeps_coming_is_not_cut_and_one_that_stalls_is() {
     assert!(error.contains("did not answer within 0.3s"), "{error}");
 }
 
-async fn serve(served: Arc<AtomicUsize>) -> String {
+/// A loopback HTTP/1.1 server answering every request with `answer`; its URL.
+async fn serve<F, Fut>(answer: F) -> String
+where
+    F: Fn(Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Response<Body>> + Send + 'static,
+{
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind loopback");
     let url = format!("http://{}", listener.local_addr().expect("an address"));
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
-            let served = served.clone();
+            let answer = answer.clone();
             tokio::spawn(async move {
                 let service = service_fn(move |req| {
-                    let reply = answer(req, served.clone());
+                    let reply = answer(req);
                     async move { Ok::<_, Infallible>(reply.await) }
                 });
                 let _ = http1::Builder::new()
@@ -212,7 +197,8 @@ async fn serve(served: Arc<AtomicUsize>) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_whole_body_first_list_is_decoded_without_holding_the_body() {
     let served = Arc::new(AtomicUsize::new(0));
-    let url = serve(served.clone()).await;
+    let counting = served.clone();
+    let url = serve(move |req| answer(req, counting.clone())).await;
     let mut config = kube::Config::new(url.parse().expect("a URL"));
     config.default_retry = false;
     let client = kube::Client::try_from(config).expect("a client");

@@ -45,6 +45,33 @@ impl Harness {
         worker::spawn(self.cache.clone(), Arc::new(executor), policy, options)
     }
 
+    /// The terminating rule's automatic force delete of `default/name`, as the worker runs it.
+    async fn auto_force_delete(&self, name: &str, uid: &str) -> ops_pod_cleaner::actions::Outcome {
+        use ops_pod_cleaner::actions::{Action, Origin, PodRef};
+        let policy = Policy::new(
+            Flags::default(),
+            &config_with_auto(&[RuleKind::Terminating]),
+        );
+        let executor = Executor::new(
+            self.server.client(),
+            self.cache.clone(),
+            &policy,
+            "sim",
+            Audit::Off,
+        );
+        let target = PodRef {
+            namespace: "default".into(),
+            name: name.into(),
+            uid: uid.into(),
+        };
+        executor
+            .run(
+                &Action::ForceDelete(target),
+                Origin::Auto(RuleKind::Terminating),
+            )
+            .await
+    }
+
     fn worker(&self, config: &Config, dry_run: bool, audit: Option<AuditLog>) -> WorkerHandle {
         let flags = Flags {
             dry_run,
@@ -506,7 +533,7 @@ fn statefulset(name: &str, replicas: i32) -> k8s_openapi::api::apps::v1::Statefu
 async fn a_statefulset_pod_on_a_node_that_stopped_reporting_is_not_force_deleted() {
     use k8s_openapi::api::core::v1::Node;
     use kube::api::{Api, DeleteParams, Patch, PatchParams};
-    use ops_pod_cleaner::actions::{Action, Origin, Outcome, PodRef};
+    use ops_pod_cleaner::actions::Outcome;
 
     let sim = SimCluster::new();
     sim.create_statefulset(statefulset("db", 1));
@@ -563,28 +590,7 @@ async fn a_statefulset_pod_on_a_node_that_stopped_reporting_is_not_force_deleted
         .patch(&node, &PatchParams::default(), &Patch::Merge(taint))
         .await
         .unwrap();
-    let policy = Policy::new(
-        Flags::default(),
-        &config_with_auto(&[RuleKind::Terminating]),
-    );
-    let executor = Executor::new(
-        h.server.client(),
-        h.cache.clone(),
-        &policy,
-        "sim",
-        Audit::Off,
-    );
-    let target = PodRef {
-        namespace: "default".into(),
-        name: "db-0".into(),
-        uid: uid.clone(),
-    };
-    let outcome = executor
-        .run(
-            &Action::ForceDelete(target),
-            Origin::Auto(RuleKind::Terminating),
-        )
-        .await;
+    let outcome = h.auto_force_delete("db-0", &uid).await;
     assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
     eventually("a new db-0 in place of the old", || {
         sim.pod("default", "db-0")
@@ -599,7 +605,7 @@ async fn a_statefulset_pod_on_a_node_that_stopped_reporting_is_not_force_deleted
 #[tokio::test]
 async fn a_pod_with_a_volume_claim_on_a_node_that_stopped_reporting_is_not_force_deleted() {
     use kube::api::{Api, DeleteParams};
-    use ops_pod_cleaner::actions::{Action, Origin, Outcome, PodRef, Refusal};
+    use ops_pod_cleaner::actions::{Outcome, Refusal};
 
     let sim = SimCluster::new();
     let created = sim.create_pod(
@@ -623,28 +629,7 @@ async fn a_pod_with_a_volume_claim_on_a_node_that_stopped_reporting_is_not_force
     })
     .await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    let policy = Policy::new(
-        Flags::default(),
-        &config_with_auto(&[RuleKind::Terminating]),
-    );
-    let executor = Executor::new(
-        h.server.client(),
-        h.cache.clone(),
-        &policy,
-        "sim",
-        Audit::Off,
-    );
-    let target = PodRef {
-        namespace: "default".into(),
-        name: "cache-0".into(),
-        uid: uid.clone(),
-    };
-    let outcome = executor
-        .run(
-            &Action::ForceDelete(target),
-            Origin::Auto(RuleKind::Terminating),
-        )
-        .await;
+    let outcome = h.auto_force_delete("cache-0", &uid).await;
     match &outcome {
         Outcome::Refused(Refusal::SecondCopy(copy)) => {
             assert_eq!(copy.why, "holds a volume claim that may be ReadWriteOnce");
