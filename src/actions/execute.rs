@@ -196,7 +196,11 @@ impl Executor {
 
     /// `send`, with the request cut off after `limit` (a leader must stop before its lease
     /// can pass to another replica); the cut is recorded as a failure that may have landed.
-    pub(crate) async fn send_within(&self, prepared: Prepared, limit: Option<Duration>) -> Outcome {
+    pub(crate) async fn send_within(
+        &self,
+        prepared: Prepared,
+        until: Option<std::time::Instant>,
+    ) -> Outcome {
         let Prepared {
             action,
             origin,
@@ -214,8 +218,8 @@ impl Executor {
             pod: pod.as_ref(),
             finding: finding.as_ref(),
         };
-        // The intent's write and the request share the limit, as one span from now.
-        let deadline = limit.map(|limit| tokio::time::Instant::now() + limit);
+        // The intent's write and the request share the one deadline.
+        let deadline = until.map(tokio::time::Instant::from_std);
         let intending = self.intend(&subject);
         let intended = match deadline {
             None => intending.await,
@@ -245,16 +249,17 @@ impl Executor {
                 _ => Outcome::Failed("no pod to act on".into()),
             }
         };
-        let outcome = match (limit, deadline) {
-            (Some(limit), Some(at)) => tokio::time::timeout_at(at, request).await.unwrap_or_else(
-                |_| {
-                    Outcome::Failed(format!(
-                        "stopped after {limit:?}: the lease had to be renewed first; the request \
-                         may or may not have reached the server"
-                    ))
-                },
-            ),
-            _ => request.await,
+        let outcome = match deadline {
+            Some(at) => tokio::time::timeout_at(at, request)
+                .await
+                .unwrap_or_else(|_| {
+                    Outcome::Failed(
+                        "stopped at the lease's end: the lease had to be renewed first; the \
+                     request may or may not have reached the server"
+                            .into(),
+                    )
+                }),
+            None => request.await,
         };
         self.conclude(intent, &subject, &outcome).await;
         outcome

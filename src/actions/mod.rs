@@ -196,6 +196,21 @@ impl Outcome {
         }
     }
 
+    /// This outcome of `action` on `cluster` as one line of the action log: information when it
+    /// did its work, a warning otherwise. Every mode writes its actions through here.
+    pub(crate) fn log(&self, cluster: &str, origin: Origin, action: &Action) {
+        let by = match origin {
+            Origin::Auto(rule) => format!("auto {rule}: "),
+            Origin::Manual => String::new(),
+        };
+        let line = format!("{cluster}: {by}{}", self.line(action));
+        if self.succeeded() {
+            tracing::info!(target: ACTION_LOG, "{line}");
+        } else {
+            tracing::warn!(target: ACTION_LOG, "{line}");
+        }
+    }
+
     /// A failure, not a hold: a request was sent and did not do its work (an error, a 403), or
     /// nothing can act at all (the audit log). A target refused before anything was sent (held
     /// by finalizers, opted out, a bad rollout, a node not confirmed gone) is held, and waits.

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use super::Scope;
 use super::explain::explain;
 use super::split::{Malformed, Piece, Splitter};
-use crate::pod::{Interner, PodRecord, WirePod};
+use crate::pod::{Interner, PodRecord, decode_pod};
 use crate::{Error, Result};
 
 /// One complete list: the pods, and the resourceVersion to watch from.
@@ -218,8 +218,8 @@ fn parse_meta(json: &[u8]) -> PageMeta {
 }
 
 fn decode_item(item: &[u8], interner: &mut Interner, listed: &mut ListedPods) {
-    match serde_json::from_slice::<WirePod>(item) {
-        Ok(pod) => listed.pods.push(pod.into_record(interner)),
+    match decode_pod(item, interner) {
+        Ok(pod) => listed.pods.push(pod),
         Err(e) => {
             listed.skipped += 1;
             let text = String::from_utf8_lossy(item);

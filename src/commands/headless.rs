@@ -373,11 +373,8 @@ fn say(line: &str) {
 
 /// Once the first list is in: the memory budget for this cluster against the container's limit.
 async fn say_memory_budget(cache: Cache) {
-    let mut changes = cache.subscribe();
-    while !cache.health().synced() {
-        if changes.changed().await.is_err() {
-            return;
-        }
+    if !synced(&cache).await {
+        return;
     }
     let (line, short) = sizing::describe(cache.len(), sizing::cgroup_limit());
     if short {
@@ -388,15 +385,8 @@ async fn say_memory_budget(cache: Cache) {
 }
 
 async fn wait_for_sync(cache: &Cache) -> Result<()> {
-    let mut changes = cache.subscribe();
-    let synced = tokio::time::timeout(SYNC_TIMEOUT, async {
-        while !cache.health().synced() {
-            if changes.changed().await.is_err() {
-                break;
-            }
-        }
-    });
-    synced.await.map_err(|_| {
+    let synced = tokio::time::timeout(SYNC_TIMEOUT, synced(cache));
+    synced.await.map(|_| ()).map_err(|_| {
         let why = cache
             .health()
             .last_error()
@@ -406,6 +396,17 @@ async fn wait_for_sync(cache: &Cache) -> Result<()> {
             "the pod list did not complete within {SYNC_TIMEOUT:?} ({why})"
         ))
     })
+}
+
+/// Resolves once the first complete list is in; false if the cache is gone first.
+async fn synced(cache: &Cache) -> bool {
+    let mut changes = cache.subscribe();
+    while !cache.health().synced() {
+        if changes.changed().await.is_err() {
+            return false;
+        }
+    }
+    true
 }
 
 /// Stop the worker and wait for its current action: the status channel closes when it ends.

@@ -17,12 +17,11 @@ use crate::cluster::{
     watch_settings,
 };
 use crate::config::Config;
-use crate::headless::lease::{self, Wiring};
-use crate::headless::{Elector, LeaseSettings};
+use crate::headless::lease;
 use crate::policy::{Flags, Policy};
 use crate::report::{DeliveryPolicy, Reporter, RestartState};
 use crate::ui::{ACTION_TARGET, Connector, ReportSource, RunOptions, Session};
-use crate::worker::{WorkerCommand, WorkerHandle, WorkerOptions};
+use crate::worker::WorkerOptions;
 use crate::{Error, Result};
 
 pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
@@ -152,14 +151,14 @@ impl Opener {
             reporter: reporter.clone().filter(|_| sinks),
             report_schedule: (self.config.report.enabled && sinks)
                 .then(|| self.config.report.schedule.clone()),
-            standby: elects.then(|| WAITING_FOR_LEASE.to_string()),
+            standby: elects.then(|| lease::WAITING_FOR_LEASE.to_string()),
             acting_until: elects.then_some(acting_until),
             ..WorkerOptions::default()
         };
         let worker = crate::worker::spawn(cache.clone(), executor.clone(), &self.policy, options);
         let (closed_tx, closed) = watch::channel(());
         if elects {
-            tokio::spawn(take_part_in_lease(
+            tokio::spawn(lease::while_master_on(
                 cluster.client.clone(),
                 worker.clone(),
                 acting_tx,
@@ -180,53 +179,6 @@ impl Opener {
                 _closed: closed_tx,
             }),
         }
-    }
-}
-
-const WAITING_FOR_LEASE: &str = "waiting for the cluster's Lease (one worker per cluster acts)";
-
-/// While the master switch is on, the screen's worker competes for the cluster's Lease like
-/// a replica of the in-cluster worker: it acts only while it holds it, stands by (saying who
-/// acts) while another live holder does, and passes its recent actions on through it. Off,
-/// it lets the Lease go.
-async fn take_part_in_lease(
-    client: kube::Client,
-    worker: WorkerHandle,
-    acting_until: watch::Sender<Option<std::time::Instant>>,
-    mut closed: watch::Receiver<()>,
-) {
-    let mut status = worker.status.clone();
-    loop {
-        tokio::select! {
-            on = status.wait_for(|s| s.master_auto) => if on.is_err() { return },
-            _ = closed.changed() => return,
-        }
-        let (stop, stopped) = watch::channel(false);
-        let wiring = Wiring {
-            worker: worker.commands.clone(),
-            recent: worker.recent.clone(),
-            leader: watch::channel(false).0,
-            acting_until: acting_until.clone(),
-        };
-        let elector = Elector::new(client.clone(), LeaseSettings::from_env());
-        let election = tokio::spawn(lease::run(elector, wiring, stopped, None));
-        let over = tokio::select! {
-            off = status.wait_for(|s| !s.master_auto) => off.is_err(),
-            _ = closed.changed() => true,
-        };
-        let _ = stop.send(true);
-        if let Ok(elector) = election.await {
-            elector.release().await;
-        }
-        acting_until.send_replace(None);
-        if over {
-            return;
-        }
-        let standby = Some(WAITING_FOR_LEASE.to_string());
-        let _ = worker
-            .commands
-            .send(WorkerCommand::SetStandby(standby))
-            .await;
     }
 }
 

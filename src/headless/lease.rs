@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::actions::PastAction;
 use crate::cluster::jitter;
-use crate::worker::WorkerCommand;
+use crate::worker::{WorkerCommand, WorkerHandle};
 
 #[derive(Debug, Clone)]
 pub struct LeaseSettings {
@@ -459,5 +459,54 @@ async fn announce(
     if leads {
         // Act on what piled up while standing by, not at the next tick.
         let _ = worker.send(WorkerCommand::RunNow).await;
+    }
+}
+
+/// The standby of a worker that takes part in the Lease but does not hold it yet.
+pub(crate) const WAITING_FOR_LEASE: &str =
+    "waiting for the cluster's Lease (one worker per cluster acts)";
+
+/// While the master switch is on, the screen's worker competes for the cluster's Lease like
+/// a replica of the in-cluster worker: it acts only while it holds it, stands by (saying who
+/// acts) while another live holder does, and passes its recent actions on through it. Off,
+/// it lets the Lease go.
+pub(crate) async fn while_master_on(
+    client: Client,
+    worker: WorkerHandle,
+    acting_until: watch::Sender<Option<Instant>>,
+    mut closed: watch::Receiver<()>,
+) {
+    let mut status = worker.status.clone();
+    loop {
+        tokio::select! {
+            on = status.wait_for(|s| s.master_auto) => if on.is_err() { return },
+            _ = closed.changed() => return,
+        }
+        let (stop, stopped) = watch::channel(false);
+        let wiring = Wiring {
+            worker: worker.commands.clone(),
+            recent: worker.recent.clone(),
+            leader: watch::channel(false).0,
+            acting_until: acting_until.clone(),
+        };
+        let elector = Elector::new(client.clone(), LeaseSettings::from_env());
+        let election = tokio::spawn(run(elector, wiring, stopped, None));
+        let over = tokio::select! {
+            off = status.wait_for(|s| !s.master_auto) => off.is_err(),
+            _ = closed.changed() => true,
+        };
+        let _ = stop.send(true);
+        if let Ok(elector) = election.await {
+            elector.release().await;
+        }
+        acting_until.send_replace(None);
+        if over {
+            return;
+        }
+        let standby = Some(WAITING_FOR_LEASE.to_string());
+        let _ = worker
+            .commands
+            .send(WorkerCommand::SetStandby(standby))
+            .await;
     }
 }

@@ -4,7 +4,7 @@
 //! allocating, so a 12 KB pod with managedFields costs what its few useful fields cost.
 
 use chrono::{DateTime, Utc};
-use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, de::DeserializeOwned};
 
 use super::intern::Interner;
@@ -54,8 +54,36 @@ struct WireOwner {
 #[serde(default, rename_all = "camelCase")]
 struct WireSpec {
     node_name: Option<String>,
-    #[serde(deserialize_with = "nullable")]
-    volumes: Vec<WireVolume>,
+    volumes: ClaimsVolume,
+}
+
+/// Whether any volume is a claim, read without keeping the volumes (this runs on every watch
+/// event).
+#[derive(Debug, Clone, Copy, Default)]
+struct ClaimsVolume(bool);
+
+impl<'de> Deserialize<'de> for ClaimsVolume {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Scan;
+        impl<'de> Visitor<'de> for Scan {
+            type Value = ClaimsVolume;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of volumes")
+            }
+            fn visit_unit<E>(self) -> Result<ClaimsVolume, E> {
+                Ok(ClaimsVolume(false))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ClaimsVolume, A::Error> {
+                let mut claims = false;
+                while let Some(volume) = seq.next_element::<WireVolume>()? {
+                    claims |=
+                        volume.persistent_volume_claim.is_some() || volume.ephemeral.is_some();
+                }
+                Ok(ClaimsVolume(claims))
+            }
+        }
+        d.deserialize_any(Scan)
+    }
 }
 
 /// Only whether a volume is a claim: one that may be ReadWriteOnce.
@@ -241,10 +269,7 @@ impl WirePod {
             unscheduled,
             ready_changed,
             containers,
-            claims_volume: spec
-                .volumes
-                .iter()
-                .any(|v| v.persistent_volume_claim.is_some() || v.ephemeral.is_some()),
+            claims_volume: spec.volumes.0,
             reason_seen: None,
         }
     }

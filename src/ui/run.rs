@@ -178,11 +178,9 @@ impl Runtime {
         let deadline = tokio::time::Instant::now() + FINISH_IN_FLIGHT;
         // No worker starts another action; the ones under way finish and are recorded.
         for session in &self.sessions {
-            let quitting = Some("the screen is quitting".to_string());
-            let _ = session
-                .worker
-                .commands
-                .try_send(WorkerCommand::SetStandby(quitting));
+            session.tell(WorkerCommand::SetStandby(Some(
+                "the screen is quitting".into(),
+            )));
         }
         loop {
             let automatic = self
@@ -411,12 +409,7 @@ impl Runtime {
                                 action.cluster
                             )),
                         };
-                        let line = format!("{}: {}", action.cluster, outcome.line(&action.item));
-                        if outcome.succeeded() {
-                            tracing::info!(target: ACTION_TARGET, "{line}");
-                        } else {
-                            tracing::warn!(target: ACTION_TARGET, "{line}");
-                        }
+                        outcome.log(&action.cluster, Origin::Manual, &action.item);
                         let workload = action.item.pod().and_then(|p| {
                             resolved
                                 .get(&(action.cluster.clone(), p.uid.clone()))
@@ -476,16 +469,12 @@ impl Runtime {
             }
             Effect::Worker(command) => {
                 for session in &self.sessions {
-                    if let Err(e) = session.worker.commands.try_send(command.clone()) {
-                        tracing::warn!(target: ACTION_TARGET, "{}: the worker did not take the command: {e}", session.context);
-                    }
+                    session.tell(command.clone());
                 }
             }
             Effect::WorkerOf(routed) => {
-                if let Some(session) = self.session(&routed.cluster)
-                    && let Err(e) = session.worker.commands.try_send(routed.item)
-                {
-                    tracing::warn!(target: ACTION_TARGET, "{}: the worker did not take the command: {e}", session.context);
+                if let Some(session) = self.session(&routed.cluster) {
+                    session.tell(routed.item);
                 }
             }
             Effect::ExportReport => {

@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use crate::actions::Executor;
 use crate::cluster::Cache;
 use crate::report::RestartReport;
-use crate::worker::WorkerHandle;
+use crate::worker::{WorkerCommand, WorkerHandle};
 
 /// Builds the restart report from the cache, as the worker would send it.
 pub(crate) type ReportSource = Arc<dyn Fn(&Cache) -> RestartReport + Send + Sync>;
@@ -25,6 +25,19 @@ pub(crate) struct Session {
     pub(crate) _guard: Box<dyn Any + Send>,
 }
 
+impl Session {
+    /// Hand `command` to this cluster's worker; say so in the log when it cannot take it.
+    pub(crate) fn tell(&self, command: WorkerCommand) {
+        if let Err(e) = self.worker.commands.try_send(command) {
+            tracing::warn!(
+                target: crate::actions::ACTION_LOG,
+                "{}: the worker did not take the command: {e}",
+                self.context
+            );
+        }
+    }
+}
+
 impl Drop for Session {
     /// A closed cluster's worker stops before its next action: its watches are about to stop,
     /// so what it sees would no longer be the cluster. An action already sent finishes.
@@ -33,7 +46,7 @@ impl Drop for Session {
         let _ = self
             .worker
             .commands
-            .try_send(crate::worker::WorkerCommand::SetStandby(closing));
+            .try_send(WorkerCommand::SetStandby(closing));
     }
 }
 

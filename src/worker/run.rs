@@ -312,8 +312,8 @@ impl Worker {
             Ok(prepared) => prepared,
             Err(outcome) => return self.not_sent(planned, &outcome),
         };
-        let limit = until.map(|until| until.saturating_duration_since(Instant::now()));
-        if limit.is_some_and(|left| left < LEASE_MARGIN) {
+        if until.is_some_and(|until| until.saturating_duration_since(Instant::now()) < LEASE_MARGIN)
+        {
             tracing::debug!(rule = %planned.rule, "held back on {}: too little of the lease is left", planned.pod);
             return;
         }
@@ -328,7 +328,7 @@ impl Worker {
         self.recent.send_replace(self.guards.recent());
         self.status.acting = true;
         self.publish(status);
-        let outcome = self.executor.send_within(prepared, limit).await;
+        let outcome = self.executor.send_within(prepared, until).await;
         self.status.acting = false;
         let new_reason = self.guards.sent(planned, &outcome, Instant::now());
         self.count(planned.rule, &outcome);
@@ -339,17 +339,7 @@ impl Worker {
             return;
         }
         // Where the engineer looks: the TUI's log pane, headless's output.
-        let line = format!(
-            "{}: auto {}: {}",
-            self.cluster,
-            planned.rule,
-            outcome.line(&action)
-        );
-        if outcome.succeeded() {
-            tracing::info!(target: ACTION_LOG, "{line}");
-        } else {
-            tracing::warn!(target: ACTION_LOG, "{line}");
-        }
+        outcome.log(&self.cluster, origin, &action);
     }
 
     /// A target held back for a lasting reason: one line per new reason.
