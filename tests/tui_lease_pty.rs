@@ -69,7 +69,6 @@ async fn the_screen_stands_by_while_the_in_cluster_worker_leads_then_takes_over(
     screen.wait_text("rules: evicted");
     screen.keys("A");
     screen.wait_text(&format!("run by {HOLDER}"));
-    tokio::time::sleep(Duration::from_secs(2)).await;
     assert!(
         sim.pod("shop", "gone-1").is_some(),
         "no second worker acts beside the one that holds the Lease"
@@ -77,11 +76,26 @@ async fn the_screen_stands_by_while_the_in_cluster_worker_leads_then_takes_over(
 
     // The holder dies: after a lease duration unchanged, the screen's worker takes over.
     renewing.abort();
+    let holder_died = Utc::now();
     eventually("the screen's worker to act", || {
         sim.pod("shop", "gone-1").is_none()
     })
     .await;
     screen.wait_text("sim: auto evicted: deleted pod shop/gone-1");
+    // Not slept on: the audit log says when the screen's worker first meant to act, and that
+    // was only once the holder had stopped renewing (its A was pressed long before).
+    let intents: Vec<chrono::DateTime<Utc>> = screen
+        .audit_log()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|r| r["stage"] == "intent")
+        .filter_map(|r| r["time"].as_str()?.parse().ok())
+        .collect();
+    assert!(!intents.is_empty(), "the takeover's action is audited");
+    assert!(
+        intents.iter().all(|at| *at >= holder_died),
+        "acted before the holder died: {intents:?} vs {holder_died}"
+    );
     let holder = leases
         .get("ops-pod-cleaner")
         .await

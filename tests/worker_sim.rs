@@ -647,12 +647,15 @@ async fn a_pod_with_a_volume_claim_on_a_node_that_stopped_reporting_is_not_force
 async fn a_dead_report_sink_does_not_stop_auto_clean() {
     use ops_pod_cleaner::config::{CronSchedule, ReportConfig, Sink};
     use ops_pod_cleaner::report::{DeliveryPolicy, Reporter};
-    // Accepts, reads, never answers.
+    // Accepts, reads, never answers; counts who came.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let reached = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counting = reached.clone();
     tokio::spawn(async move {
         let mut held = Vec::new();
         while let Ok((stream, _)) = listener.accept().await {
+            counting.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             held.push(stream);
         }
     });
@@ -686,13 +689,19 @@ async fn a_dead_report_sink_does_not_stop_auto_clean() {
         ..WorkerOptions::default()
     };
     let handle = h.spawn(&policy, options);
-    // The first report is under way (and stuck) within a second or two.
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    eventually("the first report to reach the sink, and hang there", || {
+        reached.load(std::sync::atomic::Ordering::SeqCst) > 0
+    })
+    .await;
     sim.create_pod(typed(pod("gone-1").ns("shop").evicted()));
     eventually("the evicted pod deleted while the report hangs", || {
         sim.pod("shop", "gone-1").is_none()
     })
     .await;
-    let passes = handle.status.borrow().passes;
+    let passes = status_where(&handle, "passes going on while the report hangs", |s| {
+        s.passes > 10
+    })
+    .await
+    .passes;
     assert!(passes > 10, "passes went on: {passes}");
 }
