@@ -212,6 +212,25 @@ async fn scan_parked_across_contexts_shows_age_and_workloads_scaled_up_since() {
     );
 }
 
+/// Once `replicas` pods of shop/web exist and the cache holds them: the first, as a target.
+async fn failing_web_pod(watched: &Watched, replicas: usize) -> PodRef {
+    eventually("the pods failing to pull", || {
+        live_pods(&watched.sim, "web-").len() == replicas
+    })
+    .await;
+    let pod = live_pods(&watched.sim, "web-").remove(0);
+    let target = PodRef {
+        namespace: "shop".into(),
+        name: pod.metadata.name.clone().unwrap(),
+        uid: pod.metadata.uid.clone().unwrap(),
+    };
+    eventually("the pod in the cache", || {
+        watched.cache.get(&target.uid).is_some()
+    })
+    .await;
+    target
+}
+
 /// An executor on `watched` whose imagePull rule matches at once.
 fn executor(watched: &Watched) -> Executor {
     let mut config = Config::default();
@@ -245,17 +264,7 @@ async fn parked_rows_are_typed_and_undo_refuses_a_workload_scaled_up_since() {
         .unpullable()
         .create(&sim);
     let watched = Watched::start(sim).await;
-    eventually("three pods", || live_pods(&watched.sim, "web-").len() == 3).await;
-    let pod = live_pods(&watched.sim, "web-")[0].clone();
-    let target = PodRef {
-        namespace: "shop".into(),
-        name: pod.metadata.name.clone().unwrap(),
-        uid: pod.metadata.uid.clone().unwrap(),
-    };
-    eventually("the pod in the cache", || {
-        watched.cache.get(&target.uid).is_some()
-    })
-    .await;
+    let target = failing_web_pod(&watched, 3).await;
     let exec = executor(&watched);
     let outcome = exec
         .run(&Action::ScaleToZero(target.clone()), Origin::Manual)
@@ -363,20 +372,7 @@ async fn a_workload_rescaled_before_the_scale_is_checked_again_and_recorded_at_i
         .create(&sim);
     ship_records(&sim, Vec::new());
     let watched = Watched::start(sim.clone()).await;
-    eventually("two pods failing to pull", || {
-        live_pods(&sim, "web-").len() == 2
-    })
-    .await;
-    let pod = live_pods(&sim, "web-").remove(0);
-    let target = PodRef {
-        namespace: "shop".into(),
-        name: pod.metadata.name.clone().unwrap(),
-        uid: pod.metadata.uid.clone().unwrap(),
-    };
-    eventually("the pod in the cache", || {
-        watched.cache.get(&target.uid).is_some()
-    })
-    .await;
+    let target = failing_web_pod(&watched, 2).await;
     let parked = format!("/api/v1/namespaces/{DEFAULT_NAMESPACE}/configmaps");
     sim.faults().hang(Some("update"), &parked);
     let exec = executor(&watched);
