@@ -544,7 +544,7 @@ fn code_defaults() {
         ),
         (30, 10)
     );
-    assert_eq!(d.safety.max_stale, Duration::from_secs(60));
+    assert_eq!(d.safety.max_stale, Duration::from_secs(30));
     assert!(!d.safety.dry_run && !d.report.enabled && d.audit.events);
     assert_eq!(d.report.schedule.text(), config::DEFAULT_SCHEDULE);
     assert_eq!(
@@ -916,7 +916,7 @@ fn the_cluster_section_sets_how_long_to_wait_on_the_api_server() {
     let deadlines = ops_pod_cleaner::cluster::Deadlines::from_config(&config.cluster).unwrap();
     assert_eq!(deadlines.request, Duration::from_secs(20));
     let watch = ops_pod_cleaner::cluster::watch_settings(&config.cluster).unwrap();
-    assert_eq!(watch.silence, Duration::from_secs(90));
+    assert_eq!(watch.stale_after, Duration::from_secs(90));
     let error = Config::from_yaml("cluster:\n  requestTimeout: soon\n", "bad.yaml").unwrap_err();
     assert!(
         error.to_string().contains("cluster.requestTimeout"),

@@ -291,7 +291,7 @@ fn acting(client: kube::Client, identity: &str, dir: &std::path::Path) -> Acting
     use ops_pod_cleaner::policy::{Flags, Policy};
     let cache = Cache::new();
     let watch_settings = WatchSettings {
-        silence: Duration::from_secs(5),
+        stale_after: Duration::from_secs(5),
         min_backoff: Duration::from_millis(50),
         max_backoff: Duration::from_millis(200),
         ..WatchSettings::default()
@@ -425,15 +425,16 @@ async fn a_partitioned_leader_and_its_successor_never_act_at_the_same_time() {
     );
 }
 
+/// One scope; `down_for`: reconnecting, its view last proved that long ago.
 fn health(synced: bool, down_for: Option<Duration>, now: Instant) -> Health {
     let state = match down_for {
-        Some(d) => WatchState::Reconnecting {
-            since: now - d,
+        Some(_) => WatchState::Reconnecting {
             error: "connection refused".into(),
         },
         None => WatchState::Watching,
     };
-    let mut scope = ScopeHealth::new(Scope::All, Duration::from_secs(120));
+    let mut scope = ScopeHealth::new(Scope::All, Duration::from_secs(10));
+    scope.proved = Some(now - down_for.unwrap_or_default());
     scope.state = state;
     scope.synced = synced;
     scope.restarts = 3;
@@ -450,7 +451,8 @@ fn readyz_is_200_only_when_synced_and_fresh() {
     assert_eq!(readyz(&health(true, None, now), max, now).0, 200);
     assert_eq!(
         readyz(&health(true, Some(Duration::from_secs(30)), now), max, now).0,
-        200
+        200,
+        "stale, but not past maxStale"
     );
     let (code, why) = readyz(&health(true, Some(Duration::from_secs(90)), now), max, now);
     assert_eq!(code, 503);

@@ -204,7 +204,7 @@ async fn a_whole_body_first_list_is_decoded_without_holding_the_body() {
     let client = kube::Client::try_from(config).expect("a client");
     let settings = WatchSettings {
         page_size: 500,
-        silence: Duration::from_secs(30),
+        stale_after: Duration::from_secs(30),
         ..WatchSettings::default()
     };
     let cache = Cache::new();

@@ -705,7 +705,7 @@ async fn stalled_watches_resume_and_expired_watches_get_410() {
 }
 
 #[tokio::test]
-async fn silent_watches_stay_open_past_their_timeout_and_send_nothing() {
+async fn silenced_watches_stay_open_past_their_timeout_and_send_nothing_new_ones_are_served() {
     let (cluster, server) = start().await;
     cluster.set_bookmark_interval(Duration::from_millis(50));
     let pods: Api<Pod> = Api::default_namespaced(server.client());
@@ -723,6 +723,18 @@ async fn silent_watches_stay_open_past_their_timeout_and_send_nothing() {
         silent.is_err(),
         "no event, no bookmark and no close while silent, even past the timeout: {silent:?}"
     );
+    // A new connection gets through, as past a load balancer that dropped the old one.
+    let mut fresh = pods
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    match tokio::time::timeout(Duration::from_secs(2), fresh.try_next()).await {
+        Ok(Ok(Some(WatchEvent::Added(p)))) => {
+            assert_eq!(p.metadata.name.as_deref(), Some("unheard"))
+        }
+        other => panic!("a watch opened while others are silent is served: {other:?}"),
+    }
     cluster.faults().silence_watches(false);
     match stream.try_next().await.unwrap() {
         Some(WatchEvent::Added(p)) => assert_eq!(p.metadata.name.as_deref(), Some("unheard")),

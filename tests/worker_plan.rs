@@ -100,7 +100,7 @@ fn gate_guards_block_the_whole_pass() {
                 stale_for: Some(Duration::from_secs(61)),
                 ..open_gate()
             },
-            "stale for 61s: nothing heard from the API server",
+            "stale for 61s: the view is not proved in sync with the API server",
         ),
         (
             "readonly",
@@ -134,7 +134,7 @@ fn gate_guards_block_the_whole_pass() {
         assert!(blocked.contains(says), "{name}: {blocked}");
     }
     let briefly_stale = Gate {
-        stale_for: Some(Duration::from_secs(59)),
+        stale_for: Some(Duration::from_secs(29)),
         ..open_gate()
     };
     assert_eq!(ran(&run(&findings, &all_on(), &briefly_stale, safety)), 1);

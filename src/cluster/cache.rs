@@ -4,6 +4,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
+use super::health::{DEFAULT_STALE_AFTER, Health, ScopeHealth};
+
 use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
@@ -34,107 +36,6 @@ impl Abnormal {
     pub fn in_cluster(mut self, cluster: &str) -> Abnormal {
         self.cluster = Arc::from(cluster);
         self
-    }
-}
-
-/// How long a watch may stay silent (no event, no bookmark) and still count as fresh. API
-/// servers send a bookmark about once a minute, so two minutes of silence means it is dead.
-pub(crate) const DEFAULT_SILENCE: Duration = Duration::from_secs(120);
-
-/// Where one scope's watch stands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WatchState {
-    /// Listing, before the first complete view.
-    Listing,
-    Watching,
-    /// Listing again after 410 Gone; the last known state stays on show meanwhile.
-    Relisting {
-        /// When the scope stops (or stopped) being fresh: a relist does not reset the clock.
-        stale_from: Option<Instant>,
-    },
-    /// Not fresh since the instant (disconnected, or silent past the bound), retrying.
-    Reconnecting {
-        since: Instant,
-        error: String,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScopeHealth {
-    pub(crate) scope: Scope,
-    pub state: WatchState,
-    /// A complete list has been loaded at least once.
-    pub synced: bool,
-    pub restarts: u64,
-    pub relists: u64,
-    /// When the server last told this scope something current: a complete list, a watch
-    /// event or a bookmark.
-    pub(crate) heard: Option<Instant>,
-    /// Silence longer than this makes the scope stale.
-    pub(crate) silence: Duration,
-}
-
-impl ScopeHealth {
-    pub fn new(scope: Scope, silence: Duration) -> ScopeHealth {
-        ScopeHealth {
-            scope,
-            state: WatchState::Listing,
-            synced: false,
-            restarts: 0,
-            relists: 0,
-            heard: None,
-            silence,
-        }
-    }
-
-    /// When this scope stops being fresh; may lie in the future. None before the first list
-    /// (nothing acts before it anyway).
-    pub(crate) fn stale_from(&self) -> Option<Instant> {
-        match &self.state {
-            WatchState::Listing => None,
-            WatchState::Reconnecting { since, .. } => Some(*since),
-            WatchState::Relisting { stale_from } => *stale_from,
-            WatchState::Watching => self.heard.map(|heard| heard + self.silence),
-        }
-    }
-
-    /// How long this scope has not been fresh; None while it is.
-    pub(crate) fn stale_for(&self, now: Instant) -> Option<Duration> {
-        self.stale_from()
-            .filter(|from| *from <= now)
-            .map(|from| now.saturating_duration_since(from))
-    }
-}
-
-/// All scopes together, as the header and the safety guards see them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Health {
-    pub scopes: Vec<ScopeHealth>,
-}
-
-impl Health {
-    pub fn synced(&self) -> bool {
-        !self.scopes.is_empty() && self.scopes.iter().all(|s| s.synced)
-    }
-
-    /// How long the stalest scope has not been fresh (disconnected, or silent past its
-    /// bound); None while every scope is fresh.
-    pub fn stale_for(&self, now: Instant) -> Option<Duration> {
-        self.scopes.iter().filter_map(|s| s.stale_for(now)).max()
-    }
-
-    /// Some scope is listing again after 410 Gone.
-    pub fn relisting(&self) -> bool {
-        self.scopes
-            .iter()
-            .any(|s| matches!(s.state, WatchState::Relisting { .. }))
-    }
-
-    pub fn last_error(&self) -> Option<&str> {
-        self.scopes.iter().find_map(|s| match &s.state {
-            WatchState::Reconnecting { error, .. } => Some(error.as_str()),
-            _ => None,
-        })
     }
 }
 
@@ -304,15 +205,16 @@ impl Cache {
 
     // Writers: the watch tasks.
 
-    pub(crate) fn register(&self, scope: &Scope, silence: Duration) {
-        self.update_health(scope, |h| h.silence = silence);
+    pub(crate) fn register(&self, scope: &Scope, stale_after: Duration) {
+        self.update_health(scope, |h| h.stale_after = stale_after);
     }
 
-    /// The server spoke on `scope` at `at`. Not a change readers must redraw for, so no bump.
-    pub(crate) fn heard(&self, scope: &Scope, at: Instant) {
+    /// The view of `scope` was proved current at `at`. Not a change readers must redraw for,
+    /// so no bump.
+    pub(crate) fn proved(&self, scope: &Scope, at: Instant) {
         let mut health = self.inner.health.write().unwrap_or_else(|e| e.into_inner());
         if let Some(h) = health.scopes.iter_mut().find(|s| &s.scope == scope) {
-            h.heard = Some(at);
+            h.proved = Some(at);
         }
     }
 
@@ -322,7 +224,7 @@ impl Cache {
             match health.scopes.iter_mut().find(|s| &s.scope == scope) {
                 Some(known) => change(known),
                 None => {
-                    let mut new = ScopeHealth::new(scope.clone(), DEFAULT_SILENCE);
+                    let mut new = ScopeHealth::new(scope.clone(), DEFAULT_STALE_AFTER);
                     change(&mut new);
                     health.scopes.push(new);
                 }

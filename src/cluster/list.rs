@@ -52,6 +52,15 @@ pub(crate) enum ListFrom {
 }
 
 impl ListFrom {
+    /// As a `resourceVersion`: empty for the most recent (a consistent read).
+    pub(crate) fn version(&self) -> String {
+        match self {
+            ListFrom::Any => "0".to_string(),
+            ListFrom::NotOlderThan(v) => v.clone(),
+            ListFrom::MostRecent => String::new(),
+        }
+    }
+
     /// The query string of the first page (`token` None) or of a following page.
     pub(crate) fn query(&self, page_size: u32, token: Option<&str>) -> String {
         let mut query = format!("limit={page_size}");
@@ -61,13 +70,11 @@ impl ListFrom {
             query.push_str(&encode(token));
             return query;
         }
-        let version = match self {
-            ListFrom::Any => "0",
-            ListFrom::NotOlderThan(v) => v.as_str(),
-            ListFrom::MostRecent => return query,
-        };
+        if *self == ListFrom::MostRecent {
+            return query;
+        }
         query.push_str("&resourceVersion=");
-        query.push_str(&encode(version));
+        query.push_str(&encode(&self.version()));
         query.push_str("&resourceVersionMatch=NotOlderThan");
         query
     }

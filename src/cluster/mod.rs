@@ -5,6 +5,7 @@ mod cache;
 mod connect;
 mod deadline;
 mod explain;
+mod health;
 mod index;
 mod list;
 mod split;
@@ -13,14 +14,15 @@ mod watch;
 use std::time::Duration;
 
 pub(crate) use backoff::jitter;
-pub use cache::{Abnormal, Cache, Health, ScopeHealth, WatchState};
+pub use cache::{Abnormal, Cache};
 pub(crate) use connect::Cluster;
 pub use connect::{ConnectOptions, connect};
 pub use deadline::{Deadlines, client_with_deadlines};
 pub(crate) use explain::causes;
+pub use health::{Health, ScopeHealth, WatchState};
 pub use index::Census;
 pub use list::list_pods;
-pub(crate) use watch::SILENCE_ENV;
+pub(crate) use watch::STALE_AFTER_ENV;
 pub use watch::{WatchSettings, spawn_watches};
 
 /// What a list or watch covers: the whole cluster or one namespace.
@@ -69,11 +71,11 @@ impl std::fmt::Display for Scope {
 
 /// A Go-style duration (`10s`, `2m`) from the environment, if set; a bad one is a usage error
 /// before anything starts.
-/// The watch settings a command runs with: the config's silence bound, unless
+/// The watch settings a command runs with: the config's freshness bound, unless
 /// `$OPS_POD_CLEANER_WATCH_SILENCE` overrides it.
 pub fn watch_settings(config: &crate::config::ClusterConfig) -> crate::Result<WatchSettings> {
     Ok(WatchSettings {
-        silence: env_duration(SILENCE_ENV)?.unwrap_or(config.watch_silence),
+        stale_after: env_duration(STALE_AFTER_ENV)?.unwrap_or(config.watch_silence),
         ..WatchSettings::default()
     })
 }

@@ -9,8 +9,8 @@ use crate::Result;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterConfig {
-    /// A watch that hears nothing (no event, no bookmark) this long is dead: replaced, and the
-    /// cache counts as stale from then on.
+    /// A view not proved in sync with the server for this long is stale; a watch quiet for
+    /// half of it is re-made to prove it.
     pub watch_silence: Duration,
     /// To open a connection (TCP and TLS).
     pub connect_timeout: Duration,
@@ -21,7 +21,7 @@ pub struct ClusterConfig {
 impl Default for ClusterConfig {
     fn default() -> Self {
         ClusterConfig {
-            watch_silence: Duration::from_secs(120),
+            watch_silence: Duration::from_secs(20),
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
         }

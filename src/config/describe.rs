@@ -32,7 +32,7 @@ pub(crate) fn describe(config: &Config) -> String {
     let c = &config.cluster;
     let _ = writeln!(
         out,
-        "cluster: a watch silent {} is replaced; connect within {}, requests within {}",
+        "cluster: a view not proved current for {} is stale; connect within {}, requests within {}",
         go(c.watch_silence),
         go(c.connect_timeout),
         go(c.request_timeout)
@@ -199,7 +199,7 @@ fn safety(out: &mut String, s: &SafetyConfig) {
     );
     let _ = writeln!(
         out,
-        "  max stale:    {} (no auto action while the watch is out longer)",
+        "  max stale:    {} (no auto action on a view older than this)",
         go(s.max_stale)
     );
     let _ = writeln!(

@@ -13,7 +13,8 @@ pub struct SafetyConfig {
     pub include_protected: Vec<String>,
     pub max_actions_per_minute: u32,
     pub max_actions_per_namespace_per_minute: u32,
-    /// No automatic action while the watch has been disconnected longer than this.
+    /// No automatic action on a view older than this: not proved in sync with the API server
+    /// (by a list, an event, a bookmark or a re-made watch) for this long.
     pub max_stale: Duration,
     pub breaker: BreakerConfig,
     /// Log what would be done, do nothing.
@@ -52,7 +53,7 @@ impl Default for SafetyConfig {
             include_protected: Vec::new(),
             max_actions_per_minute: 30,
             max_actions_per_namespace_per_minute: 10,
-            max_stale: Duration::from_secs(60),
+            max_stale: Duration::from_secs(30),
             breaker: BreakerConfig::default(),
             dry_run: false,
         }

@@ -140,7 +140,7 @@ fn watch_metrics(out: &mut String, health: &Health, now: Instant) {
         out,
         "opc_watch_stale_seconds",
         "gauge",
-        "Seconds since the stalest scope stopped being fresh (disconnected, or silent past the bound); 0 while fresh.",
+        "Age of the stalest view (seconds since it was last proved in sync with the API server) once past the freshness bound; 0 while fresh.",
     );
     let stale = health.stale_for(now).unwrap_or_default();
     let _ = writeln!(out, "opc_watch_stale_seconds {:.1}", stale.as_secs_f64());
@@ -209,6 +209,6 @@ pub(crate) fn stale_past(health: &Health, max_stale: Duration, now: Instant) -> 
         stale.as_secs(),
         health
             .last_error()
-            .unwrap_or("nothing heard from the API server")
+            .unwrap_or("not proved in sync with the API server since")
     ))
 }

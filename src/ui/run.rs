@@ -613,7 +613,7 @@ pub fn watch_line(health: &Health, now: Instant) -> WatchLine {
     let stale = health.stale_for(now);
     if let Some(error) = health.last_error() {
         return WatchLine::Reconnecting {
-            secs: stale.unwrap_or_default().as_secs(),
+            secs: health.age(now).unwrap_or_default().as_secs(),
             error: error.to_string(),
         };
     }
@@ -623,7 +623,7 @@ pub fn watch_line(health: &Health, now: Instant) -> WatchLine {
         };
     }
     if let Some(stale) = stale {
-        // Silent past the bound; the watch loop is about to drop and replace it.
+        // Not proved current for longer than the bound, though no attempt has failed yet.
         return WatchLine::Reconnecting {
             secs: stale.as_secs(),
             error: "nothing heard from the API server".to_string(),

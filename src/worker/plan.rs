@@ -117,7 +117,8 @@ pub(crate) fn blocked(gate: &Gate, safety: &SafetyConfig) -> Option<String> {
     }
     if let Some(stale) = gate.stale_for.filter(|s| *s > safety.max_stale) {
         return Some(format!(
-            "watch stale for {}s: nothing heard from the API server (more than safety.maxStale)",
+            "watch stale for {}s: the view is not proved in sync with the API server (more than \
+             safety.maxStale)",
             stale.as_secs()
         ));
     }

@@ -35,7 +35,7 @@ pub fn quick_watch() -> WatchSettings {
     WatchSettings {
         page_size: 100,
         watch_timeout: Duration::from_secs(30),
-        silence: Duration::from_secs(5),
+        stale_after: Duration::from_secs(5),
         min_backoff: Duration::from_millis(50),
         max_backoff: Duration::from_millis(200),
     }

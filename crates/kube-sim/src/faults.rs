@@ -63,8 +63,9 @@ pub struct FaultState {
     /// Bumped to make every open watch drop its connection.
     pub watch_drop_gen: u64,
     pub watch_stalled: bool,
-    /// Watches send nothing at all, not even at their timeout: open, and silent.
-    pub watch_silent: bool,
+    /// Watches opened up to this one (counted by `watches_served`) send nothing at all, not
+    /// even at their timeout: open, and silent. 0: none.
+    pub silent_through: u64,
     /// Every watch ends as soon as it is answered: 200 and an empty stream.
     pub close_watches: bool,
     hangs: Vec<Hang>,
@@ -219,13 +220,15 @@ impl Faults {
         self.cluster.mutate(|s| s.faults.watch_stalled = stalled);
     }
 
-    /// Keep every watch, open and new, connected and completely silent (no events, no
-    /// bookmarks, no close at its timeout) until switched off, as a frozen API server or a
-    /// load balancer that dropped the stream would. Unlike [`Faults::stall_watches`], nothing
-    /// ends these watches but the client, a [`Faults::drop_watches`] or the server's shutdown.
-    /// Switched off, they carry on where they stopped.
+    /// Keep every watch open now connected and completely silent (no events, no bookmarks, no
+    /// close at its timeout) until switched off, as a load balancer that dropped the streams
+    /// would; watches opened later are served as usual (a new connection gets through). Unlike
+    /// [`Faults::stall_watches`], nothing ends the silent ones but the client, a
+    /// [`Faults::drop_watches`] or the server's shutdown. Switched off, they carry on where they
+    /// stopped.
     pub fn silence_watches(&self, silent: bool) {
-        self.cluster.mutate(|s| s.faults.watch_silent = silent);
+        self.cluster
+            .mutate(|s| s.faults.silent_through = if silent { s.watches_served } else { 0 });
     }
 
     /// Answer every watch (true) with 200 and an empty stream that ends at once, as a
@@ -267,7 +270,7 @@ impl Faults {
     }
 
     /// The whole server freezes (true) or thaws (false), as with SIGSTOP and SIGCONT on a
-    /// kube-apiserver: open watches fall silent and every other request hangs.
+    /// kube-apiserver: open watches fall silent and every new request (watches too) hangs.
     pub fn freeze(&self, frozen: bool) {
         self.silence_watches(frozen);
         if frozen {

@@ -77,11 +77,12 @@ async fn run(
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<(), Gone> {
     let deadline = Instant::now() + spec.timeout.unwrap_or(DEFAULT_TIMEOUT);
-    let (interval, drop_gen, expire, close_at_once, compacted) = cluster.read(|s| {
+    let (id, interval, drop_gen, expire, close_at_once, compacted) = cluster.read(|s| {
         s.watches_served += 1;
         let expire = s.faults.expire_watches > 0;
         s.faults.expire_watches = s.faults.expire_watches.saturating_sub(1);
         (
+            s.watches_served,
             s.bookmark_interval,
             s.faults.watch_drop_gen,
             expire,
@@ -110,7 +111,7 @@ async fn run(
     loop {
         wake.borrow_and_update();
         let (batch, rv, stalled, silent, generation, compacted) = cluster.read(|s| {
-            let (stalled, silent) = (s.faults.watch_stalled, s.faults.watch_silent);
+            let (stalled, silent) = (s.faults.watch_stalled, id <= s.faults.silent_through);
             let batch = if stalled || silent {
                 Some(Vec::new())
             } else {

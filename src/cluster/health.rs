@@ -1,0 +1,134 @@
+//! How current each scope's view is. The view is as fresh as the last proof that it is in
+//! sync with a live server: a complete list, a watch event or bookmark, or a watch re-made
+//! from the current version that the server keeps open. Its age is counted from that proof.
+
+use std::time::{Duration, Instant};
+
+use super::Scope;
+
+/// How old a view may be and still count as fresh. A quiet watch is re-made after half of it
+/// to prove it is still in sync, so a healthy quiet cluster never comes near it.
+pub(crate) const DEFAULT_STALE_AFTER: Duration = Duration::from_secs(20);
+
+/// Where one scope's watch stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WatchState {
+    /// Listing, before the first complete view.
+    Listing,
+    Watching,
+    /// Listing again after 410 Gone; the last known state stays on show meanwhile.
+    Relisting,
+    /// The last attempt failed; retrying after a backoff.
+    Reconnecting {
+        error: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScopeHealth {
+    pub(crate) scope: Scope,
+    pub state: WatchState,
+    /// A complete list has been loaded at least once.
+    pub synced: bool,
+    pub restarts: u64,
+    pub relists: u64,
+    /// The last proof that this scope's view was in sync with a live server.
+    pub proved: Option<Instant>,
+    /// A view older than this is stale.
+    pub(crate) stale_after: Duration,
+}
+
+impl ScopeHealth {
+    pub fn new(scope: Scope, stale_after: Duration) -> ScopeHealth {
+        ScopeHealth {
+            scope,
+            state: WatchState::Listing,
+            synced: false,
+            restarts: 0,
+            relists: 0,
+            proved: None,
+            stale_after,
+        }
+    }
+
+    /// How long ago the view was last proved current; None before the first list (nothing
+    /// acts before it anyway).
+    pub(crate) fn age(&self, now: Instant) -> Option<Duration> {
+        self.proved.map(|at| now.saturating_duration_since(at))
+    }
+
+    /// The view's age once it is past the bound; None while fresh.
+    pub(crate) fn stale_for(&self, now: Instant) -> Option<Duration> {
+        self.age(now).filter(|age| *age > self.stale_after)
+    }
+}
+
+/// All scopes together, as the header and the safety guards see them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Health {
+    pub scopes: Vec<ScopeHealth>,
+}
+
+impl Health {
+    pub fn synced(&self) -> bool {
+        !self.scopes.is_empty() && self.scopes.iter().all(|s| s.synced)
+    }
+
+    /// The age of the stalest view, once past its bound; None while every scope is fresh.
+    /// `safety.maxStale` is compared with this age: no action on a view older than that.
+    pub fn stale_for(&self, now: Instant) -> Option<Duration> {
+        self.scopes.iter().filter_map(|s| s.stale_for(now)).max()
+    }
+
+    /// The age of the oldest view, fresh or not.
+    pub fn age(&self, now: Instant) -> Option<Duration> {
+        self.scopes.iter().filter_map(|s| s.age(now)).max()
+    }
+
+    /// Some scope is listing again after 410 Gone.
+    pub fn relisting(&self) -> bool {
+        self.scopes
+            .iter()
+            .any(|s| matches!(s.state, WatchState::Relisting))
+    }
+
+    pub fn last_error(&self) -> Option<&str> {
+        self.scopes.iter().find_map(|s| match &s.state {
+            WatchState::Reconnecting { error } => Some(error.as_str()),
+            _ => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope(proved_ago: Option<u64>, now: Instant) -> ScopeHealth {
+        let mut h = ScopeHealth::new(Scope::All, Duration::from_secs(20));
+        h.proved = proved_ago.map(|s| now - Duration::from_secs(s));
+        h
+    }
+
+    #[test]
+    fn the_age_counts_from_the_last_proof_and_shows_once_past_the_bound() {
+        let now = Instant::now();
+        assert_eq!(scope(None, now).stale_for(now), None);
+        assert_eq!(scope(Some(20), now).stale_for(now), None);
+        assert_eq!(
+            scope(Some(21), now).stale_for(now),
+            Some(Duration::from_secs(21))
+        );
+        // Whatever the state says: a failed reconnect does not make a proved view older.
+        let mut down = scope(Some(3), now);
+        down.state = WatchState::Reconnecting {
+            error: "refused".into(),
+        };
+        assert_eq!(down.stale_for(now), None);
+        let health = Health {
+            scopes: vec![scope(Some(5), now), scope(Some(40), now), down],
+        };
+        assert_eq!(health.stale_for(now), Some(Duration::from_secs(40)));
+        assert_eq!(health.age(now), Some(Duration::from_secs(40)));
+    }
+}

@@ -1,0 +1,228 @@
+//! List, then watch from the list's resourceVersion; never give up.
+//!
+//! Errors are logged and shown, never returned: the loop backs off, resumes from the last
+//! resourceVersion it saw, and relists when the server says that version is gone. The view is
+//! as fresh as the last proof that it is in sync with a live server: a list, an event, a
+//! bookmark, or a watch re-made from the current version that the server keeps open. A watch
+//! quiet for half the freshness bound is re-made to prove it again, so a quiet cluster (whose
+//! server may send no bookmark for minutes) stays fresh, and a frozen server or a stream a
+//! load balancer dropped shows within the bound.
+//!
+//! The decisions are in [`step`] (pure); this module does the I/O: [`stream`] reads one
+//! connection, [`list_scope`] one paged list.
+//!
+//! Lists are served from the API server's watch cache, never as quorum reads from etcd unless
+//! a version was refused: a streaming list (`sendInitialEvents`) where the server supports it,
+//! whose stream then goes on as the watch; else pages at `resourceVersion=0` first and
+//! `NotOlderThan` the last seen version on a relist (see [`ListFrom`]). Whether the server
+//! supports streaming lists is learnt once per cluster and remembered.
+
+mod step;
+mod stream;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use kube::Client;
+use tokio::task::JoinHandle;
+
+use super::backoff::Backoff;
+use super::health::DEFAULT_STALE_AFTER;
+use super::list::{ListFrom, list_scope};
+use super::{Cache, Scope, WatchState};
+use step::{Attempt, Ended, State, Then, step};
+
+#[derive(Debug, Clone)]
+pub struct WatchSettings {
+    pub page_size: u32,
+    /// How long the server keeps one watch open before we reconnect.
+    pub watch_timeout: Duration,
+    /// A view not proved current for this long is stale. A watch quiet for half of it is
+    /// re-made to prove it; a request unanswered that long is given up.
+    pub stale_after: Duration,
+    pub min_backoff: Duration,
+    pub max_backoff: Duration,
+}
+
+impl Default for WatchSettings {
+    fn default() -> Self {
+        WatchSettings {
+            page_size: 500,
+            watch_timeout: Duration::from_secs(290),
+            stale_after: DEFAULT_STALE_AFTER,
+            min_backoff: Duration::from_millis(500),
+            // Back within seconds of a server's return: a retry every few seconds per scope
+            // costs a server nothing.
+            max_backoff: Duration::from_secs(5),
+        }
+    }
+}
+
+impl WatchSettings {
+    /// A watch quiet this long is ended and re-made; a request unanswered this long, given up.
+    fn quiet(&self) -> Duration {
+        self.stale_after / 2
+    }
+
+    /// A re-made watch that the server keeps open this long proves the view current: long
+    /// enough for a refusal (410 comes as an event right after the answer) or a proxy that
+    /// closes at once to show first.
+    fn settle(&self) -> Duration {
+        (self.stale_after / 8).min(Duration::from_secs(1))
+    }
+
+    /// How often a busy watch tells the cache it is current.
+    fn tell_every(&self) -> Duration {
+        (self.stale_after / 10).min(Duration::from_secs(1))
+    }
+}
+
+pub(crate) const STALE_AFTER_ENV: &str = "OPS_POD_CLEANER_WATCH_SILENCE";
+
+/// The annotation on the bookmark that ends a streaming list's initial events.
+pub(crate) const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+
+/// Whether one cluster's API server serves streaming lists: unknown until it answers one.
+/// Shared by every scope watched on that cluster, so it is learnt once.
+#[derive(Clone, Default)]
+struct Streaming(Arc<AtomicU8>);
+
+// 0: not known yet.
+const SUPPORTED: u8 = 1;
+const UNSUPPORTED: u8 = 2;
+
+impl Streaming {
+    fn worth_trying(&self) -> bool {
+        self.0.load(Ordering::Relaxed) != UNSUPPORTED
+    }
+
+    fn learnt(&self, supported: bool) {
+        self.0.store(
+            if supported { SUPPORTED } else { UNSUPPORTED },
+            Ordering::Relaxed,
+        );
+    }
+}
+
+/// One task per scope, all feeding the same cache. The scopes share what is learnt about
+/// the server (whether it serves streaming lists).
+pub fn spawn_watches(
+    client: &Client,
+    scopes: &[Scope],
+    cache: &Cache,
+    settings: &WatchSettings,
+) -> Vec<JoinHandle<()>> {
+    let streaming = Streaming::default();
+    scopes
+        .iter()
+        .map(|scope| {
+            cache.register(scope, settings.stale_after);
+            let scoped = Scoped {
+                client: client.clone(),
+                scope: scope.clone(),
+                cache: cache.clone(),
+                settings: settings.clone(),
+            };
+            tokio::spawn(run_scope(scoped, streaming.clone()))
+        })
+        .collect()
+}
+
+/// What one scope's loop works with.
+struct Scoped {
+    client: Client,
+    scope: Scope,
+    cache: Cache,
+    settings: WatchSettings,
+}
+
+async fn run_scope(scoped: Scoped, streaming: Streaming) {
+    let scope = &scoped.scope;
+    let mut backoff = Backoff::new(scoped.settings.min_backoff, scoped.settings.max_backoff);
+    let mut state = State::List {
+        from: ListFrom::Any,
+        stream: streaming.worth_trying(),
+    };
+    loop {
+        let attempt = match &state {
+            State::List {
+                from,
+                stream: false,
+            } => paged_list(&scoped, from).await,
+            State::List { from, stream: true } => {
+                stream::connection(&scoped, &from.version(), true).await
+            }
+            State::Watch { version } => stream::connection(&scoped, version, false).await,
+        };
+        if let Ended::Unsupported(why) = &attempt.ended {
+            tracing::info!(%scope, "no streaming lists ({why}); listing in pages");
+        }
+        let next = step(state, attempt, streaming.worth_trying());
+        if let Some(streams) = next.streams {
+            streaming.learnt(streams);
+        }
+        state = next.state;
+        match next.then {
+            Then::Go => backoff.reset(),
+            Then::Retry => tracing::debug!(%scope, "retrying at once: {state:?}"),
+            Then::Relist => {
+                tracing::info!(%scope, "the watched version expired; relisting");
+                scoped.cache.update_health(scope, |h| {
+                    h.relists += 1;
+                    h.state = WatchState::Relisting;
+                });
+            }
+            Then::Backoff { down } => {
+                match down {
+                    Some(error) => {
+                        tracing::warn!(%scope, "{error}");
+                        scoped.cache.update_health(scope, |h| {
+                            h.restarts += 1;
+                            h.state = WatchState::Reconnecting { error };
+                        });
+                    }
+                    None => tracing::debug!(%scope, "the server closed the watch at once"),
+                }
+                backoff.wait().await;
+            }
+        }
+    }
+}
+
+/// A paged list of the whole scope, swapped into the cache when complete.
+async fn paged_list(scoped: &Scoped, from: &ListFrom) -> Attempt {
+    let settings = &scoped.settings;
+    match list_scope(&scoped.client, &scoped.scope, settings.page_size, from).await {
+        Ok(listed) => {
+            let scope = &scoped.scope;
+            scoped.cache.replace_scope(scope, listed.pods, Utc::now());
+            let now = Instant::now();
+            scoped.cache.update_health(scope, |h| {
+                h.synced = true;
+                h.state = WatchState::Watching;
+                h.proved = Some(now);
+            });
+            Attempt {
+                reached: Some(listed.resource_version),
+                ended: Ended::Listed,
+            }
+        }
+        Err(failed) => {
+            let error = failed.error.to_string();
+            let ended = match failed.code {
+                // Not an outage: the server cannot serve that version (its data was restored
+                // from an older backup).
+                Some(410 | 504) if matches!(from, ListFrom::NotOlderThan(_)) => {
+                    Ended::Refused(error)
+                }
+                _ => Ended::Failed(error),
+            };
+            Attempt {
+                reached: None,
+                ended,
+            }
+        }
+    }
+}
