@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::policy::Flags;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "ops-pod-cleaner",
@@ -59,6 +61,17 @@ pub(crate) struct GlobalArgs {
     /// Use the built-in simulated cluster instead of a real one
     #[arg(long, global = true)]
     pub(crate) demo: bool,
+}
+
+impl GlobalArgs {
+    /// The switches the policy takes from the command line.
+    pub(crate) fn flags(&self) -> Flags {
+        Flags {
+            dry_run: self.dry_run,
+            readonly: self.readonly,
+            no_audit: self.no_audit,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -2,8 +2,6 @@
 //! line and the config. Every mode (the TUI and its context switch, `headless`, `--once`)
 //! builds its executor and its worker from a `Policy`; there is no other way to build them.
 
-use crate::actions::{Audit, AuditLog};
-use crate::cli::GlobalArgs;
 use crate::config::{AuditConfig, Config, SafetyConfig};
 use crate::rules::RuleSpec;
 
@@ -14,16 +12,6 @@ pub struct Flags {
     pub readonly: bool,
     /// `--no-audit`: act without an audit log.
     pub no_audit: bool,
-}
-
-impl From<&GlobalArgs> for Flags {
-    fn from(global: &GlobalArgs) -> Flags {
-        Flags {
-            dry_run: global.dry_run,
-            readonly: global.readonly,
-            no_audit: global.no_audit,
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -72,19 +60,9 @@ impl Policy {
         &self.safety
     }
 
-    /// The audit log, written ahead of every action. When it cannot be opened, nothing may act
-    /// (`Audit::Unavailable`), unless `--no-audit` said to act without one.
-    pub fn open_audit(&self) -> Audit {
-        if self.no_audit {
-            return Audit::Off;
-        }
-        match AuditLog::open(&self.audit) {
-            Ok(log) => Audit::Log(log),
-            Err(e) => Audit::Unavailable {
-                path: self.audit.path.clone(),
-                why: e.to_string(),
-            },
-        }
+    /// Where and how the audit log is written.
+    pub(crate) fn audit(&self) -> &AuditConfig {
+        &self.audit
     }
 
     /// Kubernetes Events are written only when configured and not in dry-run.

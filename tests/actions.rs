@@ -1272,7 +1272,7 @@ async fn without_a_writable_audit_log_nothing_acts_unless_told_to() {
     };
     let flags = ops_pod_cleaner::policy::Flags::default();
     let strict = ops_pod_cleaner::policy::Policy::new(flags, &config);
-    let audit = strict.open_audit();
+    let audit = Audit::open(&strict);
     assert!(matches!(audit, Audit::Unavailable { .. }));
     let scenario = Scenario::new();
     let cache = cache_with(vec![pod("web-1").evicted()]);
@@ -1298,7 +1298,7 @@ async fn without_a_writable_audit_log_nothing_acts_unless_told_to() {
         cache,
         &unaudited,
         "prod",
-        unaudited.open_audit(),
+        Audit::open(&unaudited),
     );
     assert!(exec.unaudited());
     let outcome = exec.run(&Action::Delete(web1()), Origin::Manual).await;

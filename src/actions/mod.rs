@@ -16,7 +16,6 @@ mod refusal;
 mod retry;
 mod scale;
 mod undo;
-mod verb;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -28,6 +27,7 @@ use serde::{Deserialize, Serialize};
 /// show it whatever else the log filter leaves out.
 pub const ACTION_LOG: &str = "action";
 
+pub use crate::rules::Verb;
 pub use audit::{AuditLog, AuditRecord, Stage};
 pub use execute::Executor;
 pub use history::PastAction;
@@ -42,7 +42,6 @@ pub use record::Audit;
 pub use refusal::{Denied, Refusal, SecondCopy};
 pub use retry::RetryPolicy;
 pub use undo::RecordedIn;
-pub use verb::Verb;
 
 use crate::pod::PodRecord;
 use crate::rules::{ActionKind, RuleKind};

@@ -15,7 +15,8 @@ use super::history::Interrupted;
 use super::owner::WorkloadRef;
 use super::{Action, Origin, Outcome, Refusal};
 use crate::pod::PodRecord;
-use crate::report::workload_label;
+use crate::pod::workload_label;
+use crate::policy::Policy;
 use crate::rules::Finding;
 
 /// Where the executor writes its records.
@@ -38,6 +39,24 @@ pub(super) struct Subject<'a> {
     pub workload: Option<&'a WorkloadRef>,
     pub pod: Option<&'a PodRecord>,
     pub finding: Option<&'a Finding>,
+}
+
+impl Audit {
+    /// The audit log `policy` asks for, written ahead of every action. When it cannot be
+    /// opened, nothing may act (`Unavailable`), unless `--no-audit` said to act without one.
+    pub fn open(policy: &Policy) -> Audit {
+        if policy.no_audit() {
+            return Audit::Off;
+        }
+        let config = policy.audit();
+        match AuditLog::open(config) {
+            Ok(log) => Audit::Log(log),
+            Err(e) => Audit::Unavailable {
+                path: config.path.clone(),
+                why: e.to_string(),
+            },
+        }
+    }
 }
 
 impl Executor {

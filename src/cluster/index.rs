@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 
 use super::cache::Abnormal;
 use crate::pod::PodRecord;
-use crate::report::workload_label;
+use crate::pod::workload_label;
 use crate::rules::{RuleKind, RuleSpec, classify, next_change};
 
 /// How many pods that could be healthy (not Succeeded or Failed) each namespace and each

@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::headless::lease::Wiring;
 use crate::headless::sizing;
 use crate::headless::{Elector, LeaseSettings, Role, Sources, bind, lease, serve, shutdown_signal};
-use crate::policy::{Flags, Policy};
+use crate::policy::Policy;
 use crate::report::{DeliveryPolicy, Reporter};
 use crate::worker::{self, WorkerHandle, WorkerOptions};
 use crate::{Error, Result};
@@ -87,9 +87,9 @@ impl Parts {
         cluster: &Cluster,
         cache: &Cache,
     ) -> Result<Parts> {
-        let policy = Policy::new(Flags::from(global), config);
+        let policy = Policy::new(global.flags(), config);
         // Unattended, a missing audit log is a start-up error, not a worker that never acts.
-        let audit = match policy.open_audit() {
+        let audit = match Audit::open(&policy) {
             Audit::Unavailable { path, why } => {
                 return Err(Error::Usage(format!(
                     "the audit log {} cannot be opened ({why}); set audit.path in the config to \

@@ -18,7 +18,7 @@ use crate::cluster::{
 };
 use crate::config::Config;
 use crate::headless::lease;
-use crate::policy::{Flags, Policy};
+use crate::policy::Policy;
 use crate::report::{DeliveryPolicy, Reporter, RestartState};
 use crate::ui::{ACTION_TARGET, Connector, ReportSource, RunOptions, Session};
 use crate::worker::WorkerOptions;
@@ -26,7 +26,7 @@ use crate::{Error, Result};
 
 pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
     let config = Arc::new(Config::load(global.config.as_deref())?);
-    let policy = Policy::new(Flags::from(global), &config);
+    let policy = Policy::new(global.flags(), &config);
     let watch = watch_settings(&config.cluster)?;
     let targets = open_targets(global, &config).await?;
     let scopes = targets.scopes.clone();
@@ -47,7 +47,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
         .map(Arc::new);
     let opener = Opener {
         global: global.clone(),
-        audit: policy.open_audit(),
+        audit: Audit::open(&policy),
         reporter,
         config,
         policy,

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use super::state::RestartState;
-use super::workload::workload_label;
 use super::{RestartReport, RestartRow, WorkloadGroup};
 use crate::config::ReportConfig;
+use crate::pod::workload_label;
 use crate::pod::{ContainerRecord, ContainerState, PodRecord, Termination};
 
 /// Pods with at least `min_restarts` restarts and one of `reasons`, in the report's namespaces,

@@ -13,7 +13,6 @@ pub mod render;
 mod send;
 mod spool;
 mod state;
-mod workload;
 
 pub use build::build;
 pub use caps::SpoolCap;
@@ -22,4 +21,3 @@ pub use model::{RestartReport, RestartRow, WorkloadGroup};
 pub use outcome::{DeliveryResult, DeliverySummary};
 pub use spool::sink_id;
 pub use state::RestartState;
-pub(crate) use workload::workload_label;

@@ -2,10 +2,12 @@
 
 mod classify;
 mod spec;
+mod verb;
 
 pub(crate) use classify::next_change;
 pub use classify::{Finding, classify};
 pub use spec::{ActionKind, NamespaceFilter, RuleKind, RuleSpec};
+pub use verb::Verb;
 
 /// The chain with every rule at its built-in settings, in the default order.
 pub fn default_chain() -> Vec<RuleSpec> {

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::cluster::Abnormal;
 use crate::config::BreakerConfig;
 use crate::pod::PodRecord;
-use crate::report::workload_label;
+use crate::pod::workload_label;
 use crate::rules::{ActionKind, RuleKind};
 
 pub use crate::cluster::Census;

@@ -8,7 +8,7 @@ pub(crate) use super::guards::Guards;
 use crate::actions::{Action, PodRef};
 use crate::cluster::Abnormal;
 use crate::config::SafetyConfig;
-use crate::report::workload_label;
+use crate::pod::workload_label;
 use crate::rules::RuleKind;
 
 /// Which rules may act on their own.
