@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use kube_sim::generate::realistic_pod;
-use ops_pod_cleaner::cluster::{Cache, Scope};
-use ops_pod_cleaner::config::UiConfig;
-use ops_pod_cleaner::pod::{Interner, decode_pod};
-use ops_pod_cleaner::rules::default_chain;
+use opc_core::cluster::{Cache, Scope};
+use opc_core::config::UiConfig;
+use opc_core::pod::{Interner, decode_pod};
+use opc_core::rules::default_chain;
 use ops_pod_cleaner::ui::{ClusterLine, Event, Snapshot, State, WatchLine, draw, update};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -73,7 +73,7 @@ fn main() {
     // The busiest category is the one on screen.
     update(
         &mut state,
-        Event::Key(ops_pod_cleaner::config::KeyBinding::parse("3").expect("key")),
+        Event::Key(opc_core::config::KeyBinding::parse("3").expect("key")),
     );
 
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).expect("terminal");

@@ -10,9 +10,9 @@ use chrono::Utc;
 use k8s_openapi::api::core::v1::Pod;
 use kube::core::WatchEvent;
 use kube_sim::generate::watch_lines;
-use ops_pod_cleaner::cluster::Cache;
-use ops_pod_cleaner::pod::WirePod;
-use ops_pod_cleaner::rules::{classify, default_chain};
+use opc_core::cluster::Cache;
+use opc_core::pod::WirePod;
+use opc_core::rules::{classify, default_chain};
 
 fn main() {
     let events: usize = std::env::args()

@@ -13,19 +13,12 @@
     )
 )]
 
-pub mod actions;
 pub mod cli;
-pub mod cluster;
 pub mod commands;
-pub mod config;
-pub mod error;
 pub mod headless;
-pub mod pod;
-pub mod policy;
-pub mod report;
-pub mod rules;
 mod scan;
 pub mod ui;
-pub mod worker;
 
-pub use error::{Error, Result};
+// The core, under the names the binary's modules use.
+pub use opc_core::{Error, Result, error};
+use opc_core::{actions, cluster, config, lease, pod, policy, report, rules, session, worker};

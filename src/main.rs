@@ -12,7 +12,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use ops_pod_cleaner::actions::ACTION_LOG;
+use opc_core::actions::ACTION_LOG;
 use ops_pod_cleaner::cli::{Cli, LogFormat};
 use ops_pod_cleaner::commands;
 use tracing_subscriber::EnvFilter;
@@ -22,7 +22,7 @@ fn main() -> ExitCode {
     // Our own warnings by default (kube logs connection errors we already report), and the
     // action log whatever the filter says: what the product did is never filtered out.
     let filter = EnvFilter::try_from_env("OPS_POD_CLEANER_LOG")
-        .unwrap_or_else(|_| EnvFilter::new("ops_pod_cleaner=warn"));
+        .unwrap_or_else(|_| EnvFilter::new("ops_pod_cleaner=warn,opc_core=warn"));
     let filter = match format!("{ACTION_LOG}=info").parse() {
         Ok(action_log) => filter.add_directive(action_log),
         Err(_) => filter,

@@ -3,12 +3,12 @@
 mod support;
 
 use chrono::Utc;
-use ops_pod_cleaner::actions::{
+use opc_core::actions::{
     Action, Audit, AuditLog, AuditRecord, Denied, Executor, OptOut, Origin, Outcome, PodRef,
     Refusal, Stage, Verb, WorkloadKind, WorkloadRef,
 };
-use ops_pod_cleaner::cluster::Cache;
-use ops_pod_cleaner::rules::RuleKind;
+use opc_core::cluster::Cache;
+use opc_core::rules::RuleKind;
 use serde_json::{Value, json};
 use support::mock_api::{Scenario, status};
 use support::pods::{PodBuilder, pod};
@@ -1263,15 +1263,15 @@ async fn without_a_writable_audit_log_nothing_acts_unless_told_to() {
     // A directory where the file should be: it cannot be opened for appending.
     let path = dir.path().join("audit.jsonl");
     std::fs::create_dir(&path).unwrap();
-    let config = ops_pod_cleaner::config::Config {
-        audit: ops_pod_cleaner::config::AuditConfig {
+    let config = opc_core::config::Config {
+        audit: opc_core::config::AuditConfig {
             events: false,
             ..audit_config(&path)
         },
         ..Default::default()
     };
-    let flags = ops_pod_cleaner::policy::Flags::default();
-    let strict = ops_pod_cleaner::policy::Policy::new(flags, &config);
+    let flags = opc_core::policy::Flags::default();
+    let strict = opc_core::policy::Policy::new(flags, &config);
     let audit = Audit::open(&strict);
     assert!(matches!(audit, Audit::Unavailable { .. }));
     let scenario = Scenario::new();
@@ -1287,11 +1287,11 @@ async fn without_a_writable_audit_log_nothing_acts_unless_told_to() {
     assert!(why.contains("--no-audit"), "{why}");
     assert!(exec.audit_problem().is_some(), "the worker is blocked too");
 
-    let flags = ops_pod_cleaner::policy::Flags {
+    let flags = opc_core::policy::Flags {
         no_audit: true,
         ..Default::default()
     };
-    let unaudited = ops_pod_cleaner::policy::Policy::new(flags, &config);
+    let unaudited = opc_core::policy::Policy::new(flags, &config);
     let scenario = Scenario::new().expect("DELETE", POD, Some(delete_body(None)), 200, ok_pod());
     let exec = Executor::new(
         scenario.client(),
@@ -1313,7 +1313,7 @@ fn the_log_is_private_and_rotates_by_size() {
     let path = dir.path().join("audit.jsonl");
     std::fs::write(&path, "").unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let config = ops_pod_cleaner::config::AuditConfig {
+    let config = opc_core::config::AuditConfig {
         max_size_mib: 1,
         keep: 2,
         ..audit_config(&path)
@@ -1462,13 +1462,13 @@ async fn the_worker_never_scales_a_bad_rollout_unless_the_rule_opts_in() {
         .expect("GET", rs, None, 200, replicaset(controller.clone()))
         .expect("GET", deploy, None, 200, deployment_status(json!({}), 3))
         .expect("GET", deploy, None, 200, deployment_status(json!({}), 3));
-    let mut config = ops_pod_cleaner::config::Config::default();
+    let mut config = opc_core::config::Config::default();
     config.audit.events = false;
     for rule in &mut config.rules {
         rule.after = std::time::Duration::ZERO;
     }
-    let flags = ops_pod_cleaner::policy::Flags::default();
-    let strict = ops_pod_cleaner::policy::Policy::new(flags, &config);
+    let flags = opc_core::policy::Flags::default();
+    let strict = opc_core::policy::Policy::new(flags, &config);
     let outcome = Executor::new(held.client(), cache.clone(), &strict, "test", Audit::Off)
         .run(&scale_action, auto)
         .await;
@@ -1491,7 +1491,7 @@ async fn the_worker_never_scales_a_bad_rollout_unless_the_rule_opts_in() {
     for rule in &mut config.rules {
         rule.scale_while_available = true;
     }
-    let opted_in = ops_pod_cleaner::policy::Policy::new(flags, &config);
+    let opted_in = opc_core::policy::Policy::new(flags, &config);
     let scaled = Scenario::new()
         .expect("GET", rs, None, 200, replicaset(controller))
         .expect("GET", deploy, None, 200, deployment_status(json!({}), 3))
@@ -1606,12 +1606,12 @@ fn the_readme_schema_names_every_field_the_log_writes() {
 async fn readonly_refuses_every_action_without_a_request() {
     let scenario = Scenario::new();
     let cache = cache_with(vec![pod("web-1").evicted()]);
-    let flags = ops_pod_cleaner::policy::Flags {
+    let flags = opc_core::policy::Flags {
         readonly: true,
         ..Default::default()
     };
-    let config = ops_pod_cleaner::config::Config::default();
-    let policy = ops_pod_cleaner::policy::Policy::new(flags, &config);
+    let config = opc_core::config::Config::default();
+    let policy = opc_core::policy::Policy::new(flags, &config);
     let exec = Executor::new(scenario.client(), cache, &policy, "test", Audit::Off);
     for origin in [Origin::Manual, Origin::Auto(RuleKind::Evicted)] {
         let outcome = exec.run(&Action::Delete(web1()), origin).await;

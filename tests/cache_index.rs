@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use ops_pod_cleaner::cluster::{Abnormal, Cache, Scope};
-use ops_pod_cleaner::pod::{Interner, PodRecord};
-use ops_pod_cleaner::rules::{RuleKind, RuleSpec, classify, default_chain};
+use opc_core::cluster::{Abnormal, Cache, Scope};
+use opc_core::pod::{Interner, PodRecord};
+use opc_core::rules::{RuleKind, RuleSpec, classify, default_chain};
 use support::pods::{PodBuilder, pod};
 
 fn t(s: &str) -> DateTime<Utc> {

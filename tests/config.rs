@@ -4,13 +4,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ops_pod_cleaner::Error;
-use ops_pod_cleaner::config::{
+use opc_core::Error;
+use opc_core::config::{
     self, Config, ConfigSource, FileFormat, FixedEnvironment, KeyBinding, KeyCode, Secret,
     SecretSource, Sink,
 };
-use ops_pod_cleaner::error::IoOp;
-use ops_pod_cleaner::rules::{ActionKind, NamespaceFilter, RuleKind, RuleSpec};
+use opc_core::error::IoOp;
+use opc_core::rules::{ActionKind, NamespaceFilter, RuleKind, RuleSpec};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -913,9 +913,9 @@ fn the_cluster_section_sets_how_long_to_wait_on_the_api_server() {
     assert_eq!(config.cluster.watch_silence, Duration::from_secs(90));
     assert_eq!(config.cluster.connect_timeout, Duration::from_secs(5));
     assert_eq!(config.cluster.request_timeout, Duration::from_secs(20));
-    let deadlines = ops_pod_cleaner::cluster::Deadlines::from_config(&config.cluster).unwrap();
+    let deadlines = opc_core::cluster::Deadlines::from_config(&config.cluster).unwrap();
     assert_eq!(deadlines.request, Duration::from_secs(20));
-    let watch = ops_pod_cleaner::cluster::watch_settings(&config.cluster).unwrap();
+    let watch = opc_core::cluster::watch_settings(&config.cluster).unwrap();
     assert_eq!(watch.stale_after, Duration::from_secs(90));
     let error = Config::from_yaml("cluster:\n  requestTimeout: soon\n", "bad.yaml").unwrap_err();
     assert!(

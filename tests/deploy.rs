@@ -8,16 +8,14 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use chrono::Utc;
-use ops_pod_cleaner::actions::{
-    DEFAULT_NAMESPACE, FOLLOWED_OWNERS, PARKED_CONFIGMAP, WorkloadKind,
-};
-use ops_pod_cleaner::config::{Config, FixedEnvironment, SecretSource, Sink};
+use opc_core::actions::{DEFAULT_NAMESPACE, FOLLOWED_OWNERS, PARKED_CONFIGMAP, WorkloadKind};
+use opc_core::config::{Config, FixedEnvironment, SecretSource, Sink};
+use opc_core::worker::WorkerStatus;
 use ops_pod_cleaner::headless::LeaseSettings;
 use ops_pod_cleaner::headless::metrics::{WORKER_STALL, healthz};
 use ops_pod_cleaner::headless::rbac::{
     CLUSTER_PERMISSIONS, FINALIZER_PERMISSIONS, LEASE_NAME, NAMESPACED_PERMISSIONS, PERSONAL_ONLY,
 };
-use ops_pod_cleaner::worker::WorkerStatus;
 use serde_json::{Value, json};
 
 /// (API group, resource, verb).
@@ -212,13 +210,15 @@ fn finalizer_removal_is_a_separate_optional_cluster_role() {
     }
 }
 
-/// Each `Needs { verb, resource }` in `files` of `src/actions/`, read from the source.
+/// Each `Needs { verb, resource }` in `files` of the core's `src/actions/`, read from the source.
 fn needs_in(files: &[&str]) -> Vec<(String, String)> {
     let mut found = Vec::new();
     for file in files {
-        let text =
-            std::fs::read_to_string(format!("{}/src/actions/{file}", env!("CARGO_MANIFEST_DIR")))
-                .unwrap();
+        let text = std::fs::read_to_string(format!(
+            "{}/crates/core/src/actions/{file}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
         let mut verb = None;
         for line in text.lines().map(str::trim) {
             if let Some(v) = line.strip_prefix("verb: \"") {
@@ -234,7 +234,7 @@ fn needs_in(files: &[&str]) -> Vec<(String, String)> {
 /// The verbs the parked store sends on ConfigMaps: each `.call("verb", ...)` in parked.rs.
 fn configmap_verbs() -> BTreeSet<String> {
     let text = std::fs::read_to_string(format!(
-        "{}/src/actions/parked.rs",
+        "{}/crates/core/src/actions/parked.rs",
         env!("CARGO_MANIFEST_DIR")
     ))
     .unwrap();

@@ -1,5 +1,5 @@
 //! Issue 19 end to end: auto mode an engineer can leave running. `headless --once` on the
-//! binary, against the simulated cluster always and against `OPC_E2E_KUBECONFIG` when set.
+//! binary, against the simulated cluster always and against `OPC_E2E_KUBECONFIG` with `--ignored`.
 //!
 //! - A StatefulSet's pod stuck Terminating on a node that stopped reporting is never
 //!   force-deleted until the node is confirmed gone (tainted out-of-service); then it is.
@@ -29,10 +29,9 @@ async fn a_pod_held_by_finalizers_is_held_not_failed_simulated() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a real cluster: OPC_E2E_KUBECONFIG=<kubeconfig> cargo test --test e2e_auto -- --ignored"]
 async fn auto_mode_scenarios_on_a_real_cluster() {
-    let Some(target) = Target::real().await else {
-        return;
-    };
+    let target = Target::real().await;
     let dir = tempfile::tempdir().unwrap();
     statefulset_on_a_lost_node(&target, dir.path()).await;
     held_by_finalizers(&target, dir.path()).await;

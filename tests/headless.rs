@@ -8,14 +8,14 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use kube_sim::{SimCluster, SimServer};
-use ops_pod_cleaner::actions::PastAction;
-use ops_pod_cleaner::cluster::{Deadlines, client_with_deadlines};
-use ops_pod_cleaner::cluster::{Health, Scope, ScopeHealth, WatchState};
-use ops_pod_cleaner::headless::lease::{self, Held, Observed, Step, Wiring};
+use opc_core::actions::PastAction;
+use opc_core::cluster::{Deadlines, client_with_deadlines};
+use opc_core::cluster::{Health, Scope, ScopeHealth, WatchState};
+use opc_core::lease::{self, Held, Observed, Step, Wiring};
+use opc_core::rules::RuleKind;
+use opc_core::worker::{WorkerCommand, WorkerStatus};
 use ops_pod_cleaner::headless::metrics::{Snapshot, healthz, readyz, render};
 use ops_pod_cleaner::headless::{Elector, LeaseSettings, Role, Sources, bind, decide, serve};
-use ops_pod_cleaner::rules::RuleKind;
-use ops_pod_cleaner::worker::{WorkerCommand, WorkerStatus};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
@@ -279,16 +279,16 @@ async fn a_leader_that_cannot_renew_stops_before_another_can_take_over() {
 struct Acting {
     leader: watch::Receiver<bool>,
     audit: std::path::PathBuf,
-    _worker: ops_pod_cleaner::worker::WorkerHandle,
+    _worker: opc_core::worker::WorkerHandle,
     _watches: Vec<tokio::task::JoinHandle<()>>,
     _stop: watch::Sender<bool>,
 }
 
 fn acting(client: kube::Client, identity: &str, dir: &std::path::Path) -> Acting {
-    use ops_pod_cleaner::actions::{Audit, AuditLog, Executor, RetryPolicy};
-    use ops_pod_cleaner::cluster::{Cache, WatchSettings, spawn_watches};
-    use ops_pod_cleaner::config::Config;
-    use ops_pod_cleaner::policy::{Flags, Policy};
+    use opc_core::actions::{Audit, AuditLog, Executor, RetryPolicy};
+    use opc_core::cluster::{Cache, WatchSettings, spawn_watches};
+    use opc_core::config::Config;
+    use opc_core::policy::{Flags, Policy};
     let cache = Cache::new();
     let watch_settings = WatchSettings {
         stale_after: Duration::from_secs(5),
@@ -319,15 +319,14 @@ fn acting(client: kube::Client, identity: &str, dir: &std::path::Path) -> Acting
         ..RetryPolicy::default()
     });
     let (acting_tx, acting_until) = watch::channel(None);
-    let options = ops_pod_cleaner::worker::WorkerOptions {
+    let options = opc_core::worker::WorkerOptions {
         master_auto: true,
         tick: Duration::from_millis(50),
         standby: Some("waiting for the leader election".into()),
         acting_until: Some(acting_until),
         ..Default::default()
     };
-    let worker =
-        ops_pod_cleaner::worker::spawn(cache, std::sync::Arc::new(executor), &policy, options);
+    let worker = opc_core::worker::spawn(cache, std::sync::Arc::new(executor), &policy, options);
     let (leader_tx, leader) = watch::channel(false);
     let (_stop, stop) = watch::channel(false);
     let elector = Elector::new(client, settings_for_overlap(identity));
@@ -502,7 +501,7 @@ fn metrics_text_has_every_family() {
         worker: WorkerStatus {
             rules: BTreeMap::from([(
                 RuleKind::ImagePull,
-                ops_pod_cleaner::worker::RuleStatus {
+                opc_core::worker::RuleStatus {
                     held: 2,
                     held_reason: Some("bad rollout: 3 replicas still available".into()),
                     ..Default::default()
@@ -535,7 +534,7 @@ fn metrics_text_has_every_family() {
 
 #[tokio::test]
 async fn the_endpoints_cap_connections_and_answer_from_the_start() {
-    let cache = ops_pod_cleaner::cluster::Cache::new();
+    let cache = opc_core::cluster::Cache::new();
     let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (_worker, worker) = watch::channel(WorkerStatus::default());

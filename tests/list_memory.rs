@@ -19,7 +19,7 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use kube_sim::generate::realistic_pod;
-use ops_pod_cleaner::cluster::{
+use opc_core::cluster::{
     Cache, Deadlines, Scope, WatchSettings, client_with_deadlines, list_pods, spawn_watches,
 };
 

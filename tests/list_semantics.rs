@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use kube_sim::{SimCluster, StreamingLists};
-use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
+use opc_core::cluster::{Cache, Scope, WatchSettings, spawn_watches};
 use serde_json::{Value, json};
 use support::mock_api::{Scenario, status};
 use support::pods::pod;

@@ -7,8 +7,8 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{ContainerState, ContainerStateWaiting, Pod};
 use kube::api::{Api, DeleteParams, PostParams};
 use kube_sim::{SimCluster, SimServer};
-use ops_pod_cleaner::cluster::{Cache, ConnectOptions, Scope, connect, list_pods, spawn_watches};
-use ops_pod_cleaner::rules::{RuleKind, default_chain};
+use opc_core::cluster::{Cache, ConnectOptions, Scope, connect, list_pods, spawn_watches};
+use opc_core::rules::{RuleKind, default_chain};
 use support::pods::pod;
 use support::sim::{Watched, eventually, quick_watch};
 

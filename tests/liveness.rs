@@ -9,16 +9,16 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Pod;
 use kube_sim::{SimCluster, SimServer};
-use ops_pod_cleaner::actions::{Audit, AuditLog, Executor, RetryPolicy};
-use ops_pod_cleaner::cluster::{
+use opc_core::actions::{Audit, AuditLog, Executor, RetryPolicy};
+use opc_core::cluster::{
     Cache, Deadlines, Scope, WatchSettings, client_with_deadlines, list_pods, spawn_watches,
 };
-use ops_pod_cleaner::config::Config;
+use opc_core::config::Config;
+use opc_core::policy::{Flags, Policy};
+use opc_core::rules::RuleKind;
+use opc_core::worker::{self, Counters, WorkerHandle, WorkerOptions, WorkerStatus};
 use ops_pod_cleaner::headless::{Sources, bind, serve};
-use ops_pod_cleaner::policy::{Flags, Policy};
-use ops_pod_cleaner::rules::RuleKind;
 use ops_pod_cleaner::ui::{WatchLine, watch_line};
-use ops_pod_cleaner::worker::{self, Counters, WorkerHandle, WorkerOptions, WorkerStatus};
 use support::pods::{PodBuilder, pod};
 use support::policy::audit_config;
 use support::sim::{eventually, quick_watch};
@@ -191,7 +191,9 @@ async fn a_frozen_server_is_noticed_by_the_age_of_the_view_and_fresh_soon_after_
     );
     let line = watch_line(&fresh.cache.health(), Instant::now());
     assert!(matches!(line, WatchLine::Reconnecting { .. }), "{line:?}");
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let from = handle.status.borrow().passes;
+    let mut status = handle.status.clone();
+    status.wait_for(|s| s.passes >= from + 2).await.unwrap();
     assert!(
         sim.pod("shop", "old-1").is_some(),
         "nothing acts on a frozen view"
@@ -386,7 +388,7 @@ async fn a_hung_action_times_out_is_audited_and_the_worker_goes_on() {
 /// froze. Building the client now runs off the runtime's threads, within the connect deadline.
 #[tokio::test(flavor = "current_thread")]
 async fn a_hanging_credential_plugin_fails_at_the_connect_deadline_without_blocking() {
-    use ops_pod_cleaner::cluster::{ConnectOptions, connect};
+    use opc_core::cluster::{ConnectOptions, connect};
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(

@@ -8,18 +8,18 @@ use chrono::{Duration, Utc};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, Patch, PatchParams};
 use kube_sim::{SimCluster, SimServer};
-use ops_pod_cleaner::actions::{
+use opc_core::actions::{
     Action, Audit, DEFAULT_NAMESPACE, Executor, Origin, Outcome, PARKED_CONFIGMAP, ParkedRow,
     ParkedState, PodRef, RecordedIn, Refusal, WorkloadKind, WorkloadRef,
 };
-use ops_pod_cleaner::cluster::Scope;
-use ops_pod_cleaner::config::Config;
-use ops_pod_cleaner::policy::{Flags, Policy};
-use ops_pod_cleaner::rules::RuleKind;
+use opc_core::cluster::Scope;
+use opc_core::config::Config;
+use opc_core::policy::{Flags, Policy};
+use opc_core::rules::RuleKind;
 use serde_json::{Value, json};
 use support::contexts::{Scratch, run, stderr, stdout};
 use support::policy::quick_retry;
-use support::sim::{Watched, eventually, live_pods, typed};
+use support::sim::{Watched, eventually, typed};
 
 /// A Deployment of `replicas` in `namespace`; an image from a `.invalid` registry never pulls.
 struct DeploymentBuilder(Value);
@@ -100,7 +100,7 @@ async fn scan_parked_lists_what_headless_scaled_to_zero_with_its_trigger() {
         .create(&sim);
     let server = SimServer::start(sim.clone()).await.unwrap();
     eventually("two pods failing to pull", || {
-        live_pods(&sim, "web-").len() == 2
+        sim.live_pods("web-").len() == 2
     })
     .await;
     let scratch = Scratch::new(
@@ -215,10 +215,10 @@ async fn scan_parked_across_contexts_shows_age_and_workloads_scaled_up_since() {
 /// Once `replicas` pods of shop/web exist and the cache holds them: the first, as a target.
 async fn failing_web_pod(watched: &Watched, replicas: usize) -> PodRef {
     eventually("the pods failing to pull", || {
-        live_pods(&watched.sim, "web-").len() == replicas
+        watched.sim.live_pods("web-").len() == replicas
     })
     .await;
-    let pod = live_pods(&watched.sim, "web-").remove(0);
+    let pod = watched.sim.live_pods("web-").remove(0);
     let target = PodRef {
         namespace: "shop".into(),
         name: pod.metadata.name.clone().unwrap(),
@@ -364,7 +364,7 @@ async fn a_workload_parked_in_its_annotation_is_listed_too() {
 /// and re-planned: the record says 4 (undo restores what was there), not the stale 2.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_workload_rescaled_before_the_scale_is_checked_again_and_recorded_at_its_new_count() {
-    use ops_pod_cleaner::actions::ParkedRecord;
+    use opc_core::actions::ParkedRecord;
     let sim = SimCluster::new();
     let d = deployment("shop", "web")
         .replicas(2)

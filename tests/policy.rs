@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use ops_pod_cleaner::config::Config;
-use ops_pod_cleaner::policy::{Flags, Policy};
+use opc_core::config::Config;
+use opc_core::policy::{Flags, Policy};
 
 #[test]
 fn the_flags_and_the_config_can_each_only_make_it_safer() {
@@ -30,33 +30,37 @@ fn the_flags_and_the_config_can_each_only_make_it_safer() {
     assert!(Policy::new(readonly, &wet).readonly());
 }
 
-/// `Executor::new` and `worker::spawn` take a `&Policy`; this keeps every caller in the
-/// product building that policy from its own command line, so a new mode cannot quietly
-/// build one from defaults or from one flag.
+/// `Executor::new` and `worker::spawn` take a `&Policy`, and only `ClusterSession` calls them;
+/// every mode opens its sessions with the policy of its own command line, so a new mode cannot
+/// quietly build one from defaults or from one flag.
 #[test]
 fn every_mode_builds_its_executor_and_worker_from_its_command_line() {
-    let mut callers = Vec::new();
-    visit(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut |path, text| {
-            if text.contains("Executor::new(") || text.contains("worker::spawn(") {
-                callers.push(path.to_path_buf());
-                assert!(
-                    text.contains("Policy::new(Flags::from(global), "),
-                    "{} builds an executor or a worker without the policy of its command line",
-                    path.display()
-                );
-            }
-        },
-    );
-    let names: Vec<String> = callers
-        .iter()
-        .filter_map(|p| p.file_name()?.to_str().map(String::from))
-        .collect();
-    assert!(
-        names.contains(&"tui.rs".into()) && names.contains(&"headless.rs".into()),
-        "{names:?}"
-    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut builders = Vec::new();
+    visit(&root.join("crates/core/src"), &mut |path, text| {
+        if text.contains("Executor::new(") || text.contains("worker::spawn(") {
+            builders.push(path.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    });
+    assert_eq!(builders, ["session.rs"], "only the session builds them");
+    let mut openers = Vec::new();
+    visit(&root.join("src"), &mut |path, text| {
+        assert!(
+            !text.contains("Executor::new(") && !text.contains("worker::spawn("),
+            "{} builds an executor or a worker outside a session",
+            path.display()
+        );
+        if text.contains("ClusterSession::open(") {
+            openers.push(path.file_name().unwrap().to_string_lossy().into_owned());
+            assert!(
+                text.contains("Policy::new(global.flags(), "),
+                "{} opens a session without the policy of its command line",
+                path.display()
+            );
+        }
+    });
+    openers.sort();
+    assert_eq!(openers, ["headless.rs", "tui.rs"]);
 }
 
 fn visit(dir: &Path, f: &mut dyn FnMut(&Path, &str)) {

@@ -3,9 +3,9 @@
 mod support;
 
 use chrono::{DateTime, Utc};
-use ops_pod_cleaner::config::ReportConfig;
-use ops_pod_cleaner::pod::{Interner, PodRecord};
-use ops_pod_cleaner::report::{RestartReport, RestartState, build, render};
+use opc_core::config::ReportConfig;
+use opc_core::pod::{Interner, PodRecord};
+use opc_core::report::{RestartReport, RestartState, build, render};
 use support::pods::{PodBuilder, pod};
 
 /// (namespace, workload, [(pod, restarts)])

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use ops_pod_cleaner::Error;
-use ops_pod_cleaner::config::Config;
+use opc_core::Error;
+use opc_core::config::Config;
 
 const DAY: u64 = 86_400;
 

@@ -12,8 +12,8 @@ use http_body_util::{BodyExt, Full};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use ops_pod_cleaner::config::{FileFormat, ReportConfig, Secret, SecretSource, Sink};
-use ops_pod_cleaner::report::{
+use opc_core::config::{FileFormat, ReportConfig, Secret, SecretSource, Sink};
+use opc_core::report::{
     DeliveryPolicy, DeliveryResult, Reporter, RestartReport, RestartRow, SpoolCap, WorkloadGroup,
     payload, sink_id,
 };

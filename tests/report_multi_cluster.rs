@@ -164,9 +164,9 @@ async fn one_cluster_reports_as_before_without_cluster_sections() {
 
 mod library {
     use chrono::{DateTime, Utc};
-    use ops_pod_cleaner::config::ReportConfig;
-    use ops_pod_cleaner::pod::{Interner, PodRecord};
-    use ops_pod_cleaner::report::{DeliveryPolicy, Reporter, RestartState, render};
+    use opc_core::config::ReportConfig;
+    use opc_core::pod::{Interner, PodRecord};
+    use opc_core::report::{DeliveryPolicy, Reporter, RestartState, render};
 
     use crate::support::pods::pod;
 
@@ -235,9 +235,8 @@ mod library {
         reporter
             .send_report(&reporter.build(&db(20), "us", now()))
             .await;
-        let since = |report: ops_pod_cleaner::report::RestartReport| {
-            report.groups[0].rows[0].since_previous
-        };
+        let since =
+            |report: opc_core::report::RestartReport| report.groups[0].rows[0].since_previous;
         assert_eq!(since(reporter.build(&db(12), "eu", now())), Some(2));
         assert_eq!(since(reporter.build(&db(25), "us", now())), Some(5));
         // And a combined report (the pane, `report --context a --context b`) reads the same.

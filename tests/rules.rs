@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use ops_pod_cleaner::pod::{Interner, decode_pod};
-use ops_pod_cleaner::rules::{RuleKind, RuleSpec, classify, default_chain, format_age};
+use opc_core::pod::{Interner, decode_pod};
+use opc_core::rules::{RuleKind, RuleSpec, classify, default_chain, format_age};
 use serde::Deserialize;
 
 #[derive(Deserialize)]

@@ -13,13 +13,11 @@ use http_body_util::{BodyExt, Full};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use ops_pod_cleaner::cluster::Health;
-use ops_pod_cleaner::config::{
-    self, Config, FixedEnvironment, ReportConfig, Secret, SecretSource, Sink,
-};
+use opc_core::cluster::Health;
+use opc_core::config::{self, Config, FixedEnvironment, ReportConfig, Secret, SecretSource, Sink};
+use opc_core::report::{DeliveryPolicy, Reporter, RestartReport};
+use opc_core::worker::{Counters, WorkerStatus};
 use ops_pod_cleaner::headless::metrics::{Snapshot, render};
-use ops_pod_cleaner::report::{DeliveryPolicy, Reporter, RestartReport};
-use ops_pod_cleaner::worker::{Counters, WorkerStatus};
 
 /// The canaries. The short tails catch a partial echo too.
 const TOKEN: &str = "CANARYtok3n9f2d";

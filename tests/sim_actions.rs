@@ -9,15 +9,15 @@ use chrono::Utc;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::Pod;
 use kube_sim::SimCluster;
-use ops_pod_cleaner::actions::{
+use opc_core::actions::{
     Action, Audit, DEFAULT_NAMESPACE, Denied, Executor, Origin, Outcome, PARKED_CONFIGMAP,
     ParkedRecord, PodRef, REPLICAS_BEFORE_ANNOTATION, Refusal, WorkloadKind, WorkloadRef,
 };
-use ops_pod_cleaner::cluster::Cache;
+use opc_core::cluster::Cache;
 use serde_json::{Value, json};
 use support::pods::pod;
 use support::policy::{policy, quick_retry};
-use support::sim::{Watched, eventually, live_pods, typed};
+use support::sim::{Watched, eventually, typed};
 
 struct Harness(Watched);
 
@@ -236,8 +236,8 @@ async fn scale_to_zero_and_undo_through_a_deployment() {
     let sim = SimCluster::new();
     sim.create_deployment(typed(workload("Deployment", "web", 3)));
     let h = Harness::start(sim).await;
-    eventually("three pods", || live_pods(&h.sim, "web-").len() == 3).await;
-    let name = live_pods(&h.sim, "web-")[0].metadata.name.clone().unwrap();
+    eventually("three pods", || h.sim.live_pods("web-").len() == 3).await;
+    let name = h.sim.live_pods("web-")[0].metadata.name.clone().unwrap();
     let target = h.pod_ref("default", &name);
     h.cached(&target).await;
     let exec = h.executor(false);
@@ -266,7 +266,7 @@ async fn scale_to_zero_and_undo_through_a_deployment() {
         "the workload object is not written"
     );
     assert_eq!(exec.parked_workloads().await.unwrap(), vec![record]);
-    eventually("the pods to go", || live_pods(&h.sim, "web-").is_empty()).await;
+    eventually("the pods to go", || h.sim.live_pods("web-").is_empty()).await;
 
     let outcome = exec.run(&Action::UndoScale(web()), Origin::Manual).await;
     assert_eq!(
@@ -276,10 +276,7 @@ async fn scale_to_zero_and_undo_through_a_deployment() {
     let deployment: Deployment = h.sim.deployment("default", "web").unwrap();
     assert_eq!(deployment.spec.unwrap().replicas, Some(3));
     assert!(parked(&h.sim, &uid).is_none(), "the entry is removed");
-    eventually("the pods to return", || {
-        live_pods(&h.sim, "web-").len() == 3
-    })
-    .await;
+    eventually("the pods to return", || h.sim.live_pods("web-").len() == 3).await;
     // Undo again: nothing recorded any more.
     let again = exec.run(&Action::UndoScale(web()), Origin::Manual).await;
     assert!(
@@ -301,8 +298,8 @@ async fn with_only_the_deployed_permissions_scale_and_undo_never_write_the_workl
     ship_the_parked_config_map(&sim);
     deny_what_the_deployed_roles_do_not_grant(&sim);
     let h = Harness::start(sim).await;
-    eventually("two pods", || live_pods(&h.sim, "web-").len() == 2).await;
-    let name = live_pods(&h.sim, "web-")[0].metadata.name.clone().unwrap();
+    eventually("two pods", || h.sim.live_pods("web-").len() == 2).await;
+    let name = h.sim.live_pods("web-")[0].metadata.name.clone().unwrap();
     let target = h.pod_ref("default", &name);
     h.cached(&target).await;
     let exec = h.executor(true);
@@ -386,8 +383,8 @@ async fn a_person_who_may_not_use_the_config_map_keeps_undo_state_in_the_annotat
     sim.faults()
         .deny("get", "configmaps", Some(DEFAULT_NAMESPACE));
     let h = Harness::start(sim).await;
-    eventually("three pods", || live_pods(&h.sim, "web-").len() == 3).await;
-    let name = live_pods(&h.sim, "web-")[0].metadata.name.clone().unwrap();
+    eventually("three pods", || h.sim.live_pods("web-").len() == 3).await;
+    let name = h.sim.live_pods("web-")[0].metadata.name.clone().unwrap();
     let target = h.pod_ref("default", &name);
     h.cached(&target).await;
     let exec = h.executor(false);
@@ -425,8 +422,8 @@ async fn replicas_parking_at_once_keep_every_entry() {
     let mut targets = Vec::new();
     for name in names {
         let prefix = format!("{name}-");
-        eventually("a pod", || live_pods(&h.sim, &prefix).len() == 1).await;
-        let pod = live_pods(&h.sim, &prefix)[0].metadata.name.clone().unwrap();
+        eventually("a pod", || h.sim.live_pods(&prefix).len() == 1).await;
+        let pod = h.sim.live_pods(&prefix)[0].metadata.name.clone().unwrap();
         let target = h.pod_ref("default", &pod);
         h.cached(&target).await;
         targets.push(target);
@@ -509,12 +506,12 @@ async fn scale_to_zero_of_a_statefulset_and_an_argo_rollout() {
     sim.create_rollout(rollout);
     let h = Harness::start(sim).await;
     eventually("pods", || {
-        live_pods(&h.sim, "db-").len() == 2 && live_pods(&h.sim, "canary-").len() == 2
+        h.sim.live_pods("db-").len() == 2 && h.sim.live_pods("canary-").len() == 2
     })
     .await;
     let exec = h.executor(false);
     for prefix in ["db-", "canary-"] {
-        let name = live_pods(&h.sim, prefix)[0].metadata.name.clone().unwrap();
+        let name = h.sim.live_pods(prefix)[0].metadata.name.clone().unwrap();
         let target = h.pod_ref("default", &name);
         h.cached(&target).await;
         let outcome = exec.run(&Action::ScaleToZero(target), Origin::Manual).await;
@@ -522,7 +519,7 @@ async fn scale_to_zero_of_a_statefulset_and_an_argo_rollout() {
             matches!(&outcome, Outcome::Done(d) if d.contains("from 2 to 0")),
             "{prefix}: {outcome:?}"
         );
-        eventually("the pods to go", || live_pods(&h.sim, prefix).is_empty()).await;
+        eventually("the pods to go", || h.sim.live_pods(prefix).is_empty()).await;
     }
     let db: StatefulSet = h.sim.statefulset("default", "db").unwrap();
     assert_eq!(db.spec.unwrap().replicas, Some(0));
@@ -542,8 +539,8 @@ async fn eviction_honours_a_disruption_budget() {
         "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "api"}}}}),
     ));
     let h = Harness::start(sim).await;
-    eventually("two pods", || live_pods(&h.sim, "api-").len() == 2).await;
-    let name = live_pods(&h.sim, "api-")[0].metadata.name.clone().unwrap();
+    eventually("two pods", || h.sim.live_pods("api-").len() == 2).await;
+    let name = h.sim.live_pods("api-")[0].metadata.name.clone().unwrap();
     let target = h.pod_ref("default", &name);
     h.cached(&target).await;
     let outcome = h
@@ -613,8 +610,8 @@ async fn with_only_the_deployed_permissions_and_no_parked_config_map_nothing_is_
     sim.create_deployment(typed(workload("Deployment", "web", 2)));
     deny_what_the_deployed_roles_do_not_grant(&sim);
     let h = Harness::start(sim).await;
-    eventually("two pods", || live_pods(&h.sim, "web-").len() == 2).await;
-    let name = live_pods(&h.sim, "web-")[0].metadata.name.clone().unwrap();
+    eventually("two pods", || h.sim.live_pods("web-").len() == 2).await;
+    let name = h.sim.live_pods("web-")[0].metadata.name.clone().unwrap();
     let target = h.pod_ref("default", &name);
     h.cached(&target).await;
     let outcome = h

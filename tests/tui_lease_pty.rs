@@ -11,7 +11,7 @@ use chrono::{SecondsFormat, Utc};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube_sim::{SimCluster, SimServer};
-use ops_pod_cleaner::actions::DEFAULT_NAMESPACE;
+use opc_core::actions::DEFAULT_NAMESPACE;
 use serde_json::json;
 use support::pty::Screen;
 use support::sim::{eventually, typed};

@@ -3,17 +3,17 @@
 
 mod ui_support;
 
-use ops_pod_cleaner::actions::{
+use opc_core::actions::{
     Action, Denied, Origin, Outcome, ParkedList, ParkedRow, ParkedState, PodRef, RecordedIn,
     Refusal, Trigger, WorkloadKind, WorkloadRef,
 };
-use ops_pod_cleaner::cluster::Abnormal;
-use ops_pod_cleaner::config::KeyBinding;
-use ops_pod_cleaner::rules::RuleKind;
+use opc_core::cluster::Abnormal;
+use opc_core::config::KeyBinding;
+use opc_core::rules::RuleKind;
+use opc_core::worker::{RuleStatus, WorkerStatus};
 use ops_pod_cleaner::ui::{
     ClusterLine, Effect, Event, Offer, Overlay, Routed, Snapshot, State, WatchLine, update,
 };
-use ops_pod_cleaner::worker::{RuleStatus, WorkerStatus};
 use ui_support::{abnormal, assert_snapshot, findings, now, screen, state};
 
 fn press(state: &mut State, keys: &str) -> Vec<Effect> {
@@ -251,7 +251,7 @@ fn space_in_the_context_list_adds_and_drops_contexts() {
 fn each_clusters_worker_is_shown_held_or_paused_with_its_name() {
     let mut s = two_clusters();
     let rules = |paused: Option<&str>| {
-        ops_pod_cleaner::rules::default_chain()
+        opc_core::rules::default_chain()
             .iter()
             .map(|r| {
                 let status = RuleStatus {

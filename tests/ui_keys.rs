@@ -2,14 +2,14 @@
 
 mod ui_support;
 
-use ops_pod_cleaner::actions::{
+use opc_core::actions::{
     Action, Denied, Inspection, OptOut, Outcome, PodRef, Refusal, Resolution, WorkloadKind,
     WorkloadRef,
 };
-use ops_pod_cleaner::config::{Config, KeyBinding};
-use ops_pod_cleaner::rules::RuleKind;
+use opc_core::config::{Config, KeyBinding};
+use opc_core::rules::RuleKind;
+use opc_core::worker::WorkerCommand;
 use ops_pod_cleaner::ui::{Effect, Event, Offer, Overlay, State, View, update};
-use ops_pod_cleaner::worker::WorkerCommand;
 use ui_support::{now, on_demo, state};
 
 fn press(state: &mut State, keys: &str) -> Vec<Effect> {
@@ -479,8 +479,8 @@ fn a_cluster_added_later_gets_the_current_auto_switches() {
 /// paused, after a dialog that names the cluster and why; never on every open cluster.
 #[test]
 fn resuming_a_paused_rule_names_and_acts_on_its_cluster_only() {
+    use opc_core::worker::{RuleStatus, WorkerStatus};
     use ops_pod_cleaner::ui::Routed;
-    use ops_pod_cleaner::worker::{RuleStatus, WorkerStatus};
     let mut s = state();
     let status = |paused: bool| WorkerStatus {
         rules: [(

@@ -4,12 +4,12 @@
 mod ui_support;
 
 use k8s_openapi::api::core::v1::Pod;
-use ops_pod_cleaner::actions::{Inspection, PodRef, Resolution, WorkloadKind, WorkloadRef};
-use ops_pod_cleaner::config::KeyBinding;
-use ops_pod_cleaner::report::{RestartReport, RestartRow, WorkloadGroup};
-use ops_pod_cleaner::rules::RuleKind;
+use opc_core::actions::{Inspection, PodRef, Resolution, WorkloadKind, WorkloadRef};
+use opc_core::config::KeyBinding;
+use opc_core::report::{RestartReport, RestartRow, WorkloadGroup};
+use opc_core::rules::RuleKind;
+use opc_core::worker::RuleStatus;
 use ops_pod_cleaner::ui::{BottomPane, Event, PodDetails, State, WatchLine, update};
-use ops_pod_cleaner::worker::RuleStatus;
 use ui_support::{assert_snapshot, now, on_demo, screen, state};
 
 fn press(state: &mut State, keys: &str) {
@@ -191,7 +191,7 @@ fn help_overlay_lists_every_key() {
     let mut s = state();
     press(&mut s, "?");
     let text = screen(&s, 80, 24);
-    for action in ops_pod_cleaner::config::UI_ACTIONS {
+    for action in opc_core::config::UI_ACTIONS {
         let key = s.keys.key(action.0).unwrap().to_string();
         assert!(text.contains(&key), "{} ({key}) is missing", action.0);
     }

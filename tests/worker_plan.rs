@@ -6,13 +6,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use ops_pod_cleaner::actions::{Action, Outcome, PastAction};
-use ops_pod_cleaner::cluster::Abnormal;
-use ops_pod_cleaner::config::{BreakerConfig, SafetyConfig};
-use ops_pod_cleaner::pod::{Interner, PodRecord};
-use ops_pod_cleaner::rules::{RuleKind, classify, default_chain};
-use ops_pod_cleaner::worker::breaker::{needs_census, trips};
-use ops_pod_cleaner::worker::{Census, Decision, Gate, Guards, Hold, Pass, Toggles, plan};
+use opc_core::actions::{Action, Outcome, PastAction};
+use opc_core::cluster::Abnormal;
+use opc_core::config::{BreakerConfig, SafetyConfig};
+use opc_core::pod::{Interner, PodRecord};
+use opc_core::rules::{RuleKind, classify, default_chain};
+use opc_core::worker::breaker::{needs_census, trips};
+use opc_core::worker::{Census, Decision, Gate, Guards, Hold, Pass, Toggles, plan};
 use support::pods::{PodBuilder, pod};
 
 fn now() -> DateTime<Utc> {

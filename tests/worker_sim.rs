@@ -8,12 +8,12 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ContainerState, ContainerStateRunning, Pod};
 use kube_sim::{SimCluster, SimServer};
-use ops_pod_cleaner::actions::{Audit, AuditLog, Executor};
-use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
-use ops_pod_cleaner::config::Config;
-use ops_pod_cleaner::policy::{Flags, Policy};
-use ops_pod_cleaner::rules::RuleKind;
-use ops_pod_cleaner::worker::{self, WorkerCommand, WorkerHandle, WorkerOptions, WorkerStatus};
+use opc_core::actions::{Audit, AuditLog, Executor};
+use opc_core::cluster::{Cache, Scope, WatchSettings, spawn_watches};
+use opc_core::config::Config;
+use opc_core::policy::{Flags, Policy};
+use opc_core::rules::RuleKind;
+use opc_core::worker::{self, WorkerCommand, WorkerHandle, WorkerOptions, WorkerStatus};
 use serde_json::json;
 use support::pods::pod;
 use support::policy::{audit_config, quick_retry};
@@ -46,8 +46,8 @@ impl Harness {
     }
 
     /// The terminating rule's automatic force delete of `default/name`, as the worker runs it.
-    async fn auto_force_delete(&self, name: &str, uid: &str) -> ops_pod_cleaner::actions::Outcome {
-        use ops_pod_cleaner::actions::{Action, Origin, PodRef};
+    async fn auto_force_delete(&self, name: &str, uid: &str) -> opc_core::actions::Outcome {
+        use opc_core::actions::{Action, Origin, PodRef};
         let policy = Policy::new(
             Flags::default(),
             &config_with_auto(&[RuleKind::Terminating]),
@@ -112,6 +112,14 @@ async fn status_where(
     }
 }
 
+/// Wait for two more whole passes: one may have begun before what the test just did, the
+/// second saw it. What a negative assertion then finds is what the worker decided, not what
+/// it had no time to do.
+async fn two_more_passes(handle: &WorkerHandle) {
+    let from = handle.status.borrow().passes;
+    status_where(handle, "two more passes", |s| s.passes >= from + 2).await;
+}
+
 fn config_with_auto(rules: &[RuleKind]) -> Config {
     let mut config = Config::default();
     for rule in &mut config.rules {
@@ -135,7 +143,7 @@ async fn toggles_sent_through_the_channel_start_and_stop_auto_clean() {
 
     let status = status_where(&handle, "a pass", |s| s.last_pass.is_some()).await;
     assert!(!status.rules[&RuleKind::Evicted].auto);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    two_more_passes(&handle).await;
     assert!(
         sim.pod("shop", "old-1").is_some(),
         "nothing acts while the rule's auto is off"
@@ -168,7 +176,7 @@ async fn toggles_sent_through_the_channel_start_and_stop_auto_clean() {
     sim.create_pod(typed(pod("old-2").ns("shop").evicted()));
     eventually("the new pod cached", || h.cache.len() == 1).await;
     handle.commands.send(WorkerCommand::RunNow).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    two_more_passes(&handle).await;
     assert!(
         sim.pod("shop", "old-2").is_some(),
         "the master switch holds everything"
@@ -221,7 +229,7 @@ async fn standby_holds_actions_until_released() {
             .any(|a| &*a.pod.name == "old-2")
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    two_more_passes(&handle).await;
     assert!(
         sim.pod("shop", "old-2").is_some(),
         "a standby replica never acts"
@@ -237,7 +245,7 @@ async fn standby_holds_actions_until_released() {
     .await;
 }
 
-fn h_chain() -> Vec<ops_pod_cleaner::rules::RuleSpec> {
+fn h_chain() -> Vec<opc_core::rules::RuleSpec> {
     config_with_auto(&[]).rules
 }
 
@@ -280,7 +288,7 @@ async fn the_breaker_holds_during_a_registry_outage_and_resumes_when_it_ends() {
         status.rules[&RuleKind::ImagePull].paused.as_deref(),
         Some("imagePull matches 40 of 40 pods in shop: paused, likely a registry outage")
     );
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    two_more_passes(&handle).await;
     assert_eq!(
         replicas(&sim, "web"),
         40,
@@ -324,7 +332,7 @@ async fn the_breaker_holds_during_a_registry_outage_and_resumes_when_it_ends() {
         why.starts_with("bad rollout: 36 replicas still available in Deployment shop/web"),
         "{why}"
     );
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    two_more_passes(&handle).await;
     assert_eq!(replicas(&sim, "web"), 40, "still serving");
 }
 
@@ -395,7 +403,7 @@ async fn an_action_is_cut_off_where_the_lease_ends() {
     // Past the lease nothing new starts, even with the hang lifted.
     sim.faults()
         .unhang(Some("delete"), "/api/v1/namespaces/shop/pods");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    two_more_passes(&handle).await;
     assert!(sim.pod("shop", "old-1").is_some());
 }
 
@@ -409,7 +417,7 @@ async fn a_new_leader_keeps_the_rate_limit_its_predecessor_spent() {
     let mut config = config_with_auto(&[RuleKind::Evicted]);
     config.safety.max_actions_per_minute = 1;
     let policy = Policy::new(Flags::default(), &config);
-    let inherited = vec![ops_pod_cleaner::actions::PastAction {
+    let inherited = vec![opc_core::actions::PastAction {
         at: chrono::Utc::now() - chrono::Duration::seconds(5),
         rule: RuleKind::Evicted,
         namespace: "shop".into(),
@@ -434,8 +442,8 @@ async fn a_new_leader_keeps_the_rate_limit_its_predecessor_spent() {
 /// Two replicas, one report: a worker standing by (another replica leads) skips the schedule.
 #[tokio::test]
 async fn only_the_leader_sends_scheduled_reports() {
-    use ops_pod_cleaner::config::{CronSchedule, FileFormat, ReportConfig, Sink};
-    use ops_pod_cleaner::report::{DeliveryPolicy, Reporter};
+    use opc_core::config::{CronSchedule, FileFormat, ReportConfig, Sink};
+    use opc_core::report::{DeliveryPolicy, Reporter};
     let sim = SimCluster::new();
     sim.create_pod(typed(pod("crashy").ns("shop").restarts(9, "Error")));
     let h = Harness::start(sim).await;
@@ -533,7 +541,7 @@ fn statefulset(name: &str, replicas: i32) -> k8s_openapi::api::apps::v1::Statefu
 async fn a_statefulset_pod_on_a_node_that_stopped_reporting_is_not_force_deleted() {
     use k8s_openapi::api::core::v1::Node;
     use kube::api::{Api, DeleteParams, Patch, PatchParams};
-    use ops_pod_cleaner::actions::Outcome;
+    use opc_core::actions::Outcome;
 
     let sim = SimCluster::new();
     sim.create_statefulset(statefulset("db", 1));
@@ -605,7 +613,7 @@ async fn a_statefulset_pod_on_a_node_that_stopped_reporting_is_not_force_deleted
 #[tokio::test]
 async fn a_pod_with_a_volume_claim_on_a_node_that_stopped_reporting_is_not_force_deleted() {
     use kube::api::{Api, DeleteParams};
-    use ops_pod_cleaner::actions::{Outcome, Refusal};
+    use opc_core::actions::{Outcome, Refusal};
 
     let sim = SimCluster::new();
     let created = sim.create_pod(
@@ -645,8 +653,8 @@ async fn a_pod_with_a_volume_claim_on_a_node_that_stopped_reporting_is_not_force
 /// pass.)
 #[tokio::test]
 async fn a_dead_report_sink_does_not_stop_auto_clean() {
-    use ops_pod_cleaner::config::{CronSchedule, ReportConfig, Sink};
-    use ops_pod_cleaner::report::{DeliveryPolicy, Reporter};
+    use opc_core::config::{CronSchedule, ReportConfig, Sink};
+    use opc_core::report::{DeliveryPolicy, Reporter};
     // Accepts, reads, never answers; counts who came.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/hook", listener.local_addr().unwrap());
@@ -665,7 +673,7 @@ async fn a_dead_report_sink_does_not_stop_auto_clean() {
     let dir = tempfile::tempdir().unwrap();
     let config = ReportConfig {
         sinks: vec![Sink::Webhook {
-            url: ops_pod_cleaner::config::Secret::new(url),
+            url: opc_core::config::Secret::new(url),
         }],
         spool_dir: dir.path().join("spool"),
         state_file: dir.path().join("state.json"),

@@ -12,8 +12,8 @@ use kube::core::NamespaceResourceScope;
 use kube::{Api, Client, Resource};
 use kube_runtime::WatchStreamExt;
 use kube_runtime::watcher::{self, Event, watcher};
-use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, list_pods, spawn_watches};
-use ops_pod_cleaner::pod::{Interner, WirePod};
+use opc_core::cluster::{Cache, Scope, WatchSettings, list_pods, spawn_watches};
+use opc_core::pod::{Interner, WirePod};
 use serde::{Deserialize, Deserializer};
 
 /// Set in a child's environment: which loop it runs.

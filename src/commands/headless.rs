@@ -10,15 +10,16 @@ use chrono::Utc;
 use tokio::sync::watch;
 
 use super::targets::open_one;
-use crate::actions::{ACTION_LOG, Audit, Executor};
+use crate::actions::{ACTION_LOG, Audit};
 use crate::cli::GlobalArgs;
-use crate::cluster::{Cache, Cluster, spawn_watches, watch_settings};
+use crate::cluster::{Cache, watch_settings};
 use crate::config::Config;
-use crate::headless::lease::Wiring;
 use crate::headless::sizing;
-use crate::headless::{Elector, LeaseSettings, Role, Sources, bind, lease, serve, shutdown_signal};
+use crate::headless::{Elector, LeaseSettings, Role, Sources, bind, serve, shutdown_signal};
+use crate::lease::{self, Wiring};
 use crate::policy::Policy;
 use crate::report::{DeliveryPolicy, Reporter};
+use crate::session::ClusterSession;
 use crate::worker::{self, WorkerHandle, WorkerOptions};
 use crate::{Error, Result};
 
@@ -38,15 +39,16 @@ pub(crate) async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
             "headless works on one cluster; pass at most one --context and run one replica set per cluster".into(),
         ));
     };
-    let cache = Cache::with_chain(config.rules.clone());
-    let watches = spawn_watches(
-        &cluster.client,
+    let policy = Policy::new(global.flags(), &config);
+    let session = ClusterSession::open(
+        cluster.clone(),
         &targets.scopes,
-        &cache,
         &watch_settings(&config.cluster)?,
+        &policy,
+        required_audit(&policy)?,
     );
-    let parts = Parts::new(global, &config, cluster, &cache)?;
-    tokio::spawn(say_memory_budget(cache.clone()));
+    let parts = Parts::new(&config, policy)?;
+    tokio::spawn(say_memory_budget(session.cache.clone()));
     let lease = LeaseSettings::from_env();
     let scopes: Vec<String> = targets.scopes.iter().map(ToString::to_string).collect();
     say(&format!(
@@ -64,48 +66,33 @@ pub(crate) async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
         },
     ));
     let elector = Elector::new(cluster.client.clone(), lease);
-    let exit = if mode.once {
-        once(parts, &cache, elector, mode.send).await
+    if mode.once {
+        once(&session, parts, elector, mode.send).await
     } else {
-        serve_until_signal(parts, &cache, elector, mode.listen).await
-    };
-    watches.iter().for_each(|w| w.abort());
-    exit
+        serve_until_signal(&session, parts, elector, mode.listen).await
+    }
+}
+
+/// Unattended, a missing audit log is a start-up error, not a worker that never acts.
+fn required_audit(policy: &Policy) -> Result<Audit> {
+    match Audit::open(policy) {
+        Audit::Unavailable { path, why } => Err(Error::Usage(format!(
+            "the audit log {} cannot be opened ({why}); set audit.path in the config to a \
+             writable file, or pass --no-audit to act without one",
+            path.display()
+        ))),
+        audit => Ok(audit),
+    }
 }
 
 /// What both modes start the worker with.
 struct Parts {
-    executor: Arc<Executor>,
     policy: Policy,
     options: WorkerOptions,
 }
 
 impl Parts {
-    fn new(
-        global: &GlobalArgs,
-        config: &Config,
-        cluster: &Cluster,
-        cache: &Cache,
-    ) -> Result<Parts> {
-        let policy = Policy::new(global.flags(), config);
-        // Unattended, a missing audit log is a start-up error, not a worker that never acts.
-        let audit = match Audit::open(&policy) {
-            Audit::Unavailable { path, why } => {
-                return Err(Error::Usage(format!(
-                    "the audit log {} cannot be opened ({why}); set audit.path in the config to \
-                     a writable file, or pass --no-audit to act without one",
-                    path.display()
-                )));
-            }
-            audit => audit,
-        };
-        let executor = Executor::new(
-            cluster.client.clone(),
-            cache.clone(),
-            &policy,
-            &cluster.name,
-            audit,
-        );
+    fn new(config: &Config, policy: Policy) -> Result<Parts> {
         let reporter = match config.report.sinks.is_empty() {
             true => None,
             false => Some(Arc::new(Reporter::new(
@@ -115,7 +102,6 @@ impl Parts {
         };
         let options = WorkerOptions {
             master_auto: true,
-            cluster: cluster.name.clone(),
             standby: Some("waiting for the leader election".into()),
             report_schedule: config
                 .report
@@ -124,17 +110,13 @@ impl Parts {
             reporter,
             ..WorkerOptions::default()
         };
-        Ok(Parts {
-            executor: Arc::new(executor),
-            policy,
-            options,
-        })
+        Ok(Parts { policy, options })
     }
 }
 
 async fn serve_until_signal(
+    session: &ClusterSession,
     parts: Parts,
-    cache: &Cache,
     elector: Elector,
     listen: SocketAddr,
 ) -> Result<ExitCode> {
@@ -151,15 +133,15 @@ async fn serve_until_signal(
         });
     }
     let counters = parts.options.counters.clone();
-    let checking = parts.executor.clone();
+    let checking = session.executor.clone();
     tokio::spawn(async move { checking.resolve_interrupted().await });
     let (chain, max_stale) = (
         parts.policy.chain().to_vec(),
         parts.policy.safety().max_stale,
     );
-    let leading = Leading::start(parts, cache, elector, None);
+    let leading = Leading::start(session, parts, elector, None);
     let sources = Sources {
-        cache: cache.clone(),
+        cache: session.cache.clone(),
         chain,
         max_stale,
         counters,
@@ -193,13 +175,12 @@ impl Leading {
     /// `leading_since`: the round `--once` has just won (it acts at once, and restores what
     /// the previous holder sent); `None` waits for the election.
     fn start(
+        session: &ClusterSession,
         parts: Parts,
-        cache: &Cache,
         mut elector: Elector,
         leading_since: Option<Instant>,
     ) -> Leading {
         let Parts {
-            executor,
             policy,
             mut options,
         } = parts;
@@ -209,7 +190,7 @@ impl Leading {
         if leading_since.is_some() {
             options.inherited = elector.take_inherited().unwrap_or_default();
         }
-        let handle = worker::spawn(cache.clone(), executor, &policy, options);
+        let handle = session.spawn_worker(&policy, options);
         let (stop, stopped) = watch::channel(false);
         let (leader_tx, leader) = watch::channel(leading_since.is_some());
         let wiring = Wiring {
@@ -246,22 +227,25 @@ impl Leading {
 
 /// One pass (and one report with `send`) as the leader, or nothing if another replica leads.
 /// The lease is renewed for the whole pass; an action never outlives it.
-async fn once(parts: Parts, cache: &Cache, mut elector: Elector, send: bool) -> Result<ExitCode> {
+async fn once(
+    session: &ClusterSession,
+    parts: Parts,
+    mut elector: Elector,
+    send: bool,
+) -> Result<ExitCode> {
+    let cache = &session.cache;
     wait_for_sync(cache).await?;
     let won = match take_lease(&mut elector).await? {
         Some(won) => won,
         None => return Ok(ExitCode::SUCCESS),
     };
     // An action a crash interrupted is reported, checked and closed before new ones run.
-    parts.executor.resolve_interrupted().await;
-    let (reporter, cluster) = (
-        parts.options.reporter.clone(),
-        parts.options.cluster.clone(),
-    );
+    session.executor.resolve_interrupted().await;
+    let (reporter, cluster) = (parts.options.reporter.clone(), session.name.clone());
     let mut parts = parts;
     parts.options.standby = None;
     parts.options.report_schedule = None;
-    let leading = Leading::start(parts, cache, elector, Some(won));
+    let leading = Leading::start(session, parts, elector, Some(won));
     let mut status = leading.handle.status.clone();
     // A pass counts once its actions have finished, so the counts below are true. SIGTERM
     // (a CronJob's deadline, a drain) stops it and lets the lease go rather than leave it held.

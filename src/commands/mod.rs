@@ -1,5 +1,6 @@
 //! What each command does, between the parsed command line and the library.
 
+mod demo;
 mod headless;
 mod report;
 mod scan;

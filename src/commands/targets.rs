@@ -4,10 +4,10 @@ use std::path::Path;
 
 use futures::future::try_join_all;
 use kube::config::Kubeconfig;
-use kube_sim::demo::{self, CONTEXTS, Demo};
 
+use super::demo;
 use crate::cli::GlobalArgs;
-use crate::cluster::{Cluster, ConnectOptions, Deadlines, Scope, client_with_deadlines, connect};
+use crate::cluster::{Cluster, ConnectOptions, Deadlines, Scope, connect};
 use crate::config::Config;
 use crate::{Error, Result};
 
@@ -15,13 +15,13 @@ use crate::{Error, Result};
 pub(crate) struct Targets {
     pub(crate) clusters: Vec<Cluster>,
     pub(crate) scopes: Vec<Scope>,
-    _demos: Vec<Demo>,
+    _demos: Vec<demo::Running>,
 }
 
 /// What the command line names, before anything is opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Wanted {
-    /// Demo clusters by name, each one of [`CONTEXTS`].
+    /// Demo clusters by name, each one of [`demo::contexts`].
     Demo(Vec<String>),
     /// Kubeconfig contexts; `None` is the current context (or in-cluster).
     Kubeconfig(Vec<Option<String>>),
@@ -34,7 +34,7 @@ impl Wanted {
         if global.demo {
             // Unknown names are refused when they are started, with the list of the two.
             return Wanted::Demo(match global.context.is_empty() {
-                true => CONTEXTS.iter().map(|c| c.to_string()).collect(),
+                true => demo::contexts(),
                 false => once_each(&global.context),
             });
         }
@@ -100,8 +100,8 @@ pub(crate) async fn open_one(global: &GlobalArgs, config: &Config, why: &str) ->
     if wanted.count() != 1 {
         let pick = match &wanted {
             Wanted::Demo(_) => format!(
-                "with --demo pass --context {} or --context {}",
-                CONTEXTS[0], CONTEXTS[1]
+                "with --demo pass --context {}",
+                demo::contexts().join(" or --context ")
             ),
             Wanted::Kubeconfig(_) => {
                 "pass at most one --context, and run one replica set per cluster".to_string()
@@ -124,13 +124,7 @@ async fn open_wanted(global: &GlobalArgs, config: &Config, wanted: Wanted) -> Re
     };
     match wanted {
         Wanted::Demo(names) => {
-            let demos = try_join_all(names.iter().map(|n| demo::start_named(n)))
-                .await
-                .map_err(demo_error)?;
-            let clusters = demos
-                .iter()
-                .map(|d| demo_cluster(d, deadlines))
-                .collect::<Result<Vec<_>>>()?;
+            let (clusters, demos) = demo::start(&names, deadlines).await?;
             Ok(Targets {
                 clusters,
                 scopes,
@@ -154,25 +148,5 @@ async fn open_wanted(global: &GlobalArgs, config: &Config, wanted: Wanted) -> Re
                 _demos: Vec::new(),
             })
         }
-    }
-}
-
-/// A demo cluster as commands and the screen use it: its context name, and a client built as
-/// for any other cluster, with the config's deadlines.
-fn demo_cluster(demo: &Demo, deadlines: Deadlines) -> Result<Cluster> {
-    Ok(Cluster {
-        name: demo.name().to_string(),
-        client: client_with_deadlines(demo.server().config(), deadlines)?,
-    })
-}
-
-/// The simulator's error in the command line's words.
-fn demo_error(e: kube_sim::Error) -> Error {
-    match e {
-        kube_sim::Error::UnknownDemo(name) => Error::Usage(format!(
-            "no demo context {name:?}: --demo offers {}",
-            CONTEXTS.join(" and ")
-        )),
-        start @ kube_sim::Error::Start { .. } => Error::Cluster(start.to_string()),
     }
 }

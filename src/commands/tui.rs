@@ -7,19 +7,18 @@ use chrono::Utc;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
 use super::{Targets, open_targets};
-use crate::actions::{Audit, Executor};
+use crate::actions::Audit;
 use crate::cli::GlobalArgs;
 use crate::cluster::{
-    Cache, Cluster, ConnectOptions, Deadlines, Scope, WatchSettings, connect, spawn_watches,
-    watch_settings,
+    Cache, Cluster, ConnectOptions, Deadlines, Scope, WatchSettings, connect, watch_settings,
 };
 use crate::config::Config;
-use crate::headless::lease;
+use crate::lease;
 use crate::policy::Policy;
 use crate::report::{DeliveryPolicy, Reporter, RestartState};
+use crate::session::ClusterSession;
 use crate::ui::{ACTION_TARGET, Connector, ReportSource, RunOptions, Session};
 use crate::worker::WorkerOptions;
 use crate::{Error, Result};
@@ -102,33 +101,24 @@ struct Opener {
     scopes: Vec<Scope>,
 }
 
-/// What a session keeps alive: its watches, and the simulated cluster in `--demo`.
+/// What a session keeps alive: the simulated cluster in `--demo`, and the worker's part in
+/// the Lease.
 struct Running {
-    watches: Vec<JoinHandle<()>>,
     _targets: Option<Targets>,
     /// Dropped with the session: the worker's part in the Lease ends, and the Lease goes.
     _closed: watch::Sender<()>,
 }
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        for watch in &self.watches {
-            watch.abort();
-        }
-    }
-}
-
 impl Opener {
     fn session(&self, cluster: Cluster, targets: Option<Targets>) -> Session {
-        let cache = Cache::for_cluster(&cluster.name, self.config.rules.clone());
-        let watches = spawn_watches(&cluster.client, &self.scopes, &cache, &self.watch);
-        let executor = Arc::new(Executor::new(
-            cluster.client.clone(),
-            cache.clone(),
+        let opened = ClusterSession::open(
+            cluster,
+            &self.scopes,
+            &self.watch,
             &self.policy,
-            &cluster.name,
             self.audit.clone(),
-        ));
+        );
+        let executor = opened.executor.clone();
         if let Some(problem) = executor.audit_problem() {
             tracing::error!(target: ACTION_TARGET, "{problem}: nothing can act; fix it, or restart with --no-audit");
         }
@@ -147,7 +137,6 @@ impl Opener {
         let (acting_tx, acting_until) = watch::channel(None);
         let options = WorkerOptions {
             master_auto: false,
-            cluster: cluster.name.clone(),
             reporter: reporter.clone().filter(|_| sinks),
             report_schedule: (self.config.report.enabled && sinks)
                 .then(|| self.config.report.schedule.clone()),
@@ -155,26 +144,22 @@ impl Opener {
             acting_until: elects.then_some(acting_until),
             ..WorkerOptions::default()
         };
-        let worker = crate::worker::spawn(cache.clone(), executor.clone(), &self.policy, options);
+        let worker = opened.spawn_worker(&self.policy, options);
         let (closed_tx, closed) = watch::channel(());
         if elects {
             tokio::spawn(lease::while_master_on(
-                cluster.client.clone(),
+                opened.client.clone(),
                 worker.clone(),
                 acting_tx,
                 closed,
             ));
         }
-        let report = report_source(reporter, &self.config, &cluster.name);
+        let report = report_source(reporter, &self.config, &opened.name);
         Session {
-            context: cluster.name.clone(),
-            client: cluster.client,
-            cache,
-            executor,
+            cluster: opened,
             worker,
             report,
             _guard: Box::new(Running {
-                watches,
                 _targets: targets,
                 _closed: closed_tx,
             }),
@@ -213,7 +198,7 @@ fn report_source(reporter: Option<Arc<Reporter>>, config: &Config, cluster: &str
 impl Connector for Opener {
     fn contexts(&self) -> std::result::Result<Vec<String>, String> {
         if self.global.demo {
-            return Ok(kube_sim::demo::CONTEXTS.map(String::from).to_vec());
+            return Ok(super::demo::contexts());
         }
         super::targets::kubeconfig_contexts(self.global.kubeconfig.as_deref())
             .map_err(|e| format!("cannot read kubeconfig: {e}"))

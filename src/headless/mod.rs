@@ -1,12 +1,11 @@
 //! The headless mode's library parts: leader election, `/metrics`, `/healthz` and `/readyz`.
 
-pub mod lease;
 pub mod metrics;
 pub mod rbac;
 pub(crate) mod server;
 pub(crate) mod sizing;
 
-pub use lease::{Elector, LeaseSettings, Role, decide};
+pub use crate::lease::{Elector, LeaseSettings, Role, decide};
 pub use server::{Sources, bind, serve};
 
 /// Resolves on SIGINT or SIGTERM (Kubernetes stops pods with SIGTERM).

@@ -77,7 +77,7 @@ pub(crate) async fn run(
 ) -> Result<()> {
     let first = sessions
         .first()
-        .map(|s| s.context.clone())
+        .map(|s| s.cluster.name.clone())
         .ok_or_else(|| Error::Usage("no cluster to show".into()))?;
     let mut state = State::new(
         &first,
@@ -144,13 +144,13 @@ impl Runtime {
     }
 
     fn session(&self, cluster: &str) -> Option<&Session> {
-        self.sessions.iter().find(|s| *s.context == *cluster)
+        self.sessions.iter().find(|s| *s.cluster.name == *cluster)
     }
 
     /// The executor of one open cluster, or why there is none.
     fn executor(&self, cluster: &str) -> Result<Arc<Executor>, String> {
         self.session(cluster)
-            .map(|s| s.executor.clone())
+            .map(|s| s.cluster.executor.clone())
             .ok_or_else(|| not_open(cluster))
     }
 
@@ -159,7 +159,12 @@ impl Runtime {
         Executors(
             self.sessions
                 .iter()
-                .map(|s| (Arc::from(s.context.as_str()), s.executor.clone()))
+                .map(|s| {
+                    (
+                        Arc::from(s.cluster.name.as_str()),
+                        s.cluster.executor.clone(),
+                    )
+                })
                 .collect(),
         )
     }
@@ -279,7 +284,7 @@ impl Runtime {
                 _ = tick.tick() => {
                     // Rules that mature with time show up without a pod event.
                     for session in &self.sessions {
-                        session.cache.promote(Utc::now());
+                        session.cluster.cache.promote(Utc::now());
                     }
                     Event::Tick {
                         now: Utc::now(),
@@ -304,7 +309,7 @@ impl Runtime {
                     Effect::Refresh => settle = Some(tokio::time::Instant::now()),
                     Effect::DropContext(name) => {
                         // Dropping the session stops its watches and worker.
-                        self.sessions.retain(|s| *s.context != *name);
+                        self.sessions.retain(|s| *s.cluster.name != *name);
                         self.resolved.retain(|(cluster, _), _| **cluster != *name);
                         (caches, workers) = watching(&self.sessions);
                         settle = Some(tokio::time::Instant::now());
@@ -323,14 +328,14 @@ impl Runtime {
     fn open(&mut self, opened: Opened) -> Event {
         match opened {
             Opened::Switch(Ok(session)) => {
-                let name = session.context.clone();
+                let name = session.cluster.name.clone();
                 // Dropping the old sessions stops their watches and workers.
                 self.sessions = vec![session];
                 self.resolved.clear();
                 Event::Switched(Ok(name))
             }
             Opened::Add(Ok(session)) => {
-                let name = session.context.clone();
+                let name = session.cluster.name.clone();
                 if self.session(&name).is_none() {
                     self.sessions.push(session);
                 }
@@ -347,8 +352,8 @@ impl Runtime {
         let mut findings = Vec::new();
         let mut total_pods = 0;
         for session in &self.sessions {
-            findings.extend(session.cache.findings(&self.options.chain, now));
-            total_pods += session.cache.len();
+            findings.extend(session.cluster.cache.findings(&self.options.chain, now));
+            total_pods += session.cluster.cache.len();
         }
         Snapshot {
             findings,
@@ -367,7 +372,11 @@ impl Runtime {
 
     /// The restart report of every open cluster as one, grouped by cluster.
     fn report(&self) -> RestartReport {
-        let reports = self.sessions.iter().map(|s| (s.report)(&s.cache)).collect();
+        let reports = self
+            .sessions
+            .iter()
+            .map(|s| (s.report)(&s.cluster.cache))
+            .collect();
         RestartReport::combine(reports).unwrap_or_else(|| RestartReport {
             title: String::new(),
             cluster: String::new(),
@@ -427,8 +436,8 @@ impl Runtime {
                 let Some(session) = self.session(&pod.cluster) else {
                     return;
                 };
-                let client = session.client.clone();
-                let executor = session.executor.clone();
+                let client = session.cluster.client.clone();
+                let executor = session.cluster.executor.clone();
                 tokio::spawn(async move {
                     let result = fetch_details(&client, &executor, &pod.item).await;
                     let _ = tx.send(Event::Details {
@@ -561,10 +570,13 @@ type Workers = Vec<(Arc<str>, watch::Receiver<WorkerStatus>)>;
 
 /// What the loop waits on per open cluster: cache changes and worker status.
 fn watching(sessions: &[Session]) -> (Vec<watch::Receiver<u64>>, Workers) {
-    let caches = sessions.iter().map(|s| s.cache.subscribe()).collect();
+    let caches = sessions
+        .iter()
+        .map(|s| s.cluster.cache.subscribe())
+        .collect();
     let workers = sessions
         .iter()
-        .map(|s| (Arc::from(s.context.as_str()), s.worker.status.clone()))
+        .map(|s| (Arc::from(s.cluster.name.as_str()), s.worker.status.clone()))
         .collect();
     (caches, workers)
 }
@@ -596,9 +608,9 @@ async fn worker_changed(workers: &mut Workers) -> (Arc<str>, WorkerStatus) {
 
 fn cluster_line(session: &Session, now: Instant) -> ClusterLine {
     ClusterLine {
-        name: Arc::from(session.context.as_str()),
-        watch: watch_line(&session.cache.health(), now),
-        pods: session.cache.len(),
+        name: Arc::from(session.cluster.name.as_str()),
+        watch: watch_line(&session.cluster.cache.health(), now),
+        pods: session.cluster.cache.len(),
     }
 }
 

@@ -5,23 +5,20 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use crate::actions::Executor;
 use crate::cluster::Cache;
 use crate::report::RestartReport;
+use crate::session::ClusterSession;
 use crate::worker::{WorkerCommand, WorkerHandle};
 
 /// Builds the restart report from the cache, as the worker would send it.
 pub(crate) type ReportSource = Arc<dyn Fn(&Cache) -> RestartReport + Send + Sync>;
 
 pub(crate) struct Session {
-    /// The context's name, shown in the header.
-    pub(crate) context: String,
-    pub(crate) client: kube::Client,
-    pub(crate) cache: Cache,
-    pub(crate) executor: Arc<Executor>,
+    /// Its name (shown in the header), cache, watches and executor.
+    pub(crate) cluster: ClusterSession,
     pub(crate) worker: WorkerHandle,
     pub(crate) report: ReportSource,
-    /// Keeps the watches, the worker and the simulated server alive; dropping it stops them.
+    /// Keeps the worker's Lease task and the simulated server alive; dropping it stops them.
     pub(crate) _guard: Box<dyn Any + Send>,
 }
 
@@ -32,7 +29,7 @@ impl Session {
             tracing::warn!(
                 target: crate::actions::ACTION_LOG,
                 "{}: the worker did not take the command: {e}",
-                self.context
+                self.cluster.name
             );
         }
     }

@@ -100,7 +100,7 @@ impl PodBuilder {
         self.0
     }
 
-    pub fn wire(self) -> ops_pod_cleaner::pod::WirePod {
+    pub fn wire(self) -> opc_core::pod::WirePod {
         serde_json::from_value(self.0).expect("builder makes valid pods")
     }
 }

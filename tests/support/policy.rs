@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use ops_pod_cleaner::actions::RetryPolicy;
-use ops_pod_cleaner::config::Config;
-use ops_pod_cleaner::policy::{Flags, Policy};
+use opc_core::actions::RetryPolicy;
+use opc_core::config::Config;
+use opc_core::policy::{Flags, Policy};
 
 /// The built-in config, with or without dry-run and Kubernetes Events.
 pub fn policy(dry_run: bool, events: bool) -> Policy {
@@ -29,8 +29,8 @@ pub fn quick_retry() -> RetryPolicy {
 }
 
 /// The audit settings with the log at `path` and the default rotation.
-pub fn audit_config(path: &std::path::Path) -> ops_pod_cleaner::config::AuditConfig {
-    ops_pod_cleaner::config::AuditConfig {
+pub fn audit_config(path: &std::path::Path) -> opc_core::config::AuditConfig {
+    opc_core::config::AuditConfig {
         path: path.to_path_buf(),
         ..Default::default()
     }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use kube_sim::{SimCluster, SimServer};
-use ops_pod_cleaner::cluster::{Cache, Scope, WatchSettings, spawn_watches};
+use opc_core::cluster::{Cache, Scope, WatchSettings, spawn_watches};
 use tokio::task::JoinHandle;
 
 pub struct Watched {
@@ -51,21 +51,6 @@ pub async fn eventually(what: &str, check: impl Fn() -> bool) {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-/// Pods whose name starts with `prefix` and that are not on their way out (scaled-down pods
-/// terminate with a grace period, as on a real cluster).
-pub fn live_pods(sim: &SimCluster, prefix: &str) -> Vec<k8s_openapi::api::core::v1::Pod> {
-    sim.pods()
-        .into_iter()
-        .filter(|p| {
-            p.metadata
-                .name
-                .as_deref()
-                .is_some_and(|n| n.starts_with(prefix))
-        })
-        .filter(|p| p.metadata.deletion_timestamp.is_none())
-        .collect()
 }
 
 pub fn typed<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {

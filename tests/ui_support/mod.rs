@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use ops_pod_cleaner::cluster::Abnormal;
-use ops_pod_cleaner::config::UiConfig;
-use ops_pod_cleaner::pod::{ContainerRecord, ContainerState, OwnerRef, Phase, PodRecord};
-use ops_pod_cleaner::rules::{Finding, RuleKind, default_chain};
+use opc_core::cluster::Abnormal;
+use opc_core::config::UiConfig;
+use opc_core::pod::{ContainerRecord, ContainerState, OwnerRef, Phase, PodRecord};
+use opc_core::rules::{Finding, RuleKind, default_chain};
+use opc_core::worker::{RuleStatus, WorkerStatus};
 use ops_pod_cleaner::ui::{ClusterLine, Event, Routed, Snapshot, State, WatchLine, draw, update};
-use ops_pod_cleaner::worker::{RuleStatus, WorkerStatus};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -21,7 +21,7 @@ pub fn now() -> DateTime<Utc> {
 
 /// An abnormal pod of `rule`, in that state for `minutes`.
 pub fn abnormal(rule: RuleKind, ns: &str, name: &str, reason: &str, minutes: i64) -> Abnormal {
-    let action = ops_pod_cleaner::rules::RuleSpec::default_for(rule).action;
+    let action = opc_core::rules::RuleSpec::default_for(rule).action;
     let pod = PodRecord {
         namespace: Arc::from(ns),
         name: name.into(),

@@ -57,6 +57,21 @@ impl SimCluster {
         self.objects(Res::Pod)
     }
 
+    /// Pods whose name starts with `prefix` and that are not on their way out (scaled-down
+    /// pods terminate with a grace period, as on a real cluster).
+    pub fn live_pods(&self, prefix: &str) -> Vec<Pod> {
+        self.pods()
+            .into_iter()
+            .filter(|p| {
+                p.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with(prefix))
+            })
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .collect()
+    }
+
     /// Change a pod's status (as its kubelet would); returns the stored pod.
     pub fn update_pod_status(
         &self,

@@ -76,12 +76,12 @@ impl Spool {
         self.limits
     }
 
-    pub(crate) fn dir(&self) -> &Path {
+    pub fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// Where the dead letters go: inside the spool dir, so one volume keeps both.
-    pub(crate) fn dead_dir(&self) -> PathBuf {
+    pub fn dead_dir(&self) -> PathBuf {
         self.dir.join("dead")
     }
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 pub(crate) use backoff::jitter;
 pub use cache::{Abnormal, Cache};
-pub(crate) use connect::Cluster;
+pub use connect::Cluster;
 pub use connect::{ConnectOptions, connect};
 pub use deadline::{Deadlines, client_with_deadlines};
 pub(crate) use explain::causes;
@@ -34,7 +34,7 @@ pub enum Scope {
 
 impl Scope {
     /// From `-n` flags: none means the whole cluster.
-    pub(crate) fn from_namespaces(namespaces: &[String]) -> Vec<Scope> {
+    pub fn from_namespaces(namespaces: &[String]) -> Vec<Scope> {
         if namespaces.is_empty() {
             vec![Scope::All]
         } else {

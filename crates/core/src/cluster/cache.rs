@@ -77,7 +77,7 @@ impl Cache {
     }
 
     /// A cache of one cluster's pods: its findings name the cluster.
-    pub(crate) fn for_cluster(cluster: &str, chain: Vec<RuleSpec>) -> Cache {
+    pub fn for_cluster(cluster: &str, chain: Vec<RuleSpec>) -> Cache {
         let store = Store {
             pods: HashMap::new(),
             interner: Interner::default(),

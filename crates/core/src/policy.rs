@@ -48,15 +48,15 @@ impl Policy {
     }
 
     /// Acting without an audit log, on purpose.
-    pub(crate) fn no_audit(&self) -> bool {
+    pub fn no_audit(&self) -> bool {
         self.no_audit
     }
 
-    pub(crate) fn chain(&self) -> &[RuleSpec] {
+    pub fn chain(&self) -> &[RuleSpec] {
         &self.chain
     }
 
-    pub(crate) fn safety(&self) -> &SafetyConfig {
+    pub fn safety(&self) -> &SafetyConfig {
         &self.safety
     }
 

@@ -77,7 +77,7 @@ impl Reporter {
     }
 
     /// The pods that may appear in the report, copied out of the cache.
-    pub(crate) fn candidates(&self, cache: &Cache) -> Vec<PodRecord> {
+    pub fn candidates(&self, cache: &Cache) -> Vec<PodRecord> {
         cache.fold(Vec::new(), |mut pods, pod| {
             if self.may_appear(pod) {
                 pods.push(pod.clone());
@@ -87,7 +87,7 @@ impl Reporter {
     }
 
     /// The pods of `pods` that may appear in the report.
-    pub(crate) fn keep_candidates(&self, mut pods: Vec<PodRecord>) -> Vec<PodRecord> {
+    pub fn keep_candidates(&self, mut pods: Vec<PodRecord>) -> Vec<PodRecord> {
         pods.retain(|pod| self.may_appear(pod));
         pods
     }
@@ -136,7 +136,7 @@ impl Reporter {
     }
 
     /// Build this report, then send it as [`Reporter::send_report`] does.
-    pub(crate) async fn send(
+    pub async fn send(
         &self,
         pods: &[PodRecord],
         cluster: &str,

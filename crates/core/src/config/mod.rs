@@ -47,7 +47,7 @@ use tree::Value;
 pub(crate) const ENV_VAR: &str = "OPS_POD_CLEANER_CONFIG";
 
 /// The built-in defaults, shipped as a commented native-shape file.
-const DEFAULT_YAML: &str = include_str!("../../config/default.yaml");
+const DEFAULT_YAML: &str = include_str!("../../../../config/default.yaml");
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -126,7 +126,7 @@ impl Config {
     }
 
     /// Loads the first config found by [`search`] in this process's environment.
-    pub(crate) fn load(explicit: Option<&Path>) -> Result<Config> {
+    pub fn load(explicit: Option<&Path>) -> Result<Config> {
         let cwd = std::env::current_dir().map_err(|source| Error::Io {
             path: PathBuf::from("."),
             op: IoOp::Read,

@@ -92,7 +92,7 @@ impl DeliverySummary {
     }
 
     /// Some report was refused for good and sits in the dead letters.
-    pub(crate) fn any_dead_lettered(&self) -> bool {
+    pub fn any_dead_lettered(&self) -> bool {
         self.deliveries
             .iter()
             .any(|d| matches!(d.result, DeliveryResult::DeadLettered { .. }))

@@ -64,7 +64,7 @@ impl WorkloadKind {
         }
     }
 
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             WorkloadKind::Deployment => "Deployment",
             WorkloadKind::Rollout => "Rollout",

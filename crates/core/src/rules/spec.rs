@@ -35,7 +35,7 @@ impl RuleKind {
     ];
 
     /// The name used in config files, JSON output and the UI.
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             RuleKind::Evicted => "evicted",
             RuleKind::Terminating => "terminating",

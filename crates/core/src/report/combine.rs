@@ -6,7 +6,7 @@ use super::{RestartReport, WorkloadGroup};
 impl RestartReport {
     /// The reports of several clusters as one, in their order. One report stays as it is:
     /// a one-cluster report looks as it always did.
-    pub(crate) fn combine(mut reports: Vec<RestartReport>) -> Option<RestartReport> {
+    pub fn combine(mut reports: Vec<RestartReport>) -> Option<RestartReport> {
         if reports.len() <= 1 {
             return reports.pop();
         }

@@ -21,8 +21,8 @@ pub struct ConnectOptions {
 /// A reachable cluster and the name it goes by on screen and in output.
 #[derive(Clone)]
 pub struct Cluster {
-    pub(crate) name: String,
-    pub(crate) client: Client,
+    pub name: String,
+    pub client: Client,
 }
 
 /// Build the client and prove the cluster answers, or say what to do.

@@ -26,7 +26,7 @@ pub enum WatchState {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScopeHealth {
-    pub(crate) scope: Scope,
+    pub scope: Scope,
     pub state: WatchState,
     /// A complete list has been loaded at least once.
     pub synced: bool,

@@ -1,7 +1,5 @@
 //! The simulated API server, exercised through an unchanged `kube::Client`.
 
-mod support;
-
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
@@ -18,7 +16,6 @@ use kube::api::{
 use kube::core::GroupVersionKind;
 use kube_sim::{Injected, SimCluster, SimServer, StreamingLists};
 use serde_json::{Value, json};
-use support::sim::live_pods;
 
 async fn start() -> (SimCluster, SimServer) {
     let cluster = SimCluster::new();
@@ -384,7 +381,7 @@ async fn replica_set_replaces_a_deleted_pod() {
     }))
     .unwrap();
     let rs = cluster.create_replicaset(rs);
-    let before = live_pods(&cluster, "web-");
+    let before = cluster.live_pods("web-");
     assert_eq!(before.len(), 2);
     let owner = &before[0].metadata.owner_references.as_ref().unwrap()[0];
     assert_eq!(
@@ -402,7 +399,7 @@ async fn replica_set_replaces_a_deleted_pod() {
     pods.delete(&victim, &DeleteParams::default().grace_period(0))
         .await
         .unwrap();
-    let after = live_pods(&cluster, "web-");
+    let after = cluster.live_pods("web-");
     assert_eq!(after.len(), 2);
     assert!(
         after
@@ -415,7 +412,7 @@ async fn replica_set_replaces_a_deleted_pod() {
 async fn deployment_scale_to_zero_removes_its_pods() {
     let (cluster, server) = start().await;
     cluster.create_deployment(deployment("api", 3));
-    assert_eq!(live_pods(&cluster, "api-").len(), 3);
+    assert_eq!(cluster.live_pods("api-").len(), 3);
     let deployments: Api<Deployment> = Api::default_namespaced(server.client());
     let scale = deployments.get_scale("api").await.unwrap();
     assert_eq!(scale.spec.and_then(|s| s.replicas), Some(3));
@@ -426,7 +423,7 @@ async fn deployment_scale_to_zero_removes_its_pods() {
         .await
         .unwrap();
     assert_eq!(scaled.spec.and_then(|s| s.replicas), Some(0));
-    assert!(live_pods(&cluster, "api-").is_empty());
+    assert!(cluster.live_pods("api-").is_empty());
     eventually("terminating pods removed", || cluster.pods().is_empty()).await;
     let d = deployments.get("api").await.unwrap();
     assert_eq!(d.spec.and_then(|s| s.replicas), Some(0));
@@ -451,7 +448,7 @@ async fn image_pull_shaper_keeps_producing_failing_pods() {
         status.conditions = None;
     });
     cluster.create_deployment(deployment("bad", 2));
-    let pods = live_pods(&cluster, "bad-");
+    let pods = cluster.live_pods("bad-");
     assert_eq!(pods.len(), 2);
     let reason = pods[0]
         .status
@@ -477,7 +474,8 @@ async fn statefulset_owns_ordinal_pods() {
     }))
     .unwrap();
     cluster.create_statefulset(sts);
-    let names: Vec<String> = live_pods(&cluster, "db-")
+    let names: Vec<String> = cluster
+        .live_pods("db-")
         .into_iter()
         .filter_map(|p| p.metadata.name)
         .collect();
@@ -495,7 +493,7 @@ async fn rollout_scales_through_the_dynamic_api() {
                   "template": { "metadata": { "labels": { "app": "canary" } },
                                 "spec": { "containers": [{ "name": "app", "image": "nginx:1.27" }] } } },
     }));
-    assert_eq!(live_pods(&cluster, "canary-").len(), 2);
+    assert_eq!(cluster.live_pods("canary-").len(), 2);
     let client = server.client();
     let gvk = GroupVersionKind::gvk("argoproj.io", "v1alpha1", "Rollout");
     let (ar, _caps) = kube::discovery::pinned_kind(&client, &gvk).await.unwrap();
@@ -506,7 +504,7 @@ async fn rollout_scales_through_the_dynamic_api() {
         .patch_scale("canary", &PatchParams::default(), &patch)
         .await
         .unwrap();
-    assert!(live_pods(&cluster, "canary-").is_empty());
+    assert!(cluster.live_pods("canary-").is_empty());
     let obj = rollouts.get("canary").await.unwrap();
     assert_eq!(obj.data["spec"]["replicas"], 0);
 }
@@ -522,7 +520,7 @@ async fn eviction_honours_the_disruption_budget() {
     .unwrap();
     cluster.create_pdb(pdb);
     let pods: Api<Pod> = Api::default_namespaced(server.client());
-    let victim = live_pods(&cluster, "guarded-")[0]
+    let victim = cluster.live_pods("guarded-")[0]
         .metadata
         .name
         .clone()

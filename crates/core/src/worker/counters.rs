@@ -24,7 +24,7 @@ impl Counters {
         *deliveries.entry((sink.to_string(), result)).or_default() += 1;
     }
 
-    pub(crate) fn actions(&self) -> BTreeMap<(RuleKind, &'static str), u64> {
+    pub fn actions(&self) -> BTreeMap<(RuleKind, &'static str), u64> {
         self.actions
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -32,12 +32,12 @@ pub use audit::{AuditLog, AuditRecord, Stage};
 pub use execute::Executor;
 pub use history::PastAction;
 pub use inspect::Inspection;
-pub(crate) use node::OUT_OF_SERVICE;
+pub use node::OUT_OF_SERVICE;
 pub use owner::{Resolution, WorkloadKind, WorkloadRef};
 pub use owners::{FOLLOWED_OWNERS, OptOut};
 pub use parked::{DEFAULT_NAMESPACE, PARKED_CONFIGMAP, ParkedRecord, parked_namespace};
 pub use parked_rows::{ParkedList, ParkedRow, ParkedState, Trigger};
-pub(crate) use parked_rows::{Unread, list_parked};
+pub use parked_rows::{Unread, list_parked};
 pub use record::Audit;
 pub use refusal::{Denied, Refusal, SecondCopy};
 pub use retry::RetryPolicy;
@@ -102,7 +102,7 @@ impl Action {
         }
     }
 
-    pub(crate) fn verb(&self) -> Verb {
+    pub fn verb(&self) -> Verb {
         match self {
             Action::Delete(_) => Verb::Delete,
             Action::ForceDelete(_) => Verb::ForceDelete,
@@ -113,7 +113,7 @@ impl Action {
         }
     }
 
-    pub(crate) fn pod(&self) -> Option<&PodRef> {
+    pub fn pod(&self) -> Option<&PodRef> {
         match self {
             Action::Delete(p)
             | Action::ForceDelete(p)
@@ -188,7 +188,7 @@ impl Outcome {
     }
 
     /// One line for the log and the status line; done and dry-run details already name the target.
-    pub(crate) fn line(&self, action: &Action) -> String {
+    pub fn line(&self, action: &Action) -> String {
         match self {
             Outcome::Done(detail) | Outcome::DryRun(detail) => detail.clone(),
             other => format!("{action}: {other}"),
@@ -197,7 +197,7 @@ impl Outcome {
 
     /// This outcome of `action` on `cluster` as one line of the action log: information when it
     /// did its work, a warning otherwise. Every mode writes its actions through here.
-    pub(crate) fn log(&self, cluster: &str, origin: Origin, action: &Action) {
+    pub fn log(&self, cluster: &str, origin: Origin, action: &Action) {
         let by = match origin {
             Origin::Auto(rule) => format!("auto {rule}: "),
             Origin::Manual => String::new(),
@@ -227,7 +227,7 @@ impl Outcome {
         }
     }
 
-    pub(crate) fn succeeded(&self) -> bool {
+    pub fn succeeded(&self) -> bool {
         matches!(
             self,
             Outcome::Done(_) | Outcome::AlreadyGone | Outcome::DryRun(_)

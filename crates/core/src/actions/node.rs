@@ -16,7 +16,7 @@ use super::{Outcome, PodRef, Refusal};
 use crate::pod::PodRecord;
 
 /// The taint that says a node is shut down for good and its pods may be replaced.
-pub(crate) const OUT_OF_SERVICE: &str = "node.kubernetes.io/out-of-service";
+pub const OUT_OF_SERVICE: &str = "node.kubernetes.io/out-of-service";
 
 /// Refuse a force delete of `pod` unless its node is confirmed gone, or the pod is not one of
 /// which two copies must never run (or never had a node).

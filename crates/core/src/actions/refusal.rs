@@ -124,7 +124,7 @@ pub struct SecondCopy {
 
 impl Refusal {
     /// The 403 behind this refusal, if there is one: asking again would be refused again.
-    pub(crate) fn forbidden(&self) -> Option<&Denied> {
+    pub fn forbidden(&self) -> Option<&Denied> {
         match self {
             Refusal::Forbidden(denied) => Some(denied),
             Refusal::Unrecorded { denied, .. } => Some(denied),

@@ -192,11 +192,11 @@ impl Elector {
 
     /// Since when the lease's record (holder and renewTime) has been what it is now, on this
     /// process's monotonic clock: a record that changed after a first look has a live holder.
-    pub(crate) fn record_unchanged_since(&self) -> Option<Instant> {
+    pub fn record_unchanged_since(&self) -> Option<Instant> {
         self.observed.since
     }
 
-    pub(crate) fn settings(&self) -> &LeaseSettings {
+    pub fn settings(&self) -> &LeaseSettings {
         &self.settings
     }
 
@@ -463,14 +463,13 @@ async fn announce(
 }
 
 /// The standby of a worker that takes part in the Lease but does not hold it yet.
-pub(crate) const WAITING_FOR_LEASE: &str =
-    "waiting for the cluster's Lease (one worker per cluster acts)";
+pub const WAITING_FOR_LEASE: &str = "waiting for the cluster's Lease (one worker per cluster acts)";
 
 /// While the master switch is on, the screen's worker competes for the cluster's Lease like
 /// a replica of the in-cluster worker: it acts only while it holds it, stands by (saying who
 /// acts) while another live holder does, and passes its recent actions on through it. Off,
 /// it lets the Lease go.
-pub(crate) async fn while_master_on(
+pub async fn while_master_on(
     client: Client,
     worker: WorkerHandle,
     acting_until: watch::Sender<Option<Instant>>,

@@ -20,7 +20,7 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub(crate) fn time_in_state(&self, now: DateTime<Utc>) -> chrono::Duration {
+    pub fn time_in_state(&self, now: DateTime<Utc>) -> chrono::Duration {
         now - self.since
     }
 }

@@ -58,7 +58,7 @@ impl ParkedRow {
     }
 
     /// How long it has been parked at `now`.
-    pub(crate) fn parked_for(&self, now: DateTime<Utc>) -> Option<chrono::Duration> {
+    pub fn parked_for(&self, now: DateTime<Utc>) -> Option<chrono::Duration> {
         self.parked_at.map(|at| now - at)
     }
 }
@@ -104,8 +104,8 @@ pub struct ParkedList {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unread {
     /// `ConfigMap ops-pod-cleaner/ops-pod-cleaner-parked`, or `deployments` for annotations.
-    pub(crate) place: String,
-    pub(crate) why: String,
+    pub place: String,
+    pub why: String,
 }
 
 /// A workload with a recorded count, before it is read.
@@ -139,7 +139,7 @@ impl Executor {
 /// The parked workloads in `scopes` of the cluster behind `client`, named `cluster` in the
 /// rows, oldest first (those without a time last). An error only when the ConfigMap exists
 /// and cannot be read; annotations that cannot be listed are named in `unread`.
-pub(crate) async fn list_parked(
+pub async fn list_parked(
     client: &Client,
     cluster: &str,
     scopes: &[Scope],

@@ -178,7 +178,7 @@ impl UiConfig {
             .map(|(a, _)| a.as_str())
     }
 
-    pub(crate) fn action_names() -> impl Iterator<Item = &'static str> {
+    pub fn action_names() -> impl Iterator<Item = &'static str> {
         ACTIONS.iter().map(|(name, _)| *name)
     }
 }

@@ -1,0 +1,86 @@
+//! `--demo`'s simulated clusters, in a build with the `demo` feature (the default); a build
+//! without it has no simulator in it, and says so.
+
+use crate::Result;
+use crate::cluster::{Cluster, Deadlines};
+
+/// The demo clusters' context names; none without the simulator.
+pub(crate) fn contexts() -> Vec<String> {
+    imp::CONTEXTS.iter().map(|c| c.to_string()).collect()
+}
+
+/// The named demo clusters, started, with the guards that keep them up.
+pub(crate) async fn start(
+    names: &[String],
+    deadlines: Deadlines,
+) -> Result<(Vec<Cluster>, Vec<Running>)> {
+    imp::start(names, deadlines).await
+}
+
+pub(crate) use imp::Running;
+
+#[cfg(feature = "demo")]
+mod imp {
+    use futures::future::try_join_all;
+    pub(super) use kube_sim::demo::CONTEXTS;
+    use kube_sim::demo::{self, Demo};
+
+    use crate::cluster::{Cluster, Deadlines, client_with_deadlines};
+    use crate::{Error, Result};
+
+    /// A simulated cluster; it stops when dropped.
+    pub(crate) type Running = Demo;
+
+    pub(super) async fn start(
+        names: &[String],
+        deadlines: Deadlines,
+    ) -> Result<(Vec<Cluster>, Vec<Running>)> {
+        let demos = try_join_all(names.iter().map(|n| demo::start_named(n)))
+            .await
+            .map_err(demo_error)?;
+        // Clients built as for any other cluster, with the config's deadlines.
+        let clusters = demos
+            .iter()
+            .map(|d| {
+                Ok(Cluster {
+                    name: d.name().to_string(),
+                    client: client_with_deadlines(d.server().config(), deadlines)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok((clusters, demos))
+    }
+
+    /// The simulator's error in the command line's words.
+    fn demo_error(e: kube_sim::Error) -> Error {
+        match e {
+            kube_sim::Error::UnknownDemo(name) => Error::Usage(format!(
+                "no demo context {name:?}: --demo offers {}",
+                CONTEXTS.join(" and ")
+            )),
+            start @ kube_sim::Error::Start { .. } => Error::Cluster(start.to_string()),
+        }
+    }
+}
+
+#[cfg(not(feature = "demo"))]
+mod imp {
+    use crate::cluster::{Cluster, Deadlines};
+    use crate::{Error, Result};
+
+    pub(super) const CONTEXTS: [&str; 0] = [];
+
+    /// Never made: there is nothing to run.
+    pub(crate) enum Running {}
+
+    pub(super) async fn start(
+        _names: &[String],
+        _deadlines: Deadlines,
+    ) -> Result<(Vec<Cluster>, Vec<Running>)> {
+        Err(Error::Usage(
+            "--demo needs the simulated clusters, which this build leaves out: build with \
+             the `demo` feature (on by default)"
+                .into(),
+        ))
+    }
+}
