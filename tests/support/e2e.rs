@@ -24,6 +24,16 @@ pub struct Target {
     pub patience: Duration,
     /// Keeps the simulated server up for the scenario.
     _server: Option<SimServer>,
+    /// Reports on pods where no kubelet runs; stopped with the target.
+    kubelet: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        if let Some(kubelet) = &self.kubelet {
+            kubelet.abort();
+        }
+    }
 }
 
 impl Target {
@@ -36,6 +46,7 @@ impl Target {
             client: server.client(),
             patience: Duration::from_secs(10),
             _server: Some(server),
+            kubelet: None,
         }
     }
 
@@ -57,11 +68,21 @@ impl Target {
             .apiserver_version()
             .await
             .expect("the cluster named by OPC_E2E_KUBECONFIG must answer");
+        // A control plane without kubelets (../shared/realk8s) gets a stand-in that writes
+        // what they would; where nodes report, the real ones do.
+        let kubelet = match super::kubelet::has_ready_node(&client).await {
+            true => None,
+            false => {
+                eprintln!("no node reports Ready: a stand-in writes pod status as kubelets would");
+                Some(super::kubelet::stand_in(client.clone()))
+            }
+        };
         Target {
             kubeconfig,
             client,
             patience: Duration::from_secs(180),
             _server: None,
+            kubelet,
         }
     }
 

@@ -1,0 +1,112 @@
+//! A stand-in for the kubelets of a control plane that has none (`../shared/realk8s`): it
+//! writes, through the status subresource, what a kubelet writes for the pods the workload
+//! controllers create in the test namespaces. Started only where no node reports Ready, so on
+//! a cluster with kubelets the real ones answer.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+use super::e2e::BAD_IMAGE;
+
+/// Whether some node reports Ready: then real kubelets run the pods.
+pub async fn has_ready_node(client: &kube::Client) -> bool {
+    let nodes: Api<Node> = Api::all(client.clone());
+    let Ok(list) = nodes.list(&ListParams::default()).await else {
+        return false;
+    };
+    list.items.iter().any(|node| {
+        let conditions = node.status.as_ref().and_then(|s| s.conditions.as_ref());
+        conditions
+            .into_iter()
+            .flatten()
+            .any(|c| c.type_ == "Ready" && c.status == "True")
+    })
+}
+
+/// Every half second, report on the pods that controllers made in the test namespaces and
+/// that no kubelet has reported on: running and ready, or failing to pull [`BAD_IMAGE`].
+pub fn stand_in(client: kube::Client) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let pods: Api<Pod> = Api::all(client.clone());
+        let selector = ListParams::default();
+        loop {
+            if let Ok(list) = pods.list(&selector).await {
+                for pod in list.items.iter().filter(|p| unreported(p)) {
+                    report(&client, pod).await;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    })
+}
+
+/// A controller's pod in a test namespace, alive, with no container status yet.
+fn unreported(pod: &Pod) -> bool {
+    let in_test = pod
+        .metadata
+        .namespace
+        .as_deref()
+        .is_some_and(|ns| ns.starts_with("opc-e2e-"));
+    let by_controller = pod
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|o| o.controller == Some(true) && o.kind == "ReplicaSet");
+    let reported = pod
+        .status
+        .as_ref()
+        .is_some_and(|s| s.container_statuses.is_some());
+    in_test && by_controller && !reported && pod.metadata.deletion_timestamp.is_none()
+}
+
+/// What the kubelet writes once it has tried to start the pod's containers.
+async fn report(client: &kube::Client, pod: &Pod) {
+    let (Some(ns), Some(name)) = (&pod.metadata.namespace, &pod.metadata.name) else {
+        return;
+    };
+    let containers = pod
+        .spec
+        .as_ref()
+        .map(|s| s.containers.clone())
+        .unwrap_or_default();
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let pulls = containers
+        .iter()
+        .all(|c| c.image.as_deref() != Some(BAD_IMAGE));
+    let statuses: Vec<Value> = containers
+        .iter()
+        .map(|c| {
+            let image = c.image.clone().unwrap_or_default();
+            let state = match pulls {
+                true => json!({"running": {"startedAt": now}}),
+                // The kubelet's words after a failed pull (kuberuntime_image.go).
+                false => json!({"waiting": {
+                    "reason": "ImagePullBackOff",
+                    "message": format!("Back-off pulling image \"{image}\""),
+                }}),
+            };
+            json!({"name": c.name, "image": image, "imageID": "", "ready": pulls,
+                   "restartCount": 0, "started": pulls, "state": state})
+        })
+        .collect();
+    let ready = if pulls { "True" } else { "False" };
+    let status = json!({"status": {
+        "phase": if pulls { "Running" } else { "Pending" },
+        "startTime": now,
+        "conditions": [
+            {"type": "Initialized", "status": "True", "lastTransitionTime": now},
+            {"type": "Ready", "status": ready, "lastTransitionTime": now},
+            {"type": "ContainersReady", "status": ready, "lastTransitionTime": now},
+        ],
+        "containerStatuses": statuses,
+    }});
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let _ = pods
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+        .await;
+}
