@@ -26,7 +26,7 @@
 //! out of the findings; the rest change nothing a screen shows (like a patcher's annotations).
 
 mod common;
-#[path = "../tests/support/terminal.rs"]
+#[path = "../tests/suite/support/terminal.rs"]
 mod terminal;
 #[path = "churn/watchers.rs"]
 mod watchers;

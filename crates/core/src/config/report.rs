@@ -111,7 +111,7 @@ pub(crate) const DEFAULT_SPOOL_MAX_FILES: u32 = 100;
 impl Default for ReportConfig {
     #[expect(
         clippy::expect_used,
-        reason = "DEFAULT_SCHEDULE is a constant that parses (tests/config.rs reads the default), \
+        reason = "DEFAULT_SCHEDULE is a constant that parses (tests/suite/config.rs reads the default), \
                   and cron offers no schedule built without parsing"
     )]
     fn default() -> Self {

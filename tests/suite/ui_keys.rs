@@ -1,6 +1,6 @@
 //! Key handling on the pure state: `update(&mut State, Event) -> Vec<Effect>`.
 
-mod ui_support;
+use crate::ui_support;
 
 use opc_core::actions::{
     Action, Denied, Inspection, OptOut, Outcome, PodRef, Refusal, Resolution, WorkloadKind,

@@ -1,6 +1,6 @@
 //! The command-line contract (SPEC §2), on the real binary.
 
-mod support;
+use crate::support;
 
 use std::process::{Command, Output};
 

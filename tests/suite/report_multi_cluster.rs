@@ -1,7 +1,7 @@
 //! `report` over several clusters: one report, grouped by cluster, one message per sink; with
 //! one cluster it is the report it always was.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 

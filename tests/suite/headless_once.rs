@@ -2,7 +2,7 @@
 //! held (listed, exit 0), not failed; a Lease left by a run that died is taken over once its
 //! holder has not renewed for a lease duration; a live holder is left alone.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

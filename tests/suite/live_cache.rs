@@ -1,6 +1,6 @@
 //! Tier 3: the real list/watch path into the live cache, against the simulated API server.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

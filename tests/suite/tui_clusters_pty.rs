@@ -1,7 +1,7 @@
 //! Several clusters on one screen, through the real binary in a pseudo-terminal: the two demo
 //! clusters merged, routed and parked; and two simulated servers of which one goes down.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

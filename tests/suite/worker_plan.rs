@@ -1,6 +1,6 @@
 //! The worker's pure decisions: every guard, shown to stop an action that runs without it.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};

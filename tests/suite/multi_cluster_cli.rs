@@ -1,7 +1,7 @@
 //! Several clusters on the command line (issue 13): the two demo clusters, `--all-contexts`,
 //! `headless` refusing more than one, and `report` combining them into one message.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::process::Output;

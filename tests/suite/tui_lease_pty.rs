@@ -3,7 +3,7 @@
 //! second worker; the header says who acts. When the holder stops renewing, the screen's
 //! worker takes over and acts.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //!   force-deleted until the node is confirmed gone (tainted out-of-service); then it is.
 //! - A pod held by finalizers is held, not failed: the run exits 0.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 
@@ -29,7 +29,7 @@ async fn a_pod_held_by_finalizers_is_held_not_failed_simulated() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs a real cluster: OPC_E2E_KUBECONFIG=<kubeconfig> cargo test --test e2e_auto -- --ignored"]
+#[ignore = "needs a real cluster: OPC_E2E_KUBECONFIG=<kubeconfig> cargo test --test suite e2e_auto:: -- --ignored"]
 async fn auto_mode_scenarios_on_a_real_cluster() {
     let target = Target::real().await;
     let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,6 @@
 //! The worker on the simulated cluster: real watch cache, real executor, real API calls.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Tier 3: actions on the real client path against the simulated API, re-checked against a
 //! live watch cache, with their effects read back through the API.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

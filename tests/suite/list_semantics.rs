@@ -2,7 +2,7 @@
 //! lists where the server has them, paged lists where it does not. The exact queries are
 //! checked against a scripted API; the behaviour against the simulated server.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,7 +1,7 @@
 //! Several clusters on one screen, on the pure state: merged counts, the cluster column, a
 //! filter by cluster, actions routed to the pod's own cluster, one cluster down, add and drop.
 
-mod ui_support;
+use crate::ui_support;
 
 use opc_core::actions::{
     Action, Denied, Origin, Outcome, ParkedList, ParkedRow, ParkedState, PodRef, RecordedIn,

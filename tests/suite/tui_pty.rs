@@ -2,7 +2,7 @@
 //! with a vt100 parser). The simulated cluster lives inside the process, so the effects of
 //! actions are checked on the screen: deleted pods leave the table, the log says what was done.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! matures; these tests hold that index equal to classifying every pod afresh, after any
 //! sequence of adds, changes, deletions, relists and clock steps.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

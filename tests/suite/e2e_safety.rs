@@ -6,7 +6,7 @@
 //! the opt-out annotation on a Deployment, a bad rollout, and a registry outage spread thin.
 //! On a real cluster the bad-rollout scenario pulls `registry.k8s.io/pause:3.10`.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 
@@ -74,7 +74,7 @@ async fn the_tui_honours_dry_run_from_the_config_simulated() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs a real cluster: OPC_E2E_KUBECONFIG=<kubeconfig> cargo test --test e2e_safety -- --ignored"]
+#[ignore = "needs a real cluster: OPC_E2E_KUBECONFIG=<kubeconfig> cargo test --test suite e2e_safety:: -- --ignored"]
 async fn safety_scenarios_on_a_real_cluster() {
     let target = Target::real().await;
     let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,6 @@
 //! Headless parts: Lease election on the simulated API, the metrics text and /healthz.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

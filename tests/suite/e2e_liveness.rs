@@ -5,7 +5,7 @@
 //! The faults a real cluster cannot be asked for (silence, hangs, partitions) are in
 //! `tests/liveness.rs` and `tests/headless.rs`, on the simulator.
 
-mod support;
+use crate::support;
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -23,7 +23,7 @@ async fn one_leader_and_a_clean_hand_over_simulated() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs a real cluster: OPC_E2E_KUBECONFIG=<kubeconfig> cargo test --test e2e_liveness -- --ignored"]
+#[ignore = "needs a real cluster: OPC_E2E_KUBECONFIG=<kubeconfig> cargo test --test suite e2e_liveness:: -- --ignored"]
 async fn one_leader_and_a_clean_hand_over_on_a_real_cluster() {
     let target = Target::real().await;
     let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,6 @@
 //! Tier 2: every action's exact requests, through the real `kube::Client` over a scripted API.
 
-mod support;
+use crate::support;
 
 use chrono::Utc;
 use opc_core::actions::{
@@ -1551,7 +1551,7 @@ async fn dry_run_writes_no_event_and_no_annotation() {
 /// The README documents the record as a JSON schema; every field written is in it.
 #[test]
 fn the_readme_schema_names_every_field_the_log_writes() {
-    let readme = include_str!("../README.md");
+    let readme = include_str!("../../README.md");
     let section = readme.split("## The audit log").nth(1).unwrap();
     let schema = section
         .split("```json")

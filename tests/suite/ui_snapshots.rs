@@ -1,7 +1,7 @@
 //! Every pane and dialog drawn on a `TestBackend`, compared as text with `tests/snapshots/`.
 //! `UPDATE_SNAPSHOTS=1 cargo test --test ui_snapshots` rewrites them after an intended change.
 
-mod ui_support;
+use crate::ui_support;
 
 use k8s_openapi::api::core::v1::Pod;
 use opc_core::actions::{Inspection, PodRef, Resolution, WorkloadKind, WorkloadRef};

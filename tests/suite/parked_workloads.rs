@@ -2,7 +2,7 @@
 //! listed by `scan --parked` across clusters and by the library for the screen, with undo
 //! that refuses a workload someone scaled up since.
 
-mod support;
+use crate::support;
 
 use chrono::{Duration, Utc};
 use k8s_openapi::api::apps::v1::Deployment;

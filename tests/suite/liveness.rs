@@ -2,7 +2,7 @@
 //! sync with a live server, a frozen server is noticed by the age of the view, and no call
 //! waits on it forever. Real HTTP on loopback with short bounds, so each test takes seconds.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

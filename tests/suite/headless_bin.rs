@@ -1,6 +1,6 @@
 //! The `headless` binary against the simulated cluster: what SIGTERM does mid-action.
 
-mod support;
+use crate::support;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

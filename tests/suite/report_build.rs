@@ -1,6 +1,6 @@
 //! The restart report: which pods, grouped how, compared with the previous report; renderers.
 
-mod support;
+use crate::support;
 
 use chrono::{DateTime, Utc};
 use opc_core::config::ReportConfig;

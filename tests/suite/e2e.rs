@@ -1,8 +1,9 @@
 //! Tier 5: end to end, through the API only, as on any conformant cluster.
 //!
 //! `e2e_on_a_real_cluster` is `#[ignore]`d: `OPC_E2E_KUBECONFIG=<kubeconfig> cargo test --test
-//! e2e -- --ignored` runs it (the cluster must answer; the test fails loudly otherwise). The same scenario
-//! always runs against the built-in simulated cluster: any difference is a simulation bug.
+//! suite e2e:: -- --ignored` runs it (the cluster must answer; the test fails loudly otherwise).
+//! The same scenario always runs against the built-in simulated cluster: any difference is a
+//! simulation bug.
 //!
 //! What it needs on a real cluster (Kubernetes ≥ 1.27 for scheduling gates): create/delete a
 //! namespace; create, patch (and status), delete pods; create, get, patch deployments and their
@@ -11,7 +12,7 @@
 //! it at the end, even when the scenario fails. Seeded pods carry a scheduling gate, so no
 //! kubelet ever runs them: their states are written through the status subresource.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,7 +44,7 @@ async fn e2e_on_the_simulated_cluster() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs a real cluster: OPC_E2E_KUBECONFIG=<kubeconfig> cargo test --test e2e -- --ignored"]
+#[ignore = "needs a real cluster: OPC_E2E_KUBECONFIG=<kubeconfig> cargo test --test suite e2e:: -- --ignored"]
 async fn e2e_on_a_real_cluster() {
     let target = Target::real().await;
     let dir = tempfile::tempdir().unwrap();

@@ -1,0 +1,40 @@
+//! The integration tests, in one binary: each module was a test crate of its own, and each
+//! linked the whole stack. `list_memory` (a counting global allocator) and `secrets` (a
+//! process-wide log capture) stay alone, since they own something global.
+
+mod support;
+mod ui_support;
+
+mod actions;
+mod cache_index;
+mod cli;
+mod config;
+mod deploy;
+mod e2e;
+mod e2e_auto;
+mod e2e_liveness;
+mod e2e_safety;
+mod headless;
+mod headless_bin;
+mod headless_once;
+mod list_semantics;
+mod live_cache;
+mod liveness;
+mod multi_cluster_cli;
+mod parked_workloads;
+mod policy;
+mod report_build;
+mod report_config;
+mod report_delivery;
+mod report_headless;
+mod report_multi_cluster;
+mod rules;
+mod sim_actions;
+mod tui_clusters_pty;
+mod tui_lease_pty;
+mod tui_pty;
+mod ui_clusters;
+mod ui_keys;
+mod ui_snapshots;
+mod worker_plan;
+mod worker_sim;
