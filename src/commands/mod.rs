@@ -45,6 +45,7 @@ fn exit_code(error: &Error) -> u8 {
         | Error::HttpClient(_)
         | Error::Encode(_)
         | Error::Cluster(_)
+        | Error::Kubeconfig(_)
         | Error::Api(_)
         | Error::Kube(_) => EXIT_RUNTIME,
     }

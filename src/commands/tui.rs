@@ -196,37 +196,32 @@ fn report_source(reporter: Option<Arc<Reporter>>, config: &Config, cluster: &str
 }
 
 impl Connector for Opener {
-    fn contexts(&self) -> std::result::Result<Vec<String>, String> {
+    fn contexts(&self) -> Result<Vec<String>> {
         if self.global.demo {
             return Ok(super::demo::contexts());
         }
         super::targets::kubeconfig_contexts(self.global.kubeconfig.as_deref())
-            .map_err(|e| format!("cannot read kubeconfig: {e}"))
+            .map_err(Error::Kubeconfig)
     }
 
-    fn connect(&self, context: String) -> BoxFuture<'static, std::result::Result<Session, String>> {
+    fn connect(&self, context: String) -> BoxFuture<'static, Result<Session>> {
         let opener = self.clone();
         async move {
             if opener.global.demo {
                 let mut global = opener.global.clone();
                 global.context = vec![context];
-                let targets = open_targets(&global, &opener.config)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                let cluster = targets
-                    .clusters
-                    .first()
-                    .cloned()
-                    .ok_or("the simulated cluster did not start")?;
+                let targets = open_targets(&global, &opener.config).await?;
+                let Some(cluster) = targets.clusters.first().cloned() else {
+                    return Err(Error::Cluster("the simulated cluster did not start".into()));
+                };
                 return Ok(opener.session(cluster, Some(targets)));
             }
             let options = ConnectOptions {
                 kubeconfig: opener.global.kubeconfig.clone(),
                 context: Some(context),
-                deadlines: Deadlines::from_config(&opener.config.cluster)
-                    .map_err(|e| e.to_string())?,
+                deadlines: Deadlines::from_config(&opener.config.cluster)?,
             };
-            let cluster = connect(&options).await.map_err(|e| e.to_string())?;
+            let cluster = connect(&options).await?;
             Ok(opener.session(cluster, None))
         }
         .boxed()

@@ -109,7 +109,10 @@ impl Confirmation {
     }
 
     /// Where opt-outs sit, from the owner-chain check; an error counts as a possible opt-out.
-    pub(crate) fn with_opt_outs(mut self, checked: Result<Vec<OptOut>, String>) -> Confirmation {
+    pub(crate) fn with_opt_outs(
+        mut self,
+        checked: Result<Vec<OptOut>, super::event::Unanswered>,
+    ) -> Confirmation {
         let Offer::Ready { caution, .. } = &mut self.offer else {
             return self;
         };

@@ -1,6 +1,8 @@
 //! One pod in full, fetched from the API when the details pane opens (the cache is slim).
 
-use k8s_openapi::api::core::v1::{ContainerStatus, Event as KubeEvent, Pod};
+use k8s_openapi::api::core::v1::ContainerStatus;
+
+use crate::actions::{PodReading, Resolution};
 
 /// Sections of text, ready to show.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -16,12 +18,9 @@ pub(crate) struct Section {
 }
 
 impl PodDetails {
-    /// Pure: the pod, the owner chain already followed, and the pod's events if listable.
-    pub fn from_pod(
-        pod: &Pod,
-        owner_chain: Vec<String>,
-        events: Result<Vec<KubeEvent>, String>,
-    ) -> PodDetails {
+    /// Pure: the pod as read, its owner chain as checked, and its Events if listable.
+    pub fn from_reading(reading: &PodReading) -> PodDetails {
+        let pod = &reading.pod;
         let meta = &pod.metadata;
         let status = pod.status.clone().unwrap_or_default();
         let title = format!(
@@ -80,7 +79,7 @@ impl PodDetails {
             Some(f) if !f.is_empty() => f.to_vec(),
             _ => vec!["none".to_string()],
         };
-        let events = match events {
+        let events = match reading.events.clone() {
             Ok(list) if list.is_empty() => vec!["no events".to_string()],
             Ok(mut list) => {
                 list.sort_by_key(|e| e.last_timestamp.as_ref().map(|t| t.0));
@@ -115,7 +114,7 @@ impl PodDetails {
                 section("Conditions", conditions),
                 section("Containers", containers),
                 section("Finalizers", finalizers),
-                section("Owner chain", owner_chain),
+                section("Owner chain", owner_chain(reading)),
                 section("Events (newest first)", events),
             ],
         }
@@ -181,4 +180,37 @@ fn container_lines(c: &ContainerStatus, init: bool) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// The pod's owners, then what the checked chain says: an opt-out, and what scale to zero
+/// would change or why it cannot.
+fn owner_chain(reading: &PodReading) -> Vec<String> {
+    let mut chain: Vec<String> = reading
+        .pod
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .map(|o| {
+            let controller = if o.controller == Some(true) {
+                " (controller)"
+            } else {
+                ""
+            };
+            format!("{} {}{controller}", o.kind, o.name)
+        })
+        .collect();
+    match &reading.inspection {
+        Ok(checked) => {
+            if let Some(opt_out) = &checked.opt_out {
+                chain.push(format!("opted out: {opt_out}"));
+            }
+            match &checked.resolution {
+                Resolution::Scalable(w) => chain.push(format!("scale to zero would change {w}")),
+                Resolution::Unscalable(why) => chain.push(format!("cannot scale: {why}")),
+            }
+        }
+        Err(e) => chain.push(format!("owner lookup failed: {e}")),
+    }
+    chain
 }

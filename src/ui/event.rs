@@ -6,11 +6,25 @@ use chrono::{DateTime, Utc};
 
 use super::details::PodDetails;
 use super::state::WatchLine;
-use crate::actions::{Action, Inspection, OptOut, Outcome, ParkedList, PodRef, WorkloadRef};
+use std::path::PathBuf;
+
+use crate::Error;
+use crate::actions::{
+    Action, Inspection, OptOut, Outcome, ParkedList, PodRef, ReadError, UndoPlan, WorkloadRef,
+};
 use crate::cluster::Abnormal;
 use crate::config::{KeyBinding, KeyCode};
 use crate::report::RestartReport;
 use crate::worker::{WorkerCommand, WorkerStatus};
+
+/// Why an answer the screen asked a cluster for did not come.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unanswered {
+    #[error("context {0} is no longer open")]
+    Closed(Arc<str>),
+    #[error(transparent)]
+    Read(#[from] ReadError),
+}
 
 /// The caches of every open cluster, read once per change.
 #[derive(Debug, Clone)]
@@ -72,35 +86,35 @@ pub enum Event {
     Report(RestartReport),
     Details {
         uid: String,
-        result: Result<PodDetails, String>,
+        result: Result<PodDetails, Unanswered>,
     },
     /// The workload scale-to-zero would touch, its replicas now, and any opt-out.
     Resolved {
         pod: Routed<PodRef>,
-        result: Result<Inspection, String>,
+        result: Result<Inspection, Unanswered>,
     },
     /// Where the opt-out annotation sits among the targets of a pod action.
-    OptOuts(Result<Vec<OptOut>, String>),
+    OptOuts(Result<Vec<OptOut>, Unanswered>),
     Outcome {
         action: Routed<Action>,
         outcome: Outcome,
         /// The workload a scale-to-zero changed, when known.
         workload: Option<WorkloadRef>,
     },
-    Contexts(Result<Vec<String>, String>),
+    Contexts(Result<Vec<String>, Arc<Error>>),
     /// A context switch finished (the name) or failed.
-    Switched(Result<String, String>),
+    Switched(Result<String, Arc<Error>>),
     /// A context was added to the screen (the name), or could not be.
-    Added(Result<String, String>),
+    Added(Result<String, Arc<Error>>),
     /// The parked workloads of every open cluster.
     Parked(ParkedList),
     /// What undo of a parked workload will do (checked against its cluster), or why it cannot.
     UndoChecked {
         workload: Routed<WorkloadRef>,
-        result: Result<String, String>,
+        result: Result<UndoPlan, Outcome>,
     },
     /// The report was written to a file (the path), or could not be.
-    Exported(Result<String, String>),
+    Exported(Result<PathBuf, Arc<Error>>),
 }
 
 /// Work for the runtime; `update` never does I/O itself.

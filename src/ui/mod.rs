@@ -6,6 +6,7 @@
 
 mod confirm;
 mod details;
+mod effects;
 mod event;
 mod export;
 mod keys;
@@ -20,7 +21,7 @@ mod view;
 
 pub use confirm::Offer;
 pub use details::PodDetails;
-pub use event::{ClusterLine, Effect, Event, Routed, Snapshot};
+pub use event::{ClusterLine, Effect, Event, Routed, Snapshot, Unanswered};
 pub(crate) use logging::ACTION_TARGET;
 pub use logging::init_logging;
 pub use run::watch_line;

@@ -2,30 +2,24 @@
 //! calls, a one-second tick and signals; feeds them to `update`; carries out the effects; draws.
 //! No busy loop: it sleeps in `select!` until one of those arrives.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use crossterm::event::{Event as TermEvent, EventStream};
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
-use kube::api::{Api, ListParams};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, watch};
 
-use super::details::PodDetails;
+use super::effects::{Effects, Executors};
 use super::event::{ClusterLine, Effect, Event, Snapshot, key_from_crossterm};
-use super::logging::ACTION_TARGET;
 use super::session::{Connector, Session};
 use super::state::{State, WatchLine};
 use super::terminal::TerminalGuard;
 use super::update::update;
 use super::view::{draw, table_height};
-use crate::actions::ParkedList;
-use crate::actions::{Action, Executor, Origin, Outcome, PodRef, Resolution, WorkloadRef};
+use crate::actions::Resolution;
 use crate::cluster::{Health, Scope};
 use crate::config::UiConfig;
 use crate::report::RestartReport;
@@ -38,22 +32,6 @@ use crate::{Error, Result};
 const SETTLE: Duration = Duration::from_secs(1);
 /// How long quitting waits for confirmed actions still running.
 const FINISH_IN_FLIGHT: Duration = Duration::from_secs(10);
-
-/// Counts one batch of confirmed actions as running until it is dropped.
-struct InFlight(Arc<AtomicUsize>);
-
-impl InFlight {
-    fn start(count: &Arc<AtomicUsize>) -> InFlight {
-        count.fetch_add(1, Ordering::SeqCst);
-        InFlight(count.clone())
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
 
 /// What does not change with the context.
 pub(crate) struct RunOptions {
@@ -106,9 +84,9 @@ pub(crate) async fn run(
 /// A connection finished: what it was for, and the session or why not.
 enum Opened {
     /// Replaces every open session.
-    Switch(Result<Session, String>),
+    Switch(Result<Session, Arc<Error>>),
     /// Joins the open sessions.
-    Add(Result<Session, String>),
+    Add(Result<Session, Arc<Error>>),
 }
 
 struct Runtime {
@@ -120,10 +98,7 @@ struct Runtime {
     inbox: mpsc::UnboundedReceiver<Event>,
     opened: mpsc::UnboundedSender<Opened>,
     new_sessions: mpsc::UnboundedReceiver<Opened>,
-    /// Workloads found for confirmation dialogs, by cluster and pod UID: what a scale changed.
-    resolved: HashMap<(Arc<str>, String), WorkloadRef>,
-    /// Confirmed actions still running: quitting waits for them and their audit records.
-    in_flight: Arc<AtomicUsize>,
+    effects: Effects,
 }
 
 impl Runtime {
@@ -134,24 +109,16 @@ impl Runtime {
             sessions,
             connector,
             options,
+            effects: Effects::new(events.clone()),
             events,
             inbox,
             opened,
             new_sessions,
-            resolved: HashMap::new(),
-            in_flight: Arc::new(AtomicUsize::new(0)),
         }
     }
 
     fn session(&self, cluster: &str) -> Option<&Session> {
         self.sessions.iter().find(|s| *s.cluster.name == *cluster)
-    }
-
-    /// The executor of one open cluster, or why there is none.
-    fn executor(&self, cluster: &str) -> Result<Arc<Executor>, String> {
-        self.session(cluster)
-            .map(|s| s.cluster.executor.clone())
-            .ok_or_else(|| not_open(cluster))
     }
 
     /// Each open cluster's executor, for work that outlives this call.
@@ -170,11 +137,11 @@ impl Runtime {
     }
 
     /// Connect to `name` in the background; `then` says what the session is for.
-    fn connect(&self, name: String, then: fn(Result<Session, String>) -> Opened) {
+    fn connect(&self, name: String, then: fn(Result<Session, Arc<Error>>) -> Opened) {
         let opened = self.opened.clone();
         let connecting = self.connector.connect(name);
         tokio::spawn(async move {
-            let _ = opened.send(then(connecting.await));
+            let _ = opened.send(then(connecting.await.map_err(Arc::new)));
         });
     }
 
@@ -193,7 +160,7 @@ impl Runtime {
                 .iter()
                 .filter(|s| s.worker.status.borrow().acting)
                 .count();
-            let running = self.in_flight.load(Ordering::SeqCst) + automatic;
+            let running = self.effects.in_flight() + automatic;
             if running == 0 {
                 return;
             }
@@ -310,7 +277,7 @@ impl Runtime {
                     Effect::DropContext(name) => {
                         // Dropping the session stops its watches and worker.
                         self.sessions.retain(|s| *s.cluster.name != *name);
-                        self.resolved.retain(|(cluster, _), _| **cluster != *name);
+                        self.effects.forget(Some(&name));
                         (caches, workers) = watching(&self.sessions);
                         settle = Some(tokio::time::Instant::now());
                     }
@@ -331,7 +298,7 @@ impl Runtime {
                 let name = session.cluster.name.clone();
                 // Dropping the old sessions stops their watches and workers.
                 self.sessions = vec![session];
-                self.resolved.clear();
+                self.effects.forget(None);
                 Event::Switched(Ok(name))
             }
             Opened::Add(Ok(session)) => {
@@ -394,88 +361,19 @@ impl Runtime {
         } = &event
             && let Resolution::Scalable(workload) = &checked.resolution
         {
-            let key = (pod.cluster.clone(), pod.item.uid.clone());
-            self.resolved.insert(key, workload.clone());
+            self.effects.resolved(pod, workload.clone());
         }
         event
     }
 
     fn carry_out(&self, effect: Effect, state: &State) {
-        let tx = self.events.clone();
+        let effects = &self.effects;
         match effect {
             Effect::Quit | Effect::Refresh | Effect::DropContext(_) => {}
-            Effect::Run(actions) => {
-                let executors = self.executors();
-                let resolved = self.resolved.clone();
-                let in_flight = InFlight::start(&self.in_flight);
-                tokio::spawn(async move {
-                    let _in_flight = in_flight;
-                    for action in actions {
-                        let outcome = match executors.get(&action.cluster) {
-                            Ok(executor) => executor.run(&action.item, Origin::Manual).await,
-                            Err(_) => Outcome::Skipped(format!(
-                                "context {} was closed before the action ran",
-                                action.cluster
-                            )),
-                        };
-                        outcome.log(&action.cluster, Origin::Manual, &action.item);
-                        let workload = action.item.pod().and_then(|p| {
-                            resolved
-                                .get(&(action.cluster.clone(), p.uid.clone()))
-                                .cloned()
-                        });
-                        let _ = tx.send(Event::Outcome {
-                            action,
-                            outcome,
-                            workload,
-                        });
-                    }
-                });
-            }
-            Effect::FetchDetails(pod) => {
-                let Some(session) = self.session(&pod.cluster) else {
-                    return;
-                };
-                let client = session.cluster.client.clone();
-                let executor = session.cluster.executor.clone();
-                tokio::spawn(async move {
-                    let result = fetch_details(&client, &executor, &pod.item).await;
-                    let _ = tx.send(Event::Details {
-                        uid: pod.item.uid,
-                        result,
-                    });
-                });
-            }
-            Effect::ResolveWorkload(pod) => {
-                let executor = self.executor(&pod.cluster);
-                tokio::spawn(async move {
-                    let result = match executor {
-                        Ok(executor) => executor.inspect(&pod.item, true).await,
-                        Err(why) => Err(why),
-                    };
-                    let _ = tx.send(Event::Resolved { pod, result });
-                });
-            }
-            Effect::CheckOptOuts(pods) => {
-                let executors = self.executors();
-                tokio::spawn(async move {
-                    let mut opt_outs = Vec::new();
-                    for pod in &pods {
-                        let checked = match executors.get(&pod.cluster) {
-                            Ok(executor) => executor.inspect(&pod.item, false).await,
-                            Err(why) => Err(why),
-                        };
-                        match checked {
-                            Ok(checked) => opt_outs.extend(checked.opt_out),
-                            Err(e) => {
-                                let _ = tx.send(Event::OptOuts(Err(e)));
-                                return;
-                            }
-                        }
-                    }
-                    let _ = tx.send(Event::OptOuts(Ok(opt_outs)));
-                });
-            }
+            Effect::Run(actions) => effects.run(self.executors(), actions),
+            Effect::FetchDetails(pod) => effects.fetch_details(self.executors(), pod),
+            Effect::ResolveWorkload(pod) => effects.resolve_workload(self.executors(), pod),
+            Effect::CheckOptOuts(pods) => effects.check_opt_outs(self.executors(), pods),
             Effect::Worker(command) => {
                 for session in &self.sessions {
                     session.tell(command.clone());
@@ -488,82 +386,20 @@ impl Runtime {
             }
             Effect::ExportReport => {
                 let report = state.report.clone().unwrap_or_else(|| self.report());
-                let dir = self.options.export_dir.clone();
-                tokio::spawn(async move {
-                    let result = super::export::write(&dir, &report).await;
-                    if let Ok(path) = &result {
-                        tracing::info!(target: ACTION_TARGET, "restart report exported to {path}");
-                    }
-                    let _ = tx.send(Event::Exported(result));
-                });
+                effects.export(self.options.export_dir.clone(), report);
             }
             Effect::ListContexts => {
-                let _ = tx.send(Event::Contexts(self.connector.contexts()));
+                let contexts = self.connector.contexts().map_err(Arc::new);
+                let _ = self.events.send(Event::Contexts(contexts));
             }
             Effect::SwitchContext(name) => self.connect(name, Opened::Switch),
             Effect::AddContext(name) => self.connect(name, Opened::Add),
             Effect::ListParked => {
-                let executors = self.executors();
-                let scopes = self.options.scopes.clone();
-                tokio::spawn(async move {
-                    let mut all = ParkedList::default();
-                    for (cluster, executor) in executors.0 {
-                        match executor.parked_rows(&scopes).await {
-                            Ok(list) => {
-                                all.rows.extend(list.rows);
-                                all.unread.extend(list.unread.into_iter().map(|mut u| {
-                                    u.place = format!("{cluster}: {}", u.place);
-                                    u
-                                }));
-                            }
-                            Err(why) => all.unread.push(crate::actions::Unread {
-                                place: cluster.to_string(),
-                                why,
-                            }),
-                        }
-                    }
-                    // Oldest first across clusters; those without a time last.
-                    all.rows
-                        .sort_by_key(|r| (r.parked_at.is_none(), r.parked_at, r.cluster.clone()));
-                    let _ = tx.send(Event::Parked(all));
-                });
+                effects.list_parked(self.executors(), self.options.scopes.clone())
             }
-            Effect::CheckUndo(workload) => {
-                let executor = self.executor(&workload.cluster);
-                tokio::spawn(async move {
-                    let result = match executor {
-                        Ok(executor) => executor
-                            .check_undo(&workload.item)
-                            .await
-                            .map(|plan| plan.to_string())
-                            .map_err(|outcome| {
-                                outcome.line(&Action::UndoScale(workload.item.clone()))
-                            }),
-                        Err(why) => Err(why),
-                    };
-                    let _ = tx.send(Event::UndoChecked { workload, result });
-                });
-            }
+            Effect::CheckUndo(workload) => effects.check_undo(self.executors(), workload),
         }
     }
-}
-
-/// The open clusters' executors, by context name, in the order they were opened.
-struct Executors(Vec<(Arc<str>, Arc<Executor>)>);
-
-impl Executors {
-    /// The executor of `cluster`, or why there is none.
-    fn get(&self, cluster: &str) -> Result<&Arc<Executor>, String> {
-        self.0
-            .iter()
-            .find(|(name, _)| **name == *cluster)
-            .map(|(_, executor)| executor)
-            .ok_or_else(|| not_open(cluster))
-    }
-}
-
-fn not_open(cluster: &str) -> String {
-    format!("context {cluster} is no longer open")
 }
 
 type Workers = Vec<(Arc<str>, watch::Receiver<WorkerStatus>)>;
@@ -646,64 +482,4 @@ pub fn watch_line(health: &Health, now: Instant) -> WatchLine {
     } else {
         WatchLine::Listing
     }
-}
-
-async fn fetch_details(
-    client: &kube::Client,
-    executor: &Executor,
-    pod: &PodRef,
-) -> std::result::Result<PodDetails, String> {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), &pod.namespace);
-    let full = pods
-        .get(&pod.name)
-        .await
-        .map_err(|e| format!("cannot read {pod}: {e}"))?;
-    let mut chain: Vec<String> = full
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .map(|o| {
-            format!(
-                "{} {}{}",
-                o.kind,
-                o.name,
-                if o.controller == Some(true) {
-                    " (controller)"
-                } else {
-                    ""
-                }
-            )
-        })
-        .collect();
-    match executor.inspect(pod, false).await {
-        Ok(checked) => {
-            if let Some(opt_out) = checked.opt_out {
-                chain.push(format!("opted out: {opt_out}"));
-            }
-            match checked.resolution {
-                Resolution::Scalable(w) => chain.push(format!("scale to zero would change {w}")),
-                Resolution::Unscalable(why) => chain.push(format!("cannot scale: {why}")),
-            }
-        }
-        Err(e) => chain.push(format!("owner lookup failed: {e}")),
-    }
-    let events: Api<KubeEvent> = Api::namespaced(client.clone(), &pod.namespace);
-    let params = ListParams::default().fields(&format!("involvedObject.name={}", pod.name));
-    let events = events
-        .list(&params)
-        .await
-        .map(|list| {
-            list.items
-                .into_iter()
-                .filter(|e| {
-                    e.involved_object
-                        .uid
-                        .as_deref()
-                        .is_none_or(|u| u == pod.uid)
-                })
-                .collect()
-        })
-        .map_err(|e| e.to_string());
-    Ok(PodDetails::from_pod(&full, chain, events))
 }

@@ -49,6 +49,6 @@ impl Drop for Session {
 
 /// Lists the kubeconfig contexts and connects to one, for the switch-context key.
 pub(crate) trait Connector: Send + Sync {
-    fn contexts(&self) -> Result<Vec<String>, String>;
-    fn connect(&self, context: String) -> BoxFuture<'static, Result<Session, String>>;
+    fn contexts(&self) -> crate::Result<Vec<String>>;
+    fn connect(&self, context: String) -> BoxFuture<'static, crate::Result<Session>>;
 }

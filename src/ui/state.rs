@@ -116,7 +116,7 @@ pub(crate) struct DetailsView {
 pub(crate) enum DetailsContent {
     Loading,
     Loaded(PodDetails),
-    Failed(String),
+    Failed(super::event::Unanswered),
 }
 
 /// What floats above the screen and takes the keys.
@@ -200,10 +200,8 @@ pub struct State {
     pub(crate) details: Option<DetailsView>,
     pub bottom: BottomPane,
     pub overlay: Option<Overlay>,
-    /// The workers of all open clusters, as one: what the header and the rules pane show.
-    pub worker: WorkerStatus,
-    /// Each open cluster's worker as it reported.
-    pub(crate) workers: BTreeMap<Arc<str>, WorkerStatus>,
+    /// Each open cluster's worker as it reported; [`State::worker`] is all of them as one.
+    pub workers: BTreeMap<Arc<str>, WorkerStatus>,
     pub(crate) report: Option<RestartReport>,
     pub status: Option<StatusLine>,
     /// Verbs a cluster's API refused with 403, and what it said: those actions show as
@@ -215,6 +213,52 @@ pub struct State {
 }
 
 impl State {
+    /// The open clusters' workers as one: a switch is on where any cluster has it on, a rule is
+    /// held or paused where any cluster holds or pauses it, naming the cluster when there are
+    /// several.
+    pub fn worker(&self) -> WorkerStatus {
+        let mut workers = self.workers.iter();
+        let Some((_, first)) = workers.next() else {
+            return WorkerStatus::default();
+        };
+        if self.workers.len() == 1 {
+            return first.clone();
+        }
+        let named = |cluster: &str, why: &str| format!("{cluster}: {why}");
+        let mut all = first.clone();
+        let first_name = self.workers.keys().next().cloned().unwrap_or_default();
+        all.blocked = all.blocked.map(|why| named(&first_name, &why));
+        for status in all.rules.values_mut() {
+            status.paused = status.paused.take().map(|why| named(&first_name, &why));
+            status.held_reason = status
+                .held_reason
+                .take()
+                .map(|why| named(&first_name, &why));
+        }
+        for (cluster, other) in workers {
+            all.master_auto |= other.master_auto;
+            all.dry_run |= other.dry_run;
+            if all.blocked.is_none() {
+                all.blocked = other.blocked.as_ref().map(|why| named(cluster, why));
+            }
+            for (rule, theirs) in &other.rules {
+                let ours = all.rules.entry(*rule).or_default();
+                ours.auto |= theirs.auto;
+                ours.actions_taken += theirs.actions_taken;
+                ours.failures += theirs.failures;
+                ours.held += theirs.held;
+                ours.resumable |= theirs.resumable;
+                if ours.paused.is_none() {
+                    ours.paused = theirs.paused.as_ref().map(|why| named(cluster, why));
+                }
+                if ours.held_reason.is_none() {
+                    ours.held_reason = theirs.held_reason.as_ref().map(|why| named(cluster, why));
+                }
+            }
+        }
+        all
+    }
+
     pub fn new(context: &str, scope: &str, chain: Vec<RuleSpec>, keys: UiConfig) -> State {
         let counts = vec![0; chain.len()];
         State {
@@ -246,7 +290,6 @@ impl State {
             details: None,
             bottom: BottomPane::Log,
             overlay: None,
-            worker: WorkerStatus::default(),
             workers: BTreeMap::new(),
             report: None,
             status: None,

@@ -11,7 +11,7 @@ use super::state::{
 use crate::actions::{Action, Outcome, ParkedList, PodRef, Refusal, Verb};
 use crate::config::{KeyBinding, KeyCode};
 use crate::rules::RuleKind;
-use crate::worker::{WorkerCommand, WorkerStatus};
+use crate::worker::WorkerCommand;
 
 pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
     match event {
@@ -32,7 +32,6 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
         }
         Event::Worker { cluster, status } => {
             state.workers.insert(cluster, status);
-            state.worker = merged(state);
             Vec::new()
         }
         Event::Report(report) => {
@@ -93,7 +92,7 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
         | Event::Switched(Err(e))
         | Event::Added(Err(e))
         | Event::Exported(Err(e)) => {
-            status(state, &e, true);
+            status(state, &e.to_string(), true);
             Vec::new()
         }
         Event::Switched(Ok(name)) => {
@@ -123,8 +122,8 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
             status(state, &format!("added context {name}"), false);
             // The screen's switches hold for every cluster, the one added now included.
             let cluster: std::sync::Arc<str> = name.as_str().into();
-            let mut switches: Vec<WorkerCommand> = state
-                .worker
+            let worker = state.worker();
+            let mut switches: Vec<WorkerCommand> = worker
                 .rules
                 .iter()
                 .filter(|(_, rule)| rule.auto)
@@ -133,7 +132,7 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
                     on: true,
                 })
                 .collect();
-            if state.worker.master_auto {
+            if worker.master_auto {
                 switches.push(WorkerCommand::SetMasterAuto(true));
             }
             switches
@@ -150,13 +149,20 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
         Event::UndoChecked { workload, result } => {
             if matches!(state.overlay, Some(Overlay::Resolving(_))) {
                 let several = state.several_clusters();
-                let dialog = Confirmation::for_parked_undo(&workload, result, several);
+                let plan = result
+                    .map(|plan| plan.to_string())
+                    .map_err(|outcome| outcome.line(&Action::UndoScale(workload.item.clone())));
+                let dialog = Confirmation::for_parked_undo(&workload, plan, several);
                 state.overlay = Some(Overlay::Confirm(dialog));
             }
             Vec::new()
         }
         Event::Exported(Ok(path)) => {
-            status(state, &format!("report written to {path}"), false);
+            status(
+                state,
+                &format!("report written to {}", path.display()),
+                false,
+            );
             Vec::new()
         }
     }
@@ -169,7 +175,6 @@ fn on_snapshot(state: &mut State, snapshot: Snapshot) {
     // A dropped cluster's worker no longer speaks for the screen.
     let open: Vec<_> = state.clusters.iter().map(|c| c.name.clone()).collect();
     state.workers.retain(|name, _| open.contains(name));
-    state.worker = merged(state);
     state.replace_findings(snapshot.findings, snapshot.in_default_order);
 }
 
@@ -189,52 +194,6 @@ fn paused_by_bound(state: &State, rule: RuleKind) -> Option<(Arc<str>, String)> 
         .find(|(cluster, _)| Some(cluster) == current.as_ref())
         .or(all.first())
         .cloned()
-}
-
-/// The open clusters' workers as one: a switch is on where any cluster has it on, a rule is
-/// held or paused where any cluster holds or pauses it, naming the cluster when there are
-/// several.
-fn merged(state: &State) -> WorkerStatus {
-    let mut workers = state.workers.iter();
-    let Some((_, first)) = workers.next() else {
-        return state.worker.clone();
-    };
-    if state.workers.len() == 1 {
-        return first.clone();
-    }
-    let named = |cluster: &str, why: &str| format!("{cluster}: {why}");
-    let mut all = first.clone();
-    let first_name = state.workers.keys().next().cloned().unwrap_or_default();
-    all.blocked = all.blocked.map(|why| named(&first_name, &why));
-    for status in all.rules.values_mut() {
-        status.paused = status.paused.take().map(|why| named(&first_name, &why));
-        status.held_reason = status
-            .held_reason
-            .take()
-            .map(|why| named(&first_name, &why));
-    }
-    for (cluster, other) in workers {
-        all.master_auto |= other.master_auto;
-        all.dry_run |= other.dry_run;
-        if all.blocked.is_none() {
-            all.blocked = other.blocked.as_ref().map(|why| named(cluster, why));
-        }
-        for (rule, theirs) in &other.rules {
-            let ours = all.rules.entry(*rule).or_default();
-            ours.auto |= theirs.auto;
-            ours.actions_taken += theirs.actions_taken;
-            ours.failures += theirs.failures;
-            ours.held += theirs.held;
-            ours.resumable |= theirs.resumable;
-            if ours.paused.is_none() {
-                ours.paused = theirs.paused.as_ref().map(|why| named(cluster, why));
-            }
-            if ours.held_reason.is_none() {
-                ours.held_reason = theirs.held_reason.as_ref().map(|why| named(cluster, why));
-            }
-        }
-    }
-    all
 }
 
 fn on_outcome(
@@ -462,7 +421,6 @@ fn add_or_drop(state: &mut State, name: String) -> Vec<Effect> {
     }
     state.clusters.retain(|c| *c.name != *name);
     state.workers.retain(|cluster, _| **cluster != *name);
-    state.worker = merged(state);
     state.scaled.retain(|s| *s.cluster != *name);
     state.forbidden.retain(|f| *f.cluster != *name);
     let kept: Vec<_> = state
@@ -589,7 +547,7 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
                 state.overlay = Some(Overlay::Confirm(Confirmation::resume(&cluster, rule, &why)));
                 return Vec::new();
             }
-            let on = !state.worker.rules.get(&rule).is_some_and(|r| r.auto);
+            let on = !state.worker().rules.get(&rule).is_some_and(|r| r.auto);
             status(
                 state,
                 &format!("auto-clean for {rule} {}", if on { "on" } else { "off" }),
@@ -598,7 +556,7 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
             return vec![Effect::Worker(WorkerCommand::SetAuto { rule, on })];
         }
         Command::MasterAuto => {
-            let on = !state.worker.master_auto;
+            let on = !state.worker().master_auto;
             status(
                 state,
                 &format!("auto-clean master switch {}", if on { "on" } else { "off" }),

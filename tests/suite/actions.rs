@@ -5,7 +5,7 @@ use crate::support;
 use chrono::Utc;
 use opc_core::actions::{
     Action, Audit, AuditLog, AuditRecord, Denied, Executor, OptOut, Origin, Outcome, PodRef,
-    Refusal, Stage, Verb, WorkloadKind, WorkloadRef,
+    ReadError, Refusal, Stage, Verb, WorkloadKind, WorkloadRef,
 };
 use opc_core::cluster::Cache;
 use opc_core::rules::RuleKind;
@@ -1379,10 +1379,16 @@ async fn an_owner_lookup_refused_says_which_permission_is_missing() {
         "web-5c6b7",
     )]);
     let error = executor(&scenario, &cache, false)
+        .reads()
         .inspect(&web1(), true)
         .await
         .unwrap_err();
     scenario.verify();
+    let ReadError::Forbidden(denied) = &error else {
+        panic!("a typed 403: {error:?}");
+    };
+    assert_eq!((denied.verb, denied.resource), ("get", "replicasets"));
+    let error = error.to_string();
     assert!(
         error.contains("may not get replicasets in namespace default"),
         "{error}"

@@ -253,7 +253,7 @@ fn executor(watched: &Watched) -> Executor {
 }
 
 async fn rows(exec: &Executor) -> Vec<ParkedRow> {
-    exec.parked_rows(&[Scope::All]).await.unwrap().rows
+    exec.reads().parked_rows(&[Scope::All]).await.unwrap().rows
 }
 
 #[tokio::test]
@@ -297,6 +297,7 @@ async fn parked_rows_are_typed_and_undo_refuses_a_workload_scaled_up_since() {
         "{trigger:?}"
     );
     let plan = exec
+        .reads()
         .check_undo(&row.workload)
         .await
         .expect("undo is possible");
@@ -312,7 +313,11 @@ async fn parked_rows_are_typed_and_undo_refuses_a_workload_scaled_up_since() {
         .unwrap();
     let listed = rows(&exec).await;
     assert_eq!(listed[0].now, ParkedState::ScaledUp { replicas: 2 });
-    let refused = exec.check_undo(&web).await.expect_err("not at zero");
+    let refused = exec
+        .reads()
+        .check_undo(&web)
+        .await
+        .expect_err("not at zero");
     assert!(
         matches!(
             &refused,
@@ -355,7 +360,11 @@ async fn a_workload_parked_in_its_annotation_is_listed_too() {
     assert_eq!(row.replicas_before, 4);
     assert_eq!(row.recorded_in, RecordedIn::Annotation);
     assert_eq!((row.parked_at, row.trigger.as_ref()), (None, None));
-    let plan = executor(&watched).check_undo(&row.workload).await.unwrap();
+    let plan = executor(&watched)
+        .reads()
+        .check_undo(&row.workload)
+        .await
+        .unwrap();
     assert_eq!(plan.restores, 4);
 }
 

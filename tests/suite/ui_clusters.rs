@@ -5,7 +5,7 @@ use crate::ui_support;
 
 use opc_core::actions::{
     Action, Denied, Origin, Outcome, ParkedList, ParkedRow, ParkedState, PodRef, RecordedIn,
-    Refusal, Trigger, WorkloadKind, WorkloadRef,
+    Refusal, Trigger, UndoPlan, WorkloadKind, WorkloadRef,
 };
 use opc_core::cluster::Abnormal;
 use opc_core::config::KeyBinding;
@@ -278,7 +278,8 @@ fn each_clusters_worker_is_shown_held_or_paused_with_its_name() {
             },
         );
     }
-    let evicted = &s.worker.rules[&RuleKind::Evicted];
+    let worker = s.worker();
+    let evicted = &worker.rules[&RuleKind::Evicted];
     assert!(evicted.auto);
     assert_eq!(
         evicted.paused.as_deref(),
@@ -336,11 +337,12 @@ fn the_parked_view_lists_every_clusters_workloads_and_undoes_on_the_right_one() 
         &mut s,
         Event::UndoChecked {
             workload: workload.clone(),
-            result: Ok(
-                "restore Deployment search/indexer from 0 to 3 replicas (recorded in the parked \
-                 ConfigMap)"
-                    .into(),
-            ),
+            result: Ok(UndoPlan {
+                workload: workload.item.clone(),
+                restores: 3,
+                recorded_in: RecordedIn::ConfigMap,
+                record: None,
+            }),
         },
     );
     let Some(Overlay::Confirm(dialog)) = &s.overlay else {
@@ -378,9 +380,11 @@ fn undo_of_a_workload_scaled_up_since_says_so_and_runs_nothing() {
         &mut s,
         Event::UndoChecked {
             workload: workload.clone(),
-            result: Err(
-                "Deployment search/query runs 2 replicas now, not 0: nothing to undo".into(),
-            ),
+            result: Err(Outcome::Refused(Refusal::NotAtZero {
+                workload: workload.item.clone(),
+                current: 2,
+                removed: None,
+            })),
         },
     );
     let Some(Overlay::Confirm(dialog)) = &s.overlay else {
@@ -389,6 +393,6 @@ fn undo_of_a_workload_scaled_up_since_says_so_and_runs_nothing() {
     let Offer::Unavailable(why) = &dialog.offer else {
         panic!("expected nothing to run: {dialog:?}");
     };
-    assert!(why.contains("not 0"), "{why}");
+    assert!(why.contains("not at 0 replicas"), "{why}");
     assert!(press(&mut s, "y").is_empty());
 }

@@ -3,14 +3,14 @@
 use crate::ui_support;
 
 use opc_core::actions::{
-    Action, Denied, Inspection, OptOut, Outcome, PodRef, Refusal, Resolution, WorkloadKind,
-    WorkloadRef,
+    Action, Denied, Inspection, OptOut, Outcome, PodRef, ReadError, Refusal, Resolution,
+    WorkloadKind, WorkloadRef,
 };
 use opc_core::config::{Config, KeyBinding};
 use opc_core::rules::RuleKind;
 use opc_core::worker::WorkerCommand;
-use ops_pod_cleaner::ui::{Effect, Event, Offer, Overlay, State, View, update};
-use ui_support::{now, on_demo, state};
+use ops_pod_cleaner::ui::{Effect, Event, Offer, Overlay, State, Unanswered, View, update};
+use ui_support::{now, on_demo, state, worker_mut};
 
 fn press(state: &mut State, keys: &str) -> Vec<Effect> {
     keys.split_whitespace()
@@ -152,7 +152,10 @@ fn an_unchecked_opt_out_is_treated_as_one() {
     press(&mut s, "d");
     update(
         &mut s,
-        Event::OptOuts(Err("replicasets is forbidden".into())),
+        Event::OptOuts(Err(Unanswered::Read(ReadError::Failed {
+            what: "the owners of pod shop/web-1".into(),
+            why: "replicasets is forbidden".into(),
+        }))),
     );
     assert!(press(&mut s, "y").is_empty(), "asks again");
     let (title, _, _) = confirm_lines(&s);
@@ -454,8 +457,8 @@ fn force_deleting_a_statefulset_pod_warns_of_a_second_copy_and_asks_twice() {
 fn a_cluster_added_later_gets_the_current_auto_switches() {
     use ops_pod_cleaner::ui::Routed;
     let mut s = state();
-    s.worker.master_auto = true;
-    if let Some(rule) = s.worker.rules.get_mut(&RuleKind::Evicted) {
+    worker_mut(&mut s).master_auto = true;
+    if let Some(rule) = worker_mut(&mut s).rules.get_mut(&RuleKind::Evicted) {
         rule.auto = true;
     }
     let effects = update(&mut s, Event::Added(Ok("demo-us".into())));

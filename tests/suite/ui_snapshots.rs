@@ -4,13 +4,15 @@
 use crate::ui_support;
 
 use k8s_openapi::api::core::v1::Pod;
-use opc_core::actions::{Inspection, PodRef, Resolution, WorkloadKind, WorkloadRef};
+use opc_core::actions::{
+    Inspection, PodReading, PodRef, ReadError, Resolution, WorkloadKind, WorkloadRef,
+};
 use opc_core::config::KeyBinding;
 use opc_core::report::{RestartReport, RestartRow, WorkloadGroup};
 use opc_core::rules::RuleKind;
 use opc_core::worker::RuleStatus;
 use ops_pod_cleaner::ui::{BottomPane, Event, PodDetails, State, WatchLine, update};
-use ui_support::{assert_snapshot, now, on_demo, screen, state};
+use ui_support::{assert_snapshot, now, on_demo, screen, state, worker_mut};
 
 fn press(state: &mut State, keys: &str) {
     for k in keys.split_whitespace() {
@@ -43,8 +45,8 @@ fn header_shows_staleness_badges_and_paused_rules() {
     let mut s = state();
     s.readonly = true;
     s.dry_run = true;
-    s.worker.master_auto = true;
-    s.worker.rules.insert(
+    worker_mut(&mut s).master_auto = true;
+    worker_mut(&mut s).rules.insert(
         RuleKind::ImagePull,
         RuleStatus {
             auto: true,
@@ -73,7 +75,7 @@ fn header_shows_staleness_badges_and_paused_rules() {
 #[test]
 fn rules_pane() {
     let mut s = state();
-    s.worker.rules.insert(
+    worker_mut(&mut s).rules.insert(
         RuleKind::Evicted,
         RuleStatus {
             auto: true,
@@ -83,7 +85,7 @@ fn rules_pane() {
             ..RuleStatus::default()
         },
     );
-    s.worker.rules.insert(
+    worker_mut(&mut s).rules.insert(
         RuleKind::ImagePull,
         RuleStatus {
             auto: true,
@@ -105,7 +107,7 @@ fn rules_pane() {
 #[test]
 fn report_pane() {
     let mut s = state();
-    s.worker.last_report = Some("sent to 1 sink at 09:00".into());
+    worker_mut(&mut s).last_report = Some("sent to 1 sink at 09:00".into());
     update(
         &mut s,
         Event::Report(RestartReport {
@@ -152,7 +154,9 @@ fn details_pane() {
     assert!(loading.contains("fetching the pod"));
     let pod: Pod = serde_json::from_value(serde_json::json!({
         "metadata": {"name": "web-5f8-k2x8p", "namespace": "shop", "uid": "uid-shop-web-5f8-k2x8p",
-                     "finalizers": ["example.com/hold"]},
+                     "finalizers": ["example.com/hold"],
+                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                          "name": "web-5f8", "uid": "rs-1", "controller": true}]},
         "spec": {"nodeName": "node-1", "containers": [{"name": "app"}]},
         "status": {
             "phase": "Running",
@@ -165,11 +169,15 @@ fn details_pane() {
         }
     }))
     .unwrap();
-    let details = PodDetails::from_pod(
-        &pod,
-        vec!["ReplicaSet web-5f8 (controller)".into()],
-        Err("forbidden".into()),
-    );
+    let forbidden = |what: &str| ReadError::Failed {
+        what: what.into(),
+        why: "forbidden".into(),
+    };
+    let details = PodDetails::from_reading(&PodReading {
+        pod,
+        inspection: Err(forbidden("the owners of pod shop/web-5f8-k2x8p")),
+        events: Err(forbidden("the Events of pod shop/web-5f8-k2x8p")),
+    });
     update(
         &mut s,
         Event::Details {

@@ -53,6 +53,10 @@ pub enum Error {
     #[error("cannot reach the cluster: {0}")]
     Cluster(String),
 
+    /// The kubeconfig cannot be read or parsed.
+    #[error("cannot read kubeconfig: {0}")]
+    Kubeconfig(#[source] kube::config::KubeconfigError),
+
     /// The API server refused or failed a request; the message says what to do next.
     #[error("{0}")]
     Api(String),

@@ -42,7 +42,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     }
     match &details.content {
         DetailsContent::Loading => lines.push(Line::styled("fetching the pod…", theme::dim())),
-        DetailsContent::Failed(why) => lines.push(Line::styled(why.clone(), theme::bad())),
+        DetailsContent::Failed(why) => lines.push(Line::styled(why.to_string(), theme::bad())),
         DetailsContent::Loaded(d) => lines.extend(d.lines().into_iter().map(|(heading, text)| {
             if heading {
                 Line::styled(text, theme::title())

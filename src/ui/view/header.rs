@@ -88,7 +88,7 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     // Badges first: a narrow terminal cuts the end of the line, never them.
     let mut first = vec![Span::styled("ops-pod-cleaner", theme::title())];
-    if state.dry_run || state.worker.dry_run {
+    if state.dry_run || state.worker().dry_run {
         first.push(Span::raw(" "));
         first.push(Span::styled(" DRY-RUN ", theme::badge(Color::Yellow)));
     }
@@ -105,7 +105,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
 }
 
 fn auto_line(state: &State) -> Line<'static> {
-    let w = &state.worker;
+    let w = &state.worker();
     let mut spans = vec![Span::raw("AUTO ")];
     spans.push(if w.master_auto {
         Span::styled("ON", theme::badge(Color::Green))

@@ -20,7 +20,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         ))
         .title_style(theme::title());
     let mut lines = Vec::new();
-    if let Some(last) = &state.worker.last_report {
+    if let Some(last) = &state.worker().last_report {
         lines.push(Line::styled(format!("last delivery: {last}"), theme::dim()));
     }
     match &state.report {

@@ -11,7 +11,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let block = Block::bordered()
         .title(format!(
             " Rules (chain order) · auto master {} · ←/→ panes ",
-            if state.worker.master_auto {
+            if state.worker().master_auto {
                 "ON"
             } else {
                 "off"
@@ -20,7 +20,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         .title_style(theme::title());
     let rows = state.chain.iter().enumerate().map(|(i, rule)| {
         let status = state
-            .worker
+            .worker()
             .rules
             .get(&rule.kind)
             .cloned()

@@ -121,13 +121,20 @@ pub fn state() -> State {
         default_chain(),
         UiConfig::default(),
     );
-    state.worker = WorkerStatus {
-        rules: default_chain()
-            .iter()
-            .map(|r| (r.kind, RuleStatus::default()))
-            .collect(),
-        ..Default::default()
-    };
+    let demo = state
+        .clusters
+        .first()
+        .map_or("demo".into(), |c| c.name.clone());
+    state.workers.insert(
+        demo,
+        WorkerStatus {
+            rules: default_chain()
+                .iter()
+                .map(|r| (r.kind, RuleStatus::default()))
+                .collect(),
+            ..Default::default()
+        },
+    );
     update(&mut state, Event::Resize { table_height: 8 });
     update(
         &mut state,
@@ -220,4 +227,15 @@ pub fn assert_snapshot(name: &str, actual: &str) {
         "screen differs from {}:\n--- expected\n{expected}\n--- actual\n{actual}",
         path.display()
     );
+}
+
+/// The first cluster's worker status, to set up what the screen shows.
+pub fn worker_mut(state: &mut State) -> &mut WorkerStatus {
+    let first = state
+        .workers
+        .keys()
+        .next()
+        .cloned()
+        .unwrap_or_else(|| "demo".into());
+    state.workers.entry(first).or_default()
 }

@@ -17,8 +17,9 @@ use serde::Serialize;
 use super::execute::{Executor, stopped};
 use super::owner::{WorkloadKind, WorkloadRef};
 use super::parked::{ParkedRecord, ParkedStore, StoreError, parked_namespace};
+use super::reads::ReadError;
 use super::retry::{Needs, RetryPolicy, Stop};
-use super::undo::{RecordedIn, store_error};
+use super::undo::RecordedIn;
 use super::{Action, Origin, REPLICAS_BEFORE_ANNOTATION};
 use crate::cluster::Scope;
 use crate::rules::RuleKind;
@@ -119,20 +120,19 @@ struct Candidate {
 
 impl Executor {
     /// The records in this cluster's parked ConfigMap, as stored.
-    pub async fn parked_workloads(&self) -> Result<Vec<ParkedRecord>, String> {
-        self.parked_store().list().await.map_err(store_error)
+    pub async fn parked_workloads(&self) -> Result<Vec<ParkedRecord>, ReadError> {
+        let store = self.parked_store();
+        store
+            .list()
+            .await
+            .map_err(|e| store_read_error(store.location(), e))
     }
+}
 
-    /// This cluster's parked workloads in `scopes`, oldest first.
-    pub async fn parked_rows(&self, scopes: &[Scope]) -> Result<ParkedList, String> {
-        list_parked(
-            &self.client,
-            self.cluster(),
-            scopes,
-            &self.settings.retry,
-            Utc::now(),
-        )
-        .await
+fn store_read_error(place: String, e: StoreError) -> ReadError {
+    match e {
+        StoreError::Unavailable(why) => ReadError::Failed { what: place, why },
+        StoreError::Failed(stop) => ReadError::stopped(place, stop),
     }
 }
 
@@ -145,7 +145,7 @@ pub async fn list_parked(
     scopes: &[Scope],
     retry: &RetryPolicy,
     now: DateTime<Utc>,
-) -> Result<ParkedList, String> {
+) -> Result<ParkedList, ReadError> {
     let mut unread = Vec::new();
     let store = ParkedStore::new(client, parked_namespace(), retry);
     let records = match store.list().await {
@@ -157,7 +157,7 @@ pub async fn list_parked(
             });
             Vec::new()
         }
-        Err(e) => return Err(format!("{}: {}", store.location(), store_error(e))),
+        Err(e) => return Err(store_read_error(store.location(), e)),
     };
     let covered = |ns: &str| scopes.iter().any(|s| s.covers(ns));
     let mut candidates: Vec<Candidate> = records
@@ -178,7 +178,7 @@ pub async fn list_parked(
                 }
                 Err(why) => unread.push(Unread {
                     place: format!("{} ({REPLICAS_BEFORE_ANNOTATION})", kind.plural()),
-                    why,
+                    why: why.to_string(),
                 }),
             }
         }
@@ -237,7 +237,7 @@ async fn annotated(
     kind: WorkloadKind,
     scope: &Scope,
     retry: &RetryPolicy,
-) -> Result<Vec<Candidate>, String> {
+) -> Result<Vec<Candidate>, ReadError> {
     let resource = kind.api_resource();
     let (api, namespace): (Api<DynamicObject>, &str) = match scope {
         Scope::All => (Api::all_with(client.clone(), &resource), ""),
@@ -260,7 +260,7 @@ async fn annotated(
         {
             Ok(page) => page,
             Err(Stop::Gone) => return Ok(found),
-            Err(stop) => return Err(stopped(stop).detail().to_string()),
+            Err(stop) => return Err(ReadError::stopped(kind.plural(), stop)),
         };
         for item in page.items {
             let meta = item.metadata;

@@ -28,12 +28,12 @@ pub enum RecordedIn {
 /// recorded. For a confirmation dialog; running it checks again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UndoPlan {
-    pub(crate) workload: WorkloadRef,
+    pub workload: WorkloadRef,
     /// The replicas undo sets.
     pub restores: i32,
-    pub(crate) recorded_in: RecordedIn,
+    pub recorded_in: RecordedIn,
     /// The ConfigMap's record: when, by whom and why it was parked.
-    pub(crate) record: Option<ParkedRecord>,
+    pub record: Option<ParkedRecord>,
 }
 
 impl fmt::Display for UndoPlan {
@@ -81,7 +81,7 @@ impl Executor {
     /// What undo of `w` would restore, or why it would not: the checks of
     /// `run(&Action::UndoScale(w))` without its write (and without removing the record of a
     /// workload scaled up since, which undo itself does).
-    pub async fn check_undo(&self, w: &WorkloadRef) -> Result<UndoPlan, Outcome> {
+    pub(crate) async fn check_undo(&self, w: &WorkloadRef) -> Result<UndoPlan, Outcome> {
         self.prepare(&Action::UndoScale(w.clone()), Origin::Manual)
             .await?;
         let read = self.read_undo(w).await?;

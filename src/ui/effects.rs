@@ -1,0 +1,222 @@
+//! The effects `update` asks for that take I/O, each carried out in a task of its own; what
+//! comes of them returns to the loop as events. Reads go through each cluster's read API,
+//! writes through its executor.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::details::PodDetails;
+use super::event::{Event, Routed, Unanswered};
+use super::logging::ACTION_TARGET;
+use crate::actions::{Action, Executor, Origin, Outcome, ParkedList, PodRef, Unread, WorkloadRef};
+use crate::cluster::Scope;
+use crate::report::RestartReport;
+
+/// The open clusters' executors, by context name, in the order they were opened: taken for
+/// work that outlives the loop's turn, so a cluster closed meanwhile is named, not missed.
+pub(super) struct Executors(pub(super) Vec<(Arc<str>, Arc<Executor>)>);
+
+impl Executors {
+    fn get(&self, cluster: &Arc<str>) -> Result<&Arc<Executor>, Unanswered> {
+        self.0
+            .iter()
+            .find(|(name, _)| **name == **cluster)
+            .map(|(_, executor)| executor)
+            .ok_or_else(|| Unanswered::Closed(cluster.clone()))
+    }
+}
+
+/// Counts one batch of confirmed actions as running until it is dropped.
+struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    fn start(count: &Arc<AtomicUsize>) -> InFlight {
+        count.fetch_add(1, Ordering::SeqCst);
+        InFlight(count.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+pub(super) struct Effects {
+    events: UnboundedSender<Event>,
+    /// Workloads found for confirmation dialogs, by cluster and pod UID: what a scale changed.
+    resolved: HashMap<(Arc<str>, String), WorkloadRef>,
+    /// Confirmed actions still running: quitting waits for them and their audit records.
+    in_flight: Arc<AtomicUsize>,
+}
+
+impl Effects {
+    pub(super) fn new(events: UnboundedSender<Event>) -> Effects {
+        Effects {
+            events,
+            resolved: HashMap::new(),
+            in_flight: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// How many batches of confirmed actions are still running.
+    pub(super) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// Remember what a dialog resolved, so the outcome of its scale can name the workload.
+    pub(super) fn resolved(&mut self, pod: &Routed<PodRef>, workload: WorkloadRef) {
+        self.resolved
+            .insert((pod.cluster.clone(), pod.item.uid.clone()), workload);
+    }
+
+    /// Forget what was resolved on `cluster` (closed), or on every cluster.
+    pub(super) fn forget(&mut self, cluster: Option<&str>) {
+        match cluster {
+            Some(name) => self.resolved.retain(|(c, _), _| **c != *name),
+            None => self.resolved.clear(),
+        }
+    }
+
+    /// Confirmed actions, one after another, each through its cluster's executor.
+    pub(super) fn run(&self, executors: Executors, actions: Vec<Routed<Action>>) {
+        let tx = self.events.clone();
+        let resolved = self.resolved.clone();
+        let in_flight = InFlight::start(&self.in_flight);
+        tokio::spawn(async move {
+            let _in_flight = in_flight;
+            for action in actions {
+                let outcome = match executors.get(&action.cluster) {
+                    Ok(executor) => executor.run(&action.item, Origin::Manual).await,
+                    Err(closed) => Outcome::Skipped(format!("{closed} before the action ran")),
+                };
+                outcome.log(&action.cluster, Origin::Manual, &action.item);
+                let workload = action.item.pod().and_then(|p| {
+                    resolved
+                        .get(&(action.cluster.clone(), p.uid.clone()))
+                        .cloned()
+                });
+                let _ = tx.send(Event::Outcome {
+                    action,
+                    outcome,
+                    workload,
+                });
+            }
+        });
+    }
+
+    pub(super) fn fetch_details(&self, executors: Executors, pod: Routed<PodRef>) {
+        let tx = self.events.clone();
+        tokio::spawn(async move {
+            let result = match executors.get(&pod.cluster) {
+                Ok(executor) => executor
+                    .reads()
+                    .details(&pod.item)
+                    .await
+                    .map(|reading| PodDetails::from_reading(&reading))
+                    .map_err(Unanswered::from),
+                Err(closed) => Err(closed),
+            };
+            let _ = tx.send(Event::Details {
+                uid: pod.item.uid,
+                result,
+            });
+        });
+    }
+
+    /// The workload a scale-to-zero would change, its replicas now, and any opt-out.
+    pub(super) fn resolve_workload(&self, executors: Executors, pod: Routed<PodRef>) {
+        let tx = self.events.clone();
+        tokio::spawn(async move {
+            let result = match executors.get(&pod.cluster) {
+                Ok(executor) => executor
+                    .reads()
+                    .inspect(&pod.item, true)
+                    .await
+                    .map_err(Unanswered::from),
+                Err(closed) => Err(closed),
+            };
+            let _ = tx.send(Event::Resolved { pod, result });
+        });
+    }
+
+    /// Where the opt-out annotation sits among the targets of a pod action.
+    pub(super) fn check_opt_outs(&self, executors: Executors, pods: Vec<Routed<PodRef>>) {
+        let tx = self.events.clone();
+        tokio::spawn(async move {
+            let mut opt_outs = Vec::new();
+            for pod in &pods {
+                let checked = match executors.get(&pod.cluster) {
+                    Ok(executor) => executor
+                        .reads()
+                        .inspect(&pod.item, false)
+                        .await
+                        .map_err(Unanswered::from),
+                    Err(closed) => Err(closed),
+                };
+                match checked {
+                    Ok(checked) => opt_outs.extend(checked.opt_out),
+                    Err(e) => {
+                        let _ = tx.send(Event::OptOuts(Err(e)));
+                        return;
+                    }
+                }
+            }
+            let _ = tx.send(Event::OptOuts(Ok(opt_outs)));
+        });
+    }
+
+    /// Every open cluster's parked workloads in `scopes`, oldest first across clusters.
+    pub(super) fn list_parked(&self, executors: Executors, scopes: Vec<Scope>) {
+        let tx = self.events.clone();
+        tokio::spawn(async move {
+            let mut all = ParkedList::default();
+            for (cluster, executor) in executors.0 {
+                match executor.reads().parked_rows(&scopes).await {
+                    Ok(list) => {
+                        all.rows.extend(list.rows);
+                        all.unread.extend(list.unread.into_iter().map(|mut u| {
+                            u.place = format!("{cluster}: {}", u.place);
+                            u
+                        }));
+                    }
+                    Err(why) => all.unread.push(Unread {
+                        place: cluster.to_string(),
+                        why: why.to_string(),
+                    }),
+                }
+            }
+            // Those without a time last.
+            all.rows
+                .sort_by_key(|r| (r.parked_at.is_none(), r.parked_at, r.cluster.clone()));
+            let _ = tx.send(Event::Parked(all));
+        });
+    }
+
+    /// What undo of a parked workload would restore, checked against its cluster.
+    pub(super) fn check_undo(&self, executors: Executors, workload: Routed<WorkloadRef>) {
+        let tx = self.events.clone();
+        tokio::spawn(async move {
+            let result = match executors.get(&workload.cluster) {
+                Ok(executor) => executor.reads().check_undo(&workload.item).await,
+                Err(closed) => Err(Outcome::Skipped(closed.to_string())),
+            };
+            let _ = tx.send(Event::UndoChecked { workload, result });
+        });
+    }
+
+    pub(super) fn export(&self, dir: PathBuf, report: RestartReport) {
+        let tx = self.events.clone();
+        tokio::spawn(async move {
+            let result = super::export::write(&dir, &report).await;
+            if let Ok(path) = &result {
+                tracing::info!(target: ACTION_TARGET, "restart report exported to {}", path.display());
+            }
+            let _ = tx.send(Event::Exported(result.map_err(Arc::new)));
+        });
+    }
+}
