@@ -3,7 +3,8 @@
 
 use super::event::Routed;
 use crate::actions::{
-    Action, Inspection, OUT_OF_SERVICE, OptOut, PodRef, Resolution, Verb, WorkloadRef,
+    Action, Inspection, OUT_OF_SERVICE, OptOut, Outcome, PodRef, Resolution, UndoPlan, Verb,
+    WorkloadRef,
 };
 use crate::cluster::Abnormal;
 
@@ -267,15 +268,21 @@ impl Confirmation {
     /// will be restored.
     pub(crate) fn for_parked_undo(
         workload: &Routed<WorkloadRef>,
-        plan: Result<String, String>,
+        plan: Result<UndoPlan, Outcome>,
         several: bool,
     ) -> Confirmation {
         let title = "Restore the replicas?";
         match plan {
-            Err(why) => Confirmation::unavailable(title, why),
+            Err(outcome) => Confirmation::unavailable(
+                title,
+                outcome.line(&Action::UndoScale(workload.item.clone())),
+            ),
             Ok(plan) => Confirmation {
                 title: title.to_string(),
-                lines: vec![in_cluster(&workload.cluster, &workload.item, several), plan],
+                lines: vec![
+                    in_cluster(&workload.cluster, &workload.item, several),
+                    plan.to_string(),
+                ],
                 offer: Offer::ready(vec![Routed::new(
                     &workload.cluster,
                     Action::UndoScale(workload.item.clone()),

@@ -149,10 +149,7 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
         Event::UndoChecked { workload, result } => {
             if matches!(state.overlay, Some(Overlay::Resolving(_))) {
                 let several = state.several_clusters();
-                let plan = result
-                    .map(|plan| plan.to_string())
-                    .map_err(|outcome| outcome.line(&Action::UndoScale(workload.item.clone())));
-                let dialog = Confirmation::for_parked_undo(&workload, plan, several);
+                let dialog = Confirmation::for_parked_undo(&workload, result, several);
                 state.overlay = Some(Overlay::Confirm(dialog));
             }
             Vec::new()

@@ -202,12 +202,12 @@ impl Elector {
 
     /// One round: read, decide, write guarded by the resourceVersion read. `stamp` is only
     /// written (as renewTime), never compared; expiry is judged on the monotonic clock.
-    pub async fn round(&mut self, stamp: DateTime<Utc>) -> Result<Role, String> {
+    pub async fn round(&mut self, stamp: DateTime<Utc>) -> Result<Role, LeaseError> {
         let current = self
             .api
             .get_opt(&self.settings.name)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| LeaseError::Read(e.to_string()))?;
         let record = current.as_ref().map(held);
         let unchanged_for = self.observed.see(record.as_ref(), Instant::now());
         let step = decide(record.as_ref(), &self.settings.identity, unchanged_for);
@@ -217,7 +217,7 @@ impl Elector {
                 let lease = self.lease(None, stamp, 0)?;
                 self.api.create(&PostParams::default(), &lease).await
             }
-            (_, None) => return Err("the lease vanished between read and write".into()),
+            (_, None) => return Err(LeaseError::Vanished),
             (Step::Renew | Step::TakeOver, Some(old)) => {
                 if step == Step::TakeOver {
                     self.inherited = Some(recent_of(&old));
@@ -236,7 +236,7 @@ impl Elector {
             Err(kube::Error::Api(s)) if s.code == 409 => {
                 Ok(Role::Follower("another replica (it won the race)".into()))
             }
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(LeaseError::Write(e.to_string())),
         }
     }
 
@@ -274,7 +274,7 @@ impl Elector {
         old: Option<&Lease>,
         now: DateTime<Utc>,
         transition: u8,
-    ) -> Result<Lease, String> {
+    ) -> Result<Lease, LeaseError> {
         let stamp = now.to_rfc3339_opts(SecondsFormat::Micros, true);
         let spec = old
             .and_then(|l| serde_json::to_value(&l.spec).ok())
@@ -287,7 +287,8 @@ impl Elector {
             .get("leaseTransitions")
             .and_then(Value::as_i64)
             .unwrap_or(0);
-        let recent = serde_json::to_string(&self.recent).map_err(|e| e.to_string())?;
+        let recent =
+            serde_json::to_string(&self.recent).map_err(|e| LeaseError::Encode(e.to_string()))?;
         let value = json!({
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
@@ -305,8 +306,25 @@ impl Elector {
                 "leaseTransitions": transitions + i64::from(transition),
             },
         });
-        serde_json::from_value(value).map_err(|e| e.to_string())
+        serde_json::from_value(value).map_err(|e| LeaseError::Encode(e.to_string()))
     }
+}
+
+/// Why a round of the election could not be played. The API server's words are kept as it
+/// said them: its error is neither `Clone` nor comparable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LeaseError {
+    #[error("cannot read the lease: {0}")]
+    Read(String),
+    #[error("the lease vanished between read and write")]
+    Vanished,
+    #[error("cannot write the lease: {0}")]
+    Write(String),
+    #[error("cannot encode the lease: {0}")]
+    Encode(String),
+    /// The round did not finish within its deadline (a hung call, a partition).
+    #[error("no answer within {0:?}")]
+    NoAnswer(std::time::Duration),
 }
 
 /// The recent actions the holder of `lease` wrote; unreadable means none.
@@ -361,24 +379,22 @@ pub async fn run(
             until.saturating_duration_since(started)
         });
         let round = tokio::select! {
-            round = tokio::time::timeout(limit, elector.round(Utc::now())) => round,
+            round = tokio::time::timeout(limit, elector.round(Utc::now())) => {
+                round.unwrap_or(Err(LeaseError::NoAnswer(limit)))
+            }
             _ = stop.changed() => break,
         };
         let next = match round {
-            Ok(Ok(Role::Leader)) => {
+            Ok(Role::Leader) => {
                 // Counted from when the round began: the write landed no earlier than that.
                 leading_until = Some(started + settings.renew_deadline);
                 Role::Leader
             }
-            Ok(Ok(follower)) => {
+            Ok(follower) => {
                 leading_until = None;
                 follower
             }
-            failed => {
-                let why = match failed {
-                    Ok(Err(e)) => e,
-                    _ => format!("no answer within {limit:?}"),
-                };
+            Err(why) => {
                 tracing::warn!("lease {}/{}: {why}", settings.namespace, settings.name);
                 match leading_until {
                     Some(until) if Instant::now() < until => Role::Leader,

@@ -16,17 +16,36 @@ const UNITS: [(&str, u128); 8] = [
     ("h", 3_600_000_000_000),
 ];
 
-/// Parses a Go duration; the error says what is wrong, for the caller to place.
-pub(crate) fn parse(text: &str) -> Result<Duration, String> {
+/// What is wrong with a duration's text; the caller says where it was.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadDuration {
+    #[error("empty duration")]
+    Empty,
+    #[error("durations cannot be negative")]
+    Negative,
+    #[error("a duration has no spaces and short units, e.g. 5s or 1h30m")]
+    Spaces,
+    #[error("expected a number at {0:?}")]
+    NoNumber(String),
+    #[error("missing unit; use ns, us, ms, s, m or h (only 0 may omit it, as in Go)")]
+    NoUnit,
+    #[error("unknown unit {0:?}; use ns, us (or µs), ms, s, m or h")]
+    UnknownUnit(String),
+    #[error("duration too large")]
+    TooLarge,
+}
+
+/// Parses a Go duration.
+pub(crate) fn parse(text: &str) -> Result<Duration, BadDuration> {
     let s = text.trim();
     if s.is_empty() {
-        return Err("empty duration".into());
+        return Err(BadDuration::Empty);
     }
     if s.starts_with('-') {
-        return Err("durations cannot be negative".into());
+        return Err(BadDuration::Negative);
     }
     if s.contains(char::is_whitespace) {
-        return Err("a duration has no spaces and short units, e.g. 5s or 1h30m".into());
+        return Err(BadDuration::Spaces);
     }
     let s = s.strip_prefix('+').unwrap_or(s);
     if s == "0" {
@@ -36,49 +55,46 @@ pub(crate) fn parse(text: &str) -> Result<Duration, String> {
     let mut total: u128 = 0;
     while !rest.is_empty() {
         let (nanos, tail) = component(rest)?;
-        total = total.checked_add(nanos).ok_or("duration too large")?;
+        total = total.checked_add(nanos).ok_or(BadDuration::TooLarge)?;
         rest = tail;
     }
-    let secs = u64::try_from(total / 1_000_000_000).map_err(|_| "duration too large")?;
+    let secs = u64::try_from(total / 1_000_000_000).map_err(|_| BadDuration::TooLarge)?;
     Ok(Duration::new(secs, (total % 1_000_000_000) as u32))
 }
 
 /// One `<number><unit>` group: its length in nanoseconds and the text after it.
-fn component(s: &str) -> Result<(u128, &str), String> {
+fn component(s: &str) -> Result<(u128, &str), BadDuration> {
     let number_end = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
     let (number, tail) = s.split_at(number_end);
     if number.is_empty() || number == "." || number.matches('.').count() > 1 {
-        return Err(format!("expected a number at {s:?}"));
+        return Err(BadDuration::NoNumber(s.to_string()));
     }
     let unit_end = tail
         .find(|c: char| c.is_ascii_digit() || c == '.')
         .unwrap_or(tail.len());
     let (unit, tail) = tail.split_at(unit_end);
     if unit.is_empty() {
-        return Err(
-            "missing unit; use ns, us, ms, s, m or h (only 0 may omit it, as in Go)".into(),
-        );
+        return Err(BadDuration::NoUnit);
     }
     let scale = UNITS
         .iter()
         .find(|(name, _)| *name == unit)
         .map(|(_, scale)| *scale)
-        .ok_or_else(|| format!("unknown unit {unit:?}; use ns, us (or µs), ms, s, m or h"))?;
+        .ok_or_else(|| BadDuration::UnknownUnit(unit.to_string()))?;
     Ok((scaled(number, scale)?, tail))
 }
 
 /// `number` (decimal, maybe with a fraction) times `scale`, exactly, truncating below 1 ns.
-fn scaled(number: &str, scale: u128) -> Result<u128, String> {
+fn scaled(number: &str, scale: u128) -> Result<u128, BadDuration> {
     let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
-    let too_large = || "duration too large".to_string();
     let whole: u128 = if whole.is_empty() {
         0
     } else {
-        whole.parse().map_err(|_| too_large())?
+        whole.parse().map_err(|_| BadDuration::TooLarge)?
     };
-    let mut nanos = whole.checked_mul(scale).ok_or_else(too_large)?;
+    let mut nanos = whole.checked_mul(scale).ok_or(BadDuration::TooLarge)?;
     // Digits past the 20th cannot change a nanosecond count; ignore them like Go does.
     let mut unit = scale;
     for digit in frac.chars().take(20) {

@@ -85,7 +85,7 @@ pub struct KeyBinding {
 
 impl KeyBinding {
     /// Parses the key syntax; the error lists what is accepted.
-    pub fn parse(text: &str) -> Result<KeyBinding, String> {
+    pub fn parse(text: &str) -> Result<KeyBinding, UnknownKey> {
         let mut rest = text;
         let (mut ctrl, mut alt) = (false, false);
         loop {
@@ -97,13 +97,7 @@ impl KeyBinding {
                 break;
             }
         }
-        let code = key_code(rest).ok_or_else(|| {
-            format!(
-                "expected a key: one character, Space, Enter, Esc, Tab, BackTab, an arrow (Up, Down, Left, Right), \
-                 Home, End, PageUp, PageDown, Backspace, Delete, Insert or F1..F12, \
-                 optionally prefixed with ctrl- or alt-; found {text:?}"
-            )
-        })?;
+        let code = key_code(rest).ok_or_else(|| UnknownKey(text.to_string()))?;
         // Terminals send the same byte for ctrl-R and ctrl-r.
         let code = match code {
             KeyCode::Char(c) if ctrl => KeyCode::Char(c.to_ascii_lowercase()),
@@ -112,6 +106,15 @@ impl KeyBinding {
         Ok(KeyBinding { code, ctrl, alt })
     }
 }
+
+/// Text that names no key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "expected a key: one character, Space, Enter, Esc, Tab, BackTab, an arrow (Up, Down, Left, Right), \
+     Home, End, PageUp, PageDown, Backspace, Delete, Insert or F1..F12, \
+     optionally prefixed with ctrl- or alt-; found {0:?}"
+)]
+pub struct UnknownKey(pub String);
 
 fn strip_prefix_ci<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
     let head = text.get(..prefix.len())?;

@@ -98,7 +98,7 @@ impl Config {
                  (see config/default.yaml) or remove the file to use the built-in defaults"
             )));
         }
-        let root = tree::parse(text, origin).map_err(Error::Config)?;
+        let root = tree::parse(text, origin)?;
         if root.value == Value::Null {
             return Err(Error::Config(format!(
                 "{origin}: the file holds no settings (an empty document); write settings or remove the file"

@@ -13,20 +13,14 @@ pub struct CronSchedule {
 impl CronSchedule {
     /// Parses six fields (seconds first) or seven (with a year); five fields are refused
     /// because the classic crontab form would silently shift every field by one.
-    pub fn parse(text: &str) -> Result<CronSchedule, String> {
+    pub fn parse(text: &str) -> Result<CronSchedule, BadSchedule> {
         let text = text.trim();
         let fields = text.split_whitespace().count();
         if fields == 5 {
-            return Err(format!(
-                "it has 5 fields but six are needed, seconds first: \
-                 \"sec min hour day month weekday\" (write \"0 {text}\")"
-            ));
+            return Err(BadSchedule::Crontab(text.to_string()));
         }
         if !text.starts_with('@') && !(6..=7).contains(&fields) {
-            return Err(format!(
-                "it has {fields} fields; six are needed, seconds first: \
-                 \"sec min hour day month weekday\", e.g. \"0 0 9 * * MON\""
-            ));
+            return Err(BadSchedule::FieldCount(fields));
         }
         let schedule = cron::Schedule::from_str(text).map_err(|_| diagnose(text))?;
         Ok(CronSchedule {
@@ -56,7 +50,8 @@ const FIELDS: [(&str, &str); 7] = [
 ];
 
 /// The cron crate's error only echoes the input; find the bad field by parsing it alone.
-fn diagnose(text: &str) -> String {
+/// Which field of `text` is wrong, found by trying each alone among `*`s.
+fn diagnose(text: &str) -> BadSchedule {
     let fields: Vec<&str> = text.split_whitespace().collect();
     for (i, field) in fields.iter().enumerate() {
         let alone: Vec<&str> = (0..fields.len())
@@ -64,13 +59,42 @@ fn diagnose(text: &str) -> String {
             .collect();
         if cron::Schedule::from_str(&alone.join(" ")).is_err() {
             let (name, range) = FIELDS.get(i).copied().unwrap_or(("field", "?"));
-            return format!(
-                "field {} ({name}) {field:?} is not valid; it takes {range}, *, lists (a,b), ranges (a-b) or steps (*/n)",
-                i + 1
-            );
+            return BadSchedule::Field {
+                position: i + 1,
+                name,
+                range,
+                text: field.to_string(),
+            };
         }
     }
-    "the fields are valid alone but not together; six are needed: \"sec min hour day month weekday\"".into()
+    BadSchedule::Together
+}
+
+/// What is wrong with a cron schedule's text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadSchedule {
+    /// The classic five-field crontab form, which would shift every field by one.
+    #[error(
+        "it has 5 fields but six are needed, seconds first: \"sec min hour day month weekday\" (write \"0 {0}\")"
+    )]
+    Crontab(String),
+    #[error(
+        "it has {0} fields; six are needed, seconds first: \"sec min hour day month weekday\", e.g. \"0 0 9 * * MON\""
+    )]
+    FieldCount(usize),
+    #[error(
+        "field {position} ({name}) {text:?} is not valid; it takes {range}, *, lists (a,b), ranges (a-b) or steps (*/n)"
+    )]
+    Field {
+        position: usize,
+        name: &'static str,
+        range: &'static str,
+        text: String,
+    },
+    #[error(
+        "the fields are valid alone but not together; six are needed: \"sec min hour day month weekday\""
+    )]
+    Together,
 }
 
 impl PartialEq for CronSchedule {

@@ -72,7 +72,7 @@ pub(crate) fn url(m: &MapReader, env: &dyn Environment) -> Result<Option<Secret>
     match check_url(secret.expose()) {
         Ok(()) => Ok(Some(secret)),
         Err(why) => Err(field.error(match secret.source() {
-            SecretSource::Inline => why,
+            SecretSource::Inline => why.to_string(),
             from => format!("{from} holds no usable URL: {why}"),
         })),
     }
@@ -92,20 +92,29 @@ pub(crate) fn inline_url(field: &Field) -> Result<Secret> {
 
 /// Webhook URLs must be http(s) with a host; a typo here would only show up at the first
 /// report. The message shows the URL masked, enough to spot a mistyped scheme or host.
-fn check_url(text: &str) -> std::result::Result<(), String> {
-    let expected = "expected an http:// or https:// URL";
-    let shown = mask_url(text);
+fn check_url(text: &str) -> std::result::Result<(), BadUrl> {
     let Ok(url) = reqwest::Url::parse(text) else {
-        return Err(format!(
-            "{expected}, found text that is not a URL (not shown: it may hold a token)"
-        ));
+        return Err(BadUrl::NotAUrl);
     };
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
-        return Err(format!(
-            "{expected}, found {shown} (the rest is not shown: it may hold a token)"
-        ));
+        return Err(BadUrl::NotHttp {
+            shown: mask_url(text),
+        });
     }
     Ok(())
+}
+
+/// A webhook URL that cannot be used; never shown whole, since it may hold a token.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum BadUrl {
+    #[error(
+        "expected an http:// or https:// URL, found text that is not a URL (not shown: it may hold a token)"
+    )]
+    NotAUrl,
+    #[error(
+        "expected an http:// or https:// URL, found {shown} (the rest is not shown: it may hold a token)"
+    )]
+    NotHttp { shown: String },
 }
 
 /// `key` inline or `{key}From`, never both; with the field to blame for a bad value.

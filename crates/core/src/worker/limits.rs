@@ -29,7 +29,7 @@ impl RateLimiter {
     }
 
     /// Take one slot for an action in `namespace`, or say which limit is reached.
-    pub(crate) fn try_acquire(&mut self, namespace: &str, now: Instant) -> Result<(), String> {
+    pub(crate) fn try_acquire(&mut self, namespace: &str, now: Instant) -> Result<(), Limited> {
         while let Some((at, _)) = self.recent.front() {
             if now.saturating_duration_since(*at) < WINDOW {
                 break;
@@ -37,21 +37,33 @@ impl RateLimiter {
             self.recent.pop_front();
         }
         if self.recent.len() >= self.global as usize {
-            return Err(format!(
-                "rate limit: {} actions in the last minute across the cluster (maxActionsPerMinute)",
-                self.global
-            ));
+            return Err(Limited::Cluster {
+                per_minute: self.global,
+            });
         }
         let in_namespace = self.recent.iter().filter(|(_, ns)| ns == namespace).count();
         if in_namespace >= self.per_namespace as usize {
-            return Err(format!(
-                "rate limit: {} actions in the last minute in {namespace} (maxActionsPerNamespacePerMinute)",
-                self.per_namespace
-            ));
+            return Err(Limited::Namespace {
+                namespace: namespace.to_string(),
+                per_minute: self.per_namespace,
+            });
         }
         self.recent.push_back((now, namespace.to_string()));
         Ok(())
     }
+}
+
+/// The rate limit an action would go past.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Limited {
+    #[error(
+        "rate limit: {per_minute} actions in the last minute across the cluster (maxActionsPerMinute)"
+    )]
+    Cluster { per_minute: u32 },
+    #[error(
+        "rate limit: {per_minute} actions in the last minute in {namespace} (maxActionsPerNamespacePerMinute)"
+    )]
+    Namespace { namespace: String, per_minute: u32 },
 }
 
 #[cfg(test)]
@@ -65,10 +77,17 @@ mod tests {
         assert!(limiter.try_acquire("a", start).is_ok());
         assert!(limiter.try_acquire("a", start).is_ok());
         let refused = limiter.try_acquire("a", start).unwrap_err();
-        assert!(refused.contains("in a"), "{refused}");
+        assert_eq!(
+            refused,
+            Limited::Namespace {
+                namespace: "a".into(),
+                per_minute: 2
+            }
+        );
         assert!(limiter.try_acquire("b", start).is_ok());
         let refused = limiter.try_acquire("c", start).unwrap_err();
-        assert!(refused.contains("across the cluster"), "{refused}");
+        assert_eq!(refused, Limited::Cluster { per_minute: 3 });
+        assert!(refused.to_string().contains("across the cluster"));
         let later = start + Duration::from_secs(61);
         assert!(limiter.try_acquire("a", later).is_ok());
     }

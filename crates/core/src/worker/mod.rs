@@ -21,6 +21,7 @@ pub use breaker::Census;
 pub use control::{RuleStatus, WorkerCommand, WorkerHandle, WorkerStatus};
 pub use counters::Counters;
 pub use guards::Guards;
+pub use limits::Limited;
 pub use plan::{Decision, Gate, Hold, Pass, Toggles, plan};
 
 use crate::actions::Executor;

@@ -5,6 +5,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 pub(crate) use super::guards::Guards;
+use super::limits::Limited;
 use crate::actions::{Action, PodRef};
 use crate::cluster::Abnormal;
 use crate::config::SafetyConfig;
@@ -45,7 +46,7 @@ pub enum Hold {
     ManualOnly,
     /// Acted on this target (or its workload) a moment ago.
     RecentlyActed,
-    RateLimited(String),
+    RateLimited(Limited),
     /// Refused before (opt-out up the chain, a bad rollout, finalizers...): waiting to retry.
     BackingOff(String),
 }
@@ -60,7 +61,7 @@ impl fmt::Display for Hold {
             Hold::Paused(why) => f.write_str(why),
             Hold::ManualOnly => f.write_str("manual-only action"),
             Hold::RecentlyActed => f.write_str("acted on a moment ago; waiting for the watch"),
-            Hold::RateLimited(why) => f.write_str(why),
+            Hold::RateLimited(limit) => fmt::Display::fmt(limit, f),
             Hold::BackingOff(why) => write!(f, "refused before, retried later: {why}"),
         }
     }
