@@ -56,8 +56,26 @@ fn check_config(file: &std::path::Path) -> crate::Result<ExitCode> {
         Error::Io { path, source, .. } => Error::Config(format!("{}: {source}", path.display())),
         other => other,
     })?;
-    print!("{}", config.describe());
+    out(&config.describe())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The command's output on stdout. A reader that went away (`| head -1`) ends it quietly: the
+/// command goes on to its usual exit status; any other failure to write is an error.
+pub(crate) fn out(text: &str) -> crate::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
+            path: "standard output".into(),
+            op: crate::error::IoOp::Write,
+            source: e,
+        }),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -34,8 +34,8 @@ pub(crate) async fn run(global: &GlobalArgs, output: ReportOutput, send: bool) -
     }
     let report = reporter.build_combined(&gathered.per_cluster, Utc::now());
     match output {
-        ReportOutput::Markdown => print!("{}", render::markdown(&report)),
-        ReportOutput::Json => println!("{}", render::json(&report)),
+        ReportOutput::Markdown => super::out(&render::markdown(&report))?,
+        ReportOutput::Json => super::out(&format!("{}\n", render::json(&report)))?,
     }
     if !send {
         return Ok(ExitCode::SUCCESS);

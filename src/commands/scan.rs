@@ -40,9 +40,9 @@ pub(crate) async fn run(global: &GlobalArgs, output: ScanOutput, parked: bool) -
         .collect();
     sort_rows(&mut found, &config.rules);
     match output {
-        ScanOutput::Json => println!("{}", to_json(&found)),
+        ScanOutput::Json => super::out(&format!("{}\n", to_json(&found)))?,
         ScanOutput::Table if found.is_empty() => {}
-        ScanOutput::Table => print!("{}", to_table(&found, targets.clusters.len() > 1)),
+        ScanOutput::Table => super::out(&to_table(&found, targets.clusters.len() > 1))?,
     }
     eprintln!("{}", summary(&found, total, &config.rules));
     Ok(exit(!found.is_empty()))
@@ -72,12 +72,12 @@ async fn parked_workloads(targets: &Targets, output: ScanOutput) -> Result<ExitC
         rows.extend(list.rows);
     }
     match output {
-        ScanOutput::Json => println!(
-            "{}",
+        ScanOutput::Json => super::out(&format!(
+            "{}\n",
             serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".to_string())
-        ),
+        ))?,
         ScanOutput::Table if rows.is_empty() => {}
-        ScanOutput::Table => print!("{}", parked_table(&rows, targets.clusters.len() > 1, now)),
+        ScanOutput::Table => super::out(&parked_table(&rows, targets.clusters.len() > 1, now))?,
     }
     eprintln!("{}", parked_summary(&rows, targets.clusters.len()));
     Ok(exit(!rows.is_empty()))

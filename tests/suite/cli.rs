@@ -291,3 +291,31 @@ async fn scan_reads_a_cluster_through_a_kubeconfig_file() {
         text(&out.stderr)
     );
 }
+
+/// `scan … | head -1` and `report … | head -1`: the reader goes away after one line. The
+/// output ends quietly with the command's usual status, as for any Unix tool, not a panic.
+#[test]
+fn a_reader_that_goes_away_ends_the_output_quietly() {
+    for args in [
+        &["scan", "--demo", "--context", "demo-eu", "-o", "json"][..],
+        &["report", "--demo", "--context", "demo-eu", "-o", "json"][..],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
+            .args(args)
+            .env_remove("OPS_POD_CLEANER_CONFIG")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Closed before anything is read: every write to stdout meets a broken pipe.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = text(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{args:?}: {:?} {err}",
+            out.status
+        );
+    }
+}
