@@ -161,7 +161,7 @@ pub struct Forbidden {
 /// The line at the bottom: the last outcome or hint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusLine {
-    pub(crate) text: String,
+    pub text: String,
     pub error: bool,
 }
 
@@ -314,12 +314,19 @@ impl State {
             .and_then(|&i| self.findings.get(i))
     }
 
-    /// The marked pods that are still abnormal, in table order; else the selected one.
+    /// The marked pods on screen, in table order; else the selected one. A mark the view does
+    /// not show (a filter hides it) is never acted on unseen.
     pub(crate) fn targets(&self) -> Vec<&Abnormal> {
-        if self.marks.is_empty() {
+        let marked: Vec<&Abnormal> = self
+            .rows
+            .iter()
+            .filter_map(|&i| self.findings.get(i))
+            .filter(|a| self.is_marked(a))
+            .collect();
+        if marked.is_empty() {
             return self.selected_finding().into_iter().collect();
         }
-        self.findings.iter().filter(|a| self.is_marked(a)).collect()
+        marked
     }
 
     pub(crate) fn is_marked(&self, finding: &Abnormal) -> bool {

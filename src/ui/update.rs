@@ -480,6 +480,12 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
             state.selected = 0;
             state.offset = 0;
             state.refilter(None);
+            // Marks belong to the view they were made in.
+            let cleared = std::mem::take(&mut state.marks).len();
+            if cleared > 0 {
+                let marks = if cleared == 1 { "mark" } else { "marks" };
+                status(state, &format!("{cleared} {marks} cleared"), false);
+            }
         }
         Command::NextPane | Command::PrevPane => {
             state.bottom = state.bottom.step(command == Command::NextPane);

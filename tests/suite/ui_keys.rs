@@ -525,3 +525,48 @@ fn resuming_a_paused_rule_names_and_acts_on_its_cluster_only() {
         ))]
     );
 }
+
+/// `1` Space marks an evicted pod; `2` shows the terminating ones. A delete there acts on the
+/// pod under the cursor, never on the mark the screen no longer shows: marks belong to the
+/// view they were made in, and changing it clears them (as k9s does), saying so.
+#[test]
+fn marks_are_cleared_when_the_category_changes() {
+    let mut s = state();
+    press(&mut s, "1 Space");
+    assert_eq!(s.marks.len(), 1);
+    press(&mut s, "2");
+    assert!(s.marks.is_empty(), "{:?}", s.marks);
+    assert!(
+        s.status
+            .as_ref()
+            .is_some_and(|l| l.text.contains("1 mark cleared"))
+    );
+    let redis = PodRef {
+        namespace: "data".into(),
+        name: "redis-2".into(),
+        uid: "uid-data-redis-2".into(),
+    };
+    assert_eq!(
+        press(&mut s, "d"),
+        [Effect::CheckOptOuts(vec![on_demo(redis)])],
+        "only the pod on screen"
+    );
+}
+
+/// A filter that hides a marked pod: the dialog names and acts on the marked pods on screen.
+#[test]
+fn a_marked_pod_the_filter_hides_is_not_acted_on() {
+    let mut s = state();
+    press(&mut s, "Space Space");
+    press(&mut s, "/ q 7 m Enter");
+    assert_eq!(s.rows.len(), 1);
+    let shown = PodRef {
+        namespace: "shop".into(),
+        name: "web-5f8-q7m4t".into(),
+        uid: "uid-shop-web-5f8-q7m4t".into(),
+    };
+    assert_eq!(
+        press(&mut s, "d"),
+        [Effect::CheckOptOuts(vec![on_demo(shown)])]
+    );
+}
