@@ -292,3 +292,38 @@ fn a_missing_snapshot_fails() {
     }
     assert_snapshot("never-written", &screen(&state(), 80, 24));
 }
+
+/// At 80×24 the force-delete dialog, the longest, wraps: its key line still shows.
+#[test]
+fn the_longest_dialog_keeps_its_key_line_at_80x24() {
+    let mut s = state();
+    // redis-2 as a StatefulSet's pod with a volume claim, held by a finalizer: every warning.
+    let mut findings = ui_support::findings();
+    for found in &mut findings {
+        if &*found.pod.name == "redis-2" {
+            let mut pod = (*found.pod).clone();
+            if let Some(owner) = pod.owner.as_mut() {
+                owner.kind = "StatefulSet".into();
+                owner.name = "redis".into();
+            }
+            pod.claims_volume = true;
+            pod.finalizers = Box::new(["example.com/backup-in-progress".into()]);
+            found.pod = std::sync::Arc::new(pod);
+        }
+    }
+    update(
+        &mut s,
+        Event::Snapshot(ops_pod_cleaner::ui::Snapshot {
+            findings,
+            total_pods: 27,
+            clusters: ui_support::demo_synced(),
+            at: now(),
+            in_default_order: false,
+        }),
+    );
+    press(&mut s, "2 D");
+    update(&mut s, Event::OptOuts(Ok(Vec::new())));
+    let text = screen(&s, 80, 24);
+    assert!(text.contains("Force delete"), "{text}");
+    assert!(text.contains("n / Esc: cancel"), "{text}");
+}

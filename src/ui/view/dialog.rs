@@ -10,27 +10,34 @@ use crate::ui::confirm::{Confirmation, Offer};
 use crate::ui::event::ClusterLine;
 use crate::ui::theme;
 
+/// The keys sit on the bottom border, so no amount of wrapped text can push them out of sight.
 pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
     let mut lines: Vec<Line> = c.lines.iter().map(|l| Line::raw(l.clone())).collect();
-    lines.push(Line::raw(""));
-    match &c.offer {
+    let keys = match &c.offer {
         Offer::Unavailable(why) => {
+            lines.push(Line::raw(""));
             lines.push(Line::styled(format!("unavailable: {why}"), theme::bad()));
-            lines.push(Line::styled("Esc closes", theme::dim()));
+            Line::styled(" Esc closes ", theme::dim())
         }
-        Offer::Ready { .. } | Offer::Resume(_) => lines.push(Line::styled(
-            "y / Enter: do it    n / Esc: cancel",
-            theme::warn(),
-        )),
-    }
-    let height = (lines.len() as u16 + 3).min(area.height);
-    let rect = centered(area, area.width.saturating_sub(4).min(96), height);
+        Offer::Ready { .. } | Offer::Resume(_) => {
+            Line::styled(" y / Enter: do it    n / Esc: cancel ", theme::warn())
+        }
+    };
+    let width = area.width.saturating_sub(4).min(96);
+    let inner = usize::from(width.saturating_sub(2)).max(1);
+    let rows: usize = lines
+        .iter()
+        .map(|l| l.width().div_ceil(inner).max(1))
+        .sum();
+    let height = u16::try_from(rows + 2).unwrap_or(u16::MAX).min(area.height);
+    let rect = centered(area, width, height);
     Clear.render(rect, buf);
     Paragraph::new(lines)
         .block(
             Block::bordered()
                 .title(format!(" {} ", c.title))
-                .title_style(theme::title()),
+                .title_style(theme::title())
+                .title_bottom(keys),
         )
         .wrap(Wrap { trim: false })
         .render(rect, buf);
