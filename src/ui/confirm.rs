@@ -177,6 +177,21 @@ impl Confirmation {
                 format!("{}/{} has no finalizers", none.pod.namespace, none.pod.name),
             );
         }
+        // A grace-0 delete of a pod its finalizers hold only marks it deleting: it stays.
+        if verb == PodVerb::ForceDelete
+            && let Some(held) = targets.iter().find(|a| !a.pod.finalizers.is_empty())
+        {
+            return Confirmation::unavailable(
+                &title,
+                format!(
+                    "{}/{} is held by finalizers ({}): a force delete leaves it there; F \
+                     removes the finalizers",
+                    held.pod.namespace,
+                    held.pod.name,
+                    held.pod.finalizers.join(", ")
+                ),
+            );
+        }
         let mut lines: Vec<String> = targets
             .iter()
             .take(LISTED)

@@ -25,10 +25,7 @@ pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
     };
     let width = area.width.saturating_sub(4).min(96);
     let inner = usize::from(width.saturating_sub(2)).max(1);
-    let rows: usize = lines
-        .iter()
-        .map(|l| l.width().div_ceil(inner).max(1))
-        .sum();
+    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
     let height = u16::try_from(rows + 2).unwrap_or(u16::MAX).min(area.height);
     let rect = centered(area, width, height);
     Clear.render(rect, buf);
