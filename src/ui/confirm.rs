@@ -34,6 +34,14 @@ fn second_copy(found: &Abnormal) -> Option<String> {
     ))
 }
 
+/// What a scale to zero promises; true only when it runs.
+const PARKED_PROMISE: &str =
+    "the count is recorded (ConfigMap ops-pod-cleaner-parked); undo restores it";
+
+/// The first line of every dialog in dry-run.
+pub(crate) const DRY_RUN_NOTE: &str =
+    "dry run: nothing in the cluster changes; the audit log records what would be done";
+
 /// A dialog: what, on what exactly, and what a yes does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Confirmation {
@@ -50,6 +58,8 @@ pub enum Offer {
         /// Targets that opted out (or whose opt-out could not be checked): a first yes leads
         /// to a second, explicit dialog instead of running.
         caution: Vec<String>,
+        /// In dry-run: a yes records what would be done and changes nothing.
+        dry_run: bool,
     },
     /// The action cannot run, and why; the dialog only informs.
     Unavailable(String),
@@ -63,6 +73,7 @@ impl Offer {
         Offer::Ready {
             actions,
             caution: Vec::new(),
+            dry_run: false,
         }
     }
 }
@@ -78,10 +89,24 @@ pub(crate) enum Answer {
 }
 
 impl Confirmation {
+    /// The same dialog as dry-run shows it: said up front, without promises only a real run
+    /// keeps. Once.
+    pub(crate) fn mark_dry_run(&mut self) {
+        if let Offer::Ready { dry_run, .. } = &mut self.offer
+            && !*dry_run
+        {
+            *dry_run = true;
+            self.lines.retain(|l| l != PARKED_PROMISE);
+            self.lines.insert(0, DRY_RUN_NOTE.to_string());
+        }
+    }
+
     /// Yes: run, or ask again first when a target opted out or could come back twice.
     pub(crate) fn confirm(self) -> Answer {
         let (actions, caution) = match self.offer {
-            Offer::Ready { actions, caution } => (actions, caution),
+            Offer::Ready {
+                actions, caution, ..
+            } => (actions, caution),
             Offer::Resume(rule) => return Answer::Resume(rule),
             Offer::Unavailable(_) => return Answer::Nothing,
         };
@@ -229,6 +254,7 @@ impl Confirmation {
             offer: Offer::Ready {
                 actions: actions.collect(),
                 caution,
+                dry_run: false,
             },
         }
     }
@@ -264,10 +290,7 @@ impl Confirmation {
             _ => {}
         }
         lines.push(format!("because of {}", pod.item));
-        lines.push(
-            "the count is recorded (ConfigMap ops-pod-cleaner-parked); undo restores it"
-                .to_string(),
-        );
+        lines.push(PARKED_PROMISE.to_string());
         let dialog = Confirmation {
             title: title.to_string(),
             lines,

@@ -70,6 +70,10 @@ pub(crate) async fn run(
     state.readonly = options.readonly;
     state.dry_run = options.dry_run;
     state.no_audit = options.no_audit;
+    // One audit log for every cluster: the first executor's view of it is everyone's.
+    state.audit_problem = sessions
+        .first()
+        .and_then(|s| s.cluster.executor.audit_problem());
     let mut guard = TerminalGuard::enter().map_err(|source| Error::Terminal {
         what: "cannot set up the terminal",
         source,

@@ -174,6 +174,9 @@ pub struct State {
     pub dry_run: bool,
     /// Acting without an audit log (`--no-audit`).
     pub(crate) no_audit: bool,
+    /// Why the audit log cannot be written, when it cannot: nothing may act, and every
+    /// dialog says so up front.
+    pub audit_problem: Option<String>,
     pub keys: UiConfig,
     pub(crate) chain: Vec<RuleSpec>,
     pub(crate) now: DateTime<Utc>,
@@ -271,6 +274,7 @@ impl State {
             readonly: false,
             dry_run: false,
             no_audit: false,
+            audit_problem: None,
             keys,
             chain,
             now: DateTime::<Utc>::UNIX_EPOCH,

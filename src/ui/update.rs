@@ -14,6 +14,17 @@ use crate::rules::RuleKind;
 use crate::worker::WorkerCommand;
 
 pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
+    let effects = dispatch(state, event);
+    // Whatever opened a dialog, it says up front what the mode makes of a yes.
+    if state.dry_run
+        && let Some(Overlay::Confirm(dialog)) = &mut state.overlay
+    {
+        dialog.mark_dry_run();
+    }
+    effects
+}
+
+fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
     match event {
         Event::Key(key) => on_key(state, &key),
         Event::Tick { now, clusters } => {
@@ -612,6 +623,9 @@ fn readonly_or_forbidden<'a>(
 ) -> Option<String> {
     if state.readonly {
         return Some(Refusal::Readonly.to_string());
+    }
+    if let Some(problem) = &state.audit_problem {
+        return Some(Refusal::AuditBroken(problem.clone()).to_string());
     }
     clusters.find_map(|cluster| {
         let why = state.forbidden_reason(cluster, verb)?;

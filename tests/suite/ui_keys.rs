@@ -605,3 +605,63 @@ fn force_delete_of_a_pod_held_by_finalizers_points_at_f() {
     );
     assert!(why.contains("F removes"), "{why}");
 }
+
+/// In dry-run the scale dialog says so first, and promises no record and no undo: nothing
+/// is scaled, so nothing is recorded to restore.
+#[test]
+fn a_dry_run_dialog_says_so_before_yes() {
+    let mut s = state();
+    s.dry_run = true;
+    press(&mut s, "3 z");
+    let pod = PodRef::of(&s.selected_finding().unwrap().pod);
+    let workload = WorkloadRef {
+        kind: WorkloadKind::Deployment,
+        namespace: "shop".into(),
+        name: "recommender".into(),
+    };
+    update(
+        &mut s,
+        Event::Resolved {
+            pod: on_demo(pod),
+            result: Ok(Inspection {
+                opt_out: None,
+                resolution: Resolution::Scalable(workload),
+                replicas: Some(2),
+                available: Some(0),
+            }),
+        },
+    );
+    let (_, lines, unavailable) = confirm_lines(&s);
+    assert_eq!(unavailable, None);
+    assert!(
+        lines[0].starts_with("dry run: nothing in the cluster changes"),
+        "{lines:?}"
+    );
+    assert!(
+        !lines.iter().any(|l| l.contains("undo restores")),
+        "{lines:?}"
+    );
+    let Some(Overlay::Confirm(dialog)) = &s.overlay else {
+        panic!("{:?}", s.overlay);
+    };
+    assert!(matches!(dialog.offer, Offer::Ready { dry_run: true, .. }));
+}
+
+/// An audit log that cannot be written stops every action: the dialog says so before yes,
+/// as read-only mode does, instead of offering "do it" and refusing after.
+#[test]
+fn an_unwritable_audit_log_makes_actions_unavailable_up_front() {
+    let mut s = state();
+    s.audit_problem = Some("the audit log /var/log/opc.jsonl cannot be opened (disk full)".into());
+    assert!(
+        press(&mut s, "d").is_empty(),
+        "nothing to check: nothing can run"
+    );
+    let (_, _, unavailable) = confirm_lines(&s);
+    let why = unavailable.expect("unavailable up front");
+    assert!(why.contains("cannot be opened (disk full)"), "{why}");
+    assert!(why.contains("--no-audit"), "{why}");
+    press(&mut s, "Esc 3");
+    assert!(press(&mut s, "z").is_empty());
+    assert!(confirm_lines(&s).2.is_some());
+}

@@ -19,6 +19,10 @@ pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
             lines.push(Line::styled(format!("unavailable: {why}"), theme::bad()));
             Line::styled(" Esc closes ", theme::dim())
         }
+        Offer::Ready { dry_run: true, .. } => Line::styled(
+            " y / Enter: record what would be done    n / Esc: cancel ",
+            theme::warn(),
+        ),
         Offer::Ready { .. } | Offer::Resume(_) => {
             Line::styled(" y / Enter: do it    n / Esc: cancel ", theme::warn())
         }
