@@ -695,6 +695,14 @@ fn scale_to_zero(state: &mut State) -> Vec<Effect> {
         )));
         return Vec::new();
     };
+    if let Some(deleting) = targets.first().filter(|a| a.pod.deletion.is_some()) {
+        let why = format!(
+            "{}/{} is already being deleted: its workload was scaled, or the pod is going",
+            deleting.pod.namespace, deleting.pod.name
+        );
+        state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(title, why)));
+        return Vec::new();
+    }
     state.overlay = Some(Overlay::Resolving(format!(
         "finding the workload of {}…",
         pod.item

@@ -17,11 +17,13 @@ fn rows_of(text: &str, cluster: &str) -> Vec<String> {
 }
 
 /// The pod name on a table row (the third column), as far as the column shows it.
+/// The pod's name on a row, or as much of it as the column shows (without its `…`).
 fn pod_on(row: &str) -> String {
     row.trim_start_matches(['│', ' ', '●'])
         .split_whitespace()
         .nth(2)
         .unwrap_or_default()
+        .trim_end_matches('…')
         .to_string()
 }
 

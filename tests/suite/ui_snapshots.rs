@@ -326,3 +326,74 @@ fn the_longest_dialog_keeps_its_key_line_at_80x24() {
     assert!(text.contains("Force delete"), "{text}");
     assert!(text.contains("n / Esc: cancel"), "{text}");
 }
+
+/// The image-pull row of a Deployment's pod with a long name: cut with an ellipsis, OWNER is
+/// the Deployment, ACTION says what z would do.
+#[test]
+fn the_table_cuts_with_an_ellipsis_and_names_the_workload() {
+    let mut s = state();
+    ui_support::change_pods(&mut s, |pod| {
+        if pod.name.starts_with("recommender") {
+            pod.name = "recommender-7bb97dcc94-g292q-with-a-very-long-suffix".into();
+            if let Some(owner) = pod.owner.as_mut() {
+                owner.name = "recommender-7bb97dcc94".into();
+            }
+        }
+    });
+    press(&mut s, "3");
+    let wide = screen(&s, 140, 40);
+    assert!(wide.contains("Deployment/recommender"), "{wide}");
+    assert!(!wide.contains("ReplicaSet/"), "{wide}");
+    assert!(wide.contains("scaleToZero"), "{wide}");
+    let narrow = screen(&s, 80, 24);
+    assert!(narrow.contains("recommender-7bb97dc…"), "{narrow}");
+    assert!(narrow.contains("scaleToZero"), "{narrow}");
+}
+
+/// A pod already deleting shows that, not an action; z on it says why not. A bare pod has
+/// no workload to scale: no action shows.
+#[test]
+fn deleting_and_bare_pods_show_no_action_to_take() {
+    let mut s = state();
+    ui_support::change_pods(&mut s, |pod| {
+        if pod.name.starts_with("recommender") {
+            pod.deletion = Some(now());
+        }
+    });
+    press(&mut s, "3");
+    let text = screen(&s, 80, 24);
+    assert!(text.contains("deleting"), "{text}");
+    assert!(!text.contains("scaleToZero"), "{text}");
+    press(&mut s, "z");
+    let text = screen(&s, 80, 24);
+    assert!(text.contains("already being deleted"), "{text}");
+
+    let mut s = state();
+    ui_support::change_pods(&mut s, |pod| pod.owner = None);
+    press(&mut s, "3");
+    let text = screen(&s, 80, 24);
+    assert!(!text.contains("scaleToZero"), "{text}");
+}
+
+/// Before the first list is in, the table says so rather than "nothing abnormal here".
+#[test]
+fn the_table_says_it_is_listing_before_the_first_list() {
+    let mut s = state();
+    let mut listing = ui_support::demo_synced();
+    for cluster in &mut listing {
+        cluster.watch = WatchLine::Listing;
+    }
+    update(
+        &mut s,
+        Event::Snapshot(ops_pod_cleaner::ui::Snapshot {
+            findings: Vec::new(),
+            total_pods: 0,
+            clusters: listing,
+            at: now(),
+            in_default_order: false,
+        }),
+    );
+    let text = screen(&s, 80, 24);
+    assert!(text.contains("listing pods"), "{text}");
+    assert!(!text.contains("nothing abnormal here"), "{text}");
+}

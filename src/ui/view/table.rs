@@ -2,12 +2,13 @@
 //! abnormal pods cost no more per frame than 20.
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Cell, Row, Table, Widget};
 
 use super::fit;
 use crate::cluster::Abnormal;
+use crate::pod::workload_label;
 use crate::rules::{ActionKind, format_age};
 use crate::ui::state::State;
 use crate::ui::theme;
@@ -46,17 +47,20 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             Constraint::Length(4),
             Constraint::Length(11),
             Constraint::Fill(2),
-            Constraint::Length(11),
+            Constraint::Length(ACTION_WIDTH),
         ]
     } else {
+        // The pod's name keeps 20 columns as the screen narrows; the reason gives way first.
+        let others = 1 + 10 + 10 + 3 + ACTION_WIDTH + 6 + if several { 10 } else { 0 };
+        let reason = area.width.saturating_sub(2 + others + 20).clamp(6, 17);
         vec![
             Constraint::Length(1),
             Constraint::Length(10),
             Constraint::Fill(1),
-            Constraint::Length(17),
+            Constraint::Length(reason),
             Constraint::Length(10),
             Constraint::Length(3),
-            Constraint::Length(10),
+            Constraint::Length(ACTION_WIDTH),
         ]
     };
     if several {
@@ -69,6 +73,14 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             widths.pop();
         }
     }
+    // Each cell is cut to its column's width with an ellipsis, never silently.
+    let inner = block.inner(area);
+    let columns: Vec<usize> = Layout::horizontal(widths.clone())
+        .spacing(1)
+        .split(Rect { height: 1, ..inner })
+        .iter()
+        .map(|r| usize::from(r.width))
+        .collect();
     let height = usize::from(area.height.saturating_sub(3));
     let offset = state
         .offset
@@ -81,7 +93,11 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         .take(height)
         .filter_map(|(at, &i)| {
             let a = state.findings.get(i)?;
-            let mut row = Row::new(cells(state, a, wide, several));
+            let cells = cells(state, a, wide, several)
+                .into_iter()
+                .zip(&columns)
+                .map(|(text, &width)| Cell::from(fit(&text, width)));
+            let mut row = Row::new(cells);
             if state.is_marked(a) {
                 row = row.style(theme::marked());
             }
@@ -92,12 +108,16 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         })
         .collect();
     if rows.is_empty() {
+        let listing = state
+            .clusters
+            .iter()
+            .any(|c| c.watch == crate::ui::state::WatchLine::Listing);
         let empty = match state.current_rule() {
             Some(rule) if !rule.enabled => format!(" rule {} is disabled in the config", rule.kind),
             _ if !state.filter.is_empty() => " no pod matches the filter (Esc clears it)".into(),
+            _ if listing => " listing pods… (nothing to show until the first list is in)".into(),
             _ => " nothing abnormal here".into(),
         };
-        let inner = block.inner(area);
         block.render(area, buf);
         Line::styled(empty, theme::dim()).render(inner, buf);
         return;
@@ -134,37 +154,44 @@ fn title(state: &State) -> String {
     title
 }
 
-fn cells<'a>(state: &State, a: &'a Abnormal, wide: bool, several: bool) -> Vec<Cell<'a>> {
+/// Room for the longest action name (`scaleToZero`, `forceDelete`).
+const ACTION_WIDTH: u16 = 11;
+
+/// A row's texts, in the heading's order.
+fn cells(state: &State, a: &Abnormal, wide: bool, several: bool) -> Vec<String> {
     let mark = if state.is_marked(a) { "●" } else { " " };
-    let reason = a.finding.reason.clone();
     let age = format!("for {}", format_age(a.finding.time_in_state(state.now)));
     let action = match a.finding.action {
+        // Gone already, or about to: no action of this screen is what happens next.
+        _ if a.pod.deletion.is_some() => "deleting".to_string(),
+        ActionKind::ScaleToZero if a.pod.owner.is_none() => "-".to_string(),
         ActionKind::None => "-".to_string(),
         other => other.name().to_string(),
     };
     let mut cells = vec![
-        Cell::from(mark),
-        Cell::from(fit(&a.pod.namespace, 14)),
-        Cell::from(&*a.pod.name),
-        Cell::from(reason),
-        Cell::from(age),
-        Cell::from(a.pod.total_restarts().to_string()),
+        mark.to_string(),
+        a.pod.namespace.to_string(),
+        a.pod.name.to_string(),
+        a.finding.reason.clone(),
+        age,
+        a.pod.total_restarts().to_string(),
     ];
     if several {
-        cells.insert(1, Cell::from(&*a.cluster));
+        cells.insert(1, a.cluster.to_string());
         if !wide {
             return cells;
         }
     }
     if wide {
-        cells.push(Cell::from(a.pod.node.as_deref().unwrap_or("-").to_string()));
-        cells.push(Cell::from(
-            a.pod
-                .owner
-                .as_ref()
-                .map_or("-".to_string(), |o| format!("{}/{}", o.kind, o.name)),
-        ));
+        cells.push(a.pod.node.as_deref().unwrap_or("-").to_string());
+        // The workload the engineer thinks in: the Deployment, not its ReplicaSet (the
+        // details pane has the chain).
+        let owner = match a.pod.owner {
+            Some(_) => workload_label(&a.pod),
+            None => "-".to_string(),
+        };
+        cells.push(owner);
     }
-    cells.push(Cell::from(action));
+    cells.push(action);
     cells
 }

@@ -239,3 +239,26 @@ pub fn worker_mut(state: &mut State) -> &mut WorkerStatus {
         .unwrap_or_else(|| "demo".into());
     state.workers.entry(first).or_default()
 }
+
+/// A fresh snapshot of [`findings`] with `change` applied to every pod.
+pub fn change_pods(state: &mut State, change: impl Fn(&mut PodRecord)) {
+    let findings = findings()
+        .into_iter()
+        .map(|mut found| {
+            let mut pod = (*found.pod).clone();
+            change(&mut pod);
+            found.pod = Arc::new(pod);
+            found
+        })
+        .collect();
+    update(
+        state,
+        Event::Snapshot(Snapshot {
+            findings,
+            total_pods: 27,
+            clusters: demo_synced(),
+            at: now(),
+            in_default_order: false,
+        }),
+    );
+}

@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 pub use intern::Interner;
 pub(crate) use wire::is_truthy;
 pub use wire::{WirePod, decode_pod};
-pub(crate) use workload::workload_label;
+pub use workload::workload_label;
 
 /// The annotation that keeps ops-pod-cleaner's hands off a pod or its workload.
 pub const IGNORE_ANNOTATION: &str = "ops-pod-cleaner.io/ignore";

@@ -7,7 +7,7 @@ const HASH_ALPHABET: &str = "bcdfghjklmnpqrstvwxz2456789";
 
 /// "Deployment/web" for a pod of ReplicaSet `web-7d9f8c6b5`, "StatefulSet/db", or "Pod/name"
 /// for a bare pod. A ReplicaSet whose name does not end in a template hash stays a ReplicaSet.
-pub(crate) fn workload_label(pod: &PodRecord) -> String {
+pub fn workload_label(pod: &PodRecord) -> String {
     match &pod.owner {
         None => format!("Pod/{}", pod.name),
         Some(owner) if &*owner.kind == "ReplicaSet" => match deployment_of(&owner.name) {
