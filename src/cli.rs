@@ -90,6 +90,7 @@ pub enum Command {
     Report {
         #[arg(long, short = 'o', value_enum, default_value_t = ReportOutput::Markdown)]
         output: ReportOutput,
+        /// Also deliver the report to the sinks of the config (report.sinks)
         #[arg(long)]
         send: bool,
     },

@@ -10,7 +10,7 @@ mod tui;
 use std::process::ExitCode;
 
 use crate::Error;
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, GlobalArgs};
 use crate::config::Config;
 
 pub(crate) use targets::{Targets, open_targets};
@@ -21,7 +21,13 @@ pub const EXIT_RUNTIME: u8 = 3;
 
 pub async fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
-        Some(Command::CheckConfig { file }) => check_config(&file),
+        Some(Command::CheckConfig { file }) => match cluster_flag(&cli.global) {
+            Some(flag) => Err(Error::Usage(format!(
+                "check-config reads only the config file; {flag} names a cluster, which it \
+                 does not reach"
+            ))),
+            None => check_config(&file),
+        },
         Some(Command::Scan { output, parked }) => scan::run(&cli.global, output, parked).await,
         Some(Command::Report { output, send }) => report::run(&cli.global, output, send).await,
         Some(Command::Headless {
@@ -49,6 +55,19 @@ fn exit_code(error: &Error) -> u8 {
         | Error::Api(_)
         | Error::Kube(_) => EXIT_RUNTIME,
     }
+}
+
+/// The first flag that picks a cluster, if any was given.
+fn cluster_flag(global: &GlobalArgs) -> Option<&'static str> {
+    [
+        (!global.context.is_empty(), "--context"),
+        (global.all_contexts, "--all-contexts"),
+        (global.kubeconfig.is_some(), "--kubeconfig"),
+        (!global.namespace.is_empty(), "--namespace"),
+        (global.demo, "--demo"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
 }
 
 fn check_config(file: &std::path::Path) -> crate::Result<ExitCode> {

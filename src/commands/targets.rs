@@ -96,7 +96,20 @@ pub(crate) async fn open_targets(global: &GlobalArgs, config: &Config) -> Result
 /// Exactly one cluster (for `headless`, one replica set per cluster); `why` completes the
 /// sentence "... works on one cluster" in the refusal.
 pub(crate) async fn open_one(global: &GlobalArgs, config: &Config, why: &str) -> Result<Targets> {
-    let wanted = Wanted::from_args(global);
+    let mut wanted = Wanted::from_args(global);
+    // `--demo` alone is the natural first try: run on the first demo cluster, and say so.
+    if let Wanted::Demo(names) = &mut wanted
+        && global.context.is_empty()
+        && !global.all_contexts
+        && names.len() > 1
+    {
+        let others = names.split_off(1).join(", ");
+        tracing::warn!(
+            target: crate::actions::ACTION_LOG,
+            "{why} runs on one cluster: demo cluster {} (pass --context {others} for the other)",
+            names.join("")
+        );
+    }
     if wanted.count() != 1 {
         let pick = match &wanted {
             Wanted::Demo(_) => format!(

@@ -319,3 +319,52 @@ fn a_reader_that_goes_away_ends_the_output_quietly() {
         );
     }
 }
+
+/// `check-config FILE --context prod` would read as a check against prod: it is refused.
+#[test]
+fn check_config_refuses_a_cluster_it_would_not_reach() {
+    let out = run(&[
+        "check-config",
+        "tests/fixtures/config/seed.yaml",
+        "--context",
+        "prod",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--context names a cluster"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// `report --help` says what --send does.
+#[test]
+fn report_send_has_help() {
+    let out = run(&["report", "--help"]);
+    let help = text(&out.stdout);
+    let send = help
+        .lines()
+        .find(|l| l.trim_start().starts_with("--send"))
+        .unwrap_or_default();
+    assert!(send.contains("sinks"), "{help}");
+}
+
+/// `headless --demo --once`, the natural first try: it runs on demo-eu and says so.
+#[test]
+fn headless_demo_runs_on_the_first_demo_cluster_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.yaml");
+    let audit = dir.path().join("audit.jsonl");
+    std::fs::write(&config, format!("audit:\n  path: {}\n", audit.display())).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
+        .args(["headless", "--demo", "--once", "--config"])
+        .arg(&config)
+        .env_remove("OPS_POD_CLEANER_CONFIG")
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("demo cluster demo-eu"), "{err}");
+    assert!(err.contains("--context demo-us"), "{err}");
+    assert!(err.contains("one pass:"), "{err}");
+}

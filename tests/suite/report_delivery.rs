@@ -166,7 +166,7 @@ async fn feishu_gets_a_signed_card() {
     );
     assert_eq!(
         body["card"]["elements"][0]["content"],
-        "Cluster prod, 2026-11-20T09:00:00Z: 1 containers in 1 workloads restart too often.\n\n\
+        "Cluster prod, 2026-11-20T09:00:00Z: 1 container in 1 workload restarts too often.\n\n\
          **shop · Deployment/web**\n- web-1 / app: 12 restarts (+3), OOMKilled, exit 137, last 2026-11-20 09:00 UTC, node n1"
     );
 }

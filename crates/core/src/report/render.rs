@@ -31,8 +31,14 @@ fn holds(groups: &[&WorkloadGroup]) -> String {
     match rows {
         0 => "no pod restarts too often.".to_string(),
         _ => format!(
-            "{rows} containers in {} workloads restart too often.",
-            groups.len()
+            "{rows} {} in {} {} too often.",
+            if rows == 1 { "container" } else { "containers" },
+            groups.len(),
+            if groups.len() == 1 {
+                "workload restarts"
+            } else {
+                "workloads restart"
+            },
         ),
     }
 }
