@@ -38,6 +38,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
         keys: config.ui.clone(),
         export_dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),
         scopes: scopes.clone(),
+        report_sinks: !config.report.sinks.is_empty(),
     };
     // One reporter builds the pane's report and, when sinks are configured, delivers it.
     let reporter = Reporter::new(&config.report, DeliveryPolicy::default())

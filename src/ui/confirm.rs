@@ -328,20 +328,6 @@ impl Confirmation {
             },
         }
     }
-
-    pub(crate) fn for_undo(workload: &Routed<WorkloadRef>, several: bool) -> Confirmation {
-        Confirmation {
-            title: "Restore the replicas?".to_string(),
-            lines: vec![
-                in_cluster(&workload.cluster, &workload.item, several),
-                "back to the recorded count (ConfigMap ops-pod-cleaner-parked)".to_string(),
-            ],
-            offer: Offer::ready(vec![Routed::new(
-                &workload.cluster,
-                Action::UndoScale(workload.item.clone()),
-            )]),
-        }
-    }
 }
 
 /// A workload, named with its cluster when several are open.

@@ -122,7 +122,7 @@ pub(crate) fn help_lines(ui: &UiConfig) -> Vec<(String, String)> {
         "prev_category" => "previous category",
         "filter" => "filter the table",
         "details" => "details of the pod",
-        "mark" => "mark / unmark the pod",
+        "mark" => "mark / unmark, move down",
         "help" => "this help",
         "quit" => "quit",
         "delete" => "delete",

@@ -46,6 +46,8 @@ pub(crate) struct RunOptions {
     pub(crate) export_dir: PathBuf,
     /// The namespaces watched: where parked workloads are looked for.
     pub(crate) scopes: Vec<Scope>,
+    /// The config names report sinks.
+    pub(crate) report_sinks: bool,
 }
 
 pub(crate) async fn run(
@@ -70,6 +72,7 @@ pub(crate) async fn run(
     state.readonly = options.readonly;
     state.dry_run = options.dry_run;
     state.no_audit = options.no_audit;
+    state.report_sinks = options.report_sinks;
     // One audit log for every cluster: the first executor's view of it is everyone's.
     state.audit_problem = sessions
         .first()

@@ -177,6 +177,8 @@ pub struct State {
     /// Why the audit log cannot be written, when it cannot: nothing may act, and every
     /// dialog says so up front.
     pub audit_problem: Option<String>,
+    /// Whether the config names report sinks: `r` has somewhere to send.
+    pub report_sinks: bool,
     pub keys: UiConfig,
     pub(crate) chain: Vec<RuleSpec>,
     pub(crate) now: DateTime<Utc>,
@@ -275,6 +277,7 @@ impl State {
             dry_run: false,
             no_audit: false,
             audit_problem: None,
+            report_sinks: false,
             keys,
             chain,
             now: DateTime::<Utc>::UNIX_EPOCH,

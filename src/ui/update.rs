@@ -551,7 +551,7 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
         Command::Evict => return pod_action(state, PodVerb::Evict),
         Command::RemoveFinalizers => return pod_action(state, PodVerb::RemoveFinalizers),
         Command::ScaleToZero => return scale_to_zero(state),
-        Command::Undo => undo(state),
+        Command::Undo => return undo(state),
         Command::ToggleAuto => {
             let Some(rule) = state.current_kind() else {
                 return Vec::new();
@@ -578,6 +578,20 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
             );
             return vec![Effect::Worker(WorkerCommand::SetMasterAuto(on))];
         }
+        Command::SendReport if !state.report_sinks => {
+            let export = state
+                .keys
+                .key("export_report")
+                .map_or("the export key".to_string(), |k| k.to_string());
+            status(
+                state,
+                &format!(
+                    "no report sinks are configured (report.sinks); {export} writes the report \
+                     to a file"
+                ),
+                true,
+            );
+        }
         Command::SendReport => {
             status(state, "sending the restart report…", false);
             return vec![Effect::Worker(WorkerCommand::SendReport)];
@@ -592,7 +606,10 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
             });
             return vec![Effect::ListParked];
         }
-        Command::Refresh => return vec![Effect::Refresh],
+        Command::Refresh => {
+            status(state, "refreshed from the caches", false);
+            return vec![Effect::Refresh];
+        }
         Command::Confirm => {}
     }
     Vec::new()
@@ -710,20 +727,28 @@ fn scale_to_zero(state: &mut State) -> Vec<Effect> {
     vec![Effect::ResolveWorkload(pod)]
 }
 
-fn undo(state: &mut State) {
+/// Undo the last scale to zero of this screen, checked against its cluster first so the
+/// dialog says what will be restored, as from the parked view.
+fn undo(state: &mut State) -> Vec<Effect> {
     let title = "Restore the replicas?";
-    let last = state.scaled.last();
-    let clusters = last.map(|w| &*w.cluster).into_iter();
-    let dialog = if let Some(why) = readonly_or_forbidden(state, Verb::UndoScale, clusters) {
-        Confirmation::unavailable(title, why)
-    } else if let Some(workload) = last {
-        Confirmation::for_undo(workload, state.several_clusters())
-    } else {
-        Confirmation::unavailable(
-            title,
-            "nothing was scaled to 0 from this screen; restore others with \
-             kubectl scale (the old count is in ConfigMap ops-pod-cleaner-parked)",
-        )
+    let last = state.scaled.last().cloned();
+    let clusters = last.iter().map(|w| &*w.cluster);
+    let why = match (
+        readonly_or_forbidden(state, Verb::UndoScale, clusters),
+        &last,
+    ) {
+        (Some(why), _) => why,
+        (None, Some(workload)) => {
+            state.overlay = Some(Overlay::Resolving(format!(
+                "checking that {} is still at 0…",
+                workload.item
+            )));
+            return vec![Effect::CheckUndo(workload.clone())];
+        }
+        (None, None) => "nothing was scaled to 0 from this screen; P lists the parked \
+                         workloads and undoes any of them"
+            .to_string(),
     };
-    state.overlay = Some(Overlay::Confirm(dialog));
+    state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(title, why)));
+    Vec::new()
 }

@@ -3,8 +3,8 @@
 use crate::ui_support;
 
 use opc_core::actions::{
-    Action, Denied, Inspection, OptOut, Outcome, PodRef, ReadError, Refusal, Resolution,
-    WorkloadKind, WorkloadRef,
+    Action, Denied, Inspection, OptOut, Outcome, PodRef, ReadError, RecordedIn, Refusal,
+    Resolution, UndoPlan, WorkloadKind, WorkloadRef,
 };
 use opc_core::config::{Config, KeyBinding};
 use opc_core::rules::RuleKind;
@@ -274,7 +274,25 @@ fn scale_to_zero_names_the_workload_and_its_replicas() {
             workload: Some(workload.clone()),
         },
     );
-    press(&mut s, "u");
+    // Undo is checked against the cluster first, so its dialog says what comes back.
+    assert_eq!(
+        press(&mut s, "u"),
+        [Effect::CheckUndo(on_demo(workload.clone()))]
+    );
+    update(
+        &mut s,
+        Event::UndoChecked {
+            workload: on_demo(workload.clone()),
+            result: Ok(UndoPlan {
+                workload: workload.clone(),
+                restores: 2,
+                recorded_in: RecordedIn::ConfigMap,
+                record: None,
+            }),
+        },
+    );
+    let (_, lines, _) = confirm_lines(&s);
+    assert!(lines.iter().any(|l| l.contains("from 0 to 2")), "{lines:?}");
     assert_eq!(
         press(&mut s, "y"),
         [Effect::Run(vec![on_demo(Action::UndoScale(workload))])]
@@ -330,11 +348,43 @@ fn auto_toggles_go_to_the_worker_for_the_current_rule() {
         press(&mut s, "A"),
         [Effect::Worker(WorkerCommand::SetMasterAuto(true))]
     );
+    s.report_sinks = true;
     assert_eq!(
         press(&mut s, "r"),
         [Effect::Worker(WorkerCommand::SendReport)]
     );
     assert_eq!(press(&mut s, "e"), [Effect::ExportReport]);
+}
+
+/// `r` with no sink configured says so at once, and names the key that writes a file;
+/// ctrl-r says what it did.
+#[test]
+fn keys_without_a_visible_effect_still_answer() {
+    let mut s = state();
+    assert!(press(&mut s, "r").is_empty());
+    let line = s.status.clone().expect("a status line");
+    assert!(
+        line.error && line.text.contains("no report sinks"),
+        "{line:?}"
+    );
+    assert!(line.text.contains("e writes the report"), "{line:?}");
+    assert_eq!(press(&mut s, "ctrl-r"), [Effect::Refresh]);
+    assert!(
+        s.status
+            .as_ref()
+            .is_some_and(|l| l.text.contains("refreshed"))
+    );
+}
+
+/// `u` with nothing scaled from this screen points at the parked view.
+#[test]
+fn undo_with_nothing_to_undo_points_at_the_parked_view() {
+    let mut s = state();
+    assert!(press(&mut s, "u").is_empty());
+    let (_, _, unavailable) = confirm_lines(&s);
+    let why = unavailable.expect("nothing to undo");
+    assert!(why.contains("P lists the parked workloads"), "{why}");
+    assert!(!why.contains("kubectl scale"), "{why}");
 }
 
 #[test]
