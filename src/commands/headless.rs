@@ -32,7 +32,7 @@ pub(crate) struct Mode {
 const SYNC_TIMEOUT: Duration = Duration::from_secs(120);
 
 pub(crate) async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
-    let config = Config::load(global.config.as_deref())?;
+    let config = super::load_config(global)?;
     let targets = open_one(global, &config, "headless").await?;
     let [cluster] = targets.clusters.as_slice() else {
         return Err(Error::Usage(

@@ -57,6 +57,21 @@ fn exit_code(error: &Error) -> u8 {
     }
 }
 
+/// The config a command runs with. Under `--demo` the audit log is a file of its own beside
+/// the configured one (`demo-audit.jsonl`): what is done to the simulated clusters never
+/// mixes with the record of real ones.
+pub(crate) fn load_config(global: &GlobalArgs) -> crate::Result<Config> {
+    let mut config = Config::load(global.config.as_deref())?;
+    if global.demo {
+        let path = &config.audit.path;
+        let name = path
+            .file_name()
+            .map_or("audit.jsonl".into(), |n| n.to_string_lossy().into_owned());
+        config.audit.path = path.with_file_name(format!("demo-{name}"));
+    }
+    Ok(config)
+}
+
 /// The first flag that picks a cluster, if any was given.
 fn cluster_flag(global: &GlobalArgs) -> Option<&'static str> {
     [

@@ -7,7 +7,6 @@ use chrono::Utc;
 
 use super::open_targets;
 use crate::cli::{GlobalArgs, ReportOutput};
-use crate::config::Config;
 use crate::report::{DeliveryPolicy, Reporter, render};
 use crate::scan::over_clusters;
 use crate::{Error, Result};
@@ -16,7 +15,7 @@ use crate::{Error, Result};
 /// report waits in the spool (resent by the next `report --send` or by `headless`), or a sink
 /// refused it for good and it sits in the dead letters.
 pub(crate) async fn run(global: &GlobalArgs, output: ReportOutput, send: bool) -> Result<ExitCode> {
-    let config = Config::load(global.config.as_deref())?;
+    let config = super::load_config(global)?;
     if send && config.report.sinks.is_empty() {
         return Err(Error::Usage(
             "--send needs at least one sink under report.sinks in the config (see config/default.yaml)".into(),

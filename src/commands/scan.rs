@@ -10,14 +10,13 @@ use super::{Targets, open_targets};
 use crate::actions::{ParkedRow, RetryPolicy, list_parked};
 use crate::cli::{GlobalArgs, ScanOutput};
 use crate::cluster::WatchSettings;
-use crate::config::Config;
 use crate::scan::{
     over_clusters, parked_summary, parked_table, rows, sort_rows, summary, to_json, to_table,
 };
 use crate::{Error, Result};
 
 pub(crate) async fn run(global: &GlobalArgs, output: ScanOutput, parked: bool) -> Result<ExitCode> {
-    let config = Config::load(global.config.as_deref())?;
+    let config = super::load_config(global)?;
     let targets = open_targets(global, &config).await?;
     if parked {
         return parked_workloads(&targets, output).await;

@@ -24,7 +24,7 @@ use crate::worker::WorkerOptions;
 use crate::{Error, Result};
 
 pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
-    let config = Arc::new(Config::load(global.config.as_deref())?);
+    let config = Arc::new(super::load_config(global)?);
     let policy = Policy::new(global.flags(), &config);
     let watch = watch_settings(&config.cluster)?;
     let targets = open_targets(global, &config).await?;

@@ -368,3 +368,37 @@ fn headless_demo_runs_on_the_first_demo_cluster_and_says_so() {
     assert!(err.contains("--context demo-us"), "{err}");
     assert!(err.contains("one pass:"), "{err}");
 }
+
+/// What is done to the simulated clusters is recorded apart from the real ones: under
+/// `--demo` the audit log is `demo-audit.jsonl` beside the configured one.
+#[test]
+fn demo_actions_have_an_audit_log_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.yaml");
+    let audit = dir.path().join("audit.jsonl");
+    std::fs::write(
+        &config,
+        format!(
+            "audit:\n  path: {}\n  events: false\nrules:\n  - rule: evicted\n    auto: true\n",
+            audit.display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
+        .args([
+            "headless",
+            "--demo",
+            "--context",
+            "demo-eu",
+            "--once",
+            "--config",
+        ])
+        .arg(&config)
+        .env_remove("OPS_POD_CLEANER_CONFIG")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let demo = std::fs::read_to_string(dir.path().join("demo-audit.jsonl")).unwrap_or_default();
+    assert!(demo.contains(r#""cluster":"demo-eu""#), "{demo}");
+    assert!(!audit.exists(), "the real audit log is untouched");
+}

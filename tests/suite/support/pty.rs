@@ -99,9 +99,12 @@ impl Screen {
     }
 
     /// The audit log the binary writes under `XDG_DATA_HOME`.
+    /// The default audit log; under `--demo`, the demo's own beside it.
     pub fn audit_log(&self) -> String {
-        let path = self.home.path().join("ops-pod-cleaner/audit.jsonl");
-        std::fs::read_to_string(path).unwrap_or_default()
+        let dir = self.home.path().join("ops-pod-cleaner");
+        let demo = std::fs::read_to_string(dir.join("demo-audit.jsonl"));
+        demo.or_else(|_| std::fs::read_to_string(dir.join("audit.jsonl")))
+            .unwrap_or_default()
     }
 
     pub fn keys(&mut self, bytes: &str) {

@@ -209,7 +209,8 @@ fn open_private(path: &Path) -> std::io::Result<File> {
     Ok(file)
 }
 
-/// Whoever runs the tool: `$USER@$HOSTNAME`, or the host alone (a pod's name).
+/// Whoever runs the tool: `$USER@$HOSTNAME`; without `$USER` (a pod, a service), the
+/// account's name from the user database, or its uid.
 pub(crate) fn actor() -> String {
     let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
     let host = env("HOSTNAME")
@@ -219,8 +220,40 @@ pub(crate) fn actor() -> String {
                 .map(|h| h.trim().to_string())
         })
         .unwrap_or_else(|| "unknown-host".to_string());
-    match env("USER").or_else(|| env("LOGNAME")) {
+    match env("USER").or_else(|| env("LOGNAME")).or_else(account_name) {
         Some(user) => format!("{user}@{host}"),
         None => host,
+    }
+}
+
+/// The name of the account this process runs as (`/etc/passwd`), else `uid N`.
+fn account_name() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    // /proc/self belongs to the process's own (effective) user.
+    let uid = std::fs::metadata("/proc/self").ok()?.uid();
+    let named = std::fs::read_to_string("/etc/passwd")
+        .ok()
+        .and_then(|passwd| {
+            passwd.lines().find_map(|line| {
+                let mut fields = line.split(':');
+                let name = fields.next()?;
+                let id = fields.nth(1)?.parse::<u32>().ok()?;
+                (id == uid && !name.is_empty()).then(|| name.to_string())
+            })
+        });
+    Some(named.unwrap_or_else(|| format!("uid {uid}")))
+}
+
+#[cfg(test)]
+mod tests {
+    /// Without `$USER` the audit names the account as `id -un` does, not the host alone.
+    #[test]
+    fn the_account_is_named_as_the_system_names_it() {
+        let id = std::process::Command::new("id")
+            .arg("-un")
+            .output()
+            .expect("id runs");
+        let expected = String::from_utf8_lossy(&id.stdout).trim().to_string();
+        assert_eq!(super::account_name(), Some(expected));
     }
 }
