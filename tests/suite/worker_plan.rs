@@ -475,7 +475,7 @@ fn the_breaker_trips_on_a_registry_outage_and_names_it() {
         share: 0.5,
         ..BreakerConfig::default()
     };
-    let paused = trips(&findings, &census(&pods), &config);
+    let paused = trips(&findings, &census(&pods), &config, now());
     assert_eq!(
         paused.get(&RuleKind::ImagePull).map(String::as_str),
         Some("imagePull matches 40 of 40 pods in shop: paused, likely a registry outage")
@@ -492,11 +492,11 @@ fn the_breaker_holds_below_share_or_min_pods() {
     // 6 broken of 40, spread over a namespace and one workload: 15 %.
     let pods: Vec<PodRecord> = (0..40).map(|i| record(web_pod(i, i < 6))).collect();
     let findings: Vec<Abnormal> = (0..6).map(|i| abnormal(web_pod(i, true))).collect();
-    assert!(trips(&findings, &census(&pods), &config).is_empty());
+    assert!(trips(&findings, &census(&pods), &config, now()).is_empty());
     // 4 of 4: every pod, but fewer than minPods.
     let pods: Vec<PodRecord> = (0..4).map(|i| record(web_pod(i, true))).collect();
     let findings: Vec<Abnormal> = (0..4).map(|i| abnormal(web_pod(i, true))).collect();
-    assert!(trips(&findings, &census(&pods), &config).is_empty());
+    assert!(trips(&findings, &census(&pods), &config, now()).is_empty());
 }
 
 #[test]
@@ -509,7 +509,7 @@ fn the_breaker_sees_one_workload_inside_a_big_namespace() {
     let mut pods: Vec<PodRecord> = (0..6).map(|i| record(web_pod(i, true))).collect();
     pods.extend((0..50).map(|i| record(pod(&format!("other-{i}")).ns("shop"))));
     let findings: Vec<Abnormal> = (0..6).map(|i| abnormal(web_pod(i, true))).collect();
-    let paused = trips(&findings, &census(&pods), &config);
+    let paused = trips(&findings, &census(&pods), &config, now());
     let why = paused.get(&RuleKind::ImagePull).expect("paused");
     assert!(
         why.contains("6 of 6 pods of Deployment/web in shop"),
@@ -530,7 +530,7 @@ fn the_census_is_needed_only_once_a_namespace_reaches_min_pods() {
     assert!(needs_census(&findings(5), &config));
     // Below minPods nothing can trip, whatever the census says: skipping it loses nothing.
     let pods: Vec<PodRecord> = (0..4).map(|i| record(web_pod(i, true))).collect();
-    assert!(trips(&findings(4), &census(&pods), &config).is_empty());
+    assert!(trips(&findings(4), &census(&pods), &config, now()).is_empty());
 }
 
 #[test]
@@ -543,11 +543,27 @@ fn finished_pods_do_not_dilute_the_breaker_share() {
     pods.extend((0..4).map(|i| record(pod(&format!("r{i}")).ns("shop"))));
     pods.extend((0..30).map(|i| record(pod(&format!("job{i}")).ns("shop").succeeded())));
     let findings: Vec<Abnormal> = (0..6).map(|i| evicted(&format!("e{i}"), "shop")).collect();
-    let paused = trips(&findings, &census(&pods), &config);
+    // Seen a minute after the evictions: a failure happening now.
+    let soon = findings[0].finding.since + chrono::Duration::minutes(1);
+    let paused = trips(&findings, &census(&pods), &config, soon);
     assert_eq!(
         paused.get(&RuleKind::Evicted).map(String::as_str),
         Some("evicted matches 6 of 10 pods in shop: paused, likely node pressure")
     );
+}
+
+/// Issue 22, 6: the same evicted pods seen hours later (the demo's, a cluster's leftovers)
+/// are not a failure happening at once: cleaning them up is not paused.
+#[test]
+fn evictions_older_than_the_window_do_not_trip_the_breaker() {
+    let config = BreakerConfig::default();
+    let mut pods: Vec<PodRecord> = (0..10)
+        .map(|i| record(pod(&format!("e{i}")).ns("shop").evicted()))
+        .collect();
+    pods.extend((0..4).map(|i| record(pod(&format!("r{i}")).ns("shop"))));
+    let findings: Vec<Abnormal> = (0..10).map(|i| evicted(&format!("e{i}"), "shop")).collect();
+    let later = findings[0].finding.since + chrono::Duration::hours(4);
+    assert!(trips(&findings, &census(&pods), &config, later).is_empty());
 }
 
 /// Issue 19, 2: a node that stopped reporting strands a pod or two per namespace; no
@@ -566,12 +582,12 @@ fn the_breaker_counts_pods_stuck_on_one_node() {
         pods.extend((0..20).map(|j| record(pod(&format!("ok-{j}")).ns(&format!("team-{i}")))));
     }
     let findings: Vec<Abnormal> = (0..6).map(|i| abnormal(stuck(i))).collect();
-    let paused = trips(&findings, &census(&pods), &config);
+    let paused = trips(&findings, &census(&pods), &config, now());
     let why = paused.get(&RuleKind::Terminating).expect("paused");
     assert!(why.contains("6 of 6 pods on node node-7"), "{why}");
     assert!(why.contains("kubectl get nodes"), "{why}");
     // The same pods spread over six nodes: nothing points at a node.
     let spread = |i: usize| stuck(i).on_node(&format!("node-{i}"));
     let findings: Vec<Abnormal> = (0..6).map(|i| abnormal(spread(i))).collect();
-    assert!(trips(&findings, &census(&pods), &config).is_empty());
+    assert!(trips(&findings, &census(&pods), &config, now()).is_empty());
 }

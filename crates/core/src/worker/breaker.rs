@@ -4,6 +4,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use chrono::{DateTime, Utc};
+
 use crate::cluster::Abnormal;
 use crate::config::BreakerConfig;
 use crate::pod::PodRecord;
@@ -40,7 +42,12 @@ pub fn trips(
     findings: &[Abnormal],
     census: &Census,
     config: &BreakerConfig,
+    now: DateTime<Utc>,
 ) -> BTreeMap<RuleKind, String> {
+    // A pod that finished (evicted) before the window is a leftover, not part of a failure
+    // happening now: it neither counts as a match nor dilutes the share.
+    let window = chrono::Duration::from_std(config.window).unwrap_or(chrono::Duration::MAX);
+    let recent = |f: &&Abnormal| !finished(&f.pod) || f.finding.time_in_state(now) <= window;
     // (matched, of which finished): finished matches are outside the census, so they are
     // added to its total.
     let mut by_namespace: HashMap<(RuleKind, &str), (u32, u32)> = HashMap::new();
@@ -51,6 +58,7 @@ pub fn trips(
     for found in findings
         .iter()
         .filter(|f| f.finding.action != ActionKind::None)
+        .filter(recent)
     {
         if let Some(node) = found
             .pod

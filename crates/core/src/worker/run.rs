@@ -242,7 +242,7 @@ impl Worker {
                 self.cluster
             );
         }
-        self.tripped = breaker::trips(&findings, &census, &self.guards.safety.breaker);
+        self.tripped = breaker::trips(&findings, &census, &self.guards.safety.breaker, now);
         self.update_paused();
         let pass = plan(
             &findings,
