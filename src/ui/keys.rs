@@ -17,6 +17,7 @@ pub(crate) enum Command {
     NextPane,
     PrevPane,
     Sort,
+    ReverseSort,
     Filter,
     Details,
     Back,
@@ -67,13 +68,14 @@ const CONFIGURED: [(&str, Command); 20] = [
 ];
 
 /// Keys that always work unless the config gives them to an action, with their help text.
-pub(crate) const FIXED: [(&str, &str); 13] = [
+pub(crate) const FIXED: [(&str, &str); 14] = [
     ("↑/↓", "move"),
     ("PgUp/PgDn", "move a page"),
     ("Home/End", "first / last row"),
     ("1..9", "show that category"),
     ("←/→ h/l", "lower pane: log, rules, report"),
     ("s", "sort by the next column"),
+    ("S", "reverse the sort"),
     ("E", "evict (honours PDBs)"),
     ("C", "each open cluster's health"),
     ("P", "workloads parked at 0, undo"),
@@ -104,6 +106,7 @@ pub(crate) fn command_for(key: &KeyBinding, ui: &UiConfig) -> Option<Command> {
         KeyCode::Right | KeyCode::Char('l') => Command::NextPane,
         KeyCode::Esc => Command::Back,
         KeyCode::Char('s') => Command::Sort,
+        KeyCode::Char('S') => Command::ReverseSort,
         KeyCode::Char('E') => Command::Evict,
         KeyCode::Char('C') => Command::Clusters,
         KeyCode::Char('P') => Command::Parked,

@@ -73,6 +73,18 @@ impl SortKey {
             SortKey::Name => "pod name",
         }
     }
+
+    /// Which way the rows run, in the column's own words.
+    pub(crate) fn direction(self, reversed: bool) -> &'static str {
+        match (self, reversed) {
+            (SortKey::Age, false) => "longest first",
+            (SortKey::Age, true) => "newest first",
+            (SortKey::Restarts, false) => "most first",
+            (SortKey::Restarts, true) => "fewest first",
+            (SortKey::Namespace | SortKey::Name, false) => "a→z",
+            (SortKey::Namespace | SortKey::Name, true) => "z→a",
+        }
+    }
 }
 
 /// The main area: the table of a category, or one pod's details.
@@ -199,6 +211,8 @@ pub struct State {
     pub filter: String,
     pub filtering: bool,
     pub(crate) sort: SortKey,
+    /// The sort runs the other way (`S`).
+    pub(crate) sort_reversed: bool,
     /// UIDs of marked pods.
     pub marks: BTreeSet<Mark>,
     pub view: View,
@@ -292,6 +306,7 @@ impl State {
             filter: String::new(),
             filtering: false,
             sort: SortKey::Age,
+            sort_reversed: false,
             marks: BTreeSet::new(),
             view: View::Table,
             details: None,
@@ -369,7 +384,7 @@ impl State {
     pub(crate) fn replace_findings(&mut self, findings: Vec<Abnormal>, in_default_order: bool) {
         let keep = self.selected_finding().map(|a| a.pod.uid.clone());
         self.findings = findings;
-        let sorted = in_default_order && self.sort == SortKey::Age;
+        let sorted = in_default_order && self.sort == SortKey::Age && !self.sort_reversed;
         self.sort_and_filter(keep.as_deref(), sorted);
     }
 
@@ -381,7 +396,7 @@ impl State {
 
     fn sort_and_filter(&mut self, keep: Option<&str>, sorted: bool) {
         let position = |kind: RuleKind| self.chain.iter().position(|r| r.kind == kind);
-        let sort = self.sort;
+        let (sort, reversed) = (self.sort, self.sort_reversed);
         let order = |a: &Abnormal, b: &Abnormal| {
             let by_rule = position(a.finding.rule).cmp(&position(b.finding.rule));
             let by_key = match sort {
@@ -390,6 +405,7 @@ impl State {
                 SortKey::Restarts => b.pod.total_restarts().cmp(&a.pod.total_restarts()),
                 SortKey::Name => a.pod.name.cmp(&b.pod.name),
             };
+            let by_key = if reversed { by_key.reverse() } else { by_key };
             by_rule
                 .then(by_key)
                 .then_with(|| a.pod.namespace.cmp(&b.pod.namespace))

@@ -505,10 +505,23 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
                 return vec![Effect::Refresh];
             }
         }
-        Command::Sort => {
-            state.sort = state.sort.next();
+        Command::Sort | Command::ReverseSort => {
+            if command == Command::Sort {
+                state.sort = state.sort.next();
+                state.sort_reversed = false;
+            } else {
+                state.sort_reversed = !state.sort_reversed;
+            }
             state.resort();
-            status(state, &format!("sorted by {}", state.sort.label()), false);
+            let (by, way) = (
+                state.sort.label(),
+                state.sort.direction(state.sort_reversed),
+            );
+            status(
+                state,
+                &format!("sorted by {by}, {way} (s: next column, S: reverse)"),
+                false,
+            );
         }
         Command::Filter => state.filtering = true,
         Command::Back => {

@@ -715,3 +715,27 @@ fn an_unwritable_audit_log_makes_actions_unavailable_up_front() {
     assert!(press(&mut s, "z").is_empty());
     assert!(confirm_lines(&s).2.is_some());
 }
+
+/// `s` names the column and the direction; `S` runs it the other way.
+#[test]
+fn sort_says_its_column_and_direction_and_reverses() {
+    let mut s = state();
+    let names = |s: &State| -> Vec<String> {
+        s.rows
+            .iter()
+            .map(|&i| s.findings[i].pod.name.to_string())
+            .collect()
+    };
+    assert_eq!(
+        names(&s),
+        ["web-5f8-k2x8p", "web-5f8-q7m4t", "api-7c9-zz1"],
+        "longest in its state first"
+    );
+    press(&mut s, "S");
+    assert_eq!(names(&s), ["api-7c9-zz1", "web-5f8-q7m4t", "web-5f8-k2x8p"]);
+    let line = s.status.clone().unwrap().text;
+    assert!(line.contains("time in state, newest first"), "{line}");
+    press(&mut s, "s");
+    let line = s.status.clone().unwrap().text;
+    assert!(line.contains("namespace, a→z"), "{line}");
+}

@@ -142,7 +142,11 @@ fn title(state: &State) -> String {
     if !state.marks.is_empty() {
         title.push_str(&format!(" · {} marked", state.marks.len()));
     }
-    title.push_str(&format!(" · by {}", state.sort.label()));
+    title.push_str(&format!(
+        " · by {}, {}",
+        state.sort.label(),
+        state.sort.direction(state.sort_reversed)
+    ));
     if state.filtering || !state.filter.is_empty() {
         title.push_str(&format!(
             " · /{}{}",
