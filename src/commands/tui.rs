@@ -57,6 +57,15 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
     if targets.clusters.is_empty() {
         return Err(Error::Usage("no cluster to show".into()));
     }
+    // One audit log for every cluster: said once, not once per cluster.
+    if let Audit::Unavailable { path, why } = &opener.audit {
+        tracing::error!(
+            target: ACTION_TARGET,
+            "the audit log {} cannot be opened ({why}): nothing can act; fix it, or restart \
+             with --no-audit",
+            path.display()
+        );
+    }
     // One session per cluster, each with its own cache, executor and worker; `targets` keeps
     // the simulated clusters of `--demo` up for as long as the screen runs.
     let sessions = targets
@@ -119,11 +128,7 @@ impl Opener {
             &self.policy,
             self.audit.clone(),
         );
-        let executor = opened.executor.clone();
-        if let Some(problem) = executor.audit_problem() {
-            tracing::error!(target: ACTION_TARGET, "{problem}: nothing can act; fix it, or restart with --no-audit");
-        }
-        let checking = executor.clone();
+        let checking = opened.executor.clone();
         tokio::spawn(async move {
             for line in checking.resolve_interrupted().await {
                 tracing::warn!(target: ACTION_TARGET, "{line}");

@@ -231,6 +231,24 @@ pub struct State {
     pub(crate) quit: bool,
 }
 
+/// Every blocked cluster, named: clusters blocked for the same reason share it
+/// ("demo-eu, demo-us: why"); one blocked cluster never hides another.
+fn blocked_clusters(workers: &BTreeMap<Arc<str>, WorkerStatus>) -> Option<String> {
+    let mut reasons: Vec<(String, Vec<&str>)> = Vec::new();
+    for (cluster, status) in workers {
+        let Some(why) = &status.blocked else { continue };
+        match reasons.iter_mut().find(|(seen, _)| seen == why) {
+            Some((_, clusters)) => clusters.push(cluster),
+            None => reasons.push((why.clone(), vec![cluster])),
+        }
+    }
+    let said: Vec<String> = reasons
+        .into_iter()
+        .map(|(why, clusters)| format!("{}: {why}", clusters.join(", ")))
+        .collect();
+    (!said.is_empty()).then(|| said.join("; "))
+}
+
 impl State {
     /// The open clusters' workers as one: a switch is on where any cluster has it on, a rule is
     /// held or paused where any cluster holds or pauses it, naming the cluster when there are
@@ -246,7 +264,7 @@ impl State {
         let named = |cluster: &str, why: &str| format!("{cluster}: {why}");
         let mut all = first.clone();
         let first_name = self.workers.keys().next().cloned().unwrap_or_default();
-        all.blocked = all.blocked.map(|why| named(&first_name, &why));
+        all.blocked = blocked_clusters(&self.workers);
         for status in all.rules.values_mut() {
             status.paused = status.paused.take().map(|why| named(&first_name, &why));
             status.held_reason = status
@@ -257,9 +275,6 @@ impl State {
         for (cluster, other) in workers {
             all.master_auto |= other.master_auto;
             all.dry_run |= other.dry_run;
-            if all.blocked.is_none() {
-                all.blocked = other.blocked.as_ref().map(|why| named(cluster, why));
-            }
             for (rule, theirs) in &other.rules {
                 let ours = all.rules.entry(*rule).or_default();
                 ours.auto |= theirs.auto;

@@ -254,3 +254,23 @@ async fn quitting_waits_for_an_automatic_action_in_flight() {
         serde_json::json!({"by": "auto", "rule": "evicted"})
     );
 }
+
+/// Two clusters and an audit log that cannot be opened: the log pane says so once, and a
+/// dialog says it before yes.
+#[test]
+fn an_unwritable_audit_log_is_said_once_and_up_front() {
+    let config = "audit:\n  path: /proc/opc-no-such-dir/audit.jsonl\n";
+    let mut screen = Screen::start_with(&["--demo"], Some(config));
+    let text = screen.wait_for("both clusters and the audit error", |t| {
+        t.contains("● 2/2 synced") && t.contains("cannot be opened")
+    });
+    let log_pane = text.split("Log (actions").nth(1).unwrap_or_default();
+    assert_eq!(log_pane.matches("cannot be opened").count(), 1, "{text}");
+    let header = text.lines().nth(1).unwrap_or_default();
+    assert!(
+        header.contains("blocked: demo-eu, demo-us: the audit log"),
+        "{header}"
+    );
+    screen.keys("d");
+    screen.wait_text("unavailable: the audit log");
+}

@@ -396,3 +396,30 @@ fn undo_of_a_workload_scaled_up_since_says_so_and_runs_nothing() {
     assert!(why.contains("not at 0 replicas"), "{why}");
     assert!(press(&mut s, "y").is_empty());
 }
+
+/// Both clusters blocked: the header names both, each with its reason.
+#[test]
+fn every_blocked_cluster_is_named() {
+    let mut s = two_clusters();
+    for (cluster, why) in [
+        ("demo", "waiting for the first complete list of pods"),
+        ("demo-us", "watch stale for 40s"),
+    ] {
+        update(
+            &mut s,
+            Event::Worker {
+                cluster: cluster.into(),
+                status: WorkerStatus {
+                    blocked: Some(why.into()),
+                    ..WorkerStatus::default()
+                },
+            },
+        );
+    }
+    let blocked = s.worker().blocked.unwrap_or_default();
+    assert!(
+        blocked.contains("demo: waiting for the first complete list")
+            && blocked.contains("demo-us: watch stale for 40s"),
+        "{blocked}"
+    );
+}
