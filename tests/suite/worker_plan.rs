@@ -478,7 +478,9 @@ fn the_breaker_trips_on_a_registry_outage_and_names_it() {
     let paused = trips(&findings, &census(&pods), &config, now());
     assert_eq!(
         paused.get(&RuleKind::ImagePull).map(String::as_str),
-        Some("imagePull matches 40 of 40 pods in shop: paused, likely a registry outage")
+        Some(
+            "imagePull matches 40 of 40 pods in shop: paused, likely a registry outage; resumes by itself once fewer match (safety.breaker.share)"
+        )
     );
 }
 
@@ -548,7 +550,9 @@ fn finished_pods_do_not_dilute_the_breaker_share() {
     let paused = trips(&findings, &census(&pods), &config, soon);
     assert_eq!(
         paused.get(&RuleKind::Evicted).map(String::as_str),
-        Some("evicted matches 6 of 10 pods in shop: paused, likely node pressure")
+        Some(
+            "evicted matches 6 of 10 pods in shop: paused, likely node pressure; resumes by itself once fewer match (safety.breaker.share)"
+        )
     );
 }
 

@@ -286,7 +286,9 @@ async fn the_breaker_holds_during_a_registry_outage_and_resumes_when_it_ends() {
     .await;
     assert_eq!(
         status.rules[&RuleKind::ImagePull].paused.as_deref(),
-        Some("imagePull matches 40 of 40 pods in shop: paused, likely a registry outage")
+        Some(
+            "imagePull matches 40 of 40 pods in shop: paused, likely a registry outage; resumes by itself once fewer match (safety.breaker.share)"
+        )
     );
     two_more_passes(&handle).await;
     assert_eq!(

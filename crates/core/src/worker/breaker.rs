@@ -125,7 +125,8 @@ pub fn trips(
         .into_iter()
         .map(|(rule, t)| {
             let reason = format!(
-                "{rule} matches {} of {} pods {}: paused, {}",
+                "{rule} matches {} of {} pods {}: paused, {}; resumes by itself once fewer \
+                 match (safety.breaker.share)",
                 t.matched,
                 t.total,
                 t.place,
