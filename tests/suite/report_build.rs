@@ -201,3 +201,25 @@ fn chat_text_is_cut_with_a_count_of_what_is_left() {
         "{text}"
     );
 }
+
+/// On the demo, as on a real cluster (the kubelet times every run that ended), the report's
+/// "last restart" column has a time, not `-`.
+#[test]
+fn the_demo_report_says_when_each_container_last_restarted() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
+        .args(["report", "--demo", "--context", "demo-eu", "-o", "json"])
+        .env_remove("OPS_POD_CLEANER_CONFIG")
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: Vec<&serde_json::Value> = report["groups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["rows"].as_array().into_iter().flatten())
+        .collect();
+    assert!(!rows.is_empty(), "{report}");
+    for row in rows {
+        assert!(row["lastRestart"].is_string(), "{row}");
+    }
+}
