@@ -15,7 +15,7 @@ pub(crate) use parked::{parked_summary, parked_table};
 use crate::Result;
 use crate::cluster::{Cluster, Scope, list_pods};
 use crate::pod::PodRecord;
-use crate::rules::{ActionKind, RuleKind, RuleSpec, classify, format_age};
+use crate::rules::{ActionKind, Cause, RuleKind, RuleSpec, cause, classify, format_age};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Owner {
@@ -43,6 +43,8 @@ pub(crate) struct ScanRow {
     pub(crate) node: Option<String>,
     pub(crate) owner: Option<Owner>,
     pub(crate) action: ActionKind,
+    /// Why, and what next (SPEC §3b).
+    pub(crate) cause: Cause,
 }
 
 /// One cluster's pods, and the `-n` namespaces that do not exist there.
@@ -94,6 +96,7 @@ pub(crate) fn rows(
         .iter()
         .filter_map(|pod| {
             let f = classify(pod, chain, now)?;
+            let cause = cause(pod, &f, now);
             Some(ScanRow {
                 cluster: cluster.to_string(),
                 namespace: pod.namespace.to_string(),
@@ -112,6 +115,7 @@ pub(crate) fn rows(
                     name: o.name.to_string(),
                 }),
                 action: f.action,
+                cause,
             })
         })
         .collect();

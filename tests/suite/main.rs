@@ -7,6 +7,7 @@ mod ui_support;
 
 mod actions;
 mod cache_index;
+mod causes;
 mod cli;
 mod config;
 mod deploy;

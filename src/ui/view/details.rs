@@ -39,6 +39,19 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             ),
             theme::warn(),
         ));
+        // Why, on what it rests, and what next: from the cached status, at once.
+        let cause = crate::rules::cause(&a.pod, &a.finding, state.now);
+        lines.push(Line::styled(
+            format!("cause: {} — {}", cause.class, cause.detail),
+            theme::title(),
+        ));
+        for evidence in &cause.evidence {
+            lines.push(Line::raw(format!(
+                "  {}: {}",
+                evidence.source, evidence.text
+            )));
+        }
+        lines.push(Line::raw(format!("  next: {}", cause.next)));
     }
     match &details.content {
         DetailsContent::Loading => lines.push(Line::styled("fetching the pod…", theme::dim())),

@@ -85,6 +85,19 @@ impl PodBuilder {
         self
     }
 
+    /// Waiting with the kubelet's (or the runtime's) own message.
+    pub fn waiting_with(mut self, reason: &str, message: &str) -> Self {
+        self = self.waiting(reason);
+        self.0["status"]["containerStatuses"][0]["state"]["waiting"]["message"] = json!(message);
+        self
+    }
+
+    /// The pod's `status.message` (an eviction's, say).
+    pub fn status_message(mut self, message: &str) -> Self {
+        self.0["status"]["message"] = json!(message);
+        self
+    }
+
     pub fn restarts(mut self, count: u32, last_reason: &str) -> Self {
         self.0["status"]["containerStatuses"][0]["restartCount"] = json!(count);
         self.0["status"]["containerStatuses"][0]["lastState"] = json!({"terminated": {"reason": last_reason, "exitCode": 1, "finishedAt": "2026-11-20T09:00:00Z"}});

@@ -1,9 +1,11 @@
 //! The chain of rules: which category an abnormal pod belongs to, and since when.
 
+mod cause;
 mod classify;
 mod spec;
 mod verb;
 
+pub use cause::{Cause, CauseClass, Evidence, cause};
 pub(crate) use classify::next_change;
 pub use classify::{Finding, classify};
 pub use spec::{ActionKind, NamespaceFilter, RuleKind, RuleSpec};
