@@ -397,3 +397,14 @@ fn the_table_says_it_is_listing_before_the_first_list() {
     assert!(text.contains("listing pods"), "{text}");
     assert!(!text.contains("nothing abnormal here"), "{text}");
 }
+
+/// On a wide terminal the table has the cause's class; narrower, the details pane has it.
+#[test]
+fn a_wide_table_shows_each_pods_cause() {
+    let mut s = state();
+    press(&mut s, "4");
+    let text = screen(&s, 160, 40);
+    assert!(text.contains("CAUSE"), "{text}");
+    assert!(text.contains("crashUnknown"), "{text}");
+    assert!(!screen(&s, 120, 40).contains("CAUSE"));
+}

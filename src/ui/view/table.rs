@@ -15,12 +15,15 @@ use crate::ui::theme;
 
 /// Below this width the node and owner columns give way (they are in the details pane).
 const WIDE: u16 = 110;
+/// From this width the cause's class has a column (it is in the details pane always).
+const WIDER: u16 = 150;
 
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let block = Block::bordered()
         .title(title(state))
         .title_style(theme::title());
     let wide = area.width >= WIDE;
+    let wider = area.width >= WIDER;
     let several = state.several_clusters();
     let mut heading = if wide {
         vec![
@@ -63,6 +66,10 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             Constraint::Length(ACTION_WIDTH),
         ]
     };
+    if wider {
+        heading.insert(4, "CAUSE");
+        widths.insert(4, Constraint::Length(21));
+    }
     if several {
         // Hidden with one cluster: every row would say the same.
         heading.insert(1, "CLUSTER");
@@ -93,7 +100,13 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         .take(height)
         .filter_map(|(at, &i)| {
             let a = state.findings.get(i)?;
-            let cells = cells(state, a, wide, several)
+            let mut cells = cells(state, a, wide, several);
+            if wider {
+                let at = if several { 5 } else { 4 };
+                let class = crate::rules::cause(&a.pod, &a.finding, state.now).class;
+                cells.insert(at.min(cells.len()), class.to_string());
+            }
+            let cells = cells
                 .into_iter()
                 .zip(&columns)
                 .map(|(text, &width)| Cell::from(fit(&text, width)));

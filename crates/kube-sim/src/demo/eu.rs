@@ -56,7 +56,7 @@ const FAULTS: &[ImageFault] = &[
     (
         "-typo",
         Fault::ImagePull {
-            detail: "manifest unknown",
+            detail: "not found",
         },
     ),
     (

@@ -15,7 +15,8 @@ use super::stamp;
 /// Why the containers of an image never run.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Fault {
-    /// The image cannot be pulled; `detail` is the registry's answer.
+    /// The image cannot be pulled; `detail` is the registry's answer as containerd reports
+    /// it, after the reference.
     ImagePull { detail: &'static str },
     /// The container keeps dying: `restarts` so far, and how it last ended.
     CrashLoop {
@@ -54,9 +55,13 @@ pub(super) fn shaper(
 
 fn make_waiting(pod: &mut Pod, fault: Fault, image: &str, past: bool) {
     let (reason, message, restarts, last) = match fault {
+        // What the kubelet shows while a pull fails: containerd's error, as it writes it.
         Fault::ImagePull { detail } => (
-            "ImagePullBackOff",
-            format!("Back-off pulling image \"{image}\": {detail}"),
+            "ErrImagePull",
+            format!(
+                "rpc error: code = Unknown desc = failed to pull and unpack image \"{image}\": \
+                 failed to resolve reference \"{image}\": {detail}"
+            ),
             0,
             None,
         ),

@@ -58,7 +58,8 @@ const FAULTS: &[ImageFault] = &[
     (
         "indexer:8.2.0-rc1",
         Fault::ImagePull {
-            detail: "not found: manifest unknown: tag 8.2.0-rc1 was never pushed",
+            detail: "failed to authorize: failed to fetch oauth token: unexpected status: 401 \
+                     Unauthorized",
         },
     ),
     (
