@@ -82,7 +82,11 @@ fn groups_by_deployment_sorted_by_restarts_and_filters_what_does_not_count() {
     );
     let row = &r.groups[0].rows[0];
     assert_eq!(row.container, "app");
-    assert_eq!(row.last_reason.as_deref(), Some("CrashLoopBackOff"));
+    assert_eq!(
+        row.last_reason.as_deref(),
+        Some("OOMKilled"),
+        "how the last run ended, not the back-off"
+    );
     assert_eq!(row.exit_code, Some(137));
     assert_eq!(row.node.as_deref(), Some("n1"));
     assert_eq!(
@@ -161,9 +165,7 @@ fn markdown_and_csv_show_every_column() {
     assert!(md.starts_with("# Restarts\n\nCluster prod, 2026-11-20T12:00:00Z: 2 containers in 2 workloads restart too often.\n"), "{md}");
     assert!(md.contains("## shop / Deployment/web"), "{md}");
     assert!(
-        md.contains(
-            "| web-b | app | 30 | new | CrashLoopBackOff | 137 | 2026-11-20 09:00 UTC | n1 |"
-        ),
+        md.contains("| web-b | app | 30 | new | OOMKilled | 137 | 2026-11-20 09:00 UTC | n1 |"),
         "{md}"
     );
     let csv = render::csv(&r);
@@ -174,11 +176,11 @@ fn markdown_and_csv_show_every_column() {
     );
     assert_eq!(
         lines[1],
-        "shop,Deployment/web,web-b,app,30,,CrashLoopBackOff,137,2026-11-20T09:00:00Z,n1"
+        "shop,Deployment/web,web-b,app,30,,OOMKilled,137,2026-11-20T09:00:00Z,n1"
     );
     assert_eq!(
         lines[2],
-        "data,\"Pod/q,\"\"x\"\"\",\"q,\"\"x\"\"\",app,6,,CrashLoopBackOff,1,2026-11-20T09:00:00Z,"
+        "data,\"Pod/q,\"\"x\"\"\",\"q,\"\"x\"\"\",app,6,,Error,1,2026-11-20T09:00:00Z,"
     );
     let json: serde_json::Value = serde_json::from_str(&render::json(&r)).unwrap();
     assert_eq!(

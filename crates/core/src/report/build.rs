@@ -104,7 +104,11 @@ fn row(
         container: c.name.to_string(),
         restarts: c.restarts,
         since_previous,
-        last_reason: reason(c, &config.reasons).map(String::from),
+        // How the last run ended (OOMKilled, Error) says more than the back-off it is in.
+        last_reason: ended
+            .and_then(|t| t.reason.as_deref())
+            .or_else(|| reason(c, &config.reasons))
+            .map(String::from),
         exit_code: ended.map(|t| t.exit_code),
         last_restart: ended.and_then(|t| t.finished),
         node: pod.node.as_deref().map(String::from),
