@@ -35,18 +35,6 @@ impl Session {
     }
 }
 
-impl Drop for Session {
-    /// A closed cluster's worker stops before its next action: its watches are about to stop,
-    /// so what it sees would no longer be the cluster. An action already sent finishes.
-    fn drop(&mut self) {
-        let closing = Some("this cluster was closed on the screen".to_string());
-        let _ = self
-            .worker
-            .commands
-            .try_send(WorkerCommand::SetStandby(closing));
-    }
-}
-
 /// Lists the kubeconfig contexts and connects to one, for the switch-context key.
 pub(crate) trait Connector: Send + Sync {
     fn contexts(&self) -> crate::Result<Vec<String>>;

@@ -715,3 +715,49 @@ async fn a_dead_report_sink_does_not_stop_auto_clean() {
     .passes;
     assert!(passes > 10, "passes went on: {passes}");
 }
+
+/// Issue 19, 7: a cluster dropped from the screen (or a headless shutting down) stops its
+/// worker first: the worker stands by before the watches stop, so it never acts on a cache
+/// that no longer follows the cluster.
+#[tokio::test]
+async fn dropping_a_session_stands_its_worker_by_first() {
+    use opc_core::cluster::Cluster;
+    use opc_core::session::{CLOSED, ClusterSession};
+    let sim = SimCluster::new();
+    let server = SimServer::start(sim.clone()).await.unwrap();
+    let policy = Policy::new(Flags::default(), &config_with_auto(&[RuleKind::Evicted]));
+    let cluster = Cluster {
+        name: "sim".into(),
+        client: server.client(),
+    };
+    let session = ClusterSession::open(
+        cluster,
+        &[Scope::All],
+        &support::sim::quick_watch(),
+        &policy,
+        Audit::Off,
+    );
+    let options = WorkerOptions {
+        master_auto: true,
+        tick: Duration::from_millis(50),
+        ..WorkerOptions::default()
+    };
+    let handle = session.spawn_worker(&policy, options);
+    status_where(&handle, "acting", |s| {
+        s.last_pass.is_some() && s.blocked.is_none()
+    })
+    .await;
+    drop(session);
+    let status = status_where(&handle, "standing by", |s| s.blocked.is_some()).await;
+    assert!(
+        status
+            .blocked
+            .as_deref()
+            .is_some_and(|b| b.contains(CLOSED)),
+        "{status:?}"
+    );
+    // Nothing acts any more: a pod made now stays, whatever the worker's next passes see.
+    sim.create_pod(support::sim::typed(pod("late").ns("shop").evicted().json()));
+    two_more_passes(&handle).await;
+    assert!(sim.pod("shop", "late").is_some());
+}

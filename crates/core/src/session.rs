@@ -8,7 +8,7 @@ use tokio::task::JoinHandle;
 use crate::actions::{Audit, Executor};
 use crate::cluster::{Cache, Cluster, Scope, WatchSettings, spawn_watches};
 use crate::policy::Policy;
-use crate::worker::{self, WorkerHandle, WorkerOptions};
+use crate::worker::{self, WorkerCommand, WorkerHandle, WorkerOptions};
 
 pub struct ClusterSession {
     /// The context's name: on screen, in findings, in audit records.
@@ -18,6 +18,8 @@ pub struct ClusterSession {
     pub executor: Arc<Executor>,
     /// Stopped when the session is dropped.
     watches: Vec<JoinHandle<()>>,
+    /// Its worker's commands, to stand it by first when the session is dropped.
+    worker: std::sync::OnceLock<tokio::sync::mpsc::Sender<WorkerCommand>>,
 }
 
 impl ClusterSession {
@@ -45,21 +47,34 @@ impl ClusterSession {
             cache,
             executor: Arc::new(executor),
             watches,
+            worker: std::sync::OnceLock::new(),
         }
     }
 
-    /// This cluster's auto-clean worker, under the same policy.
+    /// This cluster's auto-clean worker, under the same policy. Dropping the session stands
+    /// it by before its watches stop.
     pub fn spawn_worker(&self, policy: &Policy, options: WorkerOptions) -> WorkerHandle {
         let options = WorkerOptions {
             cluster: self.name.clone(),
             ..options
         };
-        worker::spawn(self.cache.clone(), self.executor.clone(), policy, options)
+        let handle = worker::spawn(self.cache.clone(), self.executor.clone(), policy, options);
+        // One worker per session: a second would be a bug, and is not stood by.
+        let _ = self.worker.set(handle.commands.clone());
+        handle
     }
 }
 
+/// Why a closed session's worker stands by.
+pub const CLOSED: &str = "this cluster was closed";
+
 impl Drop for ClusterSession {
+    /// The worker first: once the watches stop, what it sees is no longer the cluster. An
+    /// action already sent finishes.
     fn drop(&mut self) {
+        if let Some(worker) = self.worker.get() {
+            let _ = worker.try_send(WorkerCommand::SetStandby(Some(CLOSED.to_string())));
+        }
         for watch in &self.watches {
             watch.abort();
         }
