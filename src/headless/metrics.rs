@@ -8,13 +8,14 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use crate::cluster::Health;
-use crate::rules::RuleKind;
+use crate::rules::{CauseClass, RuleKind};
 use crate::worker::WorkerStatus;
 
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub pods: usize,
-    pub findings: BTreeMap<RuleKind, u64>,
+    /// Abnormal pods by category and cause.
+    pub findings: BTreeMap<(RuleKind, CauseClass), u64>,
     pub actions: BTreeMap<(RuleKind, &'static str), u64>,
     pub deliveries: BTreeMap<(String, &'static str), u64>,
     pub health: Health,
@@ -30,11 +31,24 @@ pub fn render(s: &Snapshot, now: Instant) -> String {
         &mut out,
         "opc_abnormal_pods",
         "gauge",
-        "Abnormal pods by category.",
+        "Abnormal pods by category and cause (sum by category for the totals).",
     );
     for rule in RuleKind::ALL {
-        let count = s.findings.get(&rule).copied().unwrap_or(0);
-        let _ = writeln!(out, "opc_abnormal_pods{{category=\"{rule}\"}} {count}");
+        let mut causes = s
+            .findings
+            .iter()
+            .filter(|((r, _), _)| *r == rule)
+            .peekable();
+        // A category with none keeps a series, at 0.
+        if causes.peek().is_none() {
+            let _ = writeln!(out, "opc_abnormal_pods{{category=\"{rule}\"}} 0");
+        }
+        for ((_, cause), count) in causes {
+            let _ = writeln!(
+                out,
+                "opc_abnormal_pods{{category=\"{rule}\",cause=\"{cause}\"}} {count}"
+            );
+        }
     }
     metric(
         &mut out,

@@ -46,9 +46,9 @@ impl Sources {
         // Read from the cache's index, kept as pods change: a scrape classifies nothing.
         let findings = self
             .cache
-            .counts(&self.chain, Utc::now())
+            .cause_counts(&self.chain, Utc::now())
             .into_iter()
-            .map(|(rule, n)| (rule, n as u64))
+            .map(|(key, n)| (key, n as u64))
             .collect();
         let health = self.cache.health();
         let mut worker = self.worker.borrow().clone();

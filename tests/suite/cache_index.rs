@@ -10,7 +10,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use opc_core::cluster::{Abnormal, Cache, Scope};
 use opc_core::pod::{Interner, PodRecord};
-use opc_core::rules::{RuleKind, RuleSpec, classify, default_chain};
+use opc_core::rules::{RuleKind, RuleSpec, cause, classify, default_chain};
 use support::pods::{PodBuilder, pod};
 
 fn t(s: &str) -> DateTime<Utc> {
@@ -140,6 +140,20 @@ fn the_index_agrees_with_a_full_reclassification_after_any_sequence() {
             assert_eq!(
                 counts.values().sum::<usize>(),
                 expected.values().sum::<usize>()
+            );
+            // The causes kept as pods change are the causes found afresh.
+            let fresh = cache.fold(BTreeMap::new(), |mut found, pod| {
+                if let Some(f) = classify(pod, &chain, now) {
+                    *found
+                        .entry((f.rule, cause(pod, &f, now).class))
+                        .or_default() += 1;
+                }
+                found
+            });
+            assert_eq!(
+                cache.cause_counts(&chain, now),
+                fresh,
+                "seed {seed}, step {step}"
             );
         }
     }

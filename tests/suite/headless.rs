@@ -12,7 +12,7 @@ use opc_core::actions::PastAction;
 use opc_core::cluster::{Deadlines, client_with_deadlines};
 use opc_core::cluster::{Health, Scope, ScopeHealth, WatchState};
 use opc_core::lease::{self, Held, Observed, Step, Wiring};
-use opc_core::rules::RuleKind;
+use opc_core::rules::{CauseClass, RuleKind};
 use opc_core::worker::{WorkerCommand, WorkerStatus};
 use ops_pod_cleaner::headless::metrics::{Snapshot, healthz, readyz, render};
 use ops_pod_cleaner::headless::{Elector, LeaseSettings, Role, Sources, bind, decide, serve};
@@ -491,7 +491,10 @@ fn metrics_text_has_every_family() {
     let now = Instant::now();
     let snapshot = Snapshot {
         pods: 120,
-        findings: BTreeMap::from([(RuleKind::ImagePull, 40)]),
+        findings: BTreeMap::from([
+            ((RuleKind::ImagePull, CauseClass::ImageNotFound), 30),
+            ((RuleKind::ImagePull, CauseClass::RegistryAuth), 10),
+        ]),
         actions: BTreeMap::from([
             ((RuleKind::Evicted, "done"), 7),
             ((RuleKind::Evicted, "failed"), 1),
@@ -514,7 +517,8 @@ fn metrics_text_has_every_family() {
     let text = render(&snapshot, now);
     for line in [
         "opc_pods 120",
-        "opc_abnormal_pods{category=\"imagePull\"} 40",
+        "opc_abnormal_pods{category=\"imagePull\",cause=\"imageNotFound\"} 30",
+        "opc_abnormal_pods{category=\"imagePull\",cause=\"registryAuth\"} 10",
         "opc_abnormal_pods{category=\"evicted\"} 0",
         "opc_actions_total{rule=\"evicted\",outcome=\"done\"} 7",
         "opc_actions_total{rule=\"evicted\",outcome=\"failed\"} 1",

@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use super::cache::Abnormal;
 use crate::pod::PodRecord;
 use crate::pod::workload_label;
-use crate::rules::{RuleKind, RuleSpec, classify, next_change};
+use crate::rules::{CauseClass, RuleKind, RuleSpec, cause, classify, next_change};
 
 /// How many pods that could be healthy (not Succeeded or Failed) each namespace and each
 /// workload holds: what the mass-failure breaker compares its matches with.
@@ -106,6 +106,9 @@ pub(super) struct Index {
     ordered: BTreeMap<Place, Abnormal>,
     places: HashMap<Box<str>, Place>,
     counts: BTreeMap<RuleKind, usize>,
+    /// Findings by category and cause, for `/metrics`; and each finding's, to take it back.
+    causes: BTreeMap<(RuleKind, CauseClass), usize>,
+    cause_of: HashMap<Box<str>, (RuleKind, CauseClass)>,
     /// When each pod's classification may next change by time alone; the heap may hold
     /// outdated entries, `scheduled` says which one counts.
     due: BinaryHeap<Reverse<(DateTime<Utc>, Box<str>)>>,
@@ -123,6 +126,8 @@ impl Index {
             ordered: BTreeMap::new(),
             places: HashMap::new(),
             counts: BTreeMap::new(),
+            causes: BTreeMap::new(),
+            cause_of: HashMap::new(),
             due: BinaryHeap::new(),
             scheduled: HashMap::new(),
             census: Census::default(),
@@ -180,6 +185,10 @@ impl Index {
         &self.counts
     }
 
+    pub fn cause_counts(&self) -> &BTreeMap<(RuleKind, CauseClass), usize> {
+        &self.causes
+    }
+
     fn classify(&mut self, pod: &Arc<PodRecord>, now: DateTime<Utc>) {
         let found = classify(pod, &self.chain, now).map(|finding| Abnormal {
             cluster: self.cluster.clone(),
@@ -206,8 +215,21 @@ impl Index {
         {
             *count = count.saturating_sub(1);
         }
+        if let Some(key) = self.cause_of.remove(uid)
+            && let std::collections::btree_map::Entry::Occupied(mut count) = self.causes.entry(key)
+        {
+            *count.get_mut() = count.get().saturating_sub(1);
+            if *count.get() == 0 {
+                count.remove();
+            }
+        }
         if let Some(found) = found {
             *self.counts.entry(found.finding.rule).or_default() += 1;
+            // One event classifies one pod: its cause is found here, once, not per scrape.
+            let class = cause(&found.pod, &found.finding, found.finding.since).class;
+            let key = (found.finding.rule, class);
+            *self.causes.entry(key).or_default() += 1;
+            self.cause_of.insert(uid.into(), key);
             let place = Place::of(&found, &self.chain);
             self.places.insert(uid.into(), place.clone());
             self.ordered.insert(place, found);
