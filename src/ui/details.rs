@@ -120,6 +120,33 @@ impl PodDetails {
         }
     }
 
+    /// A container's last lines, as the pane shows them.
+    pub fn from_logs(
+        pod: &crate::actions::PodRef,
+        container: Option<&str>,
+        previous: bool,
+        text: &str,
+    ) -> PodDetails {
+        let run = if previous {
+            "its previous run"
+        } else {
+            "its current run"
+        };
+        let title = format!(
+            "Logs of {} ({run}; the last {} lines at most)",
+            container.unwrap_or("the container"),
+            crate::actions::LOG_LINES
+        );
+        let mut lines: Vec<String> = text.lines().map(String::from).collect();
+        if lines.is_empty() {
+            lines.push("no output".into());
+        }
+        PodDetails {
+            title: format!("{}/{}", pod.namespace, pod.name),
+            sections: vec![Section { title, lines }],
+        }
+    }
+
     /// All lines, section titles included, as the pane shows them.
     pub(crate) fn lines(&self) -> Vec<(bool, String)> {
         let mut out = Vec::new();

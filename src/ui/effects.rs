@@ -128,6 +128,33 @@ impl Effects {
         });
     }
 
+    pub(super) fn fetch_logs(
+        &self,
+        executors: Executors,
+        pod: Routed<PodRef>,
+        container: Option<String>,
+        previous: bool,
+    ) {
+        let tx = self.events.clone();
+        tokio::spawn(async move {
+            let result = match executors.get(&pod.cluster) {
+                Ok(executor) => executor
+                    .reads()
+                    .logs(&pod.item, container.as_deref(), previous)
+                    .await
+                    .map(|text| {
+                        PodDetails::from_logs(&pod.item, container.as_deref(), previous, &text)
+                    })
+                    .map_err(Unanswered::from),
+                Err(closed) => Err(closed),
+            };
+            let _ = tx.send(Event::Details {
+                uid: pod.item.uid,
+                result,
+            });
+        });
+    }
+
     /// The workload a scale-to-zero would change, its replicas now, and any opt-out.
     pub(super) fn resolve_workload(&self, executors: Executors, pod: Routed<PodRef>) {
         let tx = self.events.clone();

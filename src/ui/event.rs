@@ -124,6 +124,12 @@ pub enum Effect {
     /// Confirmed actions, run one by one, each through its cluster's executor.
     Run(Vec<Routed<Action>>),
     FetchDetails(Routed<PodRef>),
+    /// The last lines of a container: `previous` for the run before this one.
+    FetchLogs {
+        pod: Routed<PodRef>,
+        container: Option<String>,
+        previous: bool,
+    },
     ResolveWorkload(Routed<PodRef>),
     /// Check the owner chains of a pod action's targets for opt-outs.
     CheckOptOuts(Vec<Routed<PodRef>>),

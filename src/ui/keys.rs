@@ -18,6 +18,7 @@ pub(crate) enum Command {
     PrevPane,
     Sort,
     ReverseSort,
+    Logs,
     Filter,
     Details,
     Back,
@@ -68,12 +69,13 @@ const CONFIGURED: [(&str, Command); 20] = [
 ];
 
 /// Keys that always work unless the config gives them to an action, with their help text.
-pub(crate) const FIXED: [(&str, &str); 14] = [
+pub(crate) const FIXED: [(&str, &str); 15] = [
     ("↑/↓", "move"),
     ("PgUp/PgDn", "move a page"),
     ("Home/End", "first / last row"),
     ("1..9", "show that category"),
-    ("←/→ h/l", "lower pane: log, rules, report"),
+    ("←/→ h", "lower pane: log, rules, report"),
+    ("l", "the pod's logs (a crash: its last run)"),
     ("s", "sort by the next column"),
     ("S", "reverse the sort"),
     ("E", "evict (honours PDBs)"),
@@ -103,7 +105,8 @@ pub(crate) fn command_for(key: &KeyBinding, ui: &UiConfig) -> Option<Command> {
         KeyCode::Home | KeyCode::Char('g') => Command::Top,
         KeyCode::End | KeyCode::Char('G') => Command::Bottom,
         KeyCode::Left | KeyCode::Char('h') => Command::PrevPane,
-        KeyCode::Right | KeyCode::Char('l') => Command::NextPane,
+        KeyCode::Right => Command::NextPane,
+        KeyCode::Char('l') => Command::Logs,
         KeyCode::Esc => Command::Back,
         KeyCode::Char('s') => Command::Sort,
         KeyCode::Char('S') => Command::ReverseSort,

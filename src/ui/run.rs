@@ -379,6 +379,11 @@ impl Runtime {
             Effect::Quit | Effect::Refresh | Effect::DropContext(_) => {}
             Effect::Run(actions) => effects.run(self.executors(), actions),
             Effect::FetchDetails(pod) => effects.fetch_details(self.executors(), pod),
+            Effect::FetchLogs {
+                pod,
+                container,
+                previous,
+            } => effects.fetch_logs(self.executors(), pod, container, previous),
             Effect::ResolveWorkload(pod) => effects.resolve_workload(self.executors(), pod),
             Effect::CheckOptOuts(pods) => effects.check_opt_outs(self.executors(), pods),
             Effect::Worker(command) => {

@@ -448,7 +448,7 @@ fn add_or_drop(state: &mut State, name: String) -> Vec<Effect> {
 
 fn on_details_key(state: &mut State, command: Command) -> Vec<Effect> {
     match command {
-        Command::Back | Command::Details => {
+        Command::Back | Command::Details | Command::Logs => {
             state.view = View::Table;
             state.details = None;
             Vec::new()
@@ -545,6 +545,33 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
                 scroll: 0,
             });
             return vec![Effect::FetchDetails(pod)];
+        }
+        Command::Logs => {
+            let Some(a) = state.selected_finding() else {
+                return Vec::new();
+            };
+            let pod = Routed::new(&a.cluster, PodRef::of(&a.pod));
+            // A crash loop's current run has barely begun: the one that ended says why.
+            let previous = a.finding.rule == crate::rules::RuleKind::CrashLoop;
+            let container = a.finding.container.clone().or_else(|| {
+                a.pod
+                    .containers
+                    .iter()
+                    .find(|c| !c.init)
+                    .map(|c| c.name.to_string())
+            });
+            state.view = View::Details;
+            state.details = Some(DetailsView {
+                cluster: pod.cluster.clone(),
+                pod: pod.item.clone(),
+                content: DetailsContent::Loading,
+                scroll: 0,
+            });
+            return vec![Effect::FetchLogs {
+                pod,
+                container,
+                previous,
+            }];
         }
         Command::Mark => {
             if let Some(mark) = state.selected_finding().map(super::state::mark_of) {

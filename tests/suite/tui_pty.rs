@@ -135,9 +135,9 @@ fn demo_session_through_a_pty() {
     screen.wait_text("rules: evicted");
 
     // The restart report pane.
-    screen.keys("l");
+    screen.keys("\x1b[C");
     screen.wait_text("Rules (chain order)");
-    screen.keys("l");
+    screen.keys("\x1b[C");
     screen.wait_text("Restart report");
 
     // Quit: the process ends and the terminal leaves the alternate screen.
@@ -273,4 +273,17 @@ fn an_unwritable_audit_log_is_said_once_and_up_front() {
     );
     screen.keys("d");
     screen.wait_text("unavailable: the audit log");
+}
+
+/// On the demo, `l` on a crash-looping pod shows its last run's lines, fetched through the
+/// API's log endpoint.
+#[test]
+fn l_shows_a_crash_loops_last_run() {
+    let mut screen = Screen::start();
+    screen.wait_text("● synced");
+    screen.keys("4");
+    screen.wait_text("crashLoop —");
+    screen.keys("l");
+    let text = screen.wait_text("its previous run");
+    assert!(text.contains("starting"), "{text}");
 }

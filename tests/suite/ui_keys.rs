@@ -739,3 +739,23 @@ fn sort_says_its_column_and_direction_and_reverses() {
     let line = s.status.clone().unwrap().text;
     assert!(line.contains("namespace, a→z"), "{line}");
 }
+
+/// `l` on a crash loop asks for its container's previous run: the current one has barely
+/// begun, the one that ended says why.
+#[test]
+fn l_shows_the_logs_of_a_crash_loops_previous_run() {
+    let mut s = state();
+    press(&mut s, "4");
+    let pod = PodRef::of(&s.selected_finding().unwrap().pod);
+    assert_eq!(
+        press(&mut s, "l"),
+        [Effect::FetchLogs {
+            pod: on_demo(pod),
+            container: Some("app".into()),
+            previous: true,
+        }]
+    );
+    assert_eq!(s.view, View::Details);
+    assert!(press(&mut s, "l").is_empty(), "l again goes back");
+    assert_eq!(s.view, View::Table);
+}

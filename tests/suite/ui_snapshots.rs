@@ -96,7 +96,7 @@ fn rules_pane() {
             ..RuleStatus::default()
         },
     );
-    press(&mut s, "l");
+    press(&mut s, "Right");
     assert_eq!(s.bottom, BottomPane::Rules);
     let text = screen(&s, 80, 24);
     assert!(text.contains("evicted"));

@@ -18,8 +18,9 @@ pub struct ClusterSession {
     pub executor: Arc<Executor>,
     /// Stopped when the session is dropped.
     watches: Vec<JoinHandle<()>>,
-    /// Its worker's commands, to stand it by first when the session is dropped.
-    worker: std::sync::OnceLock<tokio::sync::mpsc::Sender<WorkerCommand>>,
+    /// Its worker's commands, to stand it by first when the session is dropped. Weak: the
+    /// worker ends when its owner drops the handle, and this must not keep it alive.
+    worker: std::sync::OnceLock<tokio::sync::mpsc::WeakSender<WorkerCommand>>,
 }
 
 impl ClusterSession {
@@ -60,7 +61,7 @@ impl ClusterSession {
         };
         let handle = worker::spawn(self.cache.clone(), self.executor.clone(), policy, options);
         // One worker per session: a second would be a bug, and is not stood by.
-        let _ = self.worker.set(handle.commands.clone());
+        let _ = self.worker.set(handle.commands.downgrade());
         handle
     }
 }
@@ -72,7 +73,7 @@ impl Drop for ClusterSession {
     /// The worker first: once the watches stop, what it sees is no longer the cluster. An
     /// action already sent finishes.
     fn drop(&mut self) {
-        if let Some(worker) = self.worker.get() {
+        if let Some(worker) = self.worker.get().and_then(|w| w.upgrade()) {
             let _ = worker.try_send(WorkerCommand::SetStandby(Some(CLOSED.to_string())));
         }
         for watch in &self.watches {

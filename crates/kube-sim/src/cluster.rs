@@ -51,6 +51,8 @@ pub struct State {
     pub etcd_lists: u64,
     /// Lists answered from the watch cache (`resourceVersion=0` or `NotOlderThan`).
     pub cached_lists: u64,
+    /// What each container wrote (see `set_logs`).
+    pub(crate) logs: BTreeMap<crate::logs::LogKey, String>,
     next_node: usize,
     rand: u64,
 }
@@ -70,6 +72,7 @@ impl State {
             too_large_wait: Duration::from_secs(3),
             etcd_lists: 0,
             cached_lists: 0,
+            logs: BTreeMap::new(),
             next_node: 0,
             rand: 0x9e37_79b9_7f4a_7c15,
         }

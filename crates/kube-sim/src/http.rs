@@ -22,6 +22,8 @@ pub type Body = BoxBody<Bytes, io::Error>;
 pub enum Reply {
     Json(StatusCode, Value),
     Stream(Body),
+    /// `text/plain`, as a container's log is served.
+    Text(String),
 }
 
 /// Everything a handler needs about one request.
@@ -115,6 +117,12 @@ where
     Ok(match reply {
         Ok(Reply::Json(code, value)) => json_response(code, &value),
         Ok(Reply::Stream(body)) => stream_response(body),
+        Ok(Reply::Text(text)) => {
+            let mut resp = Response::new(full(text.into_bytes()));
+            resp.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+            resp
+        }
         Err(err) => error_response(&err),
     })
 }

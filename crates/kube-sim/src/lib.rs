@@ -21,6 +21,7 @@ mod faults;
 pub mod generate;
 mod http;
 mod list;
+mod logs;
 mod meta;
 mod nodes;
 mod objects;

@@ -34,6 +34,10 @@ pub fn handle(ctx: &Ctx, t: &Target, watch: bool) -> ApiResult<Reply> {
             ok(c.read(|s| ops::get(s, res, ns, name).map(|v| s.faults.served(res, v)))?)
         }
         (&Method::GET, Some(name), Some("scale")) => ok(c.read(|s| scale::get(s, res, ns, name))?),
+        (&Method::GET, Some(name), Some("log")) if res == Res::Pod => {
+            let text = c.read(|s| super::logs::get(s, ns, name, &ctx.query))?;
+            Ok(Reply::Text(text))
+        }
         (&Method::POST, None, None) => {
             let body = ctx.json()?;
             let dry = ctx.query.dry_run();

@@ -117,7 +117,7 @@ const POD: ResDef = ResDef {
     kind: "Pod",
     namespaced: true,
     short_names: &["po"],
-    subresources: &["status", "eviction"],
+    subresources: &["status", "eviction", "log"],
 };
 const NODE: ResDef = ResDef {
     group: "",

@@ -1118,3 +1118,35 @@ async fn streaming_lists_switched_off_are_refused_or_ignored_like_an_older_serve
     };
     assert!(mark.metadata.annotations.is_empty(), "never the end marker");
 }
+
+/// A container's log as the API server serves it: the last lines asked for, the previous run
+/// refused when there was none, and what was set for a run that ended.
+#[tokio::test]
+async fn logs_are_served_as_the_api_server_serves_them() {
+    use kube::api::LogParams;
+    let (cluster, server) = start().await;
+    cluster.create_pod(running_pod("default", "web", json!({})));
+    let pods: Api<Pod> = Api::default_namespaced(server.client());
+    cluster.set_logs("default", "web", "app", false, "one\ntwo\nthree\n");
+    let tail = LogParams {
+        tail_lines: Some(2),
+        ..LogParams::default()
+    };
+    assert_eq!(pods.logs("web", &tail).await.unwrap(), "two\nthree\n");
+    let previous = LogParams {
+        previous: true,
+        ..LogParams::default()
+    };
+    let refused = pods.logs("web", &previous).await.unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("previous terminated container"),
+        "{refused}"
+    );
+    cluster.set_logs("default", "web", "app", true, "the run before\n");
+    assert_eq!(
+        pods.logs("web", &previous).await.unwrap(),
+        "the run before\n"
+    );
+}

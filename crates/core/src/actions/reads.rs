@@ -3,7 +3,7 @@
 //! workloads, and what undo would restore.
 
 use k8s_openapi::api::core::v1::{Event, Pod};
-use kube::api::{Api, DynamicObject, ListParams};
+use kube::api::{Api, DynamicObject, ListParams, LogParams};
 
 use super::execute::{Executor, stopped};
 use super::owner::{self, Resolution};
@@ -15,6 +15,10 @@ use super::scale::available_replicas;
 use super::undo::UndoPlan;
 use super::{Outcome, PodRef, WorkloadRef};
 use crate::cluster::Scope;
+
+/// The most a log read returns: enough to see why a run ended, never a flood.
+pub const LOG_LINES: i64 = 200;
+pub const LOG_BYTES: i64 = 64 * 1024;
 
 /// Why a read failed, as a value; its words are made where it is shown.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -151,6 +155,28 @@ impl ClusterApi<'_> {
             replicas,
             available: object.as_ref().map(available_replicas),
         })
+    }
+
+    /// The last lines a container wrote (`previous`: in its run before this one), at most
+    /// [`LOG_LINES`] lines and [`LOG_BYTES`] bytes; the client's deadline bounds the wait.
+    pub async fn logs(
+        &self,
+        pod: &PodRef,
+        container: Option<&str>,
+        previous: bool,
+    ) -> Result<String, ReadError> {
+        let pods: Api<Pod> = Api::namespaced(self.executor.client.clone(), &pod.namespace);
+        let params = LogParams {
+            container: container.map(String::from),
+            previous,
+            tail_lines: Some(LOG_LINES),
+            limit_bytes: Some(LOG_BYTES),
+            ..LogParams::default()
+        };
+        let run = if previous { "previous " } else { "" };
+        pods.logs(&pod.name, &params)
+            .await
+            .map_err(|e| ReadError::kube(format!("the {run}logs of {pod}"), e))
     }
 
     /// This cluster's parked workloads in `scopes`, oldest first.
