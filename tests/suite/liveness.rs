@@ -379,8 +379,11 @@ async fn a_hung_action_times_out_is_audited_and_the_worker_goes_on() {
     let text = records();
     assert!(text.contains("did not answer within 0.3s"), "{text}");
     assert!(sim.pod("shop", "stuck-1").is_some());
-    let failures = handle.status.borrow().rules[&RuleKind::Evicted].failures;
-    assert!(failures >= 1);
+    // The worker publishes the count after the audit record is written: wait for it.
+    eventually("the failure counted", || {
+        handle.status.borrow().rules[&RuleKind::Evicted].failures >= 1
+    })
+    .await;
 }
 
 /// Issue 19, 8: a credential plugin that hangs (waiting for a login) held a runtime thread

@@ -282,7 +282,10 @@ fn l_shows_a_crash_loops_last_run() {
     let mut screen = Screen::start();
     screen.wait_text("● synced");
     screen.keys("4");
-    screen.wait_text("crashLoop —");
+    // The category shows before its rows: a crash loop is found once its pod is in.
+    screen.wait_for("a crash-looping pod", |t| {
+        t.contains("crashLoop —") && t.contains("CrashLoopBackOff")
+    });
     screen.keys("l");
     let text = screen.wait_text("its previous run");
     assert!(text.contains("starting"), "{text}");
