@@ -9,6 +9,7 @@ use super::state::{
     BottomPane, DetailsContent, DetailsView, Forbidden, Overlay, State, StatusLine, View,
 };
 use crate::actions::{Action, Outcome, ParkedList, PodRef, Refusal, Verb};
+use crate::cluster::Abnormal;
 use crate::config::{KeyBinding, KeyCode};
 use crate::rules::RuleKind;
 use crate::worker::WorkerCommand;
@@ -394,7 +395,7 @@ fn on_parked_key(
             };
             let workload = Routed::new(&row.cluster.as_str().into(), row.workload.clone());
             let clusters = std::iter::once(row.cluster.as_str());
-            if let Some(why) = readonly_or_forbidden(state, Verb::UndoScale, clusters) {
+            if let Some(why) = why_unavailable(state, Verb::UndoScale, clusters) {
                 let dialog = Confirmation::unavailable("Restore the replicas?", why);
                 state.overlay = Some(Overlay::Confirm(dialog));
                 return Vec::new();
@@ -444,6 +445,19 @@ fn add_or_drop(state: &mut State, name: String) -> Vec<Effect> {
     }
     status(state, &format!("dropped context {name}"), false);
     vec![Effect::DropContext(name)]
+}
+
+/// The details view of `a`'s pod, loading; what it loads is the caller's effect.
+fn open_details(state: &mut State, a: &Abnormal) -> Routed<PodRef> {
+    let pod = Routed::new(&a.cluster, PodRef::of(&a.pod));
+    state.view = View::Details;
+    state.details = Some(DetailsView {
+        cluster: pod.cluster.clone(),
+        pod: pod.item.clone(),
+        content: DetailsContent::Loading,
+        scroll: 0,
+    });
+    pod
 }
 
 fn on_details_key(state: &mut State, command: Command) -> Vec<Effect> {
@@ -533,24 +547,15 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
             }
         }
         Command::Details => {
-            let Some(a) = state.selected_finding() else {
+            let Some(a) = state.selected_finding().cloned() else {
                 return Vec::new();
             };
-            let pod = Routed::new(&a.cluster, PodRef::of(&a.pod));
-            state.view = View::Details;
-            state.details = Some(DetailsView {
-                cluster: pod.cluster.clone(),
-                pod: pod.item.clone(),
-                content: DetailsContent::Loading,
-                scroll: 0,
-            });
-            return vec![Effect::FetchDetails(pod)];
+            return vec![Effect::FetchDetails(open_details(state, &a))];
         }
         Command::Logs => {
-            let Some(a) = state.selected_finding() else {
+            let Some(a) = state.selected_finding().cloned() else {
                 return Vec::new();
             };
-            let pod = Routed::new(&a.cluster, PodRef::of(&a.pod));
             // A crash loop's current run has barely begun: the one that ended says why.
             let previous = a.finding.rule == crate::rules::RuleKind::CrashLoop;
             let container = a.finding.container.clone().or_else(|| {
@@ -560,15 +565,8 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
                     .find(|c| !c.init)
                     .map(|c| c.name.to_string())
             });
-            state.view = View::Details;
-            state.details = Some(DetailsView {
-                cluster: pod.cluster.clone(),
-                pod: pod.item.clone(),
-                content: DetailsContent::Loading,
-                scroll: 0,
-            });
             return vec![Effect::FetchLogs {
-                pod,
+                pod: open_details(state, &a),
                 container,
                 previous,
             }];
@@ -672,8 +670,9 @@ fn targets(state: &State) -> Vec<&crate::cluster::Abnormal> {
     }
 }
 
-/// Why `verb` cannot run on any of `clusters`: read-only mode, or a cluster's API refused it.
-fn readonly_or_forbidden<'a>(
+/// Why `verb` cannot run on any of `clusters`: read-only mode, an audit log that cannot be
+/// written, or a cluster's API that refused it before.
+fn why_unavailable<'a>(
     state: &State,
     verb: Verb,
     mut clusters: impl Iterator<Item = &'a str>,
@@ -703,7 +702,7 @@ fn pod_action(state: &mut State, verb: PodVerb) -> Vec<Effect> {
     };
     let targets = targets(state);
     let clusters = targets.iter().map(|a| &*a.cluster);
-    let dialog = if let Some(why) = readonly_or_forbidden(state, verb.verb(), clusters) {
+    let dialog = if let Some(why) = why_unavailable(state, verb.verb(), clusters) {
         Confirmation::unavailable(title, why)
     } else {
         if targets.is_empty() {
@@ -730,7 +729,7 @@ fn scale_to_zero(state: &mut State) -> Vec<Effect> {
     let title = "Scale the workload to 0?";
     let targets = targets(state);
     let clusters = targets.iter().map(|a| &*a.cluster);
-    if let Some(why) = readonly_or_forbidden(state, Verb::ScaleToZero, clusters) {
+    if let Some(why) = why_unavailable(state, Verb::ScaleToZero, clusters) {
         state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(title, why)));
         return Vec::new();
     }
@@ -773,10 +772,7 @@ fn undo(state: &mut State) -> Vec<Effect> {
     let title = "Restore the replicas?";
     let last = state.scaled.last().cloned();
     let clusters = last.iter().map(|w| &*w.cluster);
-    let why = match (
-        readonly_or_forbidden(state, Verb::UndoScale, clusters),
-        &last,
-    ) {
+    let why = match (why_unavailable(state, Verb::UndoScale, clusters), &last) {
         (Some(why), _) => why,
         (None, Some(workload)) => {
             state.overlay = Some(Overlay::Resolving(format!(

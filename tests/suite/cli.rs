@@ -352,16 +352,7 @@ fn report_send_has_help() {
 /// `headless --demo --once`, the natural first try: it runs on demo-eu and says so.
 #[test]
 fn headless_demo_runs_on_the_first_demo_cluster_and_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("config.yaml");
-    let audit = dir.path().join("audit.jsonl");
-    std::fs::write(&config, format!("audit:\n  path: {}\n", audit.display())).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
-        .args(["headless", "--demo", "--once", "--config"])
-        .arg(&config)
-        .env_remove("OPS_POD_CLEANER_CONFIG")
-        .output()
-        .unwrap();
+    let (out, _dir) = headless_demo_once(&[], "");
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("demo cluster demo-eu"), "{err}");
@@ -369,34 +360,35 @@ fn headless_demo_runs_on_the_first_demo_cluster_and_says_so() {
     assert!(err.contains("one pass:"), "{err}");
 }
 
+/// `headless --demo --once` with `args`, its audit log set to `audit.jsonl` in a scratch
+/// directory (returned, so it outlives the run) and `config` (YAML) after it.
+fn headless_demo_once(args: &[&str], config: &str) -> (Output, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.yaml");
+    let audit = dir.path().join("audit.jsonl");
+    std::fs::write(
+        &path,
+        format!("audit:\n  path: {}\n{config}", audit.display()),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
+        .args(["headless", "--demo", "--once"])
+        .args(args)
+        .arg("--config")
+        .arg(&path)
+        .env_remove("OPS_POD_CLEANER_CONFIG")
+        .output()
+        .unwrap();
+    (out, dir)
+}
+
 /// What is done to the simulated clusters is recorded apart from the real ones: under
 /// `--demo` the audit log is `demo-audit.jsonl` beside the configured one.
 #[test]
 fn demo_actions_have_an_audit_log_of_their_own() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("config.yaml");
+    let rules = "  events: false\nrules:\n  - rule: evicted\n    auto: true\n";
+    let (out, dir) = headless_demo_once(&["--context", "demo-eu"], rules);
     let audit = dir.path().join("audit.jsonl");
-    std::fs::write(
-        &config,
-        format!(
-            "audit:\n  path: {}\n  events: false\nrules:\n  - rule: evicted\n    auto: true\n",
-            audit.display()
-        ),
-    )
-    .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
-        .args([
-            "headless",
-            "--demo",
-            "--context",
-            "demo-eu",
-            "--once",
-            "--config",
-        ])
-        .arg(&config)
-        .env_remove("OPS_POD_CLEANER_CONFIG")
-        .output()
-        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let demo = std::fs::read_to_string(dir.path().join("demo-audit.jsonl")).unwrap_or_default();
     assert!(demo.contains(r#""cluster":"demo-eu""#), "{demo}");

@@ -625,24 +625,11 @@ fn a_marked_pod_the_filter_hides_is_not_acted_on() {
 #[test]
 fn force_delete_of_a_pod_held_by_finalizers_points_at_f() {
     let mut s = state();
-    let mut findings = ui_support::findings();
-    for found in &mut findings {
-        if &*found.pod.name == "redis-2" {
-            let mut pod = (*found.pod).clone();
+    ui_support::change_pods(&mut s, |pod| {
+        if &*pod.name == "redis-2" {
             pod.finalizers = Box::new(["example.com/backup-in-progress".into()]);
-            found.pod = std::sync::Arc::new(pod);
         }
-    }
-    update(
-        &mut s,
-        Event::Snapshot(ops_pod_cleaner::ui::Snapshot {
-            findings,
-            total_pods: 27,
-            clusters: ui_support::demo_synced(),
-            at: now(),
-            in_default_order: false,
-        }),
-    );
+    });
     assert!(
         press(&mut s, "2 D").is_empty(),
         "nothing to check: nothing can run"

@@ -298,28 +298,15 @@ fn a_missing_snapshot_fails() {
 fn the_longest_dialog_keeps_its_key_line_at_80x24() {
     let mut s = state();
     // redis-2 as a StatefulSet's pod with a volume claim: every warning a force delete has.
-    let mut findings = ui_support::findings();
-    for found in &mut findings {
-        if &*found.pod.name == "redis-2" {
-            let mut pod = (*found.pod).clone();
+    ui_support::change_pods(&mut s, |pod| {
+        if &*pod.name == "redis-2" {
             if let Some(owner) = pod.owner.as_mut() {
                 owner.kind = "StatefulSet".into();
                 owner.name = "redis".into();
             }
             pod.claims_volume = true;
-            found.pod = std::sync::Arc::new(pod);
         }
-    }
-    update(
-        &mut s,
-        Event::Snapshot(ops_pod_cleaner::ui::Snapshot {
-            findings,
-            total_pods: 27,
-            clusters: ui_support::demo_synced(),
-            at: now(),
-            in_default_order: false,
-        }),
-    );
+    });
     press(&mut s, "2 D");
     update(&mut s, Event::OptOuts(Ok(Vec::new())));
     let text = screen(&s, 80, 24);

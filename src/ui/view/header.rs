@@ -9,6 +9,7 @@ use ratatui::widgets::{Paragraph, Widget};
 use super::fit;
 use crate::ui::state::{State, WatchLine};
 use crate::ui::theme;
+use crate::worker::WorkerStatus;
 
 /// How a watch reads, with the error cut to `room` characters.
 pub(crate) fn watch_text(watch: &WatchLine, room: usize) -> (String, Style) {
@@ -87,8 +88,9 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
 
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     // Badges first: a narrow terminal cuts the end of the line, never them.
+    let worker = state.worker();
     let mut first = vec![Span::styled("ops-pod-cleaner", theme::title())];
-    if state.dry_run || state.worker().dry_run {
+    if state.dry_run || worker.dry_run {
         first.push(Span::raw(" "));
         first.push(Span::styled(" DRY-RUN ", theme::badge(Color::Yellow)));
     }
@@ -101,11 +103,10 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         first.push(Span::styled(" NO-AUDIT ", theme::badge(Color::Red)));
     }
     first.extend(clusters(state));
-    Paragraph::new(vec![Line::from(first), auto_line(state)]).render(area, buf);
+    Paragraph::new(vec![Line::from(first), auto_line(state, &worker)]).render(area, buf);
 }
 
-fn auto_line(state: &State) -> Line<'static> {
-    let w = &state.worker();
+fn auto_line(state: &State, w: &WorkerStatus) -> Line<'static> {
     let mut spans = vec![Span::raw("AUTO ")];
     spans.push(if w.master_auto {
         Span::styled("ON", theme::badge(Color::Green))

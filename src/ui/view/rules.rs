@@ -8,23 +8,16 @@ use crate::ui::state::State;
 use crate::ui::theme;
 
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
+    // Every cluster's worker as one, merged once for the whole pane.
+    let worker = state.worker();
     let block = Block::bordered()
         .title(format!(
             " Rules (chain order) · auto master {} · ←/→ panes ",
-            if state.worker().master_auto {
-                "ON"
-            } else {
-                "off"
-            }
+            if worker.master_auto { "ON" } else { "off" }
         ))
         .title_style(theme::title());
     let rows = state.chain.iter().enumerate().map(|(i, rule)| {
-        let status = state
-            .worker()
-            .rules
-            .get(&rule.kind)
-            .cloned()
-            .unwrap_or_default();
+        let status = worker.rules.get(&rule.kind).cloned().unwrap_or_default();
         let note = match (&status.paused, &status.held_reason, rule.enabled) {
             (_, _, false) => "disabled".to_string(),
             (Some(why), _, _) => format!("PAUSED: {why}"),

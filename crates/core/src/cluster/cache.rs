@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use super::Scope;
 use super::index::{Census, Index};
 use crate::pod::{Interner, PodRecord, WirePod};
-use crate::rules::{CauseClass, Finding, RuleKind, RuleSpec, cause, classify, default_chain};
+use crate::rules::{CauseClass, Finding, RuleKind, RuleSpec, cause_class, classify, default_chain};
 
 /// An abnormal pod, the cluster it is in, and what the chain found. Shared with the cache, so a
 /// copy for a reader costs reference counts, not the record.
@@ -173,9 +173,7 @@ impl Cache {
         }
         self.fold(BTreeMap::new(), |mut counts, pod| {
             if let Some(f) = classify(pod, chain, now) {
-                *counts
-                    .entry((f.rule, cause(pod, &f, now).class))
-                    .or_default() += 1;
+                *counts.entry((f.rule, cause_class(pod, &f))).or_default() += 1;
             }
             counts
         })

@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use super::cache::Abnormal;
 use crate::pod::PodRecord;
 use crate::pod::workload_label;
-use crate::rules::{CauseClass, RuleKind, RuleSpec, cause, classify, next_change};
+use crate::rules::{CauseClass, RuleKind, RuleSpec, cause_class, classify, next_change};
 
 /// How many pods that could be healthy (not Succeeded or Failed) each namespace and each
 /// workload holds: what the mass-failure breaker compares its matches with.
@@ -226,7 +226,7 @@ impl Index {
         if let Some(found) = found {
             *self.counts.entry(found.finding.rule).or_default() += 1;
             // One event classifies one pod: its cause is found here, once, not per scrape.
-            let class = cause(&found.pod, &found.finding, found.finding.since).class;
+            let class = cause_class(&found.pod, &found.finding);
             let key = (found.finding.rule, class);
             *self.causes.entry(key).or_default() += 1;
             self.cause_of.insert(uid.into(), key);

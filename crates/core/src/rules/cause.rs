@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::{Finding, RuleKind};
-use crate::pod::{ContainerRecord, ContainerState, PodRecord};
+use crate::pod::{ContainerRecord, ContainerState, PodRecord, Termination};
 
 /// A pod's cause: a class scripts can match, a detail for people, the fields it rests on,
 /// and the next step (a key of this product or a `kubectl` line).
@@ -93,16 +93,59 @@ impl std::fmt::Display for CauseClass {
     }
 }
 
-/// The cause of `finding` on `pod`.
+/// The class of `finding` on `pod`, allocating nothing: what the index keeps for every
+/// finding as pods change, and what a table row shows.
+pub fn cause_class(pod: &PodRecord, finding: &Finding) -> CauseClass {
+    match finding.rule {
+        RuleKind::ImagePull => match waiting(pod) {
+            Some((_, reason, message)) => pull_class(reason, message),
+            None => CauseClass::PullUnknown,
+        },
+        RuleKind::CrashLoop => match last_run(pod) {
+            Some((_, t)) if t.reason.as_deref() == Some("OOMKilled") => CauseClass::OomKilled,
+            Some((_, t)) if t.exit_code == 0 => CauseClass::ExitZero,
+            Some(_) => CauseClass::ExitCode,
+            None => CauseClass::CrashUnknown,
+        },
+        RuleKind::ConfigError => match waiting(pod) {
+            Some((_, _, message)) if message.starts_with("secret \"") => CauseClass::MissingSecret,
+            Some((_, _, message)) if message.starts_with("configmap \"") => {
+                CauseClass::MissingConfigMap
+            }
+            Some((_, _, message)) if message.starts_with("couldn't find key") => {
+                CauseClass::MissingKey
+            }
+            _ => CauseClass::ConfigUnknown,
+        },
+        RuleKind::Evicted => eviction_class(pod.message.as_deref().unwrap_or("")),
+        RuleKind::Terminating if !pod.finalizers.is_empty() => CauseClass::Finalizers,
+        RuleKind::Terminating if pod.reason.as_deref() == Some("NodeLost") => {
+            CauseClass::NodeUnreachable
+        }
+        RuleKind::Terminating => CauseClass::PastGrace,
+        RuleKind::Failed if pod.reason.as_deref() == Some("DeadlineExceeded") => {
+            CauseClass::DeadlineExceeded
+        }
+        RuleKind::Failed if failed_run(pod).is_some() => CauseClass::ExitCode,
+        RuleKind::Failed => CauseClass::FailedUnknown,
+        RuleKind::Pending if pod.unscheduled.is_some() => CauseClass::PendingUnknown,
+        RuleKind::Pending => CauseClass::NotScheduled,
+        RuleKind::Unknown => CauseClass::NodeUnreachable,
+    }
+}
+
+/// The cause of `finding` on `pod`, in words: its class, a detail, the fields it rests on and
+/// the next step. Made where it is shown (the details pane, `scan`), one pod at a time.
 pub fn cause(pod: &PodRecord, finding: &Finding, now: DateTime<Utc>) -> Cause {
+    let class = cause_class(pod, finding);
     let mut cause = match finding.rule {
-        RuleKind::ImagePull => image_pull(pod),
-        RuleKind::CrashLoop => crash(pod),
-        RuleKind::ConfigError => config(pod),
-        RuleKind::Evicted => eviction(pod),
-        RuleKind::Terminating => terminating(pod, now),
-        RuleKind::Failed => failed(pod),
-        RuleKind::Pending => pending(pod),
+        RuleKind::ImagePull => image_pull(pod, class),
+        RuleKind::CrashLoop => crash(pod, class),
+        RuleKind::ConfigError => config(pod, class),
+        RuleKind::Evicted => eviction(pod, class),
+        RuleKind::Terminating => terminating(pod, class, now),
+        RuleKind::Failed => failed(pod, class),
+        RuleKind::Pending => pending(pod, class),
         RuleKind::Unknown => unknown(pod),
     };
     // Never a step the pod's state contradicts: one already going is not deleted again.
@@ -144,6 +187,21 @@ fn waiting(pod: &PodRecord) -> Option<(&ContainerRecord, &str, &str)> {
     })
 }
 
+/// The first container with a run that ended, and how it ended.
+fn last_run(pod: &PodRecord) -> Option<(&ContainerRecord, &Termination)> {
+    pod.containers
+        .iter()
+        .find_map(|c| c.last_termination.as_ref().map(|t| (c, t)))
+}
+
+/// The first container of a failed pod that exited with an error.
+fn failed_run(pod: &PodRecord) -> Option<(&ContainerRecord, &Termination)> {
+    pod.containers.iter().find_map(|c| match &c.state {
+        ContainerState::Terminated(t) if t.exit_code != 0 => Some((c, t)),
+        _ => None,
+    })
+}
+
 fn waiting_source(c: &ContainerRecord) -> String {
     let list = if c.init {
         "initContainerStatuses"
@@ -153,39 +211,30 @@ fn waiting_source(c: &ContainerRecord) -> String {
     format!("status.{list}[{}].state.waiting", c.name)
 }
 
+/// Whether `text` holds any of `needles`, ASCII case aside, without allocating.
 fn contains_any(text: &str, needles: &[&str]) -> bool {
-    let text = text.to_ascii_lowercase();
-    needles.iter().any(|n| text.contains(n))
+    needles.iter().any(|needle| {
+        text.as_bytes()
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+    })
 }
 
-fn image_pull(pod: &PodRecord) -> Cause {
-    let scale = scale_hint(pod);
-    let Some((c, reason, message)) = waiting(pod) else {
-        return make(CauseClass::PullUnknown, "no container is waiting", scale);
-    };
-    let (class, detail) = match reason {
-        "InvalidImageName" => (
-            CauseClass::InvalidImageName,
-            "the image reference does not parse",
-        ),
-        "ErrImageNeverPull" => (
-            CauseClass::ImageNeverPull,
-            "imagePullPolicy Never, and the node does not have the image",
-        ),
+/// A pull failure by the kubelet's reason and containerd's words.
+fn pull_class(reason: &str, message: &str) -> CauseClass {
+    match reason {
+        "InvalidImageName" => CauseClass::InvalidImageName,
+        "ErrImageNeverPull" => CauseClass::ImageNeverPull,
         _ if contains_any(
             message,
             &["not found", "manifest unknown", "does not exist"],
         ) =>
         {
-            (
-                CauseClass::ImageNotFound,
-                "the registry has no such image or tag",
-            )
+            CauseClass::ImageNotFound
         }
-        _ if contains_any(message, &["toomanyrequests", "rate limit", "429"]) => (
-            CauseClass::RegistryRateLimit,
-            "the registry refuses more pulls for now",
-        ),
+        _ if contains_any(message, &["toomanyrequests", "rate limit", "429"]) => {
+            CauseClass::RegistryRateLimit
+        }
         _ if contains_any(
             message,
             &[
@@ -197,15 +246,9 @@ fn image_pull(pod: &PodRecord) -> Cause {
             ],
         ) =>
         {
-            (
-                CauseClass::RegistryAuth,
-                "the registry refused the credentials",
-            )
+            CauseClass::RegistryAuth
         }
-        _ if contains_any(message, &["x509", "certificate", "tls:"]) => (
-            CauseClass::RegistryTls,
-            "the registry's certificate is not trusted",
-        ),
+        _ if contains_any(message, &["x509", "certificate", "tls:"]) => CauseClass::RegistryTls,
         _ if contains_any(
             message,
             &[
@@ -217,16 +260,49 @@ fn image_pull(pod: &PodRecord) -> Cause {
             ],
         ) =>
         {
-            (
-                CauseClass::RegistryUnreachable,
-                "the node cannot reach the registry",
-            )
+            CauseClass::RegistryUnreachable
         }
         // `Back-off pulling image "x"`: the reason is in the kubelet's Failed Event.
-        _ => (
-            CauseClass::PullUnknown,
-            "the status does not say why the pull failed; the pod's Events do",
-        ),
+        _ => CauseClass::PullUnknown,
+    }
+}
+
+/// An eviction by the kubelet's words (pkg/kubelet/eviction/helpers.go).
+fn eviction_class(message: &str) -> CauseClass {
+    if message.contains("exceeded its local ephemeral storage limit")
+        || message.contains("exceeds the total limit of containers")
+        || message.contains("Usage of EmptyDir volume")
+    {
+        CauseClass::ContainerLimit
+    } else if message.starts_with("The node was low on resource: memory") {
+        CauseClass::NodeMemoryPressure
+    } else if message.starts_with("The node was low on resource: ephemeral-storage")
+        || message.starts_with("The node was low on resource: nodefs")
+        || message.starts_with("The node was low on resource: imagefs")
+        || message.contains("inodes")
+    {
+        CauseClass::NodeDiskPressure
+    } else if message.starts_with("The node was low on resource: pids") {
+        CauseClass::NodePidPressure
+    } else {
+        CauseClass::EvictedUnknown
+    }
+}
+
+fn image_pull(pod: &PodRecord, class: CauseClass) -> Cause {
+    let scale = scale_hint(pod);
+    let Some((c, reason, message)) = waiting(pod) else {
+        return make(class, "no container is waiting", scale);
+    };
+    let detail = match class {
+        CauseClass::InvalidImageName => "the image reference does not parse",
+        CauseClass::ImageNeverPull => "imagePullPolicy Never, and the node does not have the image",
+        CauseClass::ImageNotFound => "the registry has no such image or tag",
+        CauseClass::RegistryRateLimit => "the registry refuses more pulls for now",
+        CauseClass::RegistryAuth => "the registry refused the credentials",
+        CauseClass::RegistryTls => "the registry's certificate is not trusted",
+        CauseClass::RegistryUnreachable => "the node cannot reach the registry",
+        _ => "the status does not say why the pull failed; the pod's Events do",
     };
     let next = match class {
         CauseClass::PullUnknown => format!(
@@ -246,48 +322,43 @@ fn scale_hint(pod: &PodRecord) -> String {
     }
 }
 
-fn crash(pod: &PodRecord) -> Cause {
-    let ended = pod
-        .containers
-        .iter()
-        .find_map(|c| c.last_termination.as_ref().map(|t| (c, t)));
-    let Some((c, t)) = ended else {
-        return make(
-            CauseClass::CrashUnknown,
-            "no previous run is recorded",
-            logs_hint(pod),
-        );
+fn crash(pod: &PodRecord, class: CauseClass) -> Cause {
+    let Some((c, t)) = last_run(pod) else {
+        return make(class, "no previous run is recorded", logs_hint(pod));
     };
-    let source = format!("status.containerStatuses[{}].lastState.terminated", c.name);
+    let (detail, next) = match class {
+        CauseClass::OomKilled => (
+            format!(
+                "container {} ran out of memory (killed, exit {})",
+                c.name, t.exit_code
+            ),
+            "raise its memory limit, or find the leak; l shows the previous run's logs".into(),
+        ),
+        CauseClass::ExitZero => (
+            format!(
+                "container {} keeps finishing (exit 0) where it should keep running",
+                c.name
+            ),
+            "check its command: a server that returns; l shows the previous run's logs".into(),
+        ),
+        _ => (
+            format!(
+                "container {} exited with {}",
+                c.name,
+                exit_name(t.exit_code)
+            ),
+            logs_hint(pod),
+        ),
+    };
     let said = format!(
         "{} exit code {}",
         t.reason.as_deref().unwrap_or("-"),
         t.exit_code
     );
-    let cause = match (t.reason.as_deref(), t.exit_code) {
-        (Some("OOMKilled"), _) => make(
-            CauseClass::OomKilled,
-            format!(
-                "container {} ran out of memory (killed, exit {})",
-                c.name, t.exit_code
-            ),
-            "raise its memory limit, or find the leak; l shows the previous run's logs",
-        ),
-        (_, 0) => make(
-            CauseClass::ExitZero,
-            format!(
-                "container {} keeps finishing (exit 0) where it should keep running",
-                c.name
-            ),
-            "check its command: a server that returns; l shows the previous run's logs",
-        ),
-        (_, code) => make(
-            CauseClass::ExitCode,
-            format!("container {} exited with {}", c.name, exit_name(code)),
-            logs_hint(pod),
-        ),
-    };
-    cause.from(source, &said)
+    make(class, detail, next).from(
+        format!("status.containerStatuses[{}].lastState.terminated", c.name),
+        &said,
+    )
 }
 
 fn logs_hint(pod: &PodRecord) -> String {
@@ -309,10 +380,11 @@ fn exit_name(code: i32) -> String {
     format!("{code} ({signal})")
 }
 
-fn config(pod: &PodRecord) -> Cause {
+fn config(pod: &PodRecord, class: CauseClass) -> Cause {
     let Some((c, reason, message)) = waiting(pod) else {
-        return make(CauseClass::ConfigUnknown, "no container is waiting", "");
+        return make(class, "no container is waiting", "");
     };
+    // `secret "db-creds" not found`: the name is between the quotes.
     let named = |kind: &str| {
         message
             .split('"')
@@ -320,96 +392,71 @@ fn config(pod: &PodRecord) -> Cause {
             .map_or(kind.to_string(), |name| format!("{kind} {name}"))
     };
     let ns = &pod.namespace;
-    let (class, detail, next) = if message.starts_with("secret \"") {
-        let what = named("secret");
-        (
-            CauseClass::MissingSecret,
-            format!("{what} does not exist in {ns}"),
-            format!("create it: kubectl create {what} -n {ns} …"),
-        )
-    } else if message.starts_with("configmap \"") {
-        let what = named("configmap");
-        (
-            CauseClass::MissingConfigMap,
-            format!("{what} does not exist in {ns}"),
-            format!("create it: kubectl create {what} -n {ns} …"),
-        )
-    } else if message.starts_with("couldn't find key") {
-        (
-            CauseClass::MissingKey,
+    let (detail, next) = match class {
+        CauseClass::MissingSecret | CauseClass::MissingConfigMap => {
+            let kind = if class == CauseClass::MissingSecret {
+                "secret"
+            } else {
+                "configmap"
+            };
+            let what = named(kind);
+            (
+                format!("{what} does not exist in {ns}"),
+                format!("create it: kubectl create {what} -n {ns} …"),
+            )
+        }
+        CauseClass::MissingKey => (
             message.to_string(),
             "add the key, or fix the reference in the workload".to_string(),
-        )
-    } else {
-        (
-            CauseClass::ConfigUnknown,
+        ),
+        _ => (
             "the container's configuration cannot be built".to_string(),
             format!("kubectl describe pod {} -n {ns}", pod.name),
-        )
+        ),
     };
     make(class, detail, next).from(waiting_source(c), &format!("{reason}: {message}"))
 }
 
-fn eviction(pod: &PodRecord) -> Cause {
-    let message = pod.message.as_deref().unwrap_or("");
-    // The kubelet's words (pkg/kubelet/eviction/helpers.go).
-    let class = if message.contains("exceeded its local ephemeral storage limit")
-        || message.contains("exceeds the total limit of containers")
-        || message.contains("Usage of EmptyDir volume")
-    {
-        CauseClass::ContainerLimit
-    } else if message.starts_with("The node was low on resource: memory") {
-        CauseClass::NodeMemoryPressure
-    } else if message.starts_with("The node was low on resource: ephemeral-storage")
-        || message.starts_with("The node was low on resource: nodefs")
-        || message.starts_with("The node was low on resource: imagefs")
-        || message.contains("inodes")
-    {
-        CauseClass::NodeDiskPressure
-    } else if message.starts_with("The node was low on resource: pids") {
-        CauseClass::NodePidPressure
-    } else {
-        CauseClass::EvictedUnknown
-    };
+fn eviction(pod: &PodRecord, class: CauseClass) -> Cause {
     let node = pod.node.as_deref().unwrap_or("its node");
     let detail = match class {
         CauseClass::ContainerLimit => "a container or emptyDir went over its own limit".into(),
         CauseClass::EvictedUnknown => "evicted; the status does not say why".into(),
         _ => format!("{node} ran short and the kubelet evicted pods"),
     };
-    let cause = make(
+    make(
         class,
         detail,
         "d deletes this finished pod (its workload has replaced it)",
-    );
-    cause.from("status.message", message)
+    )
+    .from("status.message", pod.message.as_deref().unwrap_or(""))
 }
 
-fn terminating(pod: &PodRecord, now: DateTime<Utc>) -> Cause {
+fn terminating(pod: &PodRecord, class: CauseClass, now: DateTime<Utc>) -> Cause {
     let since = pod
         .deletion
         .map(|d| crate::rules::format_age(now - d))
         .unwrap_or_else(|| "-".into());
-    if !pod.finalizers.is_empty() {
-        let names = pod.finalizers.join(", ");
-        return make(
-            CauseClass::Finalizers,
-            format!("held by finalizers {names} (deleting for {since})"),
-            "F removes the finalizers once what they guard is handled",
-        )
-        .from("metadata.finalizers", &names);
+    match class {
+        CauseClass::Finalizers => {
+            let names = pod.finalizers.join(", ");
+            make(
+                class,
+                format!("held by finalizers {names} (deleting for {since})"),
+                "F removes the finalizers once what they guard is handled",
+            )
+            .from("metadata.finalizers", &names)
+        }
+        CauseClass::NodeUnreachable => unknown(pod),
+        _ => make(
+            class,
+            format!("deleting for {since}, past its grace period"),
+            match pod.must_run_once() {
+                true => "check its node first (kubectl get node); D once it is gone",
+                false => "D force-deletes it",
+            },
+        ),
     }
-    if pod.reason.as_deref() == Some("NodeLost") {
-        return unknown(pod);
-    }
-    make(
-        CauseClass::PastGrace,
-        format!("deleting for {since}, past its grace period"),
-        match pod.must_run_once() {
-            true => "check its node first (kubectl get node); D once it is gone",
-            false => "D force-deletes it",
-        },
-    )
 }
 
 fn unknown(pod: &PodRecord) -> Cause {
@@ -422,22 +469,16 @@ fn unknown(pod: &PodRecord) -> Cause {
     .from("status.reason", pod.reason.as_deref().unwrap_or("-"))
 }
 
-fn failed(pod: &PodRecord) -> Cause {
-    if pod.reason.as_deref() == Some("DeadlineExceeded") {
-        return make(
-            CauseClass::DeadlineExceeded,
+fn failed(pod: &PodRecord, class: CauseClass) -> Cause {
+    match (class, failed_run(pod)) {
+        (CauseClass::DeadlineExceeded, _) => make(
+            class,
             "ran past activeDeadlineSeconds",
             "d deletes it; raise the deadline if the work needs longer",
         )
-        .from("status.reason", "DeadlineExceeded");
-    }
-    let ended = pod.containers.iter().find_map(|c| match &c.state {
-        ContainerState::Terminated(t) if t.exit_code != 0 => Some((c, t)),
-        _ => None,
-    });
-    match ended {
-        Some((c, t)) => make(
-            CauseClass::ExitCode,
+        .from("status.reason", "DeadlineExceeded"),
+        (_, Some((c, t))) => make(
+            class,
             format!(
                 "container {} exited with {}",
                 c.name,
@@ -452,24 +493,20 @@ fn failed(pod: &PodRecord) -> Cause {
             format!("status.containerStatuses[{}].state.terminated", c.name),
             &format!("exit code {}", t.exit_code),
         ),
-        None => make(
-            CauseClass::FailedUnknown,
-            "failed; the status does not say why",
-            "d deletes it",
-        ),
+        (_, None) => make(class, "failed; the status does not say why", "d deletes it"),
     }
 }
 
-fn pending(pod: &PodRecord) -> Cause {
-    match &pod.unscheduled {
-        Some(_) => make(
-            CauseClass::PendingUnknown,
+fn pending(pod: &PodRecord, class: CauseClass) -> Cause {
+    match class {
+        CauseClass::PendingUnknown => make(
+            class,
             "the scheduler found no node; its reasons are in the FailedScheduling Event",
             format!("kubectl describe pod {} -n {}", pod.name, pod.namespace),
         )
         .from("status.conditions[PodScheduled]", "False"),
-        None => make(
-            CauseClass::NotScheduled,
+        _ => make(
+            class,
             "not scheduled yet: no verdict from the scheduler",
             "wait; kubectl get events -n … --field-selector reason=FailedScheduling",
         ),

@@ -5,7 +5,7 @@ mod classify;
 mod spec;
 mod verb;
 
-pub use cause::{Cause, CauseClass, Evidence, cause};
+pub use cause::{Cause, CauseClass, Evidence, cause, cause_class};
 pub(crate) use classify::next_change;
 pub use classify::{Finding, classify};
 pub use spec::{ActionKind, NamespaceFilter, RuleKind, RuleSpec};
