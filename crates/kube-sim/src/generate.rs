@@ -5,6 +5,10 @@
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 
+mod events;
+
+pub use events::{event_list_pages, pod_events, warning_events};
+
 /// Which state a generated pod is in. About one pod in ten is abnormal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
@@ -36,15 +40,59 @@ impl Shape {
     }
 }
 
+/// Who pod number `i` is: what its Events refer to as well.
+struct Ident {
+    app: &'static str,
+    namespace: String,
+    hash: String,
+    name: String,
+    uid: String,
+    node: String,
+    created: DateTime<Utc>,
+}
+
+impl Ident {
+    fn of(i: usize, now: DateTime<Utc>) -> Self {
+        let app = APPS[i % APPS.len()];
+        let hash = format!("{:010x}", (i / 3 * 2_654_435_761) % 0xff_ffff_ffff);
+        Self {
+            app,
+            namespace: format!("team-{:02}", (i / 7) % 50),
+            name: format!("{app}-{}-{}", &hash[..9], suffix(i)),
+            hash,
+            uid: format!(
+                "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+                i,
+                i % 0xffff,
+                i % 0xfff,
+                (i * 7) % 0xfff,
+                i * 31
+            ),
+            node: format!("node-{:03}", i % 500),
+            created: now - Duration::minutes(30 + (i % 10_000) as i64),
+        }
+    }
+
+    fn image(&self) -> String {
+        format!("registry.example.com/shop/{}:4.12.3", self.app)
+    }
+}
+
+fn stamp(d: DateTime<Utc>) -> String {
+    d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
 /// Pod number `i` of a generated cluster, as the API server would return it.
 pub fn realistic_pod(i: usize, now: DateTime<Utc>) -> Value {
-    let app = APPS[i % APPS.len()];
-    let namespace = format!("team-{:02}", (i / 7) % 50);
-    let hash = format!("{:010x}", (i / 3 * 2_654_435_761) % 0xff_ffff_ffff);
-    let name = format!("{app}-{}-{}", &hash[..9], suffix(i));
-    let node = format!("node-{:03}", i % 500);
-    let created = now - Duration::minutes(30 + (i % 10_000) as i64);
-    let t = |d: DateTime<Utc>| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let Ident {
+        app,
+        namespace,
+        hash,
+        name,
+        uid,
+        node,
+        created,
+    } = Ident::of(i, now);
     let mut pod = json!({
         "kind": "Pod",
         "apiVersion": "v1",
@@ -52,9 +100,9 @@ pub fn realistic_pod(i: usize, now: DateTime<Utc>) -> Value {
             "name": name,
             "generateName": format!("{app}-{}-", &hash[..9]),
             "namespace": namespace,
-            "uid": format!("{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}", i, i % 0xffff, i % 0xfff, (i * 7) % 0xfff, i * 31),
+            "uid": uid,
             "resourceVersion": (1_000_000 + i).to_string(),
-            "creationTimestamp": t(created),
+            "creationTimestamp": stamp(created),
             "labels": {
                 "app": app, "app.kubernetes.io/name": app, "app.kubernetes.io/instance": format!("{app}-prod"),
                 "app.kubernetes.io/version": "4.12.3", "pod-template-hash": &hash[..9], "team": namespace,
@@ -63,17 +111,17 @@ pub fn realistic_pod(i: usize, now: DateTime<Utc>) -> Value {
             "annotations": {
                 "prometheus.io/scrape": "true", "prometheus.io/port": "9090", "prometheus.io/path": "/metrics",
                 "checksum/config": "8f14e45fceea167a5a36dedd4bea2543f3c5e0d27e0b9a4c1f0d7e6b3a2c1d0e",
-                "kubectl.kubernetes.io/restartedAt": t(created),
+                "kubectl.kubernetes.io/restartedAt": stamp(created),
                 "sidecar.istio.io/status": "{\"initContainers\":[\"istio-init\"],\"containers\":[\"istio-proxy\"],\"volumes\":[\"istio-envoy\",\"istio-data\",\"istio-podinfo\",\"istio-token\",\"istiod-ca-cert\"]}",
             },
             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("{app}-{}", &hash[..9]),
                                  "uid": format!("rs-{:08x}", i / 3), "controller": true, "blockOwnerDeletion": true}],
-            "managedFields": managed_fields(&t(created)),
+            "managedFields": managed_fields(&stamp(created)),
         },
         "spec": spec(app, &node),
-        "status": running_status(app, &node, i, &t(created)),
+        "status": running_status(app, &node, i, &stamp(created)),
     });
-    shape(&mut pod, Shape::of(i), now);
+    shape(&mut pod, Shape::of(i), now, i);
     pod
 }
 
@@ -83,25 +131,30 @@ pub fn list_pages(n: usize, page: usize, now: DateTime<Utc>) -> Vec<Vec<u8>> {
     let pages = n.div_ceil(page.max(1));
     (0..pages)
         .map(|p| {
-            let more = if p + 1 < pages {
-                json!(format!("page-{}", p + 1))
-            } else {
-                Value::Null
-            };
-            let metadata = json!({"resourceVersion": "2000000", "continue": more});
-            let mut out =
-                format!(r#"{{"kind":"PodList","apiVersion":"v1","metadata":{metadata},"items":["#)
-                    .into_bytes();
-            for i in p * page..((p + 1) * page).min(n) {
-                if i > p * page {
-                    out.push(b',');
-                }
-                serde_json::to_writer(&mut out, &realistic_pod(i, now)).unwrap_or_default();
-            }
-            out.extend_from_slice(b"]}");
-            out
+            let pods = (p * page..((p + 1) * page).min(n)).map(|i| realistic_pod(i, now));
+            list_page("PodList", p, pages, pods)
         })
         .collect()
+}
+
+/// Page `p` of `pages` of a list of `kind`, continued by the token `page-{p + 1}`.
+fn list_page(kind: &str, p: usize, pages: usize, items: impl Iterator<Item = Value>) -> Vec<u8> {
+    let more = if p + 1 < pages {
+        json!(format!("page-{}", p + 1))
+    } else {
+        Value::Null
+    };
+    let metadata = json!({"resourceVersion": "2000000", "continue": more});
+    let mut out = format!(r#"{{"kind":"{kind}","apiVersion":"v1","metadata":{metadata},"items":["#)
+        .into_bytes();
+    for (k, item) in items.enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, &item).unwrap_or_default();
+    }
+    out.extend_from_slice(b"]}");
+    out
 }
 
 /// The items of a page from [`list_pages`], without the brackets: what a server that ignores
@@ -229,15 +282,19 @@ fn running_status(app: &str, node: &str, i: usize, at: &str) -> Value {
 }
 
 /// Turn a healthy pod into `shape`, with times well past every default threshold.
-fn shape(pod: &mut Value, shape: Shape, now: DateTime<Utc>) {
-    let long_ago = (now - Duration::hours(2)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+fn shape(pod: &mut Value, shape: Shape, now: DateTime<Utc>, i: usize) {
+    let long_ago = stamp(now - Duration::hours(2));
     let waiting =
         |reason: &str, message: &str| json!({"waiting": {"reason": reason, "message": message}});
     match shape {
         Shape::Healthy => {}
+        // The kubelet's bare back-off message: the reason is in its Failed Event.
         Shape::ImagePull => stalled(
             pod,
-            waiting("ImagePullBackOff", "Back-off pulling image"),
+            waiting(
+                "ImagePullBackOff",
+                &format!("Back-off pulling image \"{}\"", Ident::of(i, now).image()),
+            ),
             "Pending",
             &long_ago,
         ),
@@ -250,10 +307,7 @@ fn shape(pod: &mut Value, shape: Shape, now: DateTime<Utc>) {
         Shape::CrashLoop => {
             stalled(
                 pod,
-                waiting(
-                    "CrashLoopBackOff",
-                    "back-off 5m0s restarting failed container",
-                ),
+                waiting("CrashLoopBackOff", &events::back_off_message(i, now)),
                 "Running",
                 &long_ago,
             );
@@ -272,7 +326,7 @@ fn shape(pod: &mut Value, shape: Shape, now: DateTime<Utc>) {
         Shape::Pending => {
             pod["status"] = json!({"phase": "Pending", "qosClass": "Burstable", "conditions": [{"type": "PodScheduled",
                 "status": "False", "reason": "Unschedulable", "lastTransitionTime": long_ago,
-                "message": "0/500 nodes are available: 500 Insufficient memory. preemption: 0/500 nodes are available."}]});
+                "message": events::SCHEDULER_VERDICT}]});
             pod["spec"]["nodeName"] = Value::Null;
         }
         Shape::Failed => {

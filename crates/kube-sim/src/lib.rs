@@ -5,7 +5,8 @@
 //! API semantics: one resourceVersion counter, a bounded change history for watches and
 //! consistent paging, graceful pod deletion run by per-node "kubelets", finalizers,
 //! preconditions, and controllers for ReplicaSets, Deployments, StatefulSets,
-//! ReplicationControllers and Argo Rollouts. [`SimServer`] serves it over HTTP on
+//! ReplicationControllers and Argo Rollouts; [`SimCluster::record_pod_event`] writes a pod's
+//! Events as its kubelet or the scheduler would. [`SimServer`] serves it over HTTP on
 //! loopback so an unchanged `kube::Client` can talk to it. [`Faults`] injects RBAC
 //! denials, throttling, errors, latency and watch trouble. [`demo`] holds the two `--demo`
 //! scenarios; [`generate`] makes realistic pods in bulk as the API server would send them.
@@ -15,6 +16,7 @@ mod controllers;
 pub mod demo;
 mod discovery;
 mod error;
+mod events;
 mod eviction;
 mod extras;
 mod faults;
@@ -28,6 +30,7 @@ mod objects;
 mod ops;
 mod patch;
 mod pods;
+mod pull;
 mod query;
 mod resources;
 mod router;
@@ -42,6 +45,7 @@ mod workloads;
 
 pub use cluster::{DEFAULT_NODES, PodShaper, SimCluster, StreamingLists};
 pub use error::{Error, Result};
+pub use events::{Component, EventKind, PodEvent, SCHEDULER_HOST};
 pub use faults::{Faults, Injected, USER};
 pub use server::SimServer;
 pub use status::ApiError;

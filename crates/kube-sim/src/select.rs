@@ -191,7 +191,11 @@ impl FieldSelector {
 
     pub fn matches(&self, obj: &Value) -> bool {
         self.reqs.iter().all(|(field, eq, want)| {
-            let pointer = format!("/{}", field.replace('.', "/"));
+            // An Event's `source` field is its source's component, as the API server indexes it.
+            let pointer = match field.as_str() {
+                "source" => "/source/component".to_string(),
+                f => format!("/{}", f.replace('.', "/")),
+            };
             (meta::str_at(obj, &pointer) == want) == *eq
         })
     }

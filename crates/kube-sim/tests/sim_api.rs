@@ -7,14 +7,14 @@ use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
 };
-use k8s_openapi::api::core::v1::{ContainerStateWaiting, Pod};
+use k8s_openapi::api::core::v1::{ContainerStateWaiting, Event, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{
     Api, DeleteParams, DynamicObject, EvictParams, ListParams, Patch, PatchParams, PostParams,
     Preconditions, WatchEvent, WatchParams,
 };
 use kube::core::GroupVersionKind;
-use kube_sim::{Injected, SimCluster, SimServer, StreamingLists};
+use kube_sim::{Injected, PodEvent, SimCluster, SimServer, StreamingLists};
 use serde_json::{Value, json};
 
 async fn start() -> (SimCluster, SimServer) {
@@ -1149,4 +1149,88 @@ async fn logs_are_served_as_the_api_server_serves_them() {
         pods.logs("web", &previous).await.unwrap(),
         "the run before\n"
     );
+}
+
+/// The next `n` events of a watch that are not bookmarks, as `TYPE reason count`.
+async fn next_events<S>(stream: &mut S, n: usize) -> Vec<String>
+where
+    S: futures::Stream<Item = kube::Result<WatchEvent<Event>>> + Unpin,
+{
+    let mut out = Vec::new();
+    let line = |kind: &str, e: &Event| {
+        let count = e.count.or(e.series.as_ref().and_then(|s| s.count));
+        format!(
+            "{kind} {} {}",
+            e.reason.as_deref().unwrap_or(""),
+            count.unwrap_or(1)
+        )
+    };
+    while out.len() < n {
+        match stream.try_next().await.unwrap().expect("an event") {
+            WatchEvent::Added(e) => out.push(line("ADDED", &e)),
+            WatchEvent::Modified(e) => out.push(line("MODIFIED", &e)),
+            WatchEvent::Deleted(e) => out.push(line("DELETED", &e)),
+            WatchEvent::Bookmark(_) => {}
+            WatchEvent::Error(e) => panic!("watch error {e:?}"),
+        }
+    }
+    out
+}
+
+/// What the product watches to learn a pod's cause: Warning Events about pods, listed (paged)
+/// then watched (plainly, per namespace, or as a streaming list). A kubelet Event shows ADDED
+/// then MODIFIED with count 2 as the kubelet aggregates a repeat; Normal ones never show.
+#[tokio::test]
+async fn pod_warning_events_list_and_watch_with_a_field_selector() {
+    let (cluster, server) = start().await;
+    cluster.create_pod(running_pod("default", "web-1", json!({})));
+    let selector = "type=Warning,involvedObject.kind=Pod";
+    let verdict = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are \
+                   available: 3 No preemption victims found for incoming pod.";
+    let scheduling = PodEvent::warning("FailedScheduling", verdict).from_scheduler();
+    let pulling = PodEvent::normal("Pulling", "Pulling image \"nginx:1.27\"").container("app");
+    for event in [scheduling, pulling] {
+        assert!(
+            cluster
+                .record_pod_event("default", "web-1", event)
+                .is_some()
+        );
+    }
+
+    let events: Api<Event> = Api::all(server.client());
+    let mut listed = Vec::new();
+    let mut params = ListParams::default().fields(selector).limit(1);
+    let rv = loop {
+        let page = events.list(&params).await.unwrap();
+        listed.extend(page.items.iter().filter_map(|e| e.reason.clone()));
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => break page.metadata.resource_version.unwrap(),
+        }
+    };
+    assert_eq!(listed, ["FailedScheduling"]);
+
+    let watch = WatchParams::default().fields(selector).timeout(5);
+    let mut plain = events.watch(&watch, &rv).await.unwrap().boxed();
+    let namespaced: Api<Event> = Api::namespaced(server.client(), "default");
+    let mut in_ns = namespaced.watch(&watch, &rv).await.unwrap().boxed();
+    let streaming = WatchParams::streaming_lists().fields(selector).timeout(5);
+    let mut stream = events.watch(&streaming, "0").await.unwrap().boxed();
+    assert_eq!(
+        next_events(&mut stream, 1).await,
+        ["ADDED FailedScheduling 1"]
+    );
+
+    let pull = PodEvent::warning("Failed", "Failed to pull image \"nginx:1.27\": not found")
+        .from_kubelet()
+        .container("app");
+    cluster.record_pod_event("default", "web-1", pull.clone());
+    let back_off = PodEvent::normal("BackOff", "Back-off pulling image \"nginx:1.27\"");
+    cluster.record_pod_event("default", "web-1", back_off.container("app"));
+    let again = cluster.record_pod_event("default", "web-1", pull).unwrap();
+    assert_eq!(again.count, Some(2));
+    let want = ["ADDED Failed 1", "MODIFIED Failed 2"];
+    assert_eq!(next_events(&mut plain, 2).await, want);
+    assert_eq!(next_events(&mut in_ns, 2).await, want);
+    assert_eq!(next_events(&mut stream, 2).await, want);
 }

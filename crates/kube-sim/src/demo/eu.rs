@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::shape::{Fault, ImageFault};
 use super::{Churn, Scenario, SimCluster, failed_job, stamp, typed, unschedulable};
+use crate::pull::{PullError, Runtime};
 
 /// The node this cluster loses: pods there stay Terminating and show NodeLost.
 const LOST_NODE: &str = "sim-node-3";
@@ -40,6 +41,14 @@ pub(super) const SCENARIO: Scenario = Scenario {
             1,
             "registry.local/platform/metrics-agent:1.9",
         ),
+        ("platform", "edge-cache", 1, "varnish:7.6"),
+        (
+            "payments",
+            "fraud-scorer",
+            1,
+            "registry.internal.example/payments/fraud-scorer:2.4.0",
+        ),
+        ("shop", "reviews", 2, "registry.local/shop/reviews:3.1.0"),
     ],
     statefulsets: &[("data", "redis", 3, "registry.local/data/redis:7.2")],
     faults: FAULTS,
@@ -56,7 +65,26 @@ const FAULTS: &[ImageFault] = &[
     (
         "-typo",
         Fault::ImagePull {
-            detail: "not found",
+            runtime: Runtime::Containerd,
+            error: PullError::NotFound,
+            back_off: false,
+        },
+    ),
+    // Docker Hub's anonymous pull limit: only the kubelet's Failed Event says so.
+    (
+        "varnish:",
+        Fault::ImagePull {
+            runtime: Runtime::Containerd,
+            error: PullError::RateLimited,
+            back_off: true,
+        },
+    ),
+    (
+        "registry.internal.example/",
+        Fault::ImagePull {
+            runtime: Runtime::Containerd,
+            error: PullError::NoSuchHost,
+            back_off: true,
         },
     ),
     (
@@ -65,6 +93,14 @@ const FAULTS: &[ImageFault] = &[
             restarts: 6,
             last_reason: "OOMKilled",
             exit_code: 137,
+            memory_limit: Some("256Mi"),
+        },
+    ),
+    (
+        "shop/reviews",
+        Fault::Liveness {
+            restarts: 5,
+            output: "HTTP probe failed with statuscode: 503",
         },
     ),
     (
@@ -81,13 +117,16 @@ fn standing(cluster: &SimCluster, now: DateTime<Utc>) -> Vec<Value> {
     let ago = |minutes: i64| stamp(now - chrono::Duration::minutes(minutes));
     let mut pods = Vec::new();
     if let Some((rs, uid)) = replicaset_of(cluster, "shop", "web") {
-        for (suffix, minutes) in [("k2x8p", 95), ("q7m4t", 41), ("z9c2w", 7)] {
+        for (n, (suffix, minutes)) in [("k2x8p", 95), ("q7m4t", 41), ("z9c2w", 7)]
+            .into_iter()
+            .enumerate()
+        {
+            let message = super::eviction_message("web", n as u64);
             pods.push(evicted(
-                &format!("{rs}-{suffix}"),
-                "shop",
-                &rs,
-                &uid,
+                (&format!("{rs}-{suffix}"), "shop"),
+                (&rs, &uid),
                 &ago(minutes),
+                &message,
             ));
         }
     }
@@ -104,14 +143,28 @@ fn standing(cluster: &SimCluster, now: DateTime<Utc>) -> Vec<Value> {
         "spec": {"nodeName": "sim-node-1", "containers": [{"name": "agent", "image": "registry.local/data/backup:3.0"}]},
         "status": {"phase": "Running", "startTime": ago(900)},
     }));
+    // The scheduler's verdicts (pkg/scheduler/framework/types.go, FitError): reasons counted
+    // per node and sorted; the lost node fails on its taint first. Then preemption's.
     let mut trainer = unschedulable(
         ("ml", "trainer-gpu-0"),
         ("trainer", "registry.local/ml/trainer:0.9"),
         &ago(25),
-        "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
+        "0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, \
+         2 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 1 Preemption is not \
+         helpful for scheduling, 2 No preemption victims found for incoming pod.",
     );
     trainer["spec"]["containers"][0]["resources"] = json!({"limits": {"nvidia.com/gpu": "4"}});
     pods.push(trainer);
+    let mut analytics = unschedulable(
+        ("data", "analytics-db-0"),
+        ("clickhouse", "registry.local/data/clickhouse:24.8"),
+        &ago(18),
+        "0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, \
+         2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: \
+         3 Preemption is not helpful for scheduling.",
+    );
+    analytics["spec"]["nodeSelector"] = json!({"node.kubernetes.io/instance-type": "r6i.4xlarge"});
+    pods.push(analytics);
     pods.push(failed_job(
         ("batch", "nightly-report-28345-x7k2q"),
         ("report", "registry.local/batch/report:2.2"),
@@ -158,13 +211,13 @@ fn replicaset_of(cluster: &SimCluster, ns: &str, deployment: &str) -> Option<(St
     })
 }
 
-fn evicted(name: &str, ns: &str, rs: &str, rs_uid: &str, at: &str) -> Value {
+fn evicted((name, ns): (&str, &str), (rs, rs_uid): (&str, &str), at: &str, message: &str) -> Value {
     json!({
         "metadata": {"name": name, "namespace": ns, "creationTimestamp": at, "labels": {"app": "web"},
                      "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs, "uid": rs_uid,
                                           "controller": true, "blockOwnerDeletion": true}]},
         "spec": {"nodeName": "sim-node-2", "containers": [{"name": "web", "image": "registry.local/shop/web:2.3.1"}]},
         "status": {"phase": "Failed", "reason": "Evicted", "startTime": at,
-                   "message": "The node was low on resource: memory. Threshold quantity: 100Mi, available: 88Mi."},
+                   "message": message},
     })
 }

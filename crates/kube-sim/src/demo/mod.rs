@@ -2,21 +2,26 @@
 //! workloads, its own mix of abnormal pods, and churn that keeps producing more.
 
 mod eu;
+mod events;
 mod shape;
+#[cfg(test)]
+mod tests;
 mod us;
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::{ContainerState, ContainerStateTerminated, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use super::{Error, Result, SimCluster, SimServer};
-use shape::{ImageFault, shaper};
+use shape::{ImageFault, dress, fault_of, shaper};
 
 /// The demo's contexts, in the order `--demo` opens them.
 pub const CONTEXTS: [&str; 2] = [eu::SCENARIO.name, us::SCENARIO.name];
@@ -94,14 +99,14 @@ pub async fn start() -> Result<Demo> {
 pub async fn start_named(name: &str) -> Result<Demo> {
     let scenario = scenario(name)?;
     let cluster = SimCluster::new();
-    seed(scenario, &cluster, Utc::now());
+    let seen = seed(scenario, &cluster, Utc::now());
     let server = SimServer::start(cluster.clone())
         .await
         .map_err(|source| Error::Start {
             name: name.to_string(),
             source,
         })?;
-    let churn = tokio::spawn(churn(scenario, cluster));
+    let churn = tokio::spawn(churn(scenario, cluster, seen));
     Ok(Demo {
         name: scenario.name,
         server,
@@ -116,20 +121,30 @@ fn scenario(name: &str) -> Result<&'static Scenario> {
         .ok_or_else(|| Error::UnknownDemo(name.to_string()))
 }
 
-/// Seed the scenario as it would look after the cluster has been running for a while.
-fn seed(scenario: &'static Scenario, cluster: &SimCluster, now: DateTime<Utc>) {
+/// Seed the scenario as it would look after the cluster has been running for a while, Events
+/// included; returns the uids of the pods whose Events are recorded.
+fn seed(scenario: &'static Scenario, cluster: &SimCluster, now: DateTime<Utc>) -> BTreeSet<String> {
     let seeding = Arc::new(AtomicBool::new(true));
     cluster.set_pod_shaper(shaper(scenario.faults, seeding.clone()));
     if let Some(node) = scenario.lost_node {
         cluster.set_node_alive(node, false);
     }
+    let dressed = |mut workload: Value, image: &str| {
+        if let Some(fault) = fault_of(scenario.faults, image) {
+            dress(
+                &mut workload["spec"]["template"]["spec"]["containers"][0],
+                fault,
+            );
+        }
+        workload
+    };
     for &(ns, name, replicas, image) in scenario.deployments {
-        if let Some(d) = typed(deployment(ns, name, replicas, image)) {
+        if let Some(d) = typed(dressed(deployment(ns, name, replicas, image), image)) {
             cluster.create_deployment(d);
         }
     }
     for &(ns, name, replicas, image) in scenario.statefulsets {
-        if let Some(set) = typed(statefulset(ns, name, replicas, image)) {
+        if let Some(set) = typed(dressed(statefulset(ns, name, replicas, image), image)) {
             cluster.create_statefulset(set);
         }
     }
@@ -150,10 +165,14 @@ fn seed(scenario: &'static Scenario, cluster: &SimCluster, now: DateTime<Utc>) {
             cluster.create_pod(pod);
         }
     }
+    let mut seen = BTreeSet::new();
+    events::catch_up(cluster, scenario.faults, &mut seen);
+    seen
 }
 
-/// Every tick something may happen: restarts climb, pods get evicted or stuck.
-async fn churn(scenario: &'static Scenario, cluster: SimCluster) {
+/// Every tick something may happen: restarts climb, pods get evicted or stuck, kubelets and
+/// the scheduler retry and say so in Events.
+async fn churn(scenario: &'static Scenario, cluster: SimCluster, mut seen: BTreeSet<String>) {
     let mut tick: u64 = 0;
     let mut interval = tokio::time::interval(TICK);
     loop {
@@ -161,6 +180,7 @@ async fn churn(scenario: &'static Scenario, cluster: SimCluster) {
         tick += 1;
         if tick.is_multiple_of(5) {
             bump_restarts(&cluster);
+            events::retry(&cluster, scenario.faults);
         }
         if let Some((ns, deployment)) = scenario.churn.evict
             && tick.is_multiple_of(8)
@@ -173,6 +193,8 @@ async fn churn(scenario: &'static Scenario, cluster: SimCluster) {
         {
             strand(&cluster, tick);
         }
+        // New pods from controllers and churn get their Events as they turn abnormal.
+        events::catch_up(&cluster, scenario.faults, &mut seen);
     }
 }
 
@@ -218,13 +240,12 @@ fn evict_one(cluster: &SimCluster, ns: &str, deployment: &str, tick: u64) {
     let Some((ns, name)) = ns_name(running[(tick as usize / 8) % running.len()]) else {
         return;
     };
+    let message = eviction_message(deployment, tick);
+    let now = Time(k8s_openapi::jiff::Timestamp::now());
     cluster.update_pod_status(&ns, &name, |status| {
         status.phase = Some("Failed".into());
         status.reason = Some("Evicted".into());
-        status.message = Some(
-            "The node was low on resource: memory. Threshold quantity: 100Mi, available: 91Mi."
-                .into(),
-        );
+        status.message = Some(message);
         status.conditions = None;
         for c in status.container_statuses.iter_mut().flatten() {
             c.ready = false;
@@ -232,12 +253,25 @@ fn evict_one(cluster: &SimCluster, ns: &str, deployment: &str, tick: u64) {
                 terminated: Some(ContainerStateTerminated {
                     reason: Some("Evicted".into()),
                     exit_code: 137,
+                    finished_at: Some(now.clone()),
                     ..Default::default()
                 }),
                 ..Default::default()
             });
         }
     });
+}
+
+/// The eviction manager's message (pkg/kubelet/eviction/helpers.go), trailing space and all:
+/// the node's signal, then the container using the most beyond its request (none here: 0).
+fn eviction_message(container: &str, n: u64) -> String {
+    let available = 91_340 - (n % 7) * 1_313;
+    let using = 1_893_412 + (n % 5) * 20_480;
+    format!(
+        "The node was low on resource: memory. Threshold quantity: 100Mi, available: \
+         {available}Ki. Container {container} was using {using}Ki, request is 0, has larger \
+         consumption of memory. "
+    )
 }
 
 fn stranded(cluster: &SimCluster) -> usize {

@@ -8,22 +8,32 @@ use chrono::Utc;
 use k8s_openapi::api::core::v1::{
     ContainerState, ContainerStateTerminated, ContainerStateWaiting, Pod,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::stamp;
+use crate::pull::{PullError, Runtime, runtime_error};
 
 /// Why the containers of an image never run.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Fault {
-    /// The image cannot be pulled; `detail` is the registry's answer as containerd reports
-    /// it, after the reference.
-    ImagePull { detail: &'static str },
-    /// The container keeps dying: `restarts` so far, and how it last ended.
+    /// The image cannot be pulled: the runtime's `error`. In `ErrImagePull` (the status says
+    /// why), or in `ImagePullBackOff` (`back_off`: only the kubelet's Event says why).
+    ImagePull {
+        runtime: Runtime,
+        error: PullError,
+        back_off: bool,
+    },
+    /// The container keeps dying: `restarts` so far, and how it last ended; `memory_limit` is
+    /// the limit an OOM kill hit.
     CrashLoop {
         restarts: i32,
         last_reason: &'static str,
         exit_code: i32,
+        memory_limit: Option<&'static str>,
     },
+    /// The kubelet kills the container as its liveness probe fails with `output`
+    /// (SIGKILL after the grace period: `Error`, 137).
+    Liveness { restarts: i32, output: &'static str },
     /// The kubelet cannot build the container.
     Config {
         reason: &'static str,
@@ -41,27 +51,67 @@ pub(super) fn shaper(
     seeding: Arc<AtomicBool>,
 ) -> impl Fn(&mut Pod) + Send + Sync + 'static {
     move |pod: &mut Pod| {
-        let image = pod
-            .spec
-            .as_ref()
-            .and_then(|s| s.containers.first())
-            .and_then(|c| c.image.clone())
-            .unwrap_or_default();
-        if let Some((_, fault)) = faults.iter().find(|(marker, _)| image.contains(marker)) {
-            make_waiting(pod, *fault, &image, seeding.load(Ordering::Relaxed));
+        let image = first_image(pod);
+        if let Some(fault) = fault_of(faults, &image) {
+            make_waiting(pod, fault, &image, seeding.load(Ordering::Relaxed));
         }
+    }
+}
+
+/// The fault of `image`, if it is one of the faulty ones.
+pub(super) fn fault_of(faults: &[ImageFault], image: &str) -> Option<Fault> {
+    faults
+        .iter()
+        .find(|(marker, _)| image.contains(marker))
+        .map(|(_, fault)| *fault)
+}
+
+pub(super) fn first_image(pod: &Pod) -> String {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.containers.first())
+        .and_then(|c| c.image.clone())
+        .unwrap_or_default()
+}
+
+/// What a workload's template says for its fault: the probe that fails, the memory limit that
+/// is hit (so the pods show what killed them).
+pub(super) fn dress(container: &mut Value, fault: Fault) {
+    match fault {
+        Fault::Liveness { .. } => {
+            container["livenessProbe"] = json!({
+                "httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"},
+                "initialDelaySeconds": 10, "periodSeconds": 10, "timeoutSeconds": 1,
+                "successThreshold": 1, "failureThreshold": 3,
+            });
+        }
+        Fault::CrashLoop {
+            memory_limit: Some(limit),
+            ..
+        } => {
+            container["resources"] =
+                json!({"limits": {"memory": limit}, "requests": {"memory": limit}});
+        }
+        _ => {}
     }
 }
 
 fn make_waiting(pod: &mut Pod, fault: Fault, image: &str, past: bool) {
     let (reason, message, restarts, last) = match fault {
-        // What the kubelet shows while a pull fails: containerd's error, as it writes it.
-        Fault::ImagePull { detail } => (
+        Fault::ImagePull {
+            back_off: false,
+            runtime,
+            error,
+        } => (
             "ErrImagePull",
-            format!(
-                "rpc error: code = Unknown desc = failed to pull and unpack image \"{image}\": \
-                 failed to resolve reference \"{image}\": {detail}"
-            ),
+            runtime_error(runtime, error, image),
+            0,
+            None,
+        ),
+        // The kubelet's own words while it waits to retry (images/image_manager.go).
+        Fault::ImagePull { back_off: true, .. } => (
+            "ImagePullBackOff",
+            format!("Back-off pulling image \"{image}\""),
             0,
             None,
         ),
@@ -69,11 +119,18 @@ fn make_waiting(pod: &mut Pod, fault: Fault, image: &str, past: bool) {
             restarts,
             last_reason,
             exit_code,
+            ..
         } => (
             "CrashLoopBackOff",
-            "back-off 5m0s restarting failed container".to_string(),
+            back_off_message(pod),
             restarts,
             Some((last_reason, exit_code)),
+        ),
+        Fault::Liveness { restarts, .. } => (
+            "CrashLoopBackOff",
+            back_off_message(pod),
+            restarts,
+            Some(("Error", 137)),
         ),
         Fault::Config { reason, message } => (reason, message.to_string(), 0, None),
     };
@@ -139,10 +196,35 @@ fn make_waiting(pod: &mut Pod, fault: Fault, image: &str, past: bool) {
         }
     }
     v["status"]["phase"] = json!(match fault {
-        Fault::CrashLoop { .. } => "Running",
+        Fault::CrashLoop { .. } | Fault::Liveness { .. } => "Running",
         _ => "Pending",
     });
     if let Ok(shaped) = serde_json::from_value(v) {
         *pod = shaped;
     }
+}
+
+/// The kubelet's waiting message for a restart back-off (kuberuntime_manager.go):
+/// `back-off 5m0s restarting failed container=NAME pod=POD_NAMESPACE(UID)`.
+fn back_off_message(pod: &Pod) -> String {
+    let container = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.containers.first())
+        .map_or("", |c| c.name.as_str());
+    format!(
+        "back-off 5m0s restarting failed container={container} pod={}",
+        pod_ref(pod)
+    )
+}
+
+/// `format.Pod`: `NAME_NAMESPACE(UID)`, how the kubelet names a pod in its messages.
+pub(super) fn pod_ref(pod: &Pod) -> String {
+    let m = &pod.metadata;
+    format!(
+        "{}_{}({})",
+        m.name.as_deref().unwrap_or(""),
+        m.namespace.as_deref().unwrap_or(""),
+        m.uid.as_deref().unwrap_or("")
+    )
 }

@@ -3,10 +3,11 @@
 //! evictions and no lost node.
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::shape::{Fault, ImageFault};
 use super::{Churn, Scenario, SimCluster, failed_job, stamp, unschedulable};
+use crate::pull::{PullError, Runtime};
 
 pub(super) const SCENARIO: Scenario = Scenario {
     name: "demo-us",
@@ -42,6 +43,13 @@ pub(super) const SCENARIO: Scenario = Scenario {
             2,
             "registry.local/ingest/collector:0.9.3",
         ),
+        (
+            "media",
+            "transcoder",
+            1,
+            "harbor.corp.example/media/transcoder:3.0.1",
+        ),
+        ("search", "ranker", 1, "quay.io/acme/ranker:1.0"),
     ],
     statefulsets: &[("ingest", "kafka", 3, "registry.local/ingest/kafka:3.7")],
     faults: FAULTS,
@@ -58,8 +66,27 @@ const FAULTS: &[ImageFault] = &[
     (
         "indexer:8.2.0-rc1",
         Fault::ImagePull {
-            detail: "failed to authorize: failed to fetch oauth token: unexpected status: 401 \
-                     Unauthorized",
+            runtime: Runtime::Containerd,
+            error: PullError::Unauthorized,
+            back_off: false,
+        },
+    ),
+    // A registry behind a private CA the nodes do not trust.
+    (
+        "harbor.corp.example/",
+        Fault::ImagePull {
+            runtime: Runtime::Containerd,
+            error: PullError::UnknownAuthority,
+            back_off: true,
+        },
+    ),
+    // A node pool on CRI-O: its words for a tag that is not there.
+    (
+        "quay.io/acme/ranker",
+        Fault::ImagePull {
+            runtime: Runtime::CriO,
+            error: PullError::NotFound,
+            back_off: true,
         },
     ),
     (
@@ -68,6 +95,7 @@ const FAULTS: &[ImageFault] = &[
             restarts: 9,
             last_reason: "OOMKilled",
             exit_code: 137,
+            memory_limit: Some("512Mi"),
         },
     ),
     (
@@ -76,30 +104,59 @@ const FAULTS: &[ImageFault] = &[
             restarts: 7,
             last_reason: "Error",
             exit_code: 1,
+            memory_limit: None,
         },
     ),
 ];
 
+/// Two of the three nodes are GPU nodes, tainted `dedicated=gpu:NoSchedule`: the scheduler's
+/// verdicts below (pkg/scheduler/framework/types.go, FitError) count them so.
 fn standing(_cluster: &SimCluster, now: DateTime<Utc>) -> Vec<Value> {
     let ago = |minutes: i64| stamp(now - chrono::Duration::minutes(minutes));
+    let mut replay = unschedulable(
+        ("ingest", "replay-0"),
+        ("replay", "registry.local/ingest/replay:0.9.3"),
+        &ago(22),
+        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint \
+         {dedicated: gpu}. preemption: 0/3 nodes are available: 1 No preemption victims found for \
+         incoming pod, 2 Preemption is not helpful for scheduling.",
+    );
+    replay["spec"]["containers"][0]["resources"] = json!({"requests": {"cpu": "12"}});
+    let mut encoder = unschedulable(
+        ("media", "encoder-gpu-0"),
+        ("encoder", "registry.local/media/encoder:2.1.0"),
+        &ago(12),
+        "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No \
+         preemption victims found for incoming pod.",
+    );
+    encoder["spec"]["containers"][0]["resources"] =
+        json!({"requests": {"cpu": "24"}, "limits": {"nvidia.com/gpu": "1"}});
+    encoder["spec"]["tolerations"] =
+        json!([{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]);
+    // An OOM kill names the limit it hit.
+    let mut compact = failed_job(
+        ("ingest", "compact-28346-t5n7c"),
+        ("compact", "registry.local/ingest/compact:1.2"),
+        ("OOMKilled", 137),
+        (&ago(75), &ago(62)),
+    );
+    compact["spec"]["containers"][0]["resources"] = json!({"limits": {"memory": "1Gi"}});
     vec![
+        replay,
+        encoder,
         failed_job(
             ("ingest", "backfill-28346-q8x2m"),
             ("backfill", "registry.local/ingest/backfill:1.2"),
             ("Error", 1),
             (&ago(180), &ago(170)),
         ),
-        failed_job(
-            ("ingest", "compact-28346-t5n7c"),
-            ("compact", "registry.local/ingest/compact:1.2"),
-            ("OOMKilled", 137),
-            (&ago(75), &ago(62)),
-        ),
+        compact,
         unschedulable(
             ("search", "snapshot-restore-0"),
             ("restore", "registry.local/search/restore:8.1.0"),
             &ago(40),
-            "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.",
+            "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: \
+             0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
         ),
     ]
 }
