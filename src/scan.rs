@@ -4,7 +4,9 @@ mod clusters;
 mod namespaces;
 mod parked;
 
+use std::collections::HashMap;
 use std::fmt::Write;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -13,8 +15,8 @@ pub(crate) use clusters::over_clusters;
 pub(crate) use parked::{parked_summary, parked_table};
 
 use crate::Result;
-use crate::cluster::{Cluster, Scope, list_pods};
-use crate::pod::PodRecord;
+use crate::cluster::{Cluster, Scope, list_pod_events, list_pods};
+use crate::pod::{PodEvent, PodRecord};
 use crate::rules::{ActionKind, Cause, RuleKind, RuleSpec, cause, classify, format_age};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -50,6 +52,8 @@ pub(crate) struct ScanRow {
 /// One cluster's pods, and the `-n` namespaces that do not exist there.
 pub(crate) struct Listed {
     pub(crate) pods: Vec<PodRecord>,
+    /// The pods' Warning Events a cause reads, by pod UID, when asked for.
+    pub(crate) events: HashMap<Box<str>, Arc<[PodEvent]>>,
     pub(crate) missing: Vec<MissingNamespace>,
 }
 
@@ -63,14 +67,33 @@ pub(crate) struct MissingNamespace {
 
 /// The pods every scope of one cluster holds now. A namespace that lists no pods may be a
 /// typo in `-n`: it is checked to exist, and returned among the missing if it does not.
+/// With `with_events`, the pods' Warning Events are listed beside them; a cluster that does
+/// not let them be read is noted, and its causes come from the status alone.
 pub(crate) async fn list_scopes(
     cluster: &Cluster,
     scopes: &[Scope],
     page_size: u32,
+    with_events: bool,
 ) -> Result<Listed> {
-    let (mut pods, mut missing) = (Vec::new(), Vec::new());
+    let (mut pods, mut missing, mut events) = (Vec::new(), Vec::new(), HashMap::new());
     for scope in scopes {
-        let listed = list_pods(&cluster.client, scope, page_size).await?.pods;
+        let read_events = async {
+            match with_events {
+                true => Some(list_pod_events(&cluster.client, scope).await),
+                false => None,
+            }
+        };
+        let (listed, read) =
+            tokio::join!(list_pods(&cluster.client, scope, page_size), read_events);
+        let listed = listed?.pods;
+        match read {
+            Some(Ok(found)) => events.extend(found),
+            Some(Err(e)) => eprintln!(
+                "note: {}: pods' Events cannot be read ({e}); causes come from the status alone",
+                cluster.name
+            ),
+            None => {}
+        }
         if let Scope::Namespace(ns) = scope
             && listed.is_empty()
             && let Some(why) = namespaces::missing_namespace(cluster, ns).await
@@ -82,21 +105,27 @@ pub(crate) async fn list_scopes(
         }
         pods.extend(listed);
     }
-    Ok(Listed { pods, missing })
+    Ok(Listed {
+        pods,
+        events,
+        missing,
+    })
 }
 
 /// Classify `pods` and order the abnormal ones by chain position, namespace and name.
 pub(crate) fn rows(
     cluster: &str,
-    pods: &[PodRecord],
+    listed: &Listed,
     chain: &[RuleSpec],
     now: DateTime<Utc>,
 ) -> Vec<ScanRow> {
-    let mut rows: Vec<ScanRow> = pods
+    let mut rows: Vec<ScanRow> = listed
+        .pods
         .iter()
         .filter_map(|pod| {
             let f = classify(pod, chain, now)?;
-            let cause = cause(pod, &f, now);
+            let events = listed.events.get(&pod.uid).map_or(&[][..], |e| e);
+            let cause = cause(pod, &f, events, now);
             Some(ScanRow {
                 cluster: cluster.to_string(),
                 namespace: pod.namespace.to_string(),

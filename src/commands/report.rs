@@ -24,9 +24,13 @@ pub(crate) async fn run(global: &GlobalArgs, output: ReportOutput, send: bool) -
     let reporter = Reporter::new(&config.report, DeliveryPolicy::default())?;
     let targets = open_targets(global, &config).await?;
     // Only the pods that may appear are kept while the other clusters are listed.
-    let gathered = over_clusters(&targets.clusters, &targets.scopes, 500, |cluster, pods| {
-        (cluster.name.clone(), reporter.keep_candidates(pods))
-    })
+    let gathered = over_clusters(
+        &targets.clusters,
+        &targets.scopes,
+        500,
+        false,
+        |cluster, listed| (cluster.name.clone(), reporter.keep_candidates(listed.pods)),
+    )
     .await?;
     for missing in &gathered.skipped {
         eprintln!("note: {}; reported where it exists", missing.why);

@@ -24,9 +24,18 @@ pub(crate) async fn run(global: &GlobalArgs, output: ScanOutput, parked: bool) -
     let now = Utc::now();
     let page = WatchSettings::default().page_size;
     // Each cluster's pods become its rows as soon as they are listed.
-    let gathered = over_clusters(&targets.clusters, &targets.scopes, page, |cluster, pods| {
-        (pods.len(), rows(&cluster.name, &pods, &config.rules, now))
-    })
+    let gathered = over_clusters(
+        &targets.clusters,
+        &targets.scopes,
+        page,
+        true,
+        |cluster, listed| {
+            (
+                listed.pods.len(),
+                rows(&cluster.name, &listed, &config.rules, now),
+            )
+        },
+    )
     .await?;
     for missing in &gathered.skipped {
         eprintln!("note: {}; scanned where it exists", missing.why);

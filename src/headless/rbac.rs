@@ -22,6 +22,9 @@ pub const CLUSTER_PERMISSIONS: &[(&str, &str, &str)] = &[
     ("", "pods", "delete"),
     ("", "pods/eviction", "create"),
     ("", "events", "create"),
+    // Pods' Warning Events, watched for the causes a status does not tell.
+    ("", "events", "list"),
+    ("", "events", "watch"),
     // Before an automatic force delete of a pod that must run once: is its node gone?
     ("", "nodes", "get"),
     // Scale to zero and undo: the workload read fresh (UID, opt-out, available replicas), and

@@ -4,9 +4,8 @@
 
 use futures::future::try_join_all;
 
-use super::{MissingNamespace, list_scopes};
+use super::{Listed, MissingNamespace, list_scopes};
 use crate::cluster::{Cluster, Scope};
-use crate::pod::PodRecord;
 use crate::{Error, Result};
 
 /// What each cluster's pods became, in the clusters' order, and the namespaces some clusters
@@ -16,18 +15,21 @@ pub(crate) struct Gathered<T> {
     pub(crate) skipped: Vec<MissingNamespace>,
 }
 
-/// List every cluster at once; `keep` turns a cluster's pods into what the command needs as
-/// soon as they are listed, so no cluster's whole list waits for the others.
+/// List every cluster at once (with their pods' Events when `with_events`); `keep` turns a
+/// cluster's pods into what the command needs as soon as they are listed, so no cluster's
+/// whole list waits for the others.
 pub(crate) async fn over_clusters<T>(
     clusters: &[Cluster],
     scopes: &[Scope],
     page_size: u32,
-    keep: impl Fn(&Cluster, Vec<PodRecord>) -> T,
+    with_events: bool,
+    keep: impl Fn(&Cluster, Listed) -> T,
 ) -> Result<Gathered<T>> {
     let keep = &keep;
     let listed = try_join_all(clusters.iter().map(|cluster| async move {
-        let listed = list_scopes(cluster, scopes, page_size).await?;
-        Ok::<_, Error>((keep(cluster, listed.pods), listed.missing))
+        let mut listed = list_scopes(cluster, scopes, page_size, with_events).await?;
+        let missing = std::mem::take(&mut listed.missing);
+        Ok::<_, Error>((keep(cluster, listed), missing))
     }))
     .await?;
     let (per_cluster, missing): (Vec<T>, Vec<Vec<MissingNamespace>>) = listed.into_iter().unzip();

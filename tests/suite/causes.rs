@@ -4,8 +4,11 @@
 use crate::support;
 
 use chrono::{DateTime, Utc};
-use opc_core::pod::PodRecord;
+use opc_core::config::Config;
+use opc_core::pod::{EventKind, PodEvent, PodRecord};
+use opc_core::policy::{Flags, Policy};
 use opc_core::rules::{CauseClass, cause, classify, default_chain};
+use opc_core::session::ClusterSession;
 use support::pods::{PodBuilder, pod};
 
 fn now() -> DateTime<Utc> {
@@ -18,10 +21,24 @@ fn record(builder: PodBuilder) -> PodRecord {
 }
 
 fn class_of(builder: PodBuilder) -> (CauseClass, opc_core::rules::Cause) {
+    told(builder, &[])
+}
+
+/// The cause of a pod whose latest Warning Events are `events`.
+fn told(builder: PodBuilder, events: &[PodEvent]) -> (CauseClass, opc_core::rules::Cause) {
     let pod = record(builder);
     let finding = classify(&pod, &default_chain(), now()).expect("abnormal");
-    let cause = cause(&pod, &finding, now());
+    let cause = cause(&pod, &finding, events, now());
     (cause.class, cause)
+}
+
+fn warning(kind: EventKind, message: &str, minutes_ago: i64) -> PodEvent {
+    PodEvent::new(
+        kind,
+        message,
+        4,
+        Some(now() - chrono::Duration::minutes(minutes_ago)),
+    )
 }
 
 fn deployment_pod(name: &str) -> PodBuilder {
@@ -214,17 +231,504 @@ fn terminating_pods_say_what_holds_them_and_never_advise_against_their_state() {
 #[test]
 fn scan_json_carries_the_cause_on_every_row() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
-        .args(["scan", "--demo", "--context", "demo-eu", "-o", "json"])
+        .args(["scan", "--demo", "--all-contexts", "-o", "json"])
         .env_remove("OPS_POD_CLEANER_CONFIG")
         .output()
         .unwrap();
     let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert!(!rows.is_empty());
     let names: Vec<&str> = CauseClass::ALL.iter().map(|c| c.name()).collect();
+    let mut seen = std::collections::BTreeSet::new();
     for row in &rows {
         let class = row["cause"]["class"].as_str().unwrap_or_default();
         assert!(names.contains(&class), "{row}");
         assert!(row["cause"]["next"].is_string(), "{row}");
         assert!(row["cause"]["evidence"].is_array(), "{row}");
+        seen.insert(class.to_string());
     }
+    assert!(
+        seen.len() >= 12,
+        "the demo shows {} classes: {seen:?}",
+        seen.len()
+    );
+    // A pull whose status says only "Back-off": its class comes from the kubelet's Event,
+    // listed by scan beside the pods.
+    let told = rows.iter().find(|r| {
+        r["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Back-off pulling image"))
+            && r["cause"]["class"] != "pullUnknown"
+    });
+    let told = told.expect("a back-off pull classed by its Event");
+    let sources: Vec<&str> = told["cause"]["evidence"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["source"].as_str())
+        .collect();
+    assert!(
+        sources.iter().any(|s| s.starts_with("Event Failed")),
+        "{told}"
+    );
+}
+
+#[test]
+fn a_pull_in_back_off_takes_its_class_from_the_kubelets_failed_event() {
+    let back_off = || {
+        deployment_pod("web-1").waiting_with(
+            "ImagePullBackOff",
+            "Back-off pulling image \"registry.example.com/web:1\"",
+        )
+    };
+    // The status alone says nothing: the class says so.
+    assert_eq!(class_of(back_off()).0, CauseClass::PullUnknown);
+    // The kubelet's Failed Event (pkg/kubelet/images/image_manager.go: `Failed to pull image
+    // %q: %v`), with containerd's and CRI-O's words for the same failures.
+    let cases = [
+        // containerd against Docker Hub's limit.
+        (
+            "Failed to pull image \"docker.io/library/nginx:1.25\": failed to pull and unpack image \"docker.io/library/nginx:1.25\": failed to copy: httpReadSeeker: failed open: unexpected status code https://registry-1.docker.io/v2/library/nginx/manifests/sha256:3f: 429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit. You may increase the limit by authenticating and upgrading: https://www.docker.com/increase-rate-limit",
+            CauseClass::RegistryRateLimit,
+        ),
+        // CRI-O (containers/image), the same limit.
+        (
+            "Failed to pull image \"docker.io/library/nginx:1.25\": rpc error: code = Unknown desc = reading manifest 1.25 in docker.io/library/nginx: toomanyrequests: You have reached your pull rate limit.",
+            CauseClass::RegistryRateLimit,
+        ),
+        // containerd, a registry that does not resolve.
+        (
+            "Failed to pull image \"registry.internal.example/web:1\": rpc error: code = Unknown desc = failed to pull and unpack image \"registry.internal.example/web:1\": failed to resolve reference \"registry.internal.example/web:1\": failed to do request: Head \"https://registry.internal.example/v2/web/manifests/1\": dial tcp: lookup registry.internal.example on 10.96.0.10:53: no such host",
+            CauseClass::RegistryUnreachable,
+        ),
+        // CRI-O, the same (containers/image's `pinging container registry`).
+        (
+            "Failed to pull image \"registry.internal.example/web:1\": rpc error: code = Unknown desc = pinging container registry registry.internal.example: Get \"https://registry.internal.example/v2/\": dial tcp: lookup registry.internal.example: no such host",
+            CauseClass::RegistryUnreachable,
+        ),
+        // CRI-O, a tag that does not exist.
+        (
+            "Failed to pull image \"quay.io/acme/web:9\": rpc error: code = Unknown desc = reading manifest 9 in quay.io/acme/web: manifest unknown",
+            CauseClass::ImageNotFound,
+        ),
+        // CRI-O, a private repository.
+        (
+            "Failed to pull image \"quay.io/acme/web:1\": rpc error: code = Unknown desc = reading manifest 1 in quay.io/acme/web: unauthorized: access to the requested resource is not authorized",
+            CauseClass::RegistryAuth,
+        ),
+        // containerd, a self-signed registry.
+        (
+            "Failed to pull image \"registry.local/web:1\": rpc error: code = Unknown desc = failed to pull and unpack image \"registry.local/web:1\": failed to resolve reference \"registry.local/web:1\": failed to do request: Head \"https://registry.local/v2/web/manifests/1\": tls: failed to verify certificate: x509: certificate signed by unknown authority",
+            CauseClass::RegistryTls,
+        ),
+        // CRI-O, the same.
+        (
+            "Failed to pull image \"registry.local/web:1\": rpc error: code = Unknown desc = pinging container registry registry.local: Get \"https://registry.local/v2/\": tls: failed to verify certificate: x509: certificate signed by unknown authority",
+            CauseClass::RegistryTls,
+        ),
+    ];
+    for (message, expected) in cases {
+        let event = warning(EventKind::PullFailed, message, 1);
+        let (class, cause) = told(back_off(), std::slice::from_ref(&event));
+        assert_eq!(class, expected, "{message}");
+        let quoted = cause
+            .evidence
+            .iter()
+            .find(|e| e.source.starts_with("Event Failed"));
+        assert_eq!(quoted.map(|e| e.text.as_str()), Some(message), "{cause:?}");
+        assert!(
+            cause.evidence[0].source.contains("state.waiting"),
+            "{cause:?}"
+        );
+    }
+}
+
+#[test]
+fn a_status_that_says_why_wins_over_an_older_event() {
+    let pod = deployment_pod("web-1").waiting_with(
+        "ErrImagePull",
+        "rpc error: code = NotFound desc = failed to pull and unpack image \"docker.io/library/web:v9\": failed to resolve reference \"docker.io/library/web:v9\": docker.io/library/web:v9: not found",
+    );
+    let stale = warning(
+        EventKind::PullFailed,
+        "Failed to pull image \"docker.io/library/web:v9\": 429 Too Many Requests",
+        30,
+    );
+    assert_eq!(told(pod, &[stale]).0, CauseClass::ImageNotFound);
+}
+
+#[test]
+fn the_scheduler_verdict_names_the_reason_that_excludes_most_nodes() {
+    // kube-scheduler's FitError (pkg/scheduler/framework/types.go) with the plugins' reasons:
+    // noderesources `Insufficient cpu`, tainttoleration `node(s) had untolerated taint {…}`,
+    // nodeaffinity `node(s) didn't match Pod's node affinity/selector`, volumebinding, and
+    // nodeunschedulable `node(s) were unschedulable`.
+    let cases = [
+        (
+            "0/6 nodes are available: 4 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}. preemption: 0/6 nodes are available: 4 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.",
+            CauseClass::InsufficientResources,
+        ),
+        (
+            "0/6 nodes are available: 1 Insufficient memory, 5 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }. preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling.",
+            CauseClass::UntoleratedTaint,
+        ),
+        // Before v1.25: `had taint {…}, that the pod didn't tolerate`.
+        (
+            "0/3 nodes are available: 3 node(s) had taint {node.kubernetes.io/unreachable: }, that the pod didn't tolerate.",
+            CauseClass::UntoleratedTaint,
+        ),
+        (
+            "0/5 nodes are available: 5 node(s) didn't match Pod's node affinity/selector. preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling.",
+            CauseClass::NodeAffinity,
+        ),
+        (
+            "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+            CauseClass::UnboundVolume,
+        ),
+        (
+            "0/4 nodes are available: 4 node(s) were unschedulable. preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.",
+            CauseClass::UnschedulableNodes,
+        ),
+        (
+            "0/2 nodes are available: 2 Too many pods. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.",
+            CauseClass::TooManyPods,
+        ),
+        (
+            "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+            CauseClass::PendingUnknown,
+        ),
+        (
+            "no nodes available to schedule pods",
+            CauseClass::UnschedulableNodes,
+        ),
+    ];
+    for (verdict, expected) in cases {
+        let (class, cause) = class_of(deployment_pod("web-1").unschedulable_because(verdict));
+        assert_eq!(class, expected, "{verdict}");
+        assert_eq!(
+            cause.evidence[0].source, "status.conditions[PodScheduled].message",
+            "{cause:?}"
+        );
+    }
+    // The detail gives the counts, reason by reason.
+    let (_, cause) = class_of(deployment_pod("web-1").unschedulable_because(cases[0].0));
+    assert!(
+        cause
+            .detail
+            .contains("4 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}"),
+        "{cause:?}"
+    );
+}
+
+#[test]
+fn a_pod_without_a_verdict_reads_the_failed_scheduling_event_or_says_it_has_none() {
+    let pending = || deployment_pod("web-1").unschedulable_because("");
+    assert_eq!(class_of(pending()).0, CauseClass::NotScheduled);
+    let event = warning(
+        EventKind::FailedScheduling,
+        "0/6 nodes are available: 6 Insufficient nvidia.com/gpu. preemption: 0/6 nodes are available: 6 No preemption victims found for incoming pod.",
+        2,
+    );
+    let (class, cause) = told(pending(), &[event]);
+    assert_eq!(class, CauseClass::InsufficientResources);
+    assert!(
+        cause
+            .evidence
+            .iter()
+            .any(|e| e.source.starts_with("Event FailedScheduling"))
+    );
+}
+
+#[test]
+fn a_container_its_liveness_probe_kills_is_told_from_one_that_exits() {
+    // pkg/kubelet/prober/prober.go: `Liveness probe failed: HTTP probe failed with
+    // statuscode: 503`; the kubelet then stops the container (exit 137 after the grace).
+    let killed = || {
+        deployment_pod("web-1")
+            .crash_looping(9, "Error")
+            .exit_code(137)
+    };
+    // finishedAt of `restarts()` is 09:00; the probe failed just before.
+    let probe = |minutes_before_nine: i64| {
+        PodEvent::new(
+            EventKind::ProbeFailed,
+            "Liveness probe failed: HTTP probe failed with statuscode: 503",
+            27,
+            Some(
+                "2026-11-20T09:00:00Z".parse::<DateTime<Utc>>().unwrap()
+                    - chrono::Duration::minutes(minutes_before_nine),
+            ),
+        )
+    };
+    let (class, cause) = told(killed(), &[probe(0)]);
+    assert_eq!(class, CauseClass::ProbeFailed);
+    assert!(cause.detail.contains("liveness probe"), "{cause:?}");
+    assert!(
+        cause
+            .evidence
+            .iter()
+            .any(|e| e.text.contains("statuscode: 503")),
+        "{cause:?}"
+    );
+    // A probe that failed long before the last run ended did not end it.
+    assert_eq!(told(killed(), &[probe(60)]).0, CauseClass::ExitCode);
+    assert_eq!(class_of(killed()).0, CauseClass::ExitCode);
+}
+
+#[test]
+fn an_oom_kill_names_the_limit_it_reached() {
+    let (class, cause) = class_of(
+        deployment_pod("web-1")
+            .crash_looping(6, "OOMKilled")
+            .exit_code(137)
+            .memory_limit("256Mi"),
+    );
+    assert_eq!(class, CauseClass::OomKilled);
+    assert!(cause.detail.contains("memory limit of 256Mi"), "{cause:?}");
+    let (_, cause) = class_of(
+        deployment_pod("web-1")
+            .crash_looping(6, "OOMKilled")
+            .exit_code(137)
+            .memory_limit("1G"),
+    );
+    assert!(cause.detail.contains("953.7Mi"), "{cause:?}");
+}
+
+#[test]
+fn a_volume_that_cannot_mount_names_what_is_missing() {
+    // pkg/volume/secret and configmap: `MountVolume.SetUp failed for volume "cfg" :
+    // configmap "app-config" not found`.
+    let waiting = || deployment_pod("web-1").waiting_with("CreateContainerError", "");
+    let mount = warning(
+        EventKind::FailedMount,
+        "MountVolume.SetUp failed for volume \"cfg\" : configmap \"app-config\" not found",
+        1,
+    );
+    let (class, cause) = told(waiting(), &[mount]);
+    assert_eq!(class, CauseClass::MissingConfigMap);
+    assert!(cause.detail.contains("configmap app-config"), "{cause:?}");
+    let mount = warning(
+        EventKind::FailedMount,
+        "MountVolume.SetUp failed for volume \"tls\" : secret \"web-tls\" not found",
+        1,
+    );
+    assert_eq!(told(waiting(), &[mount]).0, CauseClass::MissingSecret);
+}
+
+#[test]
+fn events_are_read_as_the_kubelet_and_the_scheduler_write_them() {
+    use k8s_openapi::api::core::v1::Event;
+    // The kubelet: core/v1, aggregated by count and lastTimestamp.
+    let kubelet: Event = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web-1.17a8c2f0e3b4a1c2", "namespace": "shop"},
+        "involvedObject": {"kind": "Pod", "name": "web-1", "namespace": "shop", "uid": "u-1",
+            "apiVersion": "v1", "fieldPath": "spec.containers{web}"},
+        "reason": "Failed", "type": "Warning", "count": 7,
+        "message": "Failed to pull image \"x:1\": rpc error: code = NotFound desc = x:1: not found",
+        "source": {"component": "kubelet", "host": "node-1"},
+        "firstTimestamp": "2026-11-20T11:00:00Z", "lastTimestamp": "2026-11-20T11:55:00Z",
+    }))
+    .unwrap();
+    let (uid, event) = opc_core::pod::pod_event(&kubelet).expect("kept");
+    assert_eq!(&*uid, "u-1");
+    assert_eq!((event.kind, event.count), (EventKind::PullFailed, 7));
+    assert_eq!(event.last, Some("2026-11-20T11:55:00Z".parse().unwrap()));
+    // The scheduler: events.k8s.io/v1 read through core/v1, a series and no count.
+    let scheduler: Event = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web-2.17a8c2f0e3b4a1c3", "namespace": "shop"},
+        "involvedObject": {"kind": "Pod", "name": "web-2", "namespace": "shop", "uid": "u-2", "apiVersion": "v1"},
+        "reason": "FailedScheduling", "type": "Warning",
+        "message": "0/6 nodes are available: 6 Insufficient cpu.",
+        "source": {}, "reportingComponent": "default-scheduler",
+        "eventTime": "2026-11-20T11:00:00.123456Z",
+        "series": {"count": 12, "lastObservedTime": "2026-11-20T11:58:00.000001Z"},
+        "firstTimestamp": null, "lastTimestamp": null,
+    }))
+    .unwrap();
+    let (_, event) = opc_core::pod::pod_event(&scheduler).expect("kept");
+    assert_eq!((event.kind, event.count), (EventKind::FailedScheduling, 12));
+    assert_eq!(
+        event.last.map(|t| t.to_rfc3339()),
+        Some("2026-11-20T11:58:00.000001+00:00".into())
+    );
+    // Normal Events, and Warnings a cause does not read, are not kept.
+    let mut normal = kubelet.clone();
+    normal.type_ = Some("Normal".into());
+    assert!(opc_core::pod::pod_event(&normal).is_none());
+    let mut back_off = kubelet;
+    back_off.message = Some("Error: ImagePullBackOff".into());
+    assert!(opc_core::pod::pod_event(&back_off).is_none());
+}
+
+#[test]
+fn an_event_finds_its_pods_cause_again_and_wakes_readers() {
+    use opc_core::cluster::Cache;
+    use opc_core::rules::RuleKind;
+    let (cache, chain) = (Cache::new(), default_chain());
+    let back_off = deployment_pod("web-1")
+        .uid("u-web")
+        .waiting_with("ImagePullBackOff", "Back-off pulling image \"nginx:1.25\"");
+    cache.upsert(back_off.wire(), now());
+    assert_eq!(
+        cache.findings(&chain, now())[0].cause,
+        CauseClass::PullUnknown
+    );
+    let mut changes = cache.subscribe();
+    changes.borrow_and_update();
+    let limit = "Failed to pull image \"nginx:1.25\": 429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit.";
+    cache.record_event("u-web", warning(EventKind::PullFailed, limit, 1), now());
+    assert!(changes.has_changed().unwrap(), "readers are woken");
+    let found = cache.findings(&chain, now());
+    assert_eq!(found[0].cause, CauseClass::RegistryRateLimit);
+    assert_eq!(found[0].events().len(), 1);
+    assert_eq!(
+        cache
+            .cause_counts(&chain, now())
+            .into_iter()
+            .collect::<Vec<_>>(),
+        [((RuleKind::ImagePull, CauseClass::RegistryRateLimit), 1)]
+    );
+    // An older Event of the same kind does not replace the newer.
+    let older =
+        "Failed to pull image \"nginx:1.25\": dial tcp: lookup registry-1.docker.io: no such host";
+    cache.record_event("u-web", warning(EventKind::PullFailed, older, 9), now());
+    assert_eq!(
+        cache.findings(&chain, now())[0].cause,
+        CauseClass::RegistryRateLimit
+    );
+    // Events of a pod not listed yet wait for it; old ones of pods never seen are pruned.
+    cache.record_event("u-later", warning(EventKind::PullFailed, limit, 1), now());
+    cache.record_event("u-gone", warning(EventKind::PullFailed, limit, 60), now());
+    cache.prune_events(now() - chrono::Duration::minutes(10));
+    assert_eq!(cache.pods_with_events(), 2, "u-web and u-later");
+    let later = deployment_pod("web-2")
+        .uid("u-later")
+        .waiting_with("ImagePullBackOff", "Back-off pulling image \"nginx:1.25\"");
+    cache.upsert(later.wire(), now());
+    assert!(
+        cache
+            .findings(&chain, now())
+            .iter()
+            .all(|f| f.cause == CauseClass::RegistryRateLimit)
+    );
+    // A pod that goes takes its Events with it.
+    cache.remove("u-web");
+    cache.remove("u-later");
+    assert_eq!(cache.pods_with_events(), 0);
+}
+
+/// A session on a simulated cluster, as every mode opens one: its pods and their Events
+/// watched into its cache.
+async fn session_on(sim: &kube_sim::SimCluster) -> (kube_sim::SimServer, ClusterSession) {
+    let server = kube_sim::SimServer::start(sim.clone()).await.unwrap();
+    let mut config = Config::default();
+    config
+        .rules
+        .iter_mut()
+        .for_each(|r| r.after = std::time::Duration::ZERO);
+    let policy = Policy::new(Flags::default(), &config);
+    let session = support::sim::open_session(&server, &policy);
+    (server, session)
+}
+
+fn cause_of(session: &ClusterSession, name: &str) -> Option<CauseClass> {
+    let mut chain = default_chain();
+    chain
+        .iter_mut()
+        .for_each(|r| r.after = std::time::Duration::ZERO);
+    session
+        .cache
+        .findings(&chain, Utc::now())
+        .into_iter()
+        .find(|f| &*f.pod.name == name)
+        .map(|f| f.cause)
+}
+
+fn in_back_off(name: &str, image: &str) -> k8s_openapi::api::core::v1::Pod {
+    support::sim::typed(
+        deployment_pod(name)
+            .on_node("sim-node-1")
+            .waiting_with(
+                "ImagePullBackOff",
+                &format!("Back-off pulling image \"{image}\""),
+            )
+            .json(),
+    )
+}
+
+#[tokio::test]
+async fn a_pull_in_back_off_takes_its_class_from_the_event_the_kubelet_writes() {
+    use kube_sim::PodEvent as Written;
+    let sim = kube_sim::SimCluster::new();
+    // One pod whose Event is there before the product starts (read by the list), one whose
+    // Event comes while it watches.
+    sim.create_pod(in_back_off("web-1", "registry.internal.example/web:1"));
+    sim.create_pod(in_back_off("web-2", "docker.io/library/nginx:1.25"));
+    let unreachable = "Failed to pull image \"registry.internal.example/web:1\": rpc error: code = Unknown desc = failed to pull and unpack image \"registry.internal.example/web:1\": failed to resolve reference \"registry.internal.example/web:1\": failed to do request: Head \"https://registry.internal.example/v2/web/manifests/1\": dial tcp: lookup registry.internal.example on 127.0.0.53:53: no such host";
+    sim.record_pod_event(
+        "shop",
+        "web-1",
+        Written::warning("Failed", unreachable).container("app"),
+    )
+    .expect("the pod is there");
+    let (_server, session) = session_on(&sim).await;
+    support::sim::eventually("web-1's class from the listed Event", || {
+        cause_of(&session, "web-1") == Some(CauseClass::RegistryUnreachable)
+    })
+    .await;
+    assert_eq!(cause_of(&session, "web-2"), Some(CauseClass::PullUnknown));
+    // What the kubelet writes around a failed pull: the noise first, then the reason.
+    for noise in [
+        Written::warning("Failed", "Error: ImagePullBackOff"),
+        Written::normal(
+            "BackOff",
+            "Back-off pulling image \"docker.io/library/nginx:1.25\"",
+        ),
+    ] {
+        sim.record_pod_event("shop", "web-2", noise.container("app"));
+    }
+    let limit = "Failed to pull image \"docker.io/library/nginx:1.25\": failed to pull and unpack image \"docker.io/library/nginx:1.25\": failed to copy: httpReadSeeker: failed open: unexpected status code https://registry-1.docker.io/v2/library/nginx/manifests/sha256:3f: 429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit.";
+    sim.record_pod_event(
+        "shop",
+        "web-2",
+        Written::warning("Failed", limit).container("app"),
+    );
+    support::sim::eventually("web-2's class from the watched Event", || {
+        cause_of(&session, "web-2") == Some(CauseClass::RegistryRateLimit)
+    })
+    .await;
+    let found = session.cache.findings(&default_chain(), Utc::now());
+    let web2 = found
+        .iter()
+        .find(|f| &*f.pod.name == "web-2")
+        .expect("found");
+    assert_eq!(
+        web2.events().len(),
+        1,
+        "only the Event a cause reads is kept"
+    );
+}
+
+#[tokio::test]
+async fn without_leave_to_read_events_causes_come_from_the_status() {
+    let sim = kube_sim::SimCluster::new();
+    sim.faults().deny("list", "events", None);
+    sim.faults().deny("watch", "events", None);
+    sim.create_pod(support::sim::typed(
+        deployment_pod("api-1")
+            .on_node("sim-node-1")
+            .crash_looping(7, "OOMKilled")
+            .exit_code(137)
+            .json(),
+    ));
+    sim.create_pod(in_back_off("web-1", "nginx:1.25"));
+    let (_server, session) = session_on(&sim).await;
+    support::sim::eventually("the pods' causes from their status", || {
+        cause_of(&session, "api-1") == Some(CauseClass::OomKilled)
+            && cause_of(&session, "web-1") == Some(CauseClass::PullUnknown)
+    })
+    .await;
+    assert!(
+        session.cache.health().synced(),
+        "the pod view does not wait on Events"
+    );
 }

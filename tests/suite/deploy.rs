@@ -311,6 +311,8 @@ fn every_call_the_code_makes_is_granted_or_named_personal() {
         ("list", "pods"),
         ("watch", "pods"),
         ("create", "events"),
+        ("list", "events"),
+        ("watch", "events"),
         ("get", "leases"),
         ("create", "leases"),
         ("update", "leases"),

@@ -225,3 +225,23 @@ fn the_demo_report_says_when_each_container_last_restarted() {
         assert!(row["lastRestart"].is_string(), "{row}");
     }
 }
+
+#[test]
+fn an_oom_kill_names_the_memory_limit_it_reached() {
+    let r = report(
+        vec![web("web-a", 7).memory_limit("512Mi"), web("web-b", 9)],
+        &RestartState::default(),
+    );
+    let reasons: Vec<(&str, Option<&str>)> = r.groups[0]
+        .rows
+        .iter()
+        .map(|row| (row.pod.as_str(), row.last_reason.as_deref()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            ("web-b", Some("OOMKilled")),
+            ("web-a", Some("OOMKilled (limit 512Mi)"))
+        ]
+    );
+}

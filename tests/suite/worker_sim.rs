@@ -721,22 +721,11 @@ async fn a_dead_report_sink_does_not_stop_auto_clean() {
 /// that no longer follows the cluster.
 #[tokio::test]
 async fn dropping_a_session_stands_its_worker_by_first() {
-    use opc_core::cluster::Cluster;
-    use opc_core::session::{CLOSED, ClusterSession};
+    use opc_core::session::CLOSED;
     let sim = SimCluster::new();
     let server = SimServer::start(sim.clone()).await.unwrap();
     let policy = Policy::new(Flags::default(), &config_with_auto(&[RuleKind::Evicted]));
-    let cluster = Cluster {
-        name: "sim".into(),
-        client: server.client(),
-    };
-    let session = ClusterSession::open(
-        cluster,
-        &[Scope::All],
-        &support::sim::quick_watch(),
-        &policy,
-        Audit::Off,
-    );
+    let session = support::sim::open_session(&server, &policy);
     let options = WorkerOptions {
         master_auto: true,
         tick: Duration::from_millis(50),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 
 use crate::actions::{Audit, Executor};
-use crate::cluster::{Cache, Cluster, Scope, WatchSettings, spawn_watches};
+use crate::cluster::{Cache, Cluster, Scope, WatchSettings, spawn_event_watches, spawn_watches};
 use crate::policy::Policy;
 use crate::worker::{self, WorkerCommand, WorkerHandle, WorkerOptions};
 
@@ -34,7 +34,8 @@ impl ClusterSession {
         audit: Audit,
     ) -> ClusterSession {
         let cache = Cache::for_cluster(&cluster.name, policy.chain().to_vec());
-        let watches = spawn_watches(&cluster.client, scopes, &cache, watch);
+        let mut watches = spawn_watches(&cluster.client, scopes, &cache, watch);
+        watches.extend(spawn_event_watches(&cluster.client, scopes, &cache));
         let executor = Executor::new(
             cluster.client.clone(),
             cache.clone(),

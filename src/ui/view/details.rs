@@ -39,8 +39,8 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             ),
             theme::warn(),
         ));
-        // Why, on what it rests, and what next: from the cached status, at once.
-        let cause = crate::rules::cause(&a.pod, &a.finding, state.now);
+        // Why, on what it rests, and what next: from the cached status and Events, at once.
+        let cause = crate::rules::cause(&a.pod, &a.finding, a.events(), state.now);
         lines.push(Line::styled(
             format!("cause: {} — {}", cause.class, cause.detail),
             theme::title(),

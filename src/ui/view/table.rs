@@ -103,8 +103,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             let mut cells = cells(state, a, wide, several);
             if wider {
                 let at = if several { 5 } else { 4 };
-                let class = crate::rules::cause_class(&a.pod, &a.finding);
-                cells.insert(at.min(cells.len()), class.to_string());
+                cells.insert(at.min(cells.len()), a.cause.to_string());
             }
             let cells = cells
                 .into_iter()

@@ -59,6 +59,20 @@ impl PodBuilder {
         self
     }
 
+    /// The scheduler's verdict on a pod it could not place.
+    pub fn unschedulable_because(mut self, verdict: &str) -> Self {
+        self = self.unscheduled_since("2026-11-20T08:00:00Z");
+        self.0["status"]["conditions"][0]["message"] = json!(verdict);
+        self
+    }
+
+    /// `resources.limits.memory` of its container.
+    pub fn memory_limit(mut self, quantity: &str) -> Self {
+        self.0["spec"]["containers"][0]["resources"] =
+            json!({"limits": {"cpu": "1", "memory": quantity}, "requests": {"memory": "64Mi"}});
+        self
+    }
+
     pub fn succeeded(mut self) -> Self {
         self.0["status"]["phase"] = json!("Succeeded");
         self.0["status"]["containerStatuses"][0]["state"] =

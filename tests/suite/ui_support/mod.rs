@@ -53,6 +53,7 @@ pub fn abnormal(rule: RuleKind, ns: &str, name: &str, reason: &str, minutes: i64
                 message: None,
             },
             last_termination: None,
+            memory_limit: None,
         }]),
         reason_seen: None,
     };

@@ -10,8 +10,9 @@ use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
 use super::Scope;
-use super::index::{Census, Index};
-use crate::pod::{Interner, PodRecord, WirePod};
+use super::events::merged;
+use super::index::{Census, Events, Index};
+use crate::pod::{Interner, PodEvent, PodRecord, WirePod};
 use crate::rules::{CauseClass, Finding, RuleKind, RuleSpec, cause_class, classify, default_chain};
 
 /// An abnormal pod, the cluster it is in, and what the chain found. Shared with the cache, so a
@@ -22,15 +23,27 @@ pub struct Abnormal {
     pub cluster: Arc<str>,
     pub pod: Arc<PodRecord>,
     pub finding: Arc<Finding>,
+    /// Why, by class; found with the finding.
+    pub cause: CauseClass,
+    /// The pod's Events the cause read, if any.
+    pub events: Option<Arc<[PodEvent]>>,
 }
 
 impl Abnormal {
     pub fn new(pod: PodRecord, finding: Finding) -> Abnormal {
+        let cause = cause_class(&pod, &finding, &[]);
         Abnormal {
             cluster: Arc::from(""),
             pod: Arc::new(pod),
             finding: Arc::new(finding),
+            cause,
+            events: None,
         }
+    }
+
+    /// The pod's Warning Events that a cause reads.
+    pub fn events(&self) -> &[PodEvent] {
+        self.events.as_deref().unwrap_or(&[])
     }
 
     pub fn in_cluster(mut self, cluster: &str) -> Abnormal {
@@ -41,6 +54,9 @@ impl Abnormal {
 
 struct Store {
     pods: HashMap<Box<str>, Arc<PodRecord>>,
+    /// Each pod's latest Warning Events a cause reads, by pod UID. They may come before
+    /// their pod, so a pod unknown here keeps them until `prune_events`.
+    events: HashMap<Box<str>, Events>,
     interner: Interner,
     index: Index,
 }
@@ -80,6 +96,7 @@ impl Cache {
     pub fn for_cluster(cluster: &str, chain: Vec<RuleSpec>) -> Cache {
         let store = Store {
             pods: HashMap::new(),
+            events: HashMap::new(),
             interner: Interner::default(),
             index: Index::new(Arc::from(cluster), chain),
         };
@@ -140,10 +157,13 @@ impl Cache {
             .values()
             .filter_map(|pod| {
                 let finding = classify(pod, chain, now).filter(|f| wanted(f.rule))?;
+                let events = store.events.get(&pod.uid);
                 Some(Abnormal {
                     cluster: store.index.cluster.clone(),
                     pod: pod.clone(),
+                    cause: cause_class(pod, &finding, events.map_or(&[], |e| e)),
                     finding: Arc::new(finding),
+                    events: events.cloned(),
                 })
             })
             .collect()
@@ -171,12 +191,17 @@ impl Cache {
         if self.promote_for(chain, now) {
             return self.read().index.cause_counts().clone();
         }
-        self.fold(BTreeMap::new(), |mut counts, pod| {
+        let store = self.read();
+        let mut counts = BTreeMap::new();
+        for pod in store.pods.values() {
             if let Some(f) = classify(pod, chain, now) {
-                *counts.entry((f.rule, cause_class(pod, &f))).or_default() += 1;
+                let events = store.events.get(&pod.uid).map_or(&[][..], |e| e);
+                *counts
+                    .entry((f.rule, cause_class(pod, &f, events)))
+                    .or_default() += 1;
             }
-            counts
-        })
+        }
+        counts
     }
 
     /// The pods that could be healthy, per namespace and workload, kept as pods change.
@@ -190,7 +215,7 @@ impl Cache {
         let changed = {
             let mut guard = self.write();
             let store = &mut *guard;
-            store.index.promote(&store.pods, now)
+            store.index.promote(&store.pods, &store.events, now)
         };
         if changed {
             self.bump();
@@ -266,8 +291,12 @@ impl Cache {
             for mut pod in pods {
                 pod.observe_transition(previous.get(&pod.uid).map(|p| &**p), now);
                 let pod = Arc::new(pod);
-                store.index.admit(&pod, now);
+                store.index.admit(&pod, store.events.get(&pod.uid), now);
                 store.pods.insert(pod.uid.clone(), pod);
+            }
+            // The Events of pods that went go with them.
+            for uid in previous.keys().filter(|uid| !store.pods.contains_key(*uid)) {
+                store.events.remove(uid);
             }
         }
         self.bump();
@@ -290,7 +319,7 @@ impl Cache {
             }
             // One classification per event, for the pod that changed.
             let pod = Arc::new(pod);
-            store.index.admit(&pod, now);
+            store.index.admit(&pod, store.events.get(&pod.uid), now);
             store.pods.insert(pod.uid.clone(), pod);
         }
         self.bump();
@@ -303,12 +332,95 @@ impl Cache {
             let removed = store.pods.remove(uid);
             if let Some(pod) = &removed {
                 store.index.forget(pod);
+                store.events.remove(uid);
             }
             removed.is_some()
         };
         if removed {
             self.bump();
         }
+    }
+
+    // Writers: the Event watches.
+
+    /// A pod's Warning Event arrived: it replaces an older one of its kind, and the pod's
+    /// cause is found again (one event, one pod).
+    pub fn record_event(&self, uid: &str, event: PodEvent, now: DateTime<Utc>) {
+        let changed = {
+            let mut guard = self.write();
+            let store = &mut *guard;
+            let known = store.events.get(uid).map_or(&[][..], |e| e);
+            let Some(events) = merged(known, event) else {
+                return;
+            };
+            store.events.insert(uid.into(), events);
+            store.readmit(uid, now)
+        };
+        if changed {
+            self.bump();
+        }
+    }
+
+    /// A complete list of the Warning Events `covers` admits (a namespace or all): it
+    /// replaces theirs, and the causes of the pods whose Events changed are found again.
+    pub fn replace_events(
+        &self,
+        covers: impl Fn(&str) -> bool,
+        listed: Vec<(Box<str>, PodEvent)>,
+        now: DateTime<Utc>,
+    ) {
+        let changed = {
+            let mut guard = self.write();
+            let store = &mut *guard;
+            let mut fresh: HashMap<Box<str>, Events> = HashMap::new();
+            for (uid, event) in listed {
+                let known = fresh.get(&uid).map_or(&[][..], |e| e);
+                if let Some(events) = merged(known, event) {
+                    fresh.insert(uid, events);
+                }
+            }
+            let gone: Vec<Box<str>> = store
+                .events
+                .keys()
+                .filter(|uid| !fresh.contains_key(*uid))
+                .filter(|uid| {
+                    let pod = store.pods.get(*uid);
+                    pod.is_none_or(|p| covers(&p.namespace))
+                })
+                .cloned()
+                .collect();
+            let mut changed = false;
+            for uid in gone {
+                store.events.remove(&uid);
+                changed |= store.readmit(&uid, now);
+            }
+            for (uid, events) in fresh {
+                if store.events.get(&uid) != Some(&events) {
+                    store.events.insert(uid.clone(), events);
+                    changed |= store.readmit(&uid, now);
+                }
+            }
+            changed
+        };
+        if changed {
+            self.bump();
+        }
+    }
+
+    /// Drop the Events of pods this cache does not hold that were last seen before
+    /// `before`: a pod deleted before its Events came, or outside the watched scopes.
+    pub fn prune_events(&self, before: DateTime<Utc>) {
+        let mut guard = self.write();
+        let store = &mut *guard;
+        let pods = &store.pods;
+        store.events.retain(|uid, events| {
+            pods.contains_key(uid) || events.iter().any(|e| e.last.is_some_and(|t| t >= before))
+        });
+    }
+
+    /// How many pods have Events kept.
+    pub fn pods_with_events(&self) -> usize {
+        self.read().events.len()
     }
 
     fn bump(&self) {
@@ -322,5 +434,17 @@ impl Cache {
 
     fn write(&self) -> RwLockWriteGuard<'_, Store> {
         self.inner.store.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Store {
+    /// Find the cause of a pod whose Events changed; whether a reader could see it.
+    fn readmit(&mut self, uid: &str, now: DateTime<Utc>) -> bool {
+        let Some(pod) = self.pods.get(uid) else {
+            return false;
+        };
+        self.index.forget(pod);
+        self.index.admit(pod, self.events.get(uid), now);
+        self.index.is_abnormal(uid)
     }
 }

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use super::cache::Abnormal;
-use crate::pod::PodRecord;
 use crate::pod::workload_label;
+use crate::pod::{PodEvent, PodRecord};
 use crate::rules::{CauseClass, RuleKind, RuleSpec, cause_class, classify, next_change};
 
 /// How many pods that could be healthy (not Succeeded or Failed) each namespace and each
@@ -71,6 +71,10 @@ fn decrement<K: std::hash::Hash + Eq>(counts: &mut HashMap<K, u32>, key: K) {
         }
     }
 }
+
+/// A pod's latest Warning Events that a cause reads, shared with the findings that rest on
+/// them.
+pub(crate) type Events = Arc<[PodEvent]>;
 
 /// Where a finding sits in the default order; unique per pod thanks to the UID.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -135,10 +139,10 @@ impl Index {
         }
     }
 
-    /// A pod arrived or changed (after `forget` of its previous version).
-    pub fn admit(&mut self, pod: &Arc<PodRecord>, now: DateTime<Utc>) {
+    /// A pod arrived or changed (after `forget` of its previous version), or its Events did.
+    pub fn admit(&mut self, pod: &Arc<PodRecord>, events: Option<&Events>, now: DateTime<Utc>) {
         self.census.add(pod);
-        self.classify(pod, now);
+        self.classify(pod, events, now);
     }
 
     /// A pod left, or is about to be replaced by a newer version.
@@ -152,6 +156,7 @@ impl Index {
     pub fn promote(
         &mut self,
         pods: &HashMap<Box<str>, Arc<PodRecord>>,
+        events: &HashMap<Box<str>, Events>,
         now: DateTime<Utc>,
     ) -> bool {
         self.at = self.at.max(now);
@@ -169,11 +174,16 @@ impl Index {
             self.scheduled.remove(&uid);
             if let Some(pod) = pods.get(&uid) {
                 let before = self.places.get(&uid).cloned();
-                self.classify(pod, now);
+                self.classify(pod, events.get(&uid), now);
                 changed |= before.as_ref() != self.places.get(&uid);
             }
         }
         changed
+    }
+
+    /// Whether the pod has a finding now.
+    pub fn is_abnormal(&self, uid: &str) -> bool {
+        self.places.contains_key(uid)
     }
 
     /// Every finding, in the default order.
@@ -189,11 +199,17 @@ impl Index {
         &self.causes
     }
 
-    fn classify(&mut self, pod: &Arc<PodRecord>, now: DateTime<Utc>) {
-        let found = classify(pod, &self.chain, now).map(|finding| Abnormal {
-            cluster: self.cluster.clone(),
-            pod: pod.clone(),
-            finding: Arc::new(finding),
+    fn classify(&mut self, pod: &Arc<PodRecord>, events: Option<&Events>, now: DateTime<Utc>) {
+        let found = classify(pod, &self.chain, now).map(|finding| {
+            // One event classifies one pod: its cause is found here, once, not per read.
+            let cause = cause_class(pod, &finding, events.map_or(&[], |e| e));
+            Abnormal {
+                cluster: self.cluster.clone(),
+                pod: pod.clone(),
+                finding: Arc::new(finding),
+                cause,
+                events: events.cloned(),
+            }
         });
         self.set_finding(&pod.uid, found);
         match next_change(pod, &self.chain, now) {
@@ -225,9 +241,7 @@ impl Index {
         }
         if let Some(found) = found {
             *self.counts.entry(found.finding.rule).or_default() += 1;
-            // One event classifies one pod: its cause is found here, once, not per scrape.
-            let class = cause_class(&found.pod, &found.finding);
-            let key = (found.finding.rule, class);
+            let key = (found.finding.rule, found.cause);
             *self.causes.entry(key).or_default() += 1;
             self.cause_of.insert(uid.into(), key);
             let place = Place::of(&found, &self.chain);

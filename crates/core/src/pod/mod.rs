@@ -4,6 +4,7 @@
 //! which is what keeps 150,000 pods within the memory budget. The details pane fetches the full
 //! object on demand.
 
+mod event;
 mod intern;
 mod wire;
 mod workload;
@@ -12,6 +13,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
+pub use event::{EventKind, PodEvent, pod_event};
 pub use intern::Interner;
 pub(crate) use wire::is_truthy;
 pub use wire::{WirePod, decode_pod};
@@ -83,6 +85,8 @@ pub struct ContainerRecord {
     pub restarts: u32,
     pub state: ContainerState,
     pub last_termination: Option<Termination>,
+    /// `resources.limits.memory` in bytes: what an OOMKilled container ran into.
+    pub memory_limit: Option<u64>,
 }
 
 impl ContainerRecord {
@@ -99,6 +103,8 @@ impl ContainerRecord {
 pub struct Unscheduled {
     pub(crate) since: Option<DateTime<Utc>>,
     pub(crate) reason: Option<Box<str>>,
+    /// The scheduler's verdict: `0/6 nodes are available: 2 Insufficient cpu, …`.
+    pub(crate) message: Option<Box<str>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -55,6 +55,79 @@ struct WireOwner {
 struct WireSpec {
     node_name: Option<String>,
     volumes: ClaimsVolume,
+    #[serde(deserialize_with = "nullable")]
+    init_containers: MemoryLimits,
+    #[serde(deserialize_with = "nullable")]
+    containers: MemoryLimits,
+}
+
+/// The containers that set a memory limit, by name; the rest of each container spec (env,
+/// probes, mounts) is skipped unread.
+#[derive(Debug, Clone, Default)]
+struct MemoryLimits(Vec<(String, u64)>);
+
+impl<'de> Deserialize<'de> for MemoryLimits {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Scan;
+        impl<'de> Visitor<'de> for Scan {
+            type Value = MemoryLimits;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of containers")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MemoryLimits, A::Error> {
+                let mut limits = Vec::new();
+                while let Some(c) = seq.next_element::<WireSpecContainer>()? {
+                    if let Some(bytes) = c.resources.limits.memory.as_deref().and_then(bytes_of) {
+                        limits.push((c.name, bytes));
+                    }
+                }
+                Ok(MemoryLimits(limits))
+            }
+        }
+        d.deserialize_seq(Scan)
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct WireSpecContainer {
+    name: String,
+    resources: WireResources,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct WireResources {
+    limits: WireLimits,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct WireLimits {
+    memory: Option<String>,
+}
+
+/// A memory quantity (`256Mi`, `1G`, `512000000`) in bytes; None for what is not one.
+pub(crate) fn bytes_of(quantity: &str) -> Option<u64> {
+    let quantity = quantity.trim();
+    let digits = quantity
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(quantity.len());
+    let (number, suffix) = quantity.split_at(digits);
+    let scale: f64 = match suffix {
+        "" => 1.0,
+        "Ki" => 1024.0,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        _ => return None,
+    };
+    let value = number.parse::<f64>().ok()? * scale;
+    (value.is_finite() && value >= 1.0).then_some(value as u64)
 }
 
 /// Whether any volume is a claim, read without keeping the volumes (this runs on every watch
@@ -118,6 +191,7 @@ struct WireCondition {
     status: String,
     last_transition_time: Time,
     reason: Option<String>,
+    message: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -224,20 +298,25 @@ impl WirePod {
             .map(|c| Unscheduled {
                 since: c.last_transition_time,
                 reason: c.reason.as_deref().map(Into::into),
+                message: c.message.as_deref().map(Into::into),
             });
         let ready_changed = condition("ContainersReady")
             .or_else(|| condition("Ready"))
             .and_then(|c| c.last_transition_time);
+        let limit = |limits: &MemoryLimits, name: &str| {
+            limits.0.iter().find(|(n, _)| n == name).map(|&(_, b)| b)
+        };
         let containers = status
             .init_container_statuses
             .into_iter()
-            .map(|c| c.into_record(true))
-            .chain(
-                status
-                    .container_statuses
-                    .into_iter()
-                    .map(|c| c.into_record(false)),
-            )
+            .map(|c| {
+                let memory = limit(&spec.init_containers, &c.name);
+                c.into_record(true, memory)
+            })
+            .chain(status.container_statuses.into_iter().map(|c| {
+                let memory = limit(&spec.containers, &c.name);
+                c.into_record(false, memory)
+            }))
             .collect();
         let owner = m
             .owner_references
@@ -287,8 +366,9 @@ fn parse_phase(phase: Option<&str>) -> Phase {
 }
 
 impl WireContainer {
-    fn into_record(self, init: bool) -> ContainerRecord {
+    fn into_record(self, init: bool, memory_limit: Option<u64>) -> ContainerRecord {
         ContainerRecord {
+            memory_limit,
             name: self.name.into(),
             init,
             restarts: self.restart_count,

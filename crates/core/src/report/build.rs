@@ -108,7 +108,13 @@ fn row(
         last_reason: ended
             .and_then(|t| t.reason.as_deref())
             .or_else(|| reason(c, &config.reasons))
-            .map(String::from),
+            .map(|r| match c.memory_limit {
+                // The limit it reached is the next thing anyone asks.
+                Some(limit) if r == "OOMKilled" => {
+                    format!("OOMKilled (limit {})", crate::rules::format_bytes(limit))
+                }
+                _ => r.to_string(),
+            }),
         exit_code: ended.map(|t| t.exit_code),
         last_restart: ended.and_then(|t| t.finished),
         node: pod.node.as_deref().map(String::from),

@@ -5,6 +5,7 @@ mod classify;
 mod spec;
 mod verb;
 
+pub(crate) use cause::format_bytes;
 pub use cause::{Cause, CauseClass, Evidence, cause, cause_class};
 pub(crate) use classify::next_change;
 pub use classify::{Finding, classify};

@@ -1,0 +1,330 @@
+//! A cause in words: the detail, the evidence with its source and the next step, for each
+//! category. Built one pod at a time, where a cause is shown.
+
+use chrono::{DateTime, Utc};
+
+use super::{Cause, CauseClass, failed_run, last_run, make, waiting};
+use crate::pod::{ContainerRecord, PodEvent, PodRecord};
+
+fn waiting_source(c: &ContainerRecord) -> String {
+    let list = if c.init {
+        "initContainerStatuses"
+    } else {
+        "containerStatuses"
+    };
+    format!("status.{list}[{}].state.waiting", c.name)
+}
+
+pub(super) fn image_pull(pod: &PodRecord, class: CauseClass, told: Option<&PodEvent>) -> Cause {
+    let scale = scale_hint(pod);
+    let Some((c, reason, message)) = waiting(pod) else {
+        return make(class, "no container is waiting", scale).citing_event(told);
+    };
+    let detail = match class {
+        CauseClass::InvalidImageName => "the image reference does not parse",
+        CauseClass::ImageNeverPull => "imagePullPolicy Never, and the node does not have the image",
+        CauseClass::ImageNotFound => "the registry has no such image or tag",
+        CauseClass::RegistryRateLimit => "the registry refuses more pulls for now",
+        CauseClass::RegistryAuth => "the registry refused the credentials",
+        CauseClass::RegistryTls => "the registry's certificate is not trusted",
+        CauseClass::RegistryUnreachable => "the node cannot reach the registry",
+        _ if told.is_some() => "neither the status nor the kubelet's Event says why",
+        _ => "the status does not say why the pull failed, and no Failed Event was seen",
+    };
+    let next = match class {
+        CauseClass::PullUnknown => format!(
+            "kubectl describe pod {} -n {} (the Failed Event says why); {scale}",
+            pod.name, pod.namespace
+        ),
+        _ => format!("fix the image or the registry; {scale}"),
+    };
+    make(class, detail, next)
+        .citing(waiting_source(c), &format!("{reason}: {message}"))
+        .citing_event(told)
+}
+
+/// What z can do for this pod's workload.
+fn scale_hint(pod: &PodRecord) -> String {
+    match &pod.owner {
+        Some(_) => "z scales the workload to 0 meanwhile".into(),
+        None => "d deletes the pod (a bare pod: nothing to scale)".into(),
+    }
+}
+
+pub(super) fn crash(pod: &PodRecord, class: CauseClass, probe: Option<&PodEvent>) -> Cause {
+    let Some((c, t)) = last_run(pod) else {
+        return make(class, "no previous run is recorded", logs_hint(pod)).citing_event(probe);
+    };
+    let (detail, next) = match class {
+        CauseClass::OomKilled => (
+            match c.memory_limit {
+                Some(limit) => format!(
+                    "container {} reached its memory limit of {} (killed, exit {})",
+                    c.name,
+                    format_bytes(limit),
+                    t.exit_code
+                ),
+                None => format!(
+                    "container {} ran out of memory with no limit of its own: the node's ran \
+                     short (killed, exit {})",
+                    c.name, t.exit_code
+                ),
+            },
+            "raise its memory limit, or find the leak; l shows the previous run's logs".into(),
+        ),
+        CauseClass::ProbeFailed => (
+            format!(
+                "container {} failed its liveness probe and was restarted (exit {})",
+                c.name,
+                exit_name(t.exit_code)
+            ),
+            "check the probe against what the container serves, and its timing; l shows the \
+             previous run's logs"
+                .into(),
+        ),
+        CauseClass::ExitZero => (
+            format!(
+                "container {} keeps finishing (exit 0) where it should keep running",
+                c.name
+            ),
+            "check its command: a server that returns; l shows the previous run's logs".into(),
+        ),
+        _ => (
+            format!(
+                "container {} exited with {}",
+                c.name,
+                exit_name(t.exit_code)
+            ),
+            logs_hint(pod),
+        ),
+    };
+    let said = format!(
+        "{} exit code {}",
+        t.reason.as_deref().unwrap_or("-"),
+        t.exit_code
+    );
+    let cause = make(class, detail, next).citing(
+        format!("status.containerStatuses[{}].lastState.terminated", c.name),
+        &said,
+    );
+    match class {
+        CauseClass::ProbeFailed => cause.citing_event(probe),
+        _ => cause,
+    }
+}
+
+fn logs_hint(pod: &PodRecord) -> String {
+    format!("kubectl logs {} -n {} --previous", pod.name, pod.namespace)
+}
+
+/// `256Mi`, `1.5Gi`: binary units, as limits are usually written.
+pub(crate) fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["", "Ki", "Mi", "Gi", "Ti"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let text = format!("{value:.1}");
+    let unit = UNITS.get(unit).copied().unwrap_or_default();
+    format!("{}{unit}", text.trim_end_matches(".0"))
+}
+
+/// `137 (SIGKILL)`: above 128 an exit code is a signal.
+pub(super) fn exit_name(code: i32) -> String {
+    let signal = match code - 128 {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        6 => "SIGABRT",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => return code.to_string(),
+    };
+    format!("{code} ({signal})")
+}
+
+pub(super) fn config(pod: &PodRecord, class: CauseClass, mount: Option<&PodEvent>) -> Cause {
+    let Some((c, reason, message)) = waiting(pod) else {
+        return make(class, "no container is waiting", "").citing_event(mount);
+    };
+    // A volume's FailedMount says what is missing where the waiting message does not.
+    let message = match mount {
+        Some(e) => e
+            .message
+            .split_once(" : ")
+            .map_or(&*e.message, |(_, said)| said),
+        None => message,
+    };
+    // `secret "db-creds" not found`: the name is between the quotes.
+    let named = |kind: &str| {
+        message
+            .split('"')
+            .nth(1)
+            .map_or(kind.to_string(), |name| format!("{kind} {name}"))
+    };
+    let ns = &pod.namespace;
+    let (detail, next) = match class {
+        CauseClass::MissingSecret | CauseClass::MissingConfigMap => {
+            let kind = if class == CauseClass::MissingSecret {
+                "secret"
+            } else {
+                "configmap"
+            };
+            let what = named(kind);
+            (
+                format!("{what} does not exist in {ns}"),
+                format!("create it: kubectl create {what} -n {ns} …"),
+            )
+        }
+        CauseClass::MissingKey => (
+            message.to_string(),
+            "add the key, or fix the reference in the workload".to_string(),
+        ),
+        _ => (
+            "the container's configuration cannot be built".to_string(),
+            format!("kubectl describe pod {} -n {ns}", pod.name),
+        ),
+    };
+    let waited = match c.state {
+        crate::pod::ContainerState::Waiting {
+            message: Some(ref said),
+            ..
+        } => format!("{reason}: {said}"),
+        _ => reason.to_string(),
+    };
+    make(class, detail, next)
+        .citing(waiting_source(c), &waited)
+        .citing_event(mount)
+}
+
+pub(super) fn eviction(pod: &PodRecord, class: CauseClass) -> Cause {
+    let node = pod.node.as_deref().unwrap_or("its node");
+    let detail = match class {
+        CauseClass::ContainerLimit => "a container or emptyDir went over its own limit".into(),
+        CauseClass::EvictedUnknown => "evicted; the status does not say why".into(),
+        _ => format!("{node} ran short and the kubelet evicted pods"),
+    };
+    make(
+        class,
+        detail,
+        "d deletes this finished pod (its workload has replaced it)",
+    )
+    .citing("status.message", pod.message.as_deref().unwrap_or(""))
+}
+
+pub(super) fn terminating(pod: &PodRecord, class: CauseClass, now: DateTime<Utc>) -> Cause {
+    let since = pod
+        .deletion
+        .map(|d| crate::rules::format_age(now - d))
+        .unwrap_or_else(|| "-".into());
+    match class {
+        CauseClass::Finalizers => {
+            let names = pod.finalizers.join(", ");
+            make(
+                class,
+                format!("held by finalizers {names} (deleting for {since})"),
+                "F removes the finalizers once what they guard is handled",
+            )
+            .citing("metadata.finalizers", &names)
+        }
+        CauseClass::NodeUnreachable => unknown(pod),
+        _ => make(
+            class,
+            format!("deleting for {since}, past its grace period"),
+            match pod.must_run_once() {
+                true => "check its node first (kubectl get node); D once it is gone",
+                false => "D force-deletes it",
+            },
+        ),
+    }
+}
+
+pub(super) fn unknown(pod: &PodRecord) -> Cause {
+    let node = pod.node.as_deref().unwrap_or("-");
+    make(
+        CauseClass::NodeUnreachable,
+        format!("node {node} stopped reporting"),
+        format!("kubectl get node {node}; D once the node is confirmed gone"),
+    )
+    .citing("status.reason", pod.reason.as_deref().unwrap_or("-"))
+}
+
+pub(super) fn failed(pod: &PodRecord, class: CauseClass) -> Cause {
+    match (class, failed_run(pod)) {
+        (CauseClass::DeadlineExceeded, _) => make(
+            class,
+            "ran past activeDeadlineSeconds",
+            "d deletes it; raise the deadline if the work needs longer",
+        )
+        .citing("status.reason", "DeadlineExceeded"),
+        (_, Some((c, t))) => make(
+            class,
+            format!(
+                "container {} exited with {}",
+                c.name,
+                exit_name(t.exit_code)
+            ),
+            format!(
+                "kubectl logs {} -n {} -c {}",
+                pod.name, pod.namespace, c.name
+            ),
+        )
+        .citing(
+            format!("status.containerStatuses[{}].state.terminated", c.name),
+            &format!("exit code {}", t.exit_code),
+        ),
+        (_, None) => make(class, "failed; the status does not say why", "d deletes it"),
+    }
+}
+
+/// The scheduler's verdict, reason by reason: `2 Insufficient cpu, 4 node(s) had untolerated
+/// taint {dedicated: gpu}` of `0/6 nodes`.
+pub(super) fn pending(pod: &PodRecord, class: CauseClass, told: Option<&PodEvent>) -> Cause {
+    let said = pod.unscheduled.as_ref().and_then(|u| u.message.as_deref());
+    let verdict = said.or(told.map(|e| &*e.message)).unwrap_or("");
+    let reasons: Vec<String> = super::verdict(verdict)
+        .map(|(count, reason)| format!("{count} {reason}"))
+        .collect();
+    let describe = format!("kubectl describe pod {} -n {}", pod.name, pod.namespace);
+    let (detail, next) = match class {
+        CauseClass::NotScheduled => (
+            "not scheduled yet: no verdict from the scheduler".to_string(),
+            format!("wait; {describe} shows its Events"),
+        ),
+        _ if reasons.is_empty() => (format!("the scheduler says: {verdict}"), describe),
+        _ => (
+            format!("no node fits: {}", reasons.join(", ")),
+            match class {
+                CauseClass::InsufficientResources => {
+                    "lower its requests, or add nodes (kubectl describe nodes shows what is \
+                     allocated)"
+                        .to_string()
+                }
+                CauseClass::UntoleratedTaint => {
+                    "add the toleration, or schedule where no taint applies".to_string()
+                }
+                CauseClass::NodeAffinity => {
+                    "check its nodeSelector and affinity against the nodes' labels".to_string()
+                }
+                CauseClass::UnboundVolume => format!(
+                    "kubectl get pvc -n {}: a claim waits for a volume",
+                    pod.namespace
+                ),
+                CauseClass::UnschedulableNodes => {
+                    "nodes are cordoned: kubectl uncordon, or add nodes".to_string()
+                }
+                CauseClass::TooManyPods => "nodes are at their pod limit: add nodes".to_string(),
+                _ => describe,
+            },
+        ),
+    };
+    make(class, detail, next)
+        .citing(
+            "status.conditions[PodScheduled].message",
+            said.unwrap_or(""),
+        )
+        .citing_event(told)
+}
