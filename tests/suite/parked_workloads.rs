@@ -141,7 +141,7 @@ async fn scan_parked_lists_what_headless_scaled_to_zero_with_its_trigger() {
         trigger["pod"].as_str().unwrap().starts_with("web-"),
         "{row}"
     );
-    assert_eq!(trigger["reason"], "imagePull: ErrImagePull");
+    assert_eq!(trigger["reason"], "imagePull: ImagePullBackOff");
     assert!(
         trigger["message"]
             .as_str()
@@ -156,7 +156,7 @@ async fn scan_parked_lists_what_headless_scaled_to_zero_with_its_trigger() {
         "shop",
         "Deployment/web",
         "auto imagePull",
-        "ErrImagePull",
+        "ImagePullBackOff",
         "parked",
     ] {
         assert!(text.contains(shown), "{shown} missing:\n{text}");

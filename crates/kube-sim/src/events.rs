@@ -172,7 +172,13 @@ impl SimCluster {
     }
 }
 
-fn record(s: &mut State, ns: &str, name: &str, ev: &PodEvent, now: DateTime<Utc>) -> Option<Value> {
+pub(crate) fn record(
+    s: &mut State,
+    ns: &str,
+    name: &str,
+    ev: &PodEvent,
+    now: DateTime<Utc>,
+) -> Option<Value> {
     let pod = s.store.get(Res::Pod, ns, name)?;
     let regarding = involved_object(pod, ev.container.as_deref());
     let node = meta::str_at(pod, "/spec/nodeName").to_string();

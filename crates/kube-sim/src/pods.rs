@@ -5,8 +5,10 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
 use super::cluster::State;
+use super::events::{self, PodEvent};
 use super::meta;
 use super::ops;
+use super::pull::{PullError, Runtime, runtime_error};
 use super::resources::Res;
 use super::status::ApiResult;
 
@@ -80,20 +82,28 @@ pub fn start(s: &mut State, ns: &str, name: &str) {
         "" => s.pick_node(),
         n => Some(n.to_string()),
     };
+    let mut said = Vec::new();
     match node {
         // Nothing runs on a lost node: the pod stays Pending there.
         Some(node) if s.nodes.get(&node) == Some(&false) => pod["spec"]["nodeName"] = json!(node),
         Some(node) => {
             pod["spec"]["nodeName"] = json!(node);
             pod["status"] = running_status(&pod, &node, s.store.rv(), now);
-            fail_unpullable_images(&mut pod);
+            said = fail_unpullable_images(&mut pod);
         }
-        None => pod["status"] = unschedulable_status(s.nodes.len(), now),
+        None => {
+            pod["status"] = unschedulable_status(s.nodes.len(), now);
+            let verdict = meta::str_at(&pod, "/status/conditions/0/message").to_string();
+            said.push(PodEvent::warning("FailedScheduling", &verdict).from_scheduler());
+        }
     }
     if let Some(shaper) = s.shaper.clone() {
         pod = shape(pod, &*shaper);
     }
     s.store.update(Res::Pod, pod);
+    for event in said {
+        events::record(s, ns, name, &event, now);
+    }
 }
 
 fn has_scheduling_gates(pod: &Value) -> bool {
@@ -118,8 +128,9 @@ fn gated_status(now: DateTime<Utc>) -> Value {
 }
 
 /// Images from a registry under the reserved `.invalid` domain can never be pulled, here as on
-/// a real node: the container waits in ErrImagePull and the pod stays Pending.
-fn fail_unpullable_images(pod: &mut Value) {
+/// a real node: the pod stays Pending, its container in ImagePullBackOff, whose message says
+/// only "Back-off"; why is in the Events the kubelet writes, returned.
+fn fail_unpullable_images(pod: &mut Value) -> Vec<PodEvent> {
     let images: Vec<String> = pod
         .pointer("/spec/containers")
         .and_then(Value::as_array)
@@ -134,8 +145,9 @@ fn fail_unpullable_images(pod: &mut Value) {
             .is_some_and(|host| host.ends_with(".invalid"))
     };
     if !images.iter().any(|i| unpullable(i)) {
-        return;
+        return Vec::new();
     }
+    let mut said = Vec::new();
     pod["status"]["phase"] = json!("Pending");
     if let Some(statuses) = pod
         .pointer_mut("/status/containerStatuses")
@@ -145,8 +157,14 @@ fn fail_unpullable_images(pod: &mut Value) {
             if unpullable(image) {
                 status["ready"] = json!(false);
                 status["started"] = json!(false);
-                status["state"] = json!({"waiting": {"reason": "ErrImagePull",
-                    "message": format!("failed to pull and unpack image \"{image}\": failed to resolve reference: no such host")}});
+                status["state"] = json!({"waiting": {"reason": "ImagePullBackOff",
+                    "message": format!("Back-off pulling image \"{image}\"")}});
+                let container = meta::str_at(status, "/name").to_string();
+                said.extend(
+                    failed_pull(image)
+                        .into_iter()
+                        .map(|e| e.container(&container)),
+                );
             }
         }
     }
@@ -162,6 +180,23 @@ fn fail_unpullable_images(pod: &mut Value) {
             c["reason"] = json!("ContainersNotReady");
         }
     }
+    said
+}
+
+/// What the kubelet writes about a pull that cannot resolve its registry
+/// (pkg/kubelet/images/image_manager.go; the `Error: …` ones from kuberuntime_container.go).
+fn failed_pull(image: &str) -> Vec<PodEvent> {
+    let why = runtime_error(Runtime::Containerd, PullError::NoSuchHost, image);
+    vec![
+        PodEvent::normal("Pulling", &format!("Pulling image \"{image}\"")),
+        PodEvent::warning(
+            "Failed",
+            &format!("Failed to pull image \"{image}\": {why}"),
+        ),
+        PodEvent::warning("Failed", "Error: ErrImagePull"),
+        PodEvent::normal("BackOff", &format!("Back-off pulling image \"{image}\"")),
+        PodEvent::warning("Failed", "Error: ImagePullBackOff"),
+    ]
 }
 
 fn shape(pod: Value, shaper: &(dyn Fn(&mut Pod) + Send + Sync)) -> Value {
