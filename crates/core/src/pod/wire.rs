@@ -76,9 +76,9 @@ impl<'de> Deserialize<'de> for MemoryLimits {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MemoryLimits, A::Error> {
                 let mut limits = Vec::new();
-                while let Some(c) = seq.next_element::<WireSpecContainer>()? {
+                while let Some(c) = seq.next_element::<WireSpecContainer<'de>>()? {
                     if let Some(bytes) = c.resources.limits.memory.as_deref().and_then(bytes_of) {
-                        limits.push((c.name, bytes));
+                        limits.push((c.name.into_owned(), bytes));
                     }
                 }
                 Ok(MemoryLimits(limits))
@@ -88,23 +88,29 @@ impl<'de> Deserialize<'de> for MemoryLimits {
     }
 }
 
+/// Borrowed where the JSON allows: most containers set no memory limit, and this runs on
+/// every watch event.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
-struct WireSpecContainer {
-    name: String,
-    resources: WireResources,
+struct WireSpecContainer<'a> {
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    resources: WireResources<'a>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
-struct WireResources {
-    limits: WireLimits,
+struct WireResources<'a> {
+    #[serde(borrow)]
+    limits: WireLimits<'a>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
-struct WireLimits {
-    memory: Option<String>,
+struct WireLimits<'a> {
+    #[serde(borrow)]
+    memory: Option<std::borrow::Cow<'a, str>>,
 }
 
 /// A memory quantity (`256Mi`, `1G`, `512000000`) in bytes; None for what is not one.
