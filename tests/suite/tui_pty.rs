@@ -125,10 +125,6 @@ fn demo_session_through_a_pty() {
             && !evicted_rows(t).contains(&second)
     });
     assert!(after.contains("deleted pod"), "{after}");
-    if std::env::var_os("WRITE_SCREENSHOT").is_some() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/tui-demo.svg");
-        std::fs::write(path, screen.svg()).unwrap();
-    }
 
     // Auto-clean for the current rule (evicted): the header says so.
     screen.keys("a");
@@ -153,6 +149,38 @@ fn demo_session_through_a_pty() {
     assert!(status.success(), "{status:?}");
     std::thread::sleep(Duration::from_millis(200));
     assert!(!screen.parser.lock().unwrap().screen().alternate_screen());
+}
+
+/// From 150 columns the table has a CAUSE column, and the details of a pull in back-off quote
+/// the kubelet's Event its class rests on. The README's screenshot.
+#[test]
+fn a_wide_screen_shows_each_pods_cause_and_the_event_it_rests_on() {
+    let mut screen = Screen::start_sized(&["--demo", "--context", "demo-eu"], None, (40, 160));
+    screen.wait_for("the first sync", |t| t.contains("● synced"));
+    screen.keys("3");
+    let table = screen.wait_for("the image pulls, classed", |t| {
+        t.contains("CAUSE") && t.contains("registryRateLimit") && t.contains("imageNotFound")
+    });
+    assert!(table.contains("registryUnreachable"), "{table}");
+    if std::env::var_os("WRITE_SCREENSHOT").is_some() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/tui-demo.svg");
+        std::fs::write(path, screen.svg()).unwrap();
+    }
+    // The rate-limited pull says only "Back-off" in its status: the details quote the Event.
+    let row = table
+        .lines()
+        .position(|l| l.contains("registryRateLimit"))
+        .expect("a row");
+    let header = table
+        .lines()
+        .position(|l| l.contains("CAUSE"))
+        .expect("the header");
+    screen.keys(&"j".repeat(row - header - 1));
+    screen.keys("\r");
+    let details = screen.wait_text("cause: registryRateLimit");
+    assert!(details.contains("Event Failed (×"), "{details}");
+    assert!(details.contains("toomanyrequests"), "{details}");
+    assert!(details.contains("next:"), "{details}");
 }
 
 /// `q` while a DELETE is in flight: the screen says it is finishing, waits (bounded by the

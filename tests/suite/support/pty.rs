@@ -27,7 +27,12 @@ impl Screen {
 
     /// The binary with `args`, and `config` (YAML text) as its config file when given.
     pub fn start_with(args: &[&str], config: Option<&str>) -> Screen {
-        let (master, slave) = open_pty(ROWS, COLS);
+        Screen::start_sized(args, config, (ROWS, COLS))
+    }
+
+    /// The same on a terminal of `(rows, cols)`.
+    pub fn start_sized(args: &[&str], config: Option<&str>, (rows, cols): (u16, u16)) -> Screen {
+        let (master, slave) = open_pty(rows, cols);
         let home = tempfile::tempdir().unwrap();
         let mut command = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"));
         command.args(args);
@@ -49,7 +54,7 @@ impl Screen {
             .spawn()
             .expect("start the binary");
         let input = master.try_clone().unwrap();
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
         let feed = parser.clone();
         std::thread::spawn(move || {
             let mut master = master;
