@@ -35,6 +35,7 @@ mod query;
 mod resources;
 mod router;
 mod scale;
+mod scheduler;
 mod seed;
 mod select;
 mod server;

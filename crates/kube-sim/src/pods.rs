@@ -10,6 +10,7 @@ use super::meta;
 use super::ops;
 use super::pull::{PullError, Runtime, runtime_error};
 use super::resources::Res;
+use super::scheduler;
 use super::status::ApiResult;
 
 const DEFAULT_GRACE: i64 = 30;
@@ -79,21 +80,20 @@ pub fn start(s: &mut State, ns: &str, name: &str) {
         return;
     }
     let node = match meta::str_at(&pod, "/spec/nodeName") {
-        "" => s.pick_node(),
-        n => Some(n.to_string()),
+        "" => scheduler::place(s, &pod),
+        n => Ok(n.to_string()),
     };
     let mut said = Vec::new();
     match node {
         // Nothing runs on a lost node: the pod stays Pending there.
-        Some(node) if s.nodes.get(&node) == Some(&false) => pod["spec"]["nodeName"] = json!(node),
-        Some(node) => {
+        Ok(node) if s.nodes.get(&node) == Some(&false) => pod["spec"]["nodeName"] = json!(node),
+        Ok(node) => {
             pod["spec"]["nodeName"] = json!(node);
             pod["status"] = running_status(&pod, &node, s.store.rv(), now);
             said = fail_unpullable_images(&mut pod);
         }
-        None => {
-            pod["status"] = unschedulable_status(s.nodes.len(), now);
-            let verdict = meta::str_at(&pod, "/status/conditions/0/message").to_string();
+        Err(verdict) => {
+            pod["status"] = unschedulable_status(&verdict, now);
             said.push(PodEvent::warning("FailedScheduling", &verdict).from_scheduler());
         }
     }
@@ -257,14 +257,14 @@ pub fn running_status(pod: &Value, node: &str, seq: u64, now: DateTime<Utc>) -> 
     })
 }
 
-fn unschedulable_status(nodes: usize, now: DateTime<Utc>) -> Value {
+fn unschedulable_status(verdict: &str, now: DateTime<Utc>) -> Value {
     json!({
         "phase": "Pending",
         "conditions": [{
             "type": "PodScheduled",
             "status": "False",
             "reason": "Unschedulable",
-            "message": format!("0/{nodes} nodes are available: {nodes} node(s) had untolerated taint {{node.kubernetes.io/unreachable: }}."),
+            "message": verdict,
             "lastTransitionTime": meta::timestamp(now),
         }],
         "qosClass": "BestEffort",
