@@ -294,7 +294,7 @@ fn gated_pod(name: &str) -> Value {
     pod
 }
 
-fn deployment(name: &str, replicas: i32) -> Value {
+pub(crate) fn deployment(name: &str, replicas: i32) -> Value {
     json!({
         "metadata": {"name": name},
         "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
@@ -305,7 +305,7 @@ fn deployment(name: &str, replicas: i32) -> Value {
 }
 
 /// Every rule at once, only in the test namespace.
-fn write_config(scratch: &Path, ns: &str) -> PathBuf {
+pub(crate) fn write_config(scratch: &Path, ns: &str) -> PathBuf {
     let rules: Vec<String> = RuleKind::ALL
         .iter()
         .map(|r| format!("  - rule: {r}\n    after: 0\n    namespaces: {{include: [{ns}]}}\n"))

@@ -13,6 +13,7 @@ mod config;
 mod deploy;
 mod e2e;
 mod e2e_auto;
+mod e2e_causes;
 mod e2e_liveness;
 mod e2e_safety;
 mod headless;

@@ -1,6 +1,6 @@
 //! A stand-in for the kubelets of a control plane that has none (`../shared/realk8s`): it
 //! writes, through the status subresource, what a kubelet writes for the pods the workload
-//! controllers create in the test namespaces. Started only where no node reports Ready, so on
+//! controllers create in the test namespaces, and the Warning Event of a failed pull. Started only where no node reports Ready, so on
 //! a cluster with kubelets the real ones answer.
 
 use std::time::Duration;
@@ -109,4 +109,45 @@ async fn report(client: &kube::Client, pod: &Pod) {
     let _ = pods
         .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
         .await;
+    if !pulls {
+        for c in &containers {
+            failed_pull(client, pod, &c.name, c.image.as_deref().unwrap_or_default()).await;
+        }
+    }
+}
+
+/// The kubelet's Warning Event for a pull whose registry does not resolve
+/// (pkg/kubelet/images/image_manager.go, with containerd's error), written as its recorder
+/// writes core/v1 Events.
+async fn failed_pull(client: &kube::Client, pod: &Pod, container: &str, image: &str) {
+    let (Some(ns), Some(name)) = (&pod.metadata.namespace, &pod.metadata.name) else {
+        return;
+    };
+    let now = chrono::Utc::now();
+    let stamp = now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let node = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_name.clone())
+        .unwrap_or_else(|| "stand-in".into());
+    let (host, rest) = image.split_once('/').unwrap_or(("docker.io", image));
+    let (repo, tag) = rest.rsplit_once(':').unwrap_or((rest, "latest"));
+    let message = format!(
+        "Failed to pull image \"{image}\": rpc error: code = Unknown desc = failed to pull and \
+         unpack image \"{image}\": failed to resolve reference \"{image}\": failed to do request: \
+         Head \"https://{host}/v2/{repo}/manifests/{tag}\": dial tcp: lookup {host} on \
+         127.0.0.53:53: no such host"
+    );
+    let event: k8s_openapi::api::core::v1::Event = serde_json::from_value(json!({
+        "metadata": {"name": format!("{name}.{:016x}", now.timestamp_nanos_opt().unwrap_or_default()), "namespace": ns},
+        "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": name, "namespace": ns,
+            "uid": pod.metadata.uid, "fieldPath": format!("spec.containers{{{container}}}")},
+        "reason": "Failed", "type": "Warning", "message": message, "count": 1,
+        "source": {"component": "kubelet", "host": node},
+        "firstTimestamp": stamp, "lastTimestamp": stamp,
+        "reportingComponent": "kubelet", "reportingInstance": node,
+    }))
+    .expect("an Event");
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), ns);
+    let _ = events.create(&Default::default(), &event).await;
 }
