@@ -28,6 +28,8 @@
 mod common;
 #[path = "../tests/suite/support/terminal.rs"]
 mod terminal;
+#[path = "churn/warnings.rs"]
+mod warnings;
 #[path = "churn/watchers.rs"]
 mod watchers;
 
@@ -144,6 +146,8 @@ struct Server {
     watches: AtomicU64,
     /// The Lease `headless` holds, as last written.
     lease: Mutex<Option<Value>>,
+    /// The abnormal pods' Warning Events, listed and repeated while the pods churn.
+    warnings: Arc<warnings::Warnings>,
 }
 
 #[tokio::main]
@@ -161,6 +165,14 @@ async fn main() {
         .collect();
     let bytes: usize = pages.iter().map(Bytes::len).sum();
     let pool = churn_pool(args.pods, now);
+    let warnings = Arc::new(warnings::Warnings::generate(args.pods, PAGE, now));
+    println!(
+        "{} Warning Events about the abnormal pods in {} pages, {:.0} MiB of JSON; repeated at {}/s while pods churn",
+        warnings.count,
+        warnings.pages.len(),
+        warnings.pages.iter().map(Bytes::len).sum::<usize>() as f64 / 1048576.0,
+        warnings::RATE
+    );
     println!(
         "{} pods in {} pages of {PAGE}, {:.0} MiB of JSON; churn over {POOL} pods, {:.1} KB per event; binary {}",
         args.pods,
@@ -179,6 +191,7 @@ async fn main() {
         sent: AtomicU64::new(0),
         watches: AtomicU64::new(0),
         lease: Mutex::new(None),
+        warnings,
     });
     let url = common::serve(server.clone(), answer).await;
     let dir = tempfile::tempdir().expect("a temp dir");
@@ -305,9 +318,10 @@ async fn measure(args: &Args, target: Target, server: &Arc<Server>, place: Place
         let (cpu, events, drawn) = sample.since(pid, server, &running);
         let secs = args.window.as_secs_f64();
         println!(
-            "  {:>5} events/s (streamed {:>6.1}/s): CPU {:>5.2} % of one core, RSS {:>4.0} MiB, {:.1} µs CPU per event{}",
+            "  {:>5} events/s (streamed {:>6.1}/s, and {:>4.1} Warning Events/s): CPU {:>5.2} % of one core, RSS {:>4.0} MiB, {:.1} µs CPU per pod event{}",
             rate,
             events as f64 / secs,
+            sample.warned(server) as f64 / secs,
             cpu / secs * 100.0,
             mib(proc_status(pid, "VmRSS:")),
             if events > 0 {
@@ -385,6 +399,7 @@ async fn soak(length: Duration, pid: u32, server: &Server) {
 struct Sample {
     ticks: u64,
     sent: u64,
+    warned: u64,
     drawn: u64,
 }
 
@@ -393,17 +408,23 @@ impl Sample {
         Sample {
             ticks: cpu_ticks(pid),
             sent: server.sent.load(Ordering::Relaxed),
+            warned: server.warnings.sent.load(Ordering::Relaxed),
             drawn: running.drawn.load(Ordering::Relaxed),
         }
     }
 
-    /// CPU seconds, events streamed and bytes drawn since the sample.
+    /// CPU seconds, pod events streamed and bytes drawn since the sample.
     fn since(&self, pid: u32, server: &Server, running: &Running) -> (f64, u64, u64) {
         (
             (cpu_ticks(pid) - self.ticks) as f64 / TICKS_PER_SEC,
             server.sent.load(Ordering::Relaxed) - self.sent,
             running.drawn.load(Ordering::Relaxed) - self.drawn,
         )
+    }
+
+    /// Warning Events streamed since the sample.
+    fn warned(&self, server: &Server) -> u64 {
+        server.warnings.sent.load(Ordering::Relaxed) - self.warned
     }
 }
 
@@ -467,6 +488,8 @@ fn start_headless(bin: &Path, kubeconfig: &Path, dir: &Path) -> Running {
         .args(["headless", "--dry-run", "--listen", &listen])
         .arg("--kubeconfig")
         .arg(kubeconfig)
+        // The Lease this server serves is in `default`.
+        .env("POD_NAMESPACE", "default")
         .env(
             "OPS_POD_CLEANER_CONFIG",
             bench_config(dir, "rules:\n  - {rule: unknown, auto: true}\n"),
@@ -681,6 +704,16 @@ async fn answer(req: Request<hyper::body::Incoming>, server: Arc<Server>) -> Res
                 .body(StreamBody::new(events).boxed())
                 .expect("response")
         }
+        "/api/v1/events" if query.contains("watch=true") => {
+            let churning = server.clone();
+            server
+                .warnings
+                .watch(move || churning.rate.load(Ordering::Relaxed) > 0)
+        }
+        "/api/v1/events" => Response::builder()
+            .header("content-type", "application/json")
+            .body(common::list_body(&server.warnings.pages, &query, true, 0))
+            .expect("response"),
         "/api/v1/pods" => Response::builder()
             .header("content-type", "application/json")
             .body(common::list_body(

@@ -31,7 +31,7 @@ use hyper::body::Frame;
 use hyper::{Request, Response};
 use kube::core::Request as KubeRequest;
 use kube::core::params::ListParams;
-use kube_sim::generate::list_pages;
+use kube_sim::generate::{event_list_pages, list_pages};
 
 const PAGE: usize = 500;
 /// What SPEC §8 measured on a real kube-apiserver: 526 MB of pods listed in about 20 s.
@@ -55,8 +55,25 @@ async fn main() {
         pages.len(),
         bytes as f64 / 1048576.0
     );
+    // The abnormal pods' Warning Events, which `scan` lists beside the pods.
+    let warnings: Arc<Vec<Bytes>> = Arc::new(
+        event_list_pages(pods, PAGE, Utc::now())
+            .into_iter()
+            .map(Bytes::from)
+            .collect(),
+    );
+    println!(
+        "and their Warning Events in {} pages, {:.0} MiB of JSON",
+        warnings.len(),
+        warnings.iter().map(Bytes::len).sum::<usize>() as f64 / 1048576.0
+    );
     let pace = Arc::new(AtomicU64::new(0));
-    let url = common::serve((pages.clone(), pace.clone()), answer_paced).await;
+    let served = Served {
+        pods: pages.clone(),
+        warnings,
+        pace: pace.clone(),
+    };
+    let url = common::serve(served, answer_paced).await;
     let dir = tempfile::tempdir().expect("a temp dir");
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(&kubeconfig, kubeconfig_text(&url, &["bench"])).expect("write kubeconfig");
@@ -300,16 +317,21 @@ async fn ready(port: u16) -> bool {
 
 type Body = BoxBody<Bytes, Infallible>;
 
-async fn answer_paced(
-    req: Request<hyper::body::Incoming>,
-    (pages, pace): (Arc<Vec<Bytes>>, Arc<AtomicU64>),
-) -> Response<Body> {
-    answer(&req, &pages, pace.load(Ordering::Relaxed))
+/// What the loopback server serves: list pages of pods and of their Warning Events, at a pace.
+#[derive(Clone)]
+struct Served {
+    pods: Arc<Vec<Bytes>>,
+    warnings: Arc<Vec<Bytes>>,
+    pace: Arc<AtomicU64>,
+}
+
+async fn answer_paced(req: Request<hyper::body::Incoming>, served: Served) -> Response<Body> {
+    answer(&req, &served, served.pace.load(Ordering::Relaxed))
 }
 
 fn answer(
     req: &Request<hyper::body::Incoming>,
-    pages: &[Bytes],
+    served: &Served,
     bytes_per_sec: u64,
 ) -> Response<Body> {
     let json = |body: Body| {
@@ -327,11 +349,18 @@ fn answer(
             .boxed(),
         ),
         "/api/v1/pods" if query.contains("sendInitialEvents=true") => common::no_streaming_lists(),
-        // A quiet cluster: the watch stays open and says nothing.
-        "/api/v1/pods" if query.contains("watch=true") => json(
+        // A quiet cluster: the watches stay open and say nothing.
+        "/api/v1/pods" | "/api/v1/events" if query.contains("watch=true") => json(
             StreamBody::new(futures::stream::pending::<Result<Frame<Bytes>, Infallible>>()).boxed(),
         ),
-        "/api/v1/pods" => json(common::list_body(pages, query, false, bytes_per_sec)),
+        "/api/v1/pods" => json(common::list_body(&served.pods, query, false, bytes_per_sec)),
+        // No watch cache for Events on an API server: their list is always paged.
+        "/api/v1/events" => json(common::list_body(
+            &served.warnings,
+            query,
+            true,
+            bytes_per_sec,
+        )),
         _ => Response::builder()
             .status(404)
             .body(Full::new(Bytes::new()).boxed())
