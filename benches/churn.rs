@@ -6,11 +6,12 @@
 //! soak at 100 events/s with the RSS sampled every 10 s and its least-squares slope.
 //!
 //! `cargo bench --bench churn -- [PODS] [--window SECS] [--soak SECS] [--only NAME,...] [--checks]
-//! [--paged-cache] [--transient]` (defaults: 150,000 pods, 30 s windows, no soak, `--only tui,headless`).
+//! [--paged-cache] [--transient] [--no-warnings]` (defaults: 150,000 pods, 30 s windows, no soak, `--only tui,headless`).
 //! `$OPC_BIN` runs another build of the binary instead of this one (e.g. an older commit, for a
 //! before/after). `--transient` streams pods that come and go instead of MODIFIED events (new
 //! namespaces, Jobs, bare pods and nodes; see `transient_event`), for a soak that shows whether
-//! anything kept for them stays behind. The first list (`resourceVersion=0`) comes in one body, as from every server
+//! anything kept for them stays behind. `--no-warnings` forbids Events (403), for the product
+//! without its Event store. The first list (`resourceVersion=0`) comes in one body, as from every server
 //! whose watch cache cannot page; `--paged-cache` serves it in pages of 500 instead. The peak
 //! printed after the list is the process's `VmHWM`, the first list included.
 //!
@@ -66,6 +67,9 @@ struct Args {
     checks: bool,
     paged_cache: bool,
     transient: bool,
+    /// Events are forbidden, as to an account without `list events`: the product without its
+    /// Event store, for a before/after in one run.
+    no_warnings: bool,
     bin: PathBuf,
 }
 
@@ -78,6 +82,7 @@ fn args() -> Args {
         checks: false,
         paged_cache: false,
         transient: false,
+        no_warnings: false,
         bin: std::env::var_os("OPC_BIN")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ops-pod-cleaner"))),
@@ -112,6 +117,11 @@ fn args() -> Args {
                 i += 1;
                 continue;
             }
+            "--no-warnings" => {
+                args.no_warnings = true;
+                i += 1;
+                continue;
+            }
             other => {
                 if let Ok(n) = other.parse() {
                     args.pods = n;
@@ -133,6 +143,8 @@ struct Server {
     paged_cache: bool,
     /// Pods that come and go (see [`transient_event`]) instead of MODIFIED events.
     transient: bool,
+    /// Every Events request is answered 403.
+    no_warnings: bool,
     /// When the server started: the generated pods' clock.
     now: chrono::DateTime<Utc>,
     /// Per churned pod: its event line as generated, and flipped (healthy ⇄ abnormal); each with
@@ -185,6 +197,7 @@ async fn main() {
         pages,
         paged_cache: args.paged_cache,
         transient: args.transient,
+        no_warnings: args.no_warnings,
         now,
         pool,
         rate: AtomicU64::new(0),
@@ -704,6 +717,11 @@ async fn answer(req: Request<hyper::body::Incoming>, server: Arc<Server>) -> Res
                 .body(StreamBody::new(events).boxed())
                 .expect("response")
         }
+        "/api/v1/events" if server.no_warnings => Response::builder()
+            .status(403)
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from_static(br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"events is forbidden","reason":"Forbidden","code":403}"#)).boxed())
+            .expect("response"),
         "/api/v1/events" if query.contains("watch=true") => {
             let churning = server.clone();
             server
