@@ -371,7 +371,12 @@ fn the_scheduler_verdict_names_the_reason_that_excludes_most_nodes() {
             "0/6 nodes are available: 1 Insufficient memory, 5 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }. preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling.",
             CauseClass::UntoleratedTaint,
         ),
-        // Before v1.25: `had taint {…}, that the pod didn't tolerate`.
+        // Before v1.25: `had taint {…}, that the pod didn't tolerate`. This one is what the
+        // v1.24 scheduler of ../shared/realk8s wrote for nodes the node controller tainted.
+        (
+            "0/2 nodes are available: 2 node(s) had taint {node.kubernetes.io/not-ready: }, that the pod didn't tolerate.",
+            CauseClass::UntoleratedTaint,
+        ),
         (
             "0/3 nodes are available: 3 node(s) had taint {node.kubernetes.io/unreachable: }, that the pod didn't tolerate.",
             CauseClass::UntoleratedTaint,
