@@ -737,3 +737,252 @@ async fn without_leave_to_read_events_causes_come_from_the_status() {
         "the pod view does not wait on Events"
     );
 }
+
+#[test]
+fn every_class_of_the_vocabulary_is_reached_from_real_words() {
+    let pull = |reason: &str, message: &str| deployment_pod("web-1").waiting_with(reason, message);
+    let back_off = || pull("ImagePullBackOff", "Back-off pulling image \"web:1\"");
+    let config = |message: &str| pull("CreateContainerConfigError", message);
+    let evicted = |message: &str| deployment_pod("web-1").evicted().status_message(message);
+    let verdict = |message: &str| deployment_pod("web-1").unschedulable_because(message);
+    let crash = |reason: &str, code: i32| {
+        deployment_pod("web-1")
+            .crash_looping(5, reason)
+            .exit_code(code)
+    };
+    let deleting = || deployment_pod("web-1").terminating_since("2026-11-20T10:00:00Z");
+    let probe = warning(
+        EventKind::ProbeFailed,
+        "Liveness probe failed: Get \"http://10.0.0.7:8080/healthz\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
+        0,
+    );
+    // `finishedAt` of crash_looping is 09:00; the probe failed just before.
+    let probe = PodEvent::new(
+        probe.kind,
+        &probe.message,
+        3,
+        Some("2026-11-20T08:59:50Z".parse().unwrap()),
+    );
+    let cases: Vec<(PodBuilder, Vec<PodEvent>, CauseClass)> = vec![
+        (
+            pull(
+                "ErrImagePull",
+                "rpc error: code = NotFound desc = failed to pull and unpack image \"docker.io/library/web:9\": failed to resolve reference \"docker.io/library/web:9\": docker.io/library/web:9: not found",
+            ),
+            vec![],
+            CauseClass::ImageNotFound,
+        ),
+        (
+            pull(
+                "ErrImagePull",
+                "rpc error: code = Unknown desc = failed to pull and unpack image \"r.example/web:1\": failed to resolve reference \"r.example/web:1\": failed to authorize: failed to fetch oauth token: unexpected status: 401 Unauthorized",
+            ),
+            vec![],
+            CauseClass::RegistryAuth,
+        ),
+        (
+            back_off(),
+            vec![warning(
+                EventKind::PullFailed,
+                "Failed to pull image \"web:1\": rpc error: code = Unknown desc = reading manifest 1 in docker.io/library/web: toomanyrequests: You have reached your pull rate limit.",
+                1,
+            )],
+            CauseClass::RegistryRateLimit,
+        ),
+        (
+            back_off(),
+            vec![warning(
+                EventKind::PullFailed,
+                "Failed to pull image \"r.invalid/web:1\": rpc error: code = Unknown desc = pinging container registry r.invalid: Get \"https://r.invalid/v2/\": dial tcp: lookup r.invalid: no such host",
+                1,
+            )],
+            CauseClass::RegistryUnreachable,
+        ),
+        (
+            pull(
+                "ErrImagePull",
+                "rpc error: code = Unknown desc = failed to pull and unpack image \"r.local/web:1\": failed to resolve reference \"r.local/web:1\": failed to do request: Head \"https://r.local/v2/web/manifests/1\": tls: failed to verify certificate: x509: certificate signed by unknown authority",
+            ),
+            vec![],
+            CauseClass::RegistryTls,
+        ),
+        (
+            pull(
+                "InvalidImageName",
+                "Failed to apply default image tag \"Web:1\": couldn't parse image reference \"Web:1\": invalid reference format: repository name must be lowercase",
+            ),
+            vec![],
+            CauseClass::InvalidImageName,
+        ),
+        (
+            pull(
+                "ErrImageNeverPull",
+                "Container image \"web:1\" is not present with pull policy of Never",
+            ),
+            vec![],
+            CauseClass::ImageNeverPull,
+        ),
+        (back_off(), vec![], CauseClass::PullUnknown),
+        (crash("OOMKilled", 137), vec![], CauseClass::OomKilled),
+        (crash("Error", 2), vec![], CauseClass::ExitCode),
+        (crash("Completed", 0), vec![], CauseClass::ExitZero),
+        (crash("Error", 137), vec![probe], CauseClass::ProbeFailed),
+        (
+            deployment_pod("web-1")
+                .waiting("CrashLoopBackOff")
+                .restart_count(5),
+            vec![],
+            CauseClass::CrashUnknown,
+        ),
+        (
+            config("secret \"db\" not found"),
+            vec![],
+            CauseClass::MissingSecret,
+        ),
+        (
+            config("configmap \"app\" not found"),
+            vec![],
+            CauseClass::MissingConfigMap,
+        ),
+        (
+            config("couldn't find key url in ConfigMap shop/app"),
+            vec![],
+            CauseClass::MissingKey,
+        ),
+        (
+            config("failed to sync configmap cache: timed out waiting for the condition"),
+            vec![],
+            CauseClass::ConfigUnknown,
+        ),
+        (
+            verdict(
+                "0/3 nodes are available: 3 Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+            ),
+            vec![],
+            CauseClass::InsufficientResources,
+        ),
+        (
+            verdict(
+                "0/3 nodes are available: 3 node(s) had untolerated taint {dedicated: db}. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+            ),
+            vec![],
+            CauseClass::UntoleratedTaint,
+        ),
+        (
+            verdict(
+                "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+            ),
+            vec![],
+            CauseClass::NodeAffinity,
+        ),
+        (
+            verdict(
+                "0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+            ),
+            vec![],
+            CauseClass::UnboundVolume,
+        ),
+        (
+            verdict(
+                "0/3 nodes are available: 3 node(s) were unschedulable. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+            ),
+            vec![],
+            CauseClass::UnschedulableNodes,
+        ),
+        (
+            verdict(
+                "0/3 nodes are available: 3 Too many pods. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+            ),
+            vec![],
+            CauseClass::TooManyPods,
+        ),
+        (verdict(""), vec![], CauseClass::NotScheduled),
+        (
+            verdict("Scheduling is blocked due to non-empty scheduling gates"),
+            vec![],
+            CauseClass::PendingUnknown,
+        ),
+        (
+            evicted(
+                "The node was low on resource: memory. Threshold quantity: 100Mi, available: 91340Ki. ",
+            ),
+            vec![],
+            CauseClass::NodeMemoryPressure,
+        ),
+        (
+            evicted(
+                "The node had condition: [DiskPressure]. The node was low on resource: inodes. ",
+            ),
+            vec![],
+            CauseClass::NodeDiskPressure,
+        ),
+        (
+            evicted(
+                "The node was low on resource: pids. Threshold quantity: 1000, available: 98. ",
+            ),
+            vec![],
+            CauseClass::NodePidPressure,
+        ),
+        (
+            evicted(
+                "Pod ephemeral local storage usage exceeds the total limit of containers 1Gi. ",
+            ),
+            vec![],
+            CauseClass::ContainerLimit,
+        ),
+        (
+            evicted("Evicted by an operator"),
+            vec![],
+            CauseClass::EvictedUnknown,
+        ),
+        (
+            deleting().finalizers(&["example.com/backup"]),
+            vec![],
+            CauseClass::Finalizers,
+        ),
+        (
+            deleting().phase("Running", Some("NodeLost")),
+            vec![],
+            CauseClass::NodeUnreachable,
+        ),
+        (
+            deleting().condition(
+                "DisruptionTarget",
+                "True",
+                "DeletionByPodGC",
+                "PodGC: node no longer exists",
+            ),
+            vec![],
+            CauseClass::NodeGone,
+        ),
+        (deleting(), vec![], CauseClass::PastGrace),
+        (
+            deployment_pod("web-1").phase("Failed", Some("DeadlineExceeded")),
+            vec![],
+            CauseClass::DeadlineExceeded,
+        ),
+        (
+            deployment_pod("web-1").failed_with(1),
+            vec![],
+            CauseClass::ExitCode,
+        ),
+        (
+            deployment_pod("web-1").phase("Failed", None),
+            vec![],
+            CauseClass::FailedUnknown,
+        ),
+    ];
+    let mut reached = std::collections::BTreeSet::new();
+    for (builder, events, expected) in cases {
+        let (class, cause) = told(builder, &events);
+        assert_eq!(class, expected, "{cause:?}");
+        assert!(!cause.next.is_empty(), "{cause:?}");
+        reached.insert(class);
+    }
+    let missing: Vec<&str> = CauseClass::ALL
+        .iter()
+        .filter(|c| !reached.contains(c))
+        .map(|c| c.name())
+        .collect();
+    assert!(missing.is_empty(), "no case reaches {missing:?}");
+}

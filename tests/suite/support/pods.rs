@@ -73,6 +73,34 @@ impl PodBuilder {
         self
     }
 
+    /// `status.phase`, and `status.reason` when given (NodeLost, DeadlineExceeded).
+    pub fn phase(mut self, phase: &str, reason: Option<&str>) -> Self {
+        self.0["status"]["phase"] = json!(phase);
+        if let Some(reason) = reason {
+            self.0["status"]["reason"] = json!(reason);
+        }
+        self
+    }
+
+    /// One more pod condition.
+    pub fn condition(mut self, kind: &str, status: &str, reason: &str, message: &str) -> Self {
+        let condition = json!({"type": kind, "status": status, "reason": reason,
+            "message": message, "lastTransitionTime": "2026-11-20T10:00:00Z"});
+        match self.0["status"]["conditions"].as_array_mut() {
+            Some(list) => list.push(condition),
+            None => self.0["status"]["conditions"] = json!([condition]),
+        }
+        self
+    }
+
+    /// Failed, its container terminated with `code`.
+    pub fn failed_with(mut self, code: i32) -> Self {
+        self = self.phase("Failed", None);
+        self.0["status"]["containerStatuses"][0]["state"] = json!({"terminated":
+            {"reason": "Error", "exitCode": code, "finishedAt": "2026-11-20T09:00:00Z"}});
+        self
+    }
+
     pub fn succeeded(mut self) -> Self {
         self.0["status"]["phase"] = json!("Succeeded");
         self.0["status"]["containerStatuses"][0]["state"] =
@@ -109,6 +137,12 @@ impl PodBuilder {
     /// The pod's `status.message` (an eviction's, say).
     pub fn status_message(mut self, message: &str) -> Self {
         self.0["status"]["message"] = json!(message);
+        self
+    }
+
+    /// Restarted `count` times, with no record of how the last run ended.
+    pub fn restart_count(mut self, count: u32) -> Self {
+        self.0["status"]["containerStatuses"][0]["restartCount"] = json!(count);
         self
     }
 

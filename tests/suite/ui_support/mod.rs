@@ -44,6 +44,7 @@ pub fn abnormal(rule: RuleKind, ns: &str, name: &str, reason: &str, minutes: i64
         unscheduled: None,
         ready_changed: None,
         claims_volume: false,
+        node_gone: false,
         containers: Box::new([ContainerRecord {
             name: "app".into(),
             init: false,

@@ -131,6 +131,9 @@ pub struct PodRecord {
     /// Mounts a PersistentVolumeClaim (or a generic ephemeral volume): a volume that may be
     /// ReadWriteOnce, which two copies of the pod must never write at once.
     pub claims_volume: bool,
+    /// The pod GC marked it for deletion because its node no longer exists (condition
+    /// `DisruptionTarget`, reason `DeletionByPodGC`, Kubernetes 1.26+).
+    pub node_gone: bool,
     /// When this process saw the current container waiting reason appear, if it saw it happen.
     pub reason_seen: Option<DateTime<Utc>>,
 }

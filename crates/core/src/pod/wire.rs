@@ -306,6 +306,9 @@ impl WirePod {
                 reason: c.reason.as_deref().map(Into::into),
                 message: c.message.as_deref().map(Into::into),
             });
+        // pkg/controller/podgc/gc_controller.go: "PodGC: node no longer exists".
+        let node_gone = condition("DisruptionTarget")
+            .is_some_and(|c| c.status == "True" && c.reason.as_deref() == Some("DeletionByPodGC"));
         let ready_changed = condition("ContainersReady")
             .or_else(|| condition("Ready"))
             .and_then(|c| c.last_transition_time);
@@ -355,6 +358,7 @@ impl WirePod {
             ready_changed,
             containers,
             claims_volume: spec.volumes.0,
+            node_gone,
             reason_seen: None,
         }
     }

@@ -231,6 +231,7 @@ pub(super) fn terminating(pod: &PodRecord, class: CauseClass, now: DateTime<Utc>
             .citing("metadata.finalizers", &names)
         }
         CauseClass::NodeUnreachable => unknown(pod),
+        CauseClass::NodeGone => node_gone(pod),
         _ => make(
             class,
             format!("deleting for {since}, past its grace period"),
@@ -240,6 +241,20 @@ pub(super) fn terminating(pod: &PodRecord, class: CauseClass, now: DateTime<Utc>
             },
         ),
     }
+}
+
+/// The pod GC's word that the node was deleted: no copy can still run there.
+pub(super) fn node_gone(pod: &PodRecord) -> Cause {
+    let node = pod.node.as_deref().unwrap_or("-");
+    make(
+        CauseClass::NodeGone,
+        format!("node {node} no longer exists; the pod GC is deleting its pods"),
+        "D force-deletes it: nothing of it runs any more",
+    )
+    .citing(
+        "status.conditions[DisruptionTarget]",
+        "True, reason DeletionByPodGC",
+    )
 }
 
 pub(super) fn unknown(pod: &PodRecord) -> Cause {

@@ -116,6 +116,7 @@ pub fn cause_class(pod: &PodRecord, finding: &Finding, events: &[PodEvent]) -> C
         RuleKind::ConfigError => config_cause(pod, events).0,
         RuleKind::Evicted => eviction_class(pod.message.as_deref().unwrap_or("")),
         RuleKind::Terminating if !pod.finalizers.is_empty() => CauseClass::Finalizers,
+        RuleKind::Terminating | RuleKind::Unknown if pod.node_gone => CauseClass::NodeGone,
         RuleKind::Terminating if pod.reason.as_deref() == Some("NodeLost") => {
             CauseClass::NodeUnreachable
         }
@@ -143,6 +144,7 @@ pub fn cause(pod: &PodRecord, finding: &Finding, events: &[PodEvent], now: DateT
         RuleKind::Terminating => explain::terminating(pod, class, now),
         RuleKind::Failed => explain::failed(pod, class),
         RuleKind::Pending => explain::pending(pod, class, scheduling_cause(pod, events).1),
+        RuleKind::Unknown if class == CauseClass::NodeGone => explain::node_gone(pod),
         RuleKind::Unknown => explain::unknown(pod),
     };
     // Never a step the pod's state contradicts: one already going is not deleted again.
