@@ -414,12 +414,16 @@ fn the_scheduler_verdict_names_the_reason_that_excludes_most_nodes() {
             "{cause:?}"
         );
     }
-    // The detail gives the counts, reason by reason.
-    let (_, cause) = class_of(deployment_pod("web-1").unschedulable_because(cases[0].0));
+    // The detail gives the counts, reason by reason, and what the pod asks for.
+    let (_, cause) = class_of(
+        deployment_pod("web-1")
+            .unschedulable_because(cases[0].0)
+            .memory_limit("1Gi"),
+    );
     assert!(
-        cause
-            .detail
-            .contains("4 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}"),
+        cause.detail.contains(
+            "4 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}; it asks for cpu 500m, memory 64Mi"
+        ),
         "{cause:?}"
     );
 }

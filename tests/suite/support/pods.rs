@@ -68,8 +68,7 @@ impl PodBuilder {
 
     /// `resources.limits.memory` of its container.
     pub fn memory_limit(mut self, quantity: &str) -> Self {
-        self.0["spec"]["containers"][0]["resources"] =
-            json!({"limits": {"cpu": "1", "memory": quantity}, "requests": {"memory": "64Mi"}});
+        self.0["spec"]["containers"][0]["resources"] = json!({"limits": {"cpu": "1", "memory": quantity}, "requests": {"cpu": "500m", "memory": "64Mi"}});
         self
     }
 

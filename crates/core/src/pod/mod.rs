@@ -6,6 +6,7 @@
 
 mod event;
 mod intern;
+mod resources;
 mod wire;
 mod workload;
 
@@ -15,6 +16,7 @@ use chrono::{DateTime, Utc};
 
 pub use event::{EventKind, PodEvent, pod_event};
 pub use intern::Interner;
+pub use resources::Requests;
 pub(crate) use wire::is_truthy;
 pub use wire::{WirePod, decode_pod};
 pub use workload::workload_label;
@@ -105,6 +107,8 @@ pub struct Unscheduled {
     pub(crate) reason: Option<Box<str>>,
     /// The scheduler's verdict: `0/6 nodes are available: 2 Insufficient cpu, …`.
     pub(crate) message: Option<Box<str>>,
+    /// What it asked for, that no node could give.
+    pub(crate) requests: Requests,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,7 +128,8 @@ pub struct PodRecord {
     pub owner: Option<OwnerRef>,
     /// Carries the `ops-pod-cleaner.io/ignore` annotation.
     pub ignored: bool,
-    pub unscheduled: Option<Unscheduled>,
+    /// Boxed: few pods wait for a node, and every pod carries the field.
+    pub unscheduled: Option<Box<Unscheduled>>,
     /// `lastTransitionTime` of `ContainersReady`, else of `Ready`.
     pub ready_changed: Option<DateTime<Utc>>,
     pub containers: Box<[ContainerRecord]>,

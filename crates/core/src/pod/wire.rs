@@ -8,6 +8,7 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, de::DeserializeOwned};
 
 use super::intern::Interner;
+use super::resources::ContainerSpecs;
 use super::{
     ContainerRecord, ContainerState, IGNORE_ANNOTATION, OwnerRef, Phase, PodRecord, Termination,
     Unscheduled,
@@ -56,84 +57,9 @@ struct WireSpec {
     node_name: Option<String>,
     volumes: ClaimsVolume,
     #[serde(deserialize_with = "nullable")]
-    init_containers: MemoryLimits,
+    init_containers: ContainerSpecs,
     #[serde(deserialize_with = "nullable")]
-    containers: MemoryLimits,
-}
-
-/// The containers that set a memory limit, by name; the rest of each container spec (env,
-/// probes, mounts) is skipped unread.
-#[derive(Debug, Clone, Default)]
-struct MemoryLimits(Vec<(String, u64)>);
-
-impl<'de> Deserialize<'de> for MemoryLimits {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Scan;
-        impl<'de> Visitor<'de> for Scan {
-            type Value = MemoryLimits;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a list of containers")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MemoryLimits, A::Error> {
-                let mut limits = Vec::new();
-                while let Some(c) = seq.next_element::<WireSpecContainer<'de>>()? {
-                    if let Some(bytes) = c.resources.limits.memory.as_deref().and_then(bytes_of) {
-                        limits.push((c.name.into_owned(), bytes));
-                    }
-                }
-                Ok(MemoryLimits(limits))
-            }
-        }
-        d.deserialize_seq(Scan)
-    }
-}
-
-/// Borrowed where the JSON allows: most containers set no memory limit, and this runs on
-/// every watch event.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-struct WireSpecContainer<'a> {
-    #[serde(borrow)]
-    name: std::borrow::Cow<'a, str>,
-    #[serde(borrow)]
-    resources: WireResources<'a>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-struct WireResources<'a> {
-    #[serde(borrow)]
-    limits: WireLimits<'a>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-struct WireLimits<'a> {
-    #[serde(borrow)]
-    memory: Option<std::borrow::Cow<'a, str>>,
-}
-
-/// A memory quantity (`256Mi`, `1G`, `512000000`) in bytes; None for what is not one.
-pub(crate) fn bytes_of(quantity: &str) -> Option<u64> {
-    let quantity = quantity.trim();
-    let digits = quantity
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(quantity.len());
-    let (number, suffix) = quantity.split_at(digits);
-    let scale: f64 = match suffix {
-        "" => 1.0,
-        "Ki" => 1024.0,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        _ => return None,
-    };
-    let value = number.parse::<f64>().ok()? * scale;
-    (value.is_finite() && value >= 1.0).then_some(value as u64)
+    containers: ContainerSpecs,
 }
 
 /// Whether any volume is a claim, read without keeping the volumes (this runs on every watch
@@ -301,10 +227,13 @@ impl WirePod {
         let condition = |kind: &str| status.conditions.iter().find(|c| c.kind == kind);
         let unscheduled = condition("PodScheduled")
             .filter(|c| c.status == "False")
-            .map(|c| Unscheduled {
-                since: c.last_transition_time,
-                reason: c.reason.as_deref().map(Into::into),
-                message: c.message.as_deref().map(Into::into),
+            .map(|c| {
+                Box::new(Unscheduled {
+                    since: c.last_transition_time,
+                    reason: c.reason.as_deref().map(Into::into),
+                    message: c.message.as_deref().map(Into::into),
+                    requests: spec.containers.requests,
+                })
             });
         // pkg/controller/podgc/gc_controller.go: "PodGC: node no longer exists".
         let node_gone = condition("DisruptionTarget")
@@ -312,18 +241,15 @@ impl WirePod {
         let ready_changed = condition("ContainersReady")
             .or_else(|| condition("Ready"))
             .and_then(|c| c.last_transition_time);
-        let limit = |limits: &MemoryLimits, name: &str| {
-            limits.0.iter().find(|(n, _)| n == name).map(|&(_, b)| b)
-        };
         let containers = status
             .init_container_statuses
             .into_iter()
             .map(|c| {
-                let memory = limit(&spec.init_containers, &c.name);
+                let memory = spec.init_containers.limit(&c.name);
                 c.into_record(true, memory)
             })
             .chain(status.container_statuses.into_iter().map(|c| {
-                let memory = limit(&spec.containers, &c.name);
+                let memory = spec.containers.limit(&c.name);
                 c.into_record(false, memory)
             }))
             .collect();

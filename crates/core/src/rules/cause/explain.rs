@@ -295,6 +295,27 @@ pub(super) fn failed(pod: &PodRecord, class: CauseClass) -> Cause {
     }
 }
 
+/// `; it asks for cpu 2500m, memory 4Gi`: the requests the scheduler weighed, if any.
+fn asks(pod: &PodRecord) -> String {
+    let Some(requests) = pod.unscheduled.as_ref().map(|u| u.requests) else {
+        return String::new();
+    };
+    let mut asked = Vec::new();
+    if requests.millicores > 0 {
+        asked.push(match requests.millicores % 1000 {
+            0 => format!("cpu {}", requests.millicores / 1000),
+            _ => format!("cpu {}m", requests.millicores),
+        });
+    }
+    if requests.bytes > 0 {
+        asked.push(format!("memory {}", format_bytes(requests.bytes)));
+    }
+    match asked.is_empty() {
+        true => String::new(),
+        false => format!("; it asks for {}", asked.join(", ")),
+    }
+}
+
 /// The scheduler's verdict, reason by reason: `2 Insufficient cpu, 4 node(s) had untolerated
 /// taint {dedicated: gpu}` of `0/6 nodes`.
 pub(super) fn pending(pod: &PodRecord, class: CauseClass, told: Option<&PodEvent>) -> Cause {
@@ -311,7 +332,7 @@ pub(super) fn pending(pod: &PodRecord, class: CauseClass, told: Option<&PodEvent
         ),
         _ if reasons.is_empty() => (format!("the scheduler says: {verdict}"), describe),
         _ => (
-            format!("no node fits: {}", reasons.join(", ")),
+            format!("no node fits: {}{}", reasons.join(", "), asks(pod)),
             match class {
                 CauseClass::InsufficientResources => {
                     "lower its requests, or add nodes (kubectl describe nodes shows what is \

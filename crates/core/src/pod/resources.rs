@@ -1,0 +1,132 @@
+//! What a pod's container specs say that a cause reads: each memory limit (what an OOMKilled
+//! container ran into) and the requests a scheduler weighed. Everything else in a container
+//! spec (env, probes, mounts) is skipped unread, and names are borrowed unless kept: this runs
+//! on every watch event.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde::de::{Deserializer, SeqAccess, Visitor};
+
+/// The containers that set a memory limit, by name, and the requests of all of them.
+#[derive(Debug, Clone, Default)]
+pub(super) struct ContainerSpecs {
+    pub limits: Vec<(String, u64)>,
+    pub requests: Requests,
+}
+
+/// What a pod's containers request together.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Requests {
+    pub millicores: u64,
+    pub bytes: u64,
+}
+
+impl ContainerSpecs {
+    pub fn limit(&self, name: &str) -> Option<u64> {
+        self.limits.iter().find(|(n, _)| n == name).map(|&(_, b)| b)
+    }
+}
+
+impl<'de> Deserialize<'de> for ContainerSpecs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Scan;
+        impl<'de> Visitor<'de> for Scan {
+            type Value = ContainerSpecs;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of containers")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ContainerSpecs, A::Error> {
+                let mut specs = ContainerSpecs::default();
+                while let Some(c) = seq.next_element::<WireSpecContainer<'de>>()? {
+                    let (limits, requests) = (&c.resources.limits, &c.resources.requests);
+                    if let Some(bytes) = limits.memory.as_deref().and_then(bytes_of) {
+                        specs.limits.push((c.name.into_owned(), bytes));
+                    }
+                    let asked = |q: &Option<Cow<'_, str>>, parse: fn(&str) -> Option<u64>| {
+                        q.as_deref().and_then(parse).unwrap_or(0)
+                    };
+                    specs.requests.millicores += asked(&requests.cpu, millicores_of);
+                    specs.requests.bytes += asked(&requests.memory, bytes_of);
+                }
+                Ok(specs)
+            }
+        }
+        d.deserialize_seq(Scan)
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct WireSpecContainer<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow)]
+    resources: WireResources<'a>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct WireResources<'a> {
+    #[serde(borrow)]
+    limits: Quantities<'a>,
+    #[serde(borrow)]
+    requests: Quantities<'a>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct Quantities<'a> {
+    #[serde(borrow)]
+    cpu: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    memory: Option<Cow<'a, str>>,
+}
+
+/// A memory quantity (`256Mi`, `1G`, `512000000`) in bytes; None for what is not one.
+pub(crate) fn bytes_of(quantity: &str) -> Option<u64> {
+    let quantity = quantity.trim();
+    let digits = quantity
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(quantity.len());
+    let (number, suffix) = quantity.split_at(digits);
+    let scale: f64 = match suffix {
+        "" => 1.0,
+        "Ki" => 1024.0,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        _ => return None,
+    };
+    let value = number.parse::<f64>().ok()? * scale;
+    (value.is_finite() && value >= 1.0).then_some(value as u64)
+}
+
+/// A CPU quantity (`500m`, `2`, `0.5`) in millicores; None for what is not one.
+pub(crate) fn millicores_of(quantity: &str) -> Option<u64> {
+    let quantity = quantity.trim();
+    let value = match quantity.strip_suffix('m') {
+        Some(milli) => milli.parse::<f64>().ok()?,
+        None => quantity.parse::<f64>().ok()? * 1000.0,
+    };
+    (value.is_finite() && value >= 0.0).then_some(value as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantities_read_as_the_api_writes_them() {
+        assert_eq!(bytes_of("256Mi"), Some(256 << 20));
+        assert_eq!(bytes_of("1G"), Some(1_000_000_000));
+        assert_eq!(bytes_of("lots"), None);
+        assert_eq!(millicores_of("500m"), Some(500));
+        assert_eq!(millicores_of("2"), Some(2000));
+        assert_eq!(millicores_of("0.25"), Some(250));
+    }
+}
