@@ -839,6 +839,13 @@ fn churn(
             }
         }
     });
+    streamed(rx)
+}
+
+/// A response body that streams what is sent on `rx`, as a watch's chunks.
+fn streamed(
+    rx: tokio::sync::mpsc::Receiver<Bytes>,
+) -> impl futures::Stream<Item = Result<Frame<Bytes>, Infallible>> + Send {
     futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|b| (Ok(Frame::data(b)), rx))
     })

@@ -14,7 +14,6 @@ use bytes::Bytes;
 use chrono::Utc;
 use http_body_util::{BodyExt, StreamBody, combinators::BoxBody};
 use hyper::Response;
-use hyper::body::Frame;
 use serde_json::{Value, json};
 
 pub const RATE: u64 = 50;
@@ -62,14 +61,9 @@ impl Warnings {
                 }
             }
         });
-        let body = futures::stream::unfold(rx, |mut rx| async move {
-            rx.recv()
-                .await
-                .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
-        });
         Response::builder()
             .header("content-type", "application/json")
-            .body(StreamBody::new(body).boxed())
+            .body(StreamBody::new(crate::streamed(rx)).boxed())
             .expect("response")
     }
 
