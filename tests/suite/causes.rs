@@ -4,6 +4,7 @@
 use crate::support;
 
 use chrono::{DateTime, Utc};
+use opc_core::cluster::Scope;
 use opc_core::config::Config;
 use opc_core::pod::{EventKind, PodEvent, PodRecord};
 use opc_core::policy::{Flags, Policy};
@@ -635,7 +636,7 @@ async fn session_on(sim: &kube_sim::SimCluster) -> (kube_sim::SimServer, Cluster
         .iter_mut()
         .for_each(|r| r.after = std::time::Duration::ZERO);
     let policy = Policy::new(Flags::default(), &config);
-    let session = support::sim::open_session(&server, &policy);
+    let session = support::sim::open_session(&server.client(), &[Scope::All], &policy);
     (server, session)
 }
 
@@ -989,4 +990,40 @@ fn every_class_of_the_vocabulary_is_reached_from_real_words() {
         .map(|c| c.name())
         .collect();
     assert!(missing.is_empty(), "no case reaches {missing:?}");
+}
+
+/// `scan` where the account may not read Events: the pods are still classed, from their
+/// status, and a note says once why the causes say less.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scan_without_leave_to_read_events_says_so_once_and_still_classes() {
+    use support::contexts::{Scratch, run, stderr};
+    let sim = kube_sim::SimCluster::new();
+    sim.faults().deny("list", "events", None);
+    sim.create_pod(in_back_off("web-1", "nginx:1.25"));
+    sim.create_pod(support::sim::typed(
+        deployment_pod("api-1")
+            .crash_looping(7, "OOMKilled")
+            .exit_code(137)
+            .json(),
+    ));
+    let server = kube_sim::SimServer::start(sim.clone()).await.unwrap();
+    let scratch = Scratch::new(
+        &[("east", &server)],
+        "rules:\n  - {rule: imagePull, after: 0}\n  - {rule: crashLoop, after: 0}\n",
+    );
+    let out = run(scratch.args(&["scan", "-o", "json"])).await;
+    let said = stderr(&out);
+    assert_eq!(
+        said.matches("pods' Events cannot be read").count(),
+        1,
+        "{said}"
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let class = |name: &str| {
+        rows.iter()
+            .find(|r| r["name"] == name)
+            .map(|r| r["cause"]["class"].clone())
+    };
+    assert_eq!(class("web-1"), Some(serde_json::json!("pullUnknown")));
+    assert_eq!(class("api-1"), Some(serde_json::json!("oomKilled")));
 }

@@ -12,12 +12,10 @@ use chrono::Utc;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
-use opc_core::actions::Audit;
-use opc_core::cluster::{Cluster, Scope, WatchSettings};
+use opc_core::cluster::Scope;
 use opc_core::config::Config;
 use opc_core::policy::{Flags, Policy};
 use opc_core::rules::{CauseClass, cause};
-use opc_core::session::ClusterSession;
 use serde_json::{Value, json};
 use support::e2e::Target;
 use support::sim::typed;
@@ -73,18 +71,8 @@ async fn scenario(target: &Target, ns: &str, scratch: &Path) {
     let config_path = crate::e2e::write_config(scratch, ns);
     let config = Config::load_file(&config_path).unwrap();
     let policy = Policy::new(Flags::default(), &config);
-    let cluster = Cluster {
-        name: "e2e".into(),
-        client: target.client.clone(),
-    };
     let scopes = [Scope::Namespace(ns.to_string())];
-    let session = ClusterSession::open(
-        cluster,
-        &scopes,
-        &WatchSettings::default(),
-        &policy,
-        Audit::Off,
-    );
+    let session = support::sim::open_session(&target.client, &scopes, &policy);
     let chain = policy.chain();
 
     // The pull in back-off says only "Back-off" in its status: its class is the kubelet's

@@ -728,7 +728,7 @@ async fn dropping_a_session_stands_its_worker_by_first() {
     let sim = SimCluster::new();
     let server = SimServer::start(sim.clone()).await.unwrap();
     let policy = Policy::new(Flags::default(), &config_with_auto(&[RuleKind::Evicted]));
-    let session = support::sim::open_session(&server, &policy);
+    let session = support::sim::open_session(&server.client(), &[Scope::All], &policy);
     let options = WorkerOptions {
         master_auto: true,
         tick: Duration::from_millis(50),

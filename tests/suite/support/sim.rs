@@ -57,19 +57,20 @@ pub fn typed<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
     serde_json::from_value(v).expect("test objects are valid")
 }
 
-/// A session on `server` named `sim`, every namespace, as every mode opens one: its pods and
+/// A session named `sim` on `client` over `scopes`, as every mode opens one: its pods and
 /// their Events watched into its cache, an executor under `policy`, no audit.
 pub fn open_session(
-    server: &SimServer,
+    client: &kube::Client,
+    scopes: &[Scope],
     policy: &opc_core::policy::Policy,
 ) -> opc_core::session::ClusterSession {
     let cluster = opc_core::cluster::Cluster {
         name: "sim".into(),
-        client: server.client(),
+        client: client.clone(),
     };
     opc_core::session::ClusterSession::open(
         cluster,
-        &[Scope::All],
+        scopes,
         &quick_watch(),
         policy,
         opc_core::actions::Audit::Off,
