@@ -121,36 +121,6 @@ impl SimCluster {
         serde_json::from_value(stored).ok()
     }
 
-    /// Store Events exactly as given (generated ones, say), in one write; fills uid,
-    /// namespace (`default`) and creationTimestamp when missing. Returns how many were stored;
-    /// one that does not decode as an Event is skipped.
-    pub fn create_events(&self, events: impl IntoIterator<Item = Value>) -> usize {
-        self.mutate(|s| {
-            let mut stored = 0;
-            for event in events {
-                let Ok(mut event) = ops::canonical(Res::Event, event) else {
-                    continue;
-                };
-                if meta::namespace(&event).is_empty() {
-                    meta::set_meta(&mut event, "namespace", json!("default"));
-                }
-                if meta::uid(&event).is_empty() {
-                    let uid = s.store.new_uid();
-                    meta::set_meta(&mut event, "uid", json!(uid));
-                }
-                if event
-                    .pointer("/metadata/creationTimestamp")
-                    .is_none_or(Value::is_null)
-                {
-                    meta::set_meta(&mut event, "creationTimestamp", json!(meta::now()));
-                }
-                s.store.insert(Res::Event, event);
-                stored += 1;
-            }
-            stored
-        })
-    }
-
     /// The Events about one pod (matched by its uid), in name order.
     pub fn pod_events(&self, namespace: &str, pod: &str) -> Vec<Event> {
         self.read(|s| {
