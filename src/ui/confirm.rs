@@ -267,7 +267,9 @@ impl Confirmation {
     ) -> Confirmation {
         let title = "Scale the workload to 0?";
         let workload = match &checked.resolution {
-            Resolution::Unscalable(why) => return Confirmation::unavailable(title, why.clone()),
+            Resolution::Unscalable(why) => {
+                return Confirmation::unavailable(title, why.to_string());
+            }
             Resolution::Scalable(_) if checked.replicas == Some(0) => {
                 return Confirmation::unavailable(title, "the workload is already at 0 replicas");
             }

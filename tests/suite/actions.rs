@@ -276,14 +276,27 @@ async fn evict_posts_an_eviction_with_the_uid_precondition() {
 
 fn replicaset(owner: Value) -> Value {
     json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
-        "metadata": {"name": "web-5c6b7", "namespace": "default", "uid": "uid-web-5c6b7", "ownerReferences": [owner]},
-        "spec": {"replicas": 3}})
+        "metadata": {"name": "web-5c6b7", "namespace": "default", "uid": "uid-web-5c6b7", "ownerReferences": [owner],
+                     "labels": {"app": "web", "pod-template-hash": "5c6b7"}},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web", "pod-template-hash": "5c6b7"}}}})
 }
 
 fn workload(api_version: &str, kind: &str, name: &str, annotations: Value) -> Value {
+    // A ReplicationController's selector is a plain map.
+    let selector = match kind {
+        "ReplicationController" => json!({"app": name}),
+        _ => json!({"matchLabels": {"app": name}}),
+    };
     json!({"apiVersion": api_version, "kind": kind,
         "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"), "annotations": annotations},
-        "spec": {"replicas": 3}})
+        "spec": {"replicas": 3, "selector": selector}})
+}
+
+/// Pod web-1 as the API server has it: its labels prove which workload it belongs to.
+fn labelled_pod() -> Value {
+    let mut p = pod("web-1").json();
+    p["metadata"]["labels"] = json!({"app": "web", "pod-template-hash": "5c6b7"});
+    p
 }
 
 fn scale(replicas: i32) -> Value {
@@ -378,6 +391,9 @@ async fn scale_to_zero_records_the_replicas_in_the_parked_config_map_before_scal
     let scenario = Scenario::new()
         .expect("GET", "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7", None, 200,
             replicaset(json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "uid-web", "controller": true})))
+        // The chain and the pod's labels prove the Deployment; then it is read fresh.
+        .expect("GET", deploy, None, 200, workload("apps/v1", "Deployment", "web", json!({})))
+        .expect("GET", POD, None, 200, labelled_pod())
         .expect("GET", deploy, None, 200, workload("apps/v1", "Deployment", "web", json!({})))
         .expect("GET", &format!("{deploy}/scale"), None, 200, scale(3))
         // Read, add this workload's entry beside the others, write with the version read.
@@ -406,6 +422,8 @@ async fn a_lost_race_for_the_parked_config_map_reads_it_again_and_keeps_both_ent
     let path = "/apis/apps/v1/namespaces/default/statefulsets/web";
     let theirs = parked_record("Deployment", "uid-other", 4);
     let scenario = Scenario::new()
+        .expect("GET", path, None, 200, workload("apps/v1", "StatefulSet", "web", json!({})))
+        .expect("GET", POD, None, 200, labelled_pod())
         .expect("GET", path, None, 200, workload("apps/v1", "StatefulSet", "web", json!({})))
         .expect("GET", &format!("{path}/scale"), None, 200, scale(2))
         .expect("GET", PARKED, None, 200, parked_map("5", &[]))
@@ -443,6 +461,14 @@ async fn without_the_parked_config_map_a_person_records_in_the_annotation() {
     )]);
     let reads = || {
         Scenario::new()
+            .expect(
+                "GET",
+                path,
+                None,
+                200,
+                workload("apps/v1", "StatefulSet", "web", json!({})),
+            )
+            .expect("GET", POD, None, 200, labelled_pod())
             .expect(
                 "GET",
                 path,
@@ -530,6 +556,14 @@ async fn nothing_is_scaled_that_could_not_be_recorded() {
             200,
             workload("apps/v1", "StatefulSet", "web", json!({})),
         )
+        .expect("GET", POD, None, 200, labelled_pod())
+        .expect(
+            "GET",
+            path,
+            None,
+            200,
+            workload("apps/v1", "StatefulSet", "web", json!({})),
+        )
         .expect("GET", &format!("{path}/scale"), None, 200, scale(2))
         .expect(
             "GET",
@@ -566,6 +600,14 @@ async fn nothing_is_scaled_that_could_not_be_recorded() {
 
     // A scale the API refuses leaves no record behind: nothing was parked.
     let refused = Scenario::new()
+        .expect(
+            "GET",
+            path,
+            None,
+            200,
+            workload("apps/v1", "StatefulSet", "web", json!({})),
+        )
+        .expect("GET", POD, None, 200, labelled_pod())
         .expect(
             "GET",
             path,
@@ -633,6 +675,8 @@ async fn scale_to_zero_reaches_an_argo_rollout_through_the_dynamic_api() {
         .expect("GET", "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7", None, 200,
             replicaset(json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "web", "uid": "uid-web", "controller": true})))
         .expect("GET", rollout, None, 200, workload("argoproj.io/v1alpha1", "Rollout", "web", json!({})))
+        .expect("GET", POD, None, 200, labelled_pod())
+        .expect("GET", rollout, None, 200, workload("argoproj.io/v1alpha1", "Rollout", "web", json!({})))
         .expect("GET", &format!("{rollout}/scale"), None, 200, scale(2))
         // No ConfigMap yet (a person, where the manifests were not applied): created.
         .expect("GET", PARKED, None, 404, not_found("configmaps \"ops-pod-cleaner-parked\""))
@@ -669,6 +713,14 @@ async fn scale_to_zero_of_a_statefulset_and_an_rc_needs_no_replicaset_lookup() {
         ),
     ] {
         let scenario = Scenario::new()
+            .expect(
+                "GET",
+                path,
+                None,
+                200,
+                workload(api_version, kind, "web", json!({})),
+            )
+            .expect("GET", POD, None, 200, labelled_pod())
             .expect(
                 "GET",
                 path,
@@ -724,7 +776,7 @@ async fn jobs_daemonsets_and_bare_pods_cannot_be_scaled_and_say_why() {
             .await;
         scenario.verify();
         assert!(
-            matches!(&outcome, Outcome::Refused(Refusal::Unscalable(d)) if d.contains(why)),
+            matches!(&outcome, Outcome::Refused(Refusal::Unscalable(d)) if d.to_string().contains(why)),
             "{outcome:?}"
         );
     }
@@ -1058,6 +1110,14 @@ async fn dry_run_reads_but_never_writes() {
 
     let path = "/apis/apps/v1/namespaces/default/statefulsets/web";
     let reads = Scenario::new()
+        .expect(
+            "GET",
+            path,
+            None,
+            200,
+            workload("apps/v1", "StatefulSet", "web", json!({})),
+        )
+        .expect("GET", POD, None, 200, labelled_pod())
         .expect(
             "GET",
             path,
@@ -1467,6 +1527,7 @@ async fn the_worker_never_scales_a_bad_rollout_unless_the_rule_opts_in() {
     let held = Scenario::new()
         .expect("GET", rs, None, 200, replicaset(controller.clone()))
         .expect("GET", deploy, None, 200, deployment_status(json!({}), 3))
+        .expect("GET", POD, None, 200, labelled_pod())
         .expect("GET", deploy, None, 200, deployment_status(json!({}), 3));
     let mut config = opc_core::config::Config::default();
     config.audit.events = false;
@@ -1501,6 +1562,7 @@ async fn the_worker_never_scales_a_bad_rollout_unless_the_rule_opts_in() {
     let scaled = Scenario::new()
         .expect("GET", rs, None, 200, replicaset(controller))
         .expect("GET", deploy, None, 200, deployment_status(json!({}), 3))
+        .expect("GET", POD, None, 200, labelled_pod())
         .expect("GET", deploy, None, 200, deployment_status(json!({}), 3))
         .expect("GET", &format!("{deploy}/scale"), None, 200, scale(4))
         .expect("GET", PARKED, None, 200, parked_map("5", &[]))
@@ -1526,6 +1588,8 @@ async fn dry_run_writes_no_event_and_no_annotation() {
     let scenario = Scenario::new()
         .expect("GET", "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7", None, 200,
             replicaset(json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "uid-web", "controller": true})))
+        .expect("GET", deploy, None, 200, deployment_status(json!({}), 0))
+        .expect("GET", POD, None, 200, labelled_pod())
         .expect("GET", deploy, None, 200, deployment_status(json!({}), 0))
         .expect("GET", &format!("{deploy}/scale"), None, 200, scale(3));
     let cache = cache_with(vec![

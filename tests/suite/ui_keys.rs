@@ -4,7 +4,7 @@ use crate::ui_support;
 
 use opc_core::actions::{
     Action, Denied, Inspection, OptOut, Outcome, PodRef, ReadError, RecordedIn, Refusal,
-    Resolution, UndoPlan, WorkloadKind, WorkloadRef,
+    Resolution, UndoPlan, Unscalable, WorkloadKind, WorkloadRef,
 };
 use opc_core::config::{Config, KeyBinding};
 use opc_core::rules::RuleKind;
@@ -218,7 +218,14 @@ fn a_403_makes_the_verb_unavailable_with_the_reason() {
 fn a_refusal_that_is_no_403_leaves_the_verb_available() {
     let mut s = state();
     // The words alone mean nothing: only the variant marks a verb as refused.
-    delete_refused(&mut s, Refusal::Unscalable("403 forbidden".into()));
+    delete_refused(
+        &mut s,
+        Refusal::Unscalable(Unscalable::Unknown {
+            api_version: "x/v1".into(),
+            kind: "403".into(),
+            name: "forbidden".into(),
+        }),
+    );
     assert!(s.status.as_ref().unwrap().error);
     assert!(s.forbidden.is_empty());
     press(&mut s, "d");
@@ -310,9 +317,7 @@ fn nothing_to_scale_says_why() {
             pod: on_demo(pod),
             result: Ok(Inspection {
                 opt_out: None,
-                resolution: Resolution::Unscalable(
-                    "Job x runs to completion and has no replica count".into(),
-                ),
+                resolution: Resolution::Unscalable(Unscalable::Job { name: "x".into() }),
                 replicas: None,
                 available: None,
             }),

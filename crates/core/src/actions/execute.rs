@@ -12,6 +12,7 @@ use serde_json::json;
 use super::audit::actor;
 use super::events::EventRecorder;
 use super::history::PastAction;
+use super::owner::{self, SCALE_CHAIN};
 use super::owners::{FULL_CHAIN, OptOut, Owners};
 use super::record::{Audit, Subject};
 use super::retry::{Needs, RetryPolicy, Stop};
@@ -149,11 +150,13 @@ impl Executor {
             None => (None, None),
         };
         // The worker checks every owner for an opt-out (a person was asked in the dialog);
-        // a manual scale needs only a ReplicaSet's manager.
+        // a manual scale needs the owners that prove where it lands.
         let depth = match (&pod, action, origin) {
             (Some(_), _, Origin::Auto(_)) => FULL_CHAIN,
-            (Some(pod), Action::ScaleToZero(_), Origin::Manual) => {
-                usize::from(pod.owner.as_ref().is_some_and(|o| &*o.kind == "ReplicaSet"))
+            (Some(pod), Action::ScaleToZero(_), Origin::Manual)
+                if owner::scalable_owner(pod, &[]).is_ok() =>
+            {
+                SCALE_CHAIN
             }
             _ => 0,
         };

@@ -7,7 +7,8 @@ use kube::api::{Api, DynamicObject};
 use kube::discovery::ApiResource;
 
 pub(crate) use super::owners::Owner;
-use crate::pod::PodRecord;
+use super::proof::{Labels, Proven, Unproven, local_fault, prove};
+use crate::pod::{OwnerRef, PodRecord};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WorkloadKind {
@@ -131,53 +132,101 @@ impl fmt::Display for WorkloadRef {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resolution {
     Scalable(WorkloadRef),
-    Unscalable(String),
+    Unscalable(Unscalable),
 }
 
-/// Where scale-to-zero of a pod lands, from its controller chain (nearest owner first, at
-/// least the ReplicaSet when it owns the pod): a ReplicaSet managed by a Deployment or a
-/// Rollout is scaled through its manager.
-pub(crate) fn resolve(pod: &PodRecord, chain: &[Owner]) -> Resolution {
-    let Some(first) = &pod.owner else {
-        return Resolution::Unscalable(format!(
-            "pod {} has no controller, so there is no workload to scale; delete the pod instead",
-            pod.name
-        ));
-    };
-    let namespace = pod.namespace.to_string();
-    let workload = |kind, name: &str| {
-        Resolution::Scalable(WorkloadRef {
-            kind,
-            namespace: namespace.clone(),
-            name: name.to_string(),
-        })
-    };
-    match WorkloadKind::from_owner(&first.api_version, &first.kind) {
-        Some(WorkloadKind::ReplicaSet) => match chain.first().and_then(|rs| rs.next.as_ref()) {
-            None => workload(WorkloadKind::ReplicaSet, &first.name),
-            Some((api_version, kind, name)) => match WorkloadKind::from_owner(api_version, kind) {
-                Some(kind @ (WorkloadKind::Deployment | WorkloadKind::Rollout)) => {
-                    workload(kind, name)
-                }
-                _ => Resolution::Unscalable(unscalable_reason(kind, name)),
+/// Why scale to zero has no workload to land on, and what to do instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unscalable {
+    #[error(
+        "pod {pod} has no controller, so there is no workload to scale; delete the pod instead"
+    )]
+    NoController { pod: String },
+    #[error(
+        "DaemonSet {name} runs one pod per node and has no replica count; fix its image or delete the DaemonSet"
+    )]
+    DaemonSet { name: String },
+    #[error("Job {name} runs to completion and has no replica count; suspend or delete the Job")]
+    Job { name: String },
+    #[error("CronJob {name} has no replica count; suspend the CronJob")]
+    CronJob { name: String },
+    #[error(
+        "owned by {kind} {name} ({api_version}), which ops-pod-cleaner does not know how to scale"
+    )]
+    Unknown {
+        api_version: String,
+        kind: String,
+        name: String,
+    },
+    /// The references do not prove the pod belongs to the workload they name.
+    #[error("{0}")]
+    Unproven(#[from] Unproven),
+}
+
+impl Unscalable {
+    fn of_kind(api_version: &str, kind: &str, name: &str) -> Unscalable {
+        let group = api_version.split_once('/').map_or("", |(g, _)| g);
+        let name = name.to_string();
+        match (group, kind) {
+            ("apps", "DaemonSet") => Unscalable::DaemonSet { name },
+            ("batch", "Job") => Unscalable::Job { name },
+            ("batch", "CronJob") => Unscalable::CronJob { name },
+            _ => Unscalable::Unknown {
+                api_version: api_version.to_string(),
+                kind: kind.to_string(),
+                name,
             },
-        },
-        Some(kind) => workload(kind, &first.name),
-        None => Resolution::Unscalable(unscalable_reason(&first.kind, &first.name)),
-    }
-}
-
-fn unscalable_reason(kind: &str, name: &str) -> String {
-    match kind {
-        "DaemonSet" => format!(
-            "DaemonSet {name} runs one pod per node and has no replica count; fix its image or delete the DaemonSet"
-        ),
-        "Job" => format!(
-            "Job {name} runs to completion and has no replica count; suspend or delete the Job"
-        ),
-        "CronJob" => format!("CronJob {name} has no replica count; suspend the CronJob"),
-        other => {
-            format!("owned by {other} {name}, which ops-pod-cleaner does not know how to scale")
         }
     }
 }
+
+/// The pod's controller, if it is of a kind that can be scaled and nothing that can be told
+/// without the pod's labels rules it out; `chain` as read with [`SCALE_CHAIN`].
+pub(crate) fn scalable_owner<'a>(
+    pod: &'a PodRecord,
+    chain: &[Owner],
+) -> Result<(&'a OwnerRef, WorkloadKind), Unscalable> {
+    let Some(first) = &pod.owner else {
+        return Err(Unscalable::NoController {
+            pod: pod.name.to_string(),
+        });
+    };
+    let Some(kind) = WorkloadKind::from_owner(&first.api_version, &first.kind) else {
+        return Err(Unscalable::of_kind(
+            &first.api_version,
+            &first.kind,
+            &first.name,
+        ));
+    };
+    if let Some(fault) = local_fault(pod) {
+        return Err(fault.into());
+    }
+    if kind == WorkloadKind::ReplicaSet
+        && let Some(manager) = chain.first().and_then(|rs| rs.next.as_ref())
+        && !matches!(
+            WorkloadKind::from_owner(&manager.api_version, &manager.kind),
+            Some(WorkloadKind::Deployment | WorkloadKind::Rollout)
+        )
+    {
+        return Err(Unscalable::of_kind(
+            &manager.api_version,
+            &manager.kind,
+            &manager.name,
+        ));
+    }
+    Ok((first, kind))
+}
+
+/// Where scale-to-zero of a pod lands, proven hop by hop from its controller chain (nearest
+/// owner first) and its labels as read now, with the uid the workload must still have.
+pub(crate) fn resolve(
+    pod: &PodRecord,
+    labels: &Labels,
+    chain: &[Owner],
+) -> Result<Proven, Unscalable> {
+    let (owner, kind) = scalable_owner(pod, chain)?;
+    Ok(prove(pod, owner, kind, labels, chain)?)
+}
+
+/// How far up a chain scale resolution reads: a ReplicaSet and its manager.
+pub(crate) const SCALE_CHAIN: usize = 2;

@@ -7,10 +7,12 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use k8s_openapi::api::core::v1::Pod;
 use kube::Client;
 use kube::api::{Api, DynamicObject};
 use kube::discovery::ApiResource;
 
+use super::proof::{Labels, NAME_CAP, Selector, TEMPLATE_HASH};
 use super::retry::{Needs, RetryPolicy, Stop};
 use crate::pod::{IGNORE_ANNOTATION, PodRecord, is_truthy};
 
@@ -31,17 +33,31 @@ pub const FOLLOWED_OWNERS: [(&str, &str, &str); 8] = [
     ("", "ReplicationController", "replicationcontrollers"),
 ];
 
-/// One controller owner up a pod's chain.
+/// One controller owner up a pod's chain, as read from the API.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Owner {
     pub(crate) api_version: String,
     pub(crate) kind: String,
     pub(crate) namespace: String,
     pub(crate) name: String,
+    pub(crate) uid: String,
     /// Carries `ops-pod-cleaner.io/ignore`.
     pub(crate) ignored: bool,
-    /// Its own `controller: true` owner: (apiVersion, kind, name).
-    pub(crate) next: Option<(String, String, String)>,
+    /// `spec.selector`: which pods it claims.
+    pub(crate) selector: Option<Selector>,
+    /// Its own `pod-template-hash` label (a ReplicaSet made by a Deployment or Rollout).
+    pub(crate) template_hash: Option<String>,
+    /// Its own `controller: true` owner.
+    pub(crate) next: Option<Link>,
+}
+
+/// A `controller: true` owner reference: what it names, and the uid that object must have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Link {
+    pub(crate) api_version: String,
+    pub(crate) kind: String,
+    pub(crate) name: String,
+    pub(crate) uid: String,
 }
 
 /// Where the opt-out annotation sits.
@@ -100,9 +116,10 @@ impl fmt::Display for OptOut {
 /// stops a cycle.
 pub(crate) const FULL_CHAIN: usize = 5;
 
-type Key = (String, String, String);
+/// (namespace, apiVersion, kind, name).
+type Key = (String, String, String, String);
 
-/// Owner metadata by (namespace, kind, name), each entry kept for [`TTL`].
+/// Owner metadata by (namespace, apiVersion, kind, name), each entry kept for [`TTL`].
 #[derive(Default)]
 pub(crate) struct Owners {
     /// `None`: the owner is gone (404), which ends the chain.
@@ -121,19 +138,22 @@ impl Owners {
         depth: usize,
     ) -> Result<Vec<Owner>, Stop> {
         let mut chain = Vec::new();
-        let mut next = pod.owner.as_ref().map(|o| {
-            (
-                o.api_version.to_string(),
-                o.kind.to_string(),
-                o.name.to_string(),
-            )
+        let mut next = pod.owner.as_ref().map(|o| Link {
+            api_version: o.api_version.to_string(),
+            kind: o.kind.to_string(),
+            name: o.name.to_string(),
+            uid: o.uid.to_string(),
         });
-        while let Some((api_version, kind, name)) = next.take().filter(|_| chain.len() < depth) {
-            let Some(resource) = followed(&api_version, &kind) else {
+        while let Some(link) = next.take().filter(|_| chain.len() < depth) {
+            let Some(resource) = followed(&link.api_version, &link.kind) else {
                 break;
             };
+            // A name no object can have is not asked for: it would only fill the cache.
+            if link.name.len() > NAME_CAP {
+                break;
+            }
             let Some(owner) = self
-                .get(client, retry, &pod.namespace, resource, &name)
+                .get(client, retry, &pod.namespace, resource, &link.name)
                 .await?
             else {
                 break;
@@ -154,6 +174,7 @@ impl Owners {
     ) -> Result<Option<Owner>, Stop> {
         let key = (
             namespace.to_string(),
+            resource.api_version.clone(),
             resource.kind.clone(),
             name.to_string(),
         );
@@ -213,13 +234,47 @@ fn owner_of(resource: &ApiResource, namespace: &str, object: DynamicObject) -> O
         .iter()
         .flatten()
         .find(|o| o.controller == Some(true))
-        .map(|o| (o.api_version.clone(), o.kind.clone(), o.name.clone()));
+        .map(|o| Link {
+            api_version: o.api_version.clone(),
+            kind: o.kind.clone(),
+            name: o.name.clone(),
+            uid: o.uid.clone(),
+        });
+    let template_hash = meta
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(TEMPLATE_HASH))
+        .cloned();
     Owner {
         api_version: resource.api_version.clone(),
         kind: resource.kind.clone(),
         namespace: namespace.to_string(),
         name: meta.name.unwrap_or_default(),
+        uid: meta.uid.unwrap_or_default(),
         ignored,
+        selector: Selector::of(object.data.pointer("/spec/selector")),
+        template_hash,
         next,
     }
+}
+
+/// The pod's labels as the API server has them now, for its owners' selectors. A pod of that
+/// name with another uid is a new pod: the one planned is gone.
+pub(crate) async fn pod_labels(
+    client: &Client,
+    retry: &RetryPolicy,
+    pod: &PodRecord,
+) -> Result<Labels, Stop> {
+    let api: Api<Pod> = Api::namespaced(client.clone(), &pod.namespace);
+    let needs = Needs {
+        verb: "get",
+        resource: "pods",
+    };
+    let read = retry
+        .run(needs, &pod.namespace, || api.get(&pod.name))
+        .await?;
+    if read.metadata.uid.as_deref() != Some(&*pod.uid) {
+        return Err(Stop::Gone);
+    }
+    Ok(read.metadata.labels.unwrap_or_default())
 }

@@ -7,7 +7,7 @@ use kube::api::{Api, DynamicObject, ListParams, LogParams};
 
 use super::execute::{Executor, stopped};
 use super::owner::{self, Resolution};
-use super::owners::{FULL_CHAIN, OptOut};
+use super::owners::{FULL_CHAIN, OptOut, pod_labels};
 use super::parked_rows::{ParkedList, list_parked};
 use super::refusal::Denied;
 use super::retry::Stop;
@@ -140,7 +140,18 @@ impl ClusterApi<'_> {
             )
             .await
             .map_err(|stop| ReadError::stopped(format!("the owners of {pod}"), stop))?;
-        let resolution = owner::resolve(&record, &chain);
+        let resolution = match owner::scalable_owner(&record, &chain) {
+            Err(why) => Resolution::Unscalable(why),
+            Ok(_) => {
+                let labels = pod_labels(&executor.client, &executor.settings.retry, &record)
+                    .await
+                    .map_err(|stop| ReadError::stopped(pod, stop))?;
+                match owner::resolve(&record, &labels, &chain) {
+                    Ok(proven) => Resolution::Scalable(proven.workload),
+                    Err(why) => Resolution::Unscalable(why),
+                }
+            }
+        };
         let object: Option<DynamicObject> = match (&resolution, workload) {
             (Resolution::Scalable(w), true) => w.api(&executor.client).get(&w.name).await.ok(),
             _ => None,

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::owner::{WorkloadKind, WorkloadRef};
+use super::owner::{Unscalable, WorkloadKind, WorkloadRef};
 use super::{OptOut, Outcome, PodRef, REPLICAS_BEFORE_ANNOTATION, Verb};
 
 /// A 403: the permission a request needed and what the API server said.
@@ -64,7 +64,7 @@ pub enum Refusal {
         cause: Box<Outcome>,
     },
     /// Scale to zero has no workload to land on; says why and what to do instead.
-    Unscalable(String),
+    Unscalable(Unscalable),
     /// The worker leaves a workload whose replicas still serve alone.
     BadRollout {
         workload: WorkloadRef,
@@ -153,7 +153,7 @@ impl fmt::Display for Refusal {
                     cause.detail()
                 )
             }
-            Refusal::Unscalable(why) => f.write_str(why),
+            Refusal::Unscalable(why) => write!(f, "{why}"),
             Refusal::BadRollout {
                 workload,
                 available,

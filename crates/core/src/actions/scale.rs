@@ -13,8 +13,10 @@ use serde_json::json;
 
 use super::audit::AuditRecord;
 use super::execute::{Executor, stopped};
-use super::owner::{self, Owner, Resolution, WorkloadRef};
+use super::owner::{self, Owner, WorkloadRef};
+use super::owners::pod_labels;
 use super::parked::{ParkedRecord, StoreError};
+use super::proof::{Proven, Unproven};
 use super::retry::{Needs, Stop};
 use super::{OptOut, Origin, Outcome, REPLICAS_BEFORE_ANNOTATION, Refusal};
 use crate::pod::{IGNORE_ANNOTATION, PodRecord, is_truthy};
@@ -47,11 +49,14 @@ impl Executor {
         chain: &[Owner],
         origin: Origin,
     ) -> Result<ScalePlan, Outcome> {
-        let workload = match owner::resolve(pod, chain) {
-            Resolution::Scalable(w) => w,
-            Resolution::Unscalable(why) => return Err(Outcome::Refused(Refusal::Unscalable(why))),
-        };
-        let (uid, current, version) = self.check_workload(&workload, origin).await?;
+        let unscalable = |why| Outcome::Refused(Refusal::Unscalable(why));
+        // What the pod alone rules out costs no read.
+        owner::scalable_owner(pod, chain).map_err(unscalable)?;
+        let labels = pod_labels(&self.client, &self.settings.retry, pod)
+            .await
+            .map_err(stopped)?;
+        let Proven { workload, uid } = owner::resolve(pod, &labels, chain).map_err(unscalable)?;
+        let (current, version) = self.check_workload(&workload, &uid, origin).await?;
         Ok(ScalePlan {
             uid,
             workload,
@@ -63,16 +68,30 @@ impl Executor {
         })
     }
 
-    /// Read the workload and its Scale, in that order, and check them as one step: the opt-out
-    /// and, for the worker, that no replica is available (unless the rule opts in), then the
-    /// replicas to record. Returns the UID, the replicas and the Scale's version.
+    /// Read the workload and its Scale, in that order, and check them as one step: it is still
+    /// the object the owner chain proved (`uid`), the opt-out and, for the worker, that no
+    /// replica is available (unless the rule opts in), then the replicas to record. Returns the
+    /// replicas and the Scale's version.
     async fn check_workload(
         &self,
         workload: &WorkloadRef,
+        uid: &str,
         origin: Origin,
-    ) -> Result<(String, i32, String), Outcome> {
+    ) -> Result<(i32, String), Outcome> {
         let api = workload.api(&self.client);
         let object = self.get_workload(&api, workload).await.map_err(stopped)?;
+        let found = object.metadata.uid.as_deref().unwrap_or_default();
+        if found != uid {
+            return Err(Outcome::Refused(Refusal::Unscalable(
+                Unproven::UidMismatch {
+                    kind: workload.kind.name().to_string(),
+                    name: workload.name.clone(),
+                    named: uid.to_string(),
+                    found: found.to_string(),
+                }
+                .into(),
+            )));
+        }
         let annotations = object.metadata.annotations.clone().unwrap_or_default();
         if let Origin::Auto(rule) = origin {
             if annotations
@@ -103,11 +122,7 @@ impl Executor {
                 "{workload} is already at 0 replicas"
             )));
         }
-        Ok((
-            object.metadata.uid.clone().unwrap_or_default(),
-            current,
-            version,
-        ))
+        Ok((current, version))
     }
 
     pub(super) async fn scale_to_zero(&self, plan: &ScalePlan) -> Outcome {
@@ -121,8 +136,11 @@ impl Executor {
                 Err(Stop::Conflict(_)) => {
                     // The workload changed between the read and the write: check it again as it
                     // is now (it may serve again, or have other replicas to record).
-                    match self.check_workload(&plan.workload, plan.origin).await {
-                        Ok((_, current, version)) => {
+                    match self
+                        .check_workload(&plan.workload, &plan.uid, plan.origin)
+                        .await
+                    {
+                        Ok((current, version)) => {
                             plan.current = current;
                             plan.version = version;
                         }

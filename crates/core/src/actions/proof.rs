@@ -1,0 +1,367 @@
+//! Proving, hop by hop, that a pod really belongs to the workload its owner references name.
+//!
+//! A pod's `ownerReferences` are written by whoever creates the pod: a tenant may name any
+//! workload of its namespace, with that workload's real uid. So a workload is scaled only when
+//! every hop checks out: each owner read carries the uid its reference names, a Deployment or
+//! Rollout is reached only through a ReplicaSet it controls, the pod matches each workload's
+//! selector (and its ReplicaSet's `pod-template-hash`), and a StatefulSet pod is named
+//! `<set>-<ordinal>`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde_json::Value;
+
+use super::owner::{WorkloadKind, WorkloadRef};
+use super::owners::{Link, Owner};
+use crate::pod::{OwnerRef, PodRecord};
+
+/// The label a ReplicaSet made by a Deployment (or Rollout) puts on itself and its pods.
+pub(crate) const TEMPLATE_HASH: &str = "pod-template-hash";
+
+/// The longest object name Kubernetes accepts (a DNS subdomain).
+pub const NAME_CAP: usize = 253;
+
+pub(crate) type Labels = BTreeMap<String, String>;
+
+/// What did not check out on the way from a pod to its workload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unproven {
+    /// Deployments and Rollouts own ReplicaSets, never pods: the reference is forged.
+    DirectlyOwned { kind: WorkloadKind, name: String },
+    /// The owner of that name is another object than the one the reference names.
+    UidMismatch {
+        kind: String,
+        name: String,
+        named: String,
+        found: String,
+    },
+    /// The object the reference names does not exist.
+    Missing { kind: String, name: String },
+    /// The ReplicaSet's own controller is not the workload above it.
+    NotControlled { replicaset: String },
+    /// The pod's labels are not selected by the workload's selector.
+    NotSelected { kind: String, name: String },
+    /// The pod's `pod-template-hash` is not its ReplicaSet's.
+    TemplateHash { replicaset: String },
+    /// A StatefulSet names its pods `<set>-<ordinal>`.
+    NotOrdinal { set: String },
+    /// The owner reference's name is longer than any valid object name.
+    MalformedOwner,
+}
+
+impl fmt::Display for Unproven {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the owner chain does not check out: ")?;
+        match self {
+            Unproven::DirectlyOwned { kind, name } => write!(
+                f,
+                "the pod names {} {name} as its controller, but a {0} only ever owns ReplicaSets",
+                kind.name()
+            ),
+            Unproven::UidMismatch {
+                kind,
+                name,
+                named,
+                found,
+            } => write!(
+                f,
+                "{kind} {name} has uid {found}, not the uid {named} its reference names"
+            ),
+            Unproven::Missing { kind, name } => write!(f, "{kind} {name} does not exist"),
+            Unproven::NotControlled { replicaset } => write!(
+                f,
+                "ReplicaSet {replicaset} is not controlled by the workload it names"
+            ),
+            Unproven::NotSelected { kind, name } => {
+                write!(
+                    f,
+                    "the pod's labels do not match the selector of {kind} {name}"
+                )
+            }
+            Unproven::TemplateHash { replicaset } => write!(
+                f,
+                "the pod's {TEMPLATE_HASH} label is not that of ReplicaSet {replicaset}"
+            ),
+            Unproven::NotOrdinal { set } => {
+                write!(
+                    f,
+                    "StatefulSet {set} names its pods {set}-<ordinal>, and this pod is not one"
+                )
+            }
+            Unproven::MalformedOwner => write!(
+                f,
+                "the owner reference names an object longer than {NAME_CAP} characters"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Unproven {}
+
+/// A workload the chain leads to, and the uid it must still have when it is scaled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Proven {
+    pub workload: WorkloadRef,
+    pub uid: String,
+}
+
+/// What can be told from the pod alone, without reading its owners: enough for the table and
+/// `scan` to show a forged reference before anyone asks to scale.
+pub fn local_fault(pod: &PodRecord) -> Option<Unproven> {
+    let owner = pod.owner.as_ref()?;
+    if owner.name.len() > NAME_CAP {
+        return Some(Unproven::MalformedOwner);
+    }
+    match WorkloadKind::from_owner(&owner.api_version, &owner.kind) {
+        Some(kind @ (WorkloadKind::Deployment | WorkloadKind::Rollout)) => {
+            Some(Unproven::DirectlyOwned {
+                kind,
+                name: owner.name.to_string(),
+            })
+        }
+        Some(WorkloadKind::StatefulSet) if !is_ordinal_of(&pod.name, &owner.name) => {
+            Some(Unproven::NotOrdinal {
+                set: owner.name.to_string(),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The workload `kind` (the pod's own controller, a scalable kind) that the chain proves the
+/// pod belongs to. `chain` is what was read, nearest first; `labels` are the pod's, read now.
+pub(crate) fn prove(
+    pod: &PodRecord,
+    owner: &OwnerRef,
+    kind: WorkloadKind,
+    labels: &Labels,
+    chain: &[Owner],
+) -> Result<Proven, Unproven> {
+    let first = hop(
+        Link {
+            api_version: owner.api_version.to_string(),
+            kind: owner.kind.to_string(),
+            name: owner.name.to_string(),
+            uid: owner.uid.to_string(),
+        },
+        chain.first(),
+    )?;
+    selected(first, labels)?;
+    let workload = |kind, owner: &Owner| Proven {
+        workload: WorkloadRef {
+            kind,
+            namespace: pod.namespace.to_string(),
+            name: owner.name.clone(),
+        },
+        uid: owner.uid.clone(),
+    };
+    if kind != WorkloadKind::ReplicaSet {
+        return Ok(workload(kind, first));
+    }
+    if let Some(hash) = &first.template_hash
+        && labels.get(TEMPLATE_HASH) != Some(hash)
+    {
+        return Err(Unproven::TemplateHash {
+            replicaset: first.name.clone(),
+        });
+    }
+    let Some(link) = &first.next else {
+        return Ok(workload(kind, first));
+    };
+    let manager = WorkloadKind::from_owner(&link.api_version, &link.kind)
+        .filter(|k| matches!(k, WorkloadKind::Deployment | WorkloadKind::Rollout))
+        .ok_or_else(|| Unproven::NotControlled {
+            replicaset: first.name.clone(),
+        })?;
+    let above = hop(link.clone(), chain.get(1))?;
+    selected(above, labels)?;
+    Ok(workload(manager, above))
+}
+
+/// The owner read for `link` must exist and carry the uid the link names.
+fn hop(link: Link, read: Option<&Owner>) -> Result<&Owner, Unproven> {
+    let Some(owner) = read.filter(|o| o.kind == link.kind && o.name == link.name) else {
+        return Err(Unproven::Missing {
+            kind: link.kind,
+            name: link.name,
+        });
+    };
+    if owner.uid != link.uid {
+        return Err(Unproven::UidMismatch {
+            kind: link.kind,
+            name: link.name,
+            named: link.uid,
+            found: owner.uid.clone(),
+        });
+    }
+    Ok(owner)
+}
+
+fn selected(owner: &Owner, labels: &Labels) -> Result<(), Unproven> {
+    let matches = owner.selector.as_ref().is_some_and(|s| s.matches(labels));
+    matches.then_some(()).ok_or_else(|| Unproven::NotSelected {
+        kind: owner.kind.clone(),
+        name: owner.name.clone(),
+    })
+}
+
+/// `db-0`, `db-12` for StatefulSet `db`: the ordinal has no sign and no leading zero.
+fn is_ordinal_of(pod: &str, set: &str) -> bool {
+    pod.strip_prefix(set)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .is_some_and(|n| {
+            !n.is_empty()
+                && n.bytes().all(|b| b.is_ascii_digit())
+                && (n == "0" || !n.starts_with('0'))
+        })
+}
+
+/// A workload's label selector. One that cannot be read, or is empty, selects nothing: a
+/// workload that cannot prove it selects a pod is not scaled for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Selector {
+    labels: Vec<(String, String)>,
+    expressions: Vec<Expression>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Expression {
+    key: String,
+    operator: Operator,
+    values: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Operator {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
+}
+
+impl Selector {
+    /// `spec.selector` of a workload: a LabelSelector, or a plain map for a
+    /// ReplicationController.
+    pub(crate) fn of(spec_selector: Option<&Value>) -> Option<Selector> {
+        let object = spec_selector?.as_object()?;
+        let plain = !object.contains_key("matchLabels") && !object.contains_key("matchExpressions");
+        let pairs = |map: Option<&Value>| -> Option<Vec<(String, String)>> {
+            map.and_then(Value::as_object)
+                .map_or(Some(Vec::new()), |m| {
+                    m.iter()
+                        .map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                        .collect()
+                })
+        };
+        let labels = if plain {
+            pairs(spec_selector)?
+        } else {
+            pairs(object.get("matchLabels"))?
+        };
+        let expressions = object
+            .get("matchExpressions")
+            .and_then(Value::as_array)
+            .map_or(Some(Vec::new()), |all| {
+                all.iter().map(Expression::of).collect()
+            })?;
+        (!labels.is_empty() || !expressions.is_empty()).then_some(Selector {
+            labels,
+            expressions,
+        })
+    }
+
+    pub(crate) fn matches(&self, labels: &Labels) -> bool {
+        self.labels.iter().all(|(k, v)| labels.get(k) == Some(v))
+            && self.expressions.iter().all(|e| e.matches(labels))
+    }
+}
+
+impl Expression {
+    fn of(value: &Value) -> Option<Expression> {
+        let operator = match value.get("operator")?.as_str()? {
+            "In" => Operator::In,
+            "NotIn" => Operator::NotIn,
+            "Exists" => Operator::Exists,
+            "DoesNotExist" => Operator::DoesNotExist,
+            _ => return None,
+        };
+        let values = match value.get("values").and_then(Value::as_array) {
+            Some(values) => values
+                .iter()
+                .map(|v| v.as_str().map(String::from))
+                .collect::<Option<_>>()?,
+            None => Vec::new(),
+        };
+        Some(Expression {
+            key: value.get("key")?.as_str()?.to_string(),
+            operator,
+            values,
+        })
+    }
+
+    fn matches(&self, labels: &Labels) -> bool {
+        let value = labels.get(&self.key);
+        match self.operator {
+            Operator::In => value.is_some_and(|v| self.values.contains(v)),
+            Operator::NotIn => value.is_none_or(|v| !self.values.contains(v)),
+            Operator::Exists => value.is_some(),
+            Operator::DoesNotExist => value.is_none(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn labels(pairs: &[(&str, &str)]) -> Labels {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn selectors_match_labels_and_expressions() {
+        let s = Selector::of(Some(&json!({
+            "matchLabels": {"app": "web"},
+            "matchExpressions": [
+                {"key": "tier", "operator": "In", "values": ["front", "edge"]},
+                {"key": "canary", "operator": "DoesNotExist"},
+            ]
+        })))
+        .unwrap();
+        assert!(s.matches(&labels(&[("app", "web"), ("tier", "edge")])));
+        assert!(!s.matches(&labels(&[("app", "web"), ("tier", "back")])));
+        assert!(!s.matches(&labels(&[
+            ("app", "web"),
+            ("tier", "edge"),
+            ("canary", "1")
+        ])));
+        assert!(!s.matches(&labels(&[("app", "api"), ("tier", "edge")])));
+        // A ReplicationController's plain map.
+        let rc = Selector::of(Some(&json!({"app": "web"}))).unwrap();
+        assert!(rc.matches(&labels(&[("app", "web")])));
+        assert!(!rc.matches(&labels(&[])));
+    }
+
+    #[test]
+    fn a_selector_that_cannot_be_read_or_is_empty_selects_nothing() {
+        assert_eq!(Selector::of(None), None);
+        assert_eq!(Selector::of(Some(&json!({}))), None);
+        assert_eq!(Selector::of(Some(&json!({"matchLabels": {}}))), None);
+        let odd = json!({"matchExpressions": [{"key": "a", "operator": "Near"}]});
+        assert_eq!(Selector::of(Some(&odd)), None);
+    }
+
+    #[test]
+    fn statefulset_pods_are_named_by_ordinal() {
+        assert!(is_ordinal_of("db-0", "db"));
+        assert!(is_ordinal_of("db-12", "db"));
+        for name in ["db-01", "db-", "db", "db-x", "db-1-2", "evil", "dbx-1"] {
+            assert!(!is_ordinal_of(name, "db"), "{name}");
+        }
+    }
+}
