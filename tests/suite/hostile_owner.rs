@@ -12,18 +12,7 @@ use opc_core::rules::RuleKind;
 use serde_json::{Value, json};
 use support::pods::pod;
 use support::policy::quick_retry;
-use support::sim::{Watched, eventually, typed};
-
-fn workload(kind: &str, name: &str, replicas: i32) -> Value {
-    let mut w = json!({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name, "namespace": "default"},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-                 "template": {"metadata": {"labels": {"app": name}},
-                              "spec": {"containers": [{"name": name, "image": "registry.local/app:1"}]}}}});
-    if kind == "StatefulSet" {
-        w["spec"]["serviceName"] = json!(name);
-    }
-    w
-}
+use support::sim::{Watched, eventually, typed, workload};
 
 /// Rules that would scale a pulling pod's workload at once, even while it serves: what an
 /// attacker hopes for.

@@ -14,10 +14,10 @@ use opc_core::actions::{
     ParkedRecord, PodRef, REPLICAS_BEFORE_ANNOTATION, Refusal, WorkloadKind, WorkloadRef,
 };
 use opc_core::cluster::Cache;
-use serde_json::{Value, json};
+use serde_json::json;
 use support::pods::pod;
 use support::policy::{policy, quick_retry};
-use support::sim::{Watched, eventually, typed};
+use support::sim::{Watched, eventually, typed, workload};
 
 struct Harness(Watched);
 
@@ -59,17 +59,6 @@ impl Harness {
     async fn cached(&self, p: &PodRef) {
         eventually("the pod in the cache", || self.cache.get(&p.uid).is_some()).await;
     }
-}
-
-fn workload(kind: &str, name: &str, replicas: i32) -> Value {
-    let mut w = json!({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name, "namespace": "default"},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-                 "template": {"metadata": {"labels": {"app": name}},
-                              "spec": {"containers": [{"name": name, "image": "registry.local/app:1"}]}}}});
-    if kind == "StatefulSet" {
-        w["spec"]["serviceName"] = json!(name);
-    }
-    w
 }
 
 #[tokio::test]

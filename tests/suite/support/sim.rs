@@ -76,3 +76,15 @@ pub fn open_session(
         opc_core::actions::Audit::Off,
     )
 }
+
+/// A workload of `kind` in `default` whose pods carry `app: <name>`, as a person applies it.
+pub fn workload(kind: &str, name: &str, replicas: i32) -> serde_json::Value {
+    let mut w = serde_json::json!({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name, "namespace": "default"},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}},
+                              "spec": {"containers": [{"name": name, "image": "registry.local/app:1"}]}}}});
+    if kind == "StatefulSet" {
+        w["spec"]["serviceName"] = serde_json::json!(name);
+    }
+    w
+}
