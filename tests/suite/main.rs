@@ -19,7 +19,7 @@ mod e2e_safety;
 mod headless;
 mod headless_bin;
 mod headless_once;
-mod hostile_owner;
+mod hostile_tenant;
 mod list_semantics;
 mod live_cache;
 mod liveness;

@@ -41,6 +41,7 @@ pub fn abnormal(rule: RuleKind, ns: &str, name: &str, reason: &str, minutes: i64
             uid: "rs-uid".into(),
         }),
         ignored: false,
+        malformed: false,
         unscheduled: None,
         ready_changed: None,
         claims_volume: false,

@@ -145,6 +145,9 @@ impl Executor {
         let (pod, finding) = match action.pod() {
             Some(target) => {
                 let (pod, finding) = self.recheck(target, origin)?;
+                if pod.malformed {
+                    return Err(Outcome::Refused(Refusal::Malformed(target.clone())));
+                }
                 (Some(pod), finding)
             }
             None => (None, None),

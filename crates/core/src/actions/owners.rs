@@ -12,9 +12,9 @@ use kube::Client;
 use kube::api::{Api, DynamicObject};
 use kube::discovery::ApiResource;
 
-use super::proof::{Labels, NAME_CAP, Selector, TEMPLATE_HASH};
+use super::proof::{Labels, Selector, TEMPLATE_HASH};
 use super::retry::{Needs, RetryPolicy, Stop};
-use crate::pod::{IGNORE_ANNOTATION, PodRecord, is_truthy};
+use crate::pod::{IGNORE_ANNOTATION, NAME_CAP, PodRecord, is_truthy};
 
 /// How long an owner's metadata is trusted: long enough for a pass over many pods of one
 /// workload, short enough that adding the opt-out annotation takes effect within a minute.

@@ -14,13 +14,10 @@ use serde_json::Value;
 
 use super::owner::{WorkloadKind, WorkloadRef};
 use super::owners::{Link, Owner};
-use crate::pod::{OwnerRef, PodRecord};
+use crate::pod::{NAME_CAP, OwnerRef, PodRecord};
 
 /// The label a ReplicaSet made by a Deployment (or Rollout) puts on itself and its pods.
 pub(crate) const TEMPLATE_HASH: &str = "pod-template-hash";
-
-/// The longest object name Kubernetes accepts (a DNS subdomain).
-pub const NAME_CAP: usize = 253;
 
 pub(crate) type Labels = BTreeMap<String, String>;
 
@@ -110,7 +107,7 @@ pub(crate) struct Proven {
 /// `scan` to show a forged reference before anyone asks to scale.
 pub fn local_fault(pod: &PodRecord) -> Option<Unproven> {
     let owner = pod.owner.as_ref()?;
-    if owner.name.len() > NAME_CAP {
+    if pod.malformed {
         return Some(Unproven::MalformedOwner);
     }
     match WorkloadKind::from_owner(&owner.api_version, &owner.kind) {

@@ -65,6 +65,9 @@ pub enum Refusal {
     },
     /// Scale to zero has no workload to land on; says why and what to do instead.
     Unscalable(Unscalable),
+    /// The pod carries a field longer than Kubernetes allows (written to mislead): it is
+    /// shown, never acted on.
+    Malformed(PodRef),
     /// The worker leaves a workload whose replicas still serve alone.
     BadRollout {
         workload: WorkloadRef,
@@ -154,6 +157,11 @@ impl fmt::Display for Refusal {
                 )
             }
             Refusal::Unscalable(why) => write!(f, "{why}"),
+            Refusal::Malformed(pod) => write!(
+                f,
+                "{pod} carries a field longer than Kubernetes allows for it (an owner \
+                 reference's name, or more containers than are kept): it is left alone"
+            ),
             Refusal::BadRollout {
                 workload,
                 available,

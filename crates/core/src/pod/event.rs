@@ -5,8 +5,7 @@
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::Event;
 
-/// Longest message kept: the useful words come first, and a registry's answer can run long.
-const MESSAGE_CAP: usize = 1024;
+use super::{MESSAGE_CAP, cut};
 
 /// The Events a cause can rest on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -101,14 +100,7 @@ pub fn pod_event(event: &Event) -> Option<(Box<str>, PodEvent)> {
 }
 
 fn cap(message: &str) -> &str {
-    if message.len() <= MESSAGE_CAP {
-        return message;
-    }
-    let mut end = MESSAGE_CAP;
-    while !message.is_char_boundary(end) {
-        end -= 1;
-    }
-    &message[..end]
+    cut(message, MESSAGE_CAP)
 }
 
 #[cfg(test)]

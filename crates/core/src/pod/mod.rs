@@ -17,8 +17,9 @@ use chrono::{DateTime, Utc};
 pub use event::{EventKind, PodEvent, pod_event};
 pub use intern::Interner;
 pub use resources::Requests;
+pub(crate) use wire::cut;
 pub(crate) use wire::is_truthy;
-pub use wire::{WirePod, decode_pod};
+pub use wire::{MESSAGE_CAP, NAME_CAP, WirePod, decode_pod};
 pub use workload::workload_label;
 
 /// The annotation that keeps ops-pod-cleaner's hands off a pod or its workload.
@@ -128,6 +129,9 @@ pub struct PodRecord {
     pub owner: Option<OwnerRef>,
     /// Carries the `ops-pod-cleaner.io/ignore` annotation.
     pub ignored: bool,
+    /// A field was longer than Kubernetes allows for it (an owner reference's name) or the pod
+    /// has more containers than are kept: it is shown, never acted on.
+    pub malformed: bool,
     /// Boxed: few pods wait for a node, and every pod carries the field.
     pub unscheduled: Option<Box<Unscheduled>>,
     /// `lastTransitionTime` of `ContainersReady`, else of `Ready`.

@@ -230,8 +230,8 @@ impl WirePod {
             .map(|c| {
                 Box::new(Unscheduled {
                     since: c.last_transition_time,
-                    reason: c.reason.as_deref().map(Into::into),
-                    message: c.message.as_deref().map(Into::into),
+                    reason: c.reason.as_deref().map(|r| cut(r, REASON_CAP).into()),
+                    message: c.message.as_deref().map(|m| cut(m, VERDICT_CAP).into()),
                     requests: spec.containers.requests,
                 })
             });
@@ -252,42 +252,89 @@ impl WirePod {
                 let memory = spec.containers.limit(&c.name);
                 c.into_record(false, memory)
             }))
-            .collect();
-        let owner = m
+            .collect::<Vec<_>>();
+        let controller = m
             .owner_references
             .into_iter()
-            .find(|o| o.controller == Some(true))
-            .map(|o| OwnerRef {
-                api_version: interner.get(&o.api_version),
-                kind: interner.get(&o.kind),
-                name: o.name.into(),
-                uid: o.uid.into(),
-            });
+            .find(|o| o.controller == Some(true));
+        // Anyone who creates a pod writes its references: a name no object can have makes the
+        // pod malformed, shown but never acted on.
+        let malformed = controller.as_ref().is_some_and(|o| {
+            o.name.len() > NAME_CAP || o.kind.len() > NAME_CAP || o.api_version.len() > NAME_CAP
+        }) || containers.len() > CONTAINERS_CAP;
+        let owner = controller.map(|o| OwnerRef {
+            api_version: interner.get(cut(&o.api_version, NAME_CAP)),
+            kind: interner.get(cut(&o.kind, NAME_CAP)),
+            name: kept(o.name, NAME_CAP),
+            uid: kept(o.uid, UID_CAP),
+        });
+        let mut containers = containers;
+        containers.truncate(CONTAINERS_CAP);
         PodRecord {
-            namespace: interner.get(&m.namespace),
-            name: m.name.into(),
-            uid: m.uid.into(),
+            namespace: interner.get(cut(&m.namespace, NAME_CAP)),
+            name: kept(m.name, NAME_CAP),
+            uid: kept(m.uid, UID_CAP),
             node: spec
                 .node_name
                 .filter(|n| !n.is_empty())
-                .map(|n| interner.get(&n)),
+                .map(|n| interner.get(cut(&n, NAME_CAP))),
             phase: parse_phase(status.phase.as_deref()),
-            reason: status.reason.map(Into::into),
-            message: status.message.map(Into::into),
+            reason: status.reason.map(|r| kept(r, REASON_CAP)),
+            message: status.message.map(|m| kept(m, MESSAGE_CAP)),
             created: m.creation_timestamp,
             started: status.start_time,
             deletion: m.deletion_timestamp,
-            finalizers: m.finalizers.into_iter().map(Into::into).collect(),
+            finalizers: m
+                .finalizers
+                .into_iter()
+                .take(FINALIZERS_CAP)
+                .map(|f| kept(f, NAME_CAP))
+                .collect(),
             owner,
+            malformed,
             ignored: m.annotations.0,
             unscheduled,
             ready_changed,
-            containers,
+            containers: containers.into_boxed_slice(),
             claims_volume: spec.volumes.0,
             node_gone,
             reason_seen: None,
         }
     }
+}
+
+// What is kept of a string the API sent: anyone who may create a pod writes most of them, and
+// an object may be ~1.5 MB, so each is cut to what a valid value can be, or what is read of it.
+/// An object name (a DNS subdomain, as Kubernetes validates it).
+pub const NAME_CAP: usize = 253;
+const UID_CAP: usize = 64;
+/// A machine-readable reason (`CrashLoopBackOff`).
+const REASON_CAP: usize = 128;
+/// A message: its useful words come first.
+pub const MESSAGE_CAP: usize = 1024;
+/// A scheduler's verdict names a count per reason, and can run longer than a message.
+const VERDICT_CAP: usize = 4096;
+const FINALIZERS_CAP: usize = 32;
+/// More containers than any real pod has: the rest are not kept, and the pod is malformed.
+const CONTAINERS_CAP: usize = 64;
+
+/// `text` cut to at most `max` bytes, on a character.
+pub(crate) fn cut(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// `text` cut to at most `max` bytes and kept.
+fn kept(mut text: String, max: usize) -> Box<str> {
+    let end = cut(&text, max).len();
+    text.truncate(end);
+    text.into_boxed_str()
 }
 
 fn parse_phase(phase: Option<&str>) -> Phase {
@@ -305,7 +352,7 @@ impl WireContainer {
     fn into_record(self, init: bool, memory_limit: Option<u64>) -> ContainerRecord {
         ContainerRecord {
             memory_limit,
-            name: self.name.into(),
+            name: kept(self.name, NAME_CAP),
             init,
             restarts: self.restart_count,
             state: self
@@ -320,8 +367,8 @@ impl WireState {
     fn into_state(self) -> ContainerState {
         if let Some(w) = self.waiting {
             ContainerState::Waiting {
-                reason: w.reason.unwrap_or_default().into(),
-                message: w.message.map(Into::into),
+                reason: kept(w.reason.unwrap_or_default(), REASON_CAP),
+                message: w.message.map(|m| kept(m, MESSAGE_CAP)),
             }
         } else if let Some(t) = self.terminated {
             ContainerState::Terminated(t.into())
@@ -338,9 +385,76 @@ impl WireState {
 impl From<WireTerminated> for Termination {
     fn from(t: WireTerminated) -> Self {
         Termination {
-            reason: t.reason.map(Into::into),
+            reason: t.reason.map(|r| kept(r, REASON_CAP)),
             exit_code: t.exit_code,
             finished: t.finished_at,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The bytes of text a record keeps.
+    fn kept_bytes(pod: &PodRecord) -> usize {
+        let owner = pod.owner.as_ref().map_or(0, |o| {
+            o.api_version.len() + o.kind.len() + o.name.len() + o.uid.len()
+        });
+        let containers: usize = pod
+            .containers
+            .iter()
+            .map(|c| {
+                c.name.len()
+                    + match &c.state {
+                        ContainerState::Waiting { reason, message } => {
+                            reason.len() + message.as_deref().map_or(0, str::len)
+                        }
+                        _ => 0,
+                    }
+            })
+            .sum();
+        pod.name.len()
+            + pod.namespace.len()
+            + pod.uid.len()
+            + pod.message.as_deref().map_or(0, str::len)
+            + pod.finalizers.iter().map(|f| f.len()).sum::<usize>()
+            + owner
+            + containers
+    }
+
+    #[test]
+    fn a_tenants_oversized_strings_are_cut_at_decode_and_mark_the_pod() {
+        let huge = "x".repeat(1_400_000);
+        let pod = json!({
+            "metadata": {"name": "evil", "namespace": "tenant", "uid": "u1",
+                "finalizers": vec![huge.clone(); 3],
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                     "name": huge, "uid": huge, "controller": true}]},
+            "status": {"phase": "Pending", "message": huge, "reason": huge,
+                "containerStatuses": [{"name": huge, "restartCount": 0,
+                    "state": {"waiting": {"reason": huge, "message": huge}}}]}
+        });
+        let record = decode_pod(pod.to_string().as_bytes(), &mut Interner::default()).unwrap();
+        assert!(record.malformed, "an owner name over 253 characters");
+        assert!(kept_bytes(&record) < 16 * 1024, "{}", kept_bytes(&record));
+        assert_eq!(record.owner.unwrap().name.len(), NAME_CAP);
+    }
+
+    #[test]
+    fn a_pod_of_ordinary_size_is_not_malformed() {
+        let pod = json!({"metadata": {"name": "web-1", "namespace": "shop", "uid": "u",
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                 "name": "x".repeat(NAME_CAP), "uid": "o", "controller": true}]}});
+        let record = decode_pod(pod.to_string().as_bytes(), &mut Interner::default()).unwrap();
+        assert!(!record.malformed);
+    }
+
+    #[test]
+    fn cuts_fall_on_characters() {
+        assert_eq!(cut("ééé", 3), "é");
+        assert_eq!(cut("abc", 5), "abc");
+        assert_eq!(&*kept("日本語".to_string(), 4), "日");
     }
 }

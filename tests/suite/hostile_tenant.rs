@@ -1,5 +1,6 @@
-//! A tenant who may create pods in a namespace forges their owner references: the workload
-//! they name must not be scaled for them, by a person's key or by the worker.
+//! A tenant who may create pods and Events in a namespace writes what the tool reads: forged
+//! owner references must not get a workload scaled, by a person's key or by the worker, and
+//! oversized fields must not be acted on.
 
 use crate::support;
 
@@ -68,14 +69,7 @@ impl Cluster {
     /// Scale to zero for `target`, by a person and by the worker: both must be refused as
     /// unscalable, with `why` in the words.
     async fn refused(&self, target: PodRef, why: &str) {
-        let executor = Executor::new(
-            self.watched.server.client(),
-            self.watched.cache.clone(),
-            &eager_policy(),
-            "sim",
-            Audit::Off,
-        )
-        .with_retry(quick_retry());
+        let executor = self.executor();
         let action = Action::ScaleToZero(target);
         for origin in [Origin::Manual, Origin::Auto(RuleKind::ImagePull)] {
             let outcome = executor.run(&action, origin).await;
@@ -85,6 +79,17 @@ impl Cluster {
             );
             assert!(outcome.detail().contains(why), "{origin:?}: {outcome:?}");
         }
+    }
+
+    fn executor(&self) -> Executor {
+        Executor::new(
+            self.watched.server.client(),
+            self.watched.cache.clone(),
+            &eager_policy(),
+            "sim",
+            Audit::Off,
+        )
+        .with_retry(quick_retry())
     }
 
     fn replicas(&self, kind: &str, name: &str) -> Option<i32> {
@@ -177,4 +182,29 @@ async fn a_pod_claiming_a_statefulset_is_refused_unless_it_is_one_of_its_ordinal
     let target = cluster.plant(evil).await;
     cluster.refused(target, "names its pods db-<ordinal>").await;
     assert_eq!(cluster.replicas("StatefulSet", "db"), Some(2));
+}
+
+#[tokio::test]
+async fn a_pod_whose_owner_name_no_object_can_have_is_never_acted_on() {
+    let sim = SimCluster::new();
+    let cluster = Cluster::start(sim).await;
+    let long = "x".repeat(100_000);
+    let mut evil = forged("evil", reference("apps/v1", "ReplicaSet", &long, "u"));
+    evil["status"] = pod("evil").evicted().json()["status"].clone();
+    let target = cluster.plant(evil).await;
+    let kept = cluster.watched.cache.get(&target.uid).unwrap();
+    assert!(kept.malformed);
+    assert!(kept.owner.unwrap().name.len() <= 253);
+    let executor = cluster.executor();
+    for action in [
+        Action::Delete(target.clone()),
+        Action::ScaleToZero(target.clone()),
+    ] {
+        let outcome = executor.run(&action, Origin::Manual).await;
+        assert_eq!(
+            outcome,
+            Outcome::Refused(Refusal::Malformed(target.clone()))
+        );
+    }
+    assert!(cluster.sim().pod("default", "evil").is_some());
 }
