@@ -16,7 +16,7 @@ pub(crate) use parked::{parked_summary, parked_table};
 
 use crate::Result;
 use crate::cluster::{Cluster, Scope, list_pod_events, list_pods};
-use crate::pod::{PodEvent, PodRecord};
+use crate::pod::{EventTarget, PodEvent, PodRecord};
 use crate::rules::{ActionKind, Cause, RuleKind, RuleSpec, cause, classify, format_age};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -53,7 +53,7 @@ pub(crate) struct ScanRow {
 pub(crate) struct Listed {
     pub(crate) pods: Vec<PodRecord>,
     /// The pods' Warning Events a cause reads, by pod UID, when asked for.
-    pub(crate) events: HashMap<Box<str>, Arc<[PodEvent]>>,
+    pub(crate) events: HashMap<EventTarget, Arc<[PodEvent]>>,
     pub(crate) missing: Vec<MissingNamespace>,
 }
 
@@ -124,7 +124,11 @@ pub(crate) fn rows(
         .iter()
         .filter_map(|pod| {
             let f = classify(pod, chain, now)?;
-            let events = listed.events.get(&pod.uid).map_or(&[][..], |e| e);
+            let target = EventTarget {
+                namespace: pod.namespace.as_ref().into(),
+                uid: pod.uid.clone(),
+            };
+            let events = listed.events.get(&target).map_or(&[][..], |e| e);
             let cause = cause(pod, &f, events, now);
             Some(ScanRow {
                 cluster: cluster.to_string(),

@@ -6,7 +6,7 @@ use crate::support;
 use chrono::{DateTime, Utc};
 use opc_core::cluster::Scope;
 use opc_core::config::Config;
-use opc_core::pod::{EventKind, PodEvent, PodRecord};
+use opc_core::pod::{Capped, EventKind, EventTarget, PodEvent, PodRecord};
 use opc_core::policy::{Flags, Policy};
 use opc_core::rules::{CauseClass, cause, classify, default_chain};
 use opc_core::session::ClusterSession;
@@ -40,6 +40,14 @@ fn warning(kind: EventKind, message: &str, minutes_ago: i64) -> PodEvent {
         4,
         Some(now() - chrono::Duration::minutes(minutes_ago)),
     )
+}
+
+/// The pod of `uid` in `shop`, as an Event written there names it.
+fn in_shop(uid: &str) -> EventTarget {
+    EventTarget {
+        namespace: "shop".into(),
+        uid: uid.into(),
+    }
 }
 
 fn deployment_pod(name: &str) -> PodBuilder {
@@ -526,7 +534,7 @@ fn a_volume_that_cannot_mount_names_what_is_missing() {
 
 #[test]
 fn events_are_read_as_the_kubelet_and_the_scheduler_write_them() {
-    use k8s_openapi::api::core::v1::Event;
+    use opc_core::pod::WireEvent as Event;
     // The kubelet: core/v1, aggregated by count and lastTimestamp.
     let kubelet: Event = serde_json::from_value(serde_json::json!({
         "metadata": {"name": "web-1.17a8c2f0e3b4a1c2", "namespace": "shop"},
@@ -538,8 +546,8 @@ fn events_are_read_as_the_kubelet_and_the_scheduler_write_them() {
         "firstTimestamp": "2026-11-20T11:00:00Z", "lastTimestamp": "2026-11-20T11:55:00Z",
     }))
     .unwrap();
-    let (uid, event) = opc_core::pod::pod_event(&kubelet).expect("kept");
-    assert_eq!(&*uid, "u-1");
+    let (target, event) = opc_core::pod::pod_event(&kubelet, now()).expect("kept");
+    assert_eq!(target, in_shop("u-1"));
     assert_eq!((event.kind, event.count), (EventKind::PullFailed, 7));
     assert_eq!(event.last, Some("2026-11-20T11:55:00Z".parse().unwrap()));
     // The scheduler: events.k8s.io/v1 read through core/v1, a series and no count.
@@ -554,7 +562,7 @@ fn events_are_read_as_the_kubelet_and_the_scheduler_write_them() {
         "firstTimestamp": null, "lastTimestamp": null,
     }))
     .unwrap();
-    let (_, event) = opc_core::pod::pod_event(&scheduler).expect("kept");
+    let (_, event) = opc_core::pod::pod_event(&scheduler, now()).expect("kept");
     assert_eq!((event.kind, event.count), (EventKind::FailedScheduling, 12));
     assert_eq!(
         event.last.map(|t| t.to_rfc3339()),
@@ -562,11 +570,11 @@ fn events_are_read_as_the_kubelet_and_the_scheduler_write_them() {
     );
     // Normal Events, and Warnings a cause does not read, are not kept.
     let mut normal = kubelet.clone();
-    normal.type_ = Some("Normal".into());
-    assert!(opc_core::pod::pod_event(&normal).is_none());
+    normal.type_ = Some(Capped("Normal".into()));
+    assert!(opc_core::pod::pod_event(&normal, now()).is_none());
     let mut back_off = kubelet;
-    back_off.message = Some("Error: ImagePullBackOff".into());
-    assert!(opc_core::pod::pod_event(&back_off).is_none());
+    back_off.message = Some(Capped("Error: ImagePullBackOff".into()));
+    assert!(opc_core::pod::pod_event(&back_off, now()).is_none());
 }
 
 #[test]
@@ -585,7 +593,11 @@ fn an_event_finds_its_pods_cause_again_and_wakes_readers() {
     let mut changes = cache.subscribe();
     changes.borrow_and_update();
     let limit = "Failed to pull image \"nginx:1.25\": 429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit.";
-    cache.record_event("u-web", warning(EventKind::PullFailed, limit, 1), now());
+    cache.record_event(
+        in_shop("u-web"),
+        warning(EventKind::PullFailed, limit, 1),
+        now(),
+    );
     assert!(changes.has_changed().unwrap(), "readers are woken");
     let found = cache.findings(&chain, now());
     assert_eq!(found[0].cause, CauseClass::RegistryRateLimit);
@@ -600,14 +612,26 @@ fn an_event_finds_its_pods_cause_again_and_wakes_readers() {
     // An older Event of the same kind does not replace the newer.
     let older =
         "Failed to pull image \"nginx:1.25\": dial tcp: lookup registry-1.docker.io: no such host";
-    cache.record_event("u-web", warning(EventKind::PullFailed, older, 9), now());
+    cache.record_event(
+        in_shop("u-web"),
+        warning(EventKind::PullFailed, older, 9),
+        now(),
+    );
     assert_eq!(
         cache.findings(&chain, now())[0].cause,
         CauseClass::RegistryRateLimit
     );
     // Events of a pod not listed yet wait for it; old ones of pods never seen are pruned.
-    cache.record_event("u-later", warning(EventKind::PullFailed, limit, 1), now());
-    cache.record_event("u-gone", warning(EventKind::PullFailed, limit, 60), now());
+    cache.record_event(
+        in_shop("u-later"),
+        warning(EventKind::PullFailed, limit, 1),
+        now(),
+    );
+    cache.record_event(
+        in_shop("u-gone"),
+        warning(EventKind::PullFailed, limit, 60),
+        now(),
+    );
     cache.prune_events(now() - chrono::Duration::minutes(10));
     assert_eq!(cache.pods_with_events(), 2, "u-web and u-later");
     let later = deployment_pod("web-2")

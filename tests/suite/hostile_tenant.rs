@@ -208,3 +208,145 @@ async fn a_pod_whose_owner_name_no_object_can_have_is_never_acted_on() {
     }
     assert!(cluster.sim().pod("default", "evil").is_some());
 }
+
+/// A Warning Event a tenant writes in its own namespace about a pod of another namespace,
+/// stamped far in the future so that nothing newer could replace it.
+fn forged_event(namespace: &str, uid: &str, message: &str) -> k8s_openapi::api::core::v1::Event {
+    typed(json!({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "evil.1", "namespace": namespace},
+        "involvedObject": {"kind": "Pod", "name": "web-1", "namespace": namespace, "uid": uid,
+                           "apiVersion": "v1"},
+        "reason": "Failed", "type": "Warning", "count": 1, "message": message,
+        "source": {"component": "kubelet"},
+        "firstTimestamp": "2099-01-01T00:00:00Z", "lastTimestamp": "2099-01-01T00:00:00Z",
+    }))
+}
+
+#[tokio::test]
+async fn an_event_in_one_namespace_never_sets_the_cause_of_a_pod_in_another() {
+    use k8s_openapi::api::core::v1::Event;
+    use kube::api::{Api, PostParams};
+    use opc_core::rules::{CauseClass, default_chain};
+    let sim = SimCluster::new();
+    let victim = sim.create_pod(typed(
+        pod("web-1")
+            .ns("shop")
+            .owned_by("apps/v1", "ReplicaSet", "web-5c6b7")
+            .waiting_with("ImagePullBackOff", "Back-off pulling image \"web:1\"")
+            .json(),
+    ));
+    let uid = victim.metadata.uid.unwrap();
+    let server = kube_sim::SimServer::start(sim.clone()).await.unwrap();
+    let policy = eager_policy();
+    let session =
+        support::sim::open_session(&server.client(), &[opc_core::cluster::Scope::All], &policy);
+    let mut chain = default_chain();
+    chain
+        .iter_mut()
+        .for_each(|r| r.after = std::time::Duration::ZERO);
+    let cause = || {
+        let found = session.cache.findings(&chain, chrono::Utc::now());
+        found.first().map(|f| (f.cause, f.events().len()))
+    };
+    eventually("the pod's cause from its status", || {
+        cause() == Some((CauseClass::PullUnknown, 0))
+    })
+    .await;
+    let auth = "Failed to pull image \"web:1\": rpc error: code = Unknown desc = failed to \
+                authorize: failed to fetch anonymous token: unexpected status: 401 Unauthorized";
+    let events: Api<Event> = Api::namespaced(server.client(), "tenant");
+    events
+        .create(&PostParams::default(), &forged_event("tenant", &uid, auth))
+        .await
+        .expect("the API server takes an Event about any object");
+    // The shop's own kubelet then says something else; only it may set the cause.
+    let unreachable =
+        "Failed to pull image \"web:1\": dial tcp: lookup registry.example: no such host";
+    let shop: Api<Event> = Api::namespaced(server.client(), "shop");
+    let mut own = forged_event("shop", &uid, unreachable);
+    own.first_timestamp = None;
+    own.last_timestamp = None;
+    shop.create(&PostParams::default(), &own).await.unwrap();
+    eventually("the pod's cause from its own namespace's Event", || {
+        cause() == Some((CauseClass::RegistryUnreachable, 1))
+    })
+    .await;
+}
+
+#[test]
+fn an_event_stamped_in_the_future_ages_from_its_arrival_and_a_deleted_one_stops_counting() {
+    use opc_core::cluster::Cache;
+    use opc_core::pod::EventTarget;
+    use opc_core::rules::{CauseClass, default_chain};
+    let now = chrono::Utc::now();
+    let cache = Cache::new();
+    cache.upsert(
+        pod("web-1")
+            .ns("shop")
+            .uid("u-web")
+            .owned_by("apps/v1", "ReplicaSet", "web-5c6b7")
+            .waiting_with("ImagePullBackOff", "Back-off pulling image \"web:1\"")
+            .wire(),
+        now,
+    );
+    let chain: Vec<_> = default_chain()
+        .into_iter()
+        .map(|mut r| {
+            r.after = std::time::Duration::ZERO;
+            r
+        })
+        .collect();
+    let cause = || cache.findings(&chain, now)[0].cause;
+    let target = EventTarget {
+        namespace: "shop".into(),
+        uid: "u-web".into(),
+    };
+    let auth = "Failed to pull image \"web:1\": 401 Unauthorized";
+    let far: chrono::DateTime<chrono::Utc> = "2099-01-01T00:00:00Z".parse().unwrap();
+    let wire = |message: &str, last: chrono::DateTime<chrono::Utc>| -> opc_core::pod::WireEvent {
+        typed(json!({"metadata": {"name": "e", "namespace": "shop"},
+            "involvedObject": {"kind": "Pod", "namespace": "shop", "uid": "u-web"},
+            "type": "Warning", "reason": "Failed", "message": message, "count": 1,
+            "lastTimestamp": last.to_rfc3339()}))
+    };
+    let (at, forged) = opc_core::pod::pod_event(&wire(auth, far), now).unwrap();
+    assert_eq!(
+        forged.last,
+        Some(now),
+        "a future stamp is taken as the arrival"
+    );
+    cache.record_event(at, forged.clone(), now);
+    assert_eq!(cause(), CauseClass::RegistryAuth);
+    // The kubelet's next word, a minute on, replaces it.
+    let later = now + chrono::Duration::minutes(1);
+    let unreachable = "Failed to pull image \"web:1\": dial tcp: lookup r.example: no such host";
+    let (_, real) = opc_core::pod::pod_event(&wire(unreachable, later), later).unwrap();
+    cache.record_event(target.clone(), real.clone(), later);
+    assert_eq!(cause(), CauseClass::RegistryUnreachable);
+    // Deleting an Event that is no longer kept changes nothing; deleting the kept one does.
+    cache.forget_event(&target, &forged, later);
+    assert_eq!(cause(), CauseClass::RegistryUnreachable);
+    cache.forget_event(&target, &real, later);
+    assert_eq!(cause(), CauseClass::PullUnknown);
+    assert_eq!(cache.pods_with_events(), 0);
+}
+
+#[test]
+fn an_event_keeps_only_a_few_capped_fields_whatever_it_carries() {
+    let huge = "x".repeat(1_400_000);
+    let event: opc_core::pod::WireEvent = serde_json::from_value(json!({
+        "metadata": {"name": "e", "namespace": "shop", "annotations": {"a": huge},
+                     "labels": {"b": huge}, "managedFields": [{"manager": huge}]},
+        "involvedObject": {"kind": "Pod", "namespace": "shop", "uid": huge, "name": huge},
+        "type": "Warning", "reason": "Failed",
+        "message": format!("Failed to pull image \"x\": {huge}"),
+        "source": {"component": huge}, "count": 3,
+    }))
+    .unwrap();
+    assert!(event.metadata.annotations.is_none() && event.metadata.labels.is_none());
+    assert!(event.message.as_ref().unwrap().0.len() <= opc_core::pod::MESSAGE_CAP);
+    assert!(event.involved_object.uid.as_ref().unwrap().0.len() <= 64);
+    let (_, kept) = opc_core::pod::pod_event(&event, chrono::Utc::now()).unwrap();
+    assert!(kept.message.len() <= opc_core::pod::MESSAGE_CAP);
+}

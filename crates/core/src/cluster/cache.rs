@@ -10,9 +10,10 @@ use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
 use super::Scope;
+use super::event_store::EventStore;
 use super::events::merged;
 use super::index::{Census, Events, Index};
-use crate::pod::{Interner, PodEvent, PodRecord, WirePod};
+use crate::pod::{EventTarget, Interner, PodEvent, PodRecord, WirePod};
 use crate::rules::{CauseClass, Finding, RuleKind, RuleSpec, cause_class, classify, default_chain};
 
 /// An abnormal pod, the cluster it is in, and what the chain found. Shared with the cache, so a
@@ -54,9 +55,9 @@ impl Abnormal {
 
 struct Store {
     pods: HashMap<Box<str>, Arc<PodRecord>>,
-    /// Each pod's latest Warning Events a cause reads, by pod UID. They may come before
-    /// their pod, so a pod unknown here keeps them until `prune_events`.
-    events: HashMap<Box<str>, Events>,
+    /// Each pod's latest Warning Events a cause reads, by namespace and pod UID. They may
+    /// come before their pod, so a pod unknown here keeps them until `prune_events`.
+    events: EventStore,
     interner: Interner,
     index: Index,
 }
@@ -96,7 +97,7 @@ impl Cache {
     pub fn for_cluster(cluster: &str, chain: Vec<RuleSpec>) -> Cache {
         let store = Store {
             pods: HashMap::new(),
-            events: HashMap::new(),
+            events: EventStore::default(),
             interner: Interner::default(),
             index: Index::new(Arc::from(cluster), chain),
         };
@@ -157,7 +158,7 @@ impl Cache {
             .values()
             .filter_map(|pod| {
                 let finding = classify(pod, chain, now).filter(|f| wanted(f.rule))?;
-                let events = store.events.get(&pod.uid);
+                let events = store.events.of(pod);
                 Some(Abnormal {
                     cluster: store.index.cluster.clone(),
                     pod: pod.clone(),
@@ -195,7 +196,7 @@ impl Cache {
         let mut counts = BTreeMap::new();
         for pod in store.pods.values() {
             if let Some(f) = classify(pod, chain, now) {
-                let events = store.events.get(&pod.uid).map_or(&[][..], |e| e);
+                let events = store.events.of(pod).map_or(&[][..], |e| e);
                 *counts
                     .entry((f.rule, cause_class(pod, &f, events)))
                     .or_default() += 1;
@@ -291,12 +292,14 @@ impl Cache {
             for mut pod in pods {
                 pod.observe_transition(previous.get(&pod.uid).map(|p| &**p), now);
                 let pod = Arc::new(pod);
-                store.index.admit(&pod, store.events.get(&pod.uid), now);
+                store.index.admit(&pod, store.events.of(&pod), now);
                 store.pods.insert(pod.uid.clone(), pod);
             }
             // The Events of pods that went go with them.
-            for uid in previous.keys().filter(|uid| !store.pods.contains_key(*uid)) {
-                store.events.remove(uid);
+            for (uid, pod) in &previous {
+                if !store.pods.contains_key(uid) {
+                    store.events.remove(&pod.namespace, uid);
+                }
             }
         }
         self.bump();
@@ -319,7 +322,7 @@ impl Cache {
             }
             // One classification per event, for the pod that changed.
             let pod = Arc::new(pod);
-            store.index.admit(&pod, store.events.get(&pod.uid), now);
+            store.index.admit(&pod, store.events.of(&pod), now);
             store.pods.insert(pod.uid.clone(), pod);
         }
         self.bump();
@@ -332,7 +335,7 @@ impl Cache {
             let removed = store.pods.remove(uid);
             if let Some(pod) = &removed {
                 store.index.forget(pod);
-                store.events.remove(uid);
+                store.events.remove(&pod.namespace, uid);
             }
             removed.is_some()
         };
@@ -345,16 +348,48 @@ impl Cache {
 
     /// A pod's Warning Event arrived: it replaces an older one of its kind, and the pod's
     /// cause is found again (one event, one pod).
-    pub fn record_event(&self, uid: &str, event: PodEvent, now: DateTime<Utc>) {
+    pub fn record_event(&self, target: EventTarget, event: PodEvent, now: DateTime<Utc>) {
         let changed = {
             let mut guard = self.write();
             let store = &mut *guard;
-            let known = store.events.get(uid).map_or(&[][..], |e| e);
+            let known = store.events.get(&target).map_or(&[][..], |e| e);
             let Some(events) = merged(known, event) else {
                 return;
             };
-            store.events.insert(uid.into(), events);
-            store.readmit(uid, now)
+            let uid = target.uid.clone();
+            store.events.insert(target, events);
+            store.readmit(&uid, now)
+        };
+        if changed {
+            self.bump();
+        }
+    }
+
+    /// A pod's Warning Event was deleted: if it is the one kept for its kind, it is dropped
+    /// and the pod's cause found again.
+    pub fn forget_event(&self, target: &EventTarget, gone: &PodEvent, now: DateTime<Utc>) {
+        let changed = {
+            let mut guard = self.write();
+            let store = &mut *guard;
+            let Some(known) = store.events.get(target) else {
+                return;
+            };
+            if !known
+                .iter()
+                .any(|e| e.kind == gone.kind && e.message == gone.message)
+            {
+                return;
+            }
+            let left: Events = known
+                .iter()
+                .filter(|e| e.kind != gone.kind)
+                .cloned()
+                .collect();
+            match left.is_empty() {
+                true => store.events.remove(&target.namespace, &target.uid),
+                false => store.events.insert(target.clone(), left),
+            }
+            store.readmit(&target.uid, now)
         };
         if changed {
             self.bump();
@@ -366,37 +401,33 @@ impl Cache {
     pub fn replace_events(
         &self,
         covers: impl Fn(&str) -> bool,
-        listed: Vec<(Box<str>, PodEvent)>,
+        listed: Vec<(EventTarget, PodEvent)>,
         now: DateTime<Utc>,
     ) {
         let changed = {
             let mut guard = self.write();
             let store = &mut *guard;
-            let mut fresh: HashMap<Box<str>, Events> = HashMap::new();
-            for (uid, event) in listed {
-                let known = fresh.get(&uid).map_or(&[][..], |e| e);
+            let mut fresh: HashMap<EventTarget, Events> = HashMap::new();
+            for (target, event) in listed {
+                let known = fresh.get(&target).map_or(&[][..], |e| e);
                 if let Some(events) = merged(known, event) {
-                    fresh.insert(uid, events);
+                    fresh.insert(target, events);
                 }
             }
-            let gone: Vec<Box<str>> = store
+            let gone: Vec<EventTarget> = store
                 .events
-                .keys()
-                .filter(|uid| !fresh.contains_key(*uid))
-                .filter(|uid| {
-                    let pod = store.pods.get(*uid);
-                    pod.is_none_or(|p| covers(&p.namespace))
-                })
-                .cloned()
+                .targets()
+                .filter(|t| !fresh.contains_key(t) && covers(&t.namespace))
                 .collect();
             let mut changed = false;
-            for uid in gone {
-                store.events.remove(&uid);
-                changed |= store.readmit(&uid, now);
+            for target in gone {
+                store.events.remove(&target.namespace, &target.uid);
+                changed |= store.readmit(&target.uid, now);
             }
-            for (uid, events) in fresh {
-                if store.events.get(&uid) != Some(&events) {
-                    store.events.insert(uid.clone(), events);
+            for (target, events) in fresh {
+                if store.events.get(&target) != Some(&events) {
+                    let uid = target.uid.clone();
+                    store.events.insert(target, events);
                     changed |= store.readmit(&uid, now);
                 }
             }
@@ -413,8 +444,9 @@ impl Cache {
         let mut guard = self.write();
         let store = &mut *guard;
         let pods = &store.pods;
-        store.events.retain(|uid, events| {
-            pods.contains_key(uid) || events.iter().any(|e| e.last.is_some_and(|t| t >= before))
+        store.events.retain(|namespace, uid, events| {
+            let held = pods.get(uid).is_some_and(|p| &*p.namespace == namespace);
+            held || events.iter().any(|e| e.last.is_some_and(|t| t >= before))
         });
     }
 
@@ -444,7 +476,7 @@ impl Store {
             return false;
         };
         self.index.forget(pod);
-        self.index.admit(pod, self.events.get(uid), now);
+        self.index.admit(pod, self.events.of(pod), now);
         self.index.is_abnormal(uid)
     }
 }

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use futures::{StreamExt, TryStreamExt};
-use k8s_openapi::api::core::v1::Event;
 use kube::api::ListParams;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, watcher};
@@ -20,7 +19,7 @@ use tokio::task::JoinHandle;
 
 use super::index::Events;
 use super::{Cache, Scope};
-use crate::pod::{PodEvent, pod_event};
+use crate::pod::{EventTarget, PodEvent, WireEvent, pod_event};
 
 /// Only what a cause may read: a pod's Warnings (the server filters).
 const SELECTOR: &str = "type=Warning,involvedObject.kind=Pod";
@@ -47,7 +46,7 @@ pub fn spawn_event_watches(
         .collect()
 }
 
-async fn watch_events(api: Api<Event>, scope: Scope, cache: Cache) {
+async fn watch_events(api: Api<WireEvent>, scope: Scope, cache: Cache) {
     // A quorum read: API servers keep no watch cache for Events, so pages of it are honoured
     // (a list at version 0 from a cache could come in one body).
     let config = watcher::Config {
@@ -63,7 +62,7 @@ async fn watch_events(api: Api<Event>, scope: Scope, cache: Cache) {
         let mut stream = watcher(api.clone(), config.clone())
             .default_backoff()
             .boxed();
-        let mut listed: Option<Vec<(Box<str>, PodEvent)>> = None;
+        let mut listed: Option<Vec<(EventTarget, PodEvent)>> = None;
         loop {
             let next = match tokio::time::timeout(SILENT, stream.try_next()).await {
                 Err(_) => {
@@ -99,29 +98,34 @@ async fn watch_events(api: Api<Event>, scope: Scope, cache: Cache) {
 }
 
 fn take(
-    event: watcher::Event<Event>,
+    event: watcher::Event<WireEvent>,
     scope: &Scope,
     cache: &Cache,
-    listed: &mut Option<Vec<(Box<str>, PodEvent)>>,
+    listed: &mut Option<Vec<(EventTarget, PodEvent)>>,
 ) {
+    let now = Utc::now();
     match event {
         watcher::Event::Init => *listed = Some(Vec::new()),
         watcher::Event::InitApply(e) => {
-            if let (Some(all), Some(kept)) = (listed.as_mut(), pod_event(&e)) {
+            if let (Some(all), Some(kept)) = (listed.as_mut(), pod_event(&e, now)) {
                 all.push(kept);
             }
         }
         watcher::Event::InitDone => {
             let all = listed.take().unwrap_or_default();
-            cache.replace_events(|ns| scope.covers(ns), all, Utc::now());
+            cache.replace_events(|ns| scope.covers(ns), all, now);
         }
         watcher::Event::Apply(e) => {
-            if let Some((uid, kept)) = pod_event(&e) {
-                cache.record_event(&uid, kept, Utc::now());
+            if let Some((target, kept)) = pod_event(&e, now) {
+                cache.record_event(target, kept, now);
             }
         }
-        // An Event that aged out (its TTL) was still the latest word on its pod.
-        watcher::Event::Delete(_) => {}
+        // Deleted (its TTL, or whoever wrote it): it no longer speaks for its pod.
+        watcher::Event::Delete(e) => {
+            if let Some((target, gone)) = pod_event(&e, now) {
+                cache.forget_event(&target, &gone, now);
+            }
+        }
     }
 }
 
@@ -130,16 +134,17 @@ fn take(
 pub async fn list_pod_events(
     client: &Client,
     scope: &Scope,
-) -> Result<HashMap<Box<str>, Events>, kube::Error> {
+) -> Result<HashMap<EventTarget, Events>, kube::Error> {
     let api = events_api(client, scope);
     let mut params = ListParams::default().fields(SELECTOR).limit(500);
-    let mut latest: HashMap<Box<str>, Events> = HashMap::new();
+    let mut latest: HashMap<EventTarget, Events> = HashMap::new();
+    let now = Utc::now();
     loop {
         let page = api.list(&params).await?;
-        for (uid, event) in page.items.iter().filter_map(pod_event) {
-            let known = latest.get(&uid).map_or(&[][..], |e| e);
+        for (target, event) in page.items.iter().filter_map(|e| pod_event(e, now)) {
+            let known = latest.get(&target).map_or(&[][..], |e| e);
             if let Some(events) = merged(known, event) {
-                latest.insert(uid, events);
+                latest.insert(target, events);
             }
         }
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
@@ -149,7 +154,7 @@ pub async fn list_pod_events(
     }
 }
 
-fn events_api(client: &Client, scope: &Scope) -> Api<Event> {
+fn events_api(client: &Client, scope: &Scope) -> Api<WireEvent> {
     match scope {
         Scope::All => Api::all(client.clone()),
         Scope::Namespace(ns) => Api::namespaced(client.clone(), ns),

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use super::cache::Abnormal;
+use super::event_store::EventStore;
 use crate::pod::workload_label;
 use crate::pod::{PodEvent, PodRecord};
 use crate::rules::{CauseClass, RuleKind, RuleSpec, cause_class, classify, next_change};
@@ -156,7 +157,7 @@ impl Index {
     pub fn promote(
         &mut self,
         pods: &HashMap<Box<str>, Arc<PodRecord>>,
-        events: &HashMap<Box<str>, Events>,
+        events: &EventStore,
         now: DateTime<Utc>,
     ) -> bool {
         self.at = self.at.max(now);
@@ -174,7 +175,7 @@ impl Index {
             self.scheduled.remove(&uid);
             if let Some(pod) = pods.get(&uid) {
                 let before = self.places.get(&uid).cloned();
-                self.classify(pod, events.get(&uid), now);
+                self.classify(pod, events.of(pod), now);
                 changed |= before.as_ref() != self.places.get(&uid);
             }
         }

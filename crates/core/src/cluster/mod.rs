@@ -4,6 +4,7 @@ mod backoff;
 mod cache;
 mod connect;
 mod deadline;
+mod event_store;
 mod events;
 mod explain;
 mod health;

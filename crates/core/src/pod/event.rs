@@ -2,10 +2,9 @@
 //! leaves out. A pull in back-off says only `Back-off pulling image "x"`; the kubelet's
 //! `Failed` Event says why. Everything else an Event says is dropped on arrival.
 
-use chrono::{DateTime, Utc};
-use k8s_openapi::api::core::v1::Event;
-
+use super::wire_event::{Capped, WireEvent};
 use super::{MESSAGE_CAP, cut};
+use chrono::{DateTime, Utc};
 
 /// The Events a cause can rest on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -71,16 +70,41 @@ impl PodEvent {
     }
 }
 
-/// A Warning Event about a pod that a cause reads: the pod's UID and what it says. Both the
-/// old (core/v1) and the new (events.k8s.io, the scheduler's) way of writing are read.
-pub fn pod_event(event: &Event) -> Option<(Box<str>, PodEvent)> {
+/// The pod an Event speaks of: a pod of the Event's own namespace, by uid.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct EventTarget {
+    pub namespace: Box<str>,
+    pub uid: Box<str>,
+}
+
+/// A Warning Event about a pod that a cause reads: which pod, and what it says. Both the old
+/// (core/v1) and the new (events.k8s.io, the scheduler's) way of writing are read. A tenant
+/// may write an Event in its own namespace naming any uid: it is taken to speak only of a pod
+/// in that namespace, and a time after `now` (its arrival) is taken as `now`.
+pub fn pod_event(event: &WireEvent, now: DateTime<Utc>) -> Option<(EventTarget, PodEvent)> {
     let object = &event.involved_object;
-    if object.kind.as_deref() != Some("Pod") || event.type_.as_deref() != Some("Warning") {
+    if word(&object.kind) != Some("Pod") || word(&event.type_) != Some("Warning") {
         return None;
     }
-    let uid = object.uid.as_deref().filter(|u| !u.is_empty())?;
-    let message = event.message.as_deref().unwrap_or("");
-    let kind = EventKind::of(event.reason.as_deref()?, message)?;
+    let namespace = event
+        .metadata
+        .namespace
+        .as_deref()
+        .filter(|n| !n.is_empty())?;
+    if object
+        .namespace
+        .as_ref()
+        .is_some_and(|n| &*n.0 != namespace)
+    {
+        return None;
+    }
+    let uid = object
+        .uid
+        .as_ref()
+        .map(|u| &*u.0)
+        .filter(|u| !u.is_empty())?;
+    let message = event.message.as_ref().map_or("", |m| &m.0);
+    let kind = EventKind::of(word(&event.reason)?, message)?;
     let series = event.series.as_ref();
     let count = series
         .and_then(|s| s.count)
@@ -88,15 +112,21 @@ pub fn pod_event(event: &Event) -> Option<(Box<str>, PodEvent)> {
         .unwrap_or(1)
         .max(1);
     let last = series
-        .and_then(|s| s.last_observed_time.as_ref())
-        .map(|t| t.0)
-        .or_else(|| event.last_timestamp.as_ref().map(|t| t.0))
-        .or_else(|| event.event_time.as_ref().map(|t| t.0))
-        .or_else(|| event.first_timestamp.as_ref().map(|t| t.0))
-        .or_else(|| event.metadata.creation_timestamp.as_ref().map(|t| t.0))
-        .and_then(|t| DateTime::from_timestamp(t.as_second(), t.subsec_nanosecond().max(0) as u32));
+        .and_then(|s| s.last_observed_time)
+        .or(event.last_timestamp)
+        .or(event.event_time)
+        .or(event.first_timestamp)
+        .map(|t| t.min(now));
     let count = u32::try_from(count).unwrap_or(u32::MAX);
-    Some((uid.into(), PodEvent::new(kind, message, count, last)))
+    let target = EventTarget {
+        namespace: namespace.into(),
+        uid: uid.into(),
+    };
+    Some((target, PodEvent::new(kind, message, count, last)))
+}
+
+fn word(text: &Option<Capped<128>>) -> Option<&str> {
+    text.as_ref().map(|c| &*c.0)
 }
 
 fn cap(message: &str) -> &str {

@@ -8,18 +8,20 @@ mod event;
 mod intern;
 mod resources;
 mod wire;
+mod wire_event;
 mod workload;
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-pub use event::{EventKind, PodEvent, pod_event};
+pub use event::{EventKind, EventTarget, PodEvent, pod_event};
 pub use intern::Interner;
 pub use resources::Requests;
 pub(crate) use wire::cut;
 pub(crate) use wire::is_truthy;
 pub use wire::{MESSAGE_CAP, NAME_CAP, WirePod, decode_pod};
+pub use wire_event::{Capped, WireEvent};
 pub use workload::workload_label;
 
 /// The annotation that keeps ops-pod-cleaner's hands off a pod or its workload.

@@ -1,0 +1,61 @@
+//! The pods' latest Warning Events, by namespace and then pod uid: an Event counts only for a
+//! pod of its own namespace, whatever uid a tenant writes into it.
+
+use std::collections::HashMap;
+
+use super::index::Events;
+use crate::pod::{EventTarget, PodRecord};
+
+#[derive(Debug, Default)]
+pub(crate) struct EventStore {
+    by_namespace: HashMap<Box<str>, HashMap<Box<str>, Events>>,
+}
+
+impl EventStore {
+    /// The Events about `pod`, written in its own namespace.
+    pub(crate) fn of(&self, pod: &PodRecord) -> Option<&Events> {
+        self.by_namespace.get(&*pod.namespace)?.get(&*pod.uid)
+    }
+
+    pub(crate) fn get(&self, target: &EventTarget) -> Option<&Events> {
+        self.by_namespace.get(&target.namespace)?.get(&target.uid)
+    }
+
+    pub(crate) fn insert(&mut self, target: EventTarget, events: Events) {
+        self.by_namespace
+            .entry(target.namespace)
+            .or_default()
+            .insert(target.uid, events);
+    }
+
+    pub(crate) fn remove(&mut self, namespace: &str, uid: &str) {
+        if let Some(pods) = self.by_namespace.get_mut(namespace) {
+            pods.remove(uid);
+            if pods.is_empty() {
+                self.by_namespace.remove(namespace);
+            }
+        }
+    }
+
+    /// Keep the Events for which `keep(namespace, uid, events)` holds.
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&str, &str, &Events) -> bool) {
+        self.by_namespace.retain(|namespace, pods| {
+            pods.retain(|uid, events| keep(namespace, uid, events));
+            !pods.is_empty()
+        });
+    }
+
+    /// Every pod with Events kept, as (namespace, uid).
+    pub(crate) fn targets(&self) -> impl Iterator<Item = EventTarget> + '_ {
+        self.by_namespace.iter().flat_map(|(namespace, pods)| {
+            pods.keys().map(|uid| EventTarget {
+                namespace: namespace.clone(),
+                uid: uid.clone(),
+            })
+        })
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.by_namespace.values().map(HashMap::len).sum()
+    }
+}
