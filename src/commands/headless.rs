@@ -339,8 +339,8 @@ fn summary(status: &worker::WorkerStatus) -> String {
         line.push_str(&format!("; blocked: {why}"));
     }
     for (rule, r) in &status.rules {
-        if let Some(why) = &r.paused {
-            line.push_str(&format!("; {rule} paused: {why}"));
+        for pause in &r.paused {
+            line.push_str(&format!("; {rule} {pause}"));
         }
         if let Some(why) = &r.held_reason {
             line.push_str(&format!("; {rule} held {}: {why}", r.held));

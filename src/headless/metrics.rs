@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use crate::cluster::Health;
 use crate::rules::{CauseClass, RuleKind};
-use crate::worker::WorkerStatus;
+use crate::worker::{PauseScope, WorkerStatus};
 
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -66,13 +66,32 @@ pub fn render(s: &Snapshot, now: Instant) -> String {
         &mut out,
         "opc_rule_paused",
         "gauge",
-        "1 while the mass-failure breaker pauses a rule.",
+        "1 while the mass-failure breaker pauses a rule across the cluster.",
     );
     for (rule, status) in &s.worker.rules {
+        let cluster_wide = status.paused.iter().any(|p| p.scope == PauseScope::Cluster);
         let _ = writeln!(
             out,
             "opc_rule_paused{{rule=\"{rule}\"}} {}",
-            u8::from(status.paused.is_some())
+            u8::from(cluster_wide)
+        );
+    }
+    metric(
+        &mut out,
+        "opc_rule_paused_namespaces",
+        "gauge",
+        "Namespaces where the breaker pauses a rule on its own (a burst there only); the \
+         namespaces are in the log.",
+    );
+    for (rule, status) in &s.worker.rules {
+        let namespaces = status
+            .paused
+            .iter()
+            .filter(|p| matches!(p.scope, PauseScope::Namespace(_)))
+            .count();
+        let _ = writeln!(
+            out,
+            "opc_rule_paused_namespaces{{rule=\"{rule}\"}} {namespaces}"
         );
     }
     metric(

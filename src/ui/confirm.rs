@@ -7,6 +7,8 @@ use crate::actions::{
     WorkloadRef,
 };
 use crate::cluster::Abnormal;
+use crate::rules::RuleKind;
+use crate::worker::{Pause, PauseScope};
 
 /// Targets listed by name before "and N more".
 const LISTED: usize = 8;
@@ -63,8 +65,8 @@ pub enum Offer {
     },
     /// The action cannot run, and why; the dialog only informs.
     Unavailable(String),
-    /// Resume a rule the workload bound paused, on one cluster only.
-    Resume(Routed<crate::rules::RuleKind>),
+    /// Resume a rule the workload bound paused, on one cluster and in one scope only.
+    Resume(Routed<(RuleKind, PauseScope)>),
 }
 
 impl Offer {
@@ -82,7 +84,7 @@ impl Offer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Answer {
     Run(Vec<Routed<Action>>),
-    Resume(Routed<crate::rules::RuleKind>),
+    Resume(Routed<(RuleKind, PauseScope)>),
     /// Ask again, naming what was opted out.
     AskAgain(Confirmation),
     Nothing,
@@ -158,24 +160,28 @@ impl Confirmation {
         self
     }
 
-    /// Resume `rule` on `cluster`, where the workload bound paused it for `why`.
+    /// Resume `rule` on `cluster` where the workload bound paused it: the dialog names the
+    /// scope, and a yes lifts that pause only.
     pub(crate) fn resume(
         cluster: &std::sync::Arc<str>,
-        rule: crate::rules::RuleKind,
-        why: &str,
+        rule: RuleKind,
+        pause: &Pause,
     ) -> Confirmation {
+        let scope = &pause.scope;
+        let reach = match scope {
+            PauseScope::Cluster => format!("on {cluster} only"),
+            PauseScope::Namespace(ns) => format!("in {ns} on {cluster} only"),
+        };
         Confirmation {
-            title: format!("Resume auto-clean for {rule} on {cluster}?"),
+            title: format!("Resume auto-clean for {rule} {scope} on {cluster}?"),
             lines: vec![
-                format!("paused on {cluster}: {why}"),
+                format!("{rule} {pause} (on {cluster})"),
                 String::new(),
                 "It paused itself: look at the cause first (a registry, a node). A yes lets it act"
                     .to_string(),
-                format!(
-                    "on {cluster} only, on as many new workloads as safety.breaker.maxWorkloads."
-                ),
+                format!("{reach}, on as many new workloads as safety.breaker.maxWorkloads."),
             ],
-            offer: Offer::Resume(Routed::new(cluster, rule)),
+            offer: Offer::Resume(Routed::new(cluster, (rule, scope.clone()))),
         }
     }
 

@@ -13,7 +13,7 @@ use crate::cluster::Abnormal;
 use crate::config::UiConfig;
 use crate::report::RestartReport;
 use crate::rules::{RuleKind, RuleSpec};
-use crate::worker::WorkerStatus;
+use crate::worker::{Pause, WorkerStatus};
 
 /// Where the watch stands, as the header says it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -266,7 +266,9 @@ impl State {
         let first_name = self.workers.keys().next().cloned().unwrap_or_default();
         all.blocked = blocked_clusters(&self.workers);
         for status in all.rules.values_mut() {
-            status.paused = status.paused.take().map(|why| named(&first_name, &why));
+            for pause in &mut status.paused {
+                pause.why = named(&first_name, &pause.why);
+            }
             status.held_reason = status
                 .held_reason
                 .take()
@@ -281,10 +283,10 @@ impl State {
                 ours.actions_taken += theirs.actions_taken;
                 ours.failures += theirs.failures;
                 ours.held += theirs.held;
-                ours.resumable |= theirs.resumable;
-                if ours.paused.is_none() {
-                    ours.paused = theirs.paused.as_ref().map(|why| named(cluster, why));
-                }
+                ours.paused.extend(theirs.paused.iter().map(|pause| Pause {
+                    why: named(cluster, &pause.why),
+                    ..pause.clone()
+                }));
                 if ours.held_reason.is_none() {
                     ours.held_reason = theirs.held_reason.as_ref().map(|why| named(cluster, why));
                 }

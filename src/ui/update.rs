@@ -12,7 +12,7 @@ use crate::actions::{Action, Outcome, ParkedList, PodRef, Refusal, Verb};
 use crate::cluster::Abnormal;
 use crate::config::{KeyBinding, KeyCode};
 use crate::rules::RuleKind;
-use crate::worker::WorkerCommand;
+use crate::worker::{Pause, WorkerCommand};
 
 pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
     let effects = dispatch(state, event);
@@ -187,22 +187,25 @@ fn on_snapshot(state: &mut State, snapshot: Snapshot) {
     state.replace_findings(snapshot.findings, snapshot.in_default_order);
 }
 
-/// The cluster where `rule` is paused by the workload bound (the current row's first), and
-/// why: what `a` offers to resume. A pause the share breaker made lifts by itself.
-fn paused_by_bound(state: &State, rule: RuleKind) -> Option<(Arc<str>, String)> {
-    let current = state.selected_finding().map(|f| f.cluster.clone());
-    let all: Vec<(Arc<str>, String)> = state
+/// Where `rule` is paused by the workload bound, on which cluster, and why: what `a` offers to
+/// resume. The current row's cluster and namespace come first. A pause the share breaker made
+/// lifts by itself.
+fn paused_by_bound(state: &State, rule: RuleKind) -> Option<(Arc<str>, Pause)> {
+    let current = state.selected_finding();
+    let here = |cluster: &Arc<str>, pause: &Pause| {
+        current.is_some_and(|f| f.cluster == *cluster && pause.scope.covers(&f.pod.namespace))
+    };
+    let all: Vec<(&Arc<str>, &Pause)> = state
         .workers
         .iter()
-        .filter_map(|(cluster, status)| {
-            let paused = status.rules.get(&rule).filter(|r| r.resumable)?;
-            Some((cluster.clone(), paused.paused.clone()?))
-        })
+        .filter_map(|(cluster, status)| Some((cluster, status.rules.get(&rule)?)))
+        .flat_map(|(cluster, r)| r.paused.iter().map(move |p| (cluster, p)))
+        .filter(|(_, pause)| pause.resumable)
         .collect();
     all.iter()
-        .find(|(cluster, _)| Some(cluster) == current.as_ref())
+        .find(|(cluster, pause)| here(cluster, pause))
         .or(all.first())
-        .cloned()
+        .map(|(cluster, pause)| (Arc::clone(cluster), (*pause).clone()))
 }
 
 fn on_outcome(
@@ -322,15 +325,16 @@ fn on_overlay_key(
                 Vec::new()
             }
             Answer::Resume(routed) => {
+                let (rule, scope) = routed.item;
                 status(
                     state,
                     &format!(
-                        "auto-clean for {} resumed on {}",
-                        routed.item, routed.cluster
+                        "auto-clean for {rule} resumed {scope} on {}",
+                        routed.cluster
                     ),
                     false,
                 );
-                let command = WorkerCommand::Resume(routed.item);
+                let command = WorkerCommand::Resume { rule, scope };
                 vec![Effect::WorkerOf(Routed::new(&routed.cluster, command))]
             }
             Answer::Nothing => Vec::new(),
@@ -595,8 +599,9 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
                 return Vec::new();
             };
             // A rule the workload bound paused is resumed per cluster, after a look at why.
-            if let Some((cluster, why)) = paused_by_bound(state, rule) {
-                state.overlay = Some(Overlay::Confirm(Confirmation::resume(&cluster, rule, &why)));
+            if let Some((cluster, pause)) = paused_by_bound(state, rule) {
+                let confirmation = Confirmation::resume(&cluster, rule, &pause);
+                state.overlay = Some(Overlay::Confirm(confirmation));
                 return Vec::new();
             }
             let on = !state.worker().rules.get(&rule).is_some_and(|r| r.auto);

@@ -202,6 +202,11 @@ fn check_config_prints_the_seed_rules_in_chain_order() {
             && at("terminating") < at("imagePull")
             && at("imagePull") < at("crashLoop")
     );
+    // The seed says nothing of the breaker: a burst pauses one namespace, two the cluster.
+    assert!(
+        shown.contains("cluster-wide once 2 namespaces burst (minNamespaces)"),
+        "{shown}"
+    );
 }
 
 #[test]

@@ -423,6 +423,8 @@ fn native_sections() {
     assert_eq!(s.max_actions_per_namespace_per_minute, 10, "default kept");
     assert_eq!(s.max_stale, Duration::from_secs(90));
     assert_eq!((s.breaker.min_pods, s.breaker.share), (10, 0.25));
+    assert_eq!(s.breaker.min_namespaces, 3);
+    assert_eq!(s.breaker.max_workloads, 3, "default kept");
     assert!(s.dry_run);
 
     let r = &config.report;

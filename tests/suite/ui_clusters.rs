@@ -10,7 +10,7 @@ use opc_core::actions::{
 use opc_core::cluster::Abnormal;
 use opc_core::config::KeyBinding;
 use opc_core::rules::RuleKind;
-use opc_core::worker::{RuleStatus, WorkerStatus};
+use opc_core::worker::{Pause, PauseScope, RuleStatus, WorkerStatus};
 use ops_pod_cleaner::ui::{
     ClusterLine, Effect, Event, Offer, Overlay, Routed, Snapshot, State, WatchLine, update,
 };
@@ -258,7 +258,13 @@ fn each_clusters_worker_is_shown_held_or_paused_with_its_name() {
                     auto: r.kind == RuleKind::Evicted,
                     paused: paused
                         .filter(|_| r.kind == RuleKind::Evicted)
-                        .map(Into::into),
+                        .map(|why| Pause {
+                            scope: PauseScope::Cluster,
+                            why: why.into(),
+                            resumable: true,
+                        })
+                        .into_iter()
+                        .collect(),
                     ..Default::default()
                 };
                 (r.kind, status)
@@ -281,10 +287,8 @@ fn each_clusters_worker_is_shown_held_or_paused_with_its_name() {
     let worker = s.worker();
     let evicted = &worker.rules[&RuleKind::Evicted];
     assert!(evicted.auto);
-    assert_eq!(
-        evicted.paused.as_deref(),
-        Some("demo-us: 4 workloads in 10m")
-    );
+    let whys: Vec<&str> = evicted.paused.iter().map(|p| p.why.as_str()).collect();
+    assert_eq!(whys, ["demo-us: 4 workloads in 10m"]);
 }
 
 fn parked_row(cluster: &str, name: &str, before: i32, minutes: i64) -> ParkedRow {

@@ -535,20 +535,26 @@ fn a_cluster_added_later_gets_the_current_auto_switches() {
 
 /// Issue 19, 7: `a` on a rule the workload bound paused resumes it on the cluster where it
 /// paused, after a dialog that names the cluster and why; never on every open cluster.
+/// Issue 28, 5: paused in one namespace, the dialog and the command name that namespace.
 #[test]
-fn resuming_a_paused_rule_names_and_acts_on_its_cluster_only() {
-    use opc_core::worker::{RuleStatus, WorkerStatus};
+fn resuming_a_paused_rule_names_and_acts_on_its_cluster_and_namespace_only() {
+    use opc_core::worker::{Pause, PauseScope, RuleStatus, WorkerStatus};
     use ops_pod_cleaner::ui::Routed;
     let mut s = state();
+    let shop = PauseScope::Namespace("shop".into());
     let status = |paused: bool| WorkerStatus {
         rules: [(
             RuleKind::ImagePull,
             RuleStatus {
                 auto: true,
-                paused: paused.then(|| {
-                    "imagePull would act on a 4th workload (Deployment/d): paused".to_string()
-                }),
-                resumable: paused,
+                paused: paused
+                    .then(|| Pause {
+                        scope: shop.clone(),
+                        why: "imagePull would act on a 4th workload (shop/Deployment/d)".into(),
+                        resumable: true,
+                    })
+                    .into_iter()
+                    .collect(),
                 ..RuleStatus::default()
             },
         )]
@@ -569,15 +575,24 @@ fn resuming_a_paused_rule_names_and_acts_on_its_cluster_only() {
     assert_eq!(s.current_kind(), Some(RuleKind::ImagePull));
     press(&mut s, "a");
     let (title, lines, _) = confirm_lines(&s);
-    assert_eq!(title, "Resume auto-clean for imagePull on demo-us?");
+    assert_eq!(title, "Resume auto-clean for imagePull in shop on demo-us?");
+    assert!(lines[0].contains("paused in shop: "), "{lines:?}");
     assert!(lines[0].contains("4th workload"), "{lines:?}");
     let us: std::sync::Arc<str> = "demo-us".into();
+    let resume = WorkerCommand::Resume {
+        rule: RuleKind::ImagePull,
+        scope: shop.clone(),
+    };
     assert_eq!(
         press(&mut s, "y"),
-        [Effect::WorkerOf(Routed::new(
-            &us,
-            WorkerCommand::Resume(RuleKind::ImagePull)
-        ))]
+        [Effect::WorkerOf(Routed::new(&us, resume))]
+    );
+    assert!(
+        s.status
+            .as_ref()
+            .is_some_and(|m| m.text.contains("resumed in shop on demo-us")),
+        "{:?}",
+        s.status
     );
 }
 

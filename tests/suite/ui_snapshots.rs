@@ -10,7 +10,7 @@ use opc_core::actions::{
 use opc_core::config::KeyBinding;
 use opc_core::report::{RestartReport, RestartRow, WorkloadGroup};
 use opc_core::rules::RuleKind;
-use opc_core::worker::RuleStatus;
+use opc_core::worker::{Pause, PauseScope, RuleStatus};
 use ops_pod_cleaner::ui::{BottomPane, Event, PodDetails, State, WatchLine, update};
 use ui_support::{assert_snapshot, now, on_demo, screen, state, worker_mut};
 
@@ -50,7 +50,11 @@ fn header_shows_staleness_badges_and_paused_rules() {
         RuleKind::ImagePull,
         RuleStatus {
             auto: true,
-            paused: Some("12 of 12 pods in shop match at once".into()),
+            paused: vec![Pause {
+                scope: PauseScope::Namespace("shop".into()),
+                why: "12 of 12 pods in shop match at once".into(),
+                resumable: false,
+            }],
             ..Default::default()
         },
     );
@@ -68,7 +72,7 @@ fn header_shows_staleness_badges_and_paused_rules() {
     assert!(text.contains("reconnecting for 42 s: connection refused"));
     assert!(text.contains("DRY-RUN"));
     assert!(text.contains("READONLY"));
-    assert!(text.contains("imagePull PAUSED"));
+    assert!(text.contains("imagePull PAUSED in shop: 12 of 12"));
     assert_snapshot("header_stale_badges", &text);
 }
 
@@ -81,7 +85,7 @@ fn rules_pane() {
             auto: true,
             actions_taken: 7,
             failures: 1,
-            paused: None,
+            paused: Vec::new(),
             ..RuleStatus::default()
         },
     );

@@ -2,7 +2,7 @@
 
 use crate::support;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -12,7 +12,9 @@ use opc_core::config::{BreakerConfig, SafetyConfig};
 use opc_core::pod::{Interner, PodRecord};
 use opc_core::rules::{RuleKind, classify, default_chain};
 use opc_core::worker::breaker::{needs_census, trips};
-use opc_core::worker::{Census, Decision, Gate, Guards, Hold, Limited, Pass, Toggles, plan};
+use opc_core::worker::{
+    Census, Decision, Gate, Guards, Hold, Limited, Pass, Pause, PauseScope, Pauses, Toggles, plan,
+};
 use support::pods::{PodBuilder, pod};
 
 fn now() -> DateTime<Utc> {
@@ -52,7 +54,7 @@ fn run(findings: &[Abnormal], toggles: &Toggles, gate: &Gate, safety: SafetyConf
     plan(
         findings,
         toggles,
-        &BTreeMap::new(),
+        &Pauses::default(),
         gate,
         &mut guards,
         Instant::now(),
@@ -183,13 +185,23 @@ fn the_ignore_annotation_holds_a_pod() {
     assert_eq!(holds(&pass), [Hold::Ignored]);
 }
 
+fn pause(scope: PauseScope, why: &str) -> Pause {
+    Pause {
+        scope,
+        why: why.into(),
+        resumable: false,
+    }
+}
+
+fn shop() -> PauseScope {
+    PauseScope::Namespace("shop".into())
+}
+
 #[test]
-fn a_paused_rule_holds_its_pods_with_the_breaker_reason() {
-    let findings = [evicted("e", "shop")];
-    let paused = BTreeMap::from([(
-        RuleKind::Evicted,
-        "evicted matches 9 of 10 pods in shop".to_string(),
-    )]);
+fn a_rule_paused_in_one_namespace_holds_its_pods_there_only() {
+    let findings = [evicted("e", "shop"), evicted("e", "web")];
+    let in_shop = pause(shop(), "evicted matches 9 of 10 pods in shop");
+    let paused = Pauses::from_iter([(RuleKind::Evicted, in_shop.clone())]);
     let mut guards = Guards::new(SafetyConfig::default());
     let pass = plan(
         &findings,
@@ -199,9 +211,11 @@ fn a_paused_rule_holds_its_pods_with_the_breaker_reason() {
         &mut guards,
         Instant::now(),
     );
+    assert_eq!(holds(&pass), [Hold::Paused(in_shop)]);
+    assert_eq!(ran(&pass), 1, "web's pod is deleted");
     assert_eq!(
-        holds(&pass),
-        [Hold::Paused("evicted matches 9 of 10 pods in shop".into())]
+        holds(&pass)[0].to_string(),
+        "paused in shop: evicted matches 9 of 10 pods in shop"
     );
 }
 
@@ -297,7 +311,7 @@ fn plan_at(findings: &[Abnormal], guards: &mut Guards, at: Instant) -> Pass {
     plan(
         findings,
         &all_on(),
-        &BTreeMap::new(),
+        &Pauses::default(),
         &open_gate(),
         guards,
         at,
@@ -345,33 +359,109 @@ fn an_outage_spread_thin_pauses_after_three_workloads_and_names_them() {
     let pass = plan_at(&findings, &mut guards, start);
     assert_eq!(ran(&pass), 8, "one workload per namespace: no share trips");
     assert_eq!(admitted(&pass, &mut guards, start).len(), 3);
-    let why = guards.spread_paused()[&RuleKind::ImagePull].clone();
+    let paused = guards.spread_paused();
+    let [pause] = paused.of(RuleKind::ImagePull) else {
+        panic!("one pause: {paused:?}");
+    };
+    assert_eq!(pause.scope, PauseScope::Cluster);
     assert!(
-        why.starts_with("imagePull would act on a 4th workload (ns4/Deployment/app) within 10m after ns1/Deployment/app, ns2/Deployment/app, ns3/Deployment/app: paused"),
-        "{why}"
+        pause.why.starts_with("imagePull would act on a workload in a 4th namespace (ns4/Deployment/app) within 10m after ns1/Deployment/app, ns2/Deployment/app, ns3/Deployment/app: likely a cluster-wide cause"),
+        "{}", pause.why
     );
     // The pause holds, within the window and after it, until the matches clear...
     let later = start + Duration::from_secs(3600);
     assert!(admitted(&pass, &mut guards, later).is_empty());
-    assert!(
-        guards
-            .matches_cleared(&[RuleKind::ImagePull].into())
-            .is_empty()
-    );
+    let ns4_matches = BTreeSet::from([(RuleKind::ImagePull, "ns4")]);
+    assert!(guards.matches_cleared(&ns4_matches).is_empty());
     assert_eq!(
         guards.matches_cleared(&BTreeSet::new()),
-        [RuleKind::ImagePull]
+        [(RuleKind::ImagePull, PauseScope::Cluster)]
     );
     assert!(guards.spread_paused().is_empty());
     // The same three may act again within the window; a fourth pauses the rule again...
     let pass = plan_at(&findings, &mut guards, start);
     assert_eq!(admitted(&pass, &mut guards, start).len(), 3);
-    assert!(guards.spread_paused().contains_key(&RuleKind::ImagePull));
+    assert!(!guards.spread_paused().of(RuleKind::ImagePull).is_empty());
     // ...until someone resumes it, which grants a fresh set of workloads.
-    assert!(guards.resume(RuleKind::ImagePull));
+    assert!(guards.resume(RuleKind::ImagePull, &PauseScope::Cluster));
     let later = start + Duration::from_secs(61);
     let pass = plan_at(&findings[3..], &mut guards, later);
     assert_eq!(admitted(&pass, &mut guards, later).len(), 3);
+}
+
+/// Issue 28, 5: four throw-away workloads in one namespace paused `imagePull` everywhere.
+#[test]
+fn throwaway_workloads_pause_their_namespace_and_two_namespaces_pause_the_cluster() {
+    let tenant = |ns: &str| -> Vec<Abnormal> {
+        (1..=4).map(|i| pulling(&format!("junk-{i}"), ns)).collect()
+    };
+    let tenant_scope = PauseScope::Namespace("tenant".into());
+    let mut guards = Guards::new(SafetyConfig::default());
+    let start = Instant::now();
+    let pass = plan_at(&tenant("tenant"), &mut guards, start);
+    assert_eq!(admitted(&pass, &mut guards, start).len(), 3);
+    let paused = guards.spread_paused();
+    let (scope, why) = only(&paused, RuleKind::ImagePull);
+    assert_eq!(scope, tenant_scope);
+    assert!(
+        why.contains("4th workload (tenant/Deployment/junk-4) in tenant"),
+        "{why}"
+    );
+    // Another namespace still acts...
+    let pass = plan_at(&[pulling("web", "shop")], &mut guards, start);
+    assert_eq!(admitted(&pass, &mut guards, start), ["web"]);
+    // ...until a second namespace bursts too: then the cause is the cluster's.
+    let pass = plan_at(&tenant("team-b"), &mut guards, start);
+    assert_eq!(admitted(&pass, &mut guards, start).len(), 3);
+    let paused = guards.spread_paused();
+    let (scope, why) = only(&paused, RuleKind::ImagePull);
+    assert_eq!(scope, PauseScope::Cluster);
+    assert!(why.contains("in 2 namespaces (team-b, tenant)"), "{why}");
+    let pass = plan_at(&[pulling("api", "shop")], &mut guards, start);
+    assert!(admitted(&pass, &mut guards, start).is_empty());
+}
+
+#[test]
+fn resuming_a_namespace_pause_lifts_that_namespace_only() {
+    let mut guards = Guards::new(SafetyConfig {
+        breaker: BreakerConfig {
+            max_workloads: 1,
+            min_namespaces: 3,
+            ..BreakerConfig::default()
+        },
+        ..SafetyConfig::default()
+    });
+    let start = Instant::now();
+    let findings: Vec<Abnormal> = ["a", "b"]
+        .iter()
+        .flat_map(|ns| [pulling("one", ns), pulling("two", ns)])
+        .collect();
+    let pass = plan_at(&findings, &mut guards, start);
+    assert_eq!(admitted(&pass, &mut guards, start), ["one", "one"]);
+    let scopes = |guards: &Guards| -> Vec<PauseScope> {
+        let paused = guards.spread_paused();
+        paused
+            .of(RuleKind::ImagePull)
+            .iter()
+            .map(|p| p.scope.clone())
+            .collect()
+    };
+    let (a, b) = (
+        PauseScope::Namespace("a".into()),
+        PauseScope::Namespace("b".into()),
+    );
+    assert_eq!(scopes(&guards), [a.clone(), b.clone()]);
+    assert!(
+        !guards.resume(RuleKind::ImagePull, &PauseScope::Cluster),
+        "not paused there"
+    );
+    assert!(guards.resume(RuleKind::ImagePull, &a));
+    assert_eq!(scopes(&guards), [b]);
+    // A fresh budget in a; b stays paused.
+    let pass = plan_at(&findings[1..2], &mut guards, start);
+    assert_eq!(admitted(&pass, &mut guards, start), ["two"]);
+    let pass = plan_at(&findings[3..], &mut guards, start);
+    assert!(admitted(&pass, &mut guards, start).is_empty());
 }
 
 #[test]
@@ -422,7 +512,7 @@ fn guards_restored_from_the_audit_log_give_no_fresh_budget() {
         .find(|p| p.pod.namespace == "ns4")
         .unwrap();
     assert!(
-        matches!(guards.admit(fourth, now), Err(Hold::Paused(why)) if why.contains("4th workload")),
+        matches!(guards.admit(fourth, now), Err(Hold::Paused(p)) if p.why.contains("4th namespace")),
         "the workload window survives"
     );
     // A fresh restore with a bound of 10 workloads: the rate limit window survives too.
@@ -477,11 +567,71 @@ fn the_breaker_trips_on_a_registry_outage_and_names_it() {
     };
     let paused = trips(&findings, &census(&pods), &config, now());
     assert_eq!(
-        paused.get(&RuleKind::ImagePull).map(String::as_str),
-        Some(
-            "imagePull matches 40 of 40 pods in shop: paused, likely a registry outage; resumes by itself once fewer match (safety.breaker.share)"
+        only(&paused, RuleKind::ImagePull),
+        (
+            shop(),
+            "imagePull matches 40 of 40 pods in shop: one namespace only (its own cause, or a tenant's doing), other namespaces still act; resumes by itself once fewer match (safety.breaker.share)"
         )
     );
+}
+
+/// The one pause of `rule`: where, and why.
+fn only(paused: &Pauses, rule: RuleKind) -> (PauseScope, &str) {
+    match paused.of(rule) {
+        [pause] => (pause.scope.clone(), pause.why.as_str()),
+        other => panic!("one pause of {rule}: {other:?}"),
+    }
+}
+
+fn failed_pods(namespace: &str, n: usize) -> Vec<PodBuilder> {
+    (0..n)
+        .map(|i| pod(&format!("job-{i}")).ns(namespace).failed_with(1))
+        .collect()
+}
+
+/// A burst, as the breaker sees it: failed pods seen a minute after they failed.
+fn burst_trips(builders: &[PodBuilder], config: &BreakerConfig) -> Pauses {
+    let pods: Vec<PodRecord> = builders.iter().map(|b| record(b.clone())).collect();
+    let findings: Vec<Abnormal> = builders.iter().map(|b| abnormal(b.clone())).collect();
+    let soon = findings[0].finding.since + chrono::Duration::minutes(1);
+    trips(&findings, &census(&pods), config, soon)
+}
+
+/// Issue 28, 5: five failing pods in one tenant's namespace paused `failed` everywhere.
+#[test]
+fn a_burst_in_one_namespace_pauses_the_rule_there_only() {
+    let paused = burst_trips(&failed_pods("tenant", 5), &BreakerConfig::default());
+    let (scope, why) = only(&paused, RuleKind::Failed);
+    assert_eq!(scope, PauseScope::Namespace("tenant".into()));
+    assert!(
+        why.starts_with("failed matches 5 of 5 pods in tenant: one namespace only"),
+        "{why}"
+    );
+}
+
+#[test]
+fn bursts_in_two_namespaces_pause_the_rule_cluster_wide() {
+    let mut pods = failed_pods("tenant", 5);
+    pods.extend(failed_pods("shop", 6));
+    let paused = burst_trips(&pods, &BreakerConfig::default());
+    let (scope, why) = only(&paused, RuleKind::Failed);
+    assert_eq!(scope, PauseScope::Cluster);
+    assert!(
+        why.starts_with("failed matches 6 of 6 pods in shop, bursts in 2 namespaces (shop, tenant): likely a cluster-wide problem"),
+        "{why}"
+    );
+    // Asked for three namespaces, two bursts stay where they are.
+    let three = BreakerConfig {
+        min_namespaces: 3,
+        ..BreakerConfig::default()
+    };
+    let paused = burst_trips(&pods, &three);
+    let scopes: Vec<&PauseScope> = paused
+        .of(RuleKind::Failed)
+        .iter()
+        .map(|p| &p.scope)
+        .collect();
+    assert_eq!(scopes, [&shop(), &PauseScope::Namespace("tenant".into())]);
 }
 
 #[test]
@@ -512,7 +662,7 @@ fn the_breaker_sees_one_workload_inside_a_big_namespace() {
     pods.extend((0..50).map(|i| record(pod(&format!("other-{i}")).ns("shop"))));
     let findings: Vec<Abnormal> = (0..6).map(|i| abnormal(web_pod(i, true))).collect();
     let paused = trips(&findings, &census(&pods), &config, now());
-    let why = paused.get(&RuleKind::ImagePull).expect("paused");
+    let (_, why) = only(&paused, RuleKind::ImagePull);
     assert!(
         why.contains("6 of 6 pods of Deployment/web in shop"),
         "{why}"
@@ -548,11 +698,10 @@ fn finished_pods_do_not_dilute_the_breaker_share() {
     // Seen a minute after the evictions: a failure happening now.
     let soon = findings[0].finding.since + chrono::Duration::minutes(1);
     let paused = trips(&findings, &census(&pods), &config, soon);
-    assert_eq!(
-        paused.get(&RuleKind::Evicted).map(String::as_str),
-        Some(
-            "evicted matches 6 of 10 pods in shop: paused, likely node pressure; resumes by itself once fewer match (safety.breaker.share)"
-        )
+    let (_, why) = only(&paused, RuleKind::Evicted);
+    assert!(
+        why.starts_with("evicted matches 6 of 10 pods in shop:"),
+        "{why}"
     );
 }
 
@@ -587,7 +736,12 @@ fn the_breaker_counts_pods_stuck_on_one_node() {
     }
     let findings: Vec<Abnormal> = (0..6).map(|i| abnormal(stuck(i))).collect();
     let paused = trips(&findings, &census(&pods), &config, now());
-    let why = paused.get(&RuleKind::Terminating).expect("paused");
+    let (scope, why) = only(&paused, RuleKind::Terminating);
+    assert_eq!(
+        scope,
+        PauseScope::Cluster,
+        "the node's pods are in six namespaces"
+    );
     assert!(why.contains("6 of 6 pods on node node-7"), "{why}");
     assert!(why.contains("kubectl get nodes"), "{why}");
     // The same pods spread over six nodes: nothing points at a node.

@@ -125,9 +125,9 @@ fn auto_line(state: &State, w: &WorkerStatus) -> Line<'static> {
         format!("  rules: {}", on.join(", "))
     }));
     for (rule, status) in &w.rules {
-        if let Some(why) = &status.paused {
+        for pause in &status.paused {
             spans.push(Span::styled(
-                format!("  {rule} PAUSED: {why}"),
+                format!("  {rule} PAUSED {}: {}", pause.scope, pause.why),
                 theme::bad(),
             ));
         }

@@ -18,11 +18,17 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         .title_style(theme::title());
     let rows = state.chain.iter().enumerate().map(|(i, rule)| {
         let status = worker.rules.get(&rule.kind).cloned().unwrap_or_default();
-        let note = match (&status.paused, &status.held_reason, rule.enabled) {
+        let paused = status
+            .paused
+            .iter()
+            .map(|p| format!("PAUSED {}: {}", p.scope, p.why))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let note = match (paused.is_empty(), &status.held_reason, rule.enabled) {
             (_, _, false) => "disabled".to_string(),
-            (Some(why), _, _) => format!("PAUSED: {why}"),
-            (None, Some(why), _) => format!("HELD {}: {why}", status.held),
-            (None, None, _) => String::new(),
+            (false, _, _) => paused,
+            (true, Some(why), _) => format!("HELD {}: {why}", status.held),
+            (true, None, _) => String::new(),
         };
         let row = Row::new(vec![
             format!("{}", i + 1),
@@ -35,7 +41,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             rule.action.name().to_string(),
             note,
         ]);
-        if status.paused.is_some() {
+        if !status.paused.is_empty() {
             row.style(theme::bad())
         } else if status.held_reason.is_some() {
             row.style(theme::warn())

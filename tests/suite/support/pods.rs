@@ -2,6 +2,7 @@
 
 use serde_json::{Value, json};
 
+#[derive(Clone)]
 pub struct PodBuilder(Value);
 
 pub fn pod(name: &str) -> PodBuilder {

@@ -210,8 +210,14 @@ fn safety(out: &mut String, s: &SafetyConfig) {
     );
     let _ = writeln!(
         out,
-        "                or would act on more than {} workloads within {}",
+        "                or would act on more than {} workloads of a namespace, or in more than {} namespaces, within {}",
+        s.breaker.max_workloads,
         s.breaker.max_workloads,
         go(s.breaker.window)
+    );
+    let _ = writeln!(
+        out,
+        "                in that namespace only; cluster-wide once {} namespaces burst (minNamespaces)",
+        s.breaker.min_namespaces
     );
 }

@@ -24,13 +24,16 @@ pub struct SafetyConfig {
 /// The mass-failure breaker: pause a rule's auto-clean when at least `min_pods` pods and at
 /// least `share` of a namespace or workload match it at once (a registry outage), or when it
 /// would act on more than `max_workloads` distinct workloads within `window` (the same outage
-/// spread thin over many small workloads).
+/// spread thin over many small workloads). A burst in one namespace pauses the rule in that
+/// namespace only; it pauses across the cluster once `min_namespaces` namespaces take part.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BreakerConfig {
     pub min_pods: u32,
     pub share: f64,
     pub max_workloads: u32,
     pub window: Duration,
+    /// How many namespaces a cluster-wide pause needs: one tenant has one namespace.
+    pub min_namespaces: u32,
 }
 
 impl Default for BreakerConfig {
@@ -40,7 +43,15 @@ impl Default for BreakerConfig {
             share: 0.5,
             max_workloads: 3,
             window: Duration::from_secs(600),
+            min_namespaces: 2,
         }
+    }
+}
+
+impl BreakerConfig {
+    /// Namespaces a cluster-wide pause needs; 0 reads as 1 (every burst cluster-wide).
+    pub fn cluster_namespaces(&self) -> usize {
+        self.min_namespaces.max(1) as usize
     }
 }
 
@@ -77,7 +88,13 @@ const KEYS: &[&str] = &[
     "breaker",
     "dryRun",
 ];
-const BREAKER_KEYS: &[&str] = &["minPods", "share", "maxWorkloads", "window"];
+const BREAKER_KEYS: &[&str] = &[
+    "minPods",
+    "share",
+    "maxWorkloads",
+    "window",
+    "minNamespaces",
+];
 
 /// Reads the `safety:` section over the defaults.
 pub(crate) fn read(field: &Field) -> Result<SafetyConfig> {
@@ -104,6 +121,7 @@ pub(crate) fn read(field: &Field) -> Result<SafetyConfig> {
         b.set("share", &mut s.breaker.share, Field::share)?;
         b.set("maxWorkloads", &mut s.breaker.max_workloads, Field::u32)?;
         b.set("window", &mut s.breaker.window, Field::duration)?;
+        b.set("minNamespaces", &mut s.breaker.min_namespaces, Field::u32)?;
     }
     Ok(s)
 }

@@ -2,10 +2,11 @@
 //! once, the cause is outside the pods (a registry outage), so acting on each pod would only
 //! do damage. Pure: counts in, reasons out.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
 
+use super::pause::{Pause, PauseScope, Pauses, listed};
 use crate::cluster::Abnormal;
 use crate::config::BreakerConfig;
 use crate::pod::PodRecord;
@@ -15,10 +16,12 @@ use crate::rules::{ActionKind, RuleKind};
 pub use crate::cluster::Census;
 
 /// A group that trips the breaker, for the message.
-struct Trip {
+struct Trip<'a> {
     matched: u32,
     total: u32,
     place: String,
+    /// Where its pods are: one namespace for a namespace or a workload, any for a node.
+    namespaces: BTreeSet<&'a str>,
 }
 
 /// Whether any rule matches enough pods of one namespace to possibly trip: only then is the
@@ -37,13 +40,14 @@ pub fn needs_census(findings: &[Abnormal], config: &BreakerConfig) -> bool {
         })
 }
 
-/// The rules to pause, each with a loud, specific reason.
+/// The rules to pause, each with a loud, specific reason: in the namespaces that burst, or
+/// across the cluster once bursts span `min_namespaces` namespaces.
 pub fn trips(
     findings: &[Abnormal],
     census: &Census,
     config: &BreakerConfig,
     now: DateTime<Utc>,
-) -> BTreeMap<RuleKind, String> {
+) -> Pauses {
     // A pod that finished (evicted) before the window is a leftover, not part of a failure
     // happening now: it neither counts as a match nor dilutes the share.
     let window = chrono::Duration::from_std(config.window).unwrap_or(chrono::Duration::MAX);
@@ -51,88 +55,112 @@ pub fn trips(
     // (matched, of which finished): finished matches are outside the census, so they are
     // added to its total.
     let mut by_namespace: HashMap<(RuleKind, &str), (u32, u32)> = HashMap::new();
-    let mut by_workload: HashMap<(RuleKind, String, String), (u32, u32)> = HashMap::new();
+    let mut by_workload: HashMap<(RuleKind, &str, String), (u32, u32)> = HashMap::new();
     // A node that stopped reporting strands one or two pods per namespace, under every
     // breaker above: its pods are counted per node, where the cause is.
-    let mut by_node: HashMap<(RuleKind, &str), u32> = HashMap::new();
+    let mut by_node: HashMap<(RuleKind, &str), (u32, BTreeSet<&str>)> = HashMap::new();
     for found in findings
         .iter()
         .filter(|f| f.finding.action != ActionKind::None)
         .filter(recent)
     {
-        if let Some(node) = found
-            .pod
-            .node
-            .as_deref()
-            .filter(|_| node_bound(found.finding.rule))
-        {
-            *by_node.entry((found.finding.rule, node)).or_default() += 1;
-        }
         let rule = found.finding.rule;
+        let namespace = &*found.pod.namespace;
+        if let Some(node) = found.pod.node.as_deref().filter(|_| node_bound(rule)) {
+            let on_node = by_node.entry((rule, node)).or_default();
+            on_node.0 += 1;
+            on_node.1.insert(namespace);
+        }
         let finished = u32::from(finished(&found.pod));
         let count = |c: &mut (u32, u32)| {
             c.0 += 1;
             c.1 += finished;
         };
-        count(
-            by_namespace
-                .entry((rule, &found.pod.namespace))
-                .or_default(),
-        );
-        let key = (
-            rule,
-            found.pod.namespace.to_string(),
-            workload_label(&found.pod),
-        );
+        count(by_namespace.entry((rule, namespace)).or_default());
+        let key = (rule, namespace, workload_label(&found.pod));
         count(by_workload.entry(key).or_default());
     }
-    let mut worst: BTreeMap<RuleKind, Trip> = BTreeMap::new();
     let namespaces = by_namespace
         .into_iter()
         .map(|((rule, ns), (matched, finished))| {
             let total = census.namespace(ns) + finished;
-            (rule, matched, total, format!("in {ns}"))
+            (rule, matched, total, format!("in {ns}"), [ns].into())
         });
     let workloads = by_workload
         .into_iter()
         .map(|((rule, ns, w), (matched, finished))| {
-            let total = census.workload(&ns, &w);
-            (rule, matched, total + finished, format!("of {w} in {ns}"))
+            let total = census.workload(ns, &w) + finished;
+            (rule, matched, total, format!("of {w} in {ns}"), [ns].into())
         });
     // Every matching pod of a node is the node's trouble: the share is the whole.
-    let nodes = by_node
-        .into_iter()
-        .map(|((rule, node), matched)| (rule, matched, matched, format!("on node {node}")));
-    for (rule, matched, total, place) in namespaces.chain(workloads).chain(nodes) {
+    let nodes = by_node.into_iter().map(|((rule, node), (matched, ns))| {
+        (rule, matched, matched, format!("on node {node}"), ns)
+    });
+    let mut tripped: BTreeMap<RuleKind, Vec<Trip>> = BTreeMap::new();
+    for (rule, matched, total, place, namespaces) in namespaces.chain(workloads).chain(nodes) {
         let total = total.max(matched);
         let share = f64::from(matched) / f64::from(total.max(1));
         if matched < config.min_pods || share < config.share {
             continue;
         }
-        let bigger = worst.get(&rule).is_none_or(|t| matched > t.matched);
-        if bigger {
-            worst.insert(
-                rule,
-                Trip {
-                    matched,
-                    total,
-                    place,
-                },
-            );
-        }
+        tripped.entry(rule).or_default().push(Trip {
+            matched,
+            total,
+            place,
+            namespaces,
+        });
     }
-    worst
+    tripped
         .into_iter()
-        .map(|(rule, t)| {
-            let reason = format!(
-                "{rule} matches {} of {} pods {}: paused, {}; resumes by itself once fewer \
-                 match (safety.breaker.share)",
-                t.matched,
-                t.total,
-                t.place,
-                likely_cause(rule)
-            );
-            (rule, reason)
+        .flat_map(|(rule, trips)| scoped(rule, &trips, config.cluster_namespaces()))
+        .collect()
+}
+
+/// One rule's pauses: cluster-wide when its trips span enough namespaces, else one per
+/// namespace, each named by its worst trip.
+fn scoped(rule: RuleKind, trips: &[Trip], cluster_namespaces: usize) -> Vec<(RuleKind, Pause)> {
+    let namespaces: BTreeSet<&str> = trips.iter().flat_map(|t| t.namespaces.clone()).collect();
+    let worst = |ns: Option<&str>| {
+        // The first of the biggest: a namespace before one of its workloads.
+        trips
+            .iter()
+            .rev()
+            .filter(|t| ns.is_none_or(|ns| t.namespaces.contains(ns)))
+            .max_by_key(|t| t.matched)
+    };
+    let pause = |scope: PauseScope, t: &Trip, cause: &str| {
+        let why = format!(
+            "{rule} matches {} of {} pods {}{cause}; resumes by itself once fewer match \
+             (safety.breaker.share)",
+            t.matched, t.total, t.place,
+        );
+        let resumable = false;
+        (
+            rule,
+            Pause {
+                scope,
+                why,
+                resumable,
+            },
+        )
+    };
+    if namespaces.len() >= cluster_namespaces {
+        let cause = format!(
+            ", bursts in {} namespaces ({}): {}",
+            namespaces.len(),
+            listed(namespaces.iter().copied()),
+            likely_cause(rule)
+        );
+        return worst(None)
+            .map(|t| pause(PauseScope::Cluster, t, &cause))
+            .into_iter()
+            .collect();
+    }
+    namespaces
+        .iter()
+        .filter_map(|ns| {
+            let scope = PauseScope::Namespace(ns.to_string());
+            worst(Some(ns)).map(|t| pause(scope, t, ONE_NAMESPACE))
         })
         .collect()
 }
@@ -146,6 +174,10 @@ fn node_bound(rule: RuleKind) -> bool {
 fn finished(pod: &PodRecord) -> bool {
     pod.phase.finished()
 }
+
+/// Why a burst in one namespace pauses no other.
+const ONE_NAMESPACE: &str =
+    ": one namespace only (its own cause, or a tenant's doing), other namespaces still act";
 
 fn likely_cause(rule: RuleKind) -> &'static str {
     match rule {

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use tokio::sync::{mpsc, watch};
 
+use super::pause::{Pause, PauseScope};
 use crate::actions::PastAction;
 use crate::rules::RuleKind;
 
@@ -15,8 +16,9 @@ pub enum WorkerCommand {
     SetAuto { rule: RuleKind, on: bool },
     /// The master switch: nothing runs automatically while it is off.
     SetMasterAuto(bool),
-    /// Someone looked at a rule the workload bound paused, on this cluster: it may act again.
-    Resume(RuleKind),
+    /// Someone looked at a rule the workload bound paused, on this cluster and in this scope:
+    /// it may act there again.
+    Resume { rule: RuleKind, scope: PauseScope },
     /// Run a pass now instead of waiting for the next tick.
     RunNow,
     /// Build the restart report and deliver it to the sinks now.
@@ -34,11 +36,8 @@ pub struct RuleStatus {
     /// Actions that succeeded (done, already gone, or dry-run) since start.
     pub actions_taken: u64,
     pub failures: u64,
-    /// Why this rule is paused, e.g. the mass-failure breaker; loud in the UI.
-    pub paused: Option<String>,
-    /// Paused by the bound on distinct workloads, which only a person lifts (`Resume`); a
-    /// share breaker's pause lifts by itself when the share drops.
-    pub resumable: bool,
+    /// Where and why this rule is paused (the mass-failure breaker); loud in the UI.
+    pub paused: Vec<Pause>,
     /// Targets refused for a lasting reason (an opt-out, a bad rollout...), waiting to retry.
     pub held: u32,
     /// One of their reasons, for the rules pane and `--once`.

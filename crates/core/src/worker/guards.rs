@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use super::limits::RateLimiter;
+use super::pause::{Pause, PauseScope, Pauses, listed};
 use super::plan::{Hold, Planned};
 use crate::actions::{Outcome, PastAction};
-use crate::config::SafetyConfig;
+use crate::config::{BreakerConfig, SafetyConfig};
 use crate::rules::RuleKind;
 
 /// After acting on a target, leave it alone this long: the watch needs a moment to show
@@ -28,12 +29,19 @@ struct Backoff {
     reason: String,
 }
 
-/// The workloads one rule acted on within the breaker's window, and its pause once the bound
+/// The workloads one rule acted on within the breaker's window, and its pauses once the bound
 /// is reached (kept until the rule's matches clear or someone resumes it).
 #[derive(Debug, Clone, Default)]
 struct Spread {
-    acted: VecDeque<(Instant, String)>,
-    paused: Option<String>,
+    acted: VecDeque<Acted>,
+    paused: Vec<Pause>,
+}
+
+#[derive(Debug, Clone)]
+struct Acted {
+    at: Instant,
+    namespace: String,
+    workload: String,
 }
 
 #[derive(Debug, Clone)]
@@ -81,22 +89,20 @@ impl Guards {
     pub fn admit(&mut self, planned: &Planned, now: Instant) -> Result<(), Hold> {
         let breaker = &self.safety.breaker;
         let spread = self.spread.entry(planned.rule).or_default();
-        while let Some((at, _)) = spread.acted.front() {
-            if now.saturating_duration_since(*at) < breaker.window {
+        while let Some(oldest) = spread.acted.front() {
+            if now.saturating_duration_since(oldest.at) < breaker.window {
                 break;
             }
             spread.acted.pop_front();
         }
         if planned.disruptive {
-            if let Some(why) = &spread.paused {
-                return Err(Hold::Paused(why.clone()));
+            let namespace = &planned.pod.namespace;
+            if let Some(pause) = spread.paused.iter().find(|p| p.scope.covers(namespace)) {
+                return Err(Hold::Paused(pause.clone()));
             }
-            let seen: BTreeSet<&str> = spread.acted.iter().map(|(_, w)| w.as_str()).collect();
-            let bound = breaker.max_workloads as usize;
-            if !seen.contains(planned.workload.as_str()) && seen.len() >= bound {
-                let why = spread_reason(planned, &seen, breaker.window);
-                spread.paused = Some(why.clone());
-                return Err(Hold::Paused(why));
+            if let Some(pause) = over_bound(&spread.acted, planned, breaker) {
+                let pause = spread.pause(pause, breaker.cluster_namespaces());
+                return Err(Hold::Paused(pause));
             }
         }
         self.limiter
@@ -104,7 +110,11 @@ impl Guards {
             .map_err(Hold::RateLimited)?;
         let workload = planned.disruptive.then(|| planned.workload.clone());
         if let Some(workload) = &workload {
-            spread.acted.push_back((now, workload.clone()));
+            spread.acted.push_back(Acted {
+                at: now,
+                namespace: planned.pod.namespace.clone(),
+                workload: workload.clone(),
+            });
         }
         let longest = self.longest_window();
         while self
@@ -176,30 +186,48 @@ impl Guards {
         held
     }
 
-    /// Rules paused by the workload bound, with why.
-    pub fn spread_paused(&self) -> BTreeMap<RuleKind, String> {
+    /// The pauses the workload bound made.
+    pub fn spread_paused(&self) -> Pauses {
         self.spread
             .iter()
-            .filter_map(|(rule, s)| s.paused.clone().map(|why| (*rule, why)))
+            .flat_map(|(rule, s)| s.paused.iter().map(|p| (*rule, p.clone())))
             .collect()
     }
 
-    /// A rule with nothing left to act on is no longer in an outage. Returns the rules resumed.
-    pub fn matches_cleared(&mut self, matching: &BTreeSet<RuleKind>) -> Vec<RuleKind> {
+    /// A pause with nothing left to act on in its scope is no longer an outage. `matching`
+    /// holds each rule and namespace with a finding. Returns the pauses lifted.
+    pub fn matches_cleared(
+        &mut self,
+        matching: &BTreeSet<(RuleKind, &str)>,
+    ) -> Vec<(RuleKind, PauseScope)> {
         let mut resumed = Vec::new();
         for (rule, spread) in &mut self.spread {
-            if !matching.contains(rule) && spread.paused.take().is_some() {
-                resumed.push(*rule);
-            }
+            spread.paused.retain(|pause| {
+                let still = matching
+                    .iter()
+                    .any(|(r, ns)| r == rule && pause.scope.covers(ns));
+                if !still {
+                    resumed.push((*rule, pause.scope.clone()));
+                }
+                still
+            });
         }
         resumed
     }
 
-    /// Someone looked and resumed the rule: it may act on `maxWorkloads` new workloads again.
-    pub fn resume(&mut self, rule: RuleKind) -> bool {
-        self.spread
-            .remove(&rule)
-            .is_some_and(|s| s.paused.is_some())
+    /// Someone looked and resumed the rule where it paused: it may act on `maxWorkloads` new
+    /// workloads there again.
+    pub fn resume(&mut self, rule: RuleKind, scope: &PauseScope) -> bool {
+        let Some(spread) = self.spread.get_mut(&rule) else {
+            return false;
+        };
+        let paused = spread.paused.len();
+        spread.paused.retain(|p| p.scope != *scope);
+        match scope {
+            PauseScope::Cluster => spread.acted.clear(),
+            PauseScope::Namespace(ns) => spread.acted.retain(|a| a.namespace != *ns),
+        }
+        spread.paused.len() < paused
     }
 
     /// What was sent within the longest window, oldest first: what a successor restores.
@@ -229,12 +257,16 @@ impl Guards {
                 && let Some(workload) = &past.workload
             {
                 let spread = self.spread.entry(past.rule).or_default();
-                spread.acted.push_back((at, workload.clone()));
+                spread.acted.push_back(Acted {
+                    at,
+                    namespace: past.namespace.clone(),
+                    workload: workload.clone(),
+                });
             }
             self.sent.push_back((at, past.clone()));
         }
         for spread in self.spread.values_mut() {
-            spread.acted.make_contiguous().sort_by_key(|(at, _)| *at);
+            spread.acted.make_contiguous().sort_by_key(|a| a.at);
         }
         self.sent.make_contiguous().sort_by_key(|(at, _)| *at);
     }
@@ -253,18 +285,101 @@ fn same(a: &PastAction, b: &PastAction) -> bool {
     a.target == b.target && a.rule == b.rule && (a.at - b.at).num_milliseconds().abs() < 2000
 }
 
-fn spread_reason(planned: &Planned, seen: &BTreeSet<&str>, window: Duration) -> String {
-    let acted: Vec<&str> = seen.iter().copied().collect();
-    format!(
-        "{rule} would act on a {nth} workload ({next}) within {window} after {acted}: paused, \
-         likely a cluster-wide cause (a registry or node outage) spread thin; resume it from \
-         the TUI once understood (safety.breaker.maxWorkloads)",
-        rule = planned.rule,
-        nth = ordinal(acted.len() + 1),
-        next = planned.workload,
-        window = crate::config::format_duration(window),
-        acted = acted.join(", "),
-    )
+impl Spread {
+    /// Records `pause`; once namespaces paused on their own reach `cluster_namespaces`, they
+    /// become one cluster-wide pause. Returns the pause that holds now.
+    fn pause(&mut self, pause: Pause, cluster_namespaces: usize) -> Pause {
+        let namespaces: BTreeSet<&str> = self
+            .paused
+            .iter()
+            .chain([&pause])
+            .filter_map(|p| match &p.scope {
+                PauseScope::Namespace(ns) => Some(ns.as_str()),
+                PauseScope::Cluster => None,
+            })
+            .collect();
+        let holding = if namespaces.len() >= cluster_namespaces {
+            let why = format!(
+                "the bound on workloads paused it in {} namespaces ({}): likely a cluster-wide \
+                 cause (a registry or node outage); resume it from the TUI once understood \
+                 (safety.breaker.maxWorkloads, minNamespaces)",
+                namespaces.len(),
+                listed(namespaces.iter().copied()),
+            );
+            self.paused.clear();
+            Pause {
+                scope: PauseScope::Cluster,
+                why,
+                resumable: true,
+            }
+        } else {
+            pause
+        };
+        self.paused.push(holding.clone());
+        holding
+    }
+}
+
+/// Whether acting on `planned` goes past the bound on distinct workloads: more than
+/// `maxWorkloads` in its namespace pauses the rule there; across the cluster a namespace
+/// counts once (one tenant cannot spend the cluster's budget), and more than `maxWorkloads`
+/// namespaces pause it everywhere.
+fn over_bound(
+    acted: &VecDeque<Acted>,
+    planned: &Planned,
+    breaker: &BreakerConfig,
+) -> Option<Pause> {
+    let bound = breaker.max_workloads as usize;
+    let namespace = planned.pod.namespace.as_str();
+    let window = crate::config::format_duration(breaker.window);
+    let in_namespace: BTreeSet<&str> = acted
+        .iter()
+        .filter(|a| a.namespace == namespace)
+        .map(|a| a.workload.as_str())
+        .collect();
+    if !in_namespace.contains(planned.workload.as_str()) && in_namespace.len() >= bound {
+        let why = format!(
+            "{rule} would act on a {nth} workload ({next}) in {namespace} within {window} after \
+             {acted}: one namespace only (a tenant's throw-away workloads, or its own outage), \
+             other namespaces still act; resume it from the TUI once understood \
+             (safety.breaker.maxWorkloads)",
+            rule = planned.rule,
+            nth = ordinal(in_namespace.len() + 1),
+            next = planned.workload,
+            acted = in_namespace.into_iter().collect::<Vec<_>>().join(", "),
+        );
+        let scope = PauseScope::Namespace(namespace.to_string());
+        return Some(Pause {
+            scope,
+            why,
+            resumable: true,
+        });
+    }
+    // One workload per namespace, the first acted on, for the message.
+    let mut first: BTreeMap<&str, &str> = BTreeMap::new();
+    for a in acted {
+        first.entry(&a.namespace).or_insert(&a.workload);
+    }
+    let namespaces = first.len() + 1;
+    let spread_thin = !first.contains_key(namespace)
+        && first.len() >= bound
+        && namespaces >= breaker.cluster_namespaces();
+    spread_thin.then(|| {
+        let why = format!(
+            "{rule} would act on a workload in a {nth} namespace ({next}) within {window} \
+             after {acted}: likely a cluster-wide cause (a registry or node outage) spread \
+             thin; resume it from the TUI once understood (safety.breaker.maxWorkloads)",
+            rule = planned.rule,
+            nth = ordinal(namespaces),
+            next = planned.workload,
+            acted = first.values().copied().collect::<Vec<_>>().join(", "),
+        );
+        Pause {
+            scope: PauseScope::Cluster,
+            why,
+            resumable: true,
+        }
+    })
 }
 
 fn ordinal(n: usize) -> String {

@@ -9,6 +9,7 @@ mod control;
 mod counters;
 mod guards;
 mod limits;
+mod pause;
 mod plan;
 mod run;
 
@@ -22,6 +23,7 @@ pub use control::{RuleStatus, WorkerCommand, WorkerHandle, WorkerStatus};
 pub use counters::Counters;
 pub use guards::Guards;
 pub use limits::Limited;
+pub use pause::{Pause, PauseScope, Pauses};
 pub use plan::{Decision, Gate, Hold, Pass, Toggles, plan};
 
 use crate::actions::Executor;

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 pub(crate) use super::guards::Guards;
 use super::limits::Limited;
+use super::pause::{Pause, Pauses};
 use crate::actions::{Action, PodRef};
 use crate::cluster::Abnormal;
 use crate::config::SafetyConfig;
@@ -42,7 +43,7 @@ pub struct Gate {
 pub enum Hold {
     Protected(String),
     Ignored,
-    Paused(String),
+    Paused(Pause),
     ManualOnly,
     /// Acted on this target (or its workload) a moment ago.
     RecentlyActed,
@@ -58,7 +59,7 @@ impl fmt::Display for Hold {
                 write!(f, "namespace {ns} is protected (safety.includeProtected)")
             }
             Hold::Ignored => write!(f, "the pod carries {}", crate::pod::IGNORE_ANNOTATION),
-            Hold::Paused(why) => f.write_str(why),
+            Hold::Paused(pause) => fmt::Display::fmt(pause, f),
             Hold::ManualOnly => f.write_str("manual-only action"),
             Hold::RecentlyActed => f.write_str("acted on a moment ago; waiting for the watch"),
             Hold::RateLimited(limit) => fmt::Display::fmt(limit, f),
@@ -132,7 +133,7 @@ pub(crate) fn blocked(gate: &Gate, safety: &SafetyConfig) -> Option<String> {
 pub fn plan(
     findings: &[Abnormal],
     toggles: &Toggles,
-    paused: &BTreeMap<RuleKind, String>,
+    paused: &Pauses,
     gate: &Gate,
     guards: &mut Guards,
     now: Instant,
@@ -187,19 +188,14 @@ pub fn plan(
 }
 
 /// The holds that need nothing but the finding and the config.
-fn hold(
-    found: &Abnormal,
-    action: &Action,
-    paused: &BTreeMap<RuleKind, String>,
-    guards: &Guards,
-) -> Option<Hold> {
+fn hold(found: &Abnormal, action: &Action, paused: &Pauses, guards: &Guards) -> Option<Hold> {
     let namespace = &*found.pod.namespace;
     if guards.safety.is_protected(namespace) {
         Some(Hold::Protected(namespace.to_string()))
     } else if found.pod.ignored {
         Some(Hold::Ignored)
-    } else if let Some(why) = paused.get(&found.finding.rule) {
-        Some(Hold::Paused(why.clone()))
+    } else if let Some(pause) = paused.holding(found.finding.rule, namespace) {
+        Some(Hold::Paused(pause.clone()))
     } else if action.manual_only() {
         Some(Hold::ManualOnly)
     } else {

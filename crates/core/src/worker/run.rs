@@ -1,6 +1,6 @@
 //! The thin loop around the pure planner: gather inputs, run what it decides, publish status.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -10,6 +10,7 @@ use tokio::time::{Duration, MissedTickBehavior};
 
 use super::breaker::{self, Census};
 use super::guards::COOLDOWN;
+use super::pause::{PauseScope, Pauses};
 use super::plan::{Decision, Gate, Guards, Hold, Planned, Toggles, plan};
 use super::{Counters, WorkerCommand, WorkerOptions, WorkerStatus};
 use crate::actions::{ACTION_LOG, Action, Executor, Origin, Outcome, PastAction};
@@ -25,10 +26,10 @@ pub(super) struct Worker {
     chain: Vec<RuleSpec>,
     guards: Guards,
     toggles: Toggles,
-    /// Rules the share breaker tripped in the last pass.
-    tripped: BTreeMap<RuleKind, String>,
+    /// Rules the share breaker tripped in the last pass, where they tripped.
+    tripped: Pauses,
     /// Everything paused now: tripped, or stopped by the workload bound.
-    paused: BTreeMap<RuleKind, String>,
+    paused: Pauses,
     readonly: bool,
     standby: Option<String>,
     tick: Duration,
@@ -76,8 +77,8 @@ impl Worker {
             chain: policy.chain().to_vec(),
             guards,
             toggles,
-            tripped: BTreeMap::new(),
-            paused: BTreeMap::new(),
+            tripped: Pauses::default(),
+            paused: Pauses::default(),
             readonly: policy.readonly(),
             standby: options.standby,
             tick: options.tick,
@@ -158,8 +159,8 @@ impl Worker {
             }
             WorkerCommand::SetStandby(why) => self.standby = why,
             WorkerCommand::Restore(history) => self.restore(&history),
-            WorkerCommand::Resume(rule) => {
-                self.resume(rule);
+            WorkerCommand::Resume { rule, scope } => {
+                self.resume(rule, &scope);
                 return true;
             }
             WorkerCommand::RunNow => return true,
@@ -200,12 +201,13 @@ impl Worker {
         tracing::info!("auto-clean for {rule}: {}", on_off(on));
     }
 
-    /// A person looked at a rule the workload bound paused, on this cluster, and resumed it.
-    fn resume(&mut self, rule: RuleKind) {
-        if self.guards.resume(rule) {
+    /// A person looked at a rule the workload bound paused, on this cluster, and resumed it
+    /// where it paused.
+    fn resume(&mut self, rule: RuleKind, scope: &PauseScope) {
+        if self.guards.resume(rule, scope) {
             tracing::info!(
                 target: ACTION_LOG,
-                "{}: auto {rule} resumed by hand",
+                "{}: auto {rule} resumed by hand {scope}",
                 self.cluster
             );
             self.update_paused();
@@ -234,11 +236,14 @@ impl Worker {
         } else {
             Census::default()
         };
-        let matching: BTreeSet<RuleKind> = findings.iter().map(|f| f.finding.rule).collect();
-        for rule in self.guards.matches_cleared(&matching) {
+        let matching: BTreeSet<(RuleKind, &str)> = findings
+            .iter()
+            .map(|f| (f.finding.rule, &*f.pod.namespace))
+            .collect();
+        for (rule, scope) in self.guards.matches_cleared(&matching) {
             tracing::info!(
                 target: ACTION_LOG,
-                "{}: auto {rule} resumes: nothing matches any more",
+                "{}: auto {rule} resumes {scope}: nothing matches there any more",
                 self.cluster
             );
         }
@@ -409,20 +414,24 @@ impl Worker {
     /// Log only changes: a rule pausing is a warning, resuming is news.
     fn update_paused(&mut self) {
         let mut paused = self.tripped.clone();
-        for (rule, why) in self.guards.spread_paused() {
-            paused.entry(rule).or_insert(why);
+        for (rule, pause) in self.guards.spread_paused().iter() {
+            paused.add(rule, pause.clone());
         }
-        for (rule, why) in &paused {
-            if self.paused.get(rule) != Some(why) && self.toggles.allows(*rule) {
-                tracing::warn!(target: ACTION_LOG, "{}: auto {why}", self.cluster);
+        for (rule, pause) in paused.iter() {
+            let known = self.paused.of(rule).contains(pause);
+            if !known && self.toggles.allows(rule) {
+                tracing::warn!(target: ACTION_LOG, "{}: auto {rule} {pause}", self.cluster);
             }
         }
-        for rule in self.paused.keys().filter(|r| !paused.contains_key(r)) {
-            tracing::info!(
-                target: ACTION_LOG,
-                "{}: auto {rule} resumes: the mass failure is over",
-                self.cluster
-            );
+        for (rule, pause) in self.paused.iter() {
+            if !paused.of(rule).iter().any(|p| p.scope == pause.scope) {
+                tracing::info!(
+                    target: ACTION_LOG,
+                    "{}: auto {rule} resumes {}: the mass failure is over",
+                    self.cluster,
+                    pause.scope
+                );
+            }
         }
         self.paused = paused;
         self.refresh_status();
@@ -431,12 +440,10 @@ impl Worker {
     fn refresh_status(&mut self) {
         self.status.master_auto = self.toggles.master;
         let held = self.guards.backing_off(Instant::now());
-        let bounded = self.guards.spread_paused();
         for spec in &self.chain {
             let entry = self.status.rules.entry(spec.kind).or_default();
             entry.auto = self.toggles.rules.get(&spec.kind).copied().unwrap_or(false);
-            entry.paused = self.paused.get(&spec.kind).cloned();
-            entry.resumable = bounded.contains_key(&spec.kind);
+            entry.paused = self.paused.of(spec.kind).to_vec();
             let (count, why) = held.get(&spec.kind).cloned().unzip();
             entry.held = count.unwrap_or(0);
             entry.held_reason = why;
