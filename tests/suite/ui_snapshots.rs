@@ -341,6 +341,31 @@ fn the_table_cuts_with_an_ellipsis_and_names_the_workload() {
     assert!(narrow.contains("scaleToZero"), "{narrow}");
 }
 
+/// A pod that names a Deployment as its direct owner (a forged reference) shows its scale as
+/// unproven; a pod with an oversized field shows it is left alone.
+#[test]
+fn the_table_shows_a_forged_owner_and_a_malformed_pod_as_not_acted_on() {
+    let mut s = state();
+    ui_support::change_pods(&mut s, |pod| {
+        if pod.name.starts_with("recommender") {
+            if let Some(owner) = pod.owner.as_mut() {
+                owner.kind = "Deployment".into();
+                owner.name = "checkout".into();
+            }
+        }
+        if pod.name.starts_with("ledger") {
+            pod.malformed = true;
+        }
+    });
+    press(&mut s, "3");
+    let text = screen(&s, 140, 40);
+    assert!(text.contains("unproven"), "{text}");
+    assert!(!text.contains("scaleToZero"), "{text}");
+    press(&mut s, "4");
+    let text = screen(&s, 140, 40);
+    assert!(text.contains("malformed"), "{text}");
+}
+
 /// A pod already deleting shows that, not an action; z on it says why not. A bare pod has
 /// no workload to scale: no action shows.
 #[test]
