@@ -347,11 +347,11 @@ fn the_table_cuts_with_an_ellipsis_and_names_the_workload() {
 fn the_table_shows_a_forged_owner_and_a_malformed_pod_as_not_acted_on() {
     let mut s = state();
     ui_support::change_pods(&mut s, |pod| {
-        if pod.name.starts_with("recommender") {
-            if let Some(owner) = pod.owner.as_mut() {
-                owner.kind = "Deployment".into();
-                owner.name = "checkout".into();
-            }
+        if pod.name.starts_with("recommender")
+            && let Some(owner) = pod.owner.as_mut()
+        {
+            owner.kind = "Deployment".into();
+            owner.name = "checkout".into();
         }
         if pod.name.starts_with("ledger") {
             pod.malformed = true;
