@@ -12,7 +12,10 @@
 //!
 //! `cargo bench --bench scale [-- PODS]` (default 50,000). `-- PODS serve` only serves the pods
 //! and prints a kubeconfig, for measuring by hand (e.g. the TUI at 150,000 pods). `-- PODS scan`
-//! measures only `scan`, one cluster and two, without `headless`.
+//! measures only `scan`, one cluster and two, without `headless`. `-- PODS hostile` makes the
+//! first 300 pods a tenant's worst (a controller named in 1.4 MB) and the first 500 Warning
+//! Events 1 MB of message and of annotations each. `$OPC_BIN` runs another build of the binary
+//! (an older commit, for a before/after).
 
 mod common;
 
@@ -31,9 +34,15 @@ use hyper::body::Frame;
 use hyper::{Request, Response};
 use kube::core::Request as KubeRequest;
 use kube::core::params::ListParams;
-use kube_sim::generate::{event_list_pages, list_pages};
+use kube_sim::generate::{hostile_event_list_pages, hostile_list_pages};
 
 const PAGE: usize = 500;
+/// A hostile namespace: this many pods with an owner name of `HOSTILE_OWNER` bytes, and this
+/// many Events of `HOSTILE_EVENT` bytes of message and of annotations.
+const HOSTILE_PODS: usize = 300;
+const HOSTILE_OWNER: usize = 1_400_000;
+const HOSTILE_EVENTS: usize = 500;
+const HOSTILE_EVENT: usize = 1_000_000;
 /// What SPEC §8 measured on a real kube-apiserver: 526 MB of pods listed in about 20 s.
 const API_SERVER_BYTES_PER_SEC: u64 = 26_000_000;
 
@@ -43,8 +52,13 @@ async fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(50_000);
+    let hostile = std::env::args().any(|a| a == "hostile");
+    let (bad_pods, bad_events) = match hostile {
+        true => (HOSTILE_PODS, HOSTILE_EVENTS),
+        false => (0, 0),
+    };
     let pages: Arc<Vec<Bytes>> = Arc::new(
-        list_pages(pods, PAGE, Utc::now())
+        hostile_list_pages(pods, PAGE, Utc::now(), bad_pods, HOSTILE_OWNER)
             .into_iter()
             .map(Bytes::from)
             .collect(),
@@ -57,7 +71,7 @@ async fn main() {
     );
     // The abnormal pods' Warning Events, which `scan` lists beside the pods.
     let warnings: Arc<Vec<Bytes>> = Arc::new(
-        event_list_pages(pods, PAGE, Utc::now())
+        hostile_event_list_pages(pods, PAGE, Utc::now(), bad_events, HOSTILE_EVENT)
             .into_iter()
             .map(Bytes::from)
             .collect(),
@@ -274,7 +288,10 @@ async fn headless_synced(kubeconfig: &Path, rules: &str) -> (Child, Duration) {
 }
 
 fn spawn(args: &[&str], kubeconfig: &Path, rules: &str) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
+    let bin = std::env::var_os("OPC_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ops-pod-cleaner")));
+    Command::new(bin)
         .args(args)
         .arg("--kubeconfig")
         .arg(kubeconfig)

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 mod events;
 
-pub use events::{event_list_pages, pod_events, warning_events};
+pub use events::{event_list_pages, hostile_event_list_pages, pod_events, warning_events};
 
 /// Which state a generated pod is in. About one pod in ten is abnormal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,10 +128,29 @@ pub fn realistic_pod(i: usize, now: DateTime<Utc>) -> Value {
 /// The JSON bytes of `n` generated pods as list pages of `page` items, like a paginated LIST,
 /// with kube-apiserver's key order (`kind`, `apiVersion`, `metadata`, `items`).
 pub fn list_pages(n: usize, page: usize, now: DateTime<Utc>) -> Vec<Vec<u8>> {
+    hostile_list_pages(n, page, now, 0, 0)
+}
+
+/// [`list_pages`] where the first `hostile` pods are a tenant's worst: each names a controller
+/// of `owner_bytes` bytes (the API server takes any name in a reference) and fails to pull.
+pub fn hostile_list_pages(
+    n: usize,
+    page: usize,
+    now: DateTime<Utc>,
+    hostile: usize,
+    owner_bytes: usize,
+) -> Vec<Vec<u8>> {
     let pages = n.div_ceil(page.max(1));
+    let name = "x".repeat(owner_bytes);
     (0..pages)
         .map(|p| {
-            let pods = (p * page..((p + 1) * page).min(n)).map(|i| realistic_pod(i, now));
+            let pods = (p * page..((p + 1) * page).min(n)).map(|i| {
+                let mut pod = realistic_pod(i, now);
+                if i < hostile {
+                    pod["metadata"]["ownerReferences"][0]["name"] = json!(name);
+                }
+                pod
+            });
             list_page("PodList", p, pages, pods)
         })
         .collect()

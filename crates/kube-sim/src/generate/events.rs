@@ -66,7 +66,25 @@ pub fn warning_events(n: usize, now: DateTime<Utc>) -> Vec<Value> {
 /// The Events about pods `0..n` as EventList pages of `page` items, like [`super::list_pages`]
 /// (continue tokens `page-N`), to serve `GET /api/v1/events`.
 pub fn event_list_pages(n: usize, page: usize, now: DateTime<Utc>) -> Vec<Vec<u8>> {
-    let events = warning_events(n, now);
+    hostile_event_list_pages(n, page, now, 0, 0)
+}
+
+/// [`event_list_pages`] where the first `hostile` Events each carry `bytes` bytes of message
+/// and of annotations, as anyone who may create an Event can write.
+pub fn hostile_event_list_pages(
+    n: usize,
+    page: usize,
+    now: DateTime<Utc>,
+    hostile: usize,
+    bytes: usize,
+) -> Vec<Vec<u8>> {
+    let filler = "x".repeat(bytes);
+    let mut events = warning_events(n, now);
+    for event in events.iter_mut().take(hostile) {
+        let message = format!("Failed to pull image \"x\": {filler}");
+        event["message"] = Value::String(message);
+        event["metadata"]["annotations"] = serde_json::json!({"a": filler});
+    }
     let chunks: Vec<&[Value]> = events.chunks(page.max(1)).collect();
     let pages = chunks.len().max(1);
     (0..pages)
