@@ -20,7 +20,7 @@ use tokio::sync::watch;
 
 use super::metrics::{Snapshot, WORKER_STALL, healthz, readyz, render, stale_past};
 use super::slots::{MAX_CONNECTIONS, PER_PEER, Slots};
-use crate::cluster::Cache;
+use crate::cluster::CacheReader;
 use crate::rules::RuleSpec;
 use crate::worker::{Counters, WorkerStatus};
 
@@ -33,7 +33,8 @@ const CONNECTION_LIFETIME: Duration = Duration::from_secs(60);
 /// What the endpoints read from.
 #[derive(Clone)]
 pub struct Sources {
-    pub cache: Cache,
+    /// Read-only: a scrape never takes the lock the watches write under.
+    pub cache: CacheReader,
     pub chain: Vec<RuleSpec>,
     pub max_stale: Duration,
     pub counters: Arc<Counters>,

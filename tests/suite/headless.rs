@@ -12,7 +12,7 @@ use opc_core::actions::PastAction;
 use opc_core::cluster::{Deadlines, client_with_deadlines};
 use opc_core::cluster::{Health, Scope, ScopeHealth, WatchState};
 use opc_core::lease::{self, Held, Observed, Step, Wiring};
-use opc_core::rules::{CauseClass, RuleKind};
+use opc_core::rules::{CauseClass, RuleKind, RuleSpec};
 use opc_core::worker::{WorkerCommand, WorkerStatus};
 use ops_pod_cleaner::headless::metrics::{Snapshot, healthz, readyz, render};
 use ops_pod_cleaner::headless::{Elector, LeaseSettings, Role, Sources, bind, decide, serve};
@@ -536,16 +536,16 @@ fn metrics_text_has_every_family() {
     }
 }
 
-/// The endpoints on a free port, over an empty cache.
-async fn serve_empty() -> SocketAddr {
+/// The endpoints on a free port, over `cache` read under `chain`.
+async fn serve_cache(cache: opc_core::cluster::CacheReader, chain: Vec<RuleSpec>) -> SocketAddr {
     let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (worker_tx, worker) = watch::channel(WorkerStatus::default());
     let (leader_tx, leader) = watch::channel(false);
     let (stop_tx, stop) = watch::channel(false);
     let sources = Sources {
-        cache: opc_core::cluster::Cache::new(),
-        chain: Vec::new(),
+        cache,
+        chain,
         max_stale: Duration::from_secs(60),
         counters: Default::default(),
         worker,
@@ -558,6 +558,10 @@ async fn serve_empty() -> SocketAddr {
         serve(listener, sources, stop).await;
     });
     addr
+}
+
+async fn serve_empty() -> SocketAddr {
+    serve_cache(opc_core::cluster::Cache::new().reader(), Vec::new()).await
 }
 
 /// One HTTP/1.1 request on `stream`, kept alive; the status and body of the answer.
@@ -652,6 +656,36 @@ async fn idle_clients_holding_every_connection_cannot_starve_the_liveness_probe(
             held.len()
         );
     }
+}
+
+/// A scrape reads the cache and never writes it: the watches' writes must not wait behind
+/// scrapes, nor a scrape behind a relist. A rule that matured since the index last moved on is
+/// counted all the same, and the cache does not change (a write would wake its readers).
+#[tokio::test]
+async fn a_scrape_counts_a_matured_rule_without_writing_to_the_cache() {
+    let chain = opc_core::rules::default_chain();
+    let cache = opc_core::cluster::Cache::with_chain(chain.clone());
+    let created = Utc::now() - chrono::Duration::hours(2);
+    let stamp = created.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let web = pod("web-1").created_at(&stamp).waiting("ImagePullBackOff");
+    // Seen when it began waiting: imagePull has not matured yet.
+    cache.upsert(web.wire(), created);
+    let mut changes = cache.subscribe();
+    changes.mark_unchanged();
+    let addr = serve_cache(cache.reader(), chain).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let (status, metrics) = ask(&mut stream, "/metrics").await.unwrap();
+    assert_eq!(status, 200);
+    assert!(
+        metrics.lines().any(
+            |l| l.starts_with("opc_abnormal_pods{category=\"imagePull\",") && l.ends_with(" 1")
+        ),
+        "the matured pod is counted:\n{metrics}"
+    );
+    assert!(
+        !changes.has_changed().unwrap(),
+        "the scrape wrote to the cache"
+    );
 }
 
 /// The leader writes its recent actions on the Lease; whoever takes over inherits them, so a
