@@ -2,9 +2,8 @@
 //! out, and an outcome record joined to it by `id` after. A crash between the two leaves an
 //! intent without an outcome, which the next start reports and checks against the cluster.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,6 +14,7 @@ use serde::Serialize;
 use super::{Origin, Verb};
 use crate::config::AuditConfig;
 use crate::error::IoOp;
+use crate::safe_file::open_append_private;
 use crate::{Error, Result};
 
 /// Which half of an action a record is.
@@ -76,7 +76,8 @@ struct Writer {
 }
 
 /// Appends records, each on disk before `write` returns; rotates by size, keeping `keep` old
-/// files (`audit.jsonl.1` the newest). Created 0600: it names every pod acted on.
+/// files (`audit.jsonl.1` the newest). Created 0600: it names every pod acted on. Never
+/// opened through a symbolic link.
 #[derive(Clone)]
 pub struct AuditLog {
     path: PathBuf,
@@ -96,7 +97,7 @@ impl AuditLog {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(io(IoOp::Write))?;
         }
-        let mut file = open_private(&path).map_err(io(IoOp::Write))?;
+        let mut file = open_append_private(&path)?;
         let mut size = file.metadata().map_err(io(IoOp::Read))?.len();
         if !ends_with_newline(&path, size).map_err(io(IoOp::Read))? {
             // A torn last line (disk full, a crash mid-write): end it, so the next record is
@@ -144,7 +145,7 @@ impl AuditLog {
             .map_err(io)?;
         writer.size += line.len() as u64;
         if record.stage == Stage::Outcome && self.max_bytes > 0 && writer.size >= self.max_bytes {
-            self.rotate(&mut writer).map_err(io)?;
+            self.rotate(&mut writer)?;
         }
         Ok(())
     }
@@ -163,19 +164,23 @@ impl AuditLog {
         }
     }
 
-    fn rotate(&self, writer: &mut Writer) -> std::io::Result<()> {
+    fn rotate(&self, writer: &mut Writer) -> Result<()> {
         let numbered = |n: u32| PathBuf::from(format!("{}.{n}", self.path.display()));
-        if self.keep == 0 {
-            std::fs::remove_file(&self.path)?;
+        let shifted = if self.keep == 0 {
+            std::fs::remove_file(&self.path)
         } else {
-            for n in (1..self.keep).rev() {
-                if numbered(n).exists() {
-                    std::fs::rename(numbered(n), numbered(n + 1))?;
-                }
-            }
-            std::fs::rename(&self.path, numbered(1))?;
-        }
-        writer.file = open_private(&self.path)?;
+            (1..self.keep)
+                .rev()
+                .filter(|n| numbered(*n).exists())
+                .try_for_each(|n| std::fs::rename(numbered(n), numbered(n + 1)))
+                .and_then(|_| std::fs::rename(&self.path, numbered(1)))
+        };
+        shifted.map_err(|source| Error::Io {
+            path: self.path.clone(),
+            op: IoOp::Write,
+            source,
+        })?;
+        writer.file = open_append_private(&self.path)?;
         writer.size = 0;
         Ok(())
     }
@@ -192,21 +197,6 @@ fn ends_with_newline(path: &Path, size: u64) -> std::io::Result<bool> {
     let mut last = [0u8; 1];
     file.read_exact(&mut last)?;
     Ok(last == *b"\n")
-}
-
-/// Open for appending, mode 0600, tightening a file an older version created wider.
-fn open_private(path: &Path) -> std::io::Result<File> {
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)?;
-    let mut permissions = file.metadata()?.permissions();
-    if permissions.mode() & 0o077 != 0 {
-        permissions.set_mode(0o600);
-        file.set_permissions(permissions)?;
-    }
-    Ok(file)
 }
 
 /// Whoever runs the tool: `$USER@$HOSTNAME`; without `$USER` (a pod, a service), the
