@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
+use super::append::Writer;
 use super::{Origin, Verb};
 use crate::config::AuditConfig;
 use crate::error::IoOp;
@@ -70,11 +71,6 @@ impl AuditRecord {
     }
 }
 
-struct Writer {
-    file: File,
-    size: u64,
-}
-
 /// Appends records, each on disk before `write` returns; rotates by size, keeping `keep` old
 /// files (`audit.jsonl.1` the newest). Created 0600: it names every pod acted on. Never
 /// opened through a symbolic link.
@@ -110,7 +106,7 @@ impl AuditLog {
         Ok(AuditLog {
             max_bytes: u64::from(config.max_size_mib) << 20,
             keep: config.keep,
-            writer: Arc::new(Mutex::new(Writer { file, size })),
+            writer: Arc::new(Mutex::new(Writer::new(file, size))),
             ids: Arc::new(AtomicU64::new(0)),
             path,
         })
@@ -138,12 +134,7 @@ impl AuditLog {
         let mut line = serde_json::to_vec(record)?;
         line.push(b'\n');
         let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        writer
-            .file
-            .write_all(&line)
-            .and_then(|_| writer.file.sync_data())
-            .map_err(io)?;
-        writer.size += line.len() as u64;
+        writer.append(&line).map_err(io)?;
         if record.stage == Stage::Outcome && self.max_bytes > 0 && writer.size >= self.max_bytes {
             self.rotate(&mut writer)?;
         }
@@ -180,8 +171,7 @@ impl AuditLog {
             op: IoOp::Write,
             source,
         })?;
-        writer.file = open_append_private(&self.path)?;
-        writer.size = 0;
+        writer.start_over(open_append_private(&self.path)?);
         Ok(())
     }
 }
