@@ -658,6 +658,23 @@ async fn idle_clients_holding_every_connection_cannot_starve_the_liveness_probe(
     }
 }
 
+/// A kept-alive connection that asks nothing more is closed after the header timeout (5 s),
+/// so even without newer connections pushing it out it holds its slot only that long.
+#[tokio::test]
+async fn an_idle_kept_alive_connection_is_closed_within_the_header_timeout() {
+    let addr = serve_empty().await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    assert_eq!(ask(&mut stream, "/healthz").await.unwrap().0, 200);
+    let started = Instant::now();
+    let mut rest = [0u8; 64];
+    let closed = tokio::time::timeout(Duration::from_secs(8), stream.read(&mut rest)).await;
+    assert!(
+        matches!(closed, Ok(Ok(0) | Err(_))),
+        "still open after {:?}: {closed:?}",
+        started.elapsed()
+    );
+}
+
 /// A scrape reads the cache and never writes it: the watches' writes must not wait behind
 /// scrapes, nor a scrape behind a relist. A rule that matured since the index last moved on is
 /// counted all the same, and the cache does not change (a write would wake its readers).
