@@ -141,7 +141,7 @@ async fn serve_until_signal(
     );
     let leading = Leading::start(session, parts, elector, None);
     let sources = Sources {
-        cache: session.cache.clone(),
+        cache: session.cache.reader(),
         chain,
         max_stale,
         counters,

@@ -47,6 +47,7 @@ fn exit_code(error: &Error) -> u8 {
     match error {
         Error::Config(_) | Error::Usage(_) | Error::Listen { .. } => EXIT_CONFIG,
         Error::Io { .. }
+        | Error::UnsafeFile { .. }
         | Error::Terminal { .. }
         | Error::HttpClient(_)
         | Error::Encode(_)

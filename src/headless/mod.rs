@@ -4,6 +4,7 @@ pub mod metrics;
 pub mod rbac;
 pub(crate) mod server;
 pub(crate) mod sizing;
+mod slots;
 
 pub use crate::lease::{Elector, LeaseSettings, Role, decide};
 pub use server::{Sources, bind, serve};

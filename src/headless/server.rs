@@ -1,7 +1,9 @@
 //! The HTTP endpoints: `/metrics`, `/healthz` (liveness) and `/readyz` (readiness).
 //!
-//! Small and guarded: a client gets a few seconds to send its headers and a connection at
-//! most a minute, and only so many connections are served at once; the rest are closed.
+//! Small and guarded: a client gets a few seconds to send its headers (each request's, so an
+//! idle kept-alive connection goes too) and a connection at most a minute; only so many
+//! connections stay open, and a new one closes the oldest rather than being turned away, so
+//! the kubelet's probes are answered whatever other clients hold.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -14,24 +16,25 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::watch;
 
 use super::metrics::{Snapshot, WORKER_STALL, healthz, readyz, render, stale_past};
-use crate::cluster::Cache;
+use super::slots::{MAX_CONNECTIONS, PER_PEER, Slots};
+use crate::cluster::CacheReader;
 use crate::rules::RuleSpec;
 use crate::worker::{Counters, WorkerStatus};
 
-/// A client that has not sent its request headers by then is dropped.
+/// A client that has not sent a request's headers by then is dropped: counted from the
+/// connection's start, then from the end of each answer (an idle kept-alive connection).
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// No connection, kept alive or not, lasts longer.
 const CONNECTION_LIFETIME: Duration = Duration::from_secs(60);
-/// Connections served at once; Prometheus and two probes need a handful.
-const MAX_CONNECTIONS: usize = 32;
 
 /// What the endpoints read from.
 #[derive(Clone)]
 pub struct Sources {
-    pub cache: Cache,
+    /// Read-only: a scrape never takes the lock the watches write under.
+    pub cache: CacheReader,
     pub chain: Vec<RuleSpec>,
     pub max_stale: Duration,
     pub counters: Arc<Counters>,
@@ -101,11 +104,11 @@ pub async fn bind(addr: SocketAddr) -> crate::Result<TcpListener> {
 }
 
 pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Receiver<bool>) {
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let slots = Slots::new(PER_PEER, MAX_CONNECTIONS);
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     tracing::warn!("accept failed: {e}");
                     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -114,13 +117,9 @@ pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Rec
             },
             _ = stop.changed() => return,
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            tracing::debug!("{MAX_CONNECTIONS} connections open already: closing a new one");
-            continue;
-        };
+        let mut slot = slots.admit(peer.ip());
         let sources = sources.clone();
         tokio::spawn(async move {
-            let _slot = slot;
             let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                 let (code, kind, body) = sources.answer(req.uri().path());
                 let response = hyper::Response::builder()
@@ -133,10 +132,15 @@ pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Rec
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEADER_READ_TIMEOUT)
                 .serve_connection(TokioIo::new(stream), service);
-            match tokio::time::timeout(CONNECTION_LIFETIME, served).await {
-                Ok(Err(e)) => tracing::debug!("metrics connection: {e}"),
-                Err(_) => tracing::debug!("metrics connection open too long: closed"),
-                Ok(Ok(())) => {}
+            tokio::select! {
+                served = tokio::time::timeout(CONNECTION_LIFETIME, served) => match served {
+                    Ok(Err(e)) => tracing::debug!("metrics connection: {e}"),
+                    Err(_) => tracing::debug!("metrics connection open too long: closed"),
+                    Ok(Ok(())) => {}
+                },
+                _ = &mut slot.closed => {
+                    tracing::debug!("metrics connection from {peer} closed for a newer one");
+                }
             }
         });
     }

@@ -2,7 +2,8 @@
 //! grant exactly the permissions the code calls, and the ClusterRole nothing that can change a
 //! pod template or another component's objects; the ConfigMap is a valid config whose webhook
 //! secrets come from the Secret the StatefulSet mounts; the StatefulSet is hardened, keeps its
-//! state on a volume claim and has a liveness probe a slow API server cannot trip.
+//! state on a volume claim and has a liveness probe a slow API server cannot trip; a
+//! NetworkPolicy lets only the scrape reach its port.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -614,4 +615,85 @@ fn the_readme_applies_every_manifest() {
     // The manifests point at the README's section on undo state.
     assert!(read("parked.yaml").contains("\"Where undo state lives\""));
     assert!(readme.contains("### Where undo state lives"));
+}
+
+/// The port `--listen` opens in the worker's container.
+fn listen_port(set: &Value) -> u64 {
+    let container = &set["spec"]["template"]["spec"]["containers"][0];
+    let args = strings(&container["args"]);
+    let at = args.iter().position(|a| a == "--listen").unwrap();
+    let (_, port) = args[at + 1].rsplit_once(':').unwrap();
+    port.parse().unwrap()
+}
+
+/// A NetworkPolicy port (a number, or the name of a container port) as a number.
+fn policy_port(port: &Value, set: &Value) -> u64 {
+    if let Some(number) = port.as_u64() {
+        return number;
+    }
+    let container = &set["spec"]["template"]["spec"]["containers"][0];
+    let named = container["ports"].as_array().unwrap().iter();
+    named
+        .clone()
+        .find(|p| p["name"] == *port)
+        .and_then(|p| p["containerPort"].as_u64())
+        .unwrap_or_else(|| panic!("no container port named {port}"))
+}
+
+/// Anyone who can create a pod can reach the worker's port; the policy narrows that to the
+/// metrics scrape (the kubelet's probes come from the node, which a policy always admits).
+#[test]
+fn a_network_policy_admits_only_the_scrape_to_the_listen_port() {
+    let set = statefulset();
+    let policy = kind(&documents("statefulset.yaml"), "NetworkPolicy").clone();
+    assert_eq!(
+        policy["metadata"]["namespace"],
+        set["metadata"]["namespace"]
+    );
+    let selected = policy["spec"]["podSelector"]["matchLabels"]
+        .as_object()
+        .unwrap();
+    let labels = &set["spec"]["template"]["metadata"]["labels"];
+    assert!(!selected.is_empty(), "a policy must not select every pod");
+    for (key, value) in selected {
+        assert_eq!(
+            &labels[key], value,
+            "the worker's pods are selected by {key}"
+        );
+    }
+    assert_eq!(strings(&policy["spec"]["policyTypes"]), ["Ingress"]);
+    let rules = policy["spec"]["ingress"].as_array().unwrap();
+    assert!(!rules.is_empty());
+    for rule in rules {
+        let ports = rule["ports"].as_array().unwrap();
+        assert!(
+            !ports.is_empty(),
+            "a rule without ports admits every port: {rule}"
+        );
+        for port in ports {
+            assert_eq!(
+                policy_port(&port["port"], &set),
+                listen_port(&set),
+                "{rule}"
+            );
+            assert_eq!(port["protocol"], "TCP", "{rule}");
+        }
+        let from = rule["from"].as_array().unwrap();
+        assert!(
+            !from.is_empty(),
+            "a rule without peers admits everyone: {rule}"
+        );
+        for peer in from {
+            assert!(
+                peer.get("ipBlock").is_none(),
+                "peers by label, not address: {peer}"
+            );
+            assert!(
+                peer["podSelector"]["matchLabels"]
+                    .as_object()
+                    .is_some_and(|l| !l.is_empty()),
+                "only the scraper's pods, not every pod of a namespace: {peer}"
+            );
+        }
+    }
 }

@@ -12,7 +12,7 @@ use opc_core::actions::PastAction;
 use opc_core::cluster::{Deadlines, client_with_deadlines};
 use opc_core::cluster::{Health, Scope, ScopeHealth, WatchState};
 use opc_core::lease::{self, Held, Observed, Step, Wiring};
-use opc_core::rules::{CauseClass, RuleKind};
+use opc_core::rules::{CauseClass, RuleKind, RuleSpec};
 use opc_core::worker::{WorkerCommand, WorkerStatus};
 use ops_pod_cleaner::headless::metrics::{Snapshot, healthz, readyz, render};
 use ops_pod_cleaner::headless::{Elector, LeaseSettings, Role, Sources, bind, decide, serve};
@@ -536,24 +536,85 @@ fn metrics_text_has_every_family() {
     }
 }
 
-#[tokio::test]
-async fn the_endpoints_cap_connections_and_answer_from_the_start() {
-    let cache = opc_core::cluster::Cache::new();
+/// The endpoints on a free port, over `cache` read under `chain`.
+async fn serve_cache(cache: opc_core::cluster::CacheReader, chain: Vec<RuleSpec>) -> SocketAddr {
     let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let (_worker, worker) = watch::channel(WorkerStatus::default());
-    let (_leader, leader) = watch::channel(false);
-    let (_stop, stop) = watch::channel(false);
+    let (worker_tx, worker) = watch::channel(WorkerStatus::default());
+    let (leader_tx, leader) = watch::channel(false);
+    let (stop_tx, stop) = watch::channel(false);
     let sources = Sources {
         cache,
-        chain: Vec::new(),
+        chain,
         max_stale: Duration::from_secs(60),
         counters: Default::default(),
         worker,
         leader,
         started: Utc::now(),
     };
-    tokio::spawn(serve(listener, sources, stop));
+    tokio::spawn(async move {
+        // The senders live as long as the server, so it sees no stop and no closed channel.
+        let _senders = (worker_tx, leader_tx, stop_tx);
+        serve(listener, sources, stop).await;
+    });
+    addr
+}
+
+async fn serve_empty() -> SocketAddr {
+    serve_cache(opc_core::cluster::Cache::new().reader(), Vec::new()).await
+}
+
+/// One HTTP/1.1 request on `stream`, kept alive; the status and body of the answer.
+async fn ask(stream: &mut TcpStream, path: &str) -> std::io::Result<(u16, String)> {
+    let request = format!("GET {path} HTTP/1.1\r\nHost: probe\r\n\r\n");
+    stream.write_all(request.as_bytes()).await?;
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 1024];
+    loop {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        answer.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&answer);
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length: ")?
+                        .parse()
+                        .ok()
+                })
+                .unwrap_or(0usize);
+            if body.len() >= length {
+                let status = head
+                    .split(' ')
+                    .nth(1)
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0);
+                return Ok((status, body.to_string()));
+            }
+        }
+    }
+}
+
+/// A liveness probe as the kubelet sends it: a new connection, answered within `deadline`.
+async fn probe(addr: SocketAddr, deadline: Duration) -> Result<u16, String> {
+    let asked = async {
+        let mut stream = TcpStream::connect(addr).await?;
+        ask(&mut stream, "/healthz").await
+    };
+    match tokio::time::timeout(deadline, asked).await {
+        Ok(Ok((status, _))) => Ok(status),
+        Ok(Err(e)) => Err(format!("failed: {e}")),
+        Err(_) => Err(format!("no answer within {deadline:?}")),
+    }
+}
+
+#[tokio::test]
+async fn the_endpoints_answer_from_the_start() {
+    let addr = serve_empty().await;
     let get = |path: &'static str| async move {
         let response = reqwest::get(format!("http://{addr}{path}")).await?;
         Ok::<u16, reqwest::Error>(response.status().as_u16())
@@ -564,30 +625,84 @@ async fn the_endpoints_cap_connections_and_answer_from_the_start() {
         503,
         "not ready before the first list"
     );
-    // Clients that connect and say nothing take every slot; the next one is turned away.
-    let mut idle = Vec::new();
-    for _ in 0..32 {
-        idle.push(TcpStream::connect(addr).await.unwrap());
-    }
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(get("/healthz").await.is_err(), "over the connection cap");
-    drop(idle);
-    eventually_async_ok(|| get("/healthz")).await;
 }
 
-/// Retry `call` for up to 2 s until it answers 200.
-async fn eventually_async_ok<F, Fut>(call: F)
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = Result<u16, reqwest::Error>>,
-{
+/// Keep-alive clients that each asked once and hold on, and clients that connect and say
+/// nothing, more of them than the server keeps connections: the kubelet's probe, on a
+/// connection of its own, is still answered in time (a failed probe restarts the pod and
+/// relists every pod).
+#[tokio::test]
+async fn idle_clients_holding_every_connection_cannot_starve_the_liveness_probe() {
+    let addr = serve_empty().await;
+    let mut held = Vec::new();
     for _ in 0..40 {
-        if matches!(call().await, Ok(200)) {
-            return;
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        // Some are turned away once the server is full; those are not held.
+        if let Ok(Ok((200, _))) =
+            tokio::time::timeout(Duration::from_secs(1), ask(&mut stream, "/healthz")).await
+        {
+            held.push(stream);
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("no 200 after the idle connections closed");
+    for _ in 0..40 {
+        held.push(TcpStream::connect(addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    for round in 0..3 {
+        assert_eq!(
+            probe(addr, Duration::from_secs(2)).await,
+            Ok(200),
+            "probe {round} with {} idle clients connected",
+            held.len()
+        );
+    }
+}
+
+/// A kept-alive connection that asks nothing more is closed after the header timeout (5 s),
+/// so even without newer connections pushing it out it holds its slot only that long.
+#[tokio::test]
+async fn an_idle_kept_alive_connection_is_closed_within_the_header_timeout() {
+    let addr = serve_empty().await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    assert_eq!(ask(&mut stream, "/healthz").await.unwrap().0, 200);
+    let started = Instant::now();
+    let mut rest = [0u8; 64];
+    let closed = tokio::time::timeout(Duration::from_secs(8), stream.read(&mut rest)).await;
+    assert!(
+        matches!(closed, Ok(Ok(0) | Err(_))),
+        "still open after {:?}: {closed:?}",
+        started.elapsed()
+    );
+}
+
+/// A scrape reads the cache and never writes it: the watches' writes must not wait behind
+/// scrapes, nor a scrape behind a relist. A rule that matured since the index last moved on is
+/// counted all the same, and the cache does not change (a write would wake its readers).
+#[tokio::test]
+async fn a_scrape_counts_a_matured_rule_without_writing_to_the_cache() {
+    let chain = opc_core::rules::default_chain();
+    let cache = opc_core::cluster::Cache::with_chain(chain.clone());
+    let created = Utc::now() - chrono::Duration::hours(2);
+    let stamp = created.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let web = pod("web-1").created_at(&stamp).waiting("ImagePullBackOff");
+    // Seen when it began waiting: imagePull has not matured yet.
+    cache.upsert(web.wire(), created);
+    let mut changes = cache.subscribe();
+    changes.mark_unchanged();
+    let addr = serve_cache(cache.reader(), chain).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let (status, metrics) = ask(&mut stream, "/metrics").await.unwrap();
+    assert_eq!(status, 200);
+    assert!(
+        metrics.lines().any(
+            |l| l.starts_with("opc_abnormal_pods{category=\"imagePull\",") && l.ends_with(" 1")
+        ),
+        "the matured pod is counted:\n{metrics}"
+    );
+    assert!(
+        !changes.has_changed().unwrap(),
+        "the scrape wrote to the cache"
+    );
 }
 
 /// The leader writes its recent actions on the Lease; whoever takes over inherits them, so a

@@ -230,7 +230,7 @@ async fn a_frozen_server_shows_in_metrics_and_readyz_then_thaws() {
     let (_leader_tx, leader) = watch::channel(true);
     let (_stop_tx, stop) = watch::channel(false);
     let sources = Sources {
-        cache: fresh.cache.clone(),
+        cache: fresh.cache.reader(),
         chain: Config::default().rules,
         max_stale: MAX_STALE,
         counters: Arc::new(Counters::default()),

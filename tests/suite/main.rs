@@ -16,6 +16,7 @@ mod e2e_auto;
 mod e2e_causes;
 mod e2e_liveness;
 mod e2e_safety;
+mod files;
 mod headless;
 mod headless_bin;
 mod headless_once;

@@ -22,6 +22,14 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A file the tool writes is a symbolic link or a special file. It is not followed:
+    /// whoever put it there could aim the write at a file of theirs choosing.
+    #[error(
+        "refusing to write {}: it is {found}, not a regular file; remove it or choose another path",
+        path.display()
+    )]
+    UnsafeFile { path: PathBuf, found: FileKind },
+
     /// The command line asks for something this build cannot do.
     #[error("{0}")]
     Usage(String),
@@ -63,6 +71,23 @@ pub enum Error {
 
     #[error(transparent)]
     Kube(#[from] kube::Error),
+}
+
+/// What was found where a regular file was expected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Symlink,
+    /// A directory, pipe, socket or device.
+    Special,
+}
+
+impl fmt::Display for FileKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FileKind::Symlink => "a symbolic link",
+            FileKind::Special => "a directory, pipe, socket or device",
+        })
+    }
 }
 
 /// What was being done to a file when it failed.

@@ -25,6 +25,7 @@ pub mod pod;
 pub mod policy;
 pub mod report;
 pub mod rules;
+mod safe_file;
 pub mod session;
 pub mod worker;
 

@@ -2,9 +2,8 @@
 //! out, and an outcome record joined to it by `id` after. A crash between the two leaves an
 //! intent without an outcome, which the next start reports and checks against the cluster.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,9 +11,11 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
+use super::append::Writer;
 use super::{Origin, Verb};
 use crate::config::AuditConfig;
 use crate::error::IoOp;
+use crate::safe_file::open_append_private;
 use crate::{Error, Result};
 
 /// Which half of an action a record is.
@@ -70,13 +71,9 @@ impl AuditRecord {
     }
 }
 
-struct Writer {
-    file: File,
-    size: u64,
-}
-
 /// Appends records, each on disk before `write` returns; rotates by size, keeping `keep` old
-/// files (`audit.jsonl.1` the newest). Created 0600: it names every pod acted on.
+/// files (`audit.jsonl.1` the newest). Created 0600: it names every pod acted on. Never
+/// opened through a symbolic link.
 #[derive(Clone)]
 pub struct AuditLog {
     path: PathBuf,
@@ -96,7 +93,7 @@ impl AuditLog {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(io(IoOp::Write))?;
         }
-        let mut file = open_private(&path).map_err(io(IoOp::Write))?;
+        let mut file = open_append_private(&path)?;
         let mut size = file.metadata().map_err(io(IoOp::Read))?.len();
         if !ends_with_newline(&path, size).map_err(io(IoOp::Read))? {
             // A torn last line (disk full, a crash mid-write): end it, so the next record is
@@ -109,7 +106,7 @@ impl AuditLog {
         Ok(AuditLog {
             max_bytes: u64::from(config.max_size_mib) << 20,
             keep: config.keep,
-            writer: Arc::new(Mutex::new(Writer { file, size })),
+            writer: Arc::new(Mutex::new(Writer::new(file, size))),
             ids: Arc::new(AtomicU64::new(0)),
             path,
         })
@@ -137,14 +134,9 @@ impl AuditLog {
         let mut line = serde_json::to_vec(record)?;
         line.push(b'\n');
         let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        writer
-            .file
-            .write_all(&line)
-            .and_then(|_| writer.file.sync_data())
-            .map_err(io)?;
-        writer.size += line.len() as u64;
+        writer.append(&line).map_err(io)?;
         if record.stage == Stage::Outcome && self.max_bytes > 0 && writer.size >= self.max_bytes {
-            self.rotate(&mut writer).map_err(io)?;
+            self.rotate(&mut writer)?;
         }
         Ok(())
     }
@@ -163,20 +155,23 @@ impl AuditLog {
         }
     }
 
-    fn rotate(&self, writer: &mut Writer) -> std::io::Result<()> {
+    fn rotate(&self, writer: &mut Writer) -> Result<()> {
         let numbered = |n: u32| PathBuf::from(format!("{}.{n}", self.path.display()));
-        if self.keep == 0 {
-            std::fs::remove_file(&self.path)?;
+        let shifted = if self.keep == 0 {
+            std::fs::remove_file(&self.path)
         } else {
-            for n in (1..self.keep).rev() {
-                if numbered(n).exists() {
-                    std::fs::rename(numbered(n), numbered(n + 1))?;
-                }
-            }
-            std::fs::rename(&self.path, numbered(1))?;
-        }
-        writer.file = open_private(&self.path)?;
-        writer.size = 0;
+            (1..self.keep)
+                .rev()
+                .filter(|n| numbered(*n).exists())
+                .try_for_each(|n| std::fs::rename(numbered(n), numbered(n + 1)))
+                .and_then(|_| std::fs::rename(&self.path, numbered(1)))
+        };
+        shifted.map_err(|source| Error::Io {
+            path: self.path.clone(),
+            op: IoOp::Write,
+            source,
+        })?;
+        writer.start_over(open_append_private(&self.path)?);
         Ok(())
     }
 }
@@ -192,21 +187,6 @@ fn ends_with_newline(path: &Path, size: u64) -> std::io::Result<bool> {
     let mut last = [0u8; 1];
     file.read_exact(&mut last)?;
     Ok(last == *b"\n")
-}
-
-/// Open for appending, mode 0600, tightening a file an older version created wider.
-fn open_private(path: &Path) -> std::io::Result<File> {
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)?;
-    let mut permissions = file.metadata()?.permissions();
-    if permissions.mode() & 0o077 != 0 {
-        permissions.set_mode(0o600);
-        file.set_permissions(permissions)?;
-    }
-    Ok(file)
 }
 
 /// Whoever runs the tool: `$USER@$HOSTNAME`; without `$USER` (a pod, a service), the

@@ -1,6 +1,7 @@
 //! Cleanup actions: small values that pass through a confirmation, then an executor that
 //! re-checks, acts with preconditions, and records what happened.
 
+mod append;
 mod audit;
 mod events;
 mod execute;

@@ -189,20 +189,14 @@ impl Cache {
         chain: &[RuleSpec],
         now: DateTime<Utc>,
     ) -> BTreeMap<(RuleKind, CauseClass), usize> {
-        if self.promote_for(chain, now) {
-            return self.read().index.cause_counts().clone();
+        self.reader().cause_counts(chain, now)
+    }
+
+    /// A handle that can only read.
+    pub fn reader(&self) -> CacheReader {
+        CacheReader {
+            inner: self.inner.clone(),
         }
-        let store = self.read();
-        let mut counts = BTreeMap::new();
-        for pod in store.pods.values() {
-            if let Some(f) = classify(pod, chain, now) {
-                let events = store.events.of(pod).map_or(&[][..], |e| e);
-                *counts
-                    .entry((f.rule, cause_class(pod, &f, events)))
-                    .or_default() += 1;
-            }
-        }
-        counts
     }
 
     /// The pods that could be healthy, per namespace and workload, kept as pods change.
@@ -239,11 +233,7 @@ impl Cache {
     }
 
     pub fn health(&self) -> Health {
-        self.inner
-            .health
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.reader().health()
     }
 
     // Writers: the watch tasks.
@@ -466,6 +456,60 @@ impl Cache {
 
     fn write(&self) -> RwLockWriteGuard<'_, Store> {
         self.inner.store.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A handle on the cache that can only read it: what `/metrics` holds, so a scrape neither
+/// takes the lock the watches write under nor waits for a writer to let go of it. It reaches
+/// the store through `read` alone; there is no way from here to a write guard or a `Cache`.
+#[derive(Clone)]
+pub struct CacheReader {
+    inner: Arc<Inner>,
+}
+
+impl CacheReader {
+    pub fn len(&self) -> usize {
+        self.read().pods.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn health(&self) -> Health {
+        self.inner
+            .health
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Abnormal pods by category and cause at `now`. Under the cache's own chain it reads the
+    /// index, counting the rules matured since it was last promoted without promoting them;
+    /// under another chain every pod is classified afresh.
+    pub fn cause_counts(
+        &self,
+        chain: &[RuleSpec],
+        now: DateTime<Utc>,
+    ) -> BTreeMap<(RuleKind, CauseClass), usize> {
+        let store = self.read();
+        if store.index.chain == chain {
+            return store.index.cause_counts_at(&store.pods, &store.events, now);
+        }
+        let mut counts = BTreeMap::new();
+        for pod in store.pods.values() {
+            if let Some(f) = classify(pod, chain, now) {
+                let events = store.events.of(pod).map_or(&[][..], |e| e);
+                *counts
+                    .entry((f.rule, cause_class(pod, &f, events)))
+                    .or_default() += 1;
+            }
+        }
+        counts
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Store> {
+        self.inner.store.read().unwrap_or_else(|e| e.into_inner())
     }
 }
 

@@ -196,8 +196,30 @@ impl Index {
         &self.counts
     }
 
-    pub fn cause_counts(&self) -> &BTreeMap<(RuleKind, CauseClass), usize> {
-        &self.causes
+    /// Findings by category and cause as `promote(now)` would leave them, without promoting:
+    /// the pods whose rules matured since are classified afresh into a copy of the counts.
+    /// For readers that must not write (`/metrics`).
+    pub fn cause_counts_at(
+        &self,
+        pods: &HashMap<Box<str>, Arc<PodRecord>>,
+        events: &EventStore,
+        now: DateTime<Utc>,
+    ) -> BTreeMap<(RuleKind, CauseClass), usize> {
+        let mut causes = self.causes.clone();
+        let matured = self.scheduled.iter().filter(|(_, due)| **due <= now);
+        for (uid, _) in matured {
+            let Some(pod) = pods.get(uid) else {
+                continue;
+            };
+            if let Some(key) = self.cause_of.get(uid) {
+                uncount(&mut causes, *key);
+            }
+            if let Some(finding) = classify(pod, &self.chain, now) {
+                let cause = cause_class(pod, &finding, events.of(pod).map_or(&[], |e| e));
+                *causes.entry((finding.rule, cause)).or_default() += 1;
+            }
+        }
+        causes
     }
 
     fn classify(&mut self, pod: &Arc<PodRecord>, events: Option<&Events>, now: DateTime<Utc>) {
@@ -232,13 +254,8 @@ impl Index {
         {
             *count = count.saturating_sub(1);
         }
-        if let Some(key) = self.cause_of.remove(uid)
-            && let std::collections::btree_map::Entry::Occupied(mut count) = self.causes.entry(key)
-        {
-            *count.get_mut() = count.get().saturating_sub(1);
-            if *count.get() == 0 {
-                count.remove();
-            }
+        if let Some(key) = self.cause_of.remove(uid) {
+            uncount(&mut self.causes, key);
         }
         if let Some(found) = found {
             *self.counts.entry(found.finding.rule).or_default() += 1;
@@ -248,6 +265,16 @@ impl Index {
             let place = Place::of(&found, &self.chain);
             self.places.insert(uid.into(), place.clone());
             self.ordered.insert(place, found);
+        }
+    }
+}
+
+/// One finding fewer of `key`; a cause with none left goes (no series stays at 0).
+fn uncount(causes: &mut BTreeMap<(RuleKind, CauseClass), usize>, key: (RuleKind, CauseClass)) {
+    if let std::collections::btree_map::Entry::Occupied(mut count) = causes.entry(key) {
+        *count.get_mut() = count.get().saturating_sub(1);
+        if *count.get() == 0 {
+            count.remove();
         }
     }
 }

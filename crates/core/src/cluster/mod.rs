@@ -16,7 +16,7 @@ mod watch;
 use std::time::Duration;
 
 pub(crate) use backoff::jitter;
-pub use cache::{Abnormal, Cache};
+pub use cache::{Abnormal, Cache, CacheReader};
 pub use connect::Cluster;
 pub use connect::{ConnectOptions, connect};
 pub use deadline::{Deadlines, client_with_deadlines};

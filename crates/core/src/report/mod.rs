@@ -17,6 +17,7 @@ mod state;
 pub use build::build;
 pub use caps::SpoolCap;
 pub use deliver::{DeliveryPolicy, Reporter};
+pub use files::write_atomically;
 pub use model::{RestartReport, RestartRow, WorkloadGroup};
 pub use outcome::{DeliveryResult, DeliverySummary};
 pub use spool::sink_id;

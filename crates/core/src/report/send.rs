@@ -18,14 +18,28 @@ pub(super) enum Failure {
     Permanent(String),
 }
 
+/// The most of a message kept, in characters: a server's answer may be a whole web page.
+const MESSAGE_CHARS: usize = 240;
+
 impl Failure {
-    /// Messages quote the server's answer, which may echo the URL or the token back.
+    /// Messages quote the server's answer whole, which may echo the URL or the token back:
+    /// the secrets are scrubbed from all of it first, and only then is it cut to length, so a
+    /// cut cannot split a token into a piece that no longer matches it.
     pub(super) fn scrub(self, sink: &Sink) -> Failure {
         let secrets = sink.secrets();
+        let clean = |m: String| cut(scrub(&m, &secrets), MESSAGE_CHARS);
         match self {
-            Failure::Transient(m) => Failure::Transient(scrub(&m, &secrets)),
-            Failure::Permanent(m) => Failure::Permanent(scrub(&m, &secrets)),
+            Failure::Transient(m) => Failure::Transient(clean(m)),
+            Failure::Permanent(m) => Failure::Permanent(clean(m)),
         }
+    }
+}
+
+/// `text` cut to `chars` characters, with `…` to say so.
+fn cut(text: String, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text,
     }
 }
 
@@ -83,11 +97,8 @@ fn http_answer(status: StatusCode, text: &str) -> Result<(), Failure> {
     if status.is_success() {
         return Ok(());
     }
-    let why = format!(
-        "answered {}: {}",
-        status.as_u16(),
-        text.chars().take(200).collect::<String>()
-    );
+    // Whole: it is cut only once the secrets are scrubbed (`Failure::scrub`).
+    let why = format!("answered {}: {text}", status.as_u16());
     let transient = matches!(
         status,
         StatusCode::REQUEST_TIMEOUT | StatusCode::TOO_MANY_REQUESTS
@@ -172,6 +183,26 @@ mod tests {
             Err(Failure::Transient(_)) => "transient",
             Err(Failure::Permanent(_)) => "permanent",
         }
+    }
+
+    /// A server that echoes the hook's URL puts its token wherever the body has it; a cut
+    /// made before scrubbing leaves a piece of it that no longer matches the secret.
+    #[test]
+    fn a_token_split_where_the_answer_is_cut_is_still_scrubbed() {
+        let token = "T0k3nAbCdEfGhIjKlMnOpQrStUvWxYz123456";
+        let url = format!("https://hooks.slack.com/services/{token}");
+        let sink = Sink::Slack {
+            url: Secret::new(url),
+        };
+        let body = format!("{}/services/{token} not found", "x".repeat(180));
+        let failure = http_answer(StatusCode::NOT_FOUND, &body)
+            .unwrap_err()
+            .scrub(&sink);
+        let Failure::Permanent(message) = failure else {
+            panic!("a 404 is permanent");
+        };
+        assert!(!message.contains(&token[..6]), "{message}");
+        assert!(message.starts_with("answered 404: xxx"), "{message}");
     }
 
     #[test]
