@@ -19,6 +19,7 @@ mod e2e_safety;
 mod headless;
 mod headless_bin;
 mod headless_once;
+mod inert_sinks;
 mod list_semantics;
 mod live_cache;
 mod liveness;
