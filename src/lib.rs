@@ -17,6 +17,7 @@ pub mod cli;
 pub mod commands;
 pub mod headless;
 mod scan;
+pub mod text_log;
 pub mod ui;
 
 // The core, under the names the binary's modules use.
