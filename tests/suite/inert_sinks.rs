@@ -64,3 +64,129 @@ async fn scan_parked_shows_a_hostile_trigger_message_escaped() {
     assert_eq!(table.lines().count(), 2, "a heading and one row:\n{table}");
     assert!(table.contains(r"x\e[2J\e[1;1HALL CLEAR"), "{table}");
 }
+
+/// Bidi overrides turn text around and zero-width characters hide it; the screen drops ESC
+/// but passed both. A wide name was cut by characters, not cells: silently, no ellipsis.
+mod screen {
+    use std::sync::Arc;
+
+    use k8s_openapi::api::core::v1::Pod;
+    use opc_core::actions::{PodReading, ReadError};
+    use opc_core::config::KeyBinding;
+    use opc_core::pod::OwnerRef;
+    use opc_core::report::{RestartReport, RestartRow, WorkloadGroup};
+    use opc_core::rules::RuleKind;
+    use ops_pod_cleaner::ui::{Event, PodDetails, State, update};
+    use serde_json::json;
+
+    use super::assert_inert;
+    use crate::ui_support::{abnormal, now, replace, screen, state};
+
+    const TURNED: &str = "invoice\u{202e}fdp.exe\u{200b}\u{2066}";
+    const WIDE: &str = "支付服务支付服务支付服务支付服务支付服务支付服务支付服务支付服务";
+
+    fn hostile_state() -> State {
+        let mut s = state();
+        let mut found = abnormal(RuleKind::Evicted, "shop", "web-1", "Evicted", 30);
+        let mut pod = (*found.pod).clone();
+        pod.owner = Some(OwnerRef {
+            api_version: Arc::from("apps/v1"),
+            kind: Arc::from("ReplicaSet"),
+            name: WIDE.into(),
+            uid: "rs-uid".into(),
+        });
+        pod.node = Some(Arc::from(TURNED));
+        found.pod = Arc::new(pod);
+        let mut finding = (*found.finding).clone();
+        finding.message = Some(format!("evicted by {TURNED}\nforged line"));
+        found.finding = Arc::new(finding);
+        replace(&mut s, vec![found]);
+        s
+    }
+
+    #[test]
+    fn the_table_shows_bidi_and_zero_width_escaped_and_cuts_in_cells() {
+        let text = screen(&hostile_state(), 150, 20);
+        assert_inert(&text);
+        assert!(
+            text.contains(r"invoice\u{"),
+            "shown escaped, cut to the column: {text}"
+        );
+        let row = text.lines().find(|l| l.contains("web-1")).unwrap();
+        let owner = row.split("ReplicaSet/").nth(1).unwrap();
+        assert!(owner.contains('…'), "cut in cells, and marked: {row}");
+    }
+
+    #[test]
+    fn the_details_pane_shows_what_the_pod_says_escaped() {
+        let mut s = hostile_state();
+        update(&mut s, Event::Key(KeyBinding::parse("Enter").unwrap()));
+        let loading = screen(&s, 120, 30);
+        assert_inert(&loading);
+        assert!(loading.contains(r"evicted by invoice\u{202e}"), "{loading}");
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "web-1", "namespace": "shop", "uid": "uid-shop-web-1",
+                         "finalizers": [TURNED]},
+            "spec": {"nodeName": TURNED, "containers": [{"name": "app"}]},
+            "status": {"phase": "Failed", "reason": "Evicted", "message": TURNED,
+                       "containerStatuses": [{"name": "app", "image": TURNED, "imageID": "",
+                           "ready": false, "restartCount": 0,
+                           "state": {"waiting": {"reason": "x", "message": TURNED}}}]}
+        }))
+        .unwrap();
+        let refused = ReadError::Failed {
+            what: TURNED.into(),
+            why: TURNED.into(),
+        };
+        let details = PodDetails::from_reading(&PodReading {
+            pod,
+            inspection: Err(refused.clone()),
+            events: Err(refused),
+        });
+        update(
+            &mut s,
+            Event::Details {
+                uid: "uid-shop-web-1".into(),
+                result: Ok(details),
+            },
+        );
+        let text = screen(&s, 120, 40);
+        assert_inert(&text);
+        assert!(text.contains(r"message: invoice\u{202e}"), "{text}");
+    }
+
+    #[test]
+    fn the_report_pane_shows_names_escaped() {
+        let mut s = hostile_state();
+        let row = RestartRow {
+            pod: "web-1".into(),
+            container: TURNED.into(),
+            restarts: 12,
+            since_previous: None,
+            last_reason: Some(TURNED.into()),
+            exit_code: Some(1),
+            last_restart: None,
+            node: Some(TURNED.into()),
+        };
+        let report = RestartReport {
+            title: "restarts".into(),
+            cluster: "demo".into(),
+            generated: now(),
+            groups: vec![WorkloadGroup {
+                cluster: None,
+                namespace: "shop".into(),
+                workload: format!("Deployment/{TURNED}"),
+                rows: vec![row],
+            }],
+            clusters: Vec::new(),
+        };
+        update(&mut s, Event::Report(report));
+        update(&mut s, Event::Key(KeyBinding::parse("h").unwrap()));
+        let text = screen(&s, 120, 30);
+        assert_inert(&text);
+        assert!(
+            text.contains(r"Deployment/invoice\u{202e}fdp.exe"),
+            "{text}"
+        );
+    }
+}
