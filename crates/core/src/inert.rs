@@ -109,6 +109,25 @@ pub fn fit(text: &str, max: usize) -> String {
     out
 }
 
+/// `text` made inert and split into lines of at most `max` terminal cells (at least one
+/// character each, so a character wider than `max` still moves on).
+pub fn wrap(text: &str, max: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    let mut used = 0;
+    for c in terminal(text).chars() {
+        let w = cells(c);
+        if used + w > max && used > 0 {
+            lines.push(String::new());
+            used = 0;
+        }
+        if let Some(line) = lines.last_mut() {
+            line.push(c);
+        }
+        used += w;
+    }
+    lines
+}
+
 /// `text` made inert and padded with spaces to `cells` terminal cells (never cut).
 pub fn pad(text: &str, cells: usize) -> String {
     let text = terminal(text);

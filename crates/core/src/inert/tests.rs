@@ -38,6 +38,8 @@ fn widths_are_terminal_cells() {
     assert_eq!(fit("web-12", 5), "web-…");
     assert_eq!(fit("a\u{1b}b", 3), r"a\…");
     assert_eq!(pad("支付", 6), "支付  ");
+    assert_eq!(wrap("支付服务", 5), ["支付", "服务"]);
+    assert_eq!(wrap("a\nb", 2), [r"a\", "nb"]);
 }
 
 #[test]
@@ -124,6 +126,9 @@ proptest! {
         prop_assert!(cut.width() <= max, "{cut:?} is {} cells, over {max}", cut.width());
         prop_assert!(width(&text) >= shown.width());
         prop_assert_eq!(terminal(&shown), shown.clone(), "escaping twice changes nothing");
+        let lines = wrap(&text, max.max(2));
+        prop_assert_eq!(lines.concat(), shown.clone().into_owned());
+        prop_assert!(lines.iter().all(|l| l.width() <= max.max(2)), "{lines:?}");
     }
 
     #[test]
