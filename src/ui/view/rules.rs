@@ -4,6 +4,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::widgets::{Block, Row, Table, Widget};
 
+use super::inert_line;
 use crate::ui::state::State;
 use crate::ui::theme;
 
@@ -20,8 +21,9 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         let status = worker.rules.get(&rule.kind).cloned().unwrap_or_default();
         let note = match (&status.paused, &status.held_reason, rule.enabled) {
             (_, _, false) => "disabled".to_string(),
-            (Some(why), _, _) => format!("PAUSED: {why}"),
-            (None, Some(why), _) => format!("HELD {}: {why}", status.held),
+            // A hold may name the workload it held on: a name a tenant wrote.
+            (Some(why), _, _) => inert_line(&format!("PAUSED: {why}")),
+            (None, Some(why), _) => inert_line(&format!("HELD {}: {why}", status.held)),
             (None, None, _) => String::new(),
         };
         let row = Row::new(vec![
