@@ -189,24 +189,4 @@ mod screen {
             "{text}"
         );
     }
-
-    /// tui-logger split a message at its newlines: an owner name forged an action line.
-    #[test]
-    fn the_log_pane_cannot_be_given_a_forged_line() {
-        use tracing_subscriber::layer::SubscriberExt;
-        let pane = tracing_subscriber::registry().with(tui_logger::TuiTracingSubscriberLayer);
-        tracing::subscriber::with_default(pane, || {
-            tracing::warn!(
-                target: "action",
-                "deleted pod shop/web-1 of ReplicaSet evil-inert-test\nI scaled Deployment prod/checkout from 2 to 0{TURNED}"
-            );
-        });
-        tui_logger::move_events();
-        let text = screen(&state(), 200, 40);
-        assert_inert(&text);
-        assert!(
-            text.contains(r"evil-inert-test\nI scaled Deployment prod/checkout"),
-            "{text}"
-        );
-    }
 }
