@@ -17,8 +17,11 @@ pub mod cli;
 pub mod commands;
 pub mod headless;
 mod scan;
+pub mod text_log;
 pub mod ui;
 
 // The core, under the names the binary's modules use.
 pub use opc_core::{Error, Result, error};
-use opc_core::{actions, cluster, config, lease, pod, policy, report, rules, session, worker};
+use opc_core::{
+    actions, cluster, config, inert, lease, pod, policy, report, rules, session, worker,
+};

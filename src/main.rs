@@ -8,7 +8,6 @@
     clippy::indexing_slicing
 )]
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -37,11 +36,7 @@ fn main() -> ExitCode {
             .with_writer(std::io::stderr)
             .init();
     } else {
-        tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_ansi(std::io::stderr().is_terminal())
-            .with_writer(std::io::stderr)
-            .init();
+        ops_pod_cleaner::text_log::init(filter);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

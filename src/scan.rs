@@ -16,6 +16,7 @@ pub(crate) use parked::{parked_summary, parked_table};
 
 use crate::Result;
 use crate::cluster::{Cluster, Scope, list_pod_events, list_pods};
+use crate::inert;
 use crate::pod::{EventTarget, PodEvent, PodRecord};
 use crate::rules::{ActionKind, Cause, RuleKind, RuleSpec, cause, classify, format_age};
 
@@ -218,14 +219,15 @@ pub(crate) fn to_table(rows: &[ScanRow], several_clusters: bool) -> String {
     aligned(&table)
 }
 
-/// Rows of cells as columns padded to their widest cell, two spaces apart, kubectl style.
+/// Rows of cells as columns padded to their widest cell in terminal cells, two spaces apart,
+/// kubectl style. Every cell is made inert here: most hold what a tenant wrote.
 fn aligned(table: &[Vec<String>]) -> String {
     let columns = table.first().map_or(0, Vec::len);
     let widths: Vec<usize> = (0..columns)
         .map(|c| {
             table
                 .iter()
-                .map(|r| r.get(c).map_or(0, |cell| cell.chars().count()))
+                .map(|r| r.get(c).map_or(0, |cell| inert::width(cell)))
                 .max()
                 .unwrap_or(0)
         })
@@ -235,7 +237,7 @@ fn aligned(table: &[Vec<String>]) -> String {
         let line: Vec<String> = row
             .iter()
             .zip(&widths)
-            .map(|(cell, w)| format!("{cell:<w$}"))
+            .map(|(cell, &w)| inert::pad(cell, w))
             .collect();
         let _ = writeln!(out, "{}", line.join("  ").trim_end());
     }

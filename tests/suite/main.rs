@@ -21,6 +21,7 @@ mod headless;
 mod headless_bin;
 mod headless_once;
 mod hostile_tenant;
+mod inert_sinks;
 mod list_semantics;
 mod live_cache;
 mod liveness;

@@ -22,9 +22,9 @@ use support::policy::quick_retry;
 use support::sim::{Watched, eventually, typed};
 
 /// A Deployment of `replicas` in `namespace`; an image from a `.invalid` registry never pulls.
-struct DeploymentBuilder(Value);
+pub(crate) struct DeploymentBuilder(Value);
 
-fn deployment(namespace: &str, name: &str) -> DeploymentBuilder {
+pub(crate) fn deployment(namespace: &str, name: &str) -> DeploymentBuilder {
     DeploymentBuilder(json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": name, "namespace": namespace},
@@ -35,7 +35,7 @@ fn deployment(namespace: &str, name: &str) -> DeploymentBuilder {
 }
 
 impl DeploymentBuilder {
-    fn replicas(mut self, n: i32) -> Self {
+    pub(crate) fn replicas(mut self, n: i32) -> Self {
         self.0["spec"]["replicas"] = json!(n);
         self
     }
@@ -46,15 +46,15 @@ impl DeploymentBuilder {
         self
     }
 
-    fn create(self, sim: &SimCluster) -> Deployment {
+    pub(crate) fn create(self, sim: &SimCluster) -> Deployment {
         sim.create_deployment(typed(self.0))
     }
 }
 
 /// A parked record as an earlier version wrote it: no `message`.
-struct RecordBuilder(Value);
+pub(crate) struct RecordBuilder(Value);
 
-fn record(d: &Deployment, replicas: i32) -> RecordBuilder {
+pub(crate) fn record(d: &Deployment, replicas: i32) -> RecordBuilder {
     RecordBuilder(json!({
         "kind": "Deployment", "namespace": d.metadata.namespace, "name": d.metadata.name,
         "uid": d.metadata.uid, "replicas": replicas,
@@ -65,6 +65,12 @@ fn record(d: &Deployment, replicas: i32) -> RecordBuilder {
 }
 
 impl RecordBuilder {
+    /// The trigger's waiting message, as the pod said it.
+    pub(crate) fn message(mut self, message: &str) -> Self {
+        self.0["message"] = json!(message);
+        self
+    }
+
     fn parked_ago(mut self, ago: Duration) -> Self {
         self.0["at"] = json!((Utc::now() - ago).to_rfc3339());
         self
@@ -72,7 +78,7 @@ impl RecordBuilder {
 }
 
 /// The parked ConfigMap holding `records`, as the product (or an earlier version) wrote it.
-fn ship_records(sim: &SimCluster, records: Vec<RecordBuilder>) {
+pub(crate) fn ship_records(sim: &SimCluster, records: Vec<RecordBuilder>) {
     let data: serde_json::Map<String, Value> = records
         .into_iter()
         .map(|r| {

@@ -196,7 +196,7 @@ fn chat_text_is_cut_with_a_count_of_what_is_left() {
         .map(|i| web(&format!("web-{i:02}"), 10 + i))
         .collect();
     let r = report(pods, &RestartState::default());
-    let text = render::chat(&r, 600);
+    let text = render::chat(&r, 600, render::Chat::Lark);
     assert!(text.len() <= 700, "{}", text.len());
     assert!(
         text.contains("more containers (see the full report)"),

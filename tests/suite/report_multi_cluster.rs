@@ -217,7 +217,7 @@ mod library {
             csv.contains("\neu,data,") && csv.contains("\nus,data,"),
             "{csv}"
         );
-        let chat = render::chat(&second, 10_000);
+        let chat = render::chat(&second, 10_000, render::Chat::Lark);
         let (eu, us) = (chat.find("**Cluster eu**"), chat.find("**Cluster us**"));
         assert!(eu.is_some() && eu < us, "{chat}");
     }
@@ -271,7 +271,7 @@ mod library {
         let combined = reporter.build_combined(&[("eu".into(), db(10))], now());
         assert_eq!(combined, reporter.build(&db(10), "eu", now()));
         assert!(render::csv(&combined).starts_with("namespace,"));
-        let chat = render::chat(&combined, 10_000);
+        let chat = render::chat(&combined, 10_000, render::Chat::Lark);
         assert!(!chat.contains("Cluster"), "{chat}");
     }
 }

@@ -20,6 +20,7 @@ pub mod actions;
 pub mod cluster;
 pub mod config;
 pub mod error;
+pub mod inert;
 pub mod lease;
 pub mod pod;
 pub mod policy;

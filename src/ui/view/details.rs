@@ -6,6 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 
+use super::inert_line;
 use crate::ui::state::{DetailsContent, State};
 use crate::ui::theme;
 
@@ -14,10 +15,10 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         return;
     };
     let block = Block::bordered()
-        .title(format!(
+        .title(inert_line(&format!(
             " {}/{} — details (Esc back) ",
             details.pod.namespace, details.pod.name
-        ))
+        )))
         .title_style(theme::title());
     let mut lines: Vec<Line> = Vec::new();
     // What the cache knows is shown at once; the API adds the rest.
@@ -27,7 +28,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         .find(|a| *a.pod.uid == *details.pod.uid)
     {
         lines.push(Line::styled(
-            format!(
+            inert_line(&format!(
                 "{}: {}{}",
                 a.finding.rule,
                 a.finding.reason,
@@ -36,27 +37,30 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
                     .as_deref()
                     .map(|m| format!(" — {m}"))
                     .unwrap_or_default()
-            ),
+            )),
             theme::warn(),
         ));
         // Why, on what it rests, and what next: from the cached status and Events, at once.
         let cause = crate::rules::cause(&a.pod, &a.finding, a.events(), state.now);
         lines.push(Line::styled(
-            format!("cause: {} — {}", cause.class, cause.detail),
+            inert_line(&format!("cause: {} — {}", cause.class, cause.detail)),
             theme::title(),
         ));
         for evidence in &cause.evidence {
-            lines.push(Line::raw(format!(
+            lines.push(Line::raw(inert_line(&format!(
                 "  {}: {}",
                 evidence.source, evidence.text
-            )));
+            ))));
         }
-        lines.push(Line::raw(format!("  next: {}", cause.next)));
+        lines.push(Line::raw(inert_line(&format!("  next: {}", cause.next))));
     }
     match &details.content {
         DetailsContent::Loading => lines.push(Line::styled("fetching the pod…", theme::dim())),
-        DetailsContent::Failed(why) => lines.push(Line::styled(why.to_string(), theme::bad())),
+        DetailsContent::Failed(why) => {
+            lines.push(Line::styled(inert_line(&why.to_string()), theme::bad()));
+        }
         DetailsContent::Loaded(d) => lines.extend(d.lines().into_iter().map(|(heading, text)| {
+            let text = inert_line(&text);
             if heading {
                 Line::styled(text, theme::title())
             } else {

@@ -5,18 +5,21 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
-use super::{centered, fit};
+use super::{centered, fit, inert_line};
 use crate::ui::confirm::{Confirmation, Offer};
 use crate::ui::event::ClusterLine;
 use crate::ui::theme;
 
 /// The keys sit on the bottom border, so no amount of wrapped text can push them out of sight.
 pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
-    let mut lines: Vec<Line> = c.lines.iter().map(|l| Line::raw(l.clone())).collect();
+    let mut lines: Vec<Line> = c.lines.iter().map(|l| Line::raw(inert_line(l))).collect();
     let keys = match &c.offer {
         Offer::Unavailable(why) => {
             lines.push(Line::raw(""));
-            lines.push(Line::styled(format!("unavailable: {why}"), theme::bad()));
+            lines.push(Line::styled(
+                inert_line(&format!("unavailable: {why}")),
+                theme::bad(),
+            ));
             Line::styled(" Esc closes ", theme::dim())
         }
         Offer::Ready { dry_run: true, .. } => Line::styled(
@@ -36,7 +39,7 @@ pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
     Paragraph::new(lines)
         .block(
             Block::bordered()
-                .title(format!(" {} ", c.title))
+                .title(inert_line(&format!(" {} ", c.title)))
                 .title_style(theme::title())
                 .title_bottom(keys),
         )
@@ -47,7 +50,7 @@ pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
 pub(crate) fn waiting(what: &str, area: Rect, buf: &mut Buffer) {
     let rect = centered(area, area.width.saturating_sub(4).min(80), 3);
     Clear.render(rect, buf);
-    Paragraph::new(Line::styled(what.to_string(), theme::dim()))
+    Paragraph::new(Line::styled(inert_line(what), theme::dim()))
         .block(Block::bordered())
         .render(rect, buf);
 }

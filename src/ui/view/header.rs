@@ -6,7 +6,7 @@ use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use super::fit;
+use super::{fit, inert_line};
 use crate::ui::state::{State, WatchLine};
 use crate::ui::theme;
 use crate::worker::WorkerStatus;
@@ -127,13 +127,16 @@ fn auto_line(state: &State, w: &WorkerStatus) -> Line<'static> {
     for (rule, status) in &w.rules {
         for pause in &status.paused {
             spans.push(Span::styled(
-                format!("  {rule} PAUSED {}: {}", pause.scope, pause.why),
+                inert_line(&format!("  {rule} PAUSED {}: {}", pause.scope, pause.why)),
                 theme::bad(),
             ));
         }
     }
     if let Some(blocked) = &w.blocked {
-        spans.push(Span::styled(format!("  blocked: {blocked}"), theme::warn()));
+        spans.push(Span::styled(
+            inert_line(&format!("  blocked: {blocked}")),
+            theme::warn(),
+        ));
     }
     Line::from(spans)
 }

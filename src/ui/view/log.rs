@@ -1,12 +1,20 @@
-//! The action log: tui-logger's widget over the `tracing` events of this process.
+//! The action log: tui-logger's widget over the `tracing` events of this process. Its lines
+//! name owners and messages a tenant wrote, so they are formatted here, made inert: the
+//! library's own formatter splits a message at its newlines, and a name holding one forged
+//! a whole action line.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Color;
+use ratatui::style::{Color, Style};
+use ratatui::text::Line;
 use ratatui::widgets::{Block, Widget};
-use tui_logger::{TuiLoggerLevelOutput, TuiLoggerWidget};
+use tui_logger::{ExtLogRecord, LogFormatter, TuiLoggerWidget};
 
+use crate::inert;
 use crate::ui::theme;
+
+/// Continuation lines start under the message, past `HH:MM:SS L `.
+const INDENT: usize = 11;
 
 pub(crate) fn render(area: Rect, buf: &mut Buffer) {
     TuiLoggerWidget::default()
@@ -15,13 +23,39 @@ pub(crate) fn render(area: Rect, buf: &mut Buffer) {
                 .title(" Log (actions and warnings) · ←/→ panes ")
                 .title_style(theme::title()),
         )
-        .output_separator(' ')
-        .output_timestamp(Some("%H:%M:%S".to_string()))
-        .output_level(Some(TuiLoggerLevelOutput::Abbreviated))
-        .output_target(false)
-        .output_file(false)
-        .output_line(false)
-        .style_error(ratatui::style::Style::new().fg(Color::Red))
-        .style_warn(ratatui::style::Style::new().fg(Color::Yellow))
+        .formatter(Box::new(InertLines))
         .render(area, buf);
+}
+
+/// `HH:MM:SS L message`, the message escaped and wrapped in terminal cells.
+struct InertLines;
+
+impl LogFormatter for InertLines {
+    fn min_width(&self) -> u16 {
+        INDENT as u16 + 4
+    }
+
+    fn format(&self, width: usize, evt: &ExtLogRecord) -> Vec<Line<'_>> {
+        let (level, style) = match evt.level.as_str() {
+            "ERROR" => ("E", Style::new().fg(Color::Red)),
+            "WARN" => ("W", Style::new().fg(Color::Yellow)),
+            "INFO" => ("I", Style::new()),
+            "DEBUG" => ("D", Style::new()),
+            _ => ("T", Style::new()),
+        };
+        let head = format!("{} {level} ", evt.timestamp.strftime("%H:%M:%S"));
+        let room = width.saturating_sub(INDENT).max(1);
+        inert::wrap(evt.msg(), room)
+            .into_iter()
+            .enumerate()
+            .map(|(i, part)| {
+                let lead = if i == 0 {
+                    head.clone()
+                } else {
+                    " ".repeat(INDENT)
+                };
+                Line::styled(format!("{lead}{part}"), style)
+            })
+            .collect()
+    }
 }

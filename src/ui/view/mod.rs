@@ -110,12 +110,12 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
     )
 }
 
-/// Cut `text` to `width` characters, marking the cut with an ellipsis.
+/// `text` made inert and cut to `width` terminal cells, the cut marked with an ellipsis.
 fn fit(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
-    out.push('…');
-    out
+    crate::inert::fit(text, width)
+}
+
+/// A line of text from the API (or built around it), made inert.
+fn inert_line(text: &str) -> String {
+    crate::inert::terminal(text).into_owned()
 }

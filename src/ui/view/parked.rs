@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Cell, Clear, Row, Table, Widget};
 
-use super::{centered, fit};
+use super::{centered, fit, inert_line};
 use crate::actions::{Origin, ParkedList, ParkedRow, ParkedState};
 use crate::rules::format_age;
 use crate::ui::state::State;
@@ -43,7 +43,7 @@ pub(crate) fn render(
     let workload_width = list
         .rows
         .iter()
-        .map(|r| workload(r).chars().count())
+        .map(|r| crate::inert::width(&workload(r)))
         .max()
         .unwrap_or(8)
         .clamp(8, 40);
@@ -66,7 +66,7 @@ pub(crate) fn render(
         .map(|(i, row)| {
             let mut cells = cells(row, state);
             if several {
-                cells.insert(0, Cell::from(row.cluster.clone()));
+                cells.insert(0, Cell::from(inert_line(&row.cluster)));
             }
             let line = Row::new(cells);
             if i == selected {
@@ -77,10 +77,10 @@ pub(crate) fn render(
         })
         .collect();
     table.extend(list.unread.iter().map(|u| {
-        Row::new(vec![Cell::from(format!(
+        Row::new(vec![Cell::from(inert_line(&format!(
             "cannot read {}: {}",
             u.place, u.why
-        ))])
+        )))])
         .style(theme::bad())
     }));
     Table::new(table, widths)
@@ -113,12 +113,12 @@ fn cells(row: &ParkedRow, state: &State) -> Vec<Cell<'static>> {
         words.join("  ")
     });
     vec![
-        Cell::from(workload(row)),
+        Cell::from(inert_line(&workload(row))),
         Cell::from(row.replicas_before.to_string()),
         Cell::from(parked),
         Cell::from(by),
         Cell::from(now),
-        Cell::from(trigger),
+        Cell::from(inert_line(&trigger)),
     ]
 }
 

@@ -5,6 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph, Widget};
 
+use super::inert_line;
 use crate::rules::format_age;
 use crate::ui::state::State;
 use crate::ui::theme;
@@ -33,12 +34,12 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             for group in &r.groups {
                 let cluster = group.cluster.as_ref().map(|c| format!("{c}  "));
                 lines.push(Line::styled(
-                    format!(
+                    inert_line(&format!(
                         "{}{} {}",
                         cluster.unwrap_or_default(),
                         group.namespace,
                         group.workload
-                    ),
+                    )),
                     theme::title(),
                 ));
                 for row in &group.rows {
@@ -49,7 +50,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
                         .last_restart
                         .map(|t| format!(" {} ago", format_age(state.now - t)))
                         .unwrap_or_default();
-                    lines.push(Line::raw(format!(
+                    lines.push(Line::raw(inert_line(&format!(
                         "  {}/{}  restarts {} ({since})  {}{}{}  {}",
                         row.pod,
                         row.container,
@@ -60,7 +61,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
                             .unwrap_or_default(),
                         ago,
                         row.node.as_deref().unwrap_or("-"),
-                    )));
+                    ))));
                 }
             }
         }

@@ -4,6 +4,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::widgets::{Block, Row, Table, Widget};
 
+use super::inert_line;
 use crate::ui::state::State;
 use crate::ui::theme;
 
@@ -26,8 +27,9 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             .join("; ");
         let note = match (paused.is_empty(), &status.held_reason, rule.enabled) {
             (_, _, false) => "disabled".to_string(),
-            (false, _, _) => paused,
-            (true, Some(why), _) => format!("HELD {}: {why}", status.held),
+            (false, _, _) => inert_line(&paused),
+            // A hold may name the workload it held on: a name a tenant wrote.
+            (true, Some(why), _) => inert_line(&format!("HELD {}: {why}", status.held)),
             (true, None, _) => String::new(),
         };
         let row = Row::new(vec![

@@ -6,6 +6,8 @@ mod caps;
 mod combine;
 mod deliver;
 mod files;
+#[cfg(test)]
+mod inert_tests;
 mod model;
 mod outcome;
 pub mod payload;

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use sha2::Sha256;
 
 use super::RestartReport;
-use super::render::{chat, headline};
+use super::render::{Chat, chat, headline};
 
 /// Feishu cards and Slack sections reject long texts; keep well inside their limits.
 const FEISHU_LIMIT: usize = 20_000;
@@ -28,7 +28,11 @@ pub(crate) fn feishu(
     secret: Option<&str>,
     timestamp: i64,
 ) -> Result<Value, InvalidLength> {
-    let body = format!("{}\n\n{}", headline(report), chat(report, FEISHU_LIMIT));
+    let body = format!(
+        "{}\n\n{}",
+        headline(report),
+        chat(report, FEISHU_LIMIT, Chat::Lark)
+    );
     let template = if report.groups.is_empty() {
         "green"
     } else {
@@ -51,9 +55,8 @@ pub(crate) fn feishu(
     Ok(Value::Object(payload))
 }
 
-/// Slack's mrkdwn uses single `*` for bold.
 pub(crate) fn slack(report: &RestartReport) -> Value {
-    let text = chat(report, SLACK_LIMIT).replace("**", "*");
+    let text = chat(report, SLACK_LIMIT, Chat::Slack);
     let mut blocks = vec![
         json!({"type": "header", "text": {"type": "plain_text", "text": report.title}}),
         json!({"type": "context", "elements": [{"type": "mrkdwn", "text": headline(report)}]}),

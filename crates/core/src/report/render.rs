@@ -5,6 +5,7 @@ use std::fmt::Write;
 use chrono::SecondsFormat;
 
 use super::{RestartReport, RestartRow, WorkloadGroup};
+use crate::inert;
 
 const NONE: &str = "-";
 
@@ -52,7 +53,8 @@ pub fn markdown(report: &RestartReport) -> String {
             Some(cluster) => {
                 let _ = write!(
                     out,
-                    "\n## {cluster}\n\n{}\n",
+                    "\n## {}\n\n{}\n",
+                    inert::markdown(cluster),
                     capital(&holds(&section.groups))
                 );
                 "###"
@@ -63,20 +65,21 @@ pub fn markdown(report: &RestartReport) -> String {
                 out,
                 "\n{level} {} / {}\n\n| pod | container | restarts | since previous | last reason | exit code | last restart | node |\n\
                  |---|---|---:|---:|---|---:|---|---|\n",
-                group.namespace, group.workload
+                inert::markdown(&group.namespace),
+                inert::markdown(&group.workload)
             );
             for r in &group.rows {
                 let _ = writeln!(
                     out,
                     "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                    r.pod,
-                    r.container,
+                    inert::markdown(&r.pod),
+                    inert::markdown(&r.container),
                     r.restarts,
                     since(r),
-                    r.last_reason.as_deref().unwrap_or(NONE),
+                    inert::markdown(r.last_reason.as_deref().unwrap_or(NONE)),
                     exit_code(r),
                     last_restart(r),
-                    r.node.as_deref().unwrap_or(NONE)
+                    inert::markdown(r.node.as_deref().unwrap_or(NONE))
                 );
             }
         }
@@ -92,17 +95,44 @@ fn capital(text: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Compact Markdown for chat messages, cut at about `limit` bytes with a count of what is
-/// left; over several clusters, each cluster's groups under its name.
-pub fn chat(report: &RestartReport, limit: usize) -> String {
+/// The chat a message goes to: each has its own bold and its own markup to keep out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chat {
+    /// Feishu/Lark card markdown.
+    Lark,
+    /// Slack mrkdwn.
+    Slack,
+}
+
+impl Chat {
+    fn bold(self, text: &str) -> String {
+        match self {
+            Chat::Lark => format!("**{text}**"),
+            Chat::Slack => format!("*{text}*"),
+        }
+    }
+
+    /// What a tenant wrote, as this chat shows it without acting on it.
+    fn inert(self, text: &str) -> String {
+        match self {
+            Chat::Lark => inert::lark(text),
+            Chat::Slack => inert::slack(text),
+        }
+    }
+}
+
+/// Compact text for a chat message, cut at about `limit` bytes with a count of what is left;
+/// over several clusters, each cluster's groups under its name.
+pub fn chat(report: &RestartReport, limit: usize, to: Chat) -> String {
     let mut out = String::new();
     let total: usize = report.groups.iter().map(|g| g.rows.len()).sum();
     let mut shown = 0;
     'sections: for section in report.sections() {
         if let Some(cluster) = section.cluster {
+            let name = to.bold(&format!("Cluster {}", to.inert(cluster)));
             let heading = match section.rows() {
-                0 => format!("**Cluster {cluster}**: no pod restarts too often\n"),
-                _ => format!("**Cluster {cluster}**\n"),
+                0 => format!("{name}: no pod restarts too often\n"),
+                _ => format!("{name}\n"),
             };
             if out.len() + heading.len() > limit {
                 break;
@@ -110,7 +140,11 @@ pub fn chat(report: &RestartReport, limit: usize) -> String {
             out.push_str(&heading);
         }
         for group in section.groups {
-            let heading = format!("**{} · {}**\n", group.namespace, group.workload);
+            let heading = to.bold(&format!(
+                "{} · {}",
+                to.inert(&group.namespace),
+                to.inert(&group.workload)
+            )) + "\n";
             if out.len() + heading.len() > limit {
                 break 'sections;
             }
@@ -118,16 +152,16 @@ pub fn chat(report: &RestartReport, limit: usize) -> String {
             for r in &group.rows {
                 let line = format!(
                     "- {} / {}: {} restarts{}, {}, exit {}, last {}, node {}\n",
-                    r.pod,
-                    r.container,
+                    to.inert(&r.pod),
+                    to.inert(&r.container),
                     r.restarts,
                     r.since_previous
                         .map(|n| format!(" (+{n})"))
                         .unwrap_or_default(),
-                    r.last_reason.as_deref().unwrap_or(NONE),
+                    to.inert(r.last_reason.as_deref().unwrap_or(NONE)),
                     exit_code(r),
                     last_restart(r),
-                    r.node.as_deref().unwrap_or(NONE)
+                    to.inert(r.node.as_deref().unwrap_or(NONE))
                 );
                 if out.len() + line.len() > limit {
                     break 'sections;
@@ -147,7 +181,8 @@ pub fn chat(report: &RestartReport, limit: usize) -> String {
     out
 }
 
-/// Over several clusters, a first `cluster` column.
+/// Over several clusters, a first `cluster` column. Every field goes through [`inert::csv`]:
+/// a name a tenant wrote as `=cmd|…` is no formula in a spreadsheet.
 pub fn csv(report: &RestartReport) -> String {
     let several = !report.clusters.is_empty();
     let mut out = String::from(if several { "cluster," } else { "" });
@@ -157,38 +192,26 @@ pub fn csv(report: &RestartReport) -> String {
     for group in &report.groups {
         for r in &group.rows {
             let cluster = several.then(|| group.cluster.clone().unwrap_or_default());
-            let fields = [
-                group.namespace.clone(),
-                group.workload.clone(),
-                r.pod.clone(),
-                r.container.clone(),
-                r.restarts.to_string(),
-                r.since_previous.map(|n| n.to_string()).unwrap_or_default(),
-                r.last_reason.clone().unwrap_or_default(),
-                r.exit_code.map(|c| c.to_string()).unwrap_or_default(),
+            // Numbers and times this process wrote go as they are: `-1` is an exit code.
+            let mut fields: Vec<String> = cluster.iter().map(|c| inert::csv(c)).collect();
+            fields.extend(
+                [&group.namespace, &group.workload, &r.pod, &r.container].map(|f| inert::csv(f)),
+            );
+            fields.push(r.restarts.to_string());
+            fields.push(r.since_previous.map(|n| n.to_string()).unwrap_or_default());
+            fields.push(inert::csv(r.last_reason.as_deref().unwrap_or_default()));
+            fields.push(r.exit_code.map(|c| c.to_string()).unwrap_or_default());
+            fields.push(
                 r.last_restart
                     .map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
                     .unwrap_or_default(),
-                r.node.clone().unwrap_or_default(),
-            ];
-            let line: Vec<String> = cluster
-                .iter()
-                .chain(fields.iter())
-                .map(|f| csv_field(f))
-                .collect();
-            out.push_str(&line.join(","));
+            );
+            fields.push(inert::csv(r.node.as_deref().unwrap_or_default()));
+            out.push_str(&fields.join(","));
             out.push('\n');
         }
     }
     out
-}
-
-fn csv_field(field: &str) -> String {
-    if field.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", field.replace('"', "\"\""))
-    } else {
-        field.to_string()
-    }
 }
 
 fn since(r: &RestartRow) -> String {

@@ -4,7 +4,28 @@
 use chrono::{DateTime, Utc};
 
 use super::{Cause, CauseClass, failed_run, last_run, make, waiting};
+use crate::inert;
 use crate::pod::{ContainerRecord, PodEvent, PodRecord};
+
+/// `names` as words a shell reads back as they are, or `None` when one is not safe to
+/// suggest: names come from the API, and a next step is a line the engineer may paste.
+fn shell_words<const N: usize>(names: [&str; N]) -> Option<[String; N]> {
+    let mut words = names.map(|_| String::new());
+    for (word, name) in words.iter_mut().zip(names) {
+        *word = inert::shell(name)?.into_owned();
+    }
+    Some(words)
+}
+
+/// Said instead of a command when a name in it is not safe to paste.
+const NO_COMMAND: &str = "(no command suggested: a name holds characters not safe to paste)";
+
+fn describe(pod: &PodRecord) -> String {
+    match shell_words([&pod.name, &pod.namespace]) {
+        Some([name, ns]) => format!("kubectl describe pod {name} -n {ns}"),
+        None => format!("describe the pod {NO_COMMAND}"),
+    }
+}
 
 fn waiting_source(c: &ContainerRecord) -> String {
     let list = if c.init {
@@ -32,10 +53,9 @@ pub(super) fn image_pull(pod: &PodRecord, class: CauseClass, told: Option<&PodEv
         _ => "the status does not say why the pull failed, and no Failed Event was seen",
     };
     let next = match class {
-        CauseClass::PullUnknown => format!(
-            "kubectl describe pod {} -n {} (the Failed Event says why); {scale}",
-            pod.name, pod.namespace
-        ),
+        CauseClass::PullUnknown => {
+            format!("{} (the Failed Event says why); {scale}", describe(pod))
+        }
         _ => format!("fix the image or the registry; {scale}"),
     };
     make(class, detail, next)
@@ -114,7 +134,10 @@ pub(super) fn crash(pod: &PodRecord, class: CauseClass, probe: Option<&PodEvent>
 }
 
 fn logs_hint(pod: &PodRecord) -> String {
-    format!("kubectl logs {} -n {} --previous", pod.name, pod.namespace)
+    match shell_words([&pod.name, &pod.namespace]) {
+        Some([name, ns]) => format!("kubectl logs {name} -n {ns} --previous"),
+        None => format!("read the previous run's logs {NO_COMMAND}"),
+    }
 }
 
 /// `256Mi`, `1.5Gi`: binary units, as limits are usually written.
@@ -159,12 +182,7 @@ pub(super) fn config(pod: &PodRecord, class: CauseClass, mount: Option<&PodEvent
         None => message,
     };
     // `secret "db-creds" not found`: the name is between the quotes.
-    let named = |kind: &str| {
-        message
-            .split('"')
-            .nth(1)
-            .map_or(kind.to_string(), |name| format!("{kind} {name}"))
-    };
+    let name = message.split('"').nth(1);
     let ns = &pod.namespace;
     let (detail, next) = match class {
         CauseClass::MissingSecret | CauseClass::MissingConfigMap => {
@@ -173,11 +191,16 @@ pub(super) fn config(pod: &PodRecord, class: CauseClass, mount: Option<&PodEvent
             } else {
                 "configmap"
             };
-            let what = named(kind);
-            (
-                format!("{what} does not exist in {ns}"),
-                format!("create it: kubectl create {what} -n {ns} …"),
-            )
+            let what = name.map_or(kind.to_string(), |name| format!("{kind} {name}"));
+            let create = match name {
+                Some(name) => shell_words([name, ns]).map(|[name, ns]| (format!(" {name}"), ns)),
+                None => shell_words([ns]).map(|[ns]| (String::new(), ns)),
+            };
+            let next = match create {
+                Some((name, ns)) => format!("create it: kubectl create {kind}{name} -n {ns} …"),
+                None => format!("create the {kind} {NO_COMMAND}"),
+            };
+            (format!("{what} does not exist in {ns}"), next)
         }
         CauseClass::MissingKey => (
             message.to_string(),
@@ -185,7 +208,7 @@ pub(super) fn config(pod: &PodRecord, class: CauseClass, mount: Option<&PodEvent
         ),
         _ => (
             "the container's configuration cannot be built".to_string(),
-            format!("kubectl describe pod {} -n {ns}", pod.name),
+            describe(pod),
         ),
     };
     let waited = match c.state {
@@ -262,7 +285,13 @@ pub(super) fn unknown(pod: &PodRecord) -> Cause {
     make(
         CauseClass::NodeUnreachable,
         format!("node {node} stopped reporting"),
-        format!("kubectl get node {node}; D once the node is confirmed gone"),
+        match pod.node.as_deref().map(|node| shell_words([node])) {
+            Some(Some([node])) => {
+                format!("kubectl get node {node}; D once the node is confirmed gone")
+            }
+            Some(None) => format!("check the node {NO_COMMAND}; D once it is confirmed gone"),
+            None => "D once its node is confirmed gone".to_string(),
+        },
     )
     .citing("status.reason", pod.reason.as_deref().unwrap_or("-"))
 }
@@ -282,10 +311,10 @@ pub(super) fn failed(pod: &PodRecord, class: CauseClass) -> Cause {
                 c.name,
                 exit_name(t.exit_code)
             ),
-            format!(
-                "kubectl logs {} -n {} -c {}",
-                pod.name, pod.namespace, c.name
-            ),
+            match shell_words([&pod.name, &pod.namespace, &c.name]) {
+                Some([name, ns, c]) => format!("kubectl logs {name} -n {ns} -c {c}"),
+                None => format!("read its logs {NO_COMMAND}"),
+            },
         )
         .citing(
             format!("status.containerStatuses[{}].state.terminated", c.name),
@@ -324,7 +353,7 @@ pub(super) fn pending(pod: &PodRecord, class: CauseClass, told: Option<&PodEvent
     let reasons: Vec<String> = super::verdict(verdict)
         .map(|(count, reason)| format!("{count} {reason}"))
         .collect();
-    let describe = format!("kubectl describe pod {} -n {}", pod.name, pod.namespace);
+    let describe = describe(pod);
     let (detail, next) = match class {
         CauseClass::NotScheduled => (
             "not scheduled yet: no verdict from the scheduler".to_string(),
@@ -345,10 +374,10 @@ pub(super) fn pending(pod: &PodRecord, class: CauseClass, told: Option<&PodEvent
                 CauseClass::NodeAffinity => {
                     "check its nodeSelector and affinity against the nodes' labels".to_string()
                 }
-                CauseClass::UnboundVolume => format!(
-                    "kubectl get pvc -n {}: a claim waits for a volume",
-                    pod.namespace
-                ),
+                CauseClass::UnboundVolume => match shell_words([&pod.namespace]) {
+                    Some([ns]) => format!("kubectl get pvc -n {ns}: a claim waits for a volume"),
+                    None => format!("a claim waits for a volume {NO_COMMAND}"),
+                },
                 CauseClass::UnschedulableNodes => {
                     "nodes are cordoned: kubectl uncordon, or add nodes".to_string()
                 }
