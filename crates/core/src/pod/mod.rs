@@ -4,6 +4,8 @@
 //! which is what keeps 150,000 pods within the memory budget. The details pane fetches the full
 //! object on demand.
 
+#[cfg(test)]
+mod decode_tests;
 mod event;
 mod intern;
 mod resources;

@@ -331,7 +331,7 @@ pub(crate) fn cut(text: &str, max: usize) -> &str {
 }
 
 /// `text` cut to at most `max` bytes and kept.
-fn kept(mut text: String, max: usize) -> Box<str> {
+pub(super) fn kept(mut text: String, max: usize) -> Box<str> {
     let end = cut(&text, max).len();
     text.truncate(end);
     text.into_boxed_str()
@@ -389,72 +389,5 @@ impl From<WireTerminated> for Termination {
             exit_code: t.exit_code,
             finished: t.finished_at,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    /// The bytes of text a record keeps.
-    fn kept_bytes(pod: &PodRecord) -> usize {
-        let owner = pod.owner.as_ref().map_or(0, |o| {
-            o.api_version.len() + o.kind.len() + o.name.len() + o.uid.len()
-        });
-        let containers: usize = pod
-            .containers
-            .iter()
-            .map(|c| {
-                c.name.len()
-                    + match &c.state {
-                        ContainerState::Waiting { reason, message } => {
-                            reason.len() + message.as_deref().map_or(0, str::len)
-                        }
-                        _ => 0,
-                    }
-            })
-            .sum();
-        pod.name.len()
-            + pod.namespace.len()
-            + pod.uid.len()
-            + pod.message.as_deref().map_or(0, str::len)
-            + pod.finalizers.iter().map(|f| f.len()).sum::<usize>()
-            + owner
-            + containers
-    }
-
-    #[test]
-    fn a_tenants_oversized_strings_are_cut_at_decode_and_mark_the_pod() {
-        let huge = "x".repeat(1_400_000);
-        let pod = json!({
-            "metadata": {"name": "evil", "namespace": "tenant", "uid": "u1",
-                "finalizers": vec![huge.clone(); 3],
-                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                                     "name": huge, "uid": huge, "controller": true}]},
-            "status": {"phase": "Pending", "message": huge, "reason": huge,
-                "containerStatuses": [{"name": huge, "restartCount": 0,
-                    "state": {"waiting": {"reason": huge, "message": huge}}}]}
-        });
-        let record = decode_pod(pod.to_string().as_bytes(), &mut Interner::default()).unwrap();
-        assert!(record.malformed, "an owner name over 253 characters");
-        assert!(kept_bytes(&record) < 16 * 1024, "{}", kept_bytes(&record));
-        assert_eq!(record.owner.unwrap().name.len(), NAME_CAP);
-    }
-
-    #[test]
-    fn a_pod_of_ordinary_size_is_not_malformed() {
-        let pod = json!({"metadata": {"name": "web-1", "namespace": "shop", "uid": "u",
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                                 "name": "x".repeat(NAME_CAP), "uid": "o", "controller": true}]}});
-        let record = decode_pod(pod.to_string().as_bytes(), &mut Interner::default()).unwrap();
-        assert!(!record.malformed);
-    }
-
-    #[test]
-    fn cuts_fall_on_characters() {
-        assert_eq!(cut("ééé", 3), "é");
-        assert_eq!(cut("abc", 5), "abc");
-        assert_eq!(&*kept("日本語".to_string(), 4), "日");
     }
 }
