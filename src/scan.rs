@@ -15,6 +15,7 @@ pub(crate) use clusters::over_clusters;
 pub(crate) use parked::{parked_summary, parked_table};
 
 use crate::Result;
+use crate::actions::Suspect;
 use crate::cluster::{Cluster, Scope, list_pod_events, list_pods};
 use crate::inert;
 use crate::pod::{EventTarget, PodEvent, PodRecord};
@@ -46,8 +47,19 @@ pub(crate) struct ScanRow {
     pub(crate) node: Option<String>,
     pub(crate) owner: Option<Owner>,
     pub(crate) action: ActionKind,
+    /// Why `action` would be refused, told from the pod alone (a forged owner, a malformed pod).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "as_text")]
+    pub(crate) held: Option<Suspect>,
     /// Why, and what next (SPEC §3b).
     pub(crate) cause: Cause,
+}
+
+/// In JSON as the words that say why.
+fn as_text<S: serde::Serializer>(held: &Option<Suspect>, s: S) -> Result<S::Ok, S::Error> {
+    match held {
+        Some(why) => s.collect_str(why),
+        None => s.serialize_none(),
+    }
 }
 
 /// One cluster's pods, and the `-n` namespaces that do not exist there.
@@ -148,6 +160,7 @@ pub(crate) fn rows(
                     kind: o.kind.to_string(),
                     name: o.name.to_string(),
                 }),
+                held: Suspect::of(pod, f.action),
                 action: f.action,
                 cause,
             })
@@ -209,7 +222,9 @@ pub(crate) fn to_table(rows: &[ScanRow], several_clusters: bool) -> String {
             row.owner
                 .as_ref()
                 .map_or("-".into(), |o| format!("{}/{}", o.kind, o.name)),
-            row.action.to_string(),
+            row.held
+                .as_ref()
+                .map_or_else(|| row.action.to_string(), |h| h.label().to_string()),
         ];
         if several_clusters {
             cells.insert(0, row.cluster.clone());

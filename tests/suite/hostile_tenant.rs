@@ -350,3 +350,36 @@ fn an_event_keeps_only_a_few_capped_fields_whatever_it_carries() {
     let (_, kept) = opc_core::pod::pod_event(&event, chrono::Utc::now()).unwrap();
     assert!(kept.message.len() <= opc_core::pod::MESSAGE_CAP);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scan_shows_a_forged_owner_as_unproven_and_says_why() {
+    use support::contexts::{Scratch, run, stdout};
+    let sim = SimCluster::new();
+    sim.create_deployment(typed(workload("Deployment", "checkout", 2)));
+    let uid = sim
+        .deployment("default", "checkout")
+        .unwrap()
+        .metadata
+        .uid
+        .unwrap();
+    sim.create_pod(typed(forged(
+        "evil",
+        reference("apps/v1", "Deployment", "checkout", &uid),
+    )));
+    let server = kube_sim::SimServer::start(sim).await.unwrap();
+    let scratch = Scratch::new(&[("east", &server)], "");
+    let table = stdout(&run(scratch.args(&["scan"])).await);
+    let row = table.lines().find(|l| l.contains("evil")).expect(&table);
+    assert!(row.trim_end().ends_with("unproven"), "{table}");
+    let json = stdout(&run(scratch.args(&["scan", "--output", "json"])).await);
+    let rows: Vec<Value> = serde_json::from_str(&json).unwrap();
+    let evil = rows.iter().find(|r| r["name"] == "evil").unwrap();
+    assert_eq!(evil["action"], "scaleToZero");
+    assert!(
+        evil["held"]
+            .as_str()
+            .unwrap()
+            .contains("a Deployment only ever owns ReplicaSets"),
+        "{evil}"
+    );
+}

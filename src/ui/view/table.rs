@@ -7,7 +7,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Cell, Row, Table, Widget};
 
 use super::fit;
-use crate::actions::local_fault;
+use crate::actions::Suspect;
 use crate::cluster::Abnormal;
 use crate::pod::workload_label;
 use crate::rules::{ActionKind, format_age};
@@ -183,8 +183,7 @@ fn cells(state: &State, a: &Abnormal, wide: bool, several: bool) -> Vec<String> 
         _ if a.pod.deletion.is_some() => "deleting".to_string(),
         // Shown, never acted on: a field no real object has, or an owner chain that cannot be
         // true (the details pane says why).
-        _ if a.pod.malformed => "malformed".to_string(),
-        ActionKind::ScaleToZero if local_fault(&a.pod).is_some() => "unproven".to_string(),
+        action if let Some(suspect) = Suspect::of(&a.pod, action) => suspect.label().to_string(),
         ActionKind::ScaleToZero if a.pod.owner.is_none() => "-".to_string(),
         ActionKind::None => "-".to_string(),
         other => other.name().to_string(),

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::owner::{WorkloadKind, WorkloadRef};
 use super::owners::{Link, Owner};
 use crate::pod::{NAME_CAP, OwnerRef, PodRecord};
+use crate::rules::ActionKind;
 
 /// The label a ReplicaSet made by a Deployment (or Rollout) puts on itself and its pods.
 pub(crate) const TEMPLATE_HASH: &str = "pod-template-hash";
@@ -95,6 +96,48 @@ impl fmt::Display for Unproven {
 }
 
 impl std::error::Error for Unproven {}
+
+/// Why the action planned for a pod would be refused, told from the pod alone: what the table
+/// and `scan` show in its place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Suspect {
+    /// A field longer than Kubernetes allows: never acted on.
+    Malformed,
+    /// Its scale to zero would land on a workload its references cannot prove.
+    Unproven(Unproven),
+}
+
+impl Suspect {
+    /// What a pod planned for `action` is held by, if anything.
+    pub fn of(pod: &PodRecord, action: ActionKind) -> Option<Suspect> {
+        if pod.malformed {
+            return Some(Suspect::Malformed);
+        }
+        match action {
+            ActionKind::ScaleToZero => local_fault(pod).map(Suspect::Unproven),
+            _ => None,
+        }
+    }
+
+    /// One word for an action column.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Suspect::Malformed => "malformed",
+            Suspect::Unproven(_) => "unproven",
+        }
+    }
+}
+
+impl fmt::Display for Suspect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Suspect::Malformed => f.write_str(
+                "a field is longer than Kubernetes allows for it: the pod is left alone",
+            ),
+            Suspect::Unproven(why) => write!(f, "{why}"),
+        }
+    }
+}
 
 /// A workload the chain leads to, and the uid it must still have when it is scaled.
 #[derive(Debug, Clone, PartialEq, Eq)]
