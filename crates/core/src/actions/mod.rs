@@ -39,7 +39,7 @@ pub use owners::{FOLLOWED_OWNERS, OptOut};
 pub use parked::{DEFAULT_NAMESPACE, PARKED_CONFIGMAP, ParkedRecord, parked_namespace};
 pub use parked_rows::{ParkedList, ParkedRow, ParkedState, Trigger};
 pub use parked_rows::{Unread, list_parked};
-pub use proof::{Suspect, Unproven, local_fault};
+pub use proof::{Suspect, Unproven};
 pub use reads::{ClusterApi, Inspection, LOG_BYTES, LOG_LINES, PodReading, ReadError};
 pub use record::Audit;
 pub use refusal::{Denied, Refusal, SecondCopy};

@@ -148,7 +148,7 @@ pub(crate) struct Proven {
 
 /// What can be told from the pod alone, without reading its owners: enough for the table and
 /// `scan` to show a forged reference before anyone asks to scale.
-pub fn local_fault(pod: &PodRecord) -> Option<Unproven> {
+pub(crate) fn local_fault(pod: &PodRecord) -> Option<Unproven> {
     let owner = pod.owner.as_ref()?;
     if pod.malformed {
         return Some(Unproven::MalformedOwner);
@@ -394,6 +394,74 @@ mod tests {
         assert_eq!(Selector::of(Some(&json!({"matchLabels": {}}))), None);
         let odd = json!({"matchExpressions": [{"key": "a", "operator": "Near"}]});
         assert_eq!(Selector::of(Some(&odd)), None);
+    }
+
+    fn web_pod() -> PodRecord {
+        let pod = json!({"metadata": {"name": "web-1", "namespace": "shop", "uid": "p",
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                 "name": "web-5c6b7", "uid": "rs", "controller": true}]}});
+        crate::pod::decode_pod(pod.to_string().as_bytes(), &mut Default::default()).unwrap()
+    }
+
+    fn owner(kind: &str, name: &str, uid: &str, next: Option<Link>) -> Owner {
+        Owner {
+            api_version: "apps/v1".into(),
+            kind: kind.into(),
+            namespace: "shop".into(),
+            name: name.into(),
+            uid: uid.into(),
+            ignored: false,
+            selector: Selector::of(Some(&json!({"matchLabels": {"app": "web"}}))),
+            template_hash: (kind == "ReplicaSet").then(|| "5c6b7".into()),
+            next,
+        }
+    }
+
+    /// The ReplicaSet `web-5c6b7` (uid `rs`) of Deployment `web`, read with uid `found`.
+    fn chain(found: &str) -> Vec<Owner> {
+        let link = Link {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            name: "web".into(),
+            uid: "d".into(),
+        };
+        vec![
+            owner("ReplicaSet", "web-5c6b7", "rs", Some(link)),
+            owner("Deployment", "web", found, None),
+        ]
+    }
+
+    #[test]
+    fn a_deployment_is_proven_through_its_replicaset_hop_by_hop() {
+        let pod = web_pod();
+        let first = pod.owner.clone().unwrap();
+        let prove = |labels: &Labels, chain: &[Owner]| {
+            prove(&pod, &first, WorkloadKind::ReplicaSet, labels, chain)
+        };
+        let ours = labels(&[("app", "web"), (TEMPLATE_HASH, "5c6b7")]);
+        let proven = prove(&ours, &chain("d")).unwrap();
+        assert_eq!(
+            (proven.workload.name.as_str(), proven.uid.as_str()),
+            ("web", "d")
+        );
+        // Another Deployment of that name than the one the ReplicaSet names.
+        assert!(matches!(
+            prove(&ours, &chain("other")),
+            Err(Unproven::UidMismatch { .. })
+        ));
+        // The selector matches, the template hash is another ReplicaSet's.
+        let stale = labels(&[("app", "web"), (TEMPLATE_HASH, "9f9f9")]);
+        assert_eq!(
+            prove(&stale, &chain("d")),
+            Err(Unproven::TemplateHash {
+                replicaset: "web-5c6b7".into()
+            })
+        );
+        // The Deployment above could not be read.
+        assert!(matches!(
+            prove(&ours, &chain("d")[..1]),
+            Err(Unproven::Missing { .. })
+        ));
     }
 
     #[test]
