@@ -272,6 +272,12 @@ async fn an_event_in_one_namespace_never_sets_the_cause_of_a_pod_in_another() {
         cause() == Some((CauseClass::RegistryUnreachable, 1))
     })
     .await;
+    // Deleted, the Event no longer speaks for the pod.
+    shop.delete("evil.1", &Default::default()).await.unwrap();
+    eventually("the pod's cause from its status again", || {
+        cause() == Some((CauseClass::PullUnknown, 0))
+    })
+    .await;
 }
 
 #[test]

@@ -1,28 +1,34 @@
 //! Pods' Warning Events into the cache, for the causes a status does not tell (a pull in
 //! back-off, a scheduler's verdict, a probe that kills).
 //!
-//! kube-runtime's `watcher` does the list, the watch and the relist with jittered backoff;
-//! each Event is cut down to what a cause reads ([`pod_event`]) as it arrives, so only the
-//! latest Event per pod and kind is kept. The pod view's freshness does not wait on these:
-//! a cause from the status alone is still a cause, so their watch is not a guard.
+//! Anyone who may create an Event in a namespace writes all of it, up to ~1.5 MB: so a list is
+//! read item by item as its bytes arrive ([`list_items`]), never a page at a time, and each
+//! Event, listed or watched, is decoded straight into the few capped fields a cause reads
+//! ([`WireEvent`], [`pod_event`]). Only the latest Event per pod and kind is kept. The pod
+//! view's freshness does not wait on these: a cause from the status alone is still a cause, so
+//! their watch is not a guard.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use futures::{StreamExt, TryStreamExt};
-use kube::api::ListParams;
-use kube::runtime::WatchStreamExt;
-use kube::runtime::watcher::{self, watcher};
+use futures::TryStreamExt;
+use kube::api::{WatchEvent, WatchParams};
 use kube::{Api, Client};
 use tokio::task::JoinHandle;
 
+use super::backoff::Backoff;
 use super::index::Events;
+use super::list::list_items;
 use super::{Cache, Scope};
 use crate::pod::{EventTarget, PodEvent, WireEvent, pod_event};
 
 /// Only what a cause may read: a pod's Warnings (the server filters).
 const SELECTOR: &str = "type=Warning,involvedObject.kind=Pod";
+
+/// Events per list page. API servers keep no watch cache for Events, so lists are quorum
+/// reads, and pages of them are honoured.
+const PAGE: u32 = 500;
 
 /// Events of pods the cache does not hold are kept this long, for a pod listed late.
 const KEEP_ORPHANS: Duration = Duration::from_secs(10 * 60);
@@ -30,6 +36,7 @@ const KEEP_ORPHANS: Duration = Duration::from_secs(10 * 60);
 /// A watch that yields nothing this long is made again: the server ends every watch within
 /// 290 s, so a stream silent longer than that is not a stream any more.
 const SILENT: Duration = Duration::from_secs(330);
+const WATCH_TIMEOUT: u32 = 290;
 
 /// One task per scope, feeding `cache`.
 pub fn spawn_event_watches(
@@ -40,118 +47,162 @@ pub fn spawn_event_watches(
     scopes
         .iter()
         .map(|scope| {
-            let api = events_api(client, scope);
-            tokio::spawn(watch_events(api, scope.clone(), cache.clone()))
+            let watch = EventWatch {
+                client: client.clone(),
+                api: events_api(client, scope),
+                scope: scope.clone(),
+                cache: cache.clone(),
+            };
+            tokio::spawn(watch.run())
         })
         .collect()
 }
 
-async fn watch_events(api: Api<WireEvent>, scope: Scope, cache: Cache) {
-    // A quorum read: API servers keep no watch cache for Events, so pages of it are honoured
-    // (a list at version 0 from a cache could come in one body).
-    let config = watcher::Config {
-        list_semantic: watcher::ListSemantic::MostRecent,
-        ..watcher::Config::default()
-    }
-    .fields(SELECTOR)
-    .page_size(500)
-    .timeout(290);
-    let mut told = false;
-    let mut pruned = Instant::now();
-    loop {
-        let mut stream = watcher(api.clone(), config.clone())
-            .default_backoff()
-            .boxed();
-        let mut listed: Option<Vec<(EventTarget, PodEvent)>> = None;
+struct EventWatch {
+    client: Client,
+    api: Api<WireEvent>,
+    scope: Scope,
+    cache: Cache,
+}
+
+impl EventWatch {
+    /// List, then watch from the list's version until the watch is lost; then list again.
+    /// Failures wait a jittered, growing pause; nothing here ends the task.
+    async fn run(self) {
+        let mut backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(60));
+        let mut told = false;
+        let mut pruned = Instant::now();
         loop {
-            let next = match tokio::time::timeout(SILENT, stream.try_next()).await {
-                Err(_) => {
-                    tracing::debug!(%scope, "the Event watch went silent; making it again");
-                    break;
-                }
-                Ok(next) => next,
-            };
-            match next {
-                Ok(Some(event)) => {
-                    told = false;
-                    take(event, &scope, &cache, &mut listed);
-                }
-                Ok(None) => break,
-                Err(e) => {
+            let version = match self.list().await {
+                Ok(version) => version,
+                Err(why) => {
                     // Said once per outage: without Events a cause rests on the status alone.
                     if !told {
-                        tracing::warn!(%scope, "pods' Events cannot be read ({e}); causes come from the status alone");
+                        tracing::warn!(scope = %self.scope, "pods' Events cannot be read ({why}); causes come from the status alone");
                         told = true;
                     } else {
-                        tracing::debug!(%scope, "Events: {e}");
+                        tracing::debug!(scope = %self.scope, "Events: {why}");
+                    }
+                    backoff.wait().await;
+                    continue;
+                }
+            };
+            told = false;
+            backoff.reset();
+            self.watch_from(version, &mut backoff, &mut pruned).await;
+        }
+    }
+
+    /// Every Event of the scope now, in place of what the cache held; the version to watch from.
+    async fn list(&self) -> crate::Result<String> {
+        let now = Utc::now();
+        let (listed, version) = list_events(&self.client, &self.scope).await?;
+        let scope = &self.scope;
+        self.cache
+            .replace_events(|ns| scope.covers(ns), listed, now);
+        Ok(version)
+    }
+
+    /// Watch from `version` until the server says it is too old (410) or a new watch cannot be
+    /// made; an ended or silent watch is made again from the last version seen.
+    async fn watch_from(&self, mut version: String, backoff: &mut Backoff, pruned: &mut Instant) {
+        let params = WatchParams::default()
+            .fields(SELECTOR)
+            .timeout(WATCH_TIMEOUT);
+        loop {
+            let stream = match self.api.watch(&params, &version).await {
+                Ok(stream) => stream,
+                Err(e) => {
+                    tracing::debug!(scope = %self.scope, "the Event watch failed ({e}); listing again");
+                    backoff.wait().await;
+                    return;
+                }
+            };
+            futures::pin_mut!(stream);
+            loop {
+                let next = match tokio::time::timeout(SILENT, stream.try_next()).await {
+                    Err(_) => {
+                        tracing::debug!(scope = %self.scope, "the Event watch went silent; making it again");
+                        break;
+                    }
+                    Ok(next) => next,
+                };
+                let now = Utc::now();
+                match next {
+                    Ok(Some(WatchEvent::Added(e) | WatchEvent::Modified(e))) => {
+                        version = e.metadata.resource_version.clone().unwrap_or(version);
+                        if let Some((target, kept)) = pod_event(&e, now) {
+                            self.cache.record_event(target, kept, now);
+                        }
+                    }
+                    // Deleted (its TTL, or whoever wrote it): it no longer speaks for its pod.
+                    Ok(Some(WatchEvent::Deleted(e))) => {
+                        version = e.metadata.resource_version.clone().unwrap_or(version);
+                        if let Some((target, gone)) = pod_event(&e, now) {
+                            self.cache.forget_event(&target, &gone, now);
+                        }
+                    }
+                    Ok(Some(WatchEvent::Bookmark(mark))) => {
+                        version = mark.metadata.resource_version;
+                    }
+                    // 410: the version is gone from the server's history; anything else, the
+                    // same: a fresh list is the only way to know what was missed.
+                    Ok(Some(WatchEvent::Error(status))) => {
+                        tracing::debug!(scope = %self.scope, "the Event watch ended: {}", status.message);
+                        backoff.wait().await;
+                        return;
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::debug!(scope = %self.scope, "the Event watch broke ({e})");
+                        backoff.wait().await;
+                        break;
                     }
                 }
-            }
-            if pruned.elapsed() >= KEEP_ORPHANS / 2 {
-                pruned = Instant::now();
-                cache.prune_events(
-                    Utc::now() - chrono::Duration::from_std(KEEP_ORPHANS).unwrap_or_default(),
-                );
+                backoff.reset();
+                if pruned.elapsed() >= KEEP_ORPHANS / 2 {
+                    *pruned = Instant::now();
+                    let keep = chrono::Duration::from_std(KEEP_ORPHANS).unwrap_or_default();
+                    self.cache.prune_events(now - keep);
+                }
             }
         }
     }
 }
 
-fn take(
-    event: watcher::Event<WireEvent>,
+/// Every Warning Event of `scope`'s pods that a cause reads, decoded one at a time as the list
+/// streams in, and the list's version.
+async fn list_events(
+    client: &Client,
     scope: &Scope,
-    cache: &Cache,
-    listed: &mut Option<Vec<(EventTarget, PodEvent)>>,
-) {
+) -> crate::Result<(Vec<(EventTarget, PodEvent)>, String)> {
     let now = Utc::now();
-    match event {
-        watcher::Event::Init => *listed = Some(Vec::new()),
-        watcher::Event::InitApply(e) => {
-            if let (Some(all), Some(kept)) = (listed.as_mut(), pod_event(&e, now)) {
-                all.push(kept);
-            }
-        }
-        watcher::Event::InitDone => {
-            let all = listed.take().unwrap_or_default();
-            cache.replace_events(|ns| scope.covers(ns), all, now);
-        }
-        watcher::Event::Apply(e) => {
-            if let Some((target, kept)) = pod_event(&e, now) {
-                cache.record_event(target, kept, now);
-            }
-        }
-        // Deleted (its TTL, or whoever wrote it): it no longer speaks for its pod.
-        watcher::Event::Delete(e) => {
-            if let Some((target, gone)) = pod_event(&e, now) {
-                cache.forget_event(&target, &gone, now);
-            }
-        }
-    }
+    let mut listed = Vec::new();
+    let mut on_item = |item: &[u8]| match serde_json::from_slice::<WireEvent>(item) {
+        Ok(event) => listed.extend(pod_event(&event, now)),
+        Err(e) => tracing::debug!("an Event that does not decode is skipped: {e}"),
+    };
+    let version = list_items(client, scope, "events", (SELECTOR, PAGE), &mut on_item)
+        .await
+        .map_err(|f| f.error)?;
+    Ok((listed, version))
 }
 
-/// Every Warning Event of `scope`'s pods that a cause reads, listed once (for `scan`), by pod
-/// UID: the latest of each kind.
+/// Every Warning Event of `scope`'s pods that a cause reads, listed once (for `scan`), by pod:
+/// the latest of each kind.
 pub async fn list_pod_events(
     client: &Client,
     scope: &Scope,
-) -> Result<HashMap<EventTarget, Events>, kube::Error> {
-    let api = events_api(client, scope);
-    let mut params = ListParams::default().fields(SELECTOR).limit(500);
+) -> crate::Result<HashMap<EventTarget, Events>> {
+    let (listed, _) = list_events(client, scope).await?;
     let mut latest: HashMap<EventTarget, Events> = HashMap::new();
-    let now = Utc::now();
-    loop {
-        let page = api.list(&params).await?;
-        for (target, event) in page.items.iter().filter_map(|e| pod_event(e, now)) {
-            let known = latest.get(&target).map_or(&[][..], |e| e);
-            if let Some(events) = merged(known, event) {
-                latest.insert(target, events);
-            }
-        }
-        match page.metadata.continue_.filter(|c| !c.is_empty()) {
-            Some(token) => params = params.continue_token(&token),
-            None => return Ok(latest),
+    for (target, event) in listed {
+        let known = latest.get(&target).map_or(&[][..], |e| e);
+        if let Some(events) = merged(known, event) {
+            latest.insert(target, events);
         }
     }
+    Ok(latest)
 }
 
 fn events_api(client: &Client, scope: &Scope) -> Api<WireEvent> {

@@ -139,6 +139,7 @@ pub(crate) async fn list_scope(
     let mut next = Some(tokio::spawn(open_page(
         client.clone(),
         scope.clone(),
+        PODS,
         from.query(page_size, None),
     )));
     while let Some(pending) = next.take() {
@@ -156,15 +157,56 @@ pub(crate) async fn list_scope(
                     next = Some(tokio::spawn(open_page(
                         client.clone(),
                         scope.clone(),
+                        PODS,
                         from.query(page_size, Some(&token)),
                     )));
                 }
             }
         };
-        read_page(body, scope, &mut decode).await?;
+        read_page(body, scope, PODS, &mut decode).await?;
     }
     Ok(listed)
 }
+
+/// Every item of the list of `resource` in `scope`, a most recent read, page by page, each
+/// handed to `on_item` as its last byte arrives: no page is held whole, however large its items
+/// (an Event may be ~1.5 MB, and anyone who may create one writes all of it). `selector` is a
+/// field selector. Returns the list's resourceVersion, to watch from.
+pub(crate) async fn list_items(
+    client: &Client,
+    scope: &Scope,
+    resource: &'static str,
+    (selector, page_size): (&str, u32),
+    on_item: &mut (dyn FnMut(&[u8]) + Send),
+) -> std::result::Result<String, ListFailed> {
+    let mut query = format!("fieldSelector={}&limit={page_size}", encode(selector));
+    let mut version = String::new();
+    loop {
+        let body = open_page(client.clone(), scope.clone(), resource, query.clone()).await?;
+        let mut token = None;
+        let mut on = |piece: Piece<'_>| match piece {
+            Piece::Item(item) => on_item(item),
+            Piece::Meta(meta) => {
+                let meta = parse_meta(meta);
+                version = meta.resource_version;
+                token = meta.continue_token.filter(|t| !t.is_empty());
+            }
+        };
+        read_page(body, scope, resource, &mut on).await?;
+        match token {
+            Some(token) => {
+                query = format!(
+                    "fieldSelector={}&limit={page_size}&continue={}",
+                    encode(selector),
+                    encode(&token)
+                )
+            }
+            None => return Ok(version),
+        }
+    }
+}
+
+const PODS: &str = "pods";
 
 type PageBody = std::pin::Pin<Box<dyn futures::AsyncBufRead + Send>>;
 
@@ -172,9 +214,10 @@ type PageBody = std::pin::Pin<Box<dyn futures::AsyncBufRead + Send>>;
 async fn open_page(
     client: Client,
     scope: Scope,
+    resource: &'static str,
     query: String,
 ) -> std::result::Result<PageBody, ListFailed> {
-    let request = http::Request::get(format!("{}?{query}", scope.pods_path()))
+    let request = http::Request::get(format!("{}?{query}", scope.path(resource)))
         .body(Vec::new())
         .map_err(|e| ListFailed::other(Error::Cluster(e.to_string())))?;
     match client.request_stream(request).await {
@@ -184,7 +227,7 @@ async fn open_page(
                 kube::Error::Api(status) => Some(status.code),
                 _ => None,
             },
-            error: Error::Api(explain(&e, "list", "pods", &scope)),
+            error: Error::Api(explain(&e, "list", resource, &scope)),
         }),
     }
 }
@@ -193,27 +236,30 @@ async fn open_page(
 async fn read_page(
     mut body: PageBody,
     scope: &Scope,
+    resource: &'static str,
     on: &mut (dyn FnMut(Piece<'_>) + Send),
 ) -> std::result::Result<(), ListFailed> {
     let mut splitter = Splitter::default();
     loop {
         let chunk = body.fill_buf().await.map_err(|e| {
             let e = kube::Error::ReadEvents(e);
-            ListFailed::other(Error::Api(explain(&e, "list", "pods", scope)))
+            ListFailed::other(Error::Api(explain(&e, "list", resource, scope)))
         })?;
         if chunk.is_empty() {
             break;
         }
         let read = chunk.len();
-        splitter.feed(chunk, on).map_err(not_a_list)?;
+        splitter
+            .feed(chunk, on)
+            .map_err(|e| not_a_list(resource, e))?;
         body.as_mut().consume(read);
     }
-    splitter.finish().map_err(not_a_list)
+    splitter.finish().map_err(|e| not_a_list(resource, e))
 }
 
-fn not_a_list(e: Malformed) -> ListFailed {
+fn not_a_list(resource: &str, e: Malformed) -> ListFailed {
     ListFailed::other(Error::Cluster(format!(
-        "the pod list from the API server is not valid JSON: {e}"
+        "the list of {resource} from the API server is not valid JSON: {e}"
     )))
 }
 

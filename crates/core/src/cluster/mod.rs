@@ -49,9 +49,14 @@ impl Scope {
     }
 
     pub(crate) fn pods_path(&self) -> String {
+        self.path("pods")
+    }
+
+    /// Where a core/v1 `resource` (pods, events) of this scope is listed.
+    pub(crate) fn path(&self, resource: &str) -> String {
         match self {
-            Scope::All => "/api/v1/pods".to_string(),
-            Scope::Namespace(ns) => format!("/api/v1/namespaces/{ns}/pods"),
+            Scope::All => format!("/api/v1/{resource}"),
+            Scope::Namespace(ns) => format!("/api/v1/namespaces/{ns}/{resource}"),
         }
     }
 
