@@ -123,8 +123,11 @@ impl Target {
     }
 
     /// The binary with this target's kubeconfig and `config`; its Lease in `lease_ns`.
+    /// The product as built with these tests, or `$OPC_BIN` (another build, for a before/after).
     pub fn binary(&self, config: &Path, lease_ns: &str, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
+        let bin = std::env::var_os("OPC_BIN")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_ops-pod-cleaner").into());
+        Command::new(bin)
             .args(args)
             .arg("--kubeconfig")
             .arg(&self.kubeconfig)
