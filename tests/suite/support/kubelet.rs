@@ -61,7 +61,13 @@ fn unreported(pod: &Pod) -> bool {
         .status
         .as_ref()
         .is_some_and(|s| s.container_statuses.is_some());
-    in_test && by_controller && !reported && pod.metadata.deletion_timestamp.is_none()
+    // A kubelet never starts a pod that finished (a test evicts some).
+    let finished = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.phase.as_deref())
+        .is_some_and(|p| p == "Failed" || p == "Succeeded");
+    in_test && by_controller && !reported && !finished && pod.metadata.deletion_timestamp.is_none()
 }
 
 /// What the kubelet writes once it has tried to start the pod's containers.
@@ -95,7 +101,10 @@ async fn report(client: &kube::Client, pod: &Pod) {
         })
         .collect();
     let ready = if pulls { "True" } else { "False" };
-    let status = json!({"status": {
+    // At the version read: a pod a test changed since (evicted it) is left as the test left
+    // it, not turned Running by a stale read (a 409).
+    let status = json!({"metadata": {"resourceVersion": pod.metadata.resource_version},
+        "status": {
         "phase": if pulls { "Running" } else { "Pending" },
         "startTime": now,
         "conditions": [
