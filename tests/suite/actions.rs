@@ -292,6 +292,21 @@ fn workload(api_version: &str, kind: &str, name: &str, annotations: Value) -> Va
         "spec": {"replicas": 3, "selector": selector}})
 }
 
+/// The reads that prove StatefulSet `web` before a scale: the owner, pod web-1's labels, then
+/// the workload read fresh.
+trait ProvesStatefulSet {
+    fn proves_statefulset(self, path: &str) -> Self;
+}
+
+impl ProvesStatefulSet for Scenario {
+    fn proves_statefulset(self, path: &str) -> Scenario {
+        let sts = || workload("apps/v1", "StatefulSet", "web", json!({}));
+        self.expect("GET", path, None, 200, sts())
+            .expect("GET", POD, None, 200, labelled_pod())
+            .expect("GET", path, None, 200, sts())
+    }
+}
+
 /// Pod web-1 as the API server has it: its labels prove which workload it belongs to.
 fn labelled_pod() -> Value {
     let mut p = pod("web-1").json();
@@ -422,9 +437,7 @@ async fn a_lost_race_for_the_parked_config_map_reads_it_again_and_keeps_both_ent
     let path = "/apis/apps/v1/namespaces/default/statefulsets/web";
     let theirs = parked_record("Deployment", "uid-other", 4);
     let scenario = Scenario::new()
-        .expect("GET", path, None, 200, workload("apps/v1", "StatefulSet", "web", json!({})))
-        .expect("GET", POD, None, 200, labelled_pod())
-        .expect("GET", path, None, 200, workload("apps/v1", "StatefulSet", "web", json!({})))
+        .proves_statefulset(path)
         .expect("GET", &format!("{path}/scale"), None, 200, scale(2))
         .expect("GET", PARKED, None, 200, parked_map("5", &[]))
         .expect_body("PUT", PARKED, writes_parked("5", &["uid-web"], None), 409,
@@ -460,23 +473,13 @@ async fn without_the_parked_config_map_a_person_records_in_the_annotation() {
         "web",
     )]);
     let reads = || {
-        Scenario::new()
-            .expect(
-                "GET",
-                path,
-                None,
-                200,
-                workload("apps/v1", "StatefulSet", "web", json!({})),
-            )
-            .expect("GET", POD, None, 200, labelled_pod())
-            .expect(
-                "GET",
-                path,
-                None,
-                200,
-                workload("apps/v1", "StatefulSet", "web", json!({})),
-            )
-            .expect("GET", &format!("{path}/scale"), None, 200, scale(2))
+        Scenario::new().proves_statefulset(path).expect(
+            "GET",
+            &format!("{path}/scale"),
+            None,
+            200,
+            scale(2),
+        )
     };
     let then_annotate = |s: Scenario| {
         s.expect(
@@ -549,21 +552,7 @@ async fn without_the_parked_config_map_a_person_records_in_the_annotation() {
 async fn nothing_is_scaled_that_could_not_be_recorded() {
     let path = "/apis/apps/v1/namespaces/default/statefulsets/web";
     let scenario = Scenario::new()
-        .expect(
-            "GET",
-            path,
-            None,
-            200,
-            workload("apps/v1", "StatefulSet", "web", json!({})),
-        )
-        .expect("GET", POD, None, 200, labelled_pod())
-        .expect(
-            "GET",
-            path,
-            None,
-            200,
-            workload("apps/v1", "StatefulSet", "web", json!({})),
-        )
+        .proves_statefulset(path)
         .expect("GET", &format!("{path}/scale"), None, 200, scale(2))
         .expect(
             "GET",
@@ -600,21 +589,7 @@ async fn nothing_is_scaled_that_could_not_be_recorded() {
 
     // A scale the API refuses leaves no record behind: nothing was parked.
     let refused = Scenario::new()
-        .expect(
-            "GET",
-            path,
-            None,
-            200,
-            workload("apps/v1", "StatefulSet", "web", json!({})),
-        )
-        .expect("GET", POD, None, 200, labelled_pod())
-        .expect(
-            "GET",
-            path,
-            None,
-            200,
-            workload("apps/v1", "StatefulSet", "web", json!({})),
-        )
+        .proves_statefulset(path)
         .expect("GET", &format!("{path}/scale"), None, 200, scale(2))
         .expect("GET", PARKED, None, 200, parked_map("5", &[]))
         .expect_body(
@@ -1109,23 +1084,13 @@ async fn dry_run_reads_but_never_writes() {
     );
 
     let path = "/apis/apps/v1/namespaces/default/statefulsets/web";
-    let reads = Scenario::new()
-        .expect(
-            "GET",
-            path,
-            None,
-            200,
-            workload("apps/v1", "StatefulSet", "web", json!({})),
-        )
-        .expect("GET", POD, None, 200, labelled_pod())
-        .expect(
-            "GET",
-            path,
-            None,
-            200,
-            workload("apps/v1", "StatefulSet", "web", json!({})),
-        )
-        .expect("GET", &format!("{path}/scale"), None, 200, scale(4));
+    let reads = Scenario::new().proves_statefulset(path).expect(
+        "GET",
+        &format!("{path}/scale"),
+        None,
+        200,
+        scale(4),
+    );
     let cache = cache_with(vec![pod("web-1").waiting("ErrImagePull").owned_by(
         "apps/v1",
         "StatefulSet",
