@@ -389,3 +389,27 @@ async fn scan_shows_a_forged_owner_as_unproven_and_says_why() {
         "{evil}"
     );
 }
+
+/// What a real API server takes from a tenant, the simulator takes too: an owner reference of
+/// any name and uid, with escapes and a newline in it.
+#[tokio::test]
+async fn the_simulator_takes_any_owner_name_through_its_api() {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Api, PostParams};
+    let server = kube_sim::SimServer::start(SimCluster::new()).await.unwrap();
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let name = "x\u{1b}[2J\u{1b}]52;c;SGVsbG8=\u{7}\nimagePull  ns  fake-row";
+    let evil = forged(
+        "evil",
+        reference("x.example/v1", "Thing", name, "not-a-uid"),
+    );
+    let created = pods
+        .create(&PostParams::default(), &typed(evil))
+        .await
+        .expect("the API server takes any owner name");
+    let owner = &created.metadata.owner_references.unwrap()[0];
+    assert_eq!(
+        (owner.name.as_str(), owner.uid.as_str()),
+        (name, "not-a-uid")
+    );
+}
