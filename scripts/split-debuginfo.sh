@@ -16,3 +16,8 @@ chmod -x "$debug"
 # The link names the file only, so the pair can move together (into an archive, say).
 (cd "$(dirname "$bin")" && objcopy --strip-debug --add-gnu-debuglink="$(basename "$debug")" "$(basename "$bin")")
 echo "$bin: $(stat -c %s "$bin") bytes; debug info in $debug: $(stat -c %s "$debug") bytes"
+# split-debuginfo = "packed" also leaves the split units in BINARY.dwp: debuggers want it beside
+# the other two; backtraces need only the .debug file.
+if [ -e "$bin.dwp" ]; then
+    echo "keep $bin.dwp ($(stat -c %s "$bin.dwp") bytes) with them for debuggers"
+fi

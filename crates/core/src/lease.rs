@@ -332,8 +332,7 @@ pub enum LeaseError {
     /// The lease's namespace does not exist (a first run before the manifests made it).
     #[error(
         "namespace \"{0}\" does not exist, so the lease cannot be created there: create it \
-         (`kubectl create namespace {0}`, or `kubectl apply -f assets/deploy/`), or set \
-         $POD_NAMESPACE to a namespace that exists"
+         (`kubectl create namespace {0}`), or set $POD_NAMESPACE to a namespace that exists"
     )]
     NoNamespace(String),
     /// 403: this identity lacks a permission on leases.
