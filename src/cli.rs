@@ -9,7 +9,7 @@ use crate::policy::Flags;
 #[derive(Debug, Parser)]
 #[command(
     name = "ops-pod-cleaner",
-    version,
+    version = crate::build_info::VERSION,
     about = "Find abnormal Kubernetes pods and clean them up safely"
 )]
 pub struct Cli {
@@ -116,6 +116,13 @@ pub enum Command {
         #[arg(value_name = "FILE")]
         file: PathBuf,
     },
+    /// Print the shell completion script, e.g. `source <(ops-pod-cleaner completions bash)`
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `ops-pod-cleaner manpage > ops-pod-cleaner.1`
+    Manpage,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -13,6 +13,7 @@
     )
 )]
 
+pub mod build_info;
 pub mod cli;
 pub mod commands;
 pub mod headless;

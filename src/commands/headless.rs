@@ -16,7 +16,7 @@ use crate::cluster::{Cache, watch_settings};
 use crate::config::Config;
 use crate::headless::sizing;
 use crate::headless::{Elector, LeaseSettings, Role, Sources, bind, serve, shutdown_signal};
-use crate::lease::{self, Wiring};
+use crate::lease::{self, LeaseError, Wiring};
 use crate::policy::Policy;
 use crate::report::{DeliveryPolicy, Reporter};
 use crate::session::ClusterSession;
@@ -301,9 +301,15 @@ async fn take_lease(elector: &mut Elector) -> Result<Option<Instant>> {
             }
             Ok(Role::Follower(holder)) => holder,
             Err(e) => {
-                return Err(Error::Cluster(format!(
-                    "cannot take the lease {}/{}: {e}. Check that this identity may \
-                     get/create/update leases (assets/deploy/rbac.yaml)",
+                let hint = match e {
+                    LeaseError::Forbidden(_) => {
+                        ". Check that this identity may get/create/update leases \
+                         (assets/deploy/rbac.yaml)"
+                    }
+                    _ => "",
+                };
+                return Err(Error::Api(format!(
+                    "cannot take the lease {}/{}: {e}{hint}",
                     settings.namespace, settings.name
                 )));
             }

@@ -2,6 +2,7 @@
 
 mod demo;
 mod headless;
+mod manuals;
 mod report;
 mod scan;
 mod targets;
@@ -33,6 +34,8 @@ pub async fn run(cli: Cli) -> ExitCode {
         Some(Command::Headless {
             once, listen, send, ..
         }) => headless::run(&cli.global, headless::Mode { once, listen, send }).await,
+        Some(Command::Completions { shell }) => manuals::completions(shell),
+        Some(Command::Manpage) => manuals::manpage(),
         None => tui::run(&cli.global).await,
     };
     result.unwrap_or_else(|e| {

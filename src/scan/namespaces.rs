@@ -20,7 +20,10 @@ pub(crate) async fn missing_namespace(cluster: &Cluster, namespace: &str) -> Opt
         Ok(Some(_)) => None,
         Ok(None) => Some(missing(cluster, namespace, &api).await),
         Err(e) => {
-            tracing::debug!("cannot check that namespace {namespace} exists: {e}");
+            tracing::debug!(
+                "cannot check that namespace {namespace} exists: {}",
+                crate::cluster::plain(&e)
+            );
             None
         }
     }

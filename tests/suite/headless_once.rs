@@ -180,3 +180,41 @@ async fn json_logs_carry_the_start_line_every_action_and_the_summary() {
     );
     assert!(said("one pass: 1 action taken, 0 failed"), "{messages:?}");
 }
+
+/// A newcomer's first run, before the manifests made the namespace: the error names the
+/// missing namespace and both ways out, in the API server's words, not a debug dump.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_lease_namespace_says_how_to_create_or_choose_one() {
+    let cluster = OneCluster::start(pod("ok-1").ns("shop"), "evicted").await;
+    cluster.sim.require_namespaces();
+    let out = run(once(&cluster.scratch)).await;
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains(&format!("namespace \"{DEFAULT_NAMESPACE}\" does not exist")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("kubectl create namespace {DEFAULT_NAMESPACE}")),
+        "{text}"
+    );
+    assert!(text.contains("POD_NAMESPACE"), "{text}");
+    assert!(!text.contains("Status {"), "a debug dump: {text}");
+    assert!(!text.contains("get/create/update leases"), "{text}");
+}
+
+/// Refused by RBAC: then, and only then, the hint is about this identity's permissions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forbidden_lease_points_at_the_rbac() {
+    let cluster = OneCluster::start(pod("ok-1").ns("shop"), "evicted").await;
+    cluster
+        .sim
+        .faults()
+        .deny("create", "leases", Some(DEFAULT_NAMESPACE));
+    let out = run(once(&cluster.scratch)).await;
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(text.contains("permission denied"), "{text}");
+    assert!(text.contains("get/create/update leases"), "{text}");
+    assert!(!text.contains("Status {"), "a debug dump: {text}");
+}

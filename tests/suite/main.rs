@@ -22,6 +22,7 @@ mod headless_bin;
 mod headless_once;
 mod hostile_tenant;
 mod inert_sinks;
+mod install;
 mod list_semantics;
 mod live_cache;
 mod liveness;

@@ -76,6 +76,30 @@ fn header_shows_staleness_badges_and_paused_rules() {
     assert_snapshot("header_stale_badges", &text);
 }
 
+/// A first start elects a leader for each cluster; with auto off nothing waits on it, so the
+/// header must not read like an error. With auto on the worker does wait, and says so.
+#[test]
+fn header_says_blocked_only_while_auto_is_on() {
+    let mut s = state();
+    worker_mut(&mut s).blocked = Some(opc_core::lease::WAITING_FOR_LEASE.into());
+    let auto_line = |s: &State| {
+        screen(s, 120, 24)
+            .lines()
+            .nth(1)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let off = auto_line(&s);
+    assert!(off.starts_with("AUTO off"), "{off}");
+    assert!(!off.contains("blocked") && !off.contains("Lease"), "{off}");
+    worker_mut(&mut s).master_auto = true;
+    let on = auto_line(&s);
+    assert!(
+        on.contains("blocked: waiting for the cluster's Lease"),
+        "{on}"
+    );
+}
+
 #[test]
 fn rules_pane() {
     let mut s = state();

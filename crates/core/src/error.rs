@@ -69,7 +69,7 @@ pub enum Error {
     #[error("{0}")]
     Api(String),
 
-    #[error(transparent)]
+    #[error("{}", crate::cluster::plain(.0))]
     Kube(#[from] kube::Error),
 }
 

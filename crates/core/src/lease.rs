@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
 use crate::actions::PastAction;
-use crate::cluster::jitter;
+use crate::cluster::{jitter, plain};
 use crate::worker::{WorkerCommand, WorkerHandle};
 
 #[derive(Debug, Clone)]
@@ -207,7 +207,7 @@ impl Elector {
             .api
             .get_opt(&self.settings.name)
             .await
-            .map_err(|e| LeaseError::Read(e.to_string()))?;
+            .map_err(|e| LeaseError::from_kube(e, LeaseError::Read))?;
         let record = current.as_ref().map(held);
         let unchanged_for = self.observed.see(record.as_ref(), Instant::now());
         let step = decide(record.as_ref(), &self.settings.identity, unchanged_for);
@@ -215,7 +215,13 @@ impl Elector {
             (Step::Follow { holder }, _) => return Ok(Role::Follower(holder.clone())),
             (Step::Create, _) => {
                 let lease = self.lease(None, stamp, 0)?;
-                self.api.create(&PostParams::default(), &lease).await
+                match self.api.create(&PostParams::default(), &lease).await {
+                    // The only 404 a create can get: its namespace does not exist.
+                    Err(kube::Error::Api(s)) if s.code == 404 => {
+                        return Err(LeaseError::NoNamespace(self.settings.namespace.clone()));
+                    }
+                    created => created,
+                }
             }
             (_, None) => return Err(LeaseError::Vanished),
             (Step::Renew | Step::TakeOver, Some(old)) => {
@@ -236,7 +242,7 @@ impl Elector {
             Err(kube::Error::Api(s)) if s.code == 409 => {
                 Ok(Role::Follower("another replica (it won the race)".into()))
             }
-            Err(e) => Err(LeaseError::Write(e.to_string())),
+            Err(e) => Err(LeaseError::from_kube(e, LeaseError::Write)),
         }
     }
 
@@ -265,7 +271,10 @@ impl Elector {
             .await
         {
             Ok(_) => tracing::info!("released the lease"),
-            Err(e) => tracing::warn!("could not release the lease ({e}); it expires by itself"),
+            Err(e) => tracing::warn!(
+                "could not release the lease ({}); it expires by itself",
+                plain(&e)
+            ),
         }
     }
 
@@ -320,11 +329,30 @@ pub enum LeaseError {
     Vanished,
     #[error("cannot write the lease: {0}")]
     Write(String),
+    /// The lease's namespace does not exist (a first run before the manifests made it).
+    #[error(
+        "namespace \"{0}\" does not exist, so the lease cannot be created there: create it \
+         (`kubectl create namespace {0}`), or set $POD_NAMESPACE to a namespace that exists"
+    )]
+    NoNamespace(String),
+    /// 403: this identity lacks a permission on leases.
+    #[error("permission denied: {0}")]
+    Forbidden(String),
     #[error("cannot encode the lease: {0}")]
     Encode(String),
     /// The round did not finish within its deadline (a hung call, a partition).
     #[error("no answer within {0:?}")]
     NoAnswer(std::time::Duration),
+}
+
+impl LeaseError {
+    /// 403 as `Forbidden`, anything else as `other`, in the server's words.
+    fn from_kube(error: kube::Error, other: fn(String) -> LeaseError) -> LeaseError {
+        match error {
+            kube::Error::Api(s) if s.code == 403 => LeaseError::Forbidden(s.message),
+            error => other(plain(&error)),
+        }
+    }
 }
 
 /// The recent actions the holder of `lease` wrote; unreadable means none.

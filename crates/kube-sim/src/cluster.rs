@@ -38,6 +38,9 @@ pub struct State {
     pub bookmark_interval: Duration,
     /// Namespaces created through the API (others exist implicitly while they hold objects).
     pub namespaces: BTreeSet<String>,
+    /// Creates in a namespace that does not exist answer 404, as a real server's admission
+    /// does. Off by default: most tests create objects anywhere without making the namespace.
+    pub namespaces_required: bool,
     /// Watch requests served so far (a client reconnecting in a hot loop shows here).
     pub watches_served: u64,
     /// Whether watches with `sendInitialEvents=true` are served (a 1.32+ server) or not.
@@ -66,6 +69,7 @@ impl State {
             faults: FaultState::default(),
             bookmark_interval: Duration::from_secs(1),
             namespaces: BTreeSet::new(),
+            namespaces_required: false,
             watches_served: 0,
             streaming_lists: StreamingLists::Served,
             watch_cache_held: None,
@@ -234,6 +238,12 @@ impl SimCluster {
     /// Serve streaming lists, refuse them, or ignore their parameters.
     pub fn set_streaming_lists(&self, mode: StreamingLists) {
         self.read(|s| s.streaming_lists = mode);
+    }
+
+    /// From now on, refuse creates in namespaces that do not exist (404 `namespaces "x" not
+    /// found`), as a real API server does.
+    pub fn require_namespaces(&self) {
+        self.read(|s| s.namespaces_required = true);
     }
 
     /// Hold the watch cache at the current version (a lagging cache) or let it catch up: a

@@ -37,6 +37,9 @@ pub fn get(s: &State, res: Res, ns: &str, name: &str) -> ApiResult<Value> {
 }
 
 pub fn create(s: &mut State, res: Res, ns: &str, body: Value, dry_run: bool) -> ApiResult<Value> {
+    if s.namespaces_required && !ns.is_empty() && super::extras::namespaces(s, Some(ns)).is_err() {
+        return Err(ApiError::not_found("", "namespaces", ns));
+    }
     let mut obj = admit_new(s, res, ns, body)?;
     let name = meta::name(&obj).to_string();
     if s.store.get(res, ns, &name).is_some() {

@@ -1234,3 +1234,30 @@ async fn pod_warning_events_list_and_watch_with_a_field_selector() {
     assert_eq!(next_events(&mut in_ns, 2).await, want);
     assert_eq!(next_events(&mut stream, 2).await, want);
 }
+
+/// As a real server: a create in a namespace that does not exist is refused with 404 until
+/// the namespace is made.
+#[tokio::test]
+async fn creates_need_an_existing_namespace_when_required() {
+    use k8s_openapi::api::coordination::v1::Lease;
+    use k8s_openapi::api::core::v1::Namespace;
+    let (cluster, server) = start().await;
+    cluster.require_namespaces();
+    let leases: Api<Lease> = Api::namespaced(server.client(), "tools");
+    let lease: Lease = serde_json::from_value(json!({"metadata": {"name": "one"}})).unwrap();
+    let refused = leases.create(&PostParams::default(), &lease).await;
+    match refused {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!(status.code, 404);
+            assert_eq!(status.message, "namespaces \"tools\" not found");
+        }
+        other => panic!("expected 404, got {other:?}"),
+    }
+    let namespaces: Api<Namespace> = Api::all(server.client());
+    let tools: Namespace = serde_json::from_value(json!({"metadata": {"name": "tools"}})).unwrap();
+    namespaces
+        .create(&PostParams::default(), &tools)
+        .await
+        .unwrap();
+    leases.create(&PostParams::default(), &lease).await.unwrap();
+}

@@ -75,9 +75,10 @@ impl EventRecorder {
                 );
             }
             Err(e) => tracing::warn!(
-                "could not record an Event on {} {}: {e}",
+                "could not record an Event on {} {}: {}",
                 about.kind,
-                about.name
+                about.name,
+                crate::cluster::plain(&e)
             ),
         }
     }

@@ -13,6 +13,7 @@ use kube::api::Api;
 
 use super::refusal::SecondCopy;
 use super::{Outcome, PodRef, Refusal};
+use crate::cluster::plain;
 use crate::pod::PodRecord;
 
 /// The taint that says a node is shut down for good and its pods may be replaced.
@@ -46,7 +47,7 @@ pub(super) async fn confirm_node_gone(
         Ok(None) => Ok(()),
         Ok(Some(found)) if out_of_service(&found) => Ok(()),
         Ok(Some(found)) => refuse(ready_state(&found)),
-        Err(e) => refuse(format!("its Node could not be read: {e}")),
+        Err(e) => refuse(format!("its Node could not be read: {}", plain(&e))),
     }
 }
 

@@ -54,7 +54,7 @@ impl ReadError {
             kube::Error::Api(status) if status.code == 404 => ReadError::Gone(what.to_string()),
             error => ReadError::Failed {
                 what: what.to_string(),
-                why: error.to_string(),
+                why: crate::cluster::plain(&error),
             },
         }
     }

@@ -14,6 +14,7 @@ use super::execute::Executor;
 use super::history::Interrupted;
 use super::owner::WorkloadRef;
 use super::{Action, Origin, Outcome, Refusal};
+use crate::cluster::plain;
 use crate::pod::PodRecord;
 use crate::pod::workload_label;
 use crate::policy::Policy;
@@ -262,7 +263,7 @@ impl Executor {
                         "the pod is terminating".to_string()
                     }
                     Ok(Some(_)) => "the pod is still there".to_string(),
-                    Err(e) => format!("the pod could not be read ({e})"),
+                    Err(e) => format!("the pod could not be read ({})", plain(&e)),
                 }
             }
             (_, Some(workload)) => match WorkloadRef::parse(workload) {
@@ -274,7 +275,7 @@ impl Executor {
                             .and_then(|n| n.as_i64())
                             .unwrap_or(0)
                     ),
-                    Err(e) => format!("{w} could not be read ({e})"),
+                    Err(e) => format!("{w} could not be read ({})", plain(&e)),
                 },
                 None => format!("check {workload} by hand"),
             },

@@ -35,6 +35,15 @@ pub(crate) fn explain(error: &kube::Error, verb: &str, resource: &str, scope: &S
     }
 }
 
+/// A kube error in words: the API server's message and code, not kube's `Display`, which
+/// appends the whole `Status` as a Rust debug dump.
+pub fn plain(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
+        other => causes(other),
+    }
+}
+
 /// An error and its causes, outermost first, without repeats: "client error (Connect):
 /// tcp connect error: Connection refused (os error 111)" rather than just the first.
 pub(crate) fn causes(error: &dyn std::error::Error) -> String {
@@ -86,6 +95,16 @@ mod tests {
             "{one}"
         );
         assert!(!one.contains("Status {"), "{one}");
+    }
+
+    #[test]
+    fn plain_keeps_the_message_and_code_without_the_debug_dump() {
+        let text = plain(&status(404, "namespaces \"tools\" not found"));
+        assert_eq!(text, "namespaces \"tools\" not found (404)");
+        assert!(
+            status(404, "x").to_string().contains("Status {"),
+            "kube's own text dumps"
+        );
     }
 
     #[test]

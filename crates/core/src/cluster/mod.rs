@@ -22,6 +22,7 @@ pub use connect::{ConnectOptions, connect};
 pub use deadline::{Deadlines, client_with_deadlines};
 pub use events::{list_pod_events, spawn_event_watches};
 pub(crate) use explain::causes;
+pub use explain::plain;
 pub use health::{Health, ScopeHealth, WatchState};
 pub use index::Census;
 pub use list::list_pods;
