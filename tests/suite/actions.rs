@@ -292,18 +292,24 @@ fn workload(api_version: &str, kind: &str, name: &str, annotations: Value) -> Va
         "spec": {"replicas": 3, "selector": selector}})
 }
 
-/// The reads that prove StatefulSet `web` before a scale: the owner, pod web-1's labels, then
-/// the workload read fresh.
-trait ProvesStatefulSet {
-    fn proves_statefulset(self, path: &str) -> Self;
+/// The reads that prove a workload before a scale: the owner at `path`, pod web-1's labels,
+/// then the workload read fresh.
+trait ProvesWorkload {
+    fn proves(self, path: &str, workload: Value) -> Self;
+
+    fn proves_statefulset(self, path: &str) -> Self
+    where
+        Self: Sized,
+    {
+        self.proves(path, workload("apps/v1", "StatefulSet", "web", json!({})))
+    }
 }
 
-impl ProvesStatefulSet for Scenario {
-    fn proves_statefulset(self, path: &str) -> Scenario {
-        let sts = || workload("apps/v1", "StatefulSet", "web", json!({}));
-        self.expect("GET", path, None, 200, sts())
+impl ProvesWorkload for Scenario {
+    fn proves(self, path: &str, workload: Value) -> Scenario {
+        self.expect("GET", path, None, 200, workload.clone())
             .expect("GET", POD, None, 200, labelled_pod())
-            .expect("GET", path, None, 200, sts())
+            .expect("GET", path, None, 200, workload)
     }
 }
 
@@ -407,9 +413,7 @@ async fn scale_to_zero_records_the_replicas_in_the_parked_config_map_before_scal
         .expect("GET", "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7", None, 200,
             replicaset(json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "uid-web", "controller": true})))
         // The chain and the pod's labels prove the Deployment; then it is read fresh.
-        .expect("GET", deploy, None, 200, workload("apps/v1", "Deployment", "web", json!({})))
-        .expect("GET", POD, None, 200, labelled_pod())
-        .expect("GET", deploy, None, 200, workload("apps/v1", "Deployment", "web", json!({})))
+        .proves(deploy, workload("apps/v1", "Deployment", "web", json!({})))
         .expect("GET", &format!("{deploy}/scale"), None, 200, scale(3))
         // Read, add this workload's entry beside the others, write with the version read.
         .expect("GET", PARKED, None, 200, parked_map("5", &[("uid-db", other.clone())]))
@@ -649,9 +653,7 @@ async fn scale_to_zero_reaches_an_argo_rollout_through_the_dynamic_api() {
     let scenario = Scenario::new()
         .expect("GET", "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7", None, 200,
             replicaset(json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "web", "uid": "uid-web", "controller": true})))
-        .expect("GET", rollout, None, 200, workload("argoproj.io/v1alpha1", "Rollout", "web", json!({})))
-        .expect("GET", POD, None, 200, labelled_pod())
-        .expect("GET", rollout, None, 200, workload("argoproj.io/v1alpha1", "Rollout", "web", json!({})))
+        .proves(rollout, workload("argoproj.io/v1alpha1", "Rollout", "web", json!({})))
         .expect("GET", &format!("{rollout}/scale"), None, 200, scale(2))
         // No ConfigMap yet (a person, where the manifests were not applied): created.
         .expect("GET", PARKED, None, 404, not_found("configmaps \"ops-pod-cleaner-parked\""))
@@ -688,21 +690,7 @@ async fn scale_to_zero_of_a_statefulset_and_an_rc_needs_no_replicaset_lookup() {
         ),
     ] {
         let scenario = Scenario::new()
-            .expect(
-                "GET",
-                path,
-                None,
-                200,
-                workload(api_version, kind, "web", json!({})),
-            )
-            .expect("GET", POD, None, 200, labelled_pod())
-            .expect(
-                "GET",
-                path,
-                None,
-                200,
-                workload(api_version, kind, "web", json!({})),
-            )
+            .proves(path, workload(api_version, kind, "web", json!({})))
             .expect("GET", &format!("{path}/scale"), None, 200, scale(1))
             .expect("GET", PARKED, None, 200, parked_map("5", &[]))
             .expect_body(
@@ -1530,9 +1518,7 @@ async fn the_worker_never_scales_a_bad_rollout_unless_the_rule_opts_in() {
     let opted_in = opc_core::policy::Policy::new(flags, &config);
     let scaled = Scenario::new()
         .expect("GET", rs, None, 200, replicaset(controller))
-        .expect("GET", deploy, None, 200, deployment_status(json!({}), 3))
-        .expect("GET", POD, None, 200, labelled_pod())
-        .expect("GET", deploy, None, 200, deployment_status(json!({}), 3))
+        .proves(deploy, deployment_status(json!({}), 3))
         .expect("GET", &format!("{deploy}/scale"), None, 200, scale(4))
         .expect("GET", PARKED, None, 200, parked_map("5", &[]))
         .expect("PUT", PARKED, None, 200, parked_map("6", &[]))
@@ -1557,9 +1543,7 @@ async fn dry_run_writes_no_event_and_no_annotation() {
     let scenario = Scenario::new()
         .expect("GET", "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7", None, 200,
             replicaset(json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "uid-web", "controller": true})))
-        .expect("GET", deploy, None, 200, deployment_status(json!({}), 0))
-        .expect("GET", POD, None, 200, labelled_pod())
-        .expect("GET", deploy, None, 200, deployment_status(json!({}), 0))
+        .proves(deploy, deployment_status(json!({}), 0))
         .expect("GET", &format!("{deploy}/scale"), None, 200, scale(3));
     let cache = cache_with(vec![
         owned_by_web_rs("web-1").waiting("ImagePullBackOff"),

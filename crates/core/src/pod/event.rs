@@ -63,7 +63,7 @@ impl PodEvent {
     pub fn new(kind: EventKind, message: &str, count: u32, last: Option<DateTime<Utc>>) -> Self {
         PodEvent {
             kind,
-            message: cap(message).into(),
+            message: cut(message, MESSAGE_CAP).into(),
             count: count.max(1),
             last,
         }
@@ -127,10 +127,6 @@ pub fn pod_event(event: &WireEvent, now: DateTime<Utc>) -> Option<(EventTarget, 
 
 fn word(text: &Option<Capped<128>>) -> Option<&str> {
     text.as_ref().map(|c| &*c.0)
-}
-
-fn cap(message: &str) -> &str {
-    cut(message, MESSAGE_CAP)
 }
 
 #[cfg(test)]
