@@ -4,9 +4,7 @@ mod clusters;
 mod namespaces;
 mod parked;
 
-use std::collections::HashMap;
 use std::fmt::Write;
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -16,9 +14,9 @@ pub(crate) use parked::{parked_summary, parked_table};
 
 use crate::Result;
 use crate::actions::Suspect;
-use crate::cluster::{Cluster, Scope, list_pod_events, list_pods};
+use crate::cluster::{Cluster, EventStore, Scope, list_pod_events, list_pods};
 use crate::inert;
-use crate::pod::{EventTarget, PodEvent, PodRecord};
+use crate::pod::PodRecord;
 use crate::rules::{ActionKind, Cause, RuleKind, RuleSpec, cause, classify, format_age};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -66,7 +64,7 @@ fn as_text<S: serde::Serializer>(held: &Option<Suspect>, s: S) -> Result<S::Ok, 
 pub(crate) struct Listed {
     pub(crate) pods: Vec<PodRecord>,
     /// The pods' Warning Events a cause reads, by pod UID, when asked for.
-    pub(crate) events: HashMap<EventTarget, Arc<[PodEvent]>>,
+    pub(crate) events: EventStore,
     pub(crate) missing: Vec<MissingNamespace>,
 }
 
@@ -88,7 +86,7 @@ pub(crate) async fn list_scopes(
     page_size: u32,
     with_events: bool,
 ) -> Result<Listed> {
-    let (mut pods, mut missing, mut events) = (Vec::new(), Vec::new(), HashMap::new());
+    let (mut pods, mut missing, mut events) = (Vec::new(), Vec::new(), EventStore::default());
     for scope in scopes {
         let read_events = async {
             match with_events {
@@ -137,11 +135,7 @@ pub(crate) fn rows(
         .iter()
         .filter_map(|pod| {
             let f = classify(pod, chain, now)?;
-            let target = EventTarget {
-                namespace: pod.namespace.as_ref().into(),
-                uid: pod.uid.clone(),
-            };
-            let events = listed.events.get(&target).map_or(&[][..], |e| e);
+            let events = listed.events.of(pod).map_or(&[][..], |e| e);
             let cause = cause(pod, &f, events, now);
             Some(ScanRow {
                 cluster: cluster.to_string(),

@@ -7,13 +7,13 @@ use super::index::Events;
 use crate::pod::{EventTarget, PodRecord};
 
 #[derive(Debug, Default)]
-pub(crate) struct EventStore {
+pub struct EventStore {
     by_namespace: HashMap<Box<str>, HashMap<Box<str>, Events>>,
 }
 
 impl EventStore {
     /// The Events about `pod`, written in its own namespace.
-    pub(crate) fn of(&self, pod: &PodRecord) -> Option<&Events> {
+    pub fn of(&self, pod: &PodRecord) -> Option<&Events> {
         self.by_namespace.get(&*pod.namespace)?.get(&*pod.uid)
     }
 
@@ -53,6 +53,13 @@ impl EventStore {
                 uid: uid.clone(),
             })
         })
+    }
+
+    /// Take in `other`'s Events (another scope's), in place of any for the same pods.
+    pub fn extend(&mut self, other: EventStore) {
+        for (namespace, pods) in other.by_namespace {
+            self.by_namespace.entry(namespace).or_default().extend(pods);
+        }
     }
 
     pub(crate) fn len(&self) -> usize {

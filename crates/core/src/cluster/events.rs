@@ -8,7 +8,6 @@
 //! view's freshness does not wait on these: a cause from the status alone is still a cause, so
 //! their watch is not a guard.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
@@ -18,6 +17,7 @@ use kube::{Api, Client};
 use tokio::task::JoinHandle;
 
 use super::backoff::Backoff;
+use super::event_store::EventStore;
 use super::index::Events;
 use super::list::list_items;
 use super::{Cache, Scope};
@@ -190,12 +190,9 @@ async fn list_events(
 
 /// Every Warning Event of `scope`'s pods that a cause reads, listed once (for `scan`), by pod:
 /// the latest of each kind.
-pub async fn list_pod_events(
-    client: &Client,
-    scope: &Scope,
-) -> crate::Result<HashMap<EventTarget, Events>> {
+pub async fn list_pod_events(client: &Client, scope: &Scope) -> crate::Result<EventStore> {
     let (listed, _) = list_events(client, scope).await?;
-    let mut latest: HashMap<EventTarget, Events> = HashMap::new();
+    let mut latest = EventStore::default();
     for (target, event) in listed {
         let known = latest.get(&target).map_or(&[][..], |e| e);
         if let Some(events) = merged(known, event) {

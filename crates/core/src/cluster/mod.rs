@@ -20,6 +20,7 @@ pub use cache::{Abnormal, Cache, CacheReader};
 pub use connect::Cluster;
 pub use connect::{ConnectOptions, connect};
 pub use deadline::{Deadlines, client_with_deadlines};
+pub use event_store::EventStore;
 pub use events::{list_pod_events, spawn_event_watches};
 pub(crate) use explain::causes;
 pub use explain::plain;
