@@ -411,10 +411,7 @@ async fn a_workload_rescaled_before_the_scale_is_checked_again_and_recorded_at_i
     sim.faults().unhang(Some("update"), &parked);
     let outcome = running.await.unwrap();
     assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
-    assert!(
-        format!("{outcome:?}").contains("from 4 to 0"),
-        "{outcome:?}"
-    );
+    assert!(outcome.detail().contains("from 4 to 0"), "{outcome:?}");
     let map = sim.config_map(DEFAULT_NAMESPACE, PARKED_CONFIGMAP).unwrap();
     let uid = d.metadata.uid.clone().unwrap();
     let text = map.data.unwrap()[&uid].clone();

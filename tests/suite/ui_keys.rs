@@ -3,7 +3,7 @@
 use crate::ui_support;
 
 use opc_core::actions::{
-    Action, Denied, Inspection, OptOut, Outcome, PodRef, ReadError, RecordedIn, Refusal,
+    Action, Change, Denied, Inspection, OptOut, Outcome, PodRef, ReadError, RecordedIn, Refusal,
     Resolution, UndoPlan, Unscalable, WorkloadKind, WorkloadRef,
 };
 use opc_core::config::{Config, KeyBinding};
@@ -193,7 +193,6 @@ fn delete_refused(s: &mut State, refusal: Refusal) {
         Event::Outcome {
             action: on_demo(Action::Delete(target)),
             outcome: Outcome::Refused(refusal),
-            workload: None,
         },
     );
 }
@@ -277,8 +276,11 @@ fn scale_to_zero_names_the_workload_and_its_replicas() {
         &mut s,
         Event::Outcome {
             action: on_demo(Action::ScaleToZero(pod)),
-            outcome: Outcome::Done("scaled".into()),
-            workload: Some(workload.clone()),
+            outcome: Outcome::Done(Change::Scaled {
+                workload: workload.clone(),
+                from: 2,
+                annotation: None,
+            }),
         },
     );
     // Undo is checked against the cluster first, so its dialog says what comes back.
