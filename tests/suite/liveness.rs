@@ -94,7 +94,8 @@ impl Fresh {
 }
 
 fn blocked(handle: &WorkerHandle) -> Option<String> {
-    handle.status.borrow().blocked.clone()
+    let blocked = handle.status.borrow().blocked.clone();
+    blocked.map(|b| b.to_string())
 }
 
 /// Wait for `check`, and say how long it took.

@@ -6,14 +6,15 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use opc_core::actions::{Action, Outcome, PastAction};
+use opc_core::actions::{Action, Change, Outcome, PastAction, Target, WorkloadKind, WorkloadRef};
 use opc_core::cluster::Abnormal;
 use opc_core::config::{BreakerConfig, SafetyConfig};
-use opc_core::pod::{Interner, PodRecord};
+use opc_core::pod::{Interner, PodRecord, WorkloadId};
 use opc_core::rules::{RuleKind, classify, default_chain};
 use opc_core::worker::breaker::{needs_census, trips};
 use opc_core::worker::{
-    Census, Decision, Gate, Guards, Hold, Limited, Pass, Pause, PauseScope, Pauses, Toggles, plan,
+    Census, Decision, Gate, Guards, Hold, Limited, Pass, Pause, PauseScope, Pauses, Standby,
+    Toggles, plan,
 };
 use support::pods::{PodBuilder, pod};
 
@@ -115,10 +116,13 @@ fn gate_guards_block_the_whole_pass() {
         (
             "standby",
             Gate {
-                standby: Some("replica b holds the lease".into()),
+                standby: Some(Standby::RunBy {
+                    holder: "replica-b".into(),
+                    lease: "ops/ops-pod-cleaner".into(),
+                }),
                 ..open_gate()
             },
-            "holds the lease",
+            "holds the Lease ops/ops-pod-cleaner",
         ),
         (
             "no audit log",
@@ -132,7 +136,7 @@ fn gate_guards_block_the_whole_pass() {
     for (name, gate, says) in cases {
         let pass = run(&findings, &all_on(), &gate, safety.clone());
         assert_eq!(ran(&pass), 0, "{name}");
-        let blocked = pass.blocked.unwrap_or_default();
+        let blocked = pass.blocked.map(|b| b.to_string()).unwrap_or_default();
         assert!(blocked.contains(says), "{name}: {blocked}");
     }
     let briefly_stale = Gate {
@@ -335,8 +339,20 @@ fn one_scale_per_workload_and_no_repeat_within_the_cooldown() {
     assert_eq!(ran(&pass), 1);
     assert_eq!(holds(&pass), [Hold::RecentlyActed, Hold::RecentlyActed]);
     let scaled = &pass.planned[0];
-    assert_eq!(scaled.target, "shop/Deployment/web");
-    guards.sent(scaled, &Outcome::Done("scaled".into()), start);
+    assert_eq!(
+        scaled.target,
+        Target::Workload(WorkloadId::new("shop", "Deployment", "web"))
+    );
+    let done = Outcome::Done(Change::Scaled {
+        workload: WorkloadRef {
+            kind: WorkloadKind::Deployment,
+            namespace: "shop".into(),
+            name: "web".into(),
+        },
+        from: 3,
+        annotation: None,
+    });
+    guards.sent(scaled, &done, start);
     assert_eq!(ran(&plan_at(&findings, &mut guards, start)), 0);
     let after = start + Duration::from_secs(121);
     assert_eq!(ran(&plan_at(&findings, &mut guards, after)), 1);
@@ -485,8 +501,8 @@ fn guards_restored_from_the_audit_log_give_no_fresh_budget() {
             at: Utc::now() - chrono::Duration::seconds(30),
             rule: RuleKind::ImagePull,
             namespace: format!("ns{i}"),
-            target: format!("ns{i}/Deployment/app"),
-            workload: Some(format!("ns{i}/Deployment/app")),
+            target: Target::Workload(WorkloadId::new(&format!("ns{i}"), "Deployment", "app")),
+            workload: Some(WorkloadId::new(&format!("ns{i}"), "Deployment", "app")),
         })
         .collect();
     let safety = SafetyConfig {
