@@ -5,6 +5,14 @@
 //!
 //! `cargo bench --bench frame [-- PODS]` (default 150,000).
 
+// A test, bench or example fails by panicking: the workspace's panic policy is for the product.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -4,6 +4,14 @@
 //! tui-logger split a message at its newlines: an owner name a tenant wrote forged an action
 //! line, and bidi overrides went through (issue 28).
 
+// A test, bench or example fails by panicking: the workspace's panic policy is for the product.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 #[path = "suite/ui_support/mod.rs"]
 mod ui_support;
 
