@@ -70,7 +70,7 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOCATOR: Counting = Counting;
 
 const PODS: usize = 4_000;
-/// SPEC §8: 2 KB per pod, plus room for the runtime, the client and one item under way.
+/// The product's memory budget, 2 KB per pod, plus room for the runtime, the client and one item under way.
 const BUDGET: usize = PODS * 2048 + 4 * 1024 * 1024;
 
 type Body = BoxBody<Bytes, Infallible>;

@@ -2,7 +2,7 @@
 //! a line logged here would show in every other test's screen.
 //!
 //! tui-logger split a message at its newlines: an owner name a tenant wrote forged an action
-//! line, and bidi overrides went through (issue 28).
+//! line, and bidi overrides went through.
 
 // A test, bench or example fails by panicking: the workspace's panic policy is for the product.
 #![allow(

@@ -1,4 +1,4 @@
-//! Secrets never appear in output (issue 11, item 2): one canary webhook token and one canary
+//! Secrets never appear in output: one canary webhook token and one canary
 //! signing secret pushed through every output path: config errors, `check-config`, `Debug`,
 //! delivery errors and log lines for 4xx/5xx/unreachable sinks, the spool, `/metrics`.
 

@@ -75,7 +75,7 @@ pub struct Trigger {
     /// As recorded, e.g. `imagePull: ImagePullBackOff`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// The pod's own words, e.g. the image pull error (records since issue 13).
+    /// The pod's own words, e.g. the image pull error (absent from records written by older versions).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }

@@ -34,7 +34,7 @@ use crate::report::Reporter;
 
 /// How one mode runs the worker; what it may do comes from the [`Policy`].
 pub struct WorkerOptions {
-    /// The master switch at start (off by default, SPEC §4).
+    /// The master switch at start (off by default: nothing acts on its own until asked).
     pub master_auto: bool,
     pub tick: Duration,
     pub cluster: String,
