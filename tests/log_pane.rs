@@ -12,7 +12,7 @@
     clippy::indexing_slicing
 )]
 
-#[path = "suite/ui_support/mod.rs"]
+#[path = "suite/ui_support/fixture.rs"]
 mod ui_support;
 
 use tracing_subscriber::layer::SubscriberExt;
