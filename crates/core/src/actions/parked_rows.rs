@@ -53,7 +53,7 @@ pub struct ParkedRow {
 }
 
 impl ParkedRow {
-    /// Undo, to run on this row's cluster's executor (confirm with [`Executor::check_undo`]).
+    /// Undo, to run on this row's cluster's executor (confirm with the executor's `check_undo`).
     pub fn undo(&self) -> Action {
         Action::UndoScale(self.workload.clone())
     }

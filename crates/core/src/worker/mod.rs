@@ -1,7 +1,7 @@
 //! The auto-clean worker: plans from the live cache and the per-rule toggles, enforces the
 //! safety guards, and runs actions through the executor.
 //!
-//! The decisions are pure ([`plan`], [`breaker::trips`], [`RateLimiter`]); the loop in `run.rs`
+//! The decisions are pure ([`plan`], [`breaker::trips`], the `RateLimiter`); the loop in `run.rs`
 //! only gathers their inputs, runs what they decide and publishes [`WorkerStatus`].
 
 pub mod breaker;
