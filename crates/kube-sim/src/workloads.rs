@@ -31,7 +31,7 @@ pub fn template_hash(template: &Value) -> String {
     canonical_bytes(template, &mut feed);
     hash.to_string()
         .bytes()
-        .map(|d| crate::meta::name_char(u64::from(d)))
+        .map(|d| meta::name_char(u64::from(d)))
         .collect()
 }
 
