@@ -405,7 +405,7 @@ fn an_outage_spread_thin_pauses_after_three_workloads_and_names_them() {
     assert_eq!(admitted(&pass, &mut guards, later).len(), 3);
 }
 
-/// Issue 28, 5: four throw-away workloads in one namespace paused `imagePull` everywhere.
+/// Four throw-away workloads in one namespace paused `imagePull` everywhere.
 #[test]
 fn throwaway_workloads_pause_their_namespace_and_two_namespaces_pause_the_cluster() {
     let tenant = |ns: &str| -> Vec<Abnormal> {
@@ -613,7 +613,7 @@ fn burst_trips(builders: &[PodBuilder], config: &BreakerConfig) -> Pauses {
     trips(&findings, &census(&pods), config, soon)
 }
 
-/// Issue 28, 5: five failing pods in one tenant's namespace paused `failed` everywhere.
+/// Five failing pods in one tenant's namespace paused `failed` everywhere.
 #[test]
 fn a_burst_in_one_namespace_pauses_the_rule_there_only() {
     let paused = burst_trips(&failed_pods("tenant", 5), &BreakerConfig::default());
@@ -721,7 +721,7 @@ fn finished_pods_do_not_dilute_the_breaker_share() {
     );
 }
 
-/// Issue 22, 6: the same evicted pods seen hours later (the demo's, a cluster's leftovers)
+/// The same evicted pods seen hours later (the demo's, a cluster's leftovers)
 /// are not a failure happening at once: cleaning them up is not paused.
 #[test]
 fn evictions_older_than_the_window_do_not_trip_the_breaker() {
@@ -735,7 +735,7 @@ fn evictions_older_than_the_window_do_not_trip_the_breaker() {
     assert!(trips(&findings, &census(&pods), &config, later).is_empty());
 }
 
-/// Issue 19, 2: a node that stopped reporting strands a pod or two per namespace; no
+/// A node that stopped reporting strands a pod or two per namespace; no
 /// namespace or workload share trips, but its pods are counted per node.
 #[test]
 fn the_breaker_counts_pods_stuck_on_one_node() {

@@ -547,7 +547,7 @@ fn statefulset(name: &str, replicas: i32) -> k8s_openapi::api::apps::v1::Statefu
     .unwrap()
 }
 
-/// Issue 19, 2: a StatefulSet's pod stuck Terminating on a node that stopped reporting may
+/// A StatefulSet's pod stuck Terminating on a node that stopped reporting may
 /// still run there; force-deleting it starts a second `db-0` at once. The worker holds it,
 /// saying how to confirm the node is gone; once it is (tainted out-of-service), the same
 /// automatic force delete goes through.
@@ -662,7 +662,7 @@ async fn a_pod_with_a_volume_claim_on_a_node_that_stopped_reporting_is_not_force
     assert!(sim.pod("default", "cache-0").is_some());
 }
 
-/// Issue 19, 8: a sink that never answers holds up its report, not auto-clean: delivery runs
+/// A sink that never answers holds up its report, not auto-clean: delivery runs
 /// in a task of its own. (It ran inside the worker loop: about 2.5 minutes per report with no
 /// pass.)
 #[tokio::test]
@@ -728,7 +728,7 @@ async fn a_dead_report_sink_does_not_stop_auto_clean() {
     assert!(passes > 10, "passes went on: {passes}");
 }
 
-/// Issue 19, 7: a cluster dropped from the screen (or a headless shutting down) stops its
+/// A cluster dropped from the screen (or a headless shutting down) stops its
 /// worker first: the worker stands by before the watches stop, so it never acts on a cache
 /// that no longer follows the cluster.
 #[tokio::test]

@@ -62,7 +62,7 @@ pub struct ParkedRecord {
     /// The pod that triggered it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod: Option<String>,
-    /// The rule that matched the pod (records before issue 13 have only `reason`).
+    /// The rule that matched the pod (records written by older versions have only `reason`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) rule: Option<RuleKind>,
     /// The pod's own words for it, e.g. the image pull error (not in older records).

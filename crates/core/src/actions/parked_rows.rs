@@ -53,7 +53,7 @@ pub struct ParkedRow {
 }
 
 impl ParkedRow {
-    /// Undo, to run on this row's cluster's executor (confirm with [`Executor::check_undo`]).
+    /// Undo, to run on this row's cluster's executor (confirm with the executor's `check_undo`).
     pub fn undo(&self) -> Action {
         Action::UndoScale(self.workload.clone())
     }
@@ -75,7 +75,7 @@ pub struct Trigger {
     /// As recorded, e.g. `imagePull: ImagePullBackOff`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// The pod's own words, e.g. the image pull error (records since issue 13).
+    /// The pod's own words, e.g. the image pull error (absent from records written by older versions).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }

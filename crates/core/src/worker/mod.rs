@@ -1,7 +1,7 @@
 //! The auto-clean worker: plans from the live cache and the per-rule toggles, enforces the
 //! safety guards, and runs actions through the executor.
 //!
-//! The decisions are pure ([`plan`], [`breaker::trips`], [`RateLimiter`]); the loop in `run.rs`
+//! The decisions are pure ([`plan`], [`breaker::trips`], the `RateLimiter`); the loop in `run.rs`
 //! only gathers their inputs, runs what they decide and publishes [`WorkerStatus`].
 
 mod blocked;
@@ -38,7 +38,7 @@ use crate::report::Reporter;
 
 /// How one mode runs the worker; what it may do comes from the [`Policy`].
 pub struct WorkerOptions {
-    /// The master switch at start (off by default, SPEC §4).
+    /// The master switch at start (off by default: nothing acts on its own until asked).
     pub master_auto: bool,
     pub tick: Duration,
     pub cluster: String,
