@@ -54,6 +54,7 @@ fn exit_code(error: &Error) -> u8 {
         | Error::Terminal { .. }
         | Error::HttpClient(_)
         | Error::Encode(_)
+        | Error::Connect(_)
         | Error::Cluster(_)
         | Error::Kubeconfig(_)
         | Error::Api(_)
@@ -125,6 +126,7 @@ mod tests {
 
     use super::{EXIT_CONFIG, EXIT_RUNTIME, exit_code};
     use crate::Error;
+    use crate::cluster::{ConnectError, Origin};
     use crate::error::{FileKind, IoOp};
 
     fn io_error() -> io::Error {
@@ -174,6 +176,11 @@ mod tests {
             ), EXIT_RUNTIME;
             Error::Encode(_) => Error::Encode(serde_json::from_str::<u8>("x").unwrap_err()),
                 EXIT_RUNTIME;
+            Error::Connect(_) => Error::Connect(ConnectError::NoContext {
+                name: "prod".into(),
+                origin: Origin::Default,
+                known: vec!["staging".into()],
+            }), EXIT_RUNTIME;
             Error::Cluster(_) => Error::Cluster("gone".into()), EXIT_RUNTIME;
             Error::Kubeconfig(_) => Error::Kubeconfig(KubeconfigError::CurrentContextNotSet),
                 EXIT_RUNTIME;
