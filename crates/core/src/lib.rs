@@ -17,6 +17,7 @@
 )]
 
 pub mod actions;
+pub mod clock;
 pub mod cluster;
 pub mod config;
 pub mod error;
