@@ -89,6 +89,8 @@ impl Fresh {
             cluster: "sim".into(),
             ..WorkerOptions::default()
         };
+        // As a session does: the cache classifies under the worker's policy.
+        self.cache.set_chain(policy.chain().to_vec());
         worker::spawn(self.cache.clone(), Arc::new(executor), &policy, options)
     }
 }
@@ -231,7 +233,6 @@ async fn a_frozen_server_shows_in_metrics_and_readyz_then_thaws() {
     let (_stop_tx, stop) = watch::channel(false);
     let sources = Sources {
         cache: fresh.cache.reader(),
-        chain: Config::default().rules,
         max_stale: MAX_STALE,
         counters: Arc::new(Counters::default()),
         worker: worker_rx,

@@ -74,9 +74,10 @@ impl Clock {
         }
     }
 
-    /// Monotonic time now, on tokio's clock (paused in tests that pause it).
-    pub fn instant(&self) -> Instant {
-        Instant::now()
+    /// Monotonic time now, on tokio's clock (paused in tests that pause it), as a standard
+    /// `Instant` so that deadlines compare with any other.
+    pub fn instant(&self) -> std::time::Instant {
+        Instant::now().into_std()
     }
 
     /// How long until the wall clock reads `at`; zero when it is already past.
@@ -89,9 +90,9 @@ impl Clock {
         tokio::time::sleep(pause).await
     }
 
-    /// Sleeps until `at` on tokio's clock.
-    pub async fn sleep_until(&self, at: Instant) {
-        tokio::time::sleep_until(at).await
+    /// Sleeps until `at` (read from [`Clock::instant`]) on tokio's clock.
+    pub async fn sleep_until(&self, at: std::time::Instant) {
+        tokio::time::sleep_until(Instant::from_std(at)).await
     }
 }
 
