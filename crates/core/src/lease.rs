@@ -416,32 +416,13 @@ pub async fn run(
             }
             _ = stop.changed() => break,
         };
-        let next = match round {
-            Ok(Role::Leader) => {
-                // Counted from when the round began: the write landed no earlier than that.
-                leading_until = Some(started + settings.renew_deadline);
-                Role::Leader
-            }
-            Ok(follower) => {
-                leading_until = None;
-                follower
-            }
-            Err(why) => {
-                tracing::warn!("lease {}/{}: {why}", settings.namespace, settings.name);
-                match leading_until {
-                    Some(until) if clock.instant() < until => Role::Leader,
-                    Some(_) => {
-                        tracing::warn!(
-                            "could not renew the lease within {:?}: stepping down",
-                            settings.renew_deadline
-                        );
-                        leading_until = None;
-                        Role::Follower("unknown (the lease could not be renewed)".into())
-                    }
-                    None => Role::Follower("unknown (the lease cannot be read)".into()),
-                }
-            }
-        };
+        let next = after_round(
+            round,
+            started,
+            &mut leading_until,
+            &settings,
+            clock.instant(),
+        );
         acting_until.send_replace(leading_until);
         if let Some(history) = elector.take_inherited().filter(|h| !h.is_empty()) {
             let _ = worker.send(WorkerCommand::Restore(history)).await;
@@ -471,6 +452,43 @@ pub async fn run(
             .await;
     }
     elector
+}
+
+/// The role a round leaves this replica in, and until when it may act (`leading_until`). A
+/// round that failed keeps a leader leading until its renew deadline, and no longer.
+fn after_round(
+    round: Result<Role, LeaseError>,
+    started: Instant,
+    leading_until: &mut Option<Instant>,
+    settings: &LeaseSettings,
+    now: Instant,
+) -> Role {
+    match round {
+        Ok(Role::Leader) => {
+            // Counted from when the round began: the write landed no earlier than that.
+            *leading_until = Some(started + settings.renew_deadline);
+            Role::Leader
+        }
+        Ok(follower) => {
+            *leading_until = None;
+            follower
+        }
+        Err(why) => {
+            tracing::warn!("lease {}/{}: {why}", settings.namespace, settings.name);
+            match *leading_until {
+                Some(until) if now < until => Role::Leader,
+                Some(_) => {
+                    tracing::warn!(
+                        "could not renew the lease within {:?}: stepping down",
+                        settings.renew_deadline
+                    );
+                    *leading_until = None;
+                    Role::Follower("unknown (the lease could not be renewed)".into())
+                }
+                None => Role::Follower("unknown (the lease cannot be read)".into()),
+            }
+        }
+    }
 }
 
 async fn announce(

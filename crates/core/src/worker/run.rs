@@ -15,7 +15,7 @@ use super::plan::{Decision, Gate, Guards, Hold, Planned, Toggles, plan};
 use super::{Counters, WorkerCommand, WorkerOptions, WorkerStatus};
 use crate::actions::{ACTION_LOG, Action, Executor, Origin, Outcome, PastAction};
 use crate::clock::Clock;
-use crate::cluster::Cache;
+use crate::cluster::{Abnormal, Cache};
 use crate::config::CronSchedule;
 use crate::policy::Policy;
 use crate::report::{DeliverySummary, Reporter};
@@ -217,12 +217,36 @@ impl Worker {
         }
     }
 
+    /// One pass: what may be acted on now, the plan for it, then each planned action in turn.
     async fn pass(
         &mut self,
         commands: &mut mpsc::Receiver<WorkerCommand>,
         status: &watch::Sender<WorkerStatus>,
     ) {
         let now = self.clock.now();
+        let findings = self.actionable(now);
+        let pass = plan(
+            &findings,
+            &self.toggles,
+            &self.paused,
+            &self.gate(),
+            &mut self.guards,
+            self.clock.instant(),
+        );
+        self.status.blocked = pass.blocked.clone();
+        self.status.last_pass = Some(now);
+        self.publish(status);
+        let deferred = self.run_planned(pass.planned, commands, status).await;
+        self.status.passes += 1;
+        self.refresh_status();
+        // A RunNow that came in during this pass is answered by it.
+        for command in deferred {
+            self.apply(command).await;
+        }
+    }
+
+    /// The findings of the rules that may act, with the breaker's pauses brought up to them.
+    fn actionable(&mut self, now: DateTime<Utc>) -> Vec<Abnormal> {
         // Classifying every pod is the worker's whole idle cost at 150,000 pods: skip it when no
         // rule may act, keep only the findings of rules that may, and take the census only when
         // one of those could trip the breaker.
@@ -251,19 +275,19 @@ impl Worker {
         }
         self.tripped = breaker::trips(&findings, &census, &self.guards.safety.breaker, now);
         self.update_paused();
-        let pass = plan(
-            &findings,
-            &self.toggles,
-            &self.paused,
-            &self.gate(),
-            &mut self.guards,
-            self.clock.instant(),
-        );
-        self.status.blocked = pass.blocked.clone();
-        self.status.last_pass = Some(now);
-        self.publish(status);
+        findings
+    }
+
+    /// Run what the plan decided, one action at a time, re-reading the toggles and the gate
+    /// before each; returns the commands that must wait for the pass to end.
+    async fn run_planned(
+        &mut self,
+        planned: Vec<Planned>,
+        commands: &mut mpsc::Receiver<WorkerCommand>,
+        status: &watch::Sender<WorkerStatus>,
+    ) -> Vec<WorkerCommand> {
         let mut deferred = Vec::new();
-        for planned in pass.planned {
+        for planned in planned {
             let action = match &planned.decision {
                 Decision::Run(action) => action.clone(),
                 Decision::Held(hold) => {
@@ -279,12 +303,7 @@ impl Worker {
             self.status.last_progress = Some(self.clock.now());
             self.publish(status);
         }
-        self.status.passes += 1;
-        self.refresh_status();
-        // A RunNow that came in during this pass is answered by it.
-        for command in deferred {
-            self.apply(command).await;
-        }
+        deferred
     }
 
     /// Check, take a slot, send. Limits are spent only on requests that go out.
