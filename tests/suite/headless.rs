@@ -212,17 +212,18 @@ async fn pass(
 /// One replica's election loop, as `headless` runs it.
 struct Replica {
     leader: watch::Receiver<bool>,
-    _commands: mpsc::Receiver<WorkerCommand>,
+    /// What the election told the worker.
+    commands: mpsc::Receiver<WorkerCommand>,
     _stop: watch::Sender<bool>,
 }
 
 fn replica(client: kube::Client, identity: &str) -> Replica {
-    let (commands, _commands) = mpsc::channel(64);
+    let (to_worker, commands) = mpsc::channel(64);
     let (leader_tx, leader) = watch::channel(false);
     let (_stop, stop) = watch::channel(false);
     let elector = Elector::new(client, settings(identity), Clock::real());
     let wiring = Wiring {
-        worker: commands,
+        worker: to_worker,
         recent: watch::channel(Vec::new()).1,
         leader: leader_tx,
         acting_until: watch::channel(None).0,
@@ -230,7 +231,7 @@ fn replica(client: kube::Client, identity: &str) -> Replica {
     tokio::spawn(lease::run(elector, wiring, stop, None));
     Replica {
         leader,
-        _commands,
+        commands,
         _stop,
     }
 }
@@ -247,8 +248,13 @@ async fn a_leader_that_cannot_renew_stops_before_another_can_take_over() {
         "a",
     );
     eventually("a to lead", || *a.leader.borrow()).await;
-    let b = replica(server.client(), "b");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut b = replica(server.client(), "b");
+    // b's first round decided: it stands by, naming a.
+    let told = tokio::time::timeout(Duration::from_secs(5), b.commands.recv()).await;
+    assert!(
+        matches!(&told, Ok(Some(WorkerCommand::SetStandby(Some(why)))) if why.contains("run by a")),
+        "{told:?}"
+    );
     assert!(!*b.leader.borrow(), "b follows while a renews");
 
     // a's renewals now hang (sent, never answered); b still reaches the server.
