@@ -201,6 +201,36 @@ async fn a_rule_that_matures_appears_at_its_due_time_without_any_event_or_reader
     promotion.abort();
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_pod_that_comes_later_is_promoted_on_time_and_promotion_ends_with_the_cache() {
+    let start = t("2026-11-20T08:00:00Z");
+    let cache = cache_at(start, &chain());
+    let promotion = cache.spawn_promotion();
+    // Nothing is due: the task sleeps its longest.
+    tokio::time::advance(Duration::from_secs(5)).await;
+    cache.upsert(
+        pod("web-1")
+            .created_at("2026-11-20T08:00:05Z")
+            .waiting("ImagePullBackOff")
+            .wire(),
+        cache.clock().now(),
+    );
+    let mut changes = cache.subscribe();
+    changes.mark_unchanged();
+    tokio::time::timeout(Duration::from_secs(46), changes.changed())
+        .await
+        .expect("woken when the later pod's rule matures")
+        .unwrap();
+    assert_eq!(cache.clock().now(), start + chrono::Duration::seconds(50));
+    assert_eq!(cache.counts().get(&RuleKind::ImagePull), Some(&1));
+
+    drop((cache, changes));
+    tokio::time::timeout(Duration::from_secs(1), promotion)
+        .await
+        .expect("the task ends with the cache")
+        .unwrap();
+}
+
 #[test]
 fn a_new_chain_replaces_the_old_and_reclassifies_every_pod() {
     let now = t("2026-11-20T08:10:00Z");

@@ -509,7 +509,9 @@ impl Store {
 }
 
 /// Wakes readers when a rule matures, however quiet the cluster is. A wall clock that jumps
-/// is caught up with at the next wake: the sleep is never longer than `RECHECK`.
+/// is caught up with at the next wake: the sleep is never longer than `RECHECK`. A change
+/// (it may bring a due time nearer) costs a look under the read lock; the write lock is
+/// taken only when something is due.
 async fn promote_as_time_passes(cache: Weak<Inner>, mut changes: watch::Receiver<u64>) {
     const RECHECK: Duration = Duration::from_secs(30);
     loop {
@@ -517,9 +519,12 @@ async fn promote_as_time_passes(cache: Weak<Inner>, mut changes: watch::Receiver
             return;
         };
         let cache = Cache { inner };
-        cache.promote();
         let clock = cache.clock();
         let next = cache.read().index.next_due();
+        if next.is_some_and(|due| due <= clock.now()) {
+            cache.promote();
+            continue;
+        }
         // Not held while asleep: the cache ends when its last owner lets go of it.
         drop(cache);
         let pause = next.map_or(RECHECK, |due| clock.until(due).min(RECHECK));
