@@ -19,6 +19,7 @@
 //! [`cluster::ConnectError`]; everything else, an [`Error`].
 
 pub mod actions;
+pub mod clock;
 pub mod cluster;
 pub mod config;
 pub mod error;
