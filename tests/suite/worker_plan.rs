@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use opc_core::actions::{Action, Change, Outcome, PastAction, Target, WorkloadKind, WorkloadRef};
+use opc_core::actions::{
+    Action, Change, Outcome, PastAction, Refusal, Target, WorkloadKind, WorkloadRef,
+};
 use opc_core::cluster::Abnormal;
 use opc_core::config::{BreakerConfig, SafetyConfig};
 use opc_core::pod::{Interner, PodRecord, WorkloadId};
@@ -277,8 +279,12 @@ fn a_target_refused_before_sending_spends_nothing_and_backs_off() {
     let pass = plan_at(&findings, &mut guards, start);
     let named = |name: &str| pass.planned.iter().find(|p| p.pod.name == name).unwrap();
     let (held, fine) = (named("held"), named("fine"));
+    let finalizers = Outcome::Refused(Refusal::HeldByFinalizers {
+        pod: held.pod.clone(),
+        finalizers: vec!["x".into()],
+    });
     assert!(
-        guards.refused(held, "held by finalizers (x)", start),
+        guards.refused(held, &finalizers, start),
         "a new reason is logged"
     );
     assert!(
@@ -290,14 +296,14 @@ fn a_target_refused_before_sending_spends_nothing_and_backs_off() {
     let holds_at = |guards: &mut Guards, secs| holds(&plan_at(&findings[..1], guards, at(secs)));
     assert_eq!(
         holds_at(&mut guards, 60),
-        [Hold::BackingOff("held by finalizers (x)".into())]
+        [Hold::BackingOff(Box::new(finalizers.clone()))]
     );
     assert!(
         holds_at(&mut guards, 121).is_empty(),
         "tried again after 2 min"
     );
     assert!(
-        !guards.refused(held, "held by finalizers (x)", at(121)),
+        !guards.refused(held, &finalizers, at(121)),
         "the same reason again is not logged again"
     );
     assert!(!holds_at(&mut guards, 121 + 239).is_empty(), "then 4 min");
@@ -305,7 +311,7 @@ fn a_target_refused_before_sending_spends_nothing_and_backs_off() {
     // Doubling stops at an hour.
     let mut now = 121 + 241;
     for _ in 0..10 {
-        guards.refused(held, "held by finalizers (x)", at(now));
+        guards.refused(held, &finalizers, at(now));
         now += 3601;
     }
     assert!(holds_at(&mut guards, now).is_empty(), "capped at 1 h");

@@ -27,7 +27,7 @@ struct Backoff {
     rule: RuleKind,
     until: Instant,
     wait: Duration,
-    reason: String,
+    reason: Outcome,
 }
 
 /// The workloads one rule acted on within the breaker's window, and its pauses once the bound
@@ -81,7 +81,7 @@ impl Guards {
         }
         self.forget_old_refusals(now);
         let backoff = self.backoff.get(&planned.target)?;
-        (backoff.until > now).then(|| Hold::BackingOff(backoff.reason.clone()))
+        (backoff.until > now).then(|| Hold::BackingOff(Box::new(backoff.reason.clone())))
     }
 
     /// Right before a request is sent: the bound on distinct workloads, then a rate-limit slot.
@@ -148,16 +148,16 @@ impl Guards {
             self.backoff.remove(&planned.target);
             false
         } else {
-            self.refused(planned, &outcome.detail(), now)
+            self.refused(planned, outcome, now)
         }
     }
 
     /// A target refused for a lasting reason waits, longer each time. Returns whether the
     /// reason is new (worth a log line) rather than the same refusal again.
-    pub fn refused(&mut self, planned: &Planned, why: &str, now: Instant) -> bool {
+    pub fn refused(&mut self, planned: &Planned, why: &Outcome, now: Instant) -> bool {
         self.forget_old_refusals(now);
         let previous = self.backoff.get(&planned.target);
-        let new_reason = previous.is_none_or(|b| b.reason != why);
+        let new_reason = previous.is_none_or(|b| b.reason != *why);
         let wait = match previous {
             Some(b) if !new_reason => (b.wait * 2).min(MAX_BACKOFF),
             _ => FIRST_BACKOFF,
@@ -168,7 +168,7 @@ impl Guards {
                 rule: planned.rule,
                 until: now + wait,
                 wait,
-                reason: why.to_string(),
+                reason: why.clone(),
             },
         );
         new_reason
@@ -185,7 +185,7 @@ impl Guards {
     pub(crate) fn backing_off(&self, now: Instant) -> BTreeMap<RuleKind, (u32, String)> {
         let mut held: BTreeMap<RuleKind, (u32, String)> = BTreeMap::new();
         for b in self.backoff.values().filter(|b| b.until > now) {
-            let entry = held.entry(b.rule).or_insert((0, b.reason.clone()));
+            let entry = held.entry(b.rule).or_insert((0, b.reason.detail()));
             entry.0 += 1;
         }
         held
@@ -408,6 +408,17 @@ mod tests {
     use crate::actions::PodRef;
     use crate::worker::planned::Decision;
 
+    fn held_by_finalizers() -> Outcome {
+        Outcome::Refused(crate::actions::Refusal::HeldByFinalizers {
+            pod: PodRef {
+                namespace: "shop".into(),
+                name: "web-1".into(),
+                uid: "u".into(),
+            },
+            finalizers: vec!["example.com/guard".into()],
+        })
+    }
+
     fn planned(target: &str) -> Planned {
         Planned {
             rule: RuleKind::Terminating,
@@ -428,12 +439,12 @@ mod tests {
         let mut guards = Guards::new(SafetyConfig::default());
         let start = Instant::now();
         for i in 0..500 {
-            guards.refused(&planned(&format!("pod-{i}")), "held by finalizers", start);
+            guards.refused(&planned(&format!("pod-{i}")), &held_by_finalizers(), start);
         }
         assert_eq!(guards.backoff.len(), 500);
         // Refused again within its wait: the wait doubles, so the entry is kept.
         let again = start + FIRST_BACKOFF + Duration::from_secs(1);
-        guards.refused(&planned("pod-0"), "held by finalizers", again);
+        guards.refused(&planned("pod-0"), &held_by_finalizers(), again);
         assert_eq!(
             guards.backoff[&Target::Pod("pod-0".into())].wait,
             FIRST_BACKOFF * 2

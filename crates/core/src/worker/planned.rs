@@ -4,7 +4,7 @@ use std::fmt;
 
 use super::limits::Limited;
 use super::pause::Pause;
-use crate::actions::{Action, PodRef, Target};
+use crate::actions::{Action, Outcome, PodRef, Target};
 use crate::pod::WorkloadId;
 use crate::rules::RuleKind;
 
@@ -19,7 +19,7 @@ pub enum Hold {
     RecentlyActed,
     RateLimited(Limited),
     /// Refused before (opt-out up the chain, a bad rollout, finalizers...): waiting to retry.
-    BackingOff(String),
+    BackingOff(Box<Outcome>),
 }
 
 impl fmt::Display for Hold {
@@ -33,7 +33,9 @@ impl fmt::Display for Hold {
             Hold::ManualOnly => f.write_str("manual-only action"),
             Hold::RecentlyActed => f.write_str("acted on a moment ago; waiting for the watch"),
             Hold::RateLimited(limit) => fmt::Display::fmt(limit, f),
-            Hold::BackingOff(why) => write!(f, "refused before, retried later: {why}"),
+            Hold::BackingOff(why) => {
+                write!(f, "refused before, retried later: {}", why.detail())
+            }
         }
     }
 }

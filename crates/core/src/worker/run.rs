@@ -367,7 +367,7 @@ impl Worker {
         self.count(planned.rule, &outcome);
         if matches!(outcome, Outcome::Refused(_)) && !outcome.failed() {
             if new_reason {
-                self.say_held(planned, &outcome.detail());
+                self.say_held(planned, &outcome);
             }
             return;
         }
@@ -376,13 +376,14 @@ impl Worker {
     }
 
     /// A target held back for a lasting reason: one line per new reason.
-    fn say_held(&self, planned: &Planned, why: &str) {
+    fn say_held(&self, planned: &Planned, why: &Outcome) {
         tracing::warn!(
             target: ACTION_LOG,
-            "{}: auto {} holds {}: {why}",
+            "{}: auto {} holds {}: {}",
             self.cluster,
             planned.rule,
-            planned.pod
+            planned.pod,
+            why.detail()
         );
     }
 
@@ -405,9 +406,8 @@ impl Worker {
     fn not_sent(&mut self, planned: &Planned, outcome: &Outcome) {
         match outcome {
             Outcome::Refused(_) | Outcome::Failed(_) => {
-                let why = outcome.detail();
-                if self.guards.refused(planned, &why, self.clock.instant()) {
-                    self.say_held(planned, &why);
+                if self.guards.refused(planned, outcome, self.clock.instant()) {
+                    self.say_held(planned, outcome);
                 }
             }
             other => {
