@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use crate::Error;
 use crate::cli::{Cli, Command, GlobalArgs};
-use crate::config::Config;
+use crate::config::{Config, ConfigError, Problem};
 
 pub(crate) use targets::{Targets, open_targets};
 
@@ -92,7 +92,10 @@ fn cluster_flag(global: &GlobalArgs) -> Option<&'static str> {
 
 fn check_config(file: &std::path::Path) -> crate::Result<ExitCode> {
     let config = Config::load_file(file).map_err(|e| match e {
-        Error::Io { path, source, .. } => Error::Config(format!("{}: {source}", path.display())),
+        Error::Io { path, source, .. } => Error::Config(ConfigError::of_file(
+            path.display(),
+            Problem::Unreadable(source.to_string()),
+        )),
         other => other,
     })?;
     out(&config.describe())?;
@@ -127,6 +130,7 @@ mod tests {
     use super::{EXIT_CONFIG, EXIT_RUNTIME, exit_code};
     use crate::Error;
     use crate::cluster::{ConnectError, Origin};
+    use crate::config::{ConfigError, Problem};
     use crate::error::{FileKind, IoOp};
 
     fn io_error() -> io::Error {
@@ -152,7 +156,10 @@ mod tests {
     #[test]
     fn each_error_exits_with_its_code() {
         check_every_variant! {
-            Error::Config(_) => Error::Config("bad key".into()), EXIT_CONFIG;
+            Error::Config(_) => Error::Config(ConfigError::of_file(
+                "config.yaml",
+                Problem::NoSettings,
+            )), EXIT_CONFIG;
             Error::Usage(_) => Error::Usage("one cluster".into()), EXIT_CONFIG;
             Error::Listen { .. } => Error::Listen {
                 addr: ([127, 0, 0, 1], 9).into(),

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use opc_core::Error;
 use opc_core::config::{
-    self, Config, ConfigSource, FileFormat, FixedEnvironment, KeyBinding, KeyCode, Secret,
+    self, Config, ConfigSource, FileFormat, FixedEnvironment, KeyBinding, KeyCode, Problem, Secret,
     SecretSource, Sink,
 };
 use opc_core::error::IoOp;
@@ -28,7 +28,7 @@ fn parse(text: &str) -> Config {
 /// The message of a config error; anything else fails the test.
 fn error(text: &str) -> String {
     match Config::from_yaml(text, "config.yml") {
-        Err(Error::Config(msg)) => msg,
+        Err(Error::Config(error)) => error.to_string(),
         Err(other) => panic!("expected a config error, got {other:?}"),
         Ok(config) => panic!("expected {text:?} to be rejected, got {config:?}"),
     }
@@ -619,11 +619,10 @@ fn named_missing_files_are_errors_not_fallthrough() {
     let by_env = config::search(None, missing, root, None);
     for (result, by) in [(by_flag, "--config"), (by_env, "$OPS_POD_CLEANER_CONFIG")] {
         match result {
-            Err(Error::Config(msg)) => {
-                assert!(
-                    msg.contains("nope.yaml") && msg.contains(by) && msg.contains("does not exist"),
-                    "{msg}"
-                )
+            Err(Error::Config(error)) => {
+                assert!(error.origin.ends_with("nope.yaml"), "{error}");
+                let named_by = by.to_string();
+                assert_eq!(error.problem, Problem::NotFound { named_by });
             }
             other => panic!("expected an error naming {by}, got {other:?}"),
         }

@@ -10,7 +10,7 @@ const DAY: u64 = 86_400;
 
 fn report(body: &str) -> Result<Config, String> {
     Config::from_yaml(&format!("report:\n{body}"), "config.yml").map_err(|e| match e {
-        Error::Config(msg) => msg,
+        Error::Config(error) => error.to_string(),
         other => panic!("expected a config error, got {other:?}"),
     })
 }

@@ -11,7 +11,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// A config file that cannot be used; the message names file, line, column, key and what was expected.
     #[error("{0}")]
-    Config(String),
+    Config(crate::config::ConfigError),
 
     /// A file the tool reads or writes (config, audit log, report state, spool).
     #[error("cannot {op} {}: {source}", path.display())]

@@ -10,6 +10,7 @@ mod audit;
 mod cluster;
 mod describe;
 mod duration;
+mod error;
 mod keys;
 mod native;
 mod paths;
@@ -29,6 +30,7 @@ pub use audit::AuditConfig;
 pub(crate) use cluster::ClusterConfig;
 pub use duration::format as format_duration;
 pub(crate) use duration::parse as parse_duration;
+pub use error::{ConfigError, Problem};
 pub use keys::{ACTIONS as UI_ACTIONS, KeyBinding, KeyCode, UiConfig};
 pub use report::{DEFAULT_SCHEDULE, FileFormat, ReportConfig, Sink};
 pub use safety::{BreakerConfig, SafetyConfig};
@@ -93,15 +95,13 @@ impl Config {
     /// As [`Config::from_yaml`], with `urlFrom`/`secretFrom` read from `env`.
     pub fn from_yaml_in(text: &str, origin: &str, env: &dyn Environment) -> Result<Config> {
         if is_blank(text) {
-            return Err(Error::Config(format!(
-                "{origin}: the file is empty (only blank lines or comments); write settings \
-                 (see config/default.yaml) or remove the file to use the built-in defaults"
-            )));
+            return Err(Error::Config(ConfigError::of_file(origin, Problem::Empty)));
         }
         let root = tree::parse(text, origin)?;
         if root.value == Value::Null {
-            return Err(Error::Config(format!(
-                "{origin}: the file holds no settings (an empty document); write settings or remove the file"
+            return Err(Error::Config(ConfigError::of_file(
+                origin,
+                Problem::NoSettings,
             )));
         }
         let field = Field::root(origin, &root);
@@ -190,9 +190,11 @@ fn named(path: PathBuf, by: &str) -> Result<Option<PathBuf>> {
     if path.is_file() {
         Ok(Some(path))
     } else {
-        Err(Error::Config(format!(
-            "{}: config file named by {by} does not exist (or is not a file)",
-            path.display()
+        Err(Error::Config(ConfigError::of_file(
+            path.display(),
+            Problem::NotFound {
+                named_by: by.to_string(),
+            },
         )))
     }
 }

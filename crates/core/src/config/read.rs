@@ -1,5 +1,6 @@
 //! Typed access to tree nodes; every failure names file, line, column, key path and expectation.
 
+use super::error::{ConfigError, Problem};
 use std::fmt::Display;
 use std::time::Duration;
 
@@ -18,13 +19,12 @@ pub(crate) struct Field<'a> {
 
 /// Builds the message every config error uses: `file:line:col: key.path: what`.
 pub(crate) fn located(origin: &str, pos: Pos, path: &str, what: impl Display) -> Error {
-    let at = if pos.line == 0 {
-        origin.to_string()
-    } else {
-        format!("{origin}:{}:{}", pos.line, pos.column)
-    };
-    let path = if path.is_empty() { "top level" } else { path };
-    Error::Config(format!("{at}: {path}: {what}"))
+    Error::Config(ConfigError {
+        origin: origin.to_string(),
+        at: (pos.line > 0).then_some((pos.line, pos.column)),
+        key: Some(path.to_string()),
+        problem: Problem::Invalid(what.to_string()),
+    })
 }
 
 impl<'a> Field<'a> {

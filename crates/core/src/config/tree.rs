@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::{MessageFormatter, Spanned, UserMessageFormatter};
 
+use super::error::{ConfigError, Problem};
 use super::secret::mask_url;
 
 /// Line and column, both 1-based (0 when unknown).
@@ -96,7 +97,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> crate::Result<Node> {
 }
 
 /// A YAML syntax error in our `file:line:col: message` form.
-fn yaml_error(err: &serde_saphyr::Error, origin: &str) -> String {
+fn yaml_error(err: &serde_saphyr::Error, origin: &str) -> ConfigError {
     let plain = err.without_snippet();
     let text = UserMessageFormatter.format_message(plain);
     // The renderer would neutralize control characters; we bypass it, so do it here.
@@ -104,15 +105,12 @@ fn yaml_error(err: &serde_saphyr::Error, origin: &str) -> String {
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    match plain.location() {
-        Some(at) if at.line() > 0 => {
-            format!(
-                "{origin}:{}:{}: invalid YAML: {text}",
-                at.line(),
-                at.column()
-            )
-        }
-        _ => format!("{origin}: invalid YAML: {text}"),
+    ConfigError {
+        at: plain
+            .location()
+            .filter(|at| at.line() > 0)
+            .map(|at| (at.line(), at.column())),
+        ..ConfigError::of_file(origin, Problem::Yaml(text))
     }
 }
 

@@ -6,6 +6,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::{ConfigError, Problem};
+
 use super::RestartReport;
 use super::files::write_atomically;
 use crate::error::IoOp;
@@ -86,9 +88,9 @@ impl RestartState {
             }
         };
         serde_json::from_str(&text).map_err(|e| {
-            Error::Config(format!(
-                "{}: not a report state file ({e}); delete it to start counting afresh",
-                path.display()
+            Error::Config(ConfigError::of_file(
+                path.display(),
+                Problem::NotReportState(e.to_string()),
             ))
         })
     }
