@@ -79,12 +79,8 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
             }
             Vec::new()
         }
-        Event::Outcome {
-            action,
-            outcome,
-            workload,
-        } => {
-            on_outcome(state, &action, &outcome, workload);
+        Event::Outcome { action, outcome } => {
+            on_outcome(state, &action, &outcome);
             Vec::new()
         }
         Event::Contexts(Ok(names)) if names.is_empty() => {
@@ -208,12 +204,7 @@ fn paused_by_bound(state: &State, rule: RuleKind) -> Option<(Arc<str>, Pause)> {
         .map(|(cluster, pause)| (Arc::clone(cluster), (*pause).clone()))
 }
 
-fn on_outcome(
-    state: &mut State,
-    action: &Routed<Action>,
-    outcome: &Outcome,
-    workload: Option<crate::actions::WorkloadRef>,
-) {
+fn on_outcome(state: &mut State, action: &Routed<Action>, outcome: &Outcome) {
     let mut text = outcome.line(&action.item);
     if state.several_clusters() {
         text = format!("{}: {text}", action.cluster);
@@ -230,9 +221,9 @@ fn on_outcome(
                 });
             }
         }
-        Outcome::Done(_) => match (&action.item, workload) {
+        Outcome::Done(_) => match (&action.item, outcome.workload()) {
             (Action::ScaleToZero(_), Some(w)) => {
-                state.scaled.push(Routed::new(&action.cluster, w));
+                state.scaled.push(Routed::new(&action.cluster, w.clone()));
             }
             (Action::UndoScale(w), _) => state
                 .scaled
