@@ -5,9 +5,7 @@ use std::sync::Arc;
 use super::confirm::{Answer, Confirmation, Offer, PodVerb};
 use super::event::{Effect, Event, Routed, Snapshot};
 use super::keys::{Command, command_for};
-use super::state::{
-    BottomPane, DetailsContent, DetailsView, Forbidden, Overlay, State, StatusLine, View,
-};
+use super::state::{BottomPane, DetailsContent, DetailsView, Overlay, State, StatusLine, View};
 use crate::actions::{Action, Outcome, ParkedList, PodRef, Refusal, Verb};
 use crate::cluster::Abnormal;
 use crate::config::{KeyBinding, KeyCode};
@@ -30,7 +28,7 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
         Event::Key(key) => on_key(state, &key),
         Event::Tick { now, clusters } => {
             state.now = now;
-            state.clusters = clusters;
+            state.sync_clusters(clusters);
             Vec::new()
         }
         Event::Resize { table_height } => {
@@ -43,7 +41,7 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
             Vec::new()
         }
         Event::Worker { cluster, status } => {
-            state.workers.insert(cluster, status);
+            state.clusters.set_worker(&cluster, status);
             Vec::new()
         }
         Event::Report(report) => {
@@ -60,7 +58,7 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
             Vec::new()
         }
         Event::Resolved { pod, result } => {
-            let on_screen = state.clusters.iter().any(|c| c.name == pod.cluster);
+            let on_screen = state.clusters.contains(&pod.cluster);
             if on_screen && matches!(state.overlay, Some(Overlay::Resolving(_))) {
                 let several = state.several_clusters();
                 state.overlay = Some(Overlay::Confirm(match result {
@@ -92,7 +90,7 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
             Vec::new()
         }
         Event::Contexts(Ok(names)) => {
-            let first = state.clusters.first().map(|c| c.name.clone());
+            let first = state.clusters.lines().next().map(|c| c.name.clone());
             let selected = names
                 .iter()
                 .position(|n| Some(n.as_str()) == first.as_deref())
@@ -108,15 +106,7 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
             Vec::new()
         }
         Event::Switched(Ok(name)) => {
-            state.clusters = vec![super::event::ClusterLine {
-                name: name.as_str().into(),
-                watch: super::state::WatchLine::Listing,
-                pods: 0,
-            }];
-            state.workers.clear();
-            state.marks.clear();
-            state.scaled.clear();
-            state.forbidden.clear();
+            state.clusters.only(&name);
             state.replace_findings(Vec::new(), true);
             state.view = View::Table;
             state.details = None;
@@ -124,13 +114,7 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
             Vec::new()
         }
         Event::Added(Ok(name)) => {
-            if !state.clusters.iter().any(|c| *c.name == *name) {
-                state.clusters.push(super::event::ClusterLine {
-                    name: name.as_str().into(),
-                    watch: super::state::WatchLine::Listing,
-                    pods: 0,
-                });
-            }
+            state.clusters.open(&name);
             status(state, &format!("added context {name}"), false);
             // The screen's switches hold for every cluster, the one added now included.
             let cluster: std::sync::Arc<str> = name.as_str().into();
@@ -180,10 +164,7 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
 fn on_snapshot(state: &mut State, snapshot: Snapshot) {
     state.total_pods = snapshot.total_pods;
     state.now = snapshot.at;
-    state.clusters = snapshot.clusters;
-    // A dropped cluster's worker no longer speaks for the screen.
-    let open: Vec<_> = state.clusters.iter().map(|c| c.name.clone()).collect();
-    state.workers.retain(|name, _| open.contains(name));
+    state.sync_clusters(snapshot.clusters);
     state.replace_findings(snapshot.findings, snapshot.in_default_order);
 }
 
@@ -195,8 +176,8 @@ fn paused_by_bound(state: &State, rule: RuleKind) -> Option<(Arc<str>, Pause)> {
     let here = |cluster: &Arc<str>, pause: &Pause| {
         current.is_some_and(|f| f.cluster == *cluster && pause.scope.covers(&f.pod.namespace))
     };
-    let all: Vec<(&Arc<str>, &Pause)> = state
-        .workers
+    let workers = state.clusters.workers();
+    let all: Vec<(&Arc<str>, &Pause)> = workers
         .iter()
         .filter_map(|(cluster, status)| Some((cluster, status.rules.get(&rule)?)))
         .flat_map(|(cluster, r)| r.paused.iter().map(move |p| (cluster, p)))
@@ -222,29 +203,19 @@ fn on_outcome(
         // A 403 will come again: the verb shows as unavailable on this cluster from now on.
         Outcome::Refused(refusal) if refusal.forbidden().is_some() => {
             let verb = action.item.verb();
-            if state.forbidden_reason(&action.cluster, verb).is_none() {
-                state.forbidden.push(Forbidden {
-                    cluster: action.cluster.clone(),
-                    verb,
-                    why: refusal.to_string(),
-                });
-            }
+            state
+                .clusters
+                .forbid(&action.cluster, verb, refusal.to_string());
         }
         Outcome::Done(_) => match (&action.item, workload) {
-            (Action::ScaleToZero(_), Some(w)) => {
-                state.scaled.push(Routed::new(&action.cluster, w));
-            }
-            (Action::UndoScale(w), _) => state
-                .scaled
-                .retain(|s| !(s.item == *w && s.cluster == action.cluster)),
+            (Action::ScaleToZero(_), Some(w)) => state.clusters.scaled(&action.cluster, w),
+            (Action::UndoScale(w), _) => state.clusters.restored(&action.cluster, w),
             _ => {}
         },
         _ => {}
     }
     if let Some(pod) = action.item.pod() {
-        state
-            .marks
-            .remove(&(action.cluster.clone(), pod.uid.clone()));
+        state.clusters.unmark(&action.cluster, &pod.uid);
     }
     status(state, &text, !outcome.succeeded());
 }
@@ -420,7 +391,7 @@ fn on_parked_key(
 /// Space in the context list: open a context next to the others, or close an open one (never
 /// the last).
 fn add_or_drop(state: &mut State, name: String) -> Vec<Effect> {
-    if !state.clusters.iter().any(|c| *c.name == *name) {
+    if !state.clusters.contains(&name) {
         status(state, &format!("adding {name}…"), false);
         return vec![Effect::AddContext(name)];
     }
@@ -432,21 +403,7 @@ fn add_or_drop(state: &mut State, name: String) -> Vec<Effect> {
         );
         return Vec::new();
     }
-    state.clusters.retain(|c| *c.name != *name);
-    state.workers.retain(|cluster, _| **cluster != *name);
-    state.scaled.retain(|s| *s.cluster != *name);
-    state.forbidden.retain(|f| *f.cluster != *name);
-    let kept: Vec<_> = state
-        .findings
-        .iter()
-        .filter(|a| *a.cluster != *name)
-        .cloned()
-        .collect();
-    state.replace_findings(kept, false);
-    if state.details.as_ref().is_some_and(|d| *d.cluster == *name) {
-        state.view = View::Table;
-        state.details = None;
-    }
+    state.close_cluster(&name);
     status(state, &format!("dropped context {name}"), false);
     vec![Effect::DropContext(name)]
 }
@@ -510,7 +467,7 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
             state.offset = 0;
             state.refilter(None);
             // Marks belong to the view they were made in.
-            let cleared = std::mem::take(&mut state.marks).len();
+            let cleared = state.clusters.clear_marks();
             if cleared > 0 {
                 let marks = if cleared == 1 { "mark" } else { "marks" };
                 status(state, &format!("{cleared} {marks} cleared"), false);
@@ -546,8 +503,8 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
             if !state.filter.is_empty() {
                 state.filter.clear();
                 state.refilter(None);
-            } else if !state.marks.is_empty() {
-                state.marks.clear();
+            } else {
+                state.clusters.clear_marks();
             }
         }
         Command::Details => {
@@ -576,10 +533,12 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
             }];
         }
         Command::Mark => {
-            if let Some(mark) = state.selected_finding().map(super::state::mark_of) {
-                if !state.marks.remove(&mark) {
-                    state.marks.insert(mark);
-                }
+            if let Some(found) = state
+                .rows
+                .get(state.selected)
+                .and_then(|&i| state.findings.get(i))
+            {
+                state.clusters.toggle_mark(found);
                 move_to(state, state.selected + 1);
             }
         }
@@ -775,7 +734,7 @@ fn scale_to_zero(state: &mut State) -> Vec<Effect> {
 /// dialog says what will be restored, as from the parked view.
 fn undo(state: &mut State) -> Vec<Effect> {
     let title = "Restore the replicas?";
-    let last = state.scaled.last().cloned();
+    let last = state.clusters.last_scaled();
     let clusters = last.iter().map(|w| &*w.cluster);
     let why = match (why_unavailable(state, Verb::UndoScale, clusters), &last) {
         (Some(why), _) => why,

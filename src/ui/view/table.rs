@@ -122,7 +122,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         .collect();
     if rows.is_empty() {
         let listing = state
-            .clusters
+            .cluster_lines()
             .iter()
             .any(|c| c.watch == crate::ui::state::WatchLine::Listing);
         let empty = match state.current_rule() {
@@ -152,8 +152,9 @@ fn title(state: &State) -> String {
         rule.kind,
         if count == 1 { "" } else { "s" }
     );
-    if !state.marks.is_empty() {
-        title.push_str(&format!(" · {} marked", state.marks.len()));
+    let marked = state.marked_count();
+    if marked > 0 {
+        title.push_str(&format!(" · {marked} marked"));
     }
     title.push_str(&format!(
         " · by {}, {}",
