@@ -26,28 +26,36 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
 fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
     match event {
         Event::Key(key) => on_key(state, &key),
+        Event::Added(Ok(name)) => on_added(state, &name),
+        answer @ (Event::Resolved { .. }
+        | Event::OptOuts(_)
+        | Event::Parked(_)
+        | Event::UndoChecked { .. }) => {
+            let shown = state.overlay.take();
+            state.overlay = answered(state, shown, answer);
+            Vec::new()
+        }
+        other => {
+            observe(state, other);
+            Vec::new()
+        }
+    }
+}
+
+/// What the runtime reports and the screen only takes in: time, caches, workers, results.
+fn observe(state: &mut State, event: Event) {
+    match event {
         Event::Tick { now, clusters } => {
             state.now = now;
             state.sync_clusters(clusters);
-            Vec::new()
         }
         Event::Resize { table_height } => {
             state.table_height = table_height.max(1);
             state.clamp();
-            Vec::new()
         }
-        Event::Snapshot(snapshot) => {
-            on_snapshot(state, snapshot);
-            Vec::new()
-        }
-        Event::Worker { cluster, status } => {
-            state.clusters.set_worker(&cluster, status);
-            Vec::new()
-        }
-        Event::Report(report) => {
-            state.report = Some(report);
-            Vec::new()
-        }
+        Event::Snapshot(snapshot) => on_snapshot(state, snapshot),
+        Event::Worker { cluster, status } => state.clusters.set_worker(&cluster, status),
+        Event::Report(report) => state.report = Some(report),
         Event::Details { uid, result } => {
             if let Some(details) = state.details.as_mut().filter(|d| d.pod.uid == uid) {
                 details.content = match result {
@@ -55,110 +63,109 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
                     Err(e) => DetailsContent::Failed(e),
                 };
             }
-            Vec::new()
-        }
-        Event::Resolved { pod, result } => {
-            let on_screen = state.clusters.contains(&pod.cluster);
-            if on_screen && matches!(state.overlay, Some(Overlay::Resolving(_))) {
-                let several = state.several_clusters();
-                state.overlay = Some(Overlay::Confirm(match result {
-                    Ok(checked) => Confirmation::for_scale(&pod, &checked, several),
-                    Err(e) => Confirmation::unavailable(
-                        "Scale the workload to 0?",
-                        format!("cannot find the workload: {e}"),
-                    ),
-                }));
-            }
-            Vec::new()
-        }
-        Event::OptOuts(checked) => {
-            if let Some(Overlay::Checking(dialog)) = state.overlay.take() {
-                state.overlay = Some(Overlay::Confirm(dialog.with_opt_outs(checked)));
-            }
-            Vec::new()
         }
         Event::Outcome {
             action,
             outcome,
             workload,
-        } => {
-            on_outcome(state, &action, &outcome, workload);
-            Vec::new()
-        }
-        Event::Contexts(Ok(names)) if names.is_empty() => {
-            status(state, "no kubeconfig contexts to switch to", true);
-            Vec::new()
-        }
-        Event::Contexts(Ok(names)) => {
-            let first = state.clusters.lines().next().map(|c| c.name.clone());
-            let selected = names
-                .iter()
-                .position(|n| Some(n.as_str()) == first.as_deref())
-                .unwrap_or(0);
-            state.overlay = Some(Overlay::Contexts { names, selected });
-            Vec::new()
+        } => on_outcome(state, &action, &outcome, workload),
+        Event::Contexts(Ok(names)) => show_contexts(state, names),
+        Event::Switched(Ok(name)) => on_switched(state, &name),
+        Event::Exported(Ok(path)) => {
+            let written = format!("report written to {}", path.display());
+            status(state, &written, false);
         }
         Event::Contexts(Err(e))
         | Event::Switched(Err(e))
         | Event::Added(Err(e))
-        | Event::Exported(Err(e)) => {
-            status(state, &e.to_string(), true);
-            Vec::new()
-        }
-        Event::Switched(Ok(name)) => {
-            state.clusters.only(&name);
-            state.replace_findings(Vec::new(), true);
-            state.view = View::Table;
-            state.details = None;
-            status(state, &format!("switched to context {name}"), false);
-            Vec::new()
-        }
-        Event::Added(Ok(name)) => {
-            state.clusters.open(&name);
-            status(state, &format!("added context {name}"), false);
-            // The screen's switches hold for every cluster, the one added now included.
-            let cluster: std::sync::Arc<str> = name.as_str().into();
-            let worker = state.worker();
-            let mut switches: Vec<WorkerCommand> = worker
-                .rules
-                .iter()
-                .filter(|(_, rule)| rule.auto)
-                .map(|(rule, _)| WorkerCommand::SetAuto {
-                    rule: *rule,
-                    on: true,
-                })
-                .collect();
-            if worker.master_auto {
-                switches.push(WorkerCommand::SetMasterAuto(true));
-            }
-            switches
-                .into_iter()
-                .map(|command| Effect::WorkerOf(super::event::Routed::new(&cluster, command)))
-                .collect()
-        }
-        Event::Parked(list) => {
-            if let Some(Overlay::Parked { list: shown, .. }) = &mut state.overlay {
-                *shown = Some(list);
-            }
-            Vec::new()
-        }
-        Event::UndoChecked { workload, result } => {
-            if matches!(state.overlay, Some(Overlay::Resolving(_))) {
-                let several = state.several_clusters();
-                let dialog = Confirmation::for_parked_undo(&workload, result, several);
-                state.overlay = Some(Overlay::Confirm(dialog));
-            }
-            Vec::new()
-        }
-        Event::Exported(Ok(path)) => {
-            status(
-                state,
-                &format!("report written to {}", path.display()),
-                false,
-            );
-            Vec::new()
-        }
+        | Event::Exported(Err(e)) => status(state, &e.to_string(), true),
+        // They change the overlay or answer with effects: `dispatch` has them.
+        Event::Key(_)
+        | Event::Added(Ok(_))
+        | Event::Resolved { .. }
+        | Event::OptOuts(_)
+        | Event::Parked(_)
+        | Event::UndoChecked { .. } => {}
     }
+}
+
+/// An answer the screen waited for, given the overlay shown: the overlay to show next. An
+/// answer for an overlay no longer shown (cancelled, or another opened since) leaves the shown
+/// one as it is.
+fn answered(state: &mut State, shown: Option<Overlay>, answer: Event) -> Option<Overlay> {
+    let several = state.several_clusters();
+    match (shown, answer) {
+        (Some(Overlay::Resolving(_)), Event::Resolved { pod, result })
+            if state.clusters.contains(&pod.cluster) =>
+        {
+            Some(Overlay::Confirm(match result {
+                Ok(checked) => Confirmation::for_scale(&pod, &checked, several),
+                Err(e) => Confirmation::unavailable(
+                    "Scale the workload to 0?",
+                    format!("cannot find the workload: {e}"),
+                ),
+            }))
+        }
+        (Some(Overlay::Resolving(_)), Event::UndoChecked { workload, result }) => Some(
+            Overlay::Confirm(Confirmation::for_parked_undo(&workload, result, several)),
+        ),
+        (Some(Overlay::Checking(dialog)), Event::OptOuts(checked)) => {
+            Some(Overlay::Confirm(dialog.with_opt_outs(checked)))
+        }
+        (Some(Overlay::Parked { selected, .. }), Event::Parked(list)) => Some(Overlay::Parked {
+            list: Some(list),
+            selected,
+        }),
+        (shown, _) => shown,
+    }
+}
+
+/// The kubeconfig's contexts, to pick from; the first open one is selected.
+fn show_contexts(state: &mut State, names: Vec<String>) {
+    if names.is_empty() {
+        status(state, "no kubeconfig contexts to switch to", true);
+        return;
+    }
+    let first = state.clusters.lines().next().map(|c| c.name.clone());
+    let selected = names
+        .iter()
+        .position(|n| Some(n.as_str()) == first.as_deref())
+        .unwrap_or(0);
+    state.overlay = Some(Overlay::Contexts { names, selected });
+}
+
+/// The screen shows `name` alone, from scratch.
+fn on_switched(state: &mut State, name: &str) {
+    state.clusters.only(name);
+    state.replace_findings(Vec::new(), true);
+    state.view = View::Table;
+    state.details = None;
+    status(state, &format!("switched to context {name}"), false);
+}
+
+/// `name` opened next to the others. The screen's switches hold for every cluster, the one
+/// added now included: its worker is told them.
+fn on_added(state: &mut State, name: &str) -> Vec<Effect> {
+    state.clusters.open(name);
+    status(state, &format!("added context {name}"), false);
+    let cluster: Arc<str> = name.into();
+    let worker = state.worker();
+    let mut switches: Vec<WorkerCommand> = worker
+        .rules
+        .iter()
+        .filter(|(_, rule)| rule.auto)
+        .map(|(rule, _)| WorkerCommand::SetAuto {
+            rule: *rule,
+            on: true,
+        })
+        .collect();
+    if worker.master_auto {
+        switches.push(WorkerCommand::SetMasterAuto(true));
+    }
+    switches
+        .into_iter()
+        .map(|command| Effect::WorkerOf(Routed::new(&cluster, command)))
+        .collect()
 }
 
 fn on_snapshot(state: &mut State, snapshot: Snapshot) {
@@ -233,7 +240,9 @@ fn on_key(state: &mut State, key: &KeyBinding) -> Vec<Effect> {
     }
     let command = command_for(key, &state.keys);
     if let Some(overlay) = state.overlay.take() {
-        return on_overlay_key(state, overlay, key, command);
+        let next = on_overlay_key(state, overlay, key, command);
+        state.overlay = next.overlay;
+        return next.effects;
     }
     let Some(command) = command else {
         return Vec::new();
@@ -263,90 +272,122 @@ fn on_filter_key(state: &mut State, key: &KeyBinding) -> Vec<Effect> {
     Vec::new()
 }
 
+/// What a key in an overlay leaves: the overlay shown next, if any, and what to do. The
+/// overlay is handed back by value, so no handler can lose it by forgetting to put it back.
+struct Next {
+    overlay: Option<Overlay>,
+    effects: Vec<Effect>,
+}
+
+impl Next {
+    fn stay(overlay: Overlay) -> Next {
+        Next {
+            overlay: Some(overlay),
+            effects: Vec::new(),
+        }
+    }
+
+    fn close() -> Next {
+        Next::close_with(Vec::new())
+    }
+
+    fn close_with(effects: Vec<Effect>) -> Next {
+        Next {
+            overlay: None,
+            effects,
+        }
+    }
+}
+
 fn on_overlay_key(
     state: &mut State,
     overlay: Overlay,
     key: &KeyBinding,
     command: Option<Command>,
-) -> Vec<Effect> {
+) -> Next {
     let yes = matches!(key.code, KeyCode::Enter | KeyCode::Char('y')) && !key.ctrl;
     let no = matches!(key.code, KeyCode::Esc | KeyCode::Char('n' | 'q'));
     match overlay {
-        Overlay::Help if no || command == Some(Command::Help) => Vec::new(),
-        Overlay::Help => {
-            state.overlay = Some(Overlay::Help);
-            Vec::new()
-        }
-        Overlay::Resolving(_) | Overlay::Checking(_) if no => Vec::new(),
-        waiting @ (Overlay::Resolving(_) | Overlay::Checking(_)) => {
-            state.overlay = Some(waiting);
-            Vec::new()
-        }
-        Overlay::Confirm(c) if yes => match c.confirm() {
-            Answer::Run(actions) => {
-                status(
-                    state,
-                    &format!("running {} action(s)…", actions.len()),
-                    false,
-                );
-                vec![Effect::Run(actions)]
-            }
-            Answer::AskAgain(second) => {
-                state.overlay = Some(Overlay::Confirm(second));
-                Vec::new()
-            }
-            Answer::Resume(routed) => {
-                let (rule, scope) = routed.item;
-                status(
-                    state,
-                    &format!(
-                        "auto-clean for {rule} resumed {scope} on {}",
-                        routed.cluster
-                    ),
-                    false,
-                );
-                let command = WorkerCommand::Resume { rule, scope };
-                vec![Effect::WorkerOf(Routed::new(&routed.cluster, command))]
-            }
-            Answer::Nothing => Vec::new(),
-        },
+        Overlay::Help if no || command == Some(Command::Help) => Next::close(),
+        Overlay::Clusters if no || command == Some(Command::Clusters) => Next::close(),
+        Overlay::Resolving(_) | Overlay::Checking(_) if no => Next::close(),
+        Overlay::Confirm(dialog) if yes => on_yes(state, dialog),
         Overlay::Confirm(_) if no => {
             status(state, "cancelled", false);
-            Vec::new()
-        }
-        Overlay::Confirm(c) => {
-            state.overlay = Some(Overlay::Confirm(c));
-            Vec::new()
+            Next::close()
         }
         Overlay::Contexts { names, selected } => {
-            let n = names.len();
-            let selected = match command {
-                Some(Command::Up) => selected.saturating_sub(1),
-                Some(Command::Down) => (selected + 1).min(n.saturating_sub(1)),
-                _ if key.code == KeyCode::Enter || key.code == KeyCode::Char(' ') => {
-                    let Some(name) = names.get(selected).cloned() else {
-                        return Vec::new();
-                    };
-                    return if key.code == KeyCode::Enter {
-                        status(state, &format!("connecting to {name}…"), false);
-                        vec![Effect::SwitchContext(name)]
-                    } else {
-                        add_or_drop(state, name)
-                    };
-                }
-                _ if no => return Vec::new(),
-                _ => selected,
-            };
-            state.overlay = Some(Overlay::Contexts { names, selected });
-            Vec::new()
+            on_contexts_key(state, names, selected, key, command, no)
         }
         Overlay::Parked { list, selected } => on_parked_key(state, list, selected, key, command),
-        Overlay::Clusters if no || command == Some(Command::Clusters) => Vec::new(),
-        Overlay::Clusters => {
-            state.overlay = Some(Overlay::Clusters);
-            Vec::new()
-        }
+        // Waiting, help and the clusters' list ignore other keys; a dialog waits for an answer.
+        other @ (Overlay::Help
+        | Overlay::Clusters
+        | Overlay::Resolving(_)
+        | Overlay::Checking(_)
+        | Overlay::Confirm(_)) => Next::stay(other),
     }
+}
+
+/// Yes to a dialog: run what it offers, or ask the second time it asks for.
+fn on_yes(state: &mut State, dialog: Confirmation) -> Next {
+    match dialog.confirm() {
+        Answer::Run(actions) => {
+            status(
+                state,
+                &format!("running {} action(s)…", actions.len()),
+                false,
+            );
+            Next::close_with(vec![Effect::Run(actions)])
+        }
+        Answer::AskAgain(second) => Next::stay(Overlay::Confirm(second)),
+        Answer::Resume(routed) => {
+            let (rule, scope) = routed.item;
+            status(
+                state,
+                &format!(
+                    "auto-clean for {rule} resumed {scope} on {}",
+                    routed.cluster
+                ),
+                false,
+            );
+            let command = WorkerCommand::Resume { rule, scope };
+            Next::close_with(vec![Effect::WorkerOf(Routed::new(
+                &routed.cluster,
+                command,
+            ))])
+        }
+        Answer::Nothing => Next::close(),
+    }
+}
+
+/// The context list: move; Enter shows the selected context alone, space adds or drops it.
+fn on_contexts_key(
+    state: &mut State,
+    names: Vec<String>,
+    selected: usize,
+    key: &KeyBinding,
+    command: Option<Command>,
+    no: bool,
+) -> Next {
+    let n = names.len();
+    let selected = match command {
+        Some(Command::Up) => selected.saturating_sub(1),
+        Some(Command::Down) => (selected + 1).min(n.saturating_sub(1)),
+        _ if key.code == KeyCode::Enter || key.code == KeyCode::Char(' ') => {
+            let Some(name) = names.get(selected).cloned() else {
+                return Next::close();
+            };
+            if key.code == KeyCode::Enter {
+                status(state, &format!("connecting to {name}…"), false);
+                return Next::close_with(vec![Effect::SwitchContext(name)]);
+            }
+            return Next::close_with(add_or_drop(state, name));
+        }
+        _ if no => return Next::close(),
+        _ => selected,
+    };
+    Next::stay(Overlay::Contexts { names, selected })
 }
 
 /// The parked list: move, undo the selected workload (after its cluster confirms it is still
@@ -357,35 +398,32 @@ fn on_parked_key(
     selected: usize,
     key: &KeyBinding,
     command: Option<Command>,
-) -> Vec<Effect> {
+) -> Next {
     let rows = list.as_ref().map_or(0, |l| l.rows.len());
     let selected = match command {
         Some(Command::Up) => selected.saturating_sub(1),
         Some(Command::Down) => (selected + 1).min(rows.saturating_sub(1)),
-        Some(Command::Parked | Command::Back | Command::Quit) => return Vec::new(),
+        Some(Command::Parked | Command::Back | Command::Quit) => return Next::close(),
         Some(Command::Undo) | Some(Command::Details) => {
             let Some(row) = list.as_ref().and_then(|l| l.rows.get(selected)) else {
-                state.overlay = Some(Overlay::Parked { list, selected });
-                return Vec::new();
+                return Next::stay(Overlay::Parked { list, selected });
             };
             let workload = Routed::new(&row.cluster.as_str().into(), row.workload.clone());
             let clusters = std::iter::once(row.cluster.as_str());
             if let Some(why) = why_unavailable(state, Verb::UndoScale, clusters) {
                 let dialog = Confirmation::unavailable("Restore the replicas?", why);
-                state.overlay = Some(Overlay::Confirm(dialog));
-                return Vec::new();
+                return Next::stay(Overlay::Confirm(dialog));
             }
-            state.overlay = Some(Overlay::Resolving(format!(
-                "checking that {} is still at 0…",
-                workload.item
-            )));
-            return vec![Effect::CheckUndo(workload)];
+            let checking = format!("checking that {} is still at 0…", workload.item);
+            return Next {
+                overlay: Some(Overlay::Resolving(checking)),
+                effects: vec![Effect::CheckUndo(workload)],
+            };
         }
-        _ if key.code == KeyCode::Esc => return Vec::new(),
+        _ if key.code == KeyCode::Esc => return Next::close(),
         _ => selected,
     };
-    state.overlay = Some(Overlay::Parked { list, selected });
-    Vec::new()
+    Next::stay(Overlay::Parked { list, selected })
 }
 
 /// Space in the context list: open a context next to the others, or close an open one (never

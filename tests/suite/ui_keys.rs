@@ -781,3 +781,16 @@ fn l_shows_the_logs_of_a_crash_loops_previous_run() {
     assert!(press(&mut s, "l").is_empty(), "l again goes back");
     assert_eq!(s.view(), View::Table);
 }
+
+/// The owners' opt-out check answers after its dialog was cancelled and help opened: the
+/// answer is for a dialog no longer shown, and help stays.
+#[test]
+fn a_late_opt_out_answer_leaves_the_overlay_shown() {
+    let mut s = state();
+    press(&mut s, "d");
+    assert!(matches!(s.overlay(), Some(Overlay::Checking(_))));
+    press(&mut s, "Esc ?");
+    assert_eq!(s.overlay(), Some(&Overlay::Help));
+    update(&mut s, Event::OptOuts(Ok(Vec::new())));
+    assert_eq!(s.overlay(), Some(&Overlay::Help));
+}
