@@ -223,3 +223,80 @@ impl Clusters {
             .map(|(_, cluster, w)| Routed::new(cluster, w.clone()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::WorkloadKind;
+
+    fn line(name: &str, watch: WatchLine) -> ClusterLine {
+        ClusterLine {
+            name: Arc::from(name),
+            watch,
+            pods: 3,
+        }
+    }
+
+    fn deployment(name: &str) -> WorkloadRef {
+        WorkloadRef {
+            kind: WorkloadKind::Deployment,
+            namespace: "shop".into(),
+            name: name.into(),
+        }
+    }
+
+    fn names(clusters: &Clusters) -> Vec<&str> {
+        clusters.lines().map(|l| &*l.name).collect()
+    }
+
+    #[test]
+    fn a_sync_keeps_what_listed_clusters_hold_in_the_lists_order() {
+        let mut clusters = Clusters::new("eu");
+        clusters.open("us");
+        clusters.set_worker("us", WorkerStatus::default());
+        clusters.forbid("us", Verb::Delete, "403".into());
+        let gone = clusters.sync(vec![
+            line("us", WatchLine::Synced),
+            line("ap", WatchLine::Listing),
+        ]);
+        assert!(gone, "eu is no longer listed");
+        assert_eq!(names(&clusters), ["us", "ap"]);
+        assert_eq!(clusters.forbidden_reason("us", Verb::Delete), Some("403"));
+        assert_eq!(clusters.workers().len(), 1);
+    }
+
+    #[test]
+    fn a_sync_that_drops_nothing_says_so() {
+        let mut clusters = Clusters::new("eu");
+        assert!(!clusters.sync(vec![line("eu", WatchLine::Synced)]));
+        assert!(!clusters.sync(vec![
+            line("eu", WatchLine::Synced),
+            line("us", WatchLine::Listing),
+        ]));
+        assert!(clusters.sync(vec![line("us", WatchLine::Synced)]));
+    }
+
+    #[test]
+    fn a_worker_of_a_cluster_not_open_is_not_kept() {
+        let mut clusters = Clusters::new("eu");
+        clusters.set_worker("us", WorkerStatus::default());
+        assert!(clusters.workers().is_empty());
+    }
+
+    #[test]
+    fn undo_finds_the_newest_scaling_whichever_cluster_it_is_on() {
+        let mut clusters = Clusters::new("eu");
+        clusters.open("us");
+        clusters.scaled("us", deployment("a"));
+        clusters.scaled("eu", deployment("b"));
+        clusters.scaled("us", deployment("c"));
+        let last = clusters.last_scaled().map(|w| (w.cluster, w.item.name));
+        assert_eq!(last, Some(("us".into(), "c".to_string())));
+        clusters.restored("us", &deployment("c"));
+        let last = clusters.last_scaled().map(|w| (w.cluster, w.item.name));
+        assert_eq!(last, Some(("eu".into(), "b".to_string())));
+        clusters.close("eu");
+        let last = clusters.last_scaled().map(|w| (w.cluster, w.item.name));
+        assert_eq!(last, Some(("us".into(), "a".to_string())));
+    }
+}
