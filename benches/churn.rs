@@ -26,6 +26,14 @@
 //! set flips between healthy and abnormal on every visit, so one event in ten moves a pod in or
 //! out of the findings; the rest change nothing a screen shows (like a patcher's annotations).
 
+// A test, bench or example fails by panicking: the workspace's panic policy is for the product.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 mod common;
 #[path = "../tests/suite/support/terminal.rs"]
 mod terminal;

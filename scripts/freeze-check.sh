@@ -1,5 +1,5 @@
 #!/bin/bash
-# Real-control-plane freshness check (issue 19 item 6): a headless worker on a quiet namespace
+# Real-control-plane freshness check: a headless worker on a quiet namespace
 # with the default settings; the apiserver frozen (SIGSTOP) FREEZE seconds, then thawed.
 set -u
 R=${REALK8S_DIR:-$HOME/.cache/realk8s}

@@ -1,4 +1,4 @@
-//! The command line (SPEC §2).
+//! The command line: its commands, flags and environment variables, parsed by clap.
 
 use std::path::PathBuf;
 

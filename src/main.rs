@@ -1,13 +1,5 @@
 //! Wiring only: parse the command line, set up logging and the runtime, run the command.
 
-// The panic policy, as in `lib.rs` (this file has no unit tests to exempt).
-#![deny(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
 use std::process::ExitCode;
 
 use clap::Parser;

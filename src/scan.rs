@@ -48,7 +48,7 @@ pub(crate) struct ScanRow {
     /// Why `action` would be refused, told from the pod alone (a forged owner, a malformed pod).
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "as_text")]
     pub(crate) held: Option<Suspect>,
-    /// Why, and what next (SPEC §3b).
+    /// Why, and what next.
     pub(crate) cause: Cause,
 }
 

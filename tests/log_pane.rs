@@ -2,9 +2,17 @@
 //! a line logged here would show in every other test's screen.
 //!
 //! tui-logger split a message at its newlines: an owner name a tenant wrote forged an action
-//! line, and bidi overrides went through (issue 28).
+//! line, and bidi overrides went through.
 
-#[path = "suite/ui_support/mod.rs"]
+// A test, bench or example fails by panicking: the workspace's panic policy is for the product.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+#[path = "suite/ui_support/fixture.rs"]
 mod ui_support;
 
 use tracing_subscriber::layer::SubscriberExt;

@@ -1,6 +1,6 @@
 //! Two ways to keep the cache current, each run alone in a child process so its CPU and memory
 //! are its own: our watch loop (`spawn_watches`), and kube-runtime's `watcher` over the same
-//! compact decode, feeding the same cache (issue 12, Deliver 2). Also two checks of how each
+//! compact decode, feeding the same cache. Also two checks of how each
 //! behaves where a real cluster differs from the bench server's happy path.
 
 use std::time::{Duration, Instant};

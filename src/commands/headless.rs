@@ -20,7 +20,7 @@ use crate::lease::{self, LeaseError, Wiring};
 use crate::policy::Policy;
 use crate::report::{DeliveryPolicy, Reporter};
 use crate::session::ClusterSession;
-use crate::worker::{self, WorkerHandle, WorkerOptions};
+use crate::worker::{self, Standby, WorkerHandle, WorkerOptions};
 use crate::{Error, Result};
 
 pub(crate) struct Mode {
@@ -102,7 +102,7 @@ impl Parts {
         };
         let options = WorkerOptions {
             master_auto: true,
-            standby: Some("waiting for the leader election".into()),
+            standby: Some(Standby::Electing),
             report_schedule: config
                 .report
                 .enabled

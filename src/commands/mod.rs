@@ -54,6 +54,7 @@ fn exit_code(error: &Error) -> u8 {
         | Error::Terminal { .. }
         | Error::HttpClient(_)
         | Error::Encode(_)
+        | Error::Connect(_)
         | Error::Cluster(_)
         | Error::Kubeconfig(_)
         | Error::Api(_)
@@ -121,53 +122,70 @@ mod tests {
     use std::io;
     use std::path::PathBuf;
 
+    use kube::config::KubeconfigError;
+
     use super::{EXIT_CONFIG, EXIT_RUNTIME, exit_code};
     use crate::Error;
-    use crate::error::IoOp;
+    use crate::cluster::{ConnectError, Origin};
+    use crate::error::{FileKind, IoOp};
 
     fn io_error() -> io::Error {
         io::Error::new(io::ErrorKind::PermissionDenied, "denied")
     }
 
+    /// Each case is a variant's pattern, an example of it and the code it must exit with. The
+    /// patterns also make one `match` with no wildcard: a variant without a case here does not
+    /// compile, and the example must be of the variant its pattern names.
+    macro_rules! check_every_variant {
+        ($($variant:pat => $example:expr, $code:expr;)+) => {
+            $(
+                let example = $example;
+                assert!(matches!(example, $variant), "{example:?} is not {}", stringify!($variant));
+                assert_eq!(exit_code(&example), $code, "{example:?}");
+            )+
+            let _every_variant_has_a_case = |error: &Error| match error {
+                $($variant => (),)+
+            };
+        };
+    }
+
     #[test]
     fn each_error_exits_with_its_code() {
-        let http = reqwest::Client::new().get("not a url").build().err();
-        let json = serde_json::from_str::<u8>("x").err();
-        let kube = kube::Error::Service("down".into());
-        let mut cases = vec![
-            (Error::Config("bad key".into()), EXIT_CONFIG),
-            (Error::Usage("one cluster".into()), EXIT_CONFIG),
-            (
-                Error::Listen {
-                    addr: ([127, 0, 0, 1], 9).into(),
-                    source: io_error(),
-                },
-                EXIT_CONFIG,
-            ),
-            (
-                Error::Io {
-                    path: PathBuf::from("/audit.jsonl"),
-                    op: IoOp::Write,
-                    source: io_error(),
-                },
-                EXIT_RUNTIME,
-            ),
-            (
-                Error::Terminal {
-                    what: "terminal",
-                    source: io_error(),
-                },
-                EXIT_RUNTIME,
-            ),
-            (Error::Cluster("gone".into()), EXIT_RUNTIME),
-            (Error::Api("403".into()), EXIT_RUNTIME),
-            (Error::Kube(kube), EXIT_RUNTIME),
-        ];
-        cases.extend(http.map(|e| (Error::HttpClient(e), EXIT_RUNTIME)));
-        cases.extend(json.map(|e| (Error::Encode(e), EXIT_RUNTIME)));
-        assert_eq!(cases.len(), 10, "every variant is checked");
-        for (error, code) in cases {
-            assert_eq!(exit_code(&error), code, "{error:?}");
+        check_every_variant! {
+            Error::Config(_) => Error::Config("bad key".into()), EXIT_CONFIG;
+            Error::Usage(_) => Error::Usage("one cluster".into()), EXIT_CONFIG;
+            Error::Listen { .. } => Error::Listen {
+                addr: ([127, 0, 0, 1], 9).into(),
+                source: io_error(),
+            }, EXIT_CONFIG;
+            Error::Io { .. } => Error::Io {
+                path: PathBuf::from("/audit.jsonl"),
+                op: IoOp::Write,
+                source: io_error(),
+            }, EXIT_RUNTIME;
+            Error::UnsafeFile { .. } => Error::UnsafeFile {
+                path: PathBuf::from("/audit.jsonl"),
+                found: FileKind::Symlink,
+            }, EXIT_RUNTIME;
+            Error::Terminal { .. } => Error::Terminal {
+                what: "terminal",
+                source: io_error(),
+            }, EXIT_RUNTIME;
+            Error::HttpClient(_) => Error::HttpClient(
+                reqwest::Client::new().get("not a url").build().unwrap_err(),
+            ), EXIT_RUNTIME;
+            Error::Encode(_) => Error::Encode(serde_json::from_str::<u8>("x").unwrap_err()),
+                EXIT_RUNTIME;
+            Error::Connect(_) => Error::Connect(ConnectError::NoContext {
+                name: "prod".into(),
+                origin: Origin::Default,
+                known: vec!["staging".into()],
+            }), EXIT_RUNTIME;
+            Error::Cluster(_) => Error::Cluster("gone".into()), EXIT_RUNTIME;
+            Error::Kubeconfig(_) => Error::Kubeconfig(KubeconfigError::CurrentContextNotSet),
+                EXIT_RUNTIME;
+            Error::Api(_) => Error::Api("403".into()), EXIT_RUNTIME;
+            Error::Kube(_) => Error::Kube(kube::Error::Service("down".into())), EXIT_RUNTIME;
         }
     }
 

@@ -20,7 +20,7 @@ use crate::policy::Policy;
 use crate::report::{DeliveryPolicy, Reporter, RestartState};
 use crate::session::ClusterSession;
 use crate::ui::{ACTION_TARGET, Connector, ReportSource, RunOptions, Session};
-use crate::worker::WorkerOptions;
+use crate::worker::{Standby, WorkerOptions};
 use crate::{Error, Result};
 
 pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
@@ -146,7 +146,7 @@ impl Opener {
             reporter: reporter.clone().filter(|_| sinks),
             report_schedule: (self.config.report.enabled && sinks)
                 .then(|| self.config.report.schedule.clone()),
-            standby: elects.then(|| lease::WAITING_FOR_LEASE.to_string()),
+            standby: elects.then_some(Standby::WaitingForLease),
             acting_until: elects.then_some(acting_until),
             ..WorkerOptions::default()
         };

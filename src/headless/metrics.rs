@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use crate::cluster::Health;
 use crate::rules::{CauseClass, RuleKind};
-use crate::worker::{PauseScope, WorkerStatus};
+use crate::worker::{Blocked, PauseScope, WorkerStatus};
 
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -235,13 +235,10 @@ pub fn readyz(health: &Health, max_stale: Duration, now: Instant) -> (u16, Strin
 }
 
 /// Why the cache is too stale to act on (stale longer than `max_stale`), if it is.
-pub(crate) fn stale_past(health: &Health, max_stale: Duration, now: Instant) -> Option<String> {
+pub(crate) fn stale_past(health: &Health, max_stale: Duration, now: Instant) -> Option<Blocked> {
     let stale = health.stale_for(now).filter(|s| *s > max_stale)?;
-    Some(format!(
-        "watch stale for {}s (more than safety.maxStale): {}",
-        stale.as_secs(),
-        health
-            .last_error()
-            .unwrap_or("not proved in sync with the API server since")
-    ))
+    Some(Blocked::Stale {
+        stale,
+        cause: health.last_error().map(String::from),
+    })
 }

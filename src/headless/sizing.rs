@@ -1,6 +1,6 @@
 //! How much memory this process needs for the cluster it watches, against what it is given.
 //!
-//! SPEC §8's budget is 2 KB per pod plus 40 MB at every moment, the first list included (lists
+//! The memory budget is 2 KB per pod plus 40 MB at every moment, the first list included (lists
 //! are decoded as they stream in). The container's limit comes from the cgroup; a limit under
 //! the budget is said at start, before the OOM killer says it less clearly.
 

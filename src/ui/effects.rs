@@ -2,7 +2,6 @@
 //! comes of them returns to the loop as events. Reads go through each cluster's read API,
 //! writes through its executor.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,7 +11,9 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::details::PodDetails;
 use super::event::{Event, Routed, Unanswered};
 use super::logging::ACTION_TARGET;
-use crate::actions::{Action, Executor, Origin, Outcome, ParkedList, PodRef, Unread, WorkloadRef};
+use crate::actions::{
+    Action, Executor, Origin, Outcome, ParkedList, PodRef, Skip, Unread, WorkloadRef,
+};
 use crate::cluster::Scope;
 use crate::report::RestartReport;
 
@@ -48,8 +49,6 @@ impl Drop for InFlight {
 
 pub(super) struct Effects {
     events: UnboundedSender<Event>,
-    /// Workloads found for confirmation dialogs, by cluster and pod UID: what a scale changed.
-    resolved: HashMap<(Arc<str>, String), WorkloadRef>,
     /// Confirmed actions still running: quitting waits for them and their audit records.
     in_flight: Arc<AtomicUsize>,
 }
@@ -58,7 +57,6 @@ impl Effects {
     pub(super) fn new(events: UnboundedSender<Event>) -> Effects {
         Effects {
             events,
-            resolved: HashMap::new(),
             in_flight: Arc::new(AtomicUsize::new(0)),
         }
     }
@@ -68,43 +66,19 @@ impl Effects {
         self.in_flight.load(Ordering::SeqCst)
     }
 
-    /// Remember what a dialog resolved, so the outcome of its scale can name the workload.
-    pub(super) fn resolved(&mut self, pod: &Routed<PodRef>, workload: WorkloadRef) {
-        self.resolved
-            .insert((pod.cluster.clone(), pod.item.uid.clone()), workload);
-    }
-
-    /// Forget what was resolved on `cluster` (closed), or on every cluster.
-    pub(super) fn forget(&mut self, cluster: Option<&str>) {
-        match cluster {
-            Some(name) => self.resolved.retain(|(c, _), _| **c != *name),
-            None => self.resolved.clear(),
-        }
-    }
-
     /// Confirmed actions, one after another, each through its cluster's executor.
     pub(super) fn run(&self, executors: Executors, actions: Vec<Routed<Action>>) {
         let tx = self.events.clone();
-        let resolved = self.resolved.clone();
         let in_flight = InFlight::start(&self.in_flight);
         tokio::spawn(async move {
             let _in_flight = in_flight;
             for action in actions {
                 let outcome = match executors.get(&action.cluster) {
                     Ok(executor) => executor.run(&action.item, Origin::Manual).await,
-                    Err(closed) => Outcome::Skipped(format!("{closed} before the action ran")),
+                    Err(_) => Outcome::Skipped(Skip::ClusterClosed(action.cluster.to_string())),
                 };
                 outcome.log(&action.cluster, Origin::Manual, &action.item);
-                let workload = action.item.pod().and_then(|p| {
-                    resolved
-                        .get(&(action.cluster.clone(), p.uid.clone()))
-                        .cloned()
-                });
-                let _ = tx.send(Event::Outcome {
-                    action,
-                    outcome,
-                    workload,
-                });
+                let _ = tx.send(Event::Outcome { action, outcome });
             }
         });
     }
@@ -230,7 +204,9 @@ impl Effects {
         tokio::spawn(async move {
             let result = match executors.get(&workload.cluster) {
                 Ok(executor) => executor.reads().check_undo(&workload.item).await,
-                Err(closed) => Err(Outcome::Skipped(closed.to_string())),
+                Err(_) => Err(Outcome::Skipped(Skip::ClusterClosed(
+                    workload.cluster.to_string(),
+                ))),
             };
             let _ = tx.send(Event::UndoChecked { workload, result });
         });

@@ -98,8 +98,6 @@ pub enum Event {
     Outcome {
         action: Routed<Action>,
         outcome: Outcome,
-        /// The workload a scale-to-zero changed, when known.
-        workload: Option<WorkloadRef>,
     },
     Contexts(Result<Vec<String>, Arc<Error>>),
     /// A context switch finished (the name) or failed.

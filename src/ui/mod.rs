@@ -1,4 +1,4 @@
-//! The interactive screen (SPEC §7).
+//! The interactive screen: the pods of every open cluster, their details, and the actions on them.
 //!
 //! The UI task owns a [`State`]; everything else (the cache, the worker, API calls) reaches it
 //! as [`Event`]s on channels, and `update` answers with [`Effect`]s the runtime carries out.

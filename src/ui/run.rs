@@ -19,12 +19,11 @@ use super::state::{State, WatchLine};
 use super::terminal::TerminalGuard;
 use super::update::update;
 use super::view::{draw, table_height};
-use crate::actions::Resolution;
 use crate::cluster::{Health, Scope};
 use crate::config::UiConfig;
 use crate::report::RestartReport;
 use crate::rules::RuleSpec;
-use crate::worker::{WorkerCommand, WorkerStatus};
+use crate::worker::{Standby, WorkerCommand, WorkerStatus};
 use crate::{Error, Result};
 
 /// Cache changes arriving within this window reach the screen together: a busy cluster costs
@@ -159,9 +158,7 @@ impl Runtime {
         let deadline = tokio::time::Instant::now() + FINISH_IN_FLIGHT;
         // No worker starts another action; the ones under way finish and are recorded.
         for session in &self.sessions {
-            session.tell(WorkerCommand::SetStandby(Some(
-                "the screen is quitting".into(),
-            )));
+            session.tell(WorkerCommand::SetStandby(Some(Standby::Quitting)));
         }
         loop {
             let automatic = self
@@ -267,7 +264,7 @@ impl Runtime {
                         clusters: self.cluster_lines(Instant::now()),
                     }
                 }
-                Some(event) = self.inbox.recv() => self.observe(event),
+                Some(event) = self.inbox.recv() => event,
                 Some(opened) = self.new_sessions.recv() => {
                     let event = self.open(opened);
                     (caches, workers) = watching(&self.sessions);
@@ -286,7 +283,6 @@ impl Runtime {
                     Effect::DropContext(name) => {
                         // Dropping the session stops its watches and worker.
                         self.sessions.retain(|s| *s.cluster.name != *name);
-                        self.effects.forget(Some(&name));
                         (caches, workers) = watching(&self.sessions);
                         settle = Some(tokio::time::Instant::now());
                     }
@@ -307,7 +303,6 @@ impl Runtime {
                 let name = session.cluster.name.clone();
                 // Dropping the old sessions stops their watches and workers.
                 self.sessions = vec![session];
-                self.effects.forget(None);
                 Event::Switched(Ok(name))
             }
             Opened::Add(Ok(session)) => {
@@ -360,19 +355,6 @@ impl Runtime {
             groups: Vec::new(),
             clusters: Vec::new(),
         })
-    }
-
-    /// Results that the network side must remember before the UI sees them.
-    fn observe(&mut self, event: Event) -> Event {
-        if let Event::Resolved {
-            pod,
-            result: Ok(checked),
-        } = &event
-            && let Resolution::Scalable(workload) = &checked.resolution
-        {
-            self.effects.resolved(pod, workload.clone());
-        }
-        event
     }
 
     fn carry_out(&self, effect: Effect, state: &State) {

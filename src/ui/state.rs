@@ -14,7 +14,7 @@ use crate::cluster::Abnormal;
 use crate::config::UiConfig;
 use crate::report::RestartReport;
 use crate::rules::{RuleKind, RuleSpec};
-use crate::worker::{Pause, WorkerStatus};
+use crate::worker::{Blocked, Pause, WorkerStatus};
 
 /// Where the watch stands, as the header says it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -212,12 +212,12 @@ pub struct State {
 /// Every blocked cluster, named: clusters blocked for the same reason share it
 /// ("demo-eu, demo-us: why"); one blocked cluster never hides another.
 fn blocked_clusters(workers: &BTreeMap<Arc<str>, &WorkerStatus>) -> Option<String> {
-    let mut reasons: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut reasons: Vec<(&Blocked, Vec<&str>)> = Vec::new();
     for (cluster, status) in workers {
         let Some(why) = &status.blocked else { continue };
-        match reasons.iter_mut().find(|(seen, _)| seen == why) {
+        match reasons.iter_mut().find(|(seen, _)| *seen == why) {
             Some((_, clusters)) => clusters.push(cluster),
-            None => reasons.push((why.clone(), vec![cluster])),
+            None => reasons.push((why, vec![cluster])),
         }
     }
     let said: Vec<String> = reasons
@@ -228,6 +228,21 @@ fn blocked_clusters(workers: &BTreeMap<Arc<str>, &WorkerStatus>) -> Option<Strin
 }
 
 impl State {
+    /// Why actions wait, for the header: the reason alone with one cluster open; with several,
+    /// each blocked cluster named.
+    pub fn blocked(&self) -> Option<String> {
+        let workers = self.clusters.workers();
+        match workers.len() {
+            1 => workers
+                .values()
+                .next()?
+                .blocked
+                .as_ref()
+                .map(|b| b.to_string()),
+            _ => blocked_clusters(&workers),
+        }
+    }
+
     /// The open clusters' workers as one: a switch is on where any cluster has it on, a rule is
     /// held or paused where any cluster holds or pauses it, naming the cluster when there are
     /// several.
@@ -242,7 +257,7 @@ impl State {
         }
         let named = |cluster: &str, why: &str| format!("{cluster}: {why}");
         let mut all = (*first).clone();
-        all.blocked = blocked_clusters(&reported);
+        all.blocked = None;
         for status in all.rules.values_mut() {
             for pause in &mut status.paused {
                 pause.why = named(first_name, &pause.why);

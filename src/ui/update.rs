@@ -65,11 +65,7 @@ fn observe(state: &mut State, event: Event) {
                 };
             }
         }
-        Event::Outcome {
-            action,
-            outcome,
-            workload,
-        } => on_outcome(state, &action, &outcome, workload),
+        Event::Outcome { action, outcome } => on_outcome(state, &action, &outcome),
         Event::Contexts(Ok(names)) => show_contexts(state, names),
         Event::Switched(Ok(name)) => on_switched(state, &name),
         Event::Exported(Ok(path)) => {
@@ -176,12 +172,7 @@ fn on_snapshot(state: &mut State, snapshot: Snapshot) {
     state.replace_findings(snapshot.findings, snapshot.in_default_order);
 }
 
-fn on_outcome(
-    state: &mut State,
-    action: &Routed<Action>,
-    outcome: &Outcome,
-    workload: Option<crate::actions::WorkloadRef>,
-) {
+fn on_outcome(state: &mut State, action: &Routed<Action>, outcome: &Outcome) {
     let mut text = outcome.line(&action.item);
     if state.several_clusters() {
         text = format!("{}: {text}", action.cluster);
@@ -194,8 +185,8 @@ fn on_outcome(
                 .clusters
                 .forbid(&action.cluster, verb, refusal.to_string());
         }
-        Outcome::Done(_) => match (&action.item, workload) {
-            (Action::ScaleToZero(_), Some(w)) => state.clusters.scaled(&action.cluster, w),
+        Outcome::Done(_) => match (&action.item, outcome.workload()) {
+            (Action::ScaleToZero(_), Some(w)) => state.clusters.scaled(&action.cluster, w.clone()),
             (Action::UndoScale(w), _) => state.clusters.restored(&action.cluster, w),
             _ => {}
         },

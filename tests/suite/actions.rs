@@ -62,7 +62,7 @@ async fn delete_sends_the_uid_precondition() {
         .run(&Action::Delete(web1()), Origin::Manual)
         .await;
     scenario.verify();
-    assert_eq!(outcome, Outcome::Done("deleted pod default/web-1".into()));
+    assert_eq!(outcome.to_string(), "done: deleted pod default/web-1");
 }
 
 #[tokio::test]
@@ -74,8 +74,8 @@ async fn force_delete_uses_grace_zero() {
         .await;
     scenario.verify();
     assert_eq!(
-        outcome,
-        Outcome::Done("deleted pod default/web-1 with grace 0s".into())
+        outcome.to_string(),
+        "done: deleted pod default/web-1 with grace 0s"
     );
 }
 
@@ -93,7 +93,7 @@ async fn force_delete_names_the_finalizers_and_auto_does_not_retry_them() {
         .await;
     scenario.verify();
     assert!(
-        matches!(&manual, Outcome::Done(d) if d.contains("example.com/guard") && d.contains("still hold")),
+        matches!(&manual, Outcome::Done(_) if manual.detail().contains("example.com/guard") && manual.detail().contains("still hold")),
         "{manual:?}"
     );
 
@@ -154,7 +154,7 @@ async fn conflict_rereads_and_leaves_a_replacement_pod_alone() {
         .await;
     scenario.verify();
     assert!(
-        matches!(&outcome, Outcome::Skipped(d) if d.contains("uid-new")),
+        matches!(&outcome, Outcome::Skipped(_) if outcome.detail().contains("uid-new")),
         "{outcome:?}"
     );
 }
@@ -250,7 +250,7 @@ async fn server_errors_give_up_after_the_policy() {
         .await;
     scenario.verify();
     assert!(
-        matches!(&outcome, Outcome::Failed(d) if d.contains("after 4 tries")),
+        matches!(&outcome, Outcome::Failed(_) if outcome.detail().contains("after 4 tries")),
         "{outcome:?}"
     );
 }
@@ -271,7 +271,7 @@ async fn evict_posts_an_eviction_with_the_uid_precondition() {
         .run(&Action::Evict(web1()), Origin::Manual)
         .await;
     scenario.verify();
-    assert_eq!(outcome, Outcome::Done("evicted pod default/web-1".into()));
+    assert_eq!(outcome.to_string(), "done: evicted pod default/web-1");
 }
 
 fn replicaset(owner: Value) -> Value {
@@ -431,8 +431,8 @@ async fn scale_to_zero_records_the_replicas_in_the_parked_config_map_before_scal
         .await;
     scenario.verify();
     assert_eq!(
-        outcome,
-        Outcome::Done("scaled Deployment default/web from 3 to 0 (undo restores 3)".into())
+        outcome.to_string(),
+        "done: scaled Deployment default/web from 3 to 0 (undo restores 3)"
     );
 }
 
@@ -461,8 +461,8 @@ async fn a_lost_race_for_the_parked_config_map_reads_it_again_and_keeps_both_ent
         .await;
     scenario.verify();
     assert_eq!(
-        outcome,
-        Outcome::Done("scaled StatefulSet default/web from 2 to 0 (undo restores 2)".into())
+        outcome.to_string(),
+        "done: scaled StatefulSet default/web from 2 to 0 (undo restores 2)"
     );
 }
 
@@ -543,11 +543,11 @@ async fn without_the_parked_config_map_a_person_records_in_the_annotation() {
             .await;
         scenario.verify();
         assert_eq!(
-            outcome,
-            Outcome::Done(format!(
-                "scaled StatefulSet default/web from 2 to 0 (undo restores 2); recorded in its \
-                 ops-pod-cleaner.io/replicas-before annotation ({why})"
-            ))
+            outcome.to_string(),
+            format!(
+                "done: scaled StatefulSet default/web from 2 to 0 (undo restores 2); recorded in \
+                 its ops-pod-cleaner.io/replicas-before annotation ({why})"
+            )
         );
     }
 }
@@ -670,7 +670,7 @@ async fn scale_to_zero_reaches_an_argo_rollout_through_the_dynamic_api() {
         .await;
     scenario.verify();
     assert!(
-        matches!(&outcome, Outcome::Done(d) if d.starts_with("scaled Rollout default/web from 2 to 0")),
+        matches!(&outcome, Outcome::Done(_) if outcome.detail().starts_with("scaled Rollout default/web from 2 to 0")),
         "{outcome:?}"
     );
 }
@@ -823,8 +823,8 @@ async fn undo_restores_from_the_parked_config_map_and_removes_the_entry() {
         .await;
     scenario.verify();
     assert_eq!(
-        outcome,
-        Outcome::Done("restored Deployment default/web to 3 replicas".into())
+        outcome.to_string(),
+        "done: restored Deployment default/web to 3 replicas"
     );
 
     let never_scaled = Scenario::new()
@@ -879,13 +879,10 @@ async fn undo_honours_the_annotation_an_earlier_version_left_and_leaves_it() {
         .await;
     scenario.verify();
     assert_eq!(
-        outcome,
-        Outcome::Done(
-            "restored Deployment default/web to 3 replicas; the ops-pod-cleaner.io/replicas-before \
-             annotation an earlier version left stays (remove it with `kubectl annotate \
-             deployment/web ops-pod-cleaner.io/replicas-before- -n default`)"
-                .into()
-        )
+        outcome.to_string(),
+        "done: restored Deployment default/web to 3 replicas; the \
+         ops-pod-cleaner.io/replicas-before annotation an earlier version left stays (remove it \
+         with `kubectl annotate deployment/web ops-pod-cleaner.io/replicas-before- -n default`)"
     );
 
     // A person who may not read the ConfigMap wrote the annotation themselves: they remove it.
@@ -926,8 +923,8 @@ async fn undo_honours_the_annotation_an_earlier_version_left_and_leaves_it() {
         .await;
     personal.verify();
     assert_eq!(
-        outcome,
-        Outcome::Done("restored Deployment default/web to 3 replicas".into())
+        outcome.to_string(),
+        "done: restored Deployment default/web to 3 replicas"
     );
 }
 
@@ -1021,8 +1018,8 @@ async fn undo_is_refused_when_the_workload_is_not_at_zero_any_more() {
         .await;
     dry.verify();
     assert_eq!(
-        outcome,
-        Outcome::DryRun("would restore Deployment default/web to 3 replicas".into())
+        outcome.to_string(),
+        "dryRun: would restore Deployment default/web to 3 replicas"
     );
 }
 
@@ -1042,8 +1039,8 @@ async fn remove_finalizers_is_a_json_patch_guarded_by_the_uid() {
         .await;
     scenario.verify();
     assert_eq!(
-        outcome,
-        Outcome::Done("removed the finalizers of pod default/web-1".into())
+        outcome.to_string(),
+        "done: removed the finalizers of pod default/web-1"
     );
     let auto = exec
         .run(
@@ -1067,8 +1064,8 @@ async fn dry_run_reads_but_never_writes() {
         .await;
     scenario.verify();
     assert_eq!(
-        outcome,
-        Outcome::DryRun("would delete pod default/web-1".into())
+        outcome.to_string(),
+        "dryRun: would delete pod default/web-1"
     );
 
     let path = "/apis/apps/v1/namespaces/default/statefulsets/web";
@@ -1089,8 +1086,8 @@ async fn dry_run_reads_but_never_writes() {
         .await;
     reads.verify();
     assert_eq!(
-        outcome,
-        Outcome::DryRun("would scale StatefulSet default/web from 4 to 0".into())
+        outcome.to_string(),
+        "dryRun: would scale StatefulSet default/web from 4 to 0"
     );
 }
 
@@ -1127,7 +1124,7 @@ async fn recheck_against_the_cache_before_acting() {
         .run(&Action::Delete(web1()), Origin::Auto(RuleKind::Evicted))
         .await;
     assert!(
-        matches!(&outcome, Outcome::Skipped(d) if d.contains("no longer matches")),
+        matches!(&outcome, Outcome::Skipped(_) if outcome.detail().contains("no longer matches")),
         "{outcome:?}"
     );
     scenario.verify();
@@ -1558,8 +1555,8 @@ async fn dry_run_writes_no_event_and_no_annotation() {
     );
     let outcome = exec.run(&Action::ScaleToZero(web1()), Origin::Manual).await;
     assert_eq!(
-        outcome,
-        Outcome::DryRun("would scale Deployment default/web from 3 to 0".into())
+        outcome.to_string(),
+        "dryRun: would scale Deployment default/web from 3 to 0"
     );
     let web2 = PodRef {
         name: "web-2".into(),

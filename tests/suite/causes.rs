@@ -1,4 +1,4 @@
-//! Issue 21: a cause for every abnormal pod, matched on the texts the kubelet, containerd and
+//! A cause for every abnormal pod, matched on the texts the kubelet, containerd and
 //! the API server really write. Each case names where its text comes from.
 
 use crate::support;

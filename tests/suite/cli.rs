@@ -1,4 +1,4 @@
-//! The command-line contract (SPEC §2), on the real binary.
+//! The command-line contract (commands, flags, exit codes, output), on the real binary.
 
 use crate::support;
 

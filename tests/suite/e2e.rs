@@ -160,7 +160,7 @@ async fn scenario(target: &Target, ns: &str, scratch: &Path) {
         .run(&Action::ForceDelete(stuck.clone()), Origin::Manual)
         .await;
     assert!(
-        matches!(&outcome, Outcome::Done(d) if d.contains(HOLD)),
+        matches!(&outcome, Outcome::Done(_) if outcome.detail().contains(HOLD)),
         "the finalizer is named: {outcome:?}"
     );
     assert!(
@@ -191,14 +191,14 @@ async fn scenario(target: &Target, ns: &str, scratch: &Path) {
         .run(&Action::ScaleToZero(web_pod), Origin::Manual)
         .await;
     assert!(
-        matches!(&outcome, Outcome::Done(d) if d.contains(&format!("Deployment {ns}/web from 2 to 0"))),
+        matches!(&outcome, Outcome::Done(_) if outcome.detail().contains(&format!("Deployment {ns}/web from 2 to 0"))),
         "{outcome:?}"
     );
     let web = deployments.get("web").await.unwrap();
     assert_eq!(web.spec.unwrap().replicas, Some(0));
     // Undo state: the parked ConfigMap in the product's namespace, or, where this identity
     // cannot use it (that namespace is not on every cluster), the annotation, as the outcome says.
-    let annotated = matches!(&outcome, Outcome::Done(d) if d.contains("annotation"));
+    let annotated = matches!(&outcome, Outcome::Done(_) if outcome.detail().contains("annotation"));
     let annotations = web.metadata.annotations.unwrap_or_default();
     let parked: Api<ConfigMap> = Api::namespaced(target.client.clone(), &parked_namespace());
     let entry = parked

@@ -1,4 +1,4 @@
-//! Issue 19 end to end: auto mode an engineer can leave running. `headless --once` on the
+//! Auto mode an engineer can leave running, end to end. `headless --once` on the
 //! binary, against the simulated cluster always and against `OPC_E2E_KUBECONFIG` with `--ignored`.
 //!
 //! - A StatefulSet's pod stuck Terminating on a node that stopped reporting is never

@@ -1,4 +1,4 @@
-//! The safety scenarios of SPEC §4, end to end: `headless --once` on the binary, with
+//! The safety guards of auto-clean, end to end: `headless --once` on the binary, with
 //! auto-clean on and the rate limits opened wide, against the simulated cluster always and
 //! against `OPC_E2E_KUBECONFIG` with `--ignored` (see `tests/e2e.rs` for what that needs).
 //!

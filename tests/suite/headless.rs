@@ -8,12 +8,13 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use kube_sim::{SimCluster, SimServer};
-use opc_core::actions::PastAction;
+use opc_core::actions::{PastAction, Target};
 use opc_core::cluster::{Deadlines, client_with_deadlines};
 use opc_core::cluster::{Health, Scope, ScopeHealth, WatchState};
 use opc_core::lease::{self, Held, Observed, Step, Wiring};
+use opc_core::pod::WorkloadId;
 use opc_core::rules::{CauseClass, RuleKind, RuleSpec};
-use opc_core::worker::{WorkerCommand, WorkerStatus};
+use opc_core::worker::{Standby, WorkerCommand, WorkerStatus};
 use ops_pod_cleaner::headless::metrics::{Snapshot, healthz, readyz, render};
 use ops_pod_cleaner::headless::{Elector, LeaseSettings, Role, Sources, bind, decide, serve};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -322,7 +323,7 @@ fn acting(client: kube::Client, identity: &str, dir: &std::path::Path) -> Acting
     let options = opc_core::worker::WorkerOptions {
         master_auto: true,
         tick: Duration::from_millis(50),
-        standby: Some("waiting for the leader election".into()),
+        standby: Some(Standby::Electing),
         acting_until: Some(acting_until),
         ..Default::default()
     };
@@ -456,7 +457,7 @@ fn readyz_is_200_only_when_synced_and_fresh() {
     let (code, why) = readyz(&health(true, Some(Duration::from_secs(90)), now), max, now);
     assert_eq!(code, 503);
     assert!(
-        why.contains("stale for 90s (more than safety.maxStale): connection refused"),
+        why.contains("stale for 90s: connection refused (more than safety.maxStale)"),
         "{why}"
     );
     assert_eq!(readyz(&health(false, None, now), max, now).0, 503);
@@ -715,8 +716,8 @@ async fn a_successor_inherits_the_recent_actions_written_on_the_lease() {
         at: Utc::now(),
         rule: RuleKind::ImagePull,
         namespace: "shop".into(),
-        target: "shop/Deployment/web".into(),
-        workload: Some("shop/Deployment/web".into()),
+        target: Target::Workload(WorkloadId::new("shop", "Deployment", "web")),
+        workload: Some(WorkloadId::new("shop", "Deployment", "web")),
     }];
     a.set_recent(sent.clone());
     assert_eq!(a.round(Utc::now()).await, Ok(Role::Leader));

@@ -1,4 +1,4 @@
-//! Issue 19, 4: `headless --once` as a CronJob. A target refused before anything was sent is
+//! `headless --once` as a CronJob. A target refused before anything was sent is
 //! held (listed, exit 0), not failed; a Lease left by a run that died is taken over once its
 //! holder has not renewed for a lease duration; a live holder is left alone.
 

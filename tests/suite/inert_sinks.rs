@@ -1,4 +1,4 @@
-//! Text a tenant wrote reaches the engineer's terminal inert (issue 28): an owner name the API
+//! Text a tenant wrote reaches the engineer's terminal inert: an owner name the API
 //! server accepts, holding escapes that clear the screen and write the clipboard and a
 //! newline that forges a row, is shown escaped in `scan`'s tables.
 

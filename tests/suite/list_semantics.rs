@@ -1,4 +1,4 @@
-//! Issue 12, deliver 2: lists and relists served from the API server's watch cache, streaming
+//! Lists and relists served from the API server's watch cache, streaming
 //! lists where the server has them, paged lists where it does not. The exact queries are
 //! checked against a scripted API; the behaviour against the simulated server.
 

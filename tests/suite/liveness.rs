@@ -1,4 +1,4 @@
-//! Liveness under faults (issues 10, 19): the view is as fresh as the last proof that it is in
+//! Liveness under faults: the view is as fresh as the last proof that it is in
 //! sync with a live server, a frozen server is noticed by the age of the view, and no call
 //! waits on it forever. Real HTTP on loopback with short bounds, so each test takes seconds.
 
@@ -94,7 +94,8 @@ impl Fresh {
 }
 
 fn blocked(handle: &WorkerHandle) -> Option<String> {
-    handle.status.borrow().blocked.clone()
+    let blocked = handle.status.borrow().blocked.clone();
+    blocked.map(|b| b.to_string())
 }
 
 /// Wait for `check`, and say how long it took.
@@ -386,7 +387,7 @@ async fn a_hung_action_times_out_is_audited_and_the_worker_goes_on() {
     .await;
 }
 
-/// Issue 19, 8: a credential plugin that hangs (waiting for a login) held a runtime thread
+/// A credential plugin that hangs (waiting for a login) held a runtime thread
 /// with no deadline while the client was built; on a context added to the screen, the screen
 /// froze. Building the client now runs off the runtime's threads, within the connect deadline.
 #[tokio::test(flavor = "current_thread")]

@@ -2,6 +2,14 @@
 //! linked the whole stack. `list_memory` (a counting global allocator) and `secrets` (a
 //! process-wide log capture) stay alone, since they own something global.
 
+// A test, bench or example fails by panicking: the workspace's panic policy is for the product.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 mod support;
 mod ui_support;
 

@@ -1,4 +1,4 @@
-//! Several clusters on the command line (issue 13): the two demo clusters, `--all-contexts`,
+//! Several clusters on the command line: the two demo clusters, `--all-contexts`,
 //! `headless` refusing more than one, and `report` combining them into one message.
 
 use crate::support;

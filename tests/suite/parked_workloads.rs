@@ -1,4 +1,4 @@
-//! Parked workloads (issue 13): what ops-pod-cleaner scaled to zero, where, when and why,
+//! Parked workloads: what ops-pod-cleaner scaled to zero, where, when and why,
 //! listed by `scan --parked` across clusters and by the library for the screen, with undo
 //! that refuses a workload someone scaled up since.
 
@@ -374,7 +374,7 @@ async fn a_workload_parked_in_its_annotation_is_listed_too() {
     assert_eq!(plan.restores, 4);
 }
 
-/// Issue 19, 5: the workload is read, its replicas recorded, then scaled; someone rescaled it
+/// The workload is read, its replicas recorded, then scaled; someone rescaled it
 /// in between (2 → 4). The scale carries the version it was read at, so the write is a 409
 /// and re-planned: the record says 4 (undo restores what was there), not the stale 2.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -411,10 +411,7 @@ async fn a_workload_rescaled_before_the_scale_is_checked_again_and_recorded_at_i
     sim.faults().unhang(Some("update"), &parked);
     let outcome = running.await.unwrap();
     assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
-    assert!(
-        format!("{outcome:?}").contains("from 4 to 0"),
-        "{outcome:?}"
-    );
+    assert!(outcome.detail().contains("from 4 to 0"), "{outcome:?}");
     let map = sim.config_map(DEFAULT_NAMESPACE, PARKED_CONFIGMAP).unwrap();
     let uid = d.metadata.uid.clone().unwrap();
     let text = map.data.unwrap()[&uid].clone();

@@ -1,4 +1,4 @@
-//! One effective policy (SPEC §4): computed once from the flags and the config, and the only
+//! One effective policy: computed once from the flags and the config, and the only
 //! way any mode gets an executor or a worker.
 
 use std::path::Path;

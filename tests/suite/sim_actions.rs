@@ -123,7 +123,7 @@ async fn a_stale_plan_never_deletes_the_replacement_pod_of_the_same_name() {
         .run(&Action::ForceDelete(old.clone()), Origin::Manual)
         .await;
     assert!(
-        matches!(&outcome, Outcome::Skipped(d) if d.contains("replaced")),
+        matches!(&outcome, Outcome::Skipped(_) if outcome.detail().contains("replaced")),
         "{outcome:?}"
     );
     let replacement = h
@@ -164,7 +164,7 @@ async fn force_delete_on_a_lost_node_and_finalizers_that_hold_a_pod() {
         .run(&Action::ForceDelete(held.clone()), Origin::Manual)
         .await;
     assert!(
-        matches!(&outcome, Outcome::Done(d) if d.contains("example.com/hook")),
+        matches!(&outcome, Outcome::Done(_) if outcome.detail().contains("example.com/hook")),
         "{outcome:?}"
     );
     assert!(h.sim.pod("default", "held").is_some(), "finalizers keep it");
@@ -232,8 +232,8 @@ async fn scale_to_zero_and_undo_through_a_deployment() {
     let exec = h.executor(false);
     let outcome = exec.run(&Action::ScaleToZero(target), Origin::Manual).await;
     assert_eq!(
-        outcome,
-        Outcome::Done("scaled Deployment default/web from 3 to 0 (undo restores 3)".into())
+        outcome.to_string(),
+        "done: scaled Deployment default/web from 3 to 0 (undo restores 3)"
     );
     let deployment: Deployment = h.sim.deployment("default", "web").unwrap();
     assert_eq!(deployment.spec.as_ref().unwrap().replicas, Some(0));
@@ -254,13 +254,13 @@ async fn scale_to_zero_and_undo_through_a_deployment() {
         !annotations(&deployment).contains_key(REPLICAS_BEFORE_ANNOTATION),
         "the workload object is not written"
     );
-    assert_eq!(exec.parked_workloads().await.unwrap(), vec![record]);
+    assert_eq!(exec.reads().parked_records().await.unwrap(), vec![record]);
     eventually("the pods to go", || h.sim.live_pods("web-").is_empty()).await;
 
     let outcome = exec.run(&Action::UndoScale(web()), Origin::Manual).await;
     assert_eq!(
-        outcome,
-        Outcome::Done("restored Deployment default/web to 3 replicas".into())
+        outcome.to_string(),
+        "done: restored Deployment default/web to 3 replicas"
     );
     let deployment: Deployment = h.sim.deployment("default", "web").unwrap();
     assert_eq!(deployment.spec.unwrap().replicas, Some(3));
@@ -294,8 +294,8 @@ async fn with_only_the_deployed_permissions_scale_and_undo_never_write_the_workl
     let exec = h.executor(true);
     let outcome = exec.run(&Action::ScaleToZero(target), Origin::Manual).await;
     assert_eq!(
-        outcome,
-        Outcome::Done("scaled Deployment default/web from 2 to 0 (undo restores 2)".into())
+        outcome.to_string(),
+        "done: scaled Deployment default/web from 2 to 0 (undo restores 2)"
     );
     let uid = h
         .sim
@@ -315,8 +315,8 @@ async fn with_only_the_deployed_permissions_scale_and_undo_never_write_the_workl
     );
     let outcome = exec.run(&Action::UndoScale(web()), Origin::Manual).await;
     assert_eq!(
-        outcome,
-        Outcome::Done("restored Deployment default/web to 2 replicas".into())
+        outcome.to_string(),
+        "done: restored Deployment default/web to 2 replicas"
     );
     assert_eq!(
         h.sim
@@ -343,7 +343,7 @@ async fn with_only_the_deployed_permissions_an_old_annotation_is_honoured_once()
     let exec = h.executor(false);
     let outcome = exec.run(&Action::UndoScale(web()), Origin::Manual).await;
     assert!(
-        matches!(&outcome, Outcome::Done(d) if d.starts_with("restored Deployment default/web to 2 replicas; the ops-pod-cleaner.io/replicas-before annotation an earlier version left stays")),
+        matches!(&outcome, Outcome::Done(_) if outcome.detail().starts_with("restored Deployment default/web to 2 replicas; the ops-pod-cleaner.io/replicas-before annotation an earlier version left stays")),
         "{outcome:?}"
     );
     let deployment = h.sim.deployment("default", "web").unwrap();
@@ -379,7 +379,7 @@ async fn a_person_who_may_not_use_the_config_map_keeps_undo_state_in_the_annotat
     let exec = h.executor(false);
     let outcome = exec.run(&Action::ScaleToZero(target), Origin::Manual).await;
     assert!(
-        matches!(&outcome, Outcome::Done(d) if d.contains("recorded in its ops-pod-cleaner.io/replicas-before annotation (this identity may not get ConfigMap ops-pod-cleaner/ops-pod-cleaner-parked)")),
+        matches!(&outcome, Outcome::Done(_) if outcome.detail().contains("recorded in its ops-pod-cleaner.io/replicas-before annotation (this identity may not get ConfigMap ops-pod-cleaner/ops-pod-cleaner-parked)")),
         "{outcome:?}"
     );
     let deployment = h.sim.deployment("default", "web").unwrap();
@@ -391,8 +391,8 @@ async fn a_person_who_may_not_use_the_config_map_keeps_undo_state_in_the_annotat
     );
     let outcome = exec.run(&Action::UndoScale(web()), Origin::Manual).await;
     assert_eq!(
-        outcome,
-        Outcome::Done("restored Deployment default/web to 3 replicas".into())
+        outcome.to_string(),
+        "done: restored Deployment default/web to 3 replicas"
     );
     let deployment = h.sim.deployment("default", "web").unwrap();
     assert_eq!(deployment.spec.as_ref().unwrap().replicas, Some(3));
@@ -430,7 +430,7 @@ async fn replicas_parking_at_once_keep_every_entry() {
     for outcome in &outcomes {
         assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
     }
-    let recorded = executors[0].parked_workloads().await.unwrap();
+    let recorded = executors[0].reads().parked_records().await.unwrap();
     let mut parked_names: Vec<&str> = recorded.iter().map(|r| r.name.as_str()).collect();
     parked_names.sort_unstable();
     assert_eq!(parked_names, ["api", "cart", "shop", "web"]);
@@ -505,7 +505,7 @@ async fn scale_to_zero_of_a_statefulset_and_an_argo_rollout() {
         h.cached(&target).await;
         let outcome = exec.run(&Action::ScaleToZero(target), Origin::Manual).await;
         assert!(
-            matches!(&outcome, Outcome::Done(d) if d.contains("from 2 to 0")),
+            matches!(&outcome, Outcome::Done(_) if outcome.detail().contains("from 2 to 0")),
             "{prefix}: {outcome:?}"
         );
         eventually("the pods to go", || h.sim.live_pods(prefix).is_empty()).await;
@@ -537,7 +537,7 @@ async fn eviction_honours_a_disruption_budget() {
         .run(&Action::Evict(target), Origin::Manual)
         .await;
     assert!(
-        matches!(&outcome, Outcome::Failed(d) if d.contains("disruption budget")),
+        matches!(&outcome, Outcome::Failed(_) if outcome.detail().contains("disruption budget")),
         "{outcome:?}"
     );
     assert!(h.sim.pod("default", &name).is_some());

@@ -1,4 +1,4 @@
-//! Issue 19, 3: one worker per cluster. The screen's auto-clean takes part in the cluster's
+//! One worker per cluster. The screen's auto-clean takes part in the cluster's
 //! Lease: while the in-cluster worker holds it and renews, pressing `A` on a laptop adds no
 //! second worker; the header says who acts. When the holder stops renewing, the screen's
 //! worker takes over and acts.

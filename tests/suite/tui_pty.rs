@@ -255,7 +255,7 @@ async fn quit_while_a_delete_hangs(
     records
 }
 
-/// Issue 19, 1: what auto does reaches the log pane, naming the cluster and the rule; in
+/// What auto does reaches the log pane, naming the cluster and the rule; in
 /// dry-run as "would …". (Outcomes were logged under a target the pane filtered out.)
 #[test]
 fn automatic_actions_are_lines_in_the_log_pane() {
@@ -271,7 +271,7 @@ fn automatic_actions_are_lines_in_the_log_pane() {
     screen.wait_text("demo-eu: auto evicted: would delete pod shop/");
 }
 
-/// Issue 19, 7: quitting waits for an automatic action in flight too (it waited for manual
+/// Quitting waits for an automatic action in flight too (it waited for manual
 /// ones only), and no worker starts another meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quitting_waits_for_an_automatic_action_in_flight() {

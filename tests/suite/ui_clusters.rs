@@ -10,10 +10,11 @@ use opc_core::actions::{
 use opc_core::cluster::Abnormal;
 use opc_core::config::KeyBinding;
 use opc_core::rules::RuleKind;
-use opc_core::worker::{Pause, PauseScope, RuleStatus, WorkerStatus};
+use opc_core::worker::{Blocked, Pause, PauseScope, RuleStatus, WorkerStatus};
 use ops_pod_cleaner::ui::{
     ClusterLine, Effect, Event, Offer, Overlay, Routed, Snapshot, State, WatchLine, update,
 };
+use std::time::Duration;
 use ui_support::{abnormal, assert_snapshot, findings, now, screen, state};
 
 fn press(state: &mut State, keys: &str) -> Vec<Effect> {
@@ -173,7 +174,6 @@ fn refuse_delete_on_us(s: &mut State) {
                 namespace: "search".into(),
                 message: "403 forbidden: cannot delete pods".into(),
             })),
-            workload: None,
         },
     );
 }
@@ -415,22 +415,23 @@ fn undo_of_a_workload_scaled_up_since_says_so_and_runs_nothing() {
 #[test]
 fn every_blocked_cluster_is_named() {
     let mut s = two_clusters();
-    for (cluster, why) in [
-        ("demo", "waiting for the first complete list of pods"),
-        ("demo-us", "watch stale for 40s"),
-    ] {
+    let stale = Blocked::Stale {
+        stale: Duration::from_secs(40),
+        cause: None,
+    };
+    for (cluster, why) in [("demo", Blocked::NotSynced), ("demo-us", stale)] {
         update(
             &mut s,
             Event::Worker {
                 cluster: cluster.into(),
                 status: WorkerStatus {
-                    blocked: Some(why.into()),
+                    blocked: Some(why),
                     ..WorkerStatus::default()
                 },
             },
         );
     }
-    let blocked = s.worker().blocked.unwrap_or_default();
+    let blocked = s.blocked().unwrap_or_default();
     assert!(
         blocked.contains("demo: waiting for the first complete list")
             && blocked.contains("demo-us: watch stale for 40s"),
@@ -448,7 +449,7 @@ fn a_cluster_the_runtime_no_longer_lists_leaves_nothing_behind() {
         Event::Worker {
             cluster: "demo-us".into(),
             status: WorkerStatus {
-                blocked: Some("watch stale for 40s".into()),
+                blocked: Some(Blocked::NotSynced),
                 ..WorkerStatus::default()
             },
         },
@@ -462,7 +463,7 @@ fn a_cluster_the_runtime_no_longer_lists_leaves_nothing_behind() {
         },
     );
     assert_eq!(
-        s.worker().blocked,
+        s.blocked(),
         None,
         "demo-us's worker no longer speaks for the screen"
     );

@@ -3,7 +3,7 @@
 use crate::ui_support;
 
 use opc_core::actions::{
-    Action, Denied, Inspection, OptOut, Outcome, PodRef, ReadError, RecordedIn, Refusal,
+    Action, Change, Denied, Inspection, OptOut, Outcome, PodRef, ReadError, RecordedIn, Refusal,
     Resolution, UndoPlan, Unscalable, Verb, WorkloadKind, WorkloadRef,
 };
 use opc_core::config::{Config, KeyBinding};
@@ -197,7 +197,6 @@ fn delete_refused(s: &mut State, refusal: Refusal) {
         Event::Outcome {
             action: on_demo(Action::Delete(target)),
             outcome: Outcome::Refused(refusal),
-            workload: None,
         },
     );
 }
@@ -287,8 +286,11 @@ fn scale_to_zero_names_the_workload_and_its_replicas() {
         &mut s,
         Event::Outcome {
             action: on_demo(Action::ScaleToZero(pod)),
-            outcome: Outcome::Done("scaled".into()),
-            workload: Some(workload.clone()),
+            outcome: Outcome::Done(Change::Scaled {
+                workload: workload.clone(),
+                from: 2,
+                annotation: None,
+            }),
         },
     );
     // Undo is checked against the cluster first, so its dialog says what comes back.
@@ -481,7 +483,7 @@ fn the_cursor_follows_its_pod_when_a_snapshot_reorders_the_findings() {
     assert_eq!(s.selected_finding().unwrap().pod.uid, before);
 }
 
-/// Issue 19, 2: `D` on a StatefulSet's pod says that a second copy could start if its node is
+/// `D` on a StatefulSet's pod says that a second copy could start if its node is
 /// only unreachable, and asks twice.
 #[test]
 fn force_deleting_a_statefulset_pod_warns_of_a_second_copy_and_asks_twice() {
@@ -517,7 +519,7 @@ fn force_deleting_a_statefulset_pod_warns_of_a_second_copy_and_asks_twice() {
     );
 }
 
-/// Issue 19, 7: a cluster added to the screen gets the switches the screen has on now.
+/// A cluster added to the screen gets the switches the screen has on now.
 #[test]
 fn a_cluster_added_later_gets_the_current_auto_switches() {
     use ops_pod_cleaner::ui::Routed;
@@ -545,9 +547,9 @@ fn a_cluster_added_later_gets_the_current_auto_switches() {
     );
 }
 
-/// Issue 19, 7: `a` on a rule the workload bound paused resumes it on the cluster where it
+/// `a` on a rule the workload bound paused resumes it on the cluster where it
 /// paused, after a dialog that names the cluster and why; never on every open cluster.
-/// Issue 28, 5: paused in one namespace, the dialog and the command name that namespace.
+/// Paused in one namespace, the dialog and the command name that namespace.
 #[test]
 fn resuming_a_paused_rule_names_and_acts_on_its_cluster_and_namespace_only() {
     use opc_core::worker::{Pause, PauseScope, RuleStatus, WorkerStatus};

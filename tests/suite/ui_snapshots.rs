@@ -10,7 +10,7 @@ use opc_core::actions::{
 use opc_core::config::KeyBinding;
 use opc_core::report::{RestartReport, RestartRow, WorkloadGroup};
 use opc_core::rules::RuleKind;
-use opc_core::worker::{Pause, PauseScope, RuleStatus};
+use opc_core::worker::{Blocked, Pause, PauseScope, RuleStatus, Standby};
 use ops_pod_cleaner::ui::{BottomPane, Event, PodDetails, State, WatchLine, update};
 use ui_support::{assert_snapshot, change_worker, now, on_demo, screen, state};
 
@@ -84,7 +84,7 @@ fn header_shows_staleness_badges_and_paused_rules() {
 fn header_says_blocked_only_while_auto_is_on() {
     let mut s = state();
     change_worker(&mut s, |w| {
-        w.blocked = Some(opc_core::lease::WAITING_FOR_LEASE.into())
+        w.blocked = Some(Blocked::Standby(Standby::WaitingForLease))
     });
     let auto_line = |s: &State| {
         screen(s, 120, 24)

@@ -6,14 +6,15 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use opc_core::actions::{Action, Outcome, PastAction};
+use opc_core::actions::{Action, Change, Outcome, PastAction, Target, WorkloadKind, WorkloadRef};
 use opc_core::cluster::Abnormal;
 use opc_core::config::{BreakerConfig, SafetyConfig};
-use opc_core::pod::{Interner, PodRecord};
+use opc_core::pod::{Interner, PodRecord, WorkloadId};
 use opc_core::rules::{RuleKind, classify, default_chain};
 use opc_core::worker::breaker::{needs_census, trips};
 use opc_core::worker::{
-    Census, Decision, Gate, Guards, Hold, Limited, Pass, Pause, PauseScope, Pauses, Toggles, plan,
+    Census, Decision, Gate, Guards, Hold, Limited, Pass, Pause, PauseScope, Pauses, Standby,
+    Toggles, plan,
 };
 use support::pods::{PodBuilder, pod};
 
@@ -115,10 +116,13 @@ fn gate_guards_block_the_whole_pass() {
         (
             "standby",
             Gate {
-                standby: Some("replica b holds the lease".into()),
+                standby: Some(Standby::RunBy {
+                    holder: "replica-b".into(),
+                    lease: "ops/ops-pod-cleaner".into(),
+                }),
                 ..open_gate()
             },
-            "holds the lease",
+            "holds the Lease ops/ops-pod-cleaner",
         ),
         (
             "no audit log",
@@ -132,7 +136,7 @@ fn gate_guards_block_the_whole_pass() {
     for (name, gate, says) in cases {
         let pass = run(&findings, &all_on(), &gate, safety.clone());
         assert_eq!(ran(&pass), 0, "{name}");
-        let blocked = pass.blocked.unwrap_or_default();
+        let blocked = pass.blocked.map(|b| b.to_string()).unwrap_or_default();
         assert!(blocked.contains(says), "{name}: {blocked}");
     }
     let briefly_stale = Gate {
@@ -335,8 +339,20 @@ fn one_scale_per_workload_and_no_repeat_within_the_cooldown() {
     assert_eq!(ran(&pass), 1);
     assert_eq!(holds(&pass), [Hold::RecentlyActed, Hold::RecentlyActed]);
     let scaled = &pass.planned[0];
-    assert_eq!(scaled.target, "shop/Deployment/web");
-    guards.sent(scaled, &Outcome::Done("scaled".into()), start);
+    assert_eq!(
+        scaled.target,
+        Target::Workload(WorkloadId::new("shop", "Deployment", "web"))
+    );
+    let done = Outcome::Done(Change::Scaled {
+        workload: WorkloadRef {
+            kind: WorkloadKind::Deployment,
+            namespace: "shop".into(),
+            name: "web".into(),
+        },
+        from: 3,
+        annotation: None,
+    });
+    guards.sent(scaled, &done, start);
     assert_eq!(ran(&plan_at(&findings, &mut guards, start)), 0);
     let after = start + Duration::from_secs(121);
     assert_eq!(ran(&plan_at(&findings, &mut guards, after)), 1);
@@ -389,7 +405,7 @@ fn an_outage_spread_thin_pauses_after_three_workloads_and_names_them() {
     assert_eq!(admitted(&pass, &mut guards, later).len(), 3);
 }
 
-/// Issue 28, 5: four throw-away workloads in one namespace paused `imagePull` everywhere.
+/// Four throw-away workloads in one namespace paused `imagePull` everywhere.
 #[test]
 fn throwaway_workloads_pause_their_namespace_and_two_namespaces_pause_the_cluster() {
     let tenant = |ns: &str| -> Vec<Abnormal> {
@@ -485,8 +501,8 @@ fn guards_restored_from_the_audit_log_give_no_fresh_budget() {
             at: Utc::now() - chrono::Duration::seconds(30),
             rule: RuleKind::ImagePull,
             namespace: format!("ns{i}"),
-            target: format!("ns{i}/Deployment/app"),
-            workload: Some(format!("ns{i}/Deployment/app")),
+            target: Target::Workload(WorkloadId::new(&format!("ns{i}"), "Deployment", "app")),
+            workload: Some(WorkloadId::new(&format!("ns{i}"), "Deployment", "app")),
         })
         .collect();
     let safety = SafetyConfig {
@@ -597,7 +613,7 @@ fn burst_trips(builders: &[PodBuilder], config: &BreakerConfig) -> Pauses {
     trips(&findings, &census(&pods), config, soon)
 }
 
-/// Issue 28, 5: five failing pods in one tenant's namespace paused `failed` everywhere.
+/// Five failing pods in one tenant's namespace paused `failed` everywhere.
 #[test]
 fn a_burst_in_one_namespace_pauses_the_rule_there_only() {
     let paused = burst_trips(&failed_pods("tenant", 5), &BreakerConfig::default());
@@ -705,7 +721,7 @@ fn finished_pods_do_not_dilute_the_breaker_share() {
     );
 }
 
-/// Issue 22, 6: the same evicted pods seen hours later (the demo's, a cluster's leftovers)
+/// The same evicted pods seen hours later (the demo's, a cluster's leftovers)
 /// are not a failure happening at once: cleaning them up is not paused.
 #[test]
 fn evictions_older_than_the_window_do_not_trip_the_breaker() {
@@ -719,7 +735,7 @@ fn evictions_older_than_the_window_do_not_trip_the_breaker() {
     assert!(trips(&findings, &census(&pods), &config, later).is_empty());
 }
 
-/// Issue 19, 2: a node that stopped reporting strands a pod or two per namespace; no
+/// A node that stopped reporting strands a pod or two per namespace; no
 /// namespace or workload share trips, but its pods are counted per node.
 #[test]
 fn the_breaker_counts_pods_stuck_on_one_node() {

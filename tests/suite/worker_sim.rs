@@ -8,12 +8,14 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ContainerState, ContainerStateRunning, Pod};
 use kube_sim::{SimCluster, SimServer};
-use opc_core::actions::{Audit, AuditLog, Executor};
+use opc_core::actions::{Audit, AuditLog, Executor, Target};
 use opc_core::cluster::{Cache, Scope, WatchSettings, spawn_watches};
 use opc_core::config::Config;
 use opc_core::policy::{Flags, Policy};
 use opc_core::rules::RuleKind;
-use opc_core::worker::{self, WorkerCommand, WorkerHandle, WorkerOptions, WorkerStatus};
+use opc_core::worker::{
+    self, Blocked, Standby, WorkerCommand, WorkerHandle, WorkerOptions, WorkerStatus,
+};
 use serde_json::json;
 use support::pods::pod;
 use support::policy::{audit_config, quick_retry};
@@ -211,14 +213,12 @@ async fn standby_holds_actions_until_released() {
     let handle = h.worker(&config_with_auto(&[RuleKind::Evicted]), false, None);
     handle
         .commands
-        .send(WorkerCommand::SetStandby(Some(
-            "replica b holds the lease".into(),
-        )))
+        .send(WorkerCommand::SetStandby(Some(run_by_b())))
         .await
         .unwrap();
     // The first tick may already have acted; make a fresh target after standby is in force.
     status_where(&handle, "standby", |s| {
-        s.blocked.as_deref() == Some("replica b holds the lease")
+        s.blocked == Some(Blocked::Standby(run_by_b()))
     })
     .await;
     sim.create_pod(typed(pod("old-2").ns("shop").evicted()));
@@ -428,7 +428,7 @@ async fn a_new_leader_keeps_the_rate_limit_its_predecessor_spent() {
         at: chrono::Utc::now() - chrono::Duration::seconds(5),
         rule: RuleKind::Evicted,
         namespace: "shop".into(),
-        target: "uid-of-another-pod".into(),
+        target: Target::Pod("uid-of-another-pod".into()),
         workload: None,
     }];
     let options = WorkerOptions {
@@ -472,7 +472,7 @@ async fn only_the_leader_sends_scheduled_reports() {
     let config = config_with_auto(&[]);
     let policy = Policy::new(Flags::default(), &config);
     let every_second = CronSchedule::parse("* * * * * *").unwrap();
-    let replica = |name: &str, standby: Option<String>| {
+    let replica = |name: &str, standby: Option<Standby>| {
         let options = WorkerOptions {
             tick: Duration::from_millis(50),
             standby,
@@ -483,7 +483,11 @@ async fn only_the_leader_sends_scheduled_reports() {
         h.spawn(&policy, options)
     };
     let _leader = replica("leader", None);
-    let _follower = replica("follower", Some("standby: leader holds the lease".into()));
+    let run_by_leader = Standby::RunBy {
+        holder: "leader".into(),
+        lease: "ops/ops-pod-cleaner".into(),
+    };
+    let _follower = replica("follower", Some(run_by_leader));
     let sent = |name: &str| {
         let files = std::fs::read_dir(dir.path()).unwrap().flatten();
         files
@@ -543,7 +547,7 @@ fn statefulset(name: &str, replicas: i32) -> k8s_openapi::api::apps::v1::Statefu
     .unwrap()
 }
 
-/// Issue 19, 2: a StatefulSet's pod stuck Terminating on a node that stopped reporting may
+/// A StatefulSet's pod stuck Terminating on a node that stopped reporting may
 /// still run there; force-deleting it starts a second `db-0` at once. The worker holds it,
 /// saying how to confirm the node is gone; once it is (tainted out-of-service), the same
 /// automatic force delete goes through.
@@ -658,7 +662,7 @@ async fn a_pod_with_a_volume_claim_on_a_node_that_stopped_reporting_is_not_force
     assert!(sim.pod("default", "cache-0").is_some());
 }
 
-/// Issue 19, 8: a sink that never answers holds up its report, not auto-clean: delivery runs
+/// A sink that never answers holds up its report, not auto-clean: delivery runs
 /// in a task of its own. (It ran inside the worker loop: about 2.5 minutes per report with no
 /// pass.)
 #[tokio::test]
@@ -724,12 +728,11 @@ async fn a_dead_report_sink_does_not_stop_auto_clean() {
     assert!(passes > 10, "passes went on: {passes}");
 }
 
-/// Issue 19, 7: a cluster dropped from the screen (or a headless shutting down) stops its
+/// A cluster dropped from the screen (or a headless shutting down) stops its
 /// worker first: the worker stands by before the watches stop, so it never acts on a cache
 /// that no longer follows the cluster.
 #[tokio::test]
 async fn dropping_a_session_stands_its_worker_by_first() {
-    use opc_core::session::CLOSED;
     let sim = SimCluster::new();
     let server = SimServer::start(sim.clone()).await.unwrap();
     let policy = Policy::new(Flags::default(), &config_with_auto(&[RuleKind::Evicted]));
@@ -746,15 +749,20 @@ async fn dropping_a_session_stands_its_worker_by_first() {
     .await;
     drop(session);
     let status = status_where(&handle, "standing by", |s| s.blocked.is_some()).await;
-    assert!(
-        status
-            .blocked
-            .as_deref()
-            .is_some_and(|b| b.contains(CLOSED)),
+    assert_eq!(
+        status.blocked,
+        Some(Blocked::Standby(Standby::Closed)),
         "{status:?}"
     );
     // Nothing acts any more: a pod made now stays, whatever the worker's next passes see.
     sim.create_pod(support::sim::typed(pod("late").ns("shop").evicted().json()));
     two_more_passes(&handle).await;
     assert!(sim.pod("shop", "late").is_some());
+}
+
+fn run_by_b() -> Standby {
+    Standby::RunBy {
+        holder: "replica-b".into(),
+        lease: "ops/ops-pod-cleaner".into(),
+    }
 }

@@ -58,6 +58,10 @@ pub enum Error {
     #[error("cannot encode JSON: {0}")]
     Encode(#[from] serde_json::Error),
 
+    /// A cluster that could not be opened: which step failed, and its error.
+    #[error("cannot reach the cluster: {0}")]
+    Connect(#[from] crate::cluster::ConnectError),
+
     #[error("cannot reach the cluster: {0}")]
     Cluster(String),
 

@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::actions::PastAction;
 use crate::cluster::{jitter, plain};
-use crate::worker::{WorkerCommand, WorkerHandle};
+use crate::worker::{Standby, WorkerCommand, WorkerHandle};
 
 #[derive(Debug, Clone)]
 pub struct LeaseSettings {
@@ -463,7 +463,7 @@ pub async fn run(
         leader.send_replace(false);
         acting_until.send_replace(None);
         let _ = worker
-            .send(WorkerCommand::SetStandby(Some("shutting down".into())))
+            .send(WorkerCommand::SetStandby(Some(Standby::ShuttingDown)))
             .await;
     }
     elector
@@ -491,10 +491,10 @@ async fn announce(
                 settings.namespace,
                 settings.name
             );
-            Some(format!(
-                "run by {holder}, which holds the Lease {}/{}",
-                settings.namespace, settings.name
-            ))
+            Some(Standby::RunBy {
+                holder: holder.to_string(),
+                lease: format!("{}/{}", settings.namespace, settings.name),
+            })
         }
     };
     let leads = standby.is_none();
@@ -505,9 +505,6 @@ async fn announce(
         let _ = worker.send(WorkerCommand::RunNow).await;
     }
 }
-
-/// The standby of a worker that takes part in the Lease but does not hold it yet.
-pub const WAITING_FOR_LEASE: &str = "waiting for the cluster's Lease (one worker per cluster acts)";
 
 /// While the master switch is on, the screen's worker competes for the cluster's Lease like
 /// a replica of the in-cluster worker: it acts only while it holds it, stands by (saying who
@@ -546,7 +543,7 @@ pub async fn while_master_on(
         if over {
             return;
         }
-        let standby = Some(WAITING_FOR_LEASE.to_string());
+        let standby = Some(Standby::WaitingForLease);
         let _ = worker
             .commands
             .send(WorkerCommand::SetStandby(standby))

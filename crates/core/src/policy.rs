@@ -1,4 +1,4 @@
-//! The one effective policy (SPEC §4): what may act and how, computed once from the command
+//! The one effective policy: what may act and how, computed once from the command
 //! line and the config. Every mode (the TUI and its context switch, `headless`, `--once`)
 //! builds its executor and its worker from a `Policy`; there is no other way to build them.
 

@@ -8,7 +8,7 @@ use tokio::task::JoinHandle;
 use crate::actions::{Audit, Executor};
 use crate::cluster::{Cache, Cluster, Scope, WatchSettings, spawn_event_watches, spawn_watches};
 use crate::policy::Policy;
-use crate::worker::{self, WorkerCommand, WorkerHandle, WorkerOptions};
+use crate::worker::{self, Standby, WorkerCommand, WorkerHandle, WorkerOptions};
 
 pub struct ClusterSession {
     /// The context's name: on screen, in findings, in audit records.
@@ -67,15 +67,12 @@ impl ClusterSession {
     }
 }
 
-/// Why a closed session's worker stands by.
-pub const CLOSED: &str = "this cluster was closed";
-
 impl Drop for ClusterSession {
     /// The worker first: once the watches stop, what it sees is no longer the cluster. An
     /// action already sent finishes.
     fn drop(&mut self) {
         if let Some(worker) = self.worker.get().and_then(|w| w.upgrade()) {
-            let _ = worker.try_send(WorkerCommand::SetStandby(Some(CLOSED.to_string())));
+            let _ = worker.try_send(WorkerCommand::SetStandby(Some(Standby::Closed)));
         }
         for watch in &self.watches {
             watch.abort();

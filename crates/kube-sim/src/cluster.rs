@@ -98,23 +98,21 @@ impl State {
             .filter(|(_, a)| **a)
             .map(|(n, _)| n)
             .collect();
-        if alive.is_empty() {
-            return None;
-        }
-        let node = alive[self.next_node % alive.len()].clone();
+        let node = alive
+            .get(self.next_node.checked_rem(alive.len())?)?
+            .to_string();
         self.next_node += 1;
         Some(node)
     }
 
     /// A random 5-character suffix from the alphabet Kubernetes uses for generated names.
     pub fn name_suffix(&mut self) -> String {
-        const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
         (0..5)
             .map(|_| {
                 self.rand ^= self.rand << 13;
                 self.rand ^= self.rand >> 7;
                 self.rand ^= self.rand << 17;
-                ALPHABET[(self.rand % ALPHABET.len() as u64) as usize] as char
+                crate::meta::name_char(self.rand)
             })
             .collect()
     }

@@ -9,6 +9,7 @@ use super::ops::{self, DeleteOpts};
 use super::pods;
 use super::resources::Res;
 use super::{eviction, workloads};
+use crate::json::Fields;
 
 const WORKLOADS: [Res; 6] = [
     Res::Deployment,
@@ -108,8 +109,8 @@ fn replica_set_status(s: &mut State, res: Res, rs: &Value) {
         "observedGeneration": rs.pointer("/metadata/generation").cloned().unwrap_or(json!(1)),
     });
     if ready > 0 {
-        status["readyReplicas"] = json!(ready);
-        status["availableReplicas"] = json!(ready);
+        status.set("readyReplicas", json!(ready));
+        status.set("availableReplicas", json!(ready));
     }
     set_status(s, res, rs, status);
 }
@@ -123,7 +124,7 @@ pub fn set_status(s: &mut State, res: Res, obj: &Value, status: Value) {
         return;
     }
     let mut updated = current.clone();
-    updated["status"] = status;
+    updated.set("status", status);
     s.store.update(res, updated);
 }
 
@@ -145,12 +146,15 @@ pub fn pod_from_template(
         .cloned()
         .unwrap_or_default();
     labels.extend(extra_labels.clone());
-    metadata["labels"] = Value::Object(labels);
+    metadata.set("labels", Value::Object(labels));
     match name {
-        Some(n) => metadata["name"] = json!(n),
-        None => metadata["generateName"] = json!(format!("{}-", meta::name(owner))),
+        Some(n) => metadata.set("name", json!(n)),
+        None => metadata.set("generateName", json!(format!("{}-", meta::name(owner)))),
     }
-    metadata["ownerReferences"] = json!([meta::owner_ref(&res.api_version(), res.kind(), owner)]);
+    metadata.set(
+        "ownerReferences",
+        json!([meta::owner_ref(&res.api_version(), res.kind(), owner)]),
+    );
     json!({
         "apiVersion": "v1",
         "kind": "Pod",

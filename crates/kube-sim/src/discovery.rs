@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::resources::Res;
+use crate::json::Fields;
 
 /// Groups other than core, with their single served version.
 const GROUPS: [(&str, &str); 6] = [
@@ -49,8 +50,8 @@ pub fn groups() -> Value {
 pub fn group(name: &str) -> Option<Value> {
     let (g, v) = GROUPS.iter().find(|(g, _)| *g == name)?;
     let mut doc = group_doc(g, v);
-    doc["kind"] = json!("APIGroup");
-    doc["apiVersion"] = json!("v1");
+    doc.set("kind", json!("APIGroup"));
+    doc.set("apiVersion", json!("v1"));
     Some(doc)
 }
 
@@ -121,8 +122,8 @@ fn subresource_doc(res: Res, sub: &str) -> Value {
         "verbs": verbs,
     });
     if !group.is_empty() {
-        doc["group"] = json!(group);
-        doc["version"] = json!(version);
+        doc.set("group", json!(group));
+        doc.set("version", json!(version));
     }
     doc
 }

@@ -15,6 +15,7 @@ use super::cluster::{SimCluster, State};
 use super::meta;
 use super::ops;
 use super::resources::Res;
+use crate::json::Fields;
 
 /// An Event's `type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,10 +173,10 @@ pub(crate) fn record(
         Component::Kubelet => kubelet_event(ev, &node, first, now),
         Component::Scheduler => scheduler_event(ev, first, now),
     };
-    event["involvedObject"] = regarding;
+    event.set("involvedObject", regarding);
     let event_name = unique_name(s, ns, name, first);
     let uid = s.store.new_uid();
-    event["metadata"] = json!({
+    *event.field("metadata") = json!({
         "name": event_name, "namespace": ns, "uid": uid,
         "creationTimestamp": meta::timestamp(first),
     });
@@ -192,7 +193,7 @@ fn involved_object(pod: &Value, container: Option<&str>) -> Value {
         "uid": meta::uid(pod), "resourceVersion": meta::resource_version(pod),
     });
     if let Some(c) = container {
-        reference["fieldPath"] = json!(format!("spec.containers{{{c}}}"));
+        reference.set("fieldPath", json!(format!("spec.containers{{{c}}}")));
     }
     reference
 }
@@ -241,7 +242,10 @@ fn scheduler_event(ev: &PodEvent, first: DateTime<Utc>, now: DateTime<Utc>) -> V
         "reportingInstance": format!("default-scheduler-{SCHEDULER_HOST}"),
     });
     if ev.count > 1 {
-        event["series"] = json!({"count": ev.count, "lastObservedTime": micro(now)});
+        event.set(
+            "series",
+            json!({"count": ev.count, "lastObservedTime": micro(now)}),
+        );
     }
     event
 }
@@ -254,11 +258,14 @@ fn repeated(old: &Value, ev: &PodEvent, now: DateTime<Utc>) -> Value {
     if meta::str_at(old, "/reportingComponent") == "default-scheduler" {
         let seen = old.pointer("/series/count").and_then(Value::as_i64);
         let count = seen.unwrap_or(1) + more;
-        new["series"] = json!({"count": count, "lastObservedTime": micro(now)});
+        new.set(
+            "series",
+            json!({"count": count, "lastObservedTime": micro(now)}),
+        );
     } else {
         let count = old.get("count").and_then(Value::as_i64).unwrap_or(1);
-        new["count"] = json!(count + more);
-        new["lastTimestamp"] = json!(meta::timestamp(now));
+        new.set("count", json!(count + more));
+        new.set("lastTimestamp", json!(meta::timestamp(now)));
     }
     new
 }

@@ -8,6 +8,7 @@ use super::cluster::State;
 use super::meta;
 use super::resources::Res;
 use super::status::{ApiError, ApiResult};
+use crate::json::Fields;
 
 /// Namespaces are implicit: the system ones plus any that hold objects.
 pub fn namespaces(s: &State, name: Option<&str>) -> ApiResult<Value> {
@@ -55,7 +56,10 @@ pub fn access_review(s: &State, body: &Value) -> ApiResult<Value> {
     };
     let mut status = json!({ "allowed": allowed });
     if allowed {
-        status["reason"] = json!("RBAC: allowed by ClusterRoleBinding \"sim\"");
+        status.set(
+            "reason",
+            json!("RBAC: allowed by ClusterRoleBinding \"sim\""),
+        );
     }
     Ok(json!({
         "kind": "SelfSubjectAccessReview",
@@ -91,16 +95,16 @@ pub fn event_to_core(v1: &Value) -> Value {
     let mut core = json!({ "apiVersion": "v1", "kind": "Event" });
     for (c, e) in RENAMED {
         if let Some(v) = v1.get(e) {
-            core[c] = v.clone();
+            core.set(c, v.clone());
         }
     }
     for k in SAME.iter().chain(["reportingInstance"].iter()) {
         if let Some(v) = v1.get(*k) {
-            core[*k] = v.clone();
+            core.set(k, v.clone());
         }
     }
     if core.get("involvedObject").is_none() {
-        core["involvedObject"] = json!({});
+        core.set("involvedObject", json!({}));
     }
     core
 }
@@ -110,12 +114,12 @@ pub fn event_from_core(core: &Value) -> Value {
     let mut v1 = json!({ "apiVersion": "events.k8s.io/v1", "kind": "Event" });
     for (c, e) in RENAMED {
         if let Some(v) = core.get(c) {
-            v1[e] = v.clone();
+            v1.set(e, v.clone());
         }
     }
     for k in SAME.iter().chain(["reportingInstance"].iter()) {
         if let Some(v) = core.get(*k) {
-            v1[*k] = v.clone();
+            v1.set(k, v.clone());
         }
     }
     v1

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::cluster::SimCluster;
 use super::resources::Res;
 use super::status::ApiError;
+use crate::json::Fields;
 
 /// The identity the simulated server authenticates every request as.
 pub const USER: &str = "system:serviceaccount:sim:tester";
@@ -104,7 +105,7 @@ impl FaultState {
             .and_then(|t| t.parse::<DateTime<Utc>>().ok());
         if let Some(renewed) = renewed {
             let skewed = (renewed + self.lease_skew).to_rfc3339_opts(SecondsFormat::Micros, true);
-            object["spec"]["renewTime"] = Value::String(skewed);
+            object.field("spec").set("renewTime", Value::String(skewed));
         }
         object
     }

@@ -5,6 +5,8 @@
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 
+use crate::json::Fields;
+
 mod events;
 
 pub use events::{event_list_pages, hostile_event_list_pages, pod_events, warning_events};
@@ -53,7 +55,7 @@ struct Ident {
 
 impl Ident {
     fn of(i: usize, now: DateTime<Utc>) -> Self {
-        let app = APPS[i % APPS.len()];
+        let app = APPS.get(i % APPS.len()).copied().unwrap_or("app");
         let hash = format!("{:010x}", (i / 3 * 2_654_435_761) % 0xff_ffff_ffff);
         Self {
             app,
@@ -147,7 +149,7 @@ pub fn hostile_list_pages(
             let pods = (p * page..((p + 1) * page).min(n)).map(|i| {
                 let mut pod = realistic_pod(i, now);
                 if i < hostile {
-                    pod["metadata"]["ownerReferences"][0]["name"] = json!(name);
+                    pod.set_in("/metadata/ownerReferences/0", "name", json!(name));
                 }
                 pod
             });
@@ -184,7 +186,8 @@ pub fn page_items(page: &[u8]) -> &[u8] {
         .windows(KEY.len())
         .position(|w| w == KEY)
         .map_or(page.len(), |at| at + KEY.len());
-    &page[start..page.len().saturating_sub(2).max(start)]
+    page.get(start..page.len().saturating_sub(2).max(start))
+        .unwrap_or_default()
 }
 
 /// One watch event line per generated pod (`MODIFIED`), newline-terminated, with `type` first
@@ -216,12 +219,11 @@ const APPS: [&str; 12] = [
 ];
 
 fn suffix(i: usize) -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut n = i * 2_654_435_761 + 12_345;
     (0..5)
         .map(|_| {
-            let c = ALPHABET[n % ALPHABET.len()] as char;
-            n /= ALPHABET.len();
+            let c = crate::meta::name_char(n as u64);
+            n /= crate::meta::NAME_ALPHABET.len();
             c
         })
         .collect()
@@ -330,44 +332,52 @@ fn shape(pod: &mut Value, shape: Shape, now: DateTime<Utc>, i: usize) {
                 "Running",
                 &long_ago,
             );
-            let first = &mut pod["status"]["containerStatuses"][0];
-            first["restartCount"] = json!(17);
-            first["lastState"] = json!({"terminated": {"reason": "OOMKilled", "exitCode": 137, "finishedAt": long_ago}});
+            let first = "/status/containerStatuses/0";
+            pod.set_in(first, "restartCount", json!(17));
+            pod.set_in(first, "lastState", json!({"terminated": {"reason": "OOMKilled", "exitCode": 137, "finishedAt": long_ago}}));
         }
         Shape::Evicted => {
             pod["status"] = json!({"phase": "Failed", "reason": "Evicted", "startTime": long_ago,
                 "message": "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi."});
         }
         Shape::Terminating => {
-            pod["metadata"]["deletionTimestamp"] = json!(long_ago);
-            pod["metadata"]["deletionGracePeriodSeconds"] = json!(30);
+            pod.field("metadata")
+                .set("deletionTimestamp", json!(long_ago));
+            pod.field("metadata")
+                .set("deletionGracePeriodSeconds", json!(30));
         }
         Shape::Pending => {
             pod["status"] = json!({"phase": "Pending", "qosClass": "Burstable", "conditions": [{"type": "PodScheduled",
                 "status": "False", "reason": "Unschedulable", "lastTransitionTime": long_ago,
                 "message": events::SCHEDULER_VERDICT}]});
-            pod["spec"]["nodeName"] = Value::Null;
+            pod.field("spec").set("nodeName", Value::Null);
         }
         Shape::Failed => {
-            pod["status"]["phase"] = json!("Failed");
-            pod["status"]["containerStatuses"][0]["state"] =
-                json!({"terminated": {"reason": "Error", "exitCode": 1, "finishedAt": long_ago}});
+            pod.field("status").set("phase", json!("Failed"));
+            pod.set_in(
+                "/status/containerStatuses/0",
+                "state",
+                json!({"terminated": {"reason": "Error", "exitCode": 1, "finishedAt": long_ago}}),
+            );
         }
         Shape::NodeLost => {
-            pod["status"]["reason"] = json!("NodeLost");
-            pod["status"]["message"] = json!("Node which was running this pod is unresponsive");
-            not_ready(&mut pod["status"], &long_ago);
+            pod.field("status").set("reason", json!("NodeLost"));
+            pod.field("status").set(
+                "message",
+                json!("Node which was running this pod is unresponsive"),
+            );
+            not_ready(pod.field("status"), &long_ago);
         }
     }
 }
 
 /// The first container stuck in `state`, the pod not ready since `since`.
 fn stalled(pod: &mut Value, state: Value, phase: &str, since: &str) {
-    let first = &mut pod["status"]["containerStatuses"][0];
-    first["ready"] = json!(false);
-    first["started"] = json!(false);
-    first["state"] = state;
-    pod["status"]["phase"] = json!(phase);
+    let first = "/status/containerStatuses/0";
+    pod.set_in(first, "ready", json!(false));
+    pod.set_in(first, "started", json!(false));
+    pod.set_in(first, "state", state);
+    pod.field("status").set("phase", json!(phase));
     not_ready(&mut pod["status"], since);
 }
 

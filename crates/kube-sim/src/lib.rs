@@ -22,6 +22,7 @@ mod extras;
 mod faults;
 pub mod generate;
 mod http;
+mod json;
 mod list;
 mod logs;
 mod meta;

@@ -14,6 +14,7 @@ use super::query::{Query, Selection, hex_decode, hex_encode};
 use super::resources::Res;
 use super::status::{ApiError, ApiResult};
 use super::store::Key;
+use crate::json::Fields;
 
 const CONTINUE_TOO_OLD: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue value from the response to this error.";
 
@@ -59,9 +60,12 @@ pub fn list(s: &mut State, res: Res, ns: Option<&str>, q: &Query) -> ApiResult<V
         && let Some(last) = items.last()
     {
         let (lns, lname) = key(last);
-        metadata["continue"] = json!(hex_encode(&format!("{snapshot_rv}\u{0}{lns}\u{0}{lname}")));
+        metadata.set(
+            "continue",
+            json!(hex_encode(&format!("{snapshot_rv}\u{0}{lns}\u{0}{lname}"))),
+        );
         if sel.is_empty() {
-            metadata["remainingItemCount"] = json!(remaining);
+            metadata.set("remainingItemCount", json!(remaining));
         }
     }
     if res != Res::Rollout {

@@ -3,6 +3,8 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 
+use crate::json::Fields;
+
 pub fn str_at<'a>(obj: &'a Value, pointer: &str) -> &'a str {
     obj.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
@@ -58,17 +60,20 @@ pub fn deletion_grace(obj: &Value) -> Option<i64> {
         .and_then(Value::as_i64)
 }
 
+/// The alphabet Kubernetes draws generated name suffixes from: no vowels, no look-alikes.
+pub(crate) const NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+/// The letter of [`NAME_ALPHABET`] at `n`, wrapping around it.
+pub(crate) fn name_char(n: u64) -> char {
+    let at = n % NAME_ALPHABET.len() as u64;
+    NAME_ALPHABET
+        .get(at as usize)
+        .map_or('x', |&letter| char::from(letter))
+}
+
 /// The `metadata` map, created if missing (or replaced if not an object).
 pub fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
-    if !obj.is_object() {
-        *obj = json!({});
-    }
-    let map = obj.as_object_mut().expect("just made an object");
-    let meta = map.entry("metadata").or_insert_with(|| json!({}));
-    if !meta.is_object() {
-        *meta = json!({});
-    }
-    meta.as_object_mut().expect("just made an object")
+    obj.field("metadata").object()
 }
 
 pub fn set_meta(obj: &mut Value, key: &str, value: Value) {

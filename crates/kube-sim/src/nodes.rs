@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 use super::cluster::State;
 use super::meta;
 use super::resources::Res;
+use crate::json::Fields;
 
 pub fn add_node(s: &mut State, name: &str) {
     s.nodes.insert(name.to_string(), true);
@@ -51,11 +52,14 @@ pub fn set_alive(s: &mut State, name: &str, alive: bool) {
         return;
     }
     if let Some(mut node) = s.store.get(Res::Node, "", name).cloned() {
-        node["status"]["conditions"] = json!([ready_condition(alive)]);
+        node.field("status")
+            .set("conditions", json!([ready_condition(alive)]));
         if !alive {
-            node["spec"]["taints"] =
-                json!([{ "key": "node.kubernetes.io/unreachable", "effect": "NoExecute" }]);
-        } else if let Some(spec) = node["spec"].as_object_mut() {
+            node.field("spec").set(
+                "taints",
+                json!([{ "key": "node.kubernetes.io/unreachable", "effect": "NoExecute" }]),
+            );
+        } else if let Some(spec) = node.get_mut("spec").and_then(Value::as_object_mut) {
             spec.remove("taints");
         }
         s.store.update(Res::Node, node);

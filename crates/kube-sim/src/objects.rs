@@ -14,6 +14,7 @@ use super::router::Target;
 use super::status::{ApiError, ApiResult};
 use super::watch::{self, WatchSpec};
 use super::{eviction, extras, list, scale};
+use crate::json::Fields;
 
 pub fn handle(ctx: &Ctx, t: &Target, watch: bool) -> ApiResult<Reply> {
     let ns = t.namespace.as_deref().unwrap_or("");
@@ -226,7 +227,7 @@ pub fn events_v1(ctx: &Ctx, ns: Option<&str>, name: Option<&str>) -> ApiResult<R
     match (&ctx.method, name) {
         (&Method::GET, None) => {
             let mut list = c.read(|s| list::list(s, Res::Event, ns, &ctx.query))?;
-            list["apiVersion"] = json!("events.k8s.io/v1");
+            list.set("apiVersion", json!("events.k8s.io/v1"));
             if let Some(items) = list.get_mut("items").and_then(Value::as_array_mut) {
                 items
                     .iter_mut()

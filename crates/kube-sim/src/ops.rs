@@ -14,6 +14,7 @@ use super::patch::{self, PatchKind};
 use super::pods;
 use super::resources::Res;
 use super::status::{self, ApiError, ApiResult};
+use crate::json::Fields;
 
 /// Parsed `DeleteOptions` (query and body combined).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -125,8 +126,8 @@ fn check_type(res: Res, mut body: Value) -> ApiResult<Value> {
             res.kind()
         )));
     }
-    body["apiVersion"] = json!(want_version);
-    body["kind"] = json!(res.kind());
+    body.set("apiVersion", json!(want_version));
+    body.set("kind", json!(res.kind()));
     Ok(body)
 }
 
@@ -256,12 +257,12 @@ pub fn check_version(res: Res, old: &Value, wanted: &str) -> ApiResult<()> {
 fn merge_update(res: Res, old: &Value, body: Value, status_only: bool) -> Value {
     let mut new = if status_only {
         let mut n = old.clone();
-        n["status"] = body.get("status").cloned().unwrap_or(Value::Null);
+        n.set("status", body.get("status").cloned().unwrap_or(Value::Null));
         n
     } else {
         let mut n = body;
         if res != Res::Event {
-            n["status"] = old.get("status").cloned().unwrap_or(Value::Null);
+            n.set("status", old.get("status").cloned().unwrap_or(Value::Null));
         }
         n
     };

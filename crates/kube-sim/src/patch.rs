@@ -126,7 +126,11 @@ fn merge_keyed_list(slot: &mut Value, items: &[Value], key: &str) {
                 list.remove(i);
             }
             (None, true) => {}
-            (Some(i), false) => strategic(&mut list[i], item, ""),
+            (Some(i), false) => {
+                if let Some(existing) = list.get_mut(i) {
+                    strategic(existing, item, "");
+                }
+            }
             (None, false) => list.push(item.clone()),
         }
     }

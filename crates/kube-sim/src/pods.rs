@@ -12,6 +12,7 @@ use super::pull::{PullError, Runtime, runtime_error};
 use super::resources::Res;
 use super::scheduler;
 use super::status::ApiResult;
+use crate::json::Fields;
 
 const DEFAULT_GRACE: i64 = 30;
 
@@ -75,7 +76,7 @@ pub fn start(s: &mut State, ns: &str, name: &str) {
     };
     let now = Utc::now();
     if has_scheduling_gates(&pod) {
-        pod["status"] = gated_status(now);
+        pod.set("status", gated_status(now));
         s.store.update(Res::Pod, pod);
         return;
     }
@@ -86,14 +87,16 @@ pub fn start(s: &mut State, ns: &str, name: &str) {
     let mut said = Vec::new();
     match node {
         // Nothing runs on a lost node: the pod stays Pending there.
-        Ok(node) if s.nodes.get(&node) == Some(&false) => pod["spec"]["nodeName"] = json!(node),
+        Ok(node) if s.nodes.get(&node) == Some(&false) => {
+            pod.field("spec").set("nodeName", json!(node))
+        }
         Ok(node) => {
-            pod["spec"]["nodeName"] = json!(node);
-            pod["status"] = running_status(&pod, &node, s.store.rv(), now);
+            pod.field("spec").set("nodeName", json!(node));
+            pod.set("status", running_status(&pod, &node, s.store.rv(), now));
             said = fail_unpullable_images(&mut pod);
         }
         Err(verdict) => {
-            pod["status"] = unschedulable_status(&verdict, now);
+            pod.set("status", unschedulable_status(&verdict, now));
             said.push(PodEvent::warning("FailedScheduling", &verdict).from_scheduler());
         }
     }
@@ -148,7 +151,7 @@ fn fail_unpullable_images(pod: &mut Value) -> Vec<PodEvent> {
         return Vec::new();
     }
     let mut said = Vec::new();
-    pod["status"]["phase"] = json!("Pending");
+    pod.field("status").set("phase", json!("Pending"));
     if let Some(statuses) = pod
         .pointer_mut("/status/containerStatuses")
         .and_then(Value::as_array_mut)

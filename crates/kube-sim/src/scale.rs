@@ -9,6 +9,7 @@ use super::patch::{self, PatchKind};
 use super::resources::Res;
 use super::status::{ApiError, ApiResult};
 use super::workloads::selector_string;
+use crate::json::Fields;
 
 pub fn get(s: &State, res: Res, ns: &str, name: &str) -> ApiResult<Value> {
     Ok(to_scale(res, &ops::get(s, res, ns, name)?))
@@ -81,7 +82,7 @@ fn write(s: &mut State, res: Res, ns: &str, name: &str, scale: &Value) -> ApiRes
         return Err(ApiError::invalid("autoscaling", "Scale", name, &why));
     }
     let mut new = old.clone();
-    new["spec"]["replicas"] = json!(replicas);
+    new.field("spec").set("replicas", json!(replicas));
     if old.get("spec") != new.get("spec") {
         let generation = meta::replicas(&old, "/metadata/generation");
         meta::set_meta(&mut new, "generation", json!(generation + 1));

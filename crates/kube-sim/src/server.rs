@@ -14,6 +14,16 @@ use tokio::task::JoinHandle;
 use super::cluster::SimCluster;
 use super::http;
 
+/// The client config for a server on `addr`; see [`SimServer::config`].
+fn client_config(addr: SocketAddr) -> std::io::Result<kube::Config> {
+    let url = format!("http://{addr}")
+        .parse()
+        .map_err(std::io::Error::other)?;
+    let mut config = kube::Config::new(url);
+    config.default_retry = false;
+    Ok(config)
+}
+
 /// How often the simulated kubelets look for expired grace periods.
 const KUBELET_PERIOD: Duration = Duration::from_millis(100);
 
@@ -23,6 +33,9 @@ pub struct SimServer {
     cluster: SimCluster,
     stop: watch::Sender<bool>,
     accept: Option<JoinHandle<()>>,
+    /// Made once at start, where a failure can be returned: the accessors cannot fail.
+    config: kube::Config,
+    client: kube::Client,
 }
 
 impl SimServer {
@@ -30,6 +43,8 @@ impl SimServer {
     pub async fn start(cluster: SimCluster) -> std::io::Result<SimServer> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
+        let config = client_config(addr)?;
+        let client = kube::Client::try_from(config.clone()).map_err(std::io::Error::other)?;
         let (stop, stop_rx) = watch::channel(false);
         tokio::spawn(kubelets(cluster.clone(), stop_rx.clone()));
         let accept = tokio::spawn(accept_loop(listener, cluster.clone(), stop_rx));
@@ -39,6 +54,8 @@ impl SimServer {
             cluster,
             stop,
             accept: Some(accept),
+            config,
+            client,
         })
     }
 
@@ -58,18 +75,16 @@ impl SimServer {
     /// A `kube::Config` for this server: default namespace `default`, and kube's built-in
     /// retry of 429/503/504 switched off so callers see exactly what the server answered.
     pub fn config(&self) -> kube::Config {
-        let url = self.url().parse().expect("a socket address is a valid URI");
-        let mut config = kube::Config::new(url);
-        config.default_retry = false;
-        config
+        self.config.clone()
     }
 
     /// A plain `kube::Client` built from [`SimServer::config`], with kube's own timeouts and no
     /// others. A caller that wants the product's request deadlines builds its client from
     /// [`SimServer::config`] instead.
-    /// Must be called inside a Tokio runtime (the client spawns its buffer task).
+    /// Every call returns a clone of one client, made at start: clones share its connections,
+    /// as clones of any `kube::Client` do.
     pub fn client(&self) -> kube::Client {
-        kube::Client::try_from(self.config()).expect("a plain-HTTP client config is always valid")
+        self.client.clone()
     }
 
     /// Write a kubeconfig (context `sim`, namespace `default`) pointing at this server.

@@ -3,6 +3,8 @@
 use http::StatusCode;
 use serde_json::{Value, json};
 
+use crate::json::Fields;
+
 /// An API failure: becomes a `Status` body with the matching HTTP code.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
@@ -187,7 +189,7 @@ impl ApiError {
             "code": self.code,
         });
         if !details.is_empty() {
-            status["details"] = Value::Object(details);
+            status.set("details", Value::Object(details));
         }
         status
     }
@@ -197,7 +199,7 @@ impl ApiError {
 pub fn success(group: &str, plural: &str, name: &str, uid: &str) -> Value {
     let mut details = json!({ "name": name, "kind": plural, "uid": uid });
     if !group.is_empty() {
-        details["group"] = json!(group);
+        details.set("group", json!(group));
     }
     json!({
         "kind": "Status",

@@ -19,6 +19,7 @@ use super::query::Selection;
 use super::resources::Res;
 use super::status::ApiError;
 use super::store::{Change, EventType};
+use crate::json::Fields;
 
 /// Real servers pick 30–60 min when the client gives no timeout.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
@@ -228,7 +229,10 @@ fn to_event(spec: &WatchSpec, change: &Change) -> Option<Value> {
 fn bookmark(res: Res, rv: u64, initial_end: bool) -> Value {
     let mut metadata = json!({ "resourceVersion": rv.to_string() });
     if initial_end {
-        metadata["annotations"] = json!({ "k8s.io/initial-events-end": "true" });
+        metadata.set(
+            "annotations",
+            json!({ "k8s.io/initial-events-end": "true" }),
+        );
     }
     json!({
         "type": "BOOKMARK",

@@ -8,6 +8,7 @@ use super::meta;
 use super::ops;
 use super::pods;
 use super::resources::Res;
+use crate::json::Fields;
 
 /// `pod-template-hash` for Deployments, `rollouts-pod-template-hash` for Argo Rollouts.
 fn hash_label(res: Res) -> &'static str {
@@ -28,10 +29,9 @@ pub fn template_hash(template: &Value) -> String {
         }
     };
     canonical_bytes(template, &mut feed);
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     hash.to_string()
         .bytes()
-        .map(|d| ALPHABET[d as usize % ALPHABET.len()] as char)
+        .map(|d| meta::name_char(u64::from(d)))
         .collect()
 }
 
@@ -167,7 +167,7 @@ fn percent_of(of: i64, percent: i64, round_up: bool) -> i64 {
 
 fn set_replicas(s: &mut State, rs: &Value, replicas: i64) {
     let mut updated = rs.clone();
-    updated["spec"]["replicas"] = json!(replicas);
+    updated.field("spec").set("replicas", json!(replicas));
     let generation = meta::replicas(rs, "/metadata/generation");
     meta::set_meta(&mut updated, "generation", json!(generation + 1));
     s.store.update(Res::ReplicaSet, updated);
@@ -196,7 +196,9 @@ fn copy_annotations(d: &Value, rs: &mut Value) -> bool {
         .filter(|(k, _)| !NOT_COPIED.contains(&k.as_str()))
     {
         if rs.pointer("/metadata/annotations").and_then(|a| a.get(key)) != Some(value) {
-            rs["metadata"]["annotations"][key] = value.clone();
+            rs.field("metadata")
+                .field("annotations")
+                .set(key, value.clone());
             changed = true;
         }
     }
@@ -213,15 +215,18 @@ fn new_replica_set(
 ) -> Value {
     let key = hash_label(res);
     let mut template = d.pointer("/spec/template").cloned().unwrap_or(json!({}));
-    template["metadata"]["labels"][key] = json!(hash);
+    template
+        .field("metadata")
+        .field("labels")
+        .set(key, json!(hash));
     let mut selector = d.pointer("/spec/selector").cloned().unwrap_or(json!({}));
-    selector["matchLabels"][key] = json!(hash);
+    selector.field("matchLabels").set(key, json!(hash));
     let mut rs = json!({
         "apiVersion": "apps/v1",
         "kind": "ReplicaSet",
         "metadata": {
             "name": name,
-            "labels": template["metadata"]["labels"].clone(),
+            "labels": template.pointer("/metadata/labels").cloned().unwrap_or(Value::Null),
             "annotations": {
                 "deployment.kubernetes.io/revision": revision.to_string(),
                 "deployment.kubernetes.io/desired-replicas": meta::replicas(d, "/spec/replicas").to_string(),
@@ -271,22 +276,22 @@ pub fn deployment_status(s: &mut State, res: Res, d: &Value) {
         "availableReplicas": ready,
     });
     if res == Res::Rollout {
-        status["observedGeneration"] = json!(generation.to_string());
-        status["currentPodHash"] = json!(hash);
-        status["stableRS"] = json!(hash);
-        status["phase"] = json!(if ready >= want {
+        status.set("observedGeneration", json!(generation.to_string()));
+        status.set("currentPodHash", json!(hash));
+        status.set("stableRS", json!(hash));
+        *status.field("phase") = json!(if ready >= want {
             "Healthy"
         } else {
             "Progressing"
         });
-        status["selector"] = json!(selector_string(d));
+        status.set("selector", json!(selector_string(d)));
     } else {
-        status["observedGeneration"] = generation;
+        status.set("observedGeneration", generation);
         if replicas > ready {
-            status["unavailableReplicas"] = json!(replicas - ready);
+            status.set("unavailableReplicas", json!(replicas - ready));
         }
         let available = ready >= want;
-        status["conditions"] = json!([keep_time(
+        *status.field("conditions") = json!([keep_time(
             d,
             "Available",
             available,
@@ -384,9 +389,9 @@ fn stateful_pod(sts: &Value, pod_name: &str, index: i64, revision: &str) -> Valu
     );
     labels.insert("controller-revision-hash".into(), json!(revision));
     let mut pod = pod_from_template(Res::StatefulSet, sts, Some(pod_name), &labels);
-    pod["spec"]["hostname"] = json!(pod_name);
+    pod.field("spec").set("hostname", json!(pod_name));
     if let Some(service) = sts.pointer("/spec/serviceName").and_then(Value::as_str) {
-        pod["spec"]["subdomain"] = json!(service);
+        pod.field("spec").set("subdomain", json!(service));
     }
     pod
 }

@@ -1,5 +1,13 @@
 //! The simulated API server, exercised through an unchanged `kube::Client`.
 
+// A test, bench or example fails by panicking: the workspace's panic policy is for the product.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};

@@ -130,7 +130,7 @@ fn auto_line(state: &State, w: &WorkerStatus) -> Line<'static> {
     }
     // With auto off nothing waits on the gate (a first start's lease election, say): saying
     // "blocked" then reads like an error where nothing is wrong.
-    if let Some(blocked) = w.blocked.as_ref().filter(|_| w.master_auto) {
+    if let Some(blocked) = state.blocked().filter(|_| w.master_auto) {
         spans.push(Span::styled(
             inert_line(&format!("  blocked: {blocked}")),
             theme::warn(),

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Cell, Row, Table, Widget};
 use super::fit;
 use crate::actions::Suspect;
 use crate::cluster::Abnormal;
-use crate::pod::workload_label;
+use crate::pod::WorkloadId;
 use crate::rules::{ActionKind, format_age};
 use crate::ui::state::State;
 use crate::ui::theme;
@@ -254,7 +254,7 @@ fn cells(state: &State, a: &Abnormal, wide: bool, several: bool) -> Vec<String> 
         // The workload the engineer thinks in: the Deployment, not its ReplicaSet (the
         // details pane has the chain).
         let owner = match a.pod.owner {
-            Some(_) => workload_label(&a.pod),
+            Some(_) => WorkloadId::of(&a.pod).label(),
             None => "-".to_string(),
         };
         cells.push(owner);

@@ -1,5 +1,6 @@
 //! A `kube::Client` over a scripted API: every request must be the next expected one (method,
-//! path, query, body), and `verify` fails on any request missing, extra or different.
+//! path, query, body). `verify` fails on any request missing, extra or different, and so does
+//! dropping the scenario: a test cannot build one and forget to check it.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -32,7 +33,8 @@ struct State {
     problems: Vec<String>,
 }
 
-#[derive(Clone, Default)]
+/// Not `Clone`: the one value the test holds is the one whose drop verifies.
+#[derive(Default)]
 pub struct Scenario {
     state: Arc<Mutex<State>>,
 }
@@ -166,6 +168,16 @@ impl Scenario {
     }
 }
 
+impl Drop for Scenario {
+    /// Verified at the end of the test too. A test already failing has said why: a second
+    /// panic while unwinding would abort the process instead.
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.verify();
+        }
+    }
+}
+
 /// The scripted answer, or `None` for a request that is never answered.
 fn answer(
     state: &Mutex<State>,
@@ -220,4 +232,10 @@ fn answer(
 pub fn status(code: u16, reason: &str, message: &str) -> Value {
     serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": message, "reason": reason, "code": code})
+}
+
+#[test]
+#[should_panic(expected = "expected request never came: GET /api/v1/pods")]
+fn a_scenario_dropped_before_its_requests_came_fails_the_test() {
+    let _unplayed = Scenario::new().expect("GET", "/api/v1/pods", None, 200, Value::Null);
 }

@@ -1,5 +1,4 @@
 //! Shared test helpers: pod builders and the API scenario mock.
-#![allow(dead_code)]
 
 pub mod contexts;
 pub mod e2e;

@@ -10,9 +10,10 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::action::{Origin, Target};
 use super::audit::{AuditLog, Stage};
-use super::{Origin, Verb};
-use crate::rules::RuleKind;
+use crate::pod::WorkloadId;
+use crate::rules::{RuleKind, Verb};
 
 /// How much of the log's end is read back: far more than the records of the longest guard
 /// window (10 minutes at the highest sane rate limit).
@@ -25,12 +26,12 @@ pub struct PastAction {
     pub at: DateTime<Utc>,
     pub rule: RuleKind,
     pub namespace: String,
-    /// The cooldown key: the pod's UID, or `namespace/Kind/name` for a scale.
-    pub target: String,
-    /// `namespace/Kind/name` of the pod's workload, when the action could stop something
-    /// that ran (not the deletion of a finished pod): what the workload bound counts.
+    /// The cooldown key: the pod's UID, or its workload for a scale.
+    pub target: Target,
+    /// The pod's workload, when the action could stop something that ran (not the deletion
+    /// of a finished pod): what the workload bound counts.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub workload: Option<String>,
+    pub workload: Option<WorkloadId>,
 }
 
 /// An intent whose outcome was never written: the process stopped between the two.
@@ -87,10 +88,12 @@ impl AuditLog {
                 };
                 let age = (now - w.time).to_std().unwrap_or(Duration::ZERO);
                 (age < within).then_some(())?;
-                let workload = w.owner.map(|o| format!("{}/{o}", w.namespace));
+                let workload = w
+                    .owner
+                    .and_then(|o| WorkloadId::parse(&format!("{}/{o}", w.namespace)));
                 let target = match (w.action, &workload, w.uid) {
-                    (Verb::ScaleToZero, Some(workload), _) => workload.clone(),
-                    (_, _, Some(uid)) => uid,
+                    (Verb::ScaleToZero, Some(workload), _) => Target::Workload(workload.clone()),
+                    (_, _, Some(uid)) => Target::Pod(uid),
                     _ => return None,
                 };
                 let finished = matches!(w.pod_phase.as_deref(), Some("Succeeded" | "Failed"));
@@ -211,7 +214,7 @@ mod tests {
     fn targets(log: &AuditLog, cluster: &str, now: DateTime<Utc>) -> Vec<String> {
         log.recent(cluster, Duration::from_secs(600), false, now)
             .into_iter()
-            .map(|p| p.target)
+            .map(|p| p.target.to_string())
             .collect()
     }
 

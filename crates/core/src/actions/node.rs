@@ -11,13 +11,23 @@ use k8s_openapi::api::core::v1::Node;
 use kube::Client;
 use kube::api::Api;
 
-use super::refusal::SecondCopy;
-use super::{Outcome, PodRef, Refusal};
+use super::action::PodRef;
 use crate::cluster::plain;
 use crate::pod::PodRecord;
 
 /// The taint that says a node is shut down for good and its pods may be replaced.
 pub const OUT_OF_SERVICE: &str = "node.kubernetes.io/out-of-service";
+
+/// A pod that must run once, on a node not confirmed gone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecondCopy {
+    pub pod: PodRef,
+    pub node: String,
+    /// "is a StatefulSet's", or "holds a volume claim that may be ReadWriteOnce".
+    pub why: &'static str,
+    /// What the Node says (`Ready Unknown: …`), or why it could not be read.
+    pub state: String,
+}
 
 /// Refuse a force delete of `pod` unless its node is confirmed gone, or the pod is not one of
 /// which two copies must never run (or never had a node).
@@ -25,23 +35,21 @@ pub(super) async fn confirm_node_gone(
     client: &Client,
     p: &PodRef,
     pod: &PodRecord,
-) -> Result<(), Outcome> {
+) -> Result<(), Box<SecondCopy>> {
     let Some(node) = pod.node.as_deref().filter(|_| pod.must_run_once()) else {
         return Ok(());
     };
     let refuse = |state: String| {
-        Err(Outcome::Refused(Refusal::SecondCopy(Box::new(
-            SecondCopy {
-                pod: p.clone(),
-                node: node.to_string(),
-                why: if pod.claims_volume {
-                    "holds a volume claim that may be ReadWriteOnce"
-                } else {
-                    "is a StatefulSet's"
-                },
-                state,
+        Err(Box::new(SecondCopy {
+            pod: p.clone(),
+            node: node.to_string(),
+            why: if pod.claims_volume {
+                "holds a volume claim that may be ReadWriteOnce"
+            } else {
+                "is a StatefulSet's"
             },
-        ))))
+            state,
+        }))
     };
     match Api::<Node>::all(client.clone()).get_opt(node).await {
         Ok(None) => Ok(()),

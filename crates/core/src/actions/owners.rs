@@ -12,8 +12,8 @@ use kube::Client;
 use kube::api::{Api, DynamicObject};
 use kube::discovery::ApiResource;
 
-use super::proof::{Labels, Selector, TEMPLATE_HASH};
 use super::retry::{Needs, RetryPolicy, Stop};
+use super::selector::{Labels, Selector, TEMPLATE_HASH};
 use crate::pod::{IGNORE_ANNOTATION, NAME_CAP, PodRecord, is_truthy};
 
 /// How long an owner's metadata is trusted: long enough for a pass over many pods of one

@@ -13,9 +13,10 @@ use kube::Client;
 use kube::api::{Api, PostParams};
 use serde::{Deserialize, Serialize};
 
-use super::Origin;
-use super::owner::WorkloadRef;
+use super::action::Origin;
+use super::failure::Failure;
 use super::retry::{Needs, RetryPolicy, Stop};
+use super::workload::WorkloadRef;
 use crate::rules::RuleKind;
 
 /// The ConfigMap's name; the deployed Role grants get/update on this name only.
@@ -61,7 +62,7 @@ pub struct ParkedRecord {
     /// The pod that triggered it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod: Option<String>,
-    /// The rule that matched the pod (records before issue 13 have only `reason`).
+    /// The rule that matched the pod (records written by older versions have only `reason`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) rule: Option<RuleKind>,
     /// The pod's own words for it, e.g. the image pull error (not in older records).
@@ -139,7 +140,7 @@ impl<'a> ParkedStore<'a> {
     /// Add or replace the record for `record.uid`.
     pub async fn put(&self, record: &ParkedRecord) -> Result<(), StoreError> {
         let text = serde_json::to_string(record)
-            .map_err(|e| StoreError::Failed(Stop::Failed(format!("encoding a record: {e}"))))?;
+            .map_err(|e| StoreError::Failed(Stop::Failed(Failure::Encode(e.to_string()))))?;
         self.write(|data| {
             data.insert(record.uid.clone(), text.clone());
             true
@@ -213,10 +214,12 @@ impl<'a> ParkedStore<'a> {
                 Err(other) => return Err(other),
             }
         }
-        Err(StoreError::Failed(Stop::Failed(format!(
-            "{} kept changing; gave up after {WRITE_TRIES} tries",
-            self.location()
-        ))))
+        Err(StoreError::Failed(Stop::Failed(
+            Failure::StoreKeptChanging {
+                location: self.location(),
+                tries: WRITE_TRIES,
+            },
+        )))
     }
 
     /// The ConfigMap, or `None` when it does not exist.
@@ -252,10 +255,11 @@ impl<'a> ParkedStore<'a> {
 
     fn decode(&self, uid: &str, text: &str) -> Result<ParkedRecord, StoreError> {
         serde_json::from_str(text).map_err(|e| {
-            StoreError::Failed(Stop::Failed(format!(
-                "{}: the entry for {uid} is not a parked record ({e}); fix or remove it",
-                self.location()
-            )))
+            StoreError::Failed(Stop::Failed(Failure::BadRecord {
+                location: self.location(),
+                uid: uid.to_string(),
+                why: e.to_string(),
+            }))
         })
     }
 }

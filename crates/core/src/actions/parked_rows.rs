@@ -14,13 +14,13 @@ use kube::Client;
 use kube::api::{Api, DynamicObject, ListParams};
 use serde::Serialize;
 
-use super::execute::{Executor, stopped};
-use super::owner::{WorkloadKind, WorkloadRef};
+use super::action::{Action, Origin};
+use super::outcome::Outcome;
 use super::parked::{ParkedRecord, ParkedStore, StoreError, parked_namespace};
-use super::reads::ReadError;
+use super::read_error::ReadError;
 use super::retry::{Needs, RetryPolicy, Stop};
 use super::undo::RecordedIn;
-use super::{Action, Origin, REPLICAS_BEFORE_ANNOTATION};
+use super::workload::{REPLICAS_BEFORE_ANNOTATION, WorkloadKind, WorkloadRef};
 use crate::cluster::Scope;
 use crate::rules::RuleKind;
 
@@ -53,7 +53,7 @@ pub struct ParkedRow {
 }
 
 impl ParkedRow {
-    /// Undo, to run on this row's cluster's executor (confirm with [`Executor::check_undo`]).
+    /// Undo, to run on this row's cluster's executor (confirm with the executor's `check_undo`).
     pub fn undo(&self) -> Action {
         Action::UndoScale(self.workload.clone())
     }
@@ -75,7 +75,7 @@ pub struct Trigger {
     /// As recorded, e.g. `imagePull: ImagePullBackOff`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// The pod's own words, e.g. the image pull error (records since issue 13).
+    /// The pod's own words, e.g. the image pull error (absent from records written by older versions).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -118,24 +118,6 @@ struct Candidate {
     record: Option<ParkedRecord>,
 }
 
-impl Executor {
-    /// The records in this cluster's parked ConfigMap, as stored.
-    pub async fn parked_workloads(&self) -> Result<Vec<ParkedRecord>, ReadError> {
-        let store = self.parked_store();
-        store
-            .list()
-            .await
-            .map_err(|e| store_read_error(store.location(), e))
-    }
-}
-
-fn store_read_error(place: String, e: StoreError) -> ReadError {
-    match e {
-        StoreError::Unavailable(why) => ReadError::Failed { what: place, why },
-        StoreError::Failed(stop) => ReadError::stopped(place, stop),
-    }
-}
-
 /// The parked workloads in `scopes` of the cluster behind `client`, named `cluster` in the
 /// rows, oldest first (those without a time last). An error only when the ConfigMap exists
 /// and cannot be read; annotations that cannot be listed are named in `unread`.
@@ -157,7 +139,7 @@ pub async fn list_parked(
             });
             Vec::new()
         }
-        Err(e) => return Err(store_read_error(store.location(), e)),
+        Err(e) => return Err(ReadError::from_store(store.location(), e)),
     };
     let covered = |ns: &str| scopes.iter().any(|s| s.covers(ns));
     let mut candidates: Vec<Candidate> = records
@@ -363,7 +345,7 @@ async fn state_now(client: &Client, c: &Candidate, retry: &RetryPolicy) -> Parke
         },
         Err(Stop::Gone) => ParkedState::Gone,
         Err(stop) => ParkedState::Unknown {
-            why: stopped(stop).detail().to_string(),
+            why: Outcome::from(stop).detail(),
         },
     }
 }

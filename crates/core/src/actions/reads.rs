@@ -5,60 +5,23 @@
 use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::api::{Api, DynamicObject, ListParams, LogParams};
 
-use super::execute::{Executor, stopped};
+use super::action::PodRef;
+use super::calls::Calls;
+use super::outcome::Outcome;
 use super::owner::{self, Resolution};
-use super::owners::{FULL_CHAIN, OptOut, pod_labels};
+use super::owners::{FULL_CHAIN, OptOut, Owners, pod_labels};
+use super::parked::ParkedRecord;
 use super::parked_rows::{ParkedList, list_parked};
-use super::refusal::Denied;
-use super::retry::Stop;
+use super::read_error::ReadError;
+use super::refusal::Refusal;
 use super::scale::available_replicas;
-use super::undo::UndoPlan;
-use super::{Outcome, PodRef, WorkloadRef};
-use crate::cluster::Scope;
+use super::undo::{Undo, UndoPlan};
+use super::workload::WorkloadRef;
+use crate::cluster::{Cache, Scope};
 
 /// The most a log read returns: enough to see why a run ended, never a flood.
 pub const LOG_LINES: i64 = 200;
 pub const LOG_BYTES: i64 = 64 * 1024;
-
-/// Why a read failed, as a value; its words are made where it is shown.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ReadError {
-    /// The pod left the cache (deleted since the screen showed it).
-    #[error("{0} is gone from the cache")]
-    NotCached(PodRef),
-    /// 404.
-    #[error("{0} is gone")]
-    Gone(String),
-    /// 403, with the permission the read needed.
-    #[error("{0}")]
-    Forbidden(Denied),
-    /// Anything else, retries included: what was read, and what went wrong.
-    #[error("cannot read {what}: {why}")]
-    Failed { what: String, why: String },
-}
-
-impl ReadError {
-    pub(super) fn stopped(what: impl ToString, stop: Stop) -> ReadError {
-        match stop {
-            Stop::Gone => ReadError::Gone(what.to_string()),
-            Stop::Forbidden(denied) => ReadError::Forbidden(denied),
-            stop => ReadError::Failed {
-                what: what.to_string(),
-                why: stopped(stop).detail().to_string(),
-            },
-        }
-    }
-
-    fn kube(what: impl ToString, error: kube::Error) -> ReadError {
-        match error {
-            kube::Error::Api(status) if status.code == 404 => ReadError::Gone(what.to_string()),
-            error => ReadError::Failed {
-                what: what.to_string(),
-                why: crate::cluster::plain(&error),
-            },
-        }
-    }
-}
 
 /// What a confirmation shows before a manual action.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,22 +44,40 @@ pub struct PodReading {
     pub events: Result<Vec<Event>, ReadError>,
 }
 
-/// The reads of one cluster, through its executor (which caches owner chains).
+/// The one read path of a cluster, for the screen: it shares the write path's client and
+/// owner cache, and writes nothing.
 pub struct ClusterApi<'a> {
-    executor: &'a Executor,
+    calls: &'a Calls,
+    cache: &'a Cache,
+    owners: &'a Owners,
+    cluster: &'a str,
+    /// Why undo would be refused whatever the workload (`--readonly`).
+    refused: Option<Refusal>,
+    dry_run: bool,
 }
 
-impl Executor {
-    /// What may be read through this executor; the writes are [`Executor::run`]'s alone.
-    pub fn reads(&self) -> ClusterApi<'_> {
-        ClusterApi { executor: self }
+impl<'a> ClusterApi<'a> {
+    pub(super) fn new(
+        calls: &'a Calls,
+        cache: &'a Cache,
+        owners: &'a Owners,
+        cluster: &'a str,
+        refused: Option<Refusal>,
+        dry_run: bool,
+    ) -> ClusterApi<'a> {
+        ClusterApi {
+            calls,
+            cache,
+            owners,
+            cluster,
+            refused,
+            dry_run,
+        }
     }
-}
 
-impl ClusterApi<'_> {
     /// The pod as the API server has it now, its owner chain and its Events.
     pub async fn details(&self, pod: &PodRef) -> Result<PodReading, ReadError> {
-        let client = &self.executor.client;
+        let client = self.calls.client();
         let pods: Api<Pod> = Api::namespaced(client.clone(), &pod.namespace);
         let full = pods
             .get(&pod.name)
@@ -125,25 +106,20 @@ impl ClusterApi<'_> {
 
     /// The pod's owner chain (cached) and, with `workload`, the workload itself.
     pub async fn inspect(&self, pod: &PodRef, workload: bool) -> Result<Inspection, ReadError> {
-        let executor = self.executor;
-        let record = executor
+        let (client, retry) = (self.calls.client(), self.calls.retry());
+        let record = self
             .cache
             .get(&pod.uid)
             .ok_or_else(|| ReadError::NotCached(pod.clone()))?;
-        let chain = executor
+        let chain = self
             .owners
-            .chain(
-                &executor.client,
-                &executor.settings.retry,
-                &record,
-                FULL_CHAIN,
-            )
+            .chain(client, retry, &record, FULL_CHAIN)
             .await
             .map_err(|stop| ReadError::stopped(format!("the owners of {pod}"), stop))?;
         let resolution = match owner::scalable_owner(&record, &chain) {
             Err(why) => Resolution::Unscalable(why),
             Ok(_) => {
-                let labels = pod_labels(&executor.client, &executor.settings.retry, &record)
+                let labels = pod_labels(client, retry, &record)
                     .await
                     .map_err(|stop| ReadError::stopped(pod, stop))?;
                 match owner::resolve(&record, &labels, &chain) {
@@ -153,7 +129,7 @@ impl ClusterApi<'_> {
             }
         };
         let object: Option<DynamicObject> = match (&resolution, workload) {
-            (Resolution::Scalable(w), true) => w.api(&executor.client).get(&w.name).await.ok(),
+            (Resolution::Scalable(w), true) => w.api(client).get(&w.name).await.ok(),
             _ => None,
         };
         let replicas = object
@@ -176,7 +152,7 @@ impl ClusterApi<'_> {
         container: Option<&str>,
         previous: bool,
     ) -> Result<String, ReadError> {
-        let pods: Api<Pod> = Api::namespaced(self.executor.client.clone(), &pod.namespace);
+        let pods: Api<Pod> = Api::namespaced(self.calls.client().clone(), &pod.namespace);
         let params = LogParams {
             container: container.map(String::from),
             previous,
@@ -190,14 +166,22 @@ impl ClusterApi<'_> {
             .map_err(|e| ReadError::kube(format!("the {run}logs of {pod}"), e))
     }
 
+    /// The records in this cluster's parked ConfigMap, as stored.
+    pub async fn parked_records(&self) -> Result<Vec<ParkedRecord>, ReadError> {
+        let store = self.calls.parked_store();
+        store
+            .list()
+            .await
+            .map_err(|e| ReadError::from_store(store.location(), e))
+    }
+
     /// This cluster's parked workloads in `scopes`, oldest first.
     pub async fn parked_rows(&self, scopes: &[Scope]) -> Result<ParkedList, ReadError> {
-        let executor = self.executor;
         list_parked(
-            &executor.client,
-            executor.cluster(),
+            self.calls.client(),
+            self.cluster,
             scopes,
-            &executor.settings.retry,
+            self.calls.retry(),
             chrono::Utc::now(),
         )
         .await
@@ -205,6 +189,13 @@ impl ClusterApi<'_> {
 
     /// What undo of `w` would restore, or why it would not: its checks without its write.
     pub async fn check_undo(&self, w: &WorkloadRef) -> Result<UndoPlan, Outcome> {
-        self.executor.check_undo(w).await
+        if let Some(refusal) = &self.refused {
+            return Err(Outcome::Refused(refusal.clone()));
+        }
+        let undo = Undo {
+            calls: self.calls,
+            dry_run: self.dry_run,
+        };
+        undo.check(w).await
     }
 }

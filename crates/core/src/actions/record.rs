@@ -3,20 +3,24 @@
 //! earlier run left without an outcome, checked against the cluster.
 
 use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
 
 use chrono::Utc;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
 
-use super::audit::{AuditLog, AuditRecord, Stage};
-use super::events::Involved;
-use super::execute::Executor;
-use super::history::Interrupted;
-use super::owner::WorkloadRef;
-use super::{Action, Origin, Outcome, Refusal};
+use super::action::{Action, Origin};
+use super::audit::{AuditLog, AuditRecord, Stage, actor};
+use super::calls::Calls;
+use super::events::{EventRecorder, Involved};
+use super::history::{Interrupted, PastAction};
+use super::outcome::Outcome;
+use super::refusal::Refusal;
+use super::workload::WorkloadRef;
 use crate::cluster::plain;
 use crate::pod::PodRecord;
-use crate::pod::workload_label;
+use crate::pod::WorkloadId;
 use crate::policy::Policy;
 use crate::rules::Finding;
 
@@ -60,9 +64,48 @@ impl Audit {
     }
 }
 
-impl Executor {
+/// The records of one cluster's actions: the audit log, the Events, and who acts.
+pub(super) struct Recorder {
+    audit: Audit,
+    /// Set when a write to the audit log failed: nothing acts until a restart fixes it.
+    audit_broken: Mutex<Option<String>>,
+    /// Who runs the tool, for the audit log.
+    actor: String,
+    events: EventRecorder,
+    cluster: String,
+    dry_run: bool,
+}
+
+impl Recorder {
+    pub(super) fn new(audit: Audit, events: EventRecorder, cluster: &str, dry_run: bool) -> Self {
+        Recorder {
+            audit,
+            audit_broken: Mutex::new(None),
+            actor: actor(),
+            events,
+            cluster: cluster.to_string(),
+            dry_run,
+        }
+    }
+
+    pub(super) fn cluster(&self) -> &str {
+        &self.cluster
+    }
+
+    pub(super) fn actor(&self) -> &str {
+        &self.actor
+    }
+
+    /// The automatic actions the audit log says were sent within `within`, for the guards.
+    pub(super) fn recent_actions(&self, within: Duration) -> Vec<PastAction> {
+        match &self.audit {
+            Audit::Log(log) => log.recent(&self.cluster, within, self.dry_run, Utc::now()),
+            _ => Vec::new(),
+        }
+    }
+
     /// Why nothing may act, when the audit log cannot be written.
-    pub fn audit_problem(&self) -> Option<String> {
+    pub(super) fn audit_problem(&self) -> Option<String> {
         if let Audit::Unavailable { path, why } = &self.audit {
             return Some(format!(
                 "the audit log {} cannot be opened ({why})",
@@ -76,7 +119,7 @@ impl Executor {
     }
 
     /// Acting without an audit log on purpose (`--no-audit`).
-    pub fn unaudited(&self) -> bool {
+    pub(super) fn unaudited(&self) -> bool {
         matches!(self.audit, Audit::Off)
     }
 
@@ -126,7 +169,7 @@ impl Executor {
                 stage: Stage::Outcome,
                 reason: None,
                 outcome: Some(outcome.label()),
-                detail: Some(outcome.detail().into_owned()),
+                detail: Some(outcome.detail()),
                 ..intent
             };
             if let Err(e) = log.write_off_thread(record).await {
@@ -154,7 +197,7 @@ impl Executor {
             time: AuditRecord::stamp(Utc::now()),
             id: log.next_id(),
             stage: Stage::Intent,
-            cluster: self.settings.cluster.clone(),
+            cluster: self.cluster.clone(),
             origin: subject.origin,
             actor: self.actor.clone(),
             action: subject.action.verb(),
@@ -162,10 +205,10 @@ impl Executor {
             name,
             uid,
             workload: subject.workload.map(|w| w.to_string()),
-            owner: subject.pod.map(workload_label),
+            owner: subject.pod.map(|p| WorkloadId::of(p).label()),
             pod_phase: subject.pod.map(|p| p.phase.name()),
             reason,
-            dry_run: self.settings.dry_run,
+            dry_run: self.dry_run,
             outcome: None,
             detail: None,
         }
@@ -201,16 +244,16 @@ impl Executor {
 
     /// Intents an earlier run of this cluster left without an outcome: each is checked against
     /// the cluster, closed with an `unknown` outcome, and returned as a line to show.
-    pub async fn resolve_interrupted(&self) -> Vec<String> {
+    pub(super) async fn resolve_interrupted(&self, calls: &Calls) -> Vec<String> {
         let Audit::Log(log) = &self.audit else {
             return Vec::new();
         };
         let mut lines = Vec::new();
         for gap in log.interrupted() {
-            if gap.cluster != self.settings.cluster {
+            if gap.cluster != self.cluster {
                 continue;
             }
-            let now = self.check(&gap).await;
+            let now = check(calls, &gap).await;
             let line = format!(
                 "an action was interrupted before its outcome was recorded: {} {}/{} at {} \
                  (audit id {}){}; it may or may not have happened: {now}",
@@ -248,39 +291,40 @@ impl Executor {
         }
         lines
     }
+}
 
-    /// What the cluster says now about an interrupted action's target.
-    async fn check(&self, gap: &Interrupted) -> String {
-        match (&gap.uid, &gap.workload) {
-            (Some(uid), None) => {
-                let pods: Api<Pod> = Api::namespaced(self.client.clone(), &gap.namespace);
-                match pods.get_opt(&gap.name).await {
-                    Ok(None) => "the pod is gone".to_string(),
-                    Ok(Some(p)) if p.metadata.uid.as_deref() != Some(uid) => {
-                        "the pod was replaced by a new one of the same name".to_string()
-                    }
-                    Ok(Some(p)) if p.metadata.deletion_timestamp.is_some() => {
-                        "the pod is terminating".to_string()
-                    }
-                    Ok(Some(_)) => "the pod is still there".to_string(),
-                    Err(e) => format!("the pod could not be read ({})", plain(&e)),
+/// What the cluster says now about an interrupted action's target.
+async fn check(calls: &Calls, gap: &Interrupted) -> String {
+    let client = calls.client();
+    match (&gap.uid, &gap.workload) {
+        (Some(uid), None) => {
+            let pods: Api<Pod> = Api::namespaced(client.clone(), &gap.namespace);
+            match pods.get_opt(&gap.name).await {
+                Ok(None) => "the pod is gone".to_string(),
+                Ok(Some(p)) if p.metadata.uid.as_deref() != Some(uid) => {
+                    "the pod was replaced by a new one of the same name".to_string()
                 }
+                Ok(Some(p)) if p.metadata.deletion_timestamp.is_some() => {
+                    "the pod is terminating".to_string()
+                }
+                Ok(Some(_)) => "the pod is still there".to_string(),
+                Err(e) => format!("the pod could not be read ({})", plain(&e)),
             }
-            (_, Some(workload)) => match WorkloadRef::parse(workload) {
-                Some(w) => match w.api(&self.client).get(&w.name).await {
-                    Ok(o) => format!(
-                        "{w} is at {} replicas",
-                        o.data
-                            .pointer("/spec/replicas")
-                            .and_then(|n| n.as_i64())
-                            .unwrap_or(0)
-                    ),
-                    Err(e) => format!("{w} could not be read ({})", plain(&e)),
-                },
-                None => format!("check {workload} by hand"),
-            },
-            (None, None) => "nothing to check".to_string(),
         }
+        (_, Some(workload)) => match WorkloadRef::parse(workload) {
+            Some(w) => match w.api(client).get(&w.name).await {
+                Ok(o) => format!(
+                    "{w} is at {} replicas",
+                    o.data
+                        .pointer("/spec/replicas")
+                        .and_then(|n| n.as_i64())
+                        .unwrap_or(0)
+                ),
+                Err(e) => format!("{w} could not be read ({})", plain(&e)),
+            },
+            None => format!("check {workload} by hand"),
+        },
+        (None, None) => "nothing to check".to_string(),
     }
 }
 

@@ -4,46 +4,14 @@
 
 use std::fmt;
 
-use super::owner::{Unscalable, WorkloadKind, WorkloadRef};
-use super::{OptOut, Outcome, PodRef, REPLICAS_BEFORE_ANNOTATION, Verb};
-
-/// A 403: the permission a request needed and what the API server said.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Denied {
-    /// The RBAC verb (`delete`, `patch`, `create`…), not an action's name.
-    pub verb: &'static str,
-    pub resource: &'static str,
-    pub namespace: String,
-    pub message: String,
-}
-
-impl fmt::Display for Denied {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Denied {
-            verb,
-            resource,
-            namespace,
-            message,
-        } = self;
-        write!(
-            f,
-            "permission denied: this identity may not {verb} {resource} in namespace {namespace} ({message}). \
-             Check with `kubectl auth can-i {verb} {resource} -n {namespace}` and grant it in {role}.",
-            role = granted_by(verb, resource),
-        )
-    }
-}
-
-/// Which of the shipped roles (assets/deploy) grants a permission.
-fn granted_by(verb: &str, resource: &str) -> &'static str {
-    match (verb, resource) {
-        (_, "leases" | "configmaps") => "the Role in the product's namespace (rbac.yaml)",
-        ("patch", "pods") => {
-            "the optional ClusterRole ops-pod-cleaner-finalizers (rbac-finalizers.yaml)"
-        }
-        _ => "the ClusterRole (rbac.yaml)",
-    }
-}
+use super::action::PodRef;
+use super::failure::Failure;
+use super::node::{OUT_OF_SERVICE, SecondCopy};
+use super::owner::Unscalable;
+use super::owners::OptOut;
+use super::retry::Denied;
+use super::workload::{REPLICAS_BEFORE_ANNOTATION, WorkloadKind, WorkloadRef};
+use crate::rules::Verb;
 
 /// Why an action cannot work as things stand; nothing was changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,8 +28,8 @@ pub enum Refusal {
         pod: String,
         /// `Kind name` of the pod's owner, if it has one.
         owner: Option<String>,
-        /// What the read ended with (a 403 is a [`Refusal::Forbidden`] inside).
-        cause: Box<Outcome>,
+        /// What the read ended with.
+        cause: Box<Unreadable>,
     },
     /// Scale to zero has no workload to land on; says why and what to do instead.
     Unscalable(Unscalable),
@@ -114,15 +82,20 @@ pub enum Refusal {
     SecondCopy(Box<SecondCopy>),
 }
 
-/// A pod that must run once, on a node not confirmed gone.
+/// Why an owner could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SecondCopy {
-    pub pod: PodRef,
-    pub node: String,
-    /// "is a StatefulSet's", or "holds a volume claim that may be ReadWriteOnce".
-    pub why: &'static str,
-    /// What the Node says (`Ready Unknown: …`), or why it could not be read.
-    pub state: String,
+pub enum Unreadable {
+    Forbidden(Denied),
+    Failed(Failure),
+}
+
+impl fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unreadable::Forbidden(denied) => write!(f, "{denied}"),
+            Unreadable::Failed(failure) => write!(f, "{failure}"),
+        }
+    }
 }
 
 impl Refusal {
@@ -132,8 +105,8 @@ impl Refusal {
             Refusal::Forbidden(denied) => Some(denied),
             Refusal::Unrecorded { denied, .. } => Some(denied),
             Refusal::OwnersUnreadable { cause, .. } => match cause.as_ref() {
-                Outcome::Refused(refusal) => refusal.forbidden(),
-                _ => None,
+                Unreadable::Forbidden(denied) => Some(denied),
+                Unreadable::Failed(_) => None,
             },
             _ => None,
         }
@@ -152,8 +125,7 @@ impl fmt::Display for Refusal {
                     .map_or_else(String::new, |o| format!(" ({o})"));
                 write!(
                     f,
-                    "cannot read the owners of pod {pod}{owner} to check their opt-out: {}",
-                    cause.detail()
+                    "cannot read the owners of pod {pod}{owner} to check their opt-out: {cause}"
                 )
             }
             Refusal::Unscalable(why) => write!(f, "{why}"),
@@ -177,7 +149,7 @@ impl fmt::Display for Refusal {
                 why = copy.why,
                 node = copy.node,
                 state = copy.state,
-                taint = super::node::OUT_OF_SERVICE,
+                taint = OUT_OF_SERVICE,
             ),
             Refusal::HeldByFinalizers { pod, finalizers } => write!(
                 f,
@@ -231,7 +203,7 @@ impl fmt::Display for Refusal {
                 "{workload} has no {REPLICAS_BEFORE_ANNOTATION} annotation, and {location} \
                  cannot be used here ({why}): if ops-pod-cleaner in the cluster parked it, the \
                  count is recorded there; restore it with `kubectl scale --replicas=N {} -n {}`",
-                kubectl_name(workload),
+                workload.kubectl_name(),
                 workload.namespace
             ),
             Refusal::AuditBroken(problem) => write!(
@@ -271,18 +243,10 @@ fn bad_rollout(f: &mut fmt::Formatter<'_>, w: &WorkloadRef, available: i32) -> f
     )
 }
 
-/// `deployment/web`, as kubectl names it.
-pub(super) fn kubectl_name(w: &WorkloadRef) -> String {
-    match w.kind {
-        WorkloadKind::Rollout => format!("rollouts.argoproj.io/{}", w.name),
-        kind => format!("{}/{}", kind.name().to_lowercase(), w.name),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{Denied, Refusal};
-    use crate::actions::Outcome;
+    use super::{Denied, Refusal, Unreadable};
+    use crate::actions::Failure;
 
     fn denied() -> Denied {
         Denied {
@@ -299,12 +263,12 @@ mod tests {
         let behind_owners = Refusal::OwnersUnreadable {
             pod: "shop/web-1".into(),
             owner: Some("ReplicaSet web-5c6b7".into()),
-            cause: Box::new(Outcome::Refused(Refusal::Forbidden(denied()))),
+            cause: Box::new(Unreadable::Forbidden(denied())),
         };
         let failed_owners = Refusal::OwnersUnreadable {
             pod: "shop/web-1".into(),
             owner: None,
-            cause: Box::new(Outcome::Failed("timeout".into())),
+            cause: Box::new(Unreadable::Failed(Failure::Transport("timeout".into()))),
         };
         assert_eq!(direct.forbidden(), Some(&denied()));
         assert_eq!(behind_owners.forbidden(), Some(&denied()));

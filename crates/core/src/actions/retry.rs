@@ -1,9 +1,10 @@
 //! One API call with the status handling every action shares.
 
+use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
-use super::Denied;
+use super::failure::Failure;
 
 /// What stopped a call, already mapped from the HTTP status.
 #[derive(Debug)]
@@ -15,7 +16,7 @@ pub(crate) enum Stop {
     /// 403, with the permission the call needed.
     Forbidden(Denied),
     /// Anything else, including retries exhausted.
-    Failed(String),
+    Failed(Failure),
 }
 
 /// The permission a call needs, named for the 403 message.
@@ -23,6 +24,44 @@ pub(crate) enum Stop {
 pub(crate) struct Needs {
     pub verb: &'static str,
     pub resource: &'static str,
+}
+
+/// A 403: the permission a request needed and what the API server said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denied {
+    /// The RBAC verb (`delete`, `patch`, `create`…), not an action's name.
+    pub verb: &'static str,
+    pub resource: &'static str,
+    pub namespace: String,
+    pub message: String,
+}
+
+impl fmt::Display for Denied {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Denied {
+            verb,
+            resource,
+            namespace,
+            message,
+        } = self;
+        write!(
+            f,
+            "permission denied: this identity may not {verb} {resource} in namespace {namespace} ({message}). \
+             Check with `kubectl auth can-i {verb} {resource} -n {namespace}` and grant it in {role}.",
+            role = granted_by(verb, resource),
+        )
+    }
+}
+
+/// Which of the shipped roles (assets/deploy) grants a permission.
+fn granted_by(verb: &str, resource: &str) -> &'static str {
+    match (verb, resource) {
+        (_, "leases" | "configmaps") => "the Role in the product's namespace (rbac.yaml)",
+        ("patch", "pods") => {
+            "the optional ClusterRole ops-pod-cleaner-finalizers (rbac-finalizers.yaml)"
+        }
+        _ => "the ClusterRole (rbac.yaml)",
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -63,7 +102,9 @@ impl RetryPolicy {
                 Err(e) => e,
             };
             let kube::Error::Api(status) = &error else {
-                return Err(Stop::Failed(error.to_string()));
+                return Err(Stop::Failed(Failure::Transport(crate::cluster::plain(
+                    &error,
+                ))));
             };
             match status.code {
                 404 => return Err(Stop::Gone),
@@ -94,12 +135,11 @@ impl RetryPolicy {
                     attempt += 1;
                 }
                 code => {
-                    let tries = if matches!(code, 429 | 500..=599) {
-                        format!(" after {attempt} tries")
-                    } else {
-                        String::new()
-                    };
-                    return Err(Stop::Failed(format!("{} ({code}){tries}", status.message)));
+                    return Err(Stop::Failed(Failure::Api {
+                        code,
+                        message: status.message.clone(),
+                        tries: matches!(code, 429 | 500..=599).then_some(attempt),
+                    }));
                 }
             }
         }

@@ -8,19 +8,22 @@
 //! is the fallback, as earlier versions always did; undo reads both, the ConfigMap first.
 
 use chrono::Utc;
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::api::DynamicObject;
 use serde_json::json;
 
+use super::action::Origin;
 use super::audit::AuditRecord;
-use super::execute::{Executor, stopped};
-use super::owner::{self, Owner, WorkloadRef};
-use super::owners::pod_labels;
+use super::calls::Calls;
+use super::outcome::{Change, Outcome, Skip};
+use super::owner;
+use super::owners::{OptOut, Owner, pod_labels};
 use super::parked::{ParkedRecord, StoreError};
 use super::proof::{Proven, Unproven};
-use super::retry::{Needs, Stop};
-use super::{OptOut, Origin, Outcome, REPLICAS_BEFORE_ANNOTATION, Refusal};
+use super::refusal::Refusal;
+use super::retry::Stop;
+use super::workload::{REPLICAS_BEFORE_ANNOTATION, WorkloadRef};
 use crate::pod::{IGNORE_ANNOTATION, PodRecord, is_truthy};
-use crate::rules::Finding;
+use crate::rules::{Finding, RuleSpec};
 
 /// A scale-to-zero that passed its checks: the workload and its replicas when it was read.
 #[derive(Debug, Clone)]
@@ -38,7 +41,22 @@ pub(crate) struct ScalePlan {
     pub finding: Option<Finding>,
 }
 
-impl Executor {
+/// Who scales, for the parked record: the cluster and the actor of the audit log.
+pub(super) struct Stamp<'a> {
+    pub cluster: &'a str,
+    pub actor: &'a str,
+}
+
+/// The scale of one action.
+pub(super) struct Scaler<'a> {
+    pub calls: &'a Calls,
+    pub dry_run: bool,
+    /// The rule chain, for a rule's `scaleWhileAvailable`.
+    pub rules: &'a [RuleSpec],
+    pub stamp: Stamp<'a>,
+}
+
+impl Scaler<'_> {
     /// Resolve the workload and read it fresh. The worker never scales a workload that still
     /// has available replicas (a bad rollout: the old ReplicaSet still serves), unless the rule
     /// opts in with `scaleWhileAvailable`.
@@ -52,9 +70,9 @@ impl Executor {
         let unscalable = |why| Outcome::Refused(Refusal::Unscalable(why));
         // What the pod alone rules out costs no read.
         owner::scalable_owner(pod, chain).map_err(unscalable)?;
-        let labels = pod_labels(&self.client, &self.settings.retry, pod)
+        let labels = pod_labels(self.calls.client(), self.calls.retry(), pod)
             .await
-            .map_err(stopped)?;
+            .map_err(Outcome::from)?;
         let Proven { workload, uid } = owner::resolve(pod, &labels, chain).map_err(unscalable)?;
         let (current, version) = self.check_workload(&workload, &uid, origin).await?;
         Ok(ScalePlan {
@@ -78,8 +96,11 @@ impl Executor {
         uid: &str,
         origin: Origin,
     ) -> Result<(i32, String), Outcome> {
-        let api = workload.api(&self.client);
-        let object = self.get_workload(&api, workload).await.map_err(stopped)?;
+        let object = self
+            .calls
+            .get_workload(workload)
+            .await
+            .map_err(Outcome::from)?;
         let found = object.metadata.uid.as_deref().unwrap_or_default();
         if found != uid {
             return Err(Outcome::Refused(Refusal::Unscalable(
@@ -106,7 +127,7 @@ impl Executor {
             }
             let available = available_replicas(&object);
             let opted_in = self
-                .chain
+                .rules
                 .iter()
                 .any(|r| r.kind == rule && r.scale_while_available);
             if available > 0 && !opted_in {
@@ -116,19 +137,24 @@ impl Executor {
                 }));
             }
         }
-        let (current, version) = self.read_scale(&api, workload).await.map_err(stopped)?;
+        let (current, version) = self
+            .calls
+            .read_scale(workload)
+            .await
+            .map_err(Outcome::from)?;
         if current == 0 {
-            return Err(Outcome::Skipped(format!(
-                "{workload} is already at 0 replicas"
-            )));
+            return Err(Outcome::Skipped(Skip::AtZero(workload.clone())));
         }
         Ok((current, version))
     }
 
     pub(super) async fn scale_to_zero(&self, plan: &ScalePlan) -> Outcome {
-        if self.settings.dry_run {
-            let (w, current) = (&plan.workload, plan.current);
-            return Outcome::DryRun(format!("would scale {w} from {current} to 0"));
+        if self.dry_run {
+            return Outcome::DryRun(Change::Scaled {
+                workload: plan.workload.clone(),
+                from: plan.current,
+                annotation: None,
+            });
         }
         let mut plan = plan.clone();
         for _ in 0..SCALE_ATTEMPTS {
@@ -145,38 +171,31 @@ impl Executor {
                             plan.version = version;
                         }
                         Err(outcome) => {
-                            let _ = self.parked_store().remove(&plan.uid).await;
+                            let _ = self.calls.parked_store().remove(&plan.uid).await;
                             return outcome;
                         }
                     }
                 }
                 Ok(done) => return done,
-                Err(stop) => return stopped(stop),
+                Err(stop) => return stop.into(),
             }
         }
-        Outcome::Skipped(format!(
-            "{} kept changing while being scaled; it will be planned again",
-            plan.workload
-        ))
+        Outcome::Skipped(Skip::WorkloadKeptChanging(plan.workload))
     }
 
     /// Record the replicas, then scale to zero at the version they were read at.
     async fn park_and_scale(&self, plan: &ScalePlan) -> Result<Outcome, Stop> {
         let w = &plan.workload;
         let current = plan.current;
-        let api = w.api(&self.client);
         // Remember first, so undo works even if the scale call is the one that fails; and never
         // scale what could not be remembered.
-        let store = self.parked_store();
+        let store = self.calls.parked_store();
         let fallback = match store.put(&self.parked_record(plan)).await {
             Ok(()) => None,
             Err(StoreError::Failed(stop)) => return Err(stop),
             Err(StoreError::Unavailable(why)) => {
                 let remember = json!({"metadata": {"annotations": {REPLICAS_BEFORE_ANNOTATION: current.to_string()}}});
-                match self
-                    .patch(&api, w, "patch", w.kind.plural(), &remember)
-                    .await
-                {
+                match self.calls.patch_workload(w, &remember).await {
                     Ok(()) => Some(why),
                     Err(Stop::Forbidden(denied)) => {
                         return Ok(Outcome::Refused(Refusal::Unrecorded {
@@ -193,16 +212,12 @@ impl Executor {
         // With a fallback the annotation write changed the workload's version: its check is
         // the one just made, so the scale goes without one.
         let version = fallback.is_none().then_some(plan.version.as_str());
-        match self.set_replicas_at(&api, w, 0, version).await {
-            Ok(()) => {
-                let done = format!("scaled {w} from {current} to 0 (undo restores {current})");
-                Ok(Outcome::Done(match fallback {
-                    None => done,
-                    Some(why) => format!(
-                        "{done}; recorded in its {REPLICAS_BEFORE_ANNOTATION} annotation ({why})"
-                    ),
-                }))
-            }
+        match self.calls.set_replicas(w, 0, version).await {
+            Ok(()) => Ok(Outcome::Done(Change::Scaled {
+                workload: w.clone(),
+                from: current,
+                annotation: fallback,
+            })),
             Err(Stop::Conflict(message)) => Err(Stop::Conflict(message)),
             Err(stop) => {
                 // Refused or gone: nothing was parked, so the record would only mislead.
@@ -223,8 +238,8 @@ impl Executor {
             uid: plan.uid.clone(),
             replicas: plan.current,
             at: AuditRecord::stamp(Utc::now()),
-            cluster: self.settings.cluster.clone(),
-            actor: self.actor.clone(),
+            cluster: self.stamp.cluster.to_string(),
+            actor: self.stamp.actor.to_string(),
             origin: plan.origin,
             reason: plan
                 .finding
@@ -235,118 +250,10 @@ impl Executor {
             message: plan.finding.as_ref().and_then(|f| f.message.clone()),
         }
     }
-
-    /// `spec.replicas` as the scale subresource reports it.
-    pub(super) async fn current_replicas(
-        &self,
-        api: &Api<DynamicObject>,
-        w: &WorkloadRef,
-    ) -> Result<i32, Stop> {
-        self.read_scale(api, w).await.map(|(replicas, _)| replicas)
-    }
-
-    /// `spec.replicas` and the Scale's resourceVersion.
-    async fn read_scale(
-        &self,
-        api: &Api<DynamicObject>,
-        w: &WorkloadRef,
-    ) -> Result<(i32, String), Stop> {
-        let scale = self
-            .settings
-            .retry
-            .run(scale_needs(w, "get"), &w.namespace, || {
-                api.get_scale(&w.name)
-            })
-            .await?;
-        let version = scale.metadata.resource_version.clone().unwrap_or_default();
-        Ok((scale.spec.and_then(|s| s.replicas).unwrap_or(0), version))
-    }
-
-    pub(super) async fn get_workload(
-        &self,
-        api: &Api<DynamicObject>,
-        w: &WorkloadRef,
-    ) -> Result<DynamicObject, Stop> {
-        let needs = needs("get", w.kind.plural());
-        self.settings
-            .retry
-            .run(needs, &w.namespace, || api.get(&w.name))
-            .await
-    }
-
-    pub(super) async fn patch(
-        &self,
-        api: &Api<kube::api::DynamicObject>,
-        w: &WorkloadRef,
-        verb: &'static str,
-        resource: &'static str,
-        body: &serde_json::Value,
-    ) -> Result<(), Stop> {
-        let params = PatchParams::default();
-        let patch = Patch::Merge(body);
-        self.settings
-            .retry
-            .run(needs(verb, resource), &w.namespace, || {
-                api.patch(&w.name, &params, &patch)
-            })
-            .await
-            .map(|_| ())
-    }
-
-    /// Write replicas through the scale subresource.
-    pub(super) async fn set_replicas(
-        &self,
-        api: &Api<kube::api::DynamicObject>,
-        w: &WorkloadRef,
-        replicas: i32,
-    ) -> Result<(), Stop> {
-        self.set_replicas_at(api, w, replicas, None).await
-    }
-
-    /// Write replicas through the scale subresource; with `version`, only if the Scale is
-    /// still at it (a 409 otherwise).
-    async fn set_replicas_at(
-        &self,
-        api: &Api<kube::api::DynamicObject>,
-        w: &WorkloadRef,
-        replicas: i32,
-        version: Option<&str>,
-    ) -> Result<(), Stop> {
-        let params = PatchParams::default();
-        let body = match version.filter(|v| !v.is_empty()) {
-            Some(version) => {
-                json!({"metadata": {"resourceVersion": version}, "spec": {"replicas": replicas}})
-            }
-            None => json!({"spec": {"replicas": replicas}}),
-        };
-        let patch = Patch::Merge(&body);
-        self.settings
-            .retry
-            .run(scale_needs(w, "patch"), &w.namespace, || {
-                api.patch_scale(&w.name, &params, &patch)
-            })
-            .await
-            .map(|_| ())
-    }
 }
 
 /// A scale that meets a changed workload is checked and tried again this many times in all.
 const SCALE_ATTEMPTS: usize = 3;
-
-fn needs(verb: &'static str, resource: &'static str) -> Needs {
-    Needs { verb, resource }
-}
-
-fn scale_needs(w: &WorkloadRef, verb: &'static str) -> Needs {
-    let resource = match w.kind.plural() {
-        "deployments" => "deployments/scale",
-        "rollouts" => "rollouts/scale",
-        "statefulsets" => "statefulsets/scale",
-        "replicasets" => "replicasets/scale",
-        _ => "replicationcontrollers/scale",
-    };
-    Needs { verb, resource }
-}
 
 /// `status.availableReplicas`: Deployments, StatefulSets, ReplicaSets, RCs and Argo Rollouts
 /// all report it.

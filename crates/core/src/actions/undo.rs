@@ -4,15 +4,14 @@
 
 use std::fmt;
 
-use kube::api::{Api, DynamicObject};
 use serde::Serialize;
 use serde_json::json;
 
-use super::execute::{Executor, stopped};
-use super::owner::WorkloadRef;
-use super::parked::{ParkedRecord, ParkedStore, StoreError};
-use super::refusal::kubectl_name;
-use super::{Action, Origin, Outcome, REPLICAS_BEFORE_ANNOTATION, Refusal};
+use super::calls::Calls;
+use super::outcome::{Change, LeftBehind, Outcome};
+use super::parked::{ParkedRecord, StoreError};
+use super::refusal::Refusal;
+use super::workload::{REPLICAS_BEFORE_ANNOTATION, WorkloadRef};
 
 /// Where the replicas to restore are recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -72,18 +71,20 @@ impl Remembered {
 
 /// What undo reads before it acts.
 struct Read {
-    api: Api<DynamicObject>,
     remembered: Remembered,
     current: i32,
 }
 
-impl Executor {
-    /// What undo of `w` would restore, or why it would not: the checks of
-    /// `run(&Action::UndoScale(w))` without its write (and without removing the record of a
-    /// workload scaled up since, which undo itself does).
-    pub(crate) async fn check_undo(&self, w: &WorkloadRef) -> Result<UndoPlan, Outcome> {
-        self.prepare(&Action::UndoScale(w.clone()), Origin::Manual)
-            .await?;
+/// The undo of one scale to zero.
+pub(super) struct Undo<'a> {
+    pub calls: &'a Calls,
+    pub dry_run: bool,
+}
+
+impl Undo<'_> {
+    /// What undo of `w` would restore, or why it would not: its checks without its write
+    /// (and without removing the record of a workload scaled up since, which undo itself does).
+    pub(super) async fn check(&self, w: &WorkloadRef) -> Result<UndoPlan, Outcome> {
         let read = self.read_undo(w).await?;
         if read.current != 0 {
             return Err(Outcome::Refused(Refusal::NotAtZero {
@@ -105,22 +106,21 @@ impl Executor {
         })
     }
 
-    pub(super) async fn undo_scale(&self, w: &WorkloadRef) -> Outcome {
+    pub(super) async fn run(&self, w: &WorkloadRef) -> Outcome {
         let Read {
-            api,
             remembered,
             current,
         } = match self.read_undo(w).await {
             Ok(read) => read,
             Err(outcome) => return outcome,
         };
-        let store = self.parked_store();
+        let store = self.calls.parked_store();
         let replicas = remembered.replicas();
         // Someone restored it already: a second restore could undo their later decision.
         if current != 0 {
             let mut removed = None;
             if let Remembered::Parked(record) = &remembered
-                && !self.settings.dry_run
+                && !self.dry_run
                 && store.remove(&record.uid).await.is_ok()
             {
                 removed = Some((replicas, record.at.clone()));
@@ -131,53 +131,47 @@ impl Executor {
                 removed,
             });
         }
-        if self.settings.dry_run {
-            return Outcome::DryRun(format!("would restore {w} to {replicas} replicas"));
+        let restored = |left| Change::Restored {
+            workload: w.clone(),
+            replicas,
+            left,
+        };
+        if self.dry_run {
+            return Outcome::DryRun(restored(None));
         }
-        if let Err(stop) = self.set_replicas(&api, w, replicas).await {
-            return stopped(stop);
+        if let Err(stop) = self.calls.set_replicas(w, replicas, None).await {
+            return stop.into();
         }
-        let done = format!("restored {w} to {replicas} replicas");
-        match remembered {
+        let left = match remembered {
             Remembered::Parked(record) => match store.remove(&record.uid).await {
-                Ok(()) => Outcome::Done(done),
-                Err(e) => Outcome::Done(format!(
-                    "{done}, but its record stays in {} ({}); a second undo refuses it while it runs",
-                    store.location(),
-                    store_error(e)
-                )),
+                Ok(()) => None,
+                Err(e) => Some(LeftBehind::Record {
+                    location: store.location(),
+                    why: store_error(e),
+                }),
             },
             // The annotation was written with this identity's own credentials (the ConfigMap is
             // not available to it), so it may remove it too.
             Remembered::Annotation { store: Some(_), .. } => {
                 let forget =
                     json!({"metadata": {"annotations": {REPLICAS_BEFORE_ANNOTATION: null}}});
-                match self.patch(&api, w, "patch", w.kind.plural(), &forget).await {
-                    Ok(()) => Outcome::Done(done),
-                    Err(stop) => Outcome::Done(format!(
-                        "{done}, but could not remove the annotation: {}",
-                        stopped(stop).detail()
-                    )),
+                match self.calls.patch_workload(w, &forget).await {
+                    Ok(()) => None,
+                    Err(stop) => Some(LeftBehind::Annotation(Box::new(stop.into()))),
                 }
             }
             // An annotation an earlier version left: the deployed identity may not change the
             // workload, so it stays, and undo refuses it while the workload runs.
-            Remembered::Annotation { store: None, .. } => Outcome::Done(format!(
-                "{done}; the {REPLICAS_BEFORE_ANNOTATION} annotation an earlier version left stays \
-                 (remove it with `kubectl annotate {} {}- -n {}`)",
-                kubectl_name(w),
-                REPLICAS_BEFORE_ANNOTATION,
-                w.namespace
-            )),
-        }
+            Remembered::Annotation { store: None, .. } => Some(LeftBehind::OldAnnotation),
+        };
+        Outcome::Done(restored(left))
     }
 
     /// The workload, the count recorded for it, and its replicas now.
     async fn read_undo(&self, w: &WorkloadRef) -> Result<Read, Outcome> {
-        let api = w.api(&self.client);
-        let object = self.get_workload(&api, w).await.map_err(stopped)?;
+        let object = self.calls.get_workload(w).await.map_err(Outcome::from)?;
         let uid = object.metadata.uid.clone().unwrap_or_default();
-        let store = self.parked_store();
+        let store = self.calls.parked_store();
         let annotation = || {
             object
                 .metadata
@@ -214,28 +208,19 @@ impl Executor {
                     }));
                 }
             },
-            Err(StoreError::Failed(stop)) => return Err(stopped(stop)),
+            Err(StoreError::Failed(stop)) => return Err(stop.into()),
         };
-        let current = self.current_replicas(&api, w).await.map_err(stopped)?;
+        let (current, _) = self.calls.read_scale(w).await.map_err(Outcome::from)?;
         Ok(Read {
-            api,
             remembered,
             current,
         })
-    }
-
-    pub(super) fn parked_store(&self) -> ParkedStore<'_> {
-        ParkedStore::new(
-            &self.client,
-            super::parked_namespace(),
-            &self.settings.retry,
-        )
     }
 }
 
 pub(super) fn store_error(e: StoreError) -> String {
     match e {
         StoreError::Unavailable(why) => why,
-        StoreError::Failed(stop) => stopped(stop).detail().to_string(),
+        StoreError::Failed(stop) => Outcome::from(stop).detail(),
     }
 }

@@ -1,14 +1,14 @@
 //! Building a client from kubeconfig, a context, or the in-cluster service account.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
+use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
-use super::{Deadlines, causes, client_with_deadlines};
+use super::connect_error::{ConnectError, FIRST_ANSWER, KubeconfigStep, Origin};
+use super::{Deadlines, client_with_deadlines};
 
-use crate::{Error, Result};
+use crate::Result;
 
 #[derive(Debug, Clone, Default)]
 pub struct ConnectOptions {
@@ -39,29 +39,33 @@ pub async fn connect(options: &ConnectOptions) -> Result<Cluster> {
     let building = tokio::task::spawn_blocking(move || client_with_deadlines(config, deadlines));
     let client = match tokio::time::timeout(deadlines.connect, building).await {
         Ok(Ok(built)) => built?,
-        Ok(Err(e)) => {
-            return Err(Error::Cluster(format!(
-                "{name} ({url}): building the client failed: {e}"
-            )));
+        Ok(Err(source)) => {
+            return Err(ConnectError::Building {
+                cluster: name,
+                url,
+                source,
+            }
+            .into());
         }
         Err(_) => {
-            return Err(Error::Cluster(format!(
-                "{name} ({url}): the client was not ready within {}s: a credential plugin \
-                 (`exec` in the kubeconfig) may be waiting for a login or hanging. Run \
-                 `kubectl --context {name} version` to see it, then try again",
-                deadlines.connect.as_secs_f64()
-            )));
+            let after = deadlines.connect;
+            return Err(ConnectError::NotReady {
+                cluster: name,
+                url,
+                after,
+            }
+            .into());
         }
     };
-    match tokio::time::timeout(Duration::from_secs(15), client.apiserver_version()).await {
+    match tokio::time::timeout(FIRST_ANSWER, client.apiserver_version()).await {
         Ok(Ok(_)) => Ok(Cluster { name, client }),
-        Ok(Err(e)) => Err(Error::Cluster(format!(
-            "{name} ({url}) did not answer: {}. Check it with `kubectl --context {name} version`, or try `--demo`.",
-            causes(&e)
-        ))),
-        Err(_) => Err(Error::Cluster(format!(
-            "{name} ({url}) did not answer within 15 s. Check the network or VPN, or try `--demo`."
-        ))),
+        Ok(Err(source)) => Err(ConnectError::NoAnswer {
+            cluster: name,
+            url,
+            source,
+        }
+        .into()),
+        Err(_) => Err(ConnectError::Silent { cluster: name, url }.into()),
     }
 }
 
@@ -70,53 +74,46 @@ async fn load_config(options: &ConnectOptions) -> Result<(String, Config)> {
         context: options.context.clone(),
         ..Default::default()
     };
+    let unusable = |what, origin, error| ConnectError::Kubeconfig {
+        what,
+        origin,
+        error,
+    };
     // Read the kubeconfig once: the named file, else $KUBECONFIG or ~/.kube/config.
     let (file, origin) = match &options.kubeconfig {
         Some(path) => {
-            let file = Kubeconfig::read_from(path).map_err(|e| {
-                Error::Cluster(format!(
-                    "cannot read kubeconfig {}: {}",
-                    path.display(),
-                    unquoted(&e)
-                ))
-            })?;
-            (Some(file), path.display().to_string())
+            let origin = Origin::File(path.clone());
+            match Kubeconfig::read_from(path) {
+                Ok(file) => (Some(file), origin),
+                Err(e) => return Err(unusable(KubeconfigStep::Read, origin, e).into()),
+            }
         }
         None => match Kubeconfig::read() {
-            Ok(file) => (Some(file), "($KUBECONFIG or ~/.kube/config)".to_string()),
+            Ok(file) => (Some(file), Origin::Default),
             Err(e) if options.context.is_some() => {
-                return Err(Error::Cluster(format!(
-                    "cannot read kubeconfig ($KUBECONFIG or ~/.kube/config): {}",
-                    unquoted(&e)
-                )));
+                return Err(unusable(KubeconfigStep::Read, Origin::Default, e).into());
             }
-            Err(_) => (None, String::new()),
+            Err(_) => (None, Origin::Default),
         },
     };
     if let Some(file) = file {
         let name = context_name(&file, options);
         if options.context.is_some() && !file.contexts.iter().any(|c| c.name == name) {
-            let known: Vec<&str> = file.contexts.iter().map(|c| c.name.as_str()).collect();
-            return Err(Error::Cluster(format!(
-                "no context {name:?} in kubeconfig {origin}; the contexts there are: {}. Pass one with --context.",
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
-            )));
+            let known = file.contexts.iter().map(|c| c.name.clone()).collect();
+            return Err(ConnectError::NoContext {
+                name,
+                origin,
+                known,
+            }
+            .into());
         }
-        let config = Config::from_custom_kubeconfig(file, &kube_options)
-            .await
-            .map_err(|e| Error::Cluster(format!("kubeconfig {origin}: {}", unquoted(&e))))?;
+        let config = match Config::from_custom_kubeconfig(file, &kube_options).await {
+            Ok(config) => config,
+            Err(e) => return Err(unusable(KubeconfigStep::Use, origin, e).into()),
+        };
         return Ok((name, config));
     }
-    let config = Config::incluster().map_err(|e| {
-        Error::Cluster(format!(
-            "no kubeconfig found ($KUBECONFIG, ~/.kube/config) and not running in a cluster ({e}). \
-             Pass --kubeconfig FILE, or try --demo for the built-in simulated cluster."
-        ))
-    })?;
+    let config = Config::incluster().map_err(|source| ConnectError::Nowhere { source })?;
     Ok(("in-cluster".to_string(), config))
 }
 
@@ -126,24 +123,4 @@ fn context_name(file: &Kubeconfig, options: &ConnectOptions) -> String {
         .clone()
         .or_else(|| file.current_context.clone())
         .unwrap_or_else(|| "default".to_string())
-}
-
-/// A kubeconfig error that cannot leak a credential. The YAML parser's message quotes the
-/// lines around the error, and a type mismatch quotes the value: either may be a bearer token
-/// or a client key. Only the position is kept.
-fn unquoted(e: &KubeconfigError) -> String {
-    match e {
-        KubeconfigError::Parse(parse) => {
-            let at = parse
-                .location()
-                .map(|l| format!(" at line {}, column {}", l.line(), l.column()))
-                .unwrap_or_default();
-            format!(
-                "it is not valid kubeconfig YAML{at} (the parser's message is not shown: it quotes \
-                 the file, credentials included). `kubectl config view --kubeconfig FILE` shows \
-                 the file with its credentials redacted"
-            )
-        }
-        other => other.to_string(),
-    }
 }

@@ -20,7 +20,8 @@ use kube::{Client, Config};
 use tokio::time::{Instant, Sleep};
 use tower::{BoxError, Layer, Service};
 
-use crate::{Error, Result};
+use super::connect_error::ConnectError;
+use crate::Result;
 
 pub(crate) const CONNECT_TIMEOUT_ENV: &str = "OPS_POD_CLEANER_CONNECT_TIMEOUT";
 pub(crate) const REQUEST_TIMEOUT_ENV: &str = "OPS_POD_CLEANER_REQUEST_TIMEOUT";
@@ -57,8 +58,8 @@ impl Deadlines {
 pub fn client_with_deadlines(mut config: Config, deadlines: Deadlines) -> Result<Client> {
     let url = config.cluster_url.to_string();
     config.connect_timeout = Some(deadlines.connect);
-    let builder = ClientBuilder::try_from(config)
-        .map_err(|e| Error::Cluster(format!("cannot build a client for {url}: {e}")))?;
+    let builder =
+        ClientBuilder::try_from(config).map_err(|source| ConnectError::Client { url, source })?;
     Ok(builder
         .with_layer(&DeadlineLayer(deadlines.request))
         .build())

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 
 use super::cache::Abnormal;
 use super::event_store::EventStore;
-use crate::pod::workload_label;
+use crate::pod::WorkloadId;
 use crate::pod::{PodEvent, PodRecord};
 use crate::rules::{CauseClass, RuleKind, RuleSpec, cause_class, classify, next_change};
 
@@ -23,7 +23,7 @@ use crate::rules::{CauseClass, RuleKind, RuleSpec, cause_class, classify, next_c
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Census {
     namespaces: HashMap<String, u32>,
-    workloads: HashMap<(String, String), u32>,
+    workloads: HashMap<WorkloadId, u32>,
 }
 
 impl Census {
@@ -35,8 +35,7 @@ impl Census {
             .namespaces
             .entry(pod.namespace.to_string())
             .or_default() += 1;
-        let key = (pod.namespace.to_string(), workload_label(pod));
-        *self.workloads.entry(key).or_default() += 1;
+        *self.workloads.entry(WorkloadId::of(pod)).or_default() += 1;
     }
 
     /// A count that falls to zero goes: a Job per CronJob run, a bare pod, a namespace that
@@ -46,21 +45,15 @@ impl Census {
             return;
         }
         decrement(&mut self.namespaces, pod.namespace.to_string());
-        decrement(
-            &mut self.workloads,
-            (pod.namespace.to_string(), workload_label(pod)),
-        );
+        decrement(&mut self.workloads, WorkloadId::of(pod));
     }
 
     pub(crate) fn namespace(&self, namespace: &str) -> u32 {
         self.namespaces.get(namespace).copied().unwrap_or(0)
     }
 
-    pub(crate) fn workload(&self, namespace: &str, workload: &str) -> u32 {
-        self.workloads
-            .get(&(namespace.to_string(), workload.to_string()))
-            .copied()
-            .unwrap_or(0)
+    pub(crate) fn workload(&self, workload: &WorkloadId) -> u32 {
+        self.workloads.get(workload).copied().unwrap_or(0)
     }
 }
 
@@ -308,7 +301,7 @@ mod tests {
         let mut census = Census::default();
         pods.iter().for_each(|p| census.add(p));
         assert_eq!(census.namespace("ci-7"), 1);
-        assert_eq!(census.workload("ci-7", "Job/run-7"), 1);
+        assert_eq!(census.workload(&WorkloadId::new("ci-7", "Job", "run-7")), 1);
         pods.iter().for_each(|p| census.remove(p));
         assert_eq!(census, Census::default());
     }

@@ -3,6 +3,7 @@
 mod backoff;
 mod cache;
 mod connect;
+mod connect_error;
 mod deadline;
 mod event_store;
 mod events;
@@ -19,6 +20,7 @@ pub(crate) use backoff::jitter;
 pub use cache::{Abnormal, Cache, CacheReader};
 pub use connect::Cluster;
 pub use connect::{ConnectOptions, connect};
+pub use connect_error::{ConnectError, KubeconfigStep, Origin};
 pub use deadline::{Deadlines, client_with_deadlines};
 pub use event_store::EventStore;
 pub use events::{list_pod_events, spawn_event_watches};

@@ -1,4 +1,4 @@
-//! The audit log of every action (SPEC §3).
+//! The audit log: one record of every action, who asked for it and what came of it.
 
 use std::path::PathBuf;
 

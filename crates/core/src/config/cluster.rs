@@ -1,4 +1,4 @@
-//! How long the tool waits on the API server (SPEC §9). The environment variables
+//! How long the tool waits on the API server, so no call waits forever. The environment variables
 //! `OPS_POD_CLEANER_WATCH_SILENCE`, `..._CONNECT_TIMEOUT` and `..._REQUEST_TIMEOUT` override
 //! these for one run.
 

@@ -1,4 +1,4 @@
-//! The restart report (SPEC §5): schedule, filters and where it goes.
+//! The restart report: schedule, filters and where it goes.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -101,7 +101,7 @@ impl FileFormat {
     }
 }
 
-/// Weekly on Monday at 09:00, the typical schedule in SPEC §5.
+/// Weekly on Monday at 09:00: the week's restarts at the start of the working week.
 pub const DEFAULT_SCHEDULE: &str = "0 0 9 * * MON";
 
 /// A week: a restart report older than that is stale news, and the next one is on its way.

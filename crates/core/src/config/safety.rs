@@ -1,4 +1,4 @@
-//! Guards for automatic actions (SPEC §4).
+//! Guards for automatic actions: what auto-clean may touch, how often, and when it stops.
 
 use std::time::Duration;
 

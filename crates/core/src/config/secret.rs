@@ -82,7 +82,7 @@ pub fn mask_url(text: &str) -> String {
 }
 
 /// `text` with every occurrence of the given secrets replaced by `…`: for messages that quote
-/// a server's answer, which may echo the URL or its token back ("Cannot POST /hook/<token>").
+/// a server's answer, which may echo the URL or its token back (`Cannot POST /hook/<token>`).
 /// Each secret is cut into what a server might echo: the whole value, the path and query, and
 /// every path segment, query part, fragment and userinfo part that looks like a token (plain
 /// words such as `services` or `open-apis` stay, so the message stays readable).

@@ -1,27 +1,105 @@
 //! Which workload a pod belongs to, as the on-call engineer names it.
 
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
 use crate::pod::PodRecord;
 
 /// The characters Kubernetes uses for `pod-template-hash` (`rand.SafeEncodeString`).
 const HASH_ALPHABET: &str = "bcdfghjklmnpqrstvwxz2456789";
 
-/// "Deployment/web" for a pod of ReplicaSet `web-7d9f8c6b5`, "StatefulSet/db", or "Pod/name"
-/// for a bare pod. A ReplicaSet whose name does not end in a template hash stays a ReplicaSet.
-/// A kind outside its usual API group is named with its group (`ReplicaSet.x.example/web`), so
-/// another group's object of the same kind and name is never taken for the workload.
-pub fn workload_label(pod: &PodRecord) -> String {
-    let Some(owner) = &pod.owner else {
-        return format!("Pod/{}", pod.name);
-    };
-    let group = owner.api_version.split_once('/').map_or("", |(g, _)| g);
-    let kind = &*owner.kind;
-    if home_group(kind) != Some(group) && !(group.is_empty() && home_group(kind).is_none()) {
-        let group = if group.is_empty() { "core" } else { group };
-        return format!("{kind}.{group}/{}", owner.name);
+/// A workload, as every key of the tool names it: the breaker, cooldowns and backoff, the
+/// census, the restart report and the audit log. A kind outside its usual API group carries
+/// the group, so another group's object of the same kind and name is never taken for it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WorkloadId {
+    pub namespace: Arc<str>,
+    pub kind: Arc<str>,
+    /// Set only when the kind is not in its usual group (`core` for the empty group).
+    pub group: Option<Arc<str>>,
+    pub name: Arc<str>,
+}
+
+impl WorkloadId {
+    /// A workload of its kind's usual group.
+    pub fn new(namespace: &str, kind: &str, name: &str) -> WorkloadId {
+        WorkloadId {
+            namespace: namespace.into(),
+            kind: kind.into(),
+            group: None,
+            name: name.into(),
+        }
     }
-    match deployment_of(&owner.name).filter(|_| kind == "ReplicaSet") {
-        Some(deployment) => format!("Deployment/{deployment}"),
-        None => format!("{kind}/{}", owner.name),
+
+    /// Deployment `web` for a pod of ReplicaSet `web-7d9f8c6b5`, StatefulSet `db`, or the pod
+    /// itself for a bare pod. A ReplicaSet whose name does not end in a template hash stays a
+    /// ReplicaSet.
+    pub fn of(pod: &PodRecord) -> WorkloadId {
+        let Some(owner) = &pod.owner else {
+            return WorkloadId::new(&pod.namespace, "Pod", &pod.name);
+        };
+        let group = owner.api_version.split_once('/').map_or("", |(g, _)| g);
+        let kind = &*owner.kind;
+        let foreign =
+            home_group(kind) != Some(group) && !(group.is_empty() && home_group(kind).is_none());
+        if foreign {
+            let group = if group.is_empty() { "core" } else { group };
+            return WorkloadId {
+                group: Some(group.into()),
+                ..WorkloadId::new(&pod.namespace, kind, &owner.name)
+            };
+        }
+        match deployment_of(&owner.name).filter(|_| kind == "ReplicaSet") {
+            Some(deployment) => WorkloadId::new(&pod.namespace, "Deployment", deployment),
+            None => WorkloadId::new(&pod.namespace, kind, &owner.name),
+        }
+    }
+
+    /// `Deployment/web`, `ReplicaSet.x.example/web`: as the on-call engineer names it within
+    /// its namespace.
+    pub fn label(&self) -> String {
+        match &self.group {
+            Some(group) => format!("{}.{group}/{}", self.kind, self.name),
+            None => format!("{}/{}", self.kind, self.name),
+        }
+    }
+
+    /// Read back what `Display` wrote: `shop/Deployment/web`.
+    pub fn parse(text: &str) -> Option<WorkloadId> {
+        let (namespace, rest) = text.split_once('/')?;
+        let (kind, name) = rest.split_once('/')?;
+        let (kind, group) = match kind.split_once('.') {
+            Some((kind, group)) => (kind, Some(group.into())),
+            None => (kind, None),
+        };
+        (!namespace.is_empty() && !kind.is_empty() && !name.is_empty()).then(|| WorkloadId {
+            group,
+            ..WorkloadId::new(namespace, kind, name)
+        })
+    }
+}
+
+/// `shop/Deployment/web`.
+impl fmt::Display for WorkloadId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.label())
+    }
+}
+
+/// In JSON (the Lease's record of recent actions) as its `Display` text.
+impl Serialize for WorkloadId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for WorkloadId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        WorkloadId::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("not a workload: {text}")))
     }
 }
 
@@ -46,7 +124,7 @@ pub(crate) fn deployment_of(replicaset: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::{deployment_of, workload_label};
+    use super::{WorkloadId, deployment_of};
     use crate::pod::{Interner, WirePod};
 
     fn owned_by(api_version: &str, kind: &str, name: &str) -> String {
@@ -55,7 +133,9 @@ mod tests {
             "ownerReferences": [{"apiVersion": api_version, "kind": kind, "name": name,
                                  "uid": "o", "controller": true}]}}))
         .unwrap();
-        workload_label(&pod.into_record(&mut Interner::default()))
+        let id = WorkloadId::of(&pod.into_record(&mut Interner::default()));
+        assert_eq!(WorkloadId::parse(&id.to_string()), Some(id.clone()));
+        id.label()
     }
 
     #[test]

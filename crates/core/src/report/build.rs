@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use super::state::RestartState;
 use super::{RestartReport, RestartRow, WorkloadGroup};
 use crate::config::ReportConfig;
-use crate::pod::workload_label;
+use crate::pod::WorkloadId;
 use crate::pod::{ContainerRecord, ContainerState, PodRecord, Termination};
 
 /// Pods with at least `min_restarts` restarts and one of `reasons`, in the report's namespaces,
@@ -20,9 +20,9 @@ pub fn build(
     cluster: &str,
     now: DateTime<Utc>,
 ) -> RestartReport {
-    let mut groups: BTreeMap<(String, String), Vec<RestartRow>> = BTreeMap::new();
+    let mut groups: BTreeMap<WorkloadId, Vec<RestartRow>> = BTreeMap::new();
     for pod in pods.iter().filter(|p| qualifies(p, config)) {
-        let key = (pod.namespace.to_string(), workload_label(pod));
+        let key = WorkloadId::of(pod);
         let rows = pod
             .containers
             .iter()
@@ -32,14 +32,14 @@ pub fn build(
     }
     let mut groups: Vec<WorkloadGroup> = groups
         .into_iter()
-        .map(|((namespace, workload), mut rows)| {
+        .map(|(workload, mut rows)| {
             rows.sort_by(|a, b| {
                 (b.restarts, &a.pod, &a.container).cmp(&(a.restarts, &b.pod, &b.container))
             });
             WorkloadGroup {
                 cluster: None,
-                namespace,
-                workload,
+                namespace: workload.namespace.to_string(),
+                workload: workload.label(),
                 rows,
             }
         })

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::spool::Spool;
 use crate::config::ReportConfig;
 use crate::rules::format_age;
 
@@ -52,71 +51,39 @@ pub struct Dropped {
     pub(crate) cap: SpoolCap,
 }
 
-impl Spool {
-    /// Drop what is over the caps: first what is too old, then the oldest beyond the count.
-    /// The dead letters are kept under the same caps; their removal is only logged, as each
-    /// was counted when it was refused.
-    pub fn trim(&self, now: DateTime<Utc>) -> Vec<Dropped> {
-        let waiting = self.pending().into_iter().map(|(path, s)| {
-            let since = s.since();
-            (path, s.sink, since)
-        });
-        let dropped = self.over_caps(waiting.collect(), now);
-        let letters = self.dead_letters().into_iter();
-        let letters = letters
-            .map(|(path, d)| (path, d.sink, d.rejected))
-            .collect();
-        for d in self.over_caps(letters, now) {
-            if self.remove(&d.path) {
-                tracing::info!(
-                    sink = d.sink,
-                    "deleted dead letter {}, {} old: {}",
-                    d.path.display(),
-                    format_age(chrono_age(d.age)),
-                    d.cap
-                );
-            }
+/// Of `files` (oldest first, with their sink and since when they are kept), those over
+/// the caps at `now`.
+pub(super) fn over_caps(
+    limits: SpoolLimits,
+    files: Vec<(PathBuf, String, DateTime<Utc>)>,
+    now: DateTime<Utc>,
+) -> Vec<Dropped> {
+    let SpoolLimits { max_age, max_files } = limits;
+    let age_of = |since: DateTime<Utc>| (now - since).to_std().unwrap_or(Duration::ZERO);
+    let (too_old, kept): (Vec<_>, Vec<_>) = files
+        .into_iter()
+        .partition(|(_, _, since)| !max_age.is_zero() && age_of(*since) > max_age);
+    let excess = match max_files {
+        0 => 0,
+        n => kept.len().saturating_sub(n as usize),
+    };
+    let dropped = |cap: SpoolCap| {
+        move |(path, sink, since): (PathBuf, String, DateTime<Utc>)| Dropped {
+            path,
+            sink,
+            age: age_of(since),
+            cap,
         }
-        dropped
-            .into_iter()
-            .filter(|d| self.remove(&d.path))
-            .collect()
-    }
-
-    /// Of `files` (oldest first, with their sink and since when they are kept), those over
-    /// the caps at `now`.
-    fn over_caps(
-        &self,
-        files: Vec<(PathBuf, String, DateTime<Utc>)>,
-        now: DateTime<Utc>,
-    ) -> Vec<Dropped> {
-        let SpoolLimits { max_age, max_files } = self.limits();
-        let age_of = |since: DateTime<Utc>| (now - since).to_std().unwrap_or(Duration::ZERO);
-        let (too_old, kept): (Vec<_>, Vec<_>) = files
-            .into_iter()
-            .partition(|(_, _, since)| !max_age.is_zero() && age_of(*since) > max_age);
-        let excess = match max_files {
-            0 => 0,
-            n => kept.len().saturating_sub(n as usize),
-        };
-        let dropped = |cap: SpoolCap| {
-            move |(path, sink, since): (PathBuf, String, DateTime<Utc>)| Dropped {
-                path,
-                sink,
-                age: age_of(since),
-                cap,
-            }
-        };
-        too_old
-            .into_iter()
-            .map(dropped(SpoolCap::MaxAge(max_age)))
-            .chain(
-                kept.into_iter()
-                    .take(excess)
-                    .map(dropped(SpoolCap::MaxFiles(max_files))),
-            )
-            .collect()
-    }
+    };
+    too_old
+        .into_iter()
+        .map(dropped(SpoolCap::MaxAge(max_age)))
+        .chain(
+            kept.into_iter()
+                .take(excess)
+                .map(dropped(SpoolCap::MaxFiles(max_files))),
+        )
+        .collect()
 }
 
 pub(super) fn chrono_age(age: Duration) -> chrono::Duration {

@@ -8,10 +8,11 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::RestartReport;
-use super::caps::SpoolLimits;
+use super::caps::{Dropped, SpoolLimits, chrono_age, over_caps};
 use super::files::write_atomically;
 use crate::Result;
 use crate::config::{SecretSource, Sink};
+use crate::rules::format_age;
 
 /// A stable name for a sink across restarts: its type and a short hash of where it points,
 /// the URL written inline or the variable or file it is read from (so rotating the Secret
@@ -176,4 +177,36 @@ fn read_all<T: for<'de> Deserialize<'de>>(dir: &Path, what: &str) -> Vec<(PathBu
             }
         })
         .collect()
+}
+
+impl Spool {
+    /// Drop what is over the caps: first what is too old, then the oldest beyond the count.
+    /// The dead letters are kept under the same caps; their removal is only logged, as each
+    /// was counted when it was refused.
+    pub fn trim(&self, now: DateTime<Utc>) -> Vec<Dropped> {
+        let waiting = self.pending().into_iter().map(|(path, s)| {
+            let since = s.since();
+            (path, s.sink, since)
+        });
+        let dropped = over_caps(self.limits(), waiting.collect(), now);
+        let letters = self.dead_letters().into_iter();
+        let letters = letters
+            .map(|(path, d)| (path, d.sink, d.rejected))
+            .collect();
+        for d in over_caps(self.limits(), letters, now) {
+            if self.remove(&d.path) {
+                tracing::info!(
+                    sink = d.sink,
+                    "deleted dead letter {}, {} old: {}",
+                    d.path.display(),
+                    format_age(chrono_age(d.age)),
+                    d.cap
+                );
+            }
+        }
+        dropped
+            .into_iter()
+            .filter(|d| self.remove(&d.path))
+            .collect()
+    }
 }

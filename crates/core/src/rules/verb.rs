@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// What an [`super::Action`] does, without its target.
+/// What an [`crate::actions::Action`] does, without its target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Verb {
     Delete,

@@ -10,7 +10,7 @@ use super::pause::{Pause, PauseScope, Pauses, listed};
 use crate::cluster::Abnormal;
 use crate::config::BreakerConfig;
 use crate::pod::PodRecord;
-use crate::pod::workload_label;
+use crate::pod::WorkloadId;
 use crate::rules::{ActionKind, RuleKind};
 
 pub use crate::cluster::Census;
@@ -55,7 +55,7 @@ pub fn trips(
     // (matched, of which finished): finished matches are outside the census, so they are
     // added to its total.
     let mut by_namespace: HashMap<(RuleKind, &str), (u32, u32)> = HashMap::new();
-    let mut by_workload: HashMap<(RuleKind, &str, String), (u32, u32)> = HashMap::new();
+    let mut by_workload: HashMap<(RuleKind, &str, WorkloadId), (u32, u32)> = HashMap::new();
     // A node that stopped reporting strands one or two pods per namespace, under every
     // breaker above: its pods are counted per node, where the cause is.
     let mut by_node: HashMap<(RuleKind, &str), (u32, BTreeSet<&str>)> = HashMap::new();
@@ -77,7 +77,7 @@ pub fn trips(
             c.1 += finished;
         };
         count(by_namespace.entry((rule, namespace)).or_default());
-        let key = (rule, namespace, workload_label(&found.pod));
+        let key = (rule, namespace, WorkloadId::of(&found.pod));
         count(by_workload.entry(key).or_default());
     }
     let namespaces = by_namespace
@@ -89,8 +89,9 @@ pub fn trips(
     let workloads = by_workload
         .into_iter()
         .map(|((rule, ns, w), (matched, finished))| {
-            let total = census.workload(ns, &w) + finished;
-            (rule, matched, total, format!("of {w} in {ns}"), [ns].into())
+            let total = census.workload(&w) + finished;
+            let place = format!("of {} in {ns}", w.label());
+            (rule, matched, total, place, [ns].into())
         });
     // Every matching pod of a node is the node's trouble: the share is the whole.
     let nodes = by_node.into_iter().map(|((rule, node), (matched, ns))| {

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use tokio::sync::{mpsc, watch};
 
+use super::blocked::{Blocked, Standby};
 use super::pause::{Pause, PauseScope};
 use crate::actions::PastAction;
 use crate::rules::RuleKind;
@@ -24,7 +25,7 @@ pub enum WorkerCommand {
     /// Build the restart report and deliver it to the sinks now.
     SendReport,
     /// Hold every action with this reason (another replica leads), or resume with `None`.
-    SetStandby(Option<String>),
+    SetStandby(Option<Standby>),
     /// What the replica that led before sent recently: its limits and cooldowns carry over.
     Restore(Vec<PastAction>),
 }
@@ -50,8 +51,8 @@ pub struct WorkerStatus {
     pub master_auto: bool,
     pub dry_run: bool,
     pub rules: BTreeMap<RuleKind, RuleStatus>,
-    /// Why no action can run at all right now: "waiting for the first sync", "watch stale for 75s".
-    pub blocked: Option<String>,
+    /// Why no action can run at all right now.
+    pub blocked: Option<Blocked>,
     pub last_pass: Option<DateTime<Utc>>,
     /// The last time the loop finished an action: a long pass is progress, not a stall.
     pub last_progress: Option<DateTime<Utc>>,

@@ -9,9 +9,10 @@ use chrono::{DateTime, Utc};
 
 use super::limits::RateLimiter;
 use super::pause::{Pause, PauseScope, Pauses, listed};
-use super::plan::{Hold, Planned};
-use crate::actions::{Outcome, PastAction};
+use super::planned::{Hold, Planned};
+use crate::actions::{Outcome, PastAction, Target};
 use crate::config::{BreakerConfig, SafetyConfig};
+use crate::pod::WorkloadId;
 use crate::rules::RuleKind;
 
 /// After acting on a target, leave it alone this long: the watch needs a moment to show
@@ -40,8 +41,7 @@ struct Spread {
 #[derive(Debug, Clone)]
 struct Acted {
     at: Instant,
-    namespace: String,
-    workload: String,
+    workload: WorkloadId,
 }
 
 #[derive(Debug, Clone)]
@@ -51,8 +51,8 @@ pub struct Guards {
     /// Everything sent within the longest window, for a successor to restore.
     sent: VecDeque<(Instant, PastAction)>,
     /// Targets acted on recently (pod UID, or the workload for scale-to-zero).
-    acted: HashMap<String, Instant>,
-    backoff: HashMap<String, Backoff>,
+    acted: HashMap<Target, Instant>,
+    backoff: HashMap<Target, Backoff>,
     spread: BTreeMap<RuleKind, Spread>,
 }
 
@@ -112,7 +112,6 @@ impl Guards {
         if let Some(workload) = &workload {
             spread.acted.push_back(Acted {
                 at: now,
-                namespace: planned.pod.namespace.clone(),
                 workload: workload.clone(),
             });
         }
@@ -225,7 +224,7 @@ impl Guards {
         spread.paused.retain(|p| p.scope != *scope);
         match scope {
             PauseScope::Cluster => spread.acted.clear(),
-            PauseScope::Namespace(ns) => spread.acted.retain(|a| a.namespace != *ns),
+            PauseScope::Namespace(ns) => spread.acted.retain(|a| *a.workload.namespace != **ns),
         }
         spread.paused.len() < paused
     }
@@ -259,7 +258,6 @@ impl Guards {
                 let spread = self.spread.entry(past.rule).or_default();
                 spread.acted.push_back(Acted {
                     at,
-                    namespace: past.namespace.clone(),
                     workload: workload.clone(),
                 });
             }
@@ -332,12 +330,12 @@ fn over_bound(
     let bound = breaker.max_workloads as usize;
     let namespace = planned.pod.namespace.as_str();
     let window = crate::config::format_duration(breaker.window);
-    let in_namespace: BTreeSet<&str> = acted
+    let in_namespace: BTreeSet<&WorkloadId> = acted
         .iter()
-        .filter(|a| a.namespace == namespace)
-        .map(|a| a.workload.as_str())
+        .filter(|a| &*a.workload.namespace == namespace)
+        .map(|a| &a.workload)
         .collect();
-    if !in_namespace.contains(planned.workload.as_str()) && in_namespace.len() >= bound {
+    if !in_namespace.contains(&planned.workload) && in_namespace.len() >= bound {
         let why = format!(
             "{rule} would act on a {nth} workload ({next}) in {namespace} within {window} after \
              {acted}: one namespace only (a tenant's throw-away workloads, or its own outage), \
@@ -346,7 +344,7 @@ fn over_bound(
             rule = planned.rule,
             nth = ordinal(in_namespace.len() + 1),
             next = planned.workload,
-            acted = in_namespace.into_iter().collect::<Vec<_>>().join(", "),
+            acted = joined(in_namespace),
         );
         let scope = PauseScope::Namespace(namespace.to_string());
         return Some(Pause {
@@ -356,9 +354,9 @@ fn over_bound(
         });
     }
     // One workload per namespace, the first acted on, for the message.
-    let mut first: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut first: BTreeMap<&str, &WorkloadId> = BTreeMap::new();
     for a in acted {
-        first.entry(&a.namespace).or_insert(&a.workload);
+        first.entry(&a.workload.namespace).or_insert(&a.workload);
     }
     let namespaces = first.len() + 1;
     let spread_thin = !first.contains_key(namespace)
@@ -372,7 +370,7 @@ fn over_bound(
             rule = planned.rule,
             nth = ordinal(namespaces),
             next = planned.workload,
-            acted = first.values().copied().collect::<Vec<_>>().join(", "),
+            acted = joined(first.into_values()),
         );
         Pause {
             scope: PauseScope::Cluster,
@@ -380,6 +378,11 @@ fn over_bound(
             resumable: true,
         }
     })
+}
+
+fn joined<'a>(workloads: impl IntoIterator<Item = &'a WorkloadId>) -> String {
+    let names: Vec<String> = workloads.into_iter().map(|w| w.to_string()).collect();
+    names.join(", ")
 }
 
 fn ordinal(n: usize) -> String {
@@ -397,7 +400,7 @@ fn ordinal(n: usize) -> String {
 mod tests {
     use super::*;
     use crate::actions::PodRef;
-    use crate::worker::plan::Decision;
+    use crate::worker::planned::Decision;
 
     fn planned(target: &str) -> Planned {
         Planned {
@@ -407,8 +410,8 @@ mod tests {
                 name: target.into(),
                 uid: target.into(),
             },
-            target: target.into(),
-            workload: format!("shop/Pod/{target}"),
+            target: Target::Pod(target.into()),
+            workload: WorkloadId::new("shop", "Pod", target),
             disruptive: true,
             decision: Decision::Held(Hold::RecentlyActed),
         }
@@ -425,10 +428,16 @@ mod tests {
         // Refused again within its wait: the wait doubles, so the entry is kept.
         let again = start + FIRST_BACKOFF + Duration::from_secs(1);
         guards.refused(&planned("pod-0"), "held by finalizers", again);
-        assert_eq!(guards.backoff["pod-0"].wait, FIRST_BACKOFF * 2);
+        assert_eq!(
+            guards.backoff[&Target::Pod("pod-0".into())].wait,
+            FIRST_BACKOFF * 2
+        );
         // The others were never seen again: one wait past their end, they are gone.
         let later = start + FIRST_BACKOFF * 2 + Duration::from_secs(1);
         assert!(guards.waiting(&planned("pod-new"), later).is_none());
-        assert_eq!(guards.backoff.keys().collect::<Vec<_>>(), ["pod-0"]);
+        assert_eq!(
+            guards.backoff.keys().collect::<Vec<_>>(),
+            [&Target::Pod("pod-0".into())]
+        );
     }
 }

@@ -1,9 +1,10 @@
 //! The auto-clean worker: plans from the live cache and the per-rule toggles, enforces the
 //! safety guards, and runs actions through the executor.
 //!
-//! The decisions are pure ([`plan`], [`breaker::trips`], [`RateLimiter`]); the loop in `run.rs`
+//! The decisions are pure ([`plan`], [`breaker::trips`], the `RateLimiter`); the loop in `run.rs`
 //! only gathers their inputs, runs what they decide and publishes [`WorkerStatus`].
 
+mod blocked;
 pub mod breaker;
 mod control;
 mod counters;
@@ -11,6 +12,7 @@ mod guards;
 mod limits;
 mod pause;
 mod plan;
+mod planned;
 mod run;
 
 use std::sync::Arc;
@@ -18,13 +20,15 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
+pub use blocked::{Blocked, Standby};
 pub use breaker::Census;
 pub use control::{RuleStatus, WorkerCommand, WorkerHandle, WorkerStatus};
 pub use counters::Counters;
 pub use guards::Guards;
 pub use limits::Limited;
 pub use pause::{Pause, PauseScope, Pauses};
-pub use plan::{Decision, Gate, Hold, Pass, Toggles, plan};
+pub use plan::{Gate, Pass, Toggles, plan};
+pub use planned::{Decision, Hold, Planned};
 
 use crate::actions::Executor;
 use crate::cluster::Cache;
@@ -34,12 +38,12 @@ use crate::report::Reporter;
 
 /// How one mode runs the worker; what it may do comes from the [`Policy`].
 pub struct WorkerOptions {
-    /// The master switch at start (off by default, SPEC §4).
+    /// The master switch at start (off by default: nothing acts on its own until asked).
     pub master_auto: bool,
     pub tick: Duration,
     pub cluster: String,
     /// Hold all actions until told otherwise (leader election), with the reason shown.
-    pub standby: Option<String>,
+    pub standby: Option<Standby>,
     /// Builds and delivers the restart report on `SendReport`, and on `report_schedule`.
     pub reporter: Option<Arc<Reporter>>,
     pub report_schedule: Option<CronSchedule>,

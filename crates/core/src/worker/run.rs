@@ -8,10 +8,13 @@ use chrono::{DateTime, Utc};
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Duration, MissedTickBehavior};
 
+use super::blocked::Standby;
 use super::breaker::{self, Census};
 use super::guards::COOLDOWN;
+use super::guards::Guards;
 use super::pause::{PauseScope, Pauses};
-use super::plan::{Decision, Gate, Guards, Hold, Planned, Toggles, plan};
+use super::plan::{Gate, Toggles, plan};
+use super::planned::{Decision, Hold, Planned};
 use super::{Counters, WorkerCommand, WorkerOptions, WorkerStatus};
 use crate::actions::{ACTION_LOG, Action, Executor, Origin, Outcome, PastAction};
 use crate::cluster::Cache;
@@ -31,7 +34,7 @@ pub(super) struct Worker {
     /// Everything paused now: tripped, or stopped by the workload bound.
     paused: Pauses,
     readonly: bool,
-    standby: Option<String>,
+    standby: Option<Standby>,
     tick: Duration,
     reporter: Option<Arc<Reporter>>,
     schedule: Option<CronSchedule>,

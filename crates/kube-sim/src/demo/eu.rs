@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::shape::{Fault, ImageFault};
 use super::{Churn, Scenario, SimCluster, failed_job, stamp, typed, unschedulable};
+use crate::json::Fields;
 use crate::pull::{PullError, Runtime};
 
 /// The node this cluster loses: pods there stay Terminating and show NodeLost.
@@ -153,7 +154,11 @@ fn standing(cluster: &SimCluster, now: DateTime<Utc>) -> Vec<Value> {
          2 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 1 Preemption is not \
          helpful for scheduling, 2 No preemption victims found for incoming pod.",
     );
-    trainer["spec"]["containers"][0]["resources"] = json!({"limits": {"nvidia.com/gpu": "4"}});
+    trainer.set_in(
+        "/spec/containers/0",
+        "resources",
+        json!({"limits": {"nvidia.com/gpu": "4"}}),
+    );
     pods.push(trainer);
     let mut analytics = unschedulable(
         ("data", "analytics-db-0"),
@@ -163,7 +168,10 @@ fn standing(cluster: &SimCluster, now: DateTime<Utc>) -> Vec<Value> {
          2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: \
          3 Preemption is not helpful for scheduling.",
     );
-    analytics["spec"]["nodeSelector"] = json!({"node.kubernetes.io/instance-type": "r6i.4xlarge"});
+    analytics.field("spec").set(
+        "nodeSelector",
+        json!({"node.kubernetes.io/instance-type": "r6i.4xlarge"}),
+    );
     pods.push(analytics);
     pods.push(failed_job(
         ("batch", "nightly-report-28345-x7k2q"),

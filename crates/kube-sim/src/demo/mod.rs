@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use super::{Error, Result, SimCluster, SimServer};
+use crate::json::Fields;
 use shape::{ImageFault, dress, fault_of, shaper};
 
 /// The demo's contexts, in the order `--demo` opens them.
@@ -130,11 +131,9 @@ fn seed(scenario: &'static Scenario, cluster: &SimCluster, now: DateTime<Utc>) -
         cluster.set_node_alive(node, false);
     }
     let dressed = |mut workload: Value, image: &str| {
-        if let Some(fault) = fault_of(scenario.faults, image) {
-            dress(
-                &mut workload["spec"]["template"]["spec"]["containers"][0],
-                fault,
-            );
+        let container = workload.pointer_mut("/spec/template/spec/containers/0");
+        if let (Some(fault), Some(container)) = (fault_of(scenario.faults, image), container) {
+            dress(container, fault);
         }
         workload
     };
@@ -160,7 +159,8 @@ fn seed(scenario: &'static Scenario, cluster: &SimCluster, now: DateTime<Utc>) -
     }
     seeding.store(false, Ordering::Relaxed);
     for (i, mut pod) in (scenario.standing)(cluster, now).into_iter().enumerate() {
-        pod["metadata"]["uid"] = json!(format!("{}-seed-{i}", scenario.name));
+        pod.field("metadata")
+            .set("uid", json!(format!("{}-seed-{i}", scenario.name)));
         if let Some(pod) = typed(pod) {
             cluster.create_pod(pod);
         }
@@ -234,10 +234,11 @@ fn evict_one(cluster: &SimCluster, ns: &str, deployment: &str, tick: u64) {
         })
         .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
         .collect();
-    if evicted >= CAP || running.is_empty() {
+    if evicted >= CAP {
         return;
     }
-    let Some((ns, name)) = ns_name(running[(tick as usize / 8) % running.len()]) else {
+    let next = (tick as usize / 8).checked_rem(running.len());
+    let Some((ns, name)) = next.and_then(|i| running.get(i)).and_then(|p| ns_name(p)) else {
         return;
     };
     let message = eviction_message(deployment, tick);
@@ -328,8 +329,8 @@ fn deployment(ns: &str, name: &str, replicas: i32, image: &str) -> Value {
 
 fn statefulset(ns: &str, name: &str, replicas: i32, image: &str) -> Value {
     let mut set = deployment(ns, name, replicas, image);
-    set["kind"] = json!("StatefulSet");
-    set["spec"]["serviceName"] = json!(name);
+    set.set("kind", json!("StatefulSet"));
+    set.field("spec").set("serviceName", json!(name));
     set
 }
 

@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::{
 use serde_json::{Value, json};
 
 use super::stamp;
+use crate::json::Fields;
 use crate::pull::{PullError, Runtime, runtime_error};
 
 /// Why the containers of an image never run.
@@ -170,10 +171,14 @@ fn make_waiting(pod: &mut Pod, fault: Fault, image: &str, past: bool) {
         Utc::now()
     };
     if past {
-        v["metadata"]["creationTimestamp"] = json!(stamp(since));
-        v["status"]["startTime"] = json!(stamp(since));
+        v.field("metadata")
+            .set("creationTimestamp", json!(stamp(since)));
+        v.field("status").set("startTime", json!(stamp(since)));
     }
-    if let Some(conditions) = v["status"]["conditions"].as_array_mut() {
+    if let Some(conditions) = v
+        .pointer_mut("/status/conditions")
+        .and_then(Value::as_array_mut)
+    {
         for c in conditions
             .iter_mut()
             .filter(|c| c["type"] == "Ready" || c["type"] == "ContainersReady")
@@ -185,7 +190,10 @@ fn make_waiting(pod: &mut Pod, fault: Fault, image: &str, past: bool) {
     }
     // A kubelet always times the run that ended: it started, ran a little, and exited a
     // back-off ago.
-    if let Some(statuses) = v["status"]["containerStatuses"].as_array_mut() {
+    if let Some(statuses) = v
+        .pointer_mut("/status/containerStatuses")
+        .and_then(Value::as_array_mut)
+    {
         let finished = Utc::now() - chrono::Duration::minutes(2);
         for terminated in statuses
             .iter_mut()
@@ -195,7 +203,7 @@ fn make_waiting(pod: &mut Pod, fault: Fault, image: &str, past: bool) {
             terminated["finishedAt"] = json!(stamp(finished));
         }
     }
-    v["status"]["phase"] = json!(match fault {
+    *v.field("status").field("phase") = json!(match fault {
         Fault::CrashLoop { .. } | Fault::Liveness { .. } => "Running",
         _ => "Pending",
     });

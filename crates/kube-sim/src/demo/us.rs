@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::shape::{Fault, ImageFault};
 use super::{Churn, Scenario, SimCluster, failed_job, stamp, unschedulable};
+use crate::json::Fields;
 use crate::pull::{PullError, Runtime};
 
 pub(super) const SCENARIO: Scenario = Scenario {
@@ -121,7 +122,11 @@ fn standing(_cluster: &SimCluster, now: DateTime<Utc>) -> Vec<Value> {
          {dedicated: gpu}. preemption: 0/3 nodes are available: 1 No preemption victims found for \
          incoming pod, 2 Preemption is not helpful for scheduling.",
     );
-    replay["spec"]["containers"][0]["resources"] = json!({"requests": {"cpu": "12"}});
+    replay.set_in(
+        "/spec/containers/0",
+        "resources",
+        json!({"requests": {"cpu": "12"}}),
+    );
     let mut encoder = unschedulable(
         ("media", "encoder-gpu-0"),
         ("encoder", "registry.local/media/encoder:2.1.0"),
@@ -129,10 +134,15 @@ fn standing(_cluster: &SimCluster, now: DateTime<Utc>) -> Vec<Value> {
         "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No \
          preemption victims found for incoming pod.",
     );
-    encoder["spec"]["containers"][0]["resources"] =
-        json!({"requests": {"cpu": "24"}, "limits": {"nvidia.com/gpu": "1"}});
-    encoder["spec"]["tolerations"] =
-        json!([{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]);
+    encoder.set_in(
+        "/spec/containers/0",
+        "resources",
+        json!({"requests": {"cpu": "24"}, "limits": {"nvidia.com/gpu": "1"}}),
+    );
+    encoder.field("spec").set(
+        "tolerations",
+        json!([{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]),
+    );
     // An OOM kill names the limit it hit.
     let mut compact = failed_job(
         ("ingest", "compact-28346-t5n7c"),
@@ -140,7 +150,11 @@ fn standing(_cluster: &SimCluster, now: DateTime<Utc>) -> Vec<Value> {
         ("OOMKilled", 137),
         (&ago(75), &ago(62)),
     );
-    compact["spec"]["containers"][0]["resources"] = json!({"limits": {"memory": "1Gi"}});
+    compact.set_in(
+        "/spec/containers/0",
+        "resources",
+        json!({"limits": {"memory": "1Gi"}}),
+    );
     vec![
         replay,
         encoder,

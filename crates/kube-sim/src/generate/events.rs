@@ -7,6 +7,7 @@ use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use serde_json::{Value, json};
 
 use super::{Ident, Shape, stamp};
+use crate::json::Fields;
 use crate::pull::{PullError, Runtime, runtime_error};
 
 /// What the scheduler says about every generated pending pod (its condition and its Event).
@@ -83,7 +84,9 @@ pub fn hostile_event_list_pages(
     for event in events.iter_mut().take(hostile) {
         let message = format!("Failed to pull image \"x\": {filler}");
         event["message"] = Value::String(message);
-        event["metadata"]["annotations"] = serde_json::json!({"a": filler});
+        event
+            .field("metadata")
+            .set("annotations", serde_json::json!({"a": filler}));
     }
     let chunks: Vec<&[Value]> = events.chunks(page.max(1)).collect();
     let pages = chunks.len().max(1);
@@ -137,7 +140,7 @@ fn involved(pod: &Ident, i: usize, container: Option<&str>) -> Value {
     let mut reference = json!({"kind": "Pod", "namespace": pod.namespace, "name": pod.name,
         "uid": pod.uid, "apiVersion": "v1", "resourceVersion": (1_000_000 + i).to_string()});
     if let Some(c) = container {
-        reference["fieldPath"] = json!(format!("spec.containers{{{c}}}"));
+        reference.set("fieldPath", json!(format!("spec.containers{{{c}}}")));
     }
     reference
 }
@@ -151,7 +154,7 @@ fn kubelet_event(
 ) -> Value {
     let last = stamp(now - Duration::seconds((i % 300) as i64));
     let mut metadata = event_meta(pod, (i, n), first);
-    metadata["managedFields"] = json!([{"manager": "kubelet", "operation": "Update", "apiVersion": "v1",
+    *metadata.field("managedFields") = json!([{"manager": "kubelet", "operation": "Update", "apiVersion": "v1",
         "time": last, "fieldsType": "FieldsV1", "fieldsV1": {"f:count": {}, "f:firstTimestamp": {},
         "f:involvedObject": {}, "f:lastTimestamp": {}, "f:message": {}, "f:reason": {},
         "f:reportingComponent": {}, "f:reportingInstance": {}, "f:source": {"f:component": {}, "f:host": {}},
@@ -178,7 +181,7 @@ fn scheduler_event(
     let first = first + Duration::microseconds((i * 7_919 % 1_000_000) as i64);
     let last = micro(now - Duration::seconds((i % 300) as i64));
     let mut metadata = event_meta(pod, (i, 0), first);
-    metadata["managedFields"] = json!([{"manager": "kube-scheduler", "operation": "Update",
+    *metadata.field("managedFields") = json!([{"manager": "kube-scheduler", "operation": "Update",
         "apiVersion": "events.k8s.io/v1", "time": stamp(first), "fieldsType": "FieldsV1",
         "fieldsV1": {"f:action": {}, "f:eventTime": {}, "f:note": {}, "f:reason": {}, "f:regarding": {},
         "f:reportingController": {}, "f:reportingInstance": {},

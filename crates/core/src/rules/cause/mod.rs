@@ -35,7 +35,7 @@ pub struct Evidence {
 
 macro_rules! classes {
     ($($variant:ident => $name:literal,)*) => {
-        /// The stable vocabulary of causes (SPEC §3b): scripts and alerts match these names.
+        /// The stable vocabulary of causes: scripts and alerts match these names.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum CauseClass { $($variant,)* }
 

@@ -1,0 +1,144 @@
+//! What a person or the worker asks for: an action on exactly one pod or workload.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::workload::WorkloadRef;
+use crate::pod::{PodRecord, WorkloadId};
+use crate::rules::{ActionKind, RuleKind, Verb};
+
+/// Exactly one pod: a new pod with the same name is a different pod.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PodRef {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+}
+
+impl PodRef {
+    pub fn of(pod: &PodRecord) -> PodRef {
+        PodRef {
+            namespace: pod.namespace.to_string(),
+            name: pod.name.to_string(),
+            uid: pod.uid.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for PodRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "pod {}/{}", self.namespace, self.name)
+    }
+}
+
+/// A destructive operation, confirmed before it runs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Action {
+    Delete(PodRef),
+    /// Delete with `gracePeriodSeconds: 0`.
+    ForceDelete(PodRef),
+    /// Through the Eviction API, honouring PodDisruptionBudgets.
+    Evict(PodRef),
+    /// Scale the workload that owns the pod to zero, remembering its replicas.
+    ScaleToZero(PodRef),
+    UndoScale(WorkloadRef),
+    /// Manual only: lets a pod held by finalizers go.
+    RemoveFinalizers(PodRef),
+}
+
+impl Action {
+    /// The action a rule plans for a pod, if it plans one.
+    pub(crate) fn planned(kind: ActionKind, pod: PodRef) -> Option<Action> {
+        match kind {
+            ActionKind::None => None,
+            ActionKind::Delete => Some(Action::Delete(pod)),
+            ActionKind::ForceDelete => Some(Action::ForceDelete(pod)),
+            ActionKind::ScaleToZero => Some(Action::ScaleToZero(pod)),
+            ActionKind::Evict => Some(Action::Evict(pod)),
+        }
+    }
+
+    pub fn verb(&self) -> Verb {
+        match self {
+            Action::Delete(_) => Verb::Delete,
+            Action::ForceDelete(_) => Verb::ForceDelete,
+            Action::Evict(_) => Verb::Evict,
+            Action::ScaleToZero(_) => Verb::ScaleToZero,
+            Action::UndoScale(_) => Verb::UndoScale,
+            Action::RemoveFinalizers(_) => Verb::RemoveFinalizers,
+        }
+    }
+
+    pub fn pod(&self) -> Option<&PodRef> {
+        match self {
+            Action::Delete(p)
+            | Action::ForceDelete(p)
+            | Action::Evict(p)
+            | Action::ScaleToZero(p) => Some(p),
+            Action::RemoveFinalizers(p) => Some(p),
+            Action::UndoScale(_) => None,
+        }
+    }
+
+    /// Never run by the auto-clean worker.
+    pub(crate) fn manual_only(&self) -> bool {
+        matches!(self, Action::UndoScale(_) | Action::RemoveFinalizers(_))
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Delete(p) => write!(f, "delete {p}"),
+            Action::ForceDelete(p) => write!(f, "force delete (grace 0) {p}"),
+            Action::Evict(p) => write!(f, "evict {p}"),
+            Action::ScaleToZero(p) => write!(f, "scale the workload of {p} to 0"),
+            Action::UndoScale(w) => write!(f, "restore the replicas of {w}"),
+            Action::RemoveFinalizers(p) => write!(f, "remove the finalizers of {p}"),
+        }
+    }
+}
+
+/// Who asked for an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "by", content = "rule")]
+pub enum Origin {
+    Manual,
+    Auto(RuleKind),
+}
+
+/// What cooldowns and backoff are kept by: the pod, or its workload for a scale to zero
+/// (many failing pods of one workload are one scale).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    /// By uid: a new pod of the same name is another target.
+    Pod(String),
+    Workload(WorkloadId),
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Pod(uid) => f.write_str(uid),
+            Target::Workload(workload) => write!(f, "{workload}"),
+        }
+    }
+}
+
+/// In JSON (the Lease's record of recent actions) as its `Display` text: a uid has no `/`.
+impl Serialize for Target {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Target {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Ok(match WorkloadId::parse(&text) {
+            Some(workload) => Target::Workload(workload),
+            None => Target::Pod(text),
+        })
+    }
+}

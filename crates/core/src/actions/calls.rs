@@ -1,0 +1,155 @@
+//! The requests actions and reads share: one client, one retry policy, the status handling
+//! every call gets, and the workload and parked-record calls both scale and undo make.
+
+use kube::Client;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use serde_json::json;
+
+use super::failure::Failure;
+use super::parked::{ParkedStore, parked_namespace};
+use super::retry::{Needs, RetryPolicy, Stop};
+use super::workload::WorkloadRef;
+
+/// One cluster's client and how its calls are retried.
+#[derive(Clone)]
+pub(crate) struct Calls {
+    client: Client,
+    retry: RetryPolicy,
+}
+
+impl Calls {
+    pub(crate) fn new(client: Client, retry: RetryPolicy) -> Calls {
+        Calls { client, retry }
+    }
+
+    pub(crate) fn client(&self) -> &Client {
+        &self.client
+    }
+
+    pub(crate) fn retry(&self) -> &RetryPolicy {
+        &self.retry
+    }
+
+    pub(crate) fn with_retry(self, retry: RetryPolicy) -> Calls {
+        Calls { retry, ..self }
+    }
+
+    /// The parked ConfigMap of the product's namespace.
+    pub(crate) fn parked_store(&self) -> ParkedStore<'_> {
+        ParkedStore::new(&self.client, parked_namespace(), &self.retry)
+    }
+
+    /// A request built by hand (for bodies kube's typed calls get wrong or cannot express),
+    /// with the shared retry and status handling; returns the answer's text.
+    pub(crate) async fn send_json(
+        &self,
+        method: http::Method,
+        path: String,
+        body: Option<(&str, serde_json::Value)>,
+        needs: Needs,
+        namespace: &str,
+    ) -> Result<String, Stop> {
+        let mut request = http::Request::builder().method(method).uri(path);
+        let bytes = match body {
+            Some((content_type, json)) => {
+                request = request.header(http::header::CONTENT_TYPE, content_type);
+                json.to_string().into_bytes()
+            }
+            None => Vec::new(),
+        };
+        let request = request
+            .body(bytes)
+            .map_err(|e| Stop::Failed(Failure::Request(e.to_string())))?;
+        self.retry
+            .run(needs, namespace, || {
+                self.client.request_text(clone_request(&request))
+            })
+            .await
+    }
+
+    pub(crate) async fn get_workload(&self, w: &WorkloadRef) -> Result<DynamicObject, Stop> {
+        let api = w.api(&self.client);
+        let needs = needs("get", w.kind.plural());
+        self.retry
+            .run(needs, &w.namespace, || api.get(&w.name))
+            .await
+    }
+
+    /// A merge patch of the workload object itself.
+    pub(crate) async fn patch_workload(
+        &self,
+        w: &WorkloadRef,
+        body: &serde_json::Value,
+    ) -> Result<(), Stop> {
+        let api = w.api(&self.client);
+        let params = PatchParams::default();
+        let patch = Patch::Merge(body);
+        self.retry
+            .run(needs("patch", w.kind.plural()), &w.namespace, || {
+                api.patch(&w.name, &params, &patch)
+            })
+            .await
+            .map(|_| ())
+    }
+
+    /// `spec.replicas` and the Scale's resourceVersion.
+    pub(crate) async fn read_scale(&self, w: &WorkloadRef) -> Result<(i32, String), Stop> {
+        let api = w.api(&self.client);
+        let scale = self
+            .retry
+            .run(scale_needs(w, "get"), &w.namespace, || {
+                api.get_scale(&w.name)
+            })
+            .await?;
+        let version = scale.metadata.resource_version.clone().unwrap_or_default();
+        Ok((scale.spec.and_then(|s| s.replicas).unwrap_or(0), version))
+    }
+
+    /// Write replicas through the scale subresource; with `version`, only if the Scale is
+    /// still at it (a 409 otherwise).
+    pub(crate) async fn set_replicas(
+        &self,
+        w: &WorkloadRef,
+        replicas: i32,
+        version: Option<&str>,
+    ) -> Result<(), Stop> {
+        let api: Api<DynamicObject> = w.api(&self.client);
+        let params = PatchParams::default();
+        let body = match version.filter(|v| !v.is_empty()) {
+            Some(version) => {
+                json!({"metadata": {"resourceVersion": version}, "spec": {"replicas": replicas}})
+            }
+            None => json!({"spec": {"replicas": replicas}}),
+        };
+        let patch = Patch::Merge(&body);
+        self.retry
+            .run(scale_needs(w, "patch"), &w.namespace, || {
+                api.patch_scale(&w.name, &params, &patch)
+            })
+            .await
+            .map(|_| ())
+    }
+}
+
+fn clone_request(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
+    let mut copy = http::Request::new(request.body().clone());
+    *copy.method_mut() = request.method().clone();
+    *copy.uri_mut() = request.uri().clone();
+    *copy.headers_mut() = request.headers().clone();
+    copy
+}
+
+fn needs(verb: &'static str, resource: &'static str) -> Needs {
+    Needs { verb, resource }
+}
+
+fn scale_needs(w: &WorkloadRef, verb: &'static str) -> Needs {
+    let resource = match w.kind.plural() {
+        "deployments" => "deployments/scale",
+        "rollouts" => "rollouts/scale",
+        "statefulsets" => "statefulsets/scale",
+        "replicasets" => "replicasets/scale",
+        _ => "replicationcontrollers/scale",
+    };
+    Needs { verb, resource }
+}

@@ -1,0 +1,318 @@
+//! What became of an action, as values that carry what they are about: the screen reads the
+//! workload a scale changed from the outcome, and the words are made where they are shown.
+
+use std::fmt;
+
+use super::action::{Action, Origin, PodRef};
+use super::failure::Failure;
+use super::refusal::Refusal;
+use super::retry::Stop;
+use super::workload::{REPLICAS_BEFORE_ANNOTATION, WorkloadRef};
+use crate::rules::RuleKind;
+
+/// The `tracing` target of the action log: every action, manual or automatic, and every hold
+/// and pause of the worker, one line each. The TUI's log pane and `headless`'s default output
+/// show it whatever else the log filter leaves out.
+pub const ACTION_LOG: &str = "action";
+
+/// What became of an action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Done(Change),
+    /// 404: the target was already gone, which is what we wanted.
+    AlreadyGone,
+    /// Dry run: the change that would have been made.
+    DryRun(Change),
+    /// The target changed since it was planned; nothing was done.
+    Skipped(Skip),
+    /// The action cannot work as things stand (finalizers, nothing to scale, permission).
+    Refused(Refusal),
+    Failed(Failure),
+}
+
+/// A change made to the cluster (or, in a dry run, that would have been).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// `held_by`: finalizers that still keep the pod after a grace-0 delete.
+    Deleted {
+        pod: PodRef,
+        grace: Option<u32>,
+        held_by: Vec<String>,
+    },
+    Evicted(PodRef),
+    FinalizersRemoved(PodRef),
+    /// `annotation`: why the count went to the workload's annotation, not the ConfigMap.
+    Scaled {
+        workload: WorkloadRef,
+        from: i32,
+        annotation: Option<String>,
+    },
+    Restored {
+        workload: WorkloadRef,
+        replicas: i32,
+        left: Option<LeftBehind>,
+    },
+}
+
+/// What a restore could not tidy up after itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeftBehind {
+    /// The parked record could not be removed.
+    Record { location: String, why: String },
+    /// The annotation written as the fallback could not be removed.
+    Annotation(Box<Outcome>),
+    /// An annotation an earlier version wrote, which this identity may not change.
+    OldAnnotation,
+}
+
+/// Why an action was not sent after all: the target changed under it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Skip {
+    NoLongerMatches(RuleKind),
+    /// A new pod took the name (a 409 on the uid precondition).
+    Replaced {
+        pod: PodRef,
+        uid: String,
+        conflict: String,
+    },
+    /// Read again after a 409, it no longer matches its rule.
+    Changed(PodRef),
+    ChangedDuringEviction {
+        pod: PodRef,
+        conflict: String,
+    },
+    PodKeptChanging(PodRef),
+    WorkloadKeptChanging(WorkloadRef),
+    AtZero(WorkloadRef),
+    Conflict(String),
+    /// The cluster was closed on the screen before the action ran.
+    ClusterClosed(String),
+}
+
+impl Outcome {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Outcome::Done(_) => "done",
+            Outcome::AlreadyGone => "alreadyGone",
+            Outcome::DryRun(_) => "dryRun",
+            Outcome::Skipped(_) => "skipped",
+            Outcome::Refused(_) => "refused",
+            Outcome::Failed(_) => "failed",
+        }
+    }
+
+    pub fn detail(&self) -> String {
+        match self {
+            Outcome::Done(change) => change.to_string(),
+            Outcome::AlreadyGone => "already gone".to_string(),
+            Outcome::DryRun(change) => format!("would {}", Would(change)),
+            Outcome::Skipped(skip) => skip.to_string(),
+            Outcome::Refused(why) => why.to_string(),
+            Outcome::Failed(failure) => failure.to_string(),
+        }
+    }
+
+    /// The workload a scale or a restore changed (or would have, in a dry run).
+    pub fn workload(&self) -> Option<&WorkloadRef> {
+        match self {
+            Outcome::Done(change) | Outcome::DryRun(change) => match change {
+                Change::Scaled { workload, .. } | Change::Restored { workload, .. } => {
+                    Some(workload)
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// One line for the log and the status line; done and dry-run details already name the target.
+    pub fn line(&self, action: &Action) -> String {
+        match self {
+            Outcome::Done(_) | Outcome::DryRun(_) => self.detail(),
+            other => format!("{action}: {other}"),
+        }
+    }
+
+    /// This outcome of `action` on `cluster` as one line of the action log: information when it
+    /// did its work, a warning otherwise. Every mode writes its actions through here.
+    pub fn log(&self, cluster: &str, origin: Origin, action: &Action) {
+        let by = match origin {
+            Origin::Auto(rule) => format!("auto {rule}: "),
+            Origin::Manual => String::new(),
+        };
+        let line = format!("{cluster}: {by}{}", self.line(action));
+        if self.succeeded() {
+            tracing::info!(target: ACTION_LOG, "{line}");
+        } else {
+            tracing::warn!(target: ACTION_LOG, "{line}");
+        }
+    }
+
+    /// A failure, not a hold: a request was sent and did not do its work (an error, a 403), or
+    /// nothing can act at all (the audit log). A target refused before anything was sent (held
+    /// by finalizers, opted out, a bad rollout, a node not confirmed gone) is held, and waits.
+    pub(crate) fn failed(&self) -> bool {
+        match self {
+            Outcome::Failed(_) => true,
+            Outcome::Refused(refusal) => matches!(
+                refusal,
+                Refusal::Forbidden(_)
+                    | Refusal::Unrecorded { .. }
+                    | Refusal::AuditBroken(_)
+                    | Refusal::AuditUnwritten(_)
+            ),
+            _ => false,
+        }
+    }
+
+    pub fn succeeded(&self) -> bool {
+        matches!(
+            self,
+            Outcome::Done(_) | Outcome::AlreadyGone | Outcome::DryRun(_)
+        )
+    }
+}
+
+/// What stopped a call, as the outcome of the action that made it.
+impl From<Stop> for Outcome {
+    fn from(stop: Stop) -> Outcome {
+        match stop {
+            Stop::Gone => Outcome::AlreadyGone,
+            Stop::Conflict(message) => Outcome::Skipped(Skip::Conflict(message)),
+            Stop::Forbidden(denied) => Outcome::Refused(Refusal::Forbidden(denied)),
+            Stop::Failed(failure) => Outcome::Failed(failure),
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.label(), self.detail())
+    }
+}
+
+fn grace_note(grace: Option<u32>) -> String {
+    grace
+        .map(|g| format!(" with grace {g}s"))
+        .unwrap_or_default()
+}
+
+/// The change as done: "deleted pod shop/web-1".
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Change::Deleted {
+                pod,
+                grace,
+                held_by,
+            } => {
+                write!(f, "deleted {pod}{}", grace_note(*grace))?;
+                if !held_by.is_empty() {
+                    write!(
+                        f,
+                        "; finalizers ({}) still hold it until they are removed",
+                        held_by.join(", ")
+                    )?;
+                }
+                Ok(())
+            }
+            Change::Evicted(pod) => write!(f, "evicted {pod}"),
+            Change::FinalizersRemoved(pod) => write!(f, "removed the finalizers of {pod}"),
+            Change::Scaled {
+                workload,
+                from,
+                annotation,
+            } => {
+                write!(
+                    f,
+                    "scaled {workload} from {from} to 0 (undo restores {from})"
+                )?;
+                match annotation {
+                    Some(why) => write!(
+                        f,
+                        "; recorded in its {REPLICAS_BEFORE_ANNOTATION} annotation ({why})"
+                    ),
+                    None => Ok(()),
+                }
+            }
+            Change::Restored {
+                workload,
+                replicas,
+                left,
+            } => {
+                write!(f, "restored {workload} to {replicas} replicas")?;
+                match left {
+                    None => Ok(()),
+                    Some(LeftBehind::Record { location, why }) => write!(
+                        f,
+                        ", but its record stays in {location} ({why}); a second undo refuses \
+                         it while it runs"
+                    ),
+                    Some(LeftBehind::Annotation(failed)) => write!(
+                        f,
+                        ", but could not remove the annotation: {}",
+                        failed.detail()
+                    ),
+                    Some(LeftBehind::OldAnnotation) => write!(
+                        f,
+                        "; the {REPLICAS_BEFORE_ANNOTATION} annotation an earlier version left \
+                         stays (remove it with `kubectl annotate {} {REPLICAS_BEFORE_ANNOTATION}- \
+                         -n {}`)",
+                        workload.kubectl_name(),
+                        workload.namespace
+                    ),
+                }
+            }
+        }
+    }
+}
+
+/// The change as planned, after "would": "delete pod shop/web-1".
+struct Would<'a>(&'a Change);
+
+impl fmt::Display for Would<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Change::Deleted { pod, grace, .. } => write!(f, "delete {pod}{}", grace_note(*grace)),
+            Change::Evicted(pod) => write!(f, "evict {pod}"),
+            Change::FinalizersRemoved(pod) => write!(f, "remove the finalizers of {pod}"),
+            Change::Scaled { workload, from, .. } => {
+                write!(f, "scale {workload} from {from} to 0")
+            }
+            Change::Restored {
+                workload, replicas, ..
+            } => write!(f, "restore {workload} to {replicas} replicas"),
+        }
+    }
+}
+
+impl fmt::Display for Skip {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Skip::NoLongerMatches(rule) => write!(f, "the pod no longer matches rule {rule}"),
+            Skip::Replaced { pod, uid, conflict } => write!(
+                f,
+                "a new pod with the same name (uid {uid}) replaced {pod}; it was left alone \
+                 ({conflict})"
+            ),
+            Skip::Changed(pod) => write!(f, "{pod} changed and no longer matches its rule"),
+            Skip::ChangedDuringEviction { pod, conflict } => write!(
+                f,
+                "{pod} changed during eviction ({conflict}); it will be planned again"
+            ),
+            Skip::PodKeptChanging(pod) => write!(
+                f,
+                "{pod} kept changing while being deleted; it will be planned again"
+            ),
+            Skip::WorkloadKeptChanging(workload) => write!(
+                f,
+                "{workload} kept changing while being scaled; it will be planned again"
+            ),
+            Skip::AtZero(workload) => write!(f, "{workload} is already at 0 replicas"),
+            Skip::Conflict(message) => write!(f, "conflict: {message}"),
+            Skip::ClusterClosed(cluster) => {
+                write!(f, "cluster {cluster} was closed before the action ran")
+            }
+        }
+    }
+}

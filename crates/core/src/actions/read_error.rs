@@ -1,0 +1,53 @@
+//! Why a read failed, as a value; its words are made where it is shown.
+
+use super::action::PodRef;
+use super::outcome::Outcome;
+use super::parked::StoreError;
+use super::retry::{Denied, Stop};
+
+/// Why a read failed, as a value; its words are made where it is shown.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    /// The pod left the cache (deleted since the screen showed it).
+    #[error("{0} is gone from the cache")]
+    NotCached(PodRef),
+    /// 404.
+    #[error("{0} is gone")]
+    Gone(String),
+    /// 403, with the permission the read needed.
+    #[error("{0}")]
+    Forbidden(Denied),
+    /// Anything else, retries included: what was read, and what went wrong.
+    #[error("cannot read {what}: {why}")]
+    Failed { what: String, why: String },
+}
+
+impl ReadError {
+    pub(super) fn stopped(what: impl ToString, stop: Stop) -> ReadError {
+        match stop {
+            Stop::Gone => ReadError::Gone(what.to_string()),
+            Stop::Forbidden(denied) => ReadError::Forbidden(denied),
+            stop => ReadError::Failed {
+                what: what.to_string(),
+                why: Outcome::from(stop).detail(),
+            },
+        }
+    }
+
+    pub(super) fn from_store(place: String, e: StoreError) -> ReadError {
+        match e {
+            StoreError::Unavailable(why) => ReadError::Failed { what: place, why },
+            StoreError::Failed(stop) => ReadError::stopped(place, stop),
+        }
+    }
+
+    pub(super) fn kube(what: impl ToString, error: kube::Error) -> ReadError {
+        match error {
+            kube::Error::Api(status) if status.code == 404 => ReadError::Gone(what.to_string()),
+            error => ReadError::Failed {
+                what: what.to_string(),
+                why: crate::cluster::plain(&error),
+            },
+        }
+    }
+}
