@@ -11,5 +11,5 @@ pub mod ui;
 // The core, under the names the binary's modules use.
 pub use opc_core::{Error, Result, error};
 use opc_core::{
-    actions, cluster, config, inert, lease, pod, policy, report, rules, session, worker,
+    actions, clock, cluster, config, inert, lease, pod, policy, report, rules, session, worker,
 };

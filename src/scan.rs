@@ -90,7 +90,7 @@ pub(crate) async fn list_scopes(
     for scope in scopes {
         let read_events = async {
             match with_events {
-                true => Some(list_pod_events(&cluster.client, scope).await),
+                true => Some(list_pod_events(&cluster.client, scope, Utc::now()).await),
                 false => None,
             }
         };

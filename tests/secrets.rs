@@ -440,6 +440,7 @@ async fn delivery_errors_logs_spool_and_metrics_never_show_a_secret() {
         first_wait: Duration::from_millis(10),
         max_wait: Duration::from_millis(10),
         timeout: Duration::from_secs(5),
+        ..DeliveryPolicy::default()
     };
     let reporter = Reporter::new(&config, policy).unwrap();
 
@@ -541,6 +542,7 @@ async fn spool_caps_drop_and_log_by_sink_id_only() {
         first_wait: Duration::from_millis(10),
         max_wait: Duration::from_millis(10),
         timeout: Duration::from_secs(5),
+        ..DeliveryPolicy::default()
     };
     let reporter = Reporter::new(&config, policy).unwrap();
     reporter.send_report(&report(10)).await;

@@ -12,6 +12,7 @@ use tokio::sync::watch;
 use super::targets::open_one;
 use crate::actions::{ACTION_LOG, Audit};
 use crate::cli::GlobalArgs;
+use crate::clock::Clock;
 use crate::cluster::{Cache, watch_settings};
 use crate::config::Config;
 use crate::headless::sizing;
@@ -46,6 +47,7 @@ pub(crate) async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
         &watch_settings(&config.cluster)?,
         &policy,
         required_audit(&policy)?,
+        Clock::real(),
     );
     let parts = Parts::new(&config, policy)?;
     tokio::spawn(say_memory_budget(session.cache.clone()));
@@ -65,7 +67,7 @@ pub(crate) async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
             ""
         },
     ));
-    let elector = Elector::new(cluster.client.clone(), lease);
+    let elector = Elector::new(cluster.client.clone(), lease, session.cache.clock());
     if mode.once {
         once(&session, parts, elector, mode.send).await
     } else {
@@ -135,14 +137,10 @@ async fn serve_until_signal(
     let counters = parts.options.counters.clone();
     let checking = session.executor.clone();
     tokio::spawn(async move { checking.resolve_interrupted().await });
-    let (chain, max_stale) = (
-        parts.policy.chain().to_vec(),
-        parts.policy.safety().max_stale,
-    );
+    let max_stale = parts.policy.safety().max_stale;
     let leading = Leading::start(session, parts, elector, None);
     let sources = Sources {
         cache: session.cache.reader(),
-        chain,
         max_stale,
         counters,
         worker: leading.handle.status.clone(),

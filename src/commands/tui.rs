@@ -11,6 +11,7 @@ use tokio::sync::watch;
 use super::{Targets, open_targets};
 use crate::actions::Audit;
 use crate::cli::GlobalArgs;
+use crate::clock::Clock;
 use crate::cluster::{
     Cache, Cluster, ConnectOptions, Deadlines, Scope, WatchSettings, connect, watch_settings,
 };
@@ -127,6 +128,7 @@ impl Opener {
             &self.watch,
             &self.policy,
             self.audit.clone(),
+            Clock::real(),
         );
         let checking = opened.executor.clone();
         tokio::spawn(async move {
@@ -155,6 +157,7 @@ impl Opener {
         if elects {
             tokio::spawn(lease::while_master_on(
                 opened.client.clone(),
+                opened.cache.clock(),
                 worker.clone(),
                 acting_tx,
                 closed,

@@ -21,7 +21,6 @@ use tokio::sync::watch;
 use super::metrics::{Snapshot, WORKER_STALL, healthz, readyz, render, stale_past};
 use super::slots::{MAX_CONNECTIONS, PER_PEER, Slots};
 use crate::cluster::CacheReader;
-use crate::rules::RuleSpec;
 use crate::worker::{Counters, WorkerStatus};
 
 /// A client that has not sent a request's headers by then is dropped: counted from the
@@ -35,7 +34,6 @@ const CONNECTION_LIFETIME: Duration = Duration::from_secs(60);
 pub struct Sources {
     /// Read-only: a scrape never takes the lock the watches write under.
     pub cache: CacheReader,
-    pub chain: Vec<RuleSpec>,
     pub max_stale: Duration,
     pub counters: Arc<Counters>,
     pub worker: watch::Receiver<WorkerStatus>,
@@ -49,7 +47,7 @@ impl Sources {
         // Read from the cache's index, kept as pods change: a scrape classifies nothing.
         let findings = self
             .cache
-            .cause_counts(&self.chain, Utc::now())
+            .cause_counts()
             .into_iter()
             .map(|(key, n)| (key, n as u64))
             .collect();

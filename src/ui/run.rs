@@ -254,11 +254,9 @@ impl Runtime {
                     Event::Snapshot(self.snapshot())
                 }
                 (cluster, status) = worker_changed(&mut workers) => Event::Worker { cluster, status },
+                // Only a redraw: rules that mature with time are promoted by the caches, which
+                // then wake the snapshot like any pod event.
                 _ = tick.tick() => {
-                    // Rules that mature with time show up without a pod event.
-                    for session in &self.sessions {
-                        session.cluster.cache.promote(Utc::now());
-                    }
                     Event::Tick {
                         now: Utc::now(),
                         clusters: self.cluster_lines(Instant::now()),
@@ -323,7 +321,7 @@ impl Runtime {
         let mut findings = Vec::new();
         let mut total_pods = 0;
         for session in &self.sessions {
-            findings.extend(session.cluster.cache.findings(&self.options.chain, now));
+            findings.extend(session.cluster.cache.findings());
             total_pods += session.cluster.cache.len();
         }
         Snapshot {

@@ -1337,7 +1337,7 @@ fn the_log_is_private_and_rotates_by_size() {
     );
     let record = |stage| AuditRecord {
         time: AuditRecord::stamp(Utc::now()),
-        id: log.next_id(),
+        id: log.next_id(Utc::now()),
         stage,
         cluster: "prod".into(),
         origin: Origin::Manual,

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use opc_core::clock::Clock;
 use opc_core::cluster::{Abnormal, Cache, Scope};
 use opc_core::pod::{Interner, PodRecord};
 use opc_core::rules::{RuleKind, RuleSpec, cause, classify, default_chain};
@@ -72,9 +73,9 @@ fn afresh(cache: &Cache, chain: &[RuleSpec], now: DateTime<Utc>) -> BTreeMap<Str
     })
 }
 
-fn indexed(cache: &Cache, chain: &[RuleSpec], now: DateTime<Utc>) -> BTreeMap<String, RuleKind> {
+fn indexed(cache: &Cache) -> BTreeMap<String, RuleKind> {
     cache
-        .findings(chain, now)
+        .findings()
         .into_iter()
         .map(|a| (a.pod.uid.to_string(), a.finding.rule))
         .collect()
@@ -97,13 +98,18 @@ fn record(builder: PodBuilder, interner: &mut Interner) -> PodRecord {
     builder.wire().into_record(interner)
 }
 
-#[test]
-fn the_index_agrees_with_a_full_reclassification_after_any_sequence() {
+/// A cache on a clock that reads `start` now and moves with paused time.
+fn cache_at(start: DateTime<Utc>, chain: &[RuleSpec]) -> Cache {
+    Cache::for_cluster("", chain.to_vec(), Clock::starting_at(start))
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_index_agrees_with_a_full_reclassification_after_any_sequence() {
     let chain = chain();
     for seed in 1..=60u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-        let cache = Cache::with_chain(chain.clone());
         let mut now = t("2026-11-20T08:00:00Z");
+        let cache = cache_at(now, &chain);
         let mut interner = Interner::default();
         for step in 0..120 {
             let name = format!("p{}", rng.below(12));
@@ -117,20 +123,25 @@ fn the_index_agrees_with_a_full_reclassification_after_any_sequence() {
                         .collect();
                     cache.replace_scope(&Scope::All, pods, now);
                 }
-                _ => now += chrono::Duration::seconds(rng.below(30) as i64),
+                _ => {
+                    let step = Duration::from_secs(rng.below(30));
+                    tokio::time::advance(step).await;
+                    now += step;
+                }
             }
+            assert_eq!(cache.clock().now(), now, "the cache reads paused time");
             // Read before anything promotes: what matured since is counted without a write.
-            let read_only = cache.reader().cause_counts(&chain, now);
+            let read_only = cache.reader().cause_counts();
             assert_eq!(
-                indexed(&cache, &chain, now),
+                indexed(&cache),
                 afresh(&cache, &chain, now),
                 "seed {seed}, step {step}, at {now}"
             );
             assert!(
-                in_default_order(&cache.findings(&chain, now), &chain),
+                in_default_order(&cache.findings(), &chain),
                 "seed {seed}, step {step}: the index hands findings over in the screen's order"
             );
-            let counts = cache.counts(&chain, now);
+            let counts = cache.counts();
             let mut expected: BTreeMap<RuleKind, usize> = BTreeMap::new();
             for rule in afresh(&cache, &chain, now).into_values() {
                 *expected.entry(rule).or_default() += 1;
@@ -152,21 +163,16 @@ fn the_index_agrees_with_a_full_reclassification_after_any_sequence() {
                 }
                 found
             });
-            assert_eq!(
-                cache.cause_counts(&chain, now),
-                fresh,
-                "seed {seed}, step {step}"
-            );
+            assert_eq!(cache.cause_counts(), fresh, "seed {seed}, step {step}");
             assert_eq!(read_only, fresh, "seed {seed}, step {step}, read only");
         }
     }
 }
 
-#[test]
-fn a_rule_that_matures_appears_at_its_due_time_without_any_event() {
-    let chain = chain();
-    let cache = Cache::with_chain(chain.clone());
+#[tokio::test(start_paused = true)]
+async fn a_rule_that_matures_appears_at_its_due_time_without_any_event_or_reader() {
     let start = t("2026-11-20T08:00:00Z");
+    let cache = cache_at(start, &chain());
     cache.upsert(
         pod("web-1")
             .created_at("2026-11-20T08:00:00Z")
@@ -174,30 +180,76 @@ fn a_rule_that_matures_appears_at_its_due_time_without_any_event() {
             .wire(),
         start,
     );
+    let promotion = cache.spawn_promotion();
     let mut changes = cache.subscribe();
     changes.mark_unchanged();
-    let before = start + chrono::Duration::seconds(44);
-    assert!(cache.findings(&chain, before).is_empty(), "not yet 45 s");
-    assert!(!changes.has_changed().unwrap());
-    let due = start + chrono::Duration::seconds(45);
-    assert!(cache.promote(due), "matured");
-    assert!(changes.has_changed().unwrap(), "readers are woken");
-    let found = cache.findings(&chain, due);
+
+    tokio::time::advance(Duration::from_secs(44)).await;
+    tokio::task::yield_now().await;
+    assert!(!changes.has_changed().unwrap(), "not yet 45 s");
+    assert!(cache.counts().is_empty(), "not yet 45 s");
+
+    // Nobody reads or ticks: the cache promotes on its own at the due time.
+    tokio::time::timeout(Duration::from_secs(2), changes.changed())
+        .await
+        .expect("readers are woken when the rule matures")
+        .unwrap();
+    assert_eq!(cache.clock().now(), start + chrono::Duration::seconds(45));
+    let found = cache.findings();
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].finding.rule, RuleKind::ImagePull);
+    promotion.abort();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pod_that_comes_later_is_promoted_on_time_and_promotion_ends_with_the_cache() {
+    let start = t("2026-11-20T08:00:00Z");
+    let cache = cache_at(start, &chain());
+    let promotion = cache.spawn_promotion();
+    // Nothing is due: the task sleeps its longest.
+    tokio::time::advance(Duration::from_secs(5)).await;
+    cache.upsert(
+        pod("web-1")
+            .created_at("2026-11-20T08:00:05Z")
+            .waiting("ImagePullBackOff")
+            .wire(),
+        cache.clock().now(),
+    );
+    let mut changes = cache.subscribe();
+    changes.mark_unchanged();
+    tokio::time::timeout(Duration::from_secs(46), changes.changed())
+        .await
+        .expect("woken when the later pod's rule matures")
+        .unwrap();
+    assert_eq!(cache.clock().now(), start + chrono::Duration::seconds(50));
+    assert_eq!(cache.counts().get(&RuleKind::ImagePull), Some(&1));
+
+    drop((cache, changes));
+    tokio::time::timeout(Duration::from_secs(1), promotion)
+        .await
+        .expect("the task ends with the cache")
+        .unwrap();
 }
 
 #[test]
-fn another_chain_is_classified_afresh() {
-    let cache = Cache::with_chain(chain());
+fn a_new_chain_replaces_the_old_and_reclassifies_every_pod() {
     let now = t("2026-11-20T08:10:00Z");
+    let cache = Cache::for_cluster("", chain(), Clock::starting_at(now));
     cache.upsert(pod("web-1").waiting("ImagePullBackOff").wire(), now);
+    assert_eq!(cache.findings().len(), 1);
+    let mut changes = cache.subscribe();
+    changes.mark_unchanged();
+
     let mut strict = chain();
     for rule in &mut strict {
         rule.enabled = rule.kind != RuleKind::ImagePull;
     }
-    assert!(cache.findings(&strict, now).is_empty());
-    assert_eq!(cache.findings(&chain(), now).len(), 1);
+    cache.set_chain(strict.clone());
+    assert!(changes.has_changed().unwrap(), "readers redraw");
+    assert_eq!(cache.chain(), strict);
+    assert!(cache.findings().is_empty());
+    cache.set_chain(chain());
+    assert_eq!(cache.findings().len(), 1);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 use crate::support;
 
 use chrono::{DateTime, Utc};
+use opc_core::clock::Clock;
 use opc_core::cluster::Scope;
 use opc_core::config::Config;
 use opc_core::pod::{Capped, EventKind, EventTarget, PodEvent, PodRecord};
@@ -581,15 +582,12 @@ fn events_are_read_as_the_kubelet_and_the_scheduler_write_them() {
 fn an_event_finds_its_pods_cause_again_and_wakes_readers() {
     use opc_core::cluster::Cache;
     use opc_core::rules::RuleKind;
-    let (cache, chain) = (Cache::new(), default_chain());
+    let cache = Cache::for_cluster("", default_chain(), Clock::starting_at(now()));
     let back_off = deployment_pod("web-1")
         .uid("u-web")
         .waiting_with("ImagePullBackOff", "Back-off pulling image \"nginx:1.25\"");
     cache.upsert(back_off.wire(), now());
-    assert_eq!(
-        cache.findings(&chain, now())[0].cause,
-        CauseClass::PullUnknown
-    );
+    assert_eq!(cache.findings()[0].cause, CauseClass::PullUnknown);
     let mut changes = cache.subscribe();
     changes.borrow_and_update();
     let limit = "Failed to pull image \"nginx:1.25\": 429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit.";
@@ -599,14 +597,11 @@ fn an_event_finds_its_pods_cause_again_and_wakes_readers() {
         now(),
     );
     assert!(changes.has_changed().unwrap(), "readers are woken");
-    let found = cache.findings(&chain, now());
+    let found = cache.findings();
     assert_eq!(found[0].cause, CauseClass::RegistryRateLimit);
     assert_eq!(found[0].events().len(), 1);
     assert_eq!(
-        cache
-            .cause_counts(&chain, now())
-            .into_iter()
-            .collect::<Vec<_>>(),
+        cache.cause_counts().into_iter().collect::<Vec<_>>(),
         [((RuleKind::ImagePull, CauseClass::RegistryRateLimit), 1)]
     );
     // An older Event of the same kind does not replace the newer.
@@ -617,10 +612,7 @@ fn an_event_finds_its_pods_cause_again_and_wakes_readers() {
         warning(EventKind::PullFailed, older, 9),
         now(),
     );
-    assert_eq!(
-        cache.findings(&chain, now())[0].cause,
-        CauseClass::RegistryRateLimit
-    );
+    assert_eq!(cache.findings()[0].cause, CauseClass::RegistryRateLimit);
     // Events of a pod not listed yet wait for it; old ones of pods never seen are pruned.
     cache.record_event(
         in_shop("u-later"),
@@ -640,7 +632,7 @@ fn an_event_finds_its_pods_cause_again_and_wakes_readers() {
     cache.upsert(later.wire(), now());
     assert!(
         cache
-            .findings(&chain, now())
+            .findings()
             .iter()
             .all(|f| f.cause == CauseClass::RegistryRateLimit)
     );
@@ -665,13 +657,9 @@ async fn session_on(sim: &kube_sim::SimCluster) -> (kube_sim::SimServer, Cluster
 }
 
 fn cause_of(session: &ClusterSession, name: &str) -> Option<CauseClass> {
-    let mut chain = default_chain();
-    chain
-        .iter_mut()
-        .for_each(|r| r.after = std::time::Duration::ZERO);
     session
         .cache
-        .findings(&chain, Utc::now())
+        .findings()
         .into_iter()
         .find(|f| &*f.pod.name == name)
         .map(|f| f.cause)
@@ -730,7 +718,7 @@ async fn a_pull_in_back_off_takes_its_class_from_the_event_the_kubelet_writes() 
         cause_of(&session, "web-2") == Some(CauseClass::RegistryRateLimit)
     })
     .await;
-    let found = session.cache.findings(&default_chain(), Utc::now());
+    let found = session.cache.findings();
     let web2 = found
         .iter()
         .find(|f| &*f.pod.name == "web-2")

@@ -73,13 +73,12 @@ async fn scenario(target: &Target, ns: &str, scratch: &Path) {
     let policy = Policy::new(Flags::default(), &config);
     let scopes = [Scope::Namespace(ns.to_string())];
     let session = support::sim::open_session(&target.client, &scopes, &policy);
-    let chain = policy.chain();
 
     // The pull in back-off says only "Back-off" in its status: its class is the kubelet's
     // Event's, which the session watched.
     let web = target
         .wait_for("the pull classed by the kubelet's Event", || async {
-            let found = session.cache.findings(chain, Utc::now());
+            let found = session.cache.findings();
             found.into_iter().find(|f| {
                 f.pod.name.starts_with("web-")
                     && f.finding.reason == "ImagePullBackOff"
@@ -99,7 +98,7 @@ async fn scenario(target: &Target, ns: &str, scratch: &Path) {
     // is no node at all, on a control plane without kubelets).
     let big = target
         .wait_for("the scheduler's verdict", || async {
-            let found = session.cache.findings(chain, Utc::now());
+            let found = session.cache.findings();
             found.into_iter().find(|f| &*f.pod.name == "too-big")
         })
         .await;

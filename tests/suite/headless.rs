@@ -9,11 +9,12 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use kube_sim::{SimCluster, SimServer};
 use opc_core::actions::{PastAction, Target};
+use opc_core::clock::Clock;
 use opc_core::cluster::{Deadlines, client_with_deadlines};
 use opc_core::cluster::{Health, Scope, ScopeHealth, WatchState};
 use opc_core::lease::{self, Held, Observed, Step, Wiring};
 use opc_core::pod::WorkloadId;
-use opc_core::rules::{CauseClass, RuleKind, RuleSpec};
+use opc_core::rules::{CauseClass, RuleKind};
 use opc_core::worker::{Standby, WorkerCommand, WorkerStatus};
 use ops_pod_cleaner::headless::metrics::{Snapshot, healthz, readyz, render};
 use ops_pod_cleaner::headless::{Elector, LeaseSettings, Role, Sources, bind, decide, serve};
@@ -100,8 +101,8 @@ const EXPIRY: Duration = Duration::from_millis(1100);
 #[tokio::test]
 async fn a_follower_takes_over_only_after_the_record_stayed_unchanged() {
     let server = SimServer::start(SimCluster::new()).await.unwrap();
-    let mut a = Elector::new(server.client(), settings("a"));
-    let mut b = Elector::new(server.client(), settings("b"));
+    let mut a = Elector::new(server.client(), settings("a"), Clock::real());
+    let mut b = Elector::new(server.client(), settings("b"), Clock::real());
     let now = Utc::now();
     assert_eq!(a.round(now).await, Ok(Role::Leader));
     assert_eq!(b.round(now).await, Ok(Role::Follower("a".into())));
@@ -128,10 +129,10 @@ async fn a_follower_takes_over_only_after_the_record_stayed_unchanged() {
 #[tokio::test]
 async fn racing_replicas_are_decided_by_the_resource_version() {
     let server = SimServer::start(SimCluster::new()).await.unwrap();
-    let mut first = Elector::new(server.client(), settings("first"));
+    let mut first = Elector::new(server.client(), settings("first"), Clock::real());
     first.round(Utc::now()).await.unwrap();
-    let mut ex = Elector::new(server.client(), settings("x"));
-    let mut ey = Elector::new(server.client(), settings("y"));
+    let mut ex = Elector::new(server.client(), settings("x"), Clock::real());
+    let mut ey = Elector::new(server.client(), settings("y"), Clock::real());
     assert!(matches!(ex.round(Utc::now()).await, Ok(Role::Follower(_))));
     assert!(matches!(ey.round(Utc::now()).await, Ok(Role::Follower(_))));
     // Both see the lease expire at the same time; only one write can carry the current version.
@@ -148,8 +149,8 @@ async fn racing_replicas_are_decided_by_the_resource_version() {
 async fn a_skewed_renew_time_neither_expires_a_live_holder_nor_keeps_a_dead_one() {
     let cluster = SimCluster::new();
     let server = SimServer::start(cluster.clone()).await.unwrap();
-    let mut a = Elector::new(server.client(), settings("a"));
-    let mut b = Elector::new(server.client(), settings("b"));
+    let mut a = Elector::new(server.client(), settings("a"), Clock::real());
+    let mut b = Elector::new(server.client(), settings("b"), Clock::real());
     assert_eq!(a.round(Utc::now()).await, Ok(Role::Leader));
     // The holder's clock is an hour slow: by the wall clock, its lease looks long expired.
     cluster
@@ -212,17 +213,18 @@ async fn pass(
 /// One replica's election loop, as `headless` runs it.
 struct Replica {
     leader: watch::Receiver<bool>,
-    _commands: mpsc::Receiver<WorkerCommand>,
+    /// What the election told the worker.
+    commands: mpsc::Receiver<WorkerCommand>,
     _stop: watch::Sender<bool>,
 }
 
 fn replica(client: kube::Client, identity: &str) -> Replica {
-    let (commands, _commands) = mpsc::channel(64);
+    let (to_worker, commands) = mpsc::channel(64);
     let (leader_tx, leader) = watch::channel(false);
     let (_stop, stop) = watch::channel(false);
-    let elector = Elector::new(client, settings(identity));
+    let elector = Elector::new(client, settings(identity), Clock::real());
     let wiring = Wiring {
-        worker: commands,
+        worker: to_worker,
         recent: watch::channel(Vec::new()).1,
         leader: leader_tx,
         acting_until: watch::channel(None).0,
@@ -230,7 +232,7 @@ fn replica(client: kube::Client, identity: &str) -> Replica {
     tokio::spawn(lease::run(elector, wiring, stop, None));
     Replica {
         leader,
-        _commands,
+        commands,
         _stop,
     }
 }
@@ -247,8 +249,13 @@ async fn a_leader_that_cannot_renew_stops_before_another_can_take_over() {
         "a",
     );
     eventually("a to lead", || *a.leader.borrow()).await;
-    let b = replica(server.client(), "b");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut b = replica(server.client(), "b");
+    // b's first round decided: it stands by, naming a.
+    let told = tokio::time::timeout(Duration::from_secs(5), b.commands.recv()).await;
+    assert!(
+        matches!(&told, Ok(Some(WorkerCommand::SetStandby(Some(Standby::RunBy { holder, .. })))) if holder == "a"),
+        "{told:?}"
+    );
     assert!(!*b.leader.borrow(), "b follows while a renews");
 
     // a's renewals now hang (sent, never answered); b still reaches the server.
@@ -327,10 +334,12 @@ fn acting(client: kube::Client, identity: &str, dir: &std::path::Path) -> Acting
         acting_until: Some(acting_until),
         ..Default::default()
     };
+    // As a session does: the cache classifies under the worker's policy.
+    cache.set_chain(policy.chain().to_vec());
     let worker = opc_core::worker::spawn(cache, std::sync::Arc::new(executor), &policy, options);
     let (leader_tx, leader) = watch::channel(false);
     let (_stop, stop) = watch::channel(false);
-    let elector = Elector::new(client, settings_for_overlap(identity));
+    let elector = Elector::new(client, settings_for_overlap(identity), Clock::real());
     let wiring = Wiring {
         worker: worker.commands.clone(),
         recent: worker.recent.clone(),
@@ -537,8 +546,8 @@ fn metrics_text_has_every_family() {
     }
 }
 
-/// The endpoints on a free port, over `cache` read under `chain`.
-async fn serve_cache(cache: opc_core::cluster::CacheReader, chain: Vec<RuleSpec>) -> SocketAddr {
+/// The endpoints on a free port, over `cache`.
+async fn serve_cache(cache: opc_core::cluster::CacheReader) -> SocketAddr {
     let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (worker_tx, worker) = watch::channel(WorkerStatus::default());
@@ -546,7 +555,6 @@ async fn serve_cache(cache: opc_core::cluster::CacheReader, chain: Vec<RuleSpec>
     let (stop_tx, stop) = watch::channel(false);
     let sources = Sources {
         cache,
-        chain,
         max_stale: Duration::from_secs(60),
         counters: Default::default(),
         worker,
@@ -562,7 +570,7 @@ async fn serve_cache(cache: opc_core::cluster::CacheReader, chain: Vec<RuleSpec>
 }
 
 async fn serve_empty() -> SocketAddr {
-    serve_cache(opc_core::cluster::Cache::new().reader(), Vec::new()).await
+    serve_cache(opc_core::cluster::Cache::new().reader()).await
 }
 
 /// One HTTP/1.1 request on `stream`, kept alive; the status and body of the answer.
@@ -690,7 +698,7 @@ async fn a_scrape_counts_a_matured_rule_without_writing_to_the_cache() {
     cache.upsert(web.wire(), created);
     let mut changes = cache.subscribe();
     changes.mark_unchanged();
-    let addr = serve_cache(cache.reader(), chain).await;
+    let addr = serve_cache(cache.reader()).await;
     let mut stream = TcpStream::connect(addr).await.unwrap();
     let (status, metrics) = ask(&mut stream, "/metrics").await.unwrap();
     assert_eq!(status, 200);
@@ -711,7 +719,7 @@ async fn a_scrape_counts_a_matured_rule_without_writing_to_the_cache() {
 #[tokio::test]
 async fn a_successor_inherits_the_recent_actions_written_on_the_lease() {
     let server = SimServer::start(SimCluster::new()).await.unwrap();
-    let mut a = Elector::new(server.client(), settings("a"));
+    let mut a = Elector::new(server.client(), settings("a"), Clock::real());
     let sent = vec![PastAction {
         at: Utc::now(),
         rule: RuleKind::ImagePull,
@@ -722,7 +730,7 @@ async fn a_successor_inherits_the_recent_actions_written_on_the_lease() {
     a.set_recent(sent.clone());
     assert_eq!(a.round(Utc::now()).await, Ok(Role::Leader));
     a.release().await;
-    let mut b = Elector::new(server.client(), settings("b"));
+    let mut b = Elector::new(server.client(), settings("b"), Clock::real());
     assert_eq!(b.round(Utc::now()).await, Ok(Role::Leader));
     assert_eq!(b.take_inherited(), Some(sent));
     assert_eq!(b.take_inherited(), None, "handed over once");

@@ -227,7 +227,7 @@ fn forged_event(namespace: &str, uid: &str, message: &str) -> k8s_openapi::api::
 async fn an_event_in_one_namespace_never_sets_the_cause_of_a_pod_in_another() {
     use k8s_openapi::api::core::v1::Event;
     use kube::api::{Api, PostParams};
-    use opc_core::rules::{CauseClass, default_chain};
+    use opc_core::rules::CauseClass;
     let sim = SimCluster::new();
     let victim = sim.create_pod(typed(
         pod("web-1")
@@ -241,12 +241,8 @@ async fn an_event_in_one_namespace_never_sets_the_cause_of_a_pod_in_another() {
     let policy = eager_policy();
     let session =
         support::sim::open_session(&server.client(), &[opc_core::cluster::Scope::All], &policy);
-    let mut chain = default_chain();
-    chain
-        .iter_mut()
-        .for_each(|r| r.after = std::time::Duration::ZERO);
     let cause = || {
-        let found = session.cache.findings(&chain, chrono::Utc::now());
+        let found = session.cache.findings();
         found.first().map(|f| (f.cause, f.events().len()))
     };
     eventually("the pod's cause from its status", || {
@@ -284,9 +280,16 @@ async fn an_event_in_one_namespace_never_sets_the_cause_of_a_pod_in_another() {
 fn an_event_stamped_in_the_future_ages_from_its_arrival_and_a_deleted_one_stops_counting() {
     use opc_core::cluster::Cache;
     use opc_core::pod::EventTarget;
-    use opc_core::rules::{CauseClass, default_chain};
+    use opc_core::rules::CauseClass;
     let now = chrono::Utc::now();
-    let cache = Cache::new();
+    let chain: Vec<_> = opc_core::rules::default_chain()
+        .into_iter()
+        .map(|mut r| {
+            r.after = std::time::Duration::ZERO;
+            r
+        })
+        .collect();
+    let cache = Cache::with_chain(chain);
     cache.upsert(
         pod("web-1")
             .ns("shop")
@@ -296,14 +299,7 @@ fn an_event_stamped_in_the_future_ages_from_its_arrival_and_a_deleted_one_stops_
             .wire(),
         now,
     );
-    let chain: Vec<_> = default_chain()
-        .into_iter()
-        .map(|mut r| {
-            r.after = std::time::Duration::ZERO;
-            r
-        })
-        .collect();
-    let cause = || cache.findings(&chain, now)[0].cause;
+    let cause = || cache.findings()[0].cause;
     let target = EventTarget {
         namespace: "shop".into(),
         uid: "u-web".into(),

@@ -60,7 +60,11 @@ fn expired(version: &str) -> Value {
     )
 }
 
-/// Watch every namespace through `scenario` until its last request (a watch left hanging)
+/// Longer than any backoff or settle `settings` gives the flow.
+const QUIET_FOR: Duration = Duration::from_secs(2);
+
+/// On paused time (the scripted API is in-process, no sockets): watch every namespace through
+/// `scenario` until its last request (a watch left hanging)
 /// arrives; then every request must have been the expected one.
 async fn run(scenario: Scenario, arrived: Arc<AtomicBool>) -> Cache {
     let cache = Cache::new();
@@ -69,7 +73,9 @@ async fn run(scenario: Scenario, arrived: Arc<AtomicBool>) -> Cache {
         arrived.load(Ordering::SeqCst)
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // On paused time, this runs every timer due within it and every task they wake: past
+    // every backoff (200 ms at most) and settle of the flow, a request out of turn has come.
+    tokio::time::sleep(QUIET_FOR).await;
     scenario.verify();
     cache
 }
@@ -80,7 +86,7 @@ fn flag() -> (Arc<AtomicBool>, impl Fn() + Send + 'static) {
     (arrived, move || set.store(true, Ordering::SeqCst))
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn without_streaming_lists_pages_come_from_the_watch_cache_and_relists_never_go_back() {
     let (arrived, hook) = flag();
     let scenario = Scenario::new()
@@ -128,7 +134,7 @@ async fn without_streaming_lists_pages_come_from_the_watch_cache_and_relists_nev
     assert!(cache.health().synced());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_streaming_list_goes_on_as_the_watch_and_relists_not_older_than_it_saw() {
     let (arrived, hook) = flag();
     let scenario = Scenario::new()
@@ -155,7 +161,7 @@ async fn a_streaming_list_goes_on_as_the_watch_and_relists_not_older_than_it_saw
     assert_eq!(cache.health().scopes[0].relists, 1);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_version_the_server_cannot_serve_is_forgotten_for_one_quorum_read() {
     let (arrived, hook) = flag();
     let too_large = status(

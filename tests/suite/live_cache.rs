@@ -16,11 +16,16 @@ fn typed(builder: support::pods::PodBuilder) -> Pod {
     serde_json::from_value(builder.json()).unwrap()
 }
 
+/// What each pod is found to be, with every rule at once: pods just made have had no time
+/// for a rule to mature.
 fn categories(cache: &Cache) -> Vec<(String, RuleKind)> {
     let mut chain = default_chain();
     chain.iter_mut().for_each(|r| r.after = Duration::ZERO);
+    if cache.chain() != chain {
+        cache.set_chain(chain);
+    }
     let mut found: Vec<_> = cache
-        .findings(&chain, chrono::Utc::now())
+        .findings()
         .into_iter()
         .map(|a| (a.pod.name.to_string(), a.finding.rule))
         .collect();
@@ -158,15 +163,14 @@ fn findings_of_keeps_chain_precedence() {
             .wire(),
         now,
     );
-    let chain = default_chain();
-    let terminating = cache.findings_of(&chain, now, |rule| rule == RuleKind::Terminating);
+    let terminating = cache.findings_of(|rule| rule == RuleKind::Terminating);
     let names: Vec<&str> = terminating.iter().map(|a| &*a.pod.name).collect();
     assert_eq!(
         names,
         ["stuck"],
         "a pod claimed earlier in the chain stays claimed"
     );
-    assert_eq!(cache.findings(&chain, now).len(), 2);
+    assert_eq!(cache.findings().len(), 2);
 }
 
 #[tokio::test]

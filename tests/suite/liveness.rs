@@ -89,6 +89,8 @@ impl Fresh {
             cluster: "sim".into(),
             ..WorkerOptions::default()
         };
+        // As a session does: the cache classifies under the worker's policy.
+        self.cache.set_chain(policy.chain().to_vec());
         worker::spawn(self.cache.clone(), Arc::new(executor), &policy, options)
     }
 }
@@ -232,7 +234,6 @@ async fn a_frozen_server_shows_in_metrics_and_readyz_then_thaws() {
     let (_stop_tx, stop) = watch::channel(false);
     let sources = Sources {
         cache: fresh.cache.reader(),
-        chain: Config::default().rules,
         max_stale: MAX_STALE,
         counters: Arc::new(Counters::default()),
         worker: worker_rx,
@@ -348,9 +349,18 @@ async fn a_hung_list_fails_at_its_deadline() {
         cache.health().synced()
     })
     .await;
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (synced_at, watches) = (Instant::now(), sim.watches_served());
+    // Bookmarks prove the view on the watch that stays open: a proof from well past the
+    // request deadline came on a watch that deadline did not cut.
+    eventually("a proof a second after the sync", || {
+        cache.health().scopes[0]
+            .proved
+            .is_some_and(|at| at >= synced_at + Duration::from_secs(1))
+    })
+    .await;
     let scope = &cache.health().scopes[0];
     assert_eq!(scope.restarts, 0, "{scope:?}");
+    assert_eq!(sim.watches_served(), watches, "the same watch all along");
 }
 
 #[tokio::test]

@@ -123,6 +123,7 @@ fn reporter(sinks: Vec<Sink>, spool: &std::path::Path) -> Reporter {
         first_wait: Duration::from_millis(10),
         max_wait: Duration::from_millis(20),
         timeout: Duration::from_secs(5),
+        ..DeliveryPolicy::default()
     };
     Reporter::new(&config, policy).unwrap()
 }
@@ -523,6 +524,7 @@ fn capped(sinks: Vec<Sink>, dir: &std::path::Path, max_age: Duration, max_files:
         first_wait: Duration::from_millis(10),
         max_wait: Duration::from_millis(10),
         timeout: Duration::from_secs(5),
+        ..DeliveryPolicy::default()
     };
     Reporter::new(&config, policy).unwrap()
 }

@@ -42,6 +42,8 @@ fn worker(watched: &Watched, config: &Config) -> WorkerHandle {
         cluster: "sim".into(),
         ..WorkerOptions::default()
     };
+    // As a session does: the cache classifies under the worker's policy.
+    watched.cache.set_chain(policy.chain().to_vec());
     worker::spawn(watched.cache.clone(), Arc::new(executor), &policy, options)
 }
 

@@ -228,7 +228,7 @@ fn admitted(pass: &Pass, guards: &mut Guards, at: Instant) -> Vec<String> {
     pass.planned
         .iter()
         .filter(|p| matches!(p.decision, Decision::Run(_)))
-        .filter(|p| guards.admit(p, at).is_ok())
+        .filter(|p| guards.admit(p, at, now()).is_ok())
         .map(|p| p.pod.name.clone())
         .collect()
 }
@@ -253,7 +253,7 @@ fn rate_limits_are_spent_on_requests_sent_and_hold_the_newest() {
     );
     let held = pass.planned.iter().find(|p| p.pod.name == "a3").unwrap();
     assert!(matches!(
-        guards.admit(held, start),
+        guards.admit(held, start, now()),
         Err(Hold::RateLimited(Limited::Cluster { .. }))
     ));
     // The window slides: a minute later the held pods go.
@@ -282,7 +282,7 @@ fn a_target_refused_before_sending_spends_nothing_and_backs_off() {
         "a new reason is logged"
     );
     assert!(
-        guards.admit(fine, start).is_ok(),
+        guards.admit(fine, start, now()).is_ok(),
         "the refusal took no slot"
     );
 
@@ -528,7 +528,7 @@ fn guards_restored_from_the_audit_log_give_no_fresh_budget() {
         .find(|p| p.pod.namespace == "ns4")
         .unwrap();
     assert!(
-        matches!(guards.admit(fourth, now), Err(Hold::Paused(p)) if p.why.contains("4th namespace")),
+        matches!(guards.admit(fourth, now, self::now()), Err(Hold::Paused(p)) if p.why.contains("4th namespace")),
         "the workload window survives"
     );
     // A fresh restore with a bound of 10 workloads: the rate limit window survives too.
@@ -549,10 +549,14 @@ fn guards_restored_from_the_audit_log_give_no_fresh_budget() {
         .find(|p| p.pod.namespace == "ns4")
         .unwrap();
     assert!(matches!(
-        guards.admit(fourth, now),
+        guards.admit(fourth, now, self::now()),
         Err(Hold::RateLimited(_))
     ));
-    assert!(guards.admit(fourth, now + Duration::from_secs(31)).is_ok());
+    assert!(
+        guards
+            .admit(fourth, now + Duration::from_secs(31), self::now())
+            .is_ok()
+    );
 }
 
 fn census(pods: &[PodRecord]) -> Census {

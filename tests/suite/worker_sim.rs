@@ -44,6 +44,8 @@ impl Harness {
             "sim",
             Audit::Off,
         );
+        // As a session does: the cache classifies under the worker's policy.
+        self.cache.set_chain(policy.chain().to_vec());
         worker::spawn(self.cache.clone(), Arc::new(executor), policy, options)
     }
 
@@ -94,6 +96,8 @@ impl Harness {
             cluster: "sim".into(),
             ..WorkerOptions::default()
         };
+        // As a session does: the cache classifies under the worker's policy.
+        self.cache.set_chain(policy.chain().to_vec());
         worker::spawn(self.cache.clone(), Arc::new(executor), &policy, options)
     }
 }
@@ -223,10 +227,7 @@ async fn standby_holds_actions_until_released() {
     .await;
     sim.create_pod(typed(pod("old-2").ns("shop").evicted()));
     eventually("cached", || {
-        h.cache
-            .findings(&h_chain(), chrono::Utc::now())
-            .iter()
-            .any(|a| &*a.pod.name == "old-2")
+        h.cache.findings().iter().any(|a| &*a.pod.name == "old-2")
     })
     .await;
     two_more_passes(&handle).await;
@@ -243,10 +244,6 @@ async fn standby_holds_actions_until_released() {
         sim.pod("shop", "old-2").is_none()
     })
     .await;
-}
-
-fn h_chain() -> Vec<opc_core::rules::RuleSpec> {
-    config_with_auto(&[]).rules
 }
 
 fn deployment(name: &str, replicas: i32, image: &str) -> Deployment {
@@ -274,10 +271,8 @@ async fn the_breaker_holds_during_a_registry_outage_and_resumes_when_it_ends() {
     sim.create_deployment(deployment("web", 40, "registry.invalid/shop/web:1"));
     let h = Harness::start(sim.clone()).await;
     let config = config_with_auto(&[RuleKind::ImagePull]);
-    eventually("40 failing pods cached", || {
-        h.cache.findings(&config.rules, chrono::Utc::now()).len() == 40
-    })
-    .await;
+    h.cache.set_chain(config.rules.clone());
+    eventually("40 failing pods cached", || h.cache.findings().len() == 40).await;
     let handle = h.worker(&config, false, None);
 
     let status = status_where(&handle, "paused", |s| {
@@ -357,6 +352,8 @@ async fn blocked_follows_the_watch_between_passes() {
         tick: Duration::from_secs(3600),
         ..WorkerOptions::default()
     };
+    // As a session does: the cache classifies under the worker's policy.
+    cache.set_chain(policy.chain().to_vec());
     let handle = worker::spawn(cache.clone(), Arc::new(executor), &policy, options);
     let blocked = |h: &WorkerHandle| h.status.borrow().blocked.clone();
     eventually("the first pass to report waiting for sync", || {
@@ -519,6 +516,8 @@ async fn the_worker_acts_as_soon_as_the_cache_syncs() {
         tick: Duration::from_secs(3600),
         ..WorkerOptions::default()
     };
+    // As a session does: the cache classifies under the worker's policy.
+    cache.set_chain(policy.chain().to_vec());
     let handle = worker::spawn(cache.clone(), Arc::new(executor), &policy, options);
     status_where(&handle, "the first pass, blocked", |s| {
         s.passes >= 1 && s.blocked.is_some()
@@ -698,6 +697,7 @@ async fn a_dead_report_sink_does_not_stop_auto_clean() {
         first_wait: Duration::from_secs(1),
         max_wait: Duration::from_secs(1),
         timeout: Duration::from_secs(60),
+        ..DeliveryPolicy::default()
     };
     let reporter = Arc::new(Reporter::new(&config, slow).unwrap());
     let config = config_with_auto(&[RuleKind::Evicted]);

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
 use crate::actions::PastAction;
+use crate::clock::Clock;
 use crate::cluster::{jitter, plain};
 use crate::worker::{Standby, WorkerCommand, WorkerHandle};
 
@@ -165,12 +166,15 @@ pub struct Elector {
     recent: Vec<PastAction>,
     /// Taken over from another holder: its recent actions, for the worker.
     inherited: Option<Vec<PastAction>>,
+    /// Expiry and the renew deadline run on its monotonic time; renewTime is its wall time.
+    clock: Clock,
 }
 
 impl Elector {
-    pub fn new(client: Client, settings: LeaseSettings) -> Elector {
+    pub fn new(client: Client, settings: LeaseSettings, clock: Clock) -> Elector {
         Elector {
             api: Api::namespaced(client, &settings.namespace),
+            clock,
             settings,
             observed: Observed::default(),
             recent: Vec::new(),
@@ -209,7 +213,7 @@ impl Elector {
             .await
             .map_err(|e| LeaseError::from_kube(e, LeaseError::Read))?;
         let record = current.as_ref().map(held);
-        let unchanged_for = self.observed.see(record.as_ref(), Instant::now());
+        let unchanged_for = self.observed.see(record.as_ref(), self.clock.instant());
         let step = decide(record.as_ref(), &self.settings.identity, unchanged_for);
         let written = match (&step, current) {
             (Step::Follow { holder }, _) => return Ok(Role::Follower(holder.clone())),
@@ -236,7 +240,7 @@ impl Elector {
         };
         match written {
             Ok(lease) => {
-                self.observed.see(Some(&held(&lease)), Instant::now());
+                self.observed.see(Some(&held(&lease)), self.clock.instant());
                 Ok(Role::Leader)
             }
             Err(kube::Error::Api(s)) if s.code == 409 => {
@@ -386,7 +390,7 @@ pub async fn run(
     mut stop: watch::Receiver<bool>,
     leading_since: Option<Instant>,
 ) -> Elector {
-    let settings = elector.settings.clone();
+    let (settings, clock) = (elector.settings.clone(), elector.clock);
     let Wiring {
         worker,
         recent,
@@ -401,43 +405,24 @@ pub async fn run(
     acting_until.send_replace(leading_until);
     loop {
         elector.set_recent(recent.borrow().clone());
-        let started = Instant::now();
+        let started = clock.instant();
         // Never wait on the API past the moment this replica must stop acting.
         let limit = leading_until.map_or(settings.renew_deadline, |until| {
             until.saturating_duration_since(started)
         });
         let round = tokio::select! {
-            round = tokio::time::timeout(limit, elector.round(Utc::now())) => {
+            round = tokio::time::timeout(limit, elector.round(clock.now())) => {
                 round.unwrap_or(Err(LeaseError::NoAnswer(limit)))
             }
             _ = stop.changed() => break,
         };
-        let next = match round {
-            Ok(Role::Leader) => {
-                // Counted from when the round began: the write landed no earlier than that.
-                leading_until = Some(started + settings.renew_deadline);
-                Role::Leader
-            }
-            Ok(follower) => {
-                leading_until = None;
-                follower
-            }
-            Err(why) => {
-                tracing::warn!("lease {}/{}: {why}", settings.namespace, settings.name);
-                match leading_until {
-                    Some(until) if Instant::now() < until => Role::Leader,
-                    Some(_) => {
-                        tracing::warn!(
-                            "could not renew the lease within {:?}: stepping down",
-                            settings.renew_deadline
-                        );
-                        leading_until = None;
-                        Role::Follower("unknown (the lease could not be renewed)".into())
-                    }
-                    None => Role::Follower("unknown (the lease cannot be read)".into()),
-                }
-            }
-        };
+        let next = after_round(
+            round,
+            started,
+            &mut leading_until,
+            &settings,
+            clock.instant(),
+        );
         acting_until.send_replace(leading_until);
         if let Some(history) = elector.take_inherited().filter(|h| !h.is_empty()) {
             let _ = worker.send(WorkerCommand::Restore(history)).await;
@@ -450,11 +435,11 @@ pub async fn run(
         let pause = match leading_until {
             Some(until) => settings
                 .retry_period
-                .min(until.saturating_duration_since(Instant::now())),
+                .min(until.saturating_duration_since(clock.instant())),
             None => settings.retry_period + jitter(settings.retry_period) / 2,
         };
         tokio::select! {
-            _ = tokio::time::sleep(pause) => {}
+            _ = clock.sleep(pause) => {}
             _ = stop.changed() => break,
         }
     }
@@ -467,6 +452,43 @@ pub async fn run(
             .await;
     }
     elector
+}
+
+/// The role a round leaves this replica in, and until when it may act (`leading_until`). A
+/// round that failed keeps a leader leading until its renew deadline, and no longer.
+fn after_round(
+    round: Result<Role, LeaseError>,
+    started: Instant,
+    leading_until: &mut Option<Instant>,
+    settings: &LeaseSettings,
+    now: Instant,
+) -> Role {
+    match round {
+        Ok(Role::Leader) => {
+            // Counted from when the round began: the write landed no earlier than that.
+            *leading_until = Some(started + settings.renew_deadline);
+            Role::Leader
+        }
+        Ok(follower) => {
+            *leading_until = None;
+            follower
+        }
+        Err(why) => {
+            tracing::warn!("lease {}/{}: {why}", settings.namespace, settings.name);
+            match *leading_until {
+                Some(until) if now < until => Role::Leader,
+                Some(_) => {
+                    tracing::warn!(
+                        "could not renew the lease within {:?}: stepping down",
+                        settings.renew_deadline
+                    );
+                    *leading_until = None;
+                    Role::Follower("unknown (the lease could not be renewed)".into())
+                }
+                None => Role::Follower("unknown (the lease cannot be read)".into()),
+            }
+        }
+    }
 }
 
 async fn announce(
@@ -509,9 +531,10 @@ async fn announce(
 /// While the master switch is on, the screen's worker competes for the cluster's Lease like
 /// a replica of the in-cluster worker: it acts only while it holds it, stands by (saying who
 /// acts) while another live holder does, and passes its recent actions on through it. Off,
-/// it lets the Lease go.
+/// it lets the Lease go. The Lease's deadlines run on `clock`.
 pub async fn while_master_on(
     client: Client,
+    clock: Clock,
     worker: WorkerHandle,
     acting_until: watch::Sender<Option<Instant>>,
     mut closed: watch::Receiver<()>,
@@ -529,7 +552,7 @@ pub async fn while_master_on(
             leader: watch::channel(false).0,
             acting_until: acting_until.clone(),
         };
-        let elector = Elector::new(client.clone(), LeaseSettings::from_env());
+        let elector = Elector::new(client.clone(), LeaseSettings::from_env(), clock);
         let election = tokio::spawn(run(elector, wiring, stopped, None));
         let over = tokio::select! {
             off = status.wait_for(|s| !s.master_auto) => off.is_err(),

@@ -2,8 +2,24 @@
 //! classify pods, the actions and the guards every one passes, the auto-clean worker, the
 //! Lease that makes it one per cluster, and the restart report. The TUI and `headless` open a
 //! cluster through [`session::ClusterSession`] the same way.
+//!
+//! **Identities**, each one type used for every key:
+//! - a pod: [`actions::PodRef`] (namespace, name, uid: a new pod of the same name is another);
+//! - a workload: [`pod::WorkloadId`] (namespace, kind, API group when foreign, name) for the
+//!   breaker, the census, the report and the audit log; [`actions::WorkloadRef`] for one that
+//!   can be scaled;
+//! - what a cooldown is kept by: [`actions::Target`].
+//!
+//! **One write path and one read path per cluster.** Every action, from the screen, the worker
+//! or `--once`, goes through [`actions::Executor`]: prepare (checks that write nothing), intend
+//! (the audit record on disk), send, conclude. Its answer is an [`actions::Outcome`]; a
+//! refusal is an [`actions::Refusal`]. The screen reads through [`actions::ClusterApi`].
+//!
+//! **Why nothing acts** is a [`worker::Blocked`]; why a cluster could not be opened, a
+//! [`cluster::ConnectError`]; everything else, an [`Error`].
 
 pub mod actions;
+pub mod clock;
 pub mod cluster;
 pub mod config;
 pub mod error;

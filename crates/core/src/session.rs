@@ -6,6 +6,7 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 
 use crate::actions::{Audit, Executor};
+use crate::clock::Clock;
 use crate::cluster::{Cache, Cluster, Scope, WatchSettings, spawn_event_watches, spawn_watches};
 use crate::policy::Policy;
 use crate::worker::{self, Standby, WorkerCommand, WorkerHandle, WorkerOptions};
@@ -16,7 +17,7 @@ pub struct ClusterSession {
     pub client: kube::Client,
     pub cache: Cache,
     pub executor: Arc<Executor>,
-    /// Stopped when the session is dropped.
+    /// Its watches and the cache's promotion: stopped when the session is dropped.
     watches: Vec<JoinHandle<()>>,
     /// Its worker's commands, to stand it by first when the session is dropped. Weak: the
     /// worker ends when its owner drops the handle, and this must not keep it alive.
@@ -25,17 +26,20 @@ pub struct ClusterSession {
 
 impl ClusterSession {
     /// Watch `scopes` of `cluster`, and act on it under `policy`, writing to `audit` (shared
-    /// by every cluster of a process, so record ids stay unique).
+    /// by every cluster of a process, so record ids stay unique). Its findings, worker and
+    /// freshness read time from `clock`.
     pub fn open(
         cluster: Cluster,
         scopes: &[Scope],
         watch: &WatchSettings,
         policy: &Policy,
         audit: Audit,
+        clock: Clock,
     ) -> ClusterSession {
-        let cache = Cache::for_cluster(&cluster.name, policy.chain().to_vec());
+        let cache = Cache::for_cluster(&cluster.name, policy.chain().to_vec(), clock);
         let mut watches = spawn_watches(&cluster.client, scopes, &cache, watch);
         watches.extend(spawn_event_watches(&cluster.client, scopes, &cache));
+        watches.push(cache.spawn_promotion());
         let executor = Executor::new(
             cluster.client.clone(),
             cache.clone(),

@@ -299,7 +299,8 @@ async fn graceful_delete_completes_on_a_live_node_but_not_on_a_lost_one() {
     cluster.set_node_alive("sim-node-2", false);
     let pods: Api<Pod> = Api::default_namespaced(server.client());
 
-    for name in ["live", "lost"] {
+    // The lost pod first: its grace ends no later than the live one's.
+    for name in ["lost", "live"] {
         let res = pods
             .delete(name, &DeleteParams::default().grace_period(1))
             .await
@@ -312,7 +313,8 @@ async fn graceful_delete_completes_on_a_live_node_but_not_on_a_lost_one() {
         cluster.pod("default", "live").is_none()
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // One kubelet pass finishes every deletion due by then, the lost pod's included if its
+    // node were alive: the pass that removed the live pod has passed over it.
     let stuck = cluster
         .pod("default", "lost")
         .expect("still there on a lost node");
@@ -760,8 +762,10 @@ async fn hung_requests_get_no_answer_until_the_hang_is_lifted() {
         let pods = pods.clone();
         async move { pods.get("p").await }
     });
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(!hung.is_finished(), "a hung GET gets no answer");
+    eventually("the GET to reach the server", || {
+        cluster.faults().hung_requests() == 1
+    })
+    .await;
     // Other verbs and paths are served as usual.
     let listed = pods.list(&ListParams::default()).await.unwrap();
     assert_eq!(listed.items.len(), 1);
@@ -775,6 +779,9 @@ async fn hung_requests_get_no_answer_until_the_hang_is_lifted() {
             .len(),
         3
     );
+    // Answered after the GET arrived: the server is serving, and holds the GET still.
+    assert!(!hung.is_finished(), "a hung GET gets no answer");
+    assert_eq!(cluster.faults().hung_requests(), 1);
     cluster
         .faults()
         .unhang(Some("get"), "/api/v1/namespaces/default/pods");

@@ -74,6 +74,7 @@ pub fn open_session(
         &quick_watch(),
         policy,
         opc_core::actions::Audit::Off,
+        opc_core::clock::Clock::real(),
     )
 }
 

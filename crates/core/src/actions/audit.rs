@@ -117,9 +117,9 @@ impl AuditLog {
     }
 
     /// A new id, unique across restarts and replicas: time, process, sequence.
-    pub fn next_id(&self) -> String {
+    pub fn next_id(&self, at: DateTime<Utc>) -> String {
         let n = self.ids.fetch_add(1, Ordering::Relaxed);
-        let millis = Utc::now().timestamp_millis();
+        let millis = at.timestamp_millis();
         format!("{millis:x}-{:x}-{n}", std::process::id())
     }
 

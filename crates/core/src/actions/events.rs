@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use kube::Client;
 use kube::core::Request;
 use kube::core::params::PostParams;
@@ -35,11 +35,18 @@ impl EventRecorder {
         }
     }
 
-    pub async fn emit(&self, about: Involved<'_>, reason: &str, message: &str, warning: bool) {
+    pub async fn emit(
+        &self,
+        about: Involved<'_>,
+        reason: &str,
+        message: &str,
+        warning: bool,
+        at: DateTime<Utc>,
+    ) {
         if !self.allowed.load(Ordering::Relaxed) {
             return;
         }
-        let now = AuditRecord::stamp(Utc::now());
+        let now = AuditRecord::stamp(at);
         let body = json!({
             "apiVersion": "v1",
             "kind": "Event",

@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
 use kube::Client;
 
 use super::action::{Action, Origin, PodRef};
@@ -62,11 +61,13 @@ impl Executor {
         audit: Audit,
     ) -> Executor {
         let events = EventRecorder::new(client.clone(), policy.events());
+        // One clock per cluster: the cache's, which its findings were classified at.
+        let clock = cache.clock();
         Executor {
             calls: Calls::new(client, RetryPolicy::default()),
             cache,
             rules: policy.chain().to_vec(),
-            recorder: Recorder::new(audit, events, cluster, policy.dry_run()),
+            recorder: Recorder::new(audit, events, cluster, policy.dry_run(), clock),
             dry_run: policy.dry_run(),
             readonly: policy.readonly(),
             owners: Owners::default(),
@@ -272,6 +273,7 @@ impl Executor {
             dry_run: self.dry_run,
             rules: &self.rules,
             origin,
+            clock: self.cache.clock(),
         };
         match (action, pod, scale) {
             (Action::Delete(p), _, _) => pods.delete(p, None).await,
@@ -292,7 +294,7 @@ impl Executor {
         origin: Origin,
     ) -> Result<(PodRecord, Option<Finding>), Outcome> {
         let pod = self.cache.get(&target.uid).ok_or(Outcome::AlreadyGone)?;
-        let finding = classify(&pod, &self.rules, Utc::now());
+        let finding = classify(&pod, &self.rules, self.cache.clock().now());
         if let Origin::Auto(rule) = origin
             && finding.as_ref().is_none_or(|f| f.rule != rule)
         {
@@ -309,6 +311,7 @@ impl Executor {
             stamp: Stamp {
                 cluster: self.recorder.cluster(),
                 actor: self.recorder.actor(),
+                clock: self.cache.clock(),
             },
         }
     }

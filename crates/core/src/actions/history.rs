@@ -211,6 +211,10 @@ mod tests {
         }
     }
 
+    fn noon() -> DateTime<Utc> {
+        "2026-03-01T12:00:00Z".parse().unwrap()
+    }
+
     fn targets(log: &AuditLog, cluster: &str, now: DateTime<Utc>) -> Vec<String> {
         log.recent(cluster, Duration::from_secs(600), false, now)
             .into_iter()
@@ -221,7 +225,7 @@ mod tests {
     #[test]
     fn recent_actions_are_read_across_rotation_per_cluster_and_future_stamps_count() {
         let dir = tempfile::tempdir().unwrap();
-        let now = Utc::now();
+        let now = noon();
         let log = open(dir.path());
         log.write(&intent(
             "eu",
@@ -248,7 +252,7 @@ mod tests {
     #[test]
     fn a_torn_last_line_does_not_swallow_the_next_record() {
         let dir = tempfile::tempdir().unwrap();
-        let now = Utc::now();
+        let now = noon();
         let path = dir.path().join("audit.jsonl");
         std::fs::write(&path, r#"{"time":"2026-01-01T00:00:00Z","id":"torn","st"#).unwrap();
         let log = open(dir.path());

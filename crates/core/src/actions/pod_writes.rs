@@ -1,7 +1,6 @@
 //! The writes to one pod: delete (with a grace period or none), evict, remove finalizers.
 //! Each carries the pod's uid as a precondition; a 409 reads the pod again and decides.
 
-use chrono::Utc;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, Preconditions};
 use serde_json::json;
@@ -12,6 +11,7 @@ use super::failure::Failure;
 use super::outcome::{Change, Outcome, Skip};
 use super::refusal::Refusal;
 use super::retry::{Needs, Stop};
+use crate::clock::Clock;
 use crate::pod::{Interner, PodRecord, decode_pod};
 use crate::rules::{RuleSpec, classify};
 
@@ -22,6 +22,7 @@ pub(super) struct PodWrites<'a> {
     /// The rule chain: a pod read again after a 409 must still match the rule that planned it.
     pub rules: &'a [RuleSpec],
     pub origin: Origin,
+    pub clock: Clock,
 }
 
 impl PodWrites<'_> {
@@ -185,7 +186,7 @@ impl PodWrites<'_> {
         let still_matches = match self.origin {
             Origin::Manual => true,
             Origin::Auto(rule) => {
-                classify(&fresh, self.rules, Utc::now()).is_some_and(|f| f.rule == rule)
+                classify(&fresh, self.rules, self.clock.now()).is_some_and(|f| f.rule == rule)
             }
         };
         if !still_matches {

@@ -17,6 +17,7 @@ use super::refusal::Refusal;
 use super::scale::available_replicas;
 use super::undo::{Undo, UndoPlan};
 use super::workload::WorkloadRef;
+use crate::clock::Clock;
 use crate::cluster::{Cache, Scope};
 
 /// The most a log read returns: enough to see why a run ended, never a flood.
@@ -54,6 +55,7 @@ pub struct ClusterApi<'a> {
     /// Why undo would be refused whatever the workload (`--readonly`).
     refused: Option<Refusal>,
     dry_run: bool,
+    clock: Clock,
 }
 
 impl<'a> ClusterApi<'a> {
@@ -72,6 +74,7 @@ impl<'a> ClusterApi<'a> {
             cluster,
             refused,
             dry_run,
+            clock: cache.clock(),
         }
     }
 
@@ -182,7 +185,7 @@ impl<'a> ClusterApi<'a> {
             self.cluster,
             scopes,
             self.calls.retry(),
-            chrono::Utc::now(),
+            self.clock.now(),
         )
         .await
     }

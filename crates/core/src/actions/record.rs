@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use chrono::Utc;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
 
@@ -18,6 +17,7 @@ use super::history::{Interrupted, PastAction};
 use super::outcome::Outcome;
 use super::refusal::Refusal;
 use super::workload::WorkloadRef;
+use crate::clock::Clock;
 use crate::cluster::plain;
 use crate::pod::PodRecord;
 use crate::pod::WorkloadId;
@@ -74,10 +74,17 @@ pub(super) struct Recorder {
     events: EventRecorder,
     cluster: String,
     dry_run: bool,
+    clock: Clock,
 }
 
 impl Recorder {
-    pub(super) fn new(audit: Audit, events: EventRecorder, cluster: &str, dry_run: bool) -> Self {
+    pub(super) fn new(
+        audit: Audit,
+        events: EventRecorder,
+        cluster: &str,
+        dry_run: bool,
+        clock: Clock,
+    ) -> Self {
         Recorder {
             audit,
             audit_broken: Mutex::new(None),
@@ -85,6 +92,7 @@ impl Recorder {
             events,
             cluster: cluster.to_string(),
             dry_run,
+            clock,
         }
     }
 
@@ -99,7 +107,7 @@ impl Recorder {
     /// The automatic actions the audit log says were sent within `within`, for the guards.
     pub(super) fn recent_actions(&self, within: Duration) -> Vec<PastAction> {
         match &self.audit {
-            Audit::Log(log) => log.recent(&self.cluster, within, self.dry_run, Utc::now()),
+            Audit::Log(log) => log.recent(&self.cluster, within, self.dry_run, self.clock.now()),
             _ => Vec::new(),
         }
     }
@@ -165,7 +173,7 @@ impl Recorder {
         );
         if let (Some(intent), Audit::Log(log)) = (intent, &self.audit) {
             let record = AuditRecord {
-                time: AuditRecord::stamp(Utc::now()),
+                time: AuditRecord::stamp(self.clock.now()),
                 stage: Stage::Outcome,
                 reason: None,
                 outcome: Some(outcome.label()),
@@ -194,8 +202,8 @@ impl Recorder {
         };
         let reason = subject.finding.map(|f| format!("{}: {}", f.rule, f.reason));
         AuditRecord {
-            time: AuditRecord::stamp(Utc::now()),
-            id: log.next_id(),
+            time: AuditRecord::stamp(self.clock.now()),
+            id: log.next_id(self.clock.now()),
             stage: Stage::Intent,
             cluster: self.cluster.clone(),
             origin: subject.origin,
@@ -239,7 +247,9 @@ impl Recorder {
         } else {
             return;
         }
-        self.events.emit(about, reason, &message, warning).await;
+        self.events
+            .emit(about, reason, &message, warning, self.clock.now())
+            .await;
     }
 
     /// Intents an earlier run of this cluster left without an outcome: each is checked against
@@ -266,7 +276,7 @@ impl Recorder {
             );
             tracing::warn!("{line}");
             let record = AuditRecord {
-                time: AuditRecord::stamp(Utc::now()),
+                time: AuditRecord::stamp(self.clock.now()),
                 id: gap.id.clone(),
                 stage: Stage::Outcome,
                 cluster: gap.cluster.clone(),

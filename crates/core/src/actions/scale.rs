@@ -7,7 +7,6 @@
 //! credentials in the TUI), the `ops-pod-cleaner.io/replicas-before` annotation on the workload
 //! is the fallback, as earlier versions always did; undo reads both, the ConfigMap first.
 
-use chrono::Utc;
 use kube::api::DynamicObject;
 use serde_json::json;
 
@@ -22,6 +21,7 @@ use super::proof::{Proven, Unproven};
 use super::refusal::Refusal;
 use super::retry::Stop;
 use super::workload::{REPLICAS_BEFORE_ANNOTATION, WorkloadRef};
+use crate::clock::Clock;
 use crate::pod::{IGNORE_ANNOTATION, PodRecord, is_truthy};
 use crate::rules::{Finding, RuleSpec};
 
@@ -45,6 +45,7 @@ pub(crate) struct ScalePlan {
 pub(super) struct Stamp<'a> {
     pub cluster: &'a str,
     pub actor: &'a str,
+    pub clock: Clock,
 }
 
 /// The scale of one action.
@@ -237,7 +238,7 @@ impl Scaler<'_> {
             name: w.name.clone(),
             uid: plan.uid.clone(),
             replicas: plan.current,
-            at: AuditRecord::stamp(Utc::now()),
+            at: AuditRecord::stamp(self.stamp.clock.now()),
             cluster: self.stamp.cluster.to_string(),
             actor: self.stamp.actor.to_string(),
             origin: plan.origin,

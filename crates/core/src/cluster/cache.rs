@@ -1,8 +1,10 @@
 //! The live pod cache: written by the watch tasks, read by the UI, the worker and `scan`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 use std::time::{Duration, Instant};
+
+use tokio::task::JoinHandle;
 
 use super::health::{DEFAULT_STALE_AFTER, Health, ScopeHealth};
 
@@ -13,8 +15,9 @@ use super::Scope;
 use super::event_store::EventStore;
 use super::events::merged;
 use super::index::{Census, Events, Index};
+use crate::clock::Clock;
 use crate::pod::{EventTarget, Interner, PodEvent, PodRecord, WirePod};
-use crate::rules::{CauseClass, Finding, RuleKind, RuleSpec, cause_class, classify, default_chain};
+use crate::rules::{CauseClass, Finding, RuleKind, RuleSpec, cause_class, default_chain};
 
 /// An abnormal pod, the cluster it is in, and what the chain found. Shared with the cache, so a
 /// copy for a reader costs reference counts, not the record.
@@ -64,6 +67,8 @@ struct Store {
 
 struct Inner {
     store: RwLock<Store>,
+    /// What the findings are classified at, and when the rules that mature with time do.
+    clock: Clock,
     health: RwLock<Health>,
     /// Bumped on every change so readers redraw only when something happened.
     changes: watch::Sender<u64>,
@@ -82,19 +87,19 @@ impl Default for Cache {
 }
 
 impl Cache {
-    /// A cache that keeps findings under the built-in chain.
+    /// A cache that keeps findings under the built-in chain, on the system's clock.
     pub fn new() -> Cache {
         Cache::with_chain(default_chain())
     }
 
-    /// A cache that keeps findings indexed under `chain`: readers asking with that chain read
-    /// the index; another chain is classified afresh.
+    /// A cache that keeps findings under `chain`, on the system's clock.
     pub fn with_chain(chain: Vec<RuleSpec>) -> Cache {
-        Cache::for_cluster("", chain)
+        Cache::for_cluster("", chain, Clock::real())
     }
 
-    /// A cache of one cluster's pods: its findings name the cluster.
-    pub fn for_cluster(cluster: &str, chain: Vec<RuleSpec>) -> Cache {
+    /// A cache of one cluster's pods, classified under `chain` at `clock`'s time: its
+    /// findings name the cluster.
+    pub fn for_cluster(cluster: &str, chain: Vec<RuleSpec>, clock: Clock) -> Cache {
         let store = Store {
             pods: HashMap::new(),
             events: EventStore::default(),
@@ -103,12 +108,38 @@ impl Cache {
         };
         let inner = Inner {
             store: RwLock::new(store),
+            clock,
             health: RwLock::new(Health { scopes: Vec::new() }),
             changes: watch::Sender::new(0),
         };
         Cache {
             inner: Arc::new(inner),
         }
+    }
+
+    /// The clock the cache classifies at: the one its writers and readers share.
+    pub fn clock(&self) -> Clock {
+        self.inner.clock
+    }
+
+    /// Replace the rule chain (the configuration changed): every pod is classified afresh
+    /// under the new one, and readers are woken.
+    pub fn set_chain(&self, chain: Vec<RuleSpec>) {
+        let now = self.inner.clock.now();
+        {
+            let mut guard = self.write();
+            let store = &mut *guard;
+            store.index = Index::new(store.index.cluster.clone(), chain);
+            for pod in store.pods.values() {
+                store.index.admit(pod, store.events.of(pod), now);
+            }
+        }
+        self.bump();
+    }
+
+    /// The chain the findings are kept under.
+    pub fn chain(&self) -> Vec<RuleSpec> {
+        self.read().index.chain.clone()
     }
 
     /// Wakes when the cache changes.
@@ -128,68 +159,35 @@ impl Cache {
         self.read().pods.get(uid).map(|pod| PodRecord::clone(pod))
     }
 
-    /// Every abnormal pod, classified at `now`; under the cache's own chain in the screen's
-    /// default order (chain position, time in state, namespace, name), else in no order.
-    pub fn findings(&self, chain: &[RuleSpec], now: DateTime<Utc>) -> Vec<Abnormal> {
-        self.findings_of(chain, now, |_| true)
+    /// Every abnormal pod now, in the screen's default order (chain position, time in state,
+    /// namespace, name).
+    pub fn findings(&self) -> Vec<Abnormal> {
+        self.findings_of(|_| true)
     }
 
     /// The abnormal pods claimed by the rules `wanted` admits. The whole chain still decides
-    /// (the first match claims the pod); only the wanted findings are copied out. Under the
-    /// cache's own chain this reads the index: its cost follows the abnormal pods.
-    pub fn findings_of(
-        &self,
-        chain: &[RuleSpec],
-        now: DateTime<Utc>,
-        wanted: impl Fn(RuleKind) -> bool,
-    ) -> Vec<Abnormal> {
-        if self.promote_for(chain, now) {
-            let store = self.read();
-            return store
-                .index
-                .findings()
-                .filter(|found| wanted(found.finding.rule))
-                .cloned()
-                .collect();
-        }
+    /// (the first match claims the pod); only the wanted findings are copied out. Reads the
+    /// index: its cost follows the abnormal pods.
+    pub fn findings_of(&self, wanted: impl Fn(RuleKind) -> bool) -> Vec<Abnormal> {
+        self.promote();
         let store = self.read();
         store
-            .pods
-            .values()
-            .filter_map(|pod| {
-                let finding = classify(pod, chain, now).filter(|f| wanted(f.rule))?;
-                let events = store.events.of(pod);
-                Some(Abnormal {
-                    cluster: store.index.cluster.clone(),
-                    pod: pod.clone(),
-                    cause: cause_class(pod, &finding, events.map_or(&[], |e| e)),
-                    finding: Arc::new(finding),
-                    events: events.cloned(),
-                })
-            })
+            .index
+            .findings()
+            .filter(|found| wanted(found.finding.rule))
+            .cloned()
             .collect()
     }
 
     /// How many pods each rule claims now, without copying any.
-    pub fn counts(&self, chain: &[RuleSpec], now: DateTime<Utc>) -> BTreeMap<RuleKind, usize> {
-        if self.promote_for(chain, now) {
-            return self.read().index.counts().clone();
-        }
-        self.fold(BTreeMap::new(), |mut counts, pod| {
-            if let Some(f) = classify(pod, chain, now) {
-                *counts.entry(f.rule).or_default() += 1;
-            }
-            counts
-        })
+    pub fn counts(&self) -> BTreeMap<RuleKind, usize> {
+        self.promote();
+        self.read().index.counts().clone()
     }
 
     /// Abnormal pods by category and cause, as `counts` reads them.
-    pub fn cause_counts(
-        &self,
-        chain: &[RuleSpec],
-        now: DateTime<Utc>,
-    ) -> BTreeMap<(RuleKind, CauseClass), usize> {
-        self.reader().cause_counts(chain, now)
+    pub fn cause_counts(&self) -> BTreeMap<(RuleKind, CauseClass), usize> {
+        self.reader().cause_counts()
     }
 
     /// A handle that can only read.
@@ -204,9 +202,10 @@ impl Cache {
         self.read().index.census.clone()
     }
 
-    /// Bring the index up to `now`: rules that matured since are applied. Wakes readers when a
-    /// finding changed (a maturing rule shows up without any pod event).
-    pub fn promote(&self, now: DateTime<Utc>) -> bool {
+    /// Bring the index up to the clock's time: rules that matured since are applied. Wakes
+    /// readers when a finding changed (a maturing rule shows up without any pod event).
+    fn promote(&self) -> bool {
+        let now = self.inner.clock.now();
         let changed = {
             let mut guard = self.write();
             let store = &mut *guard;
@@ -218,13 +217,13 @@ impl Cache {
         changed
     }
 
-    /// Promote when `chain` is the indexed one; false when it is not (classify afresh).
-    fn promote_for(&self, chain: &[RuleSpec], now: DateTime<Utc>) -> bool {
-        if self.read().index.chain != chain {
-            return false;
-        }
-        self.promote(now);
-        true
+    /// Promote as time passes, so that a rule maturing wakes readers on its own, without a
+    /// reader or a screen tick asking: a task that sleeps on the cache's clock until the next
+    /// due promotion, or until a change may have brought one nearer. It ends with the cache.
+    pub fn spawn_promotion(&self) -> JoinHandle<()> {
+        let cache = Arc::downgrade(&self.inner);
+        let changes = self.subscribe();
+        tokio::spawn(promote_as_time_passes(cache, changes))
     }
 
     /// Fold over every cached pod under the read lock, without cloning them all.
@@ -484,28 +483,12 @@ impl CacheReader {
             .clone()
     }
 
-    /// Abnormal pods by category and cause at `now`. Under the cache's own chain it reads the
-    /// index, counting the rules matured since it was last promoted without promoting them;
-    /// under another chain every pod is classified afresh.
-    pub fn cause_counts(
-        &self,
-        chain: &[RuleSpec],
-        now: DateTime<Utc>,
-    ) -> BTreeMap<(RuleKind, CauseClass), usize> {
+    /// Abnormal pods by category and cause now. Reads the index, counting the rules matured
+    /// since it was last promoted without promoting them.
+    pub fn cause_counts(&self) -> BTreeMap<(RuleKind, CauseClass), usize> {
+        let now = self.inner.clock.now();
         let store = self.read();
-        if store.index.chain == chain {
-            return store.index.cause_counts_at(&store.pods, &store.events, now);
-        }
-        let mut counts = BTreeMap::new();
-        for pod in store.pods.values() {
-            if let Some(f) = classify(pod, chain, now) {
-                let events = store.events.of(pod).map_or(&[][..], |e| e);
-                *counts
-                    .entry((f.rule, cause_class(pod, &f, events)))
-                    .or_default() += 1;
-            }
-        }
-        counts
+        store.index.cause_counts_at(&store.pods, &store.events, now)
     }
 
     fn read(&self) -> RwLockReadGuard<'_, Store> {
@@ -522,5 +505,33 @@ impl Store {
         self.index.forget(pod);
         self.index.admit(pod, self.events.of(pod), now);
         self.index.is_abnormal(uid)
+    }
+}
+
+/// Wakes readers when a rule matures, however quiet the cluster is. A wall clock that jumps
+/// is caught up with at the next wake: the sleep is never longer than `RECHECK`. A change
+/// (it may bring a due time nearer) costs a look under the read lock; the write lock is
+/// taken only when something is due.
+async fn promote_as_time_passes(cache: Weak<Inner>, mut changes: watch::Receiver<u64>) {
+    const RECHECK: Duration = Duration::from_secs(30);
+    loop {
+        let Some(inner) = cache.upgrade() else {
+            return;
+        };
+        let cache = Cache { inner };
+        let clock = cache.clock();
+        let next = cache.read().index.next_due();
+        if next.is_some_and(|due| due <= clock.now()) {
+            cache.promote();
+            continue;
+        }
+        // Not held while asleep: the cache ends when its last owner lets go of it.
+        drop(cache);
+        let pause = next.map_or(RECHECK, |due| clock.until(due).min(RECHECK));
+        changes.mark_unchanged();
+        tokio::select! {
+            _ = clock.sleep(pause) => {}
+            changed = changes.changed() => if changed.is_err() { return },
+        }
     }
 }

@@ -58,7 +58,7 @@ pub enum ConnectError {
     )]
     Silent { cluster: String, url: String },
     /// The kubeconfig cannot be read or used. Its error is kept but not offered as a source:
-    /// the YAML parser's message quotes the file, credentials included (see [`Unquoted`]).
+    /// the YAML parser's message quotes the file, credentials included; only its position is shown.
     #[error("{what} {origin}: {}", Unquoted(error))]
     Kubeconfig {
         what: KubeconfigStep,

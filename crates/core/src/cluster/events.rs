@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
 use kube::api::{WatchEvent, WatchParams};
 use kube::{Api, Client};
@@ -71,7 +71,7 @@ impl EventWatch {
     async fn run(self) {
         let mut backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(60));
         let mut told = false;
-        let mut pruned = Instant::now();
+        let mut pruned = self.cache.clock().instant();
         loop {
             let version = match self.list().await {
                 Ok(version) => version,
@@ -95,8 +95,8 @@ impl EventWatch {
 
     /// Every Event of the scope now, in place of what the cache held; the version to watch from.
     async fn list(&self) -> crate::Result<String> {
-        let now = Utc::now();
-        let (listed, version) = list_events(&self.client, &self.scope).await?;
+        let now = self.cache.clock().now();
+        let (listed, version) = list_events(&self.client, &self.scope, now).await?;
         let scope = &self.scope;
         self.cache
             .replace_events(|ns| scope.covers(ns), listed, now);
@@ -127,7 +127,7 @@ impl EventWatch {
                     }
                     Ok(next) => next,
                 };
-                let now = Utc::now();
+                let now = self.cache.clock().now();
                 match next {
                     Ok(Some(WatchEvent::Added(e) | WatchEvent::Modified(e))) => {
                         version = e.metadata.resource_version.clone().unwrap_or(version);
@@ -160,8 +160,9 @@ impl EventWatch {
                     }
                 }
                 backoff.reset();
-                if pruned.elapsed() >= KEEP_ORPHANS / 2 {
-                    *pruned = Instant::now();
+                let instant = self.cache.clock().instant();
+                if instant.saturating_duration_since(*pruned) >= KEEP_ORPHANS / 2 {
+                    *pruned = instant;
                     let keep = chrono::Duration::from_std(KEEP_ORPHANS).unwrap_or_default();
                     self.cache.prune_events(now - keep);
                 }
@@ -175,8 +176,8 @@ impl EventWatch {
 async fn list_events(
     client: &Client,
     scope: &Scope,
+    now: DateTime<Utc>,
 ) -> crate::Result<(Vec<(EventTarget, PodEvent)>, String)> {
-    let now = Utc::now();
     let mut listed = Vec::new();
     let mut on_item = |item: &[u8]| match serde_json::from_slice::<WireEvent>(item) {
         Ok(event) => listed.extend(pod_event(&event, now)),
@@ -189,9 +190,13 @@ async fn list_events(
 }
 
 /// Every Warning Event of `scope`'s pods that a cause reads, listed once (for `scan`), by pod:
-/// the latest of each kind.
-pub async fn list_pod_events(client: &Client, scope: &Scope) -> crate::Result<EventStore> {
-    let (listed, _) = list_events(client, scope).await?;
+/// the latest of each kind, as read at `now`.
+pub async fn list_pod_events(
+    client: &Client,
+    scope: &Scope,
+    now: DateTime<Utc>,
+) -> crate::Result<EventStore> {
+    let (listed, _) = list_events(client, scope, now).await?;
     let mut latest = EventStore::default();
     for (target, event) in listed {
         let known = latest.get(&target).map_or(&[][..], |e| e);

@@ -175,6 +175,12 @@ impl Index {
         changed
     }
 
+    /// When the next pod's classification may change by time alone (possibly an outdated
+    /// entry: promoting then finds nothing to do).
+    pub fn next_due(&self) -> Option<DateTime<Utc>> {
+        self.due.peek().map(|Reverse((due, _))| *due)
+    }
+
     /// Whether the pod has a finding now.
     pub fn is_abnormal(&self, uid: &str) -> bool {
         self.places.contains_key(uid)

@@ -130,7 +130,7 @@ proptest! {
             "lastTimestamp": "2099-01-01T00:00:00Z",
         });
         let wire: WireEvent = serde_json::from_value(event).unwrap();
-        let now = chrono::Utc::now();
+        let now: chrono::DateTime<chrono::Utc> = "2026-03-01T12:00:00Z".parse().unwrap();
         if let Some((target, kept)) = pod_event(&wire, now) {
             prop_assert_eq!(&*target.namespace, namespace.as_str());
             prop_assert_eq!(other.as_str(), namespace.as_str());

@@ -14,6 +14,7 @@ use super::outcome::{Delivery, DeliveryResult, DeliverySummary};
 use super::send::{self, Failure};
 use super::spool::{Spool, sink_id};
 use super::state::RestartState;
+use crate::clock::Clock;
 use crate::cluster::Cache;
 use crate::config::{ReportConfig, Sink};
 use crate::pod::PodRecord;
@@ -26,6 +27,8 @@ pub struct DeliveryPolicy {
     pub max_wait: Duration,
     /// Per HTTP request.
     pub timeout: Duration,
+    /// What spooled and dead-lettered reports are stamped with and retries wait on.
+    pub clock: Clock,
 }
 
 impl Default for DeliveryPolicy {
@@ -35,6 +38,7 @@ impl Default for DeliveryPolicy {
             first_wait: Duration::from_secs(2),
             max_wait: Duration::from_secs(60),
             timeout: Duration::from_secs(15),
+            clock: Clock::real(),
         }
     }
 }
@@ -180,7 +184,7 @@ impl Reporter {
             deliveries.push(Delivery { sink: id, result });
         }
         // Spooling may have put the spool over its count.
-        deliveries.extend(self.trim(Utc::now()));
+        deliveries.extend(self.trim(self.policy.clock.now()));
         deliveries
     }
 
@@ -199,7 +203,7 @@ impl Reporter {
     }
 
     fn spool_for(&self, id: &str, report: &RestartReport, why: String) -> DeliveryResult {
-        match self.spool.put(id, report, Utc::now()) {
+        match self.spool.put(id, report, self.policy.clock.now()) {
             Ok(_) => DeliveryResult::Spooled { why },
             Err(e) => DeliveryResult::Failed {
                 why: format!("{why}; and spooling failed: {e}"),
@@ -215,7 +219,9 @@ impl Reporter {
         why: &str,
         spooled: Option<&Path>,
     ) -> crate::Result<DeliveryResult> {
-        let path = self.spool.dead_letter(id, report, why, Utc::now())?;
+        let path = self
+            .spool
+            .dead_letter(id, report, why, self.policy.clock.now())?;
         if let Some(spooled) = spooled {
             // A file that cannot be removed is logged; at worst the sink refuses it again.
             self.spool.remove(spooled);
@@ -238,7 +244,7 @@ impl Reporter {
             return Vec::new();
         };
         // Too old to matter, or too many: dropped before anything is sent.
-        let mut deliveries = self.trim(Utc::now());
+        let mut deliveries = self.trim(self.policy.clock.now());
         let mut down: HashSet<String> = HashSet::new();
         for (path, spooled) in self.spool.pending() {
             if down.contains(&spooled.sink) {
@@ -292,13 +298,14 @@ impl Reporter {
         let attempts = self.policy.attempts.max(1);
         let mut attempt = 1;
         loop {
-            let Err(failure) = send::attempt(&self.http, sink, report).await else {
+            let now = self.policy.clock.now();
+            let Err(failure) = send::attempt(&self.http, sink, report, now).await else {
                 return Ok(());
             };
             match failure.scrub(sink) {
                 Failure::Transient(why) if attempt < attempts => {
                     tracing::info!("{} {why}; retrying in {wait:?}", sink_id(sink));
-                    tokio::time::sleep(wait).await;
+                    self.policy.clock.sleep(wait).await;
                     wait = (wait * 2).min(self.policy.max_wait);
                     attempt += 1;
                 }

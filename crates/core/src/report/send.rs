@@ -46,15 +46,17 @@ fn cut(text: String, chars: usize) -> String {
 /// Feishu's "frequency limited" code: the bot's rate limit, not a refusal of the message.
 const FEISHU_RATE_LIMITED: i64 = 11232;
 
+/// One try, at `now` (what a signed message is stamped with).
 pub(super) async fn attempt(
     http: &reqwest::Client,
     sink: &Sink,
     report: &RestartReport,
+    now: DateTime<Utc>,
 ) -> Result<(), Failure> {
     match sink {
         Sink::Feishu { url, secret } => {
             let secret = secret.as_ref().map(Secret::expose);
-            let body = payload::feishu(report, secret, Utc::now().timestamp())
+            let body = payload::feishu(report, secret, now.timestamp())
                 .map_err(|e| Failure::Permanent(format!("could not be signed: {e}")))?;
             let (status, text) = post(http, url, &body).await?;
             feishu_answer(status, &text)

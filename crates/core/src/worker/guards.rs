@@ -85,8 +85,14 @@ impl Guards {
     }
 
     /// Right before a request is sent: the bound on distinct workloads, then a rate-limit slot.
-    /// Nothing is spent when either refuses.
-    pub fn admit(&mut self, planned: &Planned, now: Instant) -> Result<(), Hold> {
+    /// Nothing is spent when either refuses. `at` is `now` on the wall clock: what a later
+    /// leader restores the action by.
+    pub fn admit(
+        &mut self,
+        planned: &Planned,
+        now: Instant,
+        at: DateTime<Utc>,
+    ) -> Result<(), Hold> {
         let breaker = &self.safety.breaker;
         let spread = self.spread.entry(planned.rule).or_default();
         while let Some(oldest) = spread.acted.front() {
@@ -124,7 +130,7 @@ impl Guards {
             self.sent.pop_front();
         }
         let past = PastAction {
-            at: Utc::now(),
+            at,
             rule: planned.rule,
             namespace: planned.pod.namespace.clone(),
             target: planned.target.clone(),

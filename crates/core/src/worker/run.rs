@@ -17,7 +17,8 @@ use super::plan::{Gate, Toggles, plan};
 use super::planned::{Decision, Hold, Planned};
 use super::{Counters, WorkerCommand, WorkerOptions, WorkerStatus};
 use crate::actions::{ACTION_LOG, Action, Executor, Origin, Outcome, PastAction};
-use crate::cluster::Cache;
+use crate::clock::Clock;
+use crate::cluster::{Abnormal, Cache};
 use crate::config::CronSchedule;
 use crate::policy::Policy;
 use crate::report::{DeliverySummary, Reporter};
@@ -25,6 +26,8 @@ use crate::rules::{RuleKind, RuleSpec};
 
 pub(super) struct Worker {
     cache: Cache,
+    /// The cache's: what the findings were classified at is what the guards count in.
+    clock: Clock,
     executor: Arc<Executor>,
     chain: Vec<RuleSpec>,
     guards: Guards,
@@ -67,15 +70,14 @@ impl Worker {
         let mut guards = Guards::new(policy.safety().clone());
         // What was sent before a restart still counts against the limits and cooldowns.
         let longest = policy.safety().breaker.window.max(COOLDOWN);
-        guards.restore(
-            &executor.recent_actions(longest),
-            Utc::now(),
-            Instant::now(),
-        );
-        guards.restore(&options.inherited, Utc::now(), Instant::now());
+        let clock = cache.clock();
+        let (now, instant) = (clock.now(), clock.instant());
+        guards.restore(&executor.recent_actions(longest), now, instant);
+        guards.restore(&options.inherited, now, instant);
         recent.send_replace(guards.recent());
         let mut worker = Worker {
             cache,
+            clock,
             executor,
             chain: policy.chain().to_vec(),
             guards,
@@ -116,7 +118,7 @@ impl Worker {
         // Between passes, keep "blocked" true to the watch (synced, stale) as it changes.
         let mut cache_changes = self.cache.subscribe();
         loop {
-            let next_report = self.next_report(Utc::now());
+            let next_report = self.next_report(self.clock.now());
             tokio::select! {
                 Ok(()) = cache_changes.changed() => {
                     // The gate opening (the first sync, the watch fresh again) is worth a
@@ -136,7 +138,7 @@ impl Worker {
                     None => break,
                 },
                 _ = tick.tick() => self.pass(&mut commands, &status).await,
-                _ = sleep_until(next_report), if next_report.is_some() => self.send_report(),
+                _ = self.clock.sleep(wait_for(&self.clock, next_report)), if next_report.is_some() => self.send_report(),
                 Some(summary) = next_delivery(&mut self.delivering) => self.delivered(summary),
             }
             self.publish(&status);
@@ -195,7 +197,8 @@ impl Worker {
             "restored {} recent actions from the previous leader",
             history.len()
         );
-        self.guards.restore(history, Utc::now(), Instant::now());
+        self.guards
+            .restore(history, self.clock.now(), self.clock.instant());
         self.recent.send_replace(self.guards.recent());
     }
 
@@ -217,20 +220,43 @@ impl Worker {
         }
     }
 
+    /// One pass: what may be acted on now, the plan for it, then each planned action in turn.
     async fn pass(
         &mut self,
         commands: &mut mpsc::Receiver<WorkerCommand>,
         status: &watch::Sender<WorkerStatus>,
     ) {
-        let now = Utc::now();
+        let now = self.clock.now();
+        let findings = self.actionable(now);
+        let pass = plan(
+            &findings,
+            &self.toggles,
+            &self.paused,
+            &self.gate(),
+            &mut self.guards,
+            self.clock.instant(),
+        );
+        self.status.blocked = pass.blocked.clone();
+        self.status.last_pass = Some(now);
+        self.publish(status);
+        let deferred = self.run_planned(pass.planned, commands, status).await;
+        self.status.passes += 1;
+        self.refresh_status();
+        // A RunNow that came in during this pass is answered by it.
+        for command in deferred {
+            self.apply(command).await;
+        }
+    }
+
+    /// The findings of the rules that may act, with the breaker's pauses brought up to them.
+    fn actionable(&mut self, now: DateTime<Utc>) -> Vec<Abnormal> {
         // Classifying every pod is the worker's whole idle cost at 150,000 pods: skip it when no
         // rule may act, keep only the findings of rules that may, and take the census only when
         // one of those could trip the breaker.
         let any_auto = self.chain.iter().any(|rule| self.toggles.allows(rule.kind));
         let findings = if any_auto {
             let toggles = &self.toggles;
-            self.cache
-                .findings_of(&self.chain, now, |rule| toggles.allows(rule))
+            self.cache.findings_of(|rule| toggles.allows(rule))
         } else {
             Vec::new()
         };
@@ -252,19 +278,19 @@ impl Worker {
         }
         self.tripped = breaker::trips(&findings, &census, &self.guards.safety.breaker, now);
         self.update_paused();
-        let pass = plan(
-            &findings,
-            &self.toggles,
-            &self.paused,
-            &self.gate(),
-            &mut self.guards,
-            Instant::now(),
-        );
-        self.status.blocked = pass.blocked.clone();
-        self.status.last_pass = Some(now);
-        self.publish(status);
+        findings
+    }
+
+    /// Run what the plan decided, one action at a time, re-reading the toggles and the gate
+    /// before each; returns the commands that must wait for the pass to end.
+    async fn run_planned(
+        &mut self,
+        planned: Vec<Planned>,
+        commands: &mut mpsc::Receiver<WorkerCommand>,
+        status: &watch::Sender<WorkerStatus>,
+    ) -> Vec<WorkerCommand> {
         let mut deferred = Vec::new();
-        for planned in pass.planned {
+        for planned in planned {
             let action = match &planned.decision {
                 Decision::Run(action) => action.clone(),
                 Decision::Held(hold) => {
@@ -277,15 +303,10 @@ impl Worker {
                 continue;
             }
             self.act(&planned, action, status).await;
-            self.status.last_progress = Some(Utc::now());
+            self.status.last_progress = Some(self.clock.now());
             self.publish(status);
         }
-        self.status.passes += 1;
-        self.refresh_status();
-        // A RunNow that came in during this pass is answered by it.
-        for command in deferred {
-            self.apply(command).await;
-        }
+        deferred
     }
 
     /// Check, take a slot, send. Limits are spent only on requests that go out.
@@ -320,12 +341,16 @@ impl Worker {
             Ok(prepared) => prepared,
             Err(outcome) => return self.not_sent(planned, &outcome),
         };
-        if until.is_some_and(|until| until.saturating_duration_since(Instant::now()) < LEASE_MARGIN)
-        {
+        if until.is_some_and(|until| {
+            until.saturating_duration_since(self.clock.instant()) < LEASE_MARGIN
+        }) {
             tracing::debug!(rule = %planned.rule, "held back on {}: too little of the lease is left", planned.pod);
             return;
         }
-        match self.guards.admit(planned, Instant::now()) {
+        match self
+            .guards
+            .admit(planned, self.clock.instant(), self.clock.now())
+        {
             Ok(()) => {}
             Err(Hold::Paused(_)) => return self.update_paused(),
             Err(hold) => {
@@ -338,7 +363,7 @@ impl Worker {
         self.publish(status);
         let outcome = self.executor.send_within(prepared, until).await;
         self.status.acting = false;
-        let new_reason = self.guards.sent(planned, &outcome, Instant::now());
+        let new_reason = self.guards.sent(planned, &outcome, self.clock.instant());
         self.count(planned.rule, &outcome);
         if matches!(outcome, Outcome::Refused(_)) && !outcome.failed() {
             if new_reason {
@@ -367,7 +392,9 @@ impl Worker {
             return Ok(None);
         };
         match *until.borrow() {
-            Some(until) if until.saturating_duration_since(Instant::now()) >= LEASE_MARGIN => {
+            Some(until)
+                if until.saturating_duration_since(self.clock.instant()) >= LEASE_MARGIN =>
+            {
                 Ok(Some(until))
             }
             _ => Err("too little of the lease is left to start an action"),
@@ -379,7 +406,7 @@ impl Worker {
         match outcome {
             Outcome::Refused(_) | Outcome::Failed(_) => {
                 let why = outcome.detail();
-                if self.guards.refused(planned, &why, Instant::now()) {
+                if self.guards.refused(planned, &why, self.clock.instant()) {
                     self.say_held(planned, &why);
                 }
             }
@@ -394,7 +421,7 @@ impl Worker {
         Gate {
             readonly: self.readonly,
             synced: health.synced(),
-            stale_for: health.stale_for(Instant::now()),
+            stale_for: health.stale_for(self.clock.instant()),
             standby: self.standby.clone(),
             audit: self.executor.audit_problem(),
         }
@@ -442,7 +469,7 @@ impl Worker {
 
     fn refresh_status(&mut self) {
         self.status.master_auto = self.toggles.master;
-        let held = self.guards.backing_off(Instant::now());
+        let held = self.guards.backing_off(self.clock.instant());
         for spec in &self.chain {
             let entry = self.status.rules.entry(spec.kind).or_default();
             entry.auto = self.toggles.rules.get(&spec.kind).copied().unwrap_or(false);
@@ -467,12 +494,10 @@ impl Worker {
         }
         let (tx, rx) = mpsc::channel(1);
         self.delivering = Some(rx);
-        let (cache, cluster) = (self.cache.clone(), self.cluster.clone());
+        let (cache, cluster, now) = (self.cache.clone(), self.cluster.clone(), self.clock.now());
         tokio::spawn(async move {
             let pods = reporter.candidates(&cache);
-            let _ = tx
-                .send(reporter.send(&pods, &cluster, Utc::now()).await)
-                .await;
+            let _ = tx.send(reporter.send(&pods, &cluster, now).await).await;
         });
     }
 
@@ -510,9 +535,7 @@ async fn next_delivery(
     }
 }
 
-async fn sleep_until(at: Option<DateTime<Utc>>) {
-    let wait = at
-        .and_then(|at| (at - Utc::now()).to_std().ok())
-        .unwrap_or(Duration::ZERO);
-    tokio::time::sleep(wait).await;
+/// How long until `at` on `clock`; nothing to wait for when there is no `at`.
+fn wait_for(clock: &Clock, at: Option<DateTime<Utc>>) -> Duration {
+    at.map_or(Duration::ZERO, |at| clock.until(at))
 }

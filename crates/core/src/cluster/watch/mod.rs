@@ -22,9 +22,8 @@ mod stream;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use chrono::Utc;
 use kube::Client;
 use tokio::task::JoinHandle;
 
@@ -197,8 +196,9 @@ async fn paged_list(scoped: &Scoped, from: &ListFrom) -> Attempt {
     match list_scope(&scoped.client, &scoped.scope, settings.page_size, from).await {
         Ok(listed) => {
             let scope = &scoped.scope;
-            scoped.cache.replace_scope(scope, listed.pods, Utc::now());
-            let now = Instant::now();
+            let clock = scoped.cache.clock();
+            scoped.cache.replace_scope(scope, listed.pods, clock.now());
+            let now = clock.instant();
             scoped.cache.update_health(scope, |h| {
                 h.synced = true;
                 h.state = WatchState::Watching;

@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use chrono::Utc;
 use futures::StreamExt;
 use kube::core::params::WatchParams;
 use kube::core::{Request, Status, WatchEvent};
@@ -64,7 +63,8 @@ pub(super) async fn connection(scoped: &Scoped, version: &str, listing: bool) ->
         pods: HashMap::new(),
         interner: Interner::default(),
     });
-    let mut last_word = Instant::now();
+    let clock = scoped.cache.clock();
+    let mut last_word = clock.instant();
     loop {
         // Gathering, nothing more for `quiet` is a dead list; watching, a connection that
         // stays open for `settle` proves itself, and one quiet for `quiet` is ended to be
@@ -81,7 +81,7 @@ pub(super) async fn connection(scoped: &Scoped, version: &str, listing: bool) ->
                 Timeout::Quiet => return reading.ended(Ended::Closed { proved: true }),
                 Timeout::Proved => {
                     reading.prove();
-                    last_word = Instant::now();
+                    last_word = clock.instant();
                     continue;
                 }
             },
@@ -91,7 +91,7 @@ pub(super) async fn connection(scoped: &Scoped, version: &str, listing: bool) ->
             }
             Ok(Some(item)) => item,
         };
-        last_word = Instant::now();
+        last_word = clock.instant();
         let event = match item {
             Ok(WatchEvent::Error(status)) => return reading.ended(classify(&status, listing)),
             Ok(event) => event,
@@ -129,7 +129,7 @@ pub(super) async fn connection(scoped: &Scoped, version: &str, listing: bool) ->
                         .unwrap_or_default();
                     scoped
                         .cache
-                        .replace_scope(&scoped.scope, gathered, Utc::now());
+                        .replace_scope(&scoped.scope, gathered, clock.now());
                     scoped
                         .cache
                         .update_health(&scoped.scope, |h| h.synced = true);
@@ -142,7 +142,7 @@ pub(super) async fn connection(scoped: &Scoped, version: &str, listing: bool) ->
         match event {
             WatchEvent::Added(pod) | WatchEvent::Modified(pod) => {
                 let version = pod.metadata.resource_version.clone();
-                scoped.cache.upsert(pod, Utc::now());
+                scoped.cache.upsert(pod, clock.now());
                 reading.heard(version);
             }
             WatchEvent::Deleted(pod) => {
@@ -181,7 +181,7 @@ impl Reading<'_> {
 
     fn prove(&mut self) {
         let (cache, scope) = (&self.scoped.cache, &self.scoped.scope);
-        let now = Instant::now();
+        let now = cache.clock().instant();
         self.last = Some(now);
         if !self.proved {
             // The first proof of a connection clears any reconnecting state.
