@@ -1,6 +1,6 @@
 //! One pod in full, fetched from the API when the details pane opens (the cache is slim).
 
-use k8s_openapi::api::core::v1::ContainerStatus;
+use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodStatus};
 
 use crate::actions::{PodReading, Resolution};
 
@@ -28,44 +28,6 @@ impl PodDetails {
             meta.namespace.as_deref().unwrap_or("-"),
             meta.name.as_deref().unwrap_or("-")
         );
-        let mut summary = vec![format!(
-            "phase {}{}  node {}",
-            status.phase.as_deref().unwrap_or("?"),
-            status
-                .reason
-                .as_deref()
-                .map(|r| format!(" ({r})"))
-                .unwrap_or_default(),
-            pod.spec
-                .as_ref()
-                .and_then(|s| s.node_name.as_deref())
-                .unwrap_or("-"),
-        )];
-        if let Some(message) = &status.message {
-            summary.push(format!("message: {message}"));
-        }
-        if let Some(deleted) = &meta.deletion_timestamp {
-            summary.push(format!(
-                "deletionTimestamp {} (grace {} s)",
-                deleted.0,
-                meta.deletion_grace_period_seconds.unwrap_or(0)
-            ));
-        }
-        let conditions = status
-            .conditions
-            .iter()
-            .flatten()
-            .map(|c| {
-                let mut line = format!("{:<16} {}", c.type_, c.status);
-                if let Some(reason) = &c.reason {
-                    line.push_str(&format!("  {reason}"));
-                }
-                if let Some(message) = &c.message {
-                    line.push_str(&format!(": {message}"));
-                }
-                line
-            })
-            .collect();
         let mut containers = Vec::new();
         for (init, list) in [
             (true, &status.init_container_statuses),
@@ -79,26 +41,6 @@ impl PodDetails {
             Some(f) if !f.is_empty() => f.to_vec(),
             _ => vec!["none".to_string()],
         };
-        let events = match reading.events.clone() {
-            Ok(list) if list.is_empty() => vec!["no events".to_string()],
-            Ok(mut list) => {
-                list.sort_by_key(|e| e.last_timestamp.as_ref().map(|t| t.0));
-                list.iter()
-                    .rev()
-                    .take(10)
-                    .map(|e| {
-                        format!(
-                            "{} {} x{}: {}",
-                            e.type_.as_deref().unwrap_or("-"),
-                            e.reason.as_deref().unwrap_or("-"),
-                            e.count.unwrap_or(1),
-                            e.message.as_deref().unwrap_or("")
-                        )
-                    })
-                    .collect()
-            }
-            Err(why) => vec![format!("events not available: {why}")],
-        };
         let section = |title: &str, lines: Vec<String>| Section {
             title: title.to_string(),
             lines: if lines.is_empty() {
@@ -110,12 +52,12 @@ impl PodDetails {
         PodDetails {
             title,
             sections: vec![
-                section("Status", summary),
-                section("Conditions", conditions),
+                section("Status", summary_lines(pod, &status)),
+                section("Conditions", condition_lines(&status)),
                 section("Containers", containers),
                 section("Finalizers", finalizers),
                 section("Owner chain", owner_chain(reading)),
-                section("Events (newest first)", events),
+                section("Events (newest first)", event_lines(reading)),
             ],
         }
     }
@@ -155,6 +97,77 @@ impl PodDetails {
             out.extend(s.lines.iter().map(|l| (false, format!("  {l}"))));
         }
         out
+    }
+}
+
+/// Phase, node, message and deletion, in a few lines.
+fn summary_lines(pod: &Pod, status: &PodStatus) -> Vec<String> {
+    let meta = &pod.metadata;
+    let mut summary = vec![format!(
+        "phase {}{}  node {}",
+        status.phase.as_deref().unwrap_or("?"),
+        status
+            .reason
+            .as_deref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default(),
+        pod.spec
+            .as_ref()
+            .and_then(|s| s.node_name.as_deref())
+            .unwrap_or("-"),
+    )];
+    if let Some(message) = &status.message {
+        summary.push(format!("message: {message}"));
+    }
+    if let Some(deleted) = &meta.deletion_timestamp {
+        summary.push(format!(
+            "deletionTimestamp {} (grace {} s)",
+            deleted.0,
+            meta.deletion_grace_period_seconds.unwrap_or(0)
+        ));
+    }
+    summary
+}
+
+fn condition_lines(status: &PodStatus) -> Vec<String> {
+    status
+        .conditions
+        .iter()
+        .flatten()
+        .map(|c| {
+            let mut line = format!("{:<16} {}", c.type_, c.status);
+            if let Some(reason) = &c.reason {
+                line.push_str(&format!("  {reason}"));
+            }
+            if let Some(message) = &c.message {
+                line.push_str(&format!(": {message}"));
+            }
+            line
+        })
+        .collect()
+}
+
+/// The ten newest Events, or why they could not be listed.
+fn event_lines(reading: &PodReading) -> Vec<String> {
+    match reading.events.clone() {
+        Ok(list) if list.is_empty() => vec!["no events".to_string()],
+        Ok(mut list) => {
+            list.sort_by_key(|e| e.last_timestamp.as_ref().map(|t| t.0));
+            list.iter()
+                .rev()
+                .take(10)
+                .map(|e| {
+                    format!(
+                        "{} {} x{}: {}",
+                        e.type_.as_deref().unwrap_or("-"),
+                        e.reason.as_deref().unwrap_or("-"),
+                        e.count.unwrap_or(1),
+                        e.message.as_deref().unwrap_or("")
+                    )
+                })
+                .collect()
+        }
+        Err(why) => vec![format!("events not available: {why}")],
     }
 }
 

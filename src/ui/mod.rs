@@ -4,6 +4,7 @@
 //! as [`Event`]s on channels, and `update` answers with [`Effect`]s the runtime carries out.
 //! Drawing reads `&State` only, so every pane can be snapshot-tested on a `TestBackend`.
 
+mod cluster_view;
 mod confirm;
 mod details;
 mod effects;

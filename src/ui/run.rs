@@ -64,10 +64,12 @@ pub(crate) async fn run(
         options.chain.clone(),
         options.keys.clone(),
     );
-    state.clusters = sessions
-        .iter()
-        .map(|s| cluster_line(s, Instant::now()))
-        .collect();
+    state.sync_clusters(
+        sessions
+            .iter()
+            .map(|s| cluster_line(s, Instant::now()))
+            .collect(),
+    );
     state.readonly = options.readonly;
     state.dry_run = options.dry_run;
     state.no_audit = options.no_audit;

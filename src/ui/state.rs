@@ -1,14 +1,15 @@
 //! The UI's model: everything the screen shows, owned by the UI task alone.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
+use super::cluster_view::Clusters;
 use super::confirm::Confirmation;
 use super::details::PodDetails;
-use super::event::{ClusterLine, Routed};
-use crate::actions::{ParkedList, PodRef, Verb, WorkloadRef};
+use super::event::ClusterLine;
+use crate::actions::{ParkedList, PodRef, Verb};
 use crate::cluster::Abnormal;
 use crate::config::UiConfig;
 use crate::report::RestartReport;
@@ -154,22 +155,6 @@ pub enum Overlay {
     },
 }
 
-/// A marked pod: its cluster and UID (two clusters may hold the same UID).
-pub(crate) type Mark = (Arc<str>, String);
-
-/// The mark a finding would have.
-pub(crate) fn mark_of(found: &Abnormal) -> Mark {
-    (found.cluster.clone(), found.pod.uid.to_string())
-}
-
-/// A verb one cluster's API refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Forbidden {
-    pub(crate) cluster: Arc<str>,
-    pub(crate) verb: Verb,
-    pub(crate) why: String,
-}
-
 /// The line at the bottom: the last outcome or hint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusLine {
@@ -177,63 +162,56 @@ pub struct StatusLine {
     pub error: bool,
 }
 
+/// The screen's whole model. Fields are the UI's own: `update` alone changes them, the views
+/// read them, and tests go through the methods below.
 #[derive(Debug, Clone)]
 pub struct State {
-    /// The open clusters, in the order they were opened, and how each one's watch is.
-    pub clusters: Vec<ClusterLine>,
-    pub(crate) scope: String,
-    pub readonly: bool,
-    pub dry_run: bool,
+    /// The open clusters, in the order they were opened, with all the screen holds for each.
+    pub(super) clusters: Clusters,
+    pub(super) scope: String,
+    pub(super) readonly: bool,
+    pub(super) dry_run: bool,
     /// Acting without an audit log (`--no-audit`).
-    pub(crate) no_audit: bool,
+    pub(super) no_audit: bool,
     /// Why the audit log cannot be written, when it cannot: nothing may act, and every
     /// dialog says so up front.
-    pub audit_problem: Option<String>,
+    pub(super) audit_problem: Option<String>,
     /// Whether the config names report sinks: `r` has somewhere to send.
-    pub report_sinks: bool,
-    pub keys: UiConfig,
-    pub(crate) chain: Vec<RuleSpec>,
-    pub(crate) now: DateTime<Utc>,
-    pub(crate) total_pods: usize,
+    pub(super) report_sinks: bool,
+    pub(super) keys: UiConfig,
+    pub(super) chain: Vec<RuleSpec>,
+    pub(super) now: DateTime<Utc>,
+    pub(super) total_pods: usize,
     /// Every abnormal pod, ordered by the sort key; classified once per cache change.
-    pub findings: Vec<Abnormal>,
+    pub(super) findings: Vec<Abnormal>,
     /// Abnormal pods per rule, in chain order.
-    pub counts: Vec<usize>,
+    pub(super) counts: Vec<usize>,
     /// Index into `chain` of the category shown.
-    pub(crate) category: usize,
+    pub(super) category: usize,
     /// Indices into `findings` of the rows of the table (category, then filter).
-    pub rows: Vec<usize>,
-    pub selected: usize,
+    pub(super) rows: Vec<usize>,
+    pub(super) selected: usize,
     /// First row drawn; kept so the selection stays in view.
-    pub offset: usize,
+    pub(super) offset: usize,
     /// Rows that fit in the table, learnt from the terminal size.
-    pub table_height: usize,
-    pub filter: String,
-    pub filtering: bool,
-    pub(crate) sort: SortKey,
+    pub(super) table_height: usize,
+    pub(super) filter: String,
+    pub(super) filtering: bool,
+    pub(super) sort: SortKey,
     /// The sort runs the other way (`S`).
-    pub(crate) sort_reversed: bool,
-    /// UIDs of marked pods.
-    pub marks: BTreeSet<Mark>,
-    pub view: View,
-    pub(crate) details: Option<DetailsView>,
-    pub bottom: BottomPane,
-    pub overlay: Option<Overlay>,
-    /// Each open cluster's worker as it reported; [`State::worker`] is all of them as one.
-    pub workers: BTreeMap<Arc<str>, WorkerStatus>,
-    pub(crate) report: Option<RestartReport>,
-    pub status: Option<StatusLine>,
-    /// Verbs a cluster's API refused with 403, and what it said: those actions show as
-    /// unavailable on that cluster.
-    pub forbidden: Vec<Forbidden>,
-    /// Workloads scaled to zero from this screen, newest last: what undo restores.
-    pub(crate) scaled: Vec<Routed<WorkloadRef>>,
-    pub(crate) quit: bool,
+    pub(super) sort_reversed: bool,
+    pub(super) view: View,
+    pub(super) details: Option<DetailsView>,
+    pub(super) bottom: BottomPane,
+    pub(super) overlay: Option<Overlay>,
+    pub(super) report: Option<RestartReport>,
+    pub(super) status: Option<StatusLine>,
+    pub(super) quit: bool,
 }
 
 /// Every blocked cluster, named: clusters blocked for the same reason share it
 /// ("demo-eu, demo-us: why"); one blocked cluster never hides another.
-fn blocked_clusters(workers: &BTreeMap<Arc<str>, WorkerStatus>) -> Option<String> {
+fn blocked_clusters(workers: &BTreeMap<Arc<str>, &WorkerStatus>) -> Option<String> {
     let mut reasons: Vec<(&Blocked, Vec<&str>)> = Vec::new();
     for (cluster, status) in workers {
         let Some(why) = &status.blocked else { continue };
@@ -250,44 +228,41 @@ fn blocked_clusters(workers: &BTreeMap<Arc<str>, WorkerStatus>) -> Option<String
 }
 
 impl State {
-    /// The open clusters' workers as one: a switch is on where any cluster has it on, a rule is
-    /// held or paused where any cluster holds or pauses it, naming the cluster when there are
-    /// several.
     /// Why actions wait, for the header: the reason alone with one cluster open; with several,
     /// each blocked cluster named.
     pub fn blocked(&self) -> Option<String> {
-        match self.workers.len() {
-            1 => self
-                .workers
+        let workers = self.clusters.workers();
+        match workers.len() {
+            1 => workers
                 .values()
                 .next()?
                 .blocked
                 .as_ref()
                 .map(|b| b.to_string()),
-            _ => blocked_clusters(&self.workers),
+            _ => blocked_clusters(&workers),
         }
     }
 
+    /// The open clusters' workers as one: a switch is on where any cluster has it on, a rule is
+    /// held or paused where any cluster holds or pauses it, naming the cluster when there are
+    /// several.
     pub fn worker(&self) -> WorkerStatus {
-        let mut workers = self.workers.iter();
-        let Some((_, first)) = workers.next() else {
+        let reported = self.clusters.workers();
+        let mut workers = reported.iter();
+        let Some((first_name, first)) = workers.next() else {
             return WorkerStatus::default();
         };
-        if self.workers.len() == 1 {
-            return first.clone();
+        if reported.len() == 1 {
+            return (*first).clone();
         }
         let named = |cluster: &str, why: &str| format!("{cluster}: {why}");
-        let mut all = first.clone();
-        let first_name = self.workers.keys().next().cloned().unwrap_or_default();
+        let mut all = (*first).clone();
         all.blocked = None;
         for status in all.rules.values_mut() {
             for pause in &mut status.paused {
-                pause.why = named(&first_name, &pause.why);
+                pause.why = named(first_name, &pause.why);
             }
-            status.held_reason = status
-                .held_reason
-                .take()
-                .map(|why| named(&first_name, &why));
+            status.held_reason = status.held_reason.take().map(|why| named(first_name, &why));
         }
         for (cluster, other) in workers {
             all.master_auto |= other.master_auto;
@@ -313,11 +288,7 @@ impl State {
     pub fn new(context: &str, scope: &str, chain: Vec<RuleSpec>, keys: UiConfig) -> State {
         let counts = vec![0; chain.len()];
         State {
-            clusters: vec![ClusterLine {
-                name: Arc::from(context),
-                watch: WatchLine::Listing,
-                pods: 0,
-            }],
+            clusters: Clusters::new(context),
             scope: scope.to_string(),
             readonly: false,
             dry_run: false,
@@ -339,16 +310,12 @@ impl State {
             filtering: false,
             sort: SortKey::Age,
             sort_reversed: false,
-            marks: BTreeSet::new(),
             view: View::Table,
             details: None,
             bottom: BottomPane::Log,
             overlay: None,
-            workers: BTreeMap::new(),
             report: None,
             status: None,
-            forbidden: Vec::new(),
-            scaled: Vec::new(),
             quit: false,
         }
     }
@@ -384,23 +351,18 @@ impl State {
     }
 
     pub(crate) fn is_marked(&self, finding: &Abnormal) -> bool {
-        self.marks
-            .iter()
-            .any(|(cluster, uid)| *cluster == finding.cluster && **uid == *finding.pod.uid)
+        self.clusters.is_marked(finding)
     }
 
     /// Why `cluster`'s API will refuse `verb`, if it already did.
-    pub(crate) fn forbidden_reason(&self, cluster: &str, verb: Verb) -> Option<&str> {
-        self.forbidden
-            .iter()
-            .find(|f| f.verb == verb && *f.cluster == *cluster)
-            .map(|f| f.why.as_str())
+    pub fn forbidden_reason(&self, cluster: &str, verb: Verb) -> Option<&str> {
+        self.clusters.forbidden_reason(cluster, verb)
     }
 
     /// The worst of the open clusters' watches: the one-cluster header shows it.
     pub(crate) fn watch(&self) -> WatchLine {
         self.clusters
-            .iter()
+            .lines()
             .map(|c| c.watch.clone())
             .max_by_key(WatchLine::severity)
             .unwrap_or_default()
@@ -409,6 +371,38 @@ impl State {
     /// More than one cluster is open: rows name their cluster.
     pub(crate) fn several_clusters(&self) -> bool {
         self.clusters.len() > 1
+    }
+
+    /// Take the runtime's list of open clusters as the truth; what a closed cluster showed
+    /// (its rows, its pod's details) goes with it.
+    pub(crate) fn sync_clusters(&mut self, lines: Vec<ClusterLine>) {
+        if self.clusters.sync(lines) {
+            self.forget_closed();
+        }
+    }
+
+    /// Close `name` and what it showed.
+    pub(crate) fn close_cluster(&mut self, name: &str) {
+        self.clusters.close(name);
+        self.forget_closed();
+    }
+
+    fn forget_closed(&mut self) {
+        if self
+            .findings
+            .iter()
+            .any(|a| !self.clusters.contains(&a.cluster))
+        {
+            let mut kept = std::mem::take(&mut self.findings);
+            kept.retain(|a| self.clusters.contains(&a.cluster));
+            self.replace_findings(kept, false);
+        }
+        if let Some(details) = &self.details
+            && !self.clusters.contains(&details.cluster)
+        {
+            self.view = View::Table;
+            self.details = None;
+        }
     }
 
     /// Take a new classification, keeping the cursor on the same pod; `in_default_order` when
@@ -458,10 +452,7 @@ impl State {
             }
         }
         self.counts = counts;
-        if !self.marks.is_empty() {
-            let present: HashSet<Mark> = self.findings.iter().map(mark_of).collect();
-            self.marks.retain(|mark| present.contains(mark));
-        }
+        self.clusters.keep_marks_of(&self.findings);
         self.refilter(keep);
     }
 
@@ -498,6 +489,95 @@ impl State {
             self.offset = self.selected + 1 - height;
         }
         self.offset = self.offset.min(self.rows.len().saturating_sub(height));
+    }
+}
+
+/// What the runtime sets once and tests read: the screen's settings and what it shows.
+impl State {
+    pub fn set_readonly(&mut self, readonly: bool) {
+        self.readonly = readonly;
+    }
+
+    pub fn set_dry_run(&mut self, dry_run: bool) {
+        self.dry_run = dry_run;
+    }
+
+    pub fn set_audit_problem(&mut self, problem: Option<String>) {
+        self.audit_problem = problem;
+    }
+
+    pub fn set_report_sinks(&mut self, configured: bool) {
+        self.report_sinks = configured;
+    }
+
+    pub fn set_keys(&mut self, keys: UiConfig) {
+        self.keys = keys;
+    }
+
+    pub fn keys(&self) -> &UiConfig {
+        &self.keys
+    }
+
+    /// Each open cluster and its watch, in the order they were opened.
+    pub fn cluster_lines(&self) -> Vec<&ClusterLine> {
+        self.clusters.lines().collect()
+    }
+
+    /// Every abnormal pod, in table order.
+    pub fn findings(&self) -> &[Abnormal] {
+        &self.findings
+    }
+
+    /// Indices into [`State::findings`] of the table's rows.
+    pub fn rows(&self) -> &[usize] {
+        &self.rows
+    }
+
+    /// Abnormal pods per rule, in chain order.
+    pub fn counts(&self) -> &[usize] {
+        &self.counts
+    }
+
+    pub fn selected(&self) -> usize {
+        self.selected
+    }
+
+    /// The first row drawn.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    pub fn table_height(&self) -> usize {
+        self.table_height
+    }
+
+    pub fn filter(&self) -> &str {
+        &self.filter
+    }
+
+    /// The filter is being typed.
+    pub fn filtering(&self) -> bool {
+        self.filtering
+    }
+
+    pub fn marked_count(&self) -> usize {
+        self.clusters.marked_count()
+    }
+
+    pub fn view(&self) -> View {
+        self.view
+    }
+
+    pub fn bottom(&self) -> BottomPane {
+        self.bottom
+    }
+
+    pub fn overlay(&self) -> Option<&Overlay> {
+        self.overlay.as_ref()
+    }
+
+    pub fn status(&self) -> Option<&StatusLine> {
+        self.status.as_ref()
     }
 }
 

@@ -82,8 +82,14 @@ fn the_two_demo_clusters_on_one_screen() {
         assert!(record.contains(&target), "{record}");
     }
 
-    // Scale the owner of a demo-us image pull pod to zero, then find it parked.
-    screen.wait_for("a demo-us row", |t| !rows_of(t, "demo-us").is_empty());
+    // Scale the owner of a demo-us image pull pod to zero, then find it parked. The deleted pod
+    // stays on its row, deleting, for its grace period, under the cursor: once the screen shows
+    // it so, step to the next row, whose owner can be scaled (without waiting, the key raced
+    // the snapshot that marks the pod).
+    screen.wait_for("the deleted pod shown deleting", |t| {
+        rows_of(t, "demo-us").iter().any(|r| r.contains("deleting"))
+    });
+    screen.keys("j");
     screen.keys("z");
     screen.wait_text("Scale the workload to 0?");
     screen.keys("y");

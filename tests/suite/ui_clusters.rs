@@ -70,12 +70,12 @@ fn two_clusters() -> State {
 #[test]
 fn counts_add_up_across_clusters_and_rows_name_their_cluster() {
     let s = two_clusters();
-    assert_eq!(s.counts[0], 3 + 2, "evicted in both clusters");
-    assert_eq!(s.counts[2], 1 + 1, "image pull in both clusters");
+    assert_eq!(s.counts()[0], 3 + 2, "evicted in both clusters");
+    assert_eq!(s.counts()[2], 1 + 1, "image pull in both clusters");
     let rows: Vec<(&str, &str)> = s
-        .rows
+        .rows()
         .iter()
-        .map(|&i| (&*s.findings[i].cluster, &*s.findings[i].pod.name))
+        .map(|&i| (&*s.findings()[i].cluster, &*s.findings()[i].pod.name))
         .collect();
     assert_eq!(
         rows,
@@ -103,7 +103,11 @@ fn one_cluster_hides_the_cluster_column() {
 fn the_filter_matches_the_cluster_name() {
     let mut s = two_clusters();
     press(&mut s, "/ d e m o - u s Enter");
-    let clusters: Vec<&str> = s.rows.iter().map(|&i| &*s.findings[i].cluster).collect();
+    let clusters: Vec<&str> = s
+        .rows()
+        .iter()
+        .map(|&i| &*s.findings()[i].cluster)
+        .collect();
     assert_eq!(clusters, ["demo-us", "demo-us"]);
 }
 
@@ -118,7 +122,7 @@ fn an_action_on_a_pod_of_the_second_cluster_goes_to_that_cluster_only() {
     assert_eq!(pods.len(), 1);
     assert_eq!(&*pods[0].cluster, "demo-us");
     update(&mut s, Event::OptOuts(Ok(Vec::new())));
-    let Some(Overlay::Confirm(dialog)) = &s.overlay else {
+    let Some(Overlay::Confirm(dialog)) = s.overlay() else {
         panic!("expected the dialog");
     };
     assert!(
@@ -127,7 +131,7 @@ fn an_action_on_a_pod_of_the_second_cluster_goes_to_that_cluster_only() {
         dialog.lines
     );
     let effects = press(&mut s, "y");
-    let target = s.findings.iter().find(|a| &*a.pod.name == "indexer-0");
+    let target = s.findings().iter().find(|a| &*a.pod.name == "indexer-0");
     let pod = PodRef::of(&target.unwrap().pod);
     assert_eq!(
         effects,
@@ -157,32 +161,37 @@ fn marks_across_clusters_route_each_pod_to_its_own() {
     );
 }
 
-#[test]
-fn a_refusal_on_one_cluster_leaves_the_other_available() {
-    let mut s = two_clusters();
+/// demo-us's API refuses to delete its pod `indexer-0` with 403.
+fn refuse_delete_on_us(s: &mut State) {
     let us_pod = PodRef::of(&us_findings()[1].pod);
     update(
-        &mut s,
+        s,
         Event::Outcome {
             action: Routed::new(&"demo-us".into(), Action::Delete(us_pod)),
             outcome: Outcome::Refused(Refusal::Forbidden(Denied {
                 verb: "delete",
                 resource: "pods",
-                namespace: "shop".into(),
+                namespace: "search".into(),
                 message: "403 forbidden: cannot delete pods".into(),
             })),
         },
     );
+}
+
+#[test]
+fn a_refusal_on_one_cluster_leaves_the_other_available() {
+    let mut s = two_clusters();
+    refuse_delete_on_us(&mut s);
     press(&mut s, "Home d");
     assert!(
-        matches!(s.overlay, Some(Overlay::Checking(_))),
+        matches!(s.overlay(), Some(Overlay::Checking(_))),
         "a pod of demo stays deletable: {:?}",
-        s.overlay
+        s.overlay()
     );
     update(&mut s, Event::Key(KeyBinding::parse("Esc").unwrap()));
     press(&mut s, "/ i n d e x e r Enter d");
-    let Some(Overlay::Confirm(dialog)) = &s.overlay else {
-        panic!("expected an unavailable dialog, got {:?}", s.overlay);
+    let Some(Overlay::Confirm(dialog)) = s.overlay() else {
+        panic!("expected an unavailable dialog, got {:?}", s.overlay());
     };
     assert!(
         matches!(&dialog.offer, Offer::Unavailable(why) if why.contains("demo-us")),
@@ -203,15 +212,16 @@ fn a_cluster_that_is_down_is_summarised_in_the_header_and_detailed_on_c() {
     assert!(header.contains("2 clusters"), "{header}");
     assert!(header.contains("1/2 synced"), "{header}");
     assert_eq!(
-        s.counts[0], 5,
+        s.counts()[0],
+        5,
         "the live cluster's findings stay on screen while the other is down"
     );
     assert_snapshot("clusters_one_down_80x24", &screen80);
     press(&mut s, "C");
-    assert_eq!(s.overlay, Some(Overlay::Clusters));
+    assert_eq!(s.overlay(), Some(&Overlay::Clusters));
     assert_snapshot("clusters_detail_100x24", &screen(&s, 100, 24));
     press(&mut s, "Esc");
-    assert_eq!(s.overlay, None);
+    assert_eq!(s.overlay(), None);
 }
 
 #[test]
@@ -224,9 +234,9 @@ fn space_in_the_context_list_adds_and_drops_contexts() {
     let effects = press(&mut s, "Down Space");
     assert_eq!(effects, [Effect::AddContext("demo-us".into())]);
     update(&mut s, Event::Added(Ok("demo-us".into())));
-    assert_eq!(s.clusters.len(), 2);
+    assert_eq!(s.cluster_lines().len(), 2);
     update(&mut s, snapshot(WatchLine::Synced));
-    assert_eq!(s.counts[0], 5);
+    assert_eq!(s.counts()[0], 5);
 
     update(
         &mut s,
@@ -234,9 +244,9 @@ fn space_in_the_context_list_adds_and_drops_contexts() {
     );
     let effects = press(&mut s, "Space");
     assert_eq!(effects, [Effect::DropContext("demo".into())]);
-    assert_eq!(s.clusters.len(), 1);
-    assert_eq!(s.counts[0], 2, "only demo-us's evicted pods remain");
-    assert!(s.findings.iter().all(|a| &*a.cluster == "demo-us"));
+    assert_eq!(s.cluster_lines().len(), 1);
+    assert_eq!(s.counts()[0], 2, "only demo-us's evicted pods remain");
+    assert!(s.findings().iter().all(|a| &*a.cluster == "demo-us"));
 
     update(
         &mut s,
@@ -244,7 +254,7 @@ fn space_in_the_context_list_adds_and_drops_contexts() {
     );
     let effects = press(&mut s, "Down Space");
     assert!(effects.is_empty(), "the last open context is not dropped");
-    assert_eq!(s.clusters.len(), 1);
+    assert_eq!(s.cluster_lines().len(), 1);
 }
 
 #[test]
@@ -349,8 +359,8 @@ fn the_parked_view_lists_every_clusters_workloads_and_undoes_on_the_right_one() 
             }),
         },
     );
-    let Some(Overlay::Confirm(dialog)) = &s.overlay else {
-        panic!("expected the undo dialog, got {:?}", s.overlay);
+    let Some(Overlay::Confirm(dialog)) = s.overlay() else {
+        panic!("expected the undo dialog, got {:?}", s.overlay());
     };
     assert!(
         dialog.lines.iter().any(|l| l.contains("from 0 to 3")),
@@ -391,8 +401,8 @@ fn undo_of_a_workload_scaled_up_since_says_so_and_runs_nothing() {
             })),
         },
     );
-    let Some(Overlay::Confirm(dialog)) = &s.overlay else {
-        panic!("expected a dialog, got {:?}", s.overlay);
+    let Some(Overlay::Confirm(dialog)) = s.overlay() else {
+        panic!("expected a dialog, got {:?}", s.overlay());
     };
     let Offer::Unavailable(why) = &dialog.offer else {
         panic!("expected nothing to run: {dialog:?}");
@@ -426,5 +436,44 @@ fn every_blocked_cluster_is_named() {
         blocked.contains("demo: waiting for the first complete list")
             && blocked.contains("demo-us: watch stale for 40s"),
         "{blocked}"
+    );
+}
+
+/// The runtime's list of open clusters is the truth: a cluster it no longer lists leaves no
+/// worker, refusal or scaled workload behind, and opened again it starts afresh.
+#[test]
+fn a_cluster_the_runtime_no_longer_lists_leaves_nothing_behind() {
+    let mut s = two_clusters();
+    update(
+        &mut s,
+        Event::Worker {
+            cluster: "demo-us".into(),
+            status: WorkerStatus {
+                blocked: Some(Blocked::NotSynced),
+                ..WorkerStatus::default()
+            },
+        },
+    );
+    refuse_delete_on_us(&mut s);
+    update(
+        &mut s,
+        Event::Tick {
+            now: now(),
+            clusters: vec![line("demo", WatchLine::Synced, 27)],
+        },
+    );
+    assert_eq!(
+        s.blocked(),
+        None,
+        "demo-us's worker no longer speaks for the screen"
+    );
+
+    update(&mut s, Event::Added(Ok("demo-us".into())));
+    update(&mut s, snapshot(WatchLine::Synced));
+    press(&mut s, "/ i n d e x e r Enter d");
+    assert!(
+        matches!(s.overlay(), Some(Overlay::Checking(_))),
+        "demo-us opened again has no refusal from before: {:?}",
+        s.overlay()
     );
 }

@@ -4,13 +4,13 @@ use crate::ui_support;
 
 use opc_core::actions::{
     Action, Change, Denied, Inspection, OptOut, Outcome, PodRef, ReadError, RecordedIn, Refusal,
-    Resolution, UndoPlan, Unscalable, WorkloadKind, WorkloadRef,
+    Resolution, UndoPlan, Unscalable, Verb, WorkloadKind, WorkloadRef,
 };
 use opc_core::config::{Config, KeyBinding};
 use opc_core::rules::RuleKind;
 use opc_core::worker::WorkerCommand;
 use ops_pod_cleaner::ui::{Effect, Event, Offer, Overlay, State, Unanswered, View, update};
-use ui_support::{now, on_demo, state, worker_mut};
+use ui_support::{change_worker, now, on_demo, state};
 
 fn press(state: &mut State, keys: &str) -> Vec<Effect> {
     keys.split_whitespace()
@@ -20,8 +20,8 @@ fn press(state: &mut State, keys: &str) -> Vec<Effect> {
 
 /// Title, lines, and the reason when the dialog offers nothing to run.
 fn confirm_lines(state: &State) -> (String, Vec<String>, Option<String>) {
-    let Some(Overlay::Confirm(c)) = &state.overlay else {
-        panic!("expected a confirmation, found {:?}", state.overlay);
+    let Some(Overlay::Confirm(c)) = state.overlay() else {
+        panic!("expected a confirmation, found {:?}", state.overlay());
     };
     let unavailable = match &c.offer {
         Offer::Unavailable(why) => Some(why.clone()),
@@ -33,19 +33,23 @@ fn confirm_lines(state: &State) -> (String, Vec<String>, Option<String>) {
 #[test]
 fn moves_with_arrows_and_jk_and_stays_in_the_table() {
     let mut s = state();
-    assert_eq!(s.rows.len(), 3, "three evicted pods");
+    assert_eq!(s.rows().len(), 3, "three evicted pods");
     press(&mut s, "j Down j j j");
-    assert_eq!(s.selected, 2, "stops at the last row");
+    assert_eq!(s.selected(), 2, "stops at the last row");
     press(&mut s, "k Up");
-    assert_eq!(s.selected, 0);
+    assert_eq!(s.selected(), 0);
     press(&mut s, "End");
-    assert_eq!(s.selected, 2);
+    assert_eq!(s.selected(), 2);
 }
 
 #[test]
 fn sorted_longest_in_state_first() {
     let s = state();
-    let names: Vec<&str> = s.rows.iter().map(|&i| &*s.findings[i].pod.name).collect();
+    let names: Vec<&str> = s
+        .rows()
+        .iter()
+        .map(|&i| &*s.findings()[i].pod.name)
+        .collect();
     assert_eq!(names, ["web-5f8-k2x8p", "web-5f8-q7m4t", "api-7c9-zz1"]);
 }
 
@@ -54,7 +58,7 @@ fn tab_and_digits_switch_category() {
     let mut s = state();
     press(&mut s, "Tab");
     assert_eq!(s.current_kind(), Some(RuleKind::Terminating));
-    assert_eq!(s.rows.len(), 1);
+    assert_eq!(s.rows().len(), 1);
     press(&mut s, "BackTab BackTab");
     assert_eq!(s.current_kind(), Some(RuleKind::Unknown));
     press(&mut s, "3");
@@ -65,24 +69,24 @@ fn tab_and_digits_switch_category() {
 fn filter_narrows_and_esc_clears() {
     let mut s = state();
     press(&mut s, "/ p a y");
-    assert!(s.filtering);
-    assert_eq!(s.rows.len(), 1);
+    assert!(s.filtering());
+    assert_eq!(s.rows().len(), 1);
     // While typing, keys are text: `q` does not quit.
     assert!(press(&mut s, "q").is_empty());
-    assert_eq!(s.filter, "payq");
-    assert_eq!(s.rows.len(), 0);
+    assert_eq!(s.filter(), "payq");
+    assert_eq!(s.rows().len(), 0);
     press(&mut s, "Backspace Enter");
-    assert!(!s.filtering);
-    assert_eq!(s.rows.len(), 1);
+    assert!(!s.filtering());
+    assert_eq!(s.rows().len(), 1);
     press(&mut s, "Esc");
-    assert_eq!(s.rows.len(), 3);
+    assert_eq!(s.rows().len(), 3);
 }
 
 #[test]
 fn marked_rows_are_confirmed_by_name_then_run() {
     let mut s = state();
     press(&mut s, "Space Space");
-    assert_eq!(s.marks.len(), 2);
+    assert_eq!(s.marked_count(), 2);
     let pod = |name: &str| PodRef {
         namespace: "shop".into(),
         name: name.into(),
@@ -96,7 +100,7 @@ fn marked_rows_are_confirmed_by_name_then_run() {
         ])],
         "nothing runs before yes; the owners are checked for opt-outs first"
     );
-    assert!(matches!(s.overlay, Some(Overlay::Checking(_))));
+    assert!(matches!(s.overlay(), Some(Overlay::Checking(_))));
     assert!(press(&mut s, "y").is_empty(), "no yes before the check");
     update(&mut s, Event::OptOuts(Ok(Vec::new())));
     let (title, lines, unavailable) = confirm_lines(&s);
@@ -112,7 +116,7 @@ fn marked_rows_are_confirmed_by_name_then_run() {
             on_demo(Action::Delete(pod("web-5f8-q7m4t"))),
         ])]
     );
-    assert_eq!(s.overlay, None);
+    assert_eq!(s.overlay(), None);
 }
 
 #[test]
@@ -161,7 +165,7 @@ fn an_unchecked_opt_out_is_treated_as_one() {
     let (title, _, _) = confirm_lines(&s);
     assert!(title.starts_with("Opted out:"), "{title}");
     press(&mut s, "n");
-    assert_eq!(s.overlay, None);
+    assert_eq!(s.overlay(), None);
 }
 
 #[test]
@@ -169,16 +173,16 @@ fn no_or_esc_cancels_without_effects() {
     let mut s = state();
     press(&mut s, "D");
     assert!(press(&mut s, "n").is_empty());
-    assert_eq!(s.overlay, None);
+    assert_eq!(s.overlay(), None);
     press(&mut s, "D");
     assert!(press(&mut s, "Esc").is_empty());
-    assert_eq!(s.overlay, None);
+    assert_eq!(s.overlay(), None);
 }
 
 #[test]
 fn readonly_shows_the_action_as_unavailable() {
     let mut s = state();
-    s.readonly = true;
+    s.set_readonly(true);
     press(&mut s, "d");
     let (_, _, unavailable) = confirm_lines(&s);
     assert!(unavailable.unwrap().contains("--readonly"));
@@ -207,7 +211,7 @@ fn a_403_makes_the_verb_unavailable_with_the_reason() {
         message: "403 forbidden: cannot delete pods in shop".into(),
     };
     delete_refused(&mut s, Refusal::Forbidden(denied));
-    assert!(s.status.as_ref().unwrap().error);
+    assert!(s.status().unwrap().error);
     press(&mut s, "d");
     let (_, _, unavailable) = confirm_lines(&s);
     assert!(unavailable.unwrap().contains("cannot delete pods"));
@@ -225,13 +229,19 @@ fn a_refusal_that_is_no_403_leaves_the_verb_available() {
             name: "forbidden".into(),
         }),
     );
-    assert!(s.status.as_ref().unwrap().error);
-    assert!(s.forbidden.is_empty());
+    assert!(s.status().unwrap().error);
+    assert_eq!(s.forbidden_reason("demo", Verb::Delete), None);
     press(&mut s, "d");
     assert!(
-        matches!(s.overlay, Some(Overlay::Checking(_))),
+        matches!(s.overlay(), Some(Overlay::Checking(_))),
+        "delete is still offered: {:?}",
+        s.overlay()
+    );
+    press(&mut s, "d");
+    assert!(
+        matches!(s.overlay(), Some(Overlay::Checking(_))),
         "{:?}",
-        s.overlay
+        s.overlay()
     );
 }
 
@@ -242,7 +252,7 @@ fn scale_to_zero_names_the_workload_and_its_replicas() {
     let effects = press(&mut s, "z");
     let pod = PodRef::of(&s.selected_finding().unwrap().pod);
     assert_eq!(effects, [Effect::ResolveWorkload(on_demo(pod.clone()))]);
-    assert!(matches!(s.overlay, Some(Overlay::Resolving(_))));
+    assert!(matches!(s.overlay(), Some(Overlay::Resolving(_))));
     let workload = WorkloadRef {
         kind: WorkloadKind::Deployment,
         namespace: "shop".into(),
@@ -355,7 +365,7 @@ fn auto_toggles_go_to_the_worker_for_the_current_rule() {
         press(&mut s, "A"),
         [Effect::Worker(WorkerCommand::SetMasterAuto(true))]
     );
-    s.report_sinks = true;
+    s.set_report_sinks(true);
     assert_eq!(
         press(&mut s, "r"),
         [Effect::Worker(WorkerCommand::SendReport)]
@@ -369,7 +379,7 @@ fn auto_toggles_go_to_the_worker_for_the_current_rule() {
 fn keys_without_a_visible_effect_still_answer() {
     let mut s = state();
     assert!(press(&mut s, "r").is_empty());
-    let line = s.status.clone().expect("a status line");
+    let line = s.status().cloned().expect("a status line");
     assert!(
         line.error && line.text.contains("no report sinks"),
         "{line:?}"
@@ -377,7 +387,7 @@ fn keys_without_a_visible_effect_still_answer() {
     assert!(line.text.contains("e writes the report"), "{line:?}");
     assert_eq!(press(&mut s, "ctrl-r"), [Effect::Refresh]);
     assert!(
-        s.status
+        s.status()
             .as_ref()
             .is_some_and(|l| l.text.contains("refreshed"))
     );
@@ -400,9 +410,9 @@ fn enter_fetches_details_and_esc_returns() {
     let effects = press(&mut s, "Enter");
     let pod = PodRef::of(&s.selected_finding().unwrap().pod);
     assert_eq!(effects, [Effect::FetchDetails(on_demo(pod))]);
-    assert_eq!(s.view, View::Details);
+    assert_eq!(s.view(), View::Details);
     press(&mut s, "Esc");
-    assert_eq!(s.view, View::Table);
+    assert_eq!(s.view(), View::Table);
 }
 
 #[test]
@@ -423,7 +433,7 @@ fn switch_context_lists_then_connects() {
 fn quit_and_help() {
     let mut s = state();
     press(&mut s, "?");
-    assert_eq!(s.overlay, Some(Overlay::Help));
+    assert_eq!(s.overlay(), Some(&Overlay::Help));
     assert!(press(&mut s, "q").is_empty(), "q closes the help first");
     assert_eq!(press(&mut s, "q"), [Effect::Quit]);
 }
@@ -433,9 +443,9 @@ fn keys_come_from_the_config() {
     let config =
         Config::from_yaml("ui:\n  keys:\n    delete: x\n    quit: Q\n", "test.yaml").unwrap();
     let mut s = state();
-    s.keys = config.ui;
+    s.set_keys(config.ui);
     press(&mut s, "x");
-    assert!(matches!(s.overlay, Some(Overlay::Checking(_))));
+    assert!(matches!(s.overlay(), Some(Overlay::Checking(_))));
     press(&mut s, "Esc");
     assert!(press(&mut s, "q").is_empty());
     assert_eq!(press(&mut s, "Q"), [Effect::Quit]);
@@ -445,12 +455,12 @@ fn keys_come_from_the_config() {
 fn fifteen_thousand_rows_keep_the_cursor_in_view() {
     let mut s = state();
     ui_support::load_evicted(&mut s, 15_000);
-    assert_eq!(s.rows.len(), 15_000);
+    assert_eq!(s.rows().len(), 15_000);
     press(&mut s, "End");
-    assert_eq!(s.selected, 14_999);
-    assert_eq!(s.offset, 15_000 - s.table_height);
+    assert_eq!(s.selected(), 14_999);
+    assert_eq!(s.offset(), 15_000 - s.table_height());
     press(&mut s, "PageUp");
-    assert!(s.offset <= s.selected && s.selected < s.offset + s.table_height);
+    assert!(s.offset() <= s.selected() && s.selected() < s.offset() + s.table_height());
 }
 
 #[test]
@@ -478,7 +488,7 @@ fn the_cursor_follows_its_pod_when_a_snapshot_reorders_the_findings() {
 #[test]
 fn force_deleting_a_statefulset_pod_warns_of_a_second_copy_and_asks_twice() {
     let mut s = state();
-    let mut found = s.findings[s.rows[0]].clone();
+    let mut found = s.findings()[s.rows()[0]].clone();
     let pod = std::sync::Arc::make_mut(&mut found.pod);
     if let Some(owner) = pod.owner.as_mut() {
         owner.kind = std::sync::Arc::from("StatefulSet");
@@ -514,10 +524,12 @@ fn force_deleting_a_statefulset_pod_warns_of_a_second_copy_and_asks_twice() {
 fn a_cluster_added_later_gets_the_current_auto_switches() {
     use ops_pod_cleaner::ui::Routed;
     let mut s = state();
-    worker_mut(&mut s).master_auto = true;
-    if let Some(rule) = worker_mut(&mut s).rules.get_mut(&RuleKind::Evicted) {
-        rule.auto = true;
-    }
+    change_worker(&mut s, |w| w.master_auto = true);
+    change_worker(&mut s, |w| {
+        if let Some(rule) = w.rules.get_mut(&RuleKind::Evicted) {
+            rule.auto = true;
+        }
+    });
     let effects = update(&mut s, Event::Added(Ok("demo-us".into())));
     let us: std::sync::Arc<str> = "demo-us".into();
     assert_eq!(
@@ -565,6 +577,7 @@ fn resuming_a_paused_rule_names_and_acts_on_its_cluster_and_namespace_only() {
         ..WorkerStatus::default()
     };
     for (cluster, paused) in [("demo-eu", false), ("demo-us", true)] {
+        update(&mut s, Event::Added(Ok(cluster.into())));
         update(
             &mut s,
             Event::Worker {
@@ -590,11 +603,11 @@ fn resuming_a_paused_rule_names_and_acts_on_its_cluster_and_namespace_only() {
         [Effect::WorkerOf(Routed::new(&us, resume))]
     );
     assert!(
-        s.status
+        s.status()
             .as_ref()
             .is_some_and(|m| m.text.contains("resumed in shop on demo-us")),
         "{:?}",
-        s.status
+        s.status()
     );
 }
 
@@ -605,11 +618,11 @@ fn resuming_a_paused_rule_names_and_acts_on_its_cluster_and_namespace_only() {
 fn marks_are_cleared_when_the_category_changes() {
     let mut s = state();
     press(&mut s, "1 Space");
-    assert_eq!(s.marks.len(), 1);
+    assert_eq!(s.marked_count(), 1);
     press(&mut s, "2");
-    assert!(s.marks.is_empty(), "{:?}", s.marks);
+    assert_eq!(s.marked_count(), 0);
     assert!(
-        s.status
+        s.status()
             .as_ref()
             .is_some_and(|l| l.text.contains("1 mark cleared"))
     );
@@ -631,7 +644,7 @@ fn a_marked_pod_the_filter_hides_is_not_acted_on() {
     let mut s = state();
     press(&mut s, "Space Space");
     press(&mut s, "/ q 7 m Enter");
-    assert_eq!(s.rows.len(), 1);
+    assert_eq!(s.rows().len(), 1);
     let shown = PodRef {
         namespace: "shop".into(),
         name: "web-5f8-q7m4t".into(),
@@ -670,7 +683,7 @@ fn force_delete_of_a_pod_held_by_finalizers_points_at_f() {
 #[test]
 fn a_dry_run_dialog_says_so_before_yes() {
     let mut s = state();
-    s.dry_run = true;
+    s.set_dry_run(true);
     press(&mut s, "3 z");
     let pod = PodRef::of(&s.selected_finding().unwrap().pod);
     let workload = WorkloadRef {
@@ -700,8 +713,8 @@ fn a_dry_run_dialog_says_so_before_yes() {
         !lines.iter().any(|l| l.contains("undo restores")),
         "{lines:?}"
     );
-    let Some(Overlay::Confirm(dialog)) = &s.overlay else {
-        panic!("{:?}", s.overlay);
+    let Some(Overlay::Confirm(dialog)) = s.overlay() else {
+        panic!("{:?}", s.overlay());
     };
     assert!(matches!(dialog.offer, Offer::Ready { dry_run: true, .. }));
 }
@@ -711,7 +724,9 @@ fn a_dry_run_dialog_says_so_before_yes() {
 #[test]
 fn an_unwritable_audit_log_makes_actions_unavailable_up_front() {
     let mut s = state();
-    s.audit_problem = Some("the audit log /var/log/opc.jsonl cannot be opened (disk full)".into());
+    s.set_audit_problem(Some(
+        "the audit log /var/log/opc.jsonl cannot be opened (disk full)".into(),
+    ));
     assert!(
         press(&mut s, "d").is_empty(),
         "nothing to check: nothing can run"
@@ -730,9 +745,9 @@ fn an_unwritable_audit_log_makes_actions_unavailable_up_front() {
 fn sort_says_its_column_and_direction_and_reverses() {
     let mut s = state();
     let names = |s: &State| -> Vec<String> {
-        s.rows
+        s.rows()
             .iter()
-            .map(|&i| s.findings[i].pod.name.to_string())
+            .map(|&i| s.findings()[i].pod.name.to_string())
             .collect()
     };
     assert_eq!(
@@ -742,10 +757,10 @@ fn sort_says_its_column_and_direction_and_reverses() {
     );
     press(&mut s, "S");
     assert_eq!(names(&s), ["api-7c9-zz1", "web-5f8-q7m4t", "web-5f8-k2x8p"]);
-    let line = s.status.clone().unwrap().text;
+    let line = s.status().cloned().unwrap().text;
     assert!(line.contains("time in state, newest first"), "{line}");
     press(&mut s, "s");
-    let line = s.status.clone().unwrap().text;
+    let line = s.status().cloned().unwrap().text;
     assert!(line.contains("namespace, a→z"), "{line}");
 }
 
@@ -764,7 +779,20 @@ fn l_shows_the_logs_of_a_crash_loops_previous_run() {
             previous: true,
         }]
     );
-    assert_eq!(s.view, View::Details);
+    assert_eq!(s.view(), View::Details);
     assert!(press(&mut s, "l").is_empty(), "l again goes back");
-    assert_eq!(s.view, View::Table);
+    assert_eq!(s.view(), View::Table);
+}
+
+/// The owners' opt-out check answers after its dialog was cancelled and help opened: the
+/// answer is for a dialog no longer shown, and help stays.
+#[test]
+fn a_late_opt_out_answer_leaves_the_overlay_shown() {
+    let mut s = state();
+    press(&mut s, "d");
+    assert!(matches!(s.overlay(), Some(Overlay::Checking(_))));
+    press(&mut s, "Esc ?");
+    assert_eq!(s.overlay(), Some(&Overlay::Help));
+    update(&mut s, Event::OptOuts(Ok(Vec::new())));
+    assert_eq!(s.overlay(), Some(&Overlay::Help));
 }

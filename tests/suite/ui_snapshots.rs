@@ -12,7 +12,7 @@ use opc_core::report::{RestartReport, RestartRow, WorkloadGroup};
 use opc_core::rules::RuleKind;
 use opc_core::worker::{Blocked, Pause, PauseScope, RuleStatus, Standby};
 use ops_pod_cleaner::ui::{BottomPane, Event, PodDetails, State, WatchLine, update};
-use ui_support::{assert_snapshot, now, on_demo, screen, state, worker_mut};
+use ui_support::{assert_snapshot, change_worker, now, on_demo, screen, state};
 
 fn press(state: &mut State, keys: &str) {
     for k in keys.split_whitespace() {
@@ -43,21 +43,23 @@ fn main_screen_wide_with_marks_and_filter() {
 #[test]
 fn header_shows_staleness_badges_and_paused_rules() {
     let mut s = state();
-    s.readonly = true;
-    s.dry_run = true;
-    worker_mut(&mut s).master_auto = true;
-    worker_mut(&mut s).rules.insert(
-        RuleKind::ImagePull,
-        RuleStatus {
-            auto: true,
-            paused: vec![Pause {
-                scope: PauseScope::Namespace("shop".into()),
-                why: "12 of 12 pods in shop match at once".into(),
-                resumable: false,
-            }],
-            ..Default::default()
-        },
-    );
+    s.set_readonly(true);
+    s.set_dry_run(true);
+    change_worker(&mut s, |w| w.master_auto = true);
+    change_worker(&mut s, |w| {
+        w.rules.insert(
+            RuleKind::ImagePull,
+            RuleStatus {
+                auto: true,
+                paused: vec![Pause {
+                    scope: PauseScope::Namespace("shop".into()),
+                    why: "12 of 12 pods in shop match at once".into(),
+                    resumable: false,
+                }],
+                ..Default::default()
+            },
+        );
+    });
     update(
         &mut s,
         Event::Tick {
@@ -81,7 +83,9 @@ fn header_shows_staleness_badges_and_paused_rules() {
 #[test]
 fn header_says_blocked_only_while_auto_is_on() {
     let mut s = state();
-    worker_mut(&mut s).blocked = Some(Blocked::Standby(Standby::WaitingForLease));
+    change_worker(&mut s, |w| {
+        w.blocked = Some(Blocked::Standby(Standby::WaitingForLease))
+    });
     let auto_line = |s: &State| {
         screen(s, 120, 24)
             .lines()
@@ -92,7 +96,7 @@ fn header_says_blocked_only_while_auto_is_on() {
     let off = auto_line(&s);
     assert!(off.starts_with("AUTO off"), "{off}");
     assert!(!off.contains("blocked") && !off.contains("Lease"), "{off}");
-    worker_mut(&mut s).master_auto = true;
+    change_worker(&mut s, |w| w.master_auto = true);
     let on = auto_line(&s);
     assert!(
         on.contains("blocked: waiting for the cluster's Lease"),
@@ -103,29 +107,33 @@ fn header_says_blocked_only_while_auto_is_on() {
 #[test]
 fn rules_pane() {
     let mut s = state();
-    worker_mut(&mut s).rules.insert(
-        RuleKind::Evicted,
-        RuleStatus {
-            auto: true,
-            actions_taken: 7,
-            failures: 1,
-            paused: Vec::new(),
-            ..RuleStatus::default()
-        },
-    );
-    worker_mut(&mut s).rules.insert(
-        RuleKind::ImagePull,
-        RuleStatus {
-            auto: true,
-            held: 1,
-            held_reason: Some(
-                "bad rollout: 3 replicas still available in Deployment shop/recommender".into(),
-            ),
-            ..RuleStatus::default()
-        },
-    );
+    change_worker(&mut s, |w| {
+        w.rules.insert(
+            RuleKind::Evicted,
+            RuleStatus {
+                auto: true,
+                actions_taken: 7,
+                failures: 1,
+                paused: Vec::new(),
+                ..RuleStatus::default()
+            },
+        );
+    });
+    change_worker(&mut s, |w| {
+        w.rules.insert(
+            RuleKind::ImagePull,
+            RuleStatus {
+                auto: true,
+                held: 1,
+                held_reason: Some(
+                    "bad rollout: 3 replicas still available in Deployment shop/recommender".into(),
+                ),
+                ..RuleStatus::default()
+            },
+        );
+    });
     press(&mut s, "Right");
-    assert_eq!(s.bottom, BottomPane::Rules);
+    assert_eq!(s.bottom(), BottomPane::Rules);
     let text = screen(&s, 80, 24);
     assert!(text.contains("evicted"));
     assert!(text.contains("HELD 1: bad rollout"), "{text}");
@@ -135,7 +143,9 @@ fn rules_pane() {
 #[test]
 fn report_pane() {
     let mut s = state();
-    worker_mut(&mut s).last_report = Some("sent to 1 sink at 09:00".into());
+    change_worker(&mut s, |w| {
+        w.last_report = Some("sent to 1 sink at 09:00".into())
+    });
     update(
         &mut s,
         Event::Report(RestartReport {
@@ -161,7 +171,7 @@ fn report_pane() {
         }),
     );
     press(&mut s, "h");
-    assert_eq!(s.bottom, BottomPane::Report);
+    assert_eq!(s.bottom(), BottomPane::Report);
     let text = screen(&s, 80, 24);
     assert!(text.contains("restarts 12 (+3)  OOMKilled exit 137 4m00s ago"));
     assert_snapshot("report_pane_80x24", &text);
@@ -228,7 +238,7 @@ fn help_overlay_lists_every_key() {
     press(&mut s, "?");
     let text = screen(&s, 80, 24);
     for action in opc_core::config::UI_ACTIONS {
-        let key = s.keys.key(action.0).unwrap().to_string();
+        let key = s.keys().key(action.0).unwrap().to_string();
         assert!(text.contains(&key), "{} ({key}) is missing", action.0);
     }
     assert_snapshot("help_80x24", &text);
@@ -274,7 +284,7 @@ fn confirm_scale_to_zero() {
 #[test]
 fn unavailable_action() {
     let mut s = state();
-    s.readonly = true;
+    s.set_readonly(true);
     press(&mut s, "D");
     let text = screen(&s, 80, 24);
     assert!(text.contains("unavailable: read-only mode"));

@@ -58,7 +58,7 @@ pub(crate) fn waiting(what: &str, area: Rect, buf: &mut Buffer) {
 pub(crate) fn contexts(
     names: &[String],
     selected: usize,
-    open: &[ClusterLine],
+    open: &[&ClusterLine],
     area: Rect,
     buf: &mut Buffer,
 ) {
@@ -88,7 +88,7 @@ pub(crate) fn contexts(
 }
 
 /// Each open cluster's watch in full: what the header only summarises.
-pub(crate) fn clusters(open: &[ClusterLine], area: Rect, buf: &mut Buffer) {
+pub(crate) fn clusters(open: &[&ClusterLine], area: Rect, buf: &mut Buffer) {
     let lines: Vec<Line> = open
         .iter()
         .map(|c| {

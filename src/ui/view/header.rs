@@ -35,7 +35,8 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
         state.total_pods,
         state.counts.iter().sum::<usize>()
     ));
-    if let [one] = state.clusters.as_slice() {
+    let lines = state.cluster_lines();
+    if let [one] = lines.as_slice() {
         let (text, style) = watch_text(&state.watch(), 48);
         return vec![
             Span::raw("  ctx "),
@@ -47,21 +48,17 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
             counts,
         ];
     }
-    let synced = state
-        .clusters
+    let synced = lines
         .iter()
         .filter(|c| c.watch == WatchLine::Synced)
         .count();
-    let all_synced = synced == state.clusters.len();
+    let all_synced = synced == lines.len();
     let mut spans = vec![
         Span::raw("  "),
-        Span::styled(
-            format!("{} clusters", state.clusters.len()),
-            theme::accent(),
-        ),
+        Span::styled(format!("{} clusters", lines.len()), theme::accent()),
         Span::raw(" "),
         Span::styled(
-            format!("● {synced}/{} synced", state.clusters.len()),
+            format!("● {synced}/{} synced", lines.len()),
             if all_synced {
                 theme::good()
             } else {
@@ -70,8 +67,7 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
         ),
     ];
     // The worst first, before the counts: health is what must fit in 80 columns.
-    if let Some(worst) = state
-        .clusters
+    if let Some(worst) = lines
         .iter()
         .filter(|c| c.watch != WatchLine::Synced)
         .max_by_key(|c| c.watch.severity())

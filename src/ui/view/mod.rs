@@ -81,7 +81,7 @@ pub fn draw(state: &State, frame: &mut Frame) {
         Some(Overlay::Contexts { names, selected }) => dialog::contexts(
             names,
             *selected,
-            &state.clusters,
+            &state.cluster_lines(),
             frame.area(),
             frame.buffer_mut(),
         ),
@@ -93,7 +93,7 @@ pub fn draw(state: &State, frame: &mut Frame) {
             frame.buffer_mut(),
         ),
         Some(Overlay::Clusters) => {
-            dialog::clusters(&state.clusters, frame.area(), frame.buffer_mut());
+            dialog::clusters(&state.cluster_lines(), frame.area(), frame.buffer_mut());
         }
     }
 }

@@ -23,77 +23,129 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let block = Block::bordered()
         .title(title(state))
         .title_style(theme::title());
-    let wide = area.width >= WIDE;
-    let wider = area.width >= WIDER;
-    let several = state.several_clusters();
-    let mut heading = if wide {
-        vec![
-            "",
-            "NAMESPACE",
-            "POD",
-            "REASON",
-            "FOR",
-            "RST",
-            "NODE",
-            "OWNER",
-            "ACTION",
-        ]
-    } else {
-        vec!["", "NAMESPACE", "POD", "REASON", "FOR", "RST", "ACTION"]
-    };
-    let mut widths: Vec<Constraint> = if wide {
-        vec![
-            Constraint::Length(1),
-            Constraint::Length(14),
-            Constraint::Fill(3),
-            Constraint::Length(18),
-            Constraint::Length(10),
-            Constraint::Length(4),
-            Constraint::Length(11),
-            Constraint::Fill(2),
-            Constraint::Length(ACTION_WIDTH),
-        ]
-    } else {
-        // The pod's name keeps 20 columns as the screen narrows; the reason gives way first.
-        let others = 1 + 10 + 10 + 3 + ACTION_WIDTH + 6 + if several { 10 } else { 0 };
-        let reason = area.width.saturating_sub(2 + others + 20).clamp(6, 17);
-        vec![
-            Constraint::Length(1),
-            Constraint::Length(10),
-            Constraint::Fill(1),
-            Constraint::Length(reason),
-            Constraint::Length(10),
-            Constraint::Length(3),
-            Constraint::Length(ACTION_WIDTH),
-        ]
-    };
-    if wider {
-        heading.insert(4, "CAUSE");
-        widths.insert(4, Constraint::Length(21));
-    }
-    if several {
-        // Hidden with one cluster: every row would say the same.
-        heading.insert(1, "CLUSTER");
-        widths.insert(1, Constraint::Length(if wide { 12 } else { 9 }));
-        if !wide {
-            // The rule's action is the same on every row; the pod's name needs the room.
-            heading.pop();
-            widths.pop();
-        }
-    }
+    let layout = Columns::for_width(area.width, state.several_clusters());
     // Each cell is cut to its column's width with an ellipsis, never silently.
     let inner = block.inner(area);
-    let columns: Vec<usize> = Layout::horizontal(widths.clone())
+    let widths: Vec<usize> = Layout::horizontal(layout.widths.clone())
         .spacing(1)
         .split(Rect { height: 1, ..inner })
         .iter()
         .map(|r| usize::from(r.width))
         .collect();
     let height = usize::from(area.height.saturating_sub(3));
+    let rows = visible_rows(state, &layout, &widths, height);
+    if rows.is_empty() {
+        block.render(area, buf);
+        Line::styled(empty_text(state), theme::dim()).render(inner, buf);
+        return;
+    }
+    Table::new(rows, layout.widths)
+        .header(Row::new(layout.heading).style(theme::title()))
+        .column_spacing(1)
+        .block(block)
+        .render(area, buf);
+}
+
+/// The table's columns at one width: which show, and how wide each is.
+struct Columns {
+    heading: Vec<&'static str>,
+    widths: Vec<Constraint>,
+    /// Node and owner have columns.
+    wide: bool,
+    /// The cause's class has a column.
+    wider: bool,
+    /// Rows name their cluster.
+    several: bool,
+}
+
+impl Columns {
+    fn for_width(width: u16, several: bool) -> Columns {
+        let wide = width >= WIDE;
+        let wider = width >= WIDER;
+        let (mut heading, mut widths) = if wide {
+            wide_columns()
+        } else {
+            narrow_columns(width, several)
+        };
+        if wider {
+            heading.insert(4, "CAUSE");
+            widths.insert(4, Constraint::Length(21));
+        }
+        if several {
+            // Hidden with one cluster: every row would say the same.
+            heading.insert(1, "CLUSTER");
+            widths.insert(1, Constraint::Length(if wide { 12 } else { 9 }));
+            if !wide {
+                // The rule's action is the same on every row; the pod's name needs the room.
+                heading.pop();
+                widths.pop();
+            }
+        }
+        Columns {
+            heading,
+            widths,
+            wide,
+            wider,
+            several,
+        }
+    }
+}
+
+fn wide_columns() -> (Vec<&'static str>, Vec<Constraint>) {
+    let heading = vec![
+        "",
+        "NAMESPACE",
+        "POD",
+        "REASON",
+        "FOR",
+        "RST",
+        "NODE",
+        "OWNER",
+        "ACTION",
+    ];
+    let widths = vec![
+        Constraint::Length(1),
+        Constraint::Length(14),
+        Constraint::Fill(3),
+        Constraint::Length(18),
+        Constraint::Length(10),
+        Constraint::Length(4),
+        Constraint::Length(11),
+        Constraint::Fill(2),
+        Constraint::Length(ACTION_WIDTH),
+    ];
+    (heading, widths)
+}
+
+/// The pod's name keeps 20 columns as the screen narrows; the reason gives way first.
+fn narrow_columns(width: u16, several: bool) -> (Vec<&'static str>, Vec<Constraint>) {
+    let heading = vec!["", "NAMESPACE", "POD", "REASON", "FOR", "RST", "ACTION"];
+    let others = 1 + 10 + 10 + 3 + ACTION_WIDTH + 6 + if several { 10 } else { 0 };
+    let reason = width.saturating_sub(2 + others + 20).clamp(6, 17);
+    let widths = vec![
+        Constraint::Length(1),
+        Constraint::Length(10),
+        Constraint::Fill(1),
+        Constraint::Length(reason),
+        Constraint::Length(10),
+        Constraint::Length(3),
+        Constraint::Length(ACTION_WIDTH),
+    ];
+    (heading, widths)
+}
+
+/// The rows that fit in `height` from the window's offset, each cell cut to its column's
+/// `widths`.
+fn visible_rows<'a>(
+    state: &'a State,
+    columns: &Columns,
+    widths: &[usize],
+    height: usize,
+) -> Vec<Row<'a>> {
     let offset = state
         .offset
         .min(state.rows.len().saturating_sub(height.max(1)));
-    let rows: Vec<Row> = state
+    state
         .rows
         .iter()
         .enumerate()
@@ -101,14 +153,14 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         .take(height)
         .filter_map(|(at, &i)| {
             let a = state.findings.get(i)?;
-            let mut cells = cells(state, a, wide, several);
-            if wider {
-                let at = if several { 5 } else { 4 };
+            let mut cells = cells(state, a, columns.wide, columns.several);
+            if columns.wider {
+                let at = if columns.several { 5 } else { 4 };
                 cells.insert(at.min(cells.len()), a.cause.to_string());
             }
             let cells = cells
                 .into_iter()
-                .zip(&columns)
+                .zip(widths)
                 .map(|(text, &width)| Cell::from(fit(&text, width)));
             let mut row = Row::new(cells);
             if state.is_marked(a) {
@@ -119,27 +171,21 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             }
             Some(row)
         })
-        .collect();
-    if rows.is_empty() {
-        let listing = state
-            .clusters
-            .iter()
-            .any(|c| c.watch == crate::ui::state::WatchLine::Listing);
-        let empty = match state.current_rule() {
-            Some(rule) if !rule.enabled => format!(" rule {} is disabled in the config", rule.kind),
-            _ if !state.filter.is_empty() => " no pod matches the filter (Esc clears it)".into(),
-            _ if listing => " listing pods… (nothing to show until the first list is in)".into(),
-            _ => " nothing abnormal here".into(),
-        };
-        block.render(area, buf);
-        Line::styled(empty, theme::dim()).render(inner, buf);
-        return;
+        .collect()
+}
+
+/// Why the table has no rows.
+fn empty_text(state: &State) -> String {
+    let listing = state
+        .cluster_lines()
+        .iter()
+        .any(|c| c.watch == crate::ui::state::WatchLine::Listing);
+    match state.current_rule() {
+        Some(rule) if !rule.enabled => format!(" rule {} is disabled in the config", rule.kind),
+        _ if !state.filter.is_empty() => " no pod matches the filter (Esc clears it)".into(),
+        _ if listing => " listing pods… (nothing to show until the first list is in)".into(),
+        _ => " nothing abnormal here".into(),
     }
-    Table::new(rows, widths)
-        .header(Row::new(heading).style(theme::title()))
-        .column_spacing(1)
-        .block(block)
-        .render(area, buf);
 }
 
 fn title(state: &State) -> String {
@@ -152,8 +198,9 @@ fn title(state: &State) -> String {
         rule.kind,
         if count == 1 { "" } else { "s" }
     );
-    if !state.marks.is_empty() {
-        title.push_str(&format!(" · {} marked", state.marks.len()));
+    let marked = state.marked_count();
+    if marked > 0 {
+        title.push_str(&format!(" · {marked} marked"));
     }
     title.push_str(&format!(
         " · by {}, {}",

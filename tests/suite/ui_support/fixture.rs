@@ -118,18 +118,17 @@ pub fn state() -> State {
         default_chain(),
         UiConfig::default(),
     );
-    let demo = state
-        .clusters
-        .first()
-        .map_or("demo".into(), |c| c.name.clone());
-    state.workers.insert(
-        demo,
-        WorkerStatus {
-            rules: default_chain()
-                .iter()
-                .map(|r| (r.kind, RuleStatus::default()))
-                .collect(),
-            ..Default::default()
+    update(
+        &mut state,
+        Event::Worker {
+            cluster: "demo".into(),
+            status: WorkerStatus {
+                rules: default_chain()
+                    .iter()
+                    .map(|r| (r.kind, RuleStatus::default()))
+                    .collect(),
+                ..Default::default()
+            },
         },
     );
     update(&mut state, Event::Resize { table_height: 8 });

@@ -82,15 +82,17 @@ pub fn assert_snapshot(name: &str, actual: &str) {
     );
 }
 
-/// The first cluster's worker status, to set up what the screen shows.
-pub fn worker_mut(state: &mut State) -> &mut WorkerStatus {
-    let first = state
-        .workers
-        .keys()
-        .next()
-        .cloned()
-        .unwrap_or_else(|| "demo".into());
-    state.workers.entry(first).or_default()
+/// The test screen's one worker reports its status changed by `change`.
+pub fn change_worker(state: &mut State, change: impl FnOnce(&mut WorkerStatus)) {
+    let mut status = state.worker();
+    change(&mut status);
+    update(
+        state,
+        Event::Worker {
+            cluster: "demo".into(),
+            status,
+        },
+    );
 }
 
 /// A fresh snapshot of [`findings`] with `change` applied to every pod.

@@ -1,0 +1,302 @@
+//! What the screen holds for each open cluster, in one place: a cluster opened or closed gains
+//! or loses all of it at once (its watch, worker, marks, refusals and scaled workloads), so
+//! nothing of a closed cluster lingers to speak for it.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
+
+use super::event::{ClusterLine, Routed};
+use super::state::WatchLine;
+use crate::actions::{Verb, WorkloadRef};
+use crate::cluster::Abnormal;
+use crate::worker::WorkerStatus;
+
+/// One open cluster as the screen knows it.
+#[derive(Debug, Clone)]
+struct ClusterView {
+    /// Its watch and pod count, as the runtime last said.
+    line: ClusterLine,
+    /// Its worker as it last reported; `None` until it does.
+    worker: Option<WorkerStatus>,
+    /// UIDs of its marked pods.
+    marks: BTreeSet<String>,
+    /// Verbs its API refused with 403, and what it said: those actions show as unavailable.
+    forbidden: BTreeMap<Verb, String>,
+    /// Workloads scaled to zero from this screen, each with its place in the screen's count of
+    /// scalings, so undo finds the newest whichever cluster it is on.
+    scaled: Vec<(u64, WorkloadRef)>,
+}
+
+impl ClusterView {
+    fn listing(name: &str) -> ClusterView {
+        ClusterView::of(ClusterLine {
+            name: Arc::from(name),
+            watch: WatchLine::Listing,
+            pods: 0,
+        })
+    }
+
+    fn of(line: ClusterLine) -> ClusterView {
+        ClusterView {
+            line,
+            worker: None,
+            marks: BTreeSet::new(),
+            forbidden: BTreeMap::new(),
+            scaled: Vec::new(),
+        }
+    }
+}
+
+/// The open clusters by name, in the order they were opened. An ordered map kept as a list:
+/// there are a handful, and the header shows them in opening order.
+#[derive(Debug, Clone)]
+pub(crate) struct Clusters {
+    views: Vec<ClusterView>,
+    /// Scalings so far: orders the scaled workloads across clusters.
+    scalings: u64,
+}
+
+impl Clusters {
+    /// `first` alone, listing.
+    pub(crate) fn new(first: &str) -> Clusters {
+        Clusters {
+            views: vec![ClusterView::listing(first)],
+            scalings: 0,
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&ClusterView> {
+        self.views.iter().find(|v| *v.line.name == *name)
+    }
+
+    fn get_mut(&mut self, name: &str) -> Option<&mut ClusterView> {
+        self.views.iter_mut().find(|v| *v.line.name == *name)
+    }
+
+    /// Take the runtime's list as the truth: listed clusters keep their view with the new line,
+    /// others go with all they held, new ones start afresh. Whether any went.
+    pub(crate) fn sync(&mut self, lines: Vec<ClusterLine>) -> bool {
+        let mut views = Vec::with_capacity(lines.len());
+        for line in lines {
+            let view = match self.views.iter().position(|v| v.line.name == line.name) {
+                Some(at) => ClusterView {
+                    line,
+                    ..self.views.swap_remove(at)
+                },
+                None => ClusterView::of(line),
+            };
+            views.push(view);
+        }
+        // What is left was not listed.
+        let gone = !self.views.is_empty();
+        self.views = views;
+        gone
+    }
+
+    /// Open `name` next to the others, listing; one already open stays as it is.
+    pub(crate) fn open(&mut self, name: &str) {
+        if !self.contains(name) {
+            self.views.push(ClusterView::listing(name));
+        }
+    }
+
+    /// `name` alone, afresh: what a switch of context leaves.
+    pub(crate) fn only(&mut self, name: &str) {
+        self.views = vec![ClusterView::listing(name)];
+    }
+
+    /// Close `name` with all it held.
+    pub(crate) fn close(&mut self, name: &str) {
+        self.views.retain(|v| *v.line.name != *name);
+    }
+
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.views.len()
+    }
+
+    /// Each open cluster's line, in opening order.
+    pub(crate) fn lines(&self) -> impl ExactSizeIterator<Item = &ClusterLine> {
+        self.views.iter().map(|v| &v.line)
+    }
+
+    /// A worker's report; one of a cluster that is not open is dropped (it no longer speaks
+    /// for the screen).
+    pub(crate) fn set_worker(&mut self, name: &str, status: WorkerStatus) {
+        if let Some(view) = self.get_mut(name) {
+            view.worker = Some(status);
+        }
+    }
+
+    /// The workers that reported, by cluster name.
+    pub(crate) fn workers(&self) -> BTreeMap<Arc<str>, &WorkerStatus> {
+        self.views
+            .iter()
+            .filter_map(|v| Some((v.line.name.clone(), v.worker.as_ref()?)))
+            .collect()
+    }
+
+    pub(crate) fn is_marked(&self, found: &Abnormal) -> bool {
+        self.get(&found.cluster)
+            .is_some_and(|v| v.marks.contains(&*found.pod.uid))
+    }
+
+    /// Mark `found`, or unmark it when it is marked.
+    pub(crate) fn toggle_mark(&mut self, found: &Abnormal) {
+        if let Some(view) = self.get_mut(&found.cluster)
+            && !view.marks.remove(&*found.pod.uid)
+        {
+            view.marks.insert(found.pod.uid.to_string());
+        }
+    }
+
+    pub(crate) fn unmark(&mut self, cluster: &str, uid: &str) {
+        if let Some(view) = self.get_mut(cluster) {
+            view.marks.remove(uid);
+        }
+    }
+
+    pub(crate) fn marked_count(&self) -> usize {
+        self.views.iter().map(|v| v.marks.len()).sum()
+    }
+
+    /// Clear every mark; how many there were.
+    pub(crate) fn clear_marks(&mut self) -> usize {
+        let count = self.marked_count();
+        self.views.iter_mut().for_each(|v| v.marks.clear());
+        count
+    }
+
+    /// Keep only the marks of pods still among `findings`.
+    pub(crate) fn keep_marks_of(&mut self, findings: &[Abnormal]) {
+        if self.marked_count() == 0 {
+            return;
+        }
+        let present: HashSet<(&str, &str)> = findings
+            .iter()
+            .map(|a| (&*a.cluster, &*a.pod.uid))
+            .collect();
+        for view in &mut self.views {
+            let cluster = &*view.line.name;
+            view.marks
+                .retain(|uid| present.contains(&(cluster, uid.as_str())));
+        }
+    }
+
+    /// Why `cluster`'s API will refuse `verb`, if it already did.
+    pub(crate) fn forbidden_reason(&self, cluster: &str, verb: Verb) -> Option<&str> {
+        self.get(cluster)?.forbidden.get(&verb).map(String::as_str)
+    }
+
+    /// `cluster`'s API refused `verb` with 403; the first reason given stays.
+    pub(crate) fn forbid(&mut self, cluster: &str, verb: Verb, why: String) {
+        if let Some(view) = self.get_mut(cluster) {
+            view.forbidden.entry(verb).or_insert(why);
+        }
+    }
+
+    /// `workload` was scaled to zero on `cluster` from this screen: undo may restore it.
+    pub(crate) fn scaled(&mut self, cluster: &str, workload: WorkloadRef) {
+        self.scalings += 1;
+        let at = self.scalings;
+        if let Some(view) = self.get_mut(cluster) {
+            view.scaled.push((at, workload));
+        }
+    }
+
+    /// `workload` on `cluster` has its replicas back: nothing to undo there.
+    pub(crate) fn restored(&mut self, cluster: &str, workload: &WorkloadRef) {
+        if let Some(view) = self.get_mut(cluster) {
+            view.scaled.retain(|(_, w)| w != workload);
+        }
+    }
+
+    /// The workload scaled to zero last from this screen, on any open cluster.
+    pub(crate) fn last_scaled(&self) -> Option<Routed<WorkloadRef>> {
+        self.views
+            .iter()
+            .flat_map(|v| v.scaled.iter().map(move |(at, w)| (at, &v.line.name, w)))
+            .max_by_key(|(at, _, _)| **at)
+            .map(|(_, cluster, w)| Routed::new(cluster, w.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::WorkloadKind;
+
+    fn line(name: &str, watch: WatchLine) -> ClusterLine {
+        ClusterLine {
+            name: Arc::from(name),
+            watch,
+            pods: 3,
+        }
+    }
+
+    fn deployment(name: &str) -> WorkloadRef {
+        WorkloadRef {
+            kind: WorkloadKind::Deployment,
+            namespace: "shop".into(),
+            name: name.into(),
+        }
+    }
+
+    fn names(clusters: &Clusters) -> Vec<&str> {
+        clusters.lines().map(|l| &*l.name).collect()
+    }
+
+    #[test]
+    fn a_sync_keeps_what_listed_clusters_hold_in_the_lists_order() {
+        let mut clusters = Clusters::new("eu");
+        clusters.open("us");
+        clusters.set_worker("us", WorkerStatus::default());
+        clusters.forbid("us", Verb::Delete, "403".into());
+        let gone = clusters.sync(vec![
+            line("us", WatchLine::Synced),
+            line("ap", WatchLine::Listing),
+        ]);
+        assert!(gone, "eu is no longer listed");
+        assert_eq!(names(&clusters), ["us", "ap"]);
+        assert_eq!(clusters.forbidden_reason("us", Verb::Delete), Some("403"));
+        assert_eq!(clusters.workers().len(), 1);
+    }
+
+    #[test]
+    fn a_sync_that_drops_nothing_says_so() {
+        let mut clusters = Clusters::new("eu");
+        assert!(!clusters.sync(vec![line("eu", WatchLine::Synced)]));
+        assert!(!clusters.sync(vec![
+            line("eu", WatchLine::Synced),
+            line("us", WatchLine::Listing),
+        ]));
+        assert!(clusters.sync(vec![line("us", WatchLine::Synced)]));
+    }
+
+    #[test]
+    fn a_worker_of_a_cluster_not_open_is_not_kept() {
+        let mut clusters = Clusters::new("eu");
+        clusters.set_worker("us", WorkerStatus::default());
+        assert!(clusters.workers().is_empty());
+    }
+
+    #[test]
+    fn undo_finds_the_newest_scaling_whichever_cluster_it_is_on() {
+        let mut clusters = Clusters::new("eu");
+        clusters.open("us");
+        clusters.scaled("us", deployment("a"));
+        clusters.scaled("eu", deployment("b"));
+        clusters.scaled("us", deployment("c"));
+        let last = clusters.last_scaled().map(|w| (w.cluster, w.item.name));
+        assert_eq!(last, Some(("us".into(), "c".to_string())));
+        clusters.restored("us", &deployment("c"));
+        let last = clusters.last_scaled().map(|w| (w.cluster, w.item.name));
+        assert_eq!(last, Some(("eu".into(), "b".to_string())));
+        clusters.close("eu");
+        let last = clusters.last_scaled().map(|w| (w.cluster, w.item.name));
+        assert_eq!(last, Some(("us".into(), "a".to_string())));
+    }
+}

@@ -1,0 +1,138 @@
+//! Opening the dialog of an action on pods or a workload: what it targets, and why it cannot
+//! run when it cannot.
+
+use crate::actions::{PodRef, Refusal, Verb};
+use crate::ui::confirm::{Confirmation, Offer, PodVerb};
+use crate::ui::event::{Effect, Routed};
+use crate::ui::state::{Overlay, State, View};
+
+/// In the details view, actions apply to the pod shown; otherwise to marks or the cursor.
+fn targets(state: &State) -> Vec<&crate::cluster::Abnormal> {
+    match (&state.view, &state.details) {
+        (View::Details, Some(d)) => state
+            .findings
+            .iter()
+            .filter(|a| *a.pod.uid == *d.pod.uid && a.cluster == d.cluster)
+            .collect(),
+        _ => state.targets(),
+    }
+}
+
+/// Why `verb` cannot run on any of `clusters`: read-only mode, an audit log that cannot be
+/// written, or a cluster's API that refused it before.
+pub(super) fn why_unavailable<'a>(
+    state: &State,
+    verb: Verb,
+    mut clusters: impl Iterator<Item = &'a str>,
+) -> Option<String> {
+    if state.readonly {
+        return Some(Refusal::Readonly.to_string());
+    }
+    if let Some(problem) = &state.audit_problem {
+        return Some(Refusal::AuditBroken(problem.clone()).to_string());
+    }
+    clusters.find_map(|cluster| {
+        let why = state.forbidden_reason(cluster, verb)?;
+        Some(if state.several_clusters() {
+            format!("the API of {cluster} refused this before: {why}")
+        } else {
+            format!("the API refused this before: {why}")
+        })
+    })
+}
+
+pub(super) fn pod_action(state: &mut State, verb: PodVerb) -> Vec<Effect> {
+    let title = match verb {
+        PodVerb::Delete => "Delete",
+        PodVerb::ForceDelete => "Force delete",
+        PodVerb::Evict => "Evict",
+        PodVerb::RemoveFinalizers => "Remove finalizers",
+    };
+    let targets = targets(state);
+    let clusters = targets.iter().map(|a| &*a.cluster);
+    let dialog = if let Some(why) = why_unavailable(state, verb.verb(), clusters) {
+        Confirmation::unavailable(title, why)
+    } else {
+        if targets.is_empty() {
+            Confirmation::unavailable(title, "no pod selected")
+        } else {
+            // The dialog waits for the owners' opt-out check before it asks.
+            let dialog = Confirmation::for_pods(verb, &targets, state.several_clusters());
+            let pods = targets
+                .iter()
+                .map(|a| Routed::new(&a.cluster, PodRef::of(&a.pod)))
+                .collect();
+            if matches!(dialog.offer, Offer::Ready { .. }) {
+                state.overlay = Some(Overlay::Checking(dialog));
+                return vec![Effect::CheckOptOuts(pods)];
+            }
+            dialog
+        }
+    };
+    state.overlay = Some(Overlay::Confirm(dialog));
+    Vec::new()
+}
+
+pub(super) fn scale_to_zero(state: &mut State) -> Vec<Effect> {
+    let title = "Scale the workload to 0?";
+    let targets = targets(state);
+    let clusters = targets.iter().map(|a| &*a.cluster);
+    if let Some(why) = why_unavailable(state, Verb::ScaleToZero, clusters) {
+        state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(title, why)));
+        return Vec::new();
+    }
+    let pod = match targets.as_slice() {
+        [] => None,
+        [one] => Some(Routed::new(&one.cluster, PodRef::of(&one.pod))),
+        _ => {
+            state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(
+                title,
+                "scale to zero works on one pod's workload at a time: unmark (Esc) and pick one",
+            )));
+            return Vec::new();
+        }
+    };
+    let Some(pod) = pod else {
+        state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(
+            title,
+            "no pod selected",
+        )));
+        return Vec::new();
+    };
+    if let Some(deleting) = targets.first().filter(|a| a.pod.deletion.is_some()) {
+        let why = format!(
+            "{}/{} is already being deleted: its workload was scaled, or the pod is going",
+            deleting.pod.namespace, deleting.pod.name
+        );
+        state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(title, why)));
+        return Vec::new();
+    }
+    state.overlay = Some(Overlay::Resolving(format!(
+        "finding the workload of {}…",
+        pod.item
+    )));
+    vec![Effect::ResolveWorkload(pod)]
+}
+
+/// Undo the last scale to zero of this screen, checked against its cluster first so the
+/// dialog says what will be restored, as from the parked view.
+pub(super) fn undo(state: &mut State) -> Vec<Effect> {
+    let title = "Restore the replicas?";
+    let last = state.clusters.last_scaled();
+    let clusters = last.iter().map(|w| &*w.cluster);
+    let why = match (why_unavailable(state, Verb::UndoScale, clusters), &last) {
+        (Some(why), _) => why,
+        (None, Some(workload)) => {
+            state.overlay = Some(Overlay::Resolving(format!(
+                "checking that {} is still at 0…",
+                workload.item
+            )));
+            return vec![Effect::CheckUndo(workload.clone())];
+        }
+        (None, None) => "nothing was scaled to 0 from this screen; P lists the parked \
+                         workloads and undoes any of them"
+            .to_string(),
+    };
+    state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(title, why)));
+    Vec::new()
+}

@@ -1,0 +1,321 @@
+//! A key pressed on the table or the details view: moving, sorting, filtering, opening a
+//! pod, and the switches.
+
+use std::sync::Arc;
+
+use super::actions::{pod_action, scale_to_zero, undo};
+use super::overlays::on_overlay_key;
+use super::status;
+use crate::actions::PodRef;
+use crate::cluster::Abnormal;
+use crate::config::{KeyBinding, KeyCode};
+use crate::rules::RuleKind;
+use crate::ui::confirm::{Confirmation, PodVerb};
+use crate::ui::event::{Effect, Routed};
+use crate::ui::keys::{Command, command_for};
+use crate::ui::state::{BottomPane, DetailsContent, DetailsView, Overlay, State, View};
+use crate::worker::{Pause, WorkerCommand};
+
+pub(super) fn on_key(state: &mut State, key: &KeyBinding) -> Vec<Effect> {
+    if state.filtering {
+        return on_filter_key(state, key);
+    }
+    let command = command_for(key, &state.keys);
+    if let Some(overlay) = state.overlay.take() {
+        return on_overlay_key(state, overlay, key, command).apply(state);
+    }
+    let Some(command) = command else {
+        return Vec::new();
+    };
+    if state.view == View::Details {
+        return on_details_key(state, command);
+    }
+    on_command(state, command)
+}
+
+fn on_filter_key(state: &mut State, key: &KeyBinding) -> Vec<Effect> {
+    match key.code {
+        KeyCode::Esc => {
+            state.filter.clear();
+            state.filtering = false;
+        }
+        KeyCode::Enter => state.filtering = false,
+        KeyCode::Backspace => {
+            state.filter.pop();
+        }
+        KeyCode::Char(c) if !key.ctrl && !key.alt => state.filter.push(c),
+        _ => return Vec::new(),
+    }
+    state.selected = 0;
+    state.offset = 0;
+    state.refilter(None);
+    Vec::new()
+}
+
+fn on_details_key(state: &mut State, command: Command) -> Vec<Effect> {
+    match command {
+        Command::Back | Command::Details | Command::Logs => {
+            state.view = View::Table;
+            state.details = None;
+            Vec::new()
+        }
+        Command::Up | Command::Down | Command::PageUp | Command::PageDown => {
+            if let Some(d) = state.details.as_mut() {
+                d.scroll = match command {
+                    Command::Up => d.scroll.saturating_sub(1),
+                    Command::Down => d.scroll.saturating_add(1),
+                    Command::PageUp => d.scroll.saturating_sub(10),
+                    _ => d.scroll.saturating_add(10),
+                };
+            }
+            Vec::new()
+        }
+        Command::Quit | Command::Help => on_command(state, command),
+        // Actions apply to the pod shown.
+        other => on_command(state, other),
+    }
+}
+
+fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
+    match command {
+        Command::Up
+        | Command::Down
+        | Command::PageUp
+        | Command::PageDown
+        | Command::Top
+        | Command::Bottom => move_cursor(state, command),
+        Command::NextCategory | Command::PrevCategory | Command::Category(_) => {
+            change_category(state, command);
+        }
+        Command::NextPane | Command::PrevPane => {
+            state.bottom = state.bottom.step(command == Command::NextPane);
+            // The report is rebuilt only while its pane shows: bring it up to date now.
+            if state.bottom == BottomPane::Report {
+                return vec![Effect::Refresh];
+            }
+        }
+        Command::Sort | Command::ReverseSort => change_sort(state, command),
+        Command::Filter => state.filtering = true,
+        Command::Back => {
+            if !state.filter.is_empty() {
+                state.filter.clear();
+                state.refilter(None);
+            } else {
+                state.clusters.clear_marks();
+            }
+        }
+        Command::Details | Command::Logs => return show_pod(state, command),
+        Command::Mark => toggle_mark(state),
+        Command::Delete => return pod_action(state, PodVerb::Delete),
+        Command::ForceDelete => return pod_action(state, PodVerb::ForceDelete),
+        Command::Evict => return pod_action(state, PodVerb::Evict),
+        Command::RemoveFinalizers => return pod_action(state, PodVerb::RemoveFinalizers),
+        Command::ScaleToZero => return scale_to_zero(state),
+        Command::Undo => return undo(state),
+        Command::ToggleAuto => return toggle_auto(state),
+        Command::MasterAuto => return master_auto(state),
+        Command::SendReport => return send_report(state),
+        Command::Help => state.overlay = Some(Overlay::Help),
+        Command::Clusters => state.overlay = Some(Overlay::Clusters),
+        Command::Parked => {
+            state.overlay = Some(Overlay::Parked {
+                list: None,
+                selected: 0,
+            });
+            return vec![Effect::ListParked];
+        }
+        Command::Quit => {
+            state.quit = true;
+            return vec![Effect::Quit];
+        }
+        Command::ExportReport => return vec![Effect::ExportReport],
+        Command::SwitchContext => return vec![Effect::ListContexts],
+        Command::Refresh => {
+            status(state, "refreshed from the caches", false);
+            return vec![Effect::Refresh];
+        }
+        Command::Confirm => {}
+    }
+    Vec::new()
+}
+
+/// Up, down, a page, the ends.
+fn move_cursor(state: &mut State, command: Command) {
+    let page = state.table_height.max(1);
+    let row = match command {
+        Command::Up => state.selected.saturating_sub(1),
+        Command::Down => state.selected + 1,
+        Command::PageUp => state.selected.saturating_sub(page),
+        Command::PageDown => state.selected + page,
+        Command::Top => 0,
+        _ => usize::MAX,
+    };
+    move_to(state, row);
+}
+
+/// Show the next, previous or a numbered category, from its top; marks belong to the view
+/// they were made in, so they go, saying so.
+fn change_category(state: &mut State, command: Command) {
+    let n = state.chain.len().max(1);
+    let to = match command {
+        Command::NextCategory => (state.category + 1) % n,
+        Command::PrevCategory => (state.category + n - 1) % n,
+        Command::Category(i) if i < n => i,
+        _ => return,
+    };
+    state.category = to;
+    state.selected = 0;
+    state.offset = 0;
+    state.refilter(None);
+    let cleared = state.clusters.clear_marks();
+    if cleared > 0 {
+        let marks = if cleared == 1 { "mark" } else { "marks" };
+        status(state, &format!("{cleared} {marks} cleared"), false);
+    }
+}
+
+/// The next sort column (`s`), or the same column the other way (`S`).
+fn change_sort(state: &mut State, command: Command) {
+    if command == Command::Sort {
+        state.sort = state.sort.next();
+        state.sort_reversed = false;
+    } else {
+        state.sort_reversed = !state.sort_reversed;
+    }
+    state.resort();
+    let (by, way) = (
+        state.sort.label(),
+        state.sort.direction(state.sort_reversed),
+    );
+    status(
+        state,
+        &format!("sorted by {by}, {way} (s: next column, S: reverse)"),
+        false,
+    );
+}
+
+/// The selected pod's details, or its logs.
+fn show_pod(state: &mut State, command: Command) -> Vec<Effect> {
+    let Some(a) = state.selected_finding().cloned() else {
+        return Vec::new();
+    };
+    if command == Command::Details {
+        return vec![Effect::FetchDetails(open_details(state, &a))];
+    }
+    // A crash loop's current run has barely begun: the one that ended says why.
+    let previous = a.finding.rule == RuleKind::CrashLoop;
+    let container = a.finding.container.clone().or_else(|| {
+        a.pod
+            .containers
+            .iter()
+            .find(|c| !c.init)
+            .map(|c| c.name.to_string())
+    });
+    vec![Effect::FetchLogs {
+        pod: open_details(state, &a),
+        container,
+        previous,
+    }]
+}
+
+/// Mark the selected pod, or unmark it, and move on.
+fn toggle_mark(state: &mut State) {
+    if let Some(found) = state
+        .rows
+        .get(state.selected)
+        .and_then(|&i| state.findings.get(i))
+    {
+        state.clusters.toggle_mark(found);
+        move_to(state, state.selected + 1);
+    }
+}
+
+/// Where `rule` is paused by the workload bound, on which cluster, and why: what `a` offers to
+/// resume. The current row's cluster and namespace come first. A pause the share breaker made
+/// lifts by itself.
+fn paused_by_bound(state: &State, rule: RuleKind) -> Option<(Arc<str>, Pause)> {
+    let current = state.selected_finding();
+    let here = |cluster: &Arc<str>, pause: &Pause| {
+        current.is_some_and(|f| f.cluster == *cluster && pause.scope.covers(&f.pod.namespace))
+    };
+    let workers = state.clusters.workers();
+    let all: Vec<(&Arc<str>, &Pause)> = workers
+        .iter()
+        .filter_map(|(cluster, status)| Some((cluster, status.rules.get(&rule)?)))
+        .flat_map(|(cluster, r)| r.paused.iter().map(move |p| (cluster, p)))
+        .filter(|(_, pause)| pause.resumable)
+        .collect();
+    all.iter()
+        .find(|(cluster, pause)| here(cluster, pause))
+        .or(all.first())
+        .map(|(cluster, pause)| (Arc::clone(cluster), (*pause).clone()))
+}
+
+/// Auto-clean of the category's rule on or off on every cluster; a rule the workload bound
+/// paused is resumed per cluster instead, after a look at why.
+fn toggle_auto(state: &mut State) -> Vec<Effect> {
+    let Some(rule) = state.current_kind() else {
+        return Vec::new();
+    };
+    if let Some((cluster, pause)) = paused_by_bound(state, rule) {
+        let confirmation = Confirmation::resume(&cluster, rule, &pause);
+        state.overlay = Some(Overlay::Confirm(confirmation));
+        return Vec::new();
+    }
+    let on = !state.worker().rules.get(&rule).is_some_and(|r| r.auto);
+    status(
+        state,
+        &format!("auto-clean for {rule} {}", if on { "on" } else { "off" }),
+        false,
+    );
+    vec![Effect::Worker(WorkerCommand::SetAuto { rule, on })]
+}
+
+fn master_auto(state: &mut State) -> Vec<Effect> {
+    let on = !state.worker().master_auto;
+    status(
+        state,
+        &format!("auto-clean master switch {}", if on { "on" } else { "off" }),
+        false,
+    );
+    vec![Effect::Worker(WorkerCommand::SetMasterAuto(on))]
+}
+
+/// Send the restart report to the configured sinks; with none, say where else it can go.
+fn send_report(state: &mut State) -> Vec<Effect> {
+    if !state.report_sinks {
+        let export = state
+            .keys
+            .key("export_report")
+            .map_or("the export key".to_string(), |k| k.to_string());
+        status(
+            state,
+            &format!(
+                "no report sinks are configured (report.sinks); {export} writes the report to a \
+                 file"
+            ),
+            true,
+        );
+        return Vec::new();
+    }
+    status(state, "sending the restart report…", false);
+    vec![Effect::Worker(WorkerCommand::SendReport)]
+}
+
+fn move_to(state: &mut State, row: usize) {
+    state.selected = row.min(state.rows.len().saturating_sub(1));
+    state.clamp();
+}
+
+/// The details view of `a`'s pod, loading; what it loads is the caller's effect.
+fn open_details(state: &mut State, a: &Abnormal) -> Routed<PodRef> {
+    let pod = Routed::new(&a.cluster, PodRef::of(&a.pod));
+    state.view = View::Details;
+    state.details = Some(DetailsView {
+        cluster: pod.cluster.clone(),
+        pod: pod.item.clone(),
+        content: DetailsContent::Loading,
+        scroll: 0,
+    });
+    pod
+}

@@ -1,0 +1,192 @@
+//! A key pressed while an overlay floats above the screen: each handler takes the overlay
+//! shown and hands back the next one.
+
+use super::actions::why_unavailable;
+use super::status;
+use crate::actions::{ParkedList, Verb};
+use crate::config::{KeyBinding, KeyCode};
+use crate::ui::confirm::{Answer, Confirmation};
+use crate::ui::event::{Effect, Routed};
+use crate::ui::keys::Command;
+use crate::ui::state::{Overlay, State};
+use crate::worker::WorkerCommand;
+
+/// What a key in an overlay leaves: the overlay shown next, if any, and what to do. The
+/// overlay is handed back by value, so no handler can lose it by forgetting to put it back.
+pub(super) struct Next {
+    overlay: Option<Overlay>,
+    effects: Vec<Effect>,
+}
+
+impl Next {
+    /// Show the next overlay; what is left to do.
+    pub(super) fn apply(self, state: &mut State) -> Vec<Effect> {
+        state.overlay = self.overlay;
+        self.effects
+    }
+
+    fn stay(overlay: Overlay) -> Next {
+        Next {
+            overlay: Some(overlay),
+            effects: Vec::new(),
+        }
+    }
+
+    fn close() -> Next {
+        Next::close_with(Vec::new())
+    }
+
+    fn close_with(effects: Vec<Effect>) -> Next {
+        Next {
+            overlay: None,
+            effects,
+        }
+    }
+}
+
+pub(super) fn on_overlay_key(
+    state: &mut State,
+    overlay: Overlay,
+    key: &KeyBinding,
+    command: Option<Command>,
+) -> Next {
+    let yes = matches!(key.code, KeyCode::Enter | KeyCode::Char('y')) && !key.ctrl;
+    let no = matches!(key.code, KeyCode::Esc | KeyCode::Char('n' | 'q'));
+    match overlay {
+        Overlay::Help if no || command == Some(Command::Help) => Next::close(),
+        Overlay::Clusters if no || command == Some(Command::Clusters) => Next::close(),
+        Overlay::Resolving(_) | Overlay::Checking(_) if no => Next::close(),
+        Overlay::Confirm(dialog) if yes => on_yes(state, dialog),
+        Overlay::Confirm(_) if no => {
+            status(state, "cancelled", false);
+            Next::close()
+        }
+        Overlay::Contexts { names, selected } => {
+            on_contexts_key(state, names, selected, key, command, no)
+        }
+        Overlay::Parked { list, selected } => on_parked_key(state, list, selected, key, command),
+        // Waiting, help and the clusters' list ignore other keys; a dialog waits for an answer.
+        other @ (Overlay::Help
+        | Overlay::Clusters
+        | Overlay::Resolving(_)
+        | Overlay::Checking(_)
+        | Overlay::Confirm(_)) => Next::stay(other),
+    }
+}
+
+/// Yes to a dialog: run what it offers, or ask the second time it asks for.
+fn on_yes(state: &mut State, dialog: Confirmation) -> Next {
+    match dialog.confirm() {
+        Answer::Run(actions) => {
+            status(
+                state,
+                &format!("running {} action(s)…", actions.len()),
+                false,
+            );
+            Next::close_with(vec![Effect::Run(actions)])
+        }
+        Answer::AskAgain(second) => Next::stay(Overlay::Confirm(second)),
+        Answer::Resume(routed) => {
+            let (rule, scope) = routed.item;
+            status(
+                state,
+                &format!(
+                    "auto-clean for {rule} resumed {scope} on {}",
+                    routed.cluster
+                ),
+                false,
+            );
+            let command = WorkerCommand::Resume { rule, scope };
+            Next::close_with(vec![Effect::WorkerOf(Routed::new(
+                &routed.cluster,
+                command,
+            ))])
+        }
+        Answer::Nothing => Next::close(),
+    }
+}
+
+/// The context list: move; Enter shows the selected context alone, space adds or drops it.
+fn on_contexts_key(
+    state: &mut State,
+    names: Vec<String>,
+    selected: usize,
+    key: &KeyBinding,
+    command: Option<Command>,
+    no: bool,
+) -> Next {
+    let n = names.len();
+    let selected = match command {
+        Some(Command::Up) => selected.saturating_sub(1),
+        Some(Command::Down) => (selected + 1).min(n.saturating_sub(1)),
+        _ if key.code == KeyCode::Enter || key.code == KeyCode::Char(' ') => {
+            let Some(name) = names.get(selected).cloned() else {
+                return Next::close();
+            };
+            if key.code == KeyCode::Enter {
+                status(state, &format!("connecting to {name}…"), false);
+                return Next::close_with(vec![Effect::SwitchContext(name)]);
+            }
+            return Next::close_with(add_or_drop(state, name));
+        }
+        _ if no => return Next::close(),
+        _ => selected,
+    };
+    Next::stay(Overlay::Contexts { names, selected })
+}
+
+/// The parked list: move, undo the selected workload (after its cluster confirms it is still
+/// at zero), close.
+fn on_parked_key(
+    state: &mut State,
+    list: Option<ParkedList>,
+    selected: usize,
+    key: &KeyBinding,
+    command: Option<Command>,
+) -> Next {
+    let rows = list.as_ref().map_or(0, |l| l.rows.len());
+    let selected = match command {
+        Some(Command::Up) => selected.saturating_sub(1),
+        Some(Command::Down) => (selected + 1).min(rows.saturating_sub(1)),
+        Some(Command::Parked | Command::Back | Command::Quit) => return Next::close(),
+        Some(Command::Undo) | Some(Command::Details) => {
+            let Some(row) = list.as_ref().and_then(|l| l.rows.get(selected)) else {
+                return Next::stay(Overlay::Parked { list, selected });
+            };
+            let workload = Routed::new(&row.cluster.as_str().into(), row.workload.clone());
+            let clusters = std::iter::once(row.cluster.as_str());
+            if let Some(why) = why_unavailable(state, Verb::UndoScale, clusters) {
+                let dialog = Confirmation::unavailable("Restore the replicas?", why);
+                return Next::stay(Overlay::Confirm(dialog));
+            }
+            let checking = format!("checking that {} is still at 0…", workload.item);
+            return Next {
+                overlay: Some(Overlay::Resolving(checking)),
+                effects: vec![Effect::CheckUndo(workload)],
+            };
+        }
+        _ if key.code == KeyCode::Esc => return Next::close(),
+        _ => selected,
+    };
+    Next::stay(Overlay::Parked { list, selected })
+}
+
+/// Space in the context list: open a context next to the others, or close an open one (never
+/// the last).
+fn add_or_drop(state: &mut State, name: String) -> Vec<Effect> {
+    if !state.clusters.contains(&name) {
+        status(state, &format!("adding {name}…"), false);
+        return vec![Effect::AddContext(name)];
+    }
+    if state.clusters.len() == 1 {
+        status(
+            state,
+            &format!("{name} is the only context open: Enter switches to another"),
+            true,
+        );
+        return Vec::new();
+    }
+    state.close_cluster(&name);
+    status(state, &format!("dropped context {name}"), false);
+    vec![Effect::DropContext(name)]
+}
