@@ -14,7 +14,7 @@ pub(crate) use parked::{parked_summary, parked_table};
 
 use crate::Result;
 use crate::actions::Suspect;
-use crate::cluster::{Cluster, EventStore, Scope, list_pod_events, list_pods};
+use crate::cluster::{Cluster, ClusterName, EventStore, Scope, list_pod_events, list_pods};
 use crate::inert;
 use crate::pod::PodRecord;
 use crate::rules::{ActionKind, Cause, RuleKind, RuleSpec, cause, classify, format_age};
@@ -29,7 +29,7 @@ pub struct Owner {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ScanRow {
-    pub(crate) cluster: String,
+    pub(crate) cluster: ClusterName,
     pub(crate) namespace: String,
     pub(crate) name: String,
     pub(crate) uid: String,
@@ -125,7 +125,7 @@ pub(crate) async fn list_scopes(
 
 /// Classify `pods` and order the abnormal ones by chain position, namespace and name.
 pub(crate) fn rows(
-    cluster: &str,
+    cluster: &ClusterName,
     listed: &Listed,
     chain: &[RuleSpec],
     now: DateTime<Utc>,
@@ -138,7 +138,7 @@ pub(crate) fn rows(
             let events = listed.events.of(pod).map_or(&[][..], |e| e);
             let cause = cause(pod, &f, events, now);
             Some(ScanRow {
-                cluster: cluster.to_string(),
+                cluster: cluster.clone(),
                 namespace: pod.namespace.to_string(),
                 name: pod.name.to_string(),
                 uid: pod.uid.to_string(),
@@ -221,7 +221,7 @@ pub(crate) fn to_table(rows: &[ScanRow], several_clusters: bool) -> String {
                 .map_or_else(|| row.action.to_string(), |h| h.label().to_string()),
         ];
         if several_clusters {
-            cells.insert(0, row.cluster.clone());
+            cells.insert(0, row.cluster.to_string());
         }
         table.push(cells);
     }

@@ -43,7 +43,7 @@ mod imp {
             .iter()
             .map(|d| {
                 Ok(Cluster {
-                    name: d.name().to_string(),
+                    name: d.name().into(),
                     client: client_with_deadlines(d.server().config(), deadlines)?,
                 })
             })

@@ -55,7 +55,7 @@ pub(crate) fn parked_table(
             cut(&text(trigger.and_then(|t| t.message.as_ref()))),
         ];
         if several_clusters {
-            cells.insert(0, row.cluster.clone());
+            cells.insert(0, row.cluster.to_string());
         }
         table.push(cells);
     }

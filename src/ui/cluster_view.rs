@@ -3,12 +3,12 @@
 //! nothing of a closed cluster lingers to speak for it.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::sync::Arc;
 
 use super::event::{ClusterLine, Routed};
 use super::state::WatchLine;
 use crate::actions::{Verb, WorkloadRef};
 use crate::cluster::Abnormal;
+use crate::cluster::ClusterName;
 use crate::worker::WorkerStatus;
 
 /// One open cluster as the screen knows it.
@@ -30,7 +30,7 @@ struct ClusterView {
 impl ClusterView {
     fn listing(name: &str) -> ClusterView {
         ClusterView::of(ClusterLine {
-            name: Arc::from(name),
+            name: name.into(),
             watch: WatchLine::Listing,
             pods: 0,
         })
@@ -132,7 +132,7 @@ impl Clusters {
     }
 
     /// The workers that reported, by cluster name.
-    pub(crate) fn workers(&self) -> BTreeMap<Arc<str>, &WorkerStatus> {
+    pub(crate) fn workers(&self) -> BTreeMap<ClusterName, &WorkerStatus> {
         self.views
             .iter()
             .filter_map(|v| Some((v.line.name.clone(), v.worker.as_ref()?)))
@@ -231,7 +231,7 @@ mod tests {
 
     fn line(name: &str, watch: WatchLine) -> ClusterLine {
         ClusterLine {
-            name: Arc::from(name),
+            name: name.into(),
             watch,
             pods: 3,
         }

@@ -7,6 +7,7 @@ use crate::actions::{
     WorkloadRef,
 };
 use crate::cluster::Abnormal;
+use crate::cluster::ClusterName;
 use crate::rules::RuleKind;
 use crate::worker::{Pause, PauseScope};
 
@@ -162,11 +163,7 @@ impl Confirmation {
 
     /// Resume `rule` on `cluster` where the workload bound paused it: the dialog names the
     /// scope, and a yes lifts that pause only.
-    pub(crate) fn resume(
-        cluster: &std::sync::Arc<str>,
-        rule: RuleKind,
-        pause: &Pause,
-    ) -> Confirmation {
+    pub(crate) fn resume(cluster: &ClusterName, rule: RuleKind, pause: &Pause) -> Confirmation {
         let scope = &pause.scope;
         let reach = match scope {
             PauseScope::Cluster => format!("on {cluster} only"),

@@ -14,15 +14,16 @@ use super::logging::ACTION_TARGET;
 use crate::actions::{
     Action, Executor, Origin, Outcome, ParkedList, PodRef, Skip, Unread, WorkloadRef,
 };
+use crate::cluster::ClusterName;
 use crate::cluster::Scope;
 use crate::report::RestartReport;
 
 /// The open clusters' executors, by context name, in the order they were opened: taken for
 /// work that outlives the loop's turn, so a cluster closed meanwhile is named, not missed.
-pub(super) struct Executors(pub(super) Vec<(Arc<str>, Arc<Executor>)>);
+pub(super) struct Executors(pub(super) Vec<(ClusterName, Arc<Executor>)>);
 
 impl Executors {
-    fn get(&self, cluster: &Arc<str>) -> Result<&Arc<Executor>, Unanswered> {
+    fn get(&self, cluster: &ClusterName) -> Result<&Arc<Executor>, Unanswered> {
         self.0
             .iter()
             .find(|(name, _)| **name == **cluster)

@@ -13,6 +13,7 @@ use crate::actions::{
     Action, Inspection, OptOut, Outcome, ParkedList, PodRef, ReadError, UndoPlan, WorkloadRef,
 };
 use crate::cluster::Abnormal;
+use crate::cluster::ClusterName;
 use crate::config::{KeyBinding, KeyCode};
 use crate::report::RestartReport;
 use crate::worker::{WorkerCommand, WorkerStatus};
@@ -21,7 +22,7 @@ use crate::worker::{WorkerCommand, WorkerStatus};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unanswered {
     #[error("context {0} is no longer open")]
-    Closed(Arc<str>),
+    Closed(ClusterName),
     #[error(transparent)]
     Read(#[from] ReadError),
 }
@@ -43,7 +44,7 @@ pub struct Snapshot {
 /// One open cluster as the header summarises it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterLine {
-    pub name: Arc<str>,
+    pub name: ClusterName,
     pub watch: WatchLine,
     pub pods: usize,
 }
@@ -52,12 +53,12 @@ pub struct ClusterLine {
 /// and guards.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Routed<T> {
-    pub cluster: Arc<str>,
+    pub cluster: ClusterName,
     pub item: T,
 }
 
 impl<T> Routed<T> {
-    pub fn new(cluster: &Arc<str>, item: T) -> Routed<T> {
+    pub fn new(cluster: &ClusterName, item: T) -> Routed<T> {
         Routed {
             cluster: cluster.clone(),
             item,
@@ -80,7 +81,7 @@ pub enum Event {
     Snapshot(Snapshot),
     /// One cluster's worker reported.
     Worker {
-        cluster: Arc<str>,
+        cluster: ClusterName,
         status: WorkerStatus,
     },
     Report(RestartReport),
@@ -101,9 +102,9 @@ pub enum Event {
     },
     Contexts(Result<Vec<String>, Arc<Error>>),
     /// A context switch finished (the name) or failed.
-    Switched(Result<String, Arc<Error>>),
+    Switched(Result<ClusterName, Arc<Error>>),
     /// A context was added to the screen (the name), or could not be.
-    Added(Result<String, Arc<Error>>),
+    Added(Result<ClusterName, Arc<Error>>),
     /// The parked workloads of every open cluster.
     Parked(ParkedList),
     /// What undo of a parked workload will do (checked against its cluster), or why it cannot.

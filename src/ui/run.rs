@@ -19,6 +19,7 @@ use super::state::{State, WatchLine};
 use super::terminal::TerminalGuard;
 use super::update::update;
 use super::view::{draw, table_height};
+use crate::cluster::ClusterName;
 use crate::cluster::{Health, Scope};
 use crate::config::UiConfig;
 use crate::report::RestartReport;
@@ -134,12 +135,7 @@ impl Runtime {
         Executors(
             self.sessions
                 .iter()
-                .map(|s| {
-                    (
-                        Arc::from(s.cluster.name.as_str()),
-                        s.cluster.executor.clone(),
-                    )
-                })
+                .map(|s| (s.cluster.name.clone(), s.cluster.executor.clone()))
                 .collect(),
         )
     }
@@ -396,7 +392,7 @@ impl Runtime {
     }
 }
 
-type Workers = Vec<(Arc<str>, watch::Receiver<WorkerStatus>)>;
+type Workers = Vec<(ClusterName, watch::Receiver<WorkerStatus>)>;
 
 /// What the loop waits on per open cluster: cache changes and worker status.
 fn watching(sessions: &[Session]) -> (Vec<watch::Receiver<u64>>, Workers) {
@@ -406,7 +402,7 @@ fn watching(sessions: &[Session]) -> (Vec<watch::Receiver<u64>>, Workers) {
         .collect();
     let workers = sessions
         .iter()
-        .map(|s| (Arc::from(s.cluster.name.as_str()), s.worker.status.clone()))
+        .map(|s| (s.cluster.name.clone(), s.worker.status.clone()))
         .collect();
     (caches, workers)
 }
@@ -424,7 +420,7 @@ async fn cache_changed(caches: &mut [watch::Receiver<u64>]) {
 }
 
 /// Some cluster's worker reported.
-async fn worker_changed(workers: &mut Workers) -> (Arc<str>, WorkerStatus) {
+async fn worker_changed(workers: &mut Workers) -> (ClusterName, WorkerStatus) {
     if workers.is_empty() {
         return std::future::pending().await;
     }
@@ -438,7 +434,7 @@ async fn worker_changed(workers: &mut Workers) -> (Arc<str>, WorkerStatus) {
 
 fn cluster_line(session: &Session, now: Instant) -> ClusterLine {
     ClusterLine {
-        name: Arc::from(session.cluster.name.as_str()),
+        name: session.cluster.name.clone(),
         watch: watch_line(&session.cluster.cache.health(), now),
         pods: session.cluster.cache.len(),
     }

@@ -1,7 +1,6 @@
 //! The UI's model: everything the screen shows, owned by the UI task alone.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
@@ -11,6 +10,7 @@ use super::details::PodDetails;
 use super::event::ClusterLine;
 use crate::actions::{ParkedList, PodRef, Verb};
 use crate::cluster::Abnormal;
+use crate::cluster::ClusterName;
 use crate::config::UiConfig;
 use crate::report::RestartReport;
 use crate::rules::{RuleKind, RuleSpec};
@@ -119,7 +119,7 @@ impl BottomPane {
 /// The details of one pod, fetched on demand.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DetailsView {
-    pub(crate) cluster: Arc<str>,
+    pub(crate) cluster: ClusterName,
     pub(crate) pod: PodRef,
     pub(crate) content: DetailsContent,
     pub(crate) scroll: u16,
@@ -211,7 +211,7 @@ pub struct State {
 
 /// Every blocked cluster, named: clusters blocked for the same reason share it
 /// ("demo-eu, demo-us: why"); one blocked cluster never hides another.
-fn blocked_clusters(workers: &BTreeMap<Arc<str>, &WorkerStatus>) -> Option<String> {
+fn blocked_clusters(workers: &BTreeMap<ClusterName, &WorkerStatus>) -> Option<String> {
     let mut reasons: Vec<(&Blocked, Vec<&str>)> = Vec::new();
     for (cluster, status) in workers {
         let Some(why) = &status.blocked else { continue };

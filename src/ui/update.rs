@@ -4,12 +4,11 @@ mod actions;
 mod commands;
 mod overlays;
 
-use std::sync::Arc;
-
 use super::confirm::Confirmation;
 use super::event::{Effect, Event, Routed, Snapshot};
 use super::state::{DetailsContent, Overlay, State, StatusLine, View};
 use crate::actions::{Action, Outcome};
+use crate::cluster::ClusterName;
 use crate::worker::WorkerCommand;
 use commands::on_key;
 
@@ -145,7 +144,7 @@ fn on_switched(state: &mut State, name: &str) {
 fn on_added(state: &mut State, name: &str) -> Vec<Effect> {
     state.clusters.open(name);
     status(state, &format!("added context {name}"), false);
-    let cluster: Arc<str> = name.into();
+    let cluster: ClusterName = name.into();
     let worker = state.worker();
     let mut switches: Vec<WorkerCommand> = worker
         .rules

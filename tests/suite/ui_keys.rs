@@ -6,6 +6,7 @@ use opc_core::actions::{
     Action, Change, Denied, Inspection, OptOut, Outcome, PodRef, ReadError, RecordedIn, Refusal,
     Resolution, UndoPlan, Unscalable, Verb, WorkloadKind, WorkloadRef,
 };
+use opc_core::cluster::ClusterName;
 use opc_core::config::{Config, KeyBinding};
 use opc_core::rules::RuleKind;
 use opc_core::worker::WorkerCommand;
@@ -531,7 +532,7 @@ fn a_cluster_added_later_gets_the_current_auto_switches() {
         }
     });
     let effects = update(&mut s, Event::Added(Ok("demo-us".into())));
-    let us: std::sync::Arc<str> = "demo-us".into();
+    let us: ClusterName = "demo-us".into();
     assert_eq!(
         effects,
         [
@@ -593,7 +594,7 @@ fn resuming_a_paused_rule_names_and_acts_on_its_cluster_and_namespace_only() {
     assert_eq!(title, "Resume auto-clean for imagePull in shop on demo-us?");
     assert!(lines[0].contains("paused in shop: "), "{lines:?}");
     assert!(lines[0].contains("4th workload"), "{lines:?}");
-    let us: std::sync::Arc<str> = "demo-us".into();
+    let us: ClusterName = "demo-us".into();
     let resume = WorkerCommand::Resume {
         rule: RuleKind::ImagePull,
         scope: shop.clone(),

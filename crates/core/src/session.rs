@@ -7,13 +7,15 @@ use tokio::task::JoinHandle;
 
 use crate::actions::{Audit, Executor};
 use crate::clock::Clock;
-use crate::cluster::{Cache, Cluster, Scope, WatchSettings, spawn_event_watches, spawn_watches};
+use crate::cluster::{
+    Cache, Cluster, ClusterName, Scope, WatchSettings, spawn_event_watches, spawn_watches,
+};
 use crate::policy::Policy;
 use crate::worker::{self, Standby, WorkerCommand, WorkerHandle, WorkerOptions};
 
 pub struct ClusterSession {
     /// The context's name: on screen, in findings, in audit records.
-    pub name: String,
+    pub name: ClusterName,
     pub client: kube::Client,
     pub cache: Cache,
     pub executor: Arc<Executor>,

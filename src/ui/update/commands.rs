@@ -1,13 +1,12 @@
 //! A key pressed on the table or the details view: moving, sorting, filtering, opening a
 //! pod, and the switches.
 
-use std::sync::Arc;
-
 use super::actions::{pod_action, scale_to_zero, undo};
 use super::overlays::on_overlay_key;
 use super::status;
 use crate::actions::PodRef;
 use crate::cluster::Abnormal;
+use crate::cluster::ClusterName;
 use crate::config::{KeyBinding, KeyCode};
 use crate::rules::RuleKind;
 use crate::ui::confirm::{Confirmation, PodVerb};
@@ -233,13 +232,13 @@ fn toggle_mark(state: &mut State) {
 /// Where `rule` is paused by the workload bound, on which cluster, and why: what `a` offers to
 /// resume. The current row's cluster and namespace come first. A pause the share breaker made
 /// lifts by itself.
-fn paused_by_bound(state: &State, rule: RuleKind) -> Option<(Arc<str>, Pause)> {
+fn paused_by_bound(state: &State, rule: RuleKind) -> Option<(ClusterName, Pause)> {
     let current = state.selected_finding();
-    let here = |cluster: &Arc<str>, pause: &Pause| {
+    let here = |cluster: &ClusterName, pause: &Pause| {
         current.is_some_and(|f| f.cluster == *cluster && pause.scope.covers(&f.pod.namespace))
     };
     let workers = state.clusters.workers();
-    let all: Vec<(&Arc<str>, &Pause)> = workers
+    let all: Vec<(&ClusterName, &Pause)> = workers
         .iter()
         .filter_map(|(cluster, status)| Some((cluster, status.rules.get(&rule)?)))
         .flat_map(|(cluster, r)| r.paused.iter().map(move |p| (cluster, p)))
@@ -248,7 +247,7 @@ fn paused_by_bound(state: &State, rule: RuleKind) -> Option<(Arc<str>, Pause)> {
     all.iter()
         .find(|(cluster, pause)| here(cluster, pause))
         .or(all.first())
-        .map(|(cluster, pause)| (Arc::clone(cluster), (*pause).clone()))
+        .map(|(cluster, pause)| ((*cluster).clone(), (*pause).clone()))
 }
 
 /// Auto-clean of the category's rule on or off on every cluster; a rule the workload bound

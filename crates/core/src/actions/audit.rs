@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::append::Writer;
 use super::{Origin, Verb};
+use crate::cluster::ClusterName;
 use crate::config::AuditConfig;
 use crate::error::IoOp;
 use crate::safe_file::open_append_private;
@@ -36,7 +37,7 @@ pub struct AuditRecord {
     /// Joins an intent to its outcome.
     pub id: String,
     pub stage: Stage,
-    pub cluster: String,
+    pub cluster: ClusterName,
     pub origin: Origin,
     /// Who ran the tool: `user@host` for a person, the pod's name in the cluster.
     pub actor: String,

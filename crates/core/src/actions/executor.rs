@@ -22,7 +22,7 @@ use super::refusal::{Refusal, Unreadable};
 use super::retry::{RetryPolicy, Stop};
 use super::scale::{ScalePlan, Scaler, Stamp};
 use super::undo::Undo;
-use crate::cluster::Cache;
+use crate::cluster::{Cache, ClusterName};
 use crate::pod::PodRecord;
 use crate::policy::Policy;
 use crate::rules::{Finding, RuleSpec, classify};
@@ -57,7 +57,7 @@ impl Executor {
         client: Client,
         cache: Cache,
         policy: &Policy,
-        cluster: &str,
+        cluster: impl Into<ClusterName>,
         audit: Audit,
     ) -> Executor {
         let events = EventRecorder::new(client.clone(), policy.events());
@@ -67,7 +67,7 @@ impl Executor {
             calls: Calls::new(client, RetryPolicy::default()),
             cache,
             rules: policy.chain().to_vec(),
-            recorder: Recorder::new(audit, events, cluster, policy.dry_run(), clock),
+            recorder: Recorder::new(audit, events, cluster.into(), policy.dry_run(), clock),
             dry_run: policy.dry_run(),
             readonly: policy.readonly(),
             owners: Owners::default(),
@@ -82,7 +82,7 @@ impl Executor {
         }
     }
 
-    pub(crate) fn cluster(&self) -> &str {
+    pub(crate) fn cluster(&self) -> &ClusterName {
         self.recorder.cluster()
     }
 

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::action::{Origin, Target};
 use super::audit::{AuditLog, Stage};
+use crate::cluster::ClusterName;
 use crate::pod::WorkloadId;
 use crate::rules::{RuleKind, Verb};
 
@@ -38,7 +39,7 @@ pub struct PastAction {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Interrupted {
     pub(crate) id: String,
-    pub(crate) cluster: String,
+    pub(crate) cluster: ClusterName,
     pub(crate) time: DateTime<Utc>,
     pub(crate) origin: Origin,
     pub(crate) action: Verb,
@@ -56,7 +57,7 @@ struct Written {
     time: DateTime<Utc>,
     id: String,
     stage: Stage,
-    cluster: String,
+    cluster: ClusterName,
     origin: Origin,
     action: Verb,
     namespace: String,

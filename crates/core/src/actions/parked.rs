@@ -17,6 +17,7 @@ use super::action::Origin;
 use super::failure::Failure;
 use super::retry::{Needs, RetryPolicy, Stop};
 use super::workload::WorkloadRef;
+use crate::cluster::ClusterName;
 use crate::rules::RuleKind;
 
 /// The ConfigMap's name; the deployed Role grants get/update on this name only.
@@ -52,7 +53,7 @@ pub struct ParkedRecord {
     /// RFC 3339, UTC.
     pub(crate) at: String,
     /// The kubeconfig context (or `in-cluster`) that parked it.
-    pub(crate) cluster: String,
+    pub(crate) cluster: ClusterName,
     /// Who parked it: `user@host`, or the pod's name in the cluster.
     pub(crate) actor: String,
     pub(crate) origin: Origin,

@@ -21,6 +21,7 @@ use super::read_error::ReadError;
 use super::retry::{Needs, RetryPolicy, Stop};
 use super::undo::RecordedIn;
 use super::workload::{REPLICAS_BEFORE_ANNOTATION, WorkloadKind, WorkloadRef};
+use crate::cluster::ClusterName;
 use crate::cluster::Scope;
 use crate::rules::RuleKind;
 
@@ -33,7 +34,7 @@ const PAGE: u32 = 500;
 #[serde(rename_all = "camelCase")]
 pub struct ParkedRow {
     /// The context it was listed from.
-    pub cluster: String,
+    pub cluster: ClusterName,
     #[serde(flatten)]
     pub workload: WorkloadRef,
     pub uid: String,
@@ -123,7 +124,7 @@ struct Candidate {
 /// and cannot be read; annotations that cannot be listed are named in `unread`.
 pub async fn list_parked(
     client: &Client,
-    cluster: &str,
+    cluster: &ClusterName,
     scopes: &[Scope],
     retry: &RetryPolicy,
     now: DateTime<Utc>,
@@ -286,7 +287,7 @@ async fn annotated(
 /// (what an earlier version left) or is gone.
 async fn row(
     client: &Client,
-    cluster: &str,
+    cluster: &ClusterName,
     c: Candidate,
     retry: &RetryPolicy,
     now: DateTime<Utc>,
@@ -308,7 +309,7 @@ async fn row(
         })
         .filter(|t| t.pod.is_some() || t.reason.is_some());
     Some(ParkedRow {
-        cluster: cluster.to_string(),
+        cluster: cluster.clone(),
         workload: c.workload,
         uid: c.uid,
         replicas_before: c.replicas_before,

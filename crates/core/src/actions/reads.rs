@@ -18,7 +18,7 @@ use super::scale::available_replicas;
 use super::undo::{Undo, UndoPlan};
 use super::workload::WorkloadRef;
 use crate::clock::Clock;
-use crate::cluster::{Cache, Scope};
+use crate::cluster::{Cache, ClusterName, Scope};
 
 /// The most a log read returns: enough to see why a run ended, never a flood.
 pub const LOG_LINES: i64 = 200;
@@ -51,7 +51,7 @@ pub struct ClusterApi<'a> {
     calls: &'a Calls,
     cache: &'a Cache,
     owners: &'a Owners,
-    cluster: &'a str,
+    cluster: &'a ClusterName,
     /// Why undo would be refused whatever the workload (`--readonly`).
     refused: Option<Refusal>,
     dry_run: bool,
@@ -63,7 +63,7 @@ impl<'a> ClusterApi<'a> {
         calls: &'a Calls,
         cache: &'a Cache,
         owners: &'a Owners,
-        cluster: &'a str,
+        cluster: &'a ClusterName,
         refused: Option<Refusal>,
         dry_run: bool,
     ) -> ClusterApi<'a> {

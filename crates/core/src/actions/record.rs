@@ -18,7 +18,7 @@ use super::outcome::Outcome;
 use super::refusal::Refusal;
 use super::workload::WorkloadRef;
 use crate::clock::Clock;
-use crate::cluster::plain;
+use crate::cluster::{ClusterName, plain};
 use crate::pod::PodRecord;
 use crate::pod::WorkloadId;
 use crate::policy::Policy;
@@ -72,7 +72,7 @@ pub(super) struct Recorder {
     /// Who runs the tool, for the audit log.
     actor: String,
     events: EventRecorder,
-    cluster: String,
+    cluster: ClusterName,
     dry_run: bool,
     clock: Clock,
 }
@@ -81,7 +81,7 @@ impl Recorder {
     pub(super) fn new(
         audit: Audit,
         events: EventRecorder,
-        cluster: &str,
+        cluster: ClusterName,
         dry_run: bool,
         clock: Clock,
     ) -> Self {
@@ -90,13 +90,13 @@ impl Recorder {
             audit_broken: Mutex::new(None),
             actor: actor(),
             events,
-            cluster: cluster.to_string(),
+            cluster,
             dry_run,
             clock,
         }
     }
 
-    pub(super) fn cluster(&self) -> &str {
+    pub(super) fn cluster(&self) -> &ClusterName {
         &self.cluster
     }
 

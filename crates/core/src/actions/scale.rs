@@ -22,6 +22,7 @@ use super::refusal::Refusal;
 use super::retry::Stop;
 use super::workload::{REPLICAS_BEFORE_ANNOTATION, WorkloadRef};
 use crate::clock::Clock;
+use crate::cluster::ClusterName;
 use crate::pod::{IGNORE_ANNOTATION, PodRecord, is_truthy};
 use crate::rules::{Finding, RuleSpec};
 
@@ -43,7 +44,7 @@ pub(crate) struct ScalePlan {
 
 /// Who scales, for the parked record: the cluster and the actor of the audit log.
 pub(super) struct Stamp<'a> {
-    pub cluster: &'a str,
+    pub cluster: &'a ClusterName,
     pub actor: &'a str,
     pub clock: Clock,
 }
@@ -239,7 +240,7 @@ impl Scaler<'_> {
             uid: plan.uid.clone(),
             replicas: plan.current,
             at: AuditRecord::stamp(self.stamp.clock.now()),
-            cluster: self.stamp.cluster.to_string(),
+            cluster: self.stamp.cluster.clone(),
             actor: self.stamp.actor.to_string(),
             origin: plan.origin,
             reason: plan

@@ -15,6 +15,7 @@ use super::Scope;
 use super::event_store::EventStore;
 use super::events::merged;
 use super::index::{Census, Events, Index};
+use super::name::ClusterName;
 use crate::clock::Clock;
 use crate::pod::{EventTarget, Interner, PodEvent, PodRecord, WirePod};
 use crate::rules::{CauseClass, Finding, RuleKind, RuleSpec, cause_class, default_chain};
@@ -24,7 +25,7 @@ use crate::rules::{CauseClass, Finding, RuleKind, RuleSpec, cause_class, default
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Abnormal {
     /// The cache's cluster (its context name); empty for a cache that was not named.
-    pub cluster: Arc<str>,
+    pub cluster: ClusterName,
     pub pod: Arc<PodRecord>,
     pub finding: Arc<Finding>,
     /// Why, by class; found with the finding.
@@ -37,7 +38,7 @@ impl Abnormal {
     pub fn new(pod: PodRecord, finding: Finding) -> Abnormal {
         let cause = cause_class(&pod, &finding, &[]);
         Abnormal {
-            cluster: Arc::from(""),
+            cluster: ClusterName::default(),
             pod: Arc::new(pod),
             finding: Arc::new(finding),
             cause,
@@ -50,8 +51,8 @@ impl Abnormal {
         self.events.as_deref().unwrap_or(&[])
     }
 
-    pub fn in_cluster(mut self, cluster: &str) -> Abnormal {
-        self.cluster = Arc::from(cluster);
+    pub fn in_cluster(mut self, cluster: impl Into<ClusterName>) -> Abnormal {
+        self.cluster = cluster.into();
         self
     }
 }
@@ -94,17 +95,21 @@ impl Cache {
 
     /// A cache that keeps findings under `chain`, on the system's clock.
     pub fn with_chain(chain: Vec<RuleSpec>) -> Cache {
-        Cache::for_cluster("", chain, Clock::real())
+        Cache::for_cluster(ClusterName::default(), chain, Clock::real())
     }
 
     /// A cache of one cluster's pods, classified under `chain` at `clock`'s time: its
     /// findings name the cluster.
-    pub fn for_cluster(cluster: &str, chain: Vec<RuleSpec>, clock: Clock) -> Cache {
+    pub fn for_cluster(
+        cluster: impl Into<ClusterName>,
+        chain: Vec<RuleSpec>,
+        clock: Clock,
+    ) -> Cache {
         let store = Store {
             pods: HashMap::new(),
             events: EventStore::default(),
             interner: Interner::default(),
-            index: Index::new(Arc::from(cluster), chain),
+            index: Index::new(cluster.into(), chain),
         };
         let inner = Inner {
             store: RwLock::new(store),

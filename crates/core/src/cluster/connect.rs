@@ -6,6 +6,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
 use super::connect_error::{ConnectError, FIRST_ANSWER, KubeconfigStep, Origin};
+use super::name::ClusterName;
 use super::{Deadlines, client_with_deadlines};
 
 use crate::Result;
@@ -21,7 +22,7 @@ pub struct ConnectOptions {
 /// A reachable cluster and the name it goes by on screen and in output.
 #[derive(Clone)]
 pub struct Cluster {
-    pub name: String,
+    pub name: ClusterName,
     pub client: Client,
 }
 
@@ -58,7 +59,10 @@ pub async fn connect(options: &ConnectOptions) -> Result<Cluster> {
         }
     };
     match tokio::time::timeout(FIRST_ANSWER, client.apiserver_version()).await {
-        Ok(Ok(_)) => Ok(Cluster { name, client }),
+        Ok(Ok(_)) => Ok(Cluster {
+            name: name.into(),
+            client,
+        }),
         Ok(Err(source)) => Err(ConnectError::NoAnswer {
             cluster: name,
             url,

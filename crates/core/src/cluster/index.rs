@@ -14,6 +14,7 @@ use chrono::{DateTime, Utc};
 
 use super::cache::Abnormal;
 use super::event_store::EventStore;
+use super::name::ClusterName;
 use crate::pod::WorkloadId;
 use crate::pod::{PodEvent, PodRecord};
 use crate::rules::{CauseClass, RuleKind, RuleSpec, cause_class, classify, next_change};
@@ -99,7 +100,7 @@ impl Place {
 /// Findings in the default order, where each pod's sits, and counts by category, under one
 /// rule chain.
 pub(super) struct Index {
-    pub cluster: Arc<str>,
+    pub cluster: ClusterName,
     pub chain: Vec<RuleSpec>,
     ordered: BTreeMap<Place, Abnormal>,
     places: HashMap<Box<str>, Place>,
@@ -117,7 +118,7 @@ pub(super) struct Index {
 }
 
 impl Index {
-    pub fn new(cluster: Arc<str>, chain: Vec<RuleSpec>) -> Index {
+    pub fn new(cluster: ClusterName, chain: Vec<RuleSpec>) -> Index {
         Index {
             cluster,
             chain,

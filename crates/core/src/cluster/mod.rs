@@ -11,6 +11,7 @@ mod explain;
 mod health;
 mod index;
 mod list;
+mod name;
 mod split;
 mod watch;
 
@@ -29,6 +30,7 @@ pub use explain::plain;
 pub use health::{Health, ScopeHealth, WatchState};
 pub use index::Census;
 pub use list::list_pods;
+pub use name::ClusterName;
 pub(crate) use watch::STALE_AFTER_ENV;
 pub use watch::{WatchSettings, spawn_watches};
 

@@ -16,6 +16,7 @@ use super::spool::{Spool, sink_id};
 use super::state::RestartState;
 use crate::clock::Clock;
 use crate::cluster::Cache;
+use crate::cluster::ClusterName;
 use crate::config::{ReportConfig, Sink};
 use crate::pod::PodRecord;
 
@@ -110,7 +111,7 @@ impl Reporter {
     /// [`Reporter::build`] makes; none, an empty report.
     pub fn build_combined(
         &self,
-        clusters: &[(String, Vec<PodRecord>)],
+        clusters: &[(ClusterName, Vec<PodRecord>)],
         now: DateTime<Utc>,
     ) -> RestartReport {
         let previous = self.previous();

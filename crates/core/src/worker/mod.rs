@@ -31,7 +31,7 @@ pub use plan::{Gate, Pass, Toggles, plan};
 pub use planned::{Decision, Hold, Planned};
 
 use crate::actions::Executor;
-use crate::cluster::Cache;
+use crate::cluster::{Cache, ClusterName};
 use crate::config::CronSchedule;
 use crate::policy::Policy;
 use crate::report::Reporter;
@@ -41,7 +41,7 @@ pub struct WorkerOptions {
     /// The master switch at start (off by default: nothing acts on its own until asked).
     pub master_auto: bool,
     pub tick: Duration,
-    pub cluster: String,
+    pub cluster: ClusterName,
     /// Hold all actions until told otherwise (leader election), with the reason shown.
     pub standby: Option<Standby>,
     /// Builds and delivers the restart report on `SendReport`, and on `report_schedule`.
@@ -60,7 +60,7 @@ impl Default for WorkerOptions {
         WorkerOptions {
             master_auto: false,
             tick: Duration::from_secs(10),
-            cluster: String::new(),
+            cluster: ClusterName::default(),
             standby: None,
             reporter: None,
             report_schedule: None,

@@ -18,6 +18,7 @@ use super::planned::{Decision, Hold, Planned};
 use super::{Counters, WorkerCommand, WorkerOptions, WorkerStatus};
 use crate::actions::{ACTION_LOG, Action, Executor, Origin, Outcome, PastAction};
 use crate::clock::Clock;
+use crate::cluster::ClusterName;
 use crate::cluster::{Abnormal, Cache};
 use crate::config::CronSchedule;
 use crate::policy::Policy;
@@ -41,7 +42,7 @@ pub(super) struct Worker {
     tick: Duration,
     reporter: Option<Arc<Reporter>>,
     schedule: Option<CronSchedule>,
-    cluster: String,
+    cluster: ClusterName,
     counters: Arc<Counters>,
     status: WorkerStatus,
     acting_until: Option<watch::Receiver<Option<Instant>>>,

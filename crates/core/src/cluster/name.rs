@@ -1,0 +1,97 @@
+//! A cluster's name: the kubeconfig context it was opened by, `in-cluster`, or a demo cluster.
+
+use std::borrow::Borrow;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+/// A cluster as every key and every line of the tool names it. Cheap to clone.
+#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClusterName(Arc<str>);
+
+/// In JSON (the audit log, parked records) as the plain name.
+impl Serialize for ClusterName {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ClusterName {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(ClusterName::from)
+    }
+}
+
+impl ClusterName {
+    pub fn new(name: &str) -> ClusterName {
+        ClusterName(name.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Deref for ClusterName {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for ClusterName {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&ClusterName> for ClusterName {
+    fn from(name: &ClusterName) -> ClusterName {
+        name.clone()
+    }
+}
+
+impl From<&str> for ClusterName {
+    fn from(name: &str) -> ClusterName {
+        ClusterName::new(name)
+    }
+}
+
+impl From<String> for ClusterName {
+    fn from(name: String) -> ClusterName {
+        ClusterName(name.into())
+    }
+}
+
+impl From<&String> for ClusterName {
+    fn from(name: &String) -> ClusterName {
+        ClusterName::new(name)
+    }
+}
+
+impl PartialEq<str> for ClusterName {
+    fn eq(&self, other: &str) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl PartialEq<&str> for ClusterName {
+    fn eq(&self, other: &&str) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl fmt::Display for ClusterName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for ClusterName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
