@@ -1,12 +1,15 @@
-//! One connected cluster, opened the same way by the TUI and `headless`: its pods watched
-//! into a cache named after it, an executor under the one policy, and, when asked, its worker.
+//! One connected cluster, opened the same way by the TUI and `headless`: its pods, their
+//! Events and its nodes watched into a cache named after it, an executor under the one
+//! policy, and, when asked, its worker.
 
 use std::sync::Arc;
 
 use tokio::task::JoinHandle;
 
 use crate::actions::{Audit, Executor};
-use crate::cluster::{Cache, Cluster, Scope, WatchSettings, spawn_event_watches, spawn_watches};
+use crate::cluster::{
+    Cache, Cluster, Scope, WatchSettings, spawn_event_watches, spawn_node_watch, spawn_watches,
+};
 use crate::policy::Policy;
 use crate::worker::{self, WorkerCommand, WorkerHandle, WorkerOptions};
 
@@ -35,7 +38,8 @@ impl ClusterSession {
     ) -> ClusterSession {
         let cache = Cache::for_cluster(&cluster.name, policy.chain().to_vec());
         let mut watches = spawn_watches(&cluster.client, scopes, &cache, watch);
-        watches.extend(spawn_event_watches(&cluster.client, scopes, &cache));
+        watches.extend(spawn_event_watches(&cluster.client, scopes, &cache, watch));
+        watches.push(spawn_node_watch(&cluster.client, &cache, watch));
         let executor = Executor::new(
             cluster.client.clone(),
             cache.clone(),

@@ -12,7 +12,9 @@ use tokio::sync::watch;
 use super::Scope;
 use super::event_store::EventStore;
 use super::events::merged;
-use super::index::{Census, Events, Index};
+use super::index::{Around, Census, Events, Index};
+use super::node_store::NodeStore;
+use crate::node::NodeState;
 use crate::pod::{EventTarget, Interner, PodEvent, PodRecord, WirePod};
 use crate::rules::{CauseClass, Finding, RuleKind, RuleSpec, cause_class, classify, default_chain};
 
@@ -28,18 +30,26 @@ pub struct Abnormal {
     pub cause: CauseClass,
     /// The pod's Events the cause read, if any.
     pub events: Option<Arc<[PodEvent]>>,
+    /// The state of its node the cause read, if known.
+    pub node: Option<NodeState>,
 }
 
 impl Abnormal {
     pub fn new(pod: PodRecord, finding: Finding) -> Abnormal {
-        let cause = cause_class(&pod, &finding, &[]);
+        let cause = cause_class(&pod, &finding, &[], None);
         Abnormal {
             cluster: Arc::from(""),
             pod: Arc::new(pod),
             finding: Arc::new(finding),
             cause,
             events: None,
+            node: None,
         }
+    }
+
+    /// The state of the pod's node that the cause read.
+    pub fn node(&self) -> Option<&NodeState> {
+        self.node.as_ref()
     }
 
     /// The pod's Warning Events that a cause reads.
@@ -58,6 +68,7 @@ struct Store {
     /// Each pod's latest Warning Events a cause reads, by namespace and pod UID. They may
     /// come before their pod, so a pod unknown here keeps them until `prune_events`.
     events: EventStore,
+    nodes: NodeStore,
     interner: Interner,
     index: Index,
 }
@@ -98,6 +109,7 @@ impl Cache {
         let store = Store {
             pods: HashMap::new(),
             events: EventStore::default(),
+            nodes: NodeStore::default(),
             interner: Interner::default(),
             index: Index::new(Arc::from(cluster), chain),
         };
@@ -158,13 +170,14 @@ impl Cache {
             .values()
             .filter_map(|pod| {
                 let finding = classify(pod, chain, now).filter(|f| wanted(f.rule))?;
-                let events = store.events.of(pod);
+                let around = Around::of(pod, &store.events, &store.nodes);
                 Some(Abnormal {
                     cluster: store.index.cluster.clone(),
                     pod: pod.clone(),
-                    cause: cause_class(pod, &finding, events.map_or(&[], |e| e)),
+                    cause: cause_class(pod, &finding, around.events(), around.node),
                     finding: Arc::new(finding),
-                    events: events.cloned(),
+                    events: around.events.cloned(),
+                    node: around.node.cloned(),
                 })
             })
             .collect()
@@ -210,7 +223,9 @@ impl Cache {
         let changed = {
             let mut guard = self.write();
             let store = &mut *guard;
-            store.index.promote(&store.pods, &store.events, now)
+            store
+                .index
+                .promote(&store.pods, (&store.events, &store.nodes), now)
         };
         if changed {
             self.bump();
@@ -282,7 +297,9 @@ impl Cache {
             for mut pod in pods {
                 pod.observe_transition(previous.get(&pod.uid).map(|p| &**p), now);
                 let pod = Arc::new(pod);
-                store.index.admit(&pod, store.events.of(&pod), now);
+                store
+                    .index
+                    .admit(&pod, Around::of(&pod, &store.events, &store.nodes), now);
                 store.pods.insert(pod.uid.clone(), pod);
             }
             // The Events of pods that went go with them.
@@ -312,7 +329,9 @@ impl Cache {
             }
             // One classification per event, for the pod that changed.
             let pod = Arc::new(pod);
-            store.index.admit(&pod, store.events.of(&pod), now);
+            store
+                .index
+                .admit(&pod, Around::of(&pod, &store.events, &store.nodes), now);
             store.pods.insert(pod.uid.clone(), pod);
         }
         self.bump();
@@ -440,6 +459,59 @@ impl Cache {
         });
     }
 
+    // Writers: the node watch.
+
+    /// Every node now; the causes of abnormal pods on the nodes whose state changed are
+    /// found again.
+    pub fn replace_nodes(&self, nodes: Vec<NodeState>, now: DateTime<Utc>) {
+        let mut store = self.write();
+        let changed = store.nodes.replace(nodes);
+        let unread = store.nodes.set_unreadable(None);
+        let readmitted = changed.iter().any(|name| store.readmit_on(name, now));
+        drop(store);
+        if unread || readmitted || !changed.is_empty() {
+            self.bump();
+        }
+    }
+
+    /// A node changed: only a change a cause reads (not a heartbeat) re-examines its pods.
+    pub fn upsert_node(&self, node: NodeState, now: DateTime<Utc>) {
+        let mut store = self.write();
+        let name = node.name.clone();
+        if !store.nodes.upsert(node) {
+            return;
+        }
+        store.readmit_on(&name, now);
+        drop(store);
+        self.bump();
+    }
+
+    pub fn remove_node(&self, name: &str, now: DateTime<Utc>) {
+        let mut store = self.write();
+        if store.nodes.remove(name) {
+            store.readmit_on(name, now);
+            drop(store);
+            self.bump();
+        }
+    }
+
+    /// Nodes cannot be read (`why`), or can again (None): shown, never a guard.
+    pub(crate) fn nodes_unreadable(&self, why: Option<String>) {
+        if self.write().nodes.set_unreadable(why) {
+            self.bump();
+        }
+    }
+
+    /// How many nodes stopped reporting (their Ready condition is Unknown).
+    pub fn nodes_not_reporting(&self) -> usize {
+        self.read().nodes.not_reporting()
+    }
+
+    /// Why nodes cannot be read, if they cannot.
+    pub fn nodes_unreadable_why(&self) -> Option<String> {
+        self.read().nodes.unreadable().map(str::to_string)
+    }
+
     /// How many pods have Events kept.
     pub fn pods_with_events(&self) -> usize {
         self.read().events.len()
@@ -494,15 +566,15 @@ impl CacheReader {
     ) -> BTreeMap<(RuleKind, CauseClass), usize> {
         let store = self.read();
         if store.index.chain == chain {
-            return store.index.cause_counts_at(&store.pods, &store.events, now);
+            let around = (&store.events, &store.nodes);
+            return store.index.cause_counts_at(&store.pods, around, now);
         }
         let mut counts = BTreeMap::new();
         for pod in store.pods.values() {
             if let Some(f) = classify(pod, chain, now) {
-                let events = store.events.of(pod).map_or(&[][..], |e| e);
-                *counts
-                    .entry((f.rule, cause_class(pod, &f, events)))
-                    .or_default() += 1;
+                let around = Around::of(pod, &store.events, &store.nodes);
+                let cause = cause_class(pod, &f, around.events(), around.node);
+                *counts.entry((f.rule, cause)).or_default() += 1;
             }
         }
         counts
@@ -514,13 +586,23 @@ impl CacheReader {
 }
 
 impl Store {
+    /// Find again the causes of the abnormal pods on `node`; whether any is abnormal.
+    fn readmit_on(&mut self, node: &str, now: DateTime<Utc>) -> bool {
+        let mut any = false;
+        for uid in self.index.abnormal_on(node) {
+            any |= self.readmit(&uid, now);
+        }
+        any
+    }
+
     /// Find the cause of a pod whose Events changed; whether a reader could see it.
     fn readmit(&mut self, uid: &str, now: DateTime<Utc>) -> bool {
         let Some(pod) = self.pods.get(uid) else {
             return false;
         };
         self.index.forget(pod);
-        self.index.admit(pod, self.events.of(pod), now);
+        let around = Around::of(pod, &self.events, &self.nodes);
+        self.index.admit(pod, around, now);
         self.index.is_abnormal(uid)
     }
 }
