@@ -459,6 +459,7 @@ fn cluster_line(session: &Session, now: Instant) -> ClusterLine {
         name: Arc::from(session.cluster.name.as_str()),
         watch: watch_line(&session.cluster.cache.health(), now),
         pods: session.cluster.cache.len(),
+        nodes_not_reporting: session.cluster.cache.nodes_not_reporting(),
     }
 }
 

@@ -298,11 +298,7 @@ impl State {
     pub fn new(context: &str, scope: &str, chain: Vec<RuleSpec>, keys: UiConfig) -> State {
         let counts = vec![0; chain.len()];
         State {
-            clusters: vec![ClusterLine {
-                name: Arc::from(context),
-                watch: WatchLine::Listing,
-                pods: 0,
-            }],
+            clusters: vec![ClusterLine::listing(context)],
             scope: scope.to_string(),
             readonly: false,
             dry_run: false,

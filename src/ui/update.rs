@@ -108,11 +108,7 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
             Vec::new()
         }
         Event::Switched(Ok(name)) => {
-            state.clusters = vec![super::event::ClusterLine {
-                name: name.as_str().into(),
-                watch: super::state::WatchLine::Listing,
-                pods: 0,
-            }];
+            state.clusters = vec![super::event::ClusterLine::listing(&name)];
             state.workers.clear();
             state.marks.clear();
             state.scaled.clear();
@@ -125,11 +121,9 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
         }
         Event::Added(Ok(name)) => {
             if !state.clusters.iter().any(|c| *c.name == *name) {
-                state.clusters.push(super::event::ClusterLine {
-                    name: name.as_str().into(),
-                    watch: super::state::WatchLine::Listing,
-                    pods: 0,
-                });
+                state
+                    .clusters
+                    .push(super::event::ClusterLine::listing(&name));
             }
             status(state, &format!("added context {name}"), false);
             // The screen's switches hold for every cluster, the one added now included.

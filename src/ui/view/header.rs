@@ -35,6 +35,23 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
         state.total_pods,
         state.counts.iter().sum::<usize>()
     ));
+    let mut spans = watches(state);
+    spans.push(counts);
+    // After the counts: a narrow terminal cuts this first, but a wide one shows why pods
+    // are stuck before any row is read.
+    let silent: usize = state.clusters.iter().map(|c| c.nodes_not_reporting).sum();
+    if silent > 0 {
+        let nodes = if silent == 1 { "node" } else { "nodes" };
+        spans.push(Span::styled(
+            format!("  {silent} {nodes} not reporting"),
+            theme::bad(),
+        ));
+    }
+    spans
+}
+
+/// Where the header says how each cluster's watch stands.
+fn watches(state: &State) -> Vec<Span<'static>> {
     if let [one] = state.clusters.as_slice() {
         let (text, style) = watch_text(&state.watch(), 48);
         return vec![
@@ -44,7 +61,6 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
             Span::raw(state.scope.clone()),
             Span::raw("  "),
             Span::styled(text, style),
-            counts,
         ];
     }
     let synced = state
@@ -82,7 +98,6 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
         };
         spans.push(Span::styled(format!(" · {} {text} (C)", worst.name), style));
     }
-    spans.push(counts);
     spans
 }
 
