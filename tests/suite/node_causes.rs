@@ -125,7 +125,7 @@ async fn without_leave_to_read_nodes_causes_come_from_the_pod_and_a_notice_says_
 /// `scan` reads the nodes beside the pods, and says the same as the screen.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scan_classes_a_pod_on_a_node_that_stopped_reporting() {
-    use support::contexts::{Scratch, run, stderr};
+    use support::contexts::{Scratch, run};
     let sim = kube_sim::SimCluster::new();
     // Deleted long ago: past its grace period when `scan` reads it.
     let deleted = pod("web-1")
