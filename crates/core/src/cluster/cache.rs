@@ -504,7 +504,7 @@ impl Cache {
 
     /// How many nodes stopped reporting (their Ready condition is Unknown).
     pub fn nodes_not_reporting(&self) -> usize {
-        self.read().nodes.not_reporting()
+        self.reader().nodes_not_reporting()
     }
 
     /// Why nodes cannot be read, if they cannot.
@@ -554,6 +554,11 @@ impl CacheReader {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// How many nodes stopped reporting (their Ready condition is Unknown).
+    pub fn nodes_not_reporting(&self) -> usize {
+        self.read().nodes.not_reporting()
     }
 
     /// Abnormal pods by category and cause at `now`. Under the cache's own chain it reads the
