@@ -146,3 +146,35 @@ async fn scan_classes_a_pod_on_a_node_that_stopped_reporting() {
         .expect("web-1 is listed");
     assert_eq!(web["cause"]["class"], "nodeUnreachable", "{web}");
 }
+
+/// One relist that finds several nodes gone silent finds again the cause of the stuck pods
+/// on every one of them, not only on the first.
+#[test]
+fn a_relist_of_nodes_updates_the_pods_on_every_node_that_changed() {
+    use opc_core::cluster::Cache;
+    use opc_core::node::{NodeState, Readiness};
+    let cache = Cache::with_chain(crate::causes::at_once().chain().to_vec());
+    let now = Utc::now();
+    for (name, node) in [("web-1", "n1"), ("web-2", "n2"), ("web-3", "n3")] {
+        let stuck = pod(name)
+            .on_node(node)
+            .terminating_since("2026-11-20T09:00:00Z");
+        cache.upsert(stuck.wire(), now);
+    }
+    let silent = |name: &str| NodeState {
+        name: name.into(),
+        readiness: Readiness::NotReporting,
+        since: Some(now - Duration::minutes(5)),
+        heartbeat: Some(now - Duration::minutes(6)),
+        out_of_service: false,
+    };
+    cache.replace_nodes(vec![silent("n1"), silent("n2"), silent("n3")], now);
+    let chain = crate::causes::at_once().chain().to_vec();
+    let causes: Vec<CauseClass> = cache
+        .findings(&chain, now)
+        .iter()
+        .map(|f| f.cause)
+        .collect();
+    assert_eq!(causes, vec![CauseClass::NodeUnreachable; 3]);
+    assert_eq!(cache.nodes_not_reporting(), 3);
+}

@@ -467,9 +467,12 @@ impl Cache {
         let mut store = self.write();
         let changed = store.nodes.replace(nodes);
         let unread = store.nodes.set_unreadable(None);
-        let readmitted = changed.iter().any(|name| store.readmit_on(name, now));
+        // Every changed node's pods, not only up to the first that had one.
+        for name in &changed {
+            store.readmit_on(name, now);
+        }
         drop(store);
-        if unread || readmitted || !changed.is_empty() {
+        if unread || !changed.is_empty() {
             self.bump();
         }
     }
