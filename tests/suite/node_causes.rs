@@ -49,7 +49,14 @@ pub(crate) async fn put_node(client: &kube::Client, node: Node) {
 /// A pod of `ns` bound to `node`, deleted with a grace period that no kubelet will finish.
 pub(crate) async fn stuck_on(client: &kube::Client, ns: &str, name: &str, node: &str) {
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
-    let spec: Pod = typed(pod(name).ns(ns).on_node(node).json());
+    // Only what a person writes: a real API server refuses a create that carries a
+    // resourceVersion, as the test builders' pods do.
+    let spec: Pod = typed(serde_json::json!({
+        "metadata": { "name": name },
+        "spec": { "nodeName": node, "containers": [
+            { "name": "app", "image": "registry.k8s.io/pause:3.10" },
+        ]},
+    }));
     pods.create(&PostParams::default(), &spec).await.unwrap();
     pods.delete(name, &DeleteParams::default().grace_period(1))
         .await
