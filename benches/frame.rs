@@ -72,6 +72,7 @@ fn main() {
                 name: "bench".into(),
                 watch: WatchLine::Synced,
                 pods,
+                nodes_not_reporting: 0,
             }],
             at: now,
             // As the TUI reads one cluster: straight from its index.

@@ -14,7 +14,9 @@ pub(crate) use parked::{parked_summary, parked_table};
 
 use crate::Result;
 use crate::actions::Suspect;
-use crate::cluster::{Cluster, ClusterName, EventStore, Scope, list_pod_events, list_pods};
+use crate::cluster::{
+    Cluster, ClusterName, EventStore, NodeStore, Scope, list_nodes, list_pod_events, list_pods,
+};
 use crate::inert;
 use crate::pod::PodRecord;
 use crate::rules::{ActionKind, Cause, RuleKind, RuleSpec, cause, classify, format_age};
@@ -65,6 +67,8 @@ pub(crate) struct Listed {
     pub(crate) pods: Vec<PodRecord>,
     /// The pods' Warning Events a cause reads, by pod UID, when asked for.
     pub(crate) events: EventStore,
+    /// The nodes' Ready conditions, for the pods stuck on a node; empty when not readable.
+    pub(crate) nodes: NodeStore,
     pub(crate) missing: Vec<MissingNamespace>,
 }
 
@@ -119,8 +123,27 @@ pub(crate) async fn list_scopes(
     Ok(Listed {
         pods,
         events,
+        nodes: read_nodes(cluster, page_size, with_events).await,
         missing,
     })
+}
+
+/// The cluster's nodes, read beside the Events (both are what a cause reads beyond the pod);
+/// a cluster that does not let them be read is noted, and its causes come from the pod alone.
+async fn read_nodes(cluster: &Cluster, page_size: u32, wanted: bool) -> NodeStore {
+    if !wanted {
+        return NodeStore::default();
+    }
+    match list_nodes(&cluster.client, page_size).await {
+        Ok(nodes) => NodeStore::listed(nodes),
+        Err(e) => {
+            eprintln!(
+                "note: {}: nodes cannot be read ({e}); causes come from the pod alone",
+                cluster.name
+            );
+            NodeStore::default()
+        }
+    }
 }
 
 /// Classify `pods` and order the abnormal ones by chain position, namespace and name.
@@ -136,7 +159,7 @@ pub(crate) fn rows(
         .filter_map(|pod| {
             let f = classify(pod, chain, now)?;
             let events = listed.events.of(pod).map_or(&[][..], |e| e);
-            let cause = cause(pod, &f, events, now);
+            let cause = cause(pod, &f, events, listed.nodes.of(pod), now);
             Some(ScanRow {
                 cluster: cluster.clone(),
                 namespace: pod.namespace.to_string(),

@@ -14,6 +14,8 @@ use crate::worker::{Blocked, PauseScope, WorkerStatus};
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub pods: usize,
+    /// Nodes whose Ready condition is Unknown: their kubelet stopped reporting.
+    pub nodes_not_reporting: usize,
     /// Abnormal pods by category and cause.
     pub findings: BTreeMap<(RuleKind, CauseClass), u64>,
     pub actions: BTreeMap<(RuleKind, &'static str), u64>,
@@ -27,6 +29,13 @@ pub fn render(s: &Snapshot, now: Instant) -> String {
     let mut out = String::new();
     metric(&mut out, "opc_pods", "gauge", "Pods in the watch cache.");
     let _ = writeln!(out, "opc_pods {}", s.pods);
+    metric(
+        &mut out,
+        "opc_nodes_not_reporting",
+        "gauge",
+        "Nodes whose Ready condition is Unknown (their kubelet stopped reporting).",
+    );
+    let _ = writeln!(out, "opc_nodes_not_reporting {}", s.nodes_not_reporting);
     metric(
         &mut out,
         "opc_abnormal_pods",

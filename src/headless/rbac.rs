@@ -27,6 +27,10 @@ pub const CLUSTER_PERMISSIONS: &[(&str, &str, &str)] = &[
     ("", "events", "watch"),
     // Before an automatic force delete of a pod that must run once: is its node gone?
     ("", "nodes", "get"),
+    // Nodes watched for the causes a pod alone does not tell (its node stopped reporting)
+    // and for the breaker's words; without them causes come from the pod alone.
+    ("", "nodes", "list"),
+    ("", "nodes", "watch"),
     // Scale to zero and undo: the workload read fresh (UID, opt-out, available replicas), and
     // its replicas read and written through the scale subresource only.
     ("", "replicationcontrollers", "get"),

@@ -60,6 +60,7 @@ impl Sources {
         }
         Snapshot {
             pods: self.cache.len(),
+            nodes_not_reporting: self.cache.nodes_not_reporting(),
             findings,
             actions: self.counters.actions(),
             deliveries: self.counters.deliveries(),

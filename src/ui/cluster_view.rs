@@ -5,7 +5,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::event::{ClusterLine, Routed};
-use super::state::WatchLine;
 use crate::actions::{Verb, WorkloadRef};
 use crate::cluster::Abnormal;
 use crate::cluster::ClusterName;
@@ -29,11 +28,7 @@ struct ClusterView {
 
 impl ClusterView {
     fn listing(name: &str) -> ClusterView {
-        ClusterView::of(ClusterLine {
-            name: name.into(),
-            watch: WatchLine::Listing,
-            pods: 0,
-        })
+        ClusterView::of(ClusterLine::listing(name))
     }
 
     fn of(line: ClusterLine) -> ClusterView {
@@ -228,12 +223,14 @@ impl Clusters {
 mod tests {
     use super::*;
     use crate::actions::WorkloadKind;
+    use crate::ui::state::WatchLine;
 
     fn line(name: &str, watch: WatchLine) -> ClusterLine {
         ClusterLine {
             name: name.into(),
             watch,
             pods: 3,
+            nodes_not_reporting: 0,
         }
     }
 

@@ -47,6 +47,20 @@ pub struct ClusterLine {
     pub name: ClusterName,
     pub watch: WatchLine,
     pub pods: usize,
+    /// Nodes whose Ready condition is Unknown: their kubelet stopped reporting.
+    pub nodes_not_reporting: usize,
+}
+
+impl ClusterLine {
+    /// A cluster just opened: listing, nothing known yet.
+    pub fn listing(name: &str) -> ClusterLine {
+        ClusterLine {
+            name: name.into(),
+            watch: WatchLine::Listing,
+            pods: 0,
+            nodes_not_reporting: 0,
+        }
+    }
 }
 
 /// An action and the cluster it goes to: each cluster acts with its own credentials, policy

@@ -437,6 +437,7 @@ fn cluster_line(session: &Session, now: Instant) -> ClusterLine {
         name: session.cluster.name.clone(),
         watch: watch_line(&session.cluster.cache.health(), now),
         pods: session.cluster.cache.len(),
+        nodes_not_reporting: session.cluster.cache.nodes_not_reporting(),
     }
 }
 

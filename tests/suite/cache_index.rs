@@ -158,7 +158,7 @@ async fn the_index_agrees_with_a_full_reclassification_after_any_sequence() {
             let fresh = cache.fold(BTreeMap::new(), |mut found, pod| {
                 if let Some(f) = classify(pod, &chain, now) {
                     *found
-                        .entry((f.rule, cause(pod, &f, &[], now).class))
+                        .entry((f.rule, cause(pod, &f, &[], None, now).class))
                         .or_default() += 1;
                 }
                 found

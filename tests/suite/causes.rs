@@ -5,7 +5,7 @@ use crate::support;
 
 use chrono::{DateTime, Utc};
 use opc_core::clock::Clock;
-use opc_core::cluster::Scope;
+use opc_core::cluster::{Abnormal, Scope};
 use opc_core::config::Config;
 use opc_core::pod::{Capped, EventKind, EventTarget, PodEvent, PodRecord};
 use opc_core::policy::{Flags, Policy};
@@ -30,7 +30,7 @@ fn class_of(builder: PodBuilder) -> (CauseClass, opc_core::rules::Cause) {
 fn told(builder: PodBuilder, events: &[PodEvent]) -> (CauseClass, opc_core::rules::Cause) {
     let pod = record(builder);
     let finding = classify(&pod, &default_chain(), now()).expect("abnormal");
-    let cause = cause(&pod, &finding, events, now());
+    let cause = cause(&pod, &finding, events, None, now());
     (cause.class, cause)
 }
 
@@ -644,25 +644,35 @@ fn an_event_finds_its_pods_cause_again_and_wakes_readers() {
 
 /// A session on a simulated cluster, as every mode opens one: its pods and their Events
 /// watched into its cache.
-async fn session_on(sim: &kube_sim::SimCluster) -> (kube_sim::SimServer, ClusterSession) {
+pub(crate) async fn session_on(
+    sim: &kube_sim::SimCluster,
+) -> (kube_sim::SimServer, ClusterSession) {
     let server = kube_sim::SimServer::start(sim.clone()).await.unwrap();
+    let session = support::sim::open_session(&server.client(), &[Scope::All], &at_once());
+    (server, session)
+}
+
+/// The built-in rules, each claiming a pod as soon as it matches.
+pub(crate) fn at_once() -> Policy {
     let mut config = Config::default();
     config
         .rules
         .iter_mut()
         .for_each(|r| r.after = std::time::Duration::ZERO);
-    let policy = Policy::new(Flags::default(), &config);
-    let session = support::sim::open_session(&server.client(), &[Scope::All], &policy);
-    (server, session)
+    Policy::new(Flags::default(), &config)
 }
 
 fn cause_of(session: &ClusterSession, name: &str) -> Option<CauseClass> {
+    finding_of(session, name).map(|f| f.cause)
+}
+
+/// The finding on the pod `name`, under the chain the session's cache keeps.
+pub(crate) fn finding_of(session: &ClusterSession, name: &str) -> Option<Abnormal> {
     session
         .cache
         .findings()
         .into_iter()
         .find(|f| &*f.pod.name == name)
-        .map(|f| f.cause)
 }
 
 fn in_back_off(name: &str, image: &str) -> k8s_openapi::api::core::v1::Pod {
@@ -996,6 +1006,19 @@ fn every_class_of_the_vocabulary_is_reached_from_real_words() {
         assert!(!cause.next.is_empty(), "{cause:?}");
         reached.insert(class);
     }
+    // A pod stuck on a node that reports, and says it is not ready: the node's own word.
+    let not_ready = opc_core::node::NodeState {
+        name: "sim-node-1".into(),
+        readiness: opc_core::node::Readiness::NotReady,
+        since: Some(now() - chrono::Duration::minutes(5)),
+        heartbeat: Some(now()),
+        out_of_service: false,
+    };
+    let pod = record(deleting().on_node("sim-node-1"));
+    let finding = classify(&pod, &default_chain(), now()).expect("abnormal");
+    let told = cause(&pod, &finding, &[], Some(&not_ready), now());
+    assert_eq!(told.class, CauseClass::NodeNotReady, "{told:?}");
+    reached.insert(told.class);
     let missing: Vec<&str> = CauseClass::ALL
         .iter()
         .filter(|c| !reached.contains(c))

@@ -86,7 +86,7 @@ async fn scenario(target: &Target, ns: &str, scratch: &Path) {
             })
         })
         .await;
-    let told = cause(&web.pod, &web.finding, web.events(), Utc::now());
+    let told = cause(&web.pod, &web.finding, web.events(), web.node(), Utc::now());
     assert!(
         told.evidence
             .iter()
@@ -102,7 +102,7 @@ async fn scenario(target: &Target, ns: &str, scratch: &Path) {
             found.into_iter().find(|f| &*f.pod.name == "too-big")
         })
         .await;
-    let verdict = cause(&big.pod, &big.finding, big.events(), Utc::now());
+    let verdict = cause(&big.pod, &big.finding, big.events(), big.node(), Utc::now());
     let said = verdict
         .evidence
         .first()

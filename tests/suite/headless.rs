@@ -501,6 +501,7 @@ fn metrics_text_has_every_family() {
     let now = Instant::now();
     let snapshot = Snapshot {
         pods: 120,
+        nodes_not_reporting: 3,
         findings: BTreeMap::from([
             ((RuleKind::ImagePull, CauseClass::ImageNotFound), 30),
             ((RuleKind::ImagePull, CauseClass::RegistryAuth), 10),
@@ -527,6 +528,7 @@ fn metrics_text_has_every_family() {
     let text = render(&snapshot, now);
     for line in [
         "opc_pods 120",
+        "opc_nodes_not_reporting 3",
         "opc_abnormal_pods{category=\"imagePull\",cause=\"imageNotFound\"} 30",
         "opc_abnormal_pods{category=\"imagePull\",cause=\"registryAuth\"} 10",
         "opc_abnormal_pods{category=\"evicted\"} 0",

@@ -28,6 +28,7 @@ fn line(name: &str, watch: WatchLine, pods: usize) -> ClusterLine {
         name: name.into(),
         watch,
         pods,
+        nodes_not_reporting: 0,
     }
 }
 
@@ -476,4 +477,19 @@ fn a_cluster_the_runtime_no_longer_lists_leaves_nothing_behind() {
         "demo-us opened again has no refusal from before: {:?}",
         s.overlay()
     );
+}
+
+#[test]
+fn the_header_counts_the_nodes_that_stopped_reporting_in_every_cluster() {
+    let mut s = two_clusters();
+    assert!(!screen(&s, 160, 24).contains("not reporting"));
+    let Event::Snapshot(mut snap) = snapshot(WatchLine::Synced) else {
+        unreachable!("a snapshot")
+    };
+    snap.clusters[0].nodes_not_reporting = 2;
+    snap.clusters[1].nodes_not_reporting = 1;
+    update(&mut s, Event::Snapshot(snap));
+    let header = screen(&s, 160, 24);
+    let first = header.lines().next().unwrap_or_default();
+    assert!(first.contains("3 nodes not reporting"), "{header}");
 }

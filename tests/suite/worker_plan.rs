@@ -775,3 +775,34 @@ fn the_breaker_counts_pods_stuck_on_one_node() {
     let findings: Vec<Abnormal> = (0..6).map(|i| abnormal(spread(i))).collect();
     assert!(trips(&findings, &census(&pods), &config, now()).is_empty());
 }
+
+/// A node confirmed not reporting explains its pods' burst, and the pause says so in the
+/// node's own words; it still pauses: a node that is only cut off still runs its pods.
+#[test]
+fn the_breaker_names_a_node_that_stopped_reporting_and_still_pauses() {
+    let config = BreakerConfig::default();
+    let silent = opc_core::node::NodeState {
+        name: "node-7".into(),
+        readiness: opc_core::node::Readiness::NotReporting,
+        since: Some(now() - chrono::Duration::minutes(9)),
+        heartbeat: Some(now() - chrono::Duration::minutes(10)),
+        out_of_service: false,
+    };
+    let stuck = |i: usize| {
+        let mut found = abnormal(
+            pod(&format!("app-{i}"))
+                .ns(&format!("team-{i}"))
+                .on_node("node-7")
+                .terminating_since("2026-11-20T11:00:00Z"),
+        );
+        found.node = Some(silent.clone());
+        found
+    };
+    let findings: Vec<Abnormal> = (0..6).map(stuck).collect();
+    let pods: Vec<PodRecord> = findings.iter().map(|f| (*f.pod).clone()).collect();
+    let paused = trips(&findings, &census(&pods), &config, now());
+    let (_, why) = only(&paused, RuleKind::Terminating);
+    assert!(why.contains("6 of 6 pods on node node-7"), "{why}");
+    assert!(why.contains("node-7 stopped reporting 10m"), "{why}");
+    assert!(why.contains("out-of-service"), "{why}");
+}

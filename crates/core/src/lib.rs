@@ -25,6 +25,7 @@ pub mod config;
 pub mod error;
 pub mod inert;
 pub mod lease;
+pub mod node;
 pub mod pod;
 pub mod policy;
 pub mod report;

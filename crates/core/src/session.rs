@@ -1,5 +1,6 @@
-//! One connected cluster, opened the same way by the TUI and `headless`: its pods watched
-//! into a cache named after it, an executor under the one policy, and, when asked, its worker.
+//! One connected cluster, opened the same way by the TUI and `headless`: its pods, their
+//! Events and its nodes watched into a cache named after it, an executor under the one
+//! policy, and, when asked, its worker.
 
 use std::sync::Arc;
 
@@ -8,7 +9,8 @@ use tokio::task::JoinHandle;
 use crate::actions::{Audit, Executor};
 use crate::clock::Clock;
 use crate::cluster::{
-    Cache, Cluster, ClusterName, Scope, WatchSettings, spawn_event_watches, spawn_watches,
+    Cache, Cluster, ClusterName, Scope, WatchSettings, spawn_event_watches, spawn_node_watch,
+    spawn_watches,
 };
 use crate::policy::Policy;
 use crate::worker::{self, Standby, WorkerCommand, WorkerHandle, WorkerOptions};
@@ -40,7 +42,8 @@ impl ClusterSession {
     ) -> ClusterSession {
         let cache = Cache::for_cluster(&cluster.name, policy.chain().to_vec(), clock);
         let mut watches = spawn_watches(&cluster.client, scopes, &cache, watch);
-        watches.extend(spawn_event_watches(&cluster.client, scopes, &cache));
+        watches.extend(spawn_event_watches(&cluster.client, scopes, &cache, watch));
+        watches.push(spawn_node_watch(&cluster.client, &cache, watch));
         watches.push(cache.spawn_promotion());
         let executor = Executor::new(
             cluster.client.clone(),

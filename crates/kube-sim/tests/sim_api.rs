@@ -1276,3 +1276,61 @@ async fn creates_need_an_existing_namespace_when_required() {
         .unwrap();
     leases.create(&PostParams::default(), &lease).await.unwrap();
 }
+
+/// Nodes are listed and watched like pods, with resourceVersions: a node lost by the
+/// simulation, and a status written through the subresource, both reach a watch.
+#[tokio::test]
+async fn nodes_are_listed_and_watched_and_their_status_written() {
+    use k8s_openapi::api::core::v1::Node;
+    let (cluster, server) = start().await;
+    let nodes: Api<Node> = Api::all(server.client());
+    let listed = nodes.list(&ListParams::default()).await.unwrap();
+    assert_eq!(listed.items.len(), 3, "a new cluster's nodes");
+    let rv = listed.metadata.resource_version.unwrap_or_default();
+    let mut stream = nodes
+        .watch(&WatchParams::default().timeout(5), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    cluster.set_node_alive("sim-node-2", false);
+    let ready = |node: &Node| {
+        let conditions = node.status.as_ref().and_then(|s| s.conditions.clone());
+        let ready = conditions
+            .into_iter()
+            .flatten()
+            .find(|c| c.type_ == "Ready");
+        ready.map(|c| (c.status, c.last_heartbeat_time))
+    };
+    let lost = loop {
+        match stream.try_next().await.unwrap() {
+            Some(WatchEvent::Modified(node)) => break node,
+            Some(WatchEvent::Bookmark(_)) => continue,
+            other => panic!("a modified node: {other:?}"),
+        }
+    };
+    assert_eq!(lost.metadata.name.as_deref(), Some("sim-node-2"));
+    assert_eq!(ready(&lost).map(|r| r.0), Some("Unknown".to_string()));
+    // The status subresource: the heartbeat of a node that went silent long ago.
+    let mut silent = lost.clone();
+    let old = "2026-11-20T11:50:00Z";
+    let conditions = silent.status.as_mut().and_then(|s| s.conditions.as_mut());
+    for c in conditions.into_iter().flatten() {
+        c.last_heartbeat_time = Some(serde_json::from_value(json!(old)).unwrap());
+    }
+    nodes
+        .replace_status("sim-node-2", &PostParams::default(), &silent)
+        .await
+        .unwrap();
+    let written = nodes.get("sim-node-2").await.unwrap();
+    let beat = ready(&written).and_then(|r| r.1);
+    assert_eq!(serde_json::to_value(beat).unwrap(), json!(old));
+    let version = |node: &Node| {
+        let rv = node
+            .metadata
+            .resource_version
+            .as_deref()
+            .unwrap_or_default();
+        rv.parse::<u64>().unwrap()
+    };
+    assert!(version(&written) > version(&lost));
+}

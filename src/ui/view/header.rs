@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::{fit, inert_line};
+use crate::ui::event::ClusterLine;
 use crate::ui::state::{State, WatchLine};
 use crate::ui::theme;
 use crate::worker::WorkerStatus;
@@ -36,7 +37,24 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
         state.counts.iter().sum::<usize>()
     ));
     let lines = state.cluster_lines();
-    if let [one] = lines.as_slice() {
+    let mut spans = watches(state, &lines);
+    spans.push(counts);
+    // After the counts: a narrow terminal cuts this first, but a wide one shows why pods
+    // are stuck before any row is read.
+    let silent: usize = lines.iter().map(|c| c.nodes_not_reporting).sum();
+    if silent > 0 {
+        let nodes = if silent == 1 { "node" } else { "nodes" };
+        spans.push(Span::styled(
+            format!("  {silent} {nodes} not reporting"),
+            theme::bad(),
+        ));
+    }
+    spans
+}
+
+/// Where the header says how each cluster's watch stands.
+fn watches(state: &State, lines: &[&ClusterLine]) -> Vec<Span<'static>> {
+    if let [one] = lines {
         let (text, style) = watch_text(&state.watch(), 48);
         return vec![
             Span::raw("  ctx "),
@@ -45,7 +63,6 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
             Span::raw(state.scope.clone()),
             Span::raw("  "),
             Span::styled(text, style),
-            counts,
         ];
     }
     let synced = lines
@@ -78,7 +95,6 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
         };
         spans.push(Span::styled(format!(" · {} {text} (C)", worst.name), style));
     }
-    spans.push(counts);
     spans
 }
 

@@ -83,6 +83,7 @@ pub fn demo_line(watch: WatchLine) -> ClusterLine {
         name: "demo".into(),
         watch,
         pods: 27,
+        nodes_not_reporting: 0,
     }
 }
 

@@ -14,9 +14,11 @@ use tokio::sync::watch;
 use super::Scope;
 use super::event_store::EventStore;
 use super::events::merged;
-use super::index::{Census, Events, Index};
+use super::index::{Around, Census, Events, Index};
 use super::name::ClusterName;
+use super::node_store::NodeStore;
 use crate::clock::Clock;
+use crate::node::NodeState;
 use crate::pod::{EventTarget, Interner, PodEvent, PodRecord, WirePod};
 use crate::rules::{CauseClass, Finding, RuleKind, RuleSpec, cause_class, default_chain};
 
@@ -32,18 +34,26 @@ pub struct Abnormal {
     pub cause: CauseClass,
     /// The pod's Events the cause read, if any.
     pub events: Option<Arc<[PodEvent]>>,
+    /// The state of its node the cause read, if known.
+    pub node: Option<NodeState>,
 }
 
 impl Abnormal {
     pub fn new(pod: PodRecord, finding: Finding) -> Abnormal {
-        let cause = cause_class(&pod, &finding, &[]);
+        let cause = cause_class(&pod, &finding, &[], None);
         Abnormal {
             cluster: ClusterName::default(),
             pod: Arc::new(pod),
             finding: Arc::new(finding),
             cause,
             events: None,
+            node: None,
         }
+    }
+
+    /// The state of the pod's node that the cause read.
+    pub fn node(&self) -> Option<&NodeState> {
+        self.node.as_ref()
     }
 
     /// The pod's Warning Events that a cause reads.
@@ -62,6 +72,7 @@ struct Store {
     /// Each pod's latest Warning Events a cause reads, by namespace and pod UID. They may
     /// come before their pod, so a pod unknown here keeps them until `prune_events`.
     events: EventStore,
+    nodes: NodeStore,
     interner: Interner,
     index: Index,
 }
@@ -108,6 +119,7 @@ impl Cache {
         let store = Store {
             pods: HashMap::new(),
             events: EventStore::default(),
+            nodes: NodeStore::default(),
             interner: Interner::default(),
             index: Index::new(cluster.into(), chain),
         };
@@ -136,7 +148,8 @@ impl Cache {
             let store = &mut *guard;
             store.index = Index::new(store.index.cluster.clone(), chain);
             for pod in store.pods.values() {
-                store.index.admit(pod, store.events.of(pod), now);
+                let around = Around::of(pod, &store.events, &store.nodes);
+                store.index.admit(pod, around, now);
             }
         }
         self.bump();
@@ -214,7 +227,9 @@ impl Cache {
         let changed = {
             let mut guard = self.write();
             let store = &mut *guard;
-            store.index.promote(&store.pods, &store.events, now)
+            store
+                .index
+                .promote(&store.pods, (&store.events, &store.nodes), now)
         };
         if changed {
             self.bump();
@@ -286,7 +301,9 @@ impl Cache {
             for mut pod in pods {
                 pod.observe_transition(previous.get(&pod.uid).map(|p| &**p), now);
                 let pod = Arc::new(pod);
-                store.index.admit(&pod, store.events.of(&pod), now);
+                store
+                    .index
+                    .admit(&pod, Around::of(&pod, &store.events, &store.nodes), now);
                 store.pods.insert(pod.uid.clone(), pod);
             }
             // The Events of pods that went go with them.
@@ -316,7 +333,9 @@ impl Cache {
             }
             // One classification per event, for the pod that changed.
             let pod = Arc::new(pod);
-            store.index.admit(&pod, store.events.of(&pod), now);
+            store
+                .index
+                .admit(&pod, Around::of(&pod, &store.events, &store.nodes), now);
             store.pods.insert(pod.uid.clone(), pod);
         }
         self.bump();
@@ -444,6 +463,62 @@ impl Cache {
         });
     }
 
+    // Writers: the node watch.
+
+    /// Every node now; the causes of abnormal pods on the nodes whose state changed are
+    /// found again.
+    pub fn replace_nodes(&self, nodes: Vec<NodeState>, now: DateTime<Utc>) {
+        let mut store = self.write();
+        let changed = store.nodes.replace(nodes);
+        let unread = store.nodes.set_unreadable(None);
+        // Every changed node's pods, not only up to the first that had one.
+        for name in &changed {
+            store.readmit_on(name, now);
+        }
+        drop(store);
+        if unread || !changed.is_empty() {
+            self.bump();
+        }
+    }
+
+    /// A node changed: only a change a cause reads (not a heartbeat) re-examines its pods.
+    pub fn upsert_node(&self, node: NodeState, now: DateTime<Utc>) {
+        let mut store = self.write();
+        let name = node.name.clone();
+        if !store.nodes.upsert(node) {
+            return;
+        }
+        store.readmit_on(&name, now);
+        drop(store);
+        self.bump();
+    }
+
+    pub fn remove_node(&self, name: &str, now: DateTime<Utc>) {
+        let mut store = self.write();
+        if store.nodes.remove(name) {
+            store.readmit_on(name, now);
+            drop(store);
+            self.bump();
+        }
+    }
+
+    /// Nodes cannot be read (`why`), or can again (None): shown, never a guard.
+    pub(crate) fn nodes_unreadable(&self, why: Option<String>) {
+        if self.write().nodes.set_unreadable(why) {
+            self.bump();
+        }
+    }
+
+    /// How many nodes stopped reporting (their Ready condition is Unknown).
+    pub fn nodes_not_reporting(&self) -> usize {
+        self.reader().nodes_not_reporting()
+    }
+
+    /// Why nodes cannot be read, if they cannot.
+    pub fn nodes_unreadable_why(&self) -> Option<String> {
+        self.read().nodes.unreadable().map(str::to_string)
+    }
+
     /// How many pods have Events kept.
     pub fn pods_with_events(&self) -> usize {
         self.read().events.len()
@@ -488,12 +563,18 @@ impl CacheReader {
             .clone()
     }
 
+    /// How many nodes stopped reporting (their Ready condition is Unknown).
+    pub fn nodes_not_reporting(&self) -> usize {
+        self.read().nodes.not_reporting()
+    }
+
     /// Abnormal pods by category and cause now. Reads the index, counting the rules matured
     /// since it was last promoted without promoting them.
     pub fn cause_counts(&self) -> BTreeMap<(RuleKind, CauseClass), usize> {
         let now = self.inner.clock.now();
         let store = self.read();
-        store.index.cause_counts_at(&store.pods, &store.events, now)
+        let around = (&store.events, &store.nodes);
+        store.index.cause_counts_at(&store.pods, around, now)
     }
 
     fn read(&self) -> RwLockReadGuard<'_, Store> {
@@ -502,13 +583,23 @@ impl CacheReader {
 }
 
 impl Store {
+    /// Find again the causes of the abnormal pods on `node`; whether any is abnormal.
+    fn readmit_on(&mut self, node: &str, now: DateTime<Utc>) -> bool {
+        let mut any = false;
+        for uid in self.index.abnormal_on(node) {
+            any |= self.readmit(&uid, now);
+        }
+        any
+    }
+
     /// Find the cause of a pod whose Events changed; whether a reader could see it.
     fn readmit(&mut self, uid: &str, now: DateTime<Utc>) -> bool {
         let Some(pod) = self.pods.get(uid) else {
             return false;
         };
         self.index.forget(pod);
-        self.index.admit(pod, self.events.of(pod), now);
+        let around = Around::of(pod, &self.events, &self.nodes);
+        self.index.admit(pod, around, now);
         self.index.is_abnormal(uid)
     }
 }

@@ -2,25 +2,25 @@
 //! back-off, a scheduler's verdict, a probe that kills).
 //!
 //! Anyone who may create an Event in a namespace writes all of it, up to ~1.5 MB: so a list is
-//! read item by item as its bytes arrive ([`list_items`]), never a page at a time, and each
+//! read item by item as its bytes arrive (the same paged list as pods'), never a page at a time, and each
 //! Event, listed or watched, is decoded straight into the few capped fields a cause reads
 //! ([`WireEvent`], [`pod_event`]). Only the latest Event per pod and kind is kept. The pod
 //! view's freshness does not wait on these: a cause from the status alone is still a cause, so
 //! their watch is not a guard.
 
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use futures::TryStreamExt;
-use kube::api::{WatchEvent, WatchParams};
-use kube::{Api, Client};
+use kube::Client;
 use tokio::task::JoinHandle;
 
-use super::backoff::Backoff;
 use super::event_store::EventStore;
 use super::index::Events;
-use super::list::list_items;
-use super::{Cache, Scope};
+use super::list::{Decode, ListFrom, list_scope};
+use super::watch::{Kind, QUIET_KINDS, spawn_one};
+use super::{Cache, Scope, ScopeHealth, WatchSettings, WatchState};
+use crate::clock::Clock;
 use crate::pod::{EventTarget, PodEvent, WireEvent, pod_event};
 
 /// Only what a cause may read: a pod's Warnings (the server filters).
@@ -33,160 +33,142 @@ const PAGE: u32 = 500;
 /// Events of pods the cache does not hold are kept this long, for a pod listed late.
 const KEEP_ORPHANS: Duration = Duration::from_secs(10 * 60);
 
-/// A watch that yields nothing this long is made again: the server ends every watch within
-/// 290 s, so a stream silent longer than that is not a stream any more.
-const SILENT: Duration = Duration::from_secs(330);
-const WATCH_TIMEOUT: u32 = 290;
-
-/// One task per scope, feeding `cache`.
+/// One task per scope, feeding `cache`, by the same loop as the pods. Their watch is not a
+/// guard, so it proves itself only as often as the server ends a watch.
 pub fn spawn_event_watches(
     client: &Client,
     scopes: &[Scope],
     cache: &Cache,
+    settings: &WatchSettings,
 ) -> Vec<JoinHandle<()>> {
+    let settings = settings.quiet_kind();
     scopes
         .iter()
         .map(|scope| {
-            let watch = EventWatch {
-                client: client.clone(),
-                api: events_api(client, scope),
-                scope: scope.clone(),
+            let health = ScopeHealth::new(scope.clone(), QUIET_KINDS);
+            let kind = PodEvents {
                 cache: cache.clone(),
+                health: Mutex::new(health),
+                pruned: Mutex::new(cache.clock().instant()),
             };
-            tokio::spawn(watch.run())
+            spawn_one(client, scope, kind, &settings)
         })
         .collect()
 }
 
-struct EventWatch {
-    client: Client,
-    api: Api<WireEvent>,
-    scope: Scope,
-    cache: Cache,
+/// One listed Event: what a cause reads of it, if it is a pod's Warning, under its own UID.
+pub(crate) struct Listed {
+    uid: Box<str>,
+    /// Its few capped fields; made into what a cause reads at the store's time.
+    wire: WireEvent,
 }
 
-impl EventWatch {
-    /// List, then watch from the list's version until the watch is lost; then list again.
-    /// Failures wait a jittered, growing pause; nothing here ends the task.
-    async fn run(self) {
-        let mut backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(60));
-        let mut told = false;
-        let mut pruned = self.cache.clock().instant();
-        loop {
-            let version = match self.list().await {
-                Ok(version) => version,
-                Err(why) => {
-                    // Said once per outage: without Events a cause rests on the status alone.
-                    if !told {
-                        tracing::warn!(scope = %self.scope, "pods' Events cannot be read ({why}); causes come from the status alone");
-                        told = true;
-                    } else {
-                        tracing::debug!(scope = %self.scope, "Events: {why}");
-                    }
-                    backoff.wait().await;
-                    continue;
-                }
-            };
-            told = false;
-            backoff.reset();
-            self.watch_from(version, &mut backoff, &mut pruned).await;
+/// Pods' Warning Events, into the cache's Event store.
+struct PodEvents {
+    cache: Cache,
+    /// Its watch's health is its own: without Events a cause rests on the status alone.
+    health: Mutex<ScopeHealth>,
+    pruned: Mutex<Instant>,
+}
+
+/// The list of pods' Warning Events, decoded one at a time as the list streams in.
+impl Decode for PodEvents {
+    type Record = Listed;
+    type Decoder = ();
+    const RESOURCE: &'static str = "events";
+    const SELECTOR: &'static str = SELECTOR;
+    fn decode(item: &[u8], _: &mut ()) -> serde_json::Result<Listed> {
+        serde_json::from_slice::<WireEvent>(item).map(|e| PodEvents::record(e, &mut ()))
+    }
+}
+
+impl Kind for PodEvents {
+    type Wire = WireEvent;
+
+    fn record(wire: WireEvent, _: &mut ()) -> Listed {
+        Listed {
+            uid: wire.metadata.uid.clone().unwrap_or_default().into(),
+            wire,
         }
     }
-
-    /// Every Event of the scope now, in place of what the cache held; the version to watch from.
-    async fn list(&self) -> crate::Result<String> {
+    fn key(record: &Listed) -> &str {
+        &record.uid
+    }
+    fn wire_key(wire: &WireEvent) -> &str {
+        wire.metadata.uid.as_deref().unwrap_or_default()
+    }
+    fn wire_version(wire: &WireEvent) -> &str {
+        wire.metadata
+            .resource_version
+            .as_deref()
+            .unwrap_or_default()
+    }
+    fn replace(&self, scope: &Scope, records: Vec<Listed>) {
         let now = self.cache.clock().now();
-        let (listed, version) = list_events(&self.client, &self.scope, now).await?;
-        let scope = &self.scope;
+        let listed = records
+            .iter()
+            .filter_map(|r| pod_event(&r.wire, now))
+            .collect();
         self.cache
             .replace_events(|ns| scope.covers(ns), listed, now);
-        Ok(version)
     }
+    fn upsert(&self, wire: WireEvent) {
+        let now = self.cache.clock().now();
+        if let Some((target, kept)) = pod_event(&wire, now) {
+            self.cache.record_event(target, kept, now);
+        }
+        self.prune();
+    }
+    /// Deleted (its TTL, or whoever wrote it): it no longer speaks for its pod.
+    fn remove(&self, wire: WireEvent) {
+        let now = self.cache.clock().now();
+        if let Some((target, gone)) = pod_event(&wire, now) {
+            self.cache.forget_event(&target, &gone, now);
+        }
+    }
+    fn health(&self, scope: &Scope, change: &mut dyn FnMut(&mut ScopeHealth)) {
+        let mut health = self.health.lock().unwrap_or_else(|e| e.into_inner());
+        let was_down = matches!(health.state, WatchState::Reconnecting { .. });
+        change(&mut health);
+        // Said once per outage: without Events a cause rests on the status alone.
+        if let (WatchState::Reconnecting { error }, false) = (&health.state, was_down) {
+            tracing::warn!(%scope, "pods' Events cannot be read ({error}); causes come from the status alone");
+        }
+    }
+    fn proved(&self, _: &Scope, _: Instant) {}
+    fn clock(&self) -> Clock {
+        self.cache.clock()
+    }
+}
 
-    /// Watch from `version` until the server says it is too old (410) or a new watch cannot be
-    /// made; an ended or silent watch is made again from the last version seen.
-    async fn watch_from(&self, mut version: String, backoff: &mut Backoff, pruned: &mut Instant) {
-        let params = WatchParams::default()
-            .fields(SELECTOR)
-            .timeout(WATCH_TIMEOUT);
-        loop {
-            let stream = match self.api.watch(&params, &version).await {
-                Ok(stream) => stream,
-                Err(e) => {
-                    tracing::debug!(scope = %self.scope, "the Event watch failed ({e}); listing again");
-                    backoff.wait().await;
-                    return;
-                }
-            };
-            futures::pin_mut!(stream);
-            loop {
-                let next = match tokio::time::timeout(SILENT, stream.try_next()).await {
-                    Err(_) => {
-                        tracing::debug!(scope = %self.scope, "the Event watch went silent; making it again");
-                        break;
-                    }
-                    Ok(next) => next,
-                };
-                let now = self.cache.clock().now();
-                match next {
-                    Ok(Some(WatchEvent::Added(e) | WatchEvent::Modified(e))) => {
-                        version = e.metadata.resource_version.clone().unwrap_or(version);
-                        if let Some((target, kept)) = pod_event(&e, now) {
-                            self.cache.record_event(target, kept, now);
-                        }
-                    }
-                    // Deleted (its TTL, or whoever wrote it): it no longer speaks for its pod.
-                    Ok(Some(WatchEvent::Deleted(e))) => {
-                        version = e.metadata.resource_version.clone().unwrap_or(version);
-                        if let Some((target, gone)) = pod_event(&e, now) {
-                            self.cache.forget_event(&target, &gone, now);
-                        }
-                    }
-                    Ok(Some(WatchEvent::Bookmark(mark))) => {
-                        version = mark.metadata.resource_version;
-                    }
-                    // 410: the version is gone from the server's history; anything else, the
-                    // same: a fresh list is the only way to know what was missed.
-                    Ok(Some(WatchEvent::Error(status))) => {
-                        tracing::debug!(scope = %self.scope, "the Event watch ended: {}", status.message);
-                        backoff.wait().await;
-                        return;
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        tracing::debug!(scope = %self.scope, "the Event watch broke ({e})");
-                        backoff.wait().await;
-                        break;
-                    }
-                }
-                backoff.reset();
-                let instant = self.cache.clock().instant();
-                if instant.saturating_duration_since(*pruned) >= KEEP_ORPHANS / 2 {
-                    *pruned = instant;
-                    let keep = chrono::Duration::from_std(KEEP_ORPHANS).unwrap_or_default();
-                    self.cache.prune_events(now - keep);
-                }
-            }
+impl PodEvents {
+    /// Now and then, drop the Events of pods the cache does not hold.
+    fn prune(&self) {
+        let mut pruned = self.pruned.lock().unwrap_or_else(|e| e.into_inner());
+        let clock = self.cache.clock();
+        if clock.instant().saturating_duration_since(*pruned) >= KEEP_ORPHANS / 2 {
+            *pruned = clock.instant();
+            let keep = chrono::Duration::from_std(KEEP_ORPHANS).unwrap_or_default();
+            self.cache.prune_events(clock.now() - keep);
         }
     }
 }
 
 /// Every Warning Event of `scope`'s pods that a cause reads, decoded one at a time as the list
-/// streams in, and the list's version.
+/// streams in: a most recent read.
 async fn list_events(
     client: &Client,
     scope: &Scope,
     now: DateTime<Utc>,
-) -> crate::Result<(Vec<(EventTarget, PodEvent)>, String)> {
-    let mut listed = Vec::new();
-    let mut on_item = |item: &[u8]| match serde_json::from_slice::<WireEvent>(item) {
-        Ok(event) => listed.extend(pod_event(&event, now)),
-        Err(e) => tracing::debug!("an Event that does not decode is skipped: {e}"),
-    };
-    let version = list_items(client, scope, "events", (SELECTOR, PAGE), &mut on_item)
+) -> crate::Result<Vec<(EventTarget, PodEvent)>> {
+    let listed = list_scope::<PodEvents>(client, scope, PAGE, &ListFrom::MostRecent)
         .await
         .map_err(|f| f.error)?;
-    Ok((listed, version))
+    Ok(listed
+        .items
+        .iter()
+        .filter_map(|r| pod_event(&r.wire, now))
+        .collect())
 }
 
 /// Every Warning Event of `scope`'s pods that a cause reads, listed once (for `scan`), by pod:
@@ -196,7 +178,7 @@ pub async fn list_pod_events(
     scope: &Scope,
     now: DateTime<Utc>,
 ) -> crate::Result<EventStore> {
-    let (listed, _) = list_events(client, scope, now).await?;
+    let listed = list_events(client, scope, now).await?;
     let mut latest = EventStore::default();
     for (target, event) in listed {
         let known = latest.get(&target).map_or(&[][..], |e| e);
@@ -205,13 +187,6 @@ pub async fn list_pod_events(
         }
     }
     Ok(latest)
-}
-
-fn events_api(client: &Client, scope: &Scope) -> Api<WireEvent> {
-    match scope {
-        Scope::All => Api::all(client.clone()),
-        Scope::Namespace(ns) => Api::namespaced(client.clone(), ns),
-    }
 }
 
 /// `known` with `event` in place of the one of its kind, unless that one is newer; None when

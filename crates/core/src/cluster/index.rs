@@ -15,6 +15,8 @@ use chrono::{DateTime, Utc};
 use super::cache::Abnormal;
 use super::event_store::EventStore;
 use super::name::ClusterName;
+use super::node_store::NodeStore;
+use crate::node::NodeState;
 use crate::pod::WorkloadId;
 use crate::pod::{PodEvent, PodRecord};
 use crate::rules::{CauseClass, RuleKind, RuleSpec, cause_class, classify, next_change};
@@ -70,6 +72,26 @@ fn decrement<K: std::hash::Hash + Eq>(counts: &mut HashMap<K, u32>, key: K) {
 /// A pod's latest Warning Events that a cause reads, shared with the findings that rest on
 /// them.
 pub(crate) type Events = Arc<[PodEvent]>;
+
+/// What a pod's cause reads besides the pod: its latest Warning Events and its node's state.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Around<'a> {
+    pub events: Option<&'a Events>,
+    pub node: Option<&'a NodeState>,
+}
+
+impl<'a> Around<'a> {
+    pub fn of(pod: &PodRecord, events: &'a EventStore, nodes: &'a NodeStore) -> Around<'a> {
+        Around {
+            events: events.of(pod),
+            node: nodes.of(pod),
+        }
+    }
+
+    pub fn events(&self) -> &'a [PodEvent] {
+        self.events.map_or(&[], |e| e)
+    }
+}
 
 /// Where a finding sits in the default order; unique per pod thanks to the UID.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -134,10 +156,20 @@ impl Index {
         }
     }
 
-    /// A pod arrived or changed (after `forget` of its previous version), or its Events did.
-    pub fn admit(&mut self, pod: &Arc<PodRecord>, events: Option<&Events>, now: DateTime<Utc>) {
+    /// A pod arrived or changed (after `forget` of its previous version), or its Events or
+    /// its node did.
+    pub fn admit(&mut self, pod: &Arc<PodRecord>, around: Around<'_>, now: DateTime<Utc>) {
         self.census.add(pod);
-        self.classify(pod, events, now);
+        self.classify(pod, around, now);
+    }
+
+    /// The pods with a finding on `node`: those whose cause its state may change.
+    pub fn abnormal_on(&self, node: &str) -> Vec<Box<str>> {
+        self.ordered
+            .values()
+            .filter(|found| found.pod.node.as_deref() == Some(node))
+            .map(|found| found.pod.uid.clone())
+            .collect()
     }
 
     /// A pod left, or is about to be replaced by a newer version.
@@ -151,7 +183,7 @@ impl Index {
     pub fn promote(
         &mut self,
         pods: &HashMap<Box<str>, Arc<PodRecord>>,
-        events: &EventStore,
+        (events, nodes): (&EventStore, &NodeStore),
         now: DateTime<Utc>,
     ) -> bool {
         self.at = self.at.max(now);
@@ -169,7 +201,7 @@ impl Index {
             self.scheduled.remove(&uid);
             if let Some(pod) = pods.get(&uid) {
                 let before = self.places.get(&uid).cloned();
-                self.classify(pod, events.of(pod), now);
+                self.classify(pod, Around::of(pod, events, nodes), now);
                 changed |= before.as_ref() != self.places.get(&uid);
             }
         }
@@ -202,7 +234,7 @@ impl Index {
     pub fn cause_counts_at(
         &self,
         pods: &HashMap<Box<str>, Arc<PodRecord>>,
-        events: &EventStore,
+        (events, nodes): (&EventStore, &NodeStore),
         now: DateTime<Utc>,
     ) -> BTreeMap<(RuleKind, CauseClass), usize> {
         let mut causes = self.causes.clone();
@@ -215,23 +247,25 @@ impl Index {
                 uncount(&mut causes, *key);
             }
             if let Some(finding) = classify(pod, &self.chain, now) {
-                let cause = cause_class(pod, &finding, events.of(pod).map_or(&[], |e| e));
+                let around = Around::of(pod, events, nodes);
+                let cause = cause_class(pod, &finding, around.events(), around.node);
                 *causes.entry((finding.rule, cause)).or_default() += 1;
             }
         }
         causes
     }
 
-    fn classify(&mut self, pod: &Arc<PodRecord>, events: Option<&Events>, now: DateTime<Utc>) {
+    fn classify(&mut self, pod: &Arc<PodRecord>, around: Around<'_>, now: DateTime<Utc>) {
         let found = classify(pod, &self.chain, now).map(|finding| {
             // One event classifies one pod: its cause is found here, once, not per read.
-            let cause = cause_class(pod, &finding, events.map_or(&[], |e| e));
+            let cause = cause_class(pod, &finding, around.events(), around.node);
             Abnormal {
                 cluster: self.cluster.clone(),
                 pod: pod.clone(),
                 finding: Arc::new(finding),
                 cause,
-                events: events.cloned(),
+                events: around.events.cloned(),
+                node: around.node.cloned(),
             }
         });
         self.set_finding(&pod.uid, found);

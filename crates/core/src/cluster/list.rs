@@ -18,14 +18,54 @@ use super::split::{Malformed, Piece, Splitter};
 use crate::pod::{Interner, PodRecord, decode_pod};
 use crate::{Error, Result};
 
-/// One complete list: the pods, and the resourceVersion to watch from.
+/// One complete list of pods, and the resourceVersion to watch from.
 #[derive(Debug, Default)]
 pub struct ListedPods {
-    /// Compact already, page by page: a relist never holds full pods for the whole cluster.
     pub pods: Vec<PodRecord>,
+    pub resource_version: String,
+}
+
+/// One complete list: the objects, and the resourceVersion to watch from.
+#[derive(Debug)]
+pub(crate) struct Listed<R> {
+    /// Compact already, page by page: a relist never holds full pods for the whole cluster.
+    pub items: Vec<R>,
     pub resource_version: String,
     /// Items that could not be decoded and were skipped (each one logged).
     pub(crate) skipped: usize,
+}
+
+impl<R> Default for Listed<R> {
+    fn default() -> Self {
+        Listed {
+            items: Vec::new(),
+            resource_version: String::new(),
+            skipped: 0,
+        }
+    }
+}
+
+/// How one kind of object is listed: where, and how an item is decoded into its compact
+/// record (`decoder` is shared by one list's items: pods share their strings).
+pub(crate) trait Decode {
+    type Record: Send + 'static;
+    type Decoder: Default + Send;
+    const RESOURCE: &'static str;
+    /// A field selector the server filters by; empty for every object.
+    const SELECTOR: &'static str = "";
+    fn decode(item: &[u8], decoder: &mut Self::Decoder) -> serde_json::Result<Self::Record>;
+}
+
+/// Pods, decoded into [`PodRecord`]s.
+pub(crate) struct PodList;
+
+impl Decode for PodList {
+    type Record = PodRecord;
+    type Decoder = Interner;
+    const RESOURCE: &'static str = "pods";
+    fn decode(item: &[u8], interner: &mut Interner) -> serde_json::Result<PodRecord> {
+        decode_pod(item, interner)
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -61,9 +101,14 @@ impl ListFrom {
         }
     }
 
-    /// The query string of the first page (`token` None) or of a following page.
-    pub(crate) fn query(&self, page_size: u32, token: Option<&str>) -> String {
+    /// The query string of the first page (`token` None) or of a following page, of the
+    /// objects `selector` (a field selector) admits.
+    pub(crate) fn query(&self, page_size: u32, token: Option<&str>, selector: &str) -> String {
         let mut query = format!("limit={page_size}");
+        if !selector.is_empty() {
+            query.push_str("&fieldSelector=");
+            query.push_str(&encode(selector));
+        }
         // The continue token carries the snapshot's version; a version beside it is a 400.
         if let Some(token) = token {
             query.push_str("&continue=");
@@ -111,9 +156,13 @@ pub(crate) async fn list_pods_from(
     page_size: u32,
     from: &ListFrom,
 ) -> Result<ListedPods> {
-    list_scope(client, scope, page_size, from)
+    let listed = list_scope::<PodList>(client, scope, page_size, from)
         .await
-        .map_err(|f| f.error)
+        .map_err(|f| f.error)?;
+    Ok(ListedPods {
+        pods: listed.items,
+        resource_version: listed.resource_version,
+    })
 }
 
 /// Why a list failed, and the API server's status code when it gave one.
@@ -128,26 +177,28 @@ impl ListFailed {
     }
 }
 
-pub(crate) async fn list_scope(
+/// Every object of `D`'s kind in `scope`, as `from` allows, decoded page by page as the bytes
+/// arrive.
+pub(crate) async fn list_scope<D: Decode>(
     client: &Client,
     scope: &Scope,
     page_size: u32,
     from: &ListFrom,
-) -> std::result::Result<ListedPods, ListFailed> {
-    let mut interner = Interner::default();
-    let mut listed = ListedPods::default();
+) -> std::result::Result<Listed<D::Record>, ListFailed> {
+    let mut decoder = D::Decoder::default();
+    let mut listed = Listed::default();
     let mut next = Some(tokio::spawn(open_page(
         client.clone(),
         scope.clone(),
-        PODS,
-        from.query(page_size, None),
+        D::RESOURCE,
+        from.query(page_size, None, D::SELECTOR),
     )));
     while let Some(pending) = next.take() {
         let body = pending.await.map_err(|e| {
             ListFailed::other(Error::Cluster(format!("a list page was lost: {e}")))
         })??;
         let mut decode = |piece: Piece<'_>| match piece {
-            Piece::Item(item) => decode_item(item, &mut interner, &mut listed),
+            Piece::Item(item) => decode_item::<D>(item, &mut decoder, &mut listed),
             Piece::Meta(meta) => {
                 let meta = parse_meta(meta);
                 listed.resource_version = meta.resource_version;
@@ -157,56 +208,16 @@ pub(crate) async fn list_scope(
                     next = Some(tokio::spawn(open_page(
                         client.clone(),
                         scope.clone(),
-                        PODS,
-                        from.query(page_size, Some(&token)),
+                        D::RESOURCE,
+                        from.query(page_size, Some(&token), D::SELECTOR),
                     )));
                 }
             }
         };
-        read_page(body, scope, PODS, &mut decode).await?;
+        read_page(body, scope, D::RESOURCE, &mut decode).await?;
     }
     Ok(listed)
 }
-
-/// Every item of the list of `resource` in `scope`, a most recent read, page by page, each
-/// handed to `on_item` as its last byte arrives: no page is held whole, however large its items
-/// (an Event may be ~1.5 MB, and anyone who may create one writes all of it). `selector` is a
-/// field selector. Returns the list's resourceVersion, to watch from.
-pub(crate) async fn list_items(
-    client: &Client,
-    scope: &Scope,
-    resource: &'static str,
-    (selector, page_size): (&str, u32),
-    on_item: &mut (dyn FnMut(&[u8]) + Send),
-) -> std::result::Result<String, ListFailed> {
-    let mut query = format!("fieldSelector={}&limit={page_size}", encode(selector));
-    let mut version = String::new();
-    loop {
-        let body = open_page(client.clone(), scope.clone(), resource, query.clone()).await?;
-        let mut token = None;
-        let mut on = |piece: Piece<'_>| match piece {
-            Piece::Item(item) => on_item(item),
-            Piece::Meta(meta) => {
-                let meta = parse_meta(meta);
-                version = meta.resource_version;
-                token = meta.continue_token.filter(|t| !t.is_empty());
-            }
-        };
-        read_page(body, scope, resource, &mut on).await?;
-        match token {
-            Some(token) => {
-                query = format!(
-                    "fieldSelector={}&limit={page_size}&continue={}",
-                    encode(selector),
-                    encode(&token)
-                )
-            }
-            None => return Ok(version),
-        }
-    }
-}
-
-const PODS: &str = "pods";
 
 type PageBody = std::pin::Pin<Box<dyn futures::AsyncBufRead + Send>>;
 
@@ -270,13 +281,14 @@ fn parse_meta(json: &[u8]) -> PageMeta {
     })
 }
 
-fn decode_item(item: &[u8], interner: &mut Interner, listed: &mut ListedPods) {
-    match decode_pod(item, interner) {
-        Ok(pod) => listed.pods.push(pod),
+fn decode_item<D: Decode>(item: &[u8], decoder: &mut D::Decoder, listed: &mut Listed<D::Record>) {
+    match D::decode(item, decoder) {
+        Ok(record) => listed.items.push(record),
         Err(e) => {
             listed.skipped += 1;
             let text = String::from_utf8_lossy(item);
-            tracing::warn!(error = %e, "skipping a pod that does not decode: {}", excerpt(&text));
+            let what = D::RESOURCE;
+            tracing::warn!(error = %e, "skipping one of the {what} that does not decode: {}", excerpt(&text));
         }
     }
 }

@@ -12,6 +12,7 @@ mod health;
 mod index;
 mod list;
 mod name;
+mod node_store;
 mod split;
 mod watch;
 
@@ -31,8 +32,9 @@ pub use health::{Health, ScopeHealth, WatchState};
 pub use index::Census;
 pub use list::list_pods;
 pub use name::ClusterName;
+pub use node_store::NodeStore;
 pub(crate) use watch::STALE_AFTER_ENV;
-pub use watch::{WatchSettings, spawn_watches};
+pub use watch::{WatchSettings, list_nodes, spawn_node_watch, spawn_watches};
 
 /// What a list or watch covers: the whole cluster or one namespace.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -54,11 +56,8 @@ impl Scope {
         }
     }
 
-    pub(crate) fn pods_path(&self) -> String {
-        self.path("pods")
-    }
-
-    /// Where a core/v1 `resource` (pods, events) of this scope is listed.
+    /// Where a core/v1 `resource` (pods, events) of this scope is listed; a cluster-wide one
+    /// (nodes) under `All`.
     pub(crate) fn path(&self, resource: &str) -> String {
         match self {
             Scope::All => format!("/api/v1/{resource}"),

@@ -109,117 +109,11 @@ impl Splitter {
         let mut start = 0;
         while let Some(&byte) = self.buf.get(self.pos) {
             match self.at {
-                At::Start
-                | At::Key { .. }
-                | At::Colon
-                | At::AfterValue
-                | At::End
-                | At::Element { .. }
-                | At::AfterElement
-                    if is_space(byte) =>
-                {
-                    self.pos += 1;
+                _ if is_space(byte) && self.between_tokens() => self.pos += 1,
+                At::Element { .. } | At::InElement | At::AfterElement => {
+                    self.in_items(byte, &mut start, on)?
                 }
-                At::Start => {
-                    self.expect(byte, b'{', "the list is not a JSON object")?;
-                    self.at = At::Key { first: true };
-                }
-                At::Key { first } => match byte {
-                    b'"' => {
-                        self.pos += 1;
-                        start = self.pos;
-                        self.at = At::InKey;
-                    }
-                    b'}' if first => self.close()?,
-                    _ => return Err(self.error("expected a key")),
-                },
-                At::InKey => match memchr::memchr2(b'"', b'\\', self.rest()) {
-                    None => self.pos = self.buf.len(),
-                    Some(n) if self.buf.get(self.pos + n) == Some(&b'\\') => {
-                        // An escaped key is none of ours; skip the escape and read on.
-                        self.pos += n + 2;
-                    }
-                    Some(n) => {
-                        let end = self.pos + n;
-                        self.key = match self.buf.get(start..end) {
-                            Some(b"items") => Key::Items,
-                            Some(b"metadata") => Key::Metadata,
-                            _ => Key::Other,
-                        };
-                        self.pos = end + 1;
-                        self.at = At::Colon;
-                    }
-                },
-                At::Colon => {
-                    self.expect(byte, b':', "expected ':' after a key")?;
-                    self.at = At::Value;
-                }
-                At::Value if is_space(byte) => self.pos += 1,
-                At::Value if self.key == Key::Items => {
-                    self.seen_items = true;
-                    if byte == b'n' {
-                        // `"items": null` is an empty list.
-                        start = self.pos;
-                        self.scan = ValueScan::default();
-                        self.at = At::InValue;
-                        self.key = Key::Other;
-                        continue;
-                    }
-                    self.expect(byte, b'[', "items is not an array")?;
-                    self.at = At::Element { first: true };
-                }
-                At::Value => {
-                    start = self.pos;
-                    self.scan = ValueScan::default();
-                    self.at = At::InValue;
-                }
-                At::InValue => {
-                    let Some(end) = self.scan_value()? else {
-                        continue;
-                    };
-                    if self.key == Key::Metadata {
-                        on(Piece::Meta(self.buf.get(start..end).unwrap_or_default()));
-                    }
-                    self.at = At::AfterValue;
-                }
-                At::AfterValue => match byte {
-                    b',' => {
-                        self.pos += 1;
-                        self.at = At::Key { first: false };
-                    }
-                    b'}' => self.close()?,
-                    _ => return Err(self.error("expected ',' or '}' after a value")),
-                },
-                At::Element { first } => match byte {
-                    b']' if first => {
-                        self.pos += 1;
-                        self.at = At::AfterValue;
-                    }
-                    _ => {
-                        start = self.pos;
-                        self.scan = ValueScan::default();
-                        self.at = At::InElement;
-                    }
-                },
-                At::InElement => {
-                    let Some(end) = self.scan_value()? else {
-                        continue;
-                    };
-                    on(Piece::Item(self.buf.get(start..end).unwrap_or_default()));
-                    self.at = At::AfterElement;
-                }
-                At::AfterElement => match byte {
-                    b',' => {
-                        self.pos += 1;
-                        self.at = At::Element { first: false };
-                    }
-                    b']' => {
-                        self.pos += 1;
-                        self.at = At::AfterValue;
-                    }
-                    _ => return Err(self.error("expected ',' or ']' after an item")),
-                },
-                At::End => return Err(self.error("bytes after the end of the list")),
+                _ => self.in_object(byte, &mut start, on)?,
             }
             if !matches!(self.at, At::InKey | At::InValue | At::InElement) {
                 start = self.pos;
@@ -230,6 +124,137 @@ impl Splitter {
         self.pos -= start;
         self.offset += start as u64;
         Ok(())
+    }
+
+    /// Where white space may come before the next token.
+    fn between_tokens(&self) -> bool {
+        !matches!(self.at, At::InKey | At::InValue | At::InElement)
+    }
+
+    /// One step through the top-level object: its keys, and the values that are not `items`
+    /// (`metadata` handed out whole, the rest skipped).
+    fn in_object(
+        &mut self,
+        byte: u8,
+        start: &mut usize,
+        on: &mut dyn FnMut(Piece<'_>),
+    ) -> Result<(), Malformed> {
+        match self.at {
+            At::Start => {
+                self.expect(byte, b'{', "the list is not a JSON object")?;
+                self.at = At::Key { first: true };
+            }
+            At::Key { first } => match byte {
+                b'"' => {
+                    self.pos += 1;
+                    *start = self.pos;
+                    self.at = At::InKey;
+                }
+                b'}' if first => self.close()?,
+                _ => return Err(self.error("expected a key")),
+            },
+            At::InKey => self.key_under_way(*start),
+            At::Colon => {
+                self.expect(byte, b':', "expected ':' after a key")?;
+                self.at = At::Value;
+            }
+            At::Value if self.key == Key::Items => {
+                self.seen_items = true;
+                if byte == b'n' {
+                    // `"items": null` is an empty list.
+                    self.begin_value(start, At::InValue);
+                    self.key = Key::Other;
+                } else {
+                    self.expect(byte, b'[', "items is not an array")?;
+                    self.at = At::Element { first: true };
+                }
+            }
+            At::Value => self.begin_value(start, At::InValue),
+            At::InValue => {
+                if let Some(end) = self.scan_value()? {
+                    if self.key == Key::Metadata {
+                        on(Piece::Meta(self.buf.get(*start..end).unwrap_or_default()));
+                    }
+                    self.at = At::AfterValue;
+                }
+            }
+            At::AfterValue => match byte {
+                b',' => {
+                    self.pos += 1;
+                    self.at = At::Key { first: false };
+                }
+                b'}' => self.close()?,
+                _ => return Err(self.error("expected ',' or '}' after a value")),
+            },
+            At::End => return Err(self.error("bytes after the end of the list")),
+            At::Element { .. } | At::InElement | At::AfterElement => {
+                self.in_items(byte, start, on)?
+            }
+        }
+        Ok(())
+    }
+
+    /// A key's string under way: read to its closing quote, then which key it is.
+    fn key_under_way(&mut self, start: usize) {
+        match memchr::memchr2(b'"', b'\\', self.rest()) {
+            None => self.pos = self.buf.len(),
+            Some(n) if self.buf.get(self.pos + n) == Some(&b'\\') => {
+                // An escaped key is none of ours; skip the escape and read on.
+                self.pos += n + 2;
+            }
+            Some(n) => {
+                let end = self.pos + n;
+                self.key = match self.buf.get(start..end) {
+                    Some(b"items") => Key::Items,
+                    Some(b"metadata") => Key::Metadata,
+                    _ => Key::Other,
+                };
+                self.pos = end + 1;
+                self.at = At::Colon;
+            }
+        }
+    }
+
+    /// One step through the `items` array: each element handed out whole as it ends.
+    fn in_items(
+        &mut self,
+        byte: u8,
+        start: &mut usize,
+        on: &mut dyn FnMut(Piece<'_>),
+    ) -> Result<(), Malformed> {
+        match self.at {
+            At::Element { first: true } if byte == b']' => {
+                self.pos += 1;
+                self.at = At::AfterValue;
+            }
+            At::Element { .. } => self.begin_value(start, At::InElement),
+            At::InElement => {
+                if let Some(end) = self.scan_value()? {
+                    on(Piece::Item(self.buf.get(*start..end).unwrap_or_default()));
+                    self.at = At::AfterElement;
+                }
+            }
+            At::AfterElement => match byte {
+                b',' => {
+                    self.pos += 1;
+                    self.at = At::Element { first: false };
+                }
+                b']' => {
+                    self.pos += 1;
+                    self.at = At::AfterValue;
+                }
+                _ => return Err(self.error("expected ',' or ']' after an item")),
+            },
+            _ => return Err(self.error("not inside items")),
+        }
+        Ok(())
+    }
+
+    /// A value (or an element) begins here; `within` is where its bytes are read.
+    fn begin_value(&mut self, start: &mut usize, within: At) {
+        *start = self.pos;
+        self.scan = ValueScan::default();
+        self.at = within;
     }
 
     /// The body has ended: it must have been one whole object with an `items` array.

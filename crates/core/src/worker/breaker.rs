@@ -9,9 +9,11 @@ use chrono::{DateTime, Utc};
 use super::pause::{Pause, PauseScope, Pauses, listed};
 use crate::cluster::Abnormal;
 use crate::config::BreakerConfig;
+use crate::node::NodeState;
+use crate::node::Readiness::NotReporting;
 use crate::pod::PodRecord;
 use crate::pod::WorkloadId;
-use crate::rules::{ActionKind, RuleKind};
+use crate::rules::{ActionKind, RuleKind, format_age};
 
 pub use crate::cluster::Census;
 
@@ -22,6 +24,8 @@ struct Trip<'a> {
     place: String,
     /// Where its pods are: one namespace for a namespace or a workload, any for a node.
     namespaces: BTreeSet<&'a str>,
+    /// For a node's trip, the node, when it is known to have stopped reporting.
+    silent: Option<&'a NodeState>,
 }
 
 /// Whether any rule matches enough pods of one namespace to possibly trip: only then is the
@@ -58,7 +62,7 @@ pub fn trips(
     let mut by_workload: HashMap<(RuleKind, &str, WorkloadId), (u32, u32)> = HashMap::new();
     // A node that stopped reporting strands one or two pods per namespace, under every
     // breaker above: its pods are counted per node, where the cause is.
-    let mut by_node: HashMap<(RuleKind, &str), (u32, BTreeSet<&str>)> = HashMap::new();
+    let mut by_node: HashMap<(RuleKind, &str), NodeCount> = HashMap::new();
     for found in findings
         .iter()
         .filter(|f| f.finding.action != ActionKind::None)
@@ -70,6 +74,9 @@ pub fn trips(
             let on_node = by_node.entry((rule, node)).or_default();
             on_node.0 += 1;
             on_node.1.insert(namespace);
+            on_node.2 = on_node
+                .2
+                .or(found.node().filter(|n| n.readiness == NotReporting));
         }
         let finished = u32::from(finished(&found.pod));
         let count = |c: &mut (u32, u32)| {
@@ -84,21 +91,31 @@ pub fn trips(
         .into_iter()
         .map(|((rule, ns), (matched, finished))| {
             let total = census.namespace(ns) + finished;
-            (rule, matched, total, format!("in {ns}"), [ns].into())
+            (rule, matched, total, format!("in {ns}"), [ns].into(), None)
         });
     let workloads = by_workload
         .into_iter()
         .map(|((rule, ns, w), (matched, finished))| {
             let total = census.workload(&w) + finished;
             let place = format!("of {} in {ns}", w.label());
-            (rule, matched, total, place, [ns].into())
+            (rule, matched, total, place, [ns].into(), None)
         });
     // Every matching pod of a node is the node's trouble: the share is the whole.
-    let nodes = by_node.into_iter().map(|((rule, node), (matched, ns))| {
-        (rule, matched, matched, format!("on node {node}"), ns)
-    });
+    let nodes = by_node
+        .into_iter()
+        .map(|((rule, node), (matched, ns, silent))| {
+            (
+                rule,
+                matched,
+                matched,
+                format!("on node {node}"),
+                ns,
+                silent,
+            )
+        });
     let mut tripped: BTreeMap<RuleKind, Vec<Trip>> = BTreeMap::new();
-    for (rule, matched, total, place, namespaces) in namespaces.chain(workloads).chain(nodes) {
+    let groups = namespaces.chain(workloads).chain(nodes);
+    for (rule, matched, total, place, namespaces, silent) in groups {
         let total = total.max(matched);
         let share = f64::from(matched) / f64::from(total.max(1));
         if matched < config.min_pods || share < config.share {
@@ -109,17 +126,26 @@ pub fn trips(
             total,
             place,
             namespaces,
+            silent,
         });
     }
     tripped
         .into_iter()
-        .flat_map(|(rule, trips)| scoped(rule, &trips, config.cluster_namespaces()))
+        .flat_map(|(rule, trips)| scoped(rule, &trips, config.cluster_namespaces(), now))
         .collect()
 }
 
+/// A node's matches, the namespaces they are in, and the node if it stopped reporting.
+type NodeCount<'a> = (u32, BTreeSet<&'a str>, Option<&'a NodeState>);
+
 /// One rule's pauses: cluster-wide when its trips span enough namespaces, else one per
 /// namespace, each named by its worst trip.
-fn scoped(rule: RuleKind, trips: &[Trip], cluster_namespaces: usize) -> Vec<(RuleKind, Pause)> {
+fn scoped(
+    rule: RuleKind,
+    trips: &[Trip],
+    cluster_namespaces: usize,
+    now: DateTime<Utc>,
+) -> Vec<(RuleKind, Pause)> {
     let namespaces: BTreeSet<&str> = trips.iter().flat_map(|t| t.namespaces.clone()).collect();
     let worst = |ns: Option<&str>| {
         // The first of the biggest: a namespace before one of its workloads.
@@ -146,13 +172,17 @@ fn scoped(rule: RuleKind, trips: &[Trip], cluster_namespaces: usize) -> Vec<(Rul
         )
     };
     if namespaces.len() >= cluster_namespaces {
+        let worst = worst(None);
         let cause = format!(
             ", bursts in {} namespaces ({}): {}",
             namespaces.len(),
             listed(namespaces.iter().copied()),
-            likely_cause(rule)
+            match worst.and_then(|t| t.silent) {
+                Some(node) => silent_node(node, now),
+                None => likely_cause(rule).to_string(),
+            }
         );
-        return worst(None)
+        return worst
             .map(|t| pause(PauseScope::Cluster, t, &cause))
             .into_iter()
             .collect();
@@ -161,9 +191,31 @@ fn scoped(rule: RuleKind, trips: &[Trip], cluster_namespaces: usize) -> Vec<(Rul
         .iter()
         .filter_map(|ns| {
             let scope = PauseScope::Namespace(ns.to_string());
-            worst(Some(ns)).map(|t| pause(scope, t, ONE_NAMESPACE))
+            let t = worst(Some(ns))?;
+            let cause = match t.silent {
+                Some(node) => format!(": {}", silent_node(node, now)),
+                None => ONE_NAMESPACE.to_string(),
+            };
+            Some(pause(scope, t, &cause))
         })
         .collect()
+}
+
+/// A burst a node that stopped reporting explains. Explained is not safe: a node only cut
+/// off from the API server still runs its pods, and a force delete starts second copies
+/// elsewhere. So the pause holds as for any burst; only its words name the confirmed cause
+/// and what makes acting safe.
+fn silent_node(node: &NodeState, now: DateTime<Utc>) -> String {
+    let ago = node
+        .as_of()
+        .map(|at| format!(" {} ago", format_age(now - at)))
+        .unwrap_or_default();
+    format!(
+        "node {} stopped reporting{ago} (Ready Unknown); its pods may still run if it is only \
+         cut off: confirm it gone (delete the Node, or taint it \
+         node.kubernetes.io/out-of-service)",
+        node.name
+    )
 }
 
 /// Rules whose matches a lost node produces: pods stuck Terminating and pods whose node is

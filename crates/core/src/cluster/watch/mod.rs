@@ -1,4 +1,6 @@
-//! List, then watch from the list's resourceVersion; never give up.
+//! List, then watch from the list's resourceVersion; never give up. One loop for every kind
+//! watched: pods, their Warning Events and the nodes (see [`kind`]: how each decodes and
+//! where it goes; only the pods' freshness is a guard).
 //!
 //! Errors are logged and shown, never returned: the loop backs off, resumes from the last
 //! resourceVersion it saw, and relists when the server says that version is gone. The view is
@@ -17,6 +19,7 @@
 //! `NotOlderThan` the last seen version on a relist (see [`ListFrom`]). Whether the server
 //! supports streaming lists is learnt once per cluster and remembered.
 
+mod kind;
 mod step;
 mod stream;
 
@@ -30,7 +33,10 @@ use tokio::task::JoinHandle;
 use super::backoff::Backoff;
 use super::health::DEFAULT_STALE_AFTER;
 use super::list::{ListFrom, list_scope};
-use super::{Cache, Scope, WatchState};
+use super::{Cache, Scope, ScopeHealth, WatchState};
+use crate::node::NodeState;
+pub(crate) use kind::Kind;
+use kind::{Nodes, Pods};
 use step::{Attempt, Ended, State, Then, step};
 
 #[derive(Debug, Clone)]
@@ -76,7 +82,20 @@ impl WatchSettings {
     fn tell_every(&self) -> Duration {
         (self.stale_after / 10).min(Duration::from_secs(1))
     }
+
+    /// For a watch that is no guard (nodes, Events): re-made only about as often as a server
+    /// ends a watch by itself, since nothing waits on its proof.
+    pub(crate) fn quiet_kind(&self) -> WatchSettings {
+        WatchSettings {
+            stale_after: QUIET_KINDS,
+            ..self.clone()
+        }
+    }
 }
+
+/// The freshness bound of a watch that is no guard: quiet for half of it (five minutes, about
+/// when a server ends a watch by itself) and it is re-made.
+pub(crate) const QUIET_KINDS: Duration = Duration::from_secs(600);
 
 pub(crate) const STALE_AFTER_ENV: &str = "OPS_POD_CLEANER_WATCH_SILENCE";
 
@@ -121,7 +140,7 @@ pub fn spawn_watches(
             let scoped = Scoped {
                 client: client.clone(),
                 scope: scope.clone(),
-                cache: cache.clone(),
+                kind: Pods(cache.clone()),
                 settings: settings.clone(),
             };
             tokio::spawn(run_scope(scoped, streaming.clone()))
@@ -129,21 +148,71 @@ pub fn spawn_watches(
         .collect()
 }
 
+/// One scope of one kind, watched by its own task.
+pub(crate) fn spawn_one<K: Kind>(
+    client: &Client,
+    scope: &Scope,
+    kind: K,
+    settings: &WatchSettings,
+) -> JoinHandle<()> {
+    let scoped = Scoped {
+        client: client.clone(),
+        scope: scope.clone(),
+        kind,
+        settings: settings.clone(),
+    };
+    tokio::spawn(run_scope(scoped, Streaming::default()))
+}
+
+/// The cluster's nodes into `cache`, by the same loop as its pods. Nodes are cluster-wide
+/// and few; a cluster that forbids reading them still works (causes from the pod alone), and
+/// says so.
+pub fn spawn_node_watch(
+    client: &Client,
+    cache: &Cache,
+    settings: &WatchSettings,
+) -> JoinHandle<()> {
+    let health = ScopeHealth::new(Scope::All, settings.stale_after);
+    let scoped = Scoped {
+        client: client.clone(),
+        scope: Scope::All,
+        kind: Nodes::new(cache.clone(), health),
+        settings: settings.clone(),
+    };
+    tokio::spawn(run_scope(scoped, Streaming::default()))
+}
+
+/// Every node now (a most recent read), for a one-shot caller (`scan`).
+pub async fn list_nodes(client: &Client, page_size: u32) -> crate::Result<Vec<NodeState>> {
+    list_scope::<Nodes>(client, &Scope::All, page_size, &ListFrom::MostRecent)
+        .await
+        .map(|listed| listed.items)
+        .map_err(|failed| failed.error)
+}
+
 /// What one scope's loop works with.
-struct Scoped {
+struct Scoped<K> {
     client: Client,
     scope: Scope,
-    cache: Cache,
+    kind: K,
     settings: WatchSettings,
 }
 
-async fn run_scope(scoped: Scoped, streaming: Streaming) {
+impl<K: Kind> Scoped<K> {
+    fn health(&self, mut change: impl FnMut(&mut ScopeHealth)) {
+        self.kind.health(&self.scope, &mut change);
+    }
+}
+
+async fn run_scope<K: Kind>(scoped: Scoped<K>, streaming: Streaming) {
     let scope = &scoped.scope;
     let mut backoff = Backoff::new(scoped.settings.min_backoff, scoped.settings.max_backoff);
     let mut state = State::List {
         from: ListFrom::Any,
         stream: streaming.worth_trying(),
     };
+    // The last error logged: one that repeats each backoff is logged once.
+    let mut said: Option<String> = None;
     loop {
         let attempt = match &state {
             State::List {
@@ -163,12 +232,15 @@ async fn run_scope(scoped: Scoped, streaming: Streaming) {
             streaming.learnt(streams);
         }
         state = next.state;
+        if matches!(next.then, Then::Go) {
+            said = None;
+        }
         match next.then {
             Then::Go => backoff.reset(),
             Then::Retry => tracing::debug!(%scope, "retrying at once: {state:?}"),
             Then::Relist => {
                 tracing::info!(%scope, "the watched version expired; relisting");
-                scoped.cache.update_health(scope, |h| {
+                scoped.health(|h| {
                     h.relists += 1;
                     h.state = WatchState::Relisting;
                 });
@@ -176,10 +248,17 @@ async fn run_scope(scoped: Scoped, streaming: Streaming) {
             Then::Backoff { down } => {
                 match down {
                     Some(error) => {
-                        tracing::warn!(%scope, "{error}");
-                        scoped.cache.update_health(scope, |h| {
+                        if said.as_ref() != Some(&error) {
+                            tracing::warn!(%scope, "{error}");
+                        } else {
+                            tracing::debug!(%scope, "{error}");
+                        }
+                        said = Some(error.clone());
+                        scoped.health(|h| {
                             h.restarts += 1;
-                            h.state = WatchState::Reconnecting { error };
+                            h.state = WatchState::Reconnecting {
+                                error: error.clone(),
+                            };
                         });
                     }
                     None => tracing::debug!(%scope, "the server closed the watch at once"),
@@ -190,16 +269,14 @@ async fn run_scope(scoped: Scoped, streaming: Streaming) {
     }
 }
 
-/// A paged list of the whole scope, swapped into the cache when complete.
-async fn paged_list(scoped: &Scoped, from: &ListFrom) -> Attempt {
+/// A paged list of the whole scope, swapped into the store when complete.
+async fn paged_list<K: Kind>(scoped: &Scoped<K>, from: &ListFrom) -> Attempt {
     let settings = &scoped.settings;
-    match list_scope(&scoped.client, &scoped.scope, settings.page_size, from).await {
+    match list_scope::<K>(&scoped.client, &scoped.scope, settings.page_size, from).await {
         Ok(listed) => {
-            let scope = &scoped.scope;
-            let clock = scoped.cache.clock();
-            scoped.cache.replace_scope(scope, listed.pods, clock.now());
-            let now = clock.instant();
-            scoped.cache.update_health(scope, |h| {
+            scoped.kind.replace(&scoped.scope, listed.items);
+            let now = scoped.kind.clock().instant();
+            scoped.health(|h| {
                 h.synced = true;
                 h.state = WatchState::Watching;
                 h.proved = Some(now);

@@ -2,54 +2,48 @@
 //! whose initial events replace the scope when their closing bookmark comes, after which the
 //! same stream goes on as the watch. It records each proof that the view is current, and
 //! ends itself once quiet so the next connection proves it again.
+//!
+//! Three concerns, three parts: [`open`] makes the request, [`connection`] waits for each
+//! event under its deadline, and [`Reading`] applies what arrives (gathering a streaming
+//! list's initial events, then following the watch) and tells the store each proof.
 
 use std::collections::HashMap;
 use std::time::Instant;
 
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
 use kube::core::params::WatchParams;
 use kube::core::{Request, Status, WatchEvent};
 
+use super::kind::Kind;
 use super::step::{Attempt, Ended};
 use super::{INITIAL_EVENTS_END, Scoped};
 use crate::cluster::WatchState;
 use crate::cluster::explain::explain;
-use crate::pod::{Interner, PodRecord, WirePod};
 
 /// A streaming list's initial events, gathered until the bookmark that ends them.
-struct Initial {
-    /// By UID: a server that ignored `sendInitialEvents` streams changes to the same pods
+struct Initial<K: Kind> {
+    /// By key: a server that ignored `sendInitialEvents` streams changes to the same objects
     /// until its first bookmark tells; each must replace, not pile up.
-    pods: HashMap<Box<str>, PodRecord>,
-    interner: Interner,
+    records: HashMap<Box<str>, K::Record>,
+    decoder: K::Decoder,
 }
 
 /// One connection from `version`; a streaming list when `listing`.
-pub(super) async fn connection(scoped: &Scoped, version: &str, listing: bool) -> Attempt {
+pub(super) async fn connection<K: Kind>(
+    scoped: &Scoped<K>,
+    version: &str,
+    listing: bool,
+) -> Attempt {
     let settings = &scoped.settings;
     let (quiet, settle) = (settings.quiet(), settings.settle());
-    let params = if listing {
-        WatchParams::streaming_lists()
-    } else {
-        WatchParams::default()
-    }
-    .timeout(settings.watch_timeout.as_secs().clamp(1, u32::MAX as u64) as u32);
-    // Bookmarks are what a quiet but healthy watch says where the server sends them.
-    debug_assert!(params.bookmarks);
-    let failed = |ended| Attempt {
-        reached: None,
-        ended,
-    };
-    let request = match Request::new(scoped.scope.pods_path()).watch(&params, version) {
-        Ok(r) => r,
-        Err(e) => return failed(Ended::Failed(e.to_string())),
-    };
-    let client = &scoped.client;
-    let stream = match tokio::time::timeout(quiet, client.request_events::<WirePod>(request)).await
-    {
-        Err(_) => return failed(Ended::Silent(quiet)),
-        Ok(Ok(s)) => s,
-        Ok(Err(e)) => return failed(classify_error(&e, scoped, listing)),
+    let stream = match open(scoped, version, listing).await {
+        Ok(stream) => stream,
+        Err(ended) => {
+            return Attempt {
+                reached: None,
+                ended,
+            };
+        }
     };
     let mut stream = std::pin::pin!(stream);
     let mut reading = Reading {
@@ -58,18 +52,18 @@ pub(super) async fn connection(scoped: &Scoped, version: &str, listing: bool) ->
         proved: false,
         last: None,
         told: None,
+        initial: listing.then(|| Initial {
+            records: HashMap::new(),
+            decoder: K::Decoder::default(),
+        }),
     };
-    let mut initial = listing.then(|| Initial {
-        pods: HashMap::new(),
-        interner: Interner::default(),
-    });
-    let clock = scoped.cache.clock();
+    let clock = scoped.kind.clock();
     let mut last_word = clock.instant();
     loop {
         // Gathering, nothing more for `quiet` is a dead list; watching, a connection that
         // stays open for `settle` proves itself, and one quiet for `quiet` is ended to be
         // re-made: the new one proves the view again.
-        let (wait, on_timeout) = match (&initial, reading.proved) {
+        let (wait, on_timeout) = match (&reading.initial, reading.proved) {
             (Some(_), _) => (quiet, Timeout::Silent),
             (None, false) => (settle, Timeout::Proved),
             (None, true) => (quiet, Timeout::Quiet),
@@ -92,66 +86,46 @@ pub(super) async fn connection(scoped: &Scoped, version: &str, listing: bool) ->
             Ok(Some(item)) => item,
         };
         last_word = clock.instant();
-        let event = match item {
-            Ok(WatchEvent::Error(status)) => return reading.ended(classify(&status, listing)),
-            Ok(event) => event,
+        let ended = match item {
+            Ok(WatchEvent::Error(status)) => Some(classify(&status, listing)),
+            Ok(event) => reading.apply(event),
             Err(kube::Error::SerdeError(e)) => {
-                tracing::warn!(scope = %scoped.scope, "skipping a pod that does not decode: {e}");
-                continue;
+                let (scope, what) = (&scoped.scope, K::RESOURCE);
+                tracing::warn!(%scope, "skipping one of the {what} that does not decode: {e}");
+                None
             }
-            Err(e) => return reading.ended(classify_error(&e, scoped, listing)),
+            Err(e) => Some(classify_error(&e, scoped, listing)),
         };
-        if let Some(gathering) = &mut initial {
-            match event {
-                WatchEvent::Added(pod) | WatchEvent::Modified(pod) => {
-                    let pod = pod.into_record(&mut gathering.interner);
-                    gathering.pods.insert(pod.uid.clone(), pod);
-                }
-                WatchEvent::Deleted(pod) => {
-                    gathering.pods.remove(&*pod.metadata.uid);
-                }
-                WatchEvent::Bookmark(mark) => {
-                    let ended = mark
-                        .metadata
-                        .annotations
-                        .get(INITIAL_EVENTS_END)
-                        .is_some_and(|v| v == "true");
-                    if !ended {
-                        return reading.ended(Ended::Unsupported(
-                            "the server ignored sendInitialEvents: a bookmark came before \
-                             the end of the initial events"
-                                .to_string(),
-                        ));
-                    }
-                    let gathered = initial
-                        .take()
-                        .map(|g| g.pods.into_values().collect())
-                        .unwrap_or_default();
-                    scoped
-                        .cache
-                        .replace_scope(&scoped.scope, gathered, clock.now());
-                    scoped
-                        .cache
-                        .update_health(&scoped.scope, |h| h.synced = true);
-                    reading.heard(mark.metadata.resource_version);
-                }
-                WatchEvent::Error(_) => {}
-            }
-            continue;
+        if let Some(ended) = ended {
+            return reading.ended(ended);
         }
-        match event {
-            WatchEvent::Added(pod) | WatchEvent::Modified(pod) => {
-                let version = pod.metadata.resource_version.clone();
-                scoped.cache.upsert(pod, clock.now());
-                reading.heard(version);
-            }
-            WatchEvent::Deleted(pod) => {
-                scoped.cache.remove(&pod.metadata.uid);
-                reading.heard(pod.metadata.resource_version);
-            }
-            WatchEvent::Bookmark(mark) => reading.heard(mark.metadata.resource_version),
-            WatchEvent::Error(_) => {}
-        }
+    }
+}
+
+/// The watch request, answered: its events as they come, or how it ended without any.
+async fn open<K: Kind>(
+    scoped: &Scoped<K>,
+    version: &str,
+    listing: bool,
+) -> Result<impl Stream<Item = kube::Result<WatchEvent<K::Wire>>> + use<K>, Ended> {
+    let settings = &scoped.settings;
+    let params = if listing {
+        WatchParams::streaming_lists()
+    } else {
+        WatchParams::default()
+    }
+    .timeout(settings.watch_timeout.as_secs().clamp(1, u32::MAX as u64) as u32);
+    // Bookmarks are what a quiet but healthy watch says where the server sends them.
+    debug_assert!(params.bookmarks);
+    let request = Request::new(scoped.scope.path(K::RESOURCE))
+        .watch(&params, version)
+        .map_err(|e| Ended::Failed(e.to_string()))?;
+    let quiet = settings.quiet();
+    let client = &scoped.client;
+    match tokio::time::timeout(quiet, client.request_events::<K::Wire>(request)).await {
+        Err(_) => Err(Ended::Silent(quiet)),
+        Ok(Ok(stream)) => Ok(stream),
+        Ok(Err(e)) => Err(classify_error(&e, scoped, listing)),
     }
 }
 
@@ -161,18 +135,83 @@ enum Timeout {
     Proved,
 }
 
-/// What a connection has shown so far, and the proofs it told the cache.
-struct Reading<'a> {
-    scoped: &'a Scoped,
+/// What a connection has shown so far, and the proofs it told the store.
+struct Reading<'a, K: Kind> {
+    scoped: &'a Scoped<K>,
     reached: Option<String>,
     proved: bool,
-    /// The last proof, and when one was last told to the cache: a busy watch tells it at
+    /// The last proof, and when one was last told to the store: a busy watch tells it at
     /// most every `settings.tell_every()`, so it takes no extra lock per event.
     last: Option<Instant>,
     told: Option<Instant>,
+    /// A streaming list's initial events, until their closing bookmark.
+    initial: Option<Initial<K>>,
 }
 
-impl Reading<'_> {
+impl<K: Kind> Reading<'_, K> {
+    /// Apply one event; how the connection ended, if this event ends it.
+    fn apply(&mut self, event: WatchEvent<K::Wire>) -> Option<Ended> {
+        if self.initial.is_some() {
+            return self.gather(event);
+        }
+        let kind = &self.scoped.kind;
+        match event {
+            WatchEvent::Added(wire) | WatchEvent::Modified(wire) => {
+                let version = K::wire_version(&wire).to_string();
+                kind.upsert(wire);
+                self.heard(version);
+            }
+            WatchEvent::Deleted(wire) => {
+                let version = K::wire_version(&wire).to_string();
+                kind.remove(wire);
+                self.heard(version);
+            }
+            WatchEvent::Bookmark(mark) => self.heard(mark.metadata.resource_version),
+            WatchEvent::Error(_) => {}
+        }
+        None
+    }
+
+    /// One of a streaming list's initial events: kept until the bookmark that ends them,
+    /// which swaps them into the store.
+    fn gather(&mut self, event: WatchEvent<K::Wire>) -> Option<Ended> {
+        let gathering = self.initial.as_mut()?;
+        match event {
+            WatchEvent::Added(wire) | WatchEvent::Modified(wire) => {
+                let record = K::record(wire, &mut gathering.decoder);
+                gathering.records.insert(K::key(&record).into(), record);
+            }
+            WatchEvent::Deleted(wire) => {
+                gathering.records.remove(K::wire_key(&wire));
+            }
+            WatchEvent::Bookmark(mark) => {
+                let ended = mark
+                    .metadata
+                    .annotations
+                    .get(INITIAL_EVENTS_END)
+                    .is_some_and(|v| v == "true");
+                if !ended {
+                    return Some(Ended::Unsupported(
+                        "the server ignored sendInitialEvents: a bookmark came before the end \
+                         of the initial events"
+                            .to_string(),
+                    ));
+                }
+                let gathered = self
+                    .initial
+                    .take()
+                    .map(|g| g.records.into_values().collect())
+                    .unwrap_or_default();
+                let scoped = self.scoped;
+                scoped.kind.replace(&scoped.scope, gathered);
+                scoped.health(|h| h.synced = true);
+                self.heard(mark.metadata.resource_version);
+            }
+            WatchEvent::Error(_) => {}
+        }
+        None
+    }
+
     /// An event or a bookmark at `version`: the view is current as of now.
     fn heard(&mut self, version: String) {
         self.reached = Some(version);
@@ -180,22 +219,22 @@ impl Reading<'_> {
     }
 
     fn prove(&mut self) {
-        let (cache, scope) = (&self.scoped.cache, &self.scoped.scope);
-        let now = cache.clock().instant();
+        let scoped = self.scoped;
+        let now = scoped.kind.clock().instant();
         self.last = Some(now);
         if !self.proved {
             // The first proof of a connection clears any reconnecting state.
             self.proved = true;
-            cache.update_health(scope, |h| {
+            scoped.health(|h| {
                 h.state = WatchState::Watching;
                 h.proved = Some(now);
             });
             self.told = Some(now);
         } else if self
             .told
-            .is_none_or(|told| now >= told + self.scoped.settings.tell_every())
+            .is_none_or(|told| now >= told + scoped.settings.tell_every())
         {
-            cache.proved(scope, now);
+            scoped.kind.proved(&scoped.scope, now);
             self.told = Some(now);
         }
     }
@@ -203,7 +242,7 @@ impl Reading<'_> {
     fn ended(self, ended: Ended) -> Attempt {
         if let Some(last) = self.last.filter(|last| Some(*last) != self.told) {
             // The last proof exactly, whatever the throttle held back.
-            self.scoped.cache.proved(&self.scoped.scope, last);
+            self.scoped.kind.proved(&self.scoped.scope, last);
         }
         Attempt {
             reached: self.reached,
@@ -224,12 +263,13 @@ pub(super) fn classify(status: &Status, listing: bool) -> Ended {
     }
 }
 
-fn classify_error(error: &kube::Error, scoped: &Scoped, listing: bool) -> Ended {
+fn classify_error<K: Kind>(error: &kube::Error, scoped: &Scoped<K>, listing: bool) -> Ended {
+    let failed = || Ended::Failed(explain(error, "watch", K::RESOURCE, &scoped.scope));
     match error {
         kube::Error::Api(status) => match classify(status, listing) {
-            Ended::Failed(_) => Ended::Failed(explain(error, "watch", "pods", &scoped.scope)),
+            Ended::Failed(_) => failed(),
             other => other,
         },
-        _ => Ended::Failed(explain(error, "watch", "pods", &scoped.scope)),
+        _ => failed(),
     }
 }

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::{Cause, CauseClass, failed_run, last_run, make, waiting};
 use crate::inert;
+use crate::node::NodeState;
 use crate::pod::{ContainerRecord, PodEvent, PodRecord};
 
 /// `names` as words a shell reads back as they are, or `None` when one is not safe to
@@ -238,7 +239,12 @@ pub(super) fn eviction(pod: &PodRecord, class: CauseClass) -> Cause {
     .citing("status.message", pod.message.as_deref().unwrap_or(""))
 }
 
-pub(super) fn terminating(pod: &PodRecord, class: CauseClass, now: DateTime<Utc>) -> Cause {
+pub(super) fn terminating(
+    pod: &PodRecord,
+    class: CauseClass,
+    node: Option<&NodeState>,
+    now: DateTime<Utc>,
+) -> Cause {
     let since = pod
         .deletion
         .map(|d| crate::rules::format_age(now - d))
@@ -253,7 +259,10 @@ pub(super) fn terminating(pod: &PodRecord, class: CauseClass, now: DateTime<Utc>
             )
             .citing("metadata.finalizers", &names)
         }
-        CauseClass::NodeUnreachable => unknown(pod),
+        CauseClass::NodeUnreachable | CauseClass::NodeNotReady => match node {
+            Some(node) => held_by_node(pod, class, node, now),
+            None => unknown(pod),
+        },
         CauseClass::NodeGone => node_gone(pod),
         _ => make(
             class,
@@ -264,6 +273,51 @@ pub(super) fn terminating(pod: &PodRecord, class: CauseClass, now: DateTime<Utc>
             },
         ),
     }
+}
+
+/// A deletion no kubelet finishes, in the node's own words: it stopped reporting (nothing can
+/// say whether the pod still runs there) or reports not ready.
+fn held_by_node(pod: &PodRecord, class: CauseClass, node: &NodeState, now: DateTime<Utc>) -> Cause {
+    let age = |at: Option<DateTime<Utc>>| {
+        at.map(|at| crate::rules::format_age(now - at))
+            .unwrap_or_else(|| "-".into())
+    };
+    let name = &*node.name;
+    let command = match shell_words([name]) {
+        Some([name]) => format!("kubectl get node {name}"),
+        None => format!("check the node {NO_COMMAND}"),
+    };
+    let (detail, status, next) = match class {
+        CauseClass::NodeUnreachable => (
+            format!(
+                "node {name} stopped reporting {} ago; no kubelet can finish the deletion",
+                age(node.as_of())
+            ),
+            "Unknown",
+            format!("{command}; D once the node is confirmed gone"),
+        ),
+        _ => (
+            format!(
+                "node {name} not ready for {}; its kubelet has not finished the deletion",
+                age(node.as_of())
+            ),
+            "False",
+            match pod.must_run_once() {
+                true => format!("{command}; D once the node is confirmed gone"),
+                false => format!("{command}; D force-deletes it"),
+            },
+        ),
+    };
+    let stamp = |at: Option<DateTime<Utc>>| {
+        at.map(|t| t.format("%Y-%m-%d %H:%M:%SZ").to_string())
+            .unwrap_or_else(|| "-".into())
+    };
+    let said = format!(
+        "{status} since {}, last heartbeat {}",
+        stamp(node.since),
+        stamp(node.heartbeat)
+    );
+    make(class, detail, next).citing(format!("node {name} status.conditions[Ready]"), &said)
 }
 
 /// The pod GC's word that the node was deleted: no copy can still run there.

@@ -1,6 +1,7 @@
 //! Why a pod is abnormal and what to do next, from the pod's status and, where the status
 //! says too little, its latest Warning Events: the kubelet's, the runtime's and the
-//! scheduler's words, matched to a stable class. Pure, like `classify`. Where neither says
+//! scheduler's words, matched to a stable class; a pod stuck on a node, from that node's own
+//! Ready condition. Pure, like `classify`: the node's state is an input. Where neither says
 //! why (a pull in back-off whose Event is gone), the class says so (`pullUnknown`) rather
 //! than guess.
 
@@ -11,6 +12,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::{Finding, RuleKind};
+use crate::node::{NodeState, Readiness};
 use crate::pod::{ContainerRecord, ContainerState, EventKind, PodEvent, PodRecord, Termination};
 pub(crate) use explain::format_bytes;
 pub(crate) use words::verdict;
@@ -82,6 +84,7 @@ classes! {
     EvictedUnknown => "evictedUnknown",
     Finalizers => "finalizers",
     NodeUnreachable => "nodeUnreachable",
+    NodeNotReady => "nodeNotReady",
     NodeGone => "nodeGone",
     PastGrace => "pastGrace",
     DeadlineExceeded => "deadlineExceeded",
@@ -102,8 +105,14 @@ impl std::fmt::Display for CauseClass {
 
 /// The class of `finding` on `pod`, allocating nothing: what the index keeps for every
 /// finding as pods and their Events change, and what a table row shows. `events` are the
-/// pod's latest Warning Events that a cause reads (see [`EventKind`]).
-pub fn cause_class(pod: &PodRecord, finding: &Finding, events: &[PodEvent]) -> CauseClass {
+/// pod's latest Warning Events that a cause reads (see [`EventKind`]); `node`, the state of
+/// the node it is bound to, when known.
+pub fn cause_class(
+    pod: &PodRecord,
+    finding: &Finding,
+    events: &[PodEvent],
+    node: Option<&NodeState>,
+) -> CauseClass {
     match finding.rule {
         RuleKind::ImagePull => pull_cause(pod, events).0,
         RuleKind::CrashLoop => match last_run(pod) {
@@ -120,7 +129,7 @@ pub fn cause_class(pod: &PodRecord, finding: &Finding, events: &[PodEvent]) -> C
         RuleKind::Terminating if pod.reason.as_deref() == Some("NodeLost") => {
             CauseClass::NodeUnreachable
         }
-        RuleKind::Terminating => CauseClass::PastGrace,
+        RuleKind::Terminating => node_class(node).unwrap_or(CauseClass::PastGrace),
         RuleKind::Failed if pod.reason.as_deref() == Some("DeadlineExceeded") => {
             CauseClass::DeadlineExceeded
         }
@@ -134,14 +143,20 @@ pub fn cause_class(pod: &PodRecord, finding: &Finding, events: &[PodEvent]) -> C
 /// The cause of `finding` on `pod`, in words: its class, a detail, the fields and Events it
 /// rests on and the next step. Made where it is shown (the details pane, `scan`), one pod at
 /// a time.
-pub fn cause(pod: &PodRecord, finding: &Finding, events: &[PodEvent], now: DateTime<Utc>) -> Cause {
-    let class = cause_class(pod, finding, events);
+pub fn cause(
+    pod: &PodRecord,
+    finding: &Finding,
+    events: &[PodEvent],
+    node: Option<&NodeState>,
+    now: DateTime<Utc>,
+) -> Cause {
+    let class = cause_class(pod, finding, events, node);
     let mut cause = match finding.rule {
         RuleKind::ImagePull => explain::image_pull(pod, class, pull_cause(pod, events).1),
         RuleKind::CrashLoop => explain::crash(pod, class, probe_kill(pod, events)),
         RuleKind::ConfigError => explain::config(pod, class, config_cause(pod, events).1),
         RuleKind::Evicted => explain::eviction(pod, class),
-        RuleKind::Terminating => explain::terminating(pod, class, now),
+        RuleKind::Terminating => explain::terminating(pod, class, node, now),
         RuleKind::Failed => explain::failed(pod, class),
         RuleKind::Pending => explain::pending(pod, class, scheduling_cause(pod, events).1),
         RuleKind::Unknown if class == CauseClass::NodeGone => explain::node_gone(pod),
@@ -152,6 +167,16 @@ pub fn cause(pod: &PodRecord, finding: &Finding, events: &[PodEvent], now: DateT
         cause.next = "the pod is already being deleted: wait, or F if finalizers hold it".into();
     }
     cause
+}
+
+/// What a node's own Ready condition says holds its pods: a kubelet that stopped reporting
+/// cannot finish a deletion, and one that reports not ready may not.
+fn node_class(node: Option<&NodeState>) -> Option<CauseClass> {
+    match node?.readiness {
+        Readiness::NotReporting => Some(CauseClass::NodeUnreachable),
+        Readiness::NotReady => Some(CauseClass::NodeNotReady),
+        Readiness::Ready | Readiness::Unreported => None,
+    }
 }
 
 fn make(class: CauseClass, detail: impl Into<String>, next: impl Into<String>) -> Cause {

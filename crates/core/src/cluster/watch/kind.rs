@@ -1,0 +1,151 @@
+//! What one watch keeps up to date: pods into the cache's pods (its freshness is a guard),
+//! nodes into its nodes (only shown: causes fall back to the pod alone without them). The
+//! loop, the lists and the connections are the same for both; a kind says how its objects
+//! decode and where they go.
+
+use std::sync::Mutex;
+use std::time::Instant;
+
+use serde::de::DeserializeOwned;
+
+use super::super::list::{Decode, PodList};
+use super::super::{Cache, Scope, ScopeHealth, WatchState};
+use crate::clock::Clock;
+use crate::node::{NodeState, WireNode, decode_node};
+use crate::pod::{Interner, PodRecord, WirePod};
+
+/// One kind of watched object and the store it feeds.
+pub(crate) trait Kind: Decode + Send + Sync + 'static {
+    /// A watch event's object, decoded straight into the fields kept.
+    type Wire: DeserializeOwned + Clone + std::fmt::Debug + Send + 'static;
+
+    fn record(wire: Self::Wire, decoder: &mut Self::Decoder) -> Self::Record;
+    /// What tells two objects apart (a streaming list's repeats replace each other).
+    fn key(record: &Self::Record) -> &str;
+    fn wire_key(wire: &Self::Wire) -> &str;
+    fn wire_version(wire: &Self::Wire) -> &str;
+
+    /// A complete list of `scope`, in place of what was kept.
+    fn replace(&self, scope: &Scope, records: Vec<Self::Record>);
+    fn upsert(&self, wire: Self::Wire);
+    fn remove(&self, wire: Self::Wire);
+    /// How the watch of `scope` stands, for whoever shows it.
+    fn health(&self, scope: &Scope, change: &mut dyn FnMut(&mut ScopeHealth));
+    /// The view of `scope` was proved current at `at`.
+    fn proved(&self, scope: &Scope, at: Instant);
+    /// The time the store reads: its cache's clock.
+    fn clock(&self) -> Clock;
+}
+
+/// Pods, into the cache whose freshness the guards read.
+pub(crate) struct Pods(pub Cache);
+
+impl Decode for Pods {
+    type Record = PodRecord;
+    type Decoder = Interner;
+    const RESOURCE: &'static str = PodList::RESOURCE;
+    fn decode(item: &[u8], interner: &mut Interner) -> serde_json::Result<PodRecord> {
+        PodList::decode(item, interner)
+    }
+}
+
+impl Kind for Pods {
+    type Wire = WirePod;
+
+    fn record(wire: WirePod, interner: &mut Interner) -> PodRecord {
+        wire.into_record(interner)
+    }
+    fn key(record: &PodRecord) -> &str {
+        &record.uid
+    }
+    fn wire_key(wire: &WirePod) -> &str {
+        &wire.metadata.uid
+    }
+    fn wire_version(wire: &WirePod) -> &str {
+        &wire.metadata.resource_version
+    }
+    fn replace(&self, scope: &Scope, records: Vec<PodRecord>) {
+        self.0.replace_scope(scope, records, self.0.clock().now());
+    }
+    fn upsert(&self, wire: WirePod) {
+        self.0.upsert(wire, self.0.clock().now());
+    }
+    fn remove(&self, wire: WirePod) {
+        self.0.remove(&wire.metadata.uid);
+    }
+    fn health(&self, scope: &Scope, change: &mut dyn FnMut(&mut ScopeHealth)) {
+        self.0.update_health(scope, change);
+    }
+    fn proved(&self, scope: &Scope, at: Instant) {
+        self.0.proved(scope, at);
+    }
+    fn clock(&self) -> Clock {
+        self.0.clock()
+    }
+}
+
+/// Nodes, into the cache's nodes. Their watch's health is its own: a node watch that fails
+/// (no permission to read nodes) is a notice, never a reason to hold an action.
+pub(crate) struct Nodes {
+    cache: Cache,
+    health: Mutex<ScopeHealth>,
+}
+
+impl Nodes {
+    pub(crate) fn new(cache: Cache, health: ScopeHealth) -> Nodes {
+        Nodes {
+            cache,
+            health: Mutex::new(health),
+        }
+    }
+}
+
+impl Decode for Nodes {
+    type Record = NodeState;
+    type Decoder = ();
+    const RESOURCE: &'static str = "nodes";
+    fn decode(item: &[u8], _: &mut ()) -> serde_json::Result<NodeState> {
+        decode_node(item)
+    }
+}
+
+impl Kind for Nodes {
+    type Wire = WireNode;
+
+    fn record(wire: WireNode, _: &mut ()) -> NodeState {
+        wire.into_state()
+    }
+    fn key(record: &NodeState) -> &str {
+        &record.name
+    }
+    fn wire_key(wire: &WireNode) -> &str {
+        &wire.metadata.name
+    }
+    fn wire_version(wire: &WireNode) -> &str {
+        &wire.metadata.resource_version
+    }
+    fn replace(&self, _: &Scope, records: Vec<NodeState>) {
+        self.cache.replace_nodes(records, self.cache.clock().now());
+    }
+    fn upsert(&self, wire: WireNode) {
+        self.cache
+            .upsert_node(wire.into_state(), self.cache.clock().now());
+    }
+    fn remove(&self, wire: WireNode) {
+        self.cache
+            .remove_node(&wire.metadata.name, self.cache.clock().now());
+    }
+    fn health(&self, _: &Scope, change: &mut dyn FnMut(&mut ScopeHealth)) {
+        let mut health = self.health.lock().unwrap_or_else(|e| e.into_inner());
+        change(&mut health);
+        let why = match &health.state {
+            WatchState::Reconnecting { error } => Some(error.clone()),
+            _ => None,
+        };
+        self.cache.nodes_unreadable(why);
+    }
+    fn proved(&self, _: &Scope, _: Instant) {}
+    fn clock(&self) -> Clock {
+        self.cache.clock()
+    }
+}
