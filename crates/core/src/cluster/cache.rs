@@ -12,60 +12,15 @@ use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
 use super::Scope;
-use super::event_store::EventStore;
-use super::events::merged;
-use super::index::{Around, Census, Events, Index};
+use super::abnormal::Abnormal;
+use super::event_store::{EventStore, Events, merged};
+use super::index::{Around, Census, Index};
 use super::name::ClusterName;
 use super::node_store::NodeStore;
 use crate::clock::Clock;
 use crate::node::NodeState;
 use crate::pod::{EventTarget, Interner, PodEvent, PodRecord, WirePod};
-use crate::rules::{CauseClass, Finding, RuleKind, RuleSpec, cause_class, default_chain};
-
-/// An abnormal pod, the cluster it is in, and what the chain found. Shared with the cache, so a
-/// copy for a reader costs reference counts, not the record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Abnormal {
-    /// The cache's cluster (its context name); empty for a cache that was not named.
-    pub cluster: ClusterName,
-    pub pod: Arc<PodRecord>,
-    pub finding: Arc<Finding>,
-    /// Why, by class; found with the finding.
-    pub cause: CauseClass,
-    /// The pod's Events the cause read, if any.
-    pub events: Option<Arc<[PodEvent]>>,
-    /// The state of its node the cause read, if known.
-    pub node: Option<NodeState>,
-}
-
-impl Abnormal {
-    pub fn new(pod: PodRecord, finding: Finding) -> Abnormal {
-        let cause = cause_class(&pod, &finding, &[], None);
-        Abnormal {
-            cluster: ClusterName::default(),
-            pod: Arc::new(pod),
-            finding: Arc::new(finding),
-            cause,
-            events: None,
-            node: None,
-        }
-    }
-
-    /// The state of the pod's node that the cause read.
-    pub fn node(&self) -> Option<&NodeState> {
-        self.node.as_ref()
-    }
-
-    /// The pod's Warning Events that a cause reads.
-    pub fn events(&self) -> &[PodEvent] {
-        self.events.as_deref().unwrap_or(&[])
-    }
-
-    pub fn in_cluster(mut self, cluster: impl Into<ClusterName>) -> Abnormal {
-        self.cluster = cluster.into();
-        self
-    }
-}
+use crate::rules::{CauseClass, RuleKind, RuleSpec, default_chain};
 
 struct Store {
     pods: HashMap<Box<str>, Arc<PodRecord>>,

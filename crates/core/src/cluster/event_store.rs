@@ -2,9 +2,13 @@
 //! pod of its own namespace, whatever uid a tenant writes into it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use super::index::Events;
-use crate::pod::{EventTarget, PodRecord};
+use crate::pod::{EventTarget, PodEvent, PodRecord};
+
+/// A pod's latest Warning Events that a cause reads, shared with the findings that rest on
+/// them.
+pub(crate) type Events = Arc<[PodEvent]>;
 
 #[derive(Debug, Default)]
 pub struct EventStore {
@@ -64,5 +68,26 @@ impl EventStore {
 
     pub(crate) fn len(&self) -> usize {
         self.by_namespace.values().map(HashMap::len).sum()
+    }
+}
+
+/// `known` with `event` in place of the one of its kind, unless that one is newer; None when
+/// nothing changes.
+pub(crate) fn merged(known: &[PodEvent], event: PodEvent) -> Option<Events> {
+    match known.iter().find(|e| e.kind == event.kind) {
+        Some(same) if *same == event || same.last > event.last => None,
+        Some(_) => Some(
+            known
+                .iter()
+                .map(|e| {
+                    if e.kind == event.kind {
+                        event.clone()
+                    } else {
+                        e.clone()
+                    }
+                })
+                .collect(),
+        ),
+        None => Some(known.iter().cloned().chain([event]).collect()),
     }
 }

@@ -15,8 +15,7 @@ use chrono::{DateTime, Utc};
 use kube::Client;
 use tokio::task::JoinHandle;
 
-use super::event_store::EventStore;
-use super::index::Events;
+use super::event_store::{EventStore, merged};
 use super::list::{Decode, ListFrom, list_scope};
 use super::watch::{Kind, QUIET_KINDS, spawn_one};
 use super::{Cache, Scope, ScopeHealth, WatchSettings, WatchState};
@@ -187,25 +186,4 @@ pub async fn list_pod_events(
         }
     }
     Ok(latest)
-}
-
-/// `known` with `event` in place of the one of its kind, unless that one is newer; None when
-/// nothing changes.
-pub(crate) fn merged(known: &[PodEvent], event: PodEvent) -> Option<Events> {
-    match known.iter().find(|e| e.kind == event.kind) {
-        Some(same) if *same == event || same.last > event.last => None,
-        Some(_) => Some(
-            known
-                .iter()
-                .map(|e| {
-                    if e.kind == event.kind {
-                        event.clone()
-                    } else {
-                        e.clone()
-                    }
-                })
-                .collect(),
-        ),
-        None => Some(known.iter().cloned().chain([event]).collect()),
-    }
 }

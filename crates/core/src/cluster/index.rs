@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use super::cache::Abnormal;
-use super::event_store::EventStore;
+use super::abnormal::Abnormal;
+use super::event_store::{EventStore, Events};
 use super::name::ClusterName;
 use super::node_store::NodeStore;
 use crate::node::NodeState;
@@ -68,10 +68,6 @@ fn decrement<K: std::hash::Hash + Eq>(counts: &mut HashMap<K, u32>, key: K) {
         }
     }
 }
-
-/// A pod's latest Warning Events that a cause reads, shared with the findings that rest on
-/// them.
-pub(crate) type Events = Arc<[PodEvent]>;
 
 /// What a pod's cause reads besides the pod: its latest Warning Events and its node's state.
 #[derive(Clone, Copy, Default)]

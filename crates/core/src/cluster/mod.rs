@@ -1,5 +1,6 @@
 //! Cluster access: connecting, listing and watching pods into the live cache.
 
+mod abnormal;
 mod backoff;
 mod cache;
 mod connect;
@@ -18,8 +19,9 @@ mod watch;
 
 use std::time::Duration;
 
+pub use abnormal::Abnormal;
 pub(crate) use backoff::jitter;
-pub use cache::{Abnormal, Cache, CacheReader};
+pub use cache::{Cache, CacheReader};
 pub use connect::Cluster;
 pub use connect::{ConnectOptions, connect};
 pub use connect_error::{ConnectError, KubeconfigStep, Origin};

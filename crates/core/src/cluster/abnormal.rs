@@ -1,0 +1,53 @@
+//! An abnormal pod as every reader gets it: the record, what the chain found and why.
+
+use std::sync::Arc;
+
+use super::name::ClusterName;
+use crate::node::NodeState;
+use crate::pod::{PodEvent, PodRecord};
+use crate::rules::{CauseClass, Finding, cause_class};
+
+/// An abnormal pod, the cluster it is in, and what the chain found. Shared with the cache, so a
+/// copy for a reader costs reference counts, not the record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Abnormal {
+    /// The cache's cluster (its context name); empty for a cache that was not named.
+    pub cluster: ClusterName,
+    pub pod: Arc<PodRecord>,
+    pub finding: Arc<Finding>,
+    /// Why, by class; found with the finding.
+    pub cause: CauseClass,
+    /// The pod's Events the cause read, if any.
+    pub events: Option<Arc<[PodEvent]>>,
+    /// The state of its node the cause read, if known.
+    pub node: Option<NodeState>,
+}
+
+impl Abnormal {
+    pub fn new(pod: PodRecord, finding: Finding) -> Abnormal {
+        let cause = cause_class(&pod, &finding, &[], None);
+        Abnormal {
+            cluster: ClusterName::default(),
+            pod: Arc::new(pod),
+            finding: Arc::new(finding),
+            cause,
+            events: None,
+            node: None,
+        }
+    }
+
+    /// The state of the pod's node that the cause read.
+    pub fn node(&self) -> Option<&NodeState> {
+        self.node.as_ref()
+    }
+
+    /// The pod's Warning Events that a cause reads.
+    pub fn events(&self) -> &[PodEvent] {
+        self.events.as_deref().unwrap_or(&[])
+    }
+
+    pub fn in_cluster(mut self, cluster: impl Into<ClusterName>) -> Abnormal {
+        self.cluster = cluster.into();
+        self
+    }
+}
