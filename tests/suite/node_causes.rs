@@ -5,7 +5,7 @@ use crate::support;
 
 use chrono::{Duration, Utc};
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use opc_core::rules::{Cause, CauseClass, RuleKind, cause};
 use opc_core::session::ClusterSession;
 use support::pods::pod;
@@ -33,15 +33,16 @@ pub(crate) fn node(name: &str, status: &str, minutes: i64) -> Node {
 }
 
 /// Creates `node`, then writes its status through the status subresource, as a real API
-/// server requires (a create ignores the status).
+/// server requires (a create ignores the status). A merge patch, not a replace: on a real
+/// cluster the node lifecycle controller changes a new Node at once, and a replace at the
+/// created version meets a 409.
 pub(crate) async fn put_node(client: &kube::Client, node: Node) {
     let nodes: Api<Node> = Api::all(client.clone());
     let name = node.metadata.name.clone().unwrap_or_default();
-    let created = nodes.create(&PostParams::default(), &node).await.unwrap();
-    let mut with_status = created;
-    with_status.status = node.status;
+    nodes.create(&PostParams::default(), &node).await.unwrap();
+    let status = serde_json::json!({ "status": node.status });
     nodes
-        .replace_status(&name, &PostParams::default(), &with_status)
+        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&status))
         .await
         .unwrap();
 }
