@@ -17,7 +17,7 @@ use crate::cluster::{Cache, watch_settings};
 use crate::config::Config;
 use crate::headless::sizing;
 use crate::headless::{Elector, LeaseSettings, Role, Sources, bind, serve, shutdown_signal};
-use crate::lease::{self, LeaseError, Wiring};
+use crate::lease::{self, Wiring};
 use crate::policy::Policy;
 use crate::report::{DeliveryPolicy, Reporter};
 use crate::session::ClusterSession;
@@ -298,18 +298,11 @@ async fn take_lease(elector: &mut Elector) -> Result<Option<Instant>> {
                 return Ok(Some(Instant::now()));
             }
             Ok(Role::Follower(holder)) => holder,
-            Err(e) => {
-                let hint = match e {
-                    LeaseError::Forbidden(_) => {
-                        ". Check that this identity may get/create/update leases \
-                         (assets/deploy/rbac.yaml)"
-                    }
-                    _ => "",
-                };
-                return Err(Error::Api(format!(
-                    "cannot take the lease {}/{}: {e}{hint}",
-                    settings.namespace, settings.name
-                )));
+            Err(source) => {
+                return Err(Error::Lease {
+                    lease: format!("{}/{}", settings.namespace, settings.name),
+                    source,
+                });
             }
         };
         let seen = elector.record_unchanged_since();

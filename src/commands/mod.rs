@@ -57,7 +57,11 @@ fn exit_code(error: &Error) -> u8 {
         | Error::Connect(_)
         | Error::Cluster(_)
         | Error::Kubeconfig(_)
-        | Error::Api(_)
+        | Error::Request { .. }
+        | Error::Read { .. }
+        | Error::List(_)
+        | Error::Lease { .. }
+        | Error::NoSuchNamespace(_)
         | Error::Kube(_) => EXIT_RUNTIME,
     }
 }
@@ -129,9 +133,11 @@ mod tests {
 
     use super::{EXIT_CONFIG, EXIT_RUNTIME, exit_code};
     use crate::Error;
-    use crate::cluster::{ConnectError, Origin};
+    use crate::actions::ReadError;
+    use crate::cluster::{ConnectError, ListProblem, Origin, Scope};
     use crate::config::{ConfigError, Problem};
     use crate::error::{FileKind, IoOp};
+    use crate::lease::LeaseError;
 
     fn io_error() -> io::Error {
         io::Error::new(io::ErrorKind::PermissionDenied, "denied")
@@ -191,7 +197,23 @@ mod tests {
             Error::Cluster(_) => Error::Cluster("gone".into()), EXIT_RUNTIME;
             Error::Kubeconfig(_) => Error::Kubeconfig(KubeconfigError::CurrentContextNotSet),
                 EXIT_RUNTIME;
-            Error::Api(_) => Error::Api("403".into()), EXIT_RUNTIME;
+            Error::Request { .. } => Error::Request {
+                verb: "list",
+                resource: "pods",
+                scope: Scope::All,
+                source: kube::Error::Service("down".into()),
+            }, EXIT_RUNTIME;
+            Error::Read { .. } => Error::Read {
+                cluster: "prod".into(),
+                source: ReadError::Gone("ConfigMap ops/parked".into()),
+            }, EXIT_RUNTIME;
+            Error::List(_) => Error::List(ListProblem::PageLost("cancelled".into())), EXIT_RUNTIME;
+            Error::Lease { .. } => Error::Lease {
+                lease: "ops/ops-pod-cleaner".into(),
+                source: LeaseError::Vanished,
+            }, EXIT_RUNTIME;
+            Error::NoSuchNamespace(_) => Error::NoSuchNamespace(vec!["no namespace x".into()]),
+                EXIT_RUNTIME;
             Error::Kube(_) => Error::Kube(kube::Error::Service("down".into())), EXIT_RUNTIME;
         }
     }

@@ -65,7 +65,10 @@ async fn parked_workloads(targets: &Targets, output: ScanOutput) -> Result<ExitC
             list_parked(&cluster.client, &cluster.name, &targets.scopes, retry, now)
                 .await
                 .map(|list| (cluster.name.as_str(), list))
-                .map_err(|why| Error::Api(format!("{}: {why}", cluster.name)))
+                .map_err(|source| Error::Read {
+                    cluster: cluster.name.clone(),
+                    source,
+                })
         }
     }))
     .await?;

@@ -44,7 +44,7 @@ pub(crate) async fn over_clusters<T>(
         }
     }
     if !errors.is_empty() {
-        return Err(Error::Api(errors.join("\n")));
+        return Err(Error::NoSuchNamespace(errors));
     }
     Ok(Gathered {
         per_cluster,

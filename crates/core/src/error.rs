@@ -70,8 +70,46 @@ pub enum Error {
     Kubeconfig(#[source] kube::config::KubeconfigError),
 
     /// The API server refused or failed a request; the message says what to do next.
+    #[error("{}", crate::cluster::explained(source, verb, resource, scope))]
+    Request {
+        verb: &'static str,
+        resource: &'static str,
+        scope: crate::cluster::Scope,
+        #[source]
+        source: kube::Error,
+    },
+
+    /// A read of one cluster failed (the parked workloads, say).
+    #[error("{cluster}: {source}")]
+    Read {
+        cluster: crate::cluster::ClusterName,
+        #[source]
+        source: crate::actions::ReadError,
+    },
+
+    /// A list answered with something that is not a list, or its page was lost.
     #[error("{0}")]
-    Api(String),
+    List(#[from] crate::cluster::ListProblem),
+
+    /// This process could not take part in the cluster's Lease.
+    #[error(
+        "cannot take the lease {lease}: {source}{}",
+        if matches!(source, crate::lease::LeaseError::Forbidden(_)) {
+            ". Check that this identity may get/create/update leases (assets/deploy/rbac.yaml)"
+        } else {
+            ""
+        }
+    )]
+    Lease {
+        lease: String,
+        #[source]
+        source: crate::lease::LeaseError,
+    },
+
+    /// Namespaces named with `-n` that no cluster has: one line each, naming the context
+    /// and the namespaces it has.
+    #[error("{}", .0.join("\n"))]
+    NoSuchNamespace(Vec<String>),
 
     #[error("{}", crate::cluster::plain(.0))]
     Kube(#[from] kube::Error),

@@ -25,6 +25,7 @@ pub mod config;
 pub mod error;
 pub mod inert;
 pub mod lease;
+mod lease_error;
 pub mod node;
 pub mod pod;
 pub mod policy;

@@ -2,6 +2,11 @@
 
 use super::Scope;
 
+/// One line for a failed request, as the crate error's `Request` says it.
+pub fn explained(error: &kube::Error, verb: &str, resource: &str, scope: &Scope) -> String {
+    explain(error, verb, resource, scope)
+}
+
 /// One line for a failed `verb` on `resource` in `scope`, e.g. a list of pods.
 pub(crate) fn explain(error: &kube::Error, verb: &str, resource: &str, scope: &Scope) -> String {
     let (where_, can_i) = match scope {

@@ -13,7 +13,6 @@ use kube::Client;
 use serde::Deserialize;
 
 use super::Scope;
-use super::explain::explain;
 use super::split::{Malformed, Piece, Splitter};
 use crate::pod::{Interner, PodRecord, decode_pod};
 use crate::{Error, Result};
@@ -194,9 +193,9 @@ pub(crate) async fn list_scope<D: Decode>(
         from.query(page_size, None, D::SELECTOR),
     )));
     while let Some(pending) = next.take() {
-        let body = pending.await.map_err(|e| {
-            ListFailed::other(Error::Cluster(format!("a list page was lost: {e}")))
-        })??;
+        let body = pending
+            .await
+            .map_err(|e| ListFailed::other(ListProblem::PageLost(e.to_string()).into()))??;
         let mut decode = |piece: Piece<'_>| match piece {
             Piece::Item(item) => decode_item::<D>(item, &mut decoder, &mut listed),
             Piece::Meta(meta) => {
@@ -230,7 +229,7 @@ async fn open_page(
 ) -> std::result::Result<PageBody, ListFailed> {
     let request = http::Request::get(format!("{}?{query}", scope.path(resource)))
         .body(Vec::new())
-        .map_err(|e| ListFailed::other(Error::Cluster(e.to_string())))?;
+        .map_err(|e| ListFailed::other(ListProblem::Request(e.to_string()).into()))?;
     match client.request_stream(request).await {
         Ok(body) => Ok(Box::pin(body)),
         Err(e) => Err(ListFailed {
@@ -238,7 +237,12 @@ async fn open_page(
                 kube::Error::Api(status) => Some(status.code),
                 _ => None,
             },
-            error: Error::Api(explain(&e, "list", resource, &scope)),
+            error: Error::Request {
+                verb: "list",
+                resource,
+                scope,
+                source: e,
+            },
         }),
     }
 }
@@ -253,8 +257,12 @@ async fn read_page(
     let mut splitter = Splitter::default();
     loop {
         let chunk = body.fill_buf().await.map_err(|e| {
-            let e = kube::Error::ReadEvents(e);
-            ListFailed::other(Error::Api(explain(&e, "list", resource, scope)))
+            ListFailed::other(Error::Request {
+                verb: "list",
+                resource,
+                scope: scope.clone(),
+                source: kube::Error::ReadEvents(e),
+            })
         })?;
         if chunk.is_empty() {
             break;
@@ -268,10 +276,25 @@ async fn read_page(
     splitter.finish().map_err(|e| not_a_list(resource, e))
 }
 
-fn not_a_list(resource: &str, e: Malformed) -> ListFailed {
-    ListFailed::other(Error::Cluster(format!(
-        "the list of {resource} from the API server is not valid JSON: {e}"
-    )))
+fn not_a_list(resource: &'static str, e: Malformed) -> ListFailed {
+    ListFailed::other(
+        ListProblem::NotAList {
+            resource,
+            why: e.to_string(),
+        }
+        .into(),
+    )
+}
+
+/// A list that could not be read as one.
+#[derive(Debug, thiserror::Error)]
+pub enum ListProblem {
+    #[error("a list page was lost: {0}")]
+    PageLost(String),
+    #[error("cannot build the list request: {0}")]
+    Request(String),
+    #[error("the list of {resource} from the API server is not valid JSON: {why}")]
+    NotAList { resource: &'static str, why: String },
 }
 
 fn parse_meta(json: &[u8]) -> PageMeta {

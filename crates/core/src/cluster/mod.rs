@@ -14,6 +14,7 @@ mod index;
 mod list;
 mod name;
 mod node_store;
+mod scope;
 mod split;
 mod watch;
 
@@ -29,60 +30,15 @@ pub use deadline::{Deadlines, client_with_deadlines};
 pub use event_store::EventStore;
 pub use events::{list_pod_events, spawn_event_watches};
 pub(crate) use explain::causes;
-pub use explain::plain;
+pub use explain::{explained, plain};
 pub use health::{Health, ScopeHealth, WatchState};
 pub use index::Census;
-pub use list::list_pods;
+pub use list::{ListProblem, list_pods};
 pub use name::ClusterName;
 pub use node_store::NodeStore;
+pub use scope::Scope;
 pub(crate) use watch::STALE_AFTER_ENV;
 pub use watch::{WatchSettings, list_nodes, spawn_node_watch, spawn_watches};
-
-/// What a list or watch covers: the whole cluster or one namespace.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Scope {
-    All,
-    Namespace(String),
-}
-
-impl Scope {
-    /// From `-n` flags: none means the whole cluster.
-    pub fn from_namespaces(namespaces: &[String]) -> Vec<Scope> {
-        if namespaces.is_empty() {
-            vec![Scope::All]
-        } else {
-            namespaces
-                .iter()
-                .map(|n| Scope::Namespace(n.clone()))
-                .collect()
-        }
-    }
-
-    /// Where a core/v1 `resource` (pods, events) of this scope is listed; a cluster-wide one
-    /// (nodes) under `All`.
-    pub(crate) fn path(&self, resource: &str) -> String {
-        match self {
-            Scope::All => format!("/api/v1/{resource}"),
-            Scope::Namespace(ns) => format!("/api/v1/namespaces/{ns}/{resource}"),
-        }
-    }
-
-    pub(crate) fn covers(&self, namespace: &str) -> bool {
-        match self {
-            Scope::All => true,
-            Scope::Namespace(ns) => ns == namespace,
-        }
-    }
-}
-
-impl std::fmt::Display for Scope {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Scope::All => f.write_str("all namespaces"),
-            Scope::Namespace(ns) => write!(f, "namespace {ns}"),
-        }
-    }
-}
 
 /// A Go-style duration (`10s`, `2m`) from the environment, if set; a bad one is a usage error
 /// before anything starts.
