@@ -118,8 +118,15 @@ impl Worker {
         tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
         // Between passes, keep "blocked" true to the watch (synced, stale) as it changes.
         let mut cache_changes = self.cache.subscribe();
+        // Kept across turns of the loop: a report that fell due while a pass ran is sent
+        // when the pass ends, not skipped for the next slot.
+        let mut next_report = None;
         loop {
-            let next_report = self.next_report(self.clock.now());
+            next_report = match (&self.standby, next_report) {
+                (Some(_), _) => None,
+                (None, Some(due)) => Some(due),
+                (None, None) => self.next_report(self.clock.now()),
+            };
             tokio::select! {
                 Ok(()) = cache_changes.changed() => {
                     // The gate opening (the first sync, the watch fresh again) is worth a
@@ -139,7 +146,10 @@ impl Worker {
                     None => break,
                 },
                 _ = tick.tick() => self.pass(&mut commands, &status).await,
-                _ = self.clock.sleep(wait_for(&self.clock, next_report)), if next_report.is_some() => self.send_report(),
+                _ = self.clock.sleep(wait_for(&self.clock, next_report)), if next_report.is_some() => {
+                    next_report = None;
+                    self.send_report();
+                }
                 Some(summary) = next_delivery(&mut self.delivering) => self.delivered(summary),
             }
             self.publish(&status);
