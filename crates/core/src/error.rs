@@ -70,7 +70,7 @@ pub enum Error {
     Kubeconfig(#[source] kube::config::KubeconfigError),
 
     /// The API server refused or failed a request; the message says what to do next.
-    #[error("{}", crate::cluster::explained(source, verb, resource, scope))]
+    #[error("{}", crate::cluster::explain(source, verb, resource, scope))]
     Request {
         verb: &'static str,
         resource: &'static str,

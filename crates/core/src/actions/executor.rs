@@ -88,14 +88,14 @@ impl Executor {
 
     /// What may be read through this cluster; the writes are [`Executor::run`]'s alone.
     pub fn reads(&self) -> ClusterApi<'_> {
-        ClusterApi::new(
-            &self.calls,
-            &self.cache,
-            &self.owners,
-            self.cluster(),
-            self.readonly.then_some(Refusal::Readonly),
-            self.dry_run,
-        )
+        ClusterApi {
+            calls: &self.calls,
+            cache: &self.cache,
+            owners: &self.owners,
+            cluster: self.cluster(),
+            refused: self.readonly.then_some(Refusal::Readonly),
+            dry_run: self.dry_run,
+        }
     }
 
     /// The automatic actions the audit log says were sent within `within`, for the guards.

@@ -17,7 +17,6 @@ use super::refusal::Refusal;
 use super::scale::available_replicas;
 use super::undo::{Undo, UndoPlan};
 use super::workload::WorkloadRef;
-use crate::clock::Clock;
 use crate::cluster::{Cache, ClusterName, Scope};
 
 /// The most a log read returns: enough to see why a run ended, never a flood.
@@ -47,37 +46,18 @@ pub struct PodReading {
 
 /// The one read path of a cluster, for the screen: it shares the write path's client and
 /// owner cache, and writes nothing.
+/// Built by the write path ([`super::Executor::reads`]) from its own parts.
 pub struct ClusterApi<'a> {
-    calls: &'a Calls,
-    cache: &'a Cache,
-    owners: &'a Owners,
-    cluster: &'a ClusterName,
+    pub(super) calls: &'a Calls,
+    pub(super) cache: &'a Cache,
+    pub(super) owners: &'a Owners,
+    pub(super) cluster: &'a ClusterName,
     /// Why undo would be refused whatever the workload (`--readonly`).
-    refused: Option<Refusal>,
-    dry_run: bool,
-    clock: Clock,
+    pub(super) refused: Option<Refusal>,
+    pub(super) dry_run: bool,
 }
 
-impl<'a> ClusterApi<'a> {
-    pub(super) fn new(
-        calls: &'a Calls,
-        cache: &'a Cache,
-        owners: &'a Owners,
-        cluster: &'a ClusterName,
-        refused: Option<Refusal>,
-        dry_run: bool,
-    ) -> ClusterApi<'a> {
-        ClusterApi {
-            calls,
-            cache,
-            owners,
-            cluster,
-            refused,
-            dry_run,
-            clock: cache.clock(),
-        }
-    }
-
+impl ClusterApi<'_> {
     /// The pod as the API server has it now, its owner chain and its Events.
     pub async fn details(&self, pod: &PodRef) -> Result<PodReading, ReadError> {
         let client = self.calls.client();
@@ -185,7 +165,7 @@ impl<'a> ClusterApi<'a> {
             self.cluster,
             scopes,
             self.calls.retry(),
-            self.clock.now(),
+            self.cache.clock().now(),
         )
         .await
     }

@@ -2,13 +2,8 @@
 
 use super::Scope;
 
-/// One line for a failed request, as the crate error's `Request` says it.
-pub fn explained(error: &kube::Error, verb: &str, resource: &str, scope: &Scope) -> String {
-    explain(error, verb, resource, scope)
-}
-
 /// One line for a failed `verb` on `resource` in `scope`, e.g. a list of pods.
-pub(crate) fn explain(error: &kube::Error, verb: &str, resource: &str, scope: &Scope) -> String {
+pub fn explain(error: &kube::Error, verb: &str, resource: &str, scope: &Scope) -> String {
     let (where_, can_i) = match scope {
         Scope::All => ("at the cluster scope".to_string(), "-A".to_string()),
         Scope::Namespace(ns) => (format!("in namespace {ns}"), format!("-n {ns}")),

@@ -30,7 +30,7 @@ pub use deadline::{Deadlines, client_with_deadlines};
 pub use event_store::EventStore;
 pub use events::{list_pod_events, spawn_event_watches};
 pub(crate) use explain::causes;
-pub use explain::{explained, plain};
+pub use explain::{explain, plain};
 pub use health::{Health, ScopeHealth, WatchState};
 pub use index::Census;
 pub use list::{ListProblem, list_pods};
