@@ -8,6 +8,11 @@
 mod decode_tests;
 mod event;
 mod intern;
+mod proto;
+mod proto_frame;
+#[cfg(test)]
+mod proto_tests;
+mod protowire;
 mod resources;
 mod wire;
 mod wire_event;
@@ -19,6 +24,12 @@ use chrono::{DateTime, Utc};
 
 pub use event::{EventKind, EventTarget, PodEvent, pod_event};
 pub use intern::Interner;
+pub use proto::decode_pod_proto;
+pub use proto_frame::{
+    Envelope, FRAME_CAP, MAGIC, PROTOBUF, PageMeta, envelope, next_frame, pod_body, pod_list,
+    watch_event,
+};
+pub use protowire::ProtoError;
 pub use resources::Requests;
 pub(crate) use wire::cut;
 pub(crate) use wire::is_truthy;

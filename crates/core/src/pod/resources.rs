@@ -26,6 +26,17 @@ impl ContainerSpecs {
     pub fn limit(&self, name: &str) -> Option<u64> {
         self.limits.iter().find(|(n, _)| n == name).map(|&(_, b)| b)
     }
+
+    /// One container's spec: its memory limit, and its `[cpu, memory]` requests, as the API
+    /// wrote them (JSON and protobuf decode alike).
+    pub fn add(&mut self, name: &str, memory_limit: Option<&str>, requests: [Option<&str>; 2]) {
+        if let Some(bytes) = memory_limit.and_then(bytes_of) {
+            self.limits.push((name.to_owned(), bytes));
+        }
+        let [cpu, memory] = requests;
+        self.requests.millicores += cpu.and_then(millicores_of).unwrap_or(0);
+        self.requests.bytes += memory.and_then(bytes_of).unwrap_or(0);
+    }
 }
 
 impl<'de> Deserialize<'de> for ContainerSpecs {
@@ -40,14 +51,11 @@ impl<'de> Deserialize<'de> for ContainerSpecs {
                 let mut specs = ContainerSpecs::default();
                 while let Some(c) = seq.next_element::<WireSpecContainer<'de>>()? {
                     let (limits, requests) = (&c.resources.limits, &c.resources.requests);
-                    if let Some(bytes) = limits.memory.as_deref().and_then(bytes_of) {
-                        specs.limits.push((c.name.into_owned(), bytes));
-                    }
-                    let asked = |q: &Option<Cow<'_, str>>, parse: fn(&str) -> Option<u64>| {
-                        q.as_deref().and_then(parse).unwrap_or(0)
-                    };
-                    specs.requests.millicores += asked(&requests.cpu, millicores_of);
-                    specs.requests.bytes += asked(&requests.memory, bytes_of);
+                    specs.add(
+                        &c.name,
+                        limits.memory.as_deref(),
+                        [requests.cpu.as_deref(), requests.memory.as_deref()],
+                    );
                 }
                 Ok(specs)
             }

@@ -21,8 +21,8 @@ type Time = Option<DateTime<Utc>>;
 #[serde(default)]
 pub struct WirePod {
     pub metadata: WireMeta,
-    spec: WireSpec,
-    status: WireStatus,
+    pub(super) spec: WireSpec,
+    pub(super) status: WireStatus,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -32,40 +32,40 @@ pub struct WireMeta {
     pub namespace: String,
     pub uid: String,
     pub resource_version: String,
-    creation_timestamp: Time,
-    deletion_timestamp: Time,
+    pub(super) creation_timestamp: Time,
+    pub(super) deletion_timestamp: Time,
     #[serde(deserialize_with = "nullable")]
-    finalizers: Vec<String>,
+    pub(super) finalizers: Vec<String>,
     #[serde(deserialize_with = "nullable")]
-    owner_references: Vec<WireOwner>,
-    annotations: IgnoreFlag,
+    pub(super) owner_references: Vec<WireOwner>,
+    pub(super) annotations: IgnoreFlag,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-struct WireOwner {
-    api_version: String,
-    kind: String,
-    name: String,
-    uid: String,
-    controller: Option<bool>,
+pub(super) struct WireOwner {
+    pub(super) api_version: String,
+    pub(super) kind: String,
+    pub(super) name: String,
+    pub(super) uid: String,
+    pub(super) controller: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-struct WireSpec {
-    node_name: Option<String>,
-    volumes: ClaimsVolume,
+pub(super) struct WireSpec {
+    pub(super) node_name: Option<String>,
+    pub(super) volumes: ClaimsVolume,
     #[serde(deserialize_with = "nullable")]
-    init_containers: ContainerSpecs,
+    pub(super) init_containers: ContainerSpecs,
     #[serde(deserialize_with = "nullable")]
-    containers: ContainerSpecs,
+    pub(super) containers: ContainerSpecs,
 }
 
 /// Whether any volume is a claim, read without keeping the volumes (this runs on every watch
 /// event).
 #[derive(Debug, Clone, Copy, Default)]
-struct ClaimsVolume(bool);
+pub(super) struct ClaimsVolume(pub(super) bool);
 
 impl<'de> Deserialize<'de> for ClaimsVolume {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -102,71 +102,71 @@ struct WireVolume {
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-struct WireStatus {
-    phase: Option<String>,
-    reason: Option<String>,
-    message: Option<String>,
-    start_time: Time,
+pub(super) struct WireStatus {
+    pub(super) phase: Option<String>,
+    pub(super) reason: Option<String>,
+    pub(super) message: Option<String>,
+    pub(super) start_time: Time,
     #[serde(deserialize_with = "nullable")]
-    conditions: Vec<WireCondition>,
+    pub(super) conditions: Vec<WireCondition>,
     #[serde(deserialize_with = "nullable")]
-    init_container_statuses: Vec<WireContainer>,
+    pub(super) init_container_statuses: Vec<WireContainer>,
     #[serde(deserialize_with = "nullable")]
-    container_statuses: Vec<WireContainer>,
+    pub(super) container_statuses: Vec<WireContainer>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-struct WireCondition {
+pub(super) struct WireCondition {
     #[serde(rename = "type")]
-    kind: String,
-    status: String,
-    last_transition_time: Time,
-    reason: Option<String>,
-    message: Option<String>,
+    pub(super) kind: String,
+    pub(super) status: String,
+    pub(super) last_transition_time: Time,
+    pub(super) reason: Option<String>,
+    pub(super) message: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-struct WireContainer {
-    name: String,
-    restart_count: u32,
-    state: Option<WireState>,
-    last_state: Option<WireState>,
+pub(super) struct WireContainer {
+    pub(super) name: String,
+    pub(super) restart_count: u32,
+    pub(super) state: Option<WireState>,
+    pub(super) last_state: Option<WireState>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
-struct WireState {
-    waiting: Option<WireWaiting>,
-    running: Option<WireRunning>,
-    terminated: Option<WireTerminated>,
+pub(super) struct WireState {
+    pub(super) waiting: Option<WireWaiting>,
+    pub(super) running: Option<WireRunning>,
+    pub(super) terminated: Option<WireTerminated>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
-struct WireWaiting {
-    reason: Option<String>,
-    message: Option<String>,
+pub(super) struct WireWaiting {
+    pub(super) reason: Option<String>,
+    pub(super) message: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-struct WireRunning {
-    started_at: Time,
+pub(super) struct WireRunning {
+    pub(super) started_at: Time,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-struct WireTerminated {
-    reason: Option<String>,
-    exit_code: i32,
-    finished_at: Time,
+pub(super) struct WireTerminated {
+    pub(super) reason: Option<String>,
+    pub(super) exit_code: i32,
+    pub(super) finished_at: Time,
 }
 
 /// Whether the annotations carry the ignore marker; every other annotation is skipped unread.
 #[derive(Debug, Clone, Copy, Default)]
-struct IgnoreFlag(bool);
+pub(super) struct IgnoreFlag(pub(super) bool);
 
 impl<'de> Deserialize<'de> for IgnoreFlag {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

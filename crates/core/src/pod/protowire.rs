@@ -1,0 +1,212 @@
+//! Reading the protobuf wire format field by field: varints and length-delimited values are
+//! borrowed from the input, and any field the caller does not ask for is stepped over by its
+//! wire type without allocating.
+
+use std::fmt;
+
+/// Why bytes are not the protobuf they claim to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProtoError {
+    /// The input ends inside a field.
+    Truncated,
+    /// A varint longer than ten bytes.
+    LongVarint,
+    /// A wire type Kubernetes never writes (groups) or that does not exist.
+    WireType(u8),
+    /// A field number of zero.
+    FieldZero,
+    /// A known field carries a different wire type than its schema says.
+    Mismatch { field: u32 },
+    /// A number outside what its field allows (a negative restart count).
+    Range { field: u32 },
+    /// The body does not start with the Kubernetes protobuf magic `k8s\0`.
+    NoMagic,
+    /// The envelope holds another kind of object than the one asked for.
+    Kind,
+    /// A watch frame's length prefix says more than arrived, or more than a frame may be.
+    Frame,
+}
+
+impl fmt::Display for ProtoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProtoError::Truncated => f.write_str("protobuf ends inside a field"),
+            ProtoError::LongVarint => f.write_str("protobuf varint longer than ten bytes"),
+            ProtoError::WireType(t) => write!(f, "protobuf wire type {t} is not supported"),
+            ProtoError::FieldZero => f.write_str("protobuf field number zero"),
+            ProtoError::Mismatch { field } => {
+                write!(f, "protobuf field {field} has the wrong wire type")
+            }
+            ProtoError::Range { field } => write!(f, "protobuf field {field} is out of range"),
+            ProtoError::Kind => f.write_str("protobuf envelope holds another kind of object"),
+            ProtoError::NoMagic => f.write_str("not a Kubernetes protobuf body (no k8s magic)"),
+            ProtoError::Frame => f.write_str("watch frame length is wrong"),
+        }
+    }
+}
+
+impl std::error::Error for ProtoError {}
+
+/// One field's value, borrowed from the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Value<'a> {
+    Varint(u64),
+    Fixed64(u64),
+    Bytes(&'a [u8]),
+    Fixed32(u32),
+}
+
+impl<'a> Value<'a> {
+    /// The bytes of a string, a message or a `bytes` field.
+    pub fn bytes(self, field: u32) -> Result<&'a [u8], ProtoError> {
+        match self {
+            Value::Bytes(b) => Ok(b),
+            _ => Err(ProtoError::Mismatch { field }),
+        }
+    }
+
+    pub fn varint(self, field: u32) -> Result<u64, ProtoError> {
+        match self {
+            Value::Varint(v) => Ok(v),
+            _ => Err(ProtoError::Mismatch { field }),
+        }
+    }
+}
+
+/// The fields of one message, in the order they were written.
+#[derive(Debug, Clone)]
+pub struct Fields<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Fields<'a> {
+    pub fn new(message: &'a [u8]) -> Fields<'a> {
+        Fields { rest: message }
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], ProtoError> {
+        if n > self.rest.len() {
+            return Err(ProtoError::Truncated);
+        }
+        let (head, tail) = self.rest.split_at(n);
+        self.rest = tail;
+        Ok(head)
+    }
+
+    fn varint(&mut self) -> Result<u64, ProtoError> {
+        let mut value = 0u64;
+        for shift in (0..70).step_by(7) {
+            let (&byte, tail) = self.rest.split_first().ok_or(ProtoError::Truncated)?;
+            self.rest = tail;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err(ProtoError::LongVarint)
+    }
+
+    fn fixed<const N: usize>(&mut self) -> Result<[u8; N], ProtoError> {
+        let bytes = self.take(N)?;
+        let mut out = [0u8; N];
+        out.copy_from_slice(bytes);
+        Ok(out)
+    }
+
+    /// The next field's number and value; None at the end of the message.
+    pub fn next_field(&mut self) -> Result<Option<(u32, Value<'a>)>, ProtoError> {
+        if self.rest.is_empty() {
+            return Ok(None);
+        }
+        let key = self.varint()?;
+        let field = u32::try_from(key >> 3).map_err(|_| ProtoError::FieldZero)?;
+        if field == 0 {
+            return Err(ProtoError::FieldZero);
+        }
+        let value = match key & 7 {
+            0 => Value::Varint(self.varint()?),
+            1 => Value::Fixed64(u64::from_le_bytes(self.fixed::<8>()?)),
+            2 => {
+                let len = usize::try_from(self.varint()?).map_err(|_| ProtoError::Truncated)?;
+                Value::Bytes(self.take(len)?)
+            }
+            5 => Value::Fixed32(u32::from_le_bytes(self.fixed::<4>()?)),
+            other => return Err(ProtoError::WireType(other as u8)),
+        };
+        Ok(Some((field, value)))
+    }
+}
+
+/// Calls `each` with every field of `message`, stopping at the first error.
+pub fn for_each_field<'a>(
+    message: &'a [u8],
+    mut each: impl FnMut(u32, Value<'a>) -> Result<(), ProtoError>,
+) -> Result<(), ProtoError> {
+    let mut fields = Fields::new(message);
+    while let Some((field, value)) = fields.next_field()? {
+        each(field, value)?;
+    }
+    Ok(())
+}
+
+/// A map entry (maps are written as repeated messages): its key (1) and value (2), as bytes;
+/// empty when absent, as protobuf reads a missing field.
+pub fn map_entry(entry: &[u8]) -> Result<(&[u8], &[u8]), ProtoError> {
+    let (mut key, mut value) = (&[][..], &[][..]);
+    for_each_field(entry, |f, v| {
+        match f {
+            1 => key = v.bytes(f)?,
+            2 => value = v.bytes(f)?,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok((key, value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(bytes: &[u8]) -> Result<Vec<(u32, Value<'_>)>, ProtoError> {
+        let mut out = Vec::new();
+        for_each_field(bytes, |f, v| {
+            out.push((f, v));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    #[test]
+    fn reads_each_wire_type() {
+        // 1: varint 300; 2: "hi"; 3: fixed32 1; 4: fixed64 2.
+        let bytes = [
+            0x08, 0xac, 0x02, 0x12, 2, b'h', b'i', 0x1d, 1, 0, 0, 0, 0x21, 2, 0, 0, 0, 0, 0, 0, 0,
+        ];
+        assert_eq!(
+            all(&bytes).unwrap(),
+            vec![
+                (1, Value::Varint(300)),
+                (2, Value::Bytes(b"hi")),
+                (3, Value::Fixed32(1)),
+                (4, Value::Fixed64(2)),
+            ]
+        );
+    }
+
+    #[test]
+    fn refuses_what_is_cut_short_or_unknown() {
+        assert_eq!(all(&[0x12, 5, b'a']), Err(ProtoError::Truncated));
+        assert_eq!(all(&[0x08]), Err(ProtoError::Truncated));
+        assert_eq!(all(&[0x0b]), Err(ProtoError::WireType(3)));
+        assert_eq!(all(&[0x00, 1]), Err(ProtoError::FieldZero));
+        assert_eq!(
+            all(&[
+                0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1
+            ]),
+            Err(ProtoError::LongVarint)
+        );
+        let huge_len = [0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f];
+        assert_eq!(all(&huge_len), Err(ProtoError::Truncated));
+    }
+}
