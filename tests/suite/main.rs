@@ -39,6 +39,7 @@ mod multi_cluster_cli;
 mod node_causes;
 mod parked_workloads;
 mod policy;
+mod proto_decode;
 mod report_build;
 mod report_config;
 mod report_delivery;

@@ -14,14 +14,16 @@ use super::faults;
 use super::query::Query;
 use super::router::{self, RequestInfo, Route};
 use super::status::{ApiError, ApiResult};
-use super::{discovery, extras, objects};
+use super::{discovery, extras, objects, proto};
 
 pub type Body = BoxBody<Bytes, io::Error>;
 
 /// What a handler produces.
 pub enum Reply {
+    /// Served as protobuf instead when the client asked and the kind has a protobuf form.
     Json(StatusCode, Value),
-    Stream(Body),
+    /// A watch, and its content type.
+    Stream(Body, &'static str),
     /// `text/plain`, as a container's log is served.
     Text(String),
 }
@@ -33,6 +35,8 @@ pub struct Ctx {
     pub method: Method,
     pub query: Query,
     pub content_type: String,
+    /// The client's `Accept` puts protobuf first.
+    pub protobuf: bool,
     pub body: Bytes,
     pub server_address: String,
 }
@@ -62,11 +66,15 @@ where
     let path = req.uri().path().to_string();
     tracing::debug!(%method, uri = %req.uri(), "sim api request");
     let query = Query::parse(req.uri().query());
+    let protobuf = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(proto::wanted);
+    let error = |err: &ApiError| error_response(err, protobuf);
     let verb = request_verb(&method, &path, &query);
     if !wait_while_hung(&cluster, shutdown.clone(), verb, &path).await {
-        return Ok(error_response(&ApiError::internal(
-            "the server is shutting down",
-        )));
+        return Ok(error(&ApiError::internal("the server is shutting down")));
     }
     let (latency, injected) = cluster.read(|s| {
         let injected = if s.faults.unauthorized {
@@ -82,10 +90,10 @@ where
         tokio::time::sleep(latency).await;
     }
     if let Some(err) = injected {
-        return Ok(error_response(&err));
+        return Ok(error(&err));
     }
     if let Err(err) = wait_for_watch_cache(&cluster, &method, &path, &query).await {
-        return Ok(error_response(&err));
+        return Ok(error(&err));
     }
     let content_type = req
         .headers()
@@ -96,9 +104,7 @@ where
     let body = match req.into_body().collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(e) => {
-            return Ok(error_response(&ApiError::bad_request(format!(
-                "reading body: {e}"
-            ))));
+            return Ok(error(&ApiError::bad_request(format!("reading body: {e}"))));
         }
     };
     let ctx = Ctx {
@@ -107,6 +113,7 @@ where
         method,
         query,
         content_type,
+        protobuf,
         body,
         server_address,
     };
@@ -115,15 +122,15 @@ where
         None => Err(ApiError::no_route()),
     };
     Ok(match reply {
-        Ok(Reply::Json(code, value)) => json_response(code, &value),
-        Ok(Reply::Stream(body)) => stream_response(body),
+        Ok(Reply::Json(code, value)) => response_in(code, &value, protobuf),
+        Ok(Reply::Stream(body, content_type)) => stream_response(body, content_type),
         Ok(Reply::Text(text)) => {
             let mut resp = Response::new(full(text.into_bytes()));
             resp.headers_mut()
                 .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
             resp
         }
-        Err(err) => error_response(&err),
+        Err(err) => error(&err),
     })
 }
 
@@ -381,12 +388,25 @@ fn api_order(value: &Value) -> Vec<u8> {
     out
 }
 
-fn stream_response(body: Body) -> Response<Body> {
-    let mut resp = Response::new(body);
+/// `value` as protobuf if the client asked for it and its kind has a protobuf form (as a
+/// real server answers a custom resource in JSON whatever was asked), else as JSON.
+fn response_in(code: StatusCode, value: &Value, protobuf: bool) -> Response<Body> {
+    let Some(bytes) = protobuf.then(|| proto::encode(value)).flatten() else {
+        return json_response(code, value);
+    };
+    let mut resp = Response::new(full(bytes));
+    *resp.status_mut() = code;
     resp.headers_mut().insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
+        HeaderValue::from_static(proto::PROTOBUF),
     );
+    resp
+}
+
+fn stream_response(body: Body, content_type: &'static str) -> Response<Body> {
+    let mut resp = Response::new(body);
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     resp.headers_mut().insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static("no-cache, private"),
@@ -394,11 +414,12 @@ fn stream_response(body: Body) -> Response<Body> {
     resp
 }
 
-pub fn error_response(err: &ApiError) -> Response<Body> {
+/// An error's Status, in protobuf if the client asked for it.
+pub fn error_response(err: &ApiError, protobuf: bool) -> Response<Body> {
     if err.code >= 500 || err.code == 429 {
         tracing::debug!(code = err.code, message = %err.message, "sim api failure");
     }
-    let mut resp = json_response(err.http_status(), &err.to_status());
+    let mut resp = response_in(err.http_status(), &err.to_status(), protobuf);
     if let Some(secs) = err.details.retry_after {
         resp.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(secs));

@@ -31,6 +31,7 @@ mod objects;
 mod ops;
 mod patch;
 mod pods;
+pub mod proto;
 mod pull;
 mod query;
 mod resources;

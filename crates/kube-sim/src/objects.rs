@@ -145,12 +145,15 @@ fn start_watch(ctx: &Ctx, t: &Target, name: Option<&str>) -> ApiResult<Reply> {
         bookmarks: q.flag("allowWatchBookmarks"),
         send_initial_events,
         timeout: query::timeout(q)?,
+        protobuf: ctx.protobuf && t.res == Res::Pod,
     };
-    Ok(Reply::Stream(watch::start(
-        ctx.cluster.clone(),
-        spec,
-        ctx.shutdown.clone(),
-    )))
+    let content_type = if spec.protobuf {
+        crate::proto::PROTOBUF_WATCH
+    } else {
+        "application/json"
+    };
+    let body = watch::start(ctx.cluster.clone(), spec, ctx.shutdown.clone());
+    Ok(Reply::Stream(body, content_type))
 }
 
 /// DeleteOptions from the query string and the JSON body (the body wins).

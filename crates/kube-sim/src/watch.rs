@@ -1,4 +1,5 @@
-//! WATCH: a chunked stream of newline-delimited JSON events replayed from the change history.
+//! WATCH: a chunked stream of events replayed from the change history, as newline-delimited
+//! JSON or, for a pod watch that asked for it, length-prefixed protobuf frames.
 
 use std::io;
 use std::time::Duration;
@@ -35,13 +36,23 @@ pub struct WatchSpec {
     pub bookmarks: bool,
     pub send_initial_events: bool,
     pub timeout: Option<Duration>,
+    /// Frames of protobuf instead of lines of JSON.
+    pub protobuf: bool,
 }
 
-type Tx = mpsc::Sender<Result<Frame<Bytes>, io::Error>>;
+/// Where events go, and in which format.
+struct Tx {
+    sink: mpsc::Sender<Result<Frame<Bytes>, io::Error>>,
+    protobuf: bool,
+}
 
 /// Start streaming; the returned body ends at the timeout, on shutdown, or when a fault cuts it.
 pub fn start(cluster: SimCluster, spec: WatchSpec, shutdown: watch::Receiver<bool>) -> Body {
-    let (tx, rx) = mpsc::channel(64);
+    let (sink, rx) = mpsc::channel(64);
+    let tx = Tx {
+        sink,
+        protobuf: spec.protobuf,
+    };
     tokio::spawn(async move {
         if run(cluster, spec, tx, shutdown).await.is_err() {
             tracing::debug!("watch client went away");
@@ -54,6 +65,15 @@ pub fn start(cluster: SimCluster, spec: WatchSpec, shutdown: watch::Receiver<boo
 struct Gone;
 
 async fn send(tx: &mut Tx, event: &Value) -> Result<(), Gone> {
+    if tx.protobuf {
+        let kind = event["type"].as_str().unwrap_or_default();
+        let frame = crate::proto::watch_frame(kind, &event["object"]);
+        return tx
+            .sink
+            .send(Ok(Frame::data(Bytes::from(frame))))
+            .await
+            .map_err(|_| Gone);
+    }
     // The API server writes "type" before "object"; a client that meets the object first must
     // buffer it whole before it knows what to decode it as.
     let mut line = br#"{"type":"#.to_vec();
@@ -61,7 +81,8 @@ async fn send(tx: &mut Tx, event: &Value) -> Result<(), Gone> {
     line.extend_from_slice(br#","object":"#);
     let _ = serde_json::to_writer(&mut line, &event["object"]);
     line.extend_from_slice(b"}\n");
-    tx.send(Ok(Frame::data(Bytes::from(line))))
+    tx.sink
+        .send(Ok(Frame::data(Bytes::from(line))))
         .await
         .map_err(|_| Gone)
 }
@@ -130,6 +151,7 @@ async fn run(
         if generation != drop_gen {
             // An error frame makes hyper abort the connection, like a network cut.
             let _ = tx
+                .sink
                 .send(Err(io::Error::other("watch dropped by fault injection")))
                 .await;
             return Ok(());
@@ -171,7 +193,7 @@ async fn run(
             _ = tokio::time::sleep_until(until) => {}
             _ = shutdown.changed() => return Ok(()),
         }
-        if tx.is_closed() {
+        if tx.sink.is_closed() {
             return Err(Gone);
         }
     }
