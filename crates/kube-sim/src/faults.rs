@@ -61,6 +61,8 @@ pub struct FaultState {
     injections: Vec<Injection>,
     pub latency: Duration,
     pub unauthorized: bool,
+    /// Answer JSON whatever the client asks, as an old or aggregated API server does.
+    pub json_only: bool,
     /// Bumped to make every open watch drop its connection.
     pub watch_drop_gen: u64,
     pub watch_stalled: bool,
@@ -204,6 +206,12 @@ impl Faults {
     /// Add latency before every request is served.
     pub fn set_latency(&self, latency: Duration) {
         self.cluster.read(|s| s.faults.latency = latency);
+    }
+
+    /// Answer JSON even to a client that asks for protobuf, as an old or aggregated API
+    /// server does, until switched off.
+    pub fn answer_json_only(&self, on: bool) {
+        self.cluster.read(|s| s.faults.json_only = on);
     }
 
     /// Answer every request with 401 until switched off (expired credentials).

@@ -70,7 +70,8 @@ where
         .headers()
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(proto::wanted);
+        .is_some_and(proto::wanted)
+        && !cluster.read(|s| s.faults.json_only);
     let error = |err: &ApiError| error_response(err, protobuf);
     let verb = request_verb(&method, &path, &query);
     if !wait_while_hung(&cluster, shutdown.clone(), verb, &path).await {

@@ -38,6 +38,7 @@ pub fn quick_watch() -> WatchSettings {
         stale_after: Duration::from_secs(5),
         min_backoff: Duration::from_millis(50),
         max_backoff: Duration::from_millis(200),
+        ..WatchSettings::default()
     }
 }
 

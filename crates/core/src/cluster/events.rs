@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 
 use super::event_store::{EventStore, merged};
 use super::list::{Decode, ListFrom, list_scope};
+use super::negotiate::WireFormat;
 use super::watch::{Kind, QUIET_KINDS, spawn_one};
 use super::{Cache, Scope, ScopeHealth, WatchSettings, WatchState};
 use crate::clock::Clock;
@@ -160,9 +161,10 @@ async fn list_events(
     scope: &Scope,
     now: DateTime<Utc>,
 ) -> crate::Result<Vec<(EventTarget, PodEvent)>> {
-    let listed = list_scope::<PodEvents>(client, scope, PAGE, &ListFrom::MostRecent)
-        .await
-        .map_err(|f| f.error)?;
+    let listed =
+        list_scope::<PodEvents>(client, scope, PAGE, &ListFrom::MostRecent, WireFormat::Json)
+            .await
+            .map_err(|f| f.error)?;
     Ok(listed
         .items
         .iter()

@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::Scope;
+use super::negotiate::WireFormat;
 
 /// How old a view may be and still count as fresh. A quiet watch is re-made after half of it
 /// to prove it is still in sync, so a healthy quiet cluster never comes near it.
@@ -36,6 +37,8 @@ pub struct ScopeHealth {
     pub proved: Option<Instant>,
     /// A view older than this is stale.
     pub(crate) stale_after: Duration,
+    /// The format the API server answered the last complete list in; None before one.
+    pub format: Option<WireFormat>,
 }
 
 impl ScopeHealth {
@@ -48,6 +51,7 @@ impl ScopeHealth {
             relists: 0,
             proved: None,
             stale_after,
+            format: None,
         }
     }
 

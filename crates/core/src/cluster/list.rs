@@ -13,8 +13,10 @@ use kube::Client;
 use serde::Deserialize;
 
 use super::Scope;
+use super::negotiate::{WireFormat, send_stream};
 use super::split::{Malformed, Piece, Splitter};
-use crate::pod::{Interner, PodRecord, decode_pod};
+use super::split_proto::ProtoSplitter;
+use crate::pod::{Interner, PodRecord, ProtoError, decode_pod, decode_pod_proto, list_meta};
 use crate::{Error, Result};
 
 /// One complete list of pods, and the resourceVersion to watch from.
@@ -32,6 +34,8 @@ pub(crate) struct Listed<R> {
     pub resource_version: String,
     /// Items that could not be decoded and were skipped (each one logged).
     pub(crate) skipped: usize,
+    /// The format the server answered in (the last page's); None before any page.
+    pub(crate) format: Option<WireFormat>,
 }
 
 impl<R> Default for Listed<R> {
@@ -40,6 +44,7 @@ impl<R> Default for Listed<R> {
             items: Vec::new(),
             resource_version: String::new(),
             skipped: 0,
+            format: None,
         }
     }
 }
@@ -53,6 +58,15 @@ pub(crate) trait Decode {
     /// A field selector the server filters by; empty for every object.
     const SELECTOR: &'static str = "";
     fn decode(item: &[u8], decoder: &mut Self::Decoder) -> serde_json::Result<Self::Record>;
+    /// Whether the API server is asked for this kind in protobuf: only where
+    /// [`Decode::decode_proto`] reads it.
+    const PROTOBUF: bool = false;
+    fn decode_proto(
+        _item: &[u8],
+        _decoder: &mut Self::Decoder,
+    ) -> Result<Self::Record, ProtoError> {
+        Err(ProtoError::Kind)
+    }
 }
 
 /// Pods, decoded into [`PodRecord`]s.
@@ -64,6 +78,10 @@ impl Decode for PodList {
     const RESOURCE: &'static str = "pods";
     fn decode(item: &[u8], interner: &mut Interner) -> serde_json::Result<PodRecord> {
         decode_pod(item, interner)
+    }
+    const PROTOBUF: bool = true;
+    fn decode_proto(item: &[u8], interner: &mut Interner) -> Result<PodRecord, ProtoError> {
+        decode_pod_proto(item, interner)
     }
 }
 
@@ -141,7 +159,8 @@ fn encode(value: &str) -> String {
 /// time: for one-shot callers that want a consistent answer. The watch loop uses
 /// `list_pods_from` with a cheaper `ListFrom`.
 pub async fn list_pods(client: &Client, scope: &Scope, page_size: u32) -> Result<ListedPods> {
-    list_pods_from(client, scope, page_size, &ListFrom::MostRecent).await
+    let from = ListFrom::MostRecent;
+    list_pods_from(client, scope, page_size, &from, WireFormat::default()).await
 }
 
 /// List every pod in `scope` as `from` allows, `page_size` at a time. Each page is decoded as
@@ -154,8 +173,9 @@ pub(crate) async fn list_pods_from(
     scope: &Scope,
     page_size: u32,
     from: &ListFrom,
+    wire: WireFormat,
 ) -> Result<ListedPods> {
-    let listed = list_scope::<PodList>(client, scope, page_size, from)
+    let listed = list_scope::<PodList>(client, scope, page_size, from, wire)
         .await
         .map_err(|f| f.error)?;
     Ok(ListedPods {
@@ -177,13 +197,15 @@ impl ListFailed {
 }
 
 /// Every object of `D`'s kind in `scope`, as `from` allows, decoded page by page as the bytes
-/// arrive.
+/// arrive, asked for in `wire` where the kind can be read from protobuf.
 pub(crate) async fn list_scope<D: Decode>(
     client: &Client,
     scope: &Scope,
     page_size: u32,
     from: &ListFrom,
+    wire: WireFormat,
 ) -> std::result::Result<Listed<D::Record>, ListFailed> {
+    let accept = if D::PROTOBUF { wire } else { WireFormat::Json }.accept();
     let mut decoder = D::Decoder::default();
     let mut listed = Listed::default();
     let mut next = Some(tokio::spawn(open_page(
@@ -191,15 +213,17 @@ pub(crate) async fn list_scope<D: Decode>(
         scope.clone(),
         D::RESOURCE,
         from.query(page_size, None, D::SELECTOR),
+        accept,
     )));
     while let Some(pending) = next.take() {
         let body = pending
             .await
             .map_err(|e| ListFailed::other(ListProblem::PageLost(e.to_string()).into()))??;
-        let mut decode = |piece: Piece<'_>| match piece {
-            Piece::Item(item) => decode_item::<D>(item, &mut decoder, &mut listed),
+        let mut decode = |format: WireFormat, piece: Piece<'_>| match piece {
+            Piece::Item(item) => decode_item::<D>(item, format, &mut decoder, &mut listed),
             Piece::Meta(meta) => {
-                let meta = parse_meta(meta);
+                listed.format = Some(format);
+                let meta = parse_meta(meta, format);
                 listed.resource_version = meta.resource_version;
                 // The metadata comes before the items: the next page is asked for now, and
                 // its answer waits in the connection while this page decodes.
@@ -209,6 +233,7 @@ pub(crate) async fn list_scope<D: Decode>(
                         scope.clone(),
                         D::RESOURCE,
                         from.query(page_size, Some(&token), D::SELECTOR),
+                        accept,
                     )));
                 }
             }
@@ -226,11 +251,13 @@ async fn open_page(
     scope: Scope,
     resource: &'static str,
     query: String,
+    accept: &'static str,
 ) -> std::result::Result<PageBody, ListFailed> {
     let request = http::Request::get(format!("{}?{query}", scope.path(resource)))
+        .header(http::header::ACCEPT, accept)
         .body(Vec::new())
         .map_err(|e| ListFailed::other(ListProblem::Request(e.to_string()).into()))?;
-    match client.request_stream(request).await {
+    match send_stream(&client, request).await {
         Ok(body) => Ok(Box::pin(body)),
         Err(e) => Err(ListFailed {
             code: match &e {
@@ -247,14 +274,50 @@ async fn open_page(
     }
 }
 
+/// Splits a page in the format it came in.
+enum PageSplitter {
+    Json(Splitter),
+    Protobuf(ProtoSplitter),
+}
+
+impl PageSplitter {
+    fn format(&self) -> WireFormat {
+        match self {
+            PageSplitter::Json(_) => WireFormat::Json,
+            PageSplitter::Protobuf(_) => WireFormat::Protobuf,
+        }
+    }
+
+    fn feed(
+        &mut self,
+        chunk: &[u8],
+        on: &mut (dyn FnMut(WireFormat, Piece<'_>) + Send),
+    ) -> std::result::Result<(), Malformed> {
+        let format = self.format();
+        let on = &mut |piece: Piece<'_>| on(format, piece);
+        match self {
+            PageSplitter::Json(s) => s.feed(chunk, on),
+            PageSplitter::Protobuf(s) => s.feed(chunk, on),
+        }
+    }
+
+    fn finish(self) -> std::result::Result<(), Malformed> {
+        match self {
+            PageSplitter::Json(s) => s.finish(),
+            PageSplitter::Protobuf(s) => s.finish(),
+        }
+    }
+}
+
 /// Feed a page's body to `on` piece by piece as it arrives: only the item being read is held.
+/// The format is the one the server answered in, whatever was asked.
 async fn read_page(
     mut body: PageBody,
     scope: &Scope,
     resource: &'static str,
-    on: &mut (dyn FnMut(Piece<'_>) + Send),
+    on: &mut (dyn FnMut(WireFormat, Piece<'_>) + Send),
 ) -> std::result::Result<(), ListFailed> {
-    let mut splitter = Splitter::default();
+    let mut splitter: Option<PageSplitter> = None;
     loop {
         let chunk = body.fill_buf().await.map_err(|e| {
             ListFailed::other(Error::Request {
@@ -268,12 +331,21 @@ async fn read_page(
             break;
         }
         let read = chunk.len();
+        let splitter = splitter.get_or_insert_with(|| match chunk.first().copied() {
+            Some(first) if WireFormat::of_body(first) == WireFormat::Protobuf => {
+                PageSplitter::Protobuf(ProtoSplitter::default())
+            }
+            _ => PageSplitter::Json(Splitter::default()),
+        });
         splitter
             .feed(chunk, on)
             .map_err(|e| not_a_list(resource, e))?;
         body.as_mut().consume(read);
     }
-    splitter.finish().map_err(|e| not_a_list(resource, e))
+    splitter
+        .unwrap_or_else(|| PageSplitter::Json(Splitter::default()))
+        .finish()
+        .map_err(|e| not_a_list(resource, e))
 }
 
 fn not_a_list(resource: &'static str, e: Malformed) -> ListFailed {
@@ -293,19 +365,37 @@ pub enum ListProblem {
     PageLost(String),
     #[error("cannot build the list request: {0}")]
     Request(String),
-    #[error("the list of {resource} from the API server is not valid JSON: {why}")]
+    #[error("the list of {resource} from the API server cannot be read: {why}")]
     NotAList { resource: &'static str, why: String },
 }
 
-fn parse_meta(json: &[u8]) -> PageMeta {
-    serde_json::from_slice(json).unwrap_or_else(|e| {
+fn parse_meta(bytes: &[u8], format: WireFormat) -> PageMeta {
+    let parsed = match format {
+        WireFormat::Json => serde_json::from_slice(bytes).map_err(|e| e.to_string()),
+        WireFormat::Protobuf => list_meta(bytes)
+            .map(|m| PageMeta {
+                resource_version: m.resource_version,
+                continue_token: m.continue_token,
+            })
+            .map_err(|e| e.to_string()),
+    };
+    parsed.unwrap_or_else(|e| {
         tracing::warn!(error = %e, "the list's metadata does not decode");
         PageMeta::default()
     })
 }
 
-fn decode_item<D: Decode>(item: &[u8], decoder: &mut D::Decoder, listed: &mut Listed<D::Record>) {
-    match D::decode(item, decoder) {
+fn decode_item<D: Decode>(
+    item: &[u8],
+    format: WireFormat,
+    decoder: &mut D::Decoder,
+    listed: &mut Listed<D::Record>,
+) {
+    let decoded = match format {
+        WireFormat::Json => D::decode(item, decoder).map_err(|e| e.to_string()),
+        WireFormat::Protobuf => D::decode_proto(item, decoder).map_err(|e| e.to_string()),
+    };
+    match decoded {
         Ok(record) => listed.items.push(record),
         Err(e) => {
             listed.skipped += 1;

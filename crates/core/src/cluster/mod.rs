@@ -13,9 +13,11 @@ mod health;
 mod index;
 mod list;
 mod name;
+mod negotiate;
 mod node_store;
 mod scope;
 mod split;
+mod split_proto;
 mod watch;
 
 use std::time::Duration;
@@ -35,6 +37,7 @@ pub use health::{Health, ScopeHealth, WatchState};
 pub use index::Census;
 pub use list::{ListProblem, list_pods};
 pub use name::ClusterName;
+pub use negotiate::WireFormat;
 pub use node_store::NodeStore;
 pub use scope::Scope;
 pub(crate) use watch::STALE_AFTER_ENV;
@@ -47,6 +50,7 @@ pub use watch::{WatchSettings, list_nodes, spawn_node_watch, spawn_watches};
 pub fn watch_settings(config: &crate::config::ClusterConfig) -> crate::Result<WatchSettings> {
     Ok(WatchSettings {
         stale_after: env_duration(STALE_AFTER_ENV)?.unwrap_or(config.watch_silence),
+        wire: config.wire_format,
         ..WatchSettings::default()
     })
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::read::Field;
 use crate::Result;
+use crate::cluster::WireFormat;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterConfig {
@@ -16,6 +17,9 @@ pub struct ClusterConfig {
     pub connect_timeout: Duration,
     /// For a whole request other than a watch.
     pub request_timeout: Duration,
+    /// What pods are asked for in: `protobuf` (JSON where the server answers that), or
+    /// `json` for a cluster where protobuf misbehaves.
+    pub wire_format: WireFormat,
 }
 
 impl Default for ClusterConfig {
@@ -24,16 +28,31 @@ impl Default for ClusterConfig {
             watch_silence: Duration::from_secs(20),
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
+            wire_format: WireFormat::default(),
         }
     }
 }
 
 /// Reads the `cluster:` section over the defaults.
 pub(crate) fn read(field: &Field) -> Result<ClusterConfig> {
-    let m = field.map(&["watchSilence", "connectTimeout", "requestTimeout"])?;
+    let m = field.map(&[
+        "watchSilence",
+        "connectTimeout",
+        "requestTimeout",
+        "wireFormat",
+    ])?;
     let mut c = ClusterConfig::default();
     m.set("watchSilence", &mut c.watch_silence, Field::duration)?;
     m.set("connectTimeout", &mut c.connect_timeout, Field::duration)?;
     m.set("requestTimeout", &mut c.request_timeout, Field::duration)?;
+    m.set("wireFormat", &mut c.wire_format, wire_format)?;
     Ok(c)
+}
+
+fn wire_format(field: &Field) -> Result<WireFormat> {
+    match field.string()?.as_str() {
+        "protobuf" => Ok(WireFormat::Protobuf),
+        "json" => Ok(WireFormat::Json),
+        other => Err(field.error(format!("expected protobuf or json, found {other:?}"))),
+    }
 }

@@ -30,9 +30,15 @@ pub(crate) fn describe(config: &Config) -> String {
         config.audit.path.display()
     );
     let c = &config.cluster;
+    // Said only when forced: protobuf, with JSON where a server answers that, is the default.
+    let json = if c.wire_format == crate::cluster::WireFormat::Json {
+        "; pods asked for in JSON only"
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
-        "cluster: a view not proved current for {} is stale; connect within {}, requests within {}",
+        "cluster: a view not proved current for {} is stale; connect within {}, requests within {}{json}",
         go(c.watch_silence),
         go(c.connect_timeout),
         go(c.request_timeout)

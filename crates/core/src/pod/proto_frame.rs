@@ -85,22 +85,33 @@ pub fn pod_list<'a>(
     let mut meta = PageMeta::default();
     for_each_field(object(body, "PodList")?, |f, v| {
         match f {
-            1 => {
-                for_each_field(v.bytes(f)?, |m, value| {
-                    match m {
-                        2 => meta.resource_version = text(value, m)?,
-                        3 => meta.continue_token = Some(text(value, m)?).filter(|t| !t.is_empty()),
-                        _ => {}
-                    }
-                    Ok(())
-                })?;
-            }
+            1 => meta = list_meta(v.bytes(f)?)?,
             2 => each(v.bytes(f)?),
             _ => {}
         }
         Ok(())
     })?;
     Ok(meta)
+}
+
+/// A `ListMeta` message: resourceVersion (2) and continue (3); an empty token is none.
+pub fn list_meta(message: &[u8]) -> Result<PageMeta, ProtoError> {
+    let mut meta = PageMeta::default();
+    for_each_field(message, |m, value| {
+        match m {
+            2 => meta.resource_version = text(value, m)?,
+            3 => meta.continue_token = Some(text(value, m)?).filter(|t| !t.is_empty()),
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(meta)
+}
+
+/// A whole `metav1.Status` body: what an API server that speaks protobuf answers an error
+/// with.
+pub fn status_body(body: &[u8]) -> Result<Status, ProtoError> {
+    status(object(body, "Status")?)
 }
 
 /// A whole `v1.Pod` body (a GET of one pod) into the fields we read.

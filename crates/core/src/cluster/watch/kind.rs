@@ -12,7 +12,7 @@ use super::super::list::{Decode, PodList};
 use super::super::{Cache, Scope, ScopeHealth, WatchState};
 use crate::clock::Clock;
 use crate::node::{NodeState, WireNode, decode_node};
-use crate::pod::{Interner, PodRecord, WirePod};
+use crate::pod::{Interner, PodRecord, ProtoError, WirePod};
 
 /// One kind of watched object and the store it feeds.
 pub(crate) trait Kind: Decode + Send + Sync + 'static {
@@ -46,6 +46,10 @@ impl Decode for Pods {
     const RESOURCE: &'static str = PodList::RESOURCE;
     fn decode(item: &[u8], interner: &mut Interner) -> serde_json::Result<PodRecord> {
         PodList::decode(item, interner)
+    }
+    const PROTOBUF: bool = PodList::PROTOBUF;
+    fn decode_proto(item: &[u8], interner: &mut Interner) -> Result<PodRecord, ProtoError> {
+        PodList::decode_proto(item, interner)
     }
 }
 

@@ -33,6 +33,7 @@ use tokio::task::JoinHandle;
 use super::backoff::Backoff;
 use super::health::DEFAULT_STALE_AFTER;
 use super::list::{ListFrom, list_scope};
+use super::negotiate::WireFormat;
 use super::{Cache, Scope, ScopeHealth, WatchState};
 use crate::node::NodeState;
 pub(crate) use kind::Kind;
@@ -49,6 +50,8 @@ pub struct WatchSettings {
     pub stale_after: Duration,
     pub min_backoff: Duration,
     pub max_backoff: Duration,
+    /// What pods are asked for in: protobuf unless JSON is forced.
+    pub wire: WireFormat,
 }
 
 impl Default for WatchSettings {
@@ -61,6 +64,7 @@ impl Default for WatchSettings {
             // Back within seconds of a server's return: a retry every few seconds per scope
             // costs a server nothing.
             max_backoff: Duration::from_secs(5),
+            wire: WireFormat::default(),
         }
     }
 }
@@ -184,10 +188,16 @@ pub fn spawn_node_watch(
 
 /// Every node now (a most recent read), for a one-shot caller (`scan`).
 pub async fn list_nodes(client: &Client, page_size: u32) -> crate::Result<Vec<NodeState>> {
-    list_scope::<Nodes>(client, &Scope::All, page_size, &ListFrom::MostRecent)
-        .await
-        .map(|listed| listed.items)
-        .map_err(|failed| failed.error)
+    list_scope::<Nodes>(
+        client,
+        &Scope::All,
+        page_size,
+        &ListFrom::MostRecent,
+        WireFormat::Json,
+    )
+    .await
+    .map(|listed| listed.items)
+    .map_err(|failed| failed.error)
 }
 
 /// What one scope's loop works with.
@@ -272,11 +282,20 @@ async fn run_scope<K: Kind>(scoped: Scoped<K>, streaming: Streaming) {
 /// A paged list of the whole scope, swapped into the store when complete.
 async fn paged_list<K: Kind>(scoped: &Scoped<K>, from: &ListFrom) -> Attempt {
     let settings = &scoped.settings;
-    match list_scope::<K>(&scoped.client, &scoped.scope, settings.page_size, from).await {
+    match list_scope::<K>(
+        &scoped.client,
+        &scoped.scope,
+        settings.page_size,
+        from,
+        settings.wire,
+    )
+    .await
+    {
         Ok(listed) => {
             scoped.kind.replace(&scoped.scope, listed.items);
             let now = scoped.kind.clock().instant();
             scoped.health(|h| {
+                h.format = listed.format.or(h.format);
                 h.synced = true;
                 h.state = WatchState::Watching;
                 h.proved = Some(now);
