@@ -180,6 +180,22 @@ fn watch_metrics(out: &mut String, health: &Health, now: Instant) {
     }
     metric(
         out,
+        "opc_watch_list_format",
+        "gauge",
+        "1 for the format (protobuf or json) the API server answered a scope's last complete list in.",
+    );
+    for scope in &health.scopes {
+        if let Some(format) = scope.format {
+            let _ = writeln!(
+                out,
+                "opc_watch_list_format{{scope=\"{}\",format=\"{}\"}} 1",
+                scope.scope,
+                format.name()
+            );
+        }
+    }
+    metric(
+        out,
         "opc_watch_stale_seconds",
         "gauge",
         "Age of the stalest view (seconds since it was last proved in sync with the API server) once past the freshness bound; 0 while fresh.",
