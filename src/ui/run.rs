@@ -58,7 +58,7 @@ pub(crate) async fn run(
     let first = sessions
         .first()
         .map(|s| s.cluster.name.clone())
-        .ok_or_else(|| Error::Usage("no cluster to show".into()))?;
+        .ok_or(crate::Usage::NoCluster)?;
     let mut state = State::new(
         &first,
         &options.scope,
