@@ -431,6 +431,10 @@ impl Signals {
 }
 
 /// What the terminal sent, for the loop.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "made and matched at once, never stored"
+)]
 enum Input {
     Event(Event),
     Ignored,
