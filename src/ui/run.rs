@@ -519,6 +519,7 @@ fn cluster_line(session: &Session, now: Instant) -> ClusterLine {
         watch: watch_line(&session.cluster.cache.health(), now),
         pods: session.cluster.cache.len(),
         nodes_not_reporting: session.cluster.cache.nodes_not_reporting(),
+        nodes_unreadable: session.cluster.cache.nodes_unreadable_why(),
     }
 }
 

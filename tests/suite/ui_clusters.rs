@@ -29,6 +29,7 @@ fn line(name: &str, watch: WatchLine, pods: usize) -> ClusterLine {
         watch,
         pods,
         nodes_not_reporting: 0,
+        nodes_unreadable: None,
     }
 }
 
@@ -492,4 +493,25 @@ fn the_header_counts_the_nodes_that_stopped_reporting_in_every_cluster() {
     let header = screen(&s, 160, 24);
     let first = header.lines().next().unwrap_or_default();
     assert!(first.contains("3 nodes not reporting"), "{header}");
+}
+
+#[test]
+fn the_cluster_list_says_why_nodes_are_not_watched() {
+    let mut s = two_clusters();
+    let Event::Snapshot(mut snap) = snapshot(WatchLine::Synced) else {
+        unreachable!("a snapshot")
+    };
+    snap.clusters[1].nodes_unreadable =
+        Some("permission denied: list nodes at cluster scope\x1b[2J".into());
+    update(&mut s, Event::Snapshot(snap));
+    press(&mut s, "C");
+    let detail = screen(&s, 120, 24);
+    let lines: Vec<&str> = detail.lines().collect();
+    let us = lines.iter().position(|l| l.contains("pods 40")).unwrap();
+    assert!(
+        lines[us + 1].contains("nodes not watched: permission denied: list nodes at cluster scope"),
+        "under the cluster it is about: {detail}"
+    );
+    assert_eq!(detail.matches("nodes not watched").count(), 1, "{detail}");
+    assert!(!detail.contains('\x1b'), "text from the API is made inert");
 }
