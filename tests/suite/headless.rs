@@ -461,7 +461,7 @@ fn metrics_text_has_every_family() {
                 RuleKind::ImagePull,
                 opc_core::worker::RuleStatus {
                     held: 2,
-                    held_reason: Some("bad rollout: 3 replicas still available".into()),
+                    held_reason: Some(crate::support::pauses::bad_rollout("shop", "web", 3)),
                     ..Default::default()
                 },
             )]),

@@ -328,8 +328,9 @@ async fn the_breaker_holds_during_a_registry_outage_and_resumes_when_it_ends() {
     .await;
     let why = status.rules[&RuleKind::ImagePull]
         .held_reason
-        .clone()
-        .unwrap();
+        .as_ref()
+        .unwrap()
+        .to_string();
     assert!(
         why.starts_with("bad rollout: 36 replicas still available in Deployment shop/web"),
         "{why}"
@@ -580,14 +581,15 @@ async fn a_statefulset_pod_on_a_node_that_stopped_reporting_is_not_force_deleted
     let status = status_where(&handle, "the force delete held", |s| {
         s.rules[&RuleKind::Terminating]
             .held_reason
-            .as_deref()
-            .is_some_and(|why| why.contains("not confirmed gone"))
+            .as_ref()
+            .is_some_and(|why| why.to_string().contains("not confirmed gone"))
     })
     .await;
     let why = status.rules[&RuleKind::Terminating]
         .held_reason
-        .clone()
-        .unwrap();
+        .as_ref()
+        .unwrap()
+        .to_string();
     assert!(why.contains("is a StatefulSet's"), "{why}");
     assert!(why.contains("Ready Unknown"), "{why}");
     assert!(

@@ -13,7 +13,7 @@ use crate::rules::RuleKind;
 pub enum Hold {
     Protected(String),
     Ignored,
-    Paused(Pause),
+    Paused(Box<Pause>),
     ManualOnly,
     /// Acted on this target (or its workload) a moment ago.
     RecentlyActed,
