@@ -2,7 +2,8 @@
 //! names exists and every manifest is part of an install; each install (the first one in dry
 //! run, live, the CronJob) keeps the least-privilege RBAC and the hardened pod; going live
 //! changes only `--dry-run`; the PodDisruptionBudget and the NetworkPolicy select the worker;
-//! the monitoring components name only metrics `/metrics` exports.
+//! the monitoring components name only metrics `/metrics` exports; the image is built without
+//! the simulator from a context that holds no secrets.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -432,5 +433,118 @@ fn the_grafana_dashboard_is_a_labelled_config_map_on_metrics_that_exist() {
         "opc_audit_failing",
     ] {
         assert!(shown.contains(metric), "{metric}");
+    }
+}
+
+fn repository_file(name: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(name))
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+fn the_image_is_built_without_the_simulator_from_bases_pinned_by_digest() {
+    let file = std::fs::read_to_string(deploy_dir().join("Containerfile")).unwrap();
+    let builds: Vec<&str> = file
+        .lines()
+        .filter(|l| l.starts_with("RUN") && l.contains("cargo build"))
+        .collect();
+    assert_eq!(builds.len(), 1, "{file}");
+    for flag in ["--no-default-features", "--locked", "--release"] {
+        assert!(builds[0].contains(flag), "{flag}: {}", builds[0]);
+    }
+    let bases: Vec<&str> = file.lines().filter(|l| l.starts_with("FROM ")).collect();
+    assert_eq!(bases.len(), 2, "{file}");
+    for base in bases {
+        let digest = base
+            .split_once("@sha256:")
+            .map(|(_, rest)| rest.split(' ').next().unwrap())
+            .unwrap_or_else(|| panic!("not pinned by digest: {base}"));
+        assert!(
+            digest.len() == 64 && digest.chars().all(|c| c.is_ascii_hexdigit()),
+            "{base}"
+        );
+    }
+}
+
+/// The build context is the repository's root: whatever is there and not ignored is sent to
+/// the builder and may end up in a layer.
+#[test]
+fn the_build_context_leaves_out_target_git_and_secrets() {
+    let ignore = repository_file(".containerignore");
+    assert_eq!(
+        repository_file(".dockerignore"),
+        ignore,
+        "docker reads .dockerignore, podman and buildah .containerignore"
+    );
+    let patterns: BTreeSet<&str> = ignore
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    for wanted in [
+        "target",
+        ".git",
+        "**/*kubeconfig*",
+        "**/.kube",
+        "**/*.pem",
+        "**/*.key",
+        "**/.env",
+        "**/.env.*",
+        "**/secrets",
+    ] {
+        assert!(patterns.contains(wanted), "{wanted} is not ignored");
+    }
+    // Nothing is let back in, and no source file is left out (a `kubeconfig.rs` would be).
+    assert!(patterns.iter().all(|p| !p.starts_with('!')), "{patterns:?}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut sources = Vec::new();
+    for top in [
+        "src", "crates", "tests", "benches", "examples", "config", "assets",
+    ] {
+        files_under(&root.join(top), &mut sources);
+    }
+    assert!(sources.len() > 100, "found {}", sources.len());
+    sources.extend(["Cargo.toml", "Cargo.lock", "build.rs"].map(|f| root.join(f)));
+    for source in sources {
+        let path = source.strip_prefix(root).unwrap().to_str().unwrap();
+        let hits: Vec<&&str> = patterns.iter().filter(|p| ignores(p, path)).collect();
+        assert!(hits.is_empty(), "{path} is left out by {hits:?}");
+    }
+    // The matcher itself.
+    assert!(ignores("**/*kubeconfig*", "deploy/prod-kubeconfig.yaml"));
+    assert!(ignores("target", "target/release/ops-pod-cleaner"));
+    assert!(!ignores("target", "crates/core/src/target.rs"));
+}
+
+/// Files under `dir`, without build output.
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() && !path.ends_with("target") {
+            files_under(&path, out);
+        } else if path.is_file() {
+            out.push(path);
+        }
+    }
+}
+
+/// Whether an ignore file's `pattern` leaves out `path` (relative to the context), for the
+/// forms used here: `name` at the root, `**/name` at any depth, `*` within a name.
+fn ignores(pattern: &str, path: &str) -> bool {
+    let mut parts = path.split('/');
+    match pattern.strip_prefix("**/") {
+        Some(name) => parts.any(|part| glob(name, part)),
+        None => parts.next().is_some_and(|first| glob(pattern, first)),
+    }
+}
+
+/// `*` matches any run of characters; everything else itself.
+fn glob(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == name,
+        Some((head, tail)) => {
+            name.starts_with(head)
+                && (0..=name.len() - head.len()).any(|skip| glob(tail, &name[head.len() + skip..]))
+        }
     }
 }
