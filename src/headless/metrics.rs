@@ -25,6 +25,26 @@ pub struct Snapshot {
     pub leader: bool,
 }
 
+/// Every metric `render` writes: what alert rules and dashboards may name (the ones shipped in
+/// assets/deploy/components are checked against it, and it against `render`).
+pub const METRIC_NAMES: [&str; 15] = [
+    "opc_pods",
+    "opc_nodes_not_reporting",
+    "opc_abnormal_pods",
+    "opc_actions_total",
+    "opc_rule_paused",
+    "opc_rule_paused_namespaces",
+    "opc_auto_held_targets",
+    "opc_watch_restarts_total",
+    "opc_watch_relists_total",
+    "opc_watch_stale_seconds",
+    "opc_synced",
+    "opc_report_deliveries_total",
+    "opc_leader",
+    "opc_worker_blocked",
+    "opc_audit_failing",
+];
+
 pub fn render(s: &Snapshot, now: Instant) -> String {
     let mut out = String::new();
     metric(&mut out, "opc_pods", "gauge", "Pods in the watch cache.");
@@ -148,6 +168,14 @@ pub fn render(s: &Snapshot, now: Instant) -> String {
         "opc_worker_blocked {}",
         u8::from(s.worker.blocked.is_some())
     );
+    metric(
+        &mut out,
+        "opc_audit_failing",
+        "gauge",
+        "1 while the audit log cannot be written (nothing acts unrecorded, so nothing acts).",
+    );
+    let audit_failing = matches!(s.worker.blocked, Some(Blocked::AuditLog(_)));
+    let _ = writeln!(out, "opc_audit_failing {}", u8::from(audit_failing));
     out
 }
 

@@ -2,7 +2,7 @@
 
 use crate::support;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -14,8 +14,8 @@ use opc_core::cluster::{Health, Scope, ScopeHealth, WatchState};
 use opc_core::lease::{self, Held, Observed, Step, Wiring};
 use opc_core::pod::WorkloadId;
 use opc_core::rules::{CauseClass, RuleKind};
-use opc_core::worker::{Standby, WorkerCommand, WorkerStatus};
-use ops_pod_cleaner::headless::metrics::{Snapshot, healthz, readyz, render};
+use opc_core::worker::{Blocked, Standby, WorkerCommand, WorkerStatus};
+use ops_pod_cleaner::headless::metrics::{METRIC_NAMES, Snapshot, healthz, readyz, render};
 use ops_pod_cleaner::headless::{Elector, LeaseSettings, Role, Sources, bind, decide, serve};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -490,6 +490,60 @@ fn metrics_text_has_every_family() {
             "missing {line:?} in\n{text}"
         );
     }
+}
+
+/// A synced replica's snapshot with nothing found and nothing done, but `worker`.
+fn idle_snapshot(worker: WorkerStatus, now: Instant) -> Snapshot {
+    Snapshot {
+        pods: 0,
+        nodes_not_reporting: 0,
+        findings: BTreeMap::new(),
+        actions: BTreeMap::new(),
+        deliveries: BTreeMap::new(),
+        health: health(true, None, now),
+        worker,
+        leader: true,
+    }
+}
+
+fn has_line(text: &str, line: &str) -> bool {
+    text.lines().any(|l| l == line)
+}
+
+/// An alert on "the audit log fails" needs its own series: `opc_worker_blocked` is 1 on every
+/// follower too, and for a stale view, so it cannot tell.
+#[test]
+fn an_audit_log_that_cannot_be_written_has_its_own_metric() {
+    let now = Instant::now();
+    let failing = WorkerStatus {
+        blocked: Some(Blocked::AuditLog(
+            "the audit log /var/lib/ops-pod-cleaner/audit.jsonl cannot be written".into(),
+        )),
+        ..WorkerStatus::default()
+    };
+    let text = render(&idle_snapshot(failing, now), now);
+    assert!(has_line(&text, "opc_audit_failing 1"), "{text}");
+    assert!(has_line(&text, "opc_worker_blocked 1"), "{text}");
+    let waiting = WorkerStatus {
+        blocked: Some(Blocked::NotSynced),
+        ..WorkerStatus::default()
+    };
+    let text = render(&idle_snapshot(waiting, now), now);
+    assert!(has_line(&text, "opc_audit_failing 0"), "{text}");
+    assert!(has_line(&text, "opc_worker_blocked 1"), "{text}");
+}
+
+/// The list the shipped alert rules and dashboard are checked against is what `/metrics` has.
+#[test]
+fn the_list_of_metric_names_is_what_render_writes() {
+    let now = Instant::now();
+    let text = render(&idle_snapshot(WorkerStatus::default(), now), now);
+    let written: BTreeSet<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    assert_eq!(written, BTreeSet::from(METRIC_NAMES));
 }
 
 /// The endpoints on a free port, over `cache`.

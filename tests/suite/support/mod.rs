@@ -3,6 +3,7 @@
 pub mod contexts;
 pub mod e2e;
 pub mod kubelet;
+pub mod kustomize;
 pub mod mock_api;
 pub mod pauses;
 pub mod pods;
