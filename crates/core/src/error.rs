@@ -111,7 +111,7 @@ pub enum Error {
     #[error(
         "cannot take the lease {lease}: {source}{}",
         if matches!(source, crate::lease::LeaseError::Forbidden(_)) {
-            ". Check that this identity may get/create/update leases (assets/deploy/rbac.yaml)"
+            ". Check that this identity may get/create/update leases (assets/deploy/base/rbac.yaml)"
         } else {
             ""
         }
