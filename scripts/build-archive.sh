@@ -40,6 +40,8 @@ version=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' "$root/Cargo.toml" | head -
 # The tag's spelling (v0.1.0): the krew manifest names the archives after the release tag.
 stem=$name-v$version-$target
 cargo_target_dir=${CARGO_TARGET_DIR:-$root/target}
+# cargo below runs in the root: a relative target dir is relative to it.
+case $cargo_target_dir in /*) ;; *) cargo_target_dir=$root/$cargo_target_dir ;; esac
 
 if [ -z "$binary" ]; then
     (cd "$root" && cargo build --release --locked --target "$target")
