@@ -35,7 +35,7 @@ pub enum Usage {
     ClusterFlagWithCheckConfig { flag: &'static str },
 
     #[error(
-        "--send needs at least one sink under report.sinks in the config (see config/default.yaml)"
+        "--send needs at least one sink under report.sinks in the config (see crates/core/config/default.yaml in the source)"
     )]
     SendWithoutSinks,
 
