@@ -13,6 +13,7 @@ mod limits;
 mod pause;
 mod plan;
 mod planned;
+mod rehearsed;
 mod run;
 
 use std::sync::Arc;
@@ -29,6 +30,7 @@ pub use limits::Limited;
 pub use pause::{Pause, PauseScope, Pauses};
 pub use plan::{Gate, Pass, Toggles, plan};
 pub use planned::{Decision, Hold, Planned};
+pub use rehearsed::{Judged, Rehearsed};
 
 use crate::actions::Executor;
 use crate::cluster::{Cache, ClusterName};

@@ -4,6 +4,7 @@ use std::fmt;
 
 use super::limits::Limited;
 use super::pause::Pause;
+use super::rehearsed::Judged;
 use crate::actions::{Action, Outcome, PodRef, Target};
 use crate::pod::WorkloadId;
 use crate::rules::RuleKind;
@@ -57,5 +58,7 @@ pub struct Planned {
     /// Whether the action can stop something that runs. Deleting a pod that already finished
     /// (Evicted, Failed) cannot, so it does not count against the workload bound.
     pub(crate) disruptive: bool,
+    /// The state the pod was found in, which a dry run remembers it acted on.
+    pub(crate) judged: Judged,
     pub decision: Decision,
 }

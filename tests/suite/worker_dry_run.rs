@@ -1,0 +1,174 @@
+//! A dry run on the simulated cluster, over many passes on paused time, against a live run of
+//! the same cluster: it must reach the same pods as live mode, each recorded once, and count
+//! in `/metrics` what live mode did. Live mode moves on because what it deleted leaves the
+//! cache; a dry run changes nothing, so it must remember what it has already "done".
+
+use crate::support;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube_sim::SimCluster;
+use opc_core::actions::{Audit, AuditLog, Executor};
+use opc_core::config::Config;
+use opc_core::policy::{Flags, Policy};
+use opc_core::rules::RuleKind;
+use opc_core::worker::{self, Counters, WorkerHandle, WorkerOptions};
+use serde_json::Value;
+use support::pods::pod;
+use support::policy::{audit_config, quick_retry};
+use support::sim::{Watched, typed};
+
+/// More candidates than the rate limit lets through in a minute, over a few namespaces.
+const CANDIDATES: usize = 40;
+const NAMESPACES: usize = 4;
+/// Across the cluster per minute: the cap that makes it take several minutes.
+const PER_MINUTE: u32 = 6;
+const TICK: Duration = Duration::from_secs(10);
+/// A pass every ten seconds: four minutes, part-way through the candidates.
+const PART_WAY: u64 = 24;
+/// Fifteen minutes: live mode has deleted them all and then found nothing to do for a while.
+const LONG_AFTER: u64 = 90;
+
+fn candidate(i: usize) -> String {
+    format!("evicted-{i:02}")
+}
+
+/// What a run reached: the pods acted on (or that would have been), the records saying so,
+/// and the count `/metrics` shows.
+#[derive(Debug, PartialEq, Eq)]
+struct Reached {
+    pods: BTreeSet<String>,
+    records: usize,
+    counted: u64,
+}
+
+struct Run {
+    watched: Watched,
+    handle: WorkerHandle,
+    counters: Arc<Counters>,
+    audit: tempfile::TempDir,
+    dry_run: bool,
+}
+
+impl Run {
+    async fn start(dry_run: bool) -> Run {
+        let sim = SimCluster::new();
+        for i in 0..CANDIDATES {
+            let namespace = format!("team-{}", i % NAMESPACES);
+            sim.create_pod(typed(pod(&candidate(i)).ns(&namespace).evicted().json()));
+        }
+        let watched = Watched::start(sim).await;
+        let audit = tempfile::tempdir().unwrap();
+        let log = AuditLog::open(&audit_config(&audit.path().join("audit.jsonl"))).unwrap();
+        let flags = Flags {
+            dry_run,
+            ..Flags::default()
+        };
+        let policy = Policy::new(flags, &config());
+        let executor = Executor::new(
+            watched.server.client(),
+            watched.cache.clone(),
+            &policy,
+            "sim",
+            Audit::Log(log),
+        )
+        .with_retry(quick_retry());
+        let counters = Arc::new(Counters::default());
+        let options = WorkerOptions {
+            master_auto: true,
+            tick: TICK,
+            cluster: "sim".into(),
+            counters: counters.clone(),
+            ..WorkerOptions::default()
+        };
+        watched.cache.set_chain(policy.chain().to_vec());
+        let handle = worker::spawn(watched.cache.clone(), Arc::new(executor), &policy, options);
+        Run {
+            watched,
+            handle,
+            counters,
+            audit,
+            dry_run,
+        }
+    }
+
+    async fn until_pass(&self, passes: u64) {
+        let mut status = self.handle.status.clone();
+        let waited = tokio::time::timeout(
+            TICK * (passes as u32 + 5),
+            status.wait_for(|s| s.passes >= passes),
+        )
+        .await;
+        assert!(
+            matches!(waited, Ok(Ok(_))),
+            "pass {passes} never came: {:?}",
+            self.handle.status.borrow()
+        );
+    }
+
+    fn reached(&self) -> Reached {
+        let outcome = if self.dry_run { "dryRun" } else { "done" };
+        let text = std::fs::read_to_string(self.audit.path().join("audit.jsonl")).unwrap();
+        let records: Vec<String> = text
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .filter(|r| r["outcome"] == outcome)
+            .map(|r| r["name"].as_str().unwrap().to_string())
+            .collect();
+        let pods = if self.dry_run {
+            records.iter().cloned().collect()
+        } else {
+            let left: BTreeSet<String> = (self.watched.sim.pods().into_iter())
+                .filter_map(|p| p.metadata.name)
+                .collect();
+            (0..CANDIDATES)
+                .map(candidate)
+                .filter(|name| !left.contains(name))
+                .collect()
+        };
+        let counted = self
+            .counters
+            .actions()
+            .get(&(RuleKind::Evicted, outcome))
+            .copied()
+            .unwrap_or(0);
+        Reached {
+            pods,
+            records: records.len(),
+            counted,
+        }
+    }
+}
+
+fn config() -> Config {
+    let mut config = Config::default();
+    for rule in &mut config.rules {
+        rule.auto = rule.kind == RuleKind::Evicted;
+        rule.after = Duration::ZERO;
+    }
+    config.safety.max_actions_per_minute = PER_MINUTE;
+    config
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dry_run_moves_through_the_candidates_as_live_mode_does_recording_each_once() {
+    let live = Run::start(false).await;
+    let dry = Run::start(true).await;
+    for passes in [PART_WAY, LONG_AFTER] {
+        live.until_pass(passes).await;
+        dry.until_pass(passes).await;
+        let (live, dry) = (live.reached(), dry.reached());
+        assert!(
+            live.pods.len() > PER_MINUTE as usize && live.records == live.pods.len(),
+            "after {passes} passes live mode deleted {live:?}"
+        );
+        // The same pods, each recorded once, and counted so in /metrics.
+        assert_eq!(
+            dry, live,
+            "after {passes} passes the dry run (left) reached what live mode did (right)"
+        );
+    }
+    assert_eq!(live.reached().pods.len(), CANDIDATES);
+}
