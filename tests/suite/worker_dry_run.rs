@@ -18,7 +18,7 @@ use opc_core::worker::{self, Counters, WorkerHandle, WorkerOptions};
 use serde_json::Value;
 use support::pods::pod;
 use support::policy::{audit_config, quick_retry};
-use support::sim::{Watched, typed};
+use support::sim::{Watched, typed, workload};
 
 /// More candidates than the rate limit lets through in a minute, over a few namespaces.
 const CANDIDATES: usize = 40;
@@ -53,12 +53,18 @@ struct Run {
 }
 
 impl Run {
-    async fn start(dry_run: bool) -> Run {
+    /// The evicted candidates, spread over the namespaces.
+    fn candidates() -> SimCluster {
         let sim = SimCluster::new();
         for i in 0..CANDIDATES {
             let namespace = format!("team-{}", i % NAMESPACES);
             sim.create_pod(typed(pod(&candidate(i)).ns(&namespace).evicted().json()));
         }
+        sim
+    }
+
+    /// A worker on `sim` with `rule` alone on auto, audited, dry or live.
+    async fn start(sim: SimCluster, rule: RuleKind, dry_run: bool) -> Run {
         let watched = Watched::start(sim).await;
         let audit = tempfile::tempdir().unwrap();
         let log = AuditLog::open(&audit_config(&audit.path().join("audit.jsonl"))).unwrap();
@@ -66,7 +72,7 @@ impl Run {
             dry_run,
             ..Flags::default()
         };
-        let policy = Policy::new(flags, &config());
+        let policy = Policy::new(flags, &config(rule));
         let executor = Executor::new(
             watched.server.client(),
             watched.cache.clone(),
@@ -108,13 +114,30 @@ impl Run {
         );
     }
 
-    fn reached(&self) -> Reached {
-        let outcome = if self.dry_run { "dryRun" } else { "done" };
+    /// The outcome this mode records for what it changed (or would have).
+    fn outcome(&self) -> &'static str {
+        if self.dry_run { "dryRun" } else { "done" }
+    }
+
+    /// The audit's outcome records of what was changed (or would have been), oldest first.
+    fn changes(&self) -> Vec<Value> {
         let text = std::fs::read_to_string(self.audit.path().join("audit.jsonl")).unwrap();
-        let records: Vec<String> = text
-            .lines()
+        text.lines()
             .map(|line| serde_json::from_str::<Value>(line).unwrap())
-            .filter(|r| r["outcome"] == outcome)
+            .filter(|r| r["outcome"] == self.outcome())
+            .collect()
+    }
+
+    /// What `/metrics` counts for `rule` in this mode.
+    fn counted(&self, rule: RuleKind) -> u64 {
+        let actions = self.counters.actions();
+        actions.get(&(rule, self.outcome())).copied().unwrap_or(0)
+    }
+
+    fn reached(&self) -> Reached {
+        let records: Vec<String> = self
+            .changes()
+            .iter()
             .map(|r| r["name"].as_str().unwrap().to_string())
             .collect();
         let pods = if self.dry_run {
@@ -128,24 +151,18 @@ impl Run {
                 .filter(|name| !left.contains(name))
                 .collect()
         };
-        let counted = self
-            .counters
-            .actions()
-            .get(&(RuleKind::Evicted, outcome))
-            .copied()
-            .unwrap_or(0);
         Reached {
             pods,
             records: records.len(),
-            counted,
+            counted: self.counted(RuleKind::Evicted),
         }
     }
 }
 
-fn config() -> Config {
+fn config(auto: RuleKind) -> Config {
     let mut config = Config::default();
     for rule in &mut config.rules {
-        rule.auto = rule.kind == RuleKind::Evicted;
+        rule.auto = rule.kind == auto;
         rule.after = Duration::ZERO;
     }
     config.safety.max_actions_per_minute = PER_MINUTE;
@@ -154,8 +171,8 @@ fn config() -> Config {
 
 #[tokio::test(start_paused = true)]
 async fn a_dry_run_moves_through_the_candidates_as_live_mode_does_recording_each_once() {
-    let live = Run::start(false).await;
-    let dry = Run::start(true).await;
+    let live = Run::start(Run::candidates(), RuleKind::Evicted, false).await;
+    let dry = Run::start(Run::candidates(), RuleKind::Evicted, true).await;
     for passes in [PART_WAY, LONG_AFTER] {
         live.until_pass(passes).await;
         dry.until_pass(passes).await;
@@ -171,4 +188,35 @@ async fn a_dry_run_moves_through_the_candidates_as_live_mode_does_recording_each
         );
     }
     assert_eq!(live.reached().pods.len(), CANDIDATES);
+}
+
+/// A Deployment whose image cannot be pulled: the imagePull rule scales it to zero.
+fn failing_deployment() -> SimCluster {
+    let sim = SimCluster::new();
+    let mut web = workload("Deployment", "web", 3);
+    web["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.invalid/web:1".into();
+    sim.create_deployment(typed(web));
+    sim
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dry_run_scales_a_failing_workload_once_as_live_mode_does() {
+    let live = Run::start(failing_deployment(), RuleKind::ImagePull, false).await;
+    let dry = Run::start(failing_deployment(), RuleKind::ImagePull, true).await;
+    // Past two cooldowns: live mode's pods are gone, the dry run's are all still there.
+    live.until_pass(LONG_AFTER / 3).await;
+    dry.until_pass(LONG_AFTER / 3).await;
+    assert_eq!(dry.watched.sim.live_pods("web").len(), 3);
+    for run in [&live, &dry] {
+        let actions: Vec<String> = (run.changes().iter())
+            .map(|r| r["action"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(actions, ["scaleToZero"], "dry run: {}", run.dry_run);
+        assert_eq!(
+            run.counted(RuleKind::ImagePull),
+            1,
+            "dry run: {}",
+            run.dry_run
+        );
+    }
 }
