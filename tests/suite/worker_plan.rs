@@ -328,16 +328,18 @@ fn plan_at(findings: &[Abnormal], guards: &mut Guards, at: Instant) -> Pass {
     )
 }
 
+/// A pod of `shop`'s Deployment `web` that cannot pull its image.
+fn failing(name: &str) -> Abnormal {
+    abnormal(
+        pod(name)
+            .ns("shop")
+            .owned_by("apps/v1", "ReplicaSet", "web-7d9f8c6b5")
+            .waiting("ImagePullBackOff"),
+    )
+}
+
 #[test]
 fn one_scale_per_workload_and_no_repeat_within_the_cooldown() {
-    let failing = |name: &str| {
-        abnormal(
-            pod(name)
-                .ns("shop")
-                .owned_by("apps/v1", "ReplicaSet", "web-7d9f8c6b5")
-                .waiting("ImagePullBackOff"),
-        )
-    };
     let findings = [failing("web-1"), failing("web-2"), failing("web-3")];
     let mut guards = Guards::new(SafetyConfig::default());
     let start = Instant::now();
@@ -865,28 +867,20 @@ fn a_dry_run_forgets_pods_that_leave_but_keeps_what_paused_rules_did() {
 
 #[test]
 fn a_workload_a_dry_run_scaled_has_all_its_matching_pods_done() {
-    let failing = |name: &str| {
-        abnormal(
-            pod(name)
-                .ns("shop")
-                .owned_by("apps/v1", "ReplicaSet", "web-5c6b7")
-                .waiting("ImagePullBackOff"),
-        )
-    };
-    let findings = [failing("web-5c6b7-a"), failing("web-5c6b7-b")];
+    let findings = [failing("web-7d9f8c6b5-a"), failing("web-7d9f8c6b5-b")];
     let mut rehearsed = Rehearsed::default();
     rehearse(&findings, &mut rehearsed);
     assert!(rehearsed.outstanding(findings.to_vec()).is_empty());
     // A pod of it found for another reason is a candidate of its own.
     let evicted = abnormal(
-        pod("web-5c6b7-c")
+        pod("web-7d9f8c6b5-c")
             .ns("shop")
-            .owned_by("apps/v1", "ReplicaSet", "web-5c6b7")
+            .owned_by("apps/v1", "ReplicaSet", "web-7d9f8c6b5")
             .evicted(),
     );
     assert_eq!(
         names(&rehearsed.outstanding(vec![evicted])),
-        ["web-5c6b7-c"]
+        ["web-7d9f8c6b5-c"]
     );
     rehearsed.forget_moved(&[], |_| true);
     assert!(rehearsed.is_empty(), "its pods recovered: forgotten");
