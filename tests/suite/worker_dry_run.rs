@@ -140,17 +140,14 @@ impl Run {
             .iter()
             .map(|r| r["name"].as_str().unwrap().to_string())
             .collect();
-        let pods = if self.dry_run {
-            records.iter().cloned().collect()
-        } else {
-            let left: BTreeSet<String> = (self.watched.sim.pods().into_iter())
-                .filter_map(|p| p.metadata.name)
-                .collect();
-            (0..CANDIDATES)
-                .map(candidate)
-                .filter(|name| !left.contains(name))
-                .collect()
-        };
+        // Live mode's changes are checked on the cluster: the pods it says it deleted are gone.
+        let left: BTreeSet<String> = (self.watched.sim.pods().into_iter())
+            .filter_map(|p| p.metadata.name)
+            .collect();
+        let pods = (records.iter())
+            .filter(|name| self.dry_run || !left.contains(*name))
+            .cloned()
+            .collect();
         Reached {
             pods,
             records: records.len(),
@@ -219,4 +216,48 @@ async fn a_dry_run_scales_a_failing_workload_once_as_live_mode_does() {
             run.dry_run
         );
     }
+}
+
+/// A namespace where pods get evicted one a minute beside two that run. Live mode deletes
+/// each as it comes, so the share breaker never sees a burst; a dry run that counted what it
+/// had already "deleted" would see five of seven pods evicted and pause the rule there.
+#[tokio::test(start_paused = true)]
+async fn the_breaker_counts_a_dry_run_s_pods_as_live_mode_leaves_them() {
+    let steady = || {
+        let sim = SimCluster::new();
+        for name in ["web-a", "web-b"] {
+            sim.create_pod(typed(pod(name).ns("batch").json()));
+        }
+        sim
+    };
+    let live = Run::start(steady(), RuleKind::Evicted, false).await;
+    let dry = Run::start(steady(), RuleKind::Evicted, true).await;
+    let arriving = [
+        "evicted-00",
+        "evicted-01",
+        "evicted-02",
+        "evicted-03",
+        "evicted-04",
+    ];
+    for (minute, name) in (1..).zip(arriving) {
+        // Evicted now, as the breaker's window counts it.
+        let now = chrono::Utc::now().to_rfc3339();
+        let evicted = pod(name).ns("batch").evicted().created_at(&now);
+        for run in [&live, &dry] {
+            run.watched.sim.create_pod(typed(evicted.clone().json()));
+        }
+        live.until_pass(minute * 6).await;
+        dry.until_pass(minute * 6).await;
+    }
+    for run in [&live, &dry] {
+        let status = run.handle.status.borrow().clone();
+        let paused = &status.rules[&RuleKind::Evicted].paused;
+        assert!(paused.is_empty(), "dry run {}: {paused:?}", run.dry_run);
+    }
+    let (live, dry) = (live.reached(), dry.reached());
+    assert_eq!(live.pods.len(), arriving.len(), "{live:?}");
+    assert_eq!(
+        dry, live,
+        "the dry run (left) did what live mode did (right)"
+    );
 }
