@@ -9,13 +9,14 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube_sim::SimCluster;
+use kube_sim::{SimCluster, SimServer};
 use opc_core::actions::{Audit, AuditLog, Executor};
 use opc_core::config::Config;
 use opc_core::policy::{Flags, Policy};
 use opc_core::rules::RuleKind;
 use opc_core::worker::{self, Counters, WorkerHandle, WorkerOptions};
 use serde_json::Value;
+use support::contexts::{Scratch, run, stderr};
 use support::pods::pod;
 use support::policy::{audit_config, quick_retry};
 use support::sim::{Watched, typed, workload};
@@ -259,5 +260,48 @@ async fn the_breaker_counts_a_dry_run_s_pods_as_live_mode_leaves_them() {
     assert_eq!(
         dry, live,
         "the dry run (left) did what live mode did (right)"
+    );
+}
+
+/// `headless --once` on more candidates than a pass's limit lets through, live or dry: what
+/// the pass did (or would have), and the summary line.
+async fn one_pass(dry_run: bool) -> (Vec<String>, String) {
+    let sim = Run::candidates();
+    let server = SimServer::start(sim).await.unwrap();
+    let yaml = format!(
+        "rules:\n  - {{rule: evicted, auto: true, after: 0}}\n\
+         safety:\n  maxActionsPerMinute: {PER_MINUTE}\n"
+    );
+    let scratch = Scratch::new(&[("sim", &server)], &yaml);
+    let mut args = vec!["headless", "--once"];
+    if dry_run {
+        args.push("--dry-run");
+    }
+    let out = run(scratch.args(&args)).await;
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let acted = text
+        .lines()
+        .filter(|l| l.contains("sim: auto evicted:"))
+        .filter_map(|l| l.rsplit_once('/').map(|(_, name)| name.trim().to_string()))
+        .collect();
+    let summary = text
+        .lines()
+        .find(|l| l.contains("one pass:"))
+        .unwrap_or_default();
+    (acted, summary.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn once_with_dry_run_reports_what_one_live_pass_does() {
+    let (live, live_summary) = one_pass(false).await;
+    let (dry, dry_summary) = one_pass(true).await;
+    assert_eq!(live.len(), PER_MINUTE as usize, "{live:?}");
+    assert_eq!(dry, live);
+    let taken = format!("one pass: {PER_MINUTE} actions taken, 0 failed");
+    assert!(live_summary.contains(&taken), "{live_summary}");
+    assert!(
+        dry_summary.contains(&format!("{taken} (dry run: nothing was changed)")),
+        "{dry_summary}"
     );
 }
