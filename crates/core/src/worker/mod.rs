@@ -29,8 +29,8 @@ pub use guards::Guards;
 pub use limits::Limited;
 pub use pause::{Pause, PauseScope, Pauses};
 pub use plan::{Gate, Pass, Toggles, plan};
-pub use planned::{Decision, Hold, Planned};
-pub use rehearsed::{Judged, Rehearsed};
+pub use planned::{Decision, Hold, Judged, Planned};
+pub use rehearsed::Rehearsed;
 
 use crate::actions::Executor;
 use crate::cluster::{Cache, ClusterName};

@@ -9,28 +9,10 @@ use std::collections::HashMap;
 
 use crate::actions::Target;
 use crate::cluster::Abnormal;
-use crate::pod::{Phase, WorkloadId};
-use crate::rules::{ActionKind, RuleKind};
+use crate::pod::WorkloadId;
+use crate::rules::RuleKind;
 
-use super::planned::Planned;
-
-/// The state a pod was judged in: its rule, the action that rule planned, and its phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Judged {
-    pub(crate) rule: RuleKind,
-    pub(crate) action: ActionKind,
-    pub(crate) phase: Phase,
-}
-
-impl Judged {
-    pub fn of(found: &Abnormal) -> Judged {
-        Judged {
-            rule: found.finding.rule,
-            action: found.finding.action,
-            phase: found.pod.phase,
-        }
-    }
-}
+use super::planned::{Judged, Planned};
 
 /// The would-actions of a dry run, standing in for the changes live mode would have made.
 #[derive(Debug, Clone, Default)]
