@@ -19,6 +19,7 @@ mod causes;
 mod cli;
 mod config;
 mod deploy;
+mod deploy_overlays;
 mod e2e;
 mod e2e_auto;
 mod e2e_causes;

@@ -33,6 +33,8 @@ pub mod report;
 pub mod rules;
 mod safe_file;
 pub mod session;
+mod usage;
 pub mod worker;
 
 pub use error::{Error, Result};
+pub use usage::{OnePick, Usage};

@@ -140,7 +140,7 @@ fn hold(found: &Abnormal, action: &Action, paused: &Pauses, guards: &Guards) -> 
     } else if found.pod.ignored {
         Some(Hold::Ignored)
     } else if let Some(pause) = paused.holding(found.finding.rule, namespace) {
-        Some(Hold::Paused(pause.clone()))
+        Some(Hold::Paused(Box::new(pause.clone())))
     } else if action.manual_only() {
         Some(Hold::ManualOnly)
     } else {

@@ -14,7 +14,7 @@ use crate::rules::{ActionKind, RuleKind};
 pub enum Hold {
     Protected(String),
     Ignored,
-    Paused(Pause),
+    Paused(Box<Pause>),
     ManualOnly,
     /// Acted on this target (or its workload) a moment ago.
     RecentlyActed,

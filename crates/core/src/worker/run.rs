@@ -16,7 +16,7 @@ use super::pause::{PauseScope, Pauses};
 use super::plan::{Gate, Toggles, plan};
 use super::planned::{Decision, Hold, Planned};
 use super::rehearsed::Rehearsed;
-use super::{Counters, WorkerCommand, WorkerOptions, WorkerStatus};
+use super::{Counters, HeldReason, WorkerCommand, WorkerOptions, WorkerStatus};
 use crate::actions::{ACTION_LOG, Action, Executor, Origin, Outcome, PastAction};
 use crate::clock::Clock;
 use crate::cluster::ClusterName;
@@ -497,9 +497,12 @@ impl Worker {
             let entry = self.status.rules.entry(spec.kind).or_default();
             entry.auto = self.toggles.rules.get(&spec.kind).copied().unwrap_or(false);
             entry.paused = self.paused.of(spec.kind).to_vec();
-            let (count, why) = held.get(&spec.kind).cloned().unzip();
+            let (count, why) = held.get(&spec.kind).copied().unzip();
             entry.held = count.unwrap_or(0);
-            entry.held_reason = why;
+            entry.held_reason = why.map(|outcome| HeldReason {
+                outcome: outcome.clone(),
+                cluster: None,
+            });
         }
         self.status.blocked = super::plan::blocked(&self.gate(), &self.guards.safety);
     }
