@@ -53,6 +53,7 @@ mod tui_pty;
 mod ui_clusters;
 mod ui_keys;
 mod ui_snapshots;
+mod worker_dry_run;
 mod worker_pauses;
 mod worker_plan;
 mod worker_sim;

@@ -16,7 +16,7 @@ use opc_core::rules::{RuleKind, classify, default_chain};
 use opc_core::worker::breaker::{needs_census, trips};
 use opc_core::worker::{
     Bound, Census, Decision, Gate, Guards, Hold, Limited, Pass, Pause, PauseCause, PauseScope,
-    Pauses, Standby, Toggles, plan,
+    Pauses, Rehearsed, Standby, Toggles, plan,
 };
 use support::pods::{PodBuilder, pod};
 
@@ -335,16 +335,18 @@ fn plan_at(findings: &[Abnormal], guards: &mut Guards, at: Instant) -> Pass {
     )
 }
 
+/// A pod of `shop`'s Deployment `web` that cannot pull its image.
+fn failing(name: &str) -> Abnormal {
+    abnormal(
+        pod(name)
+            .ns("shop")
+            .owned_by("apps/v1", "ReplicaSet", "web-7d9f8c6b5")
+            .waiting("ImagePullBackOff"),
+    )
+}
+
 #[test]
 fn one_scale_per_workload_and_no_repeat_within_the_cooldown() {
-    let failing = |name: &str| {
-        abnormal(
-            pod(name)
-                .ns("shop")
-                .owned_by("apps/v1", "ReplicaSet", "web-7d9f8c6b5")
-                .waiting("ImagePullBackOff"),
-        )
-    };
     let findings = [failing("web-1"), failing("web-2"), failing("web-3")];
     let mut guards = Guards::new(SafetyConfig::default());
     let start = Instant::now();
@@ -824,4 +826,81 @@ fn the_breaker_names_a_node_that_stopped_reporting_and_still_pauses() {
     assert!(why.contains("6 of 6 pods on node node-7"), "{why}");
     assert!(why.contains("node-7 stopped reporting 10m"), "{why}");
     assert!(why.contains("out-of-service"), "{why}");
+}
+
+/// A dry run's would-action on each finding planned to run, as the worker records it.
+fn rehearse(findings: &[Abnormal], rehearsed: &mut Rehearsed) {
+    let mut guards = Guards::new(SafetyConfig::default());
+    let pass = plan_at(findings, &mut guards, Instant::now());
+    for planned in pass
+        .planned
+        .iter()
+        .filter(|p| matches!(p.decision, Decision::Run(_)))
+    {
+        rehearsed.record(planned);
+    }
+}
+
+fn names(findings: &[Abnormal]) -> Vec<&str> {
+    findings.iter().map(|f| &*f.pod.name).collect()
+}
+
+#[test]
+fn a_dry_run_plans_what_it_did_as_gone_until_the_pod_changes_state() {
+    let mut rehearsed = Rehearsed::default();
+    let failed = abnormal(pod("web-1").ns("shop").failed_with(1));
+    let others = [failed.clone(), evicted("old-1", "shop")];
+    rehearse(&others[..1], &mut rehearsed);
+    assert_eq!(names(&rehearsed.outstanding(others.to_vec())), ["old-1"]);
+    // The same pod (same uid) now stuck terminating: another state, another candidate.
+    let stuck = abnormal(
+        pod("web-1")
+            .ns("shop")
+            .failed_with(1)
+            .terminating_since("2026-11-20T08:00:00Z"),
+    );
+    assert_ne!(stuck.finding.rule, failed.finding.rule);
+    assert_eq!(
+        names(&rehearsed.outstanding(vec![stuck.clone()])),
+        ["web-1"]
+    );
+    // What it was judged in is gone: the memory lets go of it.
+    rehearsed.forget_moved(&[stuck], |_| true);
+    assert!(rehearsed.is_empty());
+}
+
+#[test]
+fn a_dry_run_forgets_pods_that_leave_but_keeps_what_paused_rules_did() {
+    let mut rehearsed = Rehearsed::default();
+    let findings: Vec<Abnormal> = (0..3).map(|i| evicted(&format!("e{i}"), "shop")).collect();
+    rehearse(&findings, &mut rehearsed);
+    assert!(rehearsed.outstanding(findings.clone()).is_empty());
+    // Auto off for the rule: its findings are not read, and nothing it did is forgotten.
+    rehearsed.forget_moved(&[], |rule| rule != RuleKind::Evicted);
+    assert_eq!(rehearsed.len(), 3);
+    // Two pods left the cache: one entry is left, for the pod still there.
+    rehearsed.forget_moved(&findings[2..], |_| true);
+    assert_eq!(rehearsed.len(), 1);
+    assert!(rehearsed.outstanding(findings[2..].to_vec()).is_empty());
+}
+
+#[test]
+fn a_workload_a_dry_run_scaled_has_all_its_matching_pods_done() {
+    let findings = [failing("web-7d9f8c6b5-a"), failing("web-7d9f8c6b5-b")];
+    let mut rehearsed = Rehearsed::default();
+    rehearse(&findings, &mut rehearsed);
+    assert!(rehearsed.outstanding(findings.to_vec()).is_empty());
+    // A pod of it found for another reason is a candidate of its own.
+    let evicted = abnormal(
+        pod("web-7d9f8c6b5-c")
+            .ns("shop")
+            .owned_by("apps/v1", "ReplicaSet", "web-7d9f8c6b5")
+            .evicted(),
+    );
+    assert_eq!(
+        names(&rehearsed.outstanding(vec![evicted])),
+        ["web-7d9f8c6b5-c"]
+    );
+    rehearsed.forget_moved(&[], |_| true);
+    assert!(rehearsed.is_empty(), "its pods recovered: forgotten");
 }

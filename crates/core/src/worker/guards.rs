@@ -391,6 +391,11 @@ mod tests {
             target: Target::Pod(target.into()),
             workload: WorkloadId::new("shop", "Pod", target),
             disruptive: true,
+            judged: crate::worker::Judged {
+                rule: RuleKind::Terminating,
+                action: crate::rules::ActionKind::ForceDelete,
+                phase: crate::pod::Phase::Running,
+            },
             decision: Decision::Held(Hold::RecentlyActed),
         }
     }

@@ -14,6 +14,7 @@ mod pause;
 mod pause_cause;
 mod plan;
 mod planned;
+mod rehearsed;
 mod run;
 
 use std::sync::Arc;
@@ -30,7 +31,8 @@ pub use limits::Limited;
 pub use pause::{Pause, PauseScope, Pauses};
 pub use pause_cause::{Bound, Burst, Group, PauseCause, Reach, SilentNode};
 pub use plan::{Gate, Pass, Toggles, plan};
-pub use planned::{Decision, Hold, Planned};
+pub use planned::{Decision, Hold, Judged, Planned};
+pub use rehearsed::Rehearsed;
 
 use crate::actions::Executor;
 use crate::cluster::{Cache, ClusterName};

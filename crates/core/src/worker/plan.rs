@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use super::blocked::{Blocked, Standby};
 use super::guards::Guards;
 use super::pause::Pauses;
-use super::planned::{Decision, Hold, Planned};
+use super::planned::{Decision, Hold, Judged, Planned};
 use crate::actions::{Action, PodRef, Target};
 use crate::cluster::Abnormal;
 use crate::config::SafetyConfig;
@@ -112,6 +112,7 @@ pub fn plan(
                 target,
                 workload,
                 disruptive: !(finished && matches!(action, Action::Delete(_))),
+                judged: Judged::of(found),
                 decision: Decision::Held(Hold::ManualOnly),
             };
             planned.decision = match hold(found, &action, paused, guards).or_else(|| {
