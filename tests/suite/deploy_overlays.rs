@@ -499,7 +499,7 @@ fn the_build_context_leaves_out_target_git_and_secrets() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut sources = Vec::new();
     for top in [
-        "src", "crates", "tests", "benches", "examples", "config", "assets",
+        "src", "crates", "tests", "benches", "examples", "scripts", "assets",
     ] {
         files_under(&root.join(top), &mut sources);
     }
