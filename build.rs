@@ -1,6 +1,7 @@
 //! Records for `--version` the commit, the build date and the enabled features. No
 //! dependencies: `git` when it is there ("unknown" from a package, e.g. `cargo install`), the
-//! date from the clock or `$SOURCE_DATE_EPOCH` for reproducible builds.
+//! date from the clock or `$SOURCE_DATE_EPOCH` for reproducible builds; `$SOURCE_COMMIT` names
+//! the commit where there is no `.git` (an image build).
 
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -8,7 +9,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
-    let commit = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    println!("cargo:rerun-if-env-changed=SOURCE_COMMIT");
+    // A build without .git (an image's context) is told its commit.
+    let commit = std::env::var("SOURCE_COMMIT")
+        .ok()
+        .filter(|c| !c.trim().is_empty())
+        .or_else(|| git(&["rev-parse", "--short", "HEAD"]))
+        .unwrap_or_else(|| "unknown".into());
     // A new commit or checkout moves HEAD or the branch it names: build again then.
     for path in ["HEAD", "packed-refs"] {
         watch_git_path(path);

@@ -73,6 +73,7 @@ fn main() {
                 watch: WatchLine::Synced,
                 pods,
                 nodes_not_reporting: 0,
+                nodes_unreadable: None,
             }],
             at: now,
             // As the TUI reads one cluster: straight from its index.

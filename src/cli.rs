@@ -1,8 +1,9 @@
 //! The command line: its commands, flags and environment variables, parsed by clap.
 
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::policy::Flags;
 
@@ -20,6 +21,21 @@ pub struct Cli {
 }
 
 impl Cli {
+    /// The process's arguments, parsed; clap prints help or an error and exits on its own.
+    /// Run as a kubectl plugin, usage lines name the command the user typed.
+    pub fn from_process_args() -> Self {
+        let mut command = Cli::command();
+        if let Some(name) = std::env::args_os()
+            .next()
+            .as_deref()
+            .and_then(plugin_invocation)
+        {
+            command = command.bin_name(name);
+        }
+        let matches = command.get_matches();
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit())
+    }
+
     /// How log lines are written on stderr (only `headless` offers JSON).
     pub fn log_format(&self) -> LogFormat {
         match &self.command {
@@ -141,4 +157,40 @@ pub enum ScanOutput {
 pub enum ReportOutput {
     Markdown,
     Json,
+}
+
+/// How the user typed the command when the binary runs as a kubectl plugin: krew links it as
+/// `kubectl-pod_cleaner` (`.exe` on Windows), which kubectl runs by its path for
+/// `kubectl pod-cleaner`. Under any other name clap's own choice (the file name) stands.
+fn plugin_invocation(argv0: &OsStr) -> Option<&'static str> {
+    let stem = Path::new(argv0).file_stem()?;
+    (stem == "kubectl-pod_cleaner").then_some("kubectl pod-cleaner")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn krews_link_name_is_the_kubectl_plugin_wherever_it_lies() {
+        for argv0 in [
+            "kubectl-pod_cleaner",
+            "/home/me/.krew/bin/kubectl-pod_cleaner",
+            "kubectl-pod_cleaner.exe",
+        ] {
+            assert_eq!(
+                plugin_invocation(OsStr::new(argv0)),
+                Some("kubectl pod-cleaner"),
+                "{argv0}"
+            );
+        }
+        for argv0 in [
+            "ops-pod-cleaner",
+            "/usr/bin/ops-pod-cleaner",
+            "kubectl-pod_cleanerx",
+            "",
+        ] {
+            assert_eq!(plugin_invocation(OsStr::new(argv0)), None, "{argv0}");
+        }
+    }
 }

@@ -9,7 +9,7 @@ pub mod text_log;
 pub mod ui;
 
 // The core, under the names the binary's modules use.
-pub use opc_core::{Error, Result, error};
+pub use opc_core::{Error, OnePick, Result, Usage, error};
 use opc_core::{
     actions, clock, cluster, config, inert, lease, pod, policy, report, rules, session, worker,
 };

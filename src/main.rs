@@ -2,14 +2,13 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use opc_core::actions::ACTION_LOG;
 use ops_pod_cleaner::cli::{Cli, LogFormat};
 use ops_pod_cleaner::commands;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::from_process_args();
     // Our own warnings by default (kube logs connection errors we already report), and the
     // action log whatever the filter says: what the product did is never filtered out.
     let filter = EnvFilter::try_from_env("OPS_POD_CLEANER_LOG")

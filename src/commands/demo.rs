@@ -5,6 +5,8 @@ use crate::Result;
 use crate::cluster::{Cluster, Deadlines};
 
 /// The demo clusters' context names; none without the simulator.
+pub(crate) use imp::CONTEXTS;
+
 pub(crate) fn contexts() -> Vec<String> {
     imp::CONTEXTS.iter().map(|c| c.to_string()).collect()
 }
@@ -22,7 +24,7 @@ pub(crate) use imp::Running;
 #[cfg(feature = "demo")]
 mod imp {
     use futures::future::try_join_all;
-    pub(super) use kube_sim::demo::CONTEXTS;
+    pub(crate) use kube_sim::demo::CONTEXTS;
     use kube_sim::demo::{self, Demo};
 
     use crate::cluster::{Cluster, Deadlines, client_with_deadlines};
@@ -54,21 +56,22 @@ mod imp {
     /// The simulator's error in the command line's words.
     fn demo_error(e: kube_sim::Error) -> Error {
         match e {
-            kube_sim::Error::UnknownDemo(name) => Error::Usage(format!(
-                "no demo context {name:?}: --demo offers {}",
-                CONTEXTS.join(" and ")
-            )),
-            start @ kube_sim::Error::Start { .. } => Error::Cluster(start.to_string()),
+            kube_sim::Error::UnknownDemo(name) => crate::Usage::UnknownDemo {
+                name,
+                offered: CONTEXTS.to_vec(),
+            }
+            .into(),
+            kube_sim::Error::Start { name, source } => Error::DemoStart { name, source },
         }
     }
 }
 
 #[cfg(not(feature = "demo"))]
 mod imp {
+    use crate::Result;
     use crate::cluster::{Cluster, Deadlines};
-    use crate::{Error, Result};
 
-    pub(super) const CONTEXTS: [&str; 0] = [];
+    pub(crate) const CONTEXTS: [&str; 0] = [];
 
     /// Never made: there is nothing to run.
     pub(crate) enum Running {}
@@ -77,10 +80,6 @@ mod imp {
         _names: &[String],
         _deadlines: Deadlines,
     ) -> Result<(Vec<Cluster>, Vec<Running>)> {
-        Err(Error::Usage(
-            "--demo needs the simulated clusters, which this build leaves out: build with \
-             the `demo` feature (on by default)"
-                .into(),
-        ))
+        Err(crate::Usage::NoDemoInBuild.into())
     }
 }

@@ -22,7 +22,7 @@ use crate::policy::Policy;
 use crate::report::{DeliveryPolicy, Reporter};
 use crate::session::ClusterSession;
 use crate::worker::{self, Standby, WorkerHandle, WorkerOptions};
-use crate::{Error, Result};
+use crate::{Error, OnePick, Result, Usage};
 
 pub(crate) struct Mode {
     pub(crate) once: bool,
@@ -36,9 +36,12 @@ pub(crate) async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
     let config = super::load_config(global)?;
     let targets = open_one(global, &config, "headless").await?;
     let [cluster] = targets.clusters.as_slice() else {
-        return Err(Error::Usage(
-            "headless works on one cluster; pass at most one --context and run one replica set per cluster".into(),
-        ));
+        return Err(Usage::OneCluster {
+            command: "headless",
+            named: targets.clusters.len(),
+            pick: OnePick::Kubeconfig,
+        }
+        .into());
     };
     let policy = Policy::new(global.flags(), &config);
     let session = ClusterSession::open(
@@ -78,11 +81,7 @@ pub(crate) async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
 /// Unattended, a missing audit log is a start-up error, not a worker that never acts.
 fn required_audit(policy: &Policy) -> Result<Audit> {
     match Audit::open(policy) {
-        Audit::Unavailable { path, why } => Err(Error::Usage(format!(
-            "the audit log {} cannot be opened ({why}); set audit.path in the config to a \
-             writable file, or pass --no-audit to act without one",
-            path.display()
-        ))),
+        Audit::Unavailable { path, why } => Err(Usage::AuditLogUnavailable { path, why }.into()),
         audit => Ok(audit),
     }
 }
@@ -367,15 +366,9 @@ async fn say_memory_budget(cache: Cache) {
 
 async fn wait_for_sync(cache: &Cache) -> Result<()> {
     let synced = tokio::time::timeout(SYNC_TIMEOUT, synced(cache));
-    synced.await.map(|_| ()).map_err(|_| {
-        let why = cache
-            .health()
-            .last_error()
-            .unwrap_or("no answer")
-            .to_string();
-        Error::Cluster(format!(
-            "the pod list did not complete within {SYNC_TIMEOUT:?} ({why})"
-        ))
+    synced.await.map(|_| ()).map_err(|_| Error::NotSynced {
+        within: SYNC_TIMEOUT,
+        last_error: cache.health().last_error().map(str::to_string),
     })
 }
 

@@ -23,10 +23,7 @@ pub const EXIT_RUNTIME: u8 = 3;
 pub async fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Some(Command::CheckConfig { file }) => match cluster_flag(&cli.global) {
-            Some(flag) => Err(Error::Usage(format!(
-                "check-config reads only the config file; {flag} names a cluster, which it \
-                 does not reach"
-            ))),
+            Some(flag) => Err(crate::Usage::ClusterFlagWithCheckConfig { flag }.into()),
             None => check_config(&file),
         },
         Some(Command::Scan { output, parked }) => scan::run(&cli.global, output, parked).await,
@@ -55,7 +52,8 @@ fn exit_code(error: &Error) -> u8 {
         | Error::HttpClient(_)
         | Error::Encode(_)
         | Error::Connect(_)
-        | Error::Cluster(_)
+        | Error::DemoStart { .. }
+        | Error::NotSynced { .. }
         | Error::Kubeconfig(_)
         | Error::Request { .. }
         | Error::Read { .. }
@@ -166,7 +164,7 @@ mod tests {
                 "config.yaml",
                 Problem::NoSettings,
             )), EXIT_CONFIG;
-            Error::Usage(_) => Error::Usage("one cluster".into()), EXIT_CONFIG;
+            Error::Usage(_) => Error::Usage(crate::Usage::NoCluster), EXIT_CONFIG;
             Error::Listen { .. } => Error::Listen {
                 addr: ([127, 0, 0, 1], 9).into(),
                 source: io_error(),
@@ -194,7 +192,14 @@ mod tests {
                 origin: Origin::Default,
                 known: vec!["staging".into()],
             }), EXIT_RUNTIME;
-            Error::Cluster(_) => Error::Cluster("gone".into()), EXIT_RUNTIME;
+            Error::DemoStart { .. } => Error::DemoStart {
+                name: "demo-eu".into(),
+                source: io_error(),
+            }, EXIT_RUNTIME;
+            Error::NotSynced { .. } => Error::NotSynced {
+                within: std::time::Duration::from_secs(120),
+                last_error: None,
+            }, EXIT_RUNTIME;
             Error::Kubeconfig(_) => Error::Kubeconfig(KubeconfigError::CurrentContextNotSet),
                 EXIT_RUNTIME;
             Error::Request { .. } => Error::Request {

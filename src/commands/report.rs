@@ -9,7 +9,7 @@ use super::open_targets;
 use crate::cli::{GlobalArgs, ReportOutput};
 use crate::report::{DeliveryPolicy, Reporter, render};
 use crate::scan::over_clusters;
-use crate::{Error, Result};
+use crate::{Result, Usage};
 
 /// Exit 0 when printed (and, with `--send`, every sink took it); 3 when a sink failed: the
 /// report waits in the spool (resent by the next `report --send` or by `headless`), or a sink
@@ -17,9 +17,7 @@ use crate::{Error, Result};
 pub(crate) async fn run(global: &GlobalArgs, output: ReportOutput, send: bool) -> Result<ExitCode> {
     let config = super::load_config(global)?;
     if send && config.report.sinks.is_empty() {
-        return Err(Error::Usage(
-            "--send needs at least one sink under report.sinks in the config (see config/default.yaml)".into(),
-        ));
+        return Err(Usage::SendWithoutSinks.into());
     }
     let reporter = Reporter::new(&config.report, DeliveryPolicy::default())?;
     let targets = open_targets(global, &config).await?;

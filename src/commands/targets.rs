@@ -9,7 +9,7 @@ use super::demo;
 use crate::cli::GlobalArgs;
 use crate::cluster::{Cluster, ConnectOptions, Deadlines, Scope, connect};
 use crate::config::Config;
-use crate::{Error, Result};
+use crate::{OnePick, Result, Usage};
 
 /// Connected clusters; keeps the simulated servers alive as long as they are needed.
 pub(crate) struct Targets {
@@ -93,9 +93,13 @@ pub(crate) async fn open_targets(global: &GlobalArgs, config: &Config) -> Result
     open_wanted(global, config, wanted).await
 }
 
-/// Exactly one cluster (for `headless`, one replica set per cluster); `why` completes the
-/// sentence "... works on one cluster" in the refusal.
-pub(crate) async fn open_one(global: &GlobalArgs, config: &Config, why: &str) -> Result<Targets> {
+/// Exactly one cluster (for `headless`, one replica set per cluster); `command` is named in
+/// the refusal.
+pub(crate) async fn open_one(
+    global: &GlobalArgs,
+    config: &Config,
+    command: &'static str,
+) -> Result<Targets> {
     let mut wanted = Wanted::from_args(global);
     // `--demo` alone is the natural first try: run on the first demo cluster, and say so.
     if let Wanted::Demo(names) = &mut wanted
@@ -106,24 +110,21 @@ pub(crate) async fn open_one(global: &GlobalArgs, config: &Config, why: &str) ->
         let others = names.split_off(1).join(", ");
         tracing::warn!(
             target: crate::actions::ACTION_LOG,
-            "{why} runs on one cluster: demo cluster {} (pass --context {others} for the other)",
+            "{command} runs on one cluster: demo cluster {} (pass --context {others} for the other)",
             names.join("")
         );
     }
     if wanted.count() != 1 {
         let pick = match &wanted {
-            Wanted::Demo(_) => format!(
-                "with --demo pass --context {}",
-                demo::contexts().join(" or --context ")
-            ),
-            Wanted::Kubeconfig(_) => {
-                "pass at most one --context, and run one replica set per cluster".to_string()
-            }
+            Wanted::Demo(_) => OnePick::Demo(demo::CONTEXTS.to_vec()),
+            Wanted::Kubeconfig(_) => OnePick::Kubeconfig,
         };
-        return Err(Error::Usage(format!(
-            "{why} works on one cluster, and {} were named: {pick}",
-            wanted.count()
-        )));
+        return Err(Usage::OneCluster {
+            command,
+            named: wanted.count(),
+            pick,
+        }
+        .into());
     }
     open_wanted(global, config, wanted).await
 }

@@ -56,7 +56,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
         scopes,
     };
     if targets.clusters.is_empty() {
-        return Err(Error::Usage("no cluster to show".into()));
+        return Err(crate::Usage::NoCluster.into());
     }
     // One audit log for every cluster: said once, not once per cluster.
     if let Audit::Unavailable { path, why } = &opener.audit {
@@ -221,7 +221,7 @@ impl Connector for Opener {
                 global.context = vec![context];
                 let targets = open_targets(&global, &opener.config).await?;
                 let Some(cluster) = targets.clusters.first().cloned() else {
-                    return Err(Error::Cluster("the simulated cluster did not start".into()));
+                    return Err(crate::Usage::NoCluster.into());
                 };
                 return Ok(opener.session(cluster, Some(targets)));
             }

@@ -25,19 +25,48 @@ pub struct Snapshot {
     pub leader: bool,
 }
 
+/// Every metric `render` writes: what alert rules and dashboards may name (the ones shipped in
+/// assets/deploy/components are checked against it, and it against `render`).
+pub const METRIC_NAMES: [&str; 15] = [
+    "opc_pods",
+    "opc_nodes_not_reporting",
+    "opc_abnormal_pods",
+    "opc_actions_total",
+    "opc_rule_paused",
+    "opc_rule_paused_namespaces",
+    "opc_auto_held_targets",
+    "opc_watch_restarts_total",
+    "opc_watch_relists_total",
+    "opc_watch_stale_seconds",
+    "opc_synced",
+    "opc_report_deliveries_total",
+    "opc_leader",
+    "opc_worker_blocked",
+    "opc_audit_failing",
+];
+
 pub fn render(s: &Snapshot, now: Instant) -> String {
     let mut out = String::new();
-    metric(&mut out, "opc_pods", "gauge", "Pods in the watch cache.");
+    cache_metrics(&mut out, s);
+    rule_metrics(&mut out, s);
+    watch_metrics(&mut out, &s.health, now);
+    worker_metrics(&mut out, s);
+    out
+}
+
+/// What the cache holds: pods, silent nodes, abnormal pods by category and cause.
+fn cache_metrics(out: &mut String, s: &Snapshot) {
+    metric(out, "opc_pods", "gauge", "Pods in the watch cache.");
     let _ = writeln!(out, "opc_pods {}", s.pods);
     metric(
-        &mut out,
+        out,
         "opc_nodes_not_reporting",
         "gauge",
         "Nodes whose Ready condition is Unknown (their kubelet stopped reporting).",
     );
     let _ = writeln!(out, "opc_nodes_not_reporting {}", s.nodes_not_reporting);
     metric(
-        &mut out,
+        out,
         "opc_abnormal_pods",
         "gauge",
         "Abnormal pods by category and cause (sum by category for the totals).",
@@ -59,8 +88,12 @@ pub fn render(s: &Snapshot, now: Instant) -> String {
             );
         }
     }
+}
+
+/// What each rule's auto-clean did and why it waits.
+fn rule_metrics(out: &mut String, s: &Snapshot) {
     metric(
-        &mut out,
+        out,
         "opc_actions_total",
         "counter",
         "Automatic actions by rule and outcome.",
@@ -72,7 +105,7 @@ pub fn render(s: &Snapshot, now: Instant) -> String {
         );
     }
     metric(
-        &mut out,
+        out,
         "opc_rule_paused",
         "gauge",
         "1 while the mass-failure breaker pauses a rule across the cluster.",
@@ -86,7 +119,7 @@ pub fn render(s: &Snapshot, now: Instant) -> String {
         );
     }
     metric(
-        &mut out,
+        out,
         "opc_rule_paused_namespaces",
         "gauge",
         "Namespaces where the breaker pauses a rule on its own (a burst there only); the \
@@ -104,7 +137,7 @@ pub fn render(s: &Snapshot, now: Instant) -> String {
         );
     }
     metric(
-        &mut out,
+        out,
         "opc_auto_held_targets",
         "gauge",
         "Targets auto-clean refused for a lasting reason (an opt-out, a bad rollout with \
@@ -117,9 +150,12 @@ pub fn render(s: &Snapshot, now: Instant) -> String {
             status.held
         );
     }
-    watch_metrics(&mut out, &s.health, now);
+}
+
+/// Report deliveries, the Lease, and whether the worker can act.
+fn worker_metrics(out: &mut String, s: &Snapshot) {
     metric(
-        &mut out,
+        out,
         "opc_report_deliveries_total",
         "counter",
         "Report deliveries by sink and result.",
@@ -131,14 +167,14 @@ pub fn render(s: &Snapshot, now: Instant) -> String {
         );
     }
     metric(
-        &mut out,
+        out,
         "opc_leader",
         "gauge",
         "1 when this replica holds the lease and may act.",
     );
     let _ = writeln!(out, "opc_leader {}", u8::from(s.leader));
     metric(
-        &mut out,
+        out,
         "opc_worker_blocked",
         "gauge",
         "1 while no automatic action can run.",
@@ -148,7 +184,14 @@ pub fn render(s: &Snapshot, now: Instant) -> String {
         "opc_worker_blocked {}",
         u8::from(s.worker.blocked.is_some())
     );
-    out
+    metric(
+        out,
+        "opc_audit_failing",
+        "gauge",
+        "1 while the audit log cannot be written (nothing acts unrecorded, so nothing acts).",
+    );
+    let audit_failing = matches!(s.worker.blocked, Some(Blocked::AuditLog(_)));
+    let _ = writeln!(out, "opc_audit_failing {}", u8::from(audit_failing));
 }
 
 fn watch_metrics(out: &mut String, health: &Health, now: Instant) {

@@ -1,5 +1,6 @@
 //! Every API permission the product uses, and which deployed role grants it. The manifests in
-//! `assets/deploy/` grant exactly these; `tests/suite/deploy.rs` keeps the two and the code in step.
+//! `assets/deploy/base/` grant exactly these; `tests/suite/deploy.rs` keeps the two and the
+//! code in step.
 //!
 //! The line drawn: the cluster-wide ClusterRole may read, delete and evict pods and change
 //! replicas through `*/scale`, but grants no verb that can change a pod template (patch or

@@ -231,6 +231,7 @@ mod tests {
             watch,
             pods: 3,
             nodes_not_reporting: 0,
+            nodes_unreadable: None,
         }
     }
 

@@ -49,6 +49,8 @@ pub struct ClusterLine {
     pub pods: usize,
     /// Nodes whose Ready condition is Unknown: their kubelet stopped reporting.
     pub nodes_not_reporting: usize,
+    /// Why nodes cannot be watched (RBAC, say): causes then come from pods alone.
+    pub nodes_unreadable: Option<String>,
 }
 
 impl ClusterLine {
@@ -59,6 +61,7 @@ impl ClusterLine {
             watch: WatchLine::Listing,
             pods: 0,
             nodes_not_reporting: 0,
+            nodes_unreadable: None,
         }
     }
 }

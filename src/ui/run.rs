@@ -58,7 +58,7 @@ pub(crate) async fn run(
     let first = sessions
         .first()
         .map(|s| s.cluster.name.clone())
-        .ok_or_else(|| Error::Usage("no cluster to show".into()))?;
+        .ok_or(crate::Usage::NoCluster)?;
     let mut state = State::new(
         &first,
         &options.scope,
@@ -190,30 +190,12 @@ impl Runtime {
             source,
         };
         let mut keys = EventStream::new();
-        let (mut caches, mut workers) = watching(&self.sessions);
+        let mut listening = Listening::to(&self.sessions);
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        let mut sigterm = signal(SignalKind::terminate()).map_err(io)?;
-        let mut sighup = signal(SignalKind::hangup()).map_err(io)?;
-        let mut sigint = signal(SignalKind::interrupt()).map_err(io)?;
-        let mut settle: Option<tokio::time::Instant> = Some(tokio::time::Instant::now());
+        let mut signals = Signals::new().map_err(io)?;
         let size = guard.terminal.size().map_err(io)?;
-        update(
-            state,
-            Event::Resize {
-                table_height: table_height(size.into(), state),
-            },
-        );
-        for (cluster, worker) in &workers {
-            let status = worker.borrow().clone();
-            update(
-                state,
-                Event::Worker {
-                    cluster: cluster.clone(),
-                    status,
-                },
-            );
-        }
+        prime(state, size.into(), &listening.workers);
         // Drawn after an event reached `update`, not on every wake-up: a busy cluster wakes the
         // loop for each cache change, and those only arm the settle timer.
         let mut dirty = true;
@@ -223,33 +205,29 @@ impl Runtime {
                 guard.terminal.draw(|f| draw(state, f)).map_err(io)?;
             }
             let event = tokio::select! {
-                key = keys.next() => match key {
-                    Some(Ok(TermEvent::Key(key))) => match key_from_crossterm(&key) {
-                        Some(binding) => Event::Key(binding),
-                        None => continue,
-                    },
-                    Some(Ok(TermEvent::Resize(w, h))) => Event::Resize {
-                        table_height: table_height(ratatui::layout::Rect::new(0, 0, w, h), state),
-                    },
-                    Some(Ok(_)) => continue,
-                    Some(Err(_)) | None => break,
+                input = keys.next() => match from_terminal(input, state) {
+                    Input::Event(event) => event,
+                    Input::Ignored => continue,
+                    Input::Closed => break,
                 },
                 // Not listened to while a snapshot is due: a busy cluster would wake the
                 // screen for every change only to find the timer already set.
-                () = cache_changed(&mut caches), if settle.is_none() => {
-                    settle = Some(tokio::time::Instant::now() + SETTLE);
+                () = cache_changed(&mut listening.caches), if listening.settle.is_none() => {
+                    listening.settle = Some(tokio::time::Instant::now() + SETTLE);
                     continue;
                 }
-                () = sleep_until(settle), if settle.is_some() => {
-                    settle = None;
+                () = sleep_until(listening.settle), if listening.settle.is_some() => {
+                    listening.settle = None;
                     // What changes from here on arms the next snapshot.
-                    caches.iter_mut().for_each(watch::Receiver::mark_unchanged);
+                    listening.caches.iter_mut().for_each(watch::Receiver::mark_unchanged);
                     if state.bottom == super::state::BottomPane::Report || state.report.is_none() {
                         update(state, Event::Report(self.report()));
                     }
                     Event::Snapshot(self.snapshot())
                 }
-                (cluster, status) = worker_changed(&mut workers) => Event::Worker { cluster, status },
+                (cluster, status) = worker_changed(&mut listening.workers) => {
+                    Event::Worker { cluster, status }
+                }
                 // Only a redraw: rules that mature with time are promoted by the caches, which
                 // then wake the snapshot like any pod event.
                 _ = tick.tick() => {
@@ -261,33 +239,40 @@ impl Runtime {
                 Some(event) = self.inbox.recv() => event,
                 Some(opened) = self.new_sessions.recv() => {
                     let event = self.open(opened);
-                    (caches, workers) = watching(&self.sessions);
-                    settle = Some(tokio::time::Instant::now());
+                    listening.rewire(&self.sessions);
                     event
                 }
-                _ = sigterm.recv() => break,
-                _ = sighup.recv() => break,
-                _ = sigint.recv() => break,
+                () = signals.any() => break,
             };
             dirty = true;
-            for effect in update(state, event) {
-                match effect {
-                    Effect::Quit => return Ok(()),
-                    Effect::Refresh => settle = Some(tokio::time::Instant::now()),
-                    Effect::DropContext(name) => {
-                        // Dropping the session stops its watches and worker.
-                        self.sessions.retain(|s| *s.cluster.name != *name);
-                        (caches, workers) = watching(&self.sessions);
-                        settle = Some(tokio::time::Instant::now());
-                    }
-                    other => self.carry_out(other, state),
-                }
-            }
-            if state.quit {
+            let effects = update(state, event);
+            if self.carry_out_all(effects, state, &mut listening) || state.quit {
                 return Ok(());
             }
         }
         Ok(())
+    }
+
+    /// Carries out what `update` asked for; true when the screen is to close.
+    fn carry_out_all(
+        &mut self,
+        effects: Vec<Effect>,
+        state: &mut State,
+        listening: &mut Listening,
+    ) -> bool {
+        for effect in effects {
+            match effect {
+                Effect::Quit => return true,
+                Effect::Refresh => listening.settle = Some(tokio::time::Instant::now()),
+                Effect::DropContext(name) => {
+                    // Dropping the session stops its watches and worker.
+                    self.sessions.retain(|s| *s.cluster.name != *name);
+                    listening.rewire(&self.sessions);
+                }
+                other => self.carry_out(other, state),
+            }
+        }
+        false
     }
 
     /// A connection finished: swap in or add its session.
@@ -395,6 +380,102 @@ impl Runtime {
 type Workers = Vec<(ClusterName, watch::Receiver<WorkerStatus>)>;
 
 /// What the loop waits on per open cluster: cache changes and worker status.
+/// What the loop listens to besides keys and signals: the sessions' caches and workers, and
+/// when the next snapshot is due.
+struct Listening {
+    caches: Vec<watch::Receiver<u64>>,
+    workers: Workers,
+    settle: Option<tokio::time::Instant>,
+}
+
+impl Listening {
+    /// Listening to `sessions`, with a first snapshot due now.
+    fn to(sessions: &[Session]) -> Listening {
+        let (caches, workers) = watching(sessions);
+        Listening {
+            caches,
+            workers,
+            settle: Some(tokio::time::Instant::now()),
+        }
+    }
+
+    /// The sessions changed: listen to the new ones, and show them at once.
+    fn rewire(&mut self, sessions: &[Session]) {
+        *self = Listening::to(sessions);
+    }
+}
+
+/// The signals that close the screen as `q` does.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    hangup: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            hangup: signal(SignalKind::hangup())?,
+            interrupt: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    async fn any(&mut self) {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.hangup.recv() => {}
+            _ = self.interrupt.recv() => {}
+        }
+    }
+}
+
+/// What the terminal sent, for the loop.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "made and matched at once, never stored"
+)]
+enum Input {
+    Event(Event),
+    Ignored,
+    /// The terminal is gone: the screen closes.
+    Closed,
+}
+
+fn from_terminal(input: Option<std::io::Result<TermEvent>>, state: &State) -> Input {
+    match input {
+        Some(Ok(TermEvent::Key(key))) => match key_from_crossterm(&key) {
+            Some(binding) => Input::Event(Event::Key(binding)),
+            None => Input::Ignored,
+        },
+        Some(Ok(TermEvent::Resize(w, h))) => Input::Event(Event::Resize {
+            table_height: table_height(ratatui::layout::Rect::new(0, 0, w, h), state),
+        }),
+        Some(Ok(_)) => Input::Ignored,
+        Some(Err(_)) | None => Input::Closed,
+    }
+}
+
+/// The first events: the terminal's size and each worker's status as it stands.
+fn prime(state: &mut State, size: ratatui::layout::Rect, workers: &Workers) {
+    update(
+        state,
+        Event::Resize {
+            table_height: table_height(size, state),
+        },
+    );
+    for (cluster, worker) in workers {
+        let status = worker.borrow().clone();
+        update(
+            state,
+            Event::Worker {
+                cluster: cluster.clone(),
+                status,
+            },
+        );
+    }
+}
+
 fn watching(sessions: &[Session]) -> (Vec<watch::Receiver<u64>>, Workers) {
     let caches = sessions
         .iter()
@@ -438,6 +519,7 @@ fn cluster_line(session: &Session, now: Instant) -> ClusterLine {
         watch: watch_line(&session.cluster.cache.health(), now),
         pods: session.cluster.cache.len(),
         nodes_not_reporting: session.cluster.cache.nodes_not_reporting(),
+        nodes_unreadable: session.cluster.cache.nodes_unreadable_why(),
     }
 }
 

@@ -14,7 +14,7 @@ use crate::cluster::ClusterName;
 use crate::config::UiConfig;
 use crate::report::RestartReport;
 use crate::rules::{RuleKind, RuleSpec};
-use crate::worker::{Blocked, Pause, WorkerStatus};
+use crate::worker::{Blocked, HeldReason, Pause, WorkerStatus};
 
 /// Where the watch stands, as the header says it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -255,14 +255,15 @@ impl State {
         if reported.len() == 1 {
             return (*first).clone();
         }
-        let named = |cluster: &str, why: &str| format!("{cluster}: {why}");
         let mut all = (*first).clone();
         all.blocked = None;
         for status in all.rules.values_mut() {
             for pause in &mut status.paused {
-                pause.why = named(first_name, &pause.why);
+                pause.cluster = Some((*first_name).clone());
             }
-            status.held_reason = status.held_reason.take().map(|why| named(first_name, &why));
+            if let Some(held) = &mut status.held_reason {
+                held.cluster = Some((*first_name).clone());
+            }
         }
         for (cluster, other) in workers {
             all.master_auto |= other.master_auto;
@@ -274,11 +275,14 @@ impl State {
                 ours.failures += theirs.failures;
                 ours.held += theirs.held;
                 ours.paused.extend(theirs.paused.iter().map(|pause| Pause {
-                    why: named(cluster, &pause.why),
+                    cluster: Some((*cluster).clone()),
                     ..pause.clone()
                 }));
                 if ours.held_reason.is_none() {
-                    ours.held_reason = theirs.held_reason.as_ref().map(|why| named(cluster, why));
+                    ours.held_reason = theirs.held_reason.as_ref().map(|held| HeldReason {
+                        cluster: Some((*cluster).clone()),
+                        ..held.clone()
+                    });
                 }
             }
         }

@@ -521,7 +521,7 @@ fn builtin_equals_code_defaults() {
     assert_eq!(builtin, Config::default());
     assert_eq!(builtin.source, ConfigSource::Builtin);
     // The file itself parses (builtin() would hide a broken file behind the code defaults).
-    let text = include_str!("../../config/default.yaml");
+    let text = include_str!("../../crates/core/config/default.yaml");
     let mut parsed = Config::from_yaml(text, "config/default.yaml").expect("default.yaml parses");
     parsed.source = ConfigSource::Builtin;
     assert_eq!(parsed, Config::default());

@@ -3,10 +3,13 @@
 //! pod template or another component's objects; the ConfigMap is a valid config whose webhook
 //! secrets come from the Secret the StatefulSet mounts; the StatefulSet is hardened, keeps its
 //! state on a volume claim and has a liveness probe a slow API server cannot trip; a
-//! NetworkPolicy lets only the scrape reach its port.
+//! NetworkPolicy lets only the scrape reach its port. All of it as `kubectl apply -k` installs
+//! it: each install the kustomize layout offers is rendered (`support::kustomize`) and checked.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
+
+use crate::support::kustomize::{build, deploy_dir, documents};
 
 use chrono::Utc;
 use opc_core::actions::{DEFAULT_NAMESPACE, FOLLOWED_OWNERS, PARKED_CONFIGMAP, WorkloadKind};
@@ -20,39 +23,67 @@ use ops_pod_cleaner::headless::rbac::{
 use serde_json::{Value, json};
 
 /// (API group, resource, verb).
-type Permission = (String, String, String);
+pub(crate) type Permission = (String, String, String);
 /// (API group, resource, verb, the one name it is limited to).
-type Named = (String, String, String, Option<String>);
+pub(crate) type Named = (String, String, String, Option<String>);
 
+/// A file under `assets/deploy`, as text.
 fn read(file: &str) -> String {
-    std::fs::read_to_string(format!(
-        "{}/assets/deploy/{file}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
+    std::fs::read_to_string(deploy_dir().join(file)).unwrap()
 }
 
-fn documents(file: &str) -> Vec<Value> {
-    read(file)
-        .split("\n---\n")
-        .map(|doc| serde_saphyr::from_str::<Value>(doc).unwrap_or_else(|e| panic!("{file}: {e}")))
-        .collect()
+/// What `kubectl apply -k assets/deploy` installs: the first install, in dry run.
+fn installed() -> Vec<Value> {
+    build(&deploy_dir())
 }
 
-fn kind<'a>(docs: &'a [Value], kind: &str) -> &'a Value {
+/// Each directory `kubectl apply -k` installs from: the first install (in dry run), live, and
+/// the CronJob.
+pub(crate) const INSTALLS: [&str; 3] = [".", "overlays/live", "overlays/cronjob"];
+
+/// What `kubectl apply -k assets/deploy/<dir>` installs.
+pub(crate) fn install(dir: &str) -> Vec<Value> {
+    build(&deploy_dir().join(dir))
+}
+
+/// The pod template of an install's one worker, a StatefulSet's or a CronJob's.
+pub(crate) fn worker_pod(objects: &[Value]) -> Value {
+    let templates: Vec<&Value> = objects
+        .iter()
+        .filter_map(|o| match o["kind"].as_str() {
+            Some("StatefulSet") => Some(&o["spec"]["template"]),
+            Some("CronJob") => Some(&o["spec"]["jobTemplate"]["spec"]["template"]),
+            Some("Deployment" | "DaemonSet" | "Job" | "Pod" | "ReplicaSet") => {
+                panic!("an unexpected workload: {o}")
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(templates.len(), 1, "one worker per install");
+    templates[0].clone()
+}
+
+/// The object of this kind and name.
+pub(crate) fn named<'a>(docs: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    docs.iter()
+        .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind} {name}"))
+}
+
+pub(crate) fn kind<'a>(docs: &'a [Value], kind: &str) -> &'a Value {
     docs.iter()
         .find(|d| d["kind"] == kind)
         .unwrap_or_else(|| panic!("no {kind}"))
 }
 
-fn strings(v: &Value) -> Vec<String> {
+pub(crate) fn strings(v: &Value) -> Vec<String> {
     v.as_array()
         .map(|a| a.iter().map(|s| s.as_str().unwrap().to_string()).collect())
         .unwrap_or_default()
 }
 
 /// Every (group, resource, verb, name) a role's rules grant; no name: any object.
-fn grants(role: &Value) -> BTreeSet<Named> {
+pub(crate) fn grants(role: &Value) -> BTreeSet<Named> {
     let mut set = BTreeSet::new();
     for rule in role["rules"].as_array().unwrap() {
         let names = strings(&rule["resourceNames"]);
@@ -75,7 +106,7 @@ fn grants(role: &Value) -> BTreeSet<Named> {
 }
 
 /// A cluster-wide role's grants; none of them may be limited by name.
-fn unnamed(role: &Value) -> BTreeSet<Permission> {
+pub(crate) fn unnamed(role: &Value) -> BTreeSet<Permission> {
     grants(role)
         .into_iter()
         .map(|(g, r, v, name)| {
@@ -85,18 +116,18 @@ fn unnamed(role: &Value) -> BTreeSet<Permission> {
         .collect()
 }
 
-fn triples(list: &[(&str, &str, &str)]) -> BTreeSet<Permission> {
+pub(crate) fn triples(list: &[(&str, &str, &str)]) -> BTreeSet<Permission> {
     list.iter()
         .map(|(g, r, v)| (g.to_string(), r.to_string(), v.to_string()))
         .collect()
 }
 
 fn cluster_role() -> Value {
-    kind(&documents("rbac.yaml"), "ClusterRole").clone()
+    kind(&installed(), "ClusterRole").clone()
 }
 
-fn role() -> Value {
-    kind(&documents("rbac.yaml"), "Role").clone()
+pub(crate) fn role() -> Value {
+    kind(&installed(), "Role").clone()
 }
 
 #[test]
@@ -195,7 +226,7 @@ fn the_cluster_role_cannot_change_a_pod_template_or_anothers_lease() {
 
 #[test]
 fn finalizer_removal_is_a_separate_optional_cluster_role() {
-    let docs = documents("rbac-finalizers.yaml");
+    let docs = documents(&deploy_dir().join("rbac-finalizers.yaml"));
     assert_eq!(docs.len(), 1, "the role only: whoever wants it binds it");
     let finalizers = kind(&docs, "ClusterRole");
     assert_eq!(unnamed(finalizers), triples(FINALIZER_PERMISSIONS));
@@ -326,7 +357,7 @@ fn every_call_the_code_makes_is_granted_or_named_personal() {
 
 #[test]
 fn the_bindings_name_the_service_account_the_statefulset_runs_as() {
-    let rbac = documents("rbac.yaml");
+    let rbac = installed();
     let account = kind(&rbac, "ServiceAccount");
     let namespace = &account["metadata"]["namespace"];
     for (binding, role) in [
@@ -351,7 +382,7 @@ fn the_bindings_name_the_service_account_the_statefulset_runs_as() {
         kind(&rbac, "RoleBinding")["metadata"]["namespace"],
         *namespace
     );
-    let parked = kind(&documents("parked.yaml"), "ConfigMap").clone();
+    let parked = named(&rbac, "ConfigMap", PARKED_CONFIGMAP).clone();
     assert_eq!(parked["metadata"]["namespace"], *namespace);
     let set = statefulset();
     assert_eq!(set["metadata"]["namespace"], *namespace);
@@ -363,8 +394,7 @@ fn the_bindings_name_the_service_account_the_statefulset_runs_as() {
 
 #[test]
 fn the_parked_config_map_ships_without_data_so_apply_keeps_its_entries() {
-    let parked = kind(&documents("parked.yaml"), "ConfigMap").clone();
-    assert_eq!(parked["metadata"]["name"], PARKED_CONFIGMAP);
+    let parked = named(&installed(), "ConfigMap", PARKED_CONFIGMAP).clone();
     assert!(parked.get("data").is_none(), "{parked}");
     // The Role grants no create on ConfigMaps: the manifest is what makes it exist.
     assert!(
@@ -375,7 +405,7 @@ fn the_parked_config_map_ships_without_data_so_apply_keeps_its_entries() {
 }
 
 fn statefulset() -> Value {
-    kind(&documents("statefulset.yaml"), "StatefulSet").clone()
+    kind(&installed(), "StatefulSet").clone()
 }
 
 #[test]
@@ -405,7 +435,7 @@ fn the_statefulset_is_hardened_and_probes_readyz_and_healthz() {
         args.windows(2).any(|w| w == ["--listen", "0.0.0.0:9090"]),
         "the metrics port is opened on purpose in the pod, not by default: {args:?}"
     );
-    let service = kind(&documents("statefulset.yaml"), "Service").clone();
+    let service = kind(&installed(), "Service").clone();
     assert_eq!(set["spec"]["serviceName"], service["metadata"]["name"]);
 }
 
@@ -473,16 +503,15 @@ fn a_slow_api_server_cannot_trip_the_liveness_probe() {
 
 /// A Secret key the StatefulSet hands to its container.
 #[derive(Debug, PartialEq)]
-struct SecretKey {
+pub(crate) struct SecretKey {
     secret: String,
     key: String,
 }
 
-/// What the container sees from Secrets: mounted items as files and `secretKeyRef`
+/// What the container of `pod` (a pod spec) sees from Secrets: mounted items as files and `secretKeyRef`
 /// variables, each holding a stand-in that parses as a URL (so as any secret too).
-fn from_secrets(deployment: &Value) -> (FixedEnvironment, Vec<SecretKey>) {
+pub(crate) fn from_secrets(pod: &Value) -> (FixedEnvironment, Vec<SecretKey>) {
     const STAND_IN: &str = "https://stand-in.invalid/hook/from-a-secret";
-    let pod = &deployment["spec"]["template"]["spec"];
     let container = &pod["containers"][0];
     let mut env = FixedEnvironment::new();
     let mut keys = Vec::new();
@@ -527,13 +556,18 @@ fn from_secrets(deployment: &Value) -> (FixedEnvironment, Vec<SecretKey>) {
     (env, keys)
 }
 
-/// The ConfigMap's config, loaded as the Deployment's container would load it.
+/// The ConfigMap's config, loaded as the StatefulSet's container would load it.
 fn deployed_config() -> Config {
-    let map = &documents("configmap.yaml")[0];
+    config_of(&installed())
+}
+
+/// The config of an install, loaded as its worker's container would load it.
+pub(crate) fn config_of(objects: &[Value]) -> Config {
+    let map = named(objects, "ConfigMap", "ops-pod-cleaner");
     let text = map["data"]["config.yaml"].as_str().unwrap();
-    let (env, _) = from_secrets(&statefulset());
+    let (env, _) = from_secrets(&worker_pod(objects)["spec"]);
     Config::from_yaml_in(text, "configmap.yaml", &env)
-        .unwrap_or_else(|e| panic!("the ConfigMap must load with the Deployment's Secrets: {e}"))
+        .unwrap_or_else(|e| panic!("the ConfigMap must load with the worker's Secrets: {e}"))
 }
 
 #[test]
@@ -573,7 +607,7 @@ fn webhook_urls_and_secrets_come_from_a_secret_not_the_config_map() {
 fn the_readme_creates_the_secret_the_deployment_reads() {
     let readme =
         std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    let (_, keys) = from_secrets(&statefulset());
+    let (_, keys) = from_secrets(&statefulset()["spec"]["template"]["spec"]);
     assert!(!keys.is_empty(), "the Deployment reads a Secret");
     for SecretKey { secret, key } in &keys {
         let command = readme
@@ -590,32 +624,43 @@ fn the_readme_creates_the_secret_the_deployment_reads() {
     }
 }
 
+/// The README leads with the one-command install in dry run, then going live and the CronJob;
+/// nothing under the layout is applied file by file (that would skip the dry run).
 #[test]
-fn the_readme_applies_every_manifest() {
+fn the_readme_installs_with_kustomize_dry_run_first() {
     let readme =
         std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    let applied: String = readme
-        .split("kubectl apply ")
-        .skip(1)
-        .map(|rest| rest.split("\n#").next().unwrap())
-        .collect();
-    let dir = format!("{}/assets/deploy", env!("CARGO_MANIFEST_DIR"));
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
-        if name.ends_with(".yaml") {
-            assert!(
-                applied.contains(&format!("assets/deploy/{name}")),
-                "the README does not apply {name}"
-            );
-        }
-    }
+    let section = readme
+        .split("## Running in the cluster")
+        .nth(1)
+        .expect("the README has a section on running in the cluster");
+    let at = |command: &str| {
+        section
+            .find(command)
+            .unwrap_or_else(|| panic!("the README does not run `{command}`"))
+    };
+    let first = at("kubectl apply -k assets/deploy\n");
+    let live = at("kubectl apply -k assets/deploy/overlays/live");
+    let cronjob = at("kubectl apply -k assets/deploy/overlays/cronjob");
+    assert!(first < live && first < cronjob, "the dry run comes first");
+    assert!(
+        section.find("kubectl apply -k assets/deploy") == Some(first),
+        "no other install before the dry run"
+    );
+    // The one file outside every kustomization: the finalizer role, for people.
+    at("kubectl apply -f assets/deploy/rbac-finalizers.yaml");
+    assert_eq!(
+        section.matches("kubectl apply -f assets/deploy").count(),
+        1,
+        "manifests are applied with -k"
+    );
     // The manifests point at the README's section on undo state.
-    assert!(read("parked.yaml").contains("\"Where undo state lives\""));
+    assert!(read("base/parked.yaml").contains("\"Where undo state lives\""));
     assert!(readme.contains("### Where undo state lives"));
 }
 
 /// The port `--listen` opens in the worker's container.
-fn listen_port(set: &Value) -> u64 {
+pub(crate) fn listen_port(set: &Value) -> u64 {
     let container = &set["spec"]["template"]["spec"]["containers"][0];
     let args = strings(&container["args"]);
     let at = args.iter().position(|a| a == "--listen").unwrap();
@@ -642,7 +687,7 @@ fn policy_port(port: &Value, set: &Value) -> u64 {
 #[test]
 fn a_network_policy_admits_only_the_scrape_to_the_listen_port() {
     let set = statefulset();
-    let policy = kind(&documents("statefulset.yaml"), "NetworkPolicy").clone();
+    let policy = kind(&installed(), "NetworkPolicy").clone();
     assert_eq!(
         policy["metadata"]["namespace"],
         set["metadata"]["namespace"]

@@ -2,7 +2,7 @@
 
 use crate::support;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -10,16 +10,15 @@ use chrono::{DateTime, Utc};
 use kube_sim::{SimCluster, SimServer};
 use opc_core::actions::{PastAction, Target};
 use opc_core::clock::Clock;
-use opc_core::cluster::{Deadlines, client_with_deadlines};
 use opc_core::cluster::{Health, Scope, ScopeHealth, WatchState};
 use opc_core::lease::{self, Held, Observed, Step, Wiring};
 use opc_core::pod::WorkloadId;
 use opc_core::rules::{CauseClass, RuleKind};
-use opc_core::worker::{Standby, WorkerCommand, WorkerStatus};
-use ops_pod_cleaner::headless::metrics::{Snapshot, healthz, readyz, render};
+use opc_core::worker::{Blocked, Standby, WorkerCommand, WorkerStatus};
+use ops_pod_cleaner::headless::metrics::{METRIC_NAMES, Snapshot, healthz, readyz, render};
 use ops_pod_cleaner::headless::{Elector, LeaseSettings, Role, Sources, bind, decide, serve};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
 use support::pods::pod;
@@ -98,11 +97,11 @@ fn settings(identity: &str) -> LeaseSettings {
 /// A little more than the lease duration of [`settings`].
 const EXPIRY: Duration = Duration::from_millis(1100);
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_follower_takes_over_only_after_the_record_stayed_unchanged() {
     let server = SimServer::start(SimCluster::new()).await.unwrap();
-    let mut a = Elector::new(server.client(), settings("a"), Clock::real());
-    let mut b = Elector::new(server.client(), settings("b"), Clock::real());
+    let mut a = Elector::new(in_process(&server), settings("a"), Clock::real());
+    let mut b = Elector::new(in_process(&server), settings("b"), Clock::real());
     let now = Utc::now();
     assert_eq!(a.round(now).await, Ok(Role::Leader));
     assert_eq!(b.round(now).await, Ok(Role::Follower("a".into())));
@@ -126,13 +125,13 @@ async fn a_follower_takes_over_only_after_the_record_stayed_unchanged() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn racing_replicas_are_decided_by_the_resource_version() {
     let server = SimServer::start(SimCluster::new()).await.unwrap();
-    let mut first = Elector::new(server.client(), settings("first"), Clock::real());
+    let mut first = Elector::new(in_process(&server), settings("first"), Clock::real());
     first.round(Utc::now()).await.unwrap();
-    let mut ex = Elector::new(server.client(), settings("x"), Clock::real());
-    let mut ey = Elector::new(server.client(), settings("y"), Clock::real());
+    let mut ex = Elector::new(in_process(&server), settings("x"), Clock::real());
+    let mut ey = Elector::new(in_process(&server), settings("y"), Clock::real());
     assert!(matches!(ex.round(Utc::now()).await, Ok(Role::Follower(_))));
     assert!(matches!(ey.round(Utc::now()).await, Ok(Role::Follower(_))));
     // Both see the lease expire at the same time; only one write can carry the current version.
@@ -145,12 +144,12 @@ async fn racing_replicas_are_decided_by_the_resource_version() {
     assert_eq!(leaders, 1, "{x:?} {y:?}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_skewed_renew_time_neither_expires_a_live_holder_nor_keeps_a_dead_one() {
     let cluster = SimCluster::new();
     let server = SimServer::start(cluster.clone()).await.unwrap();
-    let mut a = Elector::new(server.client(), settings("a"), Clock::real());
-    let mut b = Elector::new(server.client(), settings("b"), Clock::real());
+    let mut a = Elector::new(in_process(&server), settings("a"), Clock::real());
+    let mut b = Elector::new(in_process(&server), settings("b"), Clock::real());
     assert_eq!(a.round(Utc::now()).await, Ok(Role::Leader));
     // The holder's clock is an hour slow: by the wall clock, its lease looks long expired.
     cluster
@@ -169,45 +168,9 @@ async fn a_skewed_renew_time_neither_expires_a_live_holder_nor_keeps_a_dead_one(
     assert_eq!(b.round(Utc::now()).await, Ok(Role::Leader));
 }
 
-/// A TCP relay to `target` that a test can cut (a network partition): while cut, nothing
-/// passes either way and connections stay open.
-async fn relay(target: SocketAddr, cut: watch::Receiver<bool>) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((inbound, _)) = listener.accept().await {
-            let Ok(outbound) = TcpStream::connect(target).await else {
-                continue;
-            };
-            let (in_read, in_write) = inbound.into_split();
-            let (out_read, out_write) = outbound.into_split();
-            tokio::spawn(pass(in_read, out_write, cut.clone()));
-            tokio::spawn(pass(out_read, in_write, cut.clone()));
-        }
-    });
-    addr
-}
-
-async fn pass(
-    mut from: tokio::net::tcp::OwnedReadHalf,
-    mut to: tokio::net::tcp::OwnedWriteHalf,
-    mut cut: watch::Receiver<bool>,
-) {
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        let n = match from.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        while *cut.borrow_and_update() {
-            if cut.changed().await.is_err() {
-                return;
-            }
-        }
-        if to.write_all(&buf[..n]).await.is_err() {
-            return;
-        }
-    }
+/// A client of `server` that runs on paused time with it.
+fn in_process(server: &SimServer) -> kube::Client {
+    server.in_process_client().0
 }
 
 /// One replica's election loop, as `headless` runs it.
@@ -237,19 +200,13 @@ fn replica(client: kube::Client, identity: &str) -> Replica {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_leader_that_cannot_renew_stops_before_another_can_take_over() {
     let server = SimServer::start(SimCluster::new()).await.unwrap();
-    let (cut_tx, cut) = watch::channel(false);
-    let via_relay = relay(server.addr(), cut).await;
-    let mut config = kube::Config::new(format!("http://{via_relay}").parse().unwrap());
-    config.default_retry = false;
-    let a = replica(
-        client_with_deadlines(config, Deadlines::default()).unwrap(),
-        "a",
-    );
+    let (client, link) = server.in_process_client();
+    let a = replica(client, "a");
     eventually("a to lead", || *a.leader.borrow()).await;
-    let mut b = replica(server.client(), "b");
+    let mut b = replica(in_process(&server), "b");
     // b's first round decided: it stands by, naming a.
     let told = tokio::time::timeout(Duration::from_secs(5), b.commands.recv()).await;
     assert!(
@@ -259,8 +216,8 @@ async fn a_leader_that_cannot_renew_stops_before_another_can_take_over() {
     assert!(!*b.leader.borrow(), "b follows while a renews");
 
     // a's renewals now hang (sent, never answered); b still reaches the server.
-    cut_tx.send_replace(true);
-    let cut_at = Instant::now();
+    link.cut();
+    let cut_at = tokio::time::Instant::now();
     eventually("a to step down", || !*a.leader.borrow()).await;
     let a_stopped = cut_at.elapsed();
     eventually("b to take over", || *b.leader.borrow()).await;
@@ -292,12 +249,13 @@ struct Acting {
     _stop: watch::Sender<bool>,
 }
 
-fn acting(client: kube::Client, identity: &str, dir: &std::path::Path) -> Acting {
+/// `clock`: shared by the replicas, so that their audit times compare on paused time.
+fn acting(client: kube::Client, identity: &str, dir: &std::path::Path, clock: Clock) -> Acting {
     use opc_core::actions::{Audit, AuditLog, Executor, RetryPolicy};
     use opc_core::cluster::{Cache, WatchSettings, spawn_watches};
     use opc_core::config::Config;
     use opc_core::policy::{Flags, Policy};
-    let cache = Cache::new();
+    let cache = Cache::for_cluster("sim", opc_core::rules::default_chain(), clock);
     let watch_settings = WatchSettings {
         stale_after: Duration::from_secs(5),
         min_backoff: Duration::from_millis(50),
@@ -339,7 +297,7 @@ fn acting(client: kube::Client, identity: &str, dir: &std::path::Path) -> Acting
     let worker = opc_core::worker::spawn(cache, std::sync::Arc::new(executor), &policy, options);
     let (leader_tx, leader) = watch::channel(false);
     let (_stop, stop) = watch::channel(false);
-    let elector = Elector::new(client, settings_for_overlap(identity), Clock::real());
+    let elector = Elector::new(client, settings_for_overlap(identity), clock);
     let wiring = Wiring {
         worker: worker.commands.clone(),
         recent: worker.recent.clone(),
@@ -378,32 +336,18 @@ fn acted_at(audit: &std::path::Path) -> Vec<DateTime<Utc>> {
         .collect()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_partitioned_leader_and_its_successor_never_act_at_the_same_time() {
     let sim = SimCluster::new();
     let server = SimServer::start(sim.clone()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let (cut_tx, cut) = watch::channel(false);
-    let via_relay = relay(server.addr(), cut).await;
-    let mut config = kube::Config::new(format!("http://{via_relay}").parse().unwrap());
-    config.default_retry = false;
-    let short = Deadlines {
-        connect: Duration::from_secs(1),
-        request: Duration::from_millis(200),
-    };
-    // a's requests may take the default 30 s: only the lease's time left can cut its action
-    // short when the partition hits mid-request.
-    let a = acting(
-        client_with_deadlines(config, Deadlines::default()).unwrap(),
-        "a",
-        dir.path(),
-    );
+    // a's requests have no deadline of their own: only the lease's time left can cut its
+    // action short when the partition hits mid-request.
+    let (client, link) = server.in_process_client();
+    let clock = Clock::starting_at(Utc::now());
+    let a = acting(client, "a", dir.path(), clock);
     eventually("a to lead", || *a.leader.borrow()).await;
-    let b = acting(
-        client_with_deadlines(server.config(), short).unwrap(),
-        "b",
-        dir.path(),
-    );
+    let b = acting(in_process(&server), "b", dir.path(), clock);
     // Evicted pods keep coming; whoever leads deletes them.
     let feeder = tokio::spawn({
         let sim = sim.clone();
@@ -416,7 +360,7 @@ async fn a_partitioned_leader_and_its_successor_never_act_at_the_same_time() {
         }
     });
     eventually("a to act", || !acted_at(&a.audit).is_empty()).await;
-    cut_tx.send_replace(true);
+    link.cut();
     eventually("a to step down", || !*a.leader.borrow()).await;
     eventually("b to take over", || *b.leader.borrow()).await;
     eventually("b to act", || !acted_at(&b.audit).is_empty()).await;
@@ -518,7 +462,7 @@ fn metrics_text_has_every_family() {
                 RuleKind::ImagePull,
                 opc_core::worker::RuleStatus {
                     held: 2,
-                    held_reason: Some("bad rollout: 3 replicas still available".into()),
+                    held_reason: Some(crate::support::pauses::bad_rollout("shop", "web", 3)),
                     ..Default::default()
                 },
             )]),
@@ -548,6 +492,60 @@ fn metrics_text_has_every_family() {
             "missing {line:?} in\n{text}"
         );
     }
+}
+
+/// A synced replica's snapshot with nothing found and nothing done, but `worker`.
+fn idle_snapshot(worker: WorkerStatus, now: Instant) -> Snapshot {
+    Snapshot {
+        pods: 0,
+        nodes_not_reporting: 0,
+        findings: BTreeMap::new(),
+        actions: BTreeMap::new(),
+        deliveries: BTreeMap::new(),
+        health: health(true, None, now),
+        worker,
+        leader: true,
+    }
+}
+
+fn has_line(text: &str, line: &str) -> bool {
+    text.lines().any(|l| l == line)
+}
+
+/// An alert on "the audit log fails" needs its own series: `opc_worker_blocked` is 1 on every
+/// follower too, and for a stale view, so it cannot tell.
+#[test]
+fn an_audit_log_that_cannot_be_written_has_its_own_metric() {
+    let now = Instant::now();
+    let failing = WorkerStatus {
+        blocked: Some(Blocked::AuditLog(
+            "the audit log /var/lib/ops-pod-cleaner/audit.jsonl cannot be written".into(),
+        )),
+        ..WorkerStatus::default()
+    };
+    let text = render(&idle_snapshot(failing, now), now);
+    assert!(has_line(&text, "opc_audit_failing 1"), "{text}");
+    assert!(has_line(&text, "opc_worker_blocked 1"), "{text}");
+    let waiting = WorkerStatus {
+        blocked: Some(Blocked::NotSynced),
+        ..WorkerStatus::default()
+    };
+    let text = render(&idle_snapshot(waiting, now), now);
+    assert!(has_line(&text, "opc_audit_failing 0"), "{text}");
+    assert!(has_line(&text, "opc_worker_blocked 1"), "{text}");
+}
+
+/// The list the shipped alert rules and dashboard are checked against is what `/metrics` has.
+#[test]
+fn the_list_of_metric_names_is_what_render_writes() {
+    let now = Instant::now();
+    let text = render(&idle_snapshot(WorkerStatus::default(), now), now);
+    let written: BTreeSet<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    assert_eq!(written, BTreeSet::from(METRIC_NAMES));
 }
 
 /// The endpoints on a free port, over `cache`.
@@ -723,7 +721,7 @@ async fn a_scrape_counts_a_matured_rule_without_writing_to_the_cache() {
 #[tokio::test]
 async fn a_successor_inherits_the_recent_actions_written_on_the_lease() {
     let server = SimServer::start(SimCluster::new()).await.unwrap();
-    let mut a = Elector::new(server.client(), settings("a"), Clock::real());
+    let mut a = Elector::new(in_process(&server), settings("a"), Clock::real());
     let sent = vec![PastAction {
         at: Utc::now(),
         rule: RuleKind::ImagePull,
@@ -734,7 +732,7 @@ async fn a_successor_inherits_the_recent_actions_written_on_the_lease() {
     a.set_recent(sent.clone());
     assert_eq!(a.round(Utc::now()).await, Ok(Role::Leader));
     a.release().await;
-    let mut b = Elector::new(server.client(), settings("b"), Clock::real());
+    let mut b = Elector::new(in_process(&server), settings("b"), Clock::real());
     assert_eq!(b.round(Utc::now()).await, Ok(Role::Leader));
     assert_eq!(b.take_inherited(), Some(sent));
     assert_eq!(b.take_inherited(), None, "handed over once");

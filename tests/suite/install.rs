@@ -178,3 +178,364 @@ fn version_names_the_commit_the_build_date_and_the_features() {
     // The suite builds with the default features.
     assert_eq!(features, "demo", "{line}");
 }
+
+// The release archives, as the release workflow ships them, and the kubectl plugin.
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The release tag of this version: archives and the krew manifest are named after it.
+fn tag() -> String {
+    format!("v{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The one spelling of an archive's name, for the script's output and the krew URLs alike.
+fn archive_name(tag: &str, target: &str, ext: &str) -> String {
+    format!("ops-pod-cleaner-{tag}-{target}.{ext}")
+}
+
+fn host_target() -> String {
+    let out = Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .expect("rustc runs");
+    let info = String::from_utf8(out.stdout).expect("UTF-8");
+    info.lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("rustc -vV names the host")
+        .to_string()
+}
+
+/// Runs `cmd`, fails the test with its stderr unless it succeeds, returns its stdout.
+fn checked(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// `tar -tzf`, without the directory entries.
+fn tar_listing(archive: &std::path::Path) -> Vec<String> {
+    let list = checked(Command::new("tar").arg("-tzf").arg(archive));
+    let mut files: Vec<String> = list
+        .lines()
+        .filter(|l| !l.ends_with('/'))
+        .map(str::to_string)
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn build_archive_packs_the_host_archive_with_everything_a_release_ships() {
+    let out = tempfile::tempdir().unwrap();
+    let printed = checked(
+        Command::new("bash")
+            .arg(format!("{ROOT}/scripts/build-archive.sh"))
+            .args(["--binary", env!("CARGO_BIN_EXE_ops-pod-cleaner"), "--out"])
+            .arg(out.path()),
+    );
+    let name = archive_name(&tag(), &host_target(), "tar.gz");
+    let stem = name.trim_end_matches(".tar.gz");
+    let archive = out.path().join(&name);
+    assert!(printed.contains(&*archive.to_string_lossy()), "{printed}");
+
+    let mut expected: Vec<String> = [
+        "ops-pod-cleaner",
+        "LICENSE",
+        "README.md",
+        "completions/ops-pod-cleaner.bash",
+        "completions/_ops-pod-cleaner",
+        "completions/ops-pod-cleaner.fish",
+        "completions/_ops-pod-cleaner.ps1",
+        "man/ops-pod-cleaner.1",
+    ]
+    .iter()
+    .map(|f| format!("{stem}/{f}"))
+    .collect();
+    expected.sort();
+    assert_eq!(tar_listing(&archive), expected);
+
+    // The checksum file names the archive beside it, and holds.
+    let sums = std::fs::read_to_string(out.path().join(format!("{name}.sha256"))).unwrap();
+    assert!(sums.ends_with(&format!("  {name}\n")), "{sums}");
+    checked(
+        Command::new("sha256sum")
+            .args(["-c", &format!("{name}.sha256")])
+            .current_dir(out.path()),
+    );
+
+    let unpacked = out.path().join("unpacked");
+    std::fs::create_dir(&unpacked).unwrap();
+    checked(
+        Command::new("tar")
+            .arg("-xzf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(&unpacked),
+    );
+    let dir = unpacked.join(stem);
+    shipped_files_are_whole(&dir);
+    binary_is_stripped_and_runs(&dir.join("ops-pod-cleaner"));
+
+    // The debug info is kept, in its own archive, under the same directory name.
+    let debug = out.path().join(format!("{stem}-debuginfo.tar.gz"));
+    assert_eq!(
+        tar_listing(&debug),
+        [format!("{stem}/ops-pod-cleaner.debug")]
+    );
+}
+
+fn shipped_files_are_whole(dir: &std::path::Path) {
+    for file in ["LICENSE", "README.md"] {
+        assert_eq!(
+            std::fs::read(dir.join(file)).unwrap(),
+            std::fs::read(format!("{ROOT}/{file}")).unwrap(),
+            "{file}"
+        );
+    }
+    let license = std::fs::read_to_string(dir.join("LICENSE")).unwrap();
+    assert!(license.contains("Apache License\n"), "{license}");
+    for (file, shell) in [
+        ("ops-pod-cleaner.bash", "bash"),
+        ("_ops-pod-cleaner", "zsh"),
+        ("ops-pod-cleaner.fish", "fish"),
+        ("_ops-pod-cleaner.ps1", "powershell"),
+    ] {
+        let script = std::fs::read_to_string(dir.join("completions").join(file)).unwrap();
+        assert_eq!(script, stdout_of(&["completions", shell]), "{file}");
+    }
+    let page = std::fs::read_to_string(dir.join("man/ops-pod-cleaner.1")).unwrap();
+    assert_eq!(page, stdout_of(&["manpage"]));
+}
+
+fn binary_is_stripped_and_runs(binary: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(binary).unwrap().permissions().mode();
+    assert_ne!(mode & 0o111, 0, "not executable: {mode:o}");
+    let version = checked(Command::new(binary).arg("--version"));
+    assert!(version.starts_with("ops-pod-cleaner "), "{version}");
+    let Ok(sections) = Command::new("readelf").arg("-SW").arg(binary).output() else {
+        eprintln!("readelf is not installed: debug sections not checked");
+        return;
+    };
+    let sections = String::from_utf8_lossy(&sections.stdout);
+    assert!(sections.contains(".gnu_debuglink"), "{sections}");
+    // `.debug_gdb_scripts` stays: it is loaded with the program (gdb's pretty-printers), not
+    // debug info.
+    for debug_info in [".debug_info", ".debug_line", ".debug_str", ".debug_abbrev"] {
+        assert!(!sections.contains(debug_info), "{debug_info}: {sections}");
+    }
+}
+
+/// One release target, a row of scripts/targets.txt.
+struct Target {
+    triple: String,
+    /// `os/arch` as krew names the platform, for the targets krew installs.
+    krew: Option<String>,
+    archive: String,
+}
+
+fn release_targets() -> Vec<Target> {
+    let text = std::fs::read_to_string(format!("{ROOT}/scripts/targets.txt")).unwrap();
+    let targets: Vec<Target> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            [triple, _runner, krew, archive] => Target {
+                triple: triple.into(),
+                krew: (krew != "-").then(|| krew.into()),
+                archive: archive.into(),
+            },
+            _ => panic!("not `target runner krew archive`: {l}"),
+        })
+        .collect();
+    assert_eq!(targets.len(), 7, "{text}");
+    targets
+}
+
+#[derive(serde::Deserialize)]
+struct KrewManifest {
+    metadata: KrewMetadata,
+    spec: KrewSpec,
+}
+
+#[derive(serde::Deserialize)]
+struct KrewMetadata {
+    name: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct KrewSpec {
+    version: String,
+    short_description: String,
+    description: String,
+    caveats: String,
+    platforms: Vec<KrewPlatform>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct KrewPlatform {
+    selector: KrewSelector,
+    uri: String,
+    sha256: String,
+    bin: String,
+    files: Vec<KrewFile>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct KrewSelector {
+    match_labels: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(serde::Deserialize)]
+struct KrewFile {
+    from: String,
+    to: String,
+}
+
+/// .krew.yaml as krew-release-bot fills it in: `addURIAndSha "URL" TAG` becomes the URL and a
+/// checksum, `.TagName` the release tag.
+fn rendered_krew_manifest() -> KrewManifest {
+    let template = std::fs::read_to_string(format!("{ROOT}/.krew.yaml")).unwrap();
+    let mut rendered = String::new();
+    for line in template.replace("{{ .TagName }}", &tag()).lines() {
+        match line.trim_start().strip_prefix("{{ addURIAndSha \"") {
+            Some(call) => {
+                let indent = &line[..line.len() - line.trim_start().len()];
+                let (uri, rest) = call.split_once('"').unwrap();
+                assert_eq!(rest.trim(), ".TagName }}", "{line}");
+                rendered.push_str(&format!("{indent}uri: {uri}\n{indent}sha256: \"0\"\n"));
+            }
+            None => rendered.push_str(&format!("{line}\n")),
+        }
+    }
+    serde_saphyr::from_str(&rendered).unwrap_or_else(|e| panic!("{e}: {rendered}"))
+}
+
+#[test]
+fn krew_manifest_installs_the_archives_the_release_builds() {
+    let manifest = rendered_krew_manifest();
+    assert_eq!(manifest.metadata.name, "pod-cleaner");
+    assert_eq!(manifest.spec.version, tag());
+    for text in [&manifest.spec.short_description, &manifest.spec.description] {
+        assert!(!text.trim().is_empty());
+    }
+    assert!(manifest.spec.caveats.contains("kubectl pod-cleaner"));
+
+    let downloads = format!(
+        "{}/releases/download/{}",
+        env!("CARGO_PKG_REPOSITORY"),
+        tag()
+    );
+    let expected: Vec<(String, String)> = release_targets()
+        .into_iter()
+        .filter_map(|t| {
+            let uri = format!(
+                "{downloads}/{}",
+                archive_name(&tag(), &t.triple, &t.archive)
+            );
+            t.krew.map(|platform| (platform, uri))
+        })
+        .collect();
+    let platforms: Vec<(String, String)> = manifest
+        .spec
+        .platforms
+        .iter()
+        .map(|p| {
+            let labels = &p.selector.match_labels;
+            (
+                format!("{}/{}", labels["os"], labels["arch"]),
+                p.uri.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(platforms, expected);
+
+    for platform in &manifest.spec.platforms {
+        let windows = platform.selector.match_labels["os"] == "windows";
+        let bin = if windows {
+            "ops-pod-cleaner.exe"
+        } else {
+            "ops-pod-cleaner"
+        };
+        assert_eq!(platform.bin, bin);
+        assert!(!platform.sha256.is_empty());
+        // The archive's one directory is named like the archive: see build_archive above.
+        let from: Vec<(&str, &str)> = platform
+            .files
+            .iter()
+            .map(|f| (f.from.as_str(), f.to.as_str()))
+            .collect();
+        assert_eq!(
+            from,
+            [
+                (format!("ops-pod-cleaner-*/{bin}").as_str(), "."),
+                ("ops-pod-cleaner-*/LICENSE", ".")
+            ]
+        );
+    }
+}
+
+#[test]
+fn release_workflow_builds_every_target_with_the_archive_script() {
+    let workflow =
+        std::fs::read_to_string(format!("{ROOT}/.github/workflows/release.yml")).unwrap();
+    for needed in [
+        "scripts/targets.txt",
+        "scripts/build-archive.sh --target ${{ matrix.target }}",
+        "fromJSON(needs.plan.outputs.matrix)",
+        "rajatjindal/krew-release-bot",
+    ] {
+        assert!(workflow.contains(needed), "{needed}");
+    }
+}
+
+/// krew installs the binary as `kubectl-pod_cleaner`, and kubectl runs it by that path for
+/// `kubectl pod-cleaner`: what it prints must name the command the user typed.
+#[test]
+fn as_a_kubectl_plugin_it_names_itself_kubectl_pod_cleaner() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = dir.path().join("kubectl-pod_cleaner");
+    std::fs::copy(env!("CARGO_BIN_EXE_ops-pod-cleaner"), &plugin).unwrap();
+
+    let help = checked(Command::new(&plugin).arg("--help"));
+    assert!(
+        help.contains("Usage: kubectl pod-cleaner [OPTIONS] [COMMAND]"),
+        "{help}"
+    );
+    let help = checked(Command::new(&plugin).args(["headless", "--help"]));
+    assert!(
+        help.contains("Usage: kubectl pod-cleaner headless [OPTIONS]"),
+        "{help}"
+    );
+    let version = checked(Command::new(&plugin).arg("--version"));
+    assert!(
+        version.starts_with(&format!("ops-pod-cleaner {} (", env!("CARGO_PKG_VERSION"))),
+        "{version}"
+    );
+
+    let wrong = Command::new(&plugin)
+        .arg("--no-such-flag")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&wrong.stderr);
+    assert_eq!(wrong.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("Usage: kubectl pod-cleaner [OPTIONS]"),
+        "{said}"
+    );
+    assert!(!said.contains("kubectl-pod_cleaner"), "{said}");
+
+    // Under its own name it keeps it.
+    let help = stdout_of(&["--help"]);
+    assert!(
+        help.contains("Usage: ops-pod-cleaner [OPTIONS] [COMMAND]"),
+        "{help}"
+    );
+}

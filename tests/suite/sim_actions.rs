@@ -197,7 +197,7 @@ fn web() -> WorkloadRef {
     }
 }
 
-/// The ClusterRole and Role of `assets/deploy/rbac.yaml`, as the simulator's denials: no
+/// The ClusterRole and Role of `assets/deploy/base/rbac.yaml`, as the simulator's denials: no
 /// write on any workload object, no create on ConfigMaps (the manifests ship the one needed).
 fn deny_what_the_deployed_roles_do_not_grant(sim: &SimCluster) {
     for resource in [
@@ -214,7 +214,7 @@ fn deny_what_the_deployed_roles_do_not_grant(sim: &SimCluster) {
     sim.faults().deny("create", "configmaps", None);
 }
 
-/// `assets/deploy/parked.yaml`, applied.
+/// `assets/deploy/base/parked.yaml`, applied.
 fn ship_the_parked_config_map(sim: &SimCluster) {
     sim.create_config_map(typed(json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": PARKED_CONFIGMAP, "namespace": DEFAULT_NAMESPACE}})));
@@ -612,7 +612,7 @@ async fn with_only_the_deployed_permissions_and_no_parked_config_map_nothing_is_
     };
     let why = outcome.detail();
     assert!(why.starts_with("nowhere to record the 2 replicas"), "{why}");
-    assert!(why.contains("assets/deploy/parked.yaml"), "{why}");
+    assert!(why.contains("assets/deploy/base/parked.yaml"), "{why}");
     assert_eq!(
         h.sim
             .deployment("default", "web")

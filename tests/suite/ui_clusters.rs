@@ -10,7 +10,7 @@ use opc_core::actions::{
 use opc_core::cluster::Abnormal;
 use opc_core::config::KeyBinding;
 use opc_core::rules::RuleKind;
-use opc_core::worker::{Blocked, Pause, PauseScope, RuleStatus, WorkerStatus};
+use opc_core::worker::{Blocked, RuleStatus, WorkerStatus};
 use ops_pod_cleaner::ui::{
     ClusterLine, Effect, Event, Offer, Overlay, Routed, Snapshot, State, WatchLine, update,
 };
@@ -29,6 +29,7 @@ fn line(name: &str, watch: WatchLine, pods: usize) -> ClusterLine {
         watch,
         pods,
         nodes_not_reporting: 0,
+        nodes_unreadable: None,
     }
 }
 
@@ -262,6 +263,7 @@ fn space_in_the_context_list_adds_and_drops_contexts() {
 fn each_clusters_worker_is_shown_held_or_paused_with_its_name() {
     let mut s = two_clusters();
     let rules = |paused: Option<&str>| {
+        let bound = |ns: &str| crate::support::pauses::fourth_workload_in(ns, RuleKind::Evicted);
         opc_core::rules::default_chain()
             .iter()
             .map(|r| {
@@ -269,11 +271,7 @@ fn each_clusters_worker_is_shown_held_or_paused_with_its_name() {
                     auto: r.kind == RuleKind::Evicted,
                     paused: paused
                         .filter(|_| r.kind == RuleKind::Evicted)
-                        .map(|why| Pause {
-                            scope: PauseScope::Cluster,
-                            why: why.into(),
-                            resumable: true,
-                        })
+                        .map(bound)
                         .into_iter()
                         .collect(),
                     ..Default::default()
@@ -282,7 +280,7 @@ fn each_clusters_worker_is_shown_held_or_paused_with_its_name() {
             })
             .collect()
     };
-    for (cluster, paused) in [("demo", None), ("demo-us", Some("4 workloads in 10m"))] {
+    for (cluster, paused) in [("demo", None), ("demo-us", Some("tenant"))] {
         update(
             &mut s,
             Event::Worker {
@@ -298,8 +296,16 @@ fn each_clusters_worker_is_shown_held_or_paused_with_its_name() {
     let worker = s.worker();
     let evicted = &worker.rules[&RuleKind::Evicted];
     assert!(evicted.auto);
-    let whys: Vec<&str> = evicted.paused.iter().map(|p| p.why.as_str()).collect();
-    assert_eq!(whys, ["demo-us: 4 workloads in 10m"]);
+    let mut theirs = crate::support::pauses::fourth_workload_in("tenant", RuleKind::Evicted);
+    theirs.cluster = Some("demo-us".into());
+    assert_eq!(evicted.paused, [theirs]);
+    assert!(
+        evicted.paused[0]
+            .why()
+            .starts_with("demo-us: evicted would act on a 4th workload"),
+        "{}",
+        evicted.paused[0].why()
+    );
 }
 
 fn parked_row(cluster: &str, name: &str, before: i32, minutes: i64) -> ParkedRow {
@@ -492,4 +498,25 @@ fn the_header_counts_the_nodes_that_stopped_reporting_in_every_cluster() {
     let header = screen(&s, 160, 24);
     let first = header.lines().next().unwrap_or_default();
     assert!(first.contains("3 nodes not reporting"), "{header}");
+}
+
+#[test]
+fn the_cluster_list_says_why_nodes_are_not_watched() {
+    let mut s = two_clusters();
+    let Event::Snapshot(mut snap) = snapshot(WatchLine::Synced) else {
+        unreachable!("a snapshot")
+    };
+    snap.clusters[1].nodes_unreadable =
+        Some("permission denied: list nodes at cluster scope\x1b[2J".into());
+    update(&mut s, Event::Snapshot(snap));
+    press(&mut s, "C");
+    let detail = screen(&s, 120, 24);
+    let lines: Vec<&str> = detail.lines().collect();
+    let us = lines.iter().position(|l| l.contains("pods 40")).unwrap();
+    assert!(
+        lines[us + 1].contains("nodes not watched: permission denied: list nodes at cluster scope"),
+        "under the cluster it is about: {detail}"
+    );
+    assert_eq!(detail.matches("nodes not watched").count(), 1, "{detail}");
+    assert!(!detail.contains('\x1b'), "text from the API is made inert");
 }

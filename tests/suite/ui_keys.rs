@@ -553,7 +553,7 @@ fn a_cluster_added_later_gets_the_current_auto_switches() {
 /// Paused in one namespace, the dialog and the command name that namespace.
 #[test]
 fn resuming_a_paused_rule_names_and_acts_on_its_cluster_and_namespace_only() {
-    use opc_core::worker::{Pause, PauseScope, RuleStatus, WorkerStatus};
+    use opc_core::worker::{PauseScope, RuleStatus, WorkerStatus};
     use ops_pod_cleaner::ui::Routed;
     let mut s = state();
     let shop = PauseScope::Namespace("shop".into());
@@ -563,10 +563,8 @@ fn resuming_a_paused_rule_names_and_acts_on_its_cluster_and_namespace_only() {
             RuleStatus {
                 auto: true,
                 paused: paused
-                    .then(|| Pause {
-                        scope: shop.clone(),
-                        why: "imagePull would act on a 4th workload (shop/Deployment/d)".into(),
-                        resumable: true,
+                    .then(|| {
+                        crate::support::pauses::fourth_workload_in("shop", RuleKind::ImagePull)
                     })
                     .into_iter()
                     .collect(),

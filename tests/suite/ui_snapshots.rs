@@ -10,7 +10,7 @@ use opc_core::actions::{
 use opc_core::config::KeyBinding;
 use opc_core::report::{RestartReport, RestartRow, WorkloadGroup};
 use opc_core::rules::RuleKind;
-use opc_core::worker::{Blocked, Pause, PauseScope, RuleStatus, Standby};
+use opc_core::worker::{Blocked, RuleStatus, Standby};
 use ops_pod_cleaner::ui::{BottomPane, Event, PodDetails, State, WatchLine, update};
 use ui_support::{assert_snapshot, change_worker, now, on_demo, screen, state};
 
@@ -51,11 +51,12 @@ fn header_shows_staleness_badges_and_paused_rules() {
             RuleKind::ImagePull,
             RuleStatus {
                 auto: true,
-                paused: vec![Pause {
-                    scope: PauseScope::Namespace("shop".into()),
-                    why: "12 of 12 pods in shop match at once".into(),
-                    resumable: false,
-                }],
+                paused: vec![crate::support::pauses::burst_in(
+                    "shop",
+                    RuleKind::ImagePull,
+                    12,
+                    12,
+                )],
                 ..Default::default()
             },
         );
@@ -74,7 +75,7 @@ fn header_shows_staleness_badges_and_paused_rules() {
     assert!(text.contains("reconnecting for 42 s: connection refused"));
     assert!(text.contains("DRY-RUN"));
     assert!(text.contains("READONLY"));
-    assert!(text.contains("imagePull PAUSED in shop: 12 of 12"));
+    assert!(text.contains("imagePull PAUSED in shop: imagePull matches 12 of 12 pods in shop"));
     assert_snapshot("header_stale_badges", &text);
 }
 
@@ -125,9 +126,11 @@ fn rules_pane() {
             RuleStatus {
                 auto: true,
                 held: 1,
-                held_reason: Some(
-                    "bad rollout: 3 replicas still available in Deployment shop/recommender".into(),
-                ),
+                held_reason: Some(crate::support::pauses::bad_rollout(
+                    "shop",
+                    "recommender",
+                    3,
+                )),
                 ..RuleStatus::default()
             },
         );

@@ -13,7 +13,7 @@ use opc_core::actions::{Audit, Executor};
 use opc_core::config::Config;
 use opc_core::policy::{Flags, Policy};
 use opc_core::rules::RuleKind;
-use opc_core::worker::{self, Pause, PauseScope, WorkerHandle, WorkerOptions};
+use opc_core::worker::{self, Bound, Pause, PauseCause, PauseScope, WorkerHandle, WorkerOptions};
 use serde_json::json;
 use support::pods::pod;
 use support::sim::{Watched, eventually, typed};
@@ -95,7 +95,10 @@ async fn throwaway_workloads_in_one_namespace_do_not_pause_scaling_elsewhere() {
     let handle = worker(&watched, &config_with_auto(RuleKind::ImagePull));
     let paused = paused_where(&handle, RuleKind::ImagePull).await;
     assert_eq!(paused.scope, PauseScope::Namespace("tenant".into()));
-    assert!(paused.why.contains("4th workload"), "{}", paused.why);
+    let PauseCause::Workloads(Bound::InNamespace { next, acted, .. }) = &paused.cause else {
+        panic!("the bound on workloads in one namespace: {paused:?}");
+    };
+    assert_eq!((acted.len(), &*next.namespace), (3, "tenant"), "{paused}");
     // A real outage of one workload in another namespace, after the tenant's burst.
     sim.create_deployment(failing_deployment("shop", "web"));
     eventually("shop/web scaled to zero", || {

@@ -15,8 +15,8 @@ use opc_core::pod::{Interner, PodRecord, WorkloadId};
 use opc_core::rules::{RuleKind, classify, default_chain};
 use opc_core::worker::breaker::{needs_census, trips};
 use opc_core::worker::{
-    Census, Decision, Gate, Guards, Hold, Limited, Pass, Pause, PauseScope, Pauses, Standby,
-    Toggles, plan,
+    Bound, Census, Decision, Gate, Guards, Hold, Limited, Pass, Pause, PauseCause, PauseScope,
+    Pauses, Rehearsed, Standby, Toggles, plan,
 };
 use support::pods::{PodBuilder, pod};
 
@@ -191,11 +191,15 @@ fn the_ignore_annotation_holds_a_pod() {
     assert_eq!(holds(&pass), [Hold::Ignored]);
 }
 
-fn pause(scope: PauseScope, why: &str) -> Pause {
+/// A burst pause of evicted pods, `matched` of 10 pods in the scope's namespace.
+fn pause(scope: PauseScope, matched: u32) -> Pause {
+    let ns = match &scope {
+        PauseScope::Namespace(ns) => ns.clone(),
+        PauseScope::Cluster => "shop".into(),
+    };
     Pause {
         scope,
-        why: why.into(),
-        resumable: false,
+        ..crate::support::pauses::burst_in(&ns, RuleKind::Evicted, matched, 10)
     }
 }
 
@@ -206,7 +210,7 @@ fn shop() -> PauseScope {
 #[test]
 fn a_rule_paused_in_one_namespace_holds_its_pods_there_only() {
     let findings = [evicted("e", "shop"), evicted("e", "web")];
-    let in_shop = pause(shop(), "evicted matches 9 of 10 pods in shop");
+    let in_shop = pause(shop(), 9);
     let paused = Pauses::from_iter([(RuleKind::Evicted, in_shop.clone())]);
     let mut guards = Guards::new(SafetyConfig::default());
     let pass = plan(
@@ -217,11 +221,14 @@ fn a_rule_paused_in_one_namespace_holds_its_pods_there_only() {
         &mut guards,
         Instant::now(),
     );
-    assert_eq!(holds(&pass), [Hold::Paused(in_shop)]);
+    assert_eq!(holds(&pass), [Hold::Paused(Box::new(in_shop))]);
     assert_eq!(ran(&pass), 1, "web's pod is deleted");
-    assert_eq!(
-        holds(&pass)[0].to_string(),
-        "paused in shop: evicted matches 9 of 10 pods in shop"
+    let said = holds(&pass)[0].to_string();
+    assert!(
+        said.starts_with(
+            "paused in shop: evicted matches 9 of 10 pods in shop: one namespace only"
+        ),
+        "{said}"
     );
 }
 
@@ -328,16 +335,18 @@ fn plan_at(findings: &[Abnormal], guards: &mut Guards, at: Instant) -> Pass {
     )
 }
 
+/// A pod of `shop`'s Deployment `web` that cannot pull its image.
+fn failing(name: &str) -> Abnormal {
+    abnormal(
+        pod(name)
+            .ns("shop")
+            .owned_by("apps/v1", "ReplicaSet", "web-7d9f8c6b5")
+            .waiting("ImagePullBackOff"),
+    )
+}
+
 #[test]
 fn one_scale_per_workload_and_no_repeat_within_the_cooldown() {
-    let failing = |name: &str| {
-        abnormal(
-            pod(name)
-                .ns("shop")
-                .owned_by("apps/v1", "ReplicaSet", "web-7d9f8c6b5")
-                .waiting("ImagePullBackOff"),
-        )
-    };
     let findings = [failing("web-1"), failing("web-2"), failing("web-3")];
     let mut guards = Guards::new(SafetyConfig::default());
     let start = Instant::now();
@@ -386,9 +395,19 @@ fn an_outage_spread_thin_pauses_after_three_workloads_and_names_them() {
         panic!("one pause: {paused:?}");
     };
     assert_eq!(pause.scope, PauseScope::Cluster);
+    let app = |ns: &str| WorkloadId::new(ns, "Deployment", "app");
+    assert_eq!(
+        pause.cause,
+        PauseCause::Workloads(Bound::SpreadThin {
+            rule: RuleKind::ImagePull,
+            next: app("ns4"),
+            acted: vec![app("ns1"), app("ns2"), app("ns3")],
+            window: Duration::from_secs(600),
+        })
+    );
     assert!(
-        pause.why.starts_with("imagePull would act on a workload in a 4th namespace (ns4/Deployment/app) within 10m after ns1/Deployment/app, ns2/Deployment/app, ns3/Deployment/app: likely a cluster-wide cause"),
-        "{}", pause.why
+        pause.why().starts_with("imagePull would act on a workload in a 4th namespace (ns4/Deployment/app) within 10m after ns1/Deployment/app, ns2/Deployment/app, ns3/Deployment/app: likely a cluster-wide cause"),
+        "{}", pause.why()
     );
     // The pause holds, within the window and after it, until the matches clear...
     let later = start + Duration::from_secs(3600);
@@ -534,7 +553,7 @@ fn guards_restored_from_the_audit_log_give_no_fresh_budget() {
         .find(|p| p.pod.namespace == "ns4")
         .unwrap();
     assert!(
-        matches!(guards.admit(fourth, now, self::now()), Err(Hold::Paused(p)) if p.why.contains("4th namespace")),
+        matches!(guards.admit(fourth, now, self::now()), Err(Hold::Paused(p)) if matches!(p.cause, PauseCause::Workloads(Bound::SpreadThin { .. }))),
         "the workload window survives"
     );
     // A fresh restore with a bound of 10 workloads: the rate limit window survives too.
@@ -592,19 +611,21 @@ fn the_breaker_trips_on_a_registry_outage_and_names_it() {
         ..BreakerConfig::default()
     };
     let paused = trips(&findings, &census(&pods), &config, now());
+    let burst = crate::support::pauses::burst_in("shop", RuleKind::ImagePull, 40, 40);
+    assert_eq!(paused.of(RuleKind::ImagePull), [burst]);
     assert_eq!(
         only(&paused, RuleKind::ImagePull),
         (
             shop(),
-            "imagePull matches 40 of 40 pods in shop: one namespace only (its own cause, or a tenant's doing), other namespaces still act; resumes by itself once fewer match (safety.breaker.share)"
+            "imagePull matches 40 of 40 pods in shop: one namespace only (its own cause, or a tenant's doing), other namespaces still act; resumes by itself once fewer match (safety.breaker.share)".to_string()
         )
     );
 }
 
 /// The one pause of `rule`: where, and why.
-fn only(paused: &Pauses, rule: RuleKind) -> (PauseScope, &str) {
+fn only(paused: &Pauses, rule: RuleKind) -> (PauseScope, String) {
     match paused.of(rule) {
-        [pause] => (pause.scope.clone(), pause.why.as_str()),
+        [pause] => (pause.scope.clone(), pause.why()),
         other => panic!("one pause of {rule}: {other:?}"),
     }
 }
@@ -805,4 +826,81 @@ fn the_breaker_names_a_node_that_stopped_reporting_and_still_pauses() {
     assert!(why.contains("6 of 6 pods on node node-7"), "{why}");
     assert!(why.contains("node-7 stopped reporting 10m"), "{why}");
     assert!(why.contains("out-of-service"), "{why}");
+}
+
+/// A dry run's would-action on each finding planned to run, as the worker records it.
+fn rehearse(findings: &[Abnormal], rehearsed: &mut Rehearsed) {
+    let mut guards = Guards::new(SafetyConfig::default());
+    let pass = plan_at(findings, &mut guards, Instant::now());
+    for planned in pass
+        .planned
+        .iter()
+        .filter(|p| matches!(p.decision, Decision::Run(_)))
+    {
+        rehearsed.record(planned);
+    }
+}
+
+fn names(findings: &[Abnormal]) -> Vec<&str> {
+    findings.iter().map(|f| &*f.pod.name).collect()
+}
+
+#[test]
+fn a_dry_run_plans_what_it_did_as_gone_until_the_pod_changes_state() {
+    let mut rehearsed = Rehearsed::default();
+    let failed = abnormal(pod("web-1").ns("shop").failed_with(1));
+    let others = [failed.clone(), evicted("old-1", "shop")];
+    rehearse(&others[..1], &mut rehearsed);
+    assert_eq!(names(&rehearsed.outstanding(others.to_vec())), ["old-1"]);
+    // The same pod (same uid) now stuck terminating: another state, another candidate.
+    let stuck = abnormal(
+        pod("web-1")
+            .ns("shop")
+            .failed_with(1)
+            .terminating_since("2026-11-20T08:00:00Z"),
+    );
+    assert_ne!(stuck.finding.rule, failed.finding.rule);
+    assert_eq!(
+        names(&rehearsed.outstanding(vec![stuck.clone()])),
+        ["web-1"]
+    );
+    // What it was judged in is gone: the memory lets go of it.
+    rehearsed.forget_moved(&[stuck], |_| true);
+    assert!(rehearsed.is_empty());
+}
+
+#[test]
+fn a_dry_run_forgets_pods_that_leave_but_keeps_what_paused_rules_did() {
+    let mut rehearsed = Rehearsed::default();
+    let findings: Vec<Abnormal> = (0..3).map(|i| evicted(&format!("e{i}"), "shop")).collect();
+    rehearse(&findings, &mut rehearsed);
+    assert!(rehearsed.outstanding(findings.clone()).is_empty());
+    // Auto off for the rule: its findings are not read, and nothing it did is forgotten.
+    rehearsed.forget_moved(&[], |rule| rule != RuleKind::Evicted);
+    assert_eq!(rehearsed.len(), 3);
+    // Two pods left the cache: one entry is left, for the pod still there.
+    rehearsed.forget_moved(&findings[2..], |_| true);
+    assert_eq!(rehearsed.len(), 1);
+    assert!(rehearsed.outstanding(findings[2..].to_vec()).is_empty());
+}
+
+#[test]
+fn a_workload_a_dry_run_scaled_has_all_its_matching_pods_done() {
+    let findings = [failing("web-7d9f8c6b5-a"), failing("web-7d9f8c6b5-b")];
+    let mut rehearsed = Rehearsed::default();
+    rehearse(&findings, &mut rehearsed);
+    assert!(rehearsed.outstanding(findings.to_vec()).is_empty());
+    // A pod of it found for another reason is a candidate of its own.
+    let evicted = abnormal(
+        pod("web-7d9f8c6b5-c")
+            .ns("shop")
+            .owned_by("apps/v1", "ReplicaSet", "web-7d9f8c6b5")
+            .evicted(),
+    );
+    assert_eq!(
+        names(&rehearsed.outstanding(vec![evicted])),
+        ["web-7d9f8c6b5-c"]
+    );
+    rehearsed.forget_moved(&[], |_| true);
+    assert!(rehearsed.is_empty(), "its pods recovered: forgotten");
 }

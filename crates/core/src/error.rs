@@ -30,9 +30,9 @@ pub enum Error {
     )]
     UnsafeFile { path: PathBuf, found: FileKind },
 
-    /// The command line asks for something this build cannot do.
+    /// The command line asks for something this run cannot do.
     #[error("{0}")]
-    Usage(String),
+    Usage(#[from] crate::Usage),
 
     /// The `--listen` address cannot be bound: another one must be chosen.
     #[error("cannot listen on {addr}: {source}; choose another with --listen")]
@@ -62,8 +62,24 @@ pub enum Error {
     #[error("cannot reach the cluster: {0}")]
     Connect(#[from] crate::cluster::ConnectError),
 
-    #[error("cannot reach the cluster: {0}")]
-    Cluster(String),
+    /// The simulated cluster of `--demo` could not be started.
+    #[error("cannot start the simulated cluster {name}: {source}")]
+    DemoStart {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The first complete pod list did not arrive in time; `last_error` is the watch's.
+    #[error(
+        "cannot reach the cluster: the pod list did not complete within {}s ({})",
+        within.as_secs(),
+        last_error.as_deref().unwrap_or("no answer")
+    )]
+    NotSynced {
+        within: std::time::Duration,
+        last_error: Option<String>,
+    },
 
     /// The kubeconfig cannot be read or parsed.
     #[error("cannot read kubeconfig: {0}")]
@@ -95,7 +111,7 @@ pub enum Error {
     #[error(
         "cannot take the lease {lease}: {source}{}",
         if matches!(source, crate::lease::LeaseError::Forbidden(_)) {
-            ". Check that this identity may get/create/update leases (assets/deploy/rbac.yaml)"
+            ". Check that this identity may get/create/update leases (assets/deploy/base/rbac.yaml)"
         } else {
             ""
         }

@@ -15,8 +15,9 @@
 //! (the audit record on disk), send, conclude. Its answer is an [`actions::Outcome`]; a
 //! refusal is an [`actions::Refusal`]. The screen reads through [`actions::ClusterApi`].
 //!
-//! **Why nothing acts** is a [`worker::Blocked`]; why a cluster could not be opened, a
-//! [`cluster::ConnectError`]; everything else, an [`Error`].
+//! **Why nothing acts** is a [`worker::Blocked`]; why a rule is paused, a
+//! [`worker::PauseCause`]; why a cluster could not be opened, a [`cluster::ConnectError`]; a
+//! command line this run cannot do, a [`Usage`]; everything else, an [`Error`].
 
 pub mod actions;
 pub mod clock;
@@ -33,6 +34,8 @@ pub mod report;
 pub mod rules;
 mod safe_file;
 pub mod session;
+mod usage;
 pub mod worker;
 
 pub use error::{Error, Result};
+pub use usage::{OnePick, Usage};

@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 
 use super::cluster::SimCluster;
 use super::http;
+use super::in_process::{self, Link};
 
 /// The client config for a server on `addr`; see [`SimServer::config`].
 fn client_config(addr: SocketAddr) -> std::io::Result<kube::Config> {
@@ -85,6 +86,17 @@ impl SimServer {
     /// as clones of any `kube::Client` do.
     pub fn client(&self) -> kube::Client {
         self.client.clone()
+    }
+
+    /// A client that reaches this server without a socket, and the [`Link`] that can cut it
+    /// off: for tests on paused time (`tokio::time::pause`), where a socket would let
+    /// deadlines fire while the server is still answering.
+    pub fn in_process_client(&self) -> (kube::Client, Link) {
+        in_process::client(
+            self.cluster.clone(),
+            self.stop.subscribe(),
+            self.addr.to_string(),
+        )
     }
 
     /// Write a kubeconfig (context `sim`, namespace `default`) pointing at this server.

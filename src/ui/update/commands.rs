@@ -242,7 +242,7 @@ fn paused_by_bound(state: &State, rule: RuleKind) -> Option<(ClusterName, Pause)
         .iter()
         .filter_map(|(cluster, status)| Some((cluster, status.rules.get(&rule)?)))
         .flat_map(|(cluster, r)| r.paused.iter().map(move |p| (cluster, p)))
-        .filter(|(_, pause)| pause.resumable)
+        .filter(|(_, pause)| pause.resumable())
         .collect();
     all.iter()
         .find(|(cluster, pause)| here(cluster, pause))

@@ -89,21 +89,26 @@ pub(crate) fn contexts(
 
 /// Each open cluster's watch in full: what the header only summarises.
 pub(crate) fn clusters(open: &[&ClusterLine], area: Rect, buf: &mut Buffer) {
-    let lines: Vec<Line> = open
-        .iter()
-        .map(|c| {
-            let (text, style) = super::header::watch_text(&c.watch, 200);
-            Line::from(vec![
-                Span::styled(format!("{:<16} ", fit(&c.name, 16)), theme::accent()),
-                Span::styled(text, style),
-                Span::raw(format!("  pods {}", c.pods)),
-            ])
-        })
-        .collect();
-    let rect = centered(area, 100, open.len() as u16 + 2);
+    let mut lines: Vec<Line> = Vec::new();
+    for c in open {
+        let (text, style) = super::header::watch_text(&c.watch, 200);
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<16} ", fit(&c.name, 16)), theme::accent()),
+            Span::styled(text, style),
+            Span::raw(format!("  pods {}", c.pods)),
+        ]));
+        // Its own line: it explains causes that come from pods alone, and must not be cut.
+        if let Some(why) = &c.nodes_unreadable {
+            lines.push(Line::styled(
+                format!("{:<17}nodes not watched: {}", "", fit(why, 160)),
+                theme::warn(),
+            ));
+        }
+    }
+    let rect = centered(area, 100, lines.len() as u16 + 2);
     Clear.render(rect, buf);
     Paragraph::new(lines)
-        .wrap(Wrap { trim: true })
+        .wrap(Wrap { trim: false })
         .block(
             Block::bordered()
                 .title(" Clusters (C or Esc closes) ")

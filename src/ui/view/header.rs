@@ -139,7 +139,7 @@ fn auto_line(state: &State, w: &WorkerStatus) -> Line<'static> {
     for (rule, status) in &w.rules {
         for pause in &status.paused {
             spans.push(Span::styled(
-                inert_line(&format!("  {rule} PAUSED {}: {}", pause.scope, pause.why)),
+                inert_line(&format!("  {rule} PAUSED {}: {}", pause.scope, pause.why())),
                 theme::bad(),
             ));
         }

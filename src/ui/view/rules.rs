@@ -22,7 +22,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         let paused = status
             .paused
             .iter()
-            .map(|p| format!("PAUSED {}: {}", p.scope, p.why))
+            .map(|p| format!("PAUSED {}: {}", p.scope, p.why()))
             .collect::<Vec<_>>()
             .join("; ");
         let note = match (paused.is_empty(), &status.held_reason, rule.enabled) {

@@ -3,7 +3,9 @@
 pub mod contexts;
 pub mod e2e;
 pub mod kubelet;
+pub mod kustomize;
 pub mod mock_api;
+pub mod pauses;
 pub mod pods;
 pub mod policy;
 pub mod pty;

@@ -9,6 +9,8 @@ use tokio::task::JoinHandle;
 pub struct Watched {
     pub sim: SimCluster,
     pub server: SimServer,
+    /// The client the watches use; what a test acts through.
+    pub client: kube::Client,
     pub cache: Cache,
     _watches: Vec<JoinHandle<()>>,
 }
@@ -17,12 +19,32 @@ impl Watched {
     /// Serve `sim`, watch every namespace, and wait for the first complete list.
     pub async fn start(sim: SimCluster) -> Watched {
         let server = SimServer::start(sim.clone()).await.unwrap();
-        let cache = Cache::new();
-        let watches = spawn_watches(&server.client(), &[Scope::All], &cache, &quick_watch());
+        let client = server.client();
+        Watched::over(sim, server, client, Cache::new()).await
+    }
+
+    /// The same without a socket, on a cache whose clock follows tokio's: for tests on paused
+    /// time.
+    pub async fn in_process(sim: SimCluster) -> Watched {
+        let server = SimServer::start(sim.clone()).await.unwrap();
+        let client = server.in_process_client().0;
+        let clock = opc_core::clock::Clock::starting_at(chrono::Utc::now());
+        let cache = Cache::for_cluster("", opc_core::rules::default_chain(), clock);
+        Watched::over(sim, server, client, cache).await
+    }
+
+    async fn over(
+        sim: SimCluster,
+        server: SimServer,
+        client: kube::Client,
+        cache: Cache,
+    ) -> Watched {
+        let watches = spawn_watches(&client, &[Scope::All], &cache, &quick_watch());
         eventually("the first sync", || cache.health().synced()).await;
         Watched {
             sim,
             server,
+            client,
             cache,
             _watches: watches,
         }

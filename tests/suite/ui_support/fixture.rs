@@ -84,6 +84,7 @@ pub fn demo_line(watch: WatchLine) -> ClusterLine {
         watch,
         pods: 27,
         nodes_not_reporting: 0,
+        nodes_unreadable: None,
     }
 }
 

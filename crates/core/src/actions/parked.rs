@@ -201,7 +201,7 @@ impl<'a> ParkedStore<'a> {
                         // The deployed identity may not create it: the manifests ship it.
                         Err(StoreError::Unavailable(why)) => {
                             return Err(StoreError::Unavailable(format!(
-                                "{why}, and it does not exist (it ships in assets/deploy/parked.yaml)"
+                                "{why}, and it does not exist (it ships in assets/deploy/base/parked.yaml)"
                             )));
                         }
                         other => other,

@@ -113,6 +113,7 @@ impl Refusal {
     }
 }
 
+// One arm per refusal, each the sentence a person reads: long, and clearer in one place.
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -55,15 +55,18 @@ pub fn watch_settings(config: &crate::config::ClusterConfig) -> crate::Result<Wa
     })
 }
 
-pub(crate) fn env_duration(key: &str) -> crate::Result<Option<Duration>> {
+pub(crate) fn env_duration(key: &'static str) -> crate::Result<Option<Duration>> {
     let Some(text) = std::env::var(key).ok().filter(|v| !v.trim().is_empty()) else {
         return Ok(None);
     };
     match crate::config::parse_duration(&text) {
         Ok(d) if !d.is_zero() => Ok(Some(d)),
-        Ok(_) => Err(crate::Error::Usage(format!("${key} must be longer than 0"))),
-        Err(why) => Err(crate::Error::Usage(format!(
-            "${key}={text:?} is not a duration like 10s or 2m ({why})"
-        ))),
+        Ok(_) => Err(crate::Usage::ZeroDuration { key }.into()),
+        Err(why) => Err(crate::Usage::BadDuration {
+            key,
+            text,
+            why: why.to_string(),
+        }
+        .into()),
     }
 }

@@ -66,7 +66,8 @@ impl fmt::Display for Problem {
         match self {
             Problem::Empty => f.write_str(
                 "the file is empty (only blank lines or comments); write settings (see \
-                 config/default.yaml) or remove the file to use the built-in defaults",
+                 crates/core/config/default.yaml in the source) or remove the file to use the \
+                 built-in defaults",
             ),
             Problem::NoSettings => f.write_str(
                 "the file holds no settings (an empty document); write settings or remove the file",

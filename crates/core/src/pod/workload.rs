@@ -1,7 +1,7 @@
 //! Which workload a pod belongs to, as the on-call engineer names it.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +22,11 @@ pub struct WorkloadId {
     pub name: Arc<str>,
 }
 
+/// The kinds `WorkloadId::of` names itself (a bare pod, a ReplicaSet's Deployment), shared
+/// by every key rather than allocated for each.
+static POD: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from("Pod"));
+static DEPLOYMENT: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from("Deployment"));
+
 impl WorkloadId {
     /// A workload of its kind's usual group.
     pub fn new(namespace: &str, kind: &str, name: &str) -> WorkloadId {
@@ -37,8 +42,16 @@ impl WorkloadId {
     /// itself for a bare pod. A ReplicaSet whose name does not end in a template hash stays a
     /// ReplicaSet.
     pub fn of(pod: &PodRecord) -> WorkloadId {
+        // The census keeps one of these per workload: the namespace and an owner's kind are
+        // the pod's own interned strings, not new copies.
+        let namespace = pod.namespace.clone();
         let Some(owner) = &pod.owner else {
-            return WorkloadId::new(&pod.namespace, "Pod", &pod.name);
+            return WorkloadId {
+                namespace,
+                kind: POD.clone(),
+                group: None,
+                name: (&*pod.name).into(),
+            };
         };
         let group = owner.api_version.split_once('/').map_or("", |(g, _)| g);
         let kind = &*owner.kind;
@@ -47,13 +60,21 @@ impl WorkloadId {
         if foreign {
             let group = if group.is_empty() { "core" } else { group };
             return WorkloadId {
+                namespace,
+                kind: owner.kind.clone(),
                 group: Some(group.into()),
-                ..WorkloadId::new(&pod.namespace, kind, &owner.name)
+                name: (&*owner.name).into(),
             };
         }
-        match deployment_of(&owner.name).filter(|_| kind == "ReplicaSet") {
-            Some(deployment) => WorkloadId::new(&pod.namespace, "Deployment", deployment),
-            None => WorkloadId::new(&pod.namespace, kind, &owner.name),
+        let (kind, name) = match deployment_of(&owner.name).filter(|_| kind == "ReplicaSet") {
+            Some(deployment) => (DEPLOYMENT.clone(), deployment),
+            None => (owner.kind.clone(), &*owner.name),
+        };
+        WorkloadId {
+            namespace,
+            kind,
+            group: None,
+            name: name.into(),
         }
     }
 

@@ -6,14 +6,15 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
 
-use super::pause::{Pause, PauseScope, Pauses, listed};
+use super::pause::{Pause, PauseScope, Pauses};
+use super::pause_cause::{Burst, Group, PauseCause, Reach, SilentNode};
 use crate::cluster::Abnormal;
 use crate::config::BreakerConfig;
 use crate::node::NodeState;
 use crate::node::Readiness::NotReporting;
 use crate::pod::PodRecord;
 use crate::pod::WorkloadId;
-use crate::rules::{ActionKind, RuleKind, format_age};
+use crate::rules::{ActionKind, RuleKind};
 
 pub use crate::cluster::Census;
 
@@ -21,7 +22,7 @@ pub use crate::cluster::Census;
 struct Trip<'a> {
     matched: u32,
     total: u32,
-    place: String,
+    group: Group,
     /// Where its pods are: one namespace for a namespace or a workload, any for a node.
     namespaces: BTreeSet<&'a str>,
     /// For a node's trip, the node, when it is known to have stopped reporting.
@@ -91,14 +92,20 @@ pub fn trips(
         .into_iter()
         .map(|((rule, ns), (matched, finished))| {
             let total = census.namespace(ns) + finished;
-            (rule, matched, total, format!("in {ns}"), [ns].into(), None)
+            (
+                rule,
+                matched,
+                total,
+                Group::Namespace(ns.to_string()),
+                [ns].into(),
+                None,
+            )
         });
     let workloads = by_workload
         .into_iter()
         .map(|((rule, ns, w), (matched, finished))| {
             let total = census.workload(&w) + finished;
-            let place = format!("of {} in {ns}", w.label());
-            (rule, matched, total, place, [ns].into(), None)
+            (rule, matched, total, Group::Workload(w), [ns].into(), None)
         });
     // Every matching pod of a node is the node's trouble: the share is the whole.
     let nodes = by_node
@@ -108,14 +115,14 @@ pub fn trips(
                 rule,
                 matched,
                 matched,
-                format!("on node {node}"),
+                Group::Node(node.to_string()),
                 ns,
                 silent,
             )
         });
     let mut tripped: BTreeMap<RuleKind, Vec<Trip>> = BTreeMap::new();
     let groups = namespaces.chain(workloads).chain(nodes);
-    for (rule, matched, total, place, namespaces, silent) in groups {
+    for (rule, matched, total, group, namespaces, silent) in groups {
         let total = total.max(matched);
         let share = f64::from(matched) / f64::from(total.max(1));
         if matched < config.min_pods || share < config.share {
@@ -124,7 +131,7 @@ pub fn trips(
         tripped.entry(rule).or_default().push(Trip {
             matched,
             total,
-            place,
+            group,
             namespaces,
             silent,
         });
@@ -155,35 +162,24 @@ fn scoped(
             .filter(|t| ns.is_none_or(|ns| t.namespaces.contains(ns)))
             .max_by_key(|t| t.matched)
     };
-    let pause = |scope: PauseScope, t: &Trip, cause: &str| {
-        let why = format!(
-            "{rule} matches {} of {} pods {}{cause}; resumes by itself once fewer match \
-             (safety.breaker.share)",
-            t.matched, t.total, t.place,
-        );
-        let resumable = false;
-        (
+    let pause = |scope: PauseScope, t: &Trip, reach: Reach| {
+        let burst = Burst {
             rule,
-            Pause {
-                scope,
-                why,
-                resumable,
-            },
-        )
+            matched: t.matched,
+            total: t.total,
+            group: t.group.clone(),
+            reach,
+            silent_node: t.silent.map(|node| SilentNode {
+                name: node.name.to_string(),
+                silent_for: node.as_of().map(|at| now - at),
+            }),
+        };
+        (rule, Pause::new(scope, PauseCause::Burst(burst)))
     };
     if namespaces.len() >= cluster_namespaces {
-        let worst = worst(None);
-        let cause = format!(
-            ", bursts in {} namespaces ({}): {}",
-            namespaces.len(),
-            listed(namespaces.iter().copied()),
-            match worst.and_then(|t| t.silent) {
-                Some(node) => silent_node(node, now),
-                None => likely_cause(rule).to_string(),
-            }
-        );
-        return worst
-            .map(|t| pause(PauseScope::Cluster, t, &cause))
+        let reach = Reach::Namespaces(namespaces.iter().map(|ns| ns.to_string()).collect());
+        return worst(None)
+            .map(|t| pause(PauseScope::Cluster, t, reach))
             .into_iter()
             .collect();
     }
@@ -191,31 +187,9 @@ fn scoped(
         .iter()
         .filter_map(|ns| {
             let scope = PauseScope::Namespace(ns.to_string());
-            let t = worst(Some(ns))?;
-            let cause = match t.silent {
-                Some(node) => format!(": {}", silent_node(node, now)),
-                None => ONE_NAMESPACE.to_string(),
-            };
-            Some(pause(scope, t, &cause))
+            Some(pause(scope, worst(Some(ns))?, Reach::OneNamespace))
         })
         .collect()
-}
-
-/// A burst a node that stopped reporting explains. Explained is not safe: a node only cut
-/// off from the API server still runs its pods, and a force delete starts second copies
-/// elsewhere. So the pause holds as for any burst; only its words name the confirmed cause
-/// and what makes acting safe.
-fn silent_node(node: &NodeState, now: DateTime<Utc>) -> String {
-    let ago = node
-        .as_of()
-        .map(|at| format!(" {} ago", format_age(now - at)))
-        .unwrap_or_default();
-    format!(
-        "node {} stopped reporting{ago} (Ready Unknown); its pods may still run if it is only \
-         cut off: confirm it gone (delete the Node, or taint it \
-         node.kubernetes.io/out-of-service)",
-        node.name
-    )
 }
 
 /// Rules whose matches a lost node produces: pods stuck Terminating and pods whose node is
@@ -226,19 +200,4 @@ fn node_bound(rule: RuleKind) -> bool {
 
 fn finished(pod: &PodRecord) -> bool {
     pod.phase.finished()
-}
-
-/// Why a burst in one namespace pauses no other.
-const ONE_NAMESPACE: &str =
-    ": one namespace only (its own cause, or a tenant's doing), other namespaces still act";
-
-fn likely_cause(rule: RuleKind) -> &'static str {
-    match rule {
-        RuleKind::ImagePull => "likely a registry outage",
-        RuleKind::Evicted => "likely node pressure",
-        RuleKind::Terminating | RuleKind::Unknown => {
-            "likely a node or kubelet outage (`kubectl get nodes`: a node NotReady or Unknown)"
-        }
-        _ => "likely a cluster-wide problem, not the pods",
-    }
 }

@@ -7,7 +7,8 @@ use tokio::sync::{mpsc, watch};
 
 use super::blocked::{Blocked, Standby};
 use super::pause::{Pause, PauseScope};
-use crate::actions::PastAction;
+use crate::actions::{Outcome, PastAction};
+use crate::cluster::ClusterName;
 use crate::rules::RuleKind;
 
 /// Commands to the worker, from the TUI (keys) or the headless mode.
@@ -41,8 +42,25 @@ pub struct RuleStatus {
     pub paused: Vec<Pause>,
     /// Targets refused for a lasting reason (an opt-out, a bad rollout...), waiting to retry.
     pub held: u32,
-    /// One of their reasons, for the rules pane and `--once`.
-    pub held_reason: Option<String>,
+    /// One of their refusals, for the rules pane and `--once`.
+    pub held_reason: Option<HeldReason>,
+}
+
+/// Why targets of a rule are held: one refusal, and the cluster it came from where several
+/// clusters' statuses show as one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldReason {
+    pub outcome: Outcome,
+    pub cluster: Option<ClusterName>,
+}
+
+impl std::fmt::Display for HeldReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(cluster) = &self.cluster {
+            write!(f, "{cluster}: ")?;
+        }
+        f.write_str(&self.outcome.detail())
+    }
 }
 
 /// What the worker is doing, for the header and the rules pane. Sent on every change.

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use super::limits::RateLimiter;
-use super::pause::{Pause, PauseScope, Pauses, listed};
+use super::pause::{Pause, PauseScope, Pauses};
+use super::pause_cause::{Bound, PauseCause};
 use super::planned::{Hold, Planned};
 use crate::actions::{Outcome, PastAction, Target};
 use crate::config::{BreakerConfig, SafetyConfig};
@@ -104,11 +105,11 @@ impl Guards {
         if planned.disruptive {
             let namespace = &planned.pod.namespace;
             if let Some(pause) = spread.paused.iter().find(|p| p.scope.covers(namespace)) {
-                return Err(Hold::Paused(pause.clone()));
+                return Err(Hold::Paused(Box::new(pause.clone())));
             }
             if let Some(pause) = over_bound(&spread.acted, planned, breaker) {
                 let pause = spread.pause(pause, breaker.cluster_namespaces());
-                return Err(Hold::Paused(pause));
+                return Err(Hold::Paused(Box::new(pause)));
             }
         }
         self.limiter
@@ -182,10 +183,10 @@ impl Guards {
     }
 
     /// Per rule: how many targets wait after a refusal, and one of the reasons.
-    pub(crate) fn backing_off(&self, now: Instant) -> BTreeMap<RuleKind, (u32, String)> {
-        let mut held: BTreeMap<RuleKind, (u32, String)> = BTreeMap::new();
+    pub(crate) fn backing_off(&self, now: Instant) -> BTreeMap<RuleKind, (u32, &Outcome)> {
+        let mut held: BTreeMap<RuleKind, (u32, &Outcome)> = BTreeMap::new();
         for b in self.backoff.values().filter(|b| b.until > now) {
-            let entry = held.entry(b.rule).or_insert((0, b.reason.detail()));
+            let entry = held.entry(b.rule).or_insert((0, &b.reason));
             entry.0 += 1;
         }
         held
@@ -303,19 +304,10 @@ impl Spread {
             })
             .collect();
         let holding = if namespaces.len() >= cluster_namespaces {
-            let why = format!(
-                "the bound on workloads paused it in {} namespaces ({}): likely a cluster-wide \
-                 cause (a registry or node outage); resume it from the TUI once understood \
-                 (safety.breaker.maxWorkloads, minNamespaces)",
-                namespaces.len(),
-                listed(namespaces.iter().copied()),
-            );
+            let namespaces = namespaces.iter().map(|ns| ns.to_string()).collect();
             self.paused.clear();
-            Pause {
-                scope: PauseScope::Cluster,
-                why,
-                resumable: true,
-            }
+            let bound = Bound::ManyNamespaces { namespaces };
+            Pause::new(PauseScope::Cluster, PauseCause::Workloads(bound))
         } else {
             pause
         };
@@ -335,29 +327,21 @@ fn over_bound(
 ) -> Option<Pause> {
     let bound = breaker.max_workloads as usize;
     let namespace = planned.pod.namespace.as_str();
-    let window = crate::config::format_duration(breaker.window);
+    let (rule, window) = (planned.rule, breaker.window);
     let in_namespace: BTreeSet<&WorkloadId> = acted
         .iter()
         .filter(|a| &*a.workload.namespace == namespace)
         .map(|a| &a.workload)
         .collect();
     if !in_namespace.contains(&planned.workload) && in_namespace.len() >= bound {
-        let why = format!(
-            "{rule} would act on a {nth} workload ({next}) in {namespace} within {window} after \
-             {acted}: one namespace only (a tenant's throw-away workloads, or its own outage), \
-             other namespaces still act; resume it from the TUI once understood \
-             (safety.breaker.maxWorkloads)",
-            rule = planned.rule,
-            nth = ordinal(in_namespace.len() + 1),
-            next = planned.workload,
-            acted = joined(in_namespace),
-        );
+        let bound = Bound::InNamespace {
+            rule,
+            next: planned.workload.clone(),
+            acted: in_namespace.into_iter().cloned().collect(),
+            window,
+        };
         let scope = PauseScope::Namespace(namespace.to_string());
-        return Some(Pause {
-            scope,
-            why,
-            resumable: true,
-        });
+        return Some(Pause::new(scope, PauseCause::Workloads(bound)));
     }
     // One workload per namespace, the first acted on, for the message.
     let mut first: BTreeMap<&str, &WorkloadId> = BTreeMap::new();
@@ -369,37 +353,14 @@ fn over_bound(
         && first.len() >= bound
         && namespaces >= breaker.cluster_namespaces();
     spread_thin.then(|| {
-        let why = format!(
-            "{rule} would act on a workload in a {nth} namespace ({next}) within {window} \
-             after {acted}: likely a cluster-wide cause (a registry or node outage) spread \
-             thin; resume it from the TUI once understood (safety.breaker.maxWorkloads)",
-            rule = planned.rule,
-            nth = ordinal(namespaces),
-            next = planned.workload,
-            acted = joined(first.into_values()),
-        );
-        Pause {
-            scope: PauseScope::Cluster,
-            why,
-            resumable: true,
-        }
+        let bound = Bound::SpreadThin {
+            rule,
+            next: planned.workload.clone(),
+            acted: first.into_values().cloned().collect(),
+            window,
+        };
+        Pause::new(PauseScope::Cluster, PauseCause::Workloads(bound))
     })
-}
-
-fn joined<'a>(workloads: impl IntoIterator<Item = &'a WorkloadId>) -> String {
-    let names: Vec<String> = workloads.into_iter().map(|w| w.to_string()).collect();
-    names.join(", ")
-}
-
-fn ordinal(n: usize) -> String {
-    let suffix = match (n % 10, n % 100) {
-        (1, 11) | (2, 12) | (3, 13) => "th",
-        (1, _) => "st",
-        (2, _) => "nd",
-        (3, _) => "rd",
-        _ => "th",
-    };
-    format!("{n}{suffix}")
 }
 
 #[cfg(test)]
@@ -430,6 +391,11 @@ mod tests {
             target: Target::Pod(target.into()),
             workload: WorkloadId::new("shop", "Pod", target),
             disruptive: true,
+            judged: crate::worker::Judged {
+                rule: RuleKind::Terminating,
+                action: crate::rules::ActionKind::ForceDelete,
+                phase: crate::pod::Phase::Running,
+            },
             decision: Decision::Held(Hold::RecentlyActed),
         }
     }

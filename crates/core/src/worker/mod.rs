@@ -11,8 +11,10 @@ mod counters;
 mod guards;
 mod limits;
 mod pause;
+mod pause_cause;
 mod plan;
 mod planned;
+mod rehearsed;
 mod run;
 
 use std::sync::Arc;
@@ -22,13 +24,15 @@ use tokio::sync::{mpsc, watch};
 
 pub use blocked::{Blocked, Standby};
 pub use breaker::Census;
-pub use control::{RuleStatus, WorkerCommand, WorkerHandle, WorkerStatus};
+pub use control::{HeldReason, RuleStatus, WorkerCommand, WorkerHandle, WorkerStatus};
 pub use counters::Counters;
 pub use guards::Guards;
 pub use limits::Limited;
 pub use pause::{Pause, PauseScope, Pauses};
+pub use pause_cause::{Bound, Burst, Group, PauseCause, Reach, SilentNode};
 pub use plan::{Gate, Pass, Toggles, plan};
-pub use planned::{Decision, Hold, Planned};
+pub use planned::{Decision, Hold, Judged, Planned};
+pub use rehearsed::Rehearsed;
 
 use crate::actions::Executor;
 use crate::cluster::{Cache, ClusterName};

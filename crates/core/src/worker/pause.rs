@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use super::pause_cause::PauseCause;
+use crate::cluster::ClusterName;
 use crate::rules::RuleKind;
 
 /// How far a pause reaches.
@@ -37,15 +39,38 @@ impl fmt::Display for PauseScope {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pause {
     pub scope: PauseScope,
-    pub why: String,
-    /// Made by the bound on distinct workloads, which only a person lifts; a share breaker's
-    /// pause lifts by itself when the share drops.
-    pub resumable: bool,
+    pub cause: PauseCause,
+    /// The cluster whose worker made it, where several clusters' statuses show as one.
+    pub cluster: Option<ClusterName>,
+}
+
+impl Pause {
+    pub fn new(scope: PauseScope, cause: PauseCause) -> Pause {
+        Pause {
+            scope,
+            cause,
+            cluster: None,
+        }
+    }
+
+    /// Made by the bound on distinct workloads, which only a person lifts; a burst's pause
+    /// lifts by itself when the share drops.
+    pub fn resumable(&self) -> bool {
+        matches!(self.cause, PauseCause::Workloads(_))
+    }
+
+    /// The cause, after the cluster's name when it has one.
+    pub fn why(&self) -> String {
+        match &self.cluster {
+            Some(cluster) => format!("{cluster}: {}", self.cause),
+            None => self.cause.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for Pause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "paused {}: {}", self.scope, self.why)
+        write!(f, "paused {}: {}", self.scope, self.why())
     }
 }
 
@@ -93,28 +118,17 @@ impl FromIterator<(RuleKind, Pause)> for Pauses {
     }
 }
 
-/// Namespaces for a message: the first few, then how many more.
-pub(crate) fn listed<'a>(namespaces: impl ExactSizeIterator<Item = &'a str>) -> String {
-    const SHOWN: usize = 4;
-    let more = namespaces.len().saturating_sub(SHOWN);
-    let mut names: Vec<&str> = namespaces.take(SHOWN).collect();
-    let tail = format!("{more} more");
-    if more > 0 {
-        names.push(&tail);
-    }
-    names.join(", ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::worker::Bound;
 
     fn pause(scope: PauseScope) -> Pause {
-        Pause {
+        let namespaces = vec!["shop".into(), "web".into()];
+        Pause::new(
             scope,
-            why: "a burst".into(),
-            resumable: false,
-        }
+            PauseCause::Workloads(Bound::ManyNamespaces { namespaces }),
+        )
     }
 
     #[test]
@@ -128,7 +142,17 @@ mod tests {
         pauses.add(RuleKind::Failed, pause(PauseScope::Cluster));
         let held = pauses.holding(RuleKind::Failed, "shop").unwrap();
         assert_eq!(held.scope, PauseScope::Cluster);
-        assert_eq!(held.to_string(), "paused cluster-wide: a burst");
-        assert_eq!(pause(shop).to_string(), "paused in shop: a burst");
+        let why = "the bound on workloads paused it in 2 namespaces (shop, web)";
+        assert!(
+            held.to_string()
+                .starts_with(&format!("paused cluster-wide: {why}"))
+        );
+        let mut theirs = pause(shop);
+        theirs.cluster = Some("demo-us".into());
+        assert!(
+            theirs
+                .to_string()
+                .starts_with(&format!("paused in shop: demo-us: {why}"))
+        );
     }
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use super::blocked::{Blocked, Standby};
 use super::guards::Guards;
 use super::pause::Pauses;
-use super::planned::{Decision, Hold, Planned};
+use super::planned::{Decision, Hold, Judged, Planned};
 use crate::actions::{Action, PodRef, Target};
 use crate::cluster::Abnormal;
 use crate::config::SafetyConfig;
@@ -112,6 +112,7 @@ pub fn plan(
                 target,
                 workload,
                 disruptive: !(finished && matches!(action, Action::Delete(_))),
+                judged: Judged::of(found),
                 decision: Decision::Held(Hold::ManualOnly),
             };
             planned.decision = match hold(found, &action, paused, guards).or_else(|| {
@@ -139,7 +140,7 @@ fn hold(found: &Abnormal, action: &Action, paused: &Pauses, guards: &Guards) -> 
     } else if found.pod.ignored {
         Some(Hold::Ignored)
     } else if let Some(pause) = paused.holding(found.finding.rule, namespace) {
-        Some(Hold::Paused(pause.clone()))
+        Some(Hold::Paused(Box::new(pause.clone())))
     } else if action.manual_only() {
         Some(Hold::ManualOnly)
     } else {

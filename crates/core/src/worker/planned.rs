@@ -5,15 +5,16 @@ use std::fmt;
 use super::limits::Limited;
 use super::pause::Pause;
 use crate::actions::{Action, Outcome, PodRef, Target};
-use crate::pod::WorkloadId;
-use crate::rules::RuleKind;
+use crate::cluster::Abnormal;
+use crate::pod::{Phase, WorkloadId};
+use crate::rules::{ActionKind, RuleKind};
 
 /// Why an action was held back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Hold {
     Protected(String),
     Ignored,
-    Paused(Pause),
+    Paused(Box<Pause>),
     ManualOnly,
     /// Acted on this target (or its workload) a moment ago.
     RecentlyActed,
@@ -57,5 +58,25 @@ pub struct Planned {
     /// Whether the action can stop something that runs. Deleting a pod that already finished
     /// (Evicted, Failed) cannot, so it does not count against the workload bound.
     pub(crate) disruptive: bool,
+    /// The state the pod was found in, which a dry run remembers it acted on.
+    pub(crate) judged: Judged,
     pub decision: Decision,
+}
+
+/// The state a pod was judged in: its rule, the action that rule planned, and its phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Judged {
+    pub(crate) rule: RuleKind,
+    pub(crate) action: ActionKind,
+    pub(crate) phase: Phase,
+}
+
+impl Judged {
+    pub fn of(found: &Abnormal) -> Judged {
+        Judged {
+            rule: found.finding.rule,
+            action: found.finding.action,
+            phase: found.pod.phase,
+        }
+    }
 }

@@ -15,7 +15,8 @@ use super::guards::Guards;
 use super::pause::{PauseScope, Pauses};
 use super::plan::{Gate, Toggles, plan};
 use super::planned::{Decision, Hold, Planned};
-use super::{Counters, WorkerCommand, WorkerOptions, WorkerStatus};
+use super::rehearsed::Rehearsed;
+use super::{Counters, HeldReason, WorkerCommand, WorkerOptions, WorkerStatus};
 use crate::actions::{ACTION_LOG, Action, Executor, Origin, Outcome, PastAction};
 use crate::clock::Clock;
 use crate::cluster::ClusterName;
@@ -37,6 +38,8 @@ pub(super) struct Worker {
     tripped: Pauses,
     /// Everything paused now: tripped, or stopped by the workload bound.
     paused: Pauses,
+    /// In a dry run, what would have been changed: planned as gone, as live mode finds it.
+    rehearsed: Rehearsed,
     readonly: bool,
     standby: Option<Standby>,
     tick: Duration,
@@ -85,6 +88,7 @@ impl Worker {
             toggles,
             tripped: Pauses::default(),
             paused: Pauses::default(),
+            rehearsed: Rehearsed::default(),
             readonly: policy.readonly(),
             standby: options.standby,
             tick: options.tick,
@@ -265,12 +269,17 @@ impl Worker {
         // rule may act, keep only the findings of rules that may, and take the census only when
         // one of those could trip the breaker.
         let any_auto = self.chain.iter().any(|rule| self.toggles.allows(rule.kind));
+        let toggles = &self.toggles;
         let findings = if any_auto {
-            let toggles = &self.toggles;
             self.cache.findings_of(|rule| toggles.allows(rule))
         } else {
             Vec::new()
         };
+        // What a dry run already did is gone to live mode: neither planned again nor counted
+        // by the breaker, so the limits reach the next candidates as they would live.
+        self.rehearsed
+            .forget_moved(&findings, |rule| toggles.allows(rule));
+        let findings = self.rehearsed.outstanding(findings);
         let census = if breaker::needs_census(&findings, &self.guards.safety.breaker) {
             self.cache.census()
         } else {
@@ -375,6 +384,9 @@ impl Worker {
         let outcome = self.executor.send_within(prepared, until).await;
         self.status.acting = false;
         let new_reason = self.guards.sent(planned, &outcome, self.clock.instant());
+        if let Outcome::DryRun(_) = outcome {
+            self.rehearsed.record(planned);
+        }
         self.count(planned.rule, &outcome);
         if matches!(outcome, Outcome::Refused(_)) && !outcome.failed() {
             if new_reason {
@@ -485,9 +497,12 @@ impl Worker {
             let entry = self.status.rules.entry(spec.kind).or_default();
             entry.auto = self.toggles.rules.get(&spec.kind).copied().unwrap_or(false);
             entry.paused = self.paused.of(spec.kind).to_vec();
-            let (count, why) = held.get(&spec.kind).cloned().unzip();
+            let (count, why) = held.get(&spec.kind).copied().unzip();
             entry.held = count.unwrap_or(0);
-            entry.held_reason = why;
+            entry.held_reason = why.map(|outcome| HeldReason {
+                outcome: outcome.clone(),
+                cluster: None,
+            });
         }
         self.status.blocked = super::plan::blocked(&self.gate(), &self.guards.safety);
     }
