@@ -27,7 +27,7 @@ pub struct Snapshot {
 
 /// Every metric `render` writes: what alert rules and dashboards may name (the ones shipped in
 /// assets/deploy/components are checked against it, and it against `render`).
-pub const METRIC_NAMES: [&str; 15] = [
+pub const METRIC_NAMES: [&str; 16] = [
     "opc_pods",
     "opc_nodes_not_reporting",
     "opc_abnormal_pods",
@@ -39,6 +39,7 @@ pub const METRIC_NAMES: [&str; 15] = [
     "opc_watch_relists_total",
     "opc_watch_stale_seconds",
     "opc_synced",
+    "opc_watch_list_format",
     "opc_report_deliveries_total",
     "opc_leader",
     "opc_worker_blocked",
