@@ -39,11 +39,13 @@ impl Rehearsed {
     /// Whether live mode would no longer see `found` as it is: acted on in this state.
     pub fn done(&self, found: &Abnormal) -> bool {
         let judged = Judged::of(found);
+        // A workload key allocates: made only when some workload was "scaled".
         self.pods.get(&found.pod.uid) == Some(&judged)
-            || self
-                .workloads
-                .get(&WorkloadId::of(&found.pod))
-                .is_some_and(|rule| *rule == judged.rule)
+            || (!self.workloads.is_empty()
+                && self
+                    .workloads
+                    .get(&WorkloadId::of(&found.pod))
+                    .is_some_and(|rule| *rule == judged.rule))
     }
 
     /// `findings` without what was already done: what live mode would still find.
