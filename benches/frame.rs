@@ -69,11 +69,9 @@ fn main() {
             findings,
             total_pods: pods,
             clusters: vec![ClusterLine {
-                name: "bench".into(),
                 watch: WatchLine::Synced,
                 pods,
-                nodes_not_reporting: 0,
-                nodes_unreadable: None,
+                ..ClusterLine::listing("bench")
             }],
             at: now,
             // As the TUI reads one cluster: straight from its index.

@@ -39,7 +39,7 @@ pub const METRIC_NAMES: [&str; 16] = [
     "opc_watch_relists_total",
     "opc_watch_stale_seconds",
     "opc_synced",
-    "opc_watch_list_format",
+    "opc_wire_format",
     "opc_report_deliveries_total",
     "opc_leader",
     "opc_worker_blocked",
@@ -224,15 +224,15 @@ fn watch_metrics(out: &mut String, health: &Health, now: Instant) {
     }
     metric(
         out,
-        "opc_watch_list_format",
+        "opc_wire_format",
         "gauge",
-        "1 for the format (protobuf or json) the API server answered a scope's last complete list in.",
+        "1 for the format (protobuf or json) the API server last sent a scope's pods in, by list or watch.",
     );
     for scope in &health.scopes {
         if let Some(format) = scope.format {
             let _ = writeln!(
                 out,
-                "opc_watch_list_format{{scope=\"{}\",format=\"{}\"}} 1",
+                "opc_wire_format{{scope=\"{}\",format=\"{}\"}} 1",
                 scope.scope,
                 format.name()
             );

@@ -227,11 +227,9 @@ mod tests {
 
     fn line(name: &str, watch: WatchLine) -> ClusterLine {
         ClusterLine {
-            name: name.into(),
             watch,
             pods: 3,
-            nodes_not_reporting: 0,
-            nodes_unreadable: None,
+            ..ClusterLine::listing(name)
         }
     }
 

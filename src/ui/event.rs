@@ -13,7 +13,7 @@ use crate::actions::{
     Action, Inspection, OptOut, Outcome, ParkedList, PodRef, ReadError, UndoPlan, WorkloadRef,
 };
 use crate::cluster::Abnormal;
-use crate::cluster::ClusterName;
+use crate::cluster::{ClusterName, WireFormat};
 use crate::config::{KeyBinding, KeyCode};
 use crate::report::RestartReport;
 use crate::worker::{WorkerCommand, WorkerStatus};
@@ -51,6 +51,8 @@ pub struct ClusterLine {
     pub nodes_not_reporting: usize,
     /// Why nodes cannot be watched (RBAC, say): causes then come from pods alone.
     pub nodes_unreadable: Option<String>,
+    /// What the API server sends pods in, once it has sent some.
+    pub wire: Option<WireFormat>,
 }
 
 impl ClusterLine {
@@ -62,6 +64,7 @@ impl ClusterLine {
             pods: 0,
             nodes_not_reporting: 0,
             nodes_unreadable: None,
+            wire: None,
         }
     }
 }

@@ -520,6 +520,7 @@ fn cluster_line(session: &Session, now: Instant) -> ClusterLine {
         pods: session.cluster.cache.len(),
         nodes_not_reporting: session.cluster.cache.nodes_not_reporting(),
         nodes_unreadable: session.cluster.cache.nodes_unreadable_why(),
+        wire: session.cluster.cache.health().wire_format(),
     }
 }
 

@@ -480,7 +480,7 @@ fn metrics_text_has_every_family() {
         "opc_actions_total{rule=\"evicted\",outcome=\"done\"} 7",
         "opc_actions_total{rule=\"evicted\",outcome=\"failed\"} 1",
         "opc_watch_restarts_total{scope=\"all namespaces\"} 3",
-        "opc_watch_list_format{scope=\"all namespaces\",format=\"protobuf\"} 1",
+        "opc_wire_format{scope=\"all namespaces\",format=\"protobuf\"} 1",
         "opc_watch_stale_seconds 12.0",
         "opc_report_deliveries_total{sink=\"slack-1a2b3c4d\",result=\"spooled\"} 2",
         "opc_leader 1",

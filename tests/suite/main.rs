@@ -41,7 +41,7 @@ mod node_causes;
 mod parked_workloads;
 mod policy;
 mod proto_decode;
-mod proto_list;
+mod proto_wire;
 mod report_build;
 mod report_config;
 mod report_delivery;

@@ -7,7 +7,7 @@ use opc_core::actions::{
     Action, Denied, Origin, Outcome, ParkedList, ParkedRow, ParkedState, PodRef, RecordedIn,
     Refusal, Trigger, UndoPlan, WorkloadKind, WorkloadRef,
 };
-use opc_core::cluster::Abnormal;
+use opc_core::cluster::{Abnormal, WireFormat};
 use opc_core::config::KeyBinding;
 use opc_core::rules::RuleKind;
 use opc_core::worker::{Blocked, RuleStatus, WorkerStatus};
@@ -25,11 +25,9 @@ fn press(state: &mut State, keys: &str) -> Vec<Effect> {
 
 fn line(name: &str, watch: WatchLine, pods: usize) -> ClusterLine {
     ClusterLine {
-        name: name.into(),
         watch,
         pods,
-        nodes_not_reporting: 0,
-        nodes_unreadable: None,
+        ..ClusterLine::listing(name)
     }
 }
 
@@ -498,6 +496,27 @@ fn the_header_counts_the_nodes_that_stopped_reporting_in_every_cluster() {
     let header = screen(&s, 160, 24);
     let first = header.lines().next().unwrap_or_default();
     assert!(first.contains("3 nodes not reporting"), "{header}");
+}
+
+#[test]
+fn the_cluster_list_says_which_wire_format_each_cluster_speaks() {
+    let mut s = two_clusters();
+    let Event::Snapshot(mut snap) = snapshot(WatchLine::Synced) else {
+        unreachable!("a snapshot")
+    };
+    snap.clusters[0].wire = Some(WireFormat::Protobuf);
+    snap.clusters[1].wire = Some(WireFormat::Json);
+    update(&mut s, Event::Snapshot(snap));
+    press(&mut s, "C");
+    let detail = screen(&s, 120, 24);
+    let of = |pods: &str| {
+        detail
+            .lines()
+            .find(|l| l.contains(pods))
+            .unwrap_or_default()
+    };
+    assert!(of("pods 27").contains("protobuf"), "demo: {detail}");
+    assert!(of("pods 40").contains("json"), "demo-us: {detail}");
 }
 
 #[test]

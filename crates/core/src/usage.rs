@@ -57,6 +57,10 @@ pub enum Usage {
 
     #[error("${key} must be longer than 0")]
     ZeroDuration { key: &'static str },
+
+    /// An environment variable that overrides the config's wire format.
+    #[error("${key}={text:?} is not a wire format: expected protobuf or json")]
+    BadWireFormat { key: &'static str, text: String },
 }
 
 /// How to name just one cluster, in the words of where the clusters came from.

@@ -43,6 +43,8 @@ pub struct State {
     pub namespaces_required: bool,
     /// Watch requests served so far (a client reconnecting in a hot loop shows here).
     pub watches_served: u64,
+    /// Of those, the ones answered in protobuf frames.
+    pub protobuf_watches_served: u64,
     /// Whether watches with `sendInitialEvents=true` are served (a 1.32+ server) or not.
     pub streaming_lists: StreamingLists,
     /// Where the watch cache is held back to (None: it follows every change at once).
@@ -71,6 +73,7 @@ impl State {
             namespaces: BTreeSet::new(),
             namespaces_required: false,
             watches_served: 0,
+            protobuf_watches_served: 0,
             streaming_lists: StreamingLists::Served,
             watch_cache_held: None,
             too_large_wait: Duration::from_secs(3),
@@ -231,6 +234,11 @@ impl SimCluster {
     /// How many watch requests the server has answered so far.
     pub fn watches_served(&self) -> u64 {
         self.read(|s| s.watches_served)
+    }
+
+    /// How many of those were answered in protobuf frames.
+    pub fn protobuf_watches_served(&self) -> u64 {
+        self.read(|s| s.protobuf_watches_served)
     }
 
     /// Serve streaming lists, refuse them, or ignore their parameters.

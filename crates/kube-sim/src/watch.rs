@@ -101,6 +101,7 @@ async fn run(
     let deadline = Instant::now() + spec.timeout.unwrap_or(DEFAULT_TIMEOUT);
     let (id, interval, drop_gen, expire, close_at_once, compacted) = cluster.read(|s| {
         s.watches_served += 1;
+        s.protobuf_watches_served += u64::from(spec.protobuf);
         let expire = s.faults.expire_watches > 0;
         s.faults.expire_watches = s.faults.expire_watches.saturating_sub(1);
         (

@@ -96,6 +96,12 @@ pub(crate) fn clusters(open: &[&ClusterLine], area: Rect, buf: &mut Buffer) {
             Span::styled(format!("{:<16} ", fit(&c.name, 16)), theme::accent()),
             Span::styled(text, style),
             Span::raw(format!("  pods {}", c.pods)),
+            Span::styled(
+                c.wire
+                    .map(|w| format!("  {}", w.name()))
+                    .unwrap_or_default(),
+                theme::dim(),
+            ),
         ]));
         // Its own line: it explains causes that come from pods alone, and must not be cut.
         if let Some(why) = &c.nodes_unreadable {

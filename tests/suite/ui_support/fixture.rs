@@ -80,11 +80,9 @@ pub fn demo_synced() -> Vec<ClusterLine> {
 /// The test screen's cluster with its watch in `watch`.
 pub fn demo_line(watch: WatchLine) -> ClusterLine {
     ClusterLine {
-        name: "demo".into(),
         watch,
         pods: 27,
-        nodes_not_reporting: 0,
-        nodes_unreadable: None,
+        ..ClusterLine::listing("demo")
     }
 }
 

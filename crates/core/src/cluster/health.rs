@@ -37,7 +37,7 @@ pub struct ScopeHealth {
     pub proved: Option<Instant>,
     /// A view older than this is stale.
     pub(crate) stale_after: Duration,
-    /// The format the API server answered the last complete list in; None before one.
+    /// The format the API server last answered a list or a watch in; None before one.
     pub format: Option<WireFormat>,
 }
 
@@ -74,6 +74,13 @@ pub struct Health {
 }
 
 impl Health {
+    /// What pods come in: JSON if any scope's come so (the fallback is what to notice),
+    /// None before any answer.
+    pub fn wire_format(&self) -> Option<WireFormat> {
+        let formats = self.scopes.iter().filter_map(|s| s.format);
+        formats.reduce(|a, b| if b == WireFormat::Json { b } else { a })
+    }
+
     pub fn synced(&self) -> bool {
         !self.scopes.is_empty() && self.scopes.iter().all(|s| s.synced)
     }

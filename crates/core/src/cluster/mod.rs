@@ -43,18 +43,18 @@ pub use scope::Scope;
 pub(crate) use watch::STALE_AFTER_ENV;
 pub use watch::{WatchSettings, list_nodes, spawn_node_watch, spawn_watches};
 
-/// A Go-style duration (`10s`, `2m`) from the environment, if set; a bad one is a usage error
-/// before anything starts.
-/// The watch settings a command runs with: the config's freshness bound, unless
-/// `$OPS_POD_CLEANER_WATCH_SILENCE` overrides it.
+/// The watch settings a command runs with: the config's freshness bound and wire format,
+/// unless `$OPS_POD_CLEANER_WATCH_SILENCE` or `$OPS_POD_CLEANER_WIRE_FORMAT` overrides them.
 pub fn watch_settings(config: &crate::config::ClusterConfig) -> crate::Result<WatchSettings> {
     Ok(WatchSettings {
         stale_after: env_duration(STALE_AFTER_ENV)?.unwrap_or(config.watch_silence),
-        wire: config.wire_format,
+        wire: negotiate::env_wire_format()?.unwrap_or(config.wire_format),
         ..WatchSettings::default()
     })
 }
 
+/// A Go-style duration (`10s`, `2m`) from the environment, if set; a bad one is a usage error
+/// before anything starts.
 pub(crate) fn env_duration(key: &'static str) -> crate::Result<Option<Duration>> {
     let Some(text) = std::env::var(key).ok().filter(|v| !v.trim().is_empty()) else {
         return Ok(None);

@@ -11,7 +11,7 @@ use http_body_util::BodyExt;
 use kube::Client;
 use kube::core::Status;
 
-use crate::pod::{MAGIC, status_body};
+use crate::pod::{MAGIC, PROTOBUF, status_body};
 
 /// What to ask the API server for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -42,12 +42,53 @@ impl WireFormat {
         }
     }
 
+    /// The format an answer's `Content-Type` names; JSON when it names none we read.
+    pub(crate) fn of_content_type(value: Option<&http::HeaderValue>) -> WireFormat {
+        let named = value.and_then(|v| v.to_str().ok()).unwrap_or_default();
+        if named.trim_start().starts_with(PROTOBUF) {
+            WireFormat::Protobuf
+        } else {
+            WireFormat::Json
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             WireFormat::Protobuf => "protobuf",
             WireFormat::Json => "json",
         }
     }
+}
+
+impl std::str::FromStr for WireFormat {
+    type Err = ();
+    fn from_str(text: &str) -> Result<WireFormat, ()> {
+        match text.trim() {
+            "protobuf" => Ok(WireFormat::Protobuf),
+            "json" => Ok(WireFormat::Json),
+            _ => Err(()),
+        }
+    }
+}
+
+/// Overrides the config's format: how an operator forces JSON without a config change, and
+/// how the whole test suite is run once in each format.
+pub(crate) const WIRE_FORMAT_ENV: &str = "OPS_POD_CLEANER_WIRE_FORMAT";
+
+/// The format `$OPS_POD_CLEANER_WIRE_FORMAT` names, if it is set.
+pub(crate) fn env_wire_format() -> Result<Option<WireFormat>, crate::Usage> {
+    let Some(text) = std::env::var(WIRE_FORMAT_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    else {
+        return Ok(None);
+    };
+    text.parse()
+        .map(Some)
+        .map_err(|()| crate::Usage::BadWireFormat {
+            key: WIRE_FORMAT_ENV,
+            text,
+        })
 }
 
 /// Protobuf first, as client-go asks; its media type is checked against PROTOBUF in the tests.
@@ -58,14 +99,27 @@ pub(crate) async fn send_stream(
     client: &Client,
     request: http::Request<Vec<u8>>,
 ) -> kube::Result<impl AsyncBufRead + Send + use<>> {
+    send_answered(client, request).await.map(|(_, body)| body)
+}
+
+/// As [`send_stream`], with the format the answer's `Content-Type` says it is in: a watch
+/// stream's first bytes are a frame's length, not the magic a whole body starts with.
+pub(crate) async fn send_answered(
+    client: &Client,
+    request: http::Request<Vec<u8>>,
+) -> kube::Result<(WireFormat, impl AsyncBufRead + Send + use<>)> {
     let response = client.send(request.map(kube::client::Body::from)).await?;
     let code = response.status();
     if code.is_client_error() || code.is_server_error() {
         let body = response.into_body().collect().await?.to_bytes();
         return Err(kube::Error::Api(Box::new(status_of(&body, code.as_u16()))));
     }
+    let format = WireFormat::of_content_type(response.headers().get(http::header::CONTENT_TYPE));
     let body = response.into_body().into_data_stream();
-    Ok(body.map_err(std::io::Error::other).into_async_read())
+    Ok((
+        format,
+        body.map_err(std::io::Error::other).into_async_read(),
+    ))
 }
 
 /// An error body as a Status, whatever its format; its code is the HTTP one if it has none.
@@ -91,13 +145,22 @@ fn status_of(body: &[u8], code: u16) -> Status {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pod::PROTOBUF;
 
     #[test]
     fn protobuf_is_asked_for_first_and_json_accepted() {
         assert!(PROTOBUF_OR_JSON.starts_with(PROTOBUF));
         assert_eq!(WireFormat::of_body(b'k'), WireFormat::Protobuf);
         assert_eq!(WireFormat::of_body(b'{'), WireFormat::Json);
+    }
+
+    #[test]
+    fn a_watch_stream_is_protobuf_when_its_content_type_says_so() {
+        let named =
+            |v: &'static str| WireFormat::of_content_type(Some(&http::HeaderValue::from_static(v)));
+        let stream = "application/vnd.kubernetes.protobuf;stream=watch";
+        assert_eq!(named(stream), WireFormat::Protobuf);
+        assert_eq!(named("application/json"), WireFormat::Json);
+        assert_eq!(WireFormat::of_content_type(None), WireFormat::Json);
     }
 
     #[test]

@@ -50,9 +50,7 @@ pub(crate) fn read(field: &Field) -> Result<ClusterConfig> {
 }
 
 fn wire_format(field: &Field) -> Result<WireFormat> {
-    match field.string()?.as_str() {
-        "protobuf" => Ok(WireFormat::Protobuf),
-        "json" => Ok(WireFormat::Json),
-        other => Err(field.error(format!("expected protobuf or json, found {other:?}"))),
-    }
+    let text = field.string()?;
+    text.parse()
+        .map_err(|()| field.error(format!("expected protobuf or json, found {text:?}")))
 }

@@ -9,6 +9,8 @@ mod decode_tests;
 mod event;
 mod intern;
 mod proto;
+#[cfg(test)]
+pub(crate) mod proto_build;
 mod proto_frame;
 #[cfg(test)]
 mod proto_tests;

@@ -1,40 +1,10 @@
 //! The protobuf decode against the JSON one: the same pod in both formats gives the same
 //! record, hostile text included, and no bytes make it panic.
 
+use super::proto_build::{body, field, frame, message, number};
 use super::*;
 use proptest::prelude::*;
 use serde_json::json;
-
-/// A length-delimited field: a string, bytes or a message.
-fn field(number: u32, bytes: &[u8]) -> Vec<u8> {
-    let mut out = varint(u64::from(number) << 3 | 2);
-    out.extend(varint(bytes.len() as u64));
-    out.extend_from_slice(bytes);
-    out
-}
-
-fn number(number: u32, value: u64) -> Vec<u8> {
-    let mut out = varint(u64::from(number) << 3);
-    out.extend(varint(value));
-    out
-}
-
-fn varint(mut value: u64) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let byte = (value & 0x7f) as u8;
-        value >>= 7;
-        if value == 0 {
-            out.push(byte);
-            return out;
-        }
-        out.push(byte | 0x80);
-    }
-}
-
-fn message(fields: &[Vec<u8>]) -> Vec<u8> {
-    fields.concat()
-}
 
 fn time(seconds: i64) -> Vec<u8> {
     number(1, seconds as u64)
@@ -246,19 +216,6 @@ fn a_list_reads_its_pods_and_where_to_go_on() {
     );
     assert_eq!(names, ["a".into(), "b".into()] as [Box<str>; 2]);
     assert_eq!(pod_list(&unknown, |_| {}), Err(ProtoError::NoMagic));
-}
-
-/// A whole body: the magic, then an envelope naming `kind` around `raw`.
-fn body(kind: &str, raw: &[u8]) -> Vec<u8> {
-    let type_meta = message(&[field(1, b"v1"), field(2, kind.as_bytes())]);
-    [&MAGIC[..], &field(1, &type_meta), &field(2, raw)].concat()
-}
-
-/// A watch frame as the API server streams it: a length, then a bare WatchEvent whose object
-/// is a whole body.
-fn frame(kind: &str, object: &[u8]) -> Vec<u8> {
-    let event = message(&[field(1, kind.as_bytes()), field(2, &field(1, object))]);
-    [&(event.len() as u32).to_be_bytes()[..], &event].concat()
 }
 
 #[test]

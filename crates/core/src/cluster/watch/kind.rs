@@ -6,13 +6,14 @@
 use std::sync::Mutex;
 use std::time::Instant;
 
+use kube::core::WatchEvent;
 use serde::de::DeserializeOwned;
 
 use super::super::list::{Decode, PodList};
 use super::super::{Cache, Scope, ScopeHealth, WatchState};
 use crate::clock::Clock;
 use crate::node::{NodeState, WireNode, decode_node};
-use crate::pod::{Interner, PodRecord, ProtoError, WirePod};
+use crate::pod::{Interner, PodRecord, ProtoError, WirePod, watch_event};
 
 /// One kind of watched object and the store it feeds.
 pub(crate) trait Kind: Decode + Send + Sync + 'static {
@@ -24,6 +25,10 @@ pub(crate) trait Kind: Decode + Send + Sync + 'static {
     fn key(record: &Self::Record) -> &str;
     fn wire_key(wire: &Self::Wire) -> &str;
     fn wire_version(wire: &Self::Wire) -> &str;
+    /// A protobuf watch frame into its event, for a kind asked for in protobuf.
+    fn proto_event(_frame: &[u8]) -> Result<WatchEvent<Self::Wire>, ProtoError> {
+        Err(ProtoError::Kind)
+    }
 
     /// A complete list of `scope`, in place of what was kept.
     fn replace(&self, scope: &Scope, records: Vec<Self::Record>);
@@ -67,6 +72,9 @@ impl Kind for Pods {
     }
     fn wire_version(wire: &WirePod) -> &str {
         &wire.metadata.resource_version
+    }
+    fn proto_event(frame: &[u8]) -> Result<WatchEvent<WirePod>, ProtoError> {
+        watch_event(frame)
     }
     fn replace(&self, scope: &Scope, records: Vec<PodRecord>) {
         self.0.replace_scope(scope, records, self.0.clock().now());

@@ -20,6 +20,7 @@
 //! supports streaming lists is learnt once per cluster and remembered.
 
 mod kind;
+mod read;
 mod step;
 mod stream;
 
@@ -64,7 +65,11 @@ impl Default for WatchSettings {
             // Back within seconds of a server's return: a retry every few seconds per scope
             // costs a server nothing.
             max_backoff: Duration::from_secs(5),
-            wire: WireFormat::default(),
+            // The environment's choice where one is made, so a whole test run can force JSON.
+            wire: super::negotiate::env_wire_format()
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
         }
     }
 }

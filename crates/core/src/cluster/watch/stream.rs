@@ -11,14 +11,17 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use futures::{Stream, StreamExt};
+use http::HeaderValue;
 use kube::core::params::WatchParams;
 use kube::core::{Request, Status, WatchEvent};
 
 use super::kind::Kind;
+use super::read::{self, Read};
 use super::step::{Attempt, Ended};
 use super::{INITIAL_EVENTS_END, Scoped};
 use crate::cluster::WatchState;
 use crate::cluster::explain::explain;
+use crate::cluster::negotiate::{WireFormat, send_answered};
 
 /// A streaming list's initial events, gathered until the bookmark that ends them.
 struct Initial<K: Kind> {
@@ -87,9 +90,9 @@ pub(super) async fn connection<K: Kind>(
         };
         last_word = clock.instant();
         let ended = match item {
-            Ok(WatchEvent::Error(status)) => Some(classify(&status, listing)),
-            Ok(event) => reading.apply(event),
-            Err(kube::Error::SerdeError(e)) => {
+            Ok(Read::Event(WatchEvent::Error(status))) => Some(classify(&status, listing)),
+            Ok(Read::Event(event)) => reading.apply(event),
+            Ok(Read::Undecodable(e)) => {
                 let (scope, what) = (&scoped.scope, K::RESOURCE);
                 tracing::warn!(%scope, "skipping one of the {what} that does not decode: {e}");
                 None
@@ -107,7 +110,7 @@ async fn open<K: Kind>(
     scoped: &Scoped<K>,
     version: &str,
     listing: bool,
-) -> Result<impl Stream<Item = kube::Result<WatchEvent<K::Wire>>> + use<K>, Ended> {
+) -> Result<impl Stream<Item = kube::Result<Read<K::Wire>>> + use<K>, Ended> {
     let settings = &scoped.settings;
     let params = if listing {
         WatchParams::streaming_lists()
@@ -117,14 +120,27 @@ async fn open<K: Kind>(
     .timeout(settings.watch_timeout.as_secs().clamp(1, u32::MAX as u64) as u32);
     // Bookmarks are what a quiet but healthy watch says where the server sends them.
     debug_assert!(params.bookmarks);
-    let request = Request::new(scoped.scope.path(K::RESOURCE))
+    let mut request = Request::new(scoped.scope.path(K::RESOURCE))
         .watch(&params, version)
         .map_err(|e| Ended::Failed(e.to_string()))?;
+    let asked = if K::PROTOBUF {
+        settings.wire
+    } else {
+        WireFormat::Json
+    };
+    request.headers_mut().insert(
+        http::header::ACCEPT,
+        HeaderValue::from_static(asked.accept()),
+    );
     let quiet = settings.quiet();
-    let client = &scoped.client;
-    match tokio::time::timeout(quiet, client.request_events::<K::Wire>(request)).await {
+    match tokio::time::timeout(quiet, send_answered(&scoped.client, request)).await {
         Err(_) => Err(Ended::Silent(quiet)),
-        Ok(Ok(stream)) => Ok(stream),
+        Ok(Ok((format, body))) => {
+            if K::PROTOBUF {
+                scoped.health(|h| h.format = Some(format));
+            }
+            Ok(read::events::<K>(body, format))
+        }
         Ok(Err(e)) => Err(classify_error(&e, scoped, listing)),
     }
 }

@@ -1,6 +1,6 @@
-//! Pods are listed in protobuf, page by page, where the API server speaks it; in JSON where it
-//! answers that instead, or where JSON is forced. Which one a scope's list came in is in its
-//! health.
+//! Pods are listed in protobuf, page by page, and watched in protobuf frames, where the API
+//! server speaks it; in JSON where it answers that instead, or where JSON is forced. Which one
+//! a scope's pods came in is in its health.
 
 use crate::support;
 
@@ -10,20 +10,22 @@ use opc_core::cluster::{Cache, Scope, WatchSettings, WireFormat, spawn_watches};
 use serde_json::json;
 use support::sim::{eventually, quick_watch};
 
+fn pod_named(name: &str) -> Pod {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": "default", "annotations": {"team": "shop"}},
+        "spec": {"containers": [{"name": "app", "image": "registry.local/app:1",
+                                 "resources": {"limits": {"memory": "64Mi"}}}]},
+    }))
+    .unwrap()
+}
+
 /// A 1.24-like server (no streaming lists, so the first view is a paged list) holding `n`
 /// pods, some of them failing.
 fn sim_with_pods(n: usize) -> SimCluster {
     let sim = SimCluster::new();
     sim.set_streaming_lists(StreamingLists::Rejected);
     for i in 0..n {
-        let pod: Pod = serde_json::from_value(json!({
-            "metadata": {"name": format!("p{i}"), "namespace": "default",
-                         "annotations": {"team": "shop"}},
-            "spec": {"containers": [{"name": "app", "image": "registry.local/app:1",
-                                     "resources": {"limits": {"memory": "64Mi"}}}]},
-        }))
-        .unwrap();
-        sim.create_pod(pod);
+        sim.create_pod(pod_named(&format!("p{i}")));
     }
     sim
 }
@@ -68,6 +70,46 @@ async fn pods_come_in_protobuf_unless_the_server_or_the_config_says_json() {
         let (names, format) = first_list(&sim, asked).await;
         assert_eq!(format, Some(came), "{asked:?}, JSON only: {json_only}");
         assert_eq!(names, expected(25), "{asked:?}, JSON only: {json_only}");
+    }
+}
+
+#[tokio::test]
+async fn pods_are_watched_in_protobuf_unless_the_server_or_the_config_says_json() {
+    // (asked for, the server answers JSON only, watched in protobuf frames)
+    let cases = [
+        (WireFormat::Protobuf, false, true),
+        (WireFormat::Protobuf, true, false),
+        (WireFormat::Json, false, false),
+    ];
+    for (asked, json_only, frames) in cases {
+        let sim = sim_with_pods(2);
+        sim.faults().answer_json_only(json_only);
+        let server = SimServer::start(sim.clone()).await.unwrap();
+        let cache = Cache::new();
+        let settings = WatchSettings {
+            wire: asked,
+            ..quick_watch()
+        };
+        let _watches = spawn_watches(&server.client(), &[Scope::All], &cache, &settings);
+        eventually("the first sync", || cache.health().synced()).await;
+        let served = sim.protobuf_watches_served();
+        // After the list, a change reaches the cache through the watch alone.
+        sim.create_pod(pod_named("late"));
+        let late = || cache.fold(false, |seen, pod| seen || &*pod.name == "late");
+        eventually("the pod made after the list", late).await;
+        let case = format!("{asked:?}, JSON only: {json_only}");
+        assert_eq!(sim.protobuf_watches_served() > 0, frames, "{case}");
+        assert_eq!(
+            sim.protobuf_watches_served(),
+            served,
+            "{case}: the pod came by the open watch"
+        );
+        let came = if frames {
+            WireFormat::Protobuf
+        } else {
+            WireFormat::Json
+        };
+        assert_eq!(cache.health().scopes[0].format, Some(came), "{case}");
     }
 }
 

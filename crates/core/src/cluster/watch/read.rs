@@ -1,0 +1,223 @@
+//! A watch answer's events as they arrive, in the format the server answered in: JSON, an
+//! event a line, or protobuf, an event a frame (a 4-byte length, then the event).
+//!
+//! Either way an event that does not decode is skipped and the stream goes on (its end is
+//! known from the line or the frame); a stream whose framing breaks ends the connection.
+
+use std::pin::Pin;
+
+use futures::{AsyncBufRead, AsyncBufReadExt, Stream};
+use kube::core::{Status, WatchEvent};
+
+use super::kind::Kind;
+use crate::cluster::negotiate::WireFormat;
+use crate::pod::{FRAME_CAP, next_frame};
+
+/// What one read gave.
+#[derive(Debug)]
+pub(super) enum Read<W> {
+    Event(WatchEvent<W>),
+    /// One event that does not decode, and why: skipped.
+    Undecodable(String),
+}
+
+/// The events of a watch answer's `body`, read as `format`.
+pub(super) fn events<K: Kind>(
+    body: impl AsyncBufRead + Send + 'static,
+    format: WireFormat,
+) -> impl Stream<Item = kube::Result<Read<K::Wire>>> + Send + 'static {
+    let reader = Reader {
+        body: Box::pin(body),
+        buffer: Vec::new(),
+        format,
+    };
+    // An error ends the stream: after a broken frame nothing more can be read in step.
+    futures::stream::unfold(Some(reader), |reader| async move {
+        let mut reader = reader?;
+        match reader.next::<K>().await.transpose()? {
+            Ok(read) => Some((Ok(read), Some(reader))),
+            Err(e) => Some((Err(e), None)),
+        }
+    })
+}
+
+struct Reader {
+    body: Pin<Box<dyn AsyncBufRead + Send>>,
+    /// Bytes of the event being read: at most a frame's cap.
+    buffer: Vec<u8>,
+    format: WireFormat,
+}
+
+impl Reader {
+    /// The next event; None at the stream's end.
+    async fn next<K: Kind>(&mut self) -> kube::Result<Option<Read<K::Wire>>> {
+        loop {
+            if let Some(read) = self.take::<K>()? {
+                return Ok(Some(read));
+            }
+            let chunk = self
+                .body
+                .fill_buf()
+                .await
+                .map_err(kube::Error::ReadEvents)?;
+            if chunk.is_empty() {
+                return Ok(None);
+            }
+            let wanted = match self.format {
+                // A line ends at its newline: read no further, the rest is the next event's.
+                WireFormat::Json => chunk.split_inclusive(|b| *b == b'\n').next(),
+                WireFormat::Protobuf => Some(chunk),
+            };
+            let wanted = wanted.unwrap_or_default();
+            self.buffer.extend_from_slice(wanted);
+            let taken = wanted.len();
+            self.body.as_mut().consume(taken);
+            if self.buffer.len() > FRAME_CAP + 4 {
+                return Err(broken("an event longer than any object may be"));
+            }
+        }
+    }
+
+    /// A whole event from the buffer, if one has arrived.
+    fn take<K: Kind>(&mut self) -> kube::Result<Option<Read<K::Wire>>> {
+        match self.format {
+            WireFormat::Json => {
+                if self.buffer.last() != Some(&b'\n') {
+                    return Ok(None);
+                }
+                let line = std::mem::take(&mut self.buffer);
+                json_line::<K::Wire>(&line)
+            }
+            WireFormat::Protobuf => {
+                let Some((frame, used)) =
+                    next_frame(&self.buffer).map_err(|e| broken(&e.to_string()))?
+                else {
+                    return Ok(None);
+                };
+                let read = match K::proto_event(frame) {
+                    Ok(event) => Read::Event(event),
+                    Err(e) => Read::Undecodable(e.to_string()),
+                };
+                self.buffer.drain(..used);
+                Ok(Some(read))
+            }
+        }
+    }
+}
+
+/// One JSON line: an event, an error `Status` the server wrote in place of one, or neither.
+fn json_line<W: serde::de::DeserializeOwned>(line: &[u8]) -> kube::Result<Option<Read<W>>> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    match serde_json::from_slice::<WatchEvent<W>>(line) {
+        Ok(event) => Ok(Some(Read::Event(event))),
+        Err(e) => match serde_json::from_slice::<Status>(line) {
+            Ok(status) if status.code != 0 => Err(kube::Error::Api(Box::new(status))),
+            _ => Ok(Some(Read::Undecodable(e.to_string()))),
+        },
+    }
+}
+
+fn broken(why: &str) -> kube::Error {
+    kube::Error::ReadEvents(std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("the watch stream is broken: {why}"),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::{StreamExt, TryStreamExt};
+
+    use super::super::kind::Pods;
+    use super::*;
+    use crate::pod::WirePod;
+    use crate::pod::proto_build::{body, field, frame, message};
+
+    /// `bytes` as a body that arrives `step` bytes at a time.
+    fn arriving(bytes: Vec<u8>, step: usize) -> impl AsyncBufRead + Send + 'static {
+        let chunks: Vec<std::io::Result<Vec<u8>>> =
+            bytes.chunks(step).map(|c| Ok(c.to_vec())).collect();
+        futures::stream::iter(chunks).into_async_read()
+    }
+
+    async fn read_all(bytes: Vec<u8>, format: WireFormat) -> Vec<kube::Result<Read<WirePod>>> {
+        events::<Pods>(arriving(bytes, 3), format).collect().await
+    }
+
+    fn pod_named(name: &str, version: &str) -> Vec<u8> {
+        let meta = message(&[field(1, name.as_bytes()), field(6, version.as_bytes())]);
+        body("Pod", &field(1, &meta))
+    }
+
+    #[tokio::test]
+    async fn frames_split_across_reads_are_put_together_and_a_bad_one_is_skipped() {
+        let garbage = [&4u32.to_be_bytes()[..], &[0xff, 0xff, 0xff, 0xff]].concat();
+        let stream = [
+            frame("ADDED", &pod_named("web", "7")),
+            garbage,
+            frame("MODIFIED", &pod_named("web", "8")),
+        ]
+        .concat();
+        let read = read_all(stream, WireFormat::Protobuf).await;
+        let [
+            Ok(Read::Event(WatchEvent::Added(a))),
+            Ok(Read::Undecodable(_)),
+            Ok(Read::Event(WatchEvent::Modified(m))),
+        ] = &read[..]
+        else {
+            panic!("{read:?}")
+        };
+        assert_eq!(
+            (
+                a.metadata.resource_version.as_str(),
+                m.metadata.resource_version.as_str()
+            ),
+            ("7", "8")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_frame_longer_than_any_object_breaks_the_stream() {
+        let stream = [&u32::MAX.to_be_bytes()[..], b"rest"].concat();
+        let read = read_all(stream, WireFormat::Protobuf).await;
+        assert!(
+            matches!(&read[..], [Err(kube::Error::ReadEvents(_))]),
+            "{read:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn json_lines_give_events_skip_what_does_not_decode_and_read_an_error_status() {
+        let lines = concat!(
+            r#"{"type":"ADDED","object":{"metadata":{"name":"web","resourceVersion":"7"}}}"#,
+            "\n\n",
+            r#"{"type":"ADDED","object":{"metadata":{"name":7}}}"#,
+            "\n",
+            r#"{"kind":"Status","status":"Failure","reason":"Expired","code":410}"#,
+            "\n",
+        );
+        let read = read_all(lines.as_bytes().to_vec(), WireFormat::Json).await;
+        let [
+            Ok(Read::Event(WatchEvent::Added(a))),
+            Ok(Read::Undecodable(_)),
+            Err(kube::Error::Api(gone)),
+        ] = &read[..]
+        else {
+            panic!("{read:?}")
+        };
+        assert_eq!((a.metadata.name.as_str(), gone.code), ("web", 410));
+    }
+
+    #[tokio::test]
+    async fn a_stream_ending_inside_an_event_ends_without_it() {
+        let whole = frame("ADDED", &pod_named("web", "7"));
+        let half = whole[..whole.len() / 2].to_vec();
+        let read: Vec<_> = events::<Pods>(arriving(half, 5), WireFormat::Protobuf)
+            .try_collect::<Vec<_>>()
+            .await
+            .unwrap();
+        assert!(read.is_empty(), "{read:?}");
+    }
+}
