@@ -61,7 +61,7 @@ impl Reader {
                 .await
                 .map_err(kube::Error::ReadEvents)?;
             if chunk.is_empty() {
-                return Ok(None);
+                return self.rest::<K>();
             }
             let wanted = match self.format {
                 // A line ends at its newline: read no further, the rest is the next event's.
@@ -75,6 +75,17 @@ impl Reader {
             if self.buffer.len() > FRAME_CAP + 4 {
                 return Err(broken("an event longer than any object may be"));
             }
+        }
+    }
+
+    /// At the stream's end: a last JSON line without its newline is still a line (a frame
+    /// cut short is not a frame).
+    fn rest<K: Kind>(&mut self) -> kube::Result<Option<Read<K::Wire>>> {
+        match self.format {
+            WireFormat::Json if !self.buffer.is_empty() => {
+                json_line::<K::Wire>(&std::mem::take(&mut self.buffer))
+            }
+            _ => Ok(None),
         }
     }
 
@@ -189,14 +200,14 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn json_lines_give_events_skip_what_does_not_decode_and_read_an_error_status() {
+    async fn json_lines_give_events_skip_what_does_not_decode_and_read_an_error_status_at_the_end()
+    {
         let lines = concat!(
             r#"{"type":"ADDED","object":{"metadata":{"name":"web","resourceVersion":"7"}}}"#,
             "\n\n",
             r#"{"type":"ADDED","object":{"metadata":{"name":7}}}"#,
             "\n",
             r#"{"kind":"Status","status":"Failure","reason":"Expired","code":410}"#,
-            "\n",
         );
         let read = read_all(lines.as_bytes().to_vec(), WireFormat::Json).await;
         let [
