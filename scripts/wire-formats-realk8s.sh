@@ -3,7 +3,9 @@
 # same format measured in the same run (../shared/realk8s after seeding it with
 # `cargo run --release --example seed_pods -- KUBECONFIG 50000 32`). Prints one line a run:
 #
-#   REALK8S_DIR=~/.cache/realk8s scripts/wire-formats-realk8s.sh [BINARY] [RUNS] [CAPTURE_DIR]
+#   REALK8S_DIR=~/.cache/realk8s [BEFORE=OLD_BINARY] scripts/wire-formats-realk8s.sh [BINARY] [RUNS] [CAPTURE_DIR]
+#
+# With BEFORE, each run also times an older build's first view (in whatever it asks for).
 #
 # - bare list: one `resourceVersion=0` GET of every pod (what the first view is made from on a
 #   v1.24 server, which serves it from its watch cache in one body), bytes only, with curl.
@@ -32,11 +34,11 @@ bare() { # ACCEPT
   printf '%.1f MB in %.2f s' "$(echo "$bytes / 1000000" | bc -l)" "$secs"
 }
 
-view() { # FORMAT
+view() { # FORMAT [BINARY]
   local out
   out=$(mktemp)
   OPS_POD_CLEANER_WIRE_FORMAT=$1 /usr/bin/time -f '%e %M' -o "$out" \
-    "$BIN" --kubeconfig "$KUBECONFIG_FILE" --dry-run headless --once -A >/dev/null 2>&1 || true
+    "${2:-$BIN}" --kubeconfig "$KUBECONFIG_FILE" --dry-run headless --once -A >/dev/null 2>&1 || true
   read -r secs kb < "$out"
   rm -f "$out"
   printf '%.2f s, peak %d MiB' "$secs" $((kb / 1024))
@@ -48,6 +50,9 @@ echo "$pods pods on $SERVER; $RUNS runs, formats alternated"
 for run in $(seq "$RUNS"); do
   echo "run $run: protobuf bare list $(bare "$PROTOBUF"), view $(view protobuf)"
   echo "run $run: json     bare list $(bare application/json), view $(view json)"
+  if [ -n "${BEFORE:-}" ]; then
+    echo "run $run: before   view $(view json "$BEFORE")"
+  fi
 done
 
 if [ -n "$CAPTURE" ]; then
