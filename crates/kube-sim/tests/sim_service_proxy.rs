@@ -640,3 +640,13 @@ async fn a_backend_that_closes_mid_stream_breaks_the_client_stream_off() {
     cluster.faults().drop_proxies();
     breaks_off(&mut again).await;
 }
+
+#[tokio::test]
+async fn a_server_that_stops_breaks_its_open_proxy_streams_off() {
+    let (_cluster, server) = start().await;
+    let client = server.client();
+    let (backend, mut lines) = open_stream(&server, &client).await;
+    passes_through(&backend, &mut lines, "one").await;
+    server.shutdown().await;
+    breaks_off(&mut lines).await;
+}
