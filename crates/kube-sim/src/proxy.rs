@@ -83,7 +83,7 @@ where
     cluster.read(|s| s.faults.authorize(&info))?;
     let id = ServiceId::parse(&target.id)?;
     let (endpoint, listener) = cluster.read(|s| {
-        let endpoint = services::locate(s, &target.namespace, &id, &target.id)?;
+        let endpoint = services::locate(s, &target.namespace, &id)?;
         Ok::<_, ApiError>((endpoint, s.backends.get(&endpoint).copied()))
     })?;
     if target.path.is_empty() && matches!(parts.method, Method::GET | Method::HEAD) {

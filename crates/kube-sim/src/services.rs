@@ -15,6 +15,8 @@ use super::status::{ApiError, ApiResult};
 /// plain HTTP to every backend a test registers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServiceId {
+    /// The segment as sent: some refusals name it whole.
+    pub asked: String,
     pub name: String,
     /// A port number or name; empty: the service's unnamed port.
     pub port: String,
@@ -35,6 +37,7 @@ impl ServiceId {
             return Err(invalid());
         }
         Ok(ServiceId {
+            asked: id.to_string(),
             name: name.to_string(),
             port: port.to_string(),
         })
@@ -45,7 +48,7 @@ impl ServiceId {
 /// into the Service port's name, then the first Endpoints subset with that port name and a
 /// ready address whose target pod has that IP gives it. (The real server starts at a random
 /// subset and address; the simulator takes them in order so tests are repeatable.)
-pub fn locate(s: &State, ns: &str, id: &ServiceId, asked: &str) -> ApiResult<SocketAddr> {
+pub fn locate(s: &State, ns: &str, id: &ServiceId) -> ApiResult<SocketAddr> {
     let port_name = match id.port.parse::<i64>() {
         Ok(number) => service_port_name(s, ns, &id.name, number)?,
         Err(_) => id.port.clone(),
@@ -74,7 +77,7 @@ pub fn locate(s: &State, ns: &str, id: &ServiceId, asked: &str) -> ApiResult<Soc
             Some(SocketAddr::new(ip, port))
         })
         .next()
-        .ok_or_else(|| no_endpoints(asked))
+        .ok_or_else(|| no_endpoints(&id.asked))
 }
 
 fn service_port_name(s: &State, ns: &str, name: &str, number: i64) -> ApiResult<String> {
