@@ -2,10 +2,12 @@
 //! `OPS_POD_CLEANER_WATCH_SILENCE`, `..._CONNECT_TIMEOUT` and `..._REQUEST_TIMEOUT` override
 //! these for one run.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::read::Field;
 use crate::Result;
+use crate::fleet::Source;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterConfig {
@@ -16,6 +18,20 @@ pub struct ClusterConfig {
     pub connect_timeout: Duration,
     /// For a whole request other than a watch.
     pub request_timeout: Duration,
+    /// Where a context's findings come from unless `source_by_context` names it.
+    pub source: Source,
+    /// Per kubeconfig context, overriding `source`.
+    pub source_by_context: BTreeMap<String, Source>,
+}
+
+impl ClusterConfig {
+    /// Where the findings of `context` come from.
+    pub fn source_for(&self, context: &str) -> Source {
+        self.source_by_context
+            .get(context)
+            .copied()
+            .unwrap_or(self.source)
+    }
 }
 
 impl Default for ClusterConfig {
@@ -24,16 +40,41 @@ impl Default for ClusterConfig {
             watch_silence: Duration::from_secs(20),
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
+            // What every cluster used before workers served their findings.
+            source: Source::Watch,
+            source_by_context: BTreeMap::new(),
         }
     }
 }
 
 /// Reads the `cluster:` section over the defaults.
 pub(crate) fn read(field: &Field) -> Result<ClusterConfig> {
-    let m = field.map(&["watchSilence", "connectTimeout", "requestTimeout"])?;
+    let m = field.map(&[
+        "watchSilence",
+        "connectTimeout",
+        "requestTimeout",
+        "source",
+        "sourceByContext",
+    ])?;
     let mut c = ClusterConfig::default();
     m.set("watchSilence", &mut c.watch_silence, Field::duration)?;
     m.set("connectTimeout", &mut c.connect_timeout, Field::duration)?;
     m.set("requestTimeout", &mut c.request_timeout, Field::duration)?;
+    m.set("source", &mut c.source, source)?;
+    m.set("sourceByContext", &mut c.source_by_context, |field| {
+        (field.entries()?.iter())
+            .map(|(context, field)| Ok((context.clone(), source(field)?)))
+            .collect()
+    })?;
     Ok(c)
+}
+
+fn source(field: &Field) -> Result<Source> {
+    let text = field.string()?;
+    text.parse().map_err(|_| {
+        field.error(format!(
+            "expected one of {}, found {text:?}",
+            Source::NAMES.join(", ")
+        ))
+    })
 }

@@ -22,6 +22,7 @@ mod feed_state;
 mod frame;
 mod publish;
 mod row;
+mod source;
 mod view;
 
 pub use address::{BadAddress, WorkerAddress};
@@ -35,6 +36,7 @@ pub use frame::{
 };
 pub use publish::{Publisher, Ring, State};
 pub use row::{FindingRow, Held, Owner};
+pub use source::{BadSource, Decision, Source, WatchWhy, decide};
 pub use view::{FleetView, Gap, Resume};
 
 #[cfg(test)]
