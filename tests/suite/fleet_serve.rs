@@ -505,3 +505,33 @@ async fn the_index_answers_and_watches_do_not_starve_the_probe() {
         .expect("the probe is answered");
     assert_eq!(status, 200);
 }
+
+/// A stream ends at its own bound, and the client resumes where it was: the frames it
+/// missed (none here), no snapshot.
+#[tokio::test]
+async fn a_stream_past_its_lifetime_ends_and_the_client_resumes_without_a_snapshot() {
+    let cache = cache();
+    evicted(&cache, "a");
+    let settings = FleetSettings {
+        stream_lifetime: Duration::from_millis(300),
+        ..quick()
+    };
+    let worker = serve_worker(cache.reader(), settings).await;
+    let mut stream = Stream::open(worker.addr, "").await;
+    let mut view = FleetView::new(10);
+    view.apply(stream.next().await).unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(2), async {
+        while let Some(chunk) = stream.response.chunk().await.unwrap() {
+            for frame in stream.reader.feed(&chunk).unwrap() {
+                view.apply(frame).unwrap();
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the stream outlived its bound");
+    let resume = view.resume().unwrap();
+    let mut again = Stream::open(worker.addr, &format!("?{}", resume.query())).await;
+    let first = again.next().await;
+    assert!(matches!(first, Frame::Heartbeat { .. }), "{first:?}");
+    view.apply(first).unwrap();
+}
