@@ -21,11 +21,11 @@ mod view;
 
 pub use decode::{DecodeError, Limits, LineReader, decode_line};
 pub use frame::{
-    BlockedKind, BlockedView, Counts, Epoch, Frame, LAST_ACTIONS, PausedRule, PodKey, Snapshot,
-    ViewHealth, WorkerView,
+    BlockedKind, BlockedView, Counts, Epoch, Frame, LAST_ACTIONS, PausedRule, Snapshot, ViewHealth,
+    WorkerView,
 };
 pub use publish::{Publisher, Ring, State};
-pub use row::{FindingRow, Held, Owner};
+pub use row::{FindingRow, Held, Owner, PodKey};
 pub use view::{FleetView, Gap, Resume};
 
 #[cfg(test)]
