@@ -14,8 +14,9 @@ pub struct Limits {
 }
 
 impl Default for Limits {
-    /// Room for 20,000 abnormal pods at their longest (a row of tenant-written text is at
-    /// most ~12 KB; a typical one is under 1.5 KB).
+    /// Room for 20,000 abnormal pods of ~3 KB each. A typical row is ~600 bytes of JSON; every
+    /// text in it was capped when the pod was read (names 253 bytes, messages 1 KiB, a
+    /// scheduler's verdict 4 KiB), though escaping can make a control character six bytes.
     fn default() -> Limits {
         Limits {
             max_line: 64 << 20,

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::FindingRow;
+use super::row::{FindingRow, PodKey};
 use crate::actions::PastAction;
 use crate::cluster::Health;
 use crate::rules::RuleKind;
@@ -26,14 +26,6 @@ impl Epoch {
             .map_or(0, |d| d.as_nanos() as u64);
         Epoch(nanos ^ (u64::from(std::process::id()) << 48))
     }
-}
-
-/// A pod, as a removal names it: a new pod of the same name is another.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct PodKey {
-    pub namespace: String,
-    pub name: String,
-    pub uid: String,
 }
 
 /// Abnormal pods per category.

@@ -31,11 +31,11 @@ pub use decode::{DecodeError, Limits, LineReader, decode_line};
 pub use feed_error::FeedError;
 pub use feed_state::{FeedState, FeedStatus, StaleWhy};
 pub use frame::{
-    BlockedKind, BlockedView, Counts, Epoch, Frame, LAST_ACTIONS, PausedRule, PodKey, Snapshot,
-    ViewHealth, WorkerView,
+    BlockedKind, BlockedView, Counts, Epoch, Frame, LAST_ACTIONS, PausedRule, Snapshot, ViewHealth,
+    WorkerView,
 };
 pub use publish::{Publisher, Ring, State};
-pub use row::{FindingRow, Held, Owner};
+pub use row::{FindingRow, Held, Owner, PodKey};
 pub use source::{BadSource, Decision, Source, WatchWhy, decide};
 pub use view::{FleetView, Gap, Resume};
 

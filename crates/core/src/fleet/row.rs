@@ -6,11 +6,18 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::PodKey;
 use crate::actions::Suspect;
 use crate::cluster::{Abnormal, ClusterName};
 use crate::pod::PodRecord;
 use crate::rules::{ActionKind, Cause, Finding, RuleKind, cause};
+
+/// A pod, as a removal names it: a new pod of the same name is another.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PodKey {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+}
 
 /// The pod's controller, as a row names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
