@@ -5,15 +5,20 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+use chrono::Utc;
 use kube_sim::{SimCluster, SimServer};
 use opc_core::clock::Clock;
+use opc_core::cluster::Cache;
 use opc_core::fleet::{
     DecodeError, Epoch, FeedError, FeedHandle, FeedSettings, FeedState, FeedStatus, FirstOutcome,
     Limits, Resume, StaleWhy, ViewHealth, WorkerAddress, spawn_feed,
 };
-use opc_core::rules::RuleKind;
+use opc_core::rules::{RuleKind, default_chain};
+use ops_pod_cleaner::headless::FleetSettings;
 
 use crate::support::fleet_worker::{FakeWorker, NS, SERVICE, expose, finding};
+use crate::support::pods::pod;
+use crate::support::served::serve_cache;
 
 const HEARTBEAT: Duration = Duration::from_millis(100);
 const SILENCE: Duration = Duration::from_millis(600);
@@ -36,7 +41,7 @@ async fn cluster_with_worker(findings: &[&str]) -> (SimServer, FakeWorker) {
     let server = cluster().await;
     let worker = FakeWorker::start(1, HEARTBEAT).await;
     worker.set(rows(findings));
-    expose(&server, &worker).await;
+    expose(&server, worker.addr()).await;
     (server, worker)
 }
 
@@ -128,6 +133,37 @@ async fn a_dropped_stream_resumes_from_its_number_with_only_the_missed_frames() 
         1,
         "the missed frames, not a snapshot"
     );
+}
+
+#[tokio::test]
+async fn a_stream_that_ends_cleanly_resumes_without_showing_stale() {
+    let (server, worker) = cluster_with_worker(&["a"]).await;
+    // Long enough that a stale state between the streams would be seen.
+    let slow = FeedSettings {
+        min_backoff: Duration::from_millis(300),
+        max_backoff: Duration::from_millis(300),
+        ..settings()
+    };
+    let feed = feed(&server, slow);
+    live_with(&feed, &["a"]).await;
+    let mut states = feed.subscribe();
+    let seen = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while states.changed().await.is_ok() {
+            seen.push(states.borrow_and_update().status().clone());
+        }
+        seen
+    });
+
+    worker.end_streams();
+    until(&feed, "a second stream", |_| worker.requests().len() == 2).await;
+    worker.set(rows(&["a", "b"]));
+    live_with(&feed, &["a", "b"]).await;
+    drop(feed);
+    let seen = seen.await.unwrap();
+    assert!(seen.iter().all(FeedStatus::is_live), "{seen:?}");
+    assert!(worker.requests()[1].starts_with("/v1/watch?since="));
+    assert_eq!(worker.snapshots_sent(), 1);
 }
 
 #[tokio::test]
@@ -270,7 +306,7 @@ async fn no_service_is_no_worker_and_no_ready_endpoint_is_not_ready() {
     assert!(missing.means_no_worker());
 
     let worker = FakeWorker::start(1, HEARTBEAT).await;
-    expose(&server, &worker).await;
+    expose(&server, worker.addr()).await;
     assert!(server.cluster().set_endpoints_ready(NS, SERVICE, false));
     let not_ready = first_failure(&server, settings()).await;
     assert_eq!(
@@ -287,7 +323,7 @@ async fn no_service_is_no_worker_and_no_ready_endpoint_is_not_ready() {
 async fn a_worker_nobody_listens_for_is_unreachable_and_retried() {
     let server = cluster().await;
     let worker = FakeWorker::start(1, HEARTBEAT).await;
-    expose(&server, &worker).await;
+    expose(&server, worker.addr()).await;
     server
         .cluster()
         .unserve_endpoint("10.0.0.9".parse().unwrap(), 9090);
@@ -306,7 +342,7 @@ async fn an_over_long_line_is_a_protocol_error() {
     let mut long = finding("a", RuleKind::CrashLoop);
     long.message = Some("x".repeat(8192));
     worker.set(vec![long]);
-    expose(&server, &worker).await;
+    expose(&server, worker.addr()).await;
     let max_line = 4096;
     let error = first_failure(
         &server,
@@ -324,4 +360,31 @@ async fn an_over_long_line_is_a_protocol_error() {
         FeedError::Protocol(DecodeError::LineTooLong { max: max_line })
     );
     assert!(!error.means_no_worker());
+}
+
+/// The client reads `headless`'s own server through the proxy: its snapshot, then a change.
+#[tokio::test]
+async fn the_real_worker_is_read_through_the_proxy() {
+    let cache = Cache::for_cluster("east", default_chain(), Clock::real());
+    let evicted = |name: &str| cache.upsert(pod(name).ns("shop").evicted().wire(), Utc::now());
+    evicted("old");
+    let fleet = FleetSettings {
+        coalesce: Duration::from_millis(20),
+        heartbeat: HEARTBEAT,
+        ..FleetSettings::default()
+    };
+    let worker = serve_cache(cache.reader(), true, fleet).await;
+    let server = cluster().await;
+    expose(&server, worker.addr).await;
+    let feed = feed(&server, settings());
+    let names = |s: &FeedState| -> BTreeSet<String> {
+        s.view().findings().map(|r| r.name.clone()).collect()
+    };
+    until(&feed, "the worker's snapshot", |s| {
+        names(s) == set(&["old"])
+    })
+    .await;
+    evicted("new");
+    let both = until(&feed, "the change", |s| names(s) == set(&["new", "old"])).await;
+    assert_eq!(both.view().counts().get(&RuleKind::Evicted), Some(&2));
 }

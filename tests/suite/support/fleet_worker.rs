@@ -45,6 +45,8 @@ struct Served {
     heartbeat: Duration,
     /// Moved by a restart: connections of an older run close.
     run: u64,
+    /// Moved when streams end at their lifetime: open ones end cleanly.
+    ends: u64,
 }
 
 impl FakeWorker {
@@ -59,6 +61,7 @@ impl FakeWorker {
             snapshots: 0,
             heartbeat,
             run: 0,
+            ends: 0,
         }));
         let (changed, _) = watch::channel(0);
         let accept = {
@@ -75,6 +78,10 @@ impl FakeWorker {
             changed,
             accept,
         }
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
     }
 
     /// The findings are now `findings`: the frames that say so go to every stream.
@@ -103,6 +110,11 @@ impl FakeWorker {
             served.publisher.findings(findings);
             served.run += 1;
         });
+    }
+
+    /// Every open stream ends cleanly, as the real worker's do at the end of their lifetime.
+    pub fn end_streams(&self) {
+        self.change(|served| served.ends += 1);
     }
 
     pub fn requests(&self) -> Vec<String> {
@@ -151,7 +163,7 @@ async fn answer(
     let Some(target) = request_target(&mut conn).await else {
         return;
     };
-    let (first, mut cursor, run, heartbeat) = {
+    let (first, mut cursor, run, ends, heartbeat) = {
         let mut s = served.lock().unwrap();
         s.requests.push(target.clone());
         let (since, epoch) = resume_of(&target);
@@ -163,7 +175,7 @@ async fn answer(
             s.snapshots += 1;
             vec![Frame::Snapshot(s.publisher.snapshot())]
         });
-        (first, seq, s.run, s.heartbeat)
+        (first, seq, s.run, s.ends, s.heartbeat)
     };
     let head =
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
@@ -172,30 +184,53 @@ async fn answer(
     }
     let mut beat = tokio::time::interval(heartbeat);
     loop {
-        let frames = tokio::select! {
-            gone = changed.changed() => {
-                if gone.is_err() {
-                    return;
-                }
-                let mut s = served.lock().unwrap();
-                if s.run != run {
-                    return;
-                }
-                let seq = s.publisher.seq();
-                let mut frames = s.ring.after(cursor, seq).unwrap_or_else(|| {
-                    s.snapshots += 1;
-                    vec![Frame::Snapshot(s.publisher.snapshot())]
-                });
-                cursor = seq;
-                frames.push(s.publisher.heartbeat(t0()));
-                frames
-            }
-            _ = beat.tick() => vec![served.lock().unwrap().publisher.heartbeat(t0())],
+        let next = tokio::select! {
+            gone = changed.changed() => match gone {
+                Ok(()) => next_frames(&served, &mut cursor, run, ends),
+                Err(_) => Next::Close,
+            },
+            _ = beat.tick() => Next::Send(vec![served.lock().unwrap().publisher.heartbeat(t0())]),
         };
-        if send(&mut conn, &frames).await.is_err() {
+        let sent = match next {
+            Next::Send(frames) => send(&mut conn, &frames).await,
+            Next::End => {
+                let _ = conn.write_all(b"0\r\n\r\n").await;
+                return;
+            }
+            Next::Close => return,
+        };
+        if sent.is_err() {
             return;
         }
     }
+}
+
+/// What an open stream does after a change.
+enum Next {
+    Send(Vec<Frame>),
+    /// End the stream cleanly.
+    End,
+    /// Drop the connection, as a process that stops does.
+    Close,
+}
+
+/// The frames after `cursor` (or a snapshot), then a heartbeat; or the stream's end.
+fn next_frames(served: &Mutex<Served>, cursor: &mut u64, run: u64, ends: u64) -> Next {
+    let mut s = served.lock().unwrap();
+    if s.run != run {
+        return Next::Close;
+    }
+    if s.ends != ends {
+        return Next::End;
+    }
+    let seq = s.publisher.seq();
+    let mut frames = s.ring.after(*cursor, seq).unwrap_or_else(|| {
+        s.snapshots += 1;
+        vec![Frame::Snapshot(s.publisher.snapshot())]
+    });
+    *cursor = seq;
+    frames.push(s.publisher.heartbeat(t0()));
+    Next::Send(frames)
 }
 
 /// Each frame as one chunk of one JSON line.
@@ -233,8 +268,8 @@ fn resume_of(target: &str) -> (Option<u64>, Option<Epoch>) {
 }
 
 /// The worker's pod, Service and ready Endpoints, made through the API as `assets/deploy`
-/// names them, and `worker` listening for the pod's address.
-pub async fn expose(server: &SimServer, worker: &FakeWorker) {
+/// names them, and `worker` (a stand-in or the real server) listening for the pod's address.
+pub async fn expose(server: &SimServer, worker: SocketAddr) {
     server.cluster().create_pod(typed::<Pod>(json!({
         "metadata": { "name": "ops-pod-cleaner-0", "namespace": NS,
                       "labels": { "app": SERVICE } },
@@ -266,7 +301,7 @@ pub async fn expose(server: &SimServer, worker: &FakeWorker) {
         .create(&pp, &endpoints)
         .await
         .unwrap();
-    server.serve_endpoint(WORKER_IP.parse().unwrap(), PORT, worker.addr);
+    server.serve_endpoint(WORKER_IP.parse().unwrap(), PORT, worker);
 }
 
 pub fn t0() -> DateTime<Utc> {

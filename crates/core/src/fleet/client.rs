@@ -132,6 +132,9 @@ enum Ended {
     Gap {
         read: bool,
     },
+    /// The worker ended a stream that had spoken, as it does at the end of a stream's
+    /// lifetime: no failure, the findings are as current as its last frame.
+    Closed,
     Failed {
         error: FeedError,
         read: bool,
@@ -151,6 +154,10 @@ async fn run(mut feed: Feed) {
             Ended::Gap { read } => {
                 tracing::debug!(address = %feed.address, "a gap in the worker's feed; resuming");
                 read
+            }
+            Ended::Closed => {
+                tracing::debug!(address = %feed.address, "the worker ended its feed; resuming");
+                true
             }
             Ended::Failed { error, read } => {
                 if read || said.as_ref() != Some(&error) {
@@ -195,6 +202,8 @@ impl Feed {
             let error = match tokio::time::timeout(silence, body.as_mut().fill_buf()).await {
                 Err(_) => FeedError::Silent { after: silence },
                 Ok(Err(e)) => FeedError::Transport(crate::cluster::causes(&e)),
+                Ok(Ok([])) if read => return Ended::Closed,
+                // Ended before a word: a proxy or worker that closes at once is a failure.
                 Ok(Ok([])) => FeedError::Ended,
                 Ok(Ok(chunk)) => {
                     let decoded = lines.feed(chunk);
