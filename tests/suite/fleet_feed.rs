@@ -207,7 +207,7 @@ async fn a_silent_stream_is_stale_within_the_bound_and_live_again_after() {
     // The last heartbeat came before the silence, and the bound counts from it.
     assert!(*since <= silenced, "stale since the last word");
     assert!(
-        silenced.elapsed() < SILENCE + HEARTBEAT * 3,
+        silenced.elapsed() < SILENCE + Duration::from_millis(500),
         "stale after {:?}",
         silenced.elapsed()
     );

@@ -189,7 +189,8 @@ async fn answer(
                 Ok(()) => next_frames(&served, &mut cursor, run, ends),
                 Err(_) => Next::Close,
             },
-            _ = beat.tick() => Next::Send(vec![served.lock().unwrap().publisher.heartbeat(t0())]),
+            // What is pending first: a heartbeat says the stream is at the latest number.
+            _ = beat.tick() => next_frames(&served, &mut cursor, run, ends),
         };
         let sent = match next {
             Next::Send(frames) => send(&mut conn, &frames).await,
