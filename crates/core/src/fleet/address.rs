@@ -104,3 +104,49 @@ fn is_dns_label(text: &str) -> bool {
         && edge(bytes.last())
         && (bytes.iter()).all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::Epoch;
+
+    #[test]
+    fn the_watch_path_goes_through_the_service_proxy_and_resumes_by_number() {
+        let at = WorkerAddress::default();
+        assert_eq!(
+            at.watch_path(None),
+            "/api/v1/namespaces/ops-pod-cleaner/services/ops-pod-cleaner:9090/proxy/v1/watch"
+        );
+        let resume = Resume {
+            epoch: Epoch(7),
+            seq: 42,
+        };
+        assert!(
+            at.watch_path(Some(resume))
+                .ends_with("/proxy/v1/watch?since=42&epoch=7")
+        );
+        assert_eq!(
+            at.to_string(),
+            "service ops-pod-cleaner/ops-pod-cleaner:9090"
+        );
+    }
+
+    #[test]
+    fn a_name_that_would_not_stay_one_path_segment_is_refused() {
+        assert!(WorkerAddress::new("tools", "opc-worker", 8080).is_ok());
+        for (ns, service) in [
+            ("tools", "a/b"),
+            ("tools", "x?y"),
+            ("", "opc"),
+            ("Tools", "opc"),
+            ("tools", "-opc"),
+            ("tools", "opc-"),
+            ("tools", &"a".repeat(64)),
+        ] {
+            assert!(
+                WorkerAddress::new(ns, service, 9090).is_err(),
+                "{ns:?} {service:?}"
+            );
+        }
+    }
+}

@@ -119,3 +119,87 @@ impl FeedStatus {
         matches!(self, FeedStatus::Live)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+
+    use super::*;
+    use crate::fleet::{Epoch, Frame, Snapshot, ViewHealth, WorkerView};
+
+    fn with_snapshot(view: ViewHealth) -> FeedState {
+        let mut state = FeedState::new(10);
+        let snapshot = Snapshot {
+            epoch: Epoch(1),
+            seq: 0,
+            at: Utc::now(),
+            findings: Vec::new(),
+            counts: Default::default(),
+            worker: WorkerView::default(),
+            view,
+        };
+        let applied = state.view_mut().apply(Frame::Snapshot(snapshot));
+        assert_eq!(applied, Ok(()));
+        state
+    }
+
+    fn current() -> ViewHealth {
+        ViewHealth {
+            synced: true,
+            ..ViewHealth::default()
+        }
+    }
+
+    #[test]
+    fn a_failure_before_any_snapshot_is_failing_and_after_one_is_stale_since_the_proof() {
+        let now = Instant::now();
+        let mut fresh = FeedState::new(10);
+        fresh.lost(FeedError::Ended, None, now);
+        assert_eq!(fresh.status(), &FeedStatus::Failing(FeedError::Ended));
+
+        let mut state = with_snapshot(current());
+        state.heard(now);
+        assert!(state.status().is_live());
+        let proved = now - Duration::from_secs(3);
+        state.lost(FeedError::Ended, Some(proved), now);
+        assert_eq!(
+            state.status(),
+            &FeedStatus::Stale {
+                since: proved,
+                why: StaleWhy::Lost(FeedError::Ended)
+            }
+        );
+        // A later failure does not make it look stale for less long.
+        state.lost(FeedError::Transport("reset".into()), Some(now), now);
+        assert!(matches!(state.status(), FeedStatus::Stale { since, .. } if *since == proved));
+        assert_eq!(
+            state.status().error(),
+            Some(&FeedError::Transport("reset".into()))
+        );
+    }
+
+    #[test]
+    fn the_workers_own_word_on_its_view_is_shown() {
+        let now = Instant::now();
+        let mut unsynced = with_snapshot(ViewHealth::default());
+        unsynced.heard(now);
+        assert!(matches!(
+            unsynced.status(),
+            FeedStatus::Stale {
+                why: StaleWhy::WorkerNotSynced,
+                ..
+            }
+        ));
+        let mut stale = with_snapshot(ViewHealth {
+            stale: true,
+            age_seconds: Some(30),
+            ..current()
+        });
+        stale.heard(now);
+        let since = now.checked_sub(Duration::from_secs(30));
+        assert!(matches!(
+            stale.status(),
+            FeedStatus::Stale { since: s, why: StaleWhy::WorkerStale } if Some(*s) == since
+        ));
+    }
+}
