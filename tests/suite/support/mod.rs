@@ -2,6 +2,7 @@
 
 pub mod contexts;
 pub mod e2e;
+pub mod fleet_worker;
 pub mod kubelet;
 pub mod kustomize;
 pub mod mock_api;
@@ -9,5 +10,6 @@ pub mod pauses;
 pub mod pods;
 pub mod policy;
 pub mod pty;
+pub mod served;
 pub mod sim;
 pub mod terminal;

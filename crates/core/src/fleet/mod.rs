@@ -1,0 +1,43 @@
+//! A fleet on one screen: what `headless` serves of its findings under `/v1/`, and how a
+//! client folds it into its own copy. UI-free and transport-free: the worker's HTTP server
+//! and whatever reads it (a socket, the API server's service proxy) share these types.
+//!
+//! **The snapshot** (`GET /v1/snapshot`) is one JSON object: the abnormal pods as
+//! `scan --output json` prints them, the counts per category, the worker's status and how
+//! current its own view is, at a sequence number of an epoch (the worker's run).
+//!
+//! **The watch** (`GET /v1/watch?since=SEQ&epoch=E`) is JSON lines, one [`Frame`] each:
+//! exactly the frames after `SEQ` when the worker still holds them, else a snapshot first;
+//! then every change as it is published; a heartbeat when idle.
+//!
+//! **A client** decodes lines with [`LineReader`] (bounded) and folds frames into a
+//! [`FleetView`]; a [`Gap`] means it reconnects from [`FleetView::resume`]. [`spawn_feed`] is
+//! that client, reading a worker through the API server's service proxy ([`WorkerAddress`]).
+
+mod address;
+mod client;
+mod decode;
+mod feed_error;
+mod feed_state;
+mod frame;
+mod publish;
+mod row;
+mod source;
+mod view;
+
+pub use address::{BadAddress, WorkerAddress};
+pub use client::{FeedHandle, FeedSettings, FirstOutcome, spawn_feed};
+pub use decode::{DecodeError, Limits, LineReader, decode_line};
+pub use feed_error::FeedError;
+pub use feed_state::{FeedState, FeedStatus, StaleWhy};
+pub use frame::{
+    BlockedKind, BlockedView, Counts, Epoch, Frame, LAST_ACTIONS, PausedRule, Snapshot, ViewHealth,
+    WorkerView,
+};
+pub use publish::{Publisher, Ring, State};
+pub use row::{FindingRow, Held, Owner, PodKey};
+pub use source::{BadSource, Decision, Source, WatchWhy, decide};
+pub use view::{FleetView, Gap, Resume};
+
+#[cfg(test)]
+mod tests;
