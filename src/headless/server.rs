@@ -10,19 +10,17 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use chrono::{DateTime, Utc};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
 use super::fleet::{Feed, FleetSettings};
 use super::fleet_http::{self, Answer, Body};
 use super::metrics::{Snapshot, WORKER_STALL, healthz, readyz, render, stale_past};
-use super::slots::{MAX_CONNECTIONS, PER_PEER, Slot, Slots};
+use super::slots::{MAX_CONNECTIONS, MAX_STREAMS, PER_PEER, Slot, Slots};
 use crate::actions::PastAction;
 use crate::cluster::CacheReader;
 use crate::worker::{Counters, WorkerStatus};
@@ -110,7 +108,10 @@ pub async fn bind(addr: SocketAddr) -> crate::Result<TcpListener> {
 }
 
 pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Receiver<bool>) {
-    let slots = Slots::new(PER_PEER, MAX_CONNECTIONS);
+    let slots = Places {
+        connections: Slots::new(PER_PEER, MAX_CONNECTIONS),
+        streams: Slots::new(MAX_STREAMS, MAX_STREAMS),
+    };
     // One feed for every client: the diff is made once per publication.
     let feed = Feed::start(&sources, stop.clone());
     loop {
@@ -125,28 +126,38 @@ pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Rec
             },
             _ = stop.changed() => return,
         };
-        let slot = slots.admit(peer.ip());
+        let slot = slots.connections.admit(peer.ip());
         tokio::spawn(connection(
             stream,
             peer,
             slot,
+            slots.clone(),
             sources.clone(),
             feed.clone(),
         ));
     }
 }
 
+/// Where connections are kept: requests and probes in one table, watch streams in another.
+#[derive(Clone)]
+struct Places {
+    connections: Slots,
+    streams: Slots,
+}
+
 /// One connection, within its slot and its lifetime: a minute, or, once it carries a watch,
-/// the stream's own bound past that (a stream ends itself by then; the client resumes).
+/// the stream's own bound past that (a stream ends itself by then; the client resumes). A
+/// connection that starts a watch moves to the streams' table and gives its place back.
 async fn connection(
     stream: TcpStream,
     peer: SocketAddr,
     mut slot: Slot,
+    places: Places,
     sources: Sources,
     feed: Arc<Feed>,
 ) {
     let stream_lifetime = feed.settings().stream_lifetime;
-    let streaming = Arc::new(AtomicBool::new(false));
+    let streaming = Arc::new(Notify::new());
     let marks = streaming.clone();
     let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
         let response = respond(&sources, &feed, req.uri(), &marks);
@@ -156,19 +167,30 @@ async fn connection(
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT)
         .serve_connection(TokioIo::new(stream), service);
-    let lifetime = async {
-        tokio::time::sleep(CONNECTION_LIFETIME).await;
-        if streaming.load(Ordering::Relaxed) {
-            tokio::time::sleep(stream_lifetime).await;
-        }
-    };
-    tokio::select! {
-        served = served => if let Err(e) = served {
-            tracing::debug!("metrics connection: {e}");
-        },
-        _ = lifetime => tracing::debug!("metrics connection open too long: closed"),
-        _ = &mut slot.closed => {
-            tracing::debug!("metrics connection from {peer} closed for a newer one");
+    let mut served = std::pin::pin!(served);
+    let mut ends = std::pin::pin!(tokio::time::sleep(CONNECTION_LIFETIME));
+    let mut is_stream = false;
+    loop {
+        tokio::select! {
+            served = &mut served => {
+                if let Err(e) = served {
+                    tracing::debug!("metrics connection: {e}");
+                }
+                return;
+            }
+            _ = &mut ends => {
+                tracing::debug!("metrics connection open too long: closed");
+                return;
+            }
+            _ = &mut slot.closed => {
+                tracing::debug!("metrics connection from {peer} closed for a newer one");
+                return;
+            }
+            _ = streaming.notified(), if !is_stream => {
+                is_stream = true;
+                slot = places.streams.admit(peer.ip());
+                ends.as_mut().reset(tokio::time::Instant::now() + CONNECTION_LIFETIME + stream_lifetime);
+            }
         }
     }
 }
@@ -178,12 +200,13 @@ fn respond(
     sources: &Sources,
     feed: &Arc<Feed>,
     uri: &http::Uri,
-    streaming: &AtomicBool,
+    streaming: &Notify,
 ) -> Result<hyper::Response<Body>, http::Error> {
     let response = hyper::Response::builder();
     match fleet_http::answer(feed, uri.path(), uri.query()) {
         Some(Answer::Stream(body)) => {
-            streaming.store(true, Ordering::Relaxed);
+            // Stored if the connection task is not waiting yet: it moves on its next look.
+            streaming.notify_one();
             response
                 .status(200)
                 .header(http::header::CONTENT_TYPE, fleet_http::NDJSON)

@@ -506,6 +506,29 @@ async fn the_index_answers_and_watches_do_not_starve_the_probe() {
     assert_eq!(status, 200);
 }
 
+/// Through the API server's service proxy every watch comes from the API server's address: a
+/// dozen engineers looking at one cluster must not push each other's streams out.
+#[tokio::test]
+async fn many_watches_from_one_address_all_stay_open() {
+    let worker = serve_worker(cache().reader(), quick()).await;
+    let mut streams = Vec::new();
+    for _ in 0..12 {
+        let mut stream = Stream::open(worker.addr, "").await;
+        assert!(is_snapshot(&stream.next().await));
+        streams.push(stream);
+    }
+    // Every stream hears the next heartbeat: none was closed to make room for a later one.
+    for (i, stream) in streams.iter_mut().enumerate() {
+        let next = tokio::time::timeout(Duration::from_secs(2), stream.response.chunk()).await;
+        let heard = matches!(next, Ok(Ok(Some(_))));
+        assert!(heard, "stream {i} of 12 was closed or silent: {next:?}");
+    }
+    let (status, _) = tokio::time::timeout(Duration::from_secs(2), get(worker.addr, "/healthz"))
+        .await
+        .expect("the probe is answered");
+    assert_eq!(status, 200);
+}
+
 /// A stream ends at its own bound, and the client resumes where it was: the frames it
 /// missed (none here), no snapshot.
 #[tokio::test]
