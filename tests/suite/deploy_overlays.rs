@@ -306,6 +306,34 @@ fn monitored() -> Vec<Value> {
     )
 }
 
+#[test]
+fn the_fleet_viewers_may_get_the_workers_proxy_and_nothing_else() {
+    let objects = build_with(
+        &deploy_dir().join("overlays/live"),
+        &[deploy_dir().join("components/fleet-viewers")],
+    );
+    let viewer = objects
+        .iter()
+        .find(|o| o["metadata"]["name"] == "ops-pod-cleaner-fleet-viewer")
+        .expect("the viewers' ClusterRole");
+    let address = opc_core::fleet::WorkerAddress::default();
+    let expected = serde_json::json!([{
+        "apiGroups": [""], "resources": ["services/proxy"],
+        "resourceNames": [address.segment()], "verbs": ["get"],
+    }]);
+    assert_eq!(viewer["rules"], expected);
+    // The address the TUI asks for is the Service the install runs.
+    let service = kind(&objects, "Service");
+    assert_eq!(service["metadata"]["name"], address.service());
+    assert_eq!(service["metadata"]["namespace"], address.namespace());
+    assert_eq!(service["spec"]["ports"][0]["port"], address.port());
+    let binding = objects
+        .iter()
+        .find(|o| o["kind"] == "RoleBinding" && o["roleRef"]["name"] == viewer["metadata"]["name"])
+        .expect("bound in one namespace");
+    assert_eq!(binding["metadata"]["namespace"], address.namespace());
+}
+
 /// The `opc_…` names in a PromQL expression (or any text).
 fn metrics_in(text: &str) -> BTreeSet<String> {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
