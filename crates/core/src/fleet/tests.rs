@@ -307,3 +307,10 @@ fn the_time_in_state_alone_is_no_change() {
     assert!(a.same_state(&row("a", RuleKind::ImagePull, 99)));
     assert!(!a.same_state(&row("a", RuleKind::Pending, 1)));
 }
+
+#[test]
+fn an_epoch_survives_a_json_reader_that_keeps_numbers_as_doubles() {
+    let epoch = Epoch::fresh();
+    assert!(epoch.0 < 1 << 53, "{}", epoch.0);
+    assert_eq!((epoch.0 as f64) as u64, epoch.0);
+}
