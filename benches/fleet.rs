@@ -1,0 +1,372 @@
+//! Many clusters on one screen: the TUI reading N clusters through their in-cluster workers
+//! (the API server's service proxy, `cluster.source: worker`) against the same N clusters
+//! watched directly (every pod listed and watched from the laptop).
+//!
+//! Each cluster holds PODS realistic pods, one in ten abnormal. Fed: N simulated API servers,
+//! each proxying `services/ops-pod-cleaner:9090` to a `headless` server whose cache holds those
+//! pods (one server stands for every cluster's worker: the TUI's cost is what is measured).
+//! Watched: N contexts on one loopback server that lists the pods (in one body, as a v1.24
+//! watch cache does) and keeps a quiet watch open.
+//!
+//! For each N: the TUI (real binary, 200x60 pty, every context) until its header counts every
+//! cluster's abnormal pods (the first complete view), then its resident memory, its peak and
+//! its CPU over a quiet window.
+//!
+//! `cargo bench --bench fleet -- [N ...] [--pods PODS] [--watched-up-to M]` (default N = 1 10
+//! 50, 50,000 pods, direct watches only up to 10 clusters: 50 would be 2.5 million pods).
+//! `$OPC_BIN` runs another build.
+
+// A test, bench or example fails by panicking: the workspace's panic policy is for the product.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+#[allow(dead_code)] // Shared by the benches; this one needs no free port.
+mod common;
+#[path = "../tests/suite/support/terminal.rs"]
+mod terminal;
+
+use std::convert::Infallible;
+use std::io::Read;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use chrono::Utc;
+use common::{cpu_ticks, mib, proc_status};
+use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
+use hyper::body::Frame;
+use hyper::{Request, Response};
+use k8s_openapi::api::core::v1::{Endpoints, Pod, Service};
+use kube::api::{Api, PostParams};
+use kube_sim::generate::{list_pages, realistic_pod};
+use kube_sim::{SimCluster, SimServer};
+use opc_core::cluster::Cache;
+use opc_core::pod::WirePod;
+use opc_core::worker::WorkerStatus;
+use ops_pod_cleaner::headless::{FleetSettings, Sources, bind, serve};
+use serde_json::json;
+use terminal::open_pty;
+use tokio::sync::watch;
+
+type Body = BoxBody<Bytes, Infallible>;
+
+const ROWS: u16 = 60;
+const COLS: u16 = 200;
+const NAMESPACE: &str = "ops-pod-cleaner";
+const QUIET: Duration = Duration::from_secs(10);
+
+struct Args {
+    counts: Vec<usize>,
+    pods: usize,
+    watched_up_to: usize,
+    bin: PathBuf,
+}
+
+fn args() -> Args {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    let value = |flag: &str| {
+        raw.iter()
+            .position(|a| a == flag)
+            .and_then(|at| raw.get(at + 1))
+            .and_then(|v| v.parse().ok())
+    };
+    let mut counts = Vec::new();
+    let mut skip = false;
+    for a in &raw {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        if a.starts_with("--") {
+            skip = a != "--bench";
+            continue;
+        }
+        if let Ok(n) = a.parse() {
+            counts.push(n);
+        }
+    }
+    if counts.is_empty() {
+        counts = vec![1, 10, 50];
+    }
+    let bin = std::env::var_os("OPC_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_ops-pod-cleaner")),
+        PathBuf::from,
+    );
+    Args {
+        counts,
+        pods: value("--pods").unwrap_or(50_000),
+        watched_up_to: value("--watched-up-to").unwrap_or(10),
+        bin,
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let args = args();
+    let dir = tempfile::tempdir().expect("a scratch dir");
+    let now = Utc::now();
+    let cache = Cache::new();
+    for i in 0..args.pods {
+        let wire: WirePod = serde_json::from_value(realistic_pod(i, now)).expect("a pod");
+        cache.upsert(wire, now);
+    }
+    let abnormal = cache.findings().len();
+    println!(
+        "{} pods per cluster, {abnormal} abnormal; TUI {}x{} on every context",
+        args.pods, COLS, ROWS
+    );
+    let worker = serve_worker(&cache).await;
+    let pages: Arc<Vec<Bytes>> = Arc::new(
+        list_pages(args.pods, 500, now)
+            .into_iter()
+            .map(Bytes::from)
+            .collect(),
+    );
+    let lister = common::serve(pages, answer).await;
+    for &n in &args.counts {
+        let clusters = fed_clusters(n, worker).await;
+        let urls: Vec<String> = clusters.iter().map(SimServer::url).collect();
+        let fed = measure(&args, &dir, "fed by workers", &urls, "worker", n * abnormal).await;
+        drop(clusters);
+        let watched = (n <= args.watched_up_to).then(|| vec![lister.clone(); n]);
+        let direct = match watched {
+            Some(urls) => Some(measure(&args, &dir, "watched", &urls, "watch", n * abnormal).await),
+            None => None,
+        };
+        report(n, &fed, direct.as_ref());
+    }
+}
+
+/// What one run of the TUI showed.
+struct Measured {
+    first_view: Duration,
+    rss: u64,
+    peak: u64,
+    cpu: f64,
+}
+
+fn report(n: usize, fed: &Measured, direct: Option<&Measured>) {
+    let line = |how: &str, m: &Measured| {
+        println!(
+            "{n:>3} clusters {how:<15} first view {:>6.2} s  RSS {:>7.1} MiB ({:>5.2} MiB/cluster)  peak {:>7.1} MiB  CPU {:>5.2} % quiet",
+            m.first_view.as_secs_f64(),
+            mib(m.rss),
+            mib(m.rss) / n as f64,
+            mib(m.peak),
+            m.cpu
+        );
+    };
+    line("fed by workers", fed);
+    match direct {
+        Some(d) => line("watched", d),
+        None => println!("{n:>3} clusters watched: not run (past --watched-up-to)"),
+    }
+}
+
+/// Start the TUI on `urls` (one context each) with `source`, wait for its header to count
+/// `expected` abnormal pods, then read its memory and its CPU over a quiet window.
+async fn measure(
+    args: &Args,
+    dir: &tempfile::TempDir,
+    how: &str,
+    urls: &[String],
+    source: &str,
+    expected: usize,
+) -> Measured {
+    let kubeconfig = dir.path().join(format!("{source}-{}.yaml", urls.len()));
+    std::fs::write(&kubeconfig, kubeconfig_text(urls)).expect("write kubeconfig");
+    let config = dir.path().join(format!("{source}.yaml"));
+    std::fs::write(&config, format!("cluster:\n  source: {source}\n")).expect("config");
+    let start = Instant::now();
+    let (mut child, screen) = start_tui(&args.bin, &kubeconfig, &config, dir.path());
+    let pid = child.id();
+    let wanted = format!("abnormal {expected}");
+    let deadline = start + Duration::from_secs(600);
+    while !screen.lock().expect("screen").screen().contents().contains(&wanted) {
+        if Instant::now() > deadline || child.try_wait().expect("wait").is_some() {
+            let text = screen.lock().expect("screen").screen().contents();
+            let _ = child.kill();
+            panic!("{how}: never showed {wanted:?}; the screen:\n{text}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let first_view = start.elapsed();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let ticks = cpu_ticks(pid);
+    tokio::time::sleep(QUIET).await;
+    let cpu = (cpu_ticks(pid) - ticks) as f64 / QUIET.as_secs_f64();
+    let measured = Measured {
+        first_view,
+        rss: proc_status(pid, "VmRSS:"),
+        peak: proc_status(pid, "VmHWM:"),
+        cpu,
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    measured
+}
+
+fn start_tui(
+    bin: &Path,
+    kubeconfig: &Path,
+    config: &Path,
+    dir: &Path,
+) -> (Child, Arc<Mutex<vt100::Parser>>) {
+    let (master, slave) = open_pty(ROWS, COLS);
+    let home = dir.join("tui-home");
+    std::fs::create_dir_all(&home).expect("home");
+    let child = Command::new(bin)
+        .args(["--all-contexts", "--dry-run", "--kubeconfig"])
+        .arg(kubeconfig)
+        .env("OPS_POD_CLEANER_CONFIG", config)
+        .env("HOME", &home)
+        .env("XDG_DATA_HOME", &home)
+        .env("XDG_CONFIG_HOME", &home)
+        .env("TERM", "xterm-256color")
+        .current_dir(&home)
+        .stdin(Stdio::from(slave.try_clone().expect("pty")))
+        .stdout(Stdio::from(slave.try_clone().expect("pty")))
+        .stderr(Stdio::from(slave))
+        .spawn()
+        .expect("the binary runs");
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
+    let feed = parser.clone();
+    std::thread::spawn(move || {
+        // Kept open for the child's life: the TUI's keyboard.
+        let keyboard = master;
+        let mut master = keyboard.try_clone().expect("pty");
+        let mut buf = [0u8; 65536];
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            feed.lock().expect("screen").process(&buf[..n]);
+        }
+    });
+    (child, parser)
+}
+
+/// One `headless` server over `cache`, standing for every cluster's worker.
+async fn serve_worker(cache: &Cache) -> SocketAddr {
+    let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (status, worker) = watch::channel(WorkerStatus::default());
+    let (leader_tx, leader) = watch::channel(true);
+    let (stop_tx, stop) = watch::channel(false);
+    let (recent_tx, recent) = watch::channel(Vec::new());
+    let sources = Sources {
+        cache: cache.reader(),
+        max_stale: Duration::from_secs(60),
+        counters: Default::default(),
+        worker,
+        leader,
+        started: Utc::now(),
+        recent,
+        fleet: FleetSettings::default(),
+    };
+    tokio::spawn(async move {
+        // The senders live as long as the server: no stop, no closed channel.
+        let _senders = (status, leader_tx, stop_tx, recent_tx);
+        serve(listener, sources, stop).await;
+    });
+    addr
+}
+
+/// `n` simulated API servers, each with the worker's Service, its Endpoints and its pod, whose
+/// address leads to `worker`.
+async fn fed_clusters(n: usize, worker: SocketAddr) -> Vec<SimServer> {
+    let ip = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 9));
+    let mut servers = Vec::new();
+    for _ in 0..n {
+        let sim = SimCluster::new();
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "ops-pod-cleaner-0", "namespace": NAMESPACE,
+                         "labels": {"app": "ops-pod-cleaner"}},
+            "spec": {"containers": [{"name": "worker", "image": "registry.local/opc:1"}]},
+            "status": {"phase": "Running", "podIP": ip.to_string()},
+        }))
+        .unwrap();
+        let uid = sim.create_pod(pod).metadata.uid.unwrap_or_default();
+        let server = SimServer::start(sim).await.expect("a simulated API server");
+        let pp = PostParams::default();
+        let service: Service = serde_json::from_value(json!({
+            "metadata": {"name": "ops-pod-cleaner", "namespace": NAMESPACE},
+            "spec": {"clusterIP": "None", "ports": [{"name": "http", "port": 9090}]},
+        }))
+        .unwrap();
+        Api::<Service>::namespaced(server.client(), NAMESPACE)
+            .create(&pp, &service)
+            .await
+            .unwrap();
+        let endpoints: Endpoints = serde_json::from_value(json!({
+            "metadata": {"name": "ops-pod-cleaner", "namespace": NAMESPACE},
+            "subsets": [{"addresses": [{"ip": ip.to_string(), "targetRef": {
+                "kind": "Pod", "namespace": NAMESPACE, "name": "ops-pod-cleaner-0", "uid": uid}}],
+                "ports": [{"name": "http", "port": 9090}]}],
+        }))
+        .unwrap();
+        Api::<Endpoints>::namespaced(server.client(), NAMESPACE)
+            .create(&pp, &endpoints)
+            .await
+            .unwrap();
+        server.serve_endpoint(ip, 9090, worker);
+        servers.push(server);
+    }
+    servers
+}
+
+/// The direct watches' server: every pod in one body at `resourceVersion=0`, quiet watches.
+async fn answer(req: Request<hyper::body::Incoming>, pages: Arc<Vec<Bytes>>) -> Response<Body> {
+    let json = |body: Body| {
+        Response::builder()
+            .header("content-type", "application/json")
+            .body(body)
+            .expect("response")
+    };
+    let query = req.uri().query().unwrap_or("");
+    match req.uri().path() {
+        "/version" => json(
+            Full::new(Bytes::from_static(
+                br#"{"major":"1","minor":"24","gitVersion":"v1.24.0"}"#,
+            ))
+            .boxed(),
+        ),
+        "/api/v1/pods" if query.contains("sendInitialEvents=true") => common::no_streaming_lists(),
+        "/api/v1/pods" | "/api/v1/events" if query.contains("watch=true") => json(
+            StreamBody::new(futures::stream::pending::<Result<Frame<Bytes>, Infallible>>()).boxed(),
+        ),
+        "/api/v1/pods" => json(common::list_body(&pages, query, false, 0)),
+        "/api/v1/events" => json(
+            Full::new(Bytes::from_static(
+                br#"{"kind":"EventList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[]}"#,
+            ))
+            .boxed(),
+        ),
+        _ => Response::builder()
+            .status(404)
+            .body(Full::new(Bytes::new()).boxed())
+            .expect("response"),
+    }
+}
+
+/// A kubeconfig with one context per URL, `c0`, `c1`, ...; the first is current.
+fn kubeconfig_text(urls: &[String]) -> String {
+    let mut clusters = String::new();
+    let mut contexts = String::new();
+    for (i, url) in urls.iter().enumerate() {
+        clusters.push_str(&format!("- name: k{i}\n  cluster:\n    server: {url}\n"));
+        contexts.push_str(&format!(
+            "- name: c{i}\n  context:\n    cluster: k{i}\n    user: bench\n"
+        ));
+    }
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n{clusters}users:\n- name: bench\n  user: {{}}\n\
+         contexts:\n{contexts}current-context: c0\n"
+    )
+}
