@@ -11,5 +11,6 @@ pub mod ui;
 // The core, under the names the binary's modules use.
 pub use opc_core::{Error, OnePick, Result, Usage, error};
 use opc_core::{
-    actions, clock, cluster, config, inert, lease, pod, policy, report, rules, session, worker,
+    actions, clock, cluster, config, fleet, inert, lease, pod, policy, report, rules, session,
+    worker,
 };

@@ -7,60 +7,17 @@ mod parked;
 use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
-
 pub(crate) use clusters::over_clusters;
 pub(crate) use parked::{parked_summary, parked_table};
 
 use crate::Result;
-use crate::actions::Suspect;
 use crate::cluster::{
     Cluster, ClusterName, EventStore, NodeStore, Scope, list_nodes, list_pod_events, list_pods,
 };
+use crate::fleet::FindingRow;
 use crate::inert;
 use crate::pod::PodRecord;
-use crate::rules::{ActionKind, Cause, RuleKind, RuleSpec, cause, classify, format_age};
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Owner {
-    pub(crate) kind: String,
-    pub(crate) name: String,
-}
-
-/// One abnormal pod, as `scan --output json` prints it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ScanRow {
-    pub(crate) cluster: ClusterName,
-    pub(crate) namespace: String,
-    pub(crate) name: String,
-    pub(crate) uid: String,
-    pub(crate) category: RuleKind,
-    pub(crate) reason: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) message: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) container: Option<String>,
-    pub(crate) since: DateTime<Utc>,
-    pub(crate) for_seconds: i64,
-    pub(crate) restarts: u32,
-    pub(crate) node: Option<String>,
-    pub(crate) owner: Option<Owner>,
-    pub(crate) action: ActionKind,
-    /// Why `action` would be refused, told from the pod alone (a forged owner, a malformed pod).
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "as_text")]
-    pub(crate) held: Option<Suspect>,
-    /// Why, and what next.
-    pub(crate) cause: Cause,
-}
-
-/// In JSON as the words that say why.
-fn as_text<S: serde::Serializer>(held: &Option<Suspect>, s: S) -> Result<S::Ok, S::Error> {
-    match held {
-        Some(why) => s.collect_str(why),
-        None => s.serialize_none(),
-    }
-}
+use crate::rules::{RuleKind, RuleSpec, cause, classify, format_age};
 
 /// One cluster's pods, and the `-n` namespaces that do not exist there.
 pub(crate) struct Listed {
@@ -152,35 +109,15 @@ pub(crate) fn rows(
     listed: &Listed,
     chain: &[RuleSpec],
     now: DateTime<Utc>,
-) -> Vec<ScanRow> {
-    let mut rows: Vec<ScanRow> = listed
+) -> Vec<FindingRow> {
+    let mut rows: Vec<FindingRow> = listed
         .pods
         .iter()
         .filter_map(|pod| {
             let f = classify(pod, chain, now)?;
             let events = listed.events.of(pod).map_or(&[][..], |e| e);
             let cause = cause(pod, &f, events, listed.nodes.of(pod), now);
-            Some(ScanRow {
-                cluster: cluster.clone(),
-                namespace: pod.namespace.to_string(),
-                name: pod.name.to_string(),
-                uid: pod.uid.to_string(),
-                category: f.rule,
-                for_seconds: f.time_in_state(now).num_seconds().max(0),
-                reason: f.reason,
-                message: f.message,
-                container: f.container,
-                since: f.since,
-                restarts: pod.total_restarts(),
-                node: pod.node.as_deref().map(String::from),
-                owner: pod.owner.as_ref().map(|o| Owner {
-                    kind: o.kind.to_string(),
-                    name: o.name.to_string(),
-                }),
-                held: Suspect::of(pod, f.action),
-                action: f.action,
-                cause,
-            })
+            Some(FindingRow::new(cluster, pod, &f, cause, now))
         })
         .collect();
     sort_rows(&mut rows, chain);
@@ -189,7 +126,7 @@ pub(crate) fn rows(
 
 /// By chain position, cluster, namespace and name: rows of several clusters merge into one
 /// list by category.
-pub(crate) fn sort_rows(rows: &mut [ScanRow], chain: &[RuleSpec]) {
+pub(crate) fn sort_rows(rows: &mut [FindingRow], chain: &[RuleSpec]) {
     let position = |kind: RuleKind| {
         chain
             .iter()
@@ -206,12 +143,12 @@ pub(crate) fn sort_rows(rows: &mut [ScanRow], chain: &[RuleSpec]) {
     });
 }
 
-pub(crate) fn to_json(rows: &[ScanRow]) -> String {
+pub(crate) fn to_json(rows: &[FindingRow]) -> String {
     serde_json::to_string_pretty(rows).unwrap_or_else(|_| "[]".to_string())
 }
 
 /// An aligned table, kubectl style; the cluster column only when there are several.
-pub(crate) fn to_table(rows: &[ScanRow], several_clusters: bool) -> String {
+pub(crate) fn to_table(rows: &[FindingRow], several_clusters: bool) -> String {
     let mut header = vec![
         "CATEGORY",
         "NAMESPACE",
@@ -277,7 +214,7 @@ fn aligned(table: &[Vec<String>]) -> String {
 }
 
 /// "3 abnormal of 120 pods: evicted 1, imagePull 2".
-pub(crate) fn summary(rows: &[ScanRow], total: usize, chain: &[RuleSpec]) -> String {
+pub(crate) fn summary(rows: &[FindingRow], total: usize, chain: &[RuleSpec]) -> String {
     let counts: Vec<String> = chain
         .iter()
         .filter_map(|r| {

@@ -1,5 +1,6 @@
 //! `headless`: watch, run the worker (master auto on) as the Lease's leader, send scheduled
-//! reports, serve `/metrics` and `/healthz`; `--once` runs one pass and exits.
+//! reports, serve `/metrics`, `/healthz` and the findings under `/v1/`; `--once` runs one pass
+//! and exits.
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -16,7 +17,9 @@ use crate::clock::Clock;
 use crate::cluster::{Cache, watch_settings};
 use crate::config::Config;
 use crate::headless::sizing;
-use crate::headless::{Elector, LeaseSettings, Role, Sources, bind, serve, shutdown_signal};
+use crate::headless::{
+    Elector, FleetSettings, LeaseSettings, Role, Sources, bind, serve, shutdown_signal,
+};
 use crate::lease::{self, Wiring};
 use crate::policy::Policy;
 use crate::report::{DeliveryPolicy, Reporter};
@@ -145,9 +148,11 @@ async fn serve_until_signal(
         worker: leading.handle.status.clone(),
         leader: leading.leader.clone(),
         started: Utc::now(),
+        recent: leading.handle.recent.clone(),
+        fleet: FleetSettings::default(),
     };
     let server = tokio::spawn(serve(listener, sources, leading.stop.subscribe()));
-    tracing::info!(%listen, "headless: serving /metrics, /healthz and /readyz; auto-clean runs while this replica leads");
+    tracing::info!(%listen, "headless: serving /metrics, /healthz, /readyz and the findings under /v1/; auto-clean runs while this replica leads");
     shutdown_signal().await;
     tracing::info!("shutting down: finishing the current action, then releasing the lease");
     leading.stop().await;

@@ -1,5 +1,7 @@
 //! The headless mode's library parts: leader election, `/metrics`, `/healthz` and `/readyz`.
 
+mod fleet;
+mod fleet_http;
 pub mod metrics;
 pub mod rbac;
 pub(crate) mod server;
@@ -7,6 +9,7 @@ pub(crate) mod sizing;
 mod slots;
 
 pub use crate::lease::{Elector, LeaseSettings, Role, decide};
+pub use fleet::FleetSettings;
 pub use server::{Sources, bind, serve};
 
 /// Resolves on SIGINT or SIGTERM (Kubernetes stops pods with SIGTERM).

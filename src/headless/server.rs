@@ -1,4 +1,5 @@
-//! The HTTP endpoints: `/metrics`, `/healthz` (liveness) and `/readyz` (readiness).
+//! The HTTP endpoints: `/metrics`, `/healthz` (liveness), `/readyz` (readiness), and the
+//! findings under `/v1/`.
 //!
 //! Small and guarded: a client gets a few seconds to send its headers (each request's, so an
 //! idle kept-alive connection goes too) and a connection at most a minute; only so many
@@ -9,17 +10,20 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use chrono::{DateTime, Utc};
-use http_body_util::Full;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
+use super::fleet::{Feed, FleetSettings};
+use super::fleet_http::{self, Answer, Body};
 use super::metrics::{Snapshot, WORKER_STALL, healthz, readyz, render, stale_past};
-use super::slots::{MAX_CONNECTIONS, PER_PEER, Slots};
+use super::slots::{MAX_CONNECTIONS, PER_PEER, Slot, Slots};
+use crate::actions::PastAction;
 use crate::cluster::CacheReader;
 use crate::worker::{Counters, WorkerStatus};
 
@@ -40,6 +44,9 @@ pub struct Sources {
     pub leader: watch::Receiver<bool>,
     /// When serving began: the worker's first pass is expected within the stall bound of it.
     pub started: DateTime<Utc>,
+    /// The automatic actions sent lately, for `/v1/`'s worker status.
+    pub recent: watch::Receiver<Vec<PastAction>>,
+    pub fleet: FleetSettings,
 }
 
 impl Sources {
@@ -89,7 +96,7 @@ impl Sources {
             _ => (
                 404,
                 "text/plain",
-                "not found: try /metrics, /healthz or /readyz\n".into(),
+                "not found: try /metrics, /healthz, /readyz or /v1/\n".into(),
             ),
         }
     }
@@ -104,6 +111,8 @@ pub async fn bind(addr: SocketAddr) -> crate::Result<TcpListener> {
 
 pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Receiver<bool>) {
     let slots = Slots::new(PER_PEER, MAX_CONNECTIONS);
+    // One feed for every client: the diff is made once per publication.
+    let feed = Feed::start(&sources, stop.clone());
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -116,31 +125,80 @@ pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Rec
             },
             _ = stop.changed() => return,
         };
-        let mut slot = slots.admit(peer.ip());
-        let sources = sources.clone();
-        tokio::spawn(async move {
-            let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                let (code, kind, body) = sources.answer(req.uri().path());
-                let response = hyper::Response::builder()
-                    .status(code)
-                    .header(http::header::CONTENT_TYPE, kind)
-                    .body(Full::new(Bytes::from(body)));
-                async move { response }
-            });
-            let served = http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_READ_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::select! {
-                served = tokio::time::timeout(CONNECTION_LIFETIME, served) => match served {
-                    Ok(Err(e)) => tracing::debug!("metrics connection: {e}"),
-                    Err(_) => tracing::debug!("metrics connection open too long: closed"),
-                    Ok(Ok(())) => {}
-                },
-                _ = &mut slot.closed => {
-                    tracing::debug!("metrics connection from {peer} closed for a newer one");
-                }
-            }
-        });
+        let slot = slots.admit(peer.ip());
+        tokio::spawn(connection(
+            stream,
+            peer,
+            slot,
+            sources.clone(),
+            feed.clone(),
+        ));
+    }
+}
+
+/// One connection, within its slot and its lifetime: a minute, or, once it carries a watch,
+/// the stream's own bound past that (a stream ends itself by then; the client resumes).
+async fn connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    mut slot: Slot,
+    sources: Sources,
+    feed: Arc<Feed>,
+) {
+    let stream_lifetime = feed.settings().stream_lifetime;
+    let streaming = Arc::new(AtomicBool::new(false));
+    let marks = streaming.clone();
+    let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+        let response = respond(&sources, &feed, req.uri(), &marks);
+        async move { response }
+    });
+    let served = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .serve_connection(TokioIo::new(stream), service);
+    let lifetime = async {
+        tokio::time::sleep(CONNECTION_LIFETIME).await;
+        if streaming.load(Ordering::Relaxed) {
+            tokio::time::sleep(stream_lifetime).await;
+        }
+    };
+    tokio::select! {
+        served = served => if let Err(e) = served {
+            tracing::debug!("metrics connection: {e}");
+        },
+        _ = lifetime => tracing::debug!("metrics connection open too long: closed"),
+        _ = &mut slot.closed => {
+            tracing::debug!("metrics connection from {peer} closed for a newer one");
+        }
+    }
+}
+
+/// The answer to one request: `/v1/` from the feed, the probes and `/metrics` as before.
+fn respond(
+    sources: &Sources,
+    feed: &Arc<Feed>,
+    uri: &http::Uri,
+    streaming: &AtomicBool,
+) -> Result<hyper::Response<Body>, http::Error> {
+    let response = hyper::Response::builder();
+    match fleet_http::answer(feed, uri.path(), uri.query()) {
+        Some(Answer::Stream(body)) => {
+            streaming.store(true, Ordering::Relaxed);
+            response
+                .status(200)
+                .header(http::header::CONTENT_TYPE, fleet_http::NDJSON)
+                .body(body)
+        }
+        Some(Answer::Whole(code, kind, body)) => response
+            .status(code)
+            .header(http::header::CONTENT_TYPE, kind)
+            .body(fleet_http::whole(body)),
+        None => {
+            let (code, kind, body) = sources.answer(uri.path());
+            response
+                .status(code)
+                .header(http::header::CONTENT_TYPE, kind)
+                .body(fleet_http::whole(body))
+        }
     }
 }

@@ -16,7 +16,7 @@ use opc_core::pod::WorkloadId;
 use opc_core::rules::{CauseClass, RuleKind};
 use opc_core::worker::{Blocked, Standby, WorkerCommand, WorkerStatus};
 use ops_pod_cleaner::headless::metrics::{METRIC_NAMES, Snapshot, healthz, readyz, render};
-use ops_pod_cleaner::headless::{Elector, LeaseSettings, Role, Sources, bind, decide, serve};
+use ops_pod_cleaner::headless::{Elector, LeaseSettings, Role, decide};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
@@ -550,25 +550,9 @@ fn the_list_of_metric_names_is_what_render_writes() {
 
 /// The endpoints on a free port, over `cache`.
 async fn serve_cache(cache: opc_core::cluster::CacheReader) -> SocketAddr {
-    let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (worker_tx, worker) = watch::channel(WorkerStatus::default());
-    let (leader_tx, leader) = watch::channel(false);
-    let (stop_tx, stop) = watch::channel(false);
-    let sources = Sources {
-        cache,
-        max_stale: Duration::from_secs(60),
-        counters: Default::default(),
-        worker,
-        leader,
-        started: Utc::now(),
-    };
-    tokio::spawn(async move {
-        // The senders live as long as the server, so it sees no stop and no closed channel.
-        let _senders = (worker_tx, leader_tx, stop_tx);
-        serve(listener, sources, stop).await;
-    });
-    addr
+    support::served::serve_cache(cache, false, Default::default())
+        .await
+        .addr
 }
 
 async fn serve_empty() -> SocketAddr {

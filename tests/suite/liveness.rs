@@ -239,6 +239,8 @@ async fn a_frozen_server_shows_in_metrics_and_readyz_then_thaws() {
         worker: worker_rx,
         leader,
         started: chrono::Utc::now(),
+        recent: watch::channel(Vec::new()).1,
+        fleet: Default::default(),
     };
     tokio::spawn(serve(listener, sources, stop));
     let get = |path: &'static str| async move {

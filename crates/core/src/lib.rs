@@ -24,6 +24,7 @@ pub mod clock;
 pub mod cluster;
 pub mod config;
 pub mod error;
+pub mod fleet;
 pub mod inert;
 pub mod lease;
 mod lease_error;

@@ -9,5 +9,6 @@ pub mod pauses;
 pub mod pods;
 pub mod policy;
 pub mod pty;
+pub mod served;
 pub mod sim;
 pub mod terminal;

@@ -523,6 +523,18 @@ impl CacheReader {
         self.read().nodes.not_reporting()
     }
 
+    /// Wakes when the cache changes, as [`Cache::subscribe`].
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.inner.changes.subscribe()
+    }
+
+    /// Every abnormal pod in the index, in the screen's default order. Promotes nothing (that
+    /// would write): the cache's promotion task keeps the index up to the clock and wakes
+    /// subscribers when it moves it.
+    pub fn findings(&self) -> Vec<Abnormal> {
+        self.read().index.findings().cloned().collect()
+    }
+
     /// Abnormal pods by category and cause now. Reads the index, counting the rules matured
     /// since it was last promoted without promoting them.
     pub fn cause_counts(&self) -> BTreeMap<(RuleKind, CauseClass), usize> {

@@ -9,7 +9,7 @@ mod explain;
 mod words;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Finding, RuleKind};
 use crate::node::{NodeState, Readiness};
@@ -20,7 +20,7 @@ use words::{config_class, eviction_class, pull_class, scheduling_class};
 
 /// A pod's cause: a class scripts can match, a detail for people, the fields it rests on,
 /// and the next step (a key of this product or a `kubectl` line).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cause {
     pub class: CauseClass,
     pub detail: String,
@@ -29,7 +29,7 @@ pub struct Cause {
 }
 
 /// One field a cause rests on: where it was read, and what it said.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Evidence {
     pub source: String,
     pub text: String,
@@ -94,6 +94,19 @@ classes! {
 impl Serialize for CauseClass {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.name())
+    }
+}
+
+/// Read back by name (a worker's findings, served to a screen); a name this build does not
+/// know is an error, not a guess.
+impl<'de> Deserialize<'de> for CauseClass {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        CauseClass::ALL
+            .iter()
+            .copied()
+            .find(|c| c.name() == name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown cause class {name:?}")))
     }
 }
 

@@ -1,0 +1,32 @@
+//! A fleet on one screen: what `headless` serves of its findings under `/v1/`, and how a
+//! client folds it into its own copy. UI-free and transport-free: the worker's HTTP server
+//! and whatever reads it (a socket, the API server's service proxy) share these types.
+//!
+//! **The snapshot** (`GET /v1/snapshot`) is one JSON object: the abnormal pods as
+//! `scan --output json` prints them, the counts per category, the worker's status and how
+//! current its own view is, at a sequence number of an epoch (the worker's run).
+//!
+//! **The watch** (`GET /v1/watch?since=SEQ&epoch=E`) is JSON lines, one [`Frame`] each:
+//! exactly the frames after `SEQ` when the worker still holds them, else a snapshot first;
+//! then every change as it is published; a heartbeat when idle.
+//!
+//! **A client** decodes lines with [`LineReader`] (bounded) and folds frames into a
+//! [`FleetView`]; a [`Gap`] means it reconnects from [`FleetView::resume`].
+
+mod decode;
+mod frame;
+mod publish;
+mod row;
+mod view;
+
+pub use decode::{DecodeError, Limits, LineReader, decode_line};
+pub use frame::{
+    BlockedKind, BlockedView, Counts, Epoch, Frame, LAST_ACTIONS, PausedRule, Snapshot, ViewHealth,
+    WorkerView,
+};
+pub use publish::{Publisher, Ring, State};
+pub use row::{FindingRow, Held, Owner, PodKey};
+pub use view::{FleetView, Gap, Resume};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,203 @@
+//! One abnormal pod as `scan --output json` prints it and a worker serves it: one type, so
+//! the two never drift apart.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::actions::Suspect;
+use crate::cluster::{Abnormal, ClusterName};
+use crate::pod::PodRecord;
+use crate::rules::{ActionKind, Cause, Finding, RuleKind, cause};
+
+/// A pod, as a removal names it: a new pod of the same name is another.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PodKey {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+}
+
+/// The pod's controller, as a row names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    pub kind: String,
+    pub name: String,
+}
+
+/// One abnormal pod. Every text in it is what a tenant wrote (names, messages, causes): it is
+/// carried as data, and whoever shows it makes it inert first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FindingRow {
+    pub cluster: ClusterName,
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub category: RuleKind,
+    pub reason: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub container: Option<String>,
+    pub since: DateTime<Utc>,
+    /// Time in state when the row was made; a reader that keeps a row counts from `since`.
+    pub for_seconds: i64,
+    pub restarts: u32,
+    pub node: Option<String>,
+    pub owner: Option<Owner>,
+    pub action: ActionKind,
+    /// Why `action` would be refused, told from the pod alone (a forged owner, a malformed pod).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub held: Option<Held>,
+    /// Why, and what next.
+    pub cause: Cause,
+}
+
+impl FindingRow {
+    /// The row of `pod`, which `finding` claims for the reason `cause` gives, at `now`.
+    pub fn new(
+        cluster: &ClusterName,
+        pod: &PodRecord,
+        finding: &Finding,
+        cause: Cause,
+        now: DateTime<Utc>,
+    ) -> FindingRow {
+        FindingRow {
+            cluster: cluster.clone(),
+            namespace: pod.namespace.to_string(),
+            name: pod.name.to_string(),
+            uid: pod.uid.to_string(),
+            category: finding.rule,
+            for_seconds: finding.time_in_state(now).num_seconds().max(0),
+            reason: finding.reason.clone(),
+            message: finding.message.clone(),
+            container: finding.container.clone(),
+            since: finding.since,
+            restarts: pod.total_restarts(),
+            node: pod.node.as_deref().map(String::from),
+            owner: pod.owner.as_ref().map(|o| Owner {
+                kind: o.kind.to_string(),
+                name: o.name.to_string(),
+            }),
+            held: Suspect::of(pod, finding.action).map(Held::from),
+            action: finding.action,
+            cause,
+        }
+    }
+
+    /// The row of a finding the cache keeps, its cause read from what the cache read it from.
+    pub fn of(found: &Abnormal, now: DateTime<Utc>) -> FindingRow {
+        let (pod, finding) = (&*found.pod, &*found.finding);
+        let cause = cause(pod, finding, found.events(), found.node(), now);
+        FindingRow::new(&found.cluster, pod, finding, cause, now)
+    }
+
+    /// Which pod: a new pod of the same name is another.
+    pub fn key(&self) -> PodKey {
+        PodKey {
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            uid: self.uid.clone(),
+        }
+    }
+
+    /// Equal but for the time in state, which moves every second without anything happening.
+    /// Every field is named, so a field added later is compared too.
+    pub fn same_state(&self, other: &FindingRow) -> bool {
+        let FindingRow {
+            cluster,
+            namespace,
+            name,
+            uid,
+            category,
+            reason,
+            message,
+            container,
+            since,
+            for_seconds: _,
+            restarts,
+            node,
+            owner,
+            action,
+            held,
+            cause,
+        } = self;
+        (
+            cluster, namespace, name, uid, category, reason, message, container,
+        ) == (
+            &other.cluster,
+            &other.namespace,
+            &other.name,
+            &other.uid,
+            &other.category,
+            &other.reason,
+            &other.message,
+            &other.container,
+        ) && (since, restarts, node, owner, action, held, cause)
+            == (
+                &other.since,
+                &other.restarts,
+                &other.node,
+                &other.owner,
+                &other.action,
+                &other.held,
+                &other.cause,
+            )
+    }
+}
+
+/// Why a planned action would be refused, from the pod alone. In JSON as the words that say
+/// why; read back into its kind, since only a malformed pod has those exact words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Held {
+    /// A field longer than Kubernetes allows.
+    Malformed,
+    /// Its scale to zero would land on a workload its references cannot prove; why.
+    Unproven(String),
+}
+
+impl Held {
+    /// One word for an action column.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Held::Malformed => "malformed",
+            Held::Unproven(_) => "unproven",
+        }
+    }
+}
+
+impl From<Suspect> for Held {
+    fn from(suspect: Suspect) -> Held {
+        match suspect {
+            Suspect::Malformed => Held::Malformed,
+            Suspect::Unproven(why) => Held::Unproven(why.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for Held {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Held::Malformed => write!(f, "{}", Suspect::Malformed),
+            Held::Unproven(why) => f.write_str(why),
+        }
+    }
+}
+
+impl Serialize for Held {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Held {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Ok(match text == Suspect::Malformed.to_string() {
+            true => Held::Malformed,
+            false => Held::Unproven(text),
+        })
+    }
+}

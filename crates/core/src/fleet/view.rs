@@ -1,0 +1,177 @@
+//! A client's copy of one worker's findings, folded from the frames it reads. Pure: whoever
+//! reads the stream (a socket, the API server's service proxy, a test) feeds it frames.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+
+use super::{Counts, Epoch, FindingRow, Frame, ViewHealth, WorkerView};
+
+/// Why a frame could not be applied: the copy would no longer be the worker's state. The
+/// client reconnects, resuming from [`FleetView::resume`], and the worker sends a snapshot
+/// where it cannot send exactly what was missed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Gap {
+    #[error("a change came before any snapshot")]
+    NoSnapshot,
+    #[error("frames were missed: expected {expected}, got {got}")]
+    Missed { expected: u64, got: u64 },
+    #[error("the worker restarted (epoch {got:?}, known {known:?})")]
+    Epoch { known: Epoch, got: Epoch },
+    #[error("more than {max} abnormal pods")]
+    TooManyRows { max: usize },
+}
+
+/// Where a client is: what it would ask to resume from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resume {
+    pub epoch: Epoch,
+    pub seq: u64,
+}
+
+impl Resume {
+    /// The query of `/v1/watch` that resumes here.
+    pub fn query(&self) -> String {
+        format!("since={}&epoch={}", self.seq, self.epoch.0)
+    }
+}
+
+/// One worker's findings, counts and status as last read.
+#[derive(Debug, Clone)]
+pub struct FleetView {
+    at: Option<Resume>,
+    rows: HashMap<String, FindingRow>,
+    counts: Counts,
+    worker: WorkerView,
+    view: ViewHealth,
+    /// The server's time in the last snapshot or heartbeat.
+    server_time: Option<DateTime<Utc>>,
+    max_rows: usize,
+}
+
+impl FleetView {
+    /// An empty view that holds at most `max_rows` findings.
+    pub fn new(max_rows: usize) -> FleetView {
+        FleetView {
+            at: None,
+            rows: HashMap::new(),
+            counts: Counts::new(),
+            worker: WorkerView::default(),
+            view: ViewHealth::default(),
+            server_time: None,
+            max_rows,
+        }
+    }
+
+    /// Fold one frame in. On a gap nothing changes; the client reads a snapshot next.
+    pub fn apply(&mut self, frame: Frame) -> Result<(), Gap> {
+        if let Frame::Snapshot(snapshot) = frame {
+            if snapshot.findings.len() > self.max_rows {
+                return Err(Gap::TooManyRows { max: self.max_rows });
+            }
+            self.at = Some(Resume {
+                epoch: snapshot.epoch,
+                seq: snapshot.seq,
+            });
+            self.rows = (snapshot.findings.into_iter())
+                .map(|row| (row.uid.clone(), row))
+                .collect();
+            self.counts = snapshot.counts;
+            self.worker = snapshot.worker;
+            self.view = snapshot.view;
+            self.server_time = Some(snapshot.at);
+            return Ok(());
+        }
+        let at = self.at.ok_or(Gap::NoSnapshot)?;
+        if let Frame::Heartbeat {
+            epoch,
+            seq,
+            at: time,
+            view,
+        } = frame
+        {
+            if epoch != at.epoch {
+                return Err(Gap::Epoch {
+                    known: at.epoch,
+                    got: epoch,
+                });
+            }
+            if seq != at.seq {
+                return Err(Gap::Missed {
+                    expected: at.seq,
+                    got: seq,
+                });
+            }
+            self.view = view;
+            self.server_time = Some(time);
+            return Ok(());
+        }
+        let expected = at.seq + 1;
+        if frame.seq() != expected {
+            return Err(Gap::Missed {
+                expected,
+                got: frame.seq(),
+            });
+        }
+        self.change(frame)?;
+        self.at = Some(Resume {
+            seq: expected,
+            ..at
+        });
+        Ok(())
+    }
+
+    fn change(&mut self, frame: Frame) -> Result<(), Gap> {
+        match frame {
+            Frame::Upsert { row, .. } => {
+                if !self.rows.contains_key(&row.uid) && self.rows.len() >= self.max_rows {
+                    return Err(Gap::TooManyRows { max: self.max_rows });
+                }
+                self.rows.insert(row.uid.clone(), row);
+            }
+            Frame::Remove { pod, .. } => {
+                self.rows.remove(&pod.uid);
+            }
+            Frame::Counts { counts, .. } => self.counts = counts,
+            Frame::Worker { worker, .. } => self.worker = worker,
+            // Handled by `apply`: neither is a change at the next sequence number.
+            Frame::Snapshot(_) | Frame::Heartbeat { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// Where to resume from; none before the first snapshot.
+    pub fn resume(&self) -> Option<Resume> {
+        self.at
+    }
+
+    /// The findings, in no particular order.
+    pub fn findings(&self) -> impl Iterator<Item = &FindingRow> {
+        self.rows.values()
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    pub fn counts(&self) -> &Counts {
+        &self.counts
+    }
+
+    pub fn worker(&self) -> &WorkerView {
+        &self.worker
+    }
+
+    /// How current the worker's own view was at its last word.
+    pub fn view(&self) -> &ViewHealth {
+        &self.view
+    }
+
+    pub fn server_time(&self) -> Option<DateTime<Utc>> {
+        self.server_time
+    }
+}

@@ -1,0 +1,111 @@
+//! `/v1/` over HTTP: the index, the snapshot, and the watch as a chunked stream of lines.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::RecvError;
+
+use super::fleet::Feed;
+use crate::fleet::{Epoch, Resume};
+
+pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// What `/v1/` answers, and whether it is a stream (which outlives a plain connection).
+pub(crate) enum Answer {
+    Whole(u16, &'static str, Bytes),
+    Stream(Body),
+}
+
+const INDEX: &str = "ops-pod-cleaner worker findings, as JSON:\n\
+    /v1/snapshot  the abnormal pods, counts per category, the worker's status and how current its view is\n\
+    /v1/watch?since=SEQ&epoch=E  a snapshot (or the frames after SEQ), then every change as JSON lines, and a heartbeat when idle\n";
+
+/// JSON lines: one frame each.
+pub(crate) const NDJSON: &str = "application/x-ndjson";
+
+/// The answer to `path` under `/v1`, or None for a path that is not one of them.
+pub(crate) fn answer(feed: &Arc<Feed>, path: &str, query: Option<&str>) -> Option<Answer> {
+    match path {
+        "/v1" | "/v1/" => Some(Answer::Whole(
+            200,
+            "text/plain",
+            Bytes::from_static(INDEX.as_bytes()),
+        )),
+        "/v1/snapshot" => Some(Answer::Whole(200, "application/json", feed.snapshot())),
+        "/v1/watch" => Some(Answer::Stream(watch(feed.clone(), resume_of(query)))),
+        _ => None,
+    }
+}
+
+/// `since=SEQ&epoch=E`; anything else (absent, partial, not numbers) starts from a snapshot.
+fn resume_of(query: Option<&str>) -> Option<Resume> {
+    let (mut seq, mut epoch) = (None, None);
+    for pair in query?.split('&') {
+        match pair.split_once('=') {
+            Some(("since", n)) => seq = n.parse().ok(),
+            Some(("epoch", e)) => epoch = e.parse().ok().map(Epoch),
+            _ => {}
+        }
+    }
+    Some(Resume {
+        seq: seq?,
+        epoch: epoch?,
+    })
+}
+
+/// A stream's place: lines to send, the queue it reads, and when it ends.
+struct Watching {
+    feed: Arc<Feed>,
+    queued: VecDeque<Bytes>,
+    lines: broadcast::Receiver<Bytes>,
+    ends: tokio::time::Instant,
+}
+
+fn watch(feed: Arc<Feed>, resume: Option<Resume>) -> Body {
+    let (first, lines) = feed.open(resume);
+    let ends = tokio::time::Instant::now() + feed.settings().stream_lifetime;
+    let watching = Watching {
+        feed,
+        queued: first.into(),
+        lines,
+        ends,
+    };
+    let lines = futures::stream::unfold(watching, next_line);
+    StreamBody::new(lines).boxed_unsync()
+}
+
+/// The next line for a stream. One that lagged past its queue starts again from a snapshot,
+/// rather than missing frames silently; one past its lifetime ends (the client resumes).
+async fn next_line(
+    mut w: Watching,
+) -> Option<(Result<hyper::body::Frame<Bytes>, Infallible>, Watching)> {
+    loop {
+        if let Some(line) = w.queued.pop_front() {
+            return Some((Ok(hyper::body::Frame::data(line)), w));
+        }
+        let received = tokio::select! {
+            received = w.lines.recv() => received,
+            _ = tokio::time::sleep_until(w.ends) => return None,
+        };
+        match received {
+            Ok(line) => w.queued.push_back(line),
+            Err(RecvError::Lagged(missed)) => {
+                tracing::debug!("a watch fell {missed} frames behind: sending a snapshot");
+                let (first, lines) = w.feed.open(None);
+                w.queued = first.into();
+                w.lines = lines;
+            }
+            Err(RecvError::Closed) => return None,
+        }
+    }
+}
+
+/// A whole answer as the same body type as a stream.
+pub(crate) fn whole(body: impl Into<Bytes>) -> Body {
+    Full::new(body.into()).boxed_unsync()
+}

@@ -1,0 +1,42 @@
+//! `headless`'s HTTP server on a free port, over a cache, as the endpoint tests start it.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use chrono::Utc;
+use opc_core::cluster::CacheReader;
+use opc_core::worker::WorkerStatus;
+use ops_pod_cleaner::headless::{FleetSettings, Sources, bind, serve};
+use tokio::sync::watch;
+
+/// The server's address, and the worker status it reports.
+pub struct Served {
+    pub addr: SocketAddr,
+    pub status: watch::Sender<WorkerStatus>,
+}
+
+/// Serve `cache` with `fleet`'s settings, as a replica that leads (`leader`) or not.
+pub async fn serve_cache(cache: CacheReader, leader: bool, fleet: FleetSettings) -> Served {
+    let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (status, worker) = watch::channel(WorkerStatus::default());
+    let (leader_tx, leader) = watch::channel(leader);
+    let (stop_tx, stop) = watch::channel(false);
+    let (recent_tx, recent) = watch::channel(Vec::new());
+    let sources = Sources {
+        cache,
+        max_stale: Duration::from_secs(60),
+        counters: Default::default(),
+        worker,
+        leader,
+        started: Utc::now(),
+        recent,
+        fleet,
+    };
+    tokio::spawn(async move {
+        // The senders live as long as the server, so it sees no stop and no closed channel.
+        let _senders = (leader_tx, stop_tx, recent_tx);
+        serve(listener, sources, stop).await;
+    });
+    Served { addr, status }
+}
