@@ -54,6 +54,7 @@ mod tui_clusters_pty;
 mod tui_lease_pty;
 mod tui_pty;
 mod ui_clusters;
+mod ui_fed;
 mod ui_keys;
 mod ui_snapshots;
 mod worker_dry_run;

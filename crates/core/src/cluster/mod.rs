@@ -22,7 +22,7 @@ mod watch;
 
 use std::time::Duration;
 
-pub use abnormal::Abnormal;
+pub use abnormal::{Abnormal, Told};
 pub(crate) use backoff::jitter;
 pub use cache::{Cache, CacheReader};
 pub use connect::Cluster;

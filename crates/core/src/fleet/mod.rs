@@ -15,6 +15,7 @@
 
 mod decode;
 mod frame;
+mod listed;
 mod publish;
 mod row;
 mod view;
