@@ -924,3 +924,28 @@ fn the_cluster_section_sets_how_long_to_wait_on_the_api_server() {
         "{error}"
     );
 }
+
+#[test]
+fn the_cluster_source_is_read_per_context_and_is_watch_by_default() {
+    use opc_core::fleet::Source;
+    let config = Config::from_yaml(
+        "cluster:\n  source: auto\n  sourceByContext: {prod-eu: worker, lab: watch}\n",
+        "cluster.yaml",
+    )
+    .unwrap();
+    assert_eq!(config.cluster.source_for("prod-eu"), Source::Worker);
+    assert_eq!(config.cluster.source_for("lab"), Source::Watch);
+    assert_eq!(config.cluster.source_for("staging"), Source::Auto);
+    let default = Config::from_yaml("cluster: {}\n", "empty.yaml").unwrap();
+    assert_eq!(default.cluster.source_for("prod-eu"), Source::Watch);
+    let error = Config::from_yaml(
+        "cluster:\n  sourceByContext: {prod-eu: workers}\n",
+        "bad.yaml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.contains("cluster.sourceByContext.prod-eu: expected one of auto, worker, watch"),
+        "{error}"
+    );
+}

@@ -58,6 +58,8 @@ pub struct State {
     pub cached_lists: u64,
     /// What each container wrote (see `set_logs`).
     pub(crate) logs: BTreeMap<crate::logs::LogKey, String>,
+    /// Endpoint addresses (pod IP and port) → where a test's backend for it listens.
+    pub(crate) backends: BTreeMap<std::net::SocketAddr, std::net::SocketAddr>,
     next_node: usize,
     rand: u64,
 }
@@ -80,6 +82,7 @@ impl State {
             etcd_lists: 0,
             cached_lists: 0,
             logs: BTreeMap::new(),
+            backends: BTreeMap::new(),
             next_node: 0,
             rand: 0x9e37_79b9_7f4a_7c15,
         }

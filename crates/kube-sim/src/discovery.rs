@@ -112,6 +112,12 @@ fn subresource_doc(res: Res, sub: &str) -> Value {
     let (kind, group, version, verbs): (&str, &str, &str, &[&str]) = match sub {
         "scale" => ("Scale", "autoscaling", "v1", &["get", "patch", "update"]),
         "eviction" => ("Eviction", "policy", "v1", &["create"]),
+        "proxy" => (
+            "ServiceProxyOptions",
+            "",
+            "",
+            &["create", "delete", "get", "patch", "update"],
+        ),
         _ => (d.kind, "", "", &["get", "patch", "update"]),
     };
     let mut doc = json!({

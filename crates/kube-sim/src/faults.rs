@@ -71,6 +71,10 @@ pub struct FaultState {
     pub silent_through: u64,
     /// Every watch ends as soon as it is answered: 200 and an empty stream.
     pub close_watches: bool,
+    /// Proxied responses pass nothing on (open, silent) while set.
+    pub proxies_silent: bool,
+    /// Bumped to cut every open proxied response mid-stream.
+    pub proxy_cut_gen: u64,
     hangs: Vec<Hang>,
     /// Requests held by a hang right now.
     pub hung_now: u32,
@@ -89,6 +93,15 @@ impl FaultState {
                     .as_deref()
                     .is_none_or(|ns| Some(ns) == namespace)
         })
+    }
+
+    /// 403 with the real server's message if a denial covers the request.
+    pub fn authorize(&self, info: &super::router::RequestInfo) -> Result<(), ApiError> {
+        if self.denied(&info.verb, &info.rbac_resource(), info.namespace.as_deref()) {
+            Err(forbidden(info))
+        } else {
+            Ok(())
+        }
     }
 
     /// Does a request for `verb` on `path` hang (get no answer) right now?
@@ -240,6 +253,19 @@ impl Faults {
             .mutate(|s| s.faults.silent_through = if silent { s.watches_served } else { 0 });
     }
 
+    /// Hold every proxied response, open now or opened later (true), as a load balancer or
+    /// backend that stops sending would: no bytes, no end, until switched off (false), when
+    /// what was held is passed on.
+    pub fn silence_proxies(&self, silent: bool) {
+        self.cluster.mutate(|s| s.faults.proxies_silent = silent);
+    }
+
+    /// Cut every open proxied response now, mid-stream, as a backend that restarts does: the
+    /// client sees its stream break, not end.
+    pub fn drop_proxies(&self) {
+        self.cluster.mutate(|s| s.faults.proxy_cut_gen += 1);
+    }
+
     /// Answer every watch (true) with 200 and an empty stream that ends at once, as a
     /// misbehaving proxy might, until switched off.
     pub fn close_watches_at_once(&self, on: bool) {
@@ -314,8 +340,10 @@ impl Faults {
     pub fn reset(&self) {
         self.cluster.mutate(|s| {
             let (generation, hung_now) = (s.faults.watch_drop_gen, s.faults.hung_now);
+            let proxy_cut_gen = s.faults.proxy_cut_gen;
             s.faults = FaultState {
                 watch_drop_gen: generation,
+                proxy_cut_gen,
                 hung_now,
                 ..FaultState::default()
             };

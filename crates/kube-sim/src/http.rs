@@ -10,7 +10,6 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::cluster::SimCluster;
-use super::faults;
 use super::query::Query;
 use super::router::{self, RequestInfo, Route};
 use super::status::{ApiError, ApiResult};
@@ -95,6 +94,10 @@ where
     }
     if let Err(err) = wait_for_watch_cache(&cluster, &method, &path, &query).await {
         return Ok(error(&err));
+    }
+    if let Some(Route::ServiceProxy(target)) = router::route(&path) {
+        let proxied = super::proxy::serve(cluster, shutdown, server_address, target, req);
+        return Ok(proxied.await);
     }
     let content_type = req
         .headers()
@@ -294,6 +297,8 @@ fn dispatch(ctx: &Ctx, route: Route) -> ApiResult<Reply> {
             )?;
             objects::events_v1(ctx, namespace.as_deref(), name.as_deref())
         }
+        // Answered in `handle`: the backend's own status and headers, its body streamed.
+        Route::ServiceProxy(_) => Err(ApiError::no_route()),
         Route::Object(target) => {
             let watch = target.watch_path || ctx.query.is_watch();
             let verb = router::verb(&ctx.method, target.name.is_some() && !watch, watch);
@@ -333,15 +338,7 @@ fn info(
 }
 
 fn authorize(ctx: &Ctx, info: RequestInfo) -> ApiResult<()> {
-    let denied = ctx.cluster.read(|s| {
-        s.faults
-            .denied(&info.verb, &info.rbac_resource(), info.namespace.as_deref())
-    });
-    if denied {
-        Err(faults::forbidden(&info))
-    } else {
-        Ok(())
-    }
+    ctx.cluster.read(|s| s.faults.authorize(&info))
 }
 
 fn full(bytes: Vec<u8>) -> Body {

@@ -7,7 +7,9 @@
 //! preconditions, and controllers for ReplicaSets, Deployments, StatefulSets,
 //! ReplicationControllers and Argo Rollouts; [`SimCluster::record_pod_event`] writes a pod's
 //! Events as its kubelet or the scheduler would. [`SimServer`] serves it over HTTP on
-//! loopback so an unchanged `kube::Client` can talk to it. [`Faults`] injects RBAC
+//! loopback so an unchanged `kube::Client` can talk to it, including the service proxy
+//! (`…/services/{name}:{port}/proxy/…`) to a backend a test registers with
+//! [`SimCluster::serve_endpoint`]. [`Faults`] injects RBAC
 //! denials, throttling, errors, latency and watch trouble. [`demo`] holds the two `--demo`
 //! scenarios; [`generate`] makes realistic pods in bulk as the API server would send them.
 
@@ -33,6 +35,7 @@ mod ops;
 mod patch;
 mod pods;
 pub mod proto;
+mod proxy;
 mod pull;
 mod query;
 mod resources;
@@ -42,6 +45,7 @@ mod scheduler;
 mod seed;
 mod select;
 mod server;
+mod services;
 mod status;
 mod store;
 mod watch;

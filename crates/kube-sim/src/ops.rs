@@ -5,7 +5,9 @@ use serde_json::{Value, json};
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, Event, Node, Pod, ReplicationController};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Endpoints, Event, Node, Pod, ReplicationController, Service,
+};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 
 use super::cluster::State;
@@ -150,6 +152,8 @@ pub fn canonical(res: Res, v: Value) -> ApiResult<Value> {
         Res::PodDisruptionBudget => roundtrip::<PodDisruptionBudget>(v),
         Res::Lease => roundtrip::<Lease>(v),
         Res::ConfigMap => roundtrip::<ConfigMap>(v),
+        Res::Service => roundtrip::<Service>(v),
+        Res::Endpoints => roundtrip::<Endpoints>(v),
         Res::Rollout => validate_custom(v),
     }
 }

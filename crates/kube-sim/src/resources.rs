@@ -14,6 +14,8 @@ pub enum Res {
     PodDisruptionBudget,
     Lease,
     ConfigMap,
+    Service,
+    Endpoints,
 }
 
 /// Static facts about a resource, as discovery reports them.
@@ -40,7 +42,7 @@ const RW: &[&str] = &[
 ];
 
 impl Res {
-    pub const ALL: [Res; 11] = [
+    pub const ALL: [Res; 13] = [
         Res::Pod,
         Res::Node,
         Res::Event,
@@ -52,6 +54,8 @@ impl Res {
         Res::PodDisruptionBudget,
         Res::Lease,
         Res::ConfigMap,
+        Res::Service,
+        Res::Endpoints,
     ];
 
     pub fn def(self) -> &'static ResDef {
@@ -67,6 +71,8 @@ impl Res {
             Res::PodDisruptionBudget => &PDB,
             Res::Lease => &LEASE,
             Res::ConfigMap => &CONFIG_MAP,
+            Res::Service => &SERVICE,
+            Res::Endpoints => &ENDPOINTS,
         }
     }
 
@@ -219,5 +225,28 @@ const CONFIG_MAP: ResDef = ResDef {
     kind: "ConfigMap",
     namespaced: true,
     short_names: &["cm"],
+    subresources: &[],
+};
+/// Served so a client can reach an in-cluster worker through the API server's service proxy.
+const SERVICE: ResDef = ResDef {
+    group: "",
+    version: "v1",
+    plural: "services",
+    singular: "service",
+    kind: "Service",
+    namespaced: true,
+    short_names: &["svc"],
+    subresources: &["status", "proxy"],
+};
+/// Where a Service's proxy goes: kube-apiserver's service proxy reads core Endpoints (not
+/// EndpointSlices) to pick a ready address.
+const ENDPOINTS: ResDef = ResDef {
+    group: "",
+    version: "v1",
+    plural: "endpoints",
+    singular: "endpoints",
+    kind: "Endpoints",
+    namespaced: true,
+    short_names: &["ep"],
     subresources: &[],
 };

@@ -30,6 +30,18 @@ pub enum Route {
         name: Option<String>,
     },
     Object(Target),
+    /// `/api/v1/namespaces/{ns}/services/{id}/proxy[/{path}]`: forwarded to the service.
+    ServiceProxy(ProxyTarget),
+}
+
+/// Where a service proxy request goes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProxyTarget {
+    pub namespace: String,
+    /// The `{name}`, `{name}:{port}` or `{scheme}:{name}:{port}` path segment, as sent.
+    pub id: String,
+    /// What follows `proxy` in the request path: "" (nothing), "/" or "/v1/…".
+    pub path: String,
 }
 
 pub fn route(path: &str) -> Option<Route> {
@@ -39,6 +51,9 @@ pub fn route(path: &str) -> Option<Route> {
         ["healthz" | "readyz" | "livez"] => Some(Route::Health),
         ["api"] => Some(Route::CoreVersions),
         ["api", "v1"] => Some(Route::CoreResources),
+        ["api", "v1", "namespaces", ns, "services", id, "proxy", ..] => {
+            Some(service_proxy(path, ns, id))
+        }
         ["api", "v1", rest @ ..] => objects("", "v1", rest),
         ["apis"] => Some(Route::Groups),
         ["apis", g] => Some(Route::Group(g.to_string())),
@@ -52,6 +67,17 @@ pub fn route(path: &str) -> Option<Route> {
         ["apis", g, v, rest @ ..] => objects(g, v, rest),
         _ => None,
     }
+}
+
+/// The seven segments up to `proxy` name the target; whatever follows, slashes included, is
+/// the backend's path.
+fn service_proxy(path: &str, namespace: &str, id: &str) -> Route {
+    let after_proxy = path.trim_start_matches('/').splitn(8, '/').nth(7);
+    Route::ServiceProxy(ProxyTarget {
+        namespace: namespace.to_string(),
+        id: id.to_string(),
+        path: after_proxy.map_or(String::new(), |rest| format!("/{rest}")),
+    })
 }
 
 fn objects(group: &str, version: &str, rest: &[&str]) -> Option<Route> {
@@ -147,6 +173,23 @@ mod tests {
             Some(Route::Object(_))
         ));
         assert_eq!(route("/api/v1/pods/x"), None);
+        let proxied = |path: &str| match route(path) {
+            Some(Route::ServiceProxy(t)) => (t.id, t.path),
+            other => panic!("{path}: {other:?}"),
+        };
+        let svc = "/api/v1/namespaces/ops/services";
+        assert_eq!(
+            proxied(&format!("{svc}/w:9090/proxy")),
+            ("w:9090".into(), "".into())
+        );
+        assert_eq!(
+            proxied(&format!("{svc}/w/proxy/")),
+            ("w".into(), "/".into())
+        );
+        assert_eq!(
+            proxied(&format!("{svc}/https:w:1/proxy/v1/a/")),
+            ("https:w:1".into(), "/v1/a/".into())
+        );
         assert_eq!(route("/api/v1/namespaces/ns/pods/p/bogus"), None);
         assert_eq!(
             route("/apis/argoproj.io/v1alpha1/namespaces/a/widgets"),

@@ -99,6 +99,12 @@ impl SimServer {
         )
     }
 
+    /// Say where endpoint address `ip:port` really listens (a backend on loopback); see
+    /// [`SimCluster::serve_endpoint`].
+    pub fn serve_endpoint(&self, ip: std::net::IpAddr, port: u16, to: SocketAddr) {
+        self.cluster.serve_endpoint(ip, port, to);
+    }
+
     /// Write a kubeconfig (context `sim`, namespace `default`) pointing at this server.
     pub fn write_kubeconfig(&self, path: impl AsRef<Path>) -> std::io::Result<()> {
         std::fs::write(path, self.kubeconfig())

@@ -144,6 +144,11 @@ impl ApiError {
         )
     }
 
+    /// 503 ServiceUnavailable, as the service proxy answers when it has nowhere to go.
+    pub fn service_unavailable(message: impl Into<String>) -> Self {
+        Self::new(503, "ServiceUnavailable", message)
+    }
+
     pub fn timeout(message: impl Into<String>) -> Self {
         Self::new(504, "Timeout", message)
     }

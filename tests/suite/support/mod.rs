@@ -2,6 +2,7 @@
 
 pub mod contexts;
 pub mod e2e;
+pub mod fleet_worker;
 pub mod kubelet;
 pub mod kustomize;
 pub mod mock_api;

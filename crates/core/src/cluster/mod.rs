@@ -23,7 +23,7 @@ mod watch;
 use std::time::Duration;
 
 pub use abnormal::{Abnormal, Told};
-pub(crate) use backoff::jitter;
+pub(crate) use backoff::{Backoff, jitter};
 pub use cache::{Cache, CacheReader};
 pub use connect::Cluster;
 pub use connect::{ConnectOptions, connect};

@@ -2,11 +2,13 @@
 //! `OPS_POD_CLEANER_WATCH_SILENCE`, `..._CONNECT_TIMEOUT` and `..._REQUEST_TIMEOUT` override
 //! these for one run.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::read::Field;
 use crate::Result;
 use crate::cluster::WireFormat;
+use crate::fleet::Source;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterConfig {
@@ -20,6 +22,20 @@ pub struct ClusterConfig {
     /// What pods are asked for in: `protobuf` (JSON where the server answers that), or
     /// `json` for a cluster where protobuf misbehaves.
     pub wire_format: WireFormat,
+    /// Where a context's findings come from unless `source_by_context` names it.
+    pub source: Source,
+    /// Per kubeconfig context, overriding `source`.
+    pub source_by_context: BTreeMap<String, Source>,
+}
+
+impl ClusterConfig {
+    /// Where the findings of `context` come from.
+    pub fn source_for(&self, context: &str) -> Source {
+        self.source_by_context
+            .get(context)
+            .copied()
+            .unwrap_or(self.source)
+    }
 }
 
 impl Default for ClusterConfig {
@@ -29,6 +45,9 @@ impl Default for ClusterConfig {
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
             wire_format: WireFormat::default(),
+            // What every cluster used before workers served their findings.
+            source: Source::Watch,
+            source_by_context: BTreeMap::new(),
         }
     }
 }
@@ -40,12 +59,20 @@ pub(crate) fn read(field: &Field) -> Result<ClusterConfig> {
         "connectTimeout",
         "requestTimeout",
         "wireFormat",
+        "source",
+        "sourceByContext",
     ])?;
     let mut c = ClusterConfig::default();
     m.set("watchSilence", &mut c.watch_silence, Field::duration)?;
     m.set("connectTimeout", &mut c.connect_timeout, Field::duration)?;
     m.set("requestTimeout", &mut c.request_timeout, Field::duration)?;
     m.set("wireFormat", &mut c.wire_format, wire_format)?;
+    m.set("source", &mut c.source, source)?;
+    m.set("sourceByContext", &mut c.source_by_context, |field| {
+        (field.entries()?.iter())
+            .map(|(context, field)| Ok((context.clone(), source(field)?)))
+            .collect()
+    })?;
     Ok(c)
 }
 
@@ -53,4 +80,14 @@ fn wire_format(field: &Field) -> Result<WireFormat> {
     let text = field.string()?;
     text.parse()
         .map_err(|()| field.error(format!("expected protobuf or json, found {text:?}")))
+}
+
+fn source(field: &Field) -> Result<Source> {
+    let text = field.string()?;
+    text.parse().map_err(|_| {
+        field.error(format!(
+            "expected one of {}, found {text:?}",
+            Source::NAMES.join(", ")
+        ))
+    })
 }

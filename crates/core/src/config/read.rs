@@ -163,6 +163,23 @@ impl<'a> Field<'a> {
         Ok(items.iter().enumerate().map(field).collect())
     }
 
+    /// The entries of a mapping whose keys are names of the user's (e.g. contexts).
+    pub fn entries(&self) -> Result<Vec<(String, Field<'a>)>> {
+        let Value::Map(entries) = &self.node.value else {
+            return Err(self.expected("a mapping"));
+        };
+        let field = |(key, node): &'a (Key, Node)| {
+            let path = join(&self.path, &key.name);
+            let field = Field {
+                origin: self.origin,
+                node,
+                path,
+            };
+            (key.name.clone(), field)
+        };
+        Ok(entries.iter().map(field).collect())
+    }
+
     /// The entries of a mapping, rejecting keys outside `allowed`.
     pub fn map(&self, allowed: &'static [&'static str]) -> Result<MapReader<'a>> {
         let Value::Map(entries) = &self.node.value else {

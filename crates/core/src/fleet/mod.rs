@@ -11,22 +11,33 @@
 //! then every change as it is published; a heartbeat when idle.
 //!
 //! **A client** decodes lines with [`LineReader`] (bounded) and folds frames into a
-//! [`FleetView`]; a [`Gap`] means it reconnects from [`FleetView::resume`].
+//! [`FleetView`]; a [`Gap`] means it reconnects from [`FleetView::resume`]. [`spawn_feed`] is
+//! that client, reading a worker through the API server's service proxy ([`WorkerAddress`]).
 
+mod address;
+mod client;
 mod decode;
+mod feed_error;
+mod feed_state;
 mod frame;
 mod listed;
 mod publish;
 mod row;
+mod source;
 mod view;
 
+pub use address::{BadAddress, WorkerAddress};
+pub use client::{FeedHandle, FeedSettings, FirstOutcome, spawn_feed};
 pub use decode::{DecodeError, Limits, LineReader, decode_line};
+pub use feed_error::FeedError;
+pub use feed_state::{FeedState, FeedStatus, StaleWhy};
 pub use frame::{
     BlockedKind, BlockedView, Counts, Epoch, Frame, LAST_ACTIONS, PausedRule, Snapshot, ViewHealth,
     WorkerView,
 };
 pub use publish::{Publisher, Ring, State};
 pub use row::{FindingRow, Held, Owner, PodKey};
+pub use source::{BadSource, Decision, Source, WatchWhy, decide};
 pub use view::{FleetView, Gap, Resume};
 
 #[cfg(test)]

@@ -1,0 +1,152 @@
+//! Where a cluster's worker is, and the path that reaches it through the API server's service
+//! proxy: the engineer's own credentials, no port-forward, nothing exposed outside the cluster.
+
+use std::fmt;
+
+use super::Resume;
+
+/// The Service in front of a cluster's `headless` worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerAddress {
+    namespace: String,
+    service: String,
+    port: u16,
+}
+
+/// A namespace or Service name that is not a Kubernetes name; it would not stay one path
+/// segment of the proxy's URL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{what} {text:?} is not a Kubernetes name (lower-case letters, digits and '-', at most 63)"
+)]
+pub struct BadAddress {
+    what: &'static str,
+    text: String,
+}
+
+impl Default for WorkerAddress {
+    /// Where `assets/deploy` runs it: Service `ops-pod-cleaner`, port `http` 9090, in the
+    /// namespace of the same name.
+    fn default() -> WorkerAddress {
+        WorkerAddress {
+            namespace: "ops-pod-cleaner".to_string(),
+            service: "ops-pod-cleaner".to_string(),
+            port: 9090,
+        }
+    }
+}
+
+impl WorkerAddress {
+    pub fn new(namespace: &str, service: &str, port: u16) -> Result<WorkerAddress, BadAddress> {
+        for (what, text) in [("namespace", namespace), ("service", service)] {
+            if !is_dns_label(text) {
+                return Err(BadAddress {
+                    what,
+                    text: text.to_string(),
+                });
+            }
+        }
+        Ok(WorkerAddress {
+            namespace: namespace.to_string(),
+            service: service.to_string(),
+            port,
+        })
+    }
+
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    pub fn service(&self) -> &str {
+        &self.service
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The proxy's path segment for the service: also the name RBAC checks a `get` on
+    /// `services/proxy` against.
+    pub fn segment(&self) -> String {
+        format!("{}:{}", self.service, self.port)
+    }
+
+    /// The API server's path that reaches `rest` (e.g. `/v1/snapshot`) on the worker.
+    pub fn proxy_path(&self, rest: &str) -> String {
+        format!(
+            "/api/v1/namespaces/{}/services/{}/proxy{rest}",
+            self.namespace,
+            self.segment()
+        )
+    }
+
+    /// The worker's watch, resumed from `resume` when there is one (a snapshot first when not).
+    pub fn watch_path(&self, resume: Option<Resume>) -> String {
+        match resume {
+            Some(at) => self.proxy_path(&format!("/v1/watch?{}", at.query())),
+            None => self.proxy_path("/v1/watch"),
+        }
+    }
+}
+
+impl fmt::Display for WorkerAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "service {}/{}", self.namespace, self.segment())
+    }
+}
+
+/// RFC 1123 label: what namespaces and Service names are.
+fn is_dns_label(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let edge = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    (1..=63).contains(&bytes.len())
+        && edge(bytes.first())
+        && edge(bytes.last())
+        && (bytes.iter()).all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::Epoch;
+
+    #[test]
+    fn the_watch_path_goes_through_the_service_proxy_and_resumes_by_number() {
+        let at = WorkerAddress::default();
+        assert_eq!(
+            at.watch_path(None),
+            "/api/v1/namespaces/ops-pod-cleaner/services/ops-pod-cleaner:9090/proxy/v1/watch"
+        );
+        let resume = Resume {
+            epoch: Epoch(7),
+            seq: 42,
+        };
+        assert!(
+            at.watch_path(Some(resume))
+                .ends_with("/proxy/v1/watch?since=42&epoch=7")
+        );
+        assert_eq!(
+            at.to_string(),
+            "service ops-pod-cleaner/ops-pod-cleaner:9090"
+        );
+    }
+
+    #[test]
+    fn a_name_that_would_not_stay_one_path_segment_is_refused() {
+        assert!(WorkerAddress::new("tools", "opc-worker", 8080).is_ok());
+        for (ns, service) in [
+            ("tools", "a/b"),
+            ("tools", "x?y"),
+            ("", "opc"),
+            ("Tools", "opc"),
+            ("tools", "-opc"),
+            ("tools", "opc-"),
+            ("tools", &"a".repeat(64)),
+        ] {
+            assert!(
+                WorkerAddress::new(ns, service, 9090).is_err(),
+                "{ns:?} {service:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! Why a worker's feed is not live, typed once where the answer is read: which failures mean
+//! there is no worker to read (a screen may watch the cluster itself instead) and which are a
+//! worker that exists but hiccups (keep retrying, show its cluster stale).
+
+use std::fmt;
+use std::time::Duration;
+
+use kube::core::Status;
+
+use super::{DecodeError, WorkerAddress};
+use crate::inert;
+
+/// The longest text of a server's shown in a message: it is data, not prose for the screen.
+const SHOWN: usize = 300;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FeedError {
+    /// RBAC refused this identity the worker's proxy: `name` is the service as RBAC checks it
+    /// (`service:port`).
+    Forbidden {
+        verb: &'static str,
+        resource: &'static str,
+        namespace: String,
+        name: String,
+    },
+    /// No such Service (or Endpoints) in the cluster: no worker runs there.
+    NoWorker { namespace: String, service: String },
+    /// The Service is there but no endpoint of it is ready.
+    NotReady { namespace: String, service: String },
+    /// A worker answered but serves no feed here (a build from before it served one).
+    NoFeed { code: u16 },
+    /// The API server could not connect to a ready endpoint.
+    Unreachable { message: String },
+    /// Any other error answer, from the API server or the worker.
+    Refused { code: u16, message: String },
+    /// The worker sent something this build does not read, or more than it accepts.
+    Protocol(DecodeError),
+    /// The worker holds more findings than the client keeps.
+    TooManyRows { max: usize },
+    /// Nothing came within the bound: the stream or the answer is dead.
+    Silent { after: Duration },
+    /// The stream ended.
+    Ended,
+    /// The connection failed below HTTP (network, TLS, the client's own deadline).
+    Transport(String),
+}
+
+impl FeedError {
+    /// The worker could not be asked at all: no Service, no ready endpoint, no permission, or
+    /// no feed in it. `source: auto` watches the cluster directly instead; any other failure is
+    /// a worker that exists and is retried.
+    pub fn means_no_worker(&self) -> bool {
+        matches!(
+            self,
+            FeedError::Forbidden { .. }
+                | FeedError::NoWorker { .. }
+                | FeedError::NotReady { .. }
+                | FeedError::NoFeed { .. }
+        )
+    }
+
+    /// The failure of a request to the worker at `address`, from what kube returned.
+    pub fn of(error: &kube::Error, address: &WorkerAddress) -> FeedError {
+        match error {
+            kube::Error::Api(status) => FeedError::of_status(status, address),
+            other => FeedError::Transport(crate::cluster::plain(other)),
+        }
+    }
+
+    /// An error answer, by the API server's code, reason and wording (kube-apiserver's
+    /// service proxy says which 503 it is only in its message).
+    fn of_status(status: &Status, address: &WorkerAddress) -> FeedError {
+        let (namespace, service) = (address.namespace().to_string(), address.service());
+        let about = status.details.as_ref();
+        let kind = about.map_or("", |d| d.kind.as_str());
+        match (status.code, status.reason.as_str()) {
+            (403, "Forbidden") => FeedError::Forbidden {
+                verb: "get",
+                resource: "services/proxy",
+                namespace,
+                name: about
+                    .map(|d| d.name.clone())
+                    .filter(|name| !name.is_empty())
+                    .unwrap_or_else(|| address.segment()),
+            },
+            (404, "NotFound") if matches!(kind, "services" | "endpoints") => FeedError::NoWorker {
+                namespace,
+                service: service.to_string(),
+            },
+            (404, _) => FeedError::NoFeed { code: 404 },
+            (503, _) if status.message.starts_with("no endpoints available") => {
+                FeedError::NotReady {
+                    namespace,
+                    service: service.to_string(),
+                }
+            }
+            (503, _) if status.message.starts_with("error trying to reach service") => {
+                FeedError::Unreachable {
+                    message: status.message.clone(),
+                }
+            }
+            (code, _) => FeedError::Refused {
+                code,
+                message: status.message.clone(),
+            },
+        }
+    }
+}
+
+impl fmt::Display for FeedError {
+    /// One line for the engineer; a server's text in it is made inert and cut.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shown = |text: &str| inert::fit(text, SHOWN);
+        match self {
+            FeedError::Forbidden {
+                verb,
+                resource,
+                namespace,
+                name,
+            } => {
+                let name = shown(name);
+                write!(
+                    f,
+                    "permission denied: this identity may not {verb} {resource} \"{name}\" in \
+                     namespace {namespace}; ask for `{verb}` on `{resource}` (resourceNames \
+                     \"{name}\") there, and check with `kubectl auth can-i {verb} \
+                     services/{name} --subresource=proxy -n {namespace}`"
+                )
+            }
+            FeedError::NoWorker { namespace, service } => write!(
+                f,
+                "no worker: service {namespace}/{service} not found (is headless deployed there?)"
+            ),
+            FeedError::NotReady { namespace, service } => write!(
+                f,
+                "the worker is not ready: service {namespace}/{service} has no ready endpoint"
+            ),
+            FeedError::NoFeed { code } => write!(
+                f,
+                "the worker serves no /v1/watch ({code}): an older build of headless?"
+            ),
+            FeedError::Unreachable { message } => {
+                write!(f, "the worker is unreachable: {}", shown(message))
+            }
+            FeedError::Refused { code, message } => {
+                write!(
+                    f,
+                    "the worker's feed was refused: {} ({code})",
+                    shown(message)
+                )
+            }
+            FeedError::Protocol(e) => write!(f, "the worker's feed is unreadable: {e}"),
+            FeedError::TooManyRows { max } => {
+                write!(f, "the worker holds more than {max} findings")
+            }
+            FeedError::Silent { after } => {
+                write!(
+                    f,
+                    "the worker's feed said nothing for {}s",
+                    after.as_secs_f64()
+                )
+            }
+            FeedError::Ended => write!(f, "the worker ended its feed"),
+            FeedError::Transport(why) => write!(f, "the worker's feed failed: {}", shown(why)),
+        }
+    }
+}
+
+impl std::error::Error for FeedError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(code: u16, reason: &str, message: &str) -> kube::Error {
+        kube::Error::Api(Box::new(Status::failure(message, reason).with_code(code)))
+    }
+
+    #[test]
+    fn the_proxys_503s_and_404s_are_told_apart() {
+        let at = WorkerAddress::default();
+        let of = |code, reason, message| FeedError::of(&status(code, reason, message), &at);
+        let named = |kind: &str| {
+            let mut s = Status::failure("x not found", "NotFound").with_code(404);
+            s.details = Some(kube::core::response::StatusDetails {
+                name: "ops-pod-cleaner".into(),
+                group: String::new(),
+                kind: kind.into(),
+                uid: String::new(),
+                causes: Vec::new(),
+                retry_after_seconds: 0,
+            });
+            FeedError::of(&kube::Error::Api(Box::new(s)), &at)
+        };
+        assert!(matches!(named("services"), FeedError::NoWorker { .. }));
+        assert!(matches!(named("endpoints"), FeedError::NoWorker { .. }));
+        // A 404 of the worker's own: it answers, but not this path.
+        assert_eq!(
+            of(404, "Failed to parse error data", "404 page not found"),
+            FeedError::NoFeed { code: 404 }
+        );
+        assert!(matches!(
+            of(
+                503,
+                "ServiceUnavailable",
+                "no endpoints available for service \"x\""
+            ),
+            FeedError::NotReady { .. }
+        ));
+        assert!(matches!(
+            of(
+                503,
+                "ServiceUnavailable",
+                "error trying to reach service: dial tcp"
+            ),
+            FeedError::Unreachable { .. }
+        ));
+        assert!(matches!(
+            of(503, "Failed to parse error data", "the worker is starting"),
+            FeedError::Refused { code: 503, .. }
+        ));
+    }
+
+    #[test]
+    fn a_servers_text_is_shown_inert_and_cut() {
+        let error = FeedError::Refused {
+            code: 500,
+            message: format!("\u{1b}[2Jgone{}", "y".repeat(1000)),
+        };
+        let said = error.to_string();
+        assert!(!said.contains('\u{1b}'), "{said}");
+        assert!(said.len() < 400, "{}", said.len());
+    }
+}

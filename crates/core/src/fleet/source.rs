@@ -1,0 +1,196 @@
+//! Where a screen reads a cluster's findings from: its in-cluster worker, or a watch of its
+//! pods from the laptop, chosen per context.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::{FeedError, FirstOutcome};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Source {
+    /// The worker when it answers, else a direct watch.
+    Auto,
+    /// The worker only: shown failing while it does not answer.
+    Worker,
+    /// A direct watch, as before workers served their findings.
+    #[default]
+    Watch,
+}
+
+impl Source {
+    pub const NAMES: [&'static str; 3] = ["auto", "worker", "watch"];
+
+    /// Whether the worker is asked at all before deciding.
+    pub fn asks_worker(self) -> bool {
+        !matches!(self, Source::Watch)
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Source::Auto => "auto",
+            Source::Worker => "worker",
+            Source::Watch => "watch",
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a source: expected one of auto, worker, watch")]
+pub struct BadSource;
+
+impl FromStr for Source {
+    type Err = BadSource;
+    fn from_str(text: &str) -> Result<Source, BadSource> {
+        match text.trim() {
+            "auto" => Ok(Source::Auto),
+            "worker" => Ok(Source::Worker),
+            "watch" => Ok(Source::Watch),
+            _ => Err(BadSource),
+        }
+    }
+}
+
+/// What feeds a cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    UseWorker,
+    UseWatch { why: WatchWhy },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WatchWhy {
+    /// The context's source is `watch`.
+    Chosen,
+    /// `auto`, and there is no worker to read: no Service, no ready endpoint, no permission.
+    NoWorker(FeedError),
+}
+
+impl fmt::Display for WatchWhy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WatchWhy::Chosen => f.write_str("source: watch"),
+            WatchWhy::NoWorker(error) => write!(f, "no worker to read ({error})"),
+        }
+    }
+}
+
+/// What feeds a cluster of `source`, given how the first attempt to read its worker went
+/// (ignored for `watch`, which asks nothing). A worker that exists but hiccups stays the
+/// source, shown failing or stale until it answers.
+pub fn decide(source: Source, first: &FirstOutcome) -> Decision {
+    match (source, first) {
+        (Source::Watch, _) => Decision::UseWatch {
+            why: WatchWhy::Chosen,
+        },
+        (Source::Auto, FirstOutcome::Failed(error)) if error.means_no_worker() => {
+            Decision::UseWatch {
+                why: WatchWhy::NoWorker(error.clone()),
+            }
+        }
+        (Source::Auto | Source::Worker, _) => Decision::UseWorker,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn failed(error: FeedError) -> FirstOutcome {
+        FirstOutcome::Failed(error)
+    }
+
+    fn no_worker() -> FeedError {
+        FeedError::NoWorker {
+            namespace: "ops-pod-cleaner".into(),
+            service: "ops-pod-cleaner".into(),
+        }
+    }
+
+    fn forbidden() -> FeedError {
+        FeedError::Forbidden {
+            verb: "get",
+            resource: "services/proxy",
+            namespace: "ops-pod-cleaner".into(),
+            name: "ops-pod-cleaner:9090".into(),
+        }
+    }
+
+    fn not_ready() -> FeedError {
+        FeedError::NotReady {
+            namespace: "ops-pod-cleaner".into(),
+            service: "ops-pod-cleaner".into(),
+        }
+    }
+
+    fn hiccups() -> Vec<FeedError> {
+        vec![
+            FeedError::Unreachable {
+                message: "error trying to reach service: dial tcp: refused".into(),
+            },
+            FeedError::Silent {
+                after: Duration::from_secs(15),
+            },
+            FeedError::Transport("connection reset".into()),
+            FeedError::Ended,
+        ]
+    }
+
+    #[test]
+    fn auto_falls_back_to_a_watch_only_where_there_is_no_worker_and_says_why() {
+        for error in [no_worker(), not_ready(), forbidden()] {
+            assert_eq!(
+                decide(Source::Auto, &failed(error.clone())),
+                Decision::UseWatch {
+                    why: WatchWhy::NoWorker(error)
+                }
+            );
+        }
+        assert_eq!(
+            decide(Source::Auto, &FirstOutcome::Answered),
+            Decision::UseWorker
+        );
+        for error in hiccups() {
+            assert_eq!(
+                decide(Source::Auto, &failed(error.clone())),
+                Decision::UseWorker,
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn worker_stays_on_the_worker_and_watch_never_asks() {
+        for outcome in [
+            failed(no_worker()),
+            failed(forbidden()),
+            failed(hiccups()[0].clone()),
+        ] {
+            assert_eq!(decide(Source::Worker, &outcome), Decision::UseWorker);
+        }
+        for outcome in [FirstOutcome::Answered, failed(no_worker())] {
+            assert_eq!(
+                decide(Source::Watch, &outcome),
+                Decision::UseWatch {
+                    why: WatchWhy::Chosen
+                }
+            );
+        }
+        assert!(!Source::Watch.asks_worker());
+        assert!(Source::Auto.asks_worker() && Source::Worker.asks_worker());
+    }
+
+    #[test]
+    fn sources_read_back_as_written_and_watch_is_the_default() {
+        for name in Source::NAMES {
+            let read = name.parse::<Source>().map(|s| s.to_string());
+            assert_eq!(read, Ok(name.to_string()));
+        }
+        assert_eq!(" auto ".parse(), Ok(Source::Auto));
+        assert_eq!("Auto".parse::<Source>(), Err(BadSource));
+        assert_eq!(Source::default(), Source::Watch);
+    }
+}
