@@ -22,7 +22,7 @@ mod view;
 
 pub use confirm::Offer;
 pub use details::PodDetails;
-pub use event::{ClusterLine, Effect, Event, Routed, Snapshot, Unanswered};
+pub use event::{ClusterLine, Effect, Event, Routed, Snapshot, SourceLine, Unanswered};
 pub(crate) use logging::ACTION_TARGET;
 pub use logging::init_logging;
 pub use run::watch_line;

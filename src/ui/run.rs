@@ -13,7 +13,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, watch};
 
 use super::effects::{Effects, Executors};
-use super::event::{ClusterLine, Effect, Event, Snapshot, key_from_crossterm};
+use super::event::{ClusterLine, Effect, Event, Snapshot, SourceLine, key_from_crossterm};
 use super::session::{Connector, Session};
 use super::state::{State, WatchLine};
 use super::terminal::TerminalGuard;
@@ -22,8 +22,10 @@ use super::view::{draw, table_height};
 use crate::cluster::ClusterName;
 use crate::cluster::{Health, Scope};
 use crate::config::UiConfig;
+use crate::fleet::FedView;
 use crate::report::RestartReport;
 use crate::rules::RuleSpec;
+use crate::session::Feed;
 use crate::worker::{Standby, WorkerCommand, WorkerStatus};
 use crate::{Error, Result};
 
@@ -212,7 +214,11 @@ impl Runtime {
                 },
                 // Not listened to while a snapshot is due: a busy cluster would wake the
                 // screen for every change only to find the timer already set.
-                () = cache_changed(&mut listening.caches), if listening.settle.is_none() => {
+                () = changed(&mut listening.caches), if listening.settle.is_none() => {
+                    listening.settle = Some(tokio::time::Instant::now() + SETTLE);
+                    continue;
+                }
+                () = changed(&mut listening.feeds), if listening.settle.is_none() => {
                     listening.settle = Some(tokio::time::Instant::now() + SETTLE);
                     continue;
                 }
@@ -220,6 +226,7 @@ impl Runtime {
                     listening.settle = None;
                     // What changes from here on arms the next snapshot.
                     listening.caches.iter_mut().for_each(watch::Receiver::mark_unchanged);
+                    listening.feeds.iter_mut().for_each(watch::Receiver::mark_unchanged);
                     if state.bottom == super::state::BottomPane::Report || state.report.is_none() {
                         update(state, Event::Report(self.report()));
                     }
@@ -296,22 +303,35 @@ impl Runtime {
         }
     }
 
-    /// Every open cluster's findings, read from their indexes, and how each one's watch is.
+    /// Every open cluster's findings, read from their indexes or their workers' feeds, and
+    /// how each one's view is. A fed cluster's pods are its abnormal ones: it counts those.
     fn snapshot(&self) -> Snapshot {
         let now = Utc::now();
         let mut findings = Vec::new();
         let mut total_pods = 0;
+        let mut fed = false;
         for session in &self.sessions {
-            findings.extend(session.cluster.cache.findings());
-            total_pods += session.cluster.cache.len();
+            match &session.cluster.feed {
+                Feed::Watched(_) => {
+                    findings.extend(session.cluster.cache.findings());
+                    total_pods += session.cluster.cache.len();
+                }
+                Feed::WorkerFed(feed) => {
+                    let view = feed.view();
+                    findings.extend(view.findings.iter().cloned());
+                    total_pods += view.findings.len();
+                    fed = true;
+                }
+            }
         }
         Snapshot {
             findings,
             total_pods,
             clusters: self.cluster_lines(Instant::now()),
             at: now,
-            // Each index is in order; several clusters' findings follow one another.
-            in_default_order: self.sessions.len() <= 1,
+            // Each index is in order; several clusters' findings follow one another, and a
+            // feed's come in no order.
+            in_default_order: self.sessions.len() <= 1 && !fed,
         }
     }
 
@@ -384,6 +404,8 @@ type Workers = Vec<(ClusterName, watch::Receiver<WorkerStatus>)>;
 /// when the next snapshot is due.
 struct Listening {
     caches: Vec<watch::Receiver<u64>>,
+    /// The fed clusters' views, which change as their feeds do.
+    feeds: Vec<watch::Receiver<FedView>>,
     workers: Workers,
     settle: Option<tokio::time::Instant>,
 }
@@ -394,6 +416,7 @@ impl Listening {
         let (caches, workers) = watching(sessions);
         Listening {
             caches,
+            feeds: feeds(sessions),
             workers,
             settle: Some(tokio::time::Instant::now()),
         }
@@ -488,8 +511,18 @@ fn watching(sessions: &[Session]) -> (Vec<watch::Receiver<u64>>, Workers) {
     (caches, workers)
 }
 
-/// Some cluster's cache changed; never returns while none is open.
-async fn cache_changed(caches: &mut [watch::Receiver<u64>]) {
+/// The views of the clusters read through their workers.
+fn feeds(sessions: &[Session]) -> Vec<watch::Receiver<FedView>> {
+    (sessions.iter())
+        .filter_map(|s| match &s.cluster.feed {
+            Feed::WorkerFed(feed) => Some(feed.subscribe()),
+            Feed::Watched(_) => None,
+        })
+        .collect()
+}
+
+/// Some cluster's cache or feed changed; never returns while none is open.
+async fn changed<T>(caches: &mut [watch::Receiver<T>]) {
     if caches.is_empty() {
         return std::future::pending().await;
     }
@@ -513,14 +546,29 @@ async fn worker_changed(workers: &mut Workers) -> (ClusterName, WorkerStatus) {
     }
 }
 
+/// A fed cluster's cache holds only the pods read to act on: its line counts the feed's
+/// findings, and its health is the feed's, so its watch line reads as a watch's would.
 fn cluster_line(session: &Session, now: Instant) -> ClusterLine {
+    let cache = &session.cluster.cache;
+    let (pods, source) = match &session.cluster.feed {
+        Feed::Watched(why) => (cache.len(), SourceLine::Watch(why.clone())),
+        Feed::WorkerFed(feed) => {
+            let view = feed.view();
+            let source = SourceLine::Worker {
+                status: view.status,
+                worker: view.worker,
+            };
+            (view.findings.len(), source)
+        }
+    };
     ClusterLine {
         name: session.cluster.name.clone(),
-        watch: watch_line(&session.cluster.cache.health(), now),
-        pods: session.cluster.cache.len(),
-        nodes_not_reporting: session.cluster.cache.nodes_not_reporting(),
-        nodes_unreadable: session.cluster.cache.nodes_unreadable_why(),
-        wire: session.cluster.cache.health().wire_format(),
+        watch: watch_line(&cache.health(), now),
+        pods,
+        nodes_not_reporting: cache.nodes_not_reporting(),
+        nodes_unreadable: cache.nodes_unreadable_why(),
+        wire: cache.health().wire_format(),
+        source,
     }
 }
 

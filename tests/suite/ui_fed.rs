@@ -5,12 +5,15 @@ use std::sync::Arc;
 
 use opc_core::cluster::Abnormal;
 use opc_core::config::KeyBinding;
-use opc_core::fleet::FindingRow;
+use opc_core::fleet::{
+    BlockedKind, BlockedView, FeedError, FeedStatus, FindingRow, PausedRule, StaleWhy, WatchWhy,
+    WorkerView,
+};
 use opc_core::pod::{OwnerRef, PodRecord};
 use opc_core::rules::{ActionKind, Finding, RuleKind, cause};
-use ops_pod_cleaner::ui::{Event, State, update};
+use ops_pod_cleaner::ui::{ClusterLine, Event, SourceLine, State, WatchLine, update};
 
-use crate::ui_support::{abnormal, now, replace, screen, state};
+use crate::ui_support::{abnormal, assert_snapshot, findings, now, replace, screen, show, state};
 
 /// `found` as its cluster's worker serves it, turned back into what the screen lists.
 fn through_a_worker(found: &Abnormal) -> Abnormal {
@@ -164,4 +167,154 @@ fn the_details_of_a_fed_row_give_the_workers_cause_not_a_weaker_one() {
         !details.contains('\u{1b}'),
         "a worker's text reaches the screen inert"
     );
+}
+
+fn press(state: &mut State, keys: &str) {
+    for k in keys.split_whitespace() {
+        update(state, Event::Key(KeyBinding::parse(k).unwrap()));
+    }
+}
+
+fn fed_line(name: &str, watch: WatchLine, status: FeedStatus, worker: WorkerView) -> ClusterLine {
+    ClusterLine {
+        watch,
+        pods: 3,
+        source: SourceLine::Worker { status, worker },
+        ..ClusterLine::listing(name)
+    }
+}
+
+fn forbidden() -> FeedError {
+    FeedError::Forbidden {
+        verb: "get",
+        resource: "services/proxy",
+        namespace: "ops-pod-cleaner".into(),
+        name: "ops-pod-cleaner:9090".into(),
+    }
+}
+
+#[test]
+fn one_fed_cluster_says_so_next_to_its_name_and_counts_at_least_its_pods() {
+    let mut s = state();
+    let fed = findings().iter().map(through_a_worker).collect();
+    let line = fed_line(
+        "demo",
+        WatchLine::Synced,
+        FeedStatus::Live,
+        WorkerView::default(),
+    );
+    show(&mut s, fed, vec![line]);
+    let text = screen(&s, 100, 24);
+    assert!(text.contains("ctx demo via worker"), "{text}");
+    assert!(text.contains("pods ≥6"), "{text}");
+    assert_snapshot("fed_one_cluster_100x24", &text);
+}
+
+#[test]
+fn a_stale_fed_cluster_shows_as_a_stale_watch_does_next_to_a_watched_one() {
+    let mut s = state();
+    let mut all = findings();
+    all.extend(
+        findings()
+            .iter()
+            .take(3)
+            .map(|a| through_a_worker(&a.clone().in_cluster("eu"))),
+    );
+    let stale = WatchLine::Reconnecting {
+        secs: 25,
+        error: "the worker's own view of its cluster is stale".into(),
+    };
+    let status = FeedStatus::Stale {
+        since: std::time::Instant::now(),
+        why: StaleWhy::WorkerStale,
+    };
+    let clusters = vec![
+        ClusterLine {
+            watch: WatchLine::Synced,
+            pods: 27,
+            ..ClusterLine::listing("demo")
+        },
+        fed_line("eu", stale, status, WorkerView::default()),
+    ];
+    show(&mut s, all, clusters);
+    let header = screen(&s, 80, 24);
+    assert!(header.contains("1/2 synced · 1 via worker"), "{header}");
+    assert!(header.contains("eu down 25 s"), "{header}");
+    assert_snapshot("fed_header_two_clusters_one_stale_80x24", &header);
+    press(&mut s, "C");
+    let dialog = screen(&s, 120, 24);
+    assert!(
+        dialog.contains("via its worker (abnormal pods only): stale"),
+        "{dialog}"
+    );
+    assert_snapshot("fed_clusters_dialog_120x24", &dialog);
+}
+
+#[test]
+fn a_watch_that_auto_fell_back_to_says_why_in_the_clusters_dialog() {
+    let mut s = state();
+    let clusters = vec![
+        ClusterLine {
+            watch: WatchLine::Synced,
+            pods: 27,
+            source: SourceLine::Watch(WatchWhy::NoWorker(forbidden())),
+            ..ClusterLine::listing("demo")
+        },
+        fed_line(
+            "eu",
+            WatchLine::Reconnecting {
+                secs: 0,
+                error: forbidden().to_string(),
+            },
+            FeedStatus::Failing(forbidden()),
+            WorkerView::default(),
+        ),
+    ];
+    show(&mut s, findings(), clusters);
+    press(&mut s, "C");
+    let dialog = screen(&s, 160, 24);
+    assert!(
+        dialog.contains("watch, since no worker to read"),
+        "{dialog}"
+    );
+    assert!(dialog.contains("services/proxy"), "{dialog}");
+    assert!(dialog.contains("failing, retrying"), "{dialog}");
+}
+
+#[test]
+fn the_rules_pane_shows_the_in_cluster_workers_switches_read_only() {
+    let mut s = state();
+    let worker = WorkerView {
+        leading: true,
+        master_auto: true,
+        blocked: Some(BlockedView {
+            kind: BlockedKind::Stale,
+            why: "watch stale for 31s".into(),
+        }),
+        paused: vec![PausedRule {
+            rule: RuleKind::ImagePull,
+            why: "burst in shop".into(),
+            resumable: true,
+        }],
+        ..WorkerView::default()
+    };
+    let fed = findings().iter().map(through_a_worker).collect();
+    show(
+        &mut s,
+        fed,
+        vec![fed_line(
+            "demo",
+            WatchLine::Synced,
+            FeedStatus::Live,
+            worker,
+        )],
+    );
+    press(&mut s, "Right");
+    let text = screen(&s, 200, 24);
+    assert!(
+        text.contains("demo's in-cluster worker (read-only here): leading, auto ON"),
+        "{text}"
+    );
+    assert!(text.contains("blocked: watch stale for 31s"), "{text}");
+    assert!(text.contains("imagePull PAUSED: burst in shop"), "{text}");
 }

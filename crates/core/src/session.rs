@@ -1,6 +1,8 @@
 //! One connected cluster, opened the same way by the TUI and `headless`: its pods, their
 //! Events and its nodes watched into a cache named after it, an executor under the one
-//! policy, and, when asked, its worker.
+//! policy, and, when asked, its worker. A screen may instead read a cluster through its
+//! in-cluster worker: then no watch fills the cache, which holds only the pods read live to
+//! act on, and is exactly as current as the worker's feed.
 
 use std::sync::Arc;
 
@@ -12,8 +14,18 @@ use crate::cluster::{
     Cache, Cluster, ClusterName, Scope, WatchSettings, spawn_event_watches, spawn_node_watch,
     spawn_watches,
 };
+use crate::fleet::{FedCluster, FeedHandle, WatchWhy};
 use crate::policy::Policy;
 use crate::worker::{self, Standby, WorkerCommand, WorkerHandle, WorkerOptions};
+
+/// Where a session's findings come from.
+#[derive(Debug)]
+pub enum Feed {
+    /// A watch of its pods from here, and why it is one.
+    Watched(WatchWhy),
+    /// Its in-cluster worker, through the API server's service proxy.
+    WorkerFed(FedCluster),
+}
 
 pub struct ClusterSession {
     /// The context's name: on screen, in findings, in audit records.
@@ -21,6 +33,7 @@ pub struct ClusterSession {
     pub client: kube::Client,
     pub cache: Cache,
     pub executor: Arc<Executor>,
+    pub feed: Feed,
     /// Its watches and the cache's promotion: stopped when the session is dropped.
     watches: Vec<JoinHandle<()>>,
     /// Its worker's commands, to stand it by first when the session is dropped. Weak: the
@@ -45,21 +58,48 @@ impl ClusterSession {
         watches.extend(spawn_event_watches(&cluster.client, scopes, &cache, watch));
         watches.push(spawn_node_watch(&cluster.client, &cache, watch));
         watches.push(cache.spawn_promotion());
-        let executor = Executor::new(
-            cluster.client.clone(),
-            cache.clone(),
-            policy,
-            &cluster.name,
-            audit,
-        );
+        let executor = executor(&cluster, &cache, policy, audit);
+        ClusterSession::with(cluster, cache, executor, watches)
+    }
+
+    fn with(
+        cluster: Cluster,
+        cache: Cache,
+        executor: Executor,
+        watches: Vec<JoinHandle<()>>,
+    ) -> ClusterSession {
         ClusterSession {
             name: cluster.name,
             client: cluster.client,
             cache,
             executor: Arc::new(executor),
+            feed: Feed::Watched(WatchWhy::Chosen),
             watches,
             worker: std::sync::OnceLock::new(),
         }
+    }
+
+    /// A watched session that is one because its worker could not be read: says why.
+    pub fn watched_because(mut self, why: WatchWhy) -> ClusterSession {
+        self.feed = Feed::Watched(why);
+        self
+    }
+
+    /// Read `cluster` through its worker's `feed`, and act on it under `policy` as on a
+    /// watched one: each pod acted on is read live first, and the cache's freshness is the
+    /// feed's, which the guards read.
+    pub fn open_fed(
+        cluster: Cluster,
+        feed: FeedHandle,
+        policy: &Policy,
+        audit: Audit,
+        clock: Clock,
+    ) -> ClusterSession {
+        let cache = Cache::for_cluster(&cluster.name, policy.chain().to_vec(), clock);
+        let executor = executor(&cluster, &cache, policy, audit).reading_pods_live();
+        let mut session = ClusterSession::with(cluster, cache.clone(), executor, Vec::new());
+        session.feed = Feed::WorkerFed(FedCluster::follow(feed, cache));
+        session
     }
 
     /// This cluster's auto-clean worker, under the same policy. Dropping the session stands
@@ -87,4 +127,15 @@ impl Drop for ClusterSession {
             watch.abort();
         }
     }
+}
+
+/// The cluster's one write path, under `policy`, on `cache`.
+fn executor(cluster: &Cluster, cache: &Cache, policy: &Policy, audit: Audit) -> Executor {
+    Executor::new(
+        cluster.client.clone(),
+        cache.clone(),
+        policy,
+        &cluster.name,
+        audit,
+    )
 }

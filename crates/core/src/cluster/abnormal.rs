@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::name::ClusterName;
-use crate::fleet::Held;
+use crate::fleet::held::Held;
 use crate::node::NodeState;
 use crate::pod::{PodEvent, PodRecord};
 use crate::rules::{Cause, CauseClass, Finding, cause_class};

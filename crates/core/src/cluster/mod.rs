@@ -33,7 +33,7 @@ pub use event_store::EventStore;
 pub use events::{list_pod_events, spawn_event_watches};
 pub(crate) use explain::causes;
 pub use explain::{explain, plain};
-pub use health::{Health, ScopeHealth, WatchState};
+pub use health::{Health, ScopeHealth, SourceHealth, WatchState};
 pub use index::Census;
 pub use list::{ListProblem, list_pods};
 pub use name::ClusterName;
