@@ -13,19 +13,20 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, watch};
 
 use super::effects::{Effects, Executors};
-use super::event::{ClusterLine, Effect, Event, Snapshot, SourceLine, key_from_crossterm};
+use super::event::{ClusterLine, Effect, Event, Snapshot, key_from_crossterm};
 use super::session::{Connector, Session};
-use super::state::{State, WatchLine};
+use super::snapshot::{cluster_line, snapshot};
+use super::state::State;
 use super::terminal::TerminalGuard;
 use super::update::update;
 use super::view::{draw, table_height};
 use crate::cluster::ClusterName;
-use crate::cluster::{Health, Scope};
+use crate::cluster::Scope;
 use crate::config::UiConfig;
 use crate::fleet::FedView;
 use crate::report::RestartReport;
 use crate::rules::RuleSpec;
-use crate::session::Feed;
+use crate::session::{ClusterSession, Feed};
 use crate::worker::{Standby, WorkerCommand, WorkerStatus};
 use crate::{Error, Result};
 
@@ -70,7 +71,7 @@ pub(crate) async fn run(
     state.sync_clusters(
         sessions
             .iter()
-            .map(|s| cluster_line(s, Instant::now()))
+            .map(|s| cluster_line(&s.cluster, Instant::now()))
             .collect(),
     );
     state.readonly = options.readonly;
@@ -303,41 +304,18 @@ impl Runtime {
         }
     }
 
-    /// Every open cluster's findings, read from their indexes or their workers' feeds, and
-    /// how each one's view is. A fed cluster's pods are its abnormal ones: it counts those.
+    /// Every open cluster's findings and how each one's view is.
     fn snapshot(&self) -> Snapshot {
-        let now = Utc::now();
-        let mut findings = Vec::new();
-        let mut total_pods = 0;
-        let mut fed = false;
-        for session in &self.sessions {
-            match &session.cluster.feed {
-                Feed::Watched(_) => {
-                    findings.extend(session.cluster.cache.findings());
-                    total_pods += session.cluster.cache.len();
-                }
-                Feed::WorkerFed(feed) => {
-                    let view = feed.view();
-                    findings.extend(view.findings.iter().cloned());
-                    total_pods += view.findings.len();
-                    fed = true;
-                }
-            }
-        }
-        Snapshot {
-            findings,
-            total_pods,
-            clusters: self.cluster_lines(Instant::now()),
-            at: now,
-            // Each index is in order; several clusters' findings follow one another, and a
-            // feed's come in no order.
-            in_default_order: self.sessions.len() <= 1 && !fed,
-        }
+        let clusters: Vec<&ClusterSession> = self.sessions.iter().map(|s| &s.cluster).collect();
+        snapshot(&clusters)
     }
 
     /// Each open cluster's line for the header.
     fn cluster_lines(&self, now: Instant) -> Vec<ClusterLine> {
-        self.sessions.iter().map(|s| cluster_line(s, now)).collect()
+        self.sessions
+            .iter()
+            .map(|s| cluster_line(&s.cluster, now))
+            .collect()
     }
 
     /// The restart report of every open cluster as one, grouped by cluster.
@@ -546,62 +524,9 @@ async fn worker_changed(workers: &mut Workers) -> (ClusterName, WorkerStatus) {
     }
 }
 
-/// A fed cluster's cache holds only the pods read to act on: its line counts the feed's
-/// findings, and its health is the feed's, so its watch line reads as a watch's would.
-fn cluster_line(session: &Session, now: Instant) -> ClusterLine {
-    let cache = &session.cluster.cache;
-    let (pods, source) = match &session.cluster.feed {
-        Feed::Watched(why) => (cache.len(), SourceLine::Watch(why.clone())),
-        Feed::WorkerFed(feed) => {
-            let view = feed.view();
-            let source = SourceLine::Worker {
-                status: view.status,
-                worker: view.worker,
-            };
-            (view.findings.len(), source)
-        }
-    };
-    ClusterLine {
-        name: session.cluster.name.clone(),
-        watch: watch_line(&cache.health(), now),
-        pods,
-        nodes_not_reporting: cache.nodes_not_reporting(),
-        nodes_unreadable: cache.nodes_unreadable_why(),
-        wire: cache.health().wire_format(),
-        source,
-    }
-}
-
 async fn sleep_until(at: Option<tokio::time::Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
-    }
-}
-
-pub fn watch_line(health: &Health, now: Instant) -> WatchLine {
-    let stale = health.stale_for(now);
-    if let Some(error) = health.last_error() {
-        return WatchLine::Reconnecting {
-            secs: health.age(now).unwrap_or_default().as_secs(),
-            error: error.to_string(),
-        };
-    }
-    if health.relisting() {
-        return WatchLine::Relisting {
-            stale_secs: stale.map(|s| s.as_secs()),
-        };
-    }
-    if let Some(stale) = stale {
-        // Not proved current for longer than the bound, though no attempt has failed yet.
-        return WatchLine::Reconnecting {
-            secs: stale.as_secs(),
-            error: "nothing heard from the API server".to_string(),
-        };
-    }
-    if health.synced() {
-        WatchLine::Synced
-    } else {
-        WatchLine::Listing
     }
 }

@@ -27,6 +27,7 @@ mod e2e_liveness;
 mod e2e_nodes;
 mod e2e_safety;
 mod fed_actions;
+mod fed_sources;
 mod files;
 mod fleet_feed;
 mod fleet_serve;

@@ -14,7 +14,10 @@ use crate::cluster::{
     Cache, Cluster, ClusterName, Scope, WatchSettings, spawn_event_watches, spawn_node_watch,
     spawn_watches,
 };
-use crate::fleet::{FedCluster, FeedHandle, WatchWhy};
+use crate::fleet::{
+    Decision, FedCluster, FeedHandle, FeedSettings, Source, WatchWhy, WorkerAddress, decide,
+    spawn_feed,
+};
 use crate::policy::Policy;
 use crate::worker::{self, Standby, WorkerCommand, WorkerHandle, WorkerOptions};
 
@@ -25,6 +28,25 @@ pub enum Feed {
     Watched(WatchWhy),
     /// Its in-cluster worker, through the API server's service proxy.
     WorkerFed(FedCluster),
+}
+
+/// Where a screen reads a cluster's findings from, and how its worker is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceChoice {
+    pub source: Source,
+    pub address: WorkerAddress,
+    pub settings: FeedSettings,
+}
+
+impl SourceChoice {
+    /// `source`, with the worker where `assets/deploy` runs it.
+    pub fn of(source: Source) -> SourceChoice {
+        SourceChoice {
+            source,
+            address: WorkerAddress::default(),
+            settings: FeedSettings::default(),
+        }
+    }
 }
 
 pub struct ClusterSession {
@@ -77,6 +99,35 @@ impl ClusterSession {
             watches,
             worker: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Open `cluster` as `choice` says: watched, or through its worker. `auto` asks the
+    /// worker first and watches when there is none to read (no Service, no ready endpoint, no
+    /// permission), saying why; a worker that exists but hiccups stays the source, shown
+    /// stale or failing until it answers. The first answer is bounded by the feed's silence.
+    pub async fn open_as(
+        cluster: Cluster,
+        choice: &SourceChoice,
+        scopes: &[Scope],
+        watch: &WatchSettings,
+        policy: &Policy,
+        audit: Audit,
+        clock: Clock,
+    ) -> ClusterSession {
+        let why = match choice.source {
+            Source::Watch => WatchWhy::Chosen,
+            source => {
+                let client = cluster.client.clone();
+                let feed = spawn_feed(client, choice.address.clone(), choice.settings, clock);
+                match decide(source, &feed.first_outcome().await) {
+                    Decision::UseWorker => {
+                        return ClusterSession::open_fed(cluster, feed, policy, audit, clock);
+                    }
+                    Decision::UseWatch { why } => why,
+                }
+            }
+        };
+        ClusterSession::open(cluster, scopes, watch, policy, audit, clock).watched_because(why)
     }
 
     /// A watched session that is one because its worker could not be read: says why.
