@@ -77,6 +77,11 @@ pub(crate) struct GlobalArgs {
     /// Use the built-in simulated cluster instead of a real one
     #[arg(long, global = true)]
     pub(crate) demo: bool,
+    /// Where the screen reads each cluster's findings: auto (its in-cluster worker through
+    /// the API server's service proxy, else a watch), worker, or watch (default: the config's
+    /// cluster.source and cluster.sourceByContext)
+    #[arg(long, global = true, value_name = "SOURCE")]
+    pub(crate) source: Option<opc_core::fleet::Source>,
 }
 
 impl GlobalArgs {

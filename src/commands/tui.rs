@@ -19,7 +19,7 @@ use crate::config::Config;
 use crate::lease;
 use crate::policy::Policy;
 use crate::report::{DeliveryPolicy, Reporter, RestartState};
-use crate::session::ClusterSession;
+use crate::session::{ClusterSession, SourceChoice};
 use crate::ui::{ACTION_TARGET, Connector, ReportSource, RunOptions, Session};
 use crate::worker::{Standby, WorkerOptions};
 use crate::{Error, Result};
@@ -69,11 +69,8 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
     }
     // One session per cluster, each with its own cache, executor and worker; `targets` keeps
     // the simulated clusters of `--demo` up for as long as the screen runs.
-    let sessions = targets
-        .clusters
-        .iter()
-        .map(|cluster| opener.session(cluster.clone(), None))
-        .collect();
+    let opening = (targets.clusters.iter()).map(|cluster| opener.session(cluster.clone(), None));
+    let sessions = futures::future::join_all(opening).await;
     crate::ui::run(sessions, Arc::new(opener), options).await?;
     drop(targets);
     Ok(ExitCode::SUCCESS)
@@ -121,15 +118,25 @@ struct Running {
 }
 
 impl Opener {
-    fn session(&self, cluster: Cluster, targets: Option<Targets>) -> Session {
-        let opened = ClusterSession::open(
+    /// Where `context`'s findings come from: the flag, else the config.
+    fn source_for(&self, context: &str) -> SourceChoice {
+        let source =
+            (self.global.source).unwrap_or_else(|| self.config.cluster.source_for(context));
+        SourceChoice::of(source)
+    }
+
+    async fn session(&self, cluster: Cluster, targets: Option<Targets>) -> Session {
+        let choice = self.source_for(&cluster.name);
+        let opened = ClusterSession::open_as(
             cluster,
+            &choice,
             &self.scopes,
             &self.watch,
             &self.policy,
             self.audit.clone(),
             Clock::real(),
-        );
+        )
+        .await;
         let checking = opened.executor.clone();
         tokio::spawn(async move {
             for line in checking.resolve_interrupted().await {
@@ -223,7 +230,7 @@ impl Connector for Opener {
                 let Some(cluster) = targets.clusters.first().cloned() else {
                     return Err(crate::Usage::NoCluster.into());
                 };
-                return Ok(opener.session(cluster, Some(targets)));
+                return Ok(opener.session(cluster, Some(targets)).await);
             }
             let options = ConnectOptions {
                 kubeconfig: opener.global.kubeconfig.clone(),
@@ -231,7 +238,7 @@ impl Connector for Opener {
                 deadlines: Deadlines::from_config(&opener.config.cluster)?,
             };
             let cluster = connect(&options).await?;
-            Ok(opener.session(cluster, None))
+            Ok(opener.session(cluster, None).await)
         }
         .boxed()
     }

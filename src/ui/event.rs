@@ -15,6 +15,7 @@ use crate::actions::{
 use crate::cluster::Abnormal;
 use crate::cluster::{ClusterName, WireFormat};
 use crate::config::{KeyBinding, KeyCode};
+use crate::fleet::{FeedStatus, WatchWhy, WorkerView};
 use crate::report::RestartReport;
 use crate::worker::{WorkerCommand, WorkerStatus};
 
@@ -53,6 +54,26 @@ pub struct ClusterLine {
     pub nodes_unreadable: Option<String>,
     /// What the API server sends pods in, once it has sent some.
     pub wire: Option<WireFormat>,
+    /// Where its findings come from.
+    pub source: SourceLine,
+}
+
+/// Where a cluster's findings come from, as the header and the clusters dialog say it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceLine {
+    /// A watch of its pods from here, and why it is one.
+    Watch(WatchWhy),
+    /// Its in-cluster worker: only its abnormal pods are here, and its switches are its own.
+    Worker {
+        status: FeedStatus,
+        worker: WorkerView,
+    },
+}
+
+impl SourceLine {
+    pub fn is_worker(&self) -> bool {
+        matches!(self, SourceLine::Worker { .. })
+    }
 }
 
 impl ClusterLine {
@@ -65,6 +86,7 @@ impl ClusterLine {
             nodes_not_reporting: 0,
             nodes_unreadable: None,
             wire: None,
+            source: SourceLine::Watch(WatchWhy::Chosen),
         }
     }
 }

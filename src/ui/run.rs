@@ -15,15 +15,18 @@ use tokio::sync::{mpsc, watch};
 use super::effects::{Effects, Executors};
 use super::event::{ClusterLine, Effect, Event, Snapshot, key_from_crossterm};
 use super::session::{Connector, Session};
-use super::state::{State, WatchLine};
+use super::snapshot::{cluster_line, snapshot};
+use super::state::State;
 use super::terminal::TerminalGuard;
 use super::update::update;
 use super::view::{draw, table_height};
 use crate::cluster::ClusterName;
-use crate::cluster::{Health, Scope};
+use crate::cluster::Scope;
 use crate::config::UiConfig;
+use crate::fleet::FedView;
 use crate::report::RestartReport;
 use crate::rules::RuleSpec;
+use crate::session::{ClusterSession, Feed};
 use crate::worker::{Standby, WorkerCommand, WorkerStatus};
 use crate::{Error, Result};
 
@@ -68,7 +71,7 @@ pub(crate) async fn run(
     state.sync_clusters(
         sessions
             .iter()
-            .map(|s| cluster_line(s, Instant::now()))
+            .map(|s| cluster_line(&s.cluster, Instant::now()))
             .collect(),
     );
     state.readonly = options.readonly;
@@ -212,7 +215,11 @@ impl Runtime {
                 },
                 // Not listened to while a snapshot is due: a busy cluster would wake the
                 // screen for every change only to find the timer already set.
-                () = cache_changed(&mut listening.caches), if listening.settle.is_none() => {
+                () = changed(&mut listening.caches), if listening.settle.is_none() => {
+                    listening.settle = Some(tokio::time::Instant::now() + SETTLE);
+                    continue;
+                }
+                () = changed(&mut listening.feeds), if listening.settle.is_none() => {
                     listening.settle = Some(tokio::time::Instant::now() + SETTLE);
                     continue;
                 }
@@ -220,6 +227,7 @@ impl Runtime {
                     listening.settle = None;
                     // What changes from here on arms the next snapshot.
                     listening.caches.iter_mut().for_each(watch::Receiver::mark_unchanged);
+                    listening.feeds.iter_mut().for_each(watch::Receiver::mark_unchanged);
                     if state.bottom == super::state::BottomPane::Report || state.report.is_none() {
                         update(state, Event::Report(self.report()));
                     }
@@ -296,28 +304,18 @@ impl Runtime {
         }
     }
 
-    /// Every open cluster's findings, read from their indexes, and how each one's watch is.
+    /// Every open cluster's findings and how each one's view is.
     fn snapshot(&self) -> Snapshot {
-        let now = Utc::now();
-        let mut findings = Vec::new();
-        let mut total_pods = 0;
-        for session in &self.sessions {
-            findings.extend(session.cluster.cache.findings());
-            total_pods += session.cluster.cache.len();
-        }
-        Snapshot {
-            findings,
-            total_pods,
-            clusters: self.cluster_lines(Instant::now()),
-            at: now,
-            // Each index is in order; several clusters' findings follow one another.
-            in_default_order: self.sessions.len() <= 1,
-        }
+        let clusters: Vec<&ClusterSession> = self.sessions.iter().map(|s| &s.cluster).collect();
+        snapshot(&clusters)
     }
 
     /// Each open cluster's line for the header.
     fn cluster_lines(&self, now: Instant) -> Vec<ClusterLine> {
-        self.sessions.iter().map(|s| cluster_line(s, now)).collect()
+        self.sessions
+            .iter()
+            .map(|s| cluster_line(&s.cluster, now))
+            .collect()
     }
 
     /// The restart report of every open cluster as one, grouped by cluster.
@@ -384,6 +382,8 @@ type Workers = Vec<(ClusterName, watch::Receiver<WorkerStatus>)>;
 /// when the next snapshot is due.
 struct Listening {
     caches: Vec<watch::Receiver<u64>>,
+    /// The fed clusters' views, which change as their feeds do.
+    feeds: Vec<watch::Receiver<FedView>>,
     workers: Workers,
     settle: Option<tokio::time::Instant>,
 }
@@ -394,6 +394,7 @@ impl Listening {
         let (caches, workers) = watching(sessions);
         Listening {
             caches,
+            feeds: feeds(sessions),
             workers,
             settle: Some(tokio::time::Instant::now()),
         }
@@ -488,8 +489,18 @@ fn watching(sessions: &[Session]) -> (Vec<watch::Receiver<u64>>, Workers) {
     (caches, workers)
 }
 
-/// Some cluster's cache changed; never returns while none is open.
-async fn cache_changed(caches: &mut [watch::Receiver<u64>]) {
+/// The views of the clusters read through their workers.
+fn feeds(sessions: &[Session]) -> Vec<watch::Receiver<FedView>> {
+    (sessions.iter())
+        .filter_map(|s| match &s.cluster.feed {
+            Feed::WorkerFed(feed) => Some(feed.subscribe()),
+            Feed::Watched(_) => None,
+        })
+        .collect()
+}
+
+/// Some cluster's cache or feed changed; never returns while none is open.
+async fn changed<T>(caches: &mut [watch::Receiver<T>]) {
     if caches.is_empty() {
         return std::future::pending().await;
     }
@@ -513,47 +524,9 @@ async fn worker_changed(workers: &mut Workers) -> (ClusterName, WorkerStatus) {
     }
 }
 
-fn cluster_line(session: &Session, now: Instant) -> ClusterLine {
-    ClusterLine {
-        name: session.cluster.name.clone(),
-        watch: watch_line(&session.cluster.cache.health(), now),
-        pods: session.cluster.cache.len(),
-        nodes_not_reporting: session.cluster.cache.nodes_not_reporting(),
-        nodes_unreadable: session.cluster.cache.nodes_unreadable_why(),
-        wire: session.cluster.cache.health().wire_format(),
-    }
-}
-
 async fn sleep_until(at: Option<tokio::time::Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
-    }
-}
-
-pub fn watch_line(health: &Health, now: Instant) -> WatchLine {
-    let stale = health.stale_for(now);
-    if let Some(error) = health.last_error() {
-        return WatchLine::Reconnecting {
-            secs: health.age(now).unwrap_or_default().as_secs(),
-            error: error.to_string(),
-        };
-    }
-    if health.relisting() {
-        return WatchLine::Relisting {
-            stale_secs: stale.map(|s| s.as_secs()),
-        };
-    }
-    if let Some(stale) = stale {
-        // Not proved current for longer than the bound, though no attempt has failed yet.
-        return WatchLine::Reconnecting {
-            secs: stale.as_secs(),
-            error: "nothing heard from the API server".to_string(),
-        };
-    }
-    if health.synced() {
-        WatchLine::Synced
-    } else {
-        WatchLine::Listing
     }
 }

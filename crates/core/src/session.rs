@@ -1,6 +1,8 @@
 //! One connected cluster, opened the same way by the TUI and `headless`: its pods, their
 //! Events and its nodes watched into a cache named after it, an executor under the one
-//! policy, and, when asked, its worker.
+//! policy, and, when asked, its worker. A screen may instead read a cluster through its
+//! in-cluster worker: then no watch fills the cache, which holds only the pods read live to
+//! act on, and is exactly as current as the worker's feed.
 
 use std::sync::Arc;
 
@@ -12,8 +14,40 @@ use crate::cluster::{
     Cache, Cluster, ClusterName, Scope, WatchSettings, spawn_event_watches, spawn_node_watch,
     spawn_watches,
 };
+use crate::fleet::{
+    Decision, FedCluster, FeedHandle, FeedSettings, Source, WatchWhy, WorkerAddress, decide,
+    spawn_feed,
+};
 use crate::policy::Policy;
 use crate::worker::{self, Standby, WorkerCommand, WorkerHandle, WorkerOptions};
+
+/// Where a session's findings come from.
+#[derive(Debug)]
+pub enum Feed {
+    /// A watch of its pods from here, and why it is one.
+    Watched(WatchWhy),
+    /// Its in-cluster worker, through the API server's service proxy.
+    WorkerFed(FedCluster),
+}
+
+/// Where a screen reads a cluster's findings from, and how its worker is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceChoice {
+    pub source: Source,
+    pub address: WorkerAddress,
+    pub settings: FeedSettings,
+}
+
+impl SourceChoice {
+    /// `source`, with the worker where `assets/deploy` runs it.
+    pub fn of(source: Source) -> SourceChoice {
+        SourceChoice {
+            source,
+            address: WorkerAddress::default(),
+            settings: FeedSettings::default(),
+        }
+    }
+}
 
 pub struct ClusterSession {
     /// The context's name: on screen, in findings, in audit records.
@@ -21,6 +55,7 @@ pub struct ClusterSession {
     pub client: kube::Client,
     pub cache: Cache,
     pub executor: Arc<Executor>,
+    pub feed: Feed,
     /// Its watches and the cache's promotion: stopped when the session is dropped.
     watches: Vec<JoinHandle<()>>,
     /// Its worker's commands, to stand it by first when the session is dropped. Weak: the
@@ -45,21 +80,77 @@ impl ClusterSession {
         watches.extend(spawn_event_watches(&cluster.client, scopes, &cache, watch));
         watches.push(spawn_node_watch(&cluster.client, &cache, watch));
         watches.push(cache.spawn_promotion());
-        let executor = Executor::new(
-            cluster.client.clone(),
-            cache.clone(),
-            policy,
-            &cluster.name,
-            audit,
-        );
+        let executor = executor(&cluster, &cache, policy, audit);
+        ClusterSession::with(cluster, cache, executor, watches)
+    }
+
+    fn with(
+        cluster: Cluster,
+        cache: Cache,
+        executor: Executor,
+        watches: Vec<JoinHandle<()>>,
+    ) -> ClusterSession {
         ClusterSession {
             name: cluster.name,
             client: cluster.client,
             cache,
             executor: Arc::new(executor),
+            feed: Feed::Watched(WatchWhy::Chosen),
             watches,
             worker: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Open `cluster` as `choice` says: watched, or through its worker. `auto` asks the
+    /// worker first and watches when there is none to read (no Service, no ready endpoint, no
+    /// permission), saying why; a worker that exists but hiccups stays the source, shown
+    /// stale or failing until it answers. The first answer is bounded by the feed's silence.
+    pub async fn open_as(
+        cluster: Cluster,
+        choice: &SourceChoice,
+        scopes: &[Scope],
+        watch: &WatchSettings,
+        policy: &Policy,
+        audit: Audit,
+        clock: Clock,
+    ) -> ClusterSession {
+        let why = match choice.source {
+            Source::Watch => WatchWhy::Chosen,
+            source => {
+                let client = cluster.client.clone();
+                let feed = spawn_feed(client, choice.address.clone(), choice.settings, clock);
+                match decide(source, &feed.first_outcome().await) {
+                    Decision::UseWorker => {
+                        return ClusterSession::open_fed(cluster, feed, policy, audit, clock);
+                    }
+                    Decision::UseWatch { why } => why,
+                }
+            }
+        };
+        ClusterSession::open(cluster, scopes, watch, policy, audit, clock).watched_because(why)
+    }
+
+    /// A watched session that is one because its worker could not be read: says why.
+    pub fn watched_because(mut self, why: WatchWhy) -> ClusterSession {
+        self.feed = Feed::Watched(why);
+        self
+    }
+
+    /// Read `cluster` through its worker's `feed`, and act on it under `policy` as on a
+    /// watched one: each pod acted on is read live first, and the cache's freshness is the
+    /// feed's, which the guards read.
+    pub fn open_fed(
+        cluster: Cluster,
+        feed: FeedHandle,
+        policy: &Policy,
+        audit: Audit,
+        clock: Clock,
+    ) -> ClusterSession {
+        let cache = Cache::for_cluster(&cluster.name, policy.chain().to_vec(), clock);
+        let executor = executor(&cluster, &cache, policy, audit).reading_pods_live();
+        let mut session = ClusterSession::with(cluster, cache.clone(), executor, Vec::new());
+        session.feed = Feed::WorkerFed(FedCluster::follow(feed, cache));
+        session
     }
 
     /// This cluster's auto-clean worker, under the same policy. Dropping the session stands
@@ -87,4 +178,15 @@ impl Drop for ClusterSession {
             watch.abort();
         }
     }
+}
+
+/// The cluster's one write path, under `policy`, on `cache`.
+fn executor(cluster: &Cluster, cache: &Cache, policy: &Policy, audit: Audit) -> Executor {
+    Executor::new(
+        cluster.client.clone(),
+        cache.clone(),
+        policy,
+        &cluster.name,
+        audit,
+    )
 }

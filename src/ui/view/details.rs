@@ -40,8 +40,9 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             )),
             theme::warn(),
         ));
-        // Why, on what it rests, and what next: from the cached status and Events, at once.
-        let cause = crate::rules::cause(&a.pod, &a.finding, a.events(), a.node(), state.now);
+        // Why, on what it rests, and what next: from the cached status and Events, or as the
+        // cluster's worker told it, at once.
+        let cause = a.full_cause(state.now);
         lines.push(Line::styled(
             inert_line(&format!("cause: {} — {}", cause.class, cause.detail)),
             theme::title(),

@@ -103,6 +103,14 @@ pub(crate) fn clusters(open: &[&ClusterLine], area: Rect, buf: &mut Buffer) {
                 theme::dim(),
             ),
         ]));
+        // Its own line, said unless it is a watch chosen as one: a fallback says why, a
+        // worker's feed how it stands.
+        if super::source::tag(&c.source).is_some() {
+            lines.push(Line::styled(
+                format!("{:<17}{}", "", super::source::words(&c.source)),
+                theme::dim(),
+            ));
+        }
         // Its own line: it explains causes that come from pods alone, and must not be cut.
         if let Some(why) = &c.nodes_unreadable {
             lines.push(Line::styled(
@@ -111,7 +119,14 @@ pub(crate) fn clusters(open: &[&ClusterLine], area: Rect, buf: &mut Buffer) {
             ));
         }
     }
-    let rect = centered(area, 100, lines.len() as u16 + 2);
+    // Tall enough for every line as wrapped: a long reason (a missing permission) must show.
+    let inner = usize::from(area.width.min(100).saturating_sub(2)).max(1);
+    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
+    let rect = centered(
+        area,
+        100,
+        u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2),
+    );
     Clear.render(rect, buf);
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })

@@ -31,12 +31,18 @@ pub(crate) fn watch_text(watch: &WatchLine, room: usize) -> (String, Style) {
 /// One cluster: its name and watch. Several: how many are synced, then the counts, then the
 /// worst of the others last, where a narrow terminal cuts (the details are behind `C`).
 fn clusters(state: &State) -> Vec<Span<'static>> {
+    let lines = state.cluster_lines();
+    // A fed cluster sends its abnormal pods only: the total is at least what is counted.
+    let at_least = if lines.iter().any(|c| c.source.is_worker()) {
+        "≥"
+    } else {
+        ""
+    };
     let counts = Span::raw(format!(
-        "  pods {}  abnormal {}",
+        "  pods {at_least}{}  abnormal {}",
         state.total_pods,
         state.counts.iter().sum::<usize>()
     ));
-    let lines = state.cluster_lines();
     let mut spans = watches(state, &lines);
     spans.push(counts);
     // After the counts: a narrow terminal cuts this first, but a wide one shows why pods
@@ -56,14 +62,20 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
 fn watches(state: &State, lines: &[&ClusterLine]) -> Vec<Span<'static>> {
     if let [one] = lines {
         let (text, style) = watch_text(&state.watch(), 48);
-        return vec![
+        let mut spans = vec![
             Span::raw("  ctx "),
             Span::styled(one.name.to_string(), theme::accent()),
+        ];
+        if let Some(tag) = super::source::tag(&one.source) {
+            spans.push(Span::styled(format!(" {tag}"), theme::dim()));
+        }
+        spans.extend([
             Span::raw("  "),
             Span::raw(state.scope.clone()),
             Span::raw("  "),
             Span::styled(text, style),
-        ];
+        ]);
+        return spans;
     }
     let synced = lines
         .iter()
@@ -83,6 +95,10 @@ fn watches(state: &State, lines: &[&ClusterLine]) -> Vec<Span<'static>> {
             },
         ),
     ];
+    let fed = lines.iter().filter(|c| c.source.is_worker()).count();
+    if fed > 0 {
+        spans.push(Span::styled(format!(" · {fed} via worker"), theme::dim()));
+    }
     // The worst first, before the counts: health is what must fit in 80 columns.
     if let Some(worst) = lines
         .iter()

@@ -9,6 +9,7 @@ mod log;
 mod parked;
 mod report;
 mod rules;
+mod source;
 mod status;
 mod table;
 

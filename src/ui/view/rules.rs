@@ -5,6 +5,7 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::widgets::{Block, Row, Table, Widget};
 
 use super::inert_line;
+use crate::ui::event::SourceLine;
 use crate::ui::state::State;
 use crate::ui::theme;
 
@@ -17,6 +18,18 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             if worker.master_auto { "ON" } else { "off" }
         ))
         .title_style(theme::title());
+    // A fed cluster's own worker holds its Lease and acts there: its switches are said, not
+    // offered, since no key here changes them.
+    let block = state
+        .cluster_lines()
+        .iter()
+        .fold(block, |block, c| match &c.source {
+            SourceLine::Worker { worker, .. } => block.title_bottom(format!(
+                " {} ",
+                super::source::worker_words(&c.name, worker)
+            )),
+            SourceLine::Watch(_) => block,
+        });
     let rows = state.chain.iter().enumerate().map(|(i, rule)| {
         let status = worker.rules.get(&rule.kind).cloned().unwrap_or_default();
         let paused = status

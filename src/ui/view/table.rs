@@ -7,7 +7,6 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Cell, Row, Table, Widget};
 
 use super::fit;
-use crate::actions::Suspect;
 use crate::cluster::Abnormal;
 use crate::pod::WorkloadId;
 use crate::rules::{ActionKind, format_age};
@@ -230,7 +229,7 @@ fn cells(state: &State, a: &Abnormal, wide: bool, several: bool) -> Vec<String> 
         _ if a.pod.deletion.is_some() => "deleting".to_string(),
         // Shown, never acted on: a field no real object has, or an owner chain that cannot be
         // true (the details pane says why).
-        action if let Some(suspect) = Suspect::of(&a.pod, action) => suspect.label().to_string(),
+        _ if let Some(held) = a.held() => held.label().to_string(),
         ActionKind::ScaleToZero if a.pod.owner.is_none() => "-".to_string(),
         ActionKind::None => "-".to_string(),
         other => other.name().to_string(),

@@ -9,7 +9,7 @@ use opc_core::cluster::Abnormal;
 use opc_core::pod::PodRecord;
 use opc_core::rules::RuleKind;
 use opc_core::worker::WorkerStatus;
-use ops_pod_cleaner::ui::{Event, Routed, Snapshot, State, update};
+use ops_pod_cleaner::ui::{ClusterLine, Event, Routed, Snapshot, State, update};
 
 pub use fixture::*;
 
@@ -20,13 +20,18 @@ pub fn on_demo<T>(item: T) -> Routed<T> {
 
 /// Replace the findings with `findings`.
 pub fn replace(state: &mut State, findings: Vec<Abnormal>) {
+    show(state, findings, demo_synced());
+}
+
+/// Replace the findings with `findings`, of the open `clusters`; every pod is abnormal.
+pub fn show(state: &mut State, findings: Vec<Abnormal>, clusters: Vec<ClusterLine>) {
     let total_pods = findings.len();
     update(
         state,
         Event::Snapshot(Snapshot {
             findings,
             total_pods,
-            clusters: demo_synced(),
+            clusters,
             at: now(),
             in_default_order: false,
         }),

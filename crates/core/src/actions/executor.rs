@@ -38,6 +38,9 @@ pub struct Executor {
     /// `--readonly`: nothing runs, whoever asks.
     readonly: bool,
     owners: Owners,
+    /// No watch fills the cache (the cluster is read through its in-cluster worker): each
+    /// pod acted on is read live into it first.
+    live_pods: bool,
 }
 
 /// An action that passed every check that needs no write, with what those checks read.
@@ -71,6 +74,17 @@ impl Executor {
             dry_run: policy.dry_run(),
             readonly: policy.readonly(),
             owners: Owners::default(),
+            live_pods: false,
+        }
+    }
+
+    /// For a cluster whose cache no watch fills: every pod action reads its pod live into the
+    /// cache first, so the recheck, the owner chain, the opt-outs and the audit read it there
+    /// as for a watched cluster; a pod gone is already gone.
+    pub fn reading_pods_live(self) -> Executor {
+        Executor {
+            live_pods: true,
+            ..self
         }
     }
 
@@ -95,6 +109,7 @@ impl Executor {
             cluster: self.cluster(),
             refused: self.readonly.then_some(Refusal::Readonly),
             dry_run: self.dry_run,
+            live_pods: self.live_pods,
         }
     }
 
@@ -152,6 +167,9 @@ impl Executor {
         }
         let (pod, finding) = match action.pod() {
             Some(target) => {
+                if self.live_pods {
+                    super::live_read::read_into(&self.calls, &self.cache, target).await?;
+                }
                 let (pod, finding) = self.recheck(target, origin)?;
                 if pod.malformed {
                     return Err(Outcome::Refused(Refusal::Malformed(target.clone())));

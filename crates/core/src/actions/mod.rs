@@ -13,6 +13,7 @@ mod events;
 mod executor;
 mod failure;
 mod history;
+mod live_read;
 mod node;
 mod outcome;
 mod owner;

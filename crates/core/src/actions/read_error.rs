@@ -34,6 +34,20 @@ impl ReadError {
         }
     }
 
+    /// A read that ended as an action would have: gone, forbidden, or failed.
+    pub(super) fn of_outcome(what: impl ToString, outcome: Outcome) -> ReadError {
+        match outcome {
+            Outcome::AlreadyGone => ReadError::Gone(what.to_string()),
+            Outcome::Refused(super::refusal::Refusal::Forbidden(denied)) => {
+                ReadError::Forbidden(denied)
+            }
+            other => ReadError::Failed {
+                what: what.to_string(),
+                why: other.detail(),
+            },
+        }
+    }
+
     pub(super) fn from_store(place: String, e: StoreError) -> ReadError {
         match e {
             StoreError::Unavailable(why) => ReadError::Failed { what: place, why },

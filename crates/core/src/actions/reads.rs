@@ -55,6 +55,8 @@ pub struct ClusterApi<'a> {
     /// Why undo would be refused whatever the workload (`--readonly`).
     pub(super) refused: Option<Refusal>,
     pub(super) dry_run: bool,
+    /// No watch fills the cache: a pod is read live into it before its owners are.
+    pub(super) live_pods: bool,
 }
 
 impl ClusterApi<'_> {
@@ -90,6 +92,11 @@ impl ClusterApi<'_> {
     /// The pod's owner chain (cached) and, with `workload`, the workload itself.
     pub async fn inspect(&self, pod: &PodRef, workload: bool) -> Result<Inspection, ReadError> {
         let (client, retry) = (self.calls.client(), self.calls.retry());
+        if self.live_pods {
+            super::live_read::read_into(self.calls, self.cache, pod)
+                .await
+                .map_err(|outcome| ReadError::of_outcome(pod, outcome))?;
+        }
         let record = self
             .cache
             .get(&pod.uid)

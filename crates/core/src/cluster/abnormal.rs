@@ -3,9 +3,10 @@
 use std::sync::Arc;
 
 use super::name::ClusterName;
+use crate::fleet::held::Held;
 use crate::node::NodeState;
 use crate::pod::{PodEvent, PodRecord};
-use crate::rules::{CauseClass, Finding, cause_class};
+use crate::rules::{Cause, CauseClass, Finding, cause_class};
 
 /// An abnormal pod, the cluster it is in, and what the chain found. Shared with the cache, so a
 /// copy for a reader costs reference counts, not the record.
@@ -21,6 +22,18 @@ pub struct Abnormal {
     pub events: Option<Arc<[PodEvent]>>,
     /// The state of its node the cause read, if known.
     pub node: Option<NodeState>,
+    /// What the cluster's own worker said of the pod, when the finding came from it: it read
+    /// the pod's Events and node, which this process did not, so its words are shown as they
+    /// are rather than a weaker cause worked out again from the slim record.
+    pub told: Option<Arc<Told>>,
+}
+
+/// What a worker told of one abnormal pod besides the record and the finding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Told {
+    pub cause: Cause,
+    /// Why its action would be refused, told from the pod alone.
+    pub held: Option<Held>,
 }
 
 impl Abnormal {
@@ -33,6 +46,7 @@ impl Abnormal {
             cause,
             events: None,
             node: None,
+            told: None,
         }
     }
 
@@ -49,5 +63,23 @@ impl Abnormal {
     pub fn in_cluster(mut self, cluster: impl Into<ClusterName>) -> Abnormal {
         self.cluster = cluster.into();
         self
+    }
+
+    /// Why, what it rests on and what next, at `now`: the worker's words when it told them,
+    /// else worked out from what this process read.
+    pub fn full_cause(&self, now: chrono::DateTime<chrono::Utc>) -> Cause {
+        match &self.told {
+            Some(told) => told.cause.clone(),
+            None => crate::rules::cause(&self.pod, &self.finding, self.events(), self.node(), now),
+        }
+    }
+
+    /// Why the planned action would be refused, from the pod alone: the worker's word when it
+    /// told one, else read from the record.
+    pub fn held(&self) -> Option<Held> {
+        match &self.told {
+            Some(told) => told.held.clone(),
+            None => crate::actions::Suspect::of(&self.pod, self.finding.action).map(Held::from),
+        }
     }
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use tokio::task::JoinHandle;
 
-use super::health::{DEFAULT_STALE_AFTER, Health, ScopeHealth};
+use super::health::{DEFAULT_STALE_AFTER, Health, ScopeHealth, SourceHealth};
 
 use chrono::{DateTime, Utc};
 use tokio::sync::watch;
@@ -222,6 +222,25 @@ impl Cache {
         let mut health = self.inner.health.write().unwrap_or_else(|e| e.into_inner());
         if let Some(h) = health.scopes.iter_mut().find(|s| &s.scope == scope) {
             h.proved = Some(at);
+        }
+    }
+
+    /// For a cache no watch fills: its one scope is as current as its source says. Readers
+    /// are woken only when that changes, as by a watch's change of state.
+    pub fn set_source_health(&self, source: &SourceHealth) {
+        let changed = {
+            let mut health = self.inner.health.write().unwrap_or_else(|e| e.into_inner());
+            if health.scopes.is_empty() {
+                health
+                    .scopes
+                    .push(ScopeHealth::new(Scope::All, DEFAULT_STALE_AFTER));
+            }
+            let before = health.scopes.clone();
+            health.scopes.iter_mut().for_each(|s| source.apply(s));
+            health.scopes != before
+        };
+        if changed {
+            self.bump();
         }
     }
 

@@ -67,6 +67,33 @@ impl ScopeHealth {
     }
 }
 
+/// How current a cache that no watch fills is, as its source says: a cluster read through its
+/// in-cluster worker, say. The header and the safety guards read it as they read a watch's.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SourceHealth {
+    /// The source has sent its first complete view.
+    pub synced: bool,
+    /// When the source last proved its view current; none before the first proof.
+    pub proved: Option<Instant>,
+    /// Why the source cannot be read now, while it cannot.
+    pub error: Option<String>,
+}
+
+impl SourceHealth {
+    /// The one scope such a cache has, standing as this says.
+    pub(crate) fn apply(&self, scope: &mut ScopeHealth) {
+        scope.synced = self.synced;
+        scope.proved = self.proved;
+        scope.state = match (&self.error, self.synced) {
+            (Some(error), _) => WatchState::Reconnecting {
+                error: error.clone(),
+            },
+            (None, true) => WatchState::Watching,
+            (None, false) => WatchState::Listing,
+        };
+    }
+}
+
 /// All scopes together, as the header and the safety guards see them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Health {

@@ -262,6 +262,7 @@ impl Index {
                 cause,
                 events: around.events.cloned(),
                 node: around.node.cloned(),
+                told: None,
             }
         });
         self.set_finding(&pod.uid, found);

@@ -22,7 +22,7 @@ mod watch;
 
 use std::time::Duration;
 
-pub use abnormal::Abnormal;
+pub use abnormal::{Abnormal, Told};
 pub(crate) use backoff::{Backoff, jitter};
 pub use cache::{Cache, CacheReader};
 pub use connect::Cluster;
@@ -33,7 +33,7 @@ pub use event_store::EventStore;
 pub use events::{list_pod_events, spawn_event_watches};
 pub(crate) use explain::causes;
 pub use explain::{explain, plain};
-pub use health::{Health, ScopeHealth, WatchState};
+pub use health::{Health, ScopeHealth, SourceHealth, WatchState};
 pub use index::Census;
 pub use list::{ListProblem, list_pods};
 pub use name::ClusterName;

@@ -17,9 +17,12 @@
 mod address;
 mod client;
 mod decode;
+mod fed;
 mod feed_error;
 mod feed_state;
 mod frame;
+pub(crate) mod held;
+mod listed;
 mod publish;
 mod row;
 mod source;
@@ -28,14 +31,16 @@ mod view;
 pub use address::{BadAddress, WorkerAddress};
 pub use client::{FeedHandle, FeedSettings, FirstOutcome, spawn_feed};
 pub use decode::{DecodeError, Limits, LineReader, decode_line};
+pub use fed::{FedCluster, FedView};
 pub use feed_error::FeedError;
 pub use feed_state::{FeedState, FeedStatus, StaleWhy};
 pub use frame::{
     BlockedKind, BlockedView, Counts, Epoch, Frame, LAST_ACTIONS, PausedRule, Snapshot, ViewHealth,
     WorkerView,
 };
+pub use held::Held;
 pub use publish::{Publisher, Ring, State};
-pub use row::{FindingRow, Held, Owner, PodKey};
+pub use row::{FindingRow, Owner, PodKey};
 pub use source::{BadSource, Decision, Source, WatchWhy, decide};
 pub use view::{FleetView, Gap, Resume};
 

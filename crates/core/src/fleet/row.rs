@@ -1,11 +1,10 @@
 //! One abnormal pod as `scan --output json` prints it and a worker serves it: one type, so
 //! the two never drift apart.
 
-use std::fmt;
-
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::Held;
 use crate::actions::Suspect;
 use crate::cluster::{Abnormal, ClusterName};
 use crate::pod::PodRecord;
@@ -145,59 +144,5 @@ impl FindingRow {
                 &other.held,
                 &other.cause,
             )
-    }
-}
-
-/// Why a planned action would be refused, from the pod alone. In JSON as the words that say
-/// why; read back into its kind, since only a malformed pod has those exact words.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Held {
-    /// A field longer than Kubernetes allows.
-    Malformed,
-    /// Its scale to zero would land on a workload its references cannot prove; why.
-    Unproven(String),
-}
-
-impl Held {
-    /// One word for an action column.
-    pub fn label(&self) -> &'static str {
-        match self {
-            Held::Malformed => "malformed",
-            Held::Unproven(_) => "unproven",
-        }
-    }
-}
-
-impl From<Suspect> for Held {
-    fn from(suspect: Suspect) -> Held {
-        match suspect {
-            Suspect::Malformed => Held::Malformed,
-            Suspect::Unproven(why) => Held::Unproven(why.to_string()),
-        }
-    }
-}
-
-impl fmt::Display for Held {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Held::Malformed => write!(f, "{}", Suspect::Malformed),
-            Held::Unproven(why) => f.write_str(why),
-        }
-    }
-}
-
-impl Serialize for Held {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for Held {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        Ok(match text == Suspect::Malformed.to_string() {
-            true => Held::Malformed,
-            false => Held::Unproven(text),
-        })
     }
 }

@@ -125,6 +125,17 @@ impl<'de> Deserialize<'de> for WorkloadId {
 }
 
 /// The API group a well-known controller kind lives in.
+/// The `apiVersion` a controller of `kind` has in its usual group: what a reference that names
+/// only the kind most likely said. `v1` for a kind with no usual group, which names it as is.
+pub(crate) fn home_api_version(kind: &str) -> &'static str {
+    match home_group(kind) {
+        Some("apps") => "apps/v1",
+        Some("batch") => "batch/v1",
+        Some("argoproj.io") => "argoproj.io/v1alpha1",
+        _ => "v1",
+    }
+}
+
 fn home_group(kind: &str) -> Option<&'static str> {
     match kind {
         "ReplicaSet" | "Deployment" | "StatefulSet" | "DaemonSet" => Some("apps"),

@@ -1,0 +1,55 @@
+//! Reading a pod live before acting on it, for a cluster whose cache no watch fills (one read
+//! through its in-cluster worker): the pod goes into the cache, and every check after reads it
+//! there exactly as for a watched cluster.
+
+use std::time::Duration;
+
+use super::action::PodRef;
+use super::calls::Calls;
+use super::failure::Failure;
+use super::outcome::Outcome;
+use super::retry::{Needs, Stop};
+use crate::cluster::Cache;
+use crate::pod::WirePod;
+
+/// The most a live read waits, retries included.
+pub(crate) const LIVE_READ: Duration = Duration::from_secs(15);
+
+/// Read `target` from the API server into `cache`. A pod that is gone, or whose name another
+/// pod now has, leaves the cache without it: the recheck then finds it gone.
+pub(crate) async fn read_into(
+    calls: &Calls,
+    cache: &Cache,
+    target: &PodRef,
+) -> Result<(), Outcome> {
+    let path = format!(
+        "/api/v1/namespaces/{}/pods/{}",
+        target.namespace, target.name
+    );
+    let needs = Needs {
+        verb: "get",
+        resource: "pods",
+    };
+    let reading = calls.send_json(http::Method::GET, path, None, needs, &target.namespace);
+    let answer = match tokio::time::timeout(LIVE_READ, reading).await {
+        Ok(Ok(text)) => text,
+        Ok(Err(Stop::Gone)) => {
+            cache.remove(&target.uid);
+            return Err(Outcome::AlreadyGone);
+        }
+        Ok(Err(stop)) => return Err(stop.into()),
+        Err(_) => {
+            return Err(Outcome::Failed(Failure::Transport(format!(
+                "reading {target} took longer than {} s",
+                LIVE_READ.as_secs()
+            ))));
+        }
+    };
+    let pod: WirePod = serde_json::from_slice(answer.as_bytes())
+        .map_err(|e| Outcome::Failed(Failure::Transport(format!("reading {target}: {e}"))))?;
+    if *pod.metadata.uid != *target.uid {
+        cache.remove(&target.uid);
+    }
+    cache.upsert(pod, cache.clock().now());
+    Ok(())
+}

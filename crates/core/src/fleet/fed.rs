@@ -1,0 +1,177 @@
+//! One cluster a screen reads through its in-cluster worker: the feed's findings turned into
+//! what the screen lists, once per change rather than per frame drawn, and the cluster's
+//! cache kept exactly as current as the feed says, so the header and the safety guards read a
+//! fed cluster's freshness as they read a watch's.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::{Counts, FeedHandle, FeedState, FeedStatus, Resume, StaleWhy, WorkerView};
+use crate::clock::Clock;
+use crate::cluster::{Abnormal, Cache, SourceHealth};
+
+/// What a screen shows of a fed cluster, as of the feed's last change.
+#[derive(Debug, Clone)]
+pub struct FedView {
+    /// The worker's abnormal pods, each as a watched cache would list it.
+    pub findings: Arc<[Abnormal]>,
+    pub counts: Counts,
+    pub worker: WorkerView,
+    pub status: FeedStatus,
+}
+
+impl FedView {
+    fn empty() -> FedView {
+        FedView {
+            findings: Arc::new([]),
+            counts: Counts::new(),
+            worker: WorkerView::default(),
+            status: FeedStatus::Connecting,
+        }
+    }
+}
+
+impl FeedStatus {
+    /// How current a cache this feed stands for is, at `now`.
+    pub fn source_health(&self, now: Instant) -> SourceHealth {
+        match self {
+            FeedStatus::Connecting => SourceHealth::default(),
+            FeedStatus::Live => SourceHealth {
+                synced: true,
+                proved: Some(now),
+                error: None,
+            },
+            FeedStatus::Stale {
+                why: StaleWhy::WorkerNotSynced,
+                ..
+            } => SourceHealth::default(),
+            FeedStatus::Stale { since, why } => SourceHealth {
+                synced: true,
+                proved: Some(*since),
+                error: Some(match why {
+                    StaleWhy::Lost(error) => error.to_string(),
+                    _ => "the worker's own view of its cluster is stale".to_string(),
+                }),
+            },
+            FeedStatus::Failing(error) => SourceHealth {
+                error: Some(error.to_string()),
+                ..SourceHealth::default()
+            },
+        }
+    }
+}
+
+/// A fed cluster: its feed, what the screen shows of it, and the task between them. Dropping
+/// it stops both.
+#[derive(Debug)]
+pub struct FedCluster {
+    feed: FeedHandle,
+    view: watch::Receiver<FedView>,
+    task: JoinHandle<()>,
+}
+
+impl FedCluster {
+    /// Follow `feed` into `cache`'s health and a view of its findings.
+    pub fn follow(feed: FeedHandle, cache: Cache) -> FedCluster {
+        let (tx, view) = watch::channel(FedView::empty());
+        let task = tokio::spawn(follow(feed.subscribe(), cache, tx));
+        FedCluster { feed, view, task }
+    }
+
+    /// What the screen shows, as of the last change.
+    pub fn view(&self) -> FedView {
+        self.view.borrow().clone()
+    }
+
+    /// Wakes when the view changes.
+    pub fn subscribe(&self) -> watch::Receiver<FedView> {
+        self.view.clone()
+    }
+
+    /// The feed's state now.
+    pub fn state(&self) -> FeedState {
+        self.feed.state()
+    }
+}
+
+impl Drop for FedCluster {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn follow(mut feed: watch::Receiver<FeedState>, cache: Cache, view: watch::Sender<FedView>) {
+    let clock: Clock = cache.clock();
+    // What the findings were converted at: a heartbeat moves nothing, so converts nothing.
+    let mut converted: Option<Resume> = None;
+    loop {
+        let state = feed.borrow_and_update().clone();
+        cache.set_source_health(&state.status().source_health(clock.instant()));
+        let at = state.view().resume();
+        let rows_changed = at != converted;
+        converted = at;
+        view.send_modify(|shown| {
+            if rows_changed {
+                shown.findings = state.view().findings().map(|r| r.abnormal()).collect();
+            }
+            shown.counts = state.view().counts().clone();
+            shown.worker = state.view().worker().clone();
+            shown.status = state.status().clone();
+        });
+        if feed.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::fleet::FeedError;
+
+    fn health_after(status: &FeedStatus, now: Instant) -> crate::cluster::Health {
+        let cache = Cache::new();
+        cache.set_source_health(&status.source_health(now));
+        cache.health()
+    }
+
+    #[test]
+    fn a_fed_cache_is_as_current_as_its_feed_says() {
+        let now = Instant::now();
+        let connecting = health_after(&FeedStatus::Connecting, now);
+        assert!(
+            !connecting.synced(),
+            "never synced before the first snapshot"
+        );
+        let live = health_after(&FeedStatus::Live, now);
+        assert!(live.synced());
+        assert_eq!(live.stale_for(now), None);
+        // Proved at the last frame: a feed that falls silent ages like a quiet watch.
+        assert!(live.stale_for(now + Duration::from_secs(21)).is_some());
+        let since = now.checked_sub(Duration::from_secs(40)).unwrap_or(now);
+        for why in [
+            StaleWhy::WorkerStale,
+            StaleWhy::Lost(FeedError::Silent {
+                after: Duration::from_secs(15),
+            }),
+        ] {
+            let stale = health_after(&FeedStatus::Stale { since, why }, now);
+            assert!(stale.synced());
+            assert!(stale.stale_for(now).is_some(), "stale as a watch would be");
+            assert!(stale.last_error().is_some(), "and says why");
+        }
+        let unsynced = FeedStatus::Stale {
+            since,
+            why: StaleWhy::WorkerNotSynced,
+        };
+        assert!(!health_after(&unsynced, now).synced());
+        let failing = health_after(&FeedStatus::Failing(FeedError::Ended), now);
+        assert!(!failing.synced());
+        assert!(failing.last_error().is_some());
+    }
+}

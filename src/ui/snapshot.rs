@@ -1,0 +1,99 @@
+//! What the screen is handed of the open clusters: their findings, read from their indexes or
+//! their workers' feeds, and a line per cluster on how current its view is. Pure reads of the
+//! sessions, so a test opens sessions and looks at what the screen would get.
+
+use std::time::Instant;
+
+use chrono::Utc;
+
+use super::event::{ClusterLine, Snapshot, SourceLine};
+use super::state::WatchLine;
+use crate::cluster::Health;
+use crate::session::{ClusterSession, Feed};
+
+/// Every open cluster's findings, and how each one's view is. A fed cluster's pods are its
+/// abnormal ones: it counts those.
+pub fn snapshot(clusters: &[&ClusterSession]) -> Snapshot {
+    let now = Utc::now();
+    let mut findings = Vec::new();
+    let mut total_pods = 0;
+    let mut fed = false;
+    for cluster in clusters {
+        match &cluster.feed {
+            Feed::Watched(_) => {
+                findings.extend(cluster.cache.findings());
+                total_pods += cluster.cache.len();
+            }
+            Feed::WorkerFed(feed) => {
+                let view = feed.view();
+                findings.extend(view.findings.iter().cloned());
+                total_pods += view.findings.len();
+                fed = true;
+            }
+        }
+    }
+    let at = Instant::now();
+    Snapshot {
+        findings,
+        total_pods,
+        clusters: clusters.iter().map(|c| cluster_line(c, at)).collect(),
+        at: now,
+        // Each index is in order; several clusters' findings follow one another, and a
+        // feed's come in no order.
+        in_default_order: clusters.len() <= 1 && !fed,
+    }
+}
+
+/// One cluster's line for the header. A fed cluster's cache holds only the pods read to act
+/// on: its line counts the feed's findings, and its health is the feed's, so its watch line
+/// reads as a watch's would.
+pub fn cluster_line(cluster: &ClusterSession, now: Instant) -> ClusterLine {
+    let cache = &cluster.cache;
+    let (pods, source) = match &cluster.feed {
+        Feed::Watched(why) => (cache.len(), SourceLine::Watch(why.clone())),
+        Feed::WorkerFed(feed) => {
+            let view = feed.view();
+            let source = SourceLine::Worker {
+                status: view.status,
+                worker: view.worker,
+            };
+            (view.findings.len(), source)
+        }
+    };
+    ClusterLine {
+        name: cluster.name.clone(),
+        watch: watch_line(&cache.health(), now),
+        pods,
+        nodes_not_reporting: cache.nodes_not_reporting(),
+        nodes_unreadable: cache.nodes_unreadable_why(),
+        wire: cache.health().wire_format(),
+        source,
+    }
+}
+
+pub fn watch_line(health: &Health, now: Instant) -> WatchLine {
+    let stale = health.stale_for(now);
+    if let Some(error) = health.last_error() {
+        return WatchLine::Reconnecting {
+            secs: health.age(now).unwrap_or_default().as_secs(),
+            error: error.to_string(),
+        };
+    }
+    if health.relisting() {
+        return WatchLine::Relisting {
+            stale_secs: stale.map(|s| s.as_secs()),
+        };
+    }
+    if let Some(stale) = stale {
+        // Not proved current for longer than the bound, though no attempt has failed yet.
+        return WatchLine::Reconnecting {
+            secs: stale.as_secs(),
+            error: "nothing heard from the API server".to_string(),
+        };
+    }
+    if health.synced() {
+        WatchLine::Synced
+    } else {
+        WatchLine::Listing
+    }
+}

@@ -1,0 +1,161 @@
+//! Each cluster's source, as the screen opens it: through its in-cluster worker behind the API
+//! server's service proxy (a real `headless` server task there), or a watch when `auto` finds
+//! no worker, and why in the clusters dialog. Real time, short bounds.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use kube_sim::{SimCluster, SimServer};
+use opc_core::actions::Audit;
+use opc_core::clock::Clock;
+use opc_core::cluster::{Cache, Cluster, Scope};
+use opc_core::config::KeyBinding;
+use opc_core::fleet::{FeedError, FeedSettings, FeedStatus, Limits, Source, WatchWhy};
+use opc_core::rules::default_chain;
+use opc_core::session::{ClusterSession, Feed, SourceChoice};
+use ops_pod_cleaner::headless::FleetSettings;
+use ops_pod_cleaner::ui::{Event, SourceLine, State, snapshot, update};
+
+use crate::support::fleet_worker::{NS, expose};
+use crate::support::pods::pod;
+use crate::support::policy::policy;
+use crate::support::served::serve_cache;
+use crate::support::sim::{eventually, quick_watch};
+use crate::ui_support::{screen, state};
+
+const HEARTBEAT: Duration = Duration::from_millis(100);
+
+fn choice(source: Source) -> SourceChoice {
+    SourceChoice {
+        settings: FeedSettings {
+            silence: Duration::from_millis(600),
+            min_backoff: Duration::from_millis(20),
+            max_backoff: Duration::from_millis(100),
+            limits: Limits::default(),
+        },
+        ..SourceChoice::of(source)
+    }
+}
+
+/// The screen's session on `server`'s cluster, opened as `source` says.
+async fn open(server: &SimServer, source: Source) -> ClusterSession {
+    let cluster = Cluster {
+        name: "east".into(),
+        client: server.client(),
+    };
+    let policy = policy(false, false);
+    let watch = quick_watch();
+    ClusterSession::open_as(
+        cluster,
+        &choice(source),
+        &[Scope::All],
+        &watch,
+        &policy,
+        Audit::Off,
+        Clock::real(),
+    )
+    .await
+}
+
+/// The screen after `session`'s snapshot, with the clusters dialog open.
+fn clusters_dialog(session: &ClusterSession) -> String {
+    let mut s: State = state();
+    update(&mut s, Event::Snapshot(snapshot(&[session])));
+    update(&mut s, Event::Key(KeyBinding::parse("C").unwrap()));
+    screen(&s, 160, 30)
+}
+
+#[tokio::test]
+async fn auto_reads_the_worker_through_the_proxy_and_the_screen_lists_its_findings() {
+    // The in-cluster worker: `headless`'s server on its own cache of the cluster.
+    let theirs = Cache::for_cluster("east", default_chain(), Clock::real());
+    let evicted = pod("old").ns("shop").evicted();
+    theirs.upsert(evicted.wire(), Utc::now());
+    let fleet = FleetSettings {
+        coalesce: Duration::from_millis(20),
+        heartbeat: HEARTBEAT,
+        ..FleetSettings::default()
+    };
+    let worker = serve_cache(theirs.reader(), true, fleet).await;
+    let server = SimServer::start(SimCluster::new()).await.unwrap();
+    expose(&server, worker.addr).await;
+
+    let session = open(&server, Source::Auto).await;
+    assert!(
+        matches!(session.feed, Feed::WorkerFed(_)),
+        "{:?}",
+        session.feed
+    );
+    eventually("the worker's findings on screen", || {
+        let shown = snapshot(&[&session]);
+        shown.findings.iter().any(|a| &*a.pod.name == "old")
+    })
+    .await;
+    let shown = snapshot(&[&session]);
+    let line = &shown.clusters[0];
+    assert!(matches!(line.source, SourceLine::Worker { .. }), "{line:?}");
+    assert_eq!(line.pods, 1, "a fed cluster counts its abnormal pods");
+    assert_eq!(session.cache.len(), 0, "no pod is watched from here");
+    let mut s: State = state();
+    update(&mut s, Event::Snapshot(shown));
+    assert!(screen(&s, 100, 24).contains("ctx east via worker"));
+}
+
+#[tokio::test]
+async fn auto_falls_back_to_a_watch_where_no_worker_runs_and_says_why() {
+    let sim = SimCluster::new();
+    sim.create_pod(crate::support::sim::typed(
+        pod("old").ns("shop").evicted().json(),
+    ));
+    let server = SimServer::start(sim).await.unwrap();
+    let session = open(&server, Source::Auto).await;
+    let Feed::Watched(WatchWhy::NoWorker(FeedError::NoWorker { .. })) = &session.feed else {
+        panic!("a watch, for want of a worker: {:?}", session.feed)
+    };
+    eventually("the watch's findings", || {
+        snapshot(&[&session])
+            .findings
+            .iter()
+            .any(|a| &*a.pod.name == "old")
+    })
+    .await;
+    let dialog = clusters_dialog(&session);
+    assert!(
+        dialog.contains("watch, since no worker to read"),
+        "{dialog}"
+    );
+}
+
+#[tokio::test]
+async fn source_worker_with_a_forbidden_proxy_names_the_missing_permission() {
+    let server = SimServer::start(SimCluster::new()).await.unwrap();
+    server
+        .cluster()
+        .faults()
+        .deny("get", "services/proxy", Some(NS));
+    let session = open(&server, Source::Worker).await;
+    assert!(
+        matches!(session.feed, Feed::WorkerFed(_)),
+        "worker, as told"
+    );
+    eventually("the feed failing on screen", || {
+        let line = snapshot(&[&session]).clusters.remove(0);
+        matches!(
+            line.source,
+            SourceLine::Worker {
+                status: FeedStatus::Failing(_),
+                ..
+            }
+        )
+    })
+    .await;
+    let dialog = clusters_dialog(&session);
+    assert!(
+        dialog.contains("failing, retrying: permission denied"),
+        "{dialog}"
+    );
+    assert!(
+        dialog.contains("auth can-i get services/ops-pod-cleaner:9090 --subresource=proxy"),
+        "{dialog}"
+    );
+}

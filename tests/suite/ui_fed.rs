@@ -1,0 +1,320 @@
+//! A cluster fed by its in-cluster worker shows on screen as a watched one does: the row a
+//! worker serves becomes the same table line and details text as the pod it was made from.
+
+use std::sync::Arc;
+
+use opc_core::cluster::Abnormal;
+use opc_core::config::KeyBinding;
+use opc_core::fleet::{
+    BlockedKind, BlockedView, FeedError, FeedStatus, FindingRow, PausedRule, StaleWhy, WatchWhy,
+    WorkerView,
+};
+use opc_core::pod::{OwnerRef, PodRecord};
+use opc_core::rules::{ActionKind, Finding, RuleKind, cause};
+use ops_pod_cleaner::ui::{ClusterLine, Event, SourceLine, State, WatchLine, update};
+
+use crate::ui_support::{abnormal, assert_snapshot, findings, now, replace, screen, show, state};
+
+/// `found` as its cluster's worker serves it, turned back into what the screen lists.
+fn through_a_worker(found: &Abnormal) -> Abnormal {
+    let told = cause(
+        &found.pod,
+        &found.finding,
+        found.events(),
+        found.node(),
+        now(),
+    );
+    FindingRow::new(&found.cluster, &found.pod, &found.finding, told, now()).abnormal()
+}
+
+/// The screen showing `found` alone: the table wide enough for every column, then its details.
+fn screens(found: Abnormal) -> (String, String) {
+    let mut s: State = state();
+    replace(&mut s, vec![found.clone()]);
+    let rule = found.finding.rule;
+    while s.current_kind() != Some(rule) {
+        update(&mut s, Event::Key(KeyBinding::parse("Tab").unwrap()));
+    }
+    let table = screen(&s, 170, 16);
+    update(&mut s, Event::Key(KeyBinding::parse("Enter").unwrap()));
+    (table, screen(&s, 170, 24))
+}
+
+/// `found` with its pod and finding changed, its cause class found again as a cache would.
+fn changed(
+    found: &Abnormal,
+    pod: impl FnOnce(&mut PodRecord),
+    finding: impl FnOnce(&mut Finding),
+) -> Abnormal {
+    let (mut record, mut found_now) = ((*found.pod).clone(), (*found.finding).clone());
+    pod(&mut record);
+    finding(&mut found_now);
+    Abnormal::new(record, found_now).in_cluster(found.cluster.clone())
+}
+
+fn owner(api_version: &str, kind: &str, name: &str) -> OwnerRef {
+    OwnerRef {
+        api_version: Arc::from(api_version),
+        kind: Arc::from(kind),
+        name: name.into(),
+        uid: "owner-uid".into(),
+    }
+}
+
+fn assert_same_screens(watched: Abnormal) {
+    let fed = through_a_worker(&watched);
+    assert!(fed.told.is_some(), "a fed row keeps what its worker told");
+    let (table, details) = screens(watched);
+    let (fed_table, fed_details) = screens(fed);
+    assert_eq!(table, fed_table, "the table line differs");
+    assert_eq!(details, fed_details, "the details text differs");
+}
+
+#[test]
+fn a_crash_looping_pod_of_a_deployment_reads_the_same_fed_or_watched() {
+    let watched = abnormal(
+        RuleKind::CrashLoop,
+        "payments",
+        "ledger-worker-9d-x1",
+        "CrashLoopBackOff",
+        64,
+    );
+    let watched = changed(
+        &watched,
+        |pod| pod.owner.as_mut().unwrap().name = "ledger-worker-7d9f8c6b5".into(),
+        |_| {},
+    );
+    assert_same_screens(watched);
+}
+
+#[test]
+fn a_stuck_deletion_with_finalizers_reads_the_same_fed_or_watched() {
+    let watched = abnormal(RuleKind::Terminating, "data", "redis-2", "Terminating", 192);
+    let since = watched.finding.since;
+    let watched = changed(
+        &watched,
+        |pod| {
+            pod.deletion = Some(since);
+            pod.finalizers = Box::new(["kubernetes.io/pvc-protection".into(), "x/y".into()]);
+            pod.owner = Some(owner("apps/v1", "StatefulSet", "redis"));
+        },
+        |finding| {
+            finding.message = Some("finalizers: kubernetes.io/pvc-protection, x/y".into());
+            finding.container = None;
+        },
+    );
+    assert_same_screens(watched.clone());
+    let fed = through_a_worker(&watched);
+    assert_eq!(fed.pod.finalizers, watched.pod.finalizers);
+    assert_eq!(fed.pod.deletion, watched.pod.deletion);
+}
+
+#[test]
+fn a_pod_claiming_a_deployment_directly_reads_unproven_fed_or_watched() {
+    let watched = abnormal(
+        RuleKind::CrashLoop,
+        "shop",
+        "web-x1",
+        "CrashLoopBackOff",
+        30,
+    );
+    let watched = changed(
+        &watched,
+        |pod| pod.owner = Some(owner("apps/v1", "Deployment", "checkout")),
+        |finding| finding.action = ActionKind::ScaleToZero,
+    );
+    let (table, _) = screens(watched.clone());
+    assert!(table.contains("unproven"), "{table}");
+    assert_same_screens(watched);
+}
+
+#[test]
+fn a_malformed_pod_reads_malformed_fed_or_watched() {
+    let watched = abnormal(RuleKind::Evicted, "shop", "web-5f8-k2x8p", "Evicted", 95);
+    let watched = changed(&watched, |pod| pod.malformed = true, |_| {});
+    let fed = through_a_worker(&watched);
+    assert!(
+        fed.pod.malformed,
+        "a malformed pod stays one: never acted on"
+    );
+    assert_same_screens(watched);
+}
+
+#[test]
+fn the_details_of_a_fed_row_give_the_workers_cause_not_a_weaker_one() {
+    let watched = abnormal(RuleKind::Pending, "shop", "web-x1", "Unschedulable", 30);
+    let mut told = cause(&watched.pod, &watched.finding, &[], None, now());
+    told.detail = "the worker read the node: disk pressure".into();
+    told.evidence.push(opc_core::rules::Evidence {
+        source: "event FailedScheduling".into(),
+        text: "0/3 nodes are available\u{1b}[2J".into(),
+    });
+    let fed = FindingRow::new(
+        &watched.cluster,
+        &watched.pod,
+        &watched.finding,
+        told,
+        now(),
+    )
+    .abnormal();
+    let (_, details) = screens(fed);
+    assert!(details.contains("disk pressure"), "{details}");
+    assert!(
+        details.contains("event FailedScheduling: 0/3 nodes"),
+        "{details}"
+    );
+    assert!(
+        !details.contains('\u{1b}'),
+        "a worker's text reaches the screen inert"
+    );
+}
+
+fn press(state: &mut State, keys: &str) {
+    for k in keys.split_whitespace() {
+        update(state, Event::Key(KeyBinding::parse(k).unwrap()));
+    }
+}
+
+fn fed_line(name: &str, watch: WatchLine, status: FeedStatus, worker: WorkerView) -> ClusterLine {
+    ClusterLine {
+        watch,
+        pods: 3,
+        source: SourceLine::Worker { status, worker },
+        ..ClusterLine::listing(name)
+    }
+}
+
+fn forbidden() -> FeedError {
+    FeedError::Forbidden {
+        verb: "get",
+        resource: "services/proxy",
+        namespace: "ops-pod-cleaner".into(),
+        name: "ops-pod-cleaner:9090".into(),
+    }
+}
+
+#[test]
+fn one_fed_cluster_says_so_next_to_its_name_and_counts_at_least_its_pods() {
+    let mut s = state();
+    let fed = findings().iter().map(through_a_worker).collect();
+    let line = fed_line(
+        "demo",
+        WatchLine::Synced,
+        FeedStatus::Live,
+        WorkerView::default(),
+    );
+    show(&mut s, fed, vec![line]);
+    let text = screen(&s, 100, 24);
+    assert!(text.contains("ctx demo via worker"), "{text}");
+    assert!(text.contains("pods ≥6"), "{text}");
+    assert_snapshot("fed_one_cluster_100x24", &text);
+}
+
+#[test]
+fn a_stale_fed_cluster_shows_as_a_stale_watch_does_next_to_a_watched_one() {
+    let mut s = state();
+    let mut all = findings();
+    all.extend(
+        findings()
+            .iter()
+            .take(3)
+            .map(|a| through_a_worker(&a.clone().in_cluster("eu"))),
+    );
+    let stale = WatchLine::Reconnecting {
+        secs: 25,
+        error: "the worker's own view of its cluster is stale".into(),
+    };
+    let status = FeedStatus::Stale {
+        since: std::time::Instant::now(),
+        why: StaleWhy::WorkerStale,
+    };
+    let clusters = vec![
+        ClusterLine {
+            watch: WatchLine::Synced,
+            pods: 27,
+            ..ClusterLine::listing("demo")
+        },
+        fed_line("eu", stale, status, WorkerView::default()),
+    ];
+    show(&mut s, all, clusters);
+    let header = screen(&s, 80, 24);
+    assert!(header.contains("1/2 synced · 1 via worker"), "{header}");
+    assert!(header.contains("eu down 25 s"), "{header}");
+    assert_snapshot("fed_header_two_clusters_one_stale_80x24", &header);
+    press(&mut s, "C");
+    let dialog = screen(&s, 120, 24);
+    assert!(
+        dialog.contains("via its worker (abnormal pods only): stale"),
+        "{dialog}"
+    );
+    assert_snapshot("fed_clusters_dialog_120x24", &dialog);
+}
+
+#[test]
+fn a_watch_that_auto_fell_back_to_says_why_in_the_clusters_dialog() {
+    let mut s = state();
+    let clusters = vec![
+        ClusterLine {
+            watch: WatchLine::Synced,
+            pods: 27,
+            source: SourceLine::Watch(WatchWhy::NoWorker(forbidden())),
+            ..ClusterLine::listing("demo")
+        },
+        fed_line(
+            "eu",
+            WatchLine::Reconnecting {
+                secs: 0,
+                error: forbidden().to_string(),
+            },
+            FeedStatus::Failing(forbidden()),
+            WorkerView::default(),
+        ),
+    ];
+    show(&mut s, findings(), clusters);
+    press(&mut s, "C");
+    let dialog = screen(&s, 160, 24);
+    assert!(
+        dialog.contains("watch, since no worker to read"),
+        "{dialog}"
+    );
+    assert!(dialog.contains("services/proxy"), "{dialog}");
+    assert!(dialog.contains("failing, retrying"), "{dialog}");
+}
+
+#[test]
+fn the_rules_pane_shows_the_in_cluster_workers_switches_read_only() {
+    let mut s = state();
+    let worker = WorkerView {
+        leading: true,
+        master_auto: true,
+        blocked: Some(BlockedView {
+            kind: BlockedKind::Stale,
+            why: "watch stale for 31s".into(),
+        }),
+        paused: vec![PausedRule {
+            rule: RuleKind::ImagePull,
+            why: "burst in shop".into(),
+            resumable: true,
+        }],
+        ..WorkerView::default()
+    };
+    let fed = findings().iter().map(through_a_worker).collect();
+    show(
+        &mut s,
+        fed,
+        vec![fed_line(
+            "demo",
+            WatchLine::Synced,
+            FeedStatus::Live,
+            worker,
+        )],
+    );
+    press(&mut s, "Right");
+    let text = screen(&s, 200, 24);
+    assert!(
+        text.contains("demo's in-cluster worker (read-only here): leading, auto ON"),
+        "{text}"
+    );
+    assert!(text.contains("blocked: watch stale for 31s"), "{text}");
+    assert!(text.contains("imagePull PAUSED: burst in shop"), "{text}");
+}
