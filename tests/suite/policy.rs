@@ -50,7 +50,8 @@ fn every_mode_builds_its_executor_and_worker_from_its_command_line() {
             "{} builds an executor or a worker outside a session",
             path.display()
         );
-        if text.contains("ClusterSession::open(") {
+        // Watched, fed by its worker, or as its source says: every way a session opens.
+        if text.contains("ClusterSession::open") {
             openers.push(path.file_name().unwrap().to_string_lossy().into_owned());
             assert!(
                 text.contains("Policy::new(global.flags(), "),
