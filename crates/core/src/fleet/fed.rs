@@ -105,12 +105,13 @@ impl Drop for FedCluster {
 
 async fn follow(mut feed: watch::Receiver<FeedState>, cache: Cache, view: watch::Sender<FedView>) {
     let clock: Clock = cache.clock();
-    // What the findings were converted at: a heartbeat moves nothing, so converts nothing.
+    // What the findings were converted at: a heartbeat, a worker or a counts frame moves no
+    // row, so converts nothing.
     let mut converted: Option<Resume> = None;
     loop {
         let state = feed.borrow_and_update().clone();
         cache.set_source_health(&state.status().source_health(clock.instant()));
-        let at = state.view().resume();
+        let at = state.view().rows_at();
         let rows_changed = at != converted;
         converted = at;
         view.send_modify(|shown| {

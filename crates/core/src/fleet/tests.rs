@@ -314,3 +314,39 @@ fn an_epoch_survives_a_json_reader_that_keeps_numbers_as_doubles() {
     assert!(epoch.0 < 1 << 53, "{}", epoch.0);
     assert_eq!((epoch.0 as f64) as u64, epoch.0);
 }
+
+#[test]
+fn only_frames_that_move_rows_move_where_the_rows_changed() {
+    let mut view = FleetView::new(10);
+    let epoch = Epoch(7);
+    let mut publisher = Publisher::new(epoch, t0());
+    view.apply(Frame::Snapshot(publisher.snapshot())).unwrap();
+    let taken = view.rows_at();
+    let next = |view: &FleetView| view.resume().unwrap().seq + 1;
+    let worker = Frame::Worker {
+        seq: next(&view),
+        worker: WorkerView::default(),
+    };
+    view.apply(worker).unwrap();
+    let counts = Frame::Counts {
+        seq: next(&view),
+        counts: Counts::new(),
+    };
+    view.apply(counts).unwrap();
+    assert_eq!(
+        view.rows_at(),
+        taken,
+        "a worker or counts frame moves no row"
+    );
+    assert_ne!(view.resume(), taken);
+    for frame in publisher.publish(state(vec![row("a", RuleKind::Evicted, 1)])) {
+        let seq = next(&view);
+        let frame = match frame {
+            Frame::Upsert { row, .. } => Frame::Upsert { seq, row },
+            Frame::Counts { counts, .. } => Frame::Counts { seq, counts },
+            other => other,
+        };
+        view.apply(frame).unwrap();
+    }
+    assert_ne!(view.rows_at(), taken, "an upsert does");
+}

@@ -40,6 +40,9 @@ impl Resume {
 #[derive(Debug, Clone)]
 pub struct FleetView {
     at: Option<Resume>,
+    /// Where the rows last changed (a snapshot, an upsert, a remove): a worker or counts frame
+    /// moves `at` but not this, so a reader that converts rows does so only when they moved.
+    rows_at: Option<Resume>,
     rows: HashMap<String, FindingRow>,
     counts: Counts,
     worker: WorkerView,
@@ -54,6 +57,7 @@ impl FleetView {
     pub fn new(max_rows: usize) -> FleetView {
         FleetView {
             at: None,
+            rows_at: None,
             rows: HashMap::new(),
             counts: Counts::new(),
             worker: WorkerView::default(),
@@ -73,6 +77,7 @@ impl FleetView {
                 epoch: snapshot.epoch,
                 seq: snapshot.seq,
             });
+            self.rows_at = self.at;
             self.rows = (snapshot.findings.into_iter())
                 .map(|row| (row.uid.clone(), row))
                 .collect();
@@ -113,11 +118,15 @@ impl FleetView {
                 got: frame.seq(),
             });
         }
+        let moves_rows = matches!(frame, Frame::Upsert { .. } | Frame::Remove { .. });
         self.change(frame)?;
         self.at = Some(Resume {
             seq: expected,
             ..at
         });
+        if moves_rows {
+            self.rows_at = self.at;
+        }
         Ok(())
     }
 
@@ -143,6 +152,11 @@ impl FleetView {
     /// Where to resume from; none before the first snapshot.
     pub fn resume(&self) -> Option<Resume> {
         self.at
+    }
+
+    /// Where the rows last changed; none before the first snapshot.
+    pub fn rows_at(&self) -> Option<Resume> {
+        self.rows_at
     }
 
     /// The findings, in no particular order.
