@@ -226,8 +226,16 @@ impl Cache {
     }
 
     /// For a cache no watch fills: its one scope is as current as its source says. Readers
-    /// are woken only when that changes, as by a watch's change of state.
+    /// are woken only when that changes, as by a watch's change of state; a new proof alone
+    /// (every heartbeat) wakes nobody, as a watch's does not.
     pub fn set_source_health(&self, source: &SourceHealth) {
+        let unproved = |scopes: &[ScopeHealth]| -> Vec<ScopeHealth> {
+            let unproved = |s: &ScopeHealth| ScopeHealth {
+                proved: None,
+                ..s.clone()
+            };
+            scopes.iter().map(unproved).collect()
+        };
         let changed = {
             let mut health = self.inner.health.write().unwrap_or_else(|e| e.into_inner());
             if health.scopes.is_empty() {
@@ -235,9 +243,9 @@ impl Cache {
                     .scopes
                     .push(ScopeHealth::new(Scope::All, DEFAULT_STALE_AFTER));
             }
-            let before = health.scopes.clone();
+            let before = unproved(&health.scopes);
             health.scopes.iter_mut().for_each(|s| source.apply(s));
-            health.scopes != before
+            unproved(&health.scopes) != before
         };
         if changed {
             self.bump();

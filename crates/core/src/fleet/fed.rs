@@ -114,18 +114,32 @@ async fn follow(mut feed: watch::Receiver<FeedState>, cache: Cache, view: watch:
         let at = state.view().rows_at();
         let rows_changed = at != converted;
         converted = at;
-        view.send_modify(|shown| {
+        // The screen wakes for what it shows: a heartbeat or a proof that changes none of it
+        // must not make it rebuild every cluster's rows.
+        view.send_if_modified(|shown| {
+            let view = state.view();
+            let mut moved = rows_changed;
             if rows_changed {
-                shown.findings = state.view().findings().map(|r| r.abnormal()).collect();
+                shown.findings = view.findings().map(|r| r.abnormal()).collect();
             }
-            shown.counts = state.view().counts().clone();
-            shown.worker = state.view().worker().clone();
-            shown.status = state.status().clone();
+            moved |= replace_if_new(&mut shown.counts, view.counts());
+            moved |= replace_if_new(&mut shown.worker, view.worker());
+            moved |= replace_if_new(&mut shown.status, state.status());
+            moved
         });
         if feed.changed().await.is_err() {
             return;
         }
     }
+}
+
+/// Put `new` in `shown` if it differs; whether it did.
+fn replace_if_new<T: Clone + PartialEq>(shown: &mut T, new: &T) -> bool {
+    let differs = shown != new;
+    if differs {
+        *shown = new.clone();
+    }
+    differs
 }
 
 #[cfg(test)]
@@ -139,6 +153,25 @@ mod tests {
         let cache = Cache::new();
         cache.set_source_health(&status.source_health(now));
         cache.health()
+    }
+
+    #[test]
+    fn a_new_proof_alone_wakes_no_reader_but_a_change_of_state_does() {
+        let cache = Cache::new();
+        let mut readers = cache.subscribe();
+        let now = Instant::now();
+        cache.set_source_health(&FeedStatus::Live.source_health(now));
+        assert!(readers.has_changed().unwrap(), "the first sync is news");
+        readers.mark_unchanged();
+        let later = now + Duration::from_secs(5);
+        cache.set_source_health(&FeedStatus::Live.source_health(later));
+        assert!(!readers.has_changed().unwrap(), "a heartbeat is not");
+        let stale = FeedStatus::Stale {
+            since: later,
+            why: StaleWhy::WorkerStale,
+        };
+        cache.set_source_health(&stale.source_health(later));
+        assert!(readers.has_changed().unwrap(), "going stale is");
     }
 
     #[test]
