@@ -14,7 +14,8 @@
 //!
 //! `cargo bench --bench fleet -- [N ...] [--pods PODS] [--watched-up-to M]` (default N = 1 10
 //! 50, 50,000 pods, direct watches only up to 10 clusters: 50 would be 2.5 million pods).
-//! `$OPC_BIN` runs another build.
+//! `$OPC_BIN` runs another build; `$OPC_FLEET_HOLD=SECONDS` keeps each TUI that long after it
+//! is measured, for a profiler.
 
 // A test, bench or example fails by panicking: the workspace's panic policy is for the product.
 #![allow(
@@ -214,6 +215,14 @@ async fn measure(
         peak: proc_status(pid, "VmHWM:"),
         cpu,
     };
+    // `$OPC_FLEET_HOLD` seconds more, for a profiler to attach to the quiet TUI.
+    if let Some(hold) = std::env::var("OPC_FLEET_HOLD")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        println!("holding the TUI (pid {pid}) for {hold} s");
+        tokio::time::sleep(Duration::from_secs(hold)).await;
+    }
     let _ = child.kill();
     let _ = child.wait();
     measured
