@@ -29,6 +29,7 @@ pub(super) fn events<K: Kind>(
     let reader = Reader {
         body: Box::pin(body),
         buffer: Vec::new(),
+        start: 0,
         format,
     };
     // An error ends the stream: after a broken frame nothing more can be read in step.
@@ -43,8 +44,12 @@ pub(super) fn events<K: Kind>(
 
 struct Reader {
     body: Pin<Box<dyn AsyncBufRead + Send>>,
-    /// Bytes of the event being read: at most a frame's cap.
+    /// Bytes of the event being read: at most a frame's cap. Kept between events, so a
+    /// stream allocates it once.
     buffer: Vec<u8>,
+    /// Where the unread bytes start: frames read from a chunk are skipped, not moved out,
+    /// and the rest is moved to the front once per chunk.
+    start: usize,
     format: WireFormat,
 }
 
@@ -69,6 +74,7 @@ impl Reader {
                 WireFormat::Protobuf => Some(chunk),
             };
             let wanted = wanted.unwrap_or_default();
+            self.buffer.drain(..std::mem::take(&mut self.start));
             self.buffer.extend_from_slice(wanted);
             let taken = wanted.len();
             self.body.as_mut().consume(taken);
@@ -83,7 +89,9 @@ impl Reader {
     fn rest<K: Kind>(&mut self) -> kube::Result<Option<Read<K::Wire>>> {
         match self.format {
             WireFormat::Json if !self.buffer.is_empty() => {
-                json_line::<K::Wire>(&std::mem::take(&mut self.buffer))
+                let read = json_line::<K::Wire>(&self.buffer);
+                self.buffer.clear();
+                read
             }
             _ => Ok(None),
         }
@@ -96,12 +104,13 @@ impl Reader {
                 if self.buffer.last() != Some(&b'\n') {
                     return Ok(None);
                 }
-                let line = std::mem::take(&mut self.buffer);
-                json_line::<K::Wire>(&line)
+                let read = json_line::<K::Wire>(&self.buffer);
+                self.buffer.clear();
+                read
             }
             WireFormat::Protobuf => {
-                let Some((frame, used)) =
-                    next_frame(&self.buffer).map_err(|e| broken(&e.to_string()))?
+                let unread = self.buffer.get(self.start..).unwrap_or_default();
+                let Some((frame, used)) = next_frame(unread).map_err(|e| broken(&e.to_string()))?
                 else {
                     return Ok(None);
                 };
@@ -109,7 +118,7 @@ impl Reader {
                     Ok(event) => Read::Event(event),
                     Err(e) => Read::Undecodable(e.to_string()),
                 };
-                self.buffer.drain(..used);
+                self.start += used;
                 Ok(Some(read))
             }
         }
