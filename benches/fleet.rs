@@ -27,6 +27,9 @@
 
 #[allow(dead_code)] // Shared by the benches; this one needs no free port.
 mod common;
+#[allow(dead_code)] // The tests read the worker status it serves; the bench does not.
+#[path = "../tests/suite/support/served.rs"]
+mod served;
 #[path = "../tests/suite/support/terminal.rs"]
 mod terminal;
 
@@ -50,11 +53,10 @@ use kube_sim::generate::{list_pages, realistic_pod};
 use kube_sim::{SimCluster, SimServer};
 use opc_core::cluster::{Cache, SourceHealth};
 use opc_core::pod::WirePod;
-use opc_core::worker::WorkerStatus;
-use ops_pod_cleaner::headless::{FleetSettings, Sources, bind, serve};
+use ops_pod_cleaner::headless::FleetSettings;
+use served::serve_cache;
 use serde_json::json;
 use terminal::open_pty;
-use tokio::sync::watch;
 
 type Body = BoxBody<Bytes, Infallible>;
 
@@ -123,7 +125,8 @@ async fn main() {
         "{} pods per cluster, {abnormal} abnormal; TUI {}x{} on every context",
         args.pods, COLS, ROWS
     );
-    let worker = serve_worker(&cache).await;
+    // One `headless` server over the pods stands for every cluster's worker.
+    let worker = serve_cache(cache.reader(), true, FleetSettings::default()).await;
     let pages: Arc<Vec<Bytes>> = Arc::new(
         list_pages(args.pods, 500, now)
             .into_iter()
@@ -132,7 +135,7 @@ async fn main() {
     );
     let lister = common::serve(pages, answer).await;
     for &n in &args.counts {
-        let clusters = fed_clusters(n, worker).await;
+        let clusters = fed_clusters(n, worker.addr).await;
         let urls: Vec<String> = clusters.iter().map(SimServer::url).collect();
         let fed = measure(&args, &dir, "fed by workers", &urls, "worker", n * abnormal).await;
         drop(clusters);
@@ -282,32 +285,6 @@ fn keep_fresh(cache: &Cache) {
             tokio::time::sleep(Duration::from_secs(2)).await;
         }
     });
-}
-
-/// One `headless` server over `cache`, standing for every cluster's worker.
-async fn serve_worker(cache: &Cache) -> SocketAddr {
-    let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (status, worker) = watch::channel(WorkerStatus::default());
-    let (leader_tx, leader) = watch::channel(true);
-    let (stop_tx, stop) = watch::channel(false);
-    let (recent_tx, recent) = watch::channel(Vec::new());
-    let sources = Sources {
-        cache: cache.reader(),
-        max_stale: Duration::from_secs(60),
-        counters: Default::default(),
-        worker,
-        leader,
-        started: Utc::now(),
-        recent,
-        fleet: FleetSettings::default(),
-    };
-    tokio::spawn(async move {
-        // The senders live as long as the server: no stop, no closed channel.
-        let _senders = (status, leader_tx, stop_tx, recent_tx);
-        serve(listener, sources, stop).await;
-    });
-    addr
 }
 
 /// `n` simulated API servers, each with the worker's Service, its Endpoints and its pod, whose
