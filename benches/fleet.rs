@@ -44,18 +44,17 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use chrono::Utc;
 use common::{cpu_ticks, mib, proc_status};
-use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
-use hyper::body::Frame;
+use http_body_util::combinators::BoxBody;
 use hyper::{Request, Response};
 use k8s_openapi::api::core::v1::{Endpoints, Pod, Service};
 use kube::api::{Api, PostParams};
-use kube_sim::generate::{list_pages, realistic_pod};
+use kube_sim::generate::{event_list_pages, list_pages, realistic_pod};
 use kube_sim::{SimCluster, SimServer};
 use opc_core::cluster::{Cache, SourceHealth};
 use opc_core::pod::WirePod;
 use ops_pod_cleaner::headless::FleetSettings;
-use served::serve_cache;
 use serde_json::json;
+use served::serve_cache;
 use terminal::open_pty;
 
 type Body = BoxBody<Bytes, Infallible>;
@@ -127,13 +126,12 @@ async fn main() {
     );
     // One `headless` server over the pods stands for every cluster's worker.
     let worker = serve_cache(cache.reader(), true, FleetSettings::default()).await;
-    let pages: Arc<Vec<Bytes>> = Arc::new(
-        list_pages(args.pods, 500, now)
-            .into_iter()
-            .map(Bytes::from)
-            .collect(),
-    );
-    let lister = common::serve(pages, answer).await;
+    let pages = |raw: Vec<Vec<u8>>| Arc::new(raw.into_iter().map(Bytes::from).collect());
+    let lists = Lists {
+        pods: pages(list_pages(args.pods, 500, now)),
+        events: pages(event_list_pages(0, 500, now)),
+    };
+    let lister = common::serve(lists, answer).await;
     for &n in &args.counts {
         let clusters = fed_clusters(n, worker.addr).await;
         let urls: Vec<String> = clusters.iter().map(SimServer::url).collect();
@@ -330,38 +328,17 @@ async fn fed_clusters(n: usize, worker: SocketAddr) -> Vec<SimServer> {
     servers
 }
 
-/// The direct watches' server: every pod in one body at `resourceVersion=0`, quiet watches.
-async fn answer(req: Request<hyper::body::Incoming>, pages: Arc<Vec<Bytes>>) -> Response<Body> {
-    let json = |body: Body| {
-        Response::builder()
-            .header("content-type", "application/json")
-            .body(body)
-            .expect("response")
-    };
-    let query = req.uri().query().unwrap_or("");
-    match req.uri().path() {
-        "/version" => json(
-            Full::new(Bytes::from_static(
-                br#"{"major":"1","minor":"24","gitVersion":"v1.24.0"}"#,
-            ))
-            .boxed(),
-        ),
-        "/api/v1/pods" if query.contains("sendInitialEvents=true") => common::no_streaming_lists(),
-        "/api/v1/pods" | "/api/v1/events" if query.contains("watch=true") => json(
-            StreamBody::new(futures::stream::pending::<Result<Frame<Bytes>, Infallible>>()).boxed(),
-        ),
-        "/api/v1/pods" => json(common::list_body(&pages, query, false, 0)),
-        "/api/v1/events" => json(
-            Full::new(Bytes::from_static(
-                br#"{"kind":"EventList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[]}"#,
-            ))
-            .boxed(),
-        ),
-        _ => Response::builder()
-            .status(404)
-            .body(Full::new(Bytes::new()).boxed())
-            .expect("response"),
-    }
+/// The direct watches' server: every pod in one body at `resourceVersion=0`, no Events,
+/// quiet watches.
+async fn answer(req: Request<hyper::body::Incoming>, lists: Lists) -> Response<Body> {
+    common::answer_quiet(&req, &lists.pods, &lists.events, 0)
+}
+
+/// The list pages the direct watches read.
+#[derive(Clone)]
+struct Lists {
+    pods: Arc<Vec<Bytes>>,
+    events: Arc<Vec<Bytes>>,
 }
 
 /// A kubeconfig with one context per URL, `c0`, `c1`, ...; the first is current.

@@ -38,8 +38,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use chrono::Utc;
 use common::{cpu_ticks, free_port, mib, proc_status};
-use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
-use hyper::body::Frame;
+use http_body_util::combinators::BoxBody;
 use hyper::{Request, Response};
 use kube::core::Request as KubeRequest;
 use kube::core::params::ListParams;
@@ -364,38 +363,7 @@ fn answer(
     served: &Served,
     bytes_per_sec: u64,
 ) -> Response<Body> {
-    let json = |body: Body| {
-        Response::builder()
-            .header("content-type", "application/json")
-            .body(body)
-            .expect("response")
-    };
-    let query = req.uri().query().unwrap_or("");
-    match req.uri().path() {
-        "/version" => json(
-            Full::new(Bytes::from_static(
-                br#"{"major":"1","minor":"33","gitVersion":"v1.33.0"}"#,
-            ))
-            .boxed(),
-        ),
-        "/api/v1/pods" if query.contains("sendInitialEvents=true") => common::no_streaming_lists(),
-        // A quiet cluster: the watches stay open and say nothing.
-        "/api/v1/pods" | "/api/v1/events" if query.contains("watch=true") => json(
-            StreamBody::new(futures::stream::pending::<Result<Frame<Bytes>, Infallible>>()).boxed(),
-        ),
-        "/api/v1/pods" => json(common::list_body(&served.pods, query, false, bytes_per_sec)),
-        // No watch cache for Events on an API server: their list is always paged.
-        "/api/v1/events" => json(common::list_body(
-            &served.warnings,
-            query,
-            true,
-            bytes_per_sec,
-        )),
-        _ => Response::builder()
-            .status(404)
-            .body(Full::new(Bytes::new()).boxed())
-            .expect("response"),
-    }
+    common::answer_quiet(req, &served.pods, &served.warnings, bytes_per_sec)
 }
 
 /// A kubeconfig whose `contexts` all reach the server at `url`; the first is current.

@@ -136,3 +136,44 @@ pub fn no_streaming_lists() -> Response<BoxBody<Bytes, Infallible>> {
         )
         .expect("response")
 }
+
+/// A quiet loopback API server's answer: its version, every pod from `pods` (in one body from
+/// the watch cache, as `list_body` says), Warning Events from `events` (always paged: an API
+/// server keeps no watch cache for them), and watches that stay open and say nothing.
+#[allow(dead_code)] // Not the churn bench's: its watches carry the churn.
+pub fn answer_quiet(
+    req: &Request<Incoming>,
+    pods: &[Bytes],
+    events: &[Bytes],
+    bytes_per_sec: u64,
+) -> Response<BoxBody<Bytes, Infallible>> {
+    use http_body_util::{BodyExt, Full, StreamBody};
+    let json = |body: BoxBody<Bytes, Infallible>| {
+        Response::builder()
+            .header("content-type", "application/json")
+            .body(body)
+            .expect("response")
+    };
+    let query = req.uri().query().unwrap_or("");
+    match req.uri().path() {
+        "/version" => json(
+            Full::new(Bytes::from_static(
+                br#"{"major":"1","minor":"33","gitVersion":"v1.33.0"}"#,
+            ))
+            .boxed(),
+        ),
+        "/api/v1/pods" if query.contains("sendInitialEvents=true") => no_streaming_lists(),
+        "/api/v1/pods" | "/api/v1/events" if query.contains("watch=true") => json(
+            StreamBody::new(futures::stream::pending::<
+                Result<hyper::body::Frame<Bytes>, Infallible>,
+            >())
+            .boxed(),
+        ),
+        "/api/v1/pods" => json(list_body(pods, query, false, bytes_per_sec)),
+        "/api/v1/events" => json(list_body(events, query, true, bytes_per_sec)),
+        _ => Response::builder()
+            .status(404)
+            .body(Full::new(Bytes::new()).boxed())
+            .expect("response"),
+    }
+}
