@@ -292,8 +292,12 @@ async fn resuming_from_another_epoch_or_a_forgotten_number_gets_a_snapshot() {
     let mut stream = Stream::open(first.addr, "").await;
     let start = stream.next().await.seq();
     for i in 0..50 {
-        evicted(&cache, &format!("p{i}"));
-        tokio::time::sleep(Duration::from_millis(25)).await;
+        let name = format!("p{i}");
+        evicted(&cache, &name);
+        // Each change in a publication of its own: wait for it rather than for the clock.
+        stream
+            .until(|f| matches!(f, Frame::Upsert { row, .. } if row.name == name))
+            .await;
     }
     let now = snapshot(first.addr).await;
     assert!(now.seq > start + 64, "{} frames", now.seq - start);
