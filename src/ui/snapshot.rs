@@ -25,9 +25,9 @@ pub fn snapshot(clusters: &[&ClusterSession]) -> Snapshot {
                 total_pods += cluster.cache.len();
             }
             Feed::WorkerFed(feed) => {
-                let view = feed.view();
-                findings.extend(view.findings.iter().cloned());
-                total_pods += view.findings.len();
+                let rows = feed.findings();
+                total_pods += rows.len();
+                findings.extend(rows);
                 fed = true;
             }
         }
@@ -57,7 +57,7 @@ pub fn cluster_line(cluster: &ClusterSession, now: Instant) -> ClusterLine {
                 status: view.status,
                 worker: view.worker,
             };
-            (view.findings.len(), source)
+            (feed.len(), source)
         }
     };
     ClusterLine {

@@ -66,6 +66,7 @@ impl Fed {
         };
         let feed = spawn_feed(
             server.client(),
+            "sim".into(),
             WorkerAddress::default(),
             settings,
             Clock::real(),
@@ -93,8 +94,9 @@ impl Fed {
             name: created.metadata.name.clone().unwrap(),
             uid: created.metadata.uid.clone().unwrap(),
         };
-        // The worker's own cache, classifying the pod as `headless` does.
-        let theirs = Cache::for_cluster("sim", self.session.cache.chain(), Clock::real());
+        // The worker's own cache, classifying the pod as `headless` does: in its pod, it
+        // calls its cluster `in-cluster`.
+        let theirs = Cache::for_cluster("in-cluster", self.session.cache.chain(), Clock::real());
         let wire = serde_json::from_value(serde_json::to_value(&created).unwrap()).unwrap();
         theirs.upsert(wire, Utc::now());
         let rows: Vec<FindingRow> = (theirs.findings().iter())
@@ -106,10 +108,7 @@ impl Fed {
             panic!("a fed session")
         };
         eventually("the row on screen", || {
-            fed.view()
-                .findings
-                .iter()
-                .any(|a| *a.pod.uid == *target.uid)
+            fed.findings().iter().any(|a| *a.pod.uid == *target.uid)
         })
         .await;
         assert!(
@@ -118,6 +117,20 @@ impl Fed {
         );
         target
     }
+}
+
+#[tokio::test]
+async fn a_fed_row_is_listed_in_the_session_whatever_the_worker_calls_its_cluster() {
+    let fed = Fed::start(SimCluster::new(), &policy(None)).await;
+    fed.plant(pod("web-1").ns("shop").evicted().json()).await;
+    let Feed::WorkerFed(feed) = &fed.session.feed else {
+        panic!("a fed session")
+    };
+    // The screen routes a row's action, marks and parked view by its cluster.
+    let clusters: Vec<String> = (feed.findings().iter())
+        .map(|a| a.cluster.to_string())
+        .collect();
+    assert_eq!(clusters, ["sim"]);
 }
 
 #[tokio::test]
@@ -169,7 +182,7 @@ async fn a_forged_owner_arriving_through_a_fed_row_is_still_not_scaled() {
     let Feed::WorkerFed(feed) = &fed.session.feed else {
         panic!("a fed session")
     };
-    let listed = feed.view().findings[0].clone();
+    let listed = feed.findings()[0].clone();
     assert_eq!(listed.held().map(|h| h.label()), Some("unproven"));
     let outcome = (fed.session.executor)
         .run(&Action::ScaleToZero(target), Origin::Manual)

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use kube_sim::{SimCluster, SimServer};
 use opc_core::clock::Clock;
-use opc_core::cluster::Cache;
+use opc_core::cluster::{Cache, ClusterName};
 use opc_core::fleet::{
     DecodeError, Epoch, FeedError, FeedHandle, FeedSettings, FeedState, FeedStatus, FirstOutcome,
     Limits, Resume, StaleWhy, ViewHealth, WorkerAddress, spawn_feed,
@@ -54,6 +54,7 @@ fn rows(uids: &[&str]) -> Vec<opc_core::fleet::FindingRow> {
 fn feed(server: &SimServer, settings: FeedSettings) -> FeedHandle {
     spawn_feed(
         server.client(),
+        ClusterName::default(),
         WorkerAddress::default(),
         settings,
         Clock::real(),
@@ -71,7 +72,11 @@ async fn until(feed: &FeedHandle, what: &str, check: impl Fn(&FeedState) -> bool
 }
 
 fn uids(state: &FeedState) -> BTreeSet<String> {
-    state.view().findings().map(|r| r.uid.clone()).collect()
+    state
+        .view()
+        .findings()
+        .map(|a| a.pod.uid.to_string())
+        .collect()
 }
 
 fn set(uids: &[&str]) -> BTreeSet<String> {
@@ -378,7 +383,10 @@ async fn the_real_worker_is_read_through_the_proxy() {
     expose(&server, worker.addr).await;
     let feed = feed(&server, settings());
     let names = |s: &FeedState| -> BTreeSet<String> {
-        s.view().findings().map(|r| r.name.clone()).collect()
+        s.view()
+            .findings()
+            .map(|a| a.pod.name.to_string())
+            .collect()
     };
     until(&feed, "the worker's snapshot", |s| {
         names(s) == set(&["old"])

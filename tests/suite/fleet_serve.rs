@@ -10,7 +10,7 @@ use std::time::Duration;
 use chrono::Utc;
 use kube_sim::{SimCluster, SimServer};
 use opc_core::clock::Clock;
-use opc_core::cluster::{Cache, CacheReader, Scope, WatchSettings, spawn_watches};
+use opc_core::cluster::{Cache, CacheReader, ClusterName, Scope, WatchSettings, spawn_watches};
 use opc_core::fleet::{
     BlockedKind, DecodeError, Epoch, FindingRow, FleetView, Frame, Limits, LineReader, Resume,
     Snapshot,
@@ -110,7 +110,7 @@ fn names(snapshot: &Snapshot) -> Vec<&str> {
 }
 
 fn held(view: &FleetView) -> Vec<&str> {
-    let mut names: Vec<&str> = view.findings().map(|r| r.name.as_str()).collect();
+    let mut names: Vec<&str> = view.findings().map(|a| &*a.pod.name).collect();
     names.sort_unstable();
     names
 }
@@ -184,7 +184,7 @@ async fn a_watch_sends_a_snapshot_then_the_changes() {
     evicted(&cache, "old");
     let worker = serve_worker(cache.reader(), quick()).await;
     let mut stream = Stream::open(worker.addr, "").await;
-    let mut view = FleetView::new(100);
+    let mut view = FleetView::new(ClusterName::default(), 100);
     let first = stream.next().await;
     let Frame::Snapshot(start) = &first else {
         panic!("{first:?}")
@@ -231,7 +231,7 @@ async fn resuming_from_a_sequence_number_gets_exactly_the_missed_frames() {
     let worker = serve_worker(cache.reader(), quick()).await;
     let mut stayed = Stream::open(worker.addr, "").await;
     let mut left = Stream::open(worker.addr, "").await;
-    let mut view = FleetView::new(100);
+    let mut view = FleetView::new(ClusterName::default(), 100);
     view.apply(left.next().await).unwrap();
     let resume = view.resume().unwrap();
     drop(left);
@@ -239,7 +239,7 @@ async fn resuming_from_a_sequence_number_gets_exactly_the_missed_frames() {
     evicted(&cache, "b");
     cache.remove(&uid("a"));
     let mut seen = Vec::new();
-    let mut stayed_view = FleetView::new(100);
+    let mut stayed_view = FleetView::new(ClusterName::default(), 100);
     stayed_view.apply(stayed.next().await).unwrap();
     while held(&stayed_view) != ["b"] {
         let frame = stayed.next().await;
@@ -322,7 +322,7 @@ async fn an_idle_stream_hears_heartbeats() {
     evicted(&cache, "a");
     let worker = serve_worker(cache.reader(), quick()).await;
     let mut stream = Stream::open(worker.addr, "").await;
-    let mut view = FleetView::new(10);
+    let mut view = FleetView::new(ClusterName::default(), 10);
     view.apply(stream.next().await).unwrap();
     for _ in 0..2 {
         let beat = stream.next().await;
@@ -379,7 +379,7 @@ async fn a_client_that_stops_reading_gets_a_snapshot_and_slows_nobody() {
         .await
         .unwrap();
     let mut reader = Stream::open(worker.addr, "").await;
-    let mut view = FleetView::new(10_000);
+    let mut view = FleetView::new(ClusterName::default(), 10_000);
     view.apply(reader.next().await).unwrap();
     // Long messages make many bytes: the slow client's socket fills within the first rounds.
     let long = "m".repeat(1000);
@@ -421,7 +421,7 @@ async fn a_client_that_stops_reading_gets_a_snapshot_and_slows_nobody() {
     let (read, _write) = slow.into_split();
     let snapshot_now = snapshot(worker.addr).await;
     let mut raw = tokio::io::BufReader::new(read);
-    let mut slow_view = FleetView::new(10_000);
+    let mut slow_view = FleetView::new(ClusterName::default(), 10_000);
     let mut snapshots = 0;
     let mut line = String::new();
     use tokio::io::AsyncBufReadExt;
@@ -445,8 +445,8 @@ async fn a_client_that_stops_reading_gets_a_snapshot_and_slows_nobody() {
     assert_eq!(slow_view.len(), 50);
     let message = |v: &FleetView| {
         v.findings()
-            .find(|r| r.uid == uid("p49"))
-            .and_then(|r| r.message.clone())
+            .find(|a| *a.pod.uid == uid("p49"))
+            .and_then(|a| a.finding.message.clone())
     };
     assert_eq!(message(&slow_view), message(&view));
 }
@@ -545,7 +545,7 @@ async fn a_stream_past_its_lifetime_ends_and_the_client_resumes_without_a_snapsh
     };
     let worker = serve_worker(cache.reader(), settings).await;
     let mut stream = Stream::open(worker.addr, "").await;
-    let mut view = FleetView::new(10);
+    let mut view = FleetView::new(ClusterName::default(), 10);
     view.apply(stream.next().await).unwrap();
     let ended = tokio::time::timeout(Duration::from_secs(2), async {
         while let Some(chunk) = stream.response.chunk().await.unwrap() {

@@ -118,7 +118,9 @@ impl ClusterSession {
             Source::Watch => WatchWhy::Chosen,
             source => {
                 let client = cluster.client.clone();
-                let feed = spawn_feed(client, choice.address.clone(), choice.settings, clock);
+                let name = cluster.name.clone();
+                let address = choice.address.clone();
+                let feed = spawn_feed(client, name, address, choice.settings, clock);
                 match decide(source, &feed.first_outcome().await) {
                     Decision::UseWorker => {
                         return ClusterSession::open_fed(cluster, feed, policy, audit, clock);

@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 
 use super::{FeedError, FeedState, FeedStatus, Frame, Gap, Limits, LineReader, WorkerAddress};
 use crate::clock::Clock;
-use crate::cluster::Backoff;
+use crate::cluster::{Backoff, ClusterName};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FeedSettings {
@@ -57,14 +57,16 @@ pub enum FirstOutcome {
     Failed(FeedError),
 }
 
-/// Start reading the worker at `address` through `client`'s API server.
+/// Start reading the worker at `address` through `client`'s API server, its rows listed as
+/// `cluster`'s.
 pub fn spawn_feed(
     client: Client,
+    cluster: ClusterName,
     address: WorkerAddress,
     settings: FeedSettings,
     clock: Clock,
 ) -> FeedHandle {
-    let (state, reader) = watch::channel(FeedState::new(settings.limits.max_rows));
+    let (state, reader) = watch::channel(FeedState::new(cluster, settings.limits.max_rows));
     let feed = Feed {
         client,
         address,
@@ -84,6 +86,11 @@ impl FeedHandle {
     /// The state now.
     pub fn state(&self) -> FeedState {
         self.state.borrow().clone()
+    }
+
+    /// What `read` makes of the state now, without a copy of it.
+    pub fn read<T>(&self, read: impl FnOnce(&FeedState) -> T) -> T {
+        read(&self.state.borrow())
     }
 
     /// A receiver that wakes on every change.

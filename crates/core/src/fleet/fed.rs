@@ -1,9 +1,8 @@
-//! One cluster a screen reads through its in-cluster worker: the feed's findings turned into
-//! what the screen lists, once per change rather than per frame drawn, and the cluster's
-//! cache kept exactly as current as the feed says, so the header and the safety guards read a
-//! fed cluster's freshness as they read a watch's.
+//! One cluster a screen reads through its in-cluster worker: the feed's findings, kept once
+//! as the screen lists them, a wake-up when they or the worker's status change, and the
+//! cluster's cache kept exactly as current as the feed says, so the header and the safety
+//! guards read a fed cluster's freshness as they read a watch's.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::sync::watch;
@@ -13,11 +12,11 @@ use super::{Counts, FeedHandle, FeedState, FeedStatus, Resume, StaleWhy, WorkerV
 use crate::clock::Clock;
 use crate::cluster::{Abnormal, Cache, SourceHealth};
 
-/// What a screen shows of a fed cluster, as of the feed's last change.
-#[derive(Debug, Clone)]
+/// What a screen shows of a fed cluster besides its rows, as of the feed's last change.
+#[derive(Debug, Clone, PartialEq)]
 pub struct FedView {
-    /// The worker's abnormal pods, each as a watched cache would list it.
-    pub findings: Arc<[Abnormal]>,
+    /// Where the rows last changed: a screen that sees it move takes them again.
+    pub rows_at: Option<Resume>,
     pub counts: Counts,
     pub worker: WorkerView,
     pub status: FeedStatus,
@@ -26,7 +25,7 @@ pub struct FedView {
 impl FedView {
     fn empty() -> FedView {
         FedView {
-            findings: Arc::new([]),
+            rows_at: None,
             counts: Counts::new(),
             worker: WorkerView::default(),
             status: FeedStatus::Connecting,
@@ -81,9 +80,26 @@ impl FedCluster {
         FedCluster { feed, view, task }
     }
 
-    /// What the screen shows, as of the last change.
+    /// What the screen shows besides the rows, as of the last change.
     pub fn view(&self) -> FedView {
         self.view.borrow().clone()
+    }
+
+    /// The worker's abnormal pods, each as a watched cache would list it: the feed's own rows,
+    /// shared, read without holding a copy of the feed's state (which would make its next
+    /// frame copy them all).
+    pub fn findings(&self) -> Vec<Abnormal> {
+        self.feed
+            .read(|state| state.view().findings().cloned().collect())
+    }
+
+    /// How many abnormal pods the worker has.
+    pub fn len(&self) -> usize {
+        self.feed.read(|state| state.view().len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Wakes when the view changes.
@@ -105,23 +121,14 @@ impl Drop for FedCluster {
 
 async fn follow(mut feed: watch::Receiver<FeedState>, cache: Cache, view: watch::Sender<FedView>) {
     let clock: Clock = cache.clock();
-    // What the findings were converted at: a heartbeat, a worker or a counts frame moves no
-    // row, so converts nothing.
-    let mut converted: Option<Resume> = None;
     loop {
         let state = feed.borrow_and_update().clone();
         cache.set_source_health(&state.status().source_health(clock.instant()));
-        let at = state.view().rows_at();
-        let rows_changed = at != converted;
-        converted = at;
         // The screen wakes for what it shows: a heartbeat or a proof that changes none of it
-        // must not make it rebuild every cluster's rows.
+        // must not make it take every cluster's rows again.
         view.send_if_modified(|shown| {
             let view = state.view();
-            let mut moved = rows_changed;
-            if rows_changed {
-                shown.findings = view.findings().map(|r| r.abnormal()).collect();
-            }
+            let mut moved = replace_if_new(&mut shown.rows_at, &view.rows_at());
             moved |= replace_if_new(&mut shown.counts, view.counts());
             moved |= replace_if_new(&mut shown.worker, view.worker());
             moved |= replace_if_new(&mut shown.status, state.status());
@@ -147,6 +154,7 @@ fn replace_if_new<T: Clone + PartialEq>(shown: &mut T, new: &T) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
     use std::time::Duration;
 
     use super::*;
@@ -161,7 +169,8 @@ mod tests {
     #[tokio::test]
     async fn the_follower_holds_no_copy_of_the_feeds_view_while_it_waits() {
         use crate::fleet::{Epoch, Frame, Publisher};
-        let (feed, reader) = watch::channel(FeedState::new(10));
+        let (feed, reader) =
+            watch::channel(FeedState::new(crate::cluster::ClusterName::default(), 10));
         let (shown, mut seen) = watch::channel(FedView::empty());
         let task = tokio::spawn(follow(reader, Cache::new(), shown));
         let snapshot = Publisher::new(Epoch(1), chrono::Utc::now()).snapshot();

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{FeedError, FleetView};
+use crate::cluster::ClusterName;
 
 #[derive(Debug, Clone)]
 pub struct FeedState {
@@ -36,9 +37,9 @@ pub enum StaleWhy {
 }
 
 impl FeedState {
-    pub(crate) fn new(max_rows: usize) -> FeedState {
+    pub(crate) fn new(cluster: ClusterName, max_rows: usize) -> FeedState {
         FeedState {
-            view: Arc::new(FleetView::new(max_rows)),
+            view: Arc::new(FleetView::new(cluster, max_rows)),
             status: FeedStatus::Connecting,
         }
     }
@@ -128,7 +129,7 @@ mod tests {
     use crate::fleet::{Epoch, Frame, Snapshot, ViewHealth, WorkerView};
 
     fn with_snapshot(view: ViewHealth) -> FeedState {
-        let mut state = FeedState::new(10);
+        let mut state = FeedState::new(ClusterName::default(), 10);
         let snapshot = Snapshot {
             epoch: Epoch(1),
             seq: 0,
@@ -153,7 +154,7 @@ mod tests {
     #[test]
     fn a_failure_before_any_snapshot_is_failing_and_after_one_is_stale_since_the_proof() {
         let now = Instant::now();
-        let mut fresh = FeedState::new(10);
+        let mut fresh = FeedState::new(ClusterName::default(), 10);
         fresh.lost(FeedError::Ended, None, now);
         assert_eq!(fresh.status(), &FeedStatus::Failing(FeedError::Ended));
 

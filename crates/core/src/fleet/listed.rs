@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
-use crate::cluster::{Abnormal, Told};
+use crate::cluster::{Abnormal, ClusterName, Told};
 use crate::pod::{ContainerRecord, ContainerState, OwnerRef, Phase, PodRecord, home_api_version};
 use crate::rules::{Finding, RuleKind};
 
+use super::strings::Strings;
 use super::{FindingRow, Held};
 
 /// How a stuck deletion's row names the finalizers that hold it.
@@ -16,45 +17,44 @@ const FINALIZERS: &str = "finalizers: ";
 impl FindingRow {
     /// The pod as a screen lists it, with the worker's cause and hold.
     pub fn abnormal(&self) -> Abnormal {
-        Abnormal {
-            cluster: self.cluster.clone(),
-            pod: Arc::new(self.record()),
-            finding: Arc::new(self.finding()),
-            cause: self.cause.class,
-            events: None,
-            node: None,
-            told: Some(Arc::new(Told {
-                cause: self.cause.clone(),
-                held: self.held.clone(),
-            })),
-        }
+        self.clone()
+            .into_listed(&self.cluster, &mut Strings::default())
     }
 
-    /// What the chain found, as the worker found it.
-    pub fn finding(&self) -> Finding {
-        Finding {
-            rule: self.category,
-            reason: self.reason.clone(),
-            message: self.message.clone(),
-            container: self.container.clone(),
-            since: self.since,
-            action: self.action,
-        }
-    }
-
-    /// The slim record of what the row knows. What it does not know stays empty: the phase
-    /// is the one the category implies, the restarts are one container's count, an owner's
-    /// `apiVersion` is its kind's usual one and its uid unknown.
-    pub fn record(&self) -> PodRecord {
-        let terminating = self.category == RuleKind::Terminating;
-        let finalizers = match (terminating, self.message.as_deref()) {
+    /// The pod as a screen of `cluster` lists it: the row's own texts moved, not copied, and
+    /// the ones rows repeat shared through `strings`. The cluster is the screen's name for it
+    /// (a worker in its pod calls its own `in-cluster`): actions and marks are routed by it.
+    pub(crate) fn into_listed(self, cluster: &ClusterName, strings: &mut Strings) -> Abnormal {
+        let FindingRow {
+            cluster: _,
+            namespace,
+            name,
+            uid,
+            category,
+            reason,
+            message,
+            container,
+            since,
+            for_seconds: _,
+            restarts,
+            node,
+            owner,
+            action,
+            held,
+            cause,
+        } = self;
+        let terminating = category == RuleKind::Terminating;
+        let finalizers = match (terminating, message.as_deref()) {
             (true, Some(message)) => message
                 .strip_prefix(FINALIZERS)
                 .map(|list| list.split(", ").map(Into::into).collect())
                 .unwrap_or_default(),
             _ => Box::default(),
         };
-        let containers = match (&self.container, self.restarts) {
+        // What the row does not know stays empty: the phase is the one the category implies,
+        // the restarts are one container's count, an owner's `apiVersion` is its kind's usual
+        // one and its uid unknown.
+        let containers = match (&container, restarts) {
             (None, 0) => Box::default(),
             (name, restarts) => Box::new([ContainerRecord {
                 name: name.as_deref().unwrap_or("-").into(),
@@ -65,33 +65,50 @@ impl FindingRow {
                 memory_limit: None,
             }]) as Box<[_]>,
         };
-        PodRecord {
-            namespace: Arc::from(self.namespace.as_str()),
-            name: self.name.as_str().into(),
-            uid: self.uid.as_str().into(),
-            node: self.node.as_deref().map(Arc::from),
-            phase: phase_of(self.category),
-            reason: (self.category == RuleKind::Evicted).then(|| "Evicted".into()),
+        let pod = PodRecord {
+            namespace: strings.get(&namespace),
+            name: name.into_boxed_str(),
+            uid: uid.into_boxed_str(),
+            node: node.as_deref().map(|node| strings.get(node)),
+            phase: phase_of(category),
+            reason: (category == RuleKind::Evicted).then(|| "Evicted".into()),
             message: None,
             created: None,
             started: None,
             // A stuck deletion is in its state since its deletionTimestamp.
-            deletion: terminating.then_some(self.since),
+            deletion: terminating.then_some(since),
             finalizers,
-            owner: self.owner.as_ref().map(|o| OwnerRef {
-                api_version: Arc::from(home_api_version(&o.kind)),
-                kind: Arc::from(o.kind.as_str()),
-                name: o.name.as_str().into(),
+            owner: owner.map(|o| OwnerRef {
+                api_version: strings.get(home_api_version(&o.kind)),
+                kind: strings.get(&o.kind),
+                name: o.name.into_boxed_str(),
                 uid: "".into(),
             }),
             ignored: false,
-            malformed: self.held == Some(Held::Malformed),
+            malformed: held == Some(Held::Malformed),
             unscheduled: None,
             ready_changed: None,
             containers,
             claims_volume: false,
             node_gone: false,
             reason_seen: None,
+        };
+        let finding = Finding {
+            rule: category,
+            reason,
+            message,
+            container,
+            since,
+            action,
+        };
+        Abnormal {
+            cluster: cluster.clone(),
+            pod: Arc::new(pod),
+            finding: Arc::new(finding),
+            cause: cause.class,
+            events: None,
+            node: None,
+            told: Some(Arc::new(Told { cause, held })),
         }
     }
 }

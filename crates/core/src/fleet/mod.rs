@@ -26,6 +26,7 @@ mod listed;
 mod publish;
 mod row;
 mod source;
+mod strings;
 mod view;
 
 pub use address::{BadAddress, WorkerAddress};

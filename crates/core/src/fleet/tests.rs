@@ -1,6 +1,7 @@
 use chrono::{DateTime, Utc};
 
 use super::*;
+use crate::cluster::ClusterName;
 use crate::rules::{ActionKind, Cause, CauseClass, RuleKind};
 
 fn t0() -> DateTime<Utc> {
@@ -105,7 +106,7 @@ fn a_publication_says_only_what_changed_each_at_the_next_number() {
 #[test]
 fn a_view_folded_from_frames_equals_the_snapshot() {
     let mut publisher = Publisher::new(Epoch(1), t0());
-    let mut view = FleetView::new(100);
+    let mut view = FleetView::new(ClusterName::default(), 100);
     view.apply(Frame::Snapshot(publisher.snapshot())).unwrap();
     let steps = [
         vec![
@@ -124,10 +125,15 @@ fn a_view_folded_from_frames_equals_the_snapshot() {
         }
     }
     let snapshot = publisher.snapshot();
-    let mut uids: Vec<&str> = view.findings().map(|r| r.uid.as_str()).collect();
+    let mut uids: Vec<&str> = view.findings().map(|a| &*a.pod.uid).collect();
     uids.sort_unstable();
     assert_eq!(uids, ["c"]);
-    assert_eq!(view.findings().next(), snapshot.findings.first());
+    let listed = view
+        .findings()
+        .next()
+        .map(|a| (a.finding.rule, a.finding.since));
+    let served = snapshot.findings.first().map(|r| (r.category, r.since));
+    assert_eq!(listed, served);
     assert_eq!(view.counts(), &snapshot.counts);
     assert_eq!(view.resume().map(|r| r.seq), Some(snapshot.seq));
 }
@@ -135,10 +141,10 @@ fn a_view_folded_from_frames_equals_the_snapshot() {
 #[test]
 fn a_skipped_number_or_another_epoch_is_a_gap_and_changes_nothing() {
     let mut publisher = Publisher::new(Epoch(1), t0());
-    let mut view = FleetView::new(100);
+    let mut view = FleetView::new(ClusterName::default(), 100);
     let frames = publisher.publish(state(vec![row("a", RuleKind::ImagePull, 1)]));
     assert_eq!(view.apply(frames[0].clone()), Err(Gap::NoSnapshot));
-    let mut view = FleetView::new(100);
+    let mut view = FleetView::new(ClusterName::default(), 100);
     view.apply(Frame::Snapshot(Publisher::new(Epoch(1), t0()).snapshot()))
         .unwrap();
     assert_eq!(
@@ -181,7 +187,7 @@ fn a_skipped_number_or_another_epoch_is_a_gap_and_changes_nothing() {
 #[test]
 fn a_view_holds_no_more_rows_than_its_bound() {
     let mut publisher = Publisher::new(Epoch(1), t0());
-    let mut view = FleetView::new(2);
+    let mut view = FleetView::new(ClusterName::default(), 2);
     view.apply(Frame::Snapshot(publisher.snapshot())).unwrap();
     let frames = publisher.publish(state(vec![
         row("a", RuleKind::ImagePull, 1),
@@ -192,7 +198,7 @@ fn a_view_holds_no_more_rows_than_its_bound() {
     assert_eq!(results[2], Err(Gap::TooManyRows { max: 2 }));
     assert_eq!(view.len(), 2);
     assert_eq!(
-        FleetView::new(2).apply(Frame::Snapshot(publisher.snapshot())),
+        FleetView::new(ClusterName::default(), 2).apply(Frame::Snapshot(publisher.snapshot())),
         Err(Gap::TooManyRows { max: 2 })
     );
 }
@@ -317,7 +323,7 @@ fn an_epoch_survives_a_json_reader_that_keeps_numbers_as_doubles() {
 
 #[test]
 fn only_frames_that_move_rows_move_where_the_rows_changed() {
-    let mut view = FleetView::new(10);
+    let mut view = FleetView::new(ClusterName::default(), 10);
     let epoch = Epoch(7);
     let mut publisher = Publisher::new(epoch, t0());
     view.apply(Frame::Snapshot(publisher.snapshot())).unwrap();

@@ -1,11 +1,15 @@
 //! A client's copy of one worker's findings, folded from the frames it reads. Pure: whoever
 //! reads the stream (a socket, the API server's service proxy, a test) feeds it frames.
 
-use std::collections::HashMap;
+use std::borrow::Borrow;
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 
 use chrono::{DateTime, Utc};
 
-use super::{Counts, Epoch, FindingRow, Frame, ViewHealth, WorkerView};
+use super::strings::Strings;
+use super::{Counts, Epoch, Frame, ViewHealth, WorkerView};
+use crate::cluster::{Abnormal, ClusterName};
 
 /// Why a frame could not be applied: the copy would no longer be the worker's state. The
 /// client reconnects, resuming from [`FleetView::resume`], and the worker sends a snapshot
@@ -36,14 +40,18 @@ impl Resume {
     }
 }
 
-/// One worker's findings, counts and status as last read.
+/// One worker's findings, counts and status as last read. Each row is kept once, as the
+/// screen lists it: the screen takes its rows from here.
 #[derive(Debug, Clone)]
 pub struct FleetView {
+    /// The screen's name for the cluster, which its rows carry.
+    cluster: ClusterName,
     at: Option<Resume>,
     /// Where the rows last changed (a snapshot, an upsert, a remove): a worker or counts frame
     /// moves `at` but not this, so a reader that converts rows does so only when they moved.
     rows_at: Option<Resume>,
-    rows: HashMap<String, FindingRow>,
+    rows: HashSet<Listed>,
+    strings: Strings,
     counts: Counts,
     worker: WorkerView,
     view: ViewHealth,
@@ -53,12 +61,14 @@ pub struct FleetView {
 }
 
 impl FleetView {
-    /// An empty view that holds at most `max_rows` findings.
-    pub fn new(max_rows: usize) -> FleetView {
+    /// An empty view of `cluster` that holds at most `max_rows` findings.
+    pub fn new(cluster: ClusterName, max_rows: usize) -> FleetView {
         FleetView {
+            cluster,
             at: None,
             rows_at: None,
-            rows: HashMap::new(),
+            rows: HashSet::new(),
+            strings: Strings::default(),
             counts: Counts::new(),
             worker: WorkerView::default(),
             view: ViewHealth::default(),
@@ -78,9 +88,12 @@ impl FleetView {
                 seq: snapshot.seq,
             });
             self.rows_at = self.at;
-            self.rows = (snapshot.findings.into_iter())
-                .map(|row| (row.uid.clone(), row))
-                .collect();
+            self.strings = Strings::default();
+            self.rows = HashSet::with_capacity(snapshot.findings.len());
+            for row in snapshot.findings {
+                let listed = row.into_listed(&self.cluster, &mut self.strings);
+                self.rows.replace(Listed(listed));
+            }
             self.counts = snapshot.counts;
             self.worker = snapshot.worker;
             self.view = snapshot.view;
@@ -133,19 +146,21 @@ impl FleetView {
     fn change(&mut self, frame: Frame) -> Result<(), Gap> {
         match frame {
             Frame::Upsert { row, .. } => {
-                if !self.rows.contains_key(&row.uid) && self.rows.len() >= self.max_rows {
+                if !self.rows.contains(row.uid.as_str()) && self.rows.len() >= self.max_rows {
                     return Err(Gap::TooManyRows { max: self.max_rows });
                 }
-                self.rows.insert(row.uid.clone(), row);
+                let listed = row.into_listed(&self.cluster, &mut self.strings);
+                self.rows.replace(Listed(listed));
             }
             Frame::Remove { pod, .. } => {
-                self.rows.remove(&pod.uid);
+                self.rows.remove(pod.uid.as_str());
             }
             Frame::Counts { counts, .. } => self.counts = counts,
             Frame::Worker { worker, .. } => self.worker = worker,
             // Handled by `apply`: neither is a change at the next sequence number.
             Frame::Snapshot(_) | Frame::Heartbeat { .. } => {}
         }
+        self.strings.forget_unused(self.rows.len());
         Ok(())
     }
 
@@ -159,9 +174,9 @@ impl FleetView {
         self.rows_at
     }
 
-    /// The findings, in no particular order.
-    pub fn findings(&self) -> impl Iterator<Item = &FindingRow> {
-        self.rows.values()
+    /// The findings as the screen lists them, in no particular order.
+    pub fn findings(&self) -> impl Iterator<Item = &Abnormal> {
+        self.rows.iter().map(|listed| &listed.0)
     }
 
     pub fn len(&self) -> usize {
@@ -187,5 +202,29 @@ impl FleetView {
 
     pub fn server_time(&self) -> Option<DateTime<Utc>> {
         self.server_time
+    }
+}
+
+/// A row, found by its pod's uid.
+#[derive(Debug, Clone)]
+struct Listed(Abnormal);
+
+impl PartialEq for Listed {
+    fn eq(&self, other: &Listed) -> bool {
+        self.0.pod.uid == other.0.pod.uid
+    }
+}
+
+impl Eq for Listed {}
+
+impl Hash for Listed {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.pod.uid.hash(state);
+    }
+}
+
+impl Borrow<str> for Listed {
+    fn borrow(&self) -> &str {
+        &self.0.pod.uid
     }
 }
