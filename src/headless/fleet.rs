@@ -89,6 +89,14 @@ impl Feed {
         snapshot_line(&mut self.shared())
     }
 
+    /// The last published row of the pod of `uid` (percent-encoded), as JSON; `null` when
+    /// the worker lists no such abnormal pod.
+    pub(crate) fn finding(&self, uid: &str) -> Bytes {
+        let shared = self.shared();
+        let row = shared.publisher.finding(uid);
+        serde_json::to_vec(&row).map_or_else(|_| Bytes::from_static(b"null"), Bytes::from)
+    }
+
     /// What a new stream starts with, and its queue: the frames after `resume` when they are
     /// all still kept and of this run, else a snapshot. Under the lock the publisher sends
     /// under, so nothing falls between the two.

@@ -3,12 +3,15 @@
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodStatus};
 
 use crate::actions::{PodReading, Resolution};
+use crate::fleet::WorkerWord;
 
 /// Sections of text, ready to show.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PodDetails {
     pub(crate) title: String,
     pub(crate) sections: Vec<Section>,
+    /// For a cluster read through its worker: what the worker says of the pod, cause first.
+    pub(crate) worker: Option<WorkerWord>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +54,7 @@ impl PodDetails {
         };
         PodDetails {
             title,
+            worker: reading.worker.clone(),
             sections: vec![
                 section("Status", summary_lines(pod, &status)),
                 section("Conditions", condition_lines(&status)),
@@ -86,6 +90,7 @@ impl PodDetails {
         PodDetails {
             title: format!("{}/{}", pod.namespace, pod.name),
             sections: vec![Section { title, lines }],
+            worker: None,
         }
     }
 

@@ -11,7 +11,9 @@ use opc_core::actions::{Action, Audit, Origin, Outcome, PodRef, Refusal};
 use opc_core::clock::Clock;
 use opc_core::cluster::{Cache, Cluster};
 use opc_core::config::Config;
-use opc_core::fleet::{FeedSettings, FindingRow, Limits, ViewHealth, WorkerAddress, spawn_feed};
+use opc_core::fleet::{
+    FeedSettings, FindingRow, Limits, ViewHealth, WorkerAddress, WorkerWord, spawn_feed,
+};
 use opc_core::policy::{Flags, Policy};
 use opc_core::session::{ClusterSession, Feed};
 use opc_core::worker::{Blocked, WorkerOptions};
@@ -131,6 +133,32 @@ async fn a_fed_row_is_listed_in_the_session_whatever_the_worker_calls_its_cluste
         .map(|a| a.cluster.to_string())
         .collect();
     assert_eq!(clusters, ["sim"]);
+}
+
+#[tokio::test]
+async fn the_details_of_a_fed_row_ask_its_worker_for_the_causes_words() {
+    let fed = Fed::start(SimCluster::new(), &policy(None)).await;
+    let target = fed.plant(pod("web-1").ns("shop").evicted().json()).await;
+    let Feed::WorkerFed(feed) = &fed.session.feed else {
+        panic!("a fed session")
+    };
+    let listed = feed.findings()[0].clone();
+    assert_eq!(
+        listed.full_cause(Utc::now()),
+        None,
+        "the row keeps the class alone"
+    );
+    let reading = fed.session.executor.reads().details(&target).await.unwrap();
+    let Some(WorkerWord::Cause(told)) = reading.worker else {
+        panic!("the worker's cause: {:?}", reading.worker)
+    };
+    assert_eq!(told.class, listed.cause);
+    assert!(!told.detail.is_empty() && !told.next.is_empty(), "{told:?}");
+
+    // The pod is abnormal no more, as far as the worker knows.
+    fed.worker.set(Vec::new());
+    let reading = fed.session.executor.reads().details(&target).await.unwrap();
+    assert_eq!(reading.worker, Some(WorkerWord::NotAbnormal));
 }
 
 #[tokio::test]

@@ -13,7 +13,7 @@ use opc_core::clock::Clock;
 use opc_core::cluster::{Cache, CacheReader, ClusterName, Scope, WatchSettings, spawn_watches};
 use opc_core::fleet::{
     BlockedKind, DecodeError, Epoch, FindingRow, FleetView, Frame, Limits, LineReader, Resume,
-    Snapshot,
+    Snapshot, uid_segment,
 };
 use opc_core::rules::{RuleKind, default_chain};
 use opc_core::worker::Blocked;
@@ -174,6 +174,37 @@ async fn the_snapshot_holds_the_rows_scan_prints_for_the_same_cluster() {
     let counts = &served["counts"];
     assert_eq!(counts["evicted"], 1, "{counts}");
     assert_eq!(counts["crashLoop"], 1, "{counts}");
+}
+
+/// One pod's row, for a screen that keeps only its cause's class: the row as the snapshot has
+/// it, `null` for a pod the worker does not list, whatever the uid holds.
+#[tokio::test]
+async fn one_pods_row_is_served_by_its_uid() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(
+        pod("web").ns("shop").crash_looping(7, "OOMKilled").json(),
+    ));
+    let server = SimServer::start(sim).await.unwrap();
+    let cache = cache();
+    let _watches = spawn_watches(&server.client(), &[Scope::All], &cache, &quick_watch());
+    eventually("the first sync", || cache.health().synced()).await;
+    let worker = serve_worker(cache.reader(), quick()).await;
+    let snapshot = snapshot(worker.addr).await;
+    let row = &snapshot.findings[0];
+    let (status, body) = get(
+        worker.addr,
+        &format!("/v1/findings/{}", uid_segment(&row.uid)),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let served: Option<FindingRow> = serde_json::from_str(&body).unwrap();
+    let served = served.expect("the row");
+    assert_eq!(served.cause, row.cause);
+    assert!(served.same_state(row));
+    for unknown in ["no-such-uid", "..%2Fsnapshot", ""] {
+        let (status, body) = get(worker.addr, &format!("/v1/findings/{unknown}")).await;
+        assert_eq!((status, body.as_str()), (200, "null"), "{unknown}");
+    }
 }
 
 /// A pod turns abnormal: an upsert and the counts; it goes: a removal and the counts. A

@@ -142,6 +142,7 @@ mod screen {
             pod,
             inspection: Err(refused.clone()),
             events: Err(refused),
+            worker: None,
         });
         update(
             &mut s,

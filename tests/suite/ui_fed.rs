@@ -3,32 +3,39 @@
 
 use std::sync::Arc;
 
+use opc_core::actions::{PodReading, ReadError};
 use opc_core::cluster::Abnormal;
 use opc_core::config::KeyBinding;
 use opc_core::fleet::{
     BlockedKind, BlockedView, FeedError, FeedStatus, FindingRow, PausedRule, StaleWhy, WatchWhy,
-    WorkerView,
+    WorkerView, WorkerWord,
 };
 use opc_core::pod::{OwnerRef, PodRecord};
-use opc_core::rules::{ActionKind, Finding, RuleKind, cause};
-use ops_pod_cleaner::ui::{ClusterLine, Event, SourceLine, State, WatchLine, update};
+use opc_core::rules::{ActionKind, Cause, Finding, RuleKind, cause};
+use ops_pod_cleaner::ui::{ClusterLine, Event, PodDetails, SourceLine, State, WatchLine, update};
 
 use crate::ui_support::{abnormal, assert_snapshot, findings, now, replace, screen, show, state};
 
-/// `found` as its cluster's worker serves it, turned back into what the screen lists.
-fn through_a_worker(found: &Abnormal) -> Abnormal {
-    let told = cause(
+/// The cause `found`'s worker gives: what it read, which this process did not.
+fn workers_cause(found: &Abnormal) -> Cause {
+    cause(
         &found.pod,
         &found.finding,
         found.events(),
         found.node(),
         now(),
-    );
+    )
+}
+
+/// `found` as its cluster's worker serves it, turned back into what the screen lists.
+fn through_a_worker(found: &Abnormal) -> Abnormal {
+    let told = workers_cause(found);
     FindingRow::new(&found.cluster, &found.pod, &found.finding, told, now()).abnormal()
 }
 
-/// The screen showing `found` alone: the table wide enough for every column, then its details.
-fn screens(found: Abnormal) -> (String, String) {
+/// The screen showing `found` alone: the table wide enough for every column, then its details
+/// once read, with `worker`'s word on the pod where its cluster is read through its worker.
+fn screens(found: Abnormal, worker: Option<WorkerWord>) -> (String, String) {
     let mut s: State = state();
     replace(&mut s, vec![found.clone()]);
     let rule = found.finding.rule;
@@ -37,7 +44,38 @@ fn screens(found: Abnormal) -> (String, String) {
     }
     let table = screen(&s, 170, 16);
     update(&mut s, Event::Key(KeyBinding::parse("Enter").unwrap()));
+    let details = PodDetails::from_reading(&reading(&found, worker));
+    let uid = found.pod.uid.to_string();
+    update(
+        &mut s,
+        Event::Details {
+            uid,
+            result: Ok(details),
+        },
+    );
     (table, screen(&s, 170, 24))
+}
+
+/// The pod of `found` as the details pane reads it, and `worker`'s word on it.
+fn reading(found: &Abnormal, worker: Option<WorkerWord>) -> PodReading {
+    let pod = serde_json::from_value(serde_json::json!({
+        "metadata": {
+            "name": &*found.pod.name,
+            "namespace": &*found.pod.namespace,
+            "uid": &*found.pod.uid,
+        }
+    }))
+    .unwrap();
+    let unread = ReadError::Failed {
+        what: "the owners".into(),
+        why: "not read here".into(),
+    };
+    PodReading {
+        pod,
+        inspection: Err(unread),
+        events: Ok(Vec::new()),
+        worker,
+    }
 }
 
 /// `found` with its pod and finding changed, its cause class found again as a cache would.
@@ -64,8 +102,9 @@ fn owner(api_version: &str, kind: &str, name: &str) -> OwnerRef {
 fn assert_same_screens(watched: Abnormal) {
     let fed = through_a_worker(&watched);
     assert!(fed.told.is_some(), "a fed row keeps what its worker told");
-    let (table, details) = screens(watched);
-    let (fed_table, fed_details) = screens(fed);
+    let word = WorkerWord::Cause(workers_cause(&watched));
+    let (table, details) = screens(watched, None);
+    let (fed_table, fed_details) = screens(fed, Some(word));
     assert_eq!(table, fed_table, "the table line differs");
     assert_eq!(details, fed_details, "the details text differs");
 }
@@ -123,7 +162,7 @@ fn a_pod_claiming_a_deployment_directly_reads_unproven_fed_or_watched() {
         |pod| pod.owner = Some(owner("apps/v1", "Deployment", "checkout")),
         |finding| finding.action = ActionKind::ScaleToZero,
     );
-    let (table, _) = screens(watched.clone());
+    let (table, _) = screens(watched.clone(), None);
     assert!(table.contains("unproven"), "{table}");
     assert_same_screens(watched);
 }
@@ -149,15 +188,8 @@ fn the_details_of_a_fed_row_give_the_workers_cause_not_a_weaker_one() {
         source: "event FailedScheduling".into(),
         text: "0/3 nodes are available\u{1b}[2J".into(),
     });
-    let fed = FindingRow::new(
-        &watched.cluster,
-        &watched.pod,
-        &watched.finding,
-        told,
-        now(),
-    )
-    .abnormal();
-    let (_, details) = screens(fed);
+    let fed = through_a_worker(&watched);
+    let (_, details) = screens(fed, Some(WorkerWord::Cause(told)));
     assert!(details.contains("disk pressure"), "{details}");
     assert!(
         details.contains("event FailedScheduling: 0/3 nodes"),
@@ -167,6 +199,39 @@ fn the_details_of_a_fed_row_give_the_workers_cause_not_a_weaker_one() {
         !details.contains('\u{1b}'),
         "a worker's text reaches the screen inert"
     );
+}
+
+#[test]
+fn a_fed_rows_cause_is_the_workers_word_asked_when_its_details_open() {
+    let watched = abnormal(RuleKind::Pending, "shop", "web-x1", "Unschedulable", 30);
+    let fed = through_a_worker(&watched);
+    let mut s: State = state();
+    replace(&mut s, vec![fed.clone()]);
+    while s.current_kind() != Some(RuleKind::Pending) {
+        press(&mut s, "Tab");
+    }
+    press(&mut s, "Enter");
+    let asking = screen(&s, 170, 24);
+    assert!(
+        asking.contains("asking the cluster's worker why"),
+        "{asking}"
+    );
+    assert!(
+        !asking.contains("next:"),
+        "no weaker cause of its own: {asking}"
+    );
+    for (word, said) in [
+        (WorkerWord::NotAbnormal, "lists the pod as abnormal no more"),
+        (
+            WorkerWord::Unanswered(FeedError::Silent {
+                after: std::time::Duration::from_secs(10),
+            }),
+            "its worker did not say why",
+        ),
+    ] {
+        let (_, details) = screens(fed.clone(), Some(word));
+        assert!(details.contains(said), "{details}");
+    }
 }
 
 fn press(state: &mut State, keys: &str) {

@@ -218,6 +218,7 @@ fn details_pane() {
         pod,
         inspection: Err(forbidden("the owners of pod shop/web-5f8-k2x8p")),
         events: Err(forbidden("the Events of pod shop/web-5f8-k2x8p")),
+        worker: None,
     });
     update(
         &mut s,

@@ -816,7 +816,7 @@ fn the_breaker_names_a_node_that_stopped_reporting_and_still_pauses() {
                 .on_node("node-7")
                 .terminating_since("2026-11-20T11:00:00Z"),
         );
-        found.node = Some(silent.clone());
+        found.node = Some(std::sync::Arc::new(silent.clone()));
         found
     };
     let findings: Vec<Abnormal> = (0..6).map(stuck).collect();

@@ -149,7 +149,7 @@ impl ClusterSession {
         clock: Clock,
     ) -> ClusterSession {
         let cache = Cache::for_cluster(&cluster.name, policy.chain().to_vec(), clock);
-        let executor = executor(&cluster, &cache, policy, audit).reading_pods_live();
+        let executor = executor(&cluster, &cache, policy, audit).fed_by(feed.address().clone());
         let mut session = ClusterSession::with(cluster, cache.clone(), executor, Vec::new());
         session.feed = Feed::WorkerFed(FedCluster::follow(feed, cache));
         session

@@ -6,8 +6,13 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 
+use chrono::{DateTime, Utc};
+
 use super::inert_line;
-use crate::ui::state::{DetailsContent, State};
+use crate::cluster::Abnormal;
+use crate::fleet::WorkerWord;
+use crate::rules::Cause;
+use crate::ui::state::{DetailsContent, DetailsView, State};
 use crate::ui::theme;
 
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
@@ -40,20 +45,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             )),
             theme::warn(),
         ));
-        // Why, on what it rests, and what next: from the cached status and Events, or as the
-        // cluster's worker told it, at once.
-        let cause = a.full_cause(state.now);
-        lines.push(Line::styled(
-            inert_line(&format!("cause: {} — {}", cause.class, cause.detail)),
-            theme::title(),
-        ));
-        for evidence in &cause.evidence {
-            lines.push(Line::raw(inert_line(&format!(
-                "  {}: {}",
-                evidence.source, evidence.text
-            ))));
-        }
-        lines.push(Line::raw(inert_line(&format!("  next: {}", cause.next))));
+        lines.extend(cause_lines(a, details, state.now));
     }
     match &details.content {
         DetailsContent::Loading => lines.push(Line::styled("fetching the pod…", theme::dim())),
@@ -74,4 +66,52 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         .wrap(Wrap { trim: false })
         .scroll((details.scroll, 0))
         .render(area, buf);
+}
+
+/// Why, on what it rests, and what next: from the cached status and Events at once, or, for a
+/// cluster read through its worker, as the worker tells it when the details are read.
+fn cause_lines(a: &Abnormal, details: &DetailsView, now: DateTime<Utc>) -> Vec<Line<'static>> {
+    let told = match (a.full_cause(now), &details.content) {
+        (Some(cause), _) => return lines_of(&cause),
+        (None, DetailsContent::Loaded(d)) => d.worker.as_ref(),
+        (None, DetailsContent::Loading) => {
+            return vec![class_line(a, "asking the cluster's worker why…")];
+        }
+        (None, DetailsContent::Failed(_)) => None,
+    };
+    match told {
+        Some(WorkerWord::Cause(cause)) => lines_of(cause),
+        Some(WorkerWord::NotAbnormal) => vec![class_line(
+            a,
+            "its worker lists the pod as abnormal no more",
+        )],
+        Some(WorkerWord::Unanswered(why)) => {
+            vec![class_line(a, &format!("its worker did not say why: {why}"))]
+        }
+        None => vec![class_line(a, "")],
+    }
+}
+
+fn lines_of(cause: &Cause) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::styled(
+        inert_line(&format!("cause: {} — {}", cause.class, cause.detail)),
+        theme::title(),
+    )];
+    for evidence in &cause.evidence {
+        lines.push(Line::raw(inert_line(&format!(
+            "  {}: {}",
+            evidence.source, evidence.text
+        ))));
+    }
+    lines.push(Line::raw(inert_line(&format!("  next: {}", cause.next))));
+    lines
+}
+
+/// The cause's class, which the row carries, and a word on where its words are.
+fn class_line(a: &Abnormal, note: &str) -> Line<'static> {
+    let text = match note {
+        "" => format!("cause: {}", a.cause),
+        note => format!("cause: {} — {note}", a.cause),
+    };
+    Line::styled(inert_line(&text), theme::title())
 }

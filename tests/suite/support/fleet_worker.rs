@@ -163,6 +163,16 @@ async fn answer(
     let Some(target) = request_target(&mut conn).await else {
         return;
     };
+    if let Some(uid) = target.strip_prefix("/v1/findings/") {
+        let row = served.lock().unwrap().publisher.finding(uid).cloned();
+        let body = serde_json::to_string(&row).unwrap();
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        let _ = conn.write_all(format!("{head}{body}").as_bytes()).await;
+        return;
+    }
     let (first, mut cursor, run, ends, heartbeat) = {
         let mut s = served.lock().unwrap();
         s.requests.push(target.clone());

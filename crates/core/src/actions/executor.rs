@@ -23,6 +23,7 @@ use super::retry::{RetryPolicy, Stop};
 use super::scale::{ScalePlan, Scaler, Stamp};
 use super::undo::Undo;
 use crate::cluster::{Cache, ClusterName};
+use crate::fleet::WorkerAddress;
 use crate::pod::PodRecord;
 use crate::policy::Policy;
 use crate::rules::{Finding, RuleSpec, classify};
@@ -38,9 +39,10 @@ pub struct Executor {
     /// `--readonly`: nothing runs, whoever asks.
     readonly: bool,
     owners: Owners,
-    /// No watch fills the cache (the cluster is read through its in-cluster worker): each
-    /// pod acted on is read live into it first.
-    live_pods: bool,
+    /// The cluster's in-cluster worker, when it is read through it: then no watch fills the
+    /// cache, each pod acted on is read live into it first, and a cause's words are asked of
+    /// the worker.
+    worker: Option<WorkerAddress>,
 }
 
 /// An action that passed every check that needs no write, with what those checks read.
@@ -74,16 +76,17 @@ impl Executor {
             dry_run: policy.dry_run(),
             readonly: policy.readonly(),
             owners: Owners::default(),
-            live_pods: false,
+            worker: None,
         }
     }
 
-    /// For a cluster whose cache no watch fills: every pod action reads its pod live into the
-    /// cache first, so the recheck, the owner chain, the opt-outs and the audit read it there
-    /// as for a watched cluster; a pod gone is already gone.
-    pub fn reading_pods_live(self) -> Executor {
+    /// For a cluster read through its worker at `worker`, whose cache no watch fills: every
+    /// pod action reads its pod live into the cache first, so the recheck, the owner chain,
+    /// the opt-outs and the audit read it there as for a watched cluster; a pod gone is
+    /// already gone. A pod's details ask the worker for its cause's words.
+    pub fn fed_by(self, worker: WorkerAddress) -> Executor {
         Executor {
-            live_pods: true,
+            worker: Some(worker),
             ..self
         }
     }
@@ -109,7 +112,7 @@ impl Executor {
             cluster: self.cluster(),
             refused: self.readonly.then_some(Refusal::Readonly),
             dry_run: self.dry_run,
-            live_pods: self.live_pods,
+            worker: self.worker.as_ref(),
         }
     }
 
@@ -167,7 +170,7 @@ impl Executor {
         }
         let (pod, finding) = match action.pod() {
             Some(target) => {
-                if self.live_pods {
+                if self.worker.is_some() {
                     super::live_read::read_into(&self.calls, &self.cache, target).await?;
                 }
                 let (pod, finding) = self.recheck(target, origin)?;

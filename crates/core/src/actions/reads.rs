@@ -18,10 +18,13 @@ use super::scale::available_replicas;
 use super::undo::{Undo, UndoPlan};
 use super::workload::WorkloadRef;
 use crate::cluster::{Cache, ClusterName, Scope};
+use crate::fleet::{WorkerAddress, WorkerWord, ask_worker};
 
 /// The most a log read returns: enough to see why a run ended, never a flood.
 pub const LOG_LINES: i64 = 200;
 pub const LOG_BYTES: i64 = 64 * 1024;
+/// How long the details pane waits for a worker's word on a pod.
+const WORKER_ANSWERS: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What a confirmation shows before a manual action.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +45,8 @@ pub struct PodReading {
     pub inspection: Result<Inspection, ReadError>,
     /// The Events about it, this pod's (not an earlier pod's of the same name).
     pub events: Result<Vec<Event>, ReadError>,
+    /// For a cluster read through its worker: what the worker says of the pod now.
+    pub worker: Option<WorkerWord>,
 }
 
 /// The one read path of a cluster, for the screen: it shares the write path's client and
@@ -55,8 +60,9 @@ pub struct ClusterApi<'a> {
     /// Why undo would be refused whatever the workload (`--readonly`).
     pub(super) refused: Option<Refusal>,
     pub(super) dry_run: bool,
-    /// No watch fills the cache: a pod is read live into it before its owners are.
-    pub(super) live_pods: bool,
+    /// The cluster's worker, when it is read through it: no watch fills the cache, so a pod
+    /// is read live into it before its owners are, and a cause's words are the worker's.
+    pub(super) worker: Option<&'a WorkerAddress>,
 }
 
 impl ClusterApi<'_> {
@@ -82,17 +88,22 @@ impl ClusterApi<'_> {
                 .collect()),
             Err(e) => Err(ReadError::kube(format!("the Events of {pod}"), e)),
         };
+        let worker = match self.worker {
+            Some(address) => Some(ask_worker(client, address, &pod.uid, WORKER_ANSWERS).await),
+            None => None,
+        };
         Ok(PodReading {
             pod: full,
             inspection,
             events,
+            worker,
         })
     }
 
     /// The pod's owner chain (cached) and, with `workload`, the workload itself.
     pub async fn inspect(&self, pod: &PodRef, workload: bool) -> Result<Inspection, ReadError> {
         let (client, retry) = (self.calls.client(), self.calls.retry());
-        if self.live_pods {
+        if self.worker.is_some() {
             super::live_read::read_into(self.calls, self.cache, pod)
                 .await
                 .map_err(|outcome| ReadError::of_outcome(pod, outcome))?;

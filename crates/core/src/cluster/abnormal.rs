@@ -21,17 +21,16 @@ pub struct Abnormal {
     /// The pod's Events the cause read, if any.
     pub events: Option<Arc<[PodEvent]>>,
     /// The state of its node the cause read, if known.
-    pub node: Option<NodeState>,
-    /// What the cluster's own worker said of the pod, when the finding came from it: it read
-    /// the pod's Events and node, which this process did not, so its words are shown as they
-    /// are rather than a weaker cause worked out again from the slim record.
+    pub node: Option<Arc<NodeState>>,
+    /// What the cluster's own worker said of the pod, when the finding came from it. It read
+    /// the pod's Events and node, which this process did not: its cause (`cause` is its class)
+    /// is not worked out again from the slim record, and its words are asked of it when shown.
     pub told: Option<Arc<Told>>,
 }
 
-/// What a worker told of one abnormal pod besides the record and the finding.
+/// What a worker told of one abnormal pod besides the record, the finding and the cause class.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Told {
-    pub cause: Cause,
     /// Why its action would be refused, told from the pod alone.
     pub held: Option<Held>,
 }
@@ -52,7 +51,7 @@ impl Abnormal {
 
     /// The state of the pod's node that the cause read.
     pub fn node(&self) -> Option<&NodeState> {
-        self.node.as_ref()
+        self.node.as_deref()
     }
 
     /// The pod's Warning Events that a cause reads.
@@ -65,12 +64,19 @@ impl Abnormal {
         self
     }
 
-    /// Why, what it rests on and what next, at `now`: the worker's words when it told them,
-    /// else worked out from what this process read.
-    pub fn full_cause(&self, now: chrono::DateTime<chrono::Utc>) -> Cause {
+    /// Why, what it rests on and what next, at `now`, from what this process read; none for
+    /// a pod its cluster's worker told of, whose words are the worker's to give
+    /// ([`crate::fleet::ask_worker`]).
+    pub fn full_cause(&self, now: chrono::DateTime<chrono::Utc>) -> Option<Cause> {
         match &self.told {
-            Some(told) => told.cause.clone(),
-            None => crate::rules::cause(&self.pod, &self.finding, self.events(), self.node(), now),
+            Some(_) => None,
+            None => Some(crate::rules::cause(
+                &self.pod,
+                &self.finding,
+                self.events(),
+                self.node(),
+                now,
+            )),
         }
     }
 

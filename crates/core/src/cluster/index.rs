@@ -261,7 +261,7 @@ impl Index {
                 finding: Arc::new(finding),
                 cause,
                 events: around.events.cloned(),
-                node: around.node.cloned(),
+                node: around.node.cloned().map(Arc::new),
                 told: None,
             }
         });

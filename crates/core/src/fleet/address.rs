@@ -80,6 +80,11 @@ impl WorkerAddress {
         )
     }
 
+    /// What the worker says of the pod of `uid` now: its row, or `null`.
+    pub fn finding_path(&self, uid: &str) -> String {
+        self.proxy_path(&format!("/v1/findings/{}", uid_segment(uid)))
+    }
+
     /// The worker's watch, resumed from `resume` when there is one (a snapshot first when not).
     pub fn watch_path(&self, resume: Option<Resume>) -> String {
         match resume {
@@ -87,6 +92,22 @@ impl WorkerAddress {
             None => self.proxy_path("/v1/watch"),
         }
     }
+}
+
+/// A pod's uid as one segment of a path: what the API server gave is not trusted to be a
+/// UUID, so anything but letters, digits and `-._~` is percent-encoded. The worker finds a
+/// row by comparing its own uids encoded the same way.
+pub fn uid_segment(uid: &str) -> String {
+    let mut segment = String::with_capacity(uid.len());
+    for byte in uid.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                segment.push(char::from(byte));
+            }
+            other => segment.push_str(&format!("%{other:02X}")),
+        }
+    }
+    segment
 }
 
 impl fmt::Display for WorkerAddress {
@@ -128,6 +149,20 @@ mod tests {
         assert_eq!(
             at.to_string(),
             "service ops-pod-cleaner/ops-pod-cleaner:9090"
+        );
+    }
+
+    #[test]
+    fn a_uid_stays_one_segment_of_the_path_whatever_it_holds() {
+        let at = WorkerAddress::default();
+        let uid = "0000578a-578a-478f-84ec-0000000a99b6";
+        assert!(
+            at.finding_path(uid)
+                .ends_with(&format!("/proxy/v1/findings/{uid}"))
+        );
+        assert_eq!(
+            uid_segment("../x?y=1#z /é"),
+            "..%2Fx%3Fy%3D1%23z%20%2F%C3%A9"
         );
     }
 

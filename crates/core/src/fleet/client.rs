@@ -45,6 +45,7 @@ impl Default for FeedSettings {
 #[derive(Debug)]
 pub struct FeedHandle {
     state: watch::Receiver<FeedState>,
+    address: WorkerAddress,
     silence: Duration,
     task: JoinHandle<()>,
 }
@@ -69,7 +70,7 @@ pub fn spawn_feed(
     let (state, reader) = watch::channel(FeedState::new(cluster, settings.limits.max_rows));
     let feed = Feed {
         client,
-        address,
+        address: address.clone(),
         settings,
         clock,
         state,
@@ -77,12 +78,18 @@ pub fn spawn_feed(
     };
     FeedHandle {
         state: reader,
+        address,
         silence: settings.silence,
         task: tokio::spawn(run(feed)),
     }
 }
 
 impl FeedHandle {
+    /// The worker it reads.
+    pub fn address(&self) -> &WorkerAddress {
+        &self.address
+    }
+
     /// The state now.
     pub fn state(&self) -> FeedState {
         self.state.borrow().clone()

@@ -8,23 +8,25 @@ use crate::cluster::{Abnormal, ClusterName, Told};
 use crate::pod::{ContainerRecord, ContainerState, OwnerRef, Phase, PodRecord, home_api_version};
 use crate::rules::{Finding, RuleKind};
 
-use super::strings::Strings;
+use super::repeated::Repeated;
 use super::{FindingRow, Held};
 
 /// How a stuck deletion's row names the finalizers that hold it.
 const FINALIZERS: &str = "finalizers: ";
 
 impl FindingRow {
-    /// The pod as a screen lists it, with the worker's cause and hold.
+    /// The pod as a screen lists it, with the worker's cause class and hold.
     pub fn abnormal(&self) -> Abnormal {
         self.clone()
-            .into_listed(&self.cluster, &mut Strings::default())
+            .into_listed(&self.cluster, &mut Repeated::default())
     }
 
     /// The pod as a screen of `cluster` lists it: the row's own texts moved, not copied, and
-    /// the ones rows repeat shared through `strings`. The cluster is the screen's name for it
-    /// (a worker in its pod calls its own `in-cluster`): actions and marks are routed by it.
-    pub(crate) fn into_listed(self, cluster: &ClusterName, strings: &mut Strings) -> Abnormal {
+    /// the ones rows repeat shared through `repeated`. The cause keeps its class: its words,
+    /// the bulk of a row, are asked of the worker when the details pane shows them. The
+    /// cluster is the screen's name for it (a worker in its pod calls its own `in-cluster`):
+    /// actions and marks are routed by it.
+    pub(crate) fn into_listed(self, cluster: &ClusterName, repeated: &mut Repeated) -> Abnormal {
         let FindingRow {
             cluster: _,
             namespace,
@@ -66,10 +68,10 @@ impl FindingRow {
             }]) as Box<[_]>,
         };
         let pod = PodRecord {
-            namespace: strings.get(&namespace),
+            namespace: repeated.text(&namespace),
             name: name.into_boxed_str(),
             uid: uid.into_boxed_str(),
-            node: node.as_deref().map(|node| strings.get(node)),
+            node: node.as_deref().map(|node| repeated.text(node)),
             phase: phase_of(category),
             reason: (category == RuleKind::Evicted).then(|| "Evicted".into()),
             message: None,
@@ -79,8 +81,8 @@ impl FindingRow {
             deletion: terminating.then_some(since),
             finalizers,
             owner: owner.map(|o| OwnerRef {
-                api_version: strings.get(home_api_version(&o.kind)),
-                kind: strings.get(&o.kind),
+                api_version: repeated.text(home_api_version(&o.kind)),
+                kind: repeated.text(&o.kind),
                 name: o.name.into_boxed_str(),
                 uid: "".into(),
             }),
@@ -108,7 +110,10 @@ impl FindingRow {
             cause: cause.class,
             events: None,
             node: None,
-            told: Some(Arc::new(Told { cause, held })),
+            told: Some(match held {
+                None => repeated.unheld(),
+                held => Arc::new(Told { held }),
+            }),
         }
     }
 }

@@ -10,6 +10,10 @@
 //! exactly the frames after `SEQ` when the worker still holds them, else a snapshot first;
 //! then every change as it is published; a heartbeat when idle.
 //!
+//! **One pod's row** (`GET /v1/findings/{uid}`, the uid percent-encoded as [`uid_segment`]
+//! does) is that pod's row now, or `null`: a screen asks for a cause's words when it shows
+//! them, and keeps only its class.
+//!
 //! **A client** decodes lines with [`LineReader`] (bounded) and folds frames into a
 //! [`FleetView`]; a [`Gap`] means it reconnects from [`FleetView::resume`]. [`spawn_feed`] is
 //! that client, reading a worker through the API server's service proxy ([`WorkerAddress`]).
@@ -24,12 +28,13 @@ mod frame;
 pub(crate) mod held;
 mod listed;
 mod publish;
+mod repeated;
 mod row;
 mod source;
-mod strings;
+mod told;
 mod view;
 
-pub use address::{BadAddress, WorkerAddress};
+pub use address::{BadAddress, WorkerAddress, uid_segment};
 pub use client::{FeedHandle, FeedSettings, FirstOutcome, spawn_feed};
 pub use decode::{DecodeError, Limits, LineReader, decode_line};
 pub use fed::{FedCluster, FedView};
@@ -43,6 +48,7 @@ pub use held::Held;
 pub use publish::{Publisher, Ring, State};
 pub use row::{FindingRow, Owner, PodKey};
 pub use source::{BadSource, Decision, Source, WatchWhy, decide};
+pub use told::{WorkerWord, ask_worker};
 pub use view::{FleetView, Gap, Resume};
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::hash::{Hash, Hasher};
 
 use chrono::{DateTime, Utc};
 
-use super::strings::Strings;
+use super::repeated::Repeated;
 use super::{Counts, Epoch, Frame, ViewHealth, WorkerView};
 use crate::cluster::{Abnormal, ClusterName};
 
@@ -51,7 +51,7 @@ pub struct FleetView {
     /// moves `at` but not this, so a reader that converts rows does so only when they moved.
     rows_at: Option<Resume>,
     rows: HashSet<Listed>,
-    strings: Strings,
+    repeated: Repeated,
     counts: Counts,
     worker: WorkerView,
     view: ViewHealth,
@@ -68,7 +68,7 @@ impl FleetView {
             at: None,
             rows_at: None,
             rows: HashSet::new(),
-            strings: Strings::default(),
+            repeated: Repeated::default(),
             counts: Counts::new(),
             worker: WorkerView::default(),
             view: ViewHealth::default(),
@@ -88,10 +88,10 @@ impl FleetView {
                 seq: snapshot.seq,
             });
             self.rows_at = self.at;
-            self.strings = Strings::default();
+            self.repeated = Repeated::default();
             self.rows = HashSet::with_capacity(snapshot.findings.len());
             for row in snapshot.findings {
-                let listed = row.into_listed(&self.cluster, &mut self.strings);
+                let listed = row.into_listed(&self.cluster, &mut self.repeated);
                 self.rows.replace(Listed(listed));
             }
             self.counts = snapshot.counts;
@@ -149,7 +149,7 @@ impl FleetView {
                 if !self.rows.contains(row.uid.as_str()) && self.rows.len() >= self.max_rows {
                     return Err(Gap::TooManyRows { max: self.max_rows });
                 }
-                let listed = row.into_listed(&self.cluster, &mut self.strings);
+                let listed = row.into_listed(&self.cluster, &mut self.repeated);
                 self.rows.replace(Listed(listed));
             }
             Frame::Remove { pod, .. } => {
@@ -160,7 +160,7 @@ impl FleetView {
             // Handled by `apply`: neither is a change at the next sequence number.
             Frame::Snapshot(_) | Frame::Heartbeat { .. } => {}
         }
-        self.strings.forget_unused(self.rows.len());
+        self.repeated.forget_unused(self.rows.len());
         Ok(())
     }
 
