@@ -56,7 +56,7 @@ const PODS: usize = 20_000;
 /// Bytes a row may cost in the client's view (held once, as the screen lists it, the cause's
 /// words left with the worker). Before, a row was held as the served row and again as the
 /// screen's, with its cause: 2,138 bytes.
-const VIEW_BUDGET: usize = 900;
+const VIEW_BUDGET: usize = 700;
 /// Bytes the screen's own list may add per row: the rows are shared, not copied.
 const SCREEN_BUDGET: usize = 80;
 

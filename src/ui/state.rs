@@ -590,7 +590,7 @@ fn matches_filter(a: &Abnormal, needle: &str) -> bool {
         &*a.cluster,
         &*a.pod.namespace,
         &*a.pod.name,
-        a.finding.reason.as_str(),
+        &*a.finding.reason,
         a.pod.node.as_deref().unwrap_or(""),
         a.pod.owner.as_ref().map_or("", |o| &*o.name),
     ];

@@ -81,7 +81,7 @@ async fn scenario(target: &Target, ns: &str, scratch: &Path) {
             let found = session.cache.findings();
             found.into_iter().find(|f| {
                 f.pod.name.starts_with("web-")
-                    && f.finding.reason == "ImagePullBackOff"
+                    && &*f.finding.reason == "ImagePullBackOff"
                     && f.cause == CauseClass::RegistryUnreachable
             })
         })

@@ -98,7 +98,7 @@ mod screen {
         pod.node = Some(Arc::from(TURNED));
         found.pod = Arc::new(pod);
         let mut finding = (*found.finding).clone();
-        finding.message = Some(format!("evicted by {TURNED}\nforged line"));
+        finding.message = Some(format!("evicted by {TURNED}\nforged line").into());
         found.finding = Arc::new(finding);
         replace(&mut s, vec![found]);
         s

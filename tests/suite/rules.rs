@@ -99,14 +99,15 @@ fn fixtures_classify_as_expected() {
                 check(
                     "reason",
                     e.reason.clone(),
-                    Some(f.reason.clone()),
+                    Some(f.reason.to_string()),
                     &mut wrong,
                 );
-                check("message", e.message.clone(), f.message.clone(), &mut wrong);
+                let text = |t: &Option<std::sync::Arc<str>>| t.as_deref().map(String::from);
+                check("message", e.message.clone(), text(&f.message), &mut wrong);
                 check(
                     "container",
                     e.container.clone(),
-                    f.container.clone(),
+                    text(&f.container),
                     &mut wrong,
                 );
                 check(

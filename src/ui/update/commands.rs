@@ -203,13 +203,18 @@ fn show_pod(state: &mut State, command: Command) -> Vec<Effect> {
     }
     // A crash loop's current run has barely begun: the one that ended says why.
     let previous = a.finding.rule == RuleKind::CrashLoop;
-    let container = a.finding.container.clone().or_else(|| {
-        a.pod
-            .containers
-            .iter()
-            .find(|c| !c.init)
-            .map(|c| c.name.to_string())
-    });
+    let container = a
+        .finding
+        .container
+        .as_deref()
+        .map(String::from)
+        .or_else(|| {
+            a.pod
+                .containers
+                .iter()
+                .find(|c| !c.init)
+                .map(|c| c.name.to_string())
+        });
     vec![Effect::FetchLogs {
         pod: open_details(state, &a),
         container,

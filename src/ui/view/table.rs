@@ -238,7 +238,7 @@ fn cells(state: &State, a: &Abnormal, wide: bool, several: bool) -> Vec<String> 
         mark.to_string(),
         a.pod.namespace.to_string(),
         a.pod.name.to_string(),
-        a.finding.reason.clone(),
+        a.finding.reason.to_string(),
         age,
         a.pod.total_restarts().to_string(),
     ];

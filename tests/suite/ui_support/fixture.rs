@@ -62,7 +62,7 @@ pub fn abnormal(rule: RuleKind, ns: &str, name: &str, reason: &str, minutes: i64
         pod,
         Finding {
             rule,
-            reason: reason.to_string(),
+            reason: reason.into(),
             message: None,
             container: Some("app".into()),
             since: now() - Duration::minutes(minutes),

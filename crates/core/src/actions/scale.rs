@@ -249,7 +249,10 @@ impl Scaler<'_> {
                 .map(|f| format!("{}: {}", f.rule, f.reason)),
             pod: Some(plan.pod.clone()),
             rule: plan.finding.as_ref().map(|f| f.rule),
-            message: plan.finding.as_ref().and_then(|f| f.message.clone()),
+            message: plan
+                .finding
+                .as_ref()
+                .and_then(|f| f.message.as_deref().map(String::from)),
         }
     }
 }

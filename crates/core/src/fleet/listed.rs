@@ -54,10 +54,10 @@ impl FindingRow {
             _ => Box::default(),
         };
         // What the row does not know stays empty: the phase is the one the category implies,
-        // the restarts are one container's count, an owner's `apiVersion` is its kind's usual
-        // one and its uid unknown.
+        // the restarts are one container's count (none without restarts: the finding names
+        // the container), an owner's `apiVersion` is its kind's usual one and its uid unknown.
         let containers = match (&container, restarts) {
-            (None, 0) => Box::default(),
+            (_, 0) => Box::default(),
             (name, restarts) => Box::new([ContainerRecord {
                 name: name.as_deref().unwrap_or("-").into(),
                 init: false,
@@ -95,11 +95,12 @@ impl FindingRow {
             node_gone: false,
             reason_seen: None,
         };
+        // Reasons, messages and container names repeat across a workload's pods, and an image's.
         let finding = Finding {
             rule: category,
-            reason,
-            message,
-            container,
+            reason: repeated.text(&reason),
+            message: message.as_deref().map(|m| repeated.text(m)),
+            container: container.as_deref().map(|c| repeated.text(c)),
             since,
             action,
         };

@@ -92,7 +92,7 @@ impl FleetView {
             self.rows = HashSet::with_capacity(snapshot.findings.len());
             for row in snapshot.findings {
                 let listed = row.into_listed(&self.cluster, &mut self.repeated);
-                self.rows.replace(Listed(listed));
+                self.rows.replace(Listed(Box::new(listed)));
             }
             self.counts = snapshot.counts;
             self.worker = snapshot.worker;
@@ -150,7 +150,7 @@ impl FleetView {
                     return Err(Gap::TooManyRows { max: self.max_rows });
                 }
                 let listed = row.into_listed(&self.cluster, &mut self.repeated);
-                self.rows.replace(Listed(listed));
+                self.rows.replace(Listed(Box::new(listed)));
             }
             Frame::Remove { pod, .. } => {
                 self.rows.remove(pod.uid.as_str());
@@ -176,7 +176,7 @@ impl FleetView {
 
     /// The findings as the screen lists them, in no particular order.
     pub fn findings(&self) -> impl Iterator<Item = &Abnormal> {
-        self.rows.iter().map(|listed| &listed.0)
+        self.rows.iter().map(|listed| &*listed.0)
     }
 
     pub fn len(&self) -> usize {
@@ -205,9 +205,10 @@ impl FleetView {
     }
 }
 
-/// A row, found by its pod's uid.
+/// A row, found by its pod's uid. Boxed: a table of rows is half empty after it grows, and
+/// an empty slot should cost a pointer, not a row.
 #[derive(Debug, Clone)]
-struct Listed(Abnormal);
+struct Listed(Box<Abnormal>);
 
 impl PartialEq for Listed {
     fn eq(&self, other: &Listed) -> bool {

@@ -1,5 +1,7 @@
 //! `classify`: the first rule of the chain that matches claims the pod.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 
 use super::{ActionKind, RuleKind, RuleSpec};
@@ -10,10 +12,10 @@ use crate::pod::{ContainerRecord, ContainerState, Phase, PodRecord};
 pub struct Finding {
     pub rule: RuleKind,
     /// Short cause: `Evicted`, `ImagePullBackOff`, `OOMKilled`, `Unschedulable`...
-    pub reason: String,
-    pub message: Option<String>,
+    pub reason: Arc<str>,
+    pub message: Option<Arc<str>>,
     /// The container the reason belongs to, when it is a container's.
-    pub container: Option<String>,
+    pub container: Option<Arc<str>>,
     /// Best evidence of when the pod entered this state.
     pub since: DateTime<Utc>,
     pub action: ActionKind,
@@ -41,9 +43,9 @@ pub fn classify(pod: &PodRecord, chain: &[RuleSpec], now: DateTime<Utc>) -> Opti
             let seen = evidence(rule, pod, now)?;
             held_long_enough(rule, &seen, now).then_some(Finding {
                 rule: rule.kind,
-                reason: seen.reason,
-                message: seen.message,
-                container: seen.container,
+                reason: seen.reason.into(),
+                message: seen.message.map(Into::into),
+                container: seen.container.map(Into::into),
                 since: seen.since,
                 action: rule.action,
             })
