@@ -25,6 +25,7 @@ pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod fleet;
+pub mod freed;
 pub mod inert;
 pub mod lease;
 mod lease_error;

@@ -249,6 +249,8 @@ impl Feed {
         let now = self.clock.instant();
         let mut folded = false;
         let mut gap = None;
+        // A snapshot's line, rows and the view they replace are megabytes, freed at once.
+        let snapshot = frames.iter().any(|f| matches!(f, Frame::Snapshot(_)));
         self.state.send_modify(|state| {
             let view = state.view_mut();
             for frame in frames {
@@ -264,6 +266,9 @@ impl Feed {
         });
         if folded {
             self.proved = Some(now);
+        }
+        if snapshot {
+            crate::freed::give_back();
         }
         gap.map_or(Ok(folded), Err)
     }
