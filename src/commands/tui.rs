@@ -144,7 +144,8 @@ impl Opener {
             }
         });
         let reporter = self.reporter.clone();
-        let sinks = !self.config.report.sinks.is_empty();
+        // A fed cluster's cache holds none of its pods: its restart report is its worker's.
+        let sinks = !self.config.report.sinks.is_empty() && !opened.is_fed();
         // A worker that can change the cluster takes part in its Lease, as the in-cluster one
         // does: one worker per cluster. Dry-run and read-only change nothing, so they never
         // keep the in-cluster worker from acting.

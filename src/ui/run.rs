@@ -319,10 +319,11 @@ impl Runtime {
     }
 
     /// The restart report of every open cluster as one, grouped by cluster.
+    /// The restart report of the watched clusters: a fed cluster's cache holds none of its
+    /// pods, and its worker reports its restarts itself.
     fn report(&self) -> RestartReport {
-        let reports = self
-            .sessions
-            .iter()
+        let reports = (self.sessions.iter())
+            .filter(|s| !s.cluster.is_fed())
             .map(|s| (s.report)(&s.cluster.cache))
             .collect();
         RestartReport::combine(reports).unwrap_or_else(|| RestartReport {
@@ -347,6 +348,19 @@ impl Runtime {
             } => effects.fetch_logs(self.executors(), pod, container, previous),
             Effect::ResolveWorkload(pod) => effects.resolve_workload(self.executors(), pod),
             Effect::CheckOptOuts(pods) => effects.check_opt_outs(self.executors(), pods),
+            Effect::Worker(WorkerCommand::SendReport) => {
+                for session in &self.sessions {
+                    match session.cluster.is_fed() {
+                        false => session.tell(WorkerCommand::SendReport),
+                        true => tracing::warn!(
+                            target: crate::actions::ACTION_LOG,
+                            "{}: read through its worker, which sends its own restart report; \
+                             none is sent from here",
+                            session.cluster.name
+                        ),
+                    }
+                }
+            }
             Effect::Worker(command) => {
                 for session in &self.sessions {
                     session.tell(command.clone());

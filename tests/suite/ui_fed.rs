@@ -11,6 +11,7 @@ use opc_core::fleet::{
     WorkerView, WorkerWord,
 };
 use opc_core::pod::{OwnerRef, PodRecord};
+use opc_core::report::RestartReport;
 use opc_core::rules::{ActionKind, Cause, Finding, RuleKind, cause};
 use ops_pod_cleaner::ui::{ClusterLine, Event, PodDetails, SourceLine, State, WatchLine, update};
 
@@ -232,6 +233,38 @@ fn a_fed_rows_cause_is_the_workers_word_asked_when_its_details_open() {
         let (_, details) = screens(fed.clone(), Some(word));
         assert!(details.contains(said), "{details}");
     }
+}
+
+#[test]
+fn the_report_pane_says_a_fed_clusters_restarts_are_its_workers_to_report() {
+    let mut s = state();
+    let fed = findings().iter().map(through_a_worker).collect();
+    let line = fed_line(
+        "eu",
+        WatchLine::Synced,
+        FeedStatus::Live,
+        WorkerView::default(),
+    );
+    show(&mut s, fed, vec![line]);
+    // What the screen's own report covers: no watched cluster, so no restarts of its own.
+    let empty = RestartReport {
+        title: "restarts".into(),
+        cluster: String::new(),
+        generated: now(),
+        groups: Vec::new(),
+        clusters: Vec::new(),
+    };
+    update(&mut s, Event::Report(empty));
+    press(&mut s, "h");
+    let text = screen(&s, 120, 30);
+    assert!(
+        text.contains("eu is read through its worker, which reports its restarts"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("no container restarts"),
+        "nothing said of restarts it cannot see: {text}"
+    );
 }
 
 fn press(state: &mut State, keys: &str) {

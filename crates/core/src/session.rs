@@ -155,6 +155,12 @@ impl ClusterSession {
         session
     }
 
+    /// Whether its findings come from its in-cluster worker: then its cache holds only the
+    /// pods read live to act on.
+    pub fn is_fed(&self) -> bool {
+        matches!(self.feed, Feed::WorkerFed(_))
+    }
+
     /// This cluster's auto-clean worker, under the same policy. Dropping the session stands
     /// it by before its watches stop.
     pub fn spawn_worker(&self, policy: &Policy, options: WorkerOptions) -> WorkerHandle {

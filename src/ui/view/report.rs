@@ -7,6 +7,7 @@ use ratatui::widgets::{Block, Paragraph, Widget};
 
 use super::inert_line;
 use crate::rules::format_age;
+use crate::ui::event::SourceLine;
 use crate::ui::state::State;
 use crate::ui::theme;
 
@@ -24,8 +25,23 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     if let Some(last) = &state.worker().last_report {
         lines.push(Line::styled(format!("last delivery: {last}"), theme::dim()));
     }
+    // A fed cluster's pods are not here: its restarts are its worker's to count and send.
+    let fed: Vec<&str> = (state.clusters.lines())
+        .filter(|line| matches!(line.source, SourceLine::Worker { .. }))
+        .map(|line| &*line.name)
+        .collect();
+    for name in &fed {
+        lines.push(Line::styled(
+            inert_line(&format!(
+                "{name} is read through its worker, which reports its restarts (not shown here)"
+            )),
+            theme::dim(),
+        ));
+    }
+    let watched = fed.is_empty() || state.clusters.lines().len() > fed.len();
     match &state.report {
         None => lines.push(Line::styled("building…", theme::dim())),
+        Some(r) if r.groups.is_empty() && !watched => {}
         Some(r) if r.groups.is_empty() => lines.push(Line::styled(
             "no container restarts often enough to report",
             theme::dim(),
