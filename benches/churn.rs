@@ -461,20 +461,9 @@ struct Running {
 /// that is not read would block the process).
 fn start_tui(bin: &Path, kubeconfig: &Path, dir: &Path) -> Running {
     let (master, slave) = open_pty(ROWS, COLS);
-    let home = dir.join("tui-home");
-    std::fs::create_dir_all(&home).expect("home");
-    let child = Command::new(bin)
+    let child = common::tui_command(bin, dir, &bench_config(dir, ""), slave)
         .arg("--kubeconfig")
         .arg(kubeconfig)
-        .env("OPS_POD_CLEANER_CONFIG", bench_config(dir, ""))
-        .current_dir(&home)
-        .env("HOME", &home)
-        .env("XDG_DATA_HOME", &home)
-        .env("XDG_CONFIG_HOME", &home)
-        .env("TERM", "xterm-256color")
-        .stdin(Stdio::from(slave.try_clone().expect("pty")))
-        .stdout(Stdio::from(slave.try_clone().expect("pty")))
-        .stderr(Stdio::from(slave))
         .spawn()
         .expect("the binary runs");
     let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));

@@ -37,7 +37,7 @@ use std::convert::Infallible;
 use std::io::Read;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -243,20 +243,9 @@ fn start_tui(
     dir: &Path,
 ) -> (Child, Arc<Mutex<vt100::Parser>>) {
     let (master, slave) = open_pty(ROWS, COLS);
-    let home = dir.join("tui-home");
-    std::fs::create_dir_all(&home).expect("home");
-    let child = Command::new(bin)
+    let child = common::tui_command(bin, dir, config, slave)
         .args(["--all-contexts", "--dry-run", "--kubeconfig"])
         .arg(kubeconfig)
-        .env("OPS_POD_CLEANER_CONFIG", config)
-        .env("HOME", &home)
-        .env("XDG_DATA_HOME", &home)
-        .env("XDG_CONFIG_HOME", &home)
-        .env("TERM", "xterm-256color")
-        .current_dir(&home)
-        .stdin(Stdio::from(slave.try_clone().expect("pty")))
-        .stdout(Stdio::from(slave.try_clone().expect("pty")))
-        .stderr(Stdio::from(slave))
         .spawn()
         .expect("the binary runs");
     let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));

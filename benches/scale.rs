@@ -26,6 +26,7 @@
     clippy::indexing_slicing
 )]
 
+#[allow(dead_code)] // The TUI in a pty is the churn and fleet benches'.
 mod common;
 
 use std::convert::Infallible;

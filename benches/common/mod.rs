@@ -11,6 +11,31 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 
+/// The TUI at `bin` reading `config`, in a home of its own under `dir` (so nothing of the
+/// user's is read or written), its three streams on the pseudo-terminal `slave`.
+pub fn tui_command(
+    bin: &std::path::Path,
+    dir: &std::path::Path,
+    config: &std::path::Path,
+    slave: std::fs::File,
+) -> std::process::Command {
+    use std::process::Stdio;
+    let home = dir.join("tui-home");
+    std::fs::create_dir_all(&home).expect("home");
+    let mut command = std::process::Command::new(bin);
+    command
+        .env("OPS_POD_CLEANER_CONFIG", config)
+        .env("HOME", &home)
+        .env("XDG_DATA_HOME", &home)
+        .env("XDG_CONFIG_HOME", &home)
+        .env("TERM", "xterm-256color")
+        .current_dir(&home)
+        .stdin(Stdio::from(slave.try_clone().expect("pty")))
+        .stdout(Stdio::from(slave.try_clone().expect("pty")))
+        .stderr(Stdio::from(slave));
+    command
+}
+
 pub fn mib(bytes: u64) -> f64 {
     bytes as f64 / 1048576.0
 }
