@@ -12,7 +12,8 @@ pub(crate) use parked::{parked_summary, parked_table};
 
 use crate::Result;
 use crate::cluster::{
-    Cluster, ClusterName, EventStore, NodeStore, Scope, list_nodes, list_pod_events, list_pods,
+    Cluster, ClusterName, EventStore, NodeStore, Scope, WatchSettings, list_nodes, list_pod_events,
+    list_pods,
 };
 use crate::fleet::FindingRow;
 use crate::inert;
@@ -44,7 +45,7 @@ pub(crate) struct MissingNamespace {
 pub(crate) async fn list_scopes(
     cluster: &Cluster,
     scopes: &[Scope],
-    page_size: u32,
+    listing: &WatchSettings,
     with_events: bool,
 ) -> Result<Listed> {
     let (mut pods, mut missing, mut events) = (Vec::new(), Vec::new(), EventStore::default());
@@ -55,8 +56,10 @@ pub(crate) async fn list_scopes(
                 false => None,
             }
         };
-        let (listed, read) =
-            tokio::join!(list_pods(&cluster.client, scope, page_size), read_events);
+        let (listed, read) = tokio::join!(
+            list_pods(&cluster.client, scope, listing.page_size, listing.wire),
+            read_events
+        );
         let listed = listed?.pods;
         match read {
             Some(Ok(found)) => events.extend(found),
@@ -80,7 +83,7 @@ pub(crate) async fn list_scopes(
     Ok(Listed {
         pods,
         events,
-        nodes: read_nodes(cluster, page_size, with_events).await,
+        nodes: read_nodes(cluster, listing.page_size, with_events).await,
         missing,
     })
 }

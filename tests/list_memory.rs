@@ -158,9 +158,14 @@ async fn a_list_body_that_keeps_coming_is_not_cut_and_one_that_stalls_is() {
     let slowly = |gap: Duration, stall: Duration| serve(move |_| answer_slowly(gap, stall));
     let flowing = client(slowly(Duration::from_millis(60), Duration::ZERO).await);
     let started = std::time::Instant::now();
-    let listed = list_pods(&flowing, &Scope::All, 500)
-        .await
-        .expect("the whole list");
+    let listed = list_pods(
+        &flowing,
+        &Scope::All,
+        500,
+        opc_core::cluster::WireFormat::default(),
+    )
+    .await
+    .expect("the whole list");
     assert_eq!(listed.pods.len(), 20);
     assert!(
         started.elapsed() > Duration::from_secs(1),
@@ -168,10 +173,15 @@ async fn a_list_body_that_keeps_coming_is_not_cut_and_one_that_stalls_is() {
     );
 
     let stalling = client(slowly(Duration::from_millis(60), Duration::from_millis(600)).await);
-    let error = list_pods(&stalling, &Scope::All, 500)
-        .await
-        .unwrap_err()
-        .to_string();
+    let error = list_pods(
+        &stalling,
+        &Scope::All,
+        500,
+        opc_core::cluster::WireFormat::default(),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
     assert!(error.contains("did not answer within 0.3s"), "{error}");
 }
 

@@ -177,8 +177,13 @@ pub async fn listen(url: &str, config: watcher::Config, window: Duration) -> Hea
 /// Our list on `url`: how many pods it kept and how long it took.
 pub async fn our_list(url: &str) -> Result<(usize, Duration), String> {
     let start = Instant::now();
-    let listed = list_pods(&client(url), &Scope::All, 500)
-        .await
-        .map_err(|e| e.to_string())?;
+    let listed = list_pods(
+        &client(url),
+        &Scope::All,
+        500,
+        opc_core::cluster::WireFormat::default(),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     Ok((listed.pods.len(), start.elapsed()))
 }

@@ -7,6 +7,7 @@ use chrono::Utc;
 
 use super::open_targets;
 use crate::cli::{GlobalArgs, ReportOutput};
+use crate::cluster::{WatchSettings, watch_settings};
 use crate::report::{DeliveryPolicy, Reporter, render};
 use crate::scan::over_clusters;
 use crate::{Result, Usage};
@@ -25,7 +26,10 @@ pub(crate) async fn run(global: &GlobalArgs, output: ReportOutput, send: bool) -
     let gathered = over_clusters(
         &targets.clusters,
         &targets.scopes,
-        500,
+        &WatchSettings {
+            page_size: 500,
+            ..watch_settings(&config.cluster)?
+        },
         false,
         |cluster, listed| (cluster.name.clone(), reporter.keep_candidates(listed.pods)),
     )

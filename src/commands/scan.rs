@@ -9,7 +9,7 @@ use futures::future::try_join_all;
 use super::{Targets, open_targets};
 use crate::actions::{ParkedRow, RetryPolicy, list_parked};
 use crate::cli::{GlobalArgs, ScanOutput};
-use crate::cluster::WatchSettings;
+use crate::cluster::watch_settings;
 use crate::scan::{
     over_clusters, parked_summary, parked_table, rows, sort_rows, summary, to_json, to_table,
 };
@@ -22,12 +22,12 @@ pub(crate) async fn run(global: &GlobalArgs, output: ScanOutput, parked: bool) -
         return parked_workloads(&targets, output).await;
     }
     let now = Utc::now();
-    let page = WatchSettings::default().page_size;
+    let listing = watch_settings(&config.cluster)?;
     // Each cluster's pods become its rows as soon as they are listed.
     let gathered = over_clusters(
         &targets.clusters,
         &targets.scopes,
-        page,
+        &listing,
         true,
         |cluster, listed| {
             (

@@ -5,6 +5,7 @@
 use futures::future::try_join_all;
 
 use super::{Listed, MissingNamespace, list_scopes};
+use crate::cluster::WatchSettings;
 use crate::cluster::{Cluster, Scope};
 use crate::{Error, Result};
 
@@ -21,13 +22,13 @@ pub(crate) struct Gathered<T> {
 pub(crate) async fn over_clusters<T>(
     clusters: &[Cluster],
     scopes: &[Scope],
-    page_size: u32,
+    listing: &WatchSettings,
     with_events: bool,
     keep: impl Fn(&Cluster, Listed) -> T,
 ) -> Result<Gathered<T>> {
     let keep = &keep;
     let listed = try_join_all(clusters.iter().map(|cluster| async move {
-        let mut listed = list_scopes(cluster, scopes, page_size, with_events).await?;
+        let mut listed = list_scopes(cluster, scopes, listing, with_events).await?;
         let missing = std::mem::take(&mut listed.missing);
         Ok::<_, Error>((keep(cluster, listed), missing))
     }))

@@ -83,14 +83,26 @@ async fn a_paged_list_sees_every_pod_once() {
         })));
     }
     let server = SimServer::start(sim.clone()).await.unwrap();
-    let listed = list_pods(&server.client(), &Scope::All, 100).await.unwrap();
+    let listed = list_pods(
+        &server.client(),
+        &Scope::All,
+        100,
+        opc_core::cluster::WireFormat::default(),
+    )
+    .await
+    .unwrap();
     assert_eq!(listed.pods.len(), 1234);
     let mut names: Vec<_> = listed.pods.iter().map(|p| p.name.to_string()).collect();
     names.dedup();
     assert_eq!(names.len(), 1234, "no pod twice");
-    let only_a = list_pods(&server.client(), &Scope::Namespace("a".into()), 100)
-        .await
-        .unwrap();
+    let only_a = list_pods(
+        &server.client(),
+        &Scope::Namespace("a".into()),
+        100,
+        opc_core::cluster::WireFormat::default(),
+    )
+    .await
+    .unwrap();
     assert_eq!(only_a.pods.len(), 617);
     assert!(!listed.resource_version.is_empty());
 }
@@ -178,10 +190,15 @@ async fn a_refused_connection_says_what_failed_and_what_to_check() {
     let server = SimServer::start(SimCluster::new()).await.unwrap();
     let client = server.client();
     server.shutdown().await;
-    let error = list_pods(&client, &Scope::Namespace("shop".into()), 100)
-        .await
-        .unwrap_err()
-        .to_string();
+    let error = list_pods(
+        &client,
+        &Scope::Namespace("shop".into()),
+        100,
+        opc_core::cluster::WireFormat::default(),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
     assert!(
         error.contains("list pods in namespace shop failed"),
         "{error}"

@@ -336,9 +336,17 @@ async fn a_hung_list_fails_at_its_deadline() {
     sim.faults().hang(Some("list"), "/api/v1/pods");
     let client = client_with_deadlines(server.config(), short_deadlines()).unwrap();
     let started = Instant::now();
-    let listed = tokio::time::timeout(Duration::from_secs(3), list_pods(&client, &Scope::All, 100))
-        .await
-        .expect("the deadline ends the list, not the test's timeout");
+    let listed = tokio::time::timeout(
+        Duration::from_secs(3),
+        list_pods(
+            &client,
+            &Scope::All,
+            100,
+            opc_core::cluster::WireFormat::default(),
+        ),
+    )
+    .await
+    .expect("the deadline ends the list, not the test's timeout");
     let error = listed.unwrap_err().to_string();
     assert!(error.contains("did not answer within 0.3s"), "{error}");
     assert!(started.elapsed() < Duration::from_secs(1));

@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube_sim::{SimCluster, SimServer, StreamingLists};
 use opc_core::cluster::{Cache, Scope, WatchSettings, WireFormat, spawn_watches};
 use serde_json::json;
+use support::contexts::{Scratch, run};
 use support::sim::{eventually, quick_watch};
 
 fn pod_named(name: &str) -> Pod {
@@ -138,4 +139,21 @@ fn the_cluster_section_can_force_json() {
     assert_eq!(default.cluster.wire_format, WireFormat::Protobuf);
     let error = Config::from_yaml("cluster:\n  wireFormat: xml\n", "bad.yaml").unwrap_err();
     assert!(error.to_string().contains("cluster.wireFormat"), "{error}");
+}
+
+/// `scan` lists in the format the config says, as the watches do.
+#[tokio::test]
+async fn scan_lists_in_the_configured_wire_format() {
+    for (yaml, protobuf) in [("", true), ("cluster:\n  wireFormat: json\n", false)] {
+        let sim = sim_with_pods(2);
+        let server = SimServer::start(sim.clone()).await.unwrap();
+        let scratch = Scratch::new(&[("east", &server)], yaml);
+        let out = run(scratch.args(&["scan", "-o", "json"])).await;
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(sim.protobuf_asked() > 0, protobuf, "config {yaml:?}");
+    }
 }

@@ -45,6 +45,8 @@ pub struct State {
     pub watches_served: u64,
     /// Of those, the ones answered in protobuf frames.
     pub protobuf_watches_served: u64,
+    /// Requests whose `Accept` asked for protobuf, of any verb.
+    pub protobuf_asked: u64,
     /// Whether watches with `sendInitialEvents=true` are served (a 1.32+ server) or not.
     pub streaming_lists: StreamingLists,
     /// Where the watch cache is held back to (None: it follows every change at once).
@@ -76,6 +78,7 @@ impl State {
             namespaces_required: false,
             watches_served: 0,
             protobuf_watches_served: 0,
+            protobuf_asked: 0,
             streaming_lists: StreamingLists::Served,
             watch_cache_held: None,
             too_large_wait: Duration::from_secs(3),
@@ -242,6 +245,11 @@ impl SimCluster {
     /// How many of those were answered in protobuf frames.
     pub fn protobuf_watches_served(&self) -> u64 {
         self.read(|s| s.protobuf_watches_served)
+    }
+
+    /// How many requests asked for protobuf.
+    pub fn protobuf_asked(&self) -> u64 {
+        self.read(|s| s.protobuf_asked)
     }
 
     /// Serve streaming lists, refuse them, or ignore their parameters.

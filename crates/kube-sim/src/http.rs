@@ -65,12 +65,13 @@ where
     let path = req.uri().path().to_string();
     tracing::debug!(%method, uri = %req.uri(), "sim api request");
     let query = Query::parse(req.uri().query());
-    let protobuf = req
-        .headers()
-        .get(header::ACCEPT)
+    let asked = (req.headers().get(header::ACCEPT))
         .and_then(|v| v.to_str().ok())
-        .is_some_and(proto::wanted)
-        && !cluster.read(|s| s.faults.json_only);
+        .is_some_and(proto::wanted);
+    let protobuf = cluster.mutate(|s| {
+        s.protobuf_asked += u64::from(asked);
+        asked && !s.faults.json_only
+    });
     let error = |err: &ApiError| error_response(err, protobuf);
     let verb = request_verb(&method, &path, &query);
     if !wait_while_hung(&cluster, shutdown.clone(), verb, &path).await {

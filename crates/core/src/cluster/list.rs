@@ -156,11 +156,15 @@ fn encode(value: &str) -> String {
 }
 
 /// List every pod in `scope` at the most recent version (a quorum read), `page_size` at a
-/// time: for one-shot callers that want a consistent answer. The watch loop uses
-/// `list_pods_from` with a cheaper `ListFrom`.
-pub async fn list_pods(client: &Client, scope: &Scope, page_size: u32) -> Result<ListedPods> {
-    let from = ListFrom::MostRecent;
-    list_pods_from(client, scope, page_size, &from, WireFormat::default()).await
+/// time, asking for `wire`: for one-shot callers that want a consistent answer. The watch
+/// loop uses `list_pods_from` with a cheaper `ListFrom`.
+pub async fn list_pods(
+    client: &Client,
+    scope: &Scope,
+    page_size: u32,
+    wire: WireFormat,
+) -> Result<ListedPods> {
+    list_pods_from(client, scope, page_size, &ListFrom::MostRecent, wire).await
 }
 
 /// List every pod in `scope` as `from` allows, `page_size` at a time. Each page is decoded as
