@@ -4,7 +4,7 @@
 //! piece being read are held; any other field is stepped over, even across chunks.
 
 use super::split::{Malformed, Piece};
-use crate::pod::MAGIC;
+use crate::pod::{FRAME_CAP, MAGIC};
 
 /// Where the splitter is in the body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,12 +183,17 @@ impl ProtoSplitter {
                     else {
                         return Ok(());
                     };
-                    let whole = head_len as u64 + len;
-                    if whole > left {
+                    let whole = (head_len as u64).checked_add(len);
+                    let Some(whole) = whole.filter(|whole| *whole <= left) else {
                         return Err(self.malformed(*pos, "a list item runs past its list"));
-                    }
+                    };
                     let after = left - whole;
-                    if wire == 2 && matches!(field, 1 | 2) {
+                    let held = wire == 2 && matches!(field, 1 | 2);
+                    // What a server declares is not held on its word: no object is this large.
+                    if held && len > FRAME_CAP as u64 {
+                        return Err(self.malformed(*pos, "a list item larger than any object"));
+                    }
+                    if held {
                         // Held until all of it has arrived: the only piece ever held whole.
                         let Some(piece) = rest.get(head_len..head_len + len as usize) else {
                             return Ok(());
@@ -270,5 +275,32 @@ mod tests {
         assert!(splitter.finish().is_err());
         let mut splitter = ProtoSplitter::default();
         assert!(splitter.feed(b"{\"kind\":", &mut |_| {}).is_err());
+    }
+
+    #[test]
+    fn an_item_declared_larger_than_any_object_is_refused_before_it_is_held() {
+        // A list of 2^40 bytes whose first item claims 2^35: only its head has arrived.
+        let varint = |mut n: u64| {
+            let mut out = Vec::new();
+            while n >= 0x80 {
+                out.push((n as u8) | 0x80);
+                n >>= 7;
+            }
+            out.push(n as u8);
+            out
+        };
+        let type_meta = field(1, &field(2, b"PodList"));
+        let head = [
+            &MAGIC[..],
+            &type_meta,
+            &[2 << 3 | 2],
+            &varint(1 << 40),
+            &[2 << 3 | 2],
+            &varint(1 << 35),
+        ]
+        .concat();
+        let mut splitter = ProtoSplitter::default();
+        let refused = splitter.feed(&head, &mut |_| {}).unwrap_err();
+        assert_eq!(refused.why, "a list item larger than any object");
     }
 }
