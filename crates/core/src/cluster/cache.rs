@@ -252,19 +252,28 @@ impl Cache {
         }
     }
 
+    /// Readers wake only when it changed: a watch that opens again in the state it was in
+    /// (every quiet period) is news to nobody.
     pub(crate) fn update_health(&self, scope: &Scope, change: impl FnOnce(&mut ScopeHealth)) {
-        {
+        let changed = {
             let mut health = self.inner.health.write().unwrap_or_else(|e| e.into_inner());
             match health.scopes.iter_mut().find(|s| &s.scope == scope) {
-                Some(known) => change(known),
+                Some(known) => {
+                    let before = known.clone();
+                    change(known);
+                    *known != before
+                }
                 None => {
                     let mut new = ScopeHealth::new(scope.clone(), DEFAULT_STALE_AFTER);
                     change(&mut new);
                     health.scopes.push(new);
+                    true
                 }
             }
+        };
+        if changed {
+            self.bump();
         }
-        self.bump();
     }
 
     /// Swap in a complete list for one scope, keeping what was observed of pods that stay.
@@ -623,5 +632,25 @@ async fn promote_as_time_passes(cache: Weak<Inner>, mut changes: watch::Receiver
             _ = clock.sleep(pause) => {}
             changed = changes.changed() => if changed.is_err() { return },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::WireFormat;
+
+    #[test]
+    fn a_change_of_health_that_changes_nothing_wakes_no_reader() {
+        let cache = Cache::new();
+        let mut readers = cache.subscribe();
+        let protobuf = |h: &mut ScopeHealth| h.format = Some(WireFormat::Protobuf);
+        cache.update_health(&Scope::All, protobuf);
+        assert!(readers.has_changed().unwrap(), "the first word is news");
+        readers.mark_unchanged();
+        cache.update_health(&Scope::All, protobuf);
+        assert!(!readers.has_changed().unwrap(), "the same again is not");
+        cache.update_health(&Scope::All, |h| h.format = Some(WireFormat::Json));
+        assert!(readers.has_changed().unwrap(), "a new format is");
     }
 }
