@@ -65,6 +65,43 @@ fn clusters_dialog(session: &ClusterSession) -> String {
     screen(&s, 160, 30)
 }
 
+/// `worker` reads the worker whatever it answers first: the screen opens at once and shows
+/// the cluster connecting, rather than waiting out a silent proxy to decide nothing.
+#[tokio::test]
+async fn worker_opens_at_once_even_while_the_proxy_is_silent() {
+    let theirs = Cache::for_cluster("east", default_chain(), Clock::real());
+    let worker = serve_cache(theirs.reader(), true, FleetSettings::default()).await;
+    let sim = SimCluster::new();
+    let server = SimServer::start(sim.clone()).await.unwrap();
+    expose(&server, worker.addr).await;
+    sim.faults().silence_proxies(true);
+    let cluster = Cluster {
+        name: "east".into(),
+        client: server.client(),
+    };
+    let patient = SourceChoice {
+        settings: FeedSettings {
+            silence: Duration::from_secs(3600),
+            ..choice(Source::Worker).settings
+        },
+        ..choice(Source::Worker)
+    };
+    let (policy, watch) = (policy(false, false), quick_watch());
+    let opening = ClusterSession::open_as(
+        cluster,
+        &patient,
+        &[Scope::All],
+        &watch,
+        &policy,
+        Audit::Off,
+        Clock::real(),
+    );
+    let session = tokio::time::timeout(Duration::from_secs(5), opening)
+        .await
+        .expect("opened without waiting for the worker's first answer");
+    assert!(session.is_fed());
+}
+
 #[tokio::test]
 async fn auto_reads_the_worker_through_the_proxy_and_the_screen_lists_its_findings() {
     // The in-cluster worker: `headless`'s server on its own cache of the cluster.

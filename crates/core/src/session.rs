@@ -121,6 +121,10 @@ impl ClusterSession {
                 let name = cluster.name.clone();
                 let address = choice.address.clone();
                 let feed = spawn_feed(client, name, address, choice.settings, clock);
+                // `worker` reads it whatever it answers first: only `auto` waits to choose.
+                if source == Source::Worker {
+                    return ClusterSession::open_fed(cluster, feed, policy, audit, clock);
+                }
                 match decide(source, &feed.first_outcome().await) {
                     Decision::UseWorker => {
                         return ClusterSession::open_fed(cluster, feed, policy, audit, clock);
