@@ -2,10 +2,7 @@
 //! typed error the client reconnects (or gives up) on, never memory that grows with whatever
 //! a server, or something posing as one, sends.
 
-use chrono::{DateTime, Utc};
-use serde::Deserialize;
-
-use super::{Counts, Epoch, FindingRow, Frame, Snapshot, ViewHealth, WorkerView};
+use super::{Frame, Snapshot};
 
 /// What a client accepts from one worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +44,10 @@ pub fn decode_line(line: &[u8], limits: &Limits) -> Result<Frame, DecodeError> {
         });
     }
     let decoded = match line.starts_with(SNAPSHOT_LINE) {
-        true => serde_json::from_slice::<SnapshotLine>(line).map(SnapshotLine::frame),
+        // Read straight into its rows: read as a `Frame`, serde would first copy the whole
+        // line into its buffered form (a tree of every string) to find the tag. The tag is
+        // the one field a `Snapshot` does not have, and is ignored.
+        true => serde_json::from_slice::<Snapshot>(line).map(Frame::Snapshot),
         false => serde_json::from_slice::<Frame>(line),
     };
     let frame = decoded.map_err(|e| {
@@ -70,42 +70,6 @@ pub fn decode_line(line: &[u8], limits: &Limits) -> Result<Frame, DecodeError> {
 
 /// How a worker's snapshot line starts: serde writes an internally tagged enum's tag first.
 const SNAPSHOT_LINE: &[u8] = br#"{"type":"snapshot","#;
-
-/// A snapshot line, read straight into its rows. Read as a [`Frame`], serde would first copy
-/// the whole line into its buffered form (a tree of every string) to find the tag: twice the
-/// work, and megabytes held a moment for a snapshot of thousands of rows.
-#[derive(Deserialize)]
-struct SnapshotLine {
-    #[serde(rename = "type")]
-    _type: SnapshotTag,
-    epoch: Epoch,
-    seq: u64,
-    at: DateTime<Utc>,
-    findings: Vec<FindingRow>,
-    counts: Counts,
-    worker: WorkerView,
-    view: ViewHealth,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-enum SnapshotTag {
-    Snapshot,
-}
-
-impl SnapshotLine {
-    fn frame(self) -> Frame {
-        Frame::Snapshot(Snapshot {
-            epoch: self.epoch,
-            seq: self.seq,
-            at: self.at,
-            findings: self.findings,
-            counts: self.counts,
-            worker: self.worker,
-            view: self.view,
-        })
-    }
-}
 
 /// Splits a byte stream into frames, one per line, holding at most one line's worth.
 #[derive(Debug)]
@@ -176,7 +140,9 @@ impl LineReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::Publisher;
+    use chrono::Utc;
+
+    use crate::fleet::{Epoch, Publisher};
 
     #[test]
     fn a_snapshot_reads_the_same_whichever_way_its_fields_come() {
