@@ -34,7 +34,7 @@ mod source;
 mod told;
 mod view;
 
-pub use address::{BadAddress, WorkerAddress, uid_segment};
+pub use address::{BadAddress, WorkerAddress, is_uid_segment, uid_segment};
 pub use client::{FeedHandle, FeedSettings, FirstOutcome, spawn_feed};
 pub use decode::{DecodeError, Limits, LineReader, decode_line};
 pub use fed::{FedCluster, FedView};

@@ -50,7 +50,7 @@ impl Publisher {
     /// The row of the pod whose uid, as [`uid_segment`](super::uid_segment) encodes it, is
     /// `segment`.
     pub fn finding(&self, segment: &str) -> Option<&FindingRow> {
-        (self.findings.iter()).find(|row| super::uid_segment(&row.uid) == segment)
+        (self.findings.iter()).find(|row| super::is_uid_segment(&row.uid, segment))
     }
 
     /// The sequence number of the last change.
