@@ -60,13 +60,14 @@ pub fn cluster_line(cluster: &ClusterSession, now: Instant) -> ClusterLine {
             (feed.len(), source)
         }
     };
+    let health = cache.health();
     ClusterLine {
         name: cluster.name.clone(),
-        watch: watch_line(&cache.health(), now),
+        watch: watch_line(&health, now),
         pods,
         nodes_not_reporting: cache.nodes_not_reporting(),
         nodes_unreadable: cache.nodes_unreadable_why(),
-        wire: cache.health().wire_format(),
+        wire: health.wire_format(),
         source,
     }
 }

@@ -137,7 +137,7 @@ impl ClusterSession {
     }
 
     /// A watched session that is one because its worker could not be read: says why.
-    pub fn watched_because(mut self, why: WatchWhy) -> ClusterSession {
+    fn watched_because(mut self, why: WatchWhy) -> ClusterSession {
         self.feed = Feed::Watched(why);
         self
     }

@@ -106,11 +106,6 @@ impl FedCluster {
     pub fn subscribe(&self) -> watch::Receiver<FedView> {
         self.view.clone()
     }
-
-    /// The feed's state now.
-    pub fn state(&self) -> FeedState {
-        self.feed.state()
-    }
 }
 
 impl Drop for FedCluster {
