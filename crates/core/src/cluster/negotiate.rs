@@ -11,7 +11,7 @@ use http_body_util::BodyExt;
 use kube::Client;
 use kube::core::Status;
 
-use crate::pod::{MAGIC, PROTOBUF, status_body};
+use crate::pod::{MAGIC, PROTOBUF, capped_status, status_body};
 
 /// What to ask the API server for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -127,7 +127,9 @@ fn status_of(body: &[u8], code: u16) -> Status {
     let status = if body.starts_with(MAGIC) {
         status_body(body).ok()
     } else {
-        serde_json::from_slice::<Status>(body).ok()
+        serde_json::from_slice::<Status>(body)
+            .ok()
+            .map(capped_status)
     };
     let mut status = status.unwrap_or_else(|| {
         let text = String::from_utf8_lossy(body);
@@ -145,6 +147,19 @@ fn status_of(body: &[u8], code: u16) -> Status {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_status_keeps_its_texts_cut_in_json_as_in_protobuf() {
+        let long = "x".repeat(100_000);
+        let body = serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "status": "Failure",
+            "message": long, "reason": long, "code": 500,
+        });
+        let status = status_of(&serde_json::to_vec(&body).unwrap_or_default(), 500);
+        assert_eq!(status.message.len(), crate::pod::MESSAGE_CAP);
+        assert!(status.reason.len() <= 128, "{}", status.reason.len());
+        assert_eq!(status.code, 500);
+    }
 
     #[test]
     fn protobuf_is_asked_for_first_and_json_accepted() {

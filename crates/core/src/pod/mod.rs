@@ -33,9 +33,9 @@ pub use proto_frame::{
 };
 pub use protowire::ProtoError;
 pub use resources::Requests;
-pub(crate) use wire::cut;
 pub(crate) use wire::is_truthy;
 pub use wire::{MESSAGE_CAP, NAME_CAP, WirePod, decode_pod};
+pub(crate) use wire::{capped_status, cut};
 pub use wire_event::{Capped, WireEvent};
 pub use workload::WorkloadId;
 pub(crate) use workload::home_api_version;

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use kube::core::watch::{Bookmark, BookmarkMeta};
 use kube::core::{Status, TypeMeta, WatchEvent};
 
+use super::WirePod;
 use super::protowire::{ProtoError, for_each_field, map_entry};
-use super::{MESSAGE_CAP, WirePod, cut};
 use crate::pod::proto::text;
 
 /// The media type a client asks for and a server answers with.
@@ -210,8 +210,8 @@ fn status(message: &[u8]) -> Result<Status, ProtoError> {
     for_each_field(message, |f, v| {
         match f {
             2 => outcome = text(v, f)?,
-            3 => said = cut(&text(v, f)?, MESSAGE_CAP).to_owned(),
-            4 => reason = cut(&text(v, f)?, 128).to_owned(),
+            3 => said = text(v, f)?,
+            4 => reason = text(v, f)?,
             6 => code = u16::try_from(v.varint(f)?).unwrap_or(0),
             _ => {}
         }
@@ -222,5 +222,5 @@ fn status(message: &[u8]) -> Result<Status, ProtoError> {
     } else {
         Status::failure(&said, &reason)
     };
-    Ok(status.with_code(code))
+    Ok(super::capped_status(status.with_code(code)))
 }

@@ -318,6 +318,13 @@ const FINALIZERS_CAP: usize = 32;
 /// More containers than any real pod has: the rest are not kept, and the pod is malformed.
 const CONTAINERS_CAP: usize = 64;
 
+/// An API server's error `Status`, its texts cut as a pod's are, whichever format it came in.
+pub(crate) fn capped_status(mut status: kube::core::Status) -> kube::core::Status {
+    status.message = cut(&status.message, MESSAGE_CAP).to_owned();
+    status.reason = cut(&status.reason, REASON_CAP).to_owned();
+    status
+}
+
 /// `text` cut to at most `max` bytes, on a character.
 pub(crate) fn cut(text: &str, max: usize) -> &str {
     if text.len() <= max {

@@ -133,7 +133,9 @@ fn json_line<W: serde::de::DeserializeOwned>(line: &[u8]) -> kube::Result<Option
     match serde_json::from_slice::<WatchEvent<W>>(line) {
         Ok(event) => Ok(Some(Read::Event(event))),
         Err(e) => match serde_json::from_slice::<Status>(line) {
-            Ok(status) if status.code != 0 => Err(kube::Error::Api(Box::new(status))),
+            Ok(status) if status.code != 0 => Err(kube::Error::Api(Box::new(
+                crate::pod::capped_status(status),
+            ))),
             _ => Ok(Some(Read::Undecodable(e.to_string()))),
         },
     }
@@ -154,6 +156,19 @@ mod tests {
     use super::*;
     use crate::pod::WirePod;
     use crate::pod::proto_build::{body, field, frame, message};
+
+    #[test]
+    fn an_error_line_keeps_its_message_cut() {
+        let long = "x".repeat(100_000);
+        let line =
+            format!(r#"{{"kind":"Status","status":"Failure","message":"{long}","code":410}}"#);
+        match json_line::<WirePod>(line.as_bytes()) {
+            Err(kube::Error::Api(status)) => {
+                assert_eq!(status.message.len(), crate::pod::MESSAGE_CAP);
+            }
+            _ => panic!("an error Status"),
+        }
+    }
 
     /// `bytes` as a body that arrives `step` bytes at a time.
     fn arriving(bytes: Vec<u8>, step: usize) -> impl AsyncBufRead + Send + 'static {
