@@ -229,7 +229,7 @@ fn cells(state: &State, a: &Abnormal, wide: bool, several: bool) -> Vec<String> 
         _ if a.pod.deletion.is_some() => "deleting".to_string(),
         // Shown, never acted on: a field no real object has, or an owner chain that cannot be
         // true (the details pane says why).
-        _ if let Some(held) = a.held() => held.label().to_string(),
+        _ if let Some(held) = a.held_label() => held.to_string(),
         ActionKind::ScaleToZero if a.pod.owner.is_none() => "-".to_string(),
         ActionKind::None => "-".to_string(),
         other => other.name().to_string(),

@@ -80,6 +80,15 @@ impl Abnormal {
         }
     }
 
+    /// One word for why the planned action would be refused, for a table drawn every frame:
+    /// [`Abnormal::held`] without writing the reason out.
+    pub fn held_label(&self) -> Option<&'static str> {
+        match &self.told {
+            Some(told) => told.held.as_ref().map(Held::label),
+            None => crate::actions::Suspect::of(&self.pod, self.finding.action).map(|s| s.label()),
+        }
+    }
+
     /// Why the planned action would be refused, from the pod alone: the worker's word when it
     /// told one, else read from the record.
     pub fn held(&self) -> Option<Held> {
