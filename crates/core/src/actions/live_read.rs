@@ -15,13 +15,14 @@ use crate::pod::WirePod;
 /// The most a live read waits, retries included.
 pub(crate) const LIVE_READ: Duration = Duration::from_secs(15);
 
-/// Read `target` from the API server into `cache`. A pod that is gone, or whose name another
-/// pod now has, leaves the cache without it: the recheck then finds it gone.
+/// Read `target` from the API server into `cache`; the pod as read, for a caller that shows
+/// it. A pod that is gone, or whose name another pod now has, leaves the cache without it:
+/// the recheck then finds it gone.
 pub(crate) async fn read_into(
     calls: &Calls,
     cache: &Cache,
     target: &PodRef,
-) -> Result<(), Outcome> {
+) -> Result<String, Outcome> {
     let path = format!(
         "/api/v1/namespaces/{}/pods/{}",
         target.namespace, target.name
@@ -45,11 +46,14 @@ pub(crate) async fn read_into(
             ))));
         }
     };
-    let pod: WirePod = serde_json::from_slice(answer.as_bytes())
-        .map_err(|e| Outcome::Failed(Failure::Transport(format!("reading {target}: {e}"))))?;
+    let pod: WirePod = serde_json::from_slice(answer.as_bytes()).map_err(|e| {
+        // Where it failed, not serde's words: they may quote what the server sent.
+        let why = format!("reading {target}: {:?}", e.classify());
+        Outcome::Failed(Failure::Transport(why))
+    })?;
     if *pod.metadata.uid != *target.uid {
         cache.remove(&target.uid);
     }
     cache.upsert(pod, cache.clock().now());
-    Ok(())
+    Ok(answer)
 }

@@ -69,12 +69,25 @@ impl ClusterApi<'_> {
     /// The pod as the API server has it now, its owner chain and its Events.
     pub async fn details(&self, pod: &PodRef) -> Result<PodReading, ReadError> {
         let client = self.calls.client();
-        let pods: Api<Pod> = Api::namespaced(client.clone(), &pod.namespace);
-        let full = pods
-            .get(&pod.name)
-            .await
-            .map_err(|e| ReadError::kube(pod, e))?;
-        let inspection = self.inspect(pod, false).await;
+        let full = match self.worker {
+            // No watch fills the cache: the one read of the pod puts it there too.
+            Some(_) => {
+                let text = super::live_read::read_into(self.calls, self.cache, pod)
+                    .await
+                    .map_err(|outcome| ReadError::of_outcome(pod, outcome))?;
+                serde_json::from_str::<Pod>(&text).map_err(|e| ReadError::Failed {
+                    what: pod.to_string(),
+                    why: format!("{:?}", e.classify()),
+                })?
+            }
+            None => {
+                let pods: Api<Pod> = Api::namespaced(client.clone(), &pod.namespace);
+                pods.get(&pod.name)
+                    .await
+                    .map_err(|e| ReadError::kube(pod, e))?
+            }
+        };
+        let inspection = self.inspect_cached(pod, false).await;
         let events: Api<Event> = Api::namespaced(client.clone(), &pod.namespace);
         let params = ListParams::default().fields(&format!("involvedObject.name={}", pod.name));
         let events = match events.list(&params).await {
@@ -102,12 +115,17 @@ impl ClusterApi<'_> {
 
     /// The pod's owner chain (cached) and, with `workload`, the workload itself.
     pub async fn inspect(&self, pod: &PodRef, workload: bool) -> Result<Inspection, ReadError> {
-        let (client, retry) = (self.calls.client(), self.calls.retry());
         if self.worker.is_some() {
             super::live_read::read_into(self.calls, self.cache, pod)
                 .await
                 .map_err(|outcome| ReadError::of_outcome(pod, outcome))?;
         }
+        self.inspect_cached(pod, workload).await
+    }
+
+    /// [`ClusterApi::inspect`] of the pod as the cache holds it.
+    async fn inspect_cached(&self, pod: &PodRef, workload: bool) -> Result<Inspection, ReadError> {
+        let (client, retry) = (self.calls.client(), self.calls.retry());
         let record = self
             .cache
             .get(&pod.uid)
