@@ -143,9 +143,9 @@ impl Opener {
                 tracing::warn!(target: ACTION_TARGET, "{line}");
             }
         });
-        let reporter = self.reporter.clone();
         // A fed cluster's cache holds none of its pods: its restart report is its worker's.
-        let sinks = !self.config.report.sinks.is_empty() && !opened.is_fed();
+        let reporter = self.reporter.clone().filter(|_| !opened.is_fed());
+        let sinks = !self.config.report.sinks.is_empty();
         // A worker that can change the cluster takes part in its Lease, as the in-cluster one
         // does: one worker per cluster. Dry-run and read-only change nothing, so they never
         // keep the in-cluster worker from acting.
@@ -171,7 +171,8 @@ impl Opener {
                 closed,
             ));
         }
-        let report = report_source(reporter, &self.config, &opened.name);
+        let report =
+            (!opened.is_fed()).then(|| report_source(reporter, &self.config, &opened.name));
         Session {
             cluster: opened,
             worker,

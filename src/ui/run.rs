@@ -323,8 +323,7 @@ impl Runtime {
     /// pods, and its worker reports its restarts itself.
     fn report(&self) -> RestartReport {
         let reports = (self.sessions.iter())
-            .filter(|s| !s.cluster.is_fed())
-            .map(|s| (s.report)(&s.cluster.cache))
+            .filter_map(|s| s.report.as_ref().map(|report| report(&s.cluster.cache)))
             .collect();
         RestartReport::combine(reports).unwrap_or_else(|| RestartReport {
             title: String::new(),
@@ -350,9 +349,9 @@ impl Runtime {
             Effect::CheckOptOuts(pods) => effects.check_opt_outs(self.executors(), pods),
             Effect::Worker(WorkerCommand::SendReport) => {
                 for session in &self.sessions {
-                    match session.cluster.is_fed() {
-                        false => session.tell(WorkerCommand::SendReport),
-                        true => tracing::warn!(
+                    match session.report {
+                        Some(_) => session.tell(WorkerCommand::SendReport),
+                        None => tracing::warn!(
                             target: crate::actions::ACTION_LOG,
                             "{}: read through its worker, which sends its own restart report; \
                              none is sent from here",

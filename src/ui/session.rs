@@ -17,7 +17,9 @@ pub(crate) struct Session {
     /// Its name (shown in the header), cache, watches and executor.
     pub(crate) cluster: ClusterSession,
     pub(crate) worker: WorkerHandle,
-    pub(crate) report: ReportSource,
+    /// None for a cluster read through its worker: its cache holds none of its pods, and
+    /// its worker counts and sends its restarts itself.
+    pub(crate) report: Option<ReportSource>,
     /// Keeps the worker's Lease task and the simulated server alive; dropping it stops them.
     pub(crate) _guard: Box<dyn Any + Send>,
 }
