@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::event::{ClusterLine, Routed};
 use crate::actions::{Verb, WorkloadRef};
-use crate::cluster::Abnormal;
 use crate::cluster::ClusterName;
+use crate::cluster::Listed;
 use crate::worker::WorkerStatus;
 
 /// One open cluster as the screen knows it.
@@ -134,17 +134,17 @@ impl Clusters {
             .collect()
     }
 
-    pub(crate) fn is_marked(&self, found: &Abnormal) -> bool {
-        self.get(&found.cluster)
-            .is_some_and(|v| v.marks.contains(&*found.pod.uid))
+    pub(crate) fn is_marked(&self, found: &Listed) -> bool {
+        self.get(found.cluster())
+            .is_some_and(|v| v.marks.contains(found.uid()))
     }
 
     /// Mark `found`, or unmark it when it is marked.
-    pub(crate) fn toggle_mark(&mut self, found: &Abnormal) {
-        if let Some(view) = self.get_mut(&found.cluster)
-            && !view.marks.remove(&*found.pod.uid)
+    pub(crate) fn toggle_mark(&mut self, found: &Listed) {
+        if let Some(view) = self.get_mut(found.cluster())
+            && !view.marks.remove(found.uid())
         {
-            view.marks.insert(found.pod.uid.to_string());
+            view.marks.insert(found.uid().to_string());
         }
     }
 
@@ -166,13 +166,13 @@ impl Clusters {
     }
 
     /// Keep only the marks of pods still among `findings`.
-    pub(crate) fn keep_marks_of(&mut self, findings: &[Abnormal]) {
+    pub(crate) fn keep_marks_of(&mut self, findings: &[Listed]) {
         if self.marked_count() == 0 {
             return;
         }
         let present: HashSet<(&str, &str)> = findings
             .iter()
-            .map(|a| (&*a.cluster, &*a.pod.uid))
+            .map(|a| (a.cluster().as_str(), a.uid()))
             .collect();
         for view in &mut self.views {
             let cluster = &*view.line.name;

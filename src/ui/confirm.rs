@@ -6,8 +6,7 @@ use crate::actions::{
     Action, Inspection, OUT_OF_SERVICE, OptOut, Outcome, PodRef, Resolution, UndoPlan, Verb,
     WorkloadRef,
 };
-use crate::cluster::Abnormal;
-use crate::cluster::ClusterName;
+use crate::cluster::{ClusterName, Listed};
 use crate::rules::RuleKind;
 use crate::worker::{Pause, PauseScope};
 
@@ -21,10 +20,9 @@ const SECOND_CONFIRMATION: &str = "(a second confirmation follows)";
 
 /// For a force delete: a pod of which two copies must never run, on a node, may still run
 /// there if the node is only unreachable; its controller starts a second copy at once.
-fn second_copy(found: &Abnormal) -> Option<String> {
-    let pod = &found.pod;
-    let node = pod.node.as_deref().filter(|_| pod.must_run_once())?;
-    let why = if pod.claims_volume {
+fn second_copy(found: &Listed) -> Option<String> {
+    let node = found.node().filter(|_| found.must_run_once())?;
+    let why = if found.watched().is_some_and(|a| a.pod.claims_volume) {
         "holds a volume claim that may be ReadWriteOnce"
     } else {
         "is a StatefulSet's"
@@ -33,7 +31,8 @@ fn second_copy(found: &Abnormal) -> Option<String> {
         "{}/{} {why}: if node {node} is only unreachable, the pod may still run there, and a \
          force delete lets a second copy start at once. First confirm the node is gone \
          (`kubectl get node {node}`; deleted, or tainted {OUT_OF_SERVICE})",
-        pod.namespace, pod.name
+        found.namespace(),
+        found.name()
     ))
 }
 
@@ -192,31 +191,31 @@ impl Confirmation {
 
     /// Delete, force delete, evict or remove finalizers of the given pods; with `several`
     /// clusters open, each line names the pod's cluster.
-    pub(crate) fn for_pods(verb: PodVerb, targets: &[&Abnormal], several: bool) -> Confirmation {
+    pub(crate) fn for_pods(verb: PodVerb, targets: &[&Listed], several: bool) -> Confirmation {
         let title = match targets.len() {
             1 => format!("{} this pod?", verb.title()),
             n => format!("{} these {n} pods?", verb.title()),
         };
         if verb == PodVerb::RemoveFinalizers
-            && let Some(none) = targets.iter().find(|a| a.pod.finalizers.is_empty())
+            && let Some(none) = targets.iter().find(|a| a.finalizers().is_empty())
         {
             return Confirmation::unavailable(
                 &title,
-                format!("{}/{} has no finalizers", none.pod.namespace, none.pod.name),
+                format!("{}/{} has no finalizers", none.namespace(), none.name()),
             );
         }
         // A grace-0 delete of a pod its finalizers hold only marks it deleting: it stays.
         if verb == PodVerb::ForceDelete
-            && let Some(held) = targets.iter().find(|a| !a.pod.finalizers.is_empty())
+            && let Some(held) = targets.iter().find(|a| !a.finalizers().is_empty())
         {
             return Confirmation::unavailable(
                 &title,
                 format!(
                     "{}/{} is held by finalizers ({}): a force delete leaves it there; F \
                      removes the finalizers",
-                    held.pod.namespace,
-                    held.pod.name,
-                    held.pod.finalizers.join(", ")
+                    held.namespace(),
+                    held.name(),
+                    held.finalizers().join(", ")
                 ),
             );
         }
@@ -224,13 +223,13 @@ impl Confirmation {
             .iter()
             .take(LISTED)
             .map(|a| {
-                let mut line =
-                    format!("{}/{}  ({})", a.pod.namespace, a.pod.name, a.finding.reason);
+                let mut line = format!("{}/{}  ({})", a.namespace(), a.name(), a.reason());
                 if several {
-                    line = format!("{}  {line}", a.cluster);
+                    line = format!("{}  {line}", a.cluster());
                 }
-                if !a.pod.finalizers.is_empty() && verb != PodVerb::Delete {
-                    line.push_str(&format!("  finalizers: {}", a.pod.finalizers.join(", ")));
+                let finalizers = a.finalizers();
+                if !finalizers.is_empty() && verb != PodVerb::Delete {
+                    line.push_str(&format!("  finalizers: {}", finalizers.join(", ")));
                 }
                 line
             })
@@ -250,7 +249,7 @@ impl Confirmation {
         }
         let actions = targets
             .iter()
-            .map(|a| Routed::new(&a.cluster, verb.action(PodRef::of(&a.pod))));
+            .map(|a| Routed::new(a.cluster(), verb.action(a.pod_ref())));
         Confirmation {
             title,
             lines,

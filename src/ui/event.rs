@@ -12,7 +12,7 @@ use crate::Error;
 use crate::actions::{
     Action, Inspection, OptOut, Outcome, ParkedList, PodRef, ReadError, UndoPlan, WorkloadRef,
 };
-use crate::cluster::Abnormal;
+use crate::cluster::Listed;
 use crate::cluster::{ClusterName, WireFormat};
 use crate::config::{KeyBinding, KeyCode};
 use crate::fleet::{FeedStatus, WatchWhy, WorkerView};
@@ -32,7 +32,7 @@ pub enum Unanswered {
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     /// Every cluster's findings together; each names its cluster.
-    pub findings: Vec<Abnormal>,
+    pub findings: Vec<Listed>,
     pub total_pods: usize,
     /// Each open cluster and its watch, in the order they were opened.
     pub clusters: Vec<ClusterLine>,

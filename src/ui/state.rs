@@ -9,8 +9,8 @@ use super::confirm::Confirmation;
 use super::details::PodDetails;
 use super::event::ClusterLine;
 use crate::actions::{ParkedList, PodRef, Verb};
-use crate::cluster::Abnormal;
 use crate::cluster::ClusterName;
+use crate::cluster::Listed;
 use crate::config::UiConfig;
 use crate::report::RestartReport;
 use crate::rules::{RuleKind, RuleSpec};
@@ -183,7 +183,7 @@ pub struct State {
     pub(super) now: DateTime<Utc>,
     pub(super) total_pods: usize,
     /// Every abnormal pod, ordered by the sort key; classified once per cache change.
-    pub(super) findings: Vec<Abnormal>,
+    pub(super) findings: Vec<Listed>,
     /// Abnormal pods per rule, in chain order.
     pub(super) counts: Vec<usize>,
     /// Index into `chain` of the category shown.
@@ -333,7 +333,7 @@ impl State {
     }
 
     /// The finding under the cursor.
-    pub fn selected_finding(&self) -> Option<&Abnormal> {
+    pub fn selected_finding(&self) -> Option<&Listed> {
         self.rows
             .get(self.selected)
             .and_then(|&i| self.findings.get(i))
@@ -341,8 +341,8 @@ impl State {
 
     /// The marked pods on screen, in table order; else the selected one. A mark the view does
     /// not show (a filter hides it) is never acted on unseen.
-    pub(crate) fn targets(&self) -> Vec<&Abnormal> {
-        let marked: Vec<&Abnormal> = self
+    pub(crate) fn targets(&self) -> Vec<&Listed> {
+        let marked: Vec<&Listed> = self
             .rows
             .iter()
             .filter_map(|&i| self.findings.get(i))
@@ -354,7 +354,7 @@ impl State {
         marked
     }
 
-    pub(crate) fn is_marked(&self, finding: &Abnormal) -> bool {
+    pub(crate) fn is_marked(&self, finding: &Listed) -> bool {
         self.clusters.is_marked(finding)
     }
 
@@ -395,10 +395,10 @@ impl State {
         if self
             .findings
             .iter()
-            .any(|a| !self.clusters.contains(&a.cluster))
+            .any(|a| !self.clusters.contains(a.cluster()))
         {
             let mut kept = std::mem::take(&mut self.findings);
-            kept.retain(|a| self.clusters.contains(&a.cluster));
+            kept.retain(|a| self.clusters.contains(a.cluster()));
             self.replace_findings(kept, false);
         }
         if let Some(details) = &self.details
@@ -411,8 +411,8 @@ impl State {
 
     /// Take a new classification, keeping the cursor on the same pod; `in_default_order` when
     /// the findings come as one cluster's index keeps them.
-    pub(crate) fn replace_findings(&mut self, findings: Vec<Abnormal>, in_default_order: bool) {
-        let keep = self.selected_finding().map(|a| a.pod.uid.clone());
+    pub(crate) fn replace_findings(&mut self, findings: Vec<Listed>, in_default_order: bool) {
+        let keep = self.selected_finding().map(|a| a.uid().to_string());
         self.findings = findings;
         let sorted = in_default_order && self.sort == SortKey::Age && !self.sort_reversed;
         self.sort_and_filter(keep.as_deref(), sorted);
@@ -420,27 +420,27 @@ impl State {
 
     /// Re-sort after a new sort key; keeps the cursor on the same pod.
     pub(crate) fn resort(&mut self) {
-        let keep = self.selected_finding().map(|a| a.pod.uid.clone());
+        let keep = self.selected_finding().map(|a| a.uid().to_string());
         self.sort_and_filter(keep.as_deref(), false);
     }
 
     fn sort_and_filter(&mut self, keep: Option<&str>, sorted: bool) {
         let position = |kind: RuleKind| self.chain.iter().position(|r| r.kind == kind);
         let (sort, reversed) = (self.sort, self.sort_reversed);
-        let order = |a: &Abnormal, b: &Abnormal| {
-            let by_rule = position(a.finding.rule).cmp(&position(b.finding.rule));
+        let order = |a: &Listed, b: &Listed| {
+            let by_rule = position(a.rule()).cmp(&position(b.rule()));
             let by_key = match sort {
-                SortKey::Age => a.finding.since.cmp(&b.finding.since),
-                SortKey::Namespace => a.pod.namespace.cmp(&b.pod.namespace),
-                SortKey::Restarts => b.pod.total_restarts().cmp(&a.pod.total_restarts()),
-                SortKey::Name => a.pod.name.cmp(&b.pod.name),
+                SortKey::Age => a.since().cmp(&b.since()),
+                SortKey::Namespace => a.namespace().cmp(b.namespace()),
+                SortKey::Restarts => b.restarts().cmp(&a.restarts()),
+                SortKey::Name => a.name().cmp(b.name()),
             };
             let by_key = if reversed { by_key.reverse() } else { by_key };
             by_rule
                 .then(by_key)
-                .then_with(|| a.pod.namespace.cmp(&b.pod.namespace))
-                .then_with(|| a.pod.name.cmp(&b.pod.name))
-                .then_with(|| a.cluster.cmp(&b.cluster))
+                .then_with(|| a.namespace().cmp(b.namespace()))
+                .then_with(|| a.name().cmp(b.name()))
+                .then_with(|| a.cluster().cmp(b.cluster()))
         };
         // Otherwise checking costs one comparison per finding (strings, where ages tie), and
         // sorting many.
@@ -449,7 +449,7 @@ impl State {
         }
         let mut counts = vec![0; self.chain.len()];
         for found in &self.findings {
-            if let Some(at) = position(found.finding.rule)
+            if let Some(at) = position(found.rule())
                 && let Some(count) = counts.get_mut(at)
             {
                 *count += 1;
@@ -468,7 +468,7 @@ impl State {
             .findings
             .iter()
             .enumerate()
-            .filter(|(_, a)| Some(a.finding.rule) == kind)
+            .filter(|(_, a)| Some(a.rule()) == kind)
             .filter(|(_, a)| needle.is_empty() || matches_filter(a, &needle))
             .map(|(i, _)| i)
             .collect();
@@ -476,7 +476,7 @@ impl State {
             && let Some(at) = self
                 .rows
                 .iter()
-                .position(|&i| self.findings.get(i).is_some_and(|a| &*a.pod.uid == uid))
+                .position(|&i| self.findings.get(i).is_some_and(|a| a.uid() == uid))
         {
             self.selected = at;
         }
@@ -528,7 +528,7 @@ impl State {
     }
 
     /// Every abnormal pod, in table order.
-    pub fn findings(&self) -> &[Abnormal] {
+    pub fn findings(&self) -> &[Listed] {
         &self.findings
     }
 
@@ -585,14 +585,14 @@ impl State {
     }
 }
 
-fn matches_filter(a: &Abnormal, needle: &str) -> bool {
+fn matches_filter(a: &Listed, needle: &str) -> bool {
     let fields = [
-        &*a.cluster,
-        &*a.pod.namespace,
-        &*a.pod.name,
-        &*a.finding.reason,
-        a.pod.node.as_deref().unwrap_or(""),
-        a.pod.owner.as_ref().map_or("", |o| &*o.name),
+        a.cluster().as_str(),
+        a.namespace(),
+        a.name(),
+        a.reason(),
+        a.node().unwrap_or(""),
+        a.owner().map_or("", |(_, name)| name),
     ];
     fields.iter().any(|f| f.to_lowercase().contains(needle))
 }

@@ -110,7 +110,7 @@ impl Fed {
             panic!("a fed session")
         };
         eventually("the row on screen", || {
-            fed.findings().iter().any(|a| *a.pod.uid == *target.uid)
+            fed.findings().iter().any(|a| a.uid() == target.uid)
         })
         .await;
         assert!(
@@ -130,7 +130,7 @@ async fn a_fed_row_is_listed_in_the_session_whatever_the_worker_calls_its_cluste
     };
     // The screen routes a row's action, marks and parked view by its cluster.
     let clusters: Vec<String> = (feed.findings().iter())
-        .map(|a| a.cluster.to_string())
+        .map(|a| a.cluster().to_string())
         .collect();
     assert_eq!(clusters, ["sim"]);
 }
@@ -152,7 +152,7 @@ async fn the_details_of_a_fed_row_ask_its_worker_for_the_causes_words() {
     let Some(WorkerWord::Cause(told)) = reading.worker else {
         panic!("the worker's cause: {:?}", reading.worker)
     };
-    assert_eq!(told.class, listed.cause);
+    assert_eq!(told.class, listed.cause());
     assert!(!told.detail.is_empty() && !told.next.is_empty(), "{told:?}");
 
     // The pod is abnormal no more, as far as the worker knows.

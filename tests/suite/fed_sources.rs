@@ -125,7 +125,7 @@ async fn auto_reads_the_worker_through_the_proxy_and_the_screen_lists_its_findin
     );
     eventually("the worker's findings on screen", || {
         let shown = snapshot(&[&session]);
-        shown.findings.iter().any(|a| &*a.pod.name == "old")
+        shown.findings.iter().any(|a| a.name() == "old")
     })
     .await;
     let shown = snapshot(&[&session]);
@@ -153,7 +153,7 @@ async fn auto_falls_back_to_a_watch_where_no_worker_runs_and_says_why() {
         snapshot(&[&session])
             .findings
             .iter()
-            .any(|a| &*a.pod.name == "old")
+            .any(|a| a.name() == "old")
     })
     .await;
     let dialog = clusters_dialog(&session);

@@ -75,7 +75,7 @@ fn uids(state: &FeedState) -> BTreeSet<String> {
     state
         .view()
         .findings()
-        .map(|a| a.pod.uid.to_string())
+        .map(|a| a.uid().to_string())
         .collect()
 }
 
@@ -383,10 +383,7 @@ async fn the_real_worker_is_read_through_the_proxy() {
     expose(&server, worker.addr).await;
     let feed = feed(&server, settings());
     let names = |s: &FeedState| -> BTreeSet<String> {
-        s.view()
-            .findings()
-            .map(|a| a.pod.name.to_string())
-            .collect()
+        s.view().findings().map(|a| a.name().to_string()).collect()
     };
     until(&feed, "the worker's snapshot", |s| {
         names(s) == set(&["old"])

@@ -109,8 +109,8 @@ fn names(snapshot: &Snapshot) -> Vec<&str> {
     names
 }
 
-fn held(view: &FleetView) -> Vec<&str> {
-    let mut names: Vec<&str> = view.findings().map(|a| &*a.pod.name).collect();
+fn held(view: &FleetView) -> Vec<String> {
+    let mut names: Vec<String> = view.findings().map(|a| a.name().to_string()).collect();
     names.sort_unstable();
     names
 }
@@ -476,8 +476,8 @@ async fn a_client_that_stops_reading_gets_a_snapshot_and_slows_nobody() {
     assert_eq!(slow_view.len(), 50);
     let message = |v: &FleetView| {
         v.findings()
-            .find(|a| *a.pod.uid == uid("p49"))
-            .and_then(|a| a.finding.message.clone())
+            .find(|a| a.uid() == uid("p49"))
+            .and_then(|a| a.message().map(String::from))
     };
     assert_eq!(message(&slow_view), message(&view));
 }

@@ -52,7 +52,7 @@ fn snapshot(us: WatchLine) -> Event {
     let mut all = findings();
     all.extend(us_findings());
     Event::Snapshot(Snapshot {
-        findings: all,
+        findings: all.into_iter().map(Into::into).collect(),
         total_pods: 27 + 40,
         clusters: vec![line("demo", WatchLine::Synced, 27), line("demo-us", us, 40)],
         at: now(),
@@ -75,7 +75,7 @@ fn counts_add_up_across_clusters_and_rows_name_their_cluster() {
     let rows: Vec<(&str, &str)> = s
         .rows()
         .iter()
-        .map(|&i| (&*s.findings()[i].cluster, &*s.findings()[i].pod.name))
+        .map(|&i| (s.findings()[i].cluster().as_str(), s.findings()[i].name()))
         .collect();
     assert_eq!(
         rows,
@@ -106,7 +106,7 @@ fn the_filter_matches_the_cluster_name() {
     let clusters: Vec<&str> = s
         .rows()
         .iter()
-        .map(|&i| &*s.findings()[i].cluster)
+        .map(|&i| s.findings()[i].cluster().as_str())
         .collect();
     assert_eq!(clusters, ["demo-us", "demo-us"]);
 }
@@ -131,8 +131,8 @@ fn an_action_on_a_pod_of_the_second_cluster_goes_to_that_cluster_only() {
         dialog.lines
     );
     let effects = press(&mut s, "y");
-    let target = s.findings().iter().find(|a| &*a.pod.name == "indexer-0");
-    let pod = PodRef::of(&target.unwrap().pod);
+    let target = s.findings().iter().find(|a| a.name() == "indexer-0");
+    let pod = target.unwrap().pod_ref();
     assert_eq!(
         effects,
         [Effect::Run(vec![Routed::new(
@@ -246,7 +246,11 @@ fn space_in_the_context_list_adds_and_drops_contexts() {
     assert_eq!(effects, [Effect::DropContext("demo".into())]);
     assert_eq!(s.cluster_lines().len(), 1);
     assert_eq!(s.counts()[0], 2, "only demo-us's evicted pods remain");
-    assert!(s.findings().iter().all(|a| &*a.cluster == "demo-us"));
+    assert!(
+        s.findings()
+            .iter()
+            .all(|a| a.cluster().as_str() == "demo-us")
+    );
 
     update(
         &mut s,

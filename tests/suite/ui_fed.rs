@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use opc_core::actions::{PodReading, ReadError};
-use opc_core::cluster::Abnormal;
+use opc_core::cluster::{Abnormal, Listed};
 use opc_core::config::KeyBinding;
 use opc_core::fleet::{
     BlockedKind, BlockedView, FeedError, FeedStatus, FindingRow, PausedRule, StaleWhy, WatchWhy,
@@ -29,24 +29,25 @@ fn workers_cause(found: &Abnormal) -> Cause {
 }
 
 /// `found` as its cluster's worker serves it, turned back into what the screen lists.
-fn through_a_worker(found: &Abnormal) -> Abnormal {
+fn through_a_worker(found: &Abnormal) -> Listed {
     let told = workers_cause(found);
-    FindingRow::new(&found.cluster, &found.pod, &found.finding, told, now()).abnormal()
+    FindingRow::new(&found.cluster, &found.pod, &found.finding, told, now()).into()
 }
 
 /// The screen showing `found` alone: the table wide enough for every column, then its details
 /// once read, with `worker`'s word on the pod where its cluster is read through its worker.
-fn screens(found: Abnormal, worker: Option<WorkerWord>) -> (String, String) {
+fn screens(found: impl Into<Listed>, worker: Option<WorkerWord>) -> (String, String) {
+    let found: Listed = found.into();
     let mut s: State = state();
     replace(&mut s, vec![found.clone()]);
-    let rule = found.finding.rule;
+    let rule = found.rule();
     while s.current_kind() != Some(rule) {
         update(&mut s, Event::Key(KeyBinding::parse("Tab").unwrap()));
     }
     let table = screen(&s, 170, 16);
     update(&mut s, Event::Key(KeyBinding::parse("Enter").unwrap()));
     let details = PodDetails::from_reading(&reading(&found, worker));
-    let uid = found.pod.uid.to_string();
+    let uid = found.uid().to_string();
     update(
         &mut s,
         Event::Details {
@@ -58,12 +59,12 @@ fn screens(found: Abnormal, worker: Option<WorkerWord>) -> (String, String) {
 }
 
 /// The pod of `found` as the details pane reads it, and `worker`'s word on it.
-fn reading(found: &Abnormal, worker: Option<WorkerWord>) -> PodReading {
+fn reading(found: &Listed, worker: Option<WorkerWord>) -> PodReading {
     let pod = serde_json::from_value(serde_json::json!({
         "metadata": {
-            "name": &*found.pod.name,
-            "namespace": &*found.pod.namespace,
-            "uid": &*found.pod.uid,
+            "name": found.name(),
+            "namespace": found.namespace(),
+            "uid": found.uid(),
         }
     }))
     .unwrap();
@@ -102,7 +103,7 @@ fn owner(api_version: &str, kind: &str, name: &str) -> OwnerRef {
 
 fn assert_same_screens(watched: Abnormal) {
     let fed = through_a_worker(&watched);
-    assert!(fed.told.is_some(), "a fed row keeps what its worker told");
+    assert!(fed.watched().is_none(), "a fed row is what its worker told");
     let word = WorkerWord::Cause(workers_cause(&watched));
     let (table, details) = screens(watched, None);
     let (fed_table, fed_details) = screens(fed, Some(word));
@@ -145,8 +146,10 @@ fn a_stuck_deletion_with_finalizers_reads_the_same_fed_or_watched() {
     );
     assert_same_screens(watched.clone());
     let fed = through_a_worker(&watched);
-    assert_eq!(fed.pod.finalizers, watched.pod.finalizers);
-    assert_eq!(fed.pod.deletion, watched.pod.deletion);
+    let watched = Listed::from(watched);
+    assert_eq!(fed.finalizers(), watched.finalizers());
+    assert!(fed.deleting() && watched.deleting());
+    assert_eq!(fed.since(), watched.since());
 }
 
 #[test]
@@ -173,8 +176,9 @@ fn a_malformed_pod_reads_malformed_fed_or_watched() {
     let watched = abnormal(RuleKind::Evicted, "shop", "web-5f8-k2x8p", "Evicted", 95);
     let watched = changed(&watched, |pod| pod.malformed = true, |_| {});
     let fed = through_a_worker(&watched);
-    assert!(
-        fed.pod.malformed,
+    assert_eq!(
+        fed.held(),
+        Some(opc_core::fleet::Held::Malformed),
         "a malformed pod stays one: never acted on"
     );
     assert_same_screens(watched);
@@ -238,7 +242,7 @@ fn a_fed_rows_cause_is_the_workers_word_asked_when_its_details_open() {
 #[test]
 fn the_report_pane_says_a_fed_clusters_restarts_are_its_workers_to_report() {
     let mut s = state();
-    let fed = findings().iter().map(through_a_worker).collect();
+    let fed: Vec<Listed> = findings().iter().map(through_a_worker).collect();
     let line = fed_line(
         "eu",
         WatchLine::Synced,
@@ -294,7 +298,7 @@ fn forbidden() -> FeedError {
 #[test]
 fn one_fed_cluster_says_so_next_to_its_name_and_counts_at_least_its_pods() {
     let mut s = state();
-    let fed = findings().iter().map(through_a_worker).collect();
+    let fed: Vec<Listed> = findings().iter().map(through_a_worker).collect();
     let line = fed_line(
         "demo",
         WatchLine::Synced,
@@ -311,7 +315,7 @@ fn one_fed_cluster_says_so_next_to_its_name_and_counts_at_least_its_pods() {
 #[test]
 fn a_stale_fed_cluster_shows_as_a_stale_watch_does_next_to_a_watched_one() {
     let mut s = state();
-    let mut all = findings();
+    let mut all: Vec<Listed> = findings().into_iter().map(Listed::from).collect();
     all.extend(
         findings()
             .iter()
@@ -396,7 +400,7 @@ fn the_rules_pane_shows_the_in_cluster_workers_switches_read_only() {
         }],
         ..WorkerView::default()
     };
-    let fed = findings().iter().map(through_a_worker).collect();
+    let fed: Vec<Listed> = findings().iter().map(through_a_worker).collect();
     show(
         &mut s,
         fed,

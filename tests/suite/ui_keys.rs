@@ -46,11 +46,7 @@ fn moves_with_arrows_and_jk_and_stays_in_the_table() {
 #[test]
 fn sorted_longest_in_state_first() {
     let s = state();
-    let names: Vec<&str> = s
-        .rows()
-        .iter()
-        .map(|&i| &*s.findings()[i].pod.name)
-        .collect();
+    let names: Vec<&str> = s.rows().iter().map(|&i| s.findings()[i].name()).collect();
     assert_eq!(names, ["web-5f8-k2x8p", "web-5f8-q7m4t", "api-7c9-zz1"]);
 }
 
@@ -123,7 +119,7 @@ fn marked_rows_are_confirmed_by_name_then_run() {
 #[test]
 fn an_opt_out_up_the_owner_chain_is_named_and_asks_twice() {
     let mut s = state();
-    let target = PodRef::of(&s.selected_finding().unwrap().pod);
+    let target = s.selected_finding().unwrap().pod_ref();
     press(&mut s, "d");
     update(
         &mut s,
@@ -192,7 +188,7 @@ fn readonly_shows_the_action_as_unavailable() {
 
 /// The selected pod's delete comes back refused.
 fn delete_refused(s: &mut State, refusal: Refusal) {
-    let target = PodRef::of(&s.selected_finding().unwrap().pod);
+    let target = s.selected_finding().unwrap().pod_ref();
     update(
         s,
         Event::Outcome {
@@ -251,7 +247,7 @@ fn scale_to_zero_names_the_workload_and_its_replicas() {
     let mut s = state();
     press(&mut s, "3");
     let effects = press(&mut s, "z");
-    let pod = PodRef::of(&s.selected_finding().unwrap().pod);
+    let pod = s.selected_finding().unwrap().pod_ref();
     assert_eq!(effects, [Effect::ResolveWorkload(on_demo(pod.clone()))]);
     assert!(matches!(s.overlay(), Some(Overlay::Resolving(_))));
     let workload = WorkloadRef {
@@ -322,7 +318,7 @@ fn scale_to_zero_names_the_workload_and_its_replicas() {
 #[test]
 fn nothing_to_scale_says_why() {
     let mut s = state();
-    let pod = PodRef::of(&s.selected_finding().unwrap().pod);
+    let pod = s.selected_finding().unwrap().pod_ref();
     press(&mut s, "z");
     update(
         &mut s,
@@ -409,7 +405,7 @@ fn undo_with_nothing_to_undo_points_at_the_parked_view() {
 fn enter_fetches_details_and_esc_returns() {
     let mut s = state();
     let effects = press(&mut s, "Enter");
-    let pod = PodRef::of(&s.selected_finding().unwrap().pod);
+    let pod = s.selected_finding().unwrap().pod_ref();
     assert_eq!(effects, [Effect::FetchDetails(on_demo(pod))]);
     assert_eq!(s.view(), View::Details);
     press(&mut s, "Esc");
@@ -468,20 +464,20 @@ fn fifteen_thousand_rows_keep_the_cursor_in_view() {
 fn the_cursor_follows_its_pod_when_a_snapshot_reorders_the_findings() {
     let mut s = state();
     press(&mut s, "j");
-    let before = s.selected_finding().unwrap().pod.uid.clone();
+    let before = s.selected_finding().unwrap().uid().to_string();
     let mut reordered = ui_support::findings();
     reordered.reverse();
     update(
         &mut s,
         Event::Snapshot(ops_pod_cleaner::ui::Snapshot {
-            findings: reordered,
+            findings: reordered.into_iter().map(Into::into).collect(),
             total_pods: 27,
             clusters: ui_support::demo_synced(),
             at: now(),
             in_default_order: false,
         }),
     );
-    assert_eq!(s.selected_finding().unwrap().pod.uid, before);
+    assert_eq!(s.selected_finding().unwrap().uid(), before);
 }
 
 /// `D` on a StatefulSet's pod says that a second copy could start if its node is
@@ -489,7 +485,7 @@ fn the_cursor_follows_its_pod_when_a_snapshot_reorders_the_findings() {
 #[test]
 fn force_deleting_a_statefulset_pod_warns_of_a_second_copy_and_asks_twice() {
     let mut s = state();
-    let mut found = s.findings()[s.rows()[0]].clone();
+    let mut found = s.findings()[s.rows()[0]].watched().unwrap().clone();
     let pod = std::sync::Arc::make_mut(&mut found.pod);
     if let Some(owner) = pod.owner.as_mut() {
         owner.kind = std::sync::Arc::from("StatefulSet");
@@ -684,7 +680,7 @@ fn a_dry_run_dialog_says_so_before_yes() {
     let mut s = state();
     s.set_dry_run(true);
     press(&mut s, "3 z");
-    let pod = PodRef::of(&s.selected_finding().unwrap().pod);
+    let pod = s.selected_finding().unwrap().pod_ref();
     let workload = WorkloadRef {
         kind: WorkloadKind::Deployment,
         namespace: "shop".into(),
@@ -746,7 +742,7 @@ fn sort_says_its_column_and_direction_and_reverses() {
     let names = |s: &State| -> Vec<String> {
         s.rows()
             .iter()
-            .map(|&i| s.findings()[i].pod.name.to_string())
+            .map(|&i| s.findings()[i].name().to_string())
             .collect()
     };
     assert_eq!(
@@ -769,7 +765,7 @@ fn sort_says_its_column_and_direction_and_reverses() {
 fn l_shows_the_logs_of_a_crash_loops_previous_run() {
     let mut s = state();
     press(&mut s, "4");
-    let pod = PodRef::of(&s.selected_finding().unwrap().pod);
+    let pod = s.selected_finding().unwrap().pod_ref();
     assert_eq!(
         press(&mut s, "l"),
         [Effect::FetchLogs {

@@ -4,9 +4,7 @@
 use crate::ui_support;
 
 use k8s_openapi::api::core::v1::Pod;
-use opc_core::actions::{
-    Inspection, PodReading, PodRef, ReadError, Resolution, WorkloadKind, WorkloadRef,
-};
+use opc_core::actions::{Inspection, PodReading, ReadError, Resolution, WorkloadKind, WorkloadRef};
 use opc_core::config::KeyBinding;
 use opc_core::report::{RestartReport, RestartRow, WorkloadGroup};
 use opc_core::rules::RuleKind;
@@ -262,7 +260,7 @@ fn confirm_delete_of_marked_rows() {
 fn confirm_scale_to_zero() {
     let mut s = state();
     press(&mut s, "3 z");
-    let pod = PodRef::of(&s.selected_finding().unwrap().pod);
+    let pod = s.selected_finding().unwrap().pod_ref();
     update(
         &mut s,
         Event::Resolved {

@@ -1,18 +1,18 @@
 //! Opening the dialog of an action on pods or a workload: what it targets, and why it cannot
 //! run when it cannot.
 
-use crate::actions::{PodRef, Refusal, Verb};
+use crate::actions::{Refusal, Verb};
 use crate::ui::confirm::{Confirmation, Offer, PodVerb};
 use crate::ui::event::{Effect, Routed};
 use crate::ui::state::{Overlay, State, View};
 
 /// In the details view, actions apply to the pod shown; otherwise to marks or the cursor.
-fn targets(state: &State) -> Vec<&crate::cluster::Abnormal> {
+fn targets(state: &State) -> Vec<&crate::cluster::Listed> {
     match (&state.view, &state.details) {
         (View::Details, Some(d)) => state
             .findings
             .iter()
-            .filter(|a| *a.pod.uid == *d.pod.uid && a.cluster == d.cluster)
+            .filter(|a| a.uid() == d.pod.uid && *a.cluster() == d.cluster)
             .collect(),
         _ => state.targets(),
     }
@@ -49,7 +49,7 @@ pub(super) fn pod_action(state: &mut State, verb: PodVerb) -> Vec<Effect> {
         PodVerb::RemoveFinalizers => "Remove finalizers",
     };
     let targets = targets(state);
-    let clusters = targets.iter().map(|a| &*a.cluster);
+    let clusters = targets.iter().map(|a| a.cluster().as_str());
     let dialog = if let Some(why) = why_unavailable(state, verb.verb(), clusters) {
         Confirmation::unavailable(title, why)
     } else {
@@ -60,7 +60,7 @@ pub(super) fn pod_action(state: &mut State, verb: PodVerb) -> Vec<Effect> {
             let dialog = Confirmation::for_pods(verb, &targets, state.several_clusters());
             let pods = targets
                 .iter()
-                .map(|a| Routed::new(&a.cluster, PodRef::of(&a.pod)))
+                .map(|a| Routed::new(a.cluster(), a.pod_ref()))
                 .collect();
             if matches!(dialog.offer, Offer::Ready { .. }) {
                 state.overlay = Some(Overlay::Checking(dialog));
@@ -76,14 +76,14 @@ pub(super) fn pod_action(state: &mut State, verb: PodVerb) -> Vec<Effect> {
 pub(super) fn scale_to_zero(state: &mut State) -> Vec<Effect> {
     let title = "Scale the workload to 0?";
     let targets = targets(state);
-    let clusters = targets.iter().map(|a| &*a.cluster);
+    let clusters = targets.iter().map(|a| a.cluster().as_str());
     if let Some(why) = why_unavailable(state, Verb::ScaleToZero, clusters) {
         state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(title, why)));
         return Vec::new();
     }
     let pod = match targets.as_slice() {
         [] => None,
-        [one] => Some(Routed::new(&one.cluster, PodRef::of(&one.pod))),
+        [one] => Some(Routed::new(one.cluster(), one.pod_ref())),
         _ => {
             state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(
                 title,
@@ -99,10 +99,11 @@ pub(super) fn scale_to_zero(state: &mut State) -> Vec<Effect> {
         )));
         return Vec::new();
     };
-    if let Some(deleting) = targets.first().filter(|a| a.pod.deletion.is_some()) {
+    if let Some(deleting) = targets.first().filter(|a| a.deleting()) {
         let why = format!(
             "{}/{} is already being deleted: its workload was scaled, or the pod is going",
-            deleting.pod.namespace, deleting.pod.name
+            deleting.namespace(),
+            deleting.name()
         );
         state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(title, why)));
         return Vec::new();

@@ -5,8 +5,8 @@ use super::actions::{pod_action, scale_to_zero, undo};
 use super::overlays::on_overlay_key;
 use super::status;
 use crate::actions::PodRef;
-use crate::cluster::Abnormal;
 use crate::cluster::ClusterName;
+use crate::cluster::Listed;
 use crate::config::{KeyBinding, KeyCode};
 use crate::rules::RuleKind;
 use crate::ui::confirm::{Confirmation, PodVerb};
@@ -202,19 +202,14 @@ fn show_pod(state: &mut State, command: Command) -> Vec<Effect> {
         return vec![Effect::FetchDetails(open_details(state, &a))];
     }
     // A crash loop's current run has barely begun: the one that ended says why.
-    let previous = a.finding.rule == RuleKind::CrashLoop;
-    let container = a
-        .finding
-        .container
-        .as_deref()
-        .map(String::from)
-        .or_else(|| {
-            a.pod
-                .containers
-                .iter()
-                .find(|c| !c.init)
-                .map(|c| c.name.to_string())
-        });
+    let previous = a.rule() == RuleKind::CrashLoop;
+    let container = a.container().map(String::from).or_else(|| {
+        let pod = &a.watched()?.pod;
+        pod.containers
+            .iter()
+            .find(|c| !c.init)
+            .map(|c| c.name.to_string())
+    });
     vec![Effect::FetchLogs {
         pod: open_details(state, &a),
         container,
@@ -240,7 +235,7 @@ fn toggle_mark(state: &mut State) {
 fn paused_by_bound(state: &State, rule: RuleKind) -> Option<(ClusterName, Pause)> {
     let current = state.selected_finding();
     let here = |cluster: &ClusterName, pause: &Pause| {
-        current.is_some_and(|f| f.cluster == *cluster && pause.scope.covers(&f.pod.namespace))
+        current.is_some_and(|f| f.cluster() == cluster && pause.scope.covers(f.namespace()))
     };
     let workers = state.clusters.workers();
     let all: Vec<(&ClusterName, &Pause)> = workers
@@ -312,8 +307,8 @@ fn move_to(state: &mut State, row: usize) {
 }
 
 /// The details view of `a`'s pod, loading; what it loads is the caller's effect.
-fn open_details(state: &mut State, a: &Abnormal) -> Routed<PodRef> {
-    let pod = Routed::new(&a.cluster, PodRef::of(&a.pod));
+fn open_details(state: &mut State, a: &Listed) -> Routed<PodRef> {
+    let pod = Routed::new(a.cluster(), a.pod_ref());
     state.view = View::Details;
     state.details = Some(DetailsView {
         cluster: pod.cluster.clone(),

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 use chrono::{DateTime, Utc};
 
 use super::inert_line;
-use crate::cluster::Abnormal;
+use crate::cluster::Listed;
 use crate::fleet::WorkerWord;
 use crate::rules::Cause;
 use crate::ui::state::{DetailsContent, DetailsView, State};
@@ -30,18 +30,14 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     if let Some(a) = state
         .findings
         .iter()
-        .find(|a| *a.pod.uid == *details.pod.uid)
+        .find(|a| a.uid() == details.pod.uid && *a.cluster() == details.cluster)
     {
         lines.push(Line::styled(
             inert_line(&format!(
                 "{}: {}{}",
-                a.finding.rule,
-                a.finding.reason,
-                a.finding
-                    .message
-                    .as_deref()
-                    .map(|m| format!(" — {m}"))
-                    .unwrap_or_default()
+                a.rule(),
+                a.reason(),
+                a.message().map(|m| format!(" — {m}")).unwrap_or_default()
             )),
             theme::warn(),
         ));
@@ -70,7 +66,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
 
 /// Why, on what it rests, and what next: from the cached status and Events at once, or, for a
 /// cluster read through its worker, as the worker tells it when the details are read.
-fn cause_lines(a: &Abnormal, details: &DetailsView, now: DateTime<Utc>) -> Vec<Line<'static>> {
+fn cause_lines(a: &Listed, details: &DetailsView, now: DateTime<Utc>) -> Vec<Line<'static>> {
     let told = match (a.full_cause(now), &details.content) {
         (Some(cause), _) => return lines_of(&cause),
         (None, DetailsContent::Loaded(d)) => d.worker.as_ref(),
@@ -108,10 +104,10 @@ fn lines_of(cause: &Cause) -> Vec<Line<'static>> {
 }
 
 /// The cause's class, which the row carries, and a word on where its words are.
-fn class_line(a: &Abnormal, note: &str) -> Line<'static> {
+fn class_line(a: &Listed, note: &str) -> Line<'static> {
     let text = match note {
-        "" => format!("cause: {}", a.cause),
-        note => format!("cause: {} — {note}", a.cause),
+        "" => format!("cause: {}", a.cause()),
+        note => format!("cause: {} — {note}", a.cause()),
     };
     Line::styled(inert_line(&text), theme::title())
 }

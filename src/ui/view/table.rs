@@ -7,8 +7,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Cell, Row, Table, Widget};
 
 use super::fit;
-use crate::cluster::Abnormal;
-use crate::pod::WorkloadId;
+use crate::cluster::Listed;
 use crate::rules::{ActionKind, format_age};
 use crate::ui::state::State;
 use crate::ui::theme;
@@ -155,7 +154,7 @@ fn visible_rows<'a>(
             let mut cells = cells(state, a, columns.wide, columns.several);
             if columns.wider {
                 let at = if columns.several { 5 } else { 4 };
-                cells.insert(at.min(cells.len()), a.cause.to_string());
+                cells.insert(at.min(cells.len()), a.cause().to_string());
             }
             let cells = cells
                 .into_iter()
@@ -221,39 +220,39 @@ fn title(state: &State) -> String {
 const ACTION_WIDTH: u16 = 11;
 
 /// A row's texts, in the heading's order.
-fn cells(state: &State, a: &Abnormal, wide: bool, several: bool) -> Vec<String> {
+fn cells(state: &State, a: &Listed, wide: bool, several: bool) -> Vec<String> {
     let mark = if state.is_marked(a) { "●" } else { " " };
-    let age = format!("for {}", format_age(a.finding.time_in_state(state.now)));
-    let action = match a.finding.action {
+    let age = format!("for {}", format_age(a.time_in_state(state.now)));
+    let action = match a.action() {
         // Gone already, or about to: no action of this screen is what happens next.
-        _ if a.pod.deletion.is_some() => "deleting".to_string(),
+        _ if a.deleting() => "deleting".to_string(),
         // Shown, never acted on: a field no real object has, or an owner chain that cannot be
         // true (the details pane says why).
         _ if let Some(held) = a.held_label() => held.to_string(),
-        ActionKind::ScaleToZero if a.pod.owner.is_none() => "-".to_string(),
+        ActionKind::ScaleToZero if a.owner().is_none() => "-".to_string(),
         ActionKind::None => "-".to_string(),
         other => other.name().to_string(),
     };
     let mut cells = vec![
         mark.to_string(),
-        a.pod.namespace.to_string(),
-        a.pod.name.to_string(),
-        a.finding.reason.to_string(),
+        a.namespace().to_string(),
+        a.name().to_string(),
+        a.reason().to_string(),
         age,
-        a.pod.total_restarts().to_string(),
+        a.restarts().to_string(),
     ];
     if several {
-        cells.insert(1, a.cluster.to_string());
+        cells.insert(1, a.cluster().to_string());
         if !wide {
             return cells;
         }
     }
     if wide {
-        cells.push(a.pod.node.as_deref().unwrap_or("-").to_string());
+        cells.push(a.node().unwrap_or("-").to_string());
         // The workload the engineer thinks in: the Deployment, not its ReplicaSet (the
         // details pane has the chain).
-        let owner = match a.pod.owner {
-            Some(_) => WorkloadId::of(&a.pod).label(),
+        let owner = match a.owner() {
+            Some(_) => a.workload().label(),
             None => "-".to_string(),
         };
         cells.push(owner);

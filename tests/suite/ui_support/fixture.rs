@@ -135,7 +135,7 @@ pub fn state() -> State {
     update(
         &mut state,
         Event::Snapshot(Snapshot {
-            findings: findings(),
+            findings: findings().into_iter().map(Into::into).collect(),
             total_pods: 27,
             clusters: demo_synced(),
             at: now(),

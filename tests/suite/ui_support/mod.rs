@@ -5,7 +5,7 @@ mod fixture;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use opc_core::cluster::Abnormal;
+use opc_core::cluster::Listed;
 use opc_core::pod::PodRecord;
 use opc_core::rules::RuleKind;
 use opc_core::worker::WorkerStatus;
@@ -19,12 +19,13 @@ pub fn on_demo<T>(item: T) -> Routed<T> {
 }
 
 /// Replace the findings with `findings`.
-pub fn replace(state: &mut State, findings: Vec<Abnormal>) {
+pub fn replace(state: &mut State, findings: Vec<impl Into<Listed>>) {
     show(state, findings, demo_synced());
 }
 
 /// Replace the findings with `findings`, of the open `clusters`; every pod is abnormal.
-pub fn show(state: &mut State, findings: Vec<Abnormal>, clusters: Vec<ClusterLine>) {
+pub fn show(state: &mut State, findings: Vec<impl Into<Listed>>, clusters: Vec<ClusterLine>) {
+    let findings: Vec<Listed> = findings.into_iter().map(Into::into).collect();
     let total_pods = findings.len();
     update(
         state,
@@ -49,6 +50,7 @@ pub fn load_evicted(state: &mut State, n: i64) {
                 "Evicted",
                 i,
             )
+            .into()
         })
         .collect();
     update(
@@ -108,7 +110,7 @@ pub fn change_pods(state: &mut State, change: impl Fn(&mut PodRecord)) {
             let mut pod = (*found.pod).clone();
             change(&mut pod);
             found.pod = Arc::new(pod);
-            found
+            found.into()
         })
         .collect();
     update(

@@ -22,17 +22,6 @@ pub struct Abnormal {
     pub events: Option<Arc<[PodEvent]>>,
     /// The state of its node the cause read, if known.
     pub node: Option<Arc<NodeState>>,
-    /// What the cluster's own worker said of the pod, when the finding came from it. It read
-    /// the pod's Events and node, which this process did not: its cause (`cause` is its class)
-    /// is not worked out again from the slim record, and its words are asked of it when shown.
-    pub told: Option<Arc<Told>>,
-}
-
-/// What a worker told of one abnormal pod besides the record, the finding and the cause class.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Told {
-    /// Why its action would be refused, told from the pod alone.
-    pub held: Option<Held>,
 }
 
 impl Abnormal {
@@ -45,7 +34,6 @@ impl Abnormal {
             cause,
             events: None,
             node: None,
-            told: None,
         }
     }
 
@@ -64,37 +52,19 @@ impl Abnormal {
         self
     }
 
-    /// Why, what it rests on and what next, at `now`, from what this process read; none for
-    /// a pod its cluster's worker told of, whose words are the worker's to give
-    /// ([`crate::fleet::ask_worker`]).
-    pub fn full_cause(&self, now: chrono::DateTime<chrono::Utc>) -> Option<Cause> {
-        match &self.told {
-            Some(_) => None,
-            None => Some(crate::rules::cause(
-                &self.pod,
-                &self.finding,
-                self.events(),
-                self.node(),
-                now,
-            )),
-        }
+    /// Why, what it rests on and what next, at `now`.
+    pub fn full_cause(&self, now: chrono::DateTime<chrono::Utc>) -> Cause {
+        crate::rules::cause(&self.pod, &self.finding, self.events(), self.node(), now)
     }
 
     /// One word for why the planned action would be refused, for a table drawn every frame:
     /// [`Abnormal::held`] without writing the reason out.
     pub fn held_label(&self) -> Option<&'static str> {
-        match &self.told {
-            Some(told) => told.held.as_ref().map(Held::label),
-            None => crate::actions::Suspect::of(&self.pod, self.finding.action).map(|s| s.label()),
-        }
+        crate::actions::Suspect::of(&self.pod, self.finding.action).map(|s| s.label())
     }
 
-    /// Why the planned action would be refused, from the pod alone: the worker's word when it
-    /// told one, else read from the record.
+    /// Why the planned action would be refused, from the pod alone.
     pub fn held(&self) -> Option<Held> {
-        match &self.told {
-            Some(told) => told.held.clone(),
-            None => crate::actions::Suspect::of(&self.pod, self.finding.action).map(Held::from),
-        }
+        crate::actions::Suspect::of(&self.pod, self.finding.action).map(Held::from)
     }
 }

@@ -262,7 +262,6 @@ impl Index {
                 cause,
                 events: around.events.cloned(),
                 node: around.node.cloned().map(Arc::new),
-                told: None,
             }
         });
         self.set_finding(&pod.uid, found);

@@ -12,6 +12,7 @@ mod explain;
 mod health;
 mod index;
 mod list;
+mod listed;
 mod name;
 mod negotiate;
 mod node_store;
@@ -22,7 +23,7 @@ mod watch;
 
 use std::time::Duration;
 
-pub use abnormal::{Abnormal, Told};
+pub use abnormal::Abnormal;
 pub(crate) use backoff::{Backoff, jitter};
 pub use cache::{Cache, CacheReader};
 pub use connect::Cluster;
@@ -36,6 +37,7 @@ pub use explain::{explain, plain};
 pub use health::{Health, ScopeHealth, SourceHealth, WatchState};
 pub use index::Census;
 pub use list::{ListProblem, list_pods};
+pub use listed::Listed;
 pub use name::ClusterName;
 pub use negotiate::WireFormat;
 pub use node_store::NodeStore;

@@ -10,7 +10,7 @@ use tokio::task::JoinHandle;
 
 use super::{Counts, FeedHandle, FeedState, FeedStatus, Resume, StaleWhy, WorkerView};
 use crate::clock::Clock;
-use crate::cluster::{Abnormal, Cache, SourceHealth};
+use crate::cluster::{Cache, Listed, SourceHealth};
 
 /// What a screen shows of a fed cluster besides its rows, as of the feed's last change.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,12 +85,11 @@ impl FedCluster {
         self.view.borrow().clone()
     }
 
-    /// The worker's abnormal pods, each as a watched cache would list it: the feed's own rows,
-    /// shared, read without holding a copy of the feed's state (which would make its next
-    /// frame copy them all).
-    pub fn findings(&self) -> Vec<Abnormal> {
-        self.feed
-            .read(|state| state.view().findings().cloned().collect())
+    /// The worker's abnormal pods as the screen lists them: the feed's own rows, shared, read
+    /// without holding a copy of the feed's state (which would make its next frame copy them
+    /// all).
+    pub fn findings(&self) -> Vec<Listed> {
+        self.feed.read(|state| state.view().findings().collect())
     }
 
     /// How many abnormal pods the worker has.

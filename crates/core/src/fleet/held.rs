@@ -9,7 +9,7 @@ use crate::actions::Suspect;
 
 /// Why a planned action would be refused, from the pod alone. In JSON as the words that say
 /// why; read back into its kind, since only a malformed pod has those exact words.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Held {
     /// A field longer than Kubernetes allows.
     Malformed,

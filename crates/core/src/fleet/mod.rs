@@ -26,12 +26,12 @@ mod feed_error;
 mod feed_state;
 mod frame;
 pub(crate) mod held;
-mod listed;
 mod publish;
 mod repeated;
 mod row;
 mod source;
 mod told;
+mod told_row;
 mod view;
 
 pub use address::{BadAddress, WorkerAddress, is_uid_segment, uid_segment};
@@ -49,6 +49,7 @@ pub use publish::{Publisher, Ring, State};
 pub use row::{FindingRow, Owner, PodKey};
 pub use source::{BadSource, Decision, Source, WatchWhy, decide};
 pub use told::{WorkerWord, ask_worker};
+pub use told_row::ToldRow;
 pub use view::{FleetView, Gap, Resume};
 
 #[cfg(test)]

@@ -1,48 +1,48 @@
-//! What many rows of one worker repeat (namespaces, nodes, owner kinds, "no hold"), held once.
+//! What many rows of one worker repeat, held once: a set of shared values from which a row
+//! takes its copy.
 
+use std::borrow::Borrow;
 use std::collections::HashSet;
+use std::hash::Hash;
 use std::sync::Arc;
 
-use crate::cluster::Told;
+/// One copy of each value, shared by every row that carries it.
+#[derive(Debug)]
+pub(crate) struct Shared<T: ?Sized>(HashSet<Arc<T>>);
 
-/// One copy of each, shared by every row that carries it.
-#[derive(Debug, Clone)]
-pub(crate) struct Repeated {
-    held: HashSet<Arc<str>>,
-    unheld: Arc<Told>,
-}
-
-impl Default for Repeated {
-    fn default() -> Repeated {
-        Repeated {
-            held: HashSet::new(),
-            unheld: Arc::new(Told { held: None }),
-        }
+impl<T: ?Sized> Default for Shared<T> {
+    fn default() -> Shared<T> {
+        Shared(HashSet::new())
     }
 }
 
-impl Repeated {
-    /// What the worker told of a pod whose action it would not refuse.
-    pub(crate) fn unheld(&self) -> Arc<Told> {
-        Arc::clone(&self.unheld)
+impl<T: ?Sized> Clone for Shared<T> {
+    fn clone(&self) -> Shared<T> {
+        Shared(self.0.clone())
     }
+}
 
-    /// The shared copy of `text`.
-    pub(crate) fn text(&mut self, text: &str) -> Arc<str> {
-        if let Some(held) = self.held.get(text) {
+impl<T: ?Sized + Hash + Eq> Shared<T> {
+    /// The shared copy of `value`, made by `make` when there is none yet.
+    pub(crate) fn one<Q>(&mut self, value: Q, make: impl FnOnce(Q) -> Arc<T>) -> Arc<T>
+    where
+        Q: Borrow<T>,
+    {
+        if let Some(held) = self.0.get(value.borrow()) {
             return Arc::clone(held);
         }
-        let held: Arc<str> = Arc::from(text);
-        self.held.insert(Arc::clone(&held));
+        let held = make(value);
+        self.0.insert(Arc::clone(&held));
         held
     }
 
-    /// Let go of the texts no row carries any more, once they outnumber the rows: nodes and
-    /// namespaces come and go over weeks, and the set must not keep every one ever seen.
-    pub(crate) fn forget_unused(&mut self, rows: usize) {
-        if self.held.len() > 2 * rows + 64 {
-            self.held.retain(|text| Arc::strong_count(text) > 1);
-        }
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Let go of the values no row carries any more.
+    pub(crate) fn forget_unused(&mut self) {
+        self.0.retain(|value| Arc::strong_count(value) > 1);
     }
 }
 
@@ -51,16 +51,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_text_is_held_once_and_let_go_when_no_row_carries_it() {
-        let mut repeated = Repeated::default();
-        let a = repeated.text("team-a");
-        assert!(Arc::ptr_eq(&a, &repeated.text("team-a")));
-        let unused: Vec<String> = (0..100).map(|i| format!("node-{i}")).collect();
-        for text in &unused {
-            repeated.text(text);
+    fn a_value_is_held_once_and_let_go_when_no_row_carries_it() {
+        let mut shared: Shared<str> = Shared::default();
+        let a = shared.one("team-a", Arc::from);
+        assert!(Arc::ptr_eq(&a, &shared.one("team-a", Arc::from)));
+        for i in 0..100 {
+            shared.one(format!("node-{i}").as_str(), Arc::from);
         }
-        repeated.forget_unused(1);
-        assert_eq!(repeated.held.len(), 1, "only the text a row still carries");
-        assert!(Arc::ptr_eq(&a, &repeated.text("team-a")));
+        shared.forget_unused();
+        assert_eq!(shared.len(), 1, "only the value a row still carries");
+        assert!(Arc::ptr_eq(&a, &shared.one("team-a", Arc::from)));
     }
 }

@@ -125,13 +125,10 @@ fn a_view_folded_from_frames_equals_the_snapshot() {
         }
     }
     let snapshot = publisher.snapshot();
-    let mut uids: Vec<&str> = view.findings().map(|a| &*a.pod.uid).collect();
+    let mut uids: Vec<String> = view.findings().map(|a| a.uid().to_string()).collect();
     uids.sort_unstable();
     assert_eq!(uids, ["c"]);
-    let listed = view
-        .findings()
-        .next()
-        .map(|a| (a.finding.rule, a.finding.since));
+    let listed = view.findings().next().map(|a| (a.rule(), a.since()));
     let served = snapshot.findings.first().map(|r| (r.category, r.since));
     assert_eq!(listed, served);
     assert_eq!(view.counts(), &snapshot.counts);

@@ -4,12 +4,13 @@
 use std::borrow::Borrow;
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use super::repeated::Repeated;
+use super::told_row::{Repeated, ToldRow};
 use super::{Counts, Epoch, Frame, ViewHealth, WorkerView};
-use crate::cluster::{Abnormal, ClusterName};
+use crate::cluster::{ClusterName, Listed};
 
 /// Why a frame could not be applied: the copy would no longer be the worker's state. The
 /// client reconnects, resuming from [`FleetView::resume`], and the worker sends a snapshot
@@ -40,8 +41,8 @@ impl Resume {
     }
 }
 
-/// One worker's findings, counts and status as last read. Each row is kept once, as the
-/// screen lists it: the screen takes its rows from here.
+/// One worker's findings, counts and status as last read. Each row is kept once, compact, as
+/// the screen lists it: the screen shares its rows from here.
 #[derive(Debug, Clone)]
 pub struct FleetView {
     /// The screen's name for the cluster, which its rows carry.
@@ -50,7 +51,7 @@ pub struct FleetView {
     /// Where the rows last changed (a snapshot, an upsert, a remove): a worker or counts frame
     /// moves `at` but not this, so a reader that converts rows does so only when they moved.
     rows_at: Option<Resume>,
-    rows: HashSet<Listed>,
+    rows: HashSet<ByUid>,
     repeated: Repeated,
     counts: Counts,
     worker: WorkerView,
@@ -91,8 +92,8 @@ impl FleetView {
             self.repeated = Repeated::default();
             self.rows = HashSet::with_capacity(snapshot.findings.len());
             for row in snapshot.findings {
-                let listed = row.into_listed(&self.cluster, &mut self.repeated);
-                self.rows.replace(Listed(Box::new(listed)));
+                let told = row.into_told(&self.cluster, &mut self.repeated);
+                self.rows.replace(ByUid(Arc::new(told)));
             }
             self.counts = snapshot.counts;
             self.worker = snapshot.worker;
@@ -149,8 +150,8 @@ impl FleetView {
                 if !self.rows.contains(row.uid.as_str()) && self.rows.len() >= self.max_rows {
                     return Err(Gap::TooManyRows { max: self.max_rows });
                 }
-                let listed = row.into_listed(&self.cluster, &mut self.repeated);
-                self.rows.replace(Listed(Box::new(listed)));
+                let told = row.into_told(&self.cluster, &mut self.repeated);
+                self.rows.replace(ByUid(Arc::new(told)));
             }
             Frame::Remove { pod, .. } => {
                 self.rows.remove(pod.uid.as_str());
@@ -174,9 +175,9 @@ impl FleetView {
         self.rows_at
     }
 
-    /// The findings as the screen lists them, in no particular order.
-    pub fn findings(&self) -> impl Iterator<Item = &Abnormal> {
-        self.rows.iter().map(|listed| &*listed.0)
+    /// The findings as the screen lists them, shared, in no particular order.
+    pub fn findings(&self) -> impl Iterator<Item = Listed> + '_ {
+        self.rows.iter().map(|row| Listed::Told(Arc::clone(&row.0)))
     }
 
     pub fn len(&self) -> usize {
@@ -205,27 +206,26 @@ impl FleetView {
     }
 }
 
-/// A row, found by its pod's uid. Boxed: a table of rows is half empty after it grows, and
-/// an empty slot should cost a pointer, not a row.
+/// A row, found by its pod's uid.
 #[derive(Debug, Clone)]
-struct Listed(Box<Abnormal>);
+struct ByUid(Arc<ToldRow>);
 
-impl PartialEq for Listed {
-    fn eq(&self, other: &Listed) -> bool {
-        self.0.pod.uid == other.0.pod.uid
+impl PartialEq for ByUid {
+    fn eq(&self, other: &ByUid) -> bool {
+        self.0.uid() == other.0.uid()
     }
 }
 
-impl Eq for Listed {}
+impl Eq for ByUid {}
 
-impl Hash for Listed {
+impl Hash for ByUid {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        self.0.pod.uid.hash(state);
+        self.0.uid().hash(state);
     }
 }
 
-impl Borrow<str> for Listed {
+impl Borrow<str> for ByUid {
     fn borrow(&self) -> &str {
-        &self.0.pod.uid
+        self.0.uid()
     }
 }

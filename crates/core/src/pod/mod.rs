@@ -38,7 +38,6 @@ pub use wire::{MESSAGE_CAP, NAME_CAP, WirePod, decode_pod};
 pub(crate) use wire::{capped_status, cut};
 pub use wire_event::{Capped, WireEvent};
 pub use workload::WorkloadId;
-pub(crate) use workload::home_api_version;
 
 /// The annotation that keeps ops-pod-cleaner's hands off a pod or its workload.
 pub const IGNORE_ANNOTATION: &str = "ops-pod-cleaner.io/ignore";

@@ -78,6 +78,18 @@ impl WorkloadId {
         }
     }
 
+    /// As [`WorkloadId::of`], for a pod known by its name and its owner's kind and name, the
+    /// kind taken to be in its usual group (a worker's row names no more).
+    pub fn of_owner(namespace: &str, owner: Option<(&str, &str)>, pod: &str) -> WorkloadId {
+        match owner {
+            None => WorkloadId::new(namespace, "Pod", pod),
+            Some(("ReplicaSet", name)) if let Some(deployment) = deployment_of(name) => {
+                WorkloadId::new(namespace, "Deployment", deployment)
+            }
+            Some((kind, name)) => WorkloadId::new(namespace, kind, name),
+        }
+    }
+
     /// `Deployment/web`, `ReplicaSet.x.example/web`: as the on-call engineer names it within
     /// its namespace.
     pub fn label(&self) -> String {
@@ -125,17 +137,6 @@ impl<'de> Deserialize<'de> for WorkloadId {
 }
 
 /// The API group a well-known controller kind lives in.
-/// The `apiVersion` a controller of `kind` has in its usual group: what a reference that names
-/// only the kind most likely said. `v1` for a kind with no usual group, which names it as is.
-pub(crate) fn home_api_version(kind: &str) -> &'static str {
-    match home_group(kind) {
-        Some("apps") => "apps/v1",
-        Some("batch") => "batch/v1",
-        Some("argoproj.io") => "argoproj.io/v1alpha1",
-        _ => "v1",
-    }
-}
-
 fn home_group(kind: &str) -> Option<&'static str> {
     match kind {
         "ReplicaSet" | "Deployment" | "StatefulSet" | "DaemonSet" => Some("apps"),

@@ -1,0 +1,297 @@
+//! A row a worker served, as a screen keeps it. A fleet's screen holds every abnormal pod of
+//! every cluster, so a row is compact: what rows of one worker repeat (namespace, owner kind,
+//! category, reason, container, action, cause class, hold) is one shared [`Shape`]; what is
+//! the pod's own (uid, name, owner's name) is one text. Nothing here is acted on: an action
+//! reads the pod live first.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use super::repeated::Shared;
+use super::{FindingRow, Held, Owner};
+use crate::cluster::ClusterName;
+use crate::pod::WorkloadId;
+use crate::rules::{ActionKind, CauseClass, RuleKind};
+
+/// How a stuck deletion's row names the finalizers that hold it.
+const FINALIZERS: &str = "finalizers: ";
+
+/// One abnormal pod as its cluster's worker told it, kept for a screen.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ToldRow {
+    shape: Arc<Shape>,
+    /// The uid, the name and the owner's name, one after the other.
+    ids: Box<str>,
+    name_at: usize,
+    owner_at: usize,
+    node: Option<Arc<str>>,
+    /// Apart from the shape: a kubelet's message often names the pod itself.
+    message: Option<Arc<str>>,
+    since: DateTime<Utc>,
+    restarts: u32,
+}
+
+/// What many rows of one worker have in common, held once.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Shape {
+    /// The screen's name for the cluster.
+    cluster: ClusterName,
+    namespace: Arc<str>,
+    /// The owner's kind; none for a pod without one.
+    owner_kind: Option<Arc<str>>,
+    rule: RuleKind,
+    reason: Arc<str>,
+    container: Option<Arc<str>>,
+    action: ActionKind,
+    /// Why, by class: its words are asked of the worker when the details pane shows them.
+    cause: CauseClass,
+    /// Why the worker would not act on it, told from the pod alone.
+    held: Option<Held>,
+}
+
+/// What the rows of one worker repeat: texts, and whole shapes.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Repeated {
+    texts: Shared<str>,
+    shapes: Shared<Shape>,
+}
+
+impl Repeated {
+    fn text(&mut self, text: &str) -> Arc<str> {
+        self.texts.one(text, Arc::from)
+    }
+
+    fn shape(&mut self, shape: Shape) -> Arc<Shape> {
+        self.shapes.one(shape, Arc::new)
+    }
+
+    /// Let go of what no row carries any more, once it outnumbers the rows: nodes and
+    /// namespaces come and go over weeks, and the sets must not keep every one ever seen.
+    pub(crate) fn forget_unused(&mut self, rows: usize) {
+        if self.texts.len() + self.shapes.len() > 2 * rows + 64 {
+            // Shapes first: a shape let go lets go of its texts.
+            self.shapes.forget_unused();
+            self.texts.forget_unused();
+        }
+    }
+}
+
+impl FindingRow {
+    /// The row as a screen of `cluster` keeps it: its own texts in one piece, the ones rows
+    /// repeat shared through `repeated`. The cluster is the screen's name for it (a worker in
+    /// its pod calls its own `in-cluster`): actions and marks are routed by it.
+    pub(crate) fn into_told(self, cluster: &ClusterName, repeated: &mut Repeated) -> ToldRow {
+        let FindingRow {
+            cluster: _,
+            namespace,
+            name,
+            uid,
+            category,
+            reason,
+            message,
+            container,
+            since,
+            for_seconds: _,
+            restarts,
+            node,
+            owner,
+            action,
+            held,
+            cause,
+        } = self;
+        let (owner_kind, owner_name) = match owner {
+            Some(Owner { kind, name }) => (Some(repeated.text(&kind)), name),
+            None => (None, String::new()),
+        };
+        let shape = Shape {
+            cluster: cluster.clone(),
+            namespace: repeated.text(&namespace),
+            owner_kind,
+            rule: category,
+            reason: repeated.text(&reason),
+            container: container.as_deref().map(|c| repeated.text(c)),
+            action,
+            cause: cause.class,
+            held,
+        };
+        let mut ids = uid;
+        ids.reserve_exact(name.len() + owner_name.len());
+        let name_at = ids.len();
+        ids.push_str(&name);
+        let owner_at = ids.len();
+        ids.push_str(&owner_name);
+        ToldRow {
+            shape: repeated.shape(shape),
+            ids: ids.into_boxed_str(),
+            name_at,
+            owner_at,
+            node: node.as_deref().map(|node| repeated.text(node)),
+            message: message.as_deref().map(|m| repeated.text(m)),
+            since,
+            restarts,
+        }
+    }
+}
+
+impl ToldRow {
+    pub fn cluster(&self) -> &ClusterName {
+        &self.shape.cluster
+    }
+
+    pub fn uid(&self) -> &str {
+        self.ids.get(..self.name_at).unwrap_or_default()
+    }
+
+    pub fn name(&self) -> &str {
+        self.ids
+            .get(self.name_at..self.owner_at)
+            .unwrap_or_default()
+    }
+
+    pub fn namespace(&self) -> &str {
+        &self.shape.namespace
+    }
+
+    pub fn node(&self) -> Option<&str> {
+        self.node.as_deref()
+    }
+
+    /// The owner's kind and name.
+    pub fn owner(&self) -> Option<(&str, &str)> {
+        let kind = self.shape.owner_kind.as_deref()?;
+        Some((kind, self.ids.get(self.owner_at..).unwrap_or_default()))
+    }
+
+    /// The workload the engineer thinks in, as the worker named the owner.
+    pub fn workload(&self) -> WorkloadId {
+        WorkloadId::of_owner(self.namespace(), self.owner(), self.name())
+    }
+
+    pub fn rule(&self) -> RuleKind {
+        self.shape.rule
+    }
+
+    pub fn reason(&self) -> &str {
+        &self.shape.reason
+    }
+
+    pub fn message(&self) -> Option<&str> {
+        self.message.as_deref()
+    }
+
+    pub fn container(&self) -> Option<&str> {
+        self.shape.container.as_deref()
+    }
+
+    pub fn since(&self) -> DateTime<Utc> {
+        self.since
+    }
+
+    pub fn action(&self) -> ActionKind {
+        self.shape.action
+    }
+
+    pub fn cause(&self) -> CauseClass {
+        self.shape.cause
+    }
+
+    pub fn held(&self) -> Option<&Held> {
+        self.shape.held.as_ref()
+    }
+
+    pub fn restarts(&self) -> u32 {
+        self.restarts
+    }
+
+    /// A stuck deletion is being deleted; the worker lists no other pod that is.
+    pub fn deleting(&self) -> bool {
+        self.shape.rule == RuleKind::Terminating
+    }
+
+    /// The finalizers that hold a stuck deletion, as its row names them.
+    pub fn finalizers(&self) -> Vec<&str> {
+        match (self.deleting(), self.message()) {
+            (true, Some(message)) => message
+                .strip_prefix(FINALIZERS)
+                .map(|list| list.split(", ").collect())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// A StatefulSet's pod: its replacement has the same name and identity. (Whether it holds
+    /// a claim the row does not say; the action reads the pod live.)
+    pub fn must_run_once(&self) -> bool {
+        self.owner().is_some_and(|(kind, _)| kind == "StatefulSet")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{Cause, CauseClass};
+
+    fn row(name: &str, owner: Option<(&str, &str)>, message: Option<&str>) -> FindingRow {
+        FindingRow {
+            cluster: ClusterName::from("in-cluster"),
+            namespace: "shop".into(),
+            name: name.into(),
+            uid: format!("uid-of-{name}"),
+            category: RuleKind::Terminating,
+            reason: "Terminating".into(),
+            message: message.map(String::from),
+            container: None,
+            since: DateTime::UNIX_EPOCH,
+            for_seconds: 0,
+            restarts: 3,
+            node: Some("node-1".into()),
+            owner: owner.map(|(kind, name)| Owner {
+                kind: kind.into(),
+                name: name.into(),
+            }),
+            action: ActionKind::ForceDelete,
+            held: None,
+            cause: Cause {
+                class: CauseClass::ImageNotFound,
+                detail: String::new(),
+                evidence: Vec::new(),
+                next: String::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn a_rows_own_texts_are_read_back_whole_and_its_shape_is_shared() {
+        let mut repeated = Repeated::default();
+        let east = ClusterName::from("east");
+        let web = row(
+            "web-1",
+            Some(("StatefulSet", "web")),
+            Some("finalizers: a, b/c"),
+        )
+        .into_told(&east, &mut repeated);
+        let bare = row("bare", None, None).into_told(&east, &mut repeated);
+        assert_eq!(
+            &**web.cluster(),
+            "east",
+            "the screen's name, not the worker's"
+        );
+        assert_eq!((web.uid(), web.name()), ("uid-of-web-1", "web-1"));
+        assert_eq!(web.owner(), Some(("StatefulSet", "web")));
+        assert_eq!(web.finalizers(), ["a", "b/c"]);
+        assert!(web.must_run_once() && web.deleting());
+        assert_eq!(
+            (bare.uid(), bare.name(), bare.owner()),
+            ("uid-of-bare", "bare", None)
+        );
+        assert_eq!(bare.workload().label(), "Pod/bare");
+        assert!(bare.finalizers().is_empty());
+        assert!(Arc::ptr_eq(&web.shape, &bare.shape) == (web.owner() == bare.owner()));
+        let twin = row("web-2", Some(("StatefulSet", "web")), None).into_told(&east, &mut repeated);
+        assert!(
+            Arc::ptr_eq(&web.shape, &twin.shape),
+            "one shape for rows alike"
+        );
+    }
+}
