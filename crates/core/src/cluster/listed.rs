@@ -31,8 +31,7 @@ impl From<Abnormal> for Listed {
 /// A row as a worker serves it, listed as the screen of its cluster lists it.
 impl From<FindingRow> for Listed {
     fn from(row: FindingRow) -> Listed {
-        let cluster = row.cluster.clone();
-        Listed::Told(Arc::new(row.into_told(&cluster, &mut Default::default())))
+        Listed::Told(Arc::new(row.told(&row.cluster, &mut Default::default())))
     }
 }
 

@@ -80,8 +80,10 @@ impl Repeated {
 impl FindingRow {
     /// The row as a screen of `cluster` keeps it: its own texts in one piece, the ones rows
     /// repeat shared through `repeated`. The cluster is the screen's name for it (a worker in
-    /// its pod calls its own `in-cluster`): actions and marks are routed by it.
-    pub(crate) fn into_told(self, cluster: &ClusterName, repeated: &mut Repeated) -> ToldRow {
+    /// its pod calls its own `in-cluster`): actions and marks are routed by it. Copied, not
+    /// moved: rows made while the served ones are still held lie together in memory, rather
+    /// than in the gaps each served row would leave, which would keep their pages resident.
+    pub(crate) fn told(&self, cluster: &ClusterName, repeated: &mut Repeated) -> ToldRow {
         let FindingRow {
             cluster: _,
             namespace,
@@ -101,26 +103,26 @@ impl FindingRow {
             cause,
         } = self;
         let (owner_kind, owner_name) = match owner {
-            Some(Owner { kind, name }) => (Some(repeated.text(&kind)), name),
-            None => (None, String::new()),
+            Some(Owner { kind, name }) => (Some(repeated.text(kind)), name.as_str()),
+            None => (None, ""),
         };
         let shape = Shape {
             cluster: cluster.clone(),
-            namespace: repeated.text(&namespace),
+            namespace: repeated.text(namespace),
             owner_kind,
-            rule: category,
-            reason: repeated.text(&reason),
+            rule: *category,
+            reason: repeated.text(reason),
             container: container.as_deref().map(|c| repeated.text(c)),
-            action,
+            action: *action,
             cause: cause.class,
-            held,
+            held: held.clone(),
         };
-        let mut ids = uid;
-        ids.reserve_exact(name.len() + owner_name.len());
+        let mut ids = String::with_capacity(uid.len() + name.len() + owner_name.len());
+        ids.push_str(uid);
         let name_at = ids.len();
-        ids.push_str(&name);
+        ids.push_str(name);
         let owner_at = ids.len();
-        ids.push_str(&owner_name);
+        ids.push_str(owner_name);
         ToldRow {
             shape: repeated.shape(shape),
             ids: ids.into_boxed_str(),
@@ -128,8 +130,8 @@ impl FindingRow {
             owner_at,
             node: node.as_deref().map(|node| repeated.text(node)),
             message: message.as_deref().map(|m| repeated.text(m)),
-            since,
-            restarts,
+            since: *since,
+            restarts: *restarts,
         }
     }
 }
@@ -270,8 +272,8 @@ mod tests {
             Some(("StatefulSet", "web")),
             Some("finalizers: a, b/c"),
         )
-        .into_told(&east, &mut repeated);
-        let bare = row("bare", None, None).into_told(&east, &mut repeated);
+        .told(&east, &mut repeated);
+        let bare = row("bare", None, None).told(&east, &mut repeated);
         assert_eq!(
             &**web.cluster(),
             "east",
@@ -288,7 +290,7 @@ mod tests {
         assert_eq!(bare.workload().label(), "Pod/bare");
         assert!(bare.finalizers().is_empty());
         assert!(Arc::ptr_eq(&web.shape, &bare.shape) == (web.owner() == bare.owner()));
-        let twin = row("web-2", Some(("StatefulSet", "web")), None).into_told(&east, &mut repeated);
+        let twin = row("web-2", Some(("StatefulSet", "web")), None).told(&east, &mut repeated);
         assert!(
             Arc::ptr_eq(&web.shape, &twin.shape),
             "one shape for rows alike"

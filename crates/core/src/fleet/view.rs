@@ -89,12 +89,13 @@ impl FleetView {
                 seq: snapshot.seq,
             });
             self.rows_at = self.at;
-            self.repeated = Repeated::default();
-            self.rows = HashSet::with_capacity(snapshot.findings.len());
-            for row in snapshot.findings {
-                let told = row.into_told(&self.cluster, &mut self.repeated);
-                self.rows.replace(ByUid(Arc::new(told)));
+            // Every row is made before the served ones are let go (see `FindingRow::told`).
+            let mut repeated = Repeated::default();
+            let mut rows = HashSet::with_capacity(snapshot.findings.len());
+            for row in &snapshot.findings {
+                rows.replace(ByUid(Arc::new(row.told(&self.cluster, &mut repeated))));
             }
+            (self.rows, self.repeated) = (rows, repeated);
             self.counts = snapshot.counts;
             self.worker = snapshot.worker;
             self.view = snapshot.view;
@@ -150,7 +151,7 @@ impl FleetView {
                 if !self.rows.contains(row.uid.as_str()) && self.rows.len() >= self.max_rows {
                     return Err(Gap::TooManyRows { max: self.max_rows });
                 }
-                let told = row.into_told(&self.cluster, &mut self.repeated);
+                let told = row.told(&self.cluster, &mut self.repeated);
                 self.rows.replace(ByUid(Arc::new(told)));
             }
             Frame::Remove { pod, .. } => {
