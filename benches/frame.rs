@@ -56,11 +56,7 @@ fn main() {
         })
     });
     // As the TUI lists them: each row shares the cache's record.
-    let (read, findings) = best(5, || {
-        (indexed.findings().into_iter())
-            .map(opc_core::cluster::Listed::from)
-            .collect::<Vec<_>>()
-    });
+    let (read, findings) = best(5, || indexed.listed());
     let abnormal = findings.len();
     let mut state = State::new(
         "bench",

@@ -12,6 +12,7 @@ mod event;
 mod export;
 mod keys;
 mod logging;
+mod order;
 mod run;
 mod session;
 mod snapshot;

@@ -8,7 +8,7 @@ use chrono::Utc;
 
 use super::event::{ClusterLine, Snapshot, SourceLine};
 use super::state::WatchLine;
-use crate::cluster::{Health, Listed};
+use crate::cluster::Health;
 use crate::session::{ClusterSession, Feed};
 
 /// Every open cluster's findings, and how each one's view is. A fed cluster's pods are its
@@ -21,7 +21,7 @@ pub fn snapshot(clusters: &[&ClusterSession]) -> Snapshot {
     for cluster in clusters {
         match &cluster.feed {
             Feed::Watched(_) => {
-                findings.extend(cluster.cache.findings().into_iter().map(Listed::from));
+                findings.extend(cluster.cache.listed());
                 total_pods += cluster.cache.len();
             }
             Feed::WorkerFed(feed) => {

@@ -8,6 +8,7 @@ use super::cluster_view::Clusters;
 use super::confirm::Confirmation;
 use super::details::PodDetails;
 use super::event::ClusterLine;
+use super::order;
 use crate::actions::{ParkedList, PodRef, Verb};
 use crate::cluster::ClusterName;
 use crate::cluster::Listed;
@@ -425,28 +426,15 @@ impl State {
     }
 
     fn sort_and_filter(&mut self, keep: Option<&str>, sorted: bool) {
-        let position = |kind: RuleKind| self.chain.iter().position(|r| r.kind == kind);
-        let (sort, reversed) = (self.sort, self.sort_reversed);
-        let order = |a: &Listed, b: &Listed| {
-            let by_rule = position(a.rule()).cmp(&position(b.rule()));
-            let by_key = match sort {
-                SortKey::Age => a.since().cmp(&b.since()),
-                SortKey::Namespace => a.namespace().cmp(b.namespace()),
-                SortKey::Restarts => b.restarts().cmp(&a.restarts()),
-                SortKey::Name => a.name().cmp(b.name()),
-            };
-            let by_key = if reversed { by_key.reverse() } else { by_key };
-            by_rule
-                .then(by_key)
-                .then_with(|| a.namespace().cmp(b.namespace()))
-                .then_with(|| a.name().cmp(b.name()))
-                .then_with(|| a.cluster().cmp(b.cluster()))
-        };
-        // Otherwise checking costs one comparison per finding (strings, where ages tie), and
-        // sorting many.
-        if !sorted && !self.findings.is_sorted_by(|a, b| order(a, b).is_le()) {
-            self.findings.sort_by(order);
+        if !sorted {
+            order::sort(
+                &mut self.findings,
+                &self.chain,
+                self.sort,
+                self.sort_reversed,
+            );
         }
+        let position = |kind: RuleKind| self.chain.iter().position(|r| r.kind == kind);
         let mut counts = vec![0; self.chain.len()];
         for found in &self.findings {
             if let Some(at) = position(found.rule())

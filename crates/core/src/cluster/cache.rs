@@ -15,6 +15,7 @@ use super::Scope;
 use super::abnormal::Abnormal;
 use super::event_store::{EventStore, Events, merged};
 use super::index::{Around, Census, Index};
+use super::listed::Listed;
 use super::name::ClusterName;
 use super::node_store::NodeStore;
 use crate::clock::Clock;
@@ -138,6 +139,17 @@ impl Cache {
         self.findings_of(|_| true)
     }
 
+    /// Every abnormal pod now, in the screen's default order, as the screen lists it: shared
+    /// with the index, not copied.
+    pub fn listed(&self) -> Vec<Listed> {
+        self.promote();
+        let store = self.read();
+        let found = store.index.findings();
+        found
+            .map(|found| Listed::Watched(Arc::clone(found)))
+            .collect()
+    }
+
     /// The abnormal pods claimed by the rules `wanted` admits. The whole chain still decides
     /// (the first match claims the pod); only the wanted findings are copied out. Reads the
     /// index: its cost follows the abnormal pods.
@@ -148,7 +160,7 @@ impl Cache {
             .index
             .findings()
             .filter(|found| wanted(found.finding.rule))
-            .cloned()
+            .map(|found| Abnormal::clone(found))
             .collect()
     }
 
@@ -568,7 +580,8 @@ impl CacheReader {
     /// would write): the cache's promotion task keeps the index up to the clock and wakes
     /// subscribers when it moves it.
     pub fn findings(&self) -> Vec<Abnormal> {
-        self.read().index.findings().cloned().collect()
+        let store = self.read();
+        store.index.findings().map(|a| Abnormal::clone(a)).collect()
     }
 
     /// Abnormal pods by category and cause now. Reads the index, counting the rules matured

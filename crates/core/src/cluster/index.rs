@@ -120,7 +120,8 @@ impl Place {
 pub(super) struct Index {
     pub cluster: ClusterName,
     pub chain: Vec<RuleSpec>,
-    ordered: BTreeMap<Place, Abnormal>,
+    /// Shared: a screen lists them without copying one.
+    ordered: BTreeMap<Place, Arc<Abnormal>>,
     places: HashMap<Box<str>, Place>,
     counts: BTreeMap<RuleKind, usize>,
     /// Findings by category and cause, for `/metrics`; and each finding's, to take it back.
@@ -216,7 +217,7 @@ impl Index {
     }
 
     /// Every finding, in the default order.
-    pub fn findings(&self) -> impl Iterator<Item = &Abnormal> {
+    pub fn findings(&self) -> impl Iterator<Item = &Arc<Abnormal>> {
         self.ordered.values()
     }
 
@@ -294,7 +295,7 @@ impl Index {
             self.cause_of.insert(uid.into(), key);
             let place = Place::of(&found, &self.chain);
             self.places.insert(uid.into(), place.clone());
-            self.ordered.insert(place, found);
+            self.ordered.insert(place, Arc::new(found));
         }
     }
 }

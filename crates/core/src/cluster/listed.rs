@@ -15,8 +15,8 @@ use crate::rules::{ActionKind, Cause, CauseClass, RuleKind};
 /// pods, and each row points at what its source keeps rather than copying it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Listed {
-    /// From a watch cache, whose record and Events it shares.
-    Watched(Box<Abnormal>),
+    /// From a watch cache, whose finding it shares.
+    Watched(Arc<Abnormal>),
     /// From the cluster's worker, which read the pod's Events and node: its cause's words are
     /// asked of it when shown ([`crate::fleet::ask_worker`]).
     Told(Arc<ToldRow>),
@@ -24,7 +24,7 @@ pub enum Listed {
 
 impl From<Abnormal> for Listed {
     fn from(found: Abnormal) -> Listed {
-        Listed::Watched(Box::new(found))
+        Listed::Watched(Arc::new(found))
     }
 }
 
