@@ -1,7 +1,7 @@
 //! The table's order: chain position, then the chosen key, then namespace, name and cluster.
 //! What each row is sorted by is read once per sort, not at each of its comparisons: a row
 //! points at what its source keeps, and a sort of many rows would chase those pointers
-//! millions of times.
+//! millions of times. The keys are small, since a fleet's screen sorts hundreds of thousands.
 
 use std::cmp::Ordering;
 
@@ -11,53 +11,175 @@ use super::state::SortKey;
 use crate::cluster::Listed;
 use crate::rules::{RuleKind, RuleSpec};
 
-/// One row's sort fields, with its place in the list.
-struct Keyed<'a> {
-    rank: Option<usize>,
+/// One row's sort fields and its place in the list; its texts are read from the row, on ties.
+struct Keyed {
+    rank: u16,
     since: DateTime<Utc>,
     restarts: u32,
-    namespace: &'a str,
-    name: &'a str,
-    cluster: &'a str,
-    at: usize,
+    at: u32,
 }
 
 /// Put `findings` in the order of `key`, its own way reversed when `reversed`.
-pub(super) fn sort(findings: &mut Vec<Listed>, chain: &[RuleSpec], key: SortKey, reversed: bool) {
+pub(super) fn sort(findings: &mut [Listed], chain: &[RuleSpec], key: SortKey, reversed: bool) {
+    let Ok(count) = u32::try_from(findings.len()) else {
+        return;
+    };
     let rank = |kind: RuleKind| chain.iter().position(|r| r.kind == kind);
-    let mut keyed: Vec<Keyed> = (findings.iter().enumerate())
-        .map(|(at, a)| Keyed {
-            rank: rank(a.rule()),
+    let mut keyed: Vec<Keyed> = (findings.iter().zip(0..count))
+        .map(|(a, at)| Keyed {
+            rank: rank(a.rule()).map_or(u16::MAX, |r| u16::try_from(r).unwrap_or(u16::MAX)),
             since: a.since(),
             restarts: a.restarts(),
-            namespace: a.namespace(),
-            name: a.name(),
-            cluster: a.cluster().as_str(),
             at,
         })
         .collect();
+    let row = |k: &Keyed| findings.get(k.at as usize);
+    let texts = |k: &Keyed| row(k).map(|a| (a.namespace(), a.name(), a.cluster().as_str()));
     let order = |a: &Keyed, b: &Keyed| -> Ordering {
         let by_key = match key {
             SortKey::Age => a.since.cmp(&b.since),
-            SortKey::Namespace => a.namespace.cmp(b.namespace),
+            SortKey::Namespace => texts(a).map(|t| t.0).cmp(&texts(b).map(|t| t.0)),
             SortKey::Restarts => b.restarts.cmp(&a.restarts),
-            SortKey::Name => a.name.cmp(b.name),
+            SortKey::Name => texts(a).map(|t| t.1).cmp(&texts(b).map(|t| t.1)),
         };
         let by_key = if reversed { by_key.reverse() } else { by_key };
         (a.rank.cmp(&b.rank))
             .then(by_key)
-            .then_with(|| a.namespace.cmp(b.namespace))
-            .then_with(|| a.name.cmp(b.name))
-            .then_with(|| a.cluster.cmp(b.cluster))
+            .then_with(|| texts(a).cmp(&texts(b)))
     };
     // Checking costs one comparison a row; sorting, many.
     if keyed.is_sorted_by(|a, b| order(a, b).is_le()) {
         return;
     }
     keyed.sort_by(order);
-    let places: Vec<usize> = keyed.into_iter().map(|k| k.at).collect();
-    let mut rows: Vec<Option<Listed>> = std::mem::take(findings).into_iter().map(Some).collect();
-    *findings = (places.into_iter())
-        .filter_map(|at| rows.get_mut(at).and_then(Option::take))
-        .collect();
+    let places: Vec<u32> = keyed.into_iter().map(|k| k.at).collect();
+    permute(findings, places);
+}
+
+/// Rearrange `rows` in place so that place `i` holds what was at `places[i]`: each cycle of
+/// the permutation is followed with swaps, and no second list of rows is made.
+fn permute(rows: &mut [Listed], mut places: Vec<u32>) {
+    const DONE: u32 = u32::MAX;
+    for start in 0..places.len() {
+        let mut here = start;
+        while let Some(&from) = places.get(here).filter(|&&from| from != DONE) {
+            if let Some(place) = places.get_mut(here) {
+                *place = DONE;
+            }
+            let from = from as usize;
+            if from == start {
+                break;
+            }
+            rows.swap(here, from);
+            here = from;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::default_chain;
+
+    /// A worker's row of `name` in `namespace` of `cluster`, `minutes` in its state.
+    fn row(
+        cluster: &str,
+        namespace: &str,
+        name: &str,
+        category: &str,
+        minutes: i64,
+        restarts: u32,
+    ) -> Listed {
+        let since = chrono::DateTime::UNIX_EPOCH + chrono::Duration::minutes(minutes);
+        let row: crate::fleet::FindingRow = serde_json::from_value(serde_json::json!({
+            "cluster": cluster, "namespace": namespace, "name": name,
+            "uid": format!("{cluster}/{namespace}/{name}"), "category": category,
+            "reason": "Evicted", "since": since, "forSeconds": 0, "restarts": restarts,
+            "node": null, "owner": null, "action": "delete",
+            "cause": {"class": "nodeMemoryPressure", "detail": "", "evidence": [], "next": ""}
+        }))
+        .unwrap();
+        Listed::from(row)
+    }
+
+    fn rows() -> Vec<Listed> {
+        let mut rows = Vec::new();
+        for (i, category) in ["failed", "evicted", "crashLoop"].iter().enumerate() {
+            for cluster in ["west", "east"] {
+                for namespace in ["b", "a"] {
+                    for name in ["y", "x"] {
+                        // Ties in time and restarts, broken by the texts.
+                        let minutes = (i as i64 + name.len() as i64) % 2;
+                        rows.push(row(
+                            cluster,
+                            namespace,
+                            name,
+                            category,
+                            minutes,
+                            (i % 2) as u32,
+                        ));
+                    }
+                }
+            }
+        }
+        rows
+    }
+
+    /// The order as it reads, on the rows themselves.
+    fn reference(
+        a: &Listed,
+        b: &Listed,
+        chain: &[RuleSpec],
+        key: SortKey,
+        reversed: bool,
+    ) -> Ordering {
+        let rank = |kind: RuleKind| chain.iter().position(|r| r.kind == kind);
+        let by_key = match key {
+            SortKey::Age => a.since().cmp(&b.since()),
+            SortKey::Namespace => a.namespace().cmp(b.namespace()),
+            SortKey::Restarts => b.restarts().cmp(&a.restarts()),
+            SortKey::Name => a.name().cmp(b.name()),
+        };
+        let by_key = if reversed { by_key.reverse() } else { by_key };
+        (rank(a.rule()).cmp(&rank(b.rule())))
+            .then(by_key)
+            .then_with(|| a.namespace().cmp(b.namespace()))
+            .then_with(|| a.name().cmp(b.name()))
+            .then_with(|| a.cluster().cmp(b.cluster()))
+    }
+
+    #[test]
+    fn every_key_either_way_orders_as_the_rows_compare() {
+        let chain = default_chain();
+        for key in [
+            SortKey::Age,
+            SortKey::Namespace,
+            SortKey::Restarts,
+            SortKey::Name,
+        ] {
+            for reversed in [false, true] {
+                let mut sorted = rows();
+                sort(&mut sorted, &chain, key, reversed);
+                let mut want = rows();
+                want.sort_by(|a, b| reference(a, b, &chain, key, reversed));
+                assert_eq!(sorted, want, "{key:?}, reversed {reversed}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_permutation_is_applied_in_place_cycle_by_cycle() {
+        let rows = rows();
+        for places in [
+            vec![4, 0, 3, 2, 1],
+            vec![0, 1, 2, 3, 4],
+            vec![1, 2, 3, 4, 0],
+        ] {
+            let mut permuted: Vec<Listed> = rows.iter().take(5).cloned().collect();
+            permute(&mut permuted, places.clone());
+            let got: Vec<&str> = permuted.iter().map(Listed::uid).collect();
+            let want: Vec<&str> = places.iter().map(|&i| rows[i as usize].uid()).collect();
+            assert_eq!(got, want);
+        }
+    }
 }
