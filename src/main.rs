@@ -18,6 +18,8 @@ fn main() -> ExitCode {
         Err(_) => filter,
     };
     if cli.command.is_none() {
+        // The screen holds many clusters' rows for weeks and re-lists them all at each change.
+        opc_core::freed::large_blocks_apart();
         // The screen owns the terminal: logs go to its log pane, not to stderr.
         ops_pod_cleaner::ui::init_logging(filter);
     } else if cli.log_format() == LogFormat::Json {

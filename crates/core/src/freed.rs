@@ -12,3 +12,19 @@ pub fn give_back() {
         libc::malloc_trim(0);
     }
 }
+
+/// The size from which a block gets a mapping of its own.
+const LARGE_BLOCK: usize = 1 << 20;
+
+/// Give every large block (a screen's list of every row, a snapshot's line) a mapping of its
+/// own, returned to the system when freed. glibc otherwise raises that threshold to the size
+/// of the first large block freed, and later ones are carved from heaps that keep their pages
+/// for good. Call once, before the work starts.
+pub fn large_blocks_apart() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes a tuning parameter of the allocator; called before the
+    // threads that allocate are started.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, LARGE_BLOCK as libc::c_int);
+    }
+}
