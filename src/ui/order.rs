@@ -38,9 +38,11 @@ pub(super) fn sort(findings: &mut [Listed], chain: &[RuleSpec], key: SortKey, re
     let order = |a: &Keyed, b: &Keyed| -> Ordering {
         let by_key = match key {
             SortKey::Age => a.since.cmp(&b.since),
-            SortKey::Namespace => texts(a).map(|t| t.0).cmp(&texts(b).map(|t| t.0)),
+            SortKey::Namespace => row(a)
+                .map(Listed::namespace)
+                .cmp(&row(b).map(Listed::namespace)),
             SortKey::Restarts => b.restarts.cmp(&a.restarts),
-            SortKey::Name => texts(a).map(|t| t.1).cmp(&texts(b).map(|t| t.1)),
+            SortKey::Name => row(a).map(Listed::name).cmp(&row(b).map(Listed::name)),
         };
         let by_key = if reversed { by_key.reverse() } else { by_key };
         (a.rank.cmp(&b.rank))
