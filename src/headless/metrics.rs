@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use crate::cluster::Health;
 use crate::rules::{CauseClass, RuleKind};
-use crate::worker::{Blocked, PauseScope, WorkerStatus};
+use crate::worker::{Blocked, WorkerStatus};
 
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -27,13 +27,12 @@ pub struct Snapshot {
 
 /// Every metric `render` writes: what alert rules and dashboards may name (the ones shipped in
 /// assets/deploy/components are checked against it, and it against `render`).
-pub const METRIC_NAMES: [&str; 16] = [
+pub const METRIC_NAMES: [&str; 15] = [
     "opc_pods",
     "opc_nodes_not_reporting",
     "opc_abnormal_pods",
     "opc_actions_total",
     "opc_rule_paused",
-    "opc_rule_paused_namespaces",
     "opc_auto_held_targets",
     "opc_watch_restarts_total",
     "opc_watch_relists_total",
@@ -109,33 +108,21 @@ fn rule_metrics(out: &mut String, s: &Snapshot) {
         out,
         "opc_rule_paused",
         "gauge",
-        "1 while the mass-failure breaker pauses a rule across the cluster.",
+        "Pauses the mass-failure breaker holds a rule by, per scope: a namespace, a registry \
+         (bursts in several namespaces pulling from it), a node; which ones is in the log.",
     );
     for (rule, status) in &s.worker.rules {
-        let cluster_wide = status.paused.iter().any(|p| p.scope == PauseScope::Cluster);
-        let _ = writeln!(
-            out,
-            "opc_rule_paused{{rule=\"{rule}\"}} {}",
-            u8::from(cluster_wide)
-        );
-    }
-    metric(
-        out,
-        "opc_rule_paused_namespaces",
-        "gauge",
-        "Namespaces where the breaker pauses a rule on its own (a burst there only); the \
-         namespaces are in the log.",
-    );
-    for (rule, status) in &s.worker.rules {
-        let namespaces = status
-            .paused
-            .iter()
-            .filter(|p| matches!(p.scope, PauseScope::Namespace(_)))
-            .count();
-        let _ = writeln!(
-            out,
-            "opc_rule_paused_namespaces{{rule=\"{rule}\"}} {namespaces}"
-        );
+        for scope in ["namespace", "registry", "node"] {
+            let count = status
+                .paused
+                .iter()
+                .filter(|p| p.scope.kind() == scope)
+                .count();
+            let _ = writeln!(
+                out,
+                "opc_rule_paused{{rule=\"{rule}\",scope=\"{scope}\"}} {count}"
+            );
+        }
     }
     metric(
         out,

@@ -164,10 +164,7 @@ impl Confirmation {
     /// scope, and a yes lifts that pause only.
     pub(crate) fn resume(cluster: &ClusterName, rule: RuleKind, pause: &Pause) -> Confirmation {
         let scope = &pause.scope;
-        let reach = match scope {
-            PauseScope::Cluster => format!("on {cluster} only"),
-            PauseScope::Namespace(ns) => format!("in {ns} on {cluster} only"),
-        };
+        let reach = format!("{scope} on {cluster} only");
         Confirmation {
             title: format!("Resume auto-clean for {rule} {scope} on {cluster}?"),
             lines: vec![

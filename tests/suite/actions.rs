@@ -8,6 +8,7 @@ use opc_core::actions::{
     ReadError, Refusal, Stage, Verb, WorkloadKind, WorkloadRef,
 };
 use opc_core::cluster::Cache;
+use opc_core::place::PauseScope;
 use opc_core::rules::RuleKind;
 use serde_json::{Value, json};
 use support::mock_api::{Scenario, status};
@@ -277,19 +278,31 @@ async fn evict_posts_an_eviction_with_the_uid_precondition() {
 fn replicaset(owner: Value) -> Value {
     json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
         "metadata": {"name": "web-5c6b7", "namespace": "default", "uid": "uid-web-5c6b7", "ownerReferences": [owner],
-                     "labels": {"app": "web", "pod-template-hash": "5c6b7"}},
-        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web", "pod-template-hash": "5c6b7"}}}})
+                     "labels": {"app": "web", "pod-template-hash": "5c6b7"},
+                     "annotations": {"deployment.kubernetes.io/revision": "4"}},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web", "pod-template-hash": "5c6b7"}},
+                 "template": template()}})
 }
 
+/// The pod template every workload here has: pod web-1's image.
+fn template() -> Value {
+    json!({"metadata": {"labels": {"app": "web"}},
+           "spec": {"containers": [{"name": "app", "image": "registry.local/app:1"}]}})
+}
+
+/// A workload that names pod web-1's template and revision as its current ones.
 fn workload(api_version: &str, kind: &str, name: &str, annotations: Value) -> Value {
     // A ReplicationController's selector is a plain map.
     let selector = match kind {
         "ReplicationController" => json!({"app": name}),
         _ => json!({"matchLabels": {"app": name}}),
     };
+    let mut annotations = annotations;
+    annotations["deployment.kubernetes.io/revision"] = json!("4");
     json!({"apiVersion": api_version, "kind": kind,
         "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"), "annotations": annotations},
-        "spec": {"replicas": 3, "selector": selector}})
+        "spec": {"replicas": 3, "selector": selector, "template": template()},
+        "status": {"currentRevision": "web-7d9f8", "updateRevision": "web-7d9f8", "currentPodHash": "5c6b7"}})
 }
 
 /// The reads that prove a workload before a scale: the owner at `path`, pod web-1's labels,
@@ -315,8 +328,9 @@ impl ProvesWorkload for Scenario {
 
 /// Pod web-1 as the API server has it: its labels prove which workload it belongs to.
 fn labelled_pod() -> Value {
-    let mut p = pod("web-1").json();
-    p["metadata"]["labels"] = json!({"app": "web", "pod-template-hash": "5c6b7"});
+    let mut p = pod("web-1").waiting("ErrImagePull").json();
+    p["metadata"]["labels"] = json!({"app": "web", "pod-template-hash": "5c6b7",
+                                     "controller-revision-hash": "web-7d9f8"});
     p
 }
 
@@ -1349,6 +1363,7 @@ fn the_log_is_private_and_rotates_by_size() {
         workload: None,
         owner: None,
         pod_phase: None,
+        shares: None,
         reason: None,
         dry_run: false,
         outcome: None,
@@ -1595,6 +1610,7 @@ fn the_readme_schema_names_every_field_the_log_writes() {
         workload: Some("Deployment shop/web".into()),
         owner: Some("Deployment/web".into()),
         pod_phase: Some("Pending"),
+        shares: Some(PauseScope::Registry("quay.io".into())),
         reason: Some("imagePull: ImagePullBackOff".into()),
         dry_run: false,
         outcome: Some("done"),

@@ -712,6 +712,7 @@ async fn a_successor_inherits_the_recent_actions_written_on_the_lease() {
         namespace: "shop".into(),
         target: Target::Workload(WorkloadId::new("shop", "Deployment", "web")),
         workload: Some(WorkloadId::new("shop", "Deployment", "web")),
+        shared: None,
     }];
     a.set_recent(sent.clone());
     assert_eq!(a.round(Utc::now()).await, Ok(Role::Leader));

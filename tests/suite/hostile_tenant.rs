@@ -184,6 +184,67 @@ async fn a_pod_claiming_a_statefulset_is_refused_unless_it_is_one_of_its_ordinal
     assert_eq!(cluster.replicas("StatefulSet", "db"), Some(2));
 }
 
+/// StatefulSet `db` (3 replicas, OrderedReady) whose `db-0` runs but is not Ready, so the
+/// controller has not made `db-1` yet: the ordinal a tenant can squat.
+async fn with_db_waiting_on_its_first_pod() -> (Cluster, StatefulSet) {
+    let sim = SimCluster::new();
+    sim.set_pod_shaper(|pod| {
+        if pod.metadata.name.as_deref() == Some("db-0") {
+            let status = pod.status.as_mut().unwrap();
+            for c in status.conditions.iter_mut().flatten() {
+                if c.type_ == "Ready" || c.type_ == "ContainersReady" {
+                    c.status = "False".into();
+                }
+            }
+            for c in status.container_statuses.iter_mut().flatten() {
+                c.ready = false;
+            }
+        }
+    });
+    sim.create_statefulset(typed(workload("StatefulSet", "db", 3)));
+    let cluster = Cluster::start(sim).await;
+    eventually("db-0 alone", || cluster.sim().live_pods("db-").len() == 1).await;
+    let set = cluster.sim().statefulset("default", "db").unwrap();
+    (cluster, set)
+}
+
+/// `db-1` as a tenant makes it: the set's uid as controller, its selector labels, its current
+/// revision, and an image of the tenant's that fails to pull.
+fn squatter(set: &StatefulSet, image: &str) -> Value {
+    let revision = set
+        .status
+        .as_ref()
+        .unwrap()
+        .current_revision
+        .clone()
+        .unwrap();
+    let uid = set.metadata.uid.clone().unwrap();
+    let mut p = pod("db-1").waiting("ErrImagePull").json();
+    p["metadata"]["ownerReferences"] = json!([reference("apps/v1", "StatefulSet", "db", &uid)]);
+    p["metadata"]["labels"] = json!({"app": "db", "controller-revision-hash": revision,
+                                     "statefulset.kubernetes.io/pod-name": "db-1"});
+    p["metadata"].as_object_mut().unwrap().remove("uid");
+    p["spec"]["containers"][0]["image"] = json!(image);
+    p["status"]["containerStatuses"][0]["image"] = json!(image);
+    p
+}
+
+#[tokio::test]
+async fn a_squatted_statefulset_ordinal_with_a_foreign_image_does_not_scale_the_set() {
+    let (cluster, set) = with_db_waiting_on_its_first_pod().await;
+    let target = cluster
+        .plant(squatter(&set, "registry.invalid/tenant:1"))
+        .await;
+    cluster
+        .refused(
+            target,
+            "runs image registry.invalid/tenant:1, which is not in the pod template of StatefulSet db",
+        )
+        .await;
+    assert_eq!(cluster.replicas("StatefulSet", "db"), Some(3));
+    assert!(cluster.sim().pod("default", "db-0").is_some());
+}
+
 #[tokio::test]
 async fn a_pod_whose_owner_name_no_object_can_have_is_never_acted_on() {
     let sim = SimCluster::new();

@@ -17,7 +17,7 @@ use opc_core::cluster::Cache;
 use serde_json::json;
 use support::pods::pod;
 use support::policy::{policy, quick_retry};
-use support::sim::{Watched, eventually, typed, workload};
+use support::sim::{Watched, eventually, typed, unpullable, workload};
 
 struct Harness(Watched);
 
@@ -223,7 +223,7 @@ fn ship_the_parked_config_map(sim: &SimCluster) {
 #[tokio::test]
 async fn scale_to_zero_and_undo_through_a_deployment() {
     let sim = SimCluster::new();
-    sim.create_deployment(typed(workload("Deployment", "web", 3)));
+    sim.create_deployment(typed(unpullable("Deployment", "web", 3)));
     let h = Harness::start(sim).await;
     eventually("three pods", || h.sim.live_pods("web-").len() == 3).await;
     let name = h.sim.live_pods("web-")[0].metadata.name.clone().unwrap();
@@ -283,7 +283,7 @@ async fn scale_to_zero_and_undo_through_a_deployment() {
 #[tokio::test]
 async fn with_only_the_deployed_permissions_scale_and_undo_never_write_the_workload() {
     let sim = SimCluster::new();
-    sim.create_deployment(typed(workload("Deployment", "web", 2)));
+    sim.create_deployment(typed(unpullable("Deployment", "web", 2)));
     ship_the_parked_config_map(&sim);
     deny_what_the_deployed_roles_do_not_grant(&sim);
     let h = Harness::start(sim).await;
@@ -368,7 +368,7 @@ async fn with_only_the_deployed_permissions_an_old_annotation_is_honoured_once()
 #[tokio::test]
 async fn a_person_who_may_not_use_the_config_map_keeps_undo_state_in_the_annotation() {
     let sim = SimCluster::new();
-    sim.create_deployment(typed(workload("Deployment", "web", 3)));
+    sim.create_deployment(typed(unpullable("Deployment", "web", 3)));
     sim.faults()
         .deny("get", "configmaps", Some(DEFAULT_NAMESPACE));
     let h = Harness::start(sim).await;
@@ -404,7 +404,7 @@ async fn replicas_parking_at_once_keep_every_entry() {
     let sim = SimCluster::new();
     let names = ["web", "api", "shop", "cart"];
     for name in names {
-        sim.create_deployment(typed(workload("Deployment", name, 1)));
+        sim.create_deployment(typed(unpullable("Deployment", name, 1)));
     }
     ship_the_parked_config_map(&sim);
     let h = Harness::start(sim).await;
@@ -488,8 +488,10 @@ async fn the_simulator_guards_config_map_updates_by_resource_version() {
 #[tokio::test]
 async fn scale_to_zero_of_a_statefulset_and_an_argo_rollout() {
     let sim = SimCluster::new();
-    sim.create_statefulset(typed(workload("StatefulSet", "db", 2)));
-    let mut rollout = workload("Deployment", "canary", 2);
+    let mut db = unpullable("StatefulSet", "db", 2);
+    db["spec"]["podManagementPolicy"] = json!("Parallel");
+    sim.create_statefulset(typed(db));
+    let mut rollout = unpullable("Deployment", "canary", 2);
     rollout["apiVersion"] = json!("argoproj.io/v1alpha1");
     rollout["kind"] = json!("Rollout");
     sim.create_rollout(rollout);
@@ -596,7 +598,7 @@ async fn throttling_is_waited_out() {
 #[tokio::test]
 async fn with_only_the_deployed_permissions_and_no_parked_config_map_nothing_is_scaled() {
     let sim = SimCluster::new();
-    sim.create_deployment(typed(workload("Deployment", "web", 2)));
+    sim.create_deployment(typed(unpullable("Deployment", "web", 2)));
     deny_what_the_deployed_roles_do_not_grant(&sim);
     let h = Harness::start(sim).await;
     eventually("two pods", || h.sim.live_pods("web-").len() == 2).await;

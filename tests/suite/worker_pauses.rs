@@ -134,3 +134,48 @@ async fn failing_pods_in_one_namespace_do_not_pause_deletion_elsewhere() {
         .count();
     assert_eq!(left, 5, "the tenant's burst is paused in its namespace");
 }
+
+/// A Deployment of `replicas` whose image `image` cannot be pulled.
+fn unpullable(namespace: &str, name: &str, replicas: i32, image: &str) -> Deployment {
+    let mut d = failing_deployment(namespace, name);
+    let spec = d.spec.as_mut().unwrap();
+    spec.replicas = Some(replicas);
+    let pod = spec.template.spec.as_mut().unwrap();
+    pod.containers[0].image = Some(image.into());
+    d
+}
+
+/// One tenant's two namespaces fail to pull from their registry; a third namespace fails to
+/// pull from another. The tenant's bursts pause imagePull in its namespaces and for its
+/// registry, never for everyone: the third namespace's workload is still scaled.
+#[tokio::test]
+async fn a_tenants_two_namespaces_do_not_pause_a_rule_for_a_namespace_that_shares_nothing() {
+    let sim = SimCluster::new();
+    for ns in ["t1", "t2"] {
+        sim.create_deployment(unpullable(ns, "app", 6, "registry-a.invalid/app:1"));
+    }
+    sim.create_deployment(unpullable("t3", "other", 2, "registry-b.invalid/other:1"));
+    let watched = Watched::start(sim.clone()).await;
+    let handle = worker(&watched, &config_with_auto(RuleKind::ImagePull));
+    eventually("t3/other scaled to zero", || {
+        replicas(&sim, "t3", "other") == 0
+    })
+    .await;
+    let status = handle.status.borrow().clone();
+    let scopes: Vec<PauseScope> = status.rules[&RuleKind::ImagePull]
+        .paused
+        .iter()
+        .map(|p| p.scope.clone())
+        .collect();
+    assert_eq!(
+        scopes,
+        [
+            PauseScope::Namespace("t1".into()),
+            PauseScope::Namespace("t2".into()),
+            PauseScope::Registry("registry-a.invalid".into()),
+        ]
+    );
+    for ns in ["t1", "t2"] {
+        assert_eq!(replicas(&sim, ns, "app"), 6, "{ns} is paused");
+    }
+}

@@ -195,7 +195,7 @@ fn the_ignore_annotation_holds_a_pod() {
 fn pause(scope: PauseScope, matched: u32) -> Pause {
     let ns = match &scope {
         PauseScope::Namespace(ns) => ns.clone(),
-        PauseScope::Cluster => "shop".into(),
+        _ => "shop".into(),
     };
     Pause {
         scope,
@@ -374,12 +374,24 @@ fn one_scale_per_workload_and_no_repeat_within_the_cooldown() {
 }
 
 fn pulling(name: &str, ns: &str) -> Abnormal {
+    pulling_from(name, ns, "registry.local/app:1")
+}
+
+/// A Deployment's pod of `ns` that cannot pull `image`, in the kubelet's words.
+fn pulling_from(name: &str, ns: &str, image: &str) -> Abnormal {
     abnormal(
         pod(name)
             .ns(ns)
             .owned_by("apps/v1", "ReplicaSet", &format!("{name}-7d9f8c6b5"))
-            .waiting("ImagePullBackOff"),
+            .waiting_with(
+                "ImagePullBackOff",
+                &format!("Back-off pulling image \"{image}\""),
+            ),
     )
+}
+
+fn registry_local() -> PauseScope {
+    PauseScope::Registry("registry.local".into())
 }
 
 #[test]
@@ -394,7 +406,7 @@ fn an_outage_spread_thin_pauses_after_three_workloads_and_names_them() {
     let [pause] = paused.of(RuleKind::ImagePull) else {
         panic!("one pause: {paused:?}");
     };
-    assert_eq!(pause.scope, PauseScope::Cluster);
+    assert_eq!(pause.scope, registry_local());
     let app = |ns: &str| WorkloadId::new(ns, "Deployment", "app");
     assert_eq!(
         pause.cause,
@@ -403,20 +415,21 @@ fn an_outage_spread_thin_pauses_after_three_workloads_and_names_them() {
             next: app("ns4"),
             acted: vec![app("ns1"), app("ns2"), app("ns3")],
             window: Duration::from_secs(600),
+            shared: registry_local(),
         })
     );
     assert!(
-        pause.why().starts_with("imagePull would act on a workload in a 4th namespace (ns4/Deployment/app) within 10m after ns1/Deployment/app, ns2/Deployment/app, ns3/Deployment/app: likely a cluster-wide cause"),
+        pause.why().starts_with("imagePull would act on a workload in a 4th namespace (ns4/Deployment/app) within 10m after ns1/Deployment/app, ns2/Deployment/app, ns3/Deployment/app, all for images from registry.local: likely an outage of what they share"),
         "{}", pause.why()
     );
     // The pause holds, within the window and after it, until the matches clear...
     let later = start + Duration::from_secs(3600);
     assert!(admitted(&pass, &mut guards, later).is_empty());
-    let ns4_matches = BTreeSet::from([(RuleKind::ImagePull, "ns4")]);
+    let ns4_matches = BTreeSet::from([(RuleKind::ImagePull, findings[3].place())]);
     assert!(guards.matches_cleared(&ns4_matches).is_empty());
     assert_eq!(
         guards.matches_cleared(&BTreeSet::new()),
-        [(RuleKind::ImagePull, PauseScope::Cluster)]
+        [(RuleKind::ImagePull, registry_local())]
     );
     assert!(guards.spread_paused().is_empty());
     // The same three may act again within the window; a fourth pauses the rule again...
@@ -424,17 +437,20 @@ fn an_outage_spread_thin_pauses_after_three_workloads_and_names_them() {
     assert_eq!(admitted(&pass, &mut guards, start).len(), 3);
     assert!(!guards.spread_paused().of(RuleKind::ImagePull).is_empty());
     // ...until someone resumes it, which grants a fresh set of workloads.
-    assert!(guards.resume(RuleKind::ImagePull, &PauseScope::Cluster));
+    assert!(guards.resume(RuleKind::ImagePull, &registry_local()));
     let later = start + Duration::from_secs(61);
     let pass = plan_at(&findings[3..], &mut guards, later);
     assert_eq!(admitted(&pass, &mut guards, later).len(), 3);
 }
 
-/// Four throw-away workloads in one namespace paused `imagePull` everywhere.
+/// Four throw-away workloads in one namespace paused `imagePull` everywhere; in two of a
+/// tenant's namespaces, they paused it for every other namespace.
 #[test]
-fn throwaway_workloads_pause_their_namespace_and_two_namespaces_pause_the_cluster() {
+fn throwaway_workloads_pause_their_namespace_and_two_namespaces_pause_no_one_else() {
     let tenant = |ns: &str| -> Vec<Abnormal> {
-        (1..=4).map(|i| pulling(&format!("junk-{i}"), ns)).collect()
+        (1..=4)
+            .map(|i| pulling_from(&format!("junk-{i}"), ns, "registry-a.invalid/junk:1"))
+            .collect()
     };
     let tenant_scope = PauseScope::Namespace("tenant".into());
     let mut guards = Guards::new(SafetyConfig::default());
@@ -451,15 +467,16 @@ fn throwaway_workloads_pause_their_namespace_and_two_namespaces_pause_the_cluste
     // Another namespace still acts...
     let pass = plan_at(&[pulling("web", "shop")], &mut guards, start);
     assert_eq!(admitted(&pass, &mut guards, start), ["web"]);
-    // ...until a second namespace bursts too: then the cause is the cluster's.
+    // ...and still does once the tenant's second namespace bursts too: the two share a
+    // registry with each other, not with shop.
     let pass = plan_at(&tenant("team-b"), &mut guards, start);
     assert_eq!(admitted(&pass, &mut guards, start).len(), 3);
     let paused = guards.spread_paused();
-    let (scope, why) = only(&paused, RuleKind::ImagePull);
-    assert_eq!(scope, PauseScope::Cluster);
-    assert!(why.contains("in 2 namespaces (team-b, tenant)"), "{why}");
+    let scopes = scopes_of(&paused, RuleKind::ImagePull);
+    let team_b = PauseScope::Namespace("team-b".into());
+    assert_eq!(scopes, [&team_b, &tenant_scope]);
     let pass = plan_at(&[pulling("api", "shop")], &mut guards, start);
-    assert!(admitted(&pass, &mut guards, start).is_empty());
+    assert_eq!(admitted(&pass, &mut guards, start), ["api"]);
 }
 
 #[test]
@@ -493,7 +510,7 @@ fn resuming_a_namespace_pause_lifts_that_namespace_only() {
     );
     assert_eq!(scopes(&guards), [a.clone(), b.clone()]);
     assert!(
-        !guards.resume(RuleKind::ImagePull, &PauseScope::Cluster),
+        !guards.resume(RuleKind::ImagePull, &registry_local()),
         "not paused there"
     );
     assert!(guards.resume(RuleKind::ImagePull, &a));
@@ -528,6 +545,7 @@ fn guards_restored_from_the_audit_log_give_no_fresh_budget() {
             namespace: format!("ns{i}"),
             target: Target::Workload(WorkloadId::new(&format!("ns{i}"), "Deployment", "app")),
             workload: Some(WorkloadId::new(&format!("ns{i}"), "Deployment", "app")),
+            shared: Some(registry_local()),
         })
         .collect();
     let safety = SafetyConfig {
@@ -622,6 +640,11 @@ fn the_breaker_trips_on_a_registry_outage_and_names_it() {
     );
 }
 
+/// Where `rule` is paused.
+fn scopes_of(paused: &Pauses, rule: RuleKind) -> Vec<&PauseScope> {
+    paused.of(rule).iter().map(|p| &p.scope).collect()
+}
+
 /// The one pause of `rule`: where, and why.
 fn only(paused: &Pauses, rule: RuleKind) -> (PauseScope, String) {
     match paused.of(rule) {
@@ -656,29 +679,65 @@ fn a_burst_in_one_namespace_pauses_the_rule_there_only() {
     );
 }
 
+/// Two namespaces' failed pods share nothing but the rule: each namespace pauses on its own,
+/// and a third namespace still acts.
 #[test]
-fn bursts_in_two_namespaces_pause_the_rule_cluster_wide() {
+fn bursts_in_two_namespaces_pause_each_of_them_and_no_other() {
     let mut pods = failed_pods("tenant", 5);
     pods.extend(failed_pods("shop", 6));
     let paused = burst_trips(&pods, &BreakerConfig::default());
-    let (scope, why) = only(&paused, RuleKind::Failed);
-    assert_eq!(scope, PauseScope::Cluster);
-    assert!(
-        why.starts_with("failed matches 6 of 6 pods in shop, bursts in 2 namespaces (shop, tenant): likely a cluster-wide problem"),
-        "{why}"
-    );
-    // Asked for three namespaces, two bursts stay where they are.
-    let three = BreakerConfig {
-        min_namespaces: 3,
-        ..BreakerConfig::default()
-    };
-    let paused = burst_trips(&pods, &three);
-    let scopes: Vec<&PauseScope> = paused
-        .of(RuleKind::Failed)
-        .iter()
-        .map(|p| &p.scope)
-        .collect();
+    let scopes = scopes_of(&paused, RuleKind::Failed);
     assert_eq!(scopes, [&shop(), &PauseScope::Namespace("tenant".into())]);
+    let elsewhere = abnormal(pod("job-0").ns("web").failed_with(1)).place();
+    assert!(paused.holding(RuleKind::Failed, &elsewhere).is_none());
+}
+
+/// One tenant's two namespaces fail to pull from their registry; a third namespace fails to
+/// pull from another. The tenant's bursts pause the rule in its namespaces and for its
+/// registry, and the third namespace's workload is still cleaned.
+#[test]
+fn a_tenants_two_namespaces_pause_only_what_their_pods_share() {
+    let config = BreakerConfig::default();
+    let tenant = |ns: &str| -> Vec<Abnormal> {
+        (0..6)
+            .map(|i| pulling_from(&format!("app-{i}"), ns, "registry-a.invalid/app:1"))
+            .collect()
+    };
+    let mut findings = tenant("t1");
+    findings.extend(tenant("t2"));
+    let other: Vec<Abnormal> = (0..2)
+        .map(|i| pulling_from(&format!("other-{i}"), "t3", "registry-b.invalid/other:1"))
+        .collect();
+    findings.extend(other.clone());
+    let pods: Vec<PodRecord> = findings.iter().map(|f| (*f.pod).clone()).collect();
+    let paused = trips(&findings, &census(&pods), &config, now());
+    let scopes = scopes_of(&paused, RuleKind::ImagePull);
+    let registry_a = PauseScope::Registry("registry-a.invalid".into());
+    let (t1, t2) = (
+        PauseScope::Namespace("t1".into()),
+        PauseScope::Namespace("t2".into()),
+    );
+    assert_eq!(scopes, [&t1, &t2, &registry_a]);
+    let why = paused
+        .holding(RuleKind::ImagePull, &findings[6].place())
+        .unwrap();
+    assert!(why.to_string().starts_with("paused in t2: "), "{why}");
+    let registry = paused.of(RuleKind::ImagePull)[2].to_string();
+    assert!(
+        registry.starts_with("paused for images from registry-a.invalid: imagePull matches 6 of 6 pods in t1, bursts in 2 namespaces (t1, t2): likely a registry outage"),
+        "{registry}"
+    );
+    let mut guards = Guards::new(SafetyConfig::default());
+    let pass = plan(
+        &other,
+        &all_on(),
+        &paused,
+        &open_gate(),
+        &mut guards,
+        Instant::now(),
+    );
+    assert_eq!(holds(&pass), [], "t3's workloads are scaled");
+    assert_eq!(ran(&pass), 2);
 }
 
 #[test]
@@ -786,8 +845,8 @@ fn the_breaker_counts_pods_stuck_on_one_node() {
     let (scope, why) = only(&paused, RuleKind::Terminating);
     assert_eq!(
         scope,
-        PauseScope::Cluster,
-        "the node's pods are in six namespaces"
+        PauseScope::Node("node-7".into()),
+        "the node's pods are in six namespaces: the node is what they share"
     );
     assert!(why.contains("6 of 6 pods on node node-7"), "{why}");
     assert!(why.contains("kubectl get nodes"), "{why}");

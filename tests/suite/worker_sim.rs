@@ -433,6 +433,7 @@ async fn a_new_leader_keeps_the_rate_limit_its_predecessor_spent() {
         namespace: "shop".into(),
         target: Target::Pod("uid-of-another-pod".into()),
         workload: None,
+        shared: None,
     }];
     let options = WorkerOptions {
         master_auto: true,

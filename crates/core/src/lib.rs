@@ -30,6 +30,7 @@ pub mod inert;
 pub mod lease;
 mod lease_error;
 pub mod node;
+pub mod place;
 pub mod pod;
 pub mod policy;
 pub mod report;

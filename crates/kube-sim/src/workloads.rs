@@ -76,7 +76,8 @@ pub fn sync_deployment(s: &mut State, res: Res, d: &Value) {
     let Some(new) = owned.iter().find(|rs| meta::name(rs) == current_name) else {
         // A first ReplicaSet starts at full size; a later one grows step by step.
         let first = owned.is_empty() || recreates(d);
-        let rs = new_replica_set(res, d, &current_name, &hash, owned.len() + 1, first);
+        let revision = newest_revision(&owned) + 1;
+        let rs = new_replica_set(res, d, &current_name, &hash, revision, first);
         if let Err(e) = ops::create(s, Res::ReplicaSet, &ns, rs, false) {
             tracing::warn!(error = %e.message, "deployment could not create its replica set");
         }
@@ -89,6 +90,7 @@ pub fn sync_deployment(s: &mut State, res: Res, d: &Value) {
         s.store.update(Res::ReplicaSet, annotated.clone());
     }
     let new = &annotated;
+    stamp_revision(s, res, d, new, &owned);
     let old: Vec<&Value> = owned
         .iter()
         .filter(|rs| meta::name(rs) != current_name)
@@ -126,6 +128,53 @@ pub fn sync_deployment(s: &mut State, res: Res, d: &Value) {
             set_replicas(s, rs, spec(rs) - drop);
             may_drop -= drop;
         }
+    }
+}
+
+const REVISION: &str = "deployment.kubernetes.io/revision";
+
+fn revision_of(rs: &Value) -> u64 {
+    rs.pointer("/metadata/annotations")
+        .and_then(|a| a.get(REVISION))
+        .and_then(Value::as_str)
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(0)
+}
+
+fn newest_revision(owned: &[Value]) -> u64 {
+    owned.iter().map(revision_of).max().unwrap_or(0)
+}
+
+/// As the real controller does: the current ReplicaSet holds the newest revision (a rollback
+/// makes an old one current again under a new number), and the Deployment names it.
+fn stamp_revision(s: &mut State, res: Res, d: &Value, new: &Value, owned: &[Value]) {
+    let others = owned
+        .iter()
+        .filter(|rs| meta::name(rs) != meta::name(new))
+        .map(revision_of)
+        .max()
+        .unwrap_or(0);
+    let mut revision = revision_of(new);
+    if revision <= others {
+        revision = others + 1;
+        let mut restamped = new.clone();
+        restamped
+            .field("metadata")
+            .field("annotations")
+            .set(REVISION, json!(revision.to_string()));
+        s.store.update(Res::ReplicaSet, restamped);
+    }
+    let named = d
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(REVISION))
+        .and_then(Value::as_str);
+    if named != Some(&revision.to_string()) {
+        let mut stamped = d.clone();
+        stamped
+            .field("metadata")
+            .field("annotations")
+            .set(REVISION, json!(revision.to_string()));
+        s.store.update(res, stamped);
     }
 }
 
@@ -210,7 +259,7 @@ fn new_replica_set(
     d: &Value,
     name: &str,
     hash: &str,
-    revision: usize,
+    revision: u64,
     full_size: bool,
 ) -> Value {
     let key = hash_label(res);
@@ -351,6 +400,8 @@ pub fn sync_stateful_set(s: &mut State, sts: &Value) {
         "{name}-{}",
         template_hash(sts.pointer("/spec/template").unwrap_or(&Value::Null))
     );
+    // OrderedReady, the default: an ordinal is made only once every lower one is Ready.
+    let ordered = meta::str_at(sts, "/spec/podManagementPolicy") != "Parallel";
     for i in 0..want {
         let pod_name = format!("{name}-{i}");
         if s.store.get(Res::Pod, &ns, &pod_name).is_none() {
@@ -358,6 +409,13 @@ pub fn sync_stateful_set(s: &mut State, sts: &Value) {
             if let Err(e) = ops::create(s, Res::Pod, &ns, pod, false) {
                 tracing::warn!(error = %e.message, "stateful set could not create a pod");
             }
+        }
+        let ready = s
+            .store
+            .get(Res::Pod, &ns, &pod_name)
+            .is_some_and(pods::is_ready);
+        if ordered && !ready {
+            break;
         }
     }
     let mut extra: Vec<(i64, Value)> = owned_pods(s, &ns, meta::uid(sts))

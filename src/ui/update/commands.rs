@@ -13,6 +13,7 @@ use crate::ui::confirm::{Confirmation, PodVerb};
 use crate::ui::event::{Effect, Routed};
 use crate::ui::keys::{Command, command_for};
 use crate::ui::state::{BottomPane, DetailsContent, DetailsView, Overlay, State, View};
+use crate::worker::Place;
 use crate::worker::{Pause, WorkerCommand};
 
 pub(super) fn on_key(state: &mut State, key: &KeyBinding) -> Vec<Effect> {
@@ -235,7 +236,10 @@ fn toggle_mark(state: &mut State) {
 fn paused_by_bound(state: &State, rule: RuleKind) -> Option<(ClusterName, Pause)> {
     let current = state.selected_finding();
     let here = |cluster: &ClusterName, pause: &Pause| {
-        current.is_some_and(|f| f.cluster() == cluster && pause.scope.covers(f.namespace()))
+        current.is_some_and(|f| {
+            let place = Place::at(f.rule(), f.namespace(), f.node(), f.message());
+            f.cluster() == cluster && pause.scope.covers(&place)
+        })
     };
     let workers = state.clusters.workers();
     let all: Vec<(&ClusterName, &Pause)> = workers

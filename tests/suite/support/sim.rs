@@ -102,6 +102,15 @@ pub fn open_session(
 }
 
 /// A workload of `kind` in `default` whose pods carry `app: <name>`, as a person applies it.
+/// A workload whose image can never be pulled: its pods fail in ImagePullBackOff, the evidence
+/// a scale to zero needs.
+pub fn unpullable(kind: &str, name: &str, replicas: i32) -> serde_json::Value {
+    let mut w = workload(kind, name, replicas);
+    w["spec"]["template"]["spec"]["containers"][0]["image"] =
+        serde_json::json!("registry.invalid/app:1");
+    w
+}
+
 pub fn workload(kind: &str, name: &str, replicas: i32) -> serde_json::Value {
     let mut w = serde_json::json!({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name, "namespace": "default"},
         "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},

@@ -2,6 +2,7 @@
 //! out, and an outcome record joined to it by `id` after. A crash between the two leaves an
 //! intent without an outcome, which the next start reports and checks against the cluster.
 
+use crate::place::PauseScope;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -54,6 +55,10 @@ pub struct AuditRecord {
     /// The pod's phase when it was acted on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_phase: Option<&'static str>,
+    /// What the pod shared with other namespaces' (`{"registry": "quay.io"}`, `{"node": "n1"}`):
+    /// what the workload bound counts across namespaces, after a restart too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shares: Option<PauseScope>,
     /// Why: what the rules found (intent records).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,

@@ -1,6 +1,7 @@
 //! Reading the audit log back on start: what was sent recently (so limits and cooldowns
 //! survive a restart), and intents that never got an outcome (a crash mid-action).
 
+use crate::place::PauseScope;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -33,6 +34,10 @@ pub struct PastAction {
     /// of a finished pod): what the workload bound counts.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub workload: Option<WorkloadId>,
+    /// What its pod shared with other namespaces' (a registry, a node): what the workload
+    /// bound counts across namespaces.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub shared: Option<PauseScope>,
 }
 
 /// An intent whose outcome was never written: the process stopped between the two.
@@ -66,6 +71,8 @@ struct Written {
     workload: Option<String>,
     owner: Option<String>,
     pod_phase: Option<String>,
+    #[serde(default)]
+    shares: Option<PauseScope>,
     dry_run: bool,
 }
 
@@ -105,6 +112,7 @@ impl AuditLog {
                     namespace: w.namespace,
                     target,
                     workload,
+                    shared: w.shares,
                 })
             })
             .collect()
@@ -205,6 +213,7 @@ mod tests {
             workload: None,
             owner: None,
             pod_phase: None,
+            shares: None,
             reason: None,
             dry_run: false,
             outcome: None,

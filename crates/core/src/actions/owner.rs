@@ -1,8 +1,7 @@
 //! From a pod to the workload that can be scaled, following `controller: true` owners.
 
-use super::owners::Owner;
+use super::owners::{LivePod, Owner};
 use super::proof::{Proven, Unproven, local_fault, prove};
-use super::selector::Labels;
 use super::workload::{WorkloadKind, WorkloadRef};
 use crate::pod::{OwnerRef, PodRecord};
 
@@ -96,14 +95,14 @@ pub(crate) fn scalable_owner<'a>(
 }
 
 /// Where scale-to-zero of a pod lands, proven hop by hop from its controller chain (nearest
-/// owner first) and its labels as read now, with the uid the workload must still have.
+/// owner first) and the pod as read now, with the uid the workload must still have.
 pub(crate) fn resolve(
     pod: &PodRecord,
-    labels: &Labels,
+    live: &LivePod,
     chain: &[Owner],
 ) -> Result<Proven, Unscalable> {
     let (owner, kind) = scalable_owner(pod, chain)?;
-    Ok(prove(pod, owner, kind, labels, chain)?)
+    Ok(prove(pod, owner, kind, live, chain)?)
 }
 
 /// How far up a chain scale resolution reads: a ReplicaSet and its manager.

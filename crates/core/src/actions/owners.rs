@@ -15,7 +15,7 @@ use kube::api::{Api, DynamicObject};
 use kube::discovery::ApiResource;
 
 use super::retry::{Needs, RetryPolicy, Stop};
-use super::selector::{Labels, Selector, TEMPLATE_HASH};
+use super::selector::{Labels, ROLLOUT_TEMPLATE_HASH, Selector, TEMPLATE_HASH};
 use crate::pod::{IGNORE_ANNOTATION, NAME_CAP, PodRecord, is_truthy};
 
 /// How long an owner's metadata is trusted: long enough for a pass over many pods of one
@@ -47,10 +47,63 @@ pub(crate) struct Owner {
     pub(crate) ignored: bool,
     /// `spec.selector`: which pods it claims.
     pub(crate) selector: Option<Selector>,
-    /// Its own `pod-template-hash` label (a ReplicaSet made by a Deployment or Rollout).
+    /// Its own `pod-template-hash` label (a ReplicaSet made by a Deployment), or
+    /// `rollouts-pod-template-hash` (one made by a Rollout).
     pub(crate) template_hash: Option<String>,
+    /// What it says its pods are now: the evidence a scale to zero rests on.
+    pub(crate) current: Current,
     /// Its own `controller: true` owner.
     pub(crate) next: Option<Link>,
+}
+
+/// What a workload names as its own pods now, read from the workload itself: a tenant can copy
+/// a pod's owner references and labels, not the workload's template or revisions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Current {
+    /// The images of `spec.template`, init containers included; empty without a template.
+    pub(crate) images: Vec<String>,
+    /// The revisions it names current or updating: a StatefulSet's `currentRevision` and
+    /// `updateRevision`, a Rollout's `currentPodHash` and `stableRS`, the
+    /// `deployment.kubernetes.io/revision` of a Deployment and of its ReplicaSets.
+    pub(crate) revisions: Vec<String>,
+}
+
+/// The revision a Deployment and its newest ReplicaSet carry alike.
+pub(crate) const DEPLOYMENT_REVISION: &str = "deployment.kubernetes.io/revision";
+
+impl Current {
+    fn of(kind: &str, object: &DynamicObject) -> Current {
+        let data = &object.data;
+        let images = ["containers", "initContainers"]
+            .iter()
+            .filter_map(|list| data.pointer(&format!("/spec/template/spec/{list}")))
+            .filter_map(serde_json::Value::as_array)
+            .flatten()
+            .filter_map(|c| c.get("image")?.as_str())
+            .map(String::from)
+            .collect();
+        let status = |field: &str| data.pointer(&format!("/status/{field}"))?.as_str();
+        let revisions = match kind {
+            "StatefulSet" => vec![status("currentRevision"), status("updateRevision")],
+            "Rollout" => vec![status("currentPodHash"), status("stableRS")],
+            _ => vec![
+                object
+                    .metadata
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get(DEPLOYMENT_REVISION))
+                    .map(String::as_str),
+            ],
+        };
+        let mut revisions: Vec<String> = revisions
+            .into_iter()
+            .flatten()
+            .filter(|r| !r.is_empty())
+            .map(String::from)
+            .collect();
+        revisions.dedup();
+        Current { images, revisions }
+    }
 }
 
 /// A `controller: true` owner reference: what it names, and the uid that object must have.
@@ -225,7 +278,7 @@ fn followed(api_version: &str, kind: &str) -> Option<ApiResource> {
 }
 
 fn owner_of(resource: &ApiResource, namespace: &str, object: DynamicObject) -> Owner {
-    let meta = object.metadata;
+    let meta = &object.metadata;
     let ignored = meta
         .annotations
         .as_ref()
@@ -242,10 +295,15 @@ fn owner_of(resource: &ApiResource, namespace: &str, object: DynamicObject) -> O
             name: o.name.clone(),
             uid: o.uid.clone(),
         });
+    let current = Current::of(&resource.kind, &object);
+    let meta = object.metadata;
     let template_hash = meta
         .labels
         .as_ref()
-        .and_then(|l| l.get(TEMPLATE_HASH))
+        .and_then(|l| {
+            l.get(TEMPLATE_HASH)
+                .or_else(|| l.get(ROLLOUT_TEMPLATE_HASH))
+        })
         .cloned();
     Owner {
         api_version: resource.api_version.clone(),
@@ -256,17 +314,18 @@ fn owner_of(resource: &ApiResource, namespace: &str, object: DynamicObject) -> O
         ignored,
         selector: Selector::of(object.data.pointer("/spec/selector")),
         template_hash,
+        current,
         next,
     }
 }
 
-/// The pod's labels as the API server has them now, for its owners' selectors. A pod of that
-/// name with another uid is a new pod: the one planned is gone.
-pub(crate) async fn pod_labels(
+/// The pod as the API server has it now, for its owners' selectors and templates. A pod of
+/// that name with another uid is a new pod: the one planned is gone.
+pub(crate) async fn live_pod(
     client: &Client,
     retry: &RetryPolicy,
     pod: &PodRecord,
-) -> Result<Labels, Stop> {
+) -> Result<LivePod, Stop> {
     let api: Api<Pod> = Api::namespaced(client.clone(), &pod.namespace);
     let needs = Needs {
         verb: "get",
@@ -278,5 +337,62 @@ pub(crate) async fn pod_labels(
     if read.metadata.uid.as_deref() != Some(&*pod.uid) {
         return Err(Stop::Gone);
     }
-    Ok(read.metadata.labels.unwrap_or_default())
+    Ok(LivePod::of(read))
+}
+
+/// What a scale to zero reads of the pod itself, as it is now.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct LivePod {
+    pub(crate) labels: Labels,
+    /// The containers that are failing, each with the image its spec names.
+    pub(crate) failing: Vec<Failing>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Failing {
+    pub(crate) container: String,
+    pub(crate) image: String,
+}
+
+impl LivePod {
+    /// A container fails when it waits for any reason but its normal start, or last ended
+    /// with an error.
+    pub(crate) fn of(pod: Pod) -> LivePod {
+        let spec = pod.spec.unwrap_or_default();
+        let status = pod.status.unwrap_or_default();
+        let statuses = status
+            .init_container_statuses
+            .into_iter()
+            .flatten()
+            .chain(status.container_statuses.into_iter().flatten());
+        let failing_names: Vec<String> = statuses
+            .filter(|c| {
+                let state = c.state.as_ref();
+                let waiting = state
+                    .and_then(|s| s.waiting.as_ref())
+                    .and_then(|w| w.reason.as_deref())
+                    .is_some_and(|r| !matches!(r, "ContainerCreating" | "PodInitializing"));
+                let failed = state
+                    .and_then(|s| s.terminated.as_ref())
+                    .is_some_and(|t| t.exit_code != 0);
+                waiting || failed
+            })
+            .map(|c| c.name)
+            .collect();
+        let failing = spec
+            .init_containers
+            .into_iter()
+            .flatten()
+            .chain(spec.containers)
+            .filter(|c| failing_names.contains(&c.name))
+            .map(|c| Failing {
+                image: c.image.unwrap_or_default(),
+                container: c.name,
+            })
+            .collect();
+        LivePod {
+            labels: pod.metadata.labels.unwrap_or_default(),
+            failing,
+        }
+    }
 }

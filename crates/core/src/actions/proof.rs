@@ -5,12 +5,14 @@
 //! every hop checks out: each owner read carries the uid its reference names, a Deployment or
 //! Rollout is reached only through a ReplicaSet it controls, the pod matches each workload's
 //! selector (and its ReplicaSet's `pod-template-hash`), and a StatefulSet pod is named
-//! `<set>-<ordinal>`.
+//! `<set>-<ordinal>`. A chain only says whose the pod claims to be; the workload's own template
+//! and revisions say whether it made the pod: the failing container's image must be in its
+//! current template, and the pod's revision one it names as current or updating.
 
 use std::fmt;
 
-use super::owners::{Link, Owner};
-use super::selector::{Labels, TEMPLATE_HASH};
+use super::owners::{Link, LivePod, Owner};
+use super::selector::{Labels, REVISION_HASH, ROLLOUT_TEMPLATE_HASH, TEMPLATE_HASH};
 use super::workload::{WorkloadKind, WorkloadRef};
 use crate::pod::{NAME_CAP, OwnerRef, PodRecord};
 use crate::rules::ActionKind;
@@ -39,11 +41,36 @@ pub enum Unproven {
     NotOrdinal { set: String },
     /// The owner reference's name is longer than any valid object name.
     MalformedOwner,
+    /// A failing container runs an image that is not in the workload's current template.
+    ForeignImage {
+        container: String,
+        image: String,
+        kind: String,
+        name: String,
+    },
+    /// The pod's revision is not one the workload names as current or updating.
+    StaleRevision {
+        kind: String,
+        name: String,
+        revision: Option<String>,
+    },
+    /// No container of the pod, as read now, is failing: nothing to scale for.
+    NothingFailing,
 }
 
 impl fmt::Display for Unproven {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the owner chain does not check out: ")?;
+        let evidence = matches!(
+            self,
+            Unproven::ForeignImage { .. }
+                | Unproven::StaleRevision { .. }
+                | Unproven::NothingFailing
+        );
+        f.write_str(if evidence {
+            "the pod is no evidence against its workload: "
+        } else {
+            "the owner chain does not check out: "
+        })?;
         match self {
             Unproven::DirectlyOwned { kind, name } => write!(
                 f,
@@ -84,6 +111,34 @@ impl fmt::Display for Unproven {
                 f,
                 "the owner reference names an object longer than {NAME_CAP} characters"
             ),
+            Unproven::ForeignImage {
+                container,
+                image,
+                kind,
+                name,
+            } => write!(
+                f,
+                "container {container} runs image {image}, which is not in the pod template of \
+                 {kind} {name}, so {kind} {name} did not make this pod"
+            ),
+            Unproven::StaleRevision {
+                kind,
+                name,
+                revision,
+            } => match revision {
+                Some(revision) => write!(
+                    f,
+                    "its revision {revision} is neither the current nor the updating revision \
+                     of {kind} {name}"
+                ),
+                None => write!(
+                    f,
+                    "it carries no revision that {kind} {name} names as current or updating"
+                ),
+            },
+            Unproven::NothingFailing => {
+                f.write_str("no container of the pod, as read now, is failing")
+            }
         }
     }
 }
@@ -163,14 +218,16 @@ pub(crate) fn local_fault(pod: &PodRecord) -> Option<Unproven> {
 }
 
 /// The workload `kind` (the pod's own controller, a scalable kind) that the chain proves the
-/// pod belongs to. `chain` is what was read, nearest first; `labels` are the pod's, read now.
+/// pod belongs to and that made it. `chain` is what was read, nearest first; `live` is the pod
+/// as read now.
 pub(crate) fn prove(
     pod: &PodRecord,
     owner: &OwnerRef,
     kind: WorkloadKind,
-    labels: &Labels,
+    live: &LivePod,
     chain: &[Owner],
 ) -> Result<Proven, Unproven> {
+    let labels = &live.labels;
     let first = hop(
         Link {
             api_version: owner.api_version.to_string(),
@@ -190,16 +247,24 @@ pub(crate) fn prove(
         uid: owner.uid.clone(),
     };
     if kind != WorkloadKind::ReplicaSet {
+        if kind == WorkloadKind::StatefulSet {
+            current_revision(first, labels.get(REVISION_HASH))?;
+        }
+        made_by(first, live)?;
         return Ok(workload(kind, first));
     }
+    let pod_hash = labels
+        .get(TEMPLATE_HASH)
+        .or_else(|| labels.get(ROLLOUT_TEMPLATE_HASH));
     if let Some(hash) = &first.template_hash
-        && labels.get(TEMPLATE_HASH) != Some(hash)
+        && pod_hash != Some(hash)
     {
         return Err(Unproven::TemplateHash {
             replicaset: first.name.clone(),
         });
     }
     let Some(link) = &first.next else {
+        made_by(first, live)?;
         return Ok(workload(kind, first));
     };
     let manager = WorkloadKind::from_owner(&link.api_version, &link.kind)
@@ -209,7 +274,47 @@ pub(crate) fn prove(
         })?;
     let above = hop(link.clone(), chain.get(1))?;
     selected(above, labels)?;
+    // A Deployment names its newest ReplicaSet by revision; a Rollout names its by hash.
+    let revision = match manager {
+        WorkloadKind::Rollout => first.template_hash.as_ref(),
+        _ => first.current.revisions.first(),
+    };
+    current_revision(above, revision)?;
+    made_by(above, live)?;
     Ok(workload(manager, above))
+}
+
+/// `revision` must be one `workload` names as current or updating.
+fn current_revision(workload: &Owner, revision: Option<&String>) -> Result<(), Unproven> {
+    match revision {
+        Some(r) if workload.current.revisions.contains(r) => Ok(()),
+        _ => Err(Unproven::StaleRevision {
+            kind: workload.kind.clone(),
+            name: workload.name.clone(),
+            revision: revision.cloned(),
+        }),
+    }
+}
+
+/// Every failing container's image must be in `workload`'s current template: a pod running
+/// another image is not one the workload made, however well it copies the references.
+fn made_by(workload: &Owner, live: &LivePod) -> Result<(), Unproven> {
+    if live.failing.is_empty() {
+        return Err(Unproven::NothingFailing);
+    }
+    match live
+        .failing
+        .iter()
+        .find(|f| !workload.current.images.contains(&f.image))
+    {
+        None => Ok(()),
+        Some(foreign) => Err(Unproven::ForeignImage {
+            container: foreign.container.clone(),
+            image: foreign.image.clone(),
+            kind: workload.kind.clone(),
+            name: workload.name.clone(),
+        }),
+    }
 }
 
 /// The owner read for `link` must exist and carry the uid the link names.
@@ -253,6 +358,7 @@ fn is_ordinal_of(pod: &str, set: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::actions::owners::{Current, Failing};
     use crate::actions::selector::{Selector, labels};
     use serde_json::json;
 
@@ -273,7 +379,22 @@ mod tests {
             ignored: false,
             selector: Selector::of(Some(&json!({"matchLabels": {"app": "web"}}))),
             template_hash: (kind == "ReplicaSet").then(|| "5c6b7".into()),
+            current: Current {
+                images: vec!["shop/web:2".into()],
+                revisions: vec!["3".into()],
+            },
             next,
+        }
+    }
+
+    /// The pod as read now: `labels`, its container `app` failing to pull `image`.
+    fn live(labels: Labels, image: &str) -> LivePod {
+        LivePod {
+            labels,
+            failing: vec![Failing {
+                container: "app".into(),
+                image: image.into(),
+            }],
         }
     }
 
@@ -296,7 +417,8 @@ mod tests {
         let pod = web_pod();
         let first = pod.owner.clone().unwrap();
         let prove = |labels: &Labels, chain: &[Owner]| {
-            prove(&pod, &first, WorkloadKind::ReplicaSet, labels, chain)
+            let live = live(labels.clone(), "shop/web:2");
+            prove(&pod, &first, WorkloadKind::ReplicaSet, &live, chain)
         };
         let ours = labels(&[("app", "web"), (TEMPLATE_HASH, "5c6b7")]);
         let proven = prove(&ours, &chain("d")).unwrap();
@@ -321,6 +443,82 @@ mod tests {
         assert!(matches!(
             prove(&ours, &chain("d")[..1]),
             Err(Unproven::Missing { .. })
+        ));
+    }
+
+    #[test]
+    fn a_replicaset_proves_nothing_about_its_deployment_unless_the_deployment_made_the_pod() {
+        let pod = web_pod();
+        let first = pod.owner.clone().unwrap();
+        let ours = labels(&[("app", "web"), (TEMPLATE_HASH, "5c6b7")]);
+        let prove = |live: &LivePod, chain: &[Owner]| {
+            prove(&pod, &first, WorkloadKind::ReplicaSet, live, chain)
+        };
+        // A tenant's image under the right references, labels and hash.
+        let theirs = live(ours.clone(), "registry.invalid/tenant:1");
+        let why = prove(&theirs, &chain("d")).unwrap_err();
+        assert_eq!(
+            why,
+            Unproven::ForeignImage {
+                container: "app".into(),
+                image: "registry.invalid/tenant:1".into(),
+                kind: "Deployment".into(),
+                name: "web".into(),
+            }
+        );
+        assert!(
+            why.to_string()
+                .contains("not in the pod template of Deployment web")
+        );
+        // An older ReplicaSet than the one the Deployment's revision names.
+        let mut old = chain("d");
+        old[0].current.revisions = vec!["2".into()];
+        let ours_live = live(ours.clone(), "shop/web:2");
+        assert!(matches!(
+            prove(&ours_live, &old),
+            Err(Unproven::StaleRevision { revision: Some(r), .. }) if r == "2"
+        ));
+        // Nothing failing in the pod as read now: nothing to scale for.
+        let healthy = LivePod {
+            labels: ours,
+            failing: Vec::new(),
+        };
+        assert_eq!(prove(&healthy, &chain("d")), Err(Unproven::NothingFailing));
+    }
+
+    #[test]
+    fn a_statefulset_pod_must_carry_a_revision_the_set_names() {
+        let pod = crate::pod::decode_pod(
+            json!({"metadata": {"name": "db-1", "namespace": "shop", "uid": "p",
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet",
+                                     "name": "db", "uid": "s", "controller": true}]}})
+            .to_string()
+            .as_bytes(),
+            &mut Default::default(),
+        )
+        .unwrap();
+        let first = pod.owner.clone().unwrap();
+        let mut set = owner("StatefulSet", "db", "s", None);
+        set.current.revisions = vec!["db-6c8f".into(), "db-7d9a".into()];
+        let prove = |revision: &str, image: &str| {
+            let labels = labels(&[("app", "web"), (REVISION_HASH, revision)]);
+            prove(
+                &pod,
+                &first,
+                WorkloadKind::StatefulSet,
+                &live(labels, image),
+                &[set.clone()],
+            )
+        };
+        assert!(prove("db-7d9a", "shop/web:2").is_ok());
+        assert!(matches!(
+            prove("db-0000", "shop/web:2"),
+            Err(Unproven::StaleRevision { .. })
+        ));
+        // The squatter copies the current revision but not the image.
+        assert!(matches!(
+            prove("db-6c8f", "registry.invalid/tenant:1"),
+            Err(Unproven::ForeignImage { .. })
         ));
     }
 

@@ -9,7 +9,7 @@ use super::action::PodRef;
 use super::calls::Calls;
 use super::outcome::Outcome;
 use super::owner::{self, Resolution};
-use super::owners::{FULL_CHAIN, OptOut, Owners, pod_labels};
+use super::owners::{FULL_CHAIN, OptOut, Owners, live_pod};
 use super::parked::ParkedRecord;
 use super::parked_rows::{ParkedList, list_parked};
 use super::read_error::ReadError;
@@ -138,10 +138,10 @@ impl ClusterApi<'_> {
         let resolution = match owner::scalable_owner(&record, &chain) {
             Err(why) => Resolution::Unscalable(why),
             Ok(_) => {
-                let labels = pod_labels(client, retry, &record)
+                let live = live_pod(client, retry, &record)
                     .await
                     .map_err(|stop| ReadError::stopped(pod, stop))?;
-                match owner::resolve(&record, &labels, &chain) {
+                match owner::resolve(&record, &live, &chain) {
                     Ok(proven) => Resolution::Scalable(proven.workload),
                     Err(why) => Resolution::Unscalable(why),
                 }

@@ -2,6 +2,7 @@
 //! outcome after it, the log line and the Kubernetes Event; and, on start, the intents an
 //! earlier run left without an outcome, checked against the cluster.
 
+use crate::place::Place;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -215,6 +216,10 @@ impl Recorder {
             workload: subject.workload.map(|w| w.to_string()),
             owner: subject.pod.map(|p| WorkloadId::of(p).label()),
             pod_phase: subject.pod.map(|p| p.phase.name()),
+            shares: subject.pod.zip(subject.finding).and_then(|(pod, f)| {
+                let message = f.message.as_deref();
+                Place::at(f.rule, &pod.namespace, pod.node.as_deref(), message).shared
+            }),
             reason,
             dry_run: self.dry_run,
             outcome: None,
@@ -289,6 +294,7 @@ impl Recorder {
                 workload: gap.workload.clone(),
                 owner: None,
                 pod_phase: None,
+                shares: None,
                 reason: None,
                 dry_run: gap.dry_run,
                 outcome: Some("unknown"),

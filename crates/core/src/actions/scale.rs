@@ -15,7 +15,7 @@ use super::audit::AuditRecord;
 use super::calls::Calls;
 use super::outcome::{Change, Outcome, Skip};
 use super::owner;
-use super::owners::{OptOut, Owner, pod_labels};
+use super::owners::{OptOut, Owner, live_pod};
 use super::parked::{ParkedRecord, StoreError};
 use super::proof::{Proven, Unproven};
 use super::refusal::Refusal;
@@ -72,10 +72,10 @@ impl Scaler<'_> {
         let unscalable = |why| Outcome::Refused(Refusal::Unscalable(why));
         // What the pod alone rules out costs no read.
         owner::scalable_owner(pod, chain).map_err(unscalable)?;
-        let labels = pod_labels(self.calls.client(), self.calls.retry(), pod)
+        let live = live_pod(self.calls.client(), self.calls.retry(), pod)
             .await
             .map_err(Outcome::from)?;
-        let Proven { workload, uid } = owner::resolve(pod, &labels, chain).map_err(unscalable)?;
+        let Proven { workload, uid } = owner::resolve(pod, &live, chain).map_err(unscalable)?;
         let (current, version) = self.check_workload(&workload, &uid, origin).await?;
         Ok(ScalePlan {
             uid,

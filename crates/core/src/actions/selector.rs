@@ -6,6 +6,10 @@ use serde_json::Value;
 
 /// The label a ReplicaSet made by a Deployment (or Rollout) puts on itself and its pods.
 pub(crate) const TEMPLATE_HASH: &str = "pod-template-hash";
+/// The same label, as an Argo Rollout's ReplicaSets carry it.
+pub(crate) const ROLLOUT_TEMPLATE_HASH: &str = "rollouts-pod-template-hash";
+/// The revision a StatefulSet's controller stamps on each pod it makes.
+pub(crate) const REVISION_HASH: &str = "controller-revision-hash";
 
 pub(crate) type Labels = BTreeMap<String, String>;
 

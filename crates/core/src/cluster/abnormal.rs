@@ -5,6 +5,7 @@ use std::sync::Arc;
 use super::name::ClusterName;
 use crate::fleet::held::Held;
 use crate::node::NodeState;
+use crate::place::Place;
 use crate::pod::{PodEvent, PodRecord};
 use crate::rules::{Cause, CauseClass, Finding, cause_class};
 
@@ -35,6 +36,13 @@ impl Abnormal {
             events: None,
             node: None,
         }
+    }
+
+    /// Where the pod is, for the pauses that may hold it.
+    pub fn place(&self) -> Place {
+        let (pod, finding) = (&self.pod, &self.finding);
+        let message = finding.message.as_deref();
+        Place::at(finding.rule, &pod.namespace, pod.node.as_deref(), message)
     }
 
     /// The state of the pod's node that the cause read.

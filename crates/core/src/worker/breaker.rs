@@ -12,6 +12,7 @@ use crate::cluster::Abnormal;
 use crate::config::BreakerConfig;
 use crate::node::NodeState;
 use crate::node::Readiness::NotReporting;
+use crate::place::node_bound;
 use crate::pod::PodRecord;
 use crate::pod::WorkloadId;
 use crate::rules::{ActionKind, RuleKind};
@@ -25,6 +26,8 @@ struct Trip<'a> {
     group: Group,
     /// Where its pods are: one namespace for a namespace or a workload, any for a node.
     namespaces: BTreeSet<&'a str>,
+    /// What its pods share with other namespaces' (the registries they pull from).
+    shared: BTreeSet<PauseScope>,
     /// For a node's trip, the node, when it is known to have stopped reporting.
     silent: Option<&'a NodeState>,
 }
@@ -45,8 +48,9 @@ pub fn needs_census(findings: &[Abnormal], config: &BreakerConfig) -> bool {
         })
 }
 
-/// The rules to pause, each with a loud, specific reason: in the namespaces that burst, or
-/// across the cluster once bursts span `min_namespaces` namespaces.
+/// The rules to pause, each with a loud, specific reason: in the namespaces that burst, on the
+/// node whose pods burst, and, once bursts in `min_namespaces` namespaces pull from one
+/// registry, for that registry. Never wider than what the failing pods share.
 pub fn trips(
     findings: &[Abnormal],
     census: &Census,
@@ -57,12 +61,10 @@ pub fn trips(
     // happening now: it neither counts as a match nor dilutes the share.
     let window = chrono::Duration::from_std(config.window).unwrap_or(chrono::Duration::MAX);
     let recent = |f: &&Abnormal| !finished(&f.pod) || f.finding.time_in_state(now) <= window;
-    // (matched, of which finished): finished matches are outside the census, so they are
-    // added to its total.
-    let mut by_namespace: HashMap<(RuleKind, &str), (u32, u32)> = HashMap::new();
-    let mut by_workload: HashMap<(RuleKind, &str, WorkloadId), (u32, u32)> = HashMap::new();
-    // A node that stopped reporting strands one or two pods per namespace, under every
-    // breaker above: its pods are counted per node, where the cause is.
+    let mut by_namespace: HashMap<(RuleKind, &str), Count> = HashMap::new();
+    let mut by_workload: HashMap<(RuleKind, &str, WorkloadId), Count> = HashMap::new();
+    // A node in trouble strands one or two pods per namespace, under every breaker above:
+    // its pods are counted per node, where the cause is.
     let mut by_node: HashMap<(RuleKind, &str), NodeCount> = HashMap::new();
     for found in findings
         .iter()
@@ -79,50 +81,44 @@ pub fn trips(
                 .2
                 .or(found.node().filter(|n| n.readiness == NotReporting));
         }
+        let registry = found
+            .place()
+            .shared
+            .filter(|s| matches!(s, PauseScope::Registry(_)));
         let finished = u32::from(finished(&found.pod));
-        let count = |c: &mut (u32, u32)| {
-            c.0 += 1;
-            c.1 += finished;
+        let count = |c: &mut Count| {
+            c.matched += 1;
+            c.finished += finished;
+            c.shared.extend(registry.clone());
         };
         count(by_namespace.entry((rule, namespace)).or_default());
         let key = (rule, namespace, WorkloadId::of(&found.pod));
         count(by_workload.entry(key).or_default());
     }
-    let namespaces = by_namespace
-        .into_iter()
-        .map(|((rule, ns), (matched, finished))| {
-            let total = census.namespace(ns) + finished;
-            (
-                rule,
-                matched,
-                total,
-                Group::Namespace(ns.to_string()),
-                [ns].into(),
-                None,
-            )
-        });
-    let workloads = by_workload
-        .into_iter()
-        .map(|((rule, ns, w), (matched, finished))| {
-            let total = census.workload(&w) + finished;
-            (rule, matched, total, Group::Workload(w), [ns].into(), None)
-        });
+    let namespaces = by_namespace.into_iter().map(|((rule, ns), c)| {
+        let total = census.namespace(ns) + c.finished;
+        let group = Group::Namespace(ns.to_string());
+        (rule, c, total, group, [ns].into(), None)
+    });
+    let workloads = by_workload.into_iter().map(|((rule, ns, w), c)| {
+        let total = census.workload(&w) + c.finished;
+        (rule, c, total, Group::Workload(w), [ns].into(), None)
+    });
     // Every matching pod of a node is the node's trouble: the share is the whole.
     let nodes = by_node
         .into_iter()
         .map(|((rule, node), (matched, ns, silent))| {
-            (
-                rule,
+            let count = Count {
                 matched,
-                matched,
-                Group::Node(node.to_string()),
-                ns,
-                silent,
-            )
+                ..Count::default()
+            };
+            let group = Group::Node(node.to_string());
+            (rule, count, matched, group, ns, silent)
         });
     let mut tripped: BTreeMap<RuleKind, Vec<Trip>> = BTreeMap::new();
     let groups = namespaces.chain(workloads).chain(nodes);
-    for (rule, matched, total, group, namespaces, silent) in groups {
+    for (rule, count, total, group, namespaces, silent) in groups {
+        let matched = count.matched;
         let total = total.max(matched);
         let share = f64::from(matched) / f64::from(total.max(1));
         if matched < config.min_pods || share < config.share {
@@ -133,35 +129,40 @@ pub fn trips(
             total,
             group,
             namespaces,
+            shared: count.shared,
             silent,
         });
     }
     tripped
         .into_iter()
-        .flat_map(|(rule, trips)| scoped(rule, &trips, config.cluster_namespaces(), now))
+        .flat_map(|(rule, mut trips)| {
+            // Counted in maps: put them in an order of their own, for the same words each pass.
+            trips.sort_by_cached_key(|t| (t.namespaces.first().copied(), t.group.to_string()));
+            scoped(rule, &trips, config.cluster_namespaces(), now)
+        })
         .collect()
+}
+
+/// A group's matches, of which finished, and the registries its pods pull from.
+#[derive(Default)]
+struct Count {
+    matched: u32,
+    finished: u32,
+    shared: BTreeSet<PauseScope>,
 }
 
 /// A node's matches, the namespaces they are in, and the node if it stopped reporting.
 type NodeCount<'a> = (u32, BTreeSet<&'a str>, Option<&'a NodeState>);
 
-/// One rule's pauses: cluster-wide when its trips span enough namespaces, else one per
-/// namespace, each named by its worst trip.
+/// One rule's pauses: one per node whose pods burst, one per namespace whose pods burst, and
+/// one per registry that bursts in `shared_namespaces` namespaces or more pull from. Each is
+/// named by its worst trip.
 fn scoped(
     rule: RuleKind,
     trips: &[Trip],
-    cluster_namespaces: usize,
+    shared_namespaces: usize,
     now: DateTime<Utc>,
 ) -> Vec<(RuleKind, Pause)> {
-    let namespaces: BTreeSet<&str> = trips.iter().flat_map(|t| t.namespaces.clone()).collect();
-    let worst = |ns: Option<&str>| {
-        // The first of the biggest: a namespace before one of its workloads.
-        trips
-            .iter()
-            .rev()
-            .filter(|t| ns.is_none_or(|ns| t.namespaces.contains(ns)))
-            .max_by_key(|t| t.matched)
-    };
     let pause = |scope: PauseScope, t: &Trip, reach: Reach| {
         let burst = Burst {
             rule,
@@ -176,26 +177,51 @@ fn scoped(
         };
         (rule, Pause::new(scope, PauseCause::Burst(burst)))
     };
-    if namespaces.len() >= cluster_namespaces {
-        let reach = Reach::Namespaces(namespaces.iter().map(|ns| ns.to_string()).collect());
-        return worst(None)
-            .map(|t| pause(PauseScope::Cluster, t, reach))
-            .into_iter()
-            .collect();
+    // The first of the biggest: a namespace before one of its workloads.
+    let worst = |keep: &dyn Fn(&Trip) -> bool| {
+        trips
+            .iter()
+            .rev()
+            .filter(|t| keep(t))
+            .max_by_key(|t| t.matched)
+    };
+    let listed = |namespaces: &BTreeSet<&str>| namespaces.iter().map(|ns| ns.to_string()).collect();
+    let of_namespaces = |t: &Trip| !matches!(t.group, Group::Node(_));
+    let mut pauses = Vec::new();
+    for t in trips {
+        if let Group::Node(node) = &t.group {
+            let reach = Reach::Namespaces(listed(&t.namespaces));
+            pauses.push(pause(PauseScope::Node(node.clone()), t, reach));
+        }
     }
-    namespaces
+    let namespaces: BTreeSet<&str> = trips
         .iter()
-        .filter_map(|ns| {
+        .filter(|t| of_namespaces(t))
+        .flat_map(|t| t.namespaces.iter().copied())
+        .collect();
+    for ns in namespaces {
+        if let Some(t) = worst(&|t| of_namespaces(t) && t.namespaces.contains(ns)) {
             let scope = PauseScope::Namespace(ns.to_string());
-            Some(pause(scope, worst(Some(ns))?, Reach::OneNamespace))
-        })
-        .collect()
-}
-
-/// Rules whose matches a lost node produces: pods stuck Terminating and pods whose node is
-/// lost; their action (a force delete) is the one that must not run on a node that may live.
-fn node_bound(rule: RuleKind) -> bool {
-    matches!(rule, RuleKind::Terminating | RuleKind::Unknown)
+            pauses.push(pause(scope, t, Reach::OneNamespace));
+        }
+    }
+    let registries: BTreeSet<&PauseScope> = trips.iter().flat_map(|t| &t.shared).collect();
+    for registry in registries {
+        let sharing = |t: &Trip| of_namespaces(t) && t.shared.contains(registry);
+        let namespaces: BTreeSet<&str> = trips
+            .iter()
+            .filter(|t| sharing(t))
+            .flat_map(|t| t.namespaces.iter().copied())
+            .collect();
+        if namespaces.len() < shared_namespaces {
+            continue;
+        }
+        if let Some(t) = worst(&sharing) {
+            let reach = Reach::Namespaces(listed(&namespaces));
+            pauses.push(pause(registry.clone(), t, reach));
+        }
+    }
+    pauses
 }
 
 fn finished(pod: &PodRecord) -> bool {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use super::limits::RateLimiter;
-use super::pause::{Pause, PauseScope, Pauses};
+use super::pause::{Pause, PauseScope, Pauses, Place};
 use super::pause_cause::{Bound, PauseCause};
 use super::planned::{Hold, Planned};
 use crate::actions::{Outcome, PastAction, Target};
@@ -43,6 +43,8 @@ struct Spread {
 struct Acted {
     at: Instant,
     workload: WorkloadId,
+    /// What its pod shared with other namespaces' (a registry, a node).
+    shared: Option<PauseScope>,
 }
 
 #[derive(Debug, Clone)]
@@ -103,12 +105,15 @@ impl Guards {
             spread.acted.pop_front();
         }
         if planned.disruptive {
-            let namespace = &planned.pod.namespace;
-            if let Some(pause) = spread.paused.iter().find(|p| p.scope.covers(namespace)) {
+            if let Some(pause) = spread
+                .paused
+                .iter()
+                .find(|p| p.scope.covers(&planned.place))
+            {
                 return Err(Hold::Paused(Box::new(pause.clone())));
             }
             if let Some(pause) = over_bound(&spread.acted, planned, breaker) {
-                let pause = spread.pause(pause, breaker.cluster_namespaces());
+                spread.paused.push(pause.clone());
                 return Err(Hold::Paused(Box::new(pause)));
             }
         }
@@ -120,6 +125,7 @@ impl Guards {
             spread.acted.push_back(Acted {
                 at: now,
                 workload: workload.clone(),
+                shared: planned.place.shared.clone(),
             });
         }
         let longest = self.longest_window();
@@ -136,6 +142,7 @@ impl Guards {
             namespace: planned.pod.namespace.clone(),
             target: planned.target.clone(),
             workload,
+            shared: planned.place.shared.clone(),
         };
         self.sent.push_back((now, past));
         Ok(())
@@ -201,17 +208,17 @@ impl Guards {
     }
 
     /// A pause with nothing left to act on in its scope is no longer an outage. `matching`
-    /// holds each rule and namespace with a finding. Returns the pauses lifted.
+    /// holds each rule and place with a finding. Returns the pauses lifted.
     pub fn matches_cleared(
         &mut self,
-        matching: &BTreeSet<(RuleKind, &str)>,
+        matching: &BTreeSet<(RuleKind, Place)>,
     ) -> Vec<(RuleKind, PauseScope)> {
         let mut resumed = Vec::new();
         for (rule, spread) in &mut self.spread {
             spread.paused.retain(|pause| {
                 let still = matching
                     .iter()
-                    .any(|(r, ns)| r == rule && pause.scope.covers(ns));
+                    .any(|(r, place)| r == rule && pause.scope.covers(place));
                 if !still {
                     resumed.push((*rule, pause.scope.clone()));
                 }
@@ -230,8 +237,8 @@ impl Guards {
         let paused = spread.paused.len();
         spread.paused.retain(|p| p.scope != *scope);
         match scope {
-            PauseScope::Cluster => spread.acted.clear(),
             PauseScope::Namespace(ns) => spread.acted.retain(|a| *a.workload.namespace != **ns),
+            shared => spread.acted.retain(|a| a.shared.as_ref() != Some(shared)),
         }
         spread.paused.len() < paused
     }
@@ -266,6 +273,7 @@ impl Guards {
                 spread.acted.push_back(Acted {
                     at,
                     workload: workload.clone(),
+                    shared: past.shared.clone(),
                 });
             }
             self.sent.push_back((at, past.clone()));
@@ -290,36 +298,11 @@ fn same(a: &PastAction, b: &PastAction) -> bool {
     a.target == b.target && a.rule == b.rule && (a.at - b.at).num_milliseconds().abs() < 2000
 }
 
-impl Spread {
-    /// Records `pause`; once namespaces paused on their own reach `cluster_namespaces`, they
-    /// become one cluster-wide pause. Returns the pause that holds now.
-    fn pause(&mut self, pause: Pause, cluster_namespaces: usize) -> Pause {
-        let namespaces: BTreeSet<&str> = self
-            .paused
-            .iter()
-            .chain([&pause])
-            .filter_map(|p| match &p.scope {
-                PauseScope::Namespace(ns) => Some(ns.as_str()),
-                PauseScope::Cluster => None,
-            })
-            .collect();
-        let holding = if namespaces.len() >= cluster_namespaces {
-            let namespaces = namespaces.iter().map(|ns| ns.to_string()).collect();
-            self.paused.clear();
-            let bound = Bound::ManyNamespaces { namespaces };
-            Pause::new(PauseScope::Cluster, PauseCause::Workloads(bound))
-        } else {
-            pause
-        };
-        self.paused.push(holding.clone());
-        holding
-    }
-}
-
 /// Whether acting on `planned` goes past the bound on distinct workloads: more than
-/// `maxWorkloads` in its namespace pauses the rule there; across the cluster a namespace
-/// counts once (one tenant cannot spend the cluster's budget), and more than `maxWorkloads`
-/// namespaces pause it everywhere.
+/// `maxWorkloads` in its namespace pauses the rule there; beyond a namespace, workloads count
+/// only with others that share what `planned` shares (a registry, a node), a namespace once
+/// (one tenant cannot spend the budget), and more than `maxWorkloads` namespaces pause the
+/// rule for what they share, never for pods that share nothing with them.
 fn over_bound(
     acted: &VecDeque<Acted>,
     planned: &Planned,
@@ -343,9 +326,10 @@ fn over_bound(
         let scope = PauseScope::Namespace(namespace.to_string());
         return Some(Pause::new(scope, PauseCause::Workloads(bound)));
     }
+    let shared = planned.place.shared.as_ref()?;
     // One workload per namespace, the first acted on, for the message.
     let mut first: BTreeMap<&str, &WorkloadId> = BTreeMap::new();
-    for a in acted {
+    for a in acted.iter().filter(|a| a.shared.as_ref() == Some(shared)) {
         first.entry(&a.workload.namespace).or_insert(&a.workload);
     }
     let namespaces = first.len() + 1;
@@ -358,8 +342,9 @@ fn over_bound(
             next: planned.workload.clone(),
             acted: first.into_values().cloned().collect(),
             window,
+            shared: shared.clone(),
         };
-        Pause::new(PauseScope::Cluster, PauseCause::Workloads(bound))
+        Pause::new(shared.clone(), PauseCause::Workloads(bound))
     })
 }
 
@@ -390,6 +375,10 @@ mod tests {
             },
             target: Target::Pod(target.into()),
             workload: WorkloadId::new("shop", "Pod", target),
+            place: Place {
+                namespace: "shop".into(),
+                shared: None,
+            },
             disruptive: true,
             judged: crate::worker::Judged {
                 rule: RuleKind::Terminating,

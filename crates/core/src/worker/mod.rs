@@ -28,7 +28,7 @@ pub use control::{HeldReason, RuleStatus, WorkerCommand, WorkerHandle, WorkerSta
 pub use counters::Counters;
 pub use guards::Guards;
 pub use limits::Limited;
-pub use pause::{Pause, PauseScope, Pauses};
+pub use pause::{Pause, PauseScope, Pauses, Place};
 pub use pause_cause::{Bound, Burst, Group, PauseCause, Reach, SilentNode};
 pub use plan::{Gate, Pass, Toggles, plan};
 pub use planned::{Decision, Hold, Judged, Planned};

@@ -1,39 +1,16 @@
-//! Where a rule is paused: in one namespace, or across the cluster. A burst in one namespace
-//! is that namespace's trouble (or a tenant's doing) and must not switch a rule off for
-//! everyone; only bursts in several namespaces point at a cause the whole cluster shares.
+//! Where a rule is paused: only as far as what the failing pods share. A burst in one
+//! namespace is that namespace's trouble (or a tenant's doing); bursts in several namespaces
+//! reach further only through what their pods have in common (the registry they pull from, the
+//! node they are on), never to pods that share nothing with them: a tenant's namespaces cannot
+//! switch a rule off for everyone.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use super::pause_cause::PauseCause;
 use crate::cluster::ClusterName;
+pub use crate::place::{PauseScope, Place};
 use crate::rules::RuleKind;
-
-/// How far a pause reaches.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum PauseScope {
-    Cluster,
-    Namespace(String),
-}
-
-impl PauseScope {
-    /// Whether a pod of `namespace` is held by a pause of this scope.
-    pub fn covers(&self, namespace: &str) -> bool {
-        match self {
-            PauseScope::Cluster => true,
-            PauseScope::Namespace(ns) => ns == namespace,
-        }
-    }
-}
-
-impl fmt::Display for PauseScope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PauseScope::Cluster => f.write_str("cluster-wide"),
-            PauseScope::Namespace(ns) => write!(f, "in {ns}"),
-        }
-    }
-}
 
 /// One pause of one rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,9 +65,9 @@ impl Pauses {
         }
     }
 
-    /// The pause that holds `rule` for a pod of `namespace`, the cluster-wide one first.
-    pub fn holding(&self, rule: RuleKind, namespace: &str) -> Option<&Pause> {
-        self.of(rule).iter().find(|p| p.scope.covers(namespace))
+    /// The pause that holds `rule` for a pod at `place`, if any.
+    pub fn holding(&self, rule: RuleKind, place: &Place) -> Option<&Pause> {
+        self.of(rule).iter().find(|p| p.scope.covers(place))
     }
 
     pub fn of(&self, rule: RuleKind) -> &[Pause] {
@@ -124,35 +101,53 @@ mod tests {
     use crate::worker::Bound;
 
     fn pause(scope: PauseScope) -> Pause {
-        let namespaces = vec!["shop".into(), "web".into()];
-        Pause::new(
-            scope,
-            PauseCause::Workloads(Bound::ManyNamespaces { namespaces }),
-        )
+        let web = crate::pod::WorkloadId::new("shop", "Deployment", "web");
+        let bound = Bound::InNamespace {
+            rule: RuleKind::ImagePull,
+            next: web.clone(),
+            acted: vec![web],
+            window: std::time::Duration::from_secs(600),
+        };
+        Pause::new(scope, PauseCause::Workloads(bound))
+    }
+
+    fn place(namespace: &str, shared: Option<PauseScope>) -> Place {
+        Place {
+            namespace: namespace.into(),
+            shared,
+        }
     }
 
     #[test]
-    fn a_namespace_pause_holds_only_its_namespace_and_a_cluster_pause_comes_first() {
+    fn a_pause_holds_only_the_pods_that_share_its_scope() {
         let shop = PauseScope::Namespace("shop".into());
+        let quay = PauseScope::Registry("quay.io".into());
         let mut pauses = Pauses::default();
-        pauses.add(RuleKind::Failed, pause(shop.clone()));
-        assert!(pauses.holding(RuleKind::Failed, "shop").is_some());
-        assert!(pauses.holding(RuleKind::Failed, "web").is_none());
-        assert!(pauses.holding(RuleKind::Evicted, "shop").is_none());
-        pauses.add(RuleKind::Failed, pause(PauseScope::Cluster));
-        let held = pauses.holding(RuleKind::Failed, "shop").unwrap();
-        assert_eq!(held.scope, PauseScope::Cluster);
-        let why = "the bound on workloads paused it in 2 namespaces (shop, web)";
+        pauses.add(RuleKind::ImagePull, pause(shop.clone()));
+        let from_quay = place("web", Some(quay.clone()));
         assert!(
-            held.to_string()
-                .starts_with(&format!("paused cluster-wide: {why}"))
+            pauses
+                .holding(RuleKind::ImagePull, &place("shop", None))
+                .is_some()
         );
+        assert!(pauses.holding(RuleKind::ImagePull, &from_quay).is_none());
+        assert!(
+            pauses
+                .holding(RuleKind::Evicted, &place("shop", None))
+                .is_none()
+        );
+        pauses.add(RuleKind::ImagePull, pause(quay.clone()));
+        let held = pauses.holding(RuleKind::ImagePull, &from_quay).unwrap();
+        assert_eq!(held.scope, quay);
+        // Another registry, another namespace: nothing in common, nothing held.
+        let hub = place("db", Some(PauseScope::Registry("docker.io".into())));
+        assert!(pauses.holding(RuleKind::ImagePull, &hub).is_none());
         let mut theirs = pause(shop);
         theirs.cluster = Some("demo-us".into());
+        assert!(theirs.to_string().starts_with("paused in shop: demo-us: "));
         assert!(
-            theirs
-                .to_string()
-                .starts_with(&format!("paused in shop: demo-us: {why}"))
+            held.to_string()
+                .starts_with("paused for images from quay.io: ")
         );
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use chrono::TimeDelta;
 
+use super::pause::PauseScope;
 use crate::pod::WorkloadId;
 use crate::rules::{RuleKind, format_age};
 
@@ -65,17 +66,16 @@ pub enum Bound {
         acted: Vec<WorkloadId>,
         window: Duration,
     },
-    /// A workload in one namespace more, after one each in as many as the bound: a cause the
-    /// cluster shares, spread thin.
+    /// A workload in one namespace more, after one each in as many as the bound, all sharing
+    /// `shared` (a registry, a node): a cause they share, spread thin.
     SpreadThin {
         rule: RuleKind,
         next: WorkloadId,
         /// The first acted on in each namespace.
         acted: Vec<WorkloadId>,
         window: Duration,
+        shared: PauseScope,
     },
-    /// Namespace pauses in enough namespaces to make one for the cluster.
-    ManyNamespaces { namespaces: Vec<String> },
 }
 
 impl fmt::Display for PauseCause {
@@ -101,7 +101,9 @@ impl fmt::Display for Burst {
         match (reach, silent_node) {
             (Reach::Namespaces(namespaces), _) => {
                 let names = listed(namespaces.iter().map(String::as_str));
-                write!(f, ", bursts in {} namespaces ({names}): ", namespaces.len())?;
+                let n = namespaces.len();
+                let plural = if n == 1 { "" } else { "s" };
+                write!(f, ", bursts in {n} namespace{plural} ({names}): ")?;
                 match silent_node {
                     Some(node) => node.fmt(f)?,
                     None => f.write_str(likely_cause(*rule))?,
@@ -170,21 +172,15 @@ impl fmt::Display for Bound {
                 next,
                 acted,
                 window,
+                shared,
             } => write!(
                 f,
                 "{rule} would act on a workload in a {nth} namespace ({next}) within {window} \
-                 after {acted}: likely a cluster-wide cause (a registry or node outage) spread \
+                 after {acted}, all {shared}: likely an outage of what they share, spread \
                  thin; {resume})",
                 nth = ordinal(acted.len() + 1),
                 window = crate::config::format_duration(*window),
                 acted = joined(acted),
-            ),
-            Bound::ManyNamespaces { namespaces } => write!(
-                f,
-                "the bound on workloads paused it in {} namespaces ({}): likely a cluster-wide \
-                 cause (a registry or node outage); {resume}, minNamespaces)",
-                namespaces.len(),
-                listed(namespaces.iter().map(String::as_str)),
             ),
         }
     }

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::blocked::{Blocked, Standby};
 use super::guards::Guards;
-use super::pause::Pauses;
+use super::pause::{Pauses, Place};
 use super::planned::{Decision, Hold, Judged, Planned};
 use crate::actions::{Action, PodRef, Target};
 use crate::cluster::Abnormal;
@@ -106,23 +106,26 @@ pub fn plan(
                 _ => Target::Pod(pod.uid.clone()),
             };
             let finished = found.pod.phase.finished();
+            let place = found.place();
             let mut planned = Planned {
                 rule: found.finding.rule,
                 pod,
                 target,
                 workload,
                 disruptive: !(finished && matches!(action, Action::Delete(_))),
+                place,
                 judged: Judged::of(found),
                 decision: Decision::Held(Hold::ManualOnly),
             };
-            planned.decision = match hold(found, &action, paused, guards).or_else(|| {
-                guards.waiting(&planned, now).or_else(|| {
-                    (!claimed.insert(planned.target.clone())).then_some(Hold::RecentlyActed)
-                })
-            }) {
-                Some(hold) => Decision::Held(hold),
-                None => Decision::Run(action),
-            };
+            planned.decision =
+                match hold(found, &action, paused, guards, &planned.place).or_else(|| {
+                    guards.waiting(&planned, now).or_else(|| {
+                        (!claimed.insert(planned.target.clone())).then_some(Hold::RecentlyActed)
+                    })
+                }) {
+                    Some(hold) => Decision::Held(hold),
+                    None => Decision::Run(action),
+                };
             Some(planned)
         })
         .collect();
@@ -133,13 +136,19 @@ pub fn plan(
 }
 
 /// The holds that need nothing but the finding and the config.
-fn hold(found: &Abnormal, action: &Action, paused: &Pauses, guards: &Guards) -> Option<Hold> {
+fn hold(
+    found: &Abnormal,
+    action: &Action,
+    paused: &Pauses,
+    guards: &Guards,
+    place: &Place,
+) -> Option<Hold> {
     let namespace = &*found.pod.namespace;
     if guards.safety.is_protected(namespace) {
         Some(Hold::Protected(namespace.to_string()))
     } else if found.pod.ignored {
         Some(Hold::Ignored)
-    } else if let Some(pause) = paused.holding(found.finding.rule, namespace) {
+    } else if let Some(pause) = paused.holding(found.finding.rule, place) {
         Some(Hold::Paused(Box::new(pause.clone())))
     } else if action.manual_only() {
         Some(Hold::ManualOnly)

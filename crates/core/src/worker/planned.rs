@@ -3,7 +3,7 @@
 use std::fmt;
 
 use super::limits::Limited;
-use super::pause::Pause;
+use super::pause::{Pause, Place};
 use crate::actions::{Action, Outcome, PodRef, Target};
 use crate::cluster::Abnormal;
 use crate::pod::{Phase, WorkloadId};
@@ -55,6 +55,8 @@ pub struct Planned {
     pub target: Target,
     /// The pod's workload as the breaker counts it.
     pub(crate) workload: WorkloadId,
+    /// Where the pod is, for the pauses that may hold it.
+    pub(crate) place: Place,
     /// Whether the action can stop something that runs. Deleting a pod that already finished
     /// (Evicted, Failed) cannot, so it does not count against the workload bound.
     pub(crate) disruptive: bool,

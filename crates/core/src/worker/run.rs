@@ -12,7 +12,7 @@ use super::blocked::Standby;
 use super::breaker::{self, Census};
 use super::guards::COOLDOWN;
 use super::guards::Guards;
-use super::pause::{PauseScope, Pauses};
+use super::pause::{PauseScope, Pauses, Place};
 use super::plan::{Gate, Toggles, plan};
 use super::planned::{Decision, Hold, Planned};
 use super::rehearsed::Rehearsed;
@@ -285,9 +285,9 @@ impl Worker {
         } else {
             Census::default()
         };
-        let matching: BTreeSet<(RuleKind, &str)> = findings
+        let matching: BTreeSet<(RuleKind, Place)> = findings
             .iter()
-            .map(|f| (f.finding.rule, &*f.pod.namespace))
+            .map(|f| (f.finding.rule, f.place()))
             .collect();
         for (rule, scope) in self.guards.matches_cleared(&matching) {
             tracing::info!(
