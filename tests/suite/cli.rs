@@ -204,7 +204,8 @@ fn check_config_prints_the_seed_rules_in_chain_order() {
     );
     // The seed says nothing of the breaker: a burst pauses one namespace, two the cluster.
     assert!(
-        shown.contains("cluster-wide once 2 namespaces burst (minNamespaces)"),
+        shown
+            .contains("for their registry once 2 namespaces pulling from it burst (minNamespaces)"),
         "{shown}"
     );
 }

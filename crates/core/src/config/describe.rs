@@ -223,7 +223,7 @@ fn safety(out: &mut String, s: &SafetyConfig) {
     );
     let _ = writeln!(
         out,
-        "                in that namespace only; cluster-wide once {} namespaces burst (minNamespaces)",
+        "                in that namespace only; for their registry once {} namespaces pulling from it burst (minNamespaces)",
         s.breaker.min_namespaces
     );
 }

@@ -25,14 +25,15 @@ pub struct SafetyConfig {
 /// least `share` of a namespace or workload match it at once (a registry outage), or when it
 /// would act on more than `max_workloads` distinct workloads within `window` (the same outage
 /// spread thin over many small workloads). A burst in one namespace pauses the rule in that
-/// namespace only; it pauses across the cluster once `min_namespaces` namespaces take part.
+/// namespace only; it pauses for a registry once `min_namespaces` namespaces whose failing pods
+/// pull from it take part, never for pods that share nothing with the burst's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BreakerConfig {
     pub min_pods: u32,
     pub share: f64,
     pub max_workloads: u32,
     pub window: Duration,
-    /// How many namespaces a cluster-wide pause needs: one tenant has one namespace.
+    /// How many namespaces a pause beyond one namespace (for a registry) needs.
     pub min_namespaces: u32,
 }
 
@@ -49,8 +50,8 @@ impl Default for BreakerConfig {
 }
 
 impl BreakerConfig {
-    /// Namespaces a cluster-wide pause needs; 0 reads as 1 (every burst cluster-wide).
-    pub fn cluster_namespaces(&self) -> usize {
+    /// Namespaces a pause for what they share needs; 0 reads as 1.
+    pub fn shared_namespaces(&self) -> usize {
         self.min_namespaces.max(1) as usize
     }
 }

@@ -138,7 +138,7 @@ pub fn trips(
         .flat_map(|(rule, mut trips)| {
             // Counted in maps: put them in an order of their own, for the same words each pass.
             trips.sort_by_cached_key(|t| (t.namespaces.first().copied(), t.group.to_string()));
-            scoped(rule, &trips, config.cluster_namespaces(), now)
+            scoped(rule, &trips, config.shared_namespaces(), now)
         })
         .collect()
 }

@@ -335,7 +335,7 @@ fn over_bound(
     let namespaces = first.len() + 1;
     let spread_thin = !first.contains_key(namespace)
         && first.len() >= bound
-        && namespaces >= breaker.cluster_namespaces();
+        && namespaces >= breaker.shared_namespaces();
     spread_thin.then(|| {
         let bound = Bound::SpreadThin {
             rule,
