@@ -1,10 +1,9 @@
 //! Confirmations: a destructive action is first a value on screen naming its exact targets;
 //! only `confirm` turns it into actions the executor runs.
 
-use super::event::Routed;
+use super::event::{Checked, Routed};
 use crate::actions::{
-    Action, Inspection, OUT_OF_SERVICE, OptOut, Outcome, PodRef, Resolution, UndoPlan, Verb,
-    WorkloadRef,
+    Action, Inspection, OUT_OF_SERVICE, Outcome, PodRef, Resolution, UndoPlan, Verb, WorkloadRef,
 };
 use crate::cluster::{ClusterName, Listed};
 use crate::rules::RuleKind;
@@ -136,19 +135,43 @@ impl Confirmation {
         })
     }
 
-    /// Where opt-outs sit, from the owner-chain check; an error counts as a possible opt-out.
+    /// What the checks found: where opt-outs sit (an error counts as a possible opt-out), and
+    /// the targets that, read just now, match no rule.
     pub(crate) fn with_opt_outs(
         mut self,
-        checked: Result<Vec<OptOut>, super::event::Unanswered>,
+        checked: Result<Checked, super::event::Unanswered>,
     ) -> Confirmation {
-        let Offer::Ready { caution, .. } = &mut self.offer else {
+        let Offer::Ready {
+            caution, actions, ..
+        } = &mut self.offer
+        else {
             return self;
         };
         let added: Vec<String> = match checked {
-            Ok(opt_outs) => opt_outs
-                .iter()
-                .map(|o| format!("{OPT_OUT_CAUTION}: {o}"))
-                .collect(),
+            Ok(checked) => {
+                let healthy = |a: &Routed<Action>| {
+                    a.item
+                        .pod()
+                        .is_some_and(|p| checked.not_abnormal.contains(p))
+                };
+                if !actions.is_empty() && actions.iter().all(healthy) {
+                    let why = checked
+                        .not_abnormal
+                        .iter()
+                        .map(|p| format!("{p}, as read just now, matches no rule"))
+                        .collect::<Vec<_>>()
+                        .join("; ");
+                    return Confirmation::unavailable(&self.title, why);
+                }
+                self.lines.extend(checked.not_abnormal.iter().map(|p| {
+                    format!("{p}, as read just now, matches no rule: a yes is refused for it")
+                }));
+                checked
+                    .opt_outs
+                    .iter()
+                    .map(|o| format!("{OPT_OUT_CAUTION}: {o}"))
+                    .collect()
+            }
             Err(e) => vec![format!("{UNCHECKED_CAUTION}: {e}")],
         };
         let first = caution.is_empty();
@@ -274,6 +297,13 @@ impl Confirmation {
             }
             Resolution::Scalable(workload) => workload,
         };
+        let Some(live) = &checked.live else {
+            let why = format!(
+                "{}, as read just now, matches no rule: nothing to scale for",
+                pod.item
+            );
+            return Confirmation::unavailable(title, why);
+        };
         let mut lines = vec![
             in_cluster(&pod.cluster, workload, several),
             format!(
@@ -291,6 +321,7 @@ impl Confirmation {
             _ => {}
         }
         lines.push(format!("because of {}", pod.item));
+        lines.push(format!("read just now: {} {}", live.rule, live.reason));
         lines.push(PARKED_PROMISE.to_string());
         let dialog = Confirmation {
             title: title.to_string(),
@@ -300,7 +331,11 @@ impl Confirmation {
                 Action::ScaleToZero(pod.item.clone()),
             )]),
         };
-        dialog.with_opt_outs(Ok(checked.opt_out.iter().cloned().collect()))
+        let opt_outs = checked.opt_out.iter().cloned().collect();
+        dialog.with_opt_outs(Ok(Checked {
+            opt_outs,
+            not_abnormal: Vec::new(),
+        }))
     }
 
     /// Undo of a parked workload, once its cluster confirmed it is at zero: `plan` says what

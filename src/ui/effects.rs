@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::details::PodDetails;
-use super::event::{Event, Routed, Unanswered};
+use super::event::{Checked, Event, Routed, Unanswered};
 use super::logging::ACTION_TARGET;
 use crate::actions::{
     Action, Executor, Origin, Outcome, ParkedList, PodRef, Skip, Unread, WorkloadRef,
@@ -150,7 +150,7 @@ impl Effects {
     pub(super) fn check_opt_outs(&self, executors: Executors, pods: Vec<Routed<PodRef>>) {
         let tx = self.events.clone();
         tokio::spawn(async move {
-            let mut opt_outs = Vec::new();
+            let mut found = Checked::default();
             for pod in &pods {
                 let checked = match executors.get(&pod.cluster) {
                     Ok(executor) => executor
@@ -161,14 +161,19 @@ impl Effects {
                     Err(closed) => Err(closed),
                 };
                 match checked {
-                    Ok(checked) => opt_outs.extend(checked.opt_out),
+                    Ok(checked) => {
+                        found.opt_outs.extend(checked.opt_out);
+                        if checked.live.is_none() {
+                            found.not_abnormal.push(pod.item.clone());
+                        }
+                    }
                     Err(e) => {
                         let _ = tx.send(Event::OptOuts(Err(e)));
                         return;
                     }
                 }
             }
-            let _ = tx.send(Event::OptOuts(Ok(opt_outs)));
+            let _ = tx.send(Event::OptOuts(Ok(found)));
         });
     }
 

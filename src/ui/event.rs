@@ -136,8 +136,8 @@ pub enum Event {
         pod: Routed<PodRef>,
         result: Result<Inspection, Unanswered>,
     },
-    /// Where the opt-out annotation sits among the targets of a pod action.
-    OptOuts(Result<Vec<OptOut>, Unanswered>),
+    /// What the checks before a pod action found among its targets.
+    OptOuts(Result<Checked, Unanswered>),
     Outcome {
         action: Routed<Action>,
         outcome: Outcome,
@@ -156,6 +156,15 @@ pub enum Event {
     },
     /// The report was written to a file (the path), or could not be.
     Exported(Result<PathBuf, Arc<Error>>),
+}
+
+/// What the checks before a pod action found: where the opt-out annotation sits up the
+/// targets' chains, and the targets that, read just now, match no rule (a yes is refused for
+/// them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Checked {
+    pub opt_outs: Vec<OptOut>,
+    pub not_abnormal: Vec<PodRef>,
 }
 
 /// Work for the runtime; `update` never does I/O itself.

@@ -57,7 +57,13 @@ fn ok_pod() -> Value {
 
 #[tokio::test]
 async fn delete_sends_the_uid_precondition() {
-    let scenario = Scenario::new().expect("DELETE", POD, Some(delete_body(None)), 200, ok_pod());
+    let scenario = Scenario::new().reads_live(pod("web-1").evicted()).expect(
+        "DELETE",
+        POD,
+        Some(delete_body(None)),
+        200,
+        ok_pod(),
+    );
     let cache = cache_with(vec![pod("web-1").evicted()]);
     let outcome = executor(&scenario, &cache, false)
         .run(&Action::Delete(web1()), Origin::Manual)
@@ -68,7 +74,9 @@ async fn delete_sends_the_uid_precondition() {
 
 #[tokio::test]
 async fn force_delete_uses_grace_zero() {
-    let scenario = Scenario::new().expect("DELETE", POD, Some(delete_body(Some(0))), 200, ok_pod());
+    let scenario = Scenario::new()
+        .reads_live(pod("web-1").terminating_since("2026-11-20T09:00:00Z"))
+        .expect("DELETE", POD, Some(delete_body(Some(0))), 200, ok_pod());
     let cache = cache_with(vec![pod("web-1").terminating_since("2026-11-20T09:00:00Z")]);
     let outcome = executor(&scenario, &cache, false)
         .run(&Action::ForceDelete(web1()), Origin::Manual)
@@ -87,7 +95,13 @@ async fn force_delete_names_the_finalizers_and_auto_does_not_retry_them() {
             .terminating_since("2026-11-20T09:00:00Z")
             .finalizers(&["example.com/guard"])
     };
-    let scenario = Scenario::new().expect("DELETE", POD, Some(delete_body(Some(0))), 200, ok_pod());
+    let scenario = Scenario::new().reads_live(stuck()).expect(
+        "DELETE",
+        POD,
+        Some(delete_body(Some(0))),
+        200,
+        ok_pod(),
+    );
     let cache = cache_with(vec![stuck()]);
     let manual = executor(&scenario, &cache, false)
         .run(&Action::ForceDelete(web1()), Origin::Manual)
@@ -118,7 +132,7 @@ async fn force_delete_names_the_finalizers_and_auto_does_not_retry_them() {
 
 #[tokio::test]
 async fn not_found_means_already_gone() {
-    let scenario = Scenario::new().expect(
+    let scenario = Scenario::new().reads_live(pod("web-1").evicted()).expect(
         "DELETE",
         POD,
         None,
@@ -137,6 +151,7 @@ async fn not_found_means_already_gone() {
 async fn conflict_rereads_and_leaves_a_replacement_pod_alone() {
     let replacement = pod("web-1").uid("uid-new").json();
     let scenario = Scenario::new()
+        .reads_live(pod("web-1").evicted())
         .expect(
             "DELETE",
             POD,
@@ -183,8 +198,13 @@ async fn conflict_on_the_same_pod_replans_and_retries_once() {
 #[tokio::test]
 async fn forbidden_names_the_missing_permission() {
     let message = "pods \"web-1\" is forbidden: User \"system:serviceaccount:ops:cleaner\" cannot delete resource \"pods\" in API group \"\" in the namespace \"default\"";
-    let scenario =
-        Scenario::new().expect("DELETE", POD, None, 403, status(403, "Forbidden", message));
+    let scenario = Scenario::new().reads_live(pod("web-1").evicted()).expect(
+        "DELETE",
+        POD,
+        None,
+        403,
+        status(403, "Forbidden", message),
+    );
     let cache = cache_with(vec![pod("web-1").evicted()]);
     let outcome = executor(&scenario, &cache, false)
         .run(&Action::Delete(web1()), Origin::Manual)
@@ -210,6 +230,7 @@ async fn too_many_requests_waits_as_told_then_succeeds() {
     let mut busy = status(429, "TooManyRequests", "slow down");
     busy["details"] = json!({"retryAfterSeconds": 7});
     let scenario = Scenario::new()
+        .reads_live(pod("web-1").evicted())
         .expect("DELETE", POD, None, 429, busy.clone())
         .expect(
             "DELETE",
@@ -236,15 +257,18 @@ async fn too_many_requests_waits_as_told_then_succeeds() {
 
 #[tokio::test(start_paused = true)]
 async fn server_errors_give_up_after_the_policy() {
-    let scenario = (0..4).fold(Scenario::new(), |s, _| {
-        s.expect(
-            "DELETE",
-            POD,
-            None,
-            500,
-            status(500, "InternalError", "boom"),
-        )
-    });
+    let scenario = (0..4).fold(
+        Scenario::new().reads_live(pod("web-1").evicted()),
+        |s, _| {
+            s.expect(
+                "DELETE",
+                POD,
+                None,
+                500,
+                status(500, "InternalError", "boom"),
+            )
+        },
+    );
     let cache = cache_with(vec![pod("web-1").evicted()]);
     let outcome = executor(&scenario, &cache, false)
         .run(&Action::Delete(web1()), Origin::Manual)
@@ -260,7 +284,7 @@ async fn server_errors_give_up_after_the_policy() {
 async fn evict_posts_an_eviction_with_the_uid_precondition() {
     let body = json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-1", "namespace": "default"},
         "deleteOptions": {"preconditions": {"uid": "uid-web-1"}}});
-    let scenario = Scenario::new().expect(
+    let scenario = Scenario::new().reads_live(pod("web-1").evicted()).expect(
         "POST",
         &format!("{POD}/eviction"),
         Some(body),
@@ -306,8 +330,10 @@ fn workload(api_version: &str, kind: &str, name: &str, annotations: Value) -> Va
 }
 
 /// The reads that prove a workload before a scale: the owner at `path`, pod web-1's labels,
-/// then the workload read fresh.
+/// then the workload read fresh; and the live read of pod web-1 before a person's action.
 trait ProvesWorkload {
+    fn reads_live(self, pod: PodBuilder) -> Self;
+
     fn proves(self, path: &str, workload: Value) -> Self;
 
     fn proves_statefulset(self, path: &str) -> Self
@@ -319,6 +345,10 @@ trait ProvesWorkload {
 }
 
 impl ProvesWorkload for Scenario {
+    fn reads_live(self, pod: PodBuilder) -> Scenario {
+        self.expect("GET", POD, None, 200, pod.json())
+    }
+
     fn proves(self, path: &str, workload: Value) -> Scenario {
         self.expect("GET", path, None, 200, workload.clone())
             .expect("GET", POD, None, 200, labelled_pod())
@@ -424,6 +454,7 @@ async fn scale_to_zero_records_the_replicas_in_the_parked_config_map_before_scal
     let deploy = "/apis/apps/v1/namespaces/default/deployments/web";
     let other = parked_record("StatefulSet", "uid-db", 2);
     let scenario = Scenario::new()
+        .reads_live(pod("web-1").waiting("ImagePullBackOff").owned_by("apps/v1", "ReplicaSet", "web-5c6b7",))
         .expect("GET", "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7", None, 200,
             replicaset(json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "uid-web", "controller": true})))
         // The chain and the pod's labels prove the Deployment; then it is read fresh.
@@ -455,6 +486,7 @@ async fn a_lost_race_for_the_parked_config_map_reads_it_again_and_keeps_both_ent
     let path = "/apis/apps/v1/namespaces/default/statefulsets/web";
     let theirs = parked_record("Deployment", "uid-other", 4);
     let scenario = Scenario::new()
+        .reads_live(pod("web-1").waiting("ErrImagePull").owned_by("apps/v1", "StatefulSet", "web",))
         .proves_statefulset(path)
         .expect("GET", &format!("{path}/scale"), None, 200, scale(2))
         .expect("GET", PARKED, None, 200, parked_map("5", &[]))
@@ -491,13 +523,14 @@ async fn without_the_parked_config_map_a_person_records_in_the_annotation() {
         "web",
     )]);
     let reads = || {
-        Scenario::new().proves_statefulset(path).expect(
-            "GET",
-            &format!("{path}/scale"),
-            None,
-            200,
-            scale(2),
-        )
+        Scenario::new()
+            .reads_live(pod("web-1").waiting("ErrImagePull").owned_by(
+                "apps/v1",
+                "StatefulSet",
+                "web",
+            ))
+            .proves_statefulset(path)
+            .expect("GET", &format!("{path}/scale"), None, 200, scale(2))
     };
     let then_annotate = |s: Scenario| {
         s.expect(
@@ -570,6 +603,11 @@ async fn without_the_parked_config_map_a_person_records_in_the_annotation() {
 async fn nothing_is_scaled_that_could_not_be_recorded() {
     let path = "/apis/apps/v1/namespaces/default/statefulsets/web";
     let scenario = Scenario::new()
+        .reads_live(
+            pod("web-1")
+                .waiting("ErrImagePull")
+                .owned_by("apps/v1", "StatefulSet", "web"),
+        )
         .proves_statefulset(path)
         .expect("GET", &format!("{path}/scale"), None, 200, scale(2))
         .expect(
@@ -606,7 +644,11 @@ async fn nothing_is_scaled_that_could_not_be_recorded() {
     );
 
     // A scale the API refuses leaves no record behind: nothing was parked.
+    let web = pod("web-1")
+        .waiting("ErrImagePull")
+        .owned_by("apps/v1", "StatefulSet", "web");
     let refused = Scenario::new()
+        .expect("GET", POD, None, 200, web.json())
         .proves_statefulset(path)
         .expect("GET", &format!("{path}/scale"), None, 200, scale(2))
         .expect("GET", PARKED, None, 200, parked_map("5", &[]))
@@ -665,6 +707,7 @@ async fn nothing_is_scaled_that_could_not_be_recorded() {
 async fn scale_to_zero_reaches_an_argo_rollout_through_the_dynamic_api() {
     let rollout = "/apis/argoproj.io/v1alpha1/namespaces/default/rollouts/web";
     let scenario = Scenario::new()
+        .reads_live(pod("web-1").waiting("ErrImagePull").owned_by("apps/v1", "ReplicaSet", "web-5c6b7",))
         .expect("GET", "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7", None, 200,
             replicaset(json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "web", "uid": "uid-web", "controller": true})))
         .proves(rollout, workload("argoproj.io/v1alpha1", "Rollout", "web", json!({})))
@@ -704,6 +747,11 @@ async fn scale_to_zero_of_a_statefulset_and_an_rc_needs_no_replicaset_lookup() {
         ),
     ] {
         let scenario = Scenario::new()
+            .reads_live(
+                pod("web-1")
+                    .waiting("ErrImagePull")
+                    .owned_by(api_version, kind, "web"),
+            )
             .proves(path, workload(api_version, kind, "web", json!({})))
             .expect("GET", &format!("{path}/scale"), None, 200, scale(1))
             .expect("GET", PARKED, None, 200, parked_map("5", &[]))
@@ -746,7 +794,7 @@ async fn jobs_daemonsets_and_bare_pods_cannot_be_scaled_and_say_why() {
         if let Some((api_version, kind)) = owner {
             p = p.owned_by(api_version, kind, "web");
         }
-        let scenario = Scenario::new();
+        let scenario = Scenario::new().expect("GET", POD, None, 200, p.clone().json());
         let cache = cache_with(vec![p]);
         let outcome = executor(&scenario, &cache, false)
             .run(&Action::ScaleToZero(web1()), Origin::Manual)
@@ -1041,7 +1089,13 @@ async fn undo_is_refused_when_the_workload_is_not_at_zero_any_more() {
 async fn remove_finalizers_is_a_json_patch_guarded_by_the_uid() {
     let body = json!([{"op": "test", "path": "/metadata/uid", "value": "uid-web-1"},
                       {"op": "add", "path": "/metadata/finalizers", "value": []}]);
-    let scenario = Scenario::new().expect("PATCH", POD, Some(body), 200, ok_pod());
+    let scenario = Scenario::new()
+        .reads_live(
+            pod("web-1")
+                .terminating_since("2026-11-20T09:00:00Z")
+                .finalizers(&["a/b"]),
+        )
+        .expect("PATCH", POD, Some(body), 200, ok_pod());
     let cache = cache_with(vec![
         pod("web-1")
             .terminating_since("2026-11-20T09:00:00Z")
@@ -1083,18 +1137,14 @@ async fn dry_run_reads_but_never_writes() {
     );
 
     let path = "/apis/apps/v1/namespaces/default/statefulsets/web";
-    let reads = Scenario::new().proves_statefulset(path).expect(
-        "GET",
-        &format!("{path}/scale"),
-        None,
-        200,
-        scale(4),
-    );
-    let cache = cache_with(vec![pod("web-1").waiting("ErrImagePull").owned_by(
-        "apps/v1",
-        "StatefulSet",
-        "web",
-    )]);
+    let web = pod("web-1")
+        .waiting("ErrImagePull")
+        .owned_by("apps/v1", "StatefulSet", "web");
+    let reads = Scenario::new()
+        .expect("GET", POD, None, 200, web.clone().json())
+        .proves_statefulset(path)
+        .expect("GET", &format!("{path}/scale"), None, 200, scale(4));
+    let cache = cache_with(vec![web]);
     let outcome = executor(&reads, &cache, true)
         .run(&Action::ScaleToZero(web1()), Origin::Manual)
         .await;
@@ -1107,12 +1157,20 @@ async fn dry_run_reads_but_never_writes() {
 
 #[tokio::test]
 async fn recheck_against_the_cache_before_acting() {
-    // Gone from the cache: nothing to do, and no request.
-    let scenario = Scenario::new();
-    let outcome = executor(&scenario, &Cache::new(), false)
+    // Gone, as a person's action reads it live: nothing to do, and no other request.
+    let gone = Scenario::new().expect(
+        "GET",
+        POD,
+        None,
+        404,
+        status(404, "NotFound", "pods \"web-1\" not found"),
+    );
+    let outcome = executor(&gone, &Cache::new(), false)
         .run(&Action::Delete(web1()), Origin::Manual)
         .await;
+    gone.verify();
     assert_eq!(outcome, Outcome::AlreadyGone);
+    let scenario = Scenario::new();
     // The worker does not touch a pod that opted out, or one that no longer matches its rule.
     let ignored = cache_with(vec![
         pod("web-1")
@@ -1159,6 +1217,7 @@ async fn every_attempt_is_audited_and_evented() {
             201,
             event_body_ok,
         )
+        .expect("GET", POD, None, 200, pod("web-1").evicted().json())
         .expect("DELETE", POD, None, 403, status(403, "Forbidden", "no"))
         .expect(
             "POST",
@@ -1166,6 +1225,13 @@ async fn every_attempt_is_audited_and_evented() {
             None,
             403,
             status(403, "Forbidden", "cannot create events"),
+        )
+        .expect(
+            "GET",
+            "/api/v1/namespaces/default/pods/web-2",
+            None,
+            200,
+            pod("web-2").evicted().json(),
         )
         .expect(
             "DELETE",
@@ -1233,6 +1299,7 @@ async fn the_intent_is_on_disk_before_the_request_and_a_crash_between_is_found_o
         move || *seen.lock().unwrap() = std::fs::read_to_string(&path).unwrap_or_default()
     };
     let scenario = Scenario::new()
+        .expect("GET", POD, None, 200, pod("web-1").evicted().json())
         .expect_then("DELETE", POD, Some(delete_body(None)), 200, ok_pod(), probe)
         .hang_after();
     let exec = Executor::new(
@@ -1298,7 +1365,7 @@ async fn without_a_writable_audit_log_nothing_acts_unless_told_to() {
     let strict = opc_core::policy::Policy::new(flags, &config);
     let audit = Audit::open(&strict);
     assert!(matches!(audit, Audit::Unavailable { .. }));
-    let scenario = Scenario::new();
+    let scenario = Scenario::new().reads_live(pod("web-1").evicted());
     let cache = cache_with(vec![pod("web-1").evicted()]);
     let exec = Executor::new(scenario.client(), cache.clone(), &strict, "prod", audit);
     let outcome = exec.run(&Action::Delete(web1()), Origin::Manual).await;
@@ -1316,7 +1383,9 @@ async fn without_a_writable_audit_log_nothing_acts_unless_told_to() {
         ..Default::default()
     };
     let unaudited = opc_core::policy::Policy::new(flags, &config);
-    let scenario = Scenario::new().expect("DELETE", POD, Some(delete_body(None)), 200, ok_pod());
+    let scenario = Scenario::new()
+        .expect("GET", POD, None, 200, pod("web-1").evicted().json())
+        .expect("DELETE", POD, Some(delete_body(None)), 200, ok_pod());
     let exec = Executor::new(
         scenario.client(),
         cache,
@@ -1391,17 +1460,20 @@ fn the_log_is_private_and_rotates_by_size() {
 
 #[tokio::test]
 async fn an_owner_lookup_refused_says_which_permission_is_missing() {
-    let scenario = Scenario::new().expect(
-        "GET",
-        "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7",
-        None,
-        403,
-        status(
+    let web = pod("web-1").owned_by("apps/v1", "ReplicaSet", "web-5c6b7");
+    let scenario = Scenario::new()
+        .expect("GET", POD, None, 200, web.json())
+        .expect(
+            "GET",
+            "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7",
+            None,
             403,
-            "Forbidden",
-            "replicasets.apps \"web-5c6b7\" is forbidden",
-        ),
-    );
+            status(
+                403,
+                "Forbidden",
+                "replicasets.apps \"web-5c6b7\" is forbidden",
+            ),
+        );
     let cache = cache_with(vec![pod("web-1").owned_by(
         "apps/v1",
         "ReplicaSet",
@@ -1553,10 +1625,18 @@ async fn dry_run_writes_no_event_and_no_annotation() {
     // Events on, dry-run on: only reads go out.
     let deploy = "/apis/apps/v1/namespaces/default/deployments/web";
     let scenario = Scenario::new()
+        .reads_live(owned_by_web_rs("web-1").waiting("ImagePullBackOff"))
         .expect("GET", "/apis/apps/v1/namespaces/default/replicasets/web-5c6b7", None, 200,
             replicaset(json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "uid-web", "controller": true})))
         .proves(deploy, deployment_status(json!({}), 0))
-        .expect("GET", &format!("{deploy}/scale"), None, 200, scale(3));
+        .expect("GET", &format!("{deploy}/scale"), None, 200, scale(3))
+        .expect(
+            "GET",
+            "/api/v1/namespaces/default/pods/web-2",
+            None,
+            200,
+            pod("web-2").uid("uid-web-2").evicted().json(),
+        );
     let cache = cache_with(vec![
         owned_by_web_rs("web-1").waiting("ImagePullBackOff"),
         pod("web-2").uid("uid-web-2").evicted(),

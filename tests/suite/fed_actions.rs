@@ -254,3 +254,49 @@ async fn a_fed_cluster_whose_worker_is_stale_blocks_auto_as_a_stale_watch_does()
     })
     .await;
 }
+
+/// A worker (compromised, or impersonated by whoever made its Service) serves a row for a
+/// healthy pod, worded as an evicted one: a person's delete on that row is refused with what
+/// the live read says, and the pod stays.
+#[tokio::test]
+async fn a_row_a_worker_claims_is_judged_again_on_the_pod_read_live() {
+    let fed = Fed::start(SimCluster::new(), &policy(None)).await;
+    let healthy = fed.sim.create_pod(typed(pod("web-1").ns("shop").json()));
+    let target = PodRef {
+        namespace: "shop".into(),
+        name: "web-1".into(),
+        uid: healthy.metadata.uid.clone().unwrap(),
+    };
+    let mut claimed = serde_json::to_value(&healthy).unwrap();
+    claimed["status"] = pod("web-1").evicted().json()["status"].clone();
+    let theirs = Cache::for_cluster("in-cluster", fed.session.cache.chain(), Clock::real());
+    theirs.upsert(serde_json::from_value(claimed).unwrap(), Utc::now());
+    let rows: Vec<FindingRow> = (theirs.findings().iter())
+        .map(|found| FindingRow::of(found, Utc::now()))
+        .collect();
+    fed.worker.set(rows);
+    let Feed::WorkerFed(feed) = &fed.session.feed else {
+        panic!("a fed session")
+    };
+    eventually("the claimed row on screen", || {
+        feed.findings().iter().any(|a| a.uid() == target.uid)
+    })
+    .await;
+    // The dialog reads the pod live and says it matches no rule.
+    let inspection = fed.session.executor.reads().inspect(&target, false).await;
+    assert_eq!(inspection.unwrap().live, None);
+    let outcome = (fed.session.executor)
+        .run(&Action::Delete(target.clone()), Origin::Manual)
+        .await;
+    let Outcome::Refused(Refusal::NotAbnormal { pod, now }) = &outcome else {
+        panic!("refused on the live read: {outcome:?}")
+    };
+    assert_eq!((pod, now.as_str()), (&target, "Running; app running"));
+    assert!(
+        outcome
+            .detail()
+            .contains("as read just now, matches no rule"),
+        "{outcome:?}"
+    );
+    assert!(fed.sim.pod("shop", "web-1").is_some(), "the pod stays");
+}

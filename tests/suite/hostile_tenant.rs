@@ -225,7 +225,9 @@ fn squatter(set: &StatefulSet, image: &str) -> Value {
                                      "statefulset.kubernetes.io/pod-name": "db-1"});
     p["metadata"].as_object_mut().unwrap().remove("uid");
     p["spec"]["containers"][0]["image"] = json!(image);
+    p["spec"]["containers"][0]["name"] = json!("db");
     p["status"]["containerStatuses"][0]["image"] = json!(image);
+    p["status"]["containerStatuses"][0]["name"] = json!("db");
     p
 }
 
@@ -238,11 +240,32 @@ async fn a_squatted_statefulset_ordinal_with_a_foreign_image_does_not_scale_the_
     cluster
         .refused(
             target,
-            "runs image registry.invalid/tenant:1, which is not in the pod template of StatefulSet db",
+            "container db runs image registry.invalid/tenant:1, which is not in the pod template of StatefulSet db",
         )
         .await;
     assert_eq!(cluster.replicas("StatefulSet", "db"), Some(3));
     assert!(cluster.sim().pod("default", "db-0").is_some());
+}
+
+/// The same squat with the set's own image, made to fail: pulled only if present
+/// (`imagePullPolicy: Never`), which the set's template never asks for.
+#[tokio::test]
+async fn a_squatted_ordinal_that_fails_its_own_way_on_the_sets_image_does_not_scale_it() {
+    let (cluster, set) = with_db_waiting_on_its_first_pod().await;
+    let mut squat = squatter(&set, "registry.local/app:1");
+    // The set's own image and container, as the set would make them.
+    squat["spec"]["containers"][0]["imagePullPolicy"] = json!("Never");
+    squat["status"]["containerStatuses"][0]["state"] = json!({"waiting": {
+        "reason": "ErrImageNeverPull",
+        "message": "Container image \"registry.local/app:1\" is not present with pull policy of Never"}});
+    let target = cluster.plant(squat).await;
+    cluster
+        .refused(
+            target,
+            "container db pulls its image with imagePullPolicy Never, unlike the pod template of StatefulSet db",
+        )
+        .await;
+    assert_eq!(cluster.replicas("StatefulSet", "db"), Some(3));
 }
 
 #[tokio::test]

@@ -121,7 +121,10 @@ fn an_action_on_a_pod_of_the_second_cluster_goes_to_that_cluster_only() {
     };
     assert_eq!(pods.len(), 1);
     assert_eq!(&*pods[0].cluster, "demo-us");
-    update(&mut s, Event::OptOuts(Ok(Vec::new())));
+    update(
+        &mut s,
+        Event::OptOuts(Ok(ops_pod_cleaner::ui::Checked::default())),
+    );
     let Some(Overlay::Confirm(dialog)) = s.overlay() else {
         panic!("expected the dialog");
     };

@@ -10,8 +10,10 @@ use opc_core::cluster::ClusterName;
 use opc_core::config::{Config, KeyBinding};
 use opc_core::rules::RuleKind;
 use opc_core::worker::WorkerCommand;
-use ops_pod_cleaner::ui::{Effect, Event, Offer, Overlay, State, Unanswered, View, update};
-use ui_support::{change_worker, now, on_demo, state};
+use ops_pod_cleaner::ui::{
+    Checked, Effect, Event, Offer, Overlay, State, Unanswered, View, update,
+};
+use ui_support::{change_worker, now, on_demo, pulling_now, state};
 
 fn press(state: &mut State, keys: &str) -> Vec<Effect> {
     keys.split_whitespace()
@@ -99,7 +101,7 @@ fn marked_rows_are_confirmed_by_name_then_run() {
     );
     assert!(matches!(s.overlay(), Some(Overlay::Checking(_))));
     assert!(press(&mut s, "y").is_empty(), "no yes before the check");
-    update(&mut s, Event::OptOuts(Ok(Vec::new())));
+    update(&mut s, Event::OptOuts(Ok(Checked::default())));
     let (title, lines, unavailable) = confirm_lines(&s);
     assert_eq!(title, "Delete these 2 pods?");
     assert!(lines[0].starts_with("shop/web-5f8-k2x8p"));
@@ -123,11 +125,14 @@ fn an_opt_out_up_the_owner_chain_is_named_and_asks_twice() {
     press(&mut s, "d");
     update(
         &mut s,
-        Event::OptOuts(Ok(vec![OptOut::Owner {
-            kind: "Deployment".into(),
-            namespace: "shop".into(),
-            name: "web".into(),
-        }])),
+        Event::OptOuts(Ok(Checked {
+            opt_outs: vec![OptOut::Owner {
+                kind: "Deployment".into(),
+                namespace: "shop".into(),
+                name: "web".into(),
+            }],
+            not_abnormal: Vec::new(),
+        })),
     );
     let (_, lines, _) = confirm_lines(&s);
     assert!(
@@ -260,6 +265,7 @@ fn scale_to_zero_names_the_workload_and_its_replicas() {
         Event::Resolved {
             pod: on_demo(pod.clone()),
             result: Ok(Inspection {
+                live: Some(pulling_now()),
                 opt_out: None,
                 resolution: Resolution::Scalable(workload.clone()),
                 replicas: Some(2),
@@ -325,6 +331,7 @@ fn nothing_to_scale_says_why() {
         Event::Resolved {
             pod: on_demo(pod),
             result: Ok(Inspection {
+                live: Some(pulling_now()),
                 opt_out: None,
                 resolution: Resolution::Unscalable(Unscalable::Job { name: "x".into() }),
                 replicas: None,
@@ -496,7 +503,7 @@ fn force_deleting_a_statefulset_pod_warns_of_a_second_copy_and_asks_twice() {
     let target = PodRef::of(&found.pod);
     ui_support::replace(&mut s, vec![found]);
     press(&mut s, "D");
-    update(&mut s, Event::OptOuts(Ok(Vec::new())));
+    update(&mut s, Event::OptOuts(Ok(Checked::default())));
     let (_, lines, _) = confirm_lines(&s);
     let warning = lines
         .iter()
@@ -691,6 +698,7 @@ fn a_dry_run_dialog_says_so_before_yes() {
         Event::Resolved {
             pod: on_demo(pod),
             result: Ok(Inspection {
+                live: Some(pulling_now()),
                 opt_out: None,
                 resolution: Resolution::Scalable(workload),
                 replicas: Some(2),
@@ -788,6 +796,6 @@ fn a_late_opt_out_answer_leaves_the_overlay_shown() {
     assert!(matches!(s.overlay(), Some(Overlay::Checking(_))));
     press(&mut s, "Esc ?");
     assert_eq!(s.overlay(), Some(&Overlay::Help));
-    update(&mut s, Event::OptOuts(Ok(Vec::new())));
+    update(&mut s, Event::OptOuts(Ok(Checked::default())));
     assert_eq!(s.overlay(), Some(&Overlay::Help));
 }

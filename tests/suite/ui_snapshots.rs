@@ -9,8 +9,8 @@ use opc_core::config::KeyBinding;
 use opc_core::report::{RestartReport, RestartRow, WorkloadGroup};
 use opc_core::rules::RuleKind;
 use opc_core::worker::{Blocked, RuleStatus, Standby};
-use ops_pod_cleaner::ui::{BottomPane, Event, PodDetails, State, WatchLine, update};
-use ui_support::{assert_snapshot, change_worker, now, on_demo, screen, state};
+use ops_pod_cleaner::ui::{BottomPane, Checked, Event, PodDetails, State, WatchLine, update};
+use ui_support::{assert_snapshot, change_worker, now, on_demo, pulling_now, screen, state};
 
 fn press(state: &mut State, keys: &str) {
     for k in keys.split_whitespace() {
@@ -250,7 +250,7 @@ fn help_overlay_lists_every_key() {
 fn confirm_delete_of_marked_rows() {
     let mut s = state();
     press(&mut s, "Space Space d");
-    update(&mut s, Event::OptOuts(Ok(Vec::new())));
+    update(&mut s, Event::OptOuts(Ok(Checked::default())));
     let text = screen(&s, 80, 24);
     assert!(text.contains("Delete these 2 pods?"));
     assert_snapshot("confirm_delete_80x24", &text);
@@ -266,6 +266,7 @@ fn confirm_scale_to_zero() {
         Event::Resolved {
             pod: on_demo(pod),
             result: Ok(Inspection {
+                live: Some(pulling_now()),
                 opt_out: None,
                 resolution: Resolution::Scalable(WorkloadRef {
                     kind: WorkloadKind::Deployment,
@@ -348,7 +349,7 @@ fn the_longest_dialog_keeps_its_key_line_at_80x24() {
         }
     });
     press(&mut s, "2 D");
-    update(&mut s, Event::OptOuts(Ok(Vec::new())));
+    update(&mut s, Event::OptOuts(Ok(Checked::default())));
     let text = screen(&s, 80, 24);
     assert!(text.contains("Force delete"), "{text}");
     assert!(text.contains("n / Esc: cancel"), "{text}");

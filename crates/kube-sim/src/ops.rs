@@ -141,6 +141,15 @@ pub fn canonical(res: Res, v: Value) -> ApiResult<Value> {
             .map_err(|e| ApiError::bad_request(format!("error decoding request body: {e}")))?;
         serde_json::to_value(typed).map_err(|e| ApiError::internal(e.to_string()))
     }
+    let mut v = v;
+    // The API server defaults a workload's pod template as it defaults a pod (a custom
+    // resource's template is left as written, as a real server leaves it).
+    if matches!(
+        res,
+        Res::ReplicationController | Res::ReplicaSet | Res::Deployment | Res::StatefulSet
+    ) {
+        pods::default_template(&mut v);
+    }
     match res {
         Res::Pod => roundtrip::<Pod>(v),
         Res::Node => roundtrip::<Node>(v),

@@ -40,6 +40,16 @@ pub fn prepare_create(pod: &mut Value) {
     pod["status"] = json!({ "phase": "Pending", "qosClass": qos_class(pod) });
 }
 
+/// The defaults a workload's `spec.template` gets: its containers' as a pod's.
+pub fn default_template(workload: &mut Value) {
+    for list in ["containers", "initContainers"] {
+        let path = format!("/spec/template/spec/{list}");
+        if let Some(containers) = workload.pointer_mut(&path).and_then(Value::as_array_mut) {
+            containers.iter_mut().for_each(default_container);
+        }
+    }
+}
+
 fn default_container(c: &mut Value) {
     let image = meta::str_at(c, "/image");
     let latest = !image.contains(':') || image.ends_with(":latest");

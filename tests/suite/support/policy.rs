@@ -19,6 +19,23 @@ pub fn policy(dry_run: bool, events: bool) -> Policy {
     )
 }
 
+/// [`policy`] with every rule matching at once: a pod the simulator has just made is
+/// abnormal as soon as its status says so.
+pub fn at_once(dry_run: bool, events: bool) -> Policy {
+    let mut config = Config::default();
+    config.audit.events = events;
+    for rule in &mut config.rules {
+        rule.after = Duration::ZERO;
+    }
+    Policy::new(
+        Flags {
+            dry_run,
+            ..Flags::default()
+        },
+        &config,
+    )
+}
+
 /// Retries that keep a test fast.
 pub fn quick_retry() -> RetryPolicy {
     RetryPolicy {

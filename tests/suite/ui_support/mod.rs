@@ -124,3 +124,15 @@ pub fn change_pods(state: &mut State, change: impl Fn(&mut PodRecord)) {
         }),
     );
 }
+
+/// What the rules find on a pod that cannot pull its image, as a live read judges it.
+pub fn pulling_now() -> opc_core::rules::Finding {
+    opc_core::rules::Finding {
+        rule: RuleKind::ImagePull,
+        reason: "ImagePullBackOff".into(),
+        message: None,
+        container: Some("app".into()),
+        since: now(),
+        action: opc_core::rules::ActionKind::ScaleToZero,
+    }
+}

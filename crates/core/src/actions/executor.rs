@@ -170,7 +170,10 @@ impl Executor {
         }
         let (pod, finding) = match action.pod() {
             Some(target) => {
-                if self.worker.is_some() {
+                // A person acts on a row, which may lag the pod or (from a worker) be only a
+                // claim: the pod is read live and judged again. No watch fills a fed
+                // cluster's cache: the worker acts on the pod as read too.
+                if self.worker.is_some() || origin == Origin::Manual {
                     super::live_read::read_into(&self.calls, &self.cache, target).await?;
                 }
                 let (pod, finding) = self.recheck(target, origin)?;
@@ -316,12 +319,16 @@ impl Executor {
     ) -> Result<(PodRecord, Option<Finding>), Outcome> {
         let pod = self.cache.get(&target.uid).ok_or(Outcome::AlreadyGone)?;
         let finding = classify(&pod, &self.rules, self.cache.clock().now());
-        if let Origin::Auto(rule) = origin
-            && finding.as_ref().is_none_or(|f| f.rule != rule)
-        {
-            return Err(Outcome::Skipped(Skip::NoLongerMatches(rule)));
+        match (origin, &finding) {
+            (Origin::Auto(rule), found) if found.as_ref().is_none_or(|f| f.rule != rule) => {
+                Err(Outcome::Skipped(Skip::NoLongerMatches(rule)))
+            }
+            (Origin::Manual, None) => Err(Outcome::Refused(Refusal::NotAbnormal {
+                pod: target.clone(),
+                now: pod.state_line(),
+            })),
+            _ => Ok((pod, finding)),
         }
-        Ok((pod, finding))
     }
 
     fn scaler(&self) -> Scaler<'_> {

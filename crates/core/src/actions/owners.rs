@@ -60,8 +60,11 @@ pub(crate) struct Owner {
 /// a pod's owner references and labels, not the workload's template or revisions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Current {
-    /// The images of `spec.template`, init containers included; empty without a template.
-    pub(crate) images: Vec<String>,
+    /// The containers of `spec.template`, init containers included, as they pull: empty
+    /// without a template.
+    pub(crate) containers: Vec<Pulled>,
+    /// The template's `imagePullSecrets`.
+    pub(crate) pull_secrets: Vec<String>,
     /// The revisions it names current or updating: a StatefulSet's `currentRevision` and
     /// `updateRevision`, a Rollout's `currentPodHash` and `stableRS`, the
     /// `deployment.kubernetes.io/revision` of a Deployment and of its ReplicaSets.
@@ -74,13 +77,24 @@ pub(crate) const DEPLOYMENT_REVISION: &str = "deployment.kubernetes.io/revision"
 impl Current {
     fn of(kind: &str, object: &DynamicObject) -> Current {
         let data = &object.data;
-        let images = ["containers", "initContainers"]
+        let text = |v: &serde_json::Value, key: &str| v.get(key)?.as_str().map(String::from);
+        let containers = ["containers", "initContainers"]
             .iter()
             .filter_map(|list| data.pointer(&format!("/spec/template/spec/{list}")))
             .filter_map(serde_json::Value::as_array)
             .flatten()
-            .filter_map(|c| c.get("image")?.as_str())
-            .map(String::from)
+            .map(|c| Pulled {
+                container: text(c, "name").unwrap_or_default(),
+                image: text(c, "image").unwrap_or_default(),
+                policy: text(c, "imagePullPolicy"),
+            })
+            .collect();
+        let pull_secrets = data
+            .pointer("/spec/template/spec/imagePullSecrets")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|s| text(s, "name"))
             .collect();
         let status = |field: &str| data.pointer(&format!("/status/{field}"))?.as_str();
         let revisions = match kind {
@@ -102,7 +116,11 @@ impl Current {
             .map(String::from)
             .collect();
         revisions.dedup();
-        Current { images, revisions }
+        Current {
+            containers,
+            pull_secrets,
+            revisions,
+        }
     }
 }
 
@@ -344,14 +362,33 @@ pub(crate) async fn live_pod(
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct LivePod {
     pub(crate) labels: Labels,
-    /// The containers that are failing, each with the image its spec names.
-    pub(crate) failing: Vec<Failing>,
+    /// The containers that are failing, each as its spec pulls it.
+    pub(crate) failing: Vec<Pulled>,
+    /// The pod's `imagePullSecrets`.
+    pub(crate) pull_secrets: Vec<String>,
 }
 
+/// A container as it pulls its image: what a pull failure depends on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Failing {
+pub(crate) struct Pulled {
     pub(crate) container: String,
     pub(crate) image: String,
+    /// `imagePullPolicy` (`Never` fails on a node without the image).
+    pub(crate) policy: Option<String>,
+}
+
+impl Pulled {
+    /// The policy as the API server defaults it: a custom resource's template (a Rollout's)
+    /// is not defaulted, the pods made from it are.
+    pub(crate) fn pull_policy(&self) -> &str {
+        let name = self.image.rsplit('/').next().unwrap_or_default();
+        let pinned = self.image.contains('@') || name.contains(':') && !name.ends_with(":latest");
+        match self.policy.as_deref() {
+            Some(policy) => policy,
+            None if pinned => "IfNotPresent",
+            None => "Always",
+        }
+    }
 }
 
 impl LivePod {
@@ -385,14 +422,19 @@ impl LivePod {
             .flatten()
             .chain(spec.containers)
             .filter(|c| failing_names.contains(&c.name))
-            .map(|c| Failing {
+            .map(|c| Pulled {
                 image: c.image.unwrap_or_default(),
                 container: c.name,
+                policy: c.image_pull_policy,
             })
+            .collect();
+        let pull_secrets = (spec.image_pull_secrets.into_iter().flatten())
+            .map(|s| s.name)
             .collect();
         LivePod {
             labels: pod.metadata.labels.unwrap_or_default(),
             failing,
+            pull_secrets,
         }
     }
 }

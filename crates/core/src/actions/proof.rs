@@ -48,6 +48,14 @@ pub enum Unproven {
         kind: String,
         name: String,
     },
+    /// A failing container pulls otherwise than the workload's template says: another pull
+    /// policy, or without a pull Secret the template names.
+    ForeignPull {
+        container: String,
+        differs: String,
+        kind: String,
+        name: String,
+    },
     /// The pod's revision is not one the workload names as current or updating.
     StaleRevision {
         kind: String,
@@ -63,6 +71,7 @@ impl fmt::Display for Unproven {
         let evidence = matches!(
             self,
             Unproven::ForeignImage { .. }
+                | Unproven::ForeignPull { .. }
                 | Unproven::StaleRevision { .. }
                 | Unproven::NothingFailing
         );
@@ -120,6 +129,16 @@ impl fmt::Display for Unproven {
                 f,
                 "container {container} runs image {image}, which is not in the pod template of \
                  {kind} {name}, so {kind} {name} did not make this pod"
+            ),
+            Unproven::ForeignPull {
+                container,
+                differs,
+                kind,
+                name,
+            } => write!(
+                f,
+                "container {container} pulls its image with {differs}, unlike the pod template \
+                 of {kind} {name}, so {kind} {name} did not make this pod"
             ),
             Unproven::StaleRevision {
                 kind,
@@ -296,25 +315,46 @@ fn current_revision(workload: &Owner, revision: Option<&String>) -> Result<(), U
     }
 }
 
-/// Every failing container's image must be in `workload`'s current template: a pod running
-/// another image is not one the workload made, however well it copies the references.
+/// Every failing container must pull as `workload`'s current template says: the same image,
+/// pull policy and pull Secrets. A pod that pulls otherwise is not one the workload made,
+/// however well it copies the references.
 fn made_by(workload: &Owner, live: &LivePod) -> Result<(), Unproven> {
     if live.failing.is_empty() {
         return Err(Unproven::NothingFailing);
     }
-    match live
-        .failing
-        .iter()
-        .find(|f| !workload.current.images.contains(&f.image))
-    {
-        None => Ok(()),
-        Some(foreign) => Err(Unproven::ForeignImage {
-            container: foreign.container.clone(),
-            image: foreign.image.clone(),
-            kind: workload.kind.clone(),
-            name: workload.name.clone(),
-        }),
+    let current = &workload.current;
+    let (kind, name) = (workload.kind.clone(), workload.name.clone());
+    for failing in &live.failing {
+        let container = failing.container.clone();
+        let Some(template) = current
+            .containers
+            .iter()
+            .find(|t| t.container == failing.container && t.image == failing.image)
+        else {
+            return Err(Unproven::ForeignImage {
+                container,
+                image: failing.image.clone(),
+                kind,
+                name,
+            });
+        };
+        let differs = if template.pull_policy() != failing.pull_policy() {
+            format!("imagePullPolicy {}", failing.pull_policy())
+        } else if let Some(missing) =
+            (current.pull_secrets.iter()).find(|s| !live.pull_secrets.contains(s))
+        {
+            format!("no imagePullSecret {missing}")
+        } else {
+            continue;
+        };
+        return Err(Unproven::ForeignPull {
+            container,
+            differs,
+            kind,
+            name,
+        });
     }
+    Ok(())
 }
 
 /// The owner read for `link` must exist and carry the uid the link names.
@@ -358,7 +398,7 @@ fn is_ordinal_of(pod: &str, set: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actions::owners::{Current, Failing};
+    use crate::actions::owners::{Current, Pulled};
     use crate::actions::selector::{Selector, labels};
     use serde_json::json;
 
@@ -380,10 +420,19 @@ mod tests {
             selector: Selector::of(Some(&json!({"matchLabels": {"app": "web"}}))),
             template_hash: (kind == "ReplicaSet").then(|| "5c6b7".into()),
             current: Current {
-                images: vec!["shop/web:2".into()],
+                containers: vec![pulled("shop/web:2")],
+                pull_secrets: Vec::new(),
                 revisions: vec!["3".into()],
             },
             next,
+        }
+    }
+
+    fn pulled(image: &str) -> Pulled {
+        Pulled {
+            container: "app".into(),
+            image: image.into(),
+            policy: Some("IfNotPresent".into()),
         }
     }
 
@@ -391,10 +440,8 @@ mod tests {
     fn live(labels: Labels, image: &str) -> LivePod {
         LivePod {
             labels,
-            failing: vec![Failing {
-                container: "app".into(),
-                image: image.into(),
-            }],
+            failing: vec![pulled(image)],
+            pull_secrets: Vec::new(),
         }
     }
 
@@ -479,9 +526,16 @@ mod tests {
             Err(Unproven::StaleRevision { revision: Some(r), .. }) if r == "2"
         ));
         // Nothing failing in the pod as read now: nothing to scale for.
+        // The template's own image, pulled only if present: it fails on every node without
+        // it, which the template never asked for.
+        let mut never = live(ours.clone(), "shop/web:2");
+        never.failing[0].policy = Some("Never".into());
+        let why = prove(&never, &chain("d")).unwrap_err();
+        assert!(matches!(why, Unproven::ForeignPull { .. }), "{why:?}");
+        assert!(why.to_string().contains("imagePullPolicy Never"), "{why}");
         let healthy = LivePod {
             labels: ours,
-            failing: Vec::new(),
+            ..LivePod::default()
         };
         assert_eq!(prove(&healthy, &chain("d")), Err(Unproven::NothingFailing));
     }

@@ -19,6 +19,7 @@ use super::undo::{Undo, UndoPlan};
 use super::workload::WorkloadRef;
 use crate::cluster::{Cache, ClusterName, Scope};
 use crate::fleet::{WorkerAddress, WorkerWord, ask_worker};
+use crate::rules::{Finding, classify};
 
 /// The most a log read returns: enough to see why a run ended, never a flood.
 pub const LOG_LINES: i64 = 200;
@@ -29,6 +30,9 @@ const WORKER_ANSWERS: std::time::Duration = std::time::Duration::from_secs(10);
 /// What a confirmation shows before a manual action.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inspection {
+    /// What the rules find on the pod as read just now: `None`, it is not abnormal (a yes
+    /// would be refused).
+    pub live: Option<Finding>,
     pub opt_out: Option<OptOut>,
     pub resolution: Resolution,
     /// `spec.replicas` of the workload, when asked for and readable.
@@ -113,13 +117,12 @@ impl ClusterApi<'_> {
         })
     }
 
-    /// The pod's owner chain (cached) and, with `workload`, the workload itself.
+    /// The pod as read just now, judged again, its owner chain (cached) and, with
+    /// `workload`, the workload itself: what a dialog shows before a person acts.
     pub async fn inspect(&self, pod: &PodRef, workload: bool) -> Result<Inspection, ReadError> {
-        if self.worker.is_some() {
-            super::live_read::read_into(self.calls, self.cache, pod)
-                .await
-                .map_err(|outcome| ReadError::of_outcome(pod, outcome))?;
-        }
+        super::live_read::read_into(self.calls, self.cache, pod)
+            .await
+            .map_err(|outcome| ReadError::of_outcome(pod, outcome))?;
         self.inspect_cached(pod, workload).await
     }
 
@@ -155,7 +158,9 @@ impl ClusterApi<'_> {
             .as_ref()
             .and_then(|o| o.data.pointer("/spec/replicas")?.as_i64())
             .and_then(|r| i32::try_from(r).ok());
+        let live = classify(&record, &self.cache.chain(), self.cache.clock().now());
         Ok(Inspection {
+            live,
             opt_out: OptOut::find(&record, &chain),
             resolution,
             replicas,

@@ -36,6 +36,13 @@ pub enum Refusal {
     /// The pod carries a field longer than Kubernetes allows (written to mislead): it is
     /// shown, never acted on.
     Malformed(PodRef),
+    /// A person acted on a row, and the pod as read just now matches no rule: the row was
+    /// older than the pod, or its source (a worker) said what the pod does not.
+    NotAbnormal {
+        pod: PodRef,
+        /// The pod as read: its phase and its containers' states.
+        now: String,
+    },
     /// The worker leaves a workload whose replicas still serve alone.
     BadRollout {
         workload: WorkloadRef,
@@ -134,6 +141,11 @@ impl fmt::Display for Refusal {
                 f,
                 "{pod} carries a field longer than Kubernetes allows for it (an owner \
                  reference's name, or more containers than are kept): it is left alone"
+            ),
+            Refusal::NotAbnormal { pod, now } => write!(
+                f,
+                "{pod}, as read just now, matches no rule ({now}): the row was older than \
+                 the pod, or its source was wrong; nothing was done"
             ),
             Refusal::BadRollout {
                 workload,

@@ -175,6 +175,28 @@ impl PodRecord {
                 .is_some_and(|o| &*o.kind == "StatefulSet")
     }
 
+    /// Its phase and each container's state, in a few words: `Running; app running`.
+    pub fn state_line(&self) -> String {
+        let mut line = self.phase.name().to_string();
+        if self.deletion.is_some() {
+            line.push_str(", being deleted");
+        }
+        for (i, c) in self.containers.iter().enumerate() {
+            let state = match &c.state {
+                ContainerState::Waiting { reason, .. } => format!("waiting {reason}"),
+                ContainerState::Running { .. } => "running".to_string(),
+                ContainerState::Terminated(t) => match &t.reason {
+                    Some(reason) => format!("terminated {reason}"),
+                    None => format!("terminated with exit code {}", t.exit_code),
+                },
+                ContainerState::None => "not started".to_string(),
+            };
+            line.push_str(if i == 0 { "; " } else { ", " });
+            line.push_str(&format!("{} {state}", c.name));
+        }
+        line
+    }
+
     pub fn total_restarts(&self) -> u32 {
         self.containers.iter().map(|c| c.restarts).sum()
     }
