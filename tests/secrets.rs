@@ -491,6 +491,7 @@ async fn delivery_errors_logs_spool_and_metrics_never_show_a_secret() {
     let snapshot = Snapshot {
         pods: 0,
         nodes_not_reporting: 0,
+        events_dropped: 0,
         findings: Default::default(),
         actions: Default::default(),
         deliveries: counters.deliveries(),

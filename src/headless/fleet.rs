@@ -25,6 +25,8 @@ pub struct FleetSettings {
     pub queue: usize,
     /// A stream ends after this; the client resumes from its sequence number.
     pub stream_lifetime: Duration,
+    /// The longest line served: a snapshot over it is refused with a 413 that says so.
+    pub max_line: usize,
 }
 
 impl Default for FleetSettings {
@@ -35,6 +37,7 @@ impl Default for FleetSettings {
             ring: 4096,
             queue: 1024,
             stream_lifetime: Duration::from_secs(15 * 60),
+            max_line: crate::fleet::MAX_LINE,
         }
     }
 }

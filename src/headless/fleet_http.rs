@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
 use http_body_util::combinators::UnsyncBoxBody;
@@ -11,7 +12,7 @@ use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::fleet::Feed;
-use crate::fleet::{Epoch, Resume};
+use crate::fleet::{Epoch, OVER_BOUND, Resume};
 
 pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -37,8 +38,13 @@ pub(crate) fn answer(feed: &Arc<Feed>, path: &str, query: Option<&str>) -> Optio
             "text/plain",
             Bytes::from_static(INDEX.as_bytes()),
         )),
-        "/v1/snapshot" => Some(Answer::Whole(200, "application/json", feed.snapshot())),
-        "/v1/watch" => Some(Answer::Stream(watch(feed.clone(), resume_of(query)))),
+        "/v1/snapshot" => Some(
+            within_bound(feed.snapshot(), feed.settings().max_line).map_or_else(
+                |over| over,
+                |line| Answer::Whole(200, "application/json", line),
+            ),
+        ),
+        "/v1/watch" => Some(watch(feed.clone(), resume_of(query))),
         _ => {
             let uid = path.strip_prefix("/v1/findings/")?;
             Some(Answer::Whole(200, "application/json", feed.finding(uid)))
@@ -70,17 +76,49 @@ struct Watching {
     ends: tokio::time::Instant,
 }
 
-fn watch(feed: Arc<Feed>, resume: Option<Resume>) -> Body {
+/// `line`, or the 413 a client reads as "more than the feed carries" (`source: auto` then
+/// watches the cluster directly). The worker says so in its log, once until it fits again.
+fn within_bound(line: Bytes, max: usize) -> Result<Bytes, Answer> {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if line.len() <= max {
+        SAID.store(false, Ordering::Relaxed);
+        return Ok(line);
+    }
+    let message = format!(
+        "the findings are {} bytes as one snapshot, over the feed's bound of {max}: \
+         watch this cluster directly (source: watch or auto)",
+        line.len()
+    );
+    if !SAID.swap(true, Ordering::Relaxed) {
+        tracing::warn!("/v1 refuses its snapshot: {message}");
+    }
+    let status = serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+        "status": "Failure", "reason": OVER_BOUND, "code": 413, "message": message});
+    Err(Answer::Whole(
+        413,
+        "application/json",
+        Bytes::from(status.to_string()),
+    ))
+}
+
+fn watch(feed: Arc<Feed>, resume: Option<Resume>) -> Answer {
     let (first, lines) = feed.open(resume);
+    let mut queued = VecDeque::new();
+    for line in first {
+        match within_bound(line, feed.settings().max_line) {
+            Ok(line) => queued.push_back(line),
+            Err(over) => return over,
+        }
+    }
     let ends = tokio::time::Instant::now() + feed.settings().stream_lifetime;
     let watching = Watching {
         feed,
-        queued: first.into(),
+        queued,
         lines,
         ends,
     };
     let lines = futures::stream::unfold(watching, next_line);
-    StreamBody::new(lines).boxed_unsync()
+    Answer::Stream(StreamBody::new(lines).boxed_unsync())
 }
 
 /// The next line for a stream. One that lagged past its queue starts again from a snapshot,
@@ -101,6 +139,13 @@ async fn next_line(
             Err(RecvError::Lagged(missed)) => {
                 tracing::debug!("a watch fell {missed} frames behind: sending a snapshot");
                 let (first, lines) = w.feed.open(None);
+                // A snapshot over the bound ends the stream: the client's next watch hears why.
+                if first
+                    .iter()
+                    .any(|line| line.len() > w.feed.settings().max_line)
+                {
+                    return None;
+                }
                 w.queued = first.into();
                 w.lines = lines;
             }

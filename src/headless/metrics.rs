@@ -16,6 +16,8 @@ pub struct Snapshot {
     pub pods: usize,
     /// Nodes whose Ready condition is Unknown: their kubelet stopped reporting.
     pub nodes_not_reporting: usize,
+    /// Events about pods the cache does not hold, dropped at the bound of their namespace.
+    pub events_dropped: u64,
     /// Abnormal pods by category and cause.
     pub findings: BTreeMap<(RuleKind, CauseClass), u64>,
     pub actions: BTreeMap<(RuleKind, &'static str), u64>,
@@ -27,9 +29,10 @@ pub struct Snapshot {
 
 /// Every metric `render` writes: what alert rules and dashboards may name (the ones shipped in
 /// assets/deploy/components are checked against it, and it against `render`).
-pub const METRIC_NAMES: [&str; 15] = [
+pub const METRIC_NAMES: [&str; 16] = [
     "opc_pods",
     "opc_nodes_not_reporting",
+    "opc_events_dropped_total",
     "opc_abnormal_pods",
     "opc_actions_total",
     "opc_rule_paused",
@@ -65,6 +68,14 @@ fn cache_metrics(out: &mut String, s: &Snapshot) {
         "Nodes whose Ready condition is Unknown (their kubelet stopped reporting).",
     );
     let _ = writeln!(out, "opc_nodes_not_reporting {}", s.nodes_not_reporting);
+    metric(
+        out,
+        "opc_events_dropped_total",
+        "counter",
+        "Warning Events about pods the cache does not hold, dropped at the bound of their \
+         namespace (a namespace writing Events about pods that do not exist).",
+    );
+    let _ = writeln!(out, "opc_events_dropped_total {}", s.events_dropped);
     metric(
         out,
         "opc_abnormal_pods",

@@ -66,6 +66,7 @@ impl Sources {
         Snapshot {
             pods: self.cache.len(),
             nodes_not_reporting: self.cache.nodes_not_reporting(),
+            events_dropped: self.cache.events_dropped(),
             findings,
             actions: self.counters.actions(),
             deliveries: self.counters.deliveries(),

@@ -196,3 +196,46 @@ async fn source_worker_with_a_forbidden_proxy_names_the_missing_permission() {
         "{dialog}"
     );
 }
+
+/// A worker whose findings are more bytes than the feed carries says so (413) instead of
+/// serving a line no client reads; `auto` then watches the cluster directly, and says why.
+#[tokio::test]
+async fn auto_watches_a_cluster_whose_worker_feed_is_over_the_bound_and_says_why() {
+    let sim = SimCluster::new();
+    let theirs = Cache::for_cluster("east", default_chain(), Clock::real());
+    for i in 0..20 {
+        let evicted = pod(&format!("old-{i}")).ns("shop").evicted();
+        sim.create_pod(crate::support::sim::typed(evicted.clone().json()));
+        theirs.upsert(evicted.wire(), Utc::now());
+    }
+    let fleet = FleetSettings {
+        coalesce: Duration::from_millis(20),
+        heartbeat: HEARTBEAT,
+        max_line: 4096,
+        ..FleetSettings::default()
+    };
+    let worker = serve_cache(theirs.reader(), true, fleet).await;
+    let (status, body) = {
+        let answer = reqwest::get(format!("http://{}/v1/snapshot", worker.addr))
+            .await
+            .unwrap();
+        (answer.status().as_u16(), answer.text().await.unwrap())
+    };
+    assert_eq!(status, 413, "{body}");
+    assert!(body.contains("over the feed's bound of 4096"), "{body}");
+    let server = SimServer::start(sim).await.unwrap();
+    expose(&server, worker.addr).await;
+    let session = open(&server, Source::Auto).await;
+    let Feed::Watched(WatchWhy::OverBound(FeedError::OverBound { .. })) = &session.feed else {
+        panic!("a watch, for a feed over its bound: {:?}", session.feed)
+    };
+    eventually("the watch's findings", || {
+        snapshot(&[&session]).findings.len() == 20
+    })
+    .await;
+    let dialog = clusters_dialog(&session);
+    assert!(
+        dialog.contains("watch, since the worker's feed is over its bound"),
+        "{dialog}"
+    );
+}

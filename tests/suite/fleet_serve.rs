@@ -34,6 +34,7 @@ fn quick() -> FleetSettings {
         ring: 64,
         queue: 8,
         stream_lifetime: Duration::from_secs(60),
+        ..FleetSettings::default()
     }
 }
 

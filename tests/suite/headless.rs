@@ -447,6 +447,7 @@ fn metrics_text_has_every_family() {
     let snapshot = Snapshot {
         pods: 120,
         nodes_not_reporting: 3,
+        events_dropped: 0,
         findings: BTreeMap::from([
             ((RuleKind::ImagePull, CauseClass::ImageNotFound), 30),
             ((RuleKind::ImagePull, CauseClass::RegistryAuth), 10),
@@ -499,6 +500,7 @@ fn idle_snapshot(worker: WorkerStatus, now: Instant) -> Snapshot {
     Snapshot {
         pods: 0,
         nodes_not_reporting: 0,
+        events_dropped: 0,
         findings: BTreeMap::new(),
         actions: BTreeMap::new(),
         deliveries: BTreeMap::new(),

@@ -493,3 +493,52 @@ async fn the_simulator_takes_any_owner_name_through_its_api() {
         (name, "not-a-uid")
     );
 }
+
+/// A tenant writes Warning Events about a fresh pod uid each: every one was kept for ten
+/// minutes, so a few hundred a second grew the worker (and every TUI) by hundreds of MB. The
+/// Events of pods nobody holds are kept up to a bound per namespace, the rest counted as
+/// dropped; a real pod of that namespace still has its Events read.
+#[tokio::test]
+async fn events_about_pods_that_do_not_exist_are_bounded_per_namespace() {
+    use k8s_openapi::api::core::v1::Event;
+    use kube::api::{Api, PostParams};
+    const WRITTEN: usize = 1_100;
+    let sim = SimCluster::new();
+    let server = kube_sim::SimServer::start(sim.clone()).await.unwrap();
+    let policy = eager_policy();
+    let session =
+        support::sim::open_session(&server.client(), &[opc_core::cluster::Scope::All], &policy);
+    let events: Api<Event> = Api::namespaced(server.client(), "tenant");
+    for i in 0..WRITTEN {
+        let mut event = forged_event("tenant", &format!("ghost-{i}"), "Failed to pull image");
+        event.metadata.name = Some(format!("ghost.{i}"));
+        events.create(&PostParams::default(), &event).await.unwrap();
+    }
+    let cache = &session.cache;
+    eventually("every Event read", || {
+        cache.pods_with_events() + cache.reader().events_dropped() as usize == WRITTEN
+    })
+    .await;
+    assert_eq!(cache.pods_with_events(), 1_000);
+    assert_eq!(cache.reader().events_dropped(), 100);
+    // A pod that exists, in that namespace, still gets its Events kept.
+    let real = sim.create_pod(typed(
+        pod("web-1")
+            .ns("tenant")
+            .waiting_with("ImagePullBackOff", "Back-off pulling image \"web:1\"")
+            .json(),
+    ));
+    let uid = real.metadata.uid.unwrap();
+    eventually("the real pod in the cache", || cache.get(&uid).is_some()).await;
+    let mut event = forged_event("tenant", &uid, "Failed to pull image \"web:1\": not found");
+    event.metadata.name = Some("web-1.real".into());
+    events.create(&PostParams::default(), &event).await.unwrap();
+    eventually("the real pod's Event kept", || {
+        cache
+            .findings()
+            .iter()
+            .any(|f| *f.pod.uid == *uid && !f.events().is_empty())
+    })
+    .await;
+    assert_eq!(cache.pods_with_events(), 1_000, "it took an orphan's place");
+}

@@ -10,6 +10,7 @@ pub(crate) fn tag(source: &SourceLine) -> Option<&'static str> {
     match source {
         SourceLine::Watch(WatchWhy::Chosen) => None,
         SourceLine::Watch(WatchWhy::NoWorker(_)) => Some("watch (no worker)"),
+        SourceLine::Watch(WatchWhy::OverBound(_)) => Some("watch (feed too big)"),
         SourceLine::Worker { .. } => Some("via worker"),
     }
 }
@@ -18,7 +19,9 @@ pub(crate) fn tag(source: &SourceLine) -> Option<&'static str> {
 pub(crate) fn words(source: &SourceLine) -> String {
     let text = match source {
         SourceLine::Watch(WatchWhy::Chosen) => "watch".to_string(),
-        SourceLine::Watch(why @ WatchWhy::NoWorker(_)) => format!("watch, since {why}"),
+        SourceLine::Watch(why @ (WatchWhy::NoWorker(_) | WatchWhy::OverBound(_))) => {
+            format!("watch, since {why}")
+        }
         SourceLine::Worker { status, .. } => {
             format!(
                 "via its worker (abnormal pods only): {}",

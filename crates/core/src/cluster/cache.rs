@@ -373,7 +373,10 @@ impl Cache {
                 return;
             };
             let uid = target.uid.clone();
-            store.events.insert(target, events);
+            let pods = &store.pods;
+            store
+                .events
+                .insert(target, events, |ns, uid| holds(pods, ns, uid));
             store.readmit(&uid, now)
         };
         if changed {
@@ -403,7 +406,7 @@ impl Cache {
                 .collect();
             match left.is_empty() {
                 true => store.events.remove(&target.namespace, &target.uid),
-                false => store.events.insert(target.clone(), left),
+                false => store.events.insert(target.clone(), left, |_, _| true),
             }
             store.readmit(&target.uid, now)
         };
@@ -443,7 +446,10 @@ impl Cache {
             for (target, events) in fresh {
                 if store.events.get(&target) != Some(&events) {
                     let uid = target.uid.clone();
-                    store.events.insert(target, events);
+                    let pods = &store.pods;
+                    store
+                        .events
+                        .insert(target, events, |ns, uid| holds(pods, ns, uid));
                     changed |= store.readmit(&uid, now);
                 }
             }
@@ -571,6 +577,11 @@ impl CacheReader {
         self.read().nodes.not_reporting()
     }
 
+    /// Events about pods this cache does not hold, dropped at the bound of their namespace.
+    pub fn events_dropped(&self) -> u64 {
+        self.read().events.dropped()
+    }
+
     /// Wakes when the cache changes, as [`Cache::subscribe`].
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.inner.changes.subscribe()
@@ -646,6 +657,11 @@ async fn promote_as_time_passes(cache: Weak<Inner>, mut changes: watch::Receiver
             changed = changes.changed() => if changed.is_err() { return },
         }
     }
+}
+
+/// Whether `pods` holds the pod `uid` of `namespace`.
+fn holds(pods: &HashMap<Box<str>, Arc<PodRecord>>, namespace: &str, uid: &str) -> bool {
+    pods.get(uid).is_some_and(|p| &*p.namespace == namespace)
 }
 
 #[cfg(test)]

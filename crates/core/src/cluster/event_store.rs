@@ -1,5 +1,7 @@
 //! The pods' latest Warning Events, by namespace and then pod uid: an Event counts only for a
-//! pod of its own namespace, whatever uid a tenant writes into it.
+//! pod of its own namespace, whatever uid a tenant writes into it. Events about pods the cache
+//! does not hold (yet) are kept up to a bound per namespace: a tenant writing Events about a
+//! fresh uid each cannot grow the store past it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,9 +12,15 @@ use crate::pod::{EventTarget, PodEvent, PodRecord};
 /// them.
 pub(crate) type Events = Arc<[PodEvent]>;
 
+/// How many pods of one namespace may have Events kept: past it, a pod the cache does not
+/// hold (an orphan) has its Events dropped, and a pod it holds takes an orphan's place.
+pub(crate) const PODS_PER_NAMESPACE: usize = 1_000;
+
 #[derive(Debug, Default)]
 pub struct EventStore {
     by_namespace: HashMap<Box<str>, HashMap<Box<str>, Events>>,
+    /// Orphans' Events dropped at the bound, since the start.
+    dropped: u64,
 }
 
 impl EventStore {
@@ -25,11 +33,33 @@ impl EventStore {
         self.by_namespace.get(&target.namespace)?.get(&target.uid)
     }
 
-    pub(crate) fn insert(&mut self, target: EventTarget, events: Events) {
-        self.by_namespace
-            .entry(target.namespace)
-            .or_default()
-            .insert(target.uid, events);
+    /// Keep `events` for `target`, within the bound of its namespace; `held(namespace, uid)`
+    /// tells the pods the cache holds.
+    pub(crate) fn insert(
+        &mut self,
+        target: EventTarget,
+        events: Events,
+        held: impl Fn(&str, &str) -> bool,
+    ) {
+        let namespace = target.namespace;
+        let pods = self.by_namespace.entry(namespace.clone()).or_default();
+        let held = |uid: &str| held(&namespace, uid);
+        if pods.len() >= PODS_PER_NAMESPACE && !pods.contains_key(&target.uid) {
+            if !held(&target.uid) {
+                self.dropped += 1;
+                return;
+            }
+            if let Some(orphan) = pods.keys().find(|uid| !held(uid)).cloned() {
+                pods.remove(&orphan);
+                self.dropped += 1;
+            }
+        }
+        pods.insert(target.uid, events);
+    }
+
+    /// Orphans' Events dropped at the bound of their namespace, since the start.
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped
     }
 
     pub(crate) fn remove(&mut self, namespace: &str, uid: &str) {
@@ -64,6 +94,7 @@ impl EventStore {
         for (namespace, pods) in other.by_namespace {
             self.by_namespace.entry(namespace).or_default().extend(pods);
         }
+        self.dropped += other.dropped;
     }
 
     pub(crate) fn len(&self) -> usize {

@@ -183,8 +183,9 @@ pub async fn list_pod_events(
     let mut latest = EventStore::default();
     for (target, event) in listed {
         let known = latest.get(&target).map_or(&[][..], |e| e);
+        // One list, bounded by the API server's answer: every pod counts as held.
         if let Some(events) = merged(known, event) {
-            latest.insert(target, events);
+            latest.insert(target, events, |_, _| true);
         }
     }
     Ok(latest)

@@ -13,13 +13,21 @@ pub struct Limits {
     pub max_rows: usize,
 }
 
+/// The longest line of the feed, a snapshot's included, on both sides: the worker refuses to
+/// serve a longer one (413) and the client refuses to read one.
+pub const MAX_LINE: usize = 64 << 20;
+
+/// The reason a worker's 413 carries when its findings would be a line longer than
+/// [`MAX_LINE`].
+pub const OVER_BOUND: &str = "FeedOverBound";
+
 impl Default for Limits {
     /// Room for 20,000 abnormal pods of ~3 KB each. A typical row is ~600 bytes of JSON; every
     /// text in it was capped when the pod was read (names 253 bytes, messages 1 KiB, a
     /// scheduler's verdict 4 KiB), though escaping can make a control character six bytes.
     fn default() -> Limits {
         Limits {
-            max_line: 64 << 20,
+            max_line: MAX_LINE,
             max_rows: 20_000,
         }
     }

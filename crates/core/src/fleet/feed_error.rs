@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use kube::core::Status;
 
+use super::decode::OVER_BOUND;
 use super::{DecodeError, WorkerAddress};
 use crate::inert;
 
@@ -37,6 +38,8 @@ pub enum FeedError {
     Protocol(DecodeError),
     /// The worker holds more findings than the client keeps.
     TooManyRows { max: usize },
+    /// The worker's findings are more bytes than the feed carries: it said so (413).
+    OverBound { message: String },
     /// Nothing came within the bound: the stream or the answer is dead.
     Silent { after: Duration },
     /// The stream ended.
@@ -56,6 +59,17 @@ impl FeedError {
                 | FeedError::NoWorker { .. }
                 | FeedError::NotReady { .. }
                 | FeedError::NoFeed { .. }
+        )
+    }
+
+    /// The worker's feed is more than this side reads, or than the worker serves: no retry
+    /// reads it, and `source: auto` watches the cluster directly instead.
+    pub fn is_over_bound(&self) -> bool {
+        matches!(
+            self,
+            FeedError::OverBound { .. }
+                | FeedError::TooManyRows { .. }
+                | FeedError::Protocol(DecodeError::LineTooLong { .. })
         )
     }
 
@@ -88,6 +102,9 @@ impl FeedError {
                 service: service.to_string(),
             },
             (404, _) => FeedError::NoFeed { code: 404 },
+            (413, OVER_BOUND) => FeedError::OverBound {
+                message: status.message.clone(),
+            },
             (503, _) if status.message.starts_with("no endpoints available") => {
                 FeedError::NotReady {
                     namespace,
@@ -152,6 +169,9 @@ impl fmt::Display for FeedError {
             FeedError::Protocol(e) => write!(f, "the worker's feed is unreadable: {e}"),
             FeedError::TooManyRows { max } => {
                 write!(f, "the worker holds more than {max} findings")
+            }
+            FeedError::OverBound { message } => {
+                write!(f, "the worker's feed is over its bound: {}", shown(message))
             }
             FeedError::Silent { after } => {
                 write!(

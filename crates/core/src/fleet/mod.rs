@@ -36,7 +36,7 @@ mod view;
 
 pub use address::{BadAddress, WorkerAddress, is_uid_segment, uid_segment};
 pub use client::{FeedHandle, FeedSettings, FirstOutcome, spawn_feed};
-pub use decode::{DecodeError, Limits, LineReader, decode_line};
+pub use decode::{DecodeError, Limits, LineReader, MAX_LINE, OVER_BOUND, decode_line};
 pub use fed::{FedCluster, FedView};
 pub use feed_error::FeedError;
 pub use feed_state::{FeedState, FeedStatus, StaleWhy};

@@ -65,6 +65,8 @@ pub enum WatchWhy {
     Chosen,
     /// `auto`, and there is no worker to read: no Service, no ready endpoint, no permission.
     NoWorker(FeedError),
+    /// `auto`, and the worker's findings are more than the feed carries.
+    OverBound(FeedError),
 }
 
 impl fmt::Display for WatchWhy {
@@ -72,6 +74,7 @@ impl fmt::Display for WatchWhy {
         match self {
             WatchWhy::Chosen => f.write_str("source: watch"),
             WatchWhy::NoWorker(error) => write!(f, "no worker to read ({error})"),
+            WatchWhy::OverBound(error) => write!(f, "{error}"),
         }
     }
 }
@@ -87,6 +90,11 @@ pub fn decide(source: Source, first: &FirstOutcome) -> Decision {
         (Source::Auto, FirstOutcome::Failed(error)) if error.means_no_worker() => {
             Decision::UseWatch {
                 why: WatchWhy::NoWorker(error.clone()),
+            }
+        }
+        (Source::Auto, FirstOutcome::Failed(error)) if error.is_over_bound() => {
+            Decision::UseWatch {
+                why: WatchWhy::OverBound(error.clone()),
             }
         }
         (Source::Auto | Source::Worker, _) => Decision::UseWorker,
@@ -159,6 +167,26 @@ mod tests {
                 Decision::UseWorker,
                 "{error}"
             );
+        }
+    }
+
+    #[test]
+    fn auto_watches_a_cluster_whose_worker_feed_is_over_the_bound() {
+        let over = [
+            FeedError::OverBound {
+                message: "the findings are 70000000 bytes".into(),
+            },
+            FeedError::Protocol(crate::fleet::DecodeError::LineTooLong { max: 64 << 20 }),
+            FeedError::TooManyRows { max: 20_000 },
+        ];
+        for error in over {
+            assert_eq!(
+                decide(Source::Auto, &failed(error.clone())),
+                Decision::UseWatch {
+                    why: WatchWhy::OverBound(error.clone())
+                }
+            );
+            assert_eq!(decide(Source::Worker, &failed(error)), Decision::UseWorker);
         }
     }
 
