@@ -3,7 +3,7 @@
 //! watched directly (every pod listed and watched from the laptop).
 //!
 //! Each cluster holds PODS realistic pods, one in ten abnormal. Fed: N simulated API servers,
-//! each proxying `services/ops-pod-cleaner:9090` to a `headless` server whose cache holds those
+//! each proxying `services/ops-pod-cleaner:9091` to a `headless` server whose cache holds those
 //! pods (one server stands for every cluster's worker: the TUI's cost is what is measured).
 //! Watched: N contexts on one loopback server that lists the pods (in one body, as a v1.24
 //! watch cache does) and keeps a quiet watch open.
@@ -133,7 +133,7 @@ async fn main() {
     };
     let lister = common::serve(lists, answer).await;
     for &n in &args.counts {
-        let clusters = fed_clusters(n, worker.addr).await;
+        let clusters = fed_clusters(n, worker.findings).await;
         let urls: Vec<String> = clusters.iter().map(SimServer::url).collect();
         let fed = measure(&args, &dir, "fed by workers", &urls, "worker", n * abnormal).await;
         drop(clusters);
@@ -300,7 +300,7 @@ async fn fed_clusters(n: usize, worker: SocketAddr) -> Vec<SimServer> {
         let pp = PostParams::default();
         let service: Service = serde_json::from_value(json!({
             "metadata": {"name": "ops-pod-cleaner", "namespace": NAMESPACE},
-            "spec": {"clusterIP": "None", "ports": [{"name": "http", "port": 9090}]},
+            "spec": {"clusterIP": "None", "ports": [{"name": "findings", "port": 9091}]},
         }))
         .unwrap();
         Api::<Service>::namespaced(server.client(), NAMESPACE)
@@ -311,14 +311,14 @@ async fn fed_clusters(n: usize, worker: SocketAddr) -> Vec<SimServer> {
             "metadata": {"name": "ops-pod-cleaner", "namespace": NAMESPACE},
             "subsets": [{"addresses": [{"ip": ip.to_string(), "targetRef": {
                 "kind": "Pod", "namespace": NAMESPACE, "name": "ops-pod-cleaner-0", "uid": uid}}],
-                "ports": [{"name": "http", "port": 9090}]}],
+                "ports": [{"name": "findings", "port": 9091}]}],
         }))
         .unwrap();
         Api::<Endpoints>::namespaced(server.client(), NAMESPACE)
             .create(&pp, &endpoints)
             .await
             .unwrap();
-        server.serve_endpoint(ip, 9090, worker);
+        server.serve_endpoint(ip, 9091, worker);
         servers.push(server);
     }
     servers

@@ -122,9 +122,14 @@ pub enum Command {
         #[arg(long)]
         once: bool,
         /// Where /metrics, /healthz and /readyz listen (loopback unless told otherwise; the
-        /// Deployment passes 0.0.0.0:9090)
+        /// StatefulSet passes 0.0.0.0:9090)
         #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9090")]
         listen: std::net::SocketAddr,
+        /// Where the findings (/v1/, every namespace's abnormal pods) listen for screens that
+        /// read them through the API server's service proxy (the StatefulSet passes
+        /// 0.0.0.0:9091; its NetworkPolicy admits only the API server there)
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9091")]
+        findings_listen: std::net::SocketAddr,
         /// With --once: also build and deliver the restart report
         #[arg(long)]
         send: bool,

@@ -18,7 +18,7 @@ use crate::cluster::{Cache, watch_settings};
 use crate::config::Config;
 use crate::headless::sizing;
 use crate::headless::{
-    Elector, FleetSettings, LeaseSettings, Role, Sources, bind, serve, shutdown_signal,
+    Elector, FleetSettings, LeaseSettings, Listeners, Role, Sources, bind, serve, shutdown_signal,
 };
 use crate::lease::{self, Wiring};
 use crate::policy::Policy;
@@ -30,6 +30,7 @@ use crate::{Error, OnePick, Result, Usage};
 pub(crate) struct Mode {
     pub(crate) once: bool,
     pub(crate) listen: SocketAddr,
+    pub(crate) findings_listen: SocketAddr,
     pub(crate) send: bool,
 }
 
@@ -77,7 +78,7 @@ pub(crate) async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
     if mode.once {
         once(&session, parts, elector, mode.send).await
     } else {
-        serve_until_signal(&session, parts, elector, mode.listen).await
+        serve_until_signal(&session, parts, elector, &mode).await
     }
 }
 
@@ -122,9 +123,12 @@ async fn serve_until_signal(
     session: &ClusterSession,
     parts: Parts,
     elector: Elector,
-    listen: SocketAddr,
+    mode: &Mode,
 ) -> Result<ExitCode> {
-    let listener = bind(listen).await?;
+    let listeners = Listeners {
+        probes: bind(mode.listen).await?,
+        findings: bind(mode.findings_listen).await?,
+    };
     if let Some(reporter) = parts.options.reporter.clone() {
         // Reports spooled before a restart go out in the background: a slow or refusing sink
         // must not hold up /healthz or the worker. Their results (resent, dead letters, drops
@@ -151,8 +155,12 @@ async fn serve_until_signal(
         recent: leading.handle.recent.clone(),
         fleet: FleetSettings::default(),
     };
-    let server = tokio::spawn(serve(listener, sources, leading.stop.subscribe()));
-    tracing::info!(%listen, "headless: serving /metrics, /healthz, /readyz and the findings under /v1/; auto-clean runs while this replica leads");
+    let server = tokio::spawn(serve(listeners, sources, leading.stop.subscribe()));
+    tracing::info!(
+        listen = %mode.listen,
+        findings = %mode.findings_listen,
+        "headless: serving /metrics, /healthz and /readyz, and the findings under /v1/ on their own port; auto-clean runs while this replica leads"
+    );
     shutdown_signal().await;
     tracing::info!("shutting down: finishing the current action, then releasing the lease");
     leading.stop().await;

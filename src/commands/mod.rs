@@ -29,8 +29,20 @@ pub async fn run(cli: Cli) -> ExitCode {
         Some(Command::Scan { output, parked }) => scan::run(&cli.global, output, parked).await,
         Some(Command::Report { output, send }) => report::run(&cli.global, output, send).await,
         Some(Command::Headless {
-            once, listen, send, ..
-        }) => headless::run(&cli.global, headless::Mode { once, listen, send }).await,
+            once,
+            listen,
+            findings_listen,
+            send,
+            ..
+        }) => {
+            let mode = headless::Mode {
+                once,
+                listen,
+                findings_listen,
+                send,
+            };
+            headless::run(&cli.global, mode).await
+        }
         Some(Command::Completions { shell }) => manuals::completions(shell),
         Some(Command::Manpage) => manuals::manpage(),
         None => tui::run(&cli.global).await,

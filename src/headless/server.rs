@@ -1,15 +1,16 @@
-//! The HTTP endpoints: `/metrics`, `/healthz` (liveness), `/readyz` (readiness), and the
-//! findings under `/v1/`.
+//! The HTTP endpoints: `/metrics`, `/healthz` (liveness) and `/readyz` (readiness) at one
+//! door, the findings under `/v1/` at another.
 //!
 //! Small and guarded: a client gets a few seconds to send its headers (each request's, so an
 //! idle kept-alive connection goes too) and a connection at most a minute; only so many
 //! connections stay open, and a new one closes the oldest rather than being turned away, so
 //! the kubelet's probes are answered whatever other clients hold.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -20,7 +21,7 @@ use tokio::sync::{Notify, watch};
 use super::fleet::{Feed, FleetSettings};
 use super::fleet_http::{self, Answer, Body};
 use super::metrics::{Snapshot, WORKER_STALL, healthz, readyz, render, stale_past};
-use super::slots::{MAX_CONNECTIONS, MAX_STREAMS, PER_PEER, Slot, Slots};
+use super::slots::{MAX_CONNECTIONS, MAX_STREAMS, PER_PEER, STREAMS_PER_CLIENT, Slot, Slots};
 use crate::actions::PastAction;
 use crate::cluster::CacheReader;
 use crate::worker::{Counters, WorkerStatus};
@@ -95,7 +96,7 @@ impl Sources {
             _ => (
                 404,
                 "text/plain",
-                "not found: try /metrics, /healthz, /readyz or /v1/\n".into(),
+                "not found: try /metrics, /healthz or /readyz\n".into(),
             ),
         }
     }
@@ -108,13 +109,58 @@ pub async fn bind(addr: SocketAddr) -> crate::Result<TcpListener> {
         .map_err(|source| crate::Error::Listen { addr, source })
 }
 
-pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Receiver<bool>) {
-    let slots = Places {
-        connections: Slots::new(PER_PEER, MAX_CONNECTIONS),
-        streams: Slots::new(MAX_STREAMS, MAX_STREAMS),
-    };
+/// The two doors: the probes and `/metrics` on one listener, the findings (`/v1/`) on
+/// another, so each is admitted on its own (the scraper to one, the API server's service
+/// proxy to the other) and no client of one takes the other's connections.
+pub struct Listeners {
+    pub probes: TcpListener,
+    pub findings: TcpListener,
+}
+
+/// Which door a connection came in by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Door {
+    Probes,
+    Findings,
+}
+
+pub async fn serve(listeners: Listeners, sources: Sources, stop: watch::Receiver<bool>) {
     // One feed for every client: the diff is made once per publication.
     let feed = Feed::start(&sources, stop.clone());
+    let probes = Places {
+        connections: Slots::new(PER_PEER, MAX_CONNECTIONS),
+        streams: Slots::new(1, 1),
+    };
+    // Through the service proxy every connection comes from the API server: connections are
+    // not shared out by address, streams are by the client the proxy names.
+    let findings = Places {
+        connections: Slots::new(MAX_CONNECTIONS, MAX_CONNECTIONS),
+        streams: Slots::new(STREAMS_PER_CLIENT, MAX_STREAMS),
+    };
+    let door = |listener, door, places| {
+        accept(
+            listener,
+            door,
+            places,
+            sources.clone(),
+            feed.clone(),
+            stop.clone(),
+        )
+    };
+    tokio::join!(
+        door(listeners.probes, Door::Probes, probes),
+        door(listeners.findings, Door::Findings, findings),
+    );
+}
+
+async fn accept(
+    listener: TcpListener,
+    door: Door,
+    places: Places,
+    sources: Sources,
+    feed: Arc<Feed>,
+    mut stop: watch::Receiver<bool>,
+) {
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -127,14 +173,15 @@ pub async fn serve(listener: TcpListener, sources: Sources, mut stop: watch::Rec
             },
             _ = stop.changed() => return,
         };
-        let slot = slots.connections.admit(peer.ip());
+        let slot = places.connections.admit(peer.ip());
+        let (sources, feed) = (sources.clone(), feed.clone());
         tokio::spawn(connection(
             stream,
-            peer,
+            Peer { door, at: peer },
             slot,
-            slots.clone(),
-            sources.clone(),
-            feed.clone(),
+            places.clone(),
+            sources,
+            feed,
         ));
     }
 }
@@ -146,22 +193,30 @@ struct Places {
     streams: Slots,
 }
 
+/// Who is at the other end of a connection, and through which door.
+#[derive(Debug, Clone, Copy)]
+struct Peer {
+    door: Door,
+    at: SocketAddr,
+}
+
 /// One connection, within its slot and its lifetime: a minute, or, once it carries a watch,
 /// the stream's own bound past that (a stream ends itself by then; the client resumes). A
-/// connection that starts a watch moves to the streams' table and gives its place back.
+/// connection that starts a watch moves to the streams' table, counted for the client it
+/// serves, and gives its place back.
 async fn connection(
     stream: TcpStream,
-    peer: SocketAddr,
+    peer: Peer,
     mut slot: Slot,
     places: Places,
     sources: Sources,
     feed: Arc<Feed>,
 ) {
     let stream_lifetime = feed.settings().stream_lifetime;
-    let streaming = Arc::new(Notify::new());
+    let streaming = Arc::new(Streaming::default());
     let marks = streaming.clone();
     let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-        let response = respond(&sources, &feed, req.uri(), &marks);
+        let response = respond(peer, &sources, &feed, &req, &marks);
         async move { response }
     });
     let served = http1::Builder::new()
@@ -175,54 +230,93 @@ async fn connection(
         tokio::select! {
             served = &mut served => {
                 if let Err(e) = served {
-                    tracing::debug!("metrics connection: {e}");
+                    tracing::debug!("connection from {}: {e}", peer.at);
                 }
                 return;
             }
             _ = &mut ends => {
-                tracing::debug!("metrics connection open too long: closed");
+                tracing::debug!("connection from {} open too long: closed", peer.at);
                 return;
             }
             _ = &mut slot.closed => {
-                tracing::debug!("metrics connection from {peer} closed for a newer one");
+                tracing::debug!("connection from {} closed for a newer one", peer.at);
                 return;
             }
-            _ = streaming.notified(), if !is_stream => {
+            _ = streaming.started.notified(), if !is_stream => {
                 is_stream = true;
-                slot = places.streams.admit(peer.ip());
+                let client = streaming.client().unwrap_or(peer.at.ip());
+                slot = places.streams.admit(client);
                 ends.as_mut().reset(tokio::time::Instant::now() + CONNECTION_LIFETIME + stream_lifetime);
             }
         }
     }
 }
 
-/// The answer to one request: `/v1/` from the feed, the probes and `/metrics` as before.
+/// A connection's watch, once one starts: for whom, as the service proxy names the client.
+#[derive(Default)]
+struct Streaming {
+    started: Notify,
+    client: std::sync::Mutex<Option<IpAddr>>,
+}
+
+impl Streaming {
+    fn client(&self) -> Option<IpAddr> {
+        *self.client.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Stored if the connection task is not waiting yet: it moves on its next look.
+    fn start(&self, client: Option<IpAddr>) {
+        *self.client.lock().unwrap_or_else(|e| e.into_inner()) = client;
+        self.started.notify_one();
+    }
+}
+
+/// The client a request is for: the last address in `X-Forwarded-For`, which kube-apiserver's
+/// service proxy appends for the caller it served (anything before it was the caller's to
+/// write). Only the API server is admitted to the findings' door.
+fn forwarded_for(req: &hyper::Request<hyper::body::Incoming>) -> Option<IpAddr> {
+    let header = req
+        .headers()
+        .get_all("x-forwarded-for")
+        .iter()
+        .next_back()?;
+    let last = header.to_str().ok()?.rsplit(',').next()?;
+    last.trim().parse().ok()
+}
+
+/// The answer to one request: the probes and `/metrics` at their door, `/v1/` at its own.
 fn respond(
+    peer: Peer,
     sources: &Sources,
     feed: &Arc<Feed>,
-    uri: &http::Uri,
-    streaming: &Notify,
+    req: &hyper::Request<hyper::body::Incoming>,
+    streaming: &Streaming,
 ) -> Result<hyper::Response<Body>, http::Error> {
-    let response = hyper::Response::builder();
-    match fleet_http::answer(feed, uri.path(), uri.query()) {
-        Some(Answer::Stream(body)) => {
-            // Stored if the connection task is not waiting yet: it moves on its next look.
-            streaming.notify_one();
-            response
-                .status(200)
-                .header(http::header::CONTENT_TYPE, fleet_http::NDJSON)
-                .body(body)
-        }
-        Some(Answer::Whole(code, kind, body)) => response
-            .status(code)
-            .header(http::header::CONTENT_TYPE, kind)
-            .body(fleet_http::whole(body)),
-        None => {
+    let (uri, response) = (req.uri(), hyper::Response::builder());
+    let (code, kind, body) = match peer.door {
+        Door::Probes if uri.path().starts_with("/v1") => (
+            404,
+            "text/plain",
+            Bytes::from_static(b"the findings are served on their own port (--findings-listen)\n"),
+        ),
+        Door::Probes => {
             let (code, kind, body) = sources.answer(uri.path());
-            response
-                .status(code)
-                .header(http::header::CONTENT_TYPE, kind)
-                .body(fleet_http::whole(body))
+            (code, kind, Bytes::from(body))
         }
-    }
+        Door::Findings => match fleet_http::answer(feed, uri.path(), uri.query()) {
+            Some(Answer::Stream(body)) => {
+                streaming.start(forwarded_for(req));
+                return response
+                    .status(200)
+                    .header(http::header::CONTENT_TYPE, fleet_http::NDJSON)
+                    .body(body);
+            }
+            Some(Answer::Whole(code, kind, body)) => (code, kind, body),
+            None => (404, "text/plain", Bytes::from_static(b"not found\n")),
+        },
+    };
+    response
+        .status(code)
+        .header(http::header::CONTENT_TYPE, kind)
+        .body(fleet_http::whole(body))
 }

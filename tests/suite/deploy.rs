@@ -661,9 +661,14 @@ fn the_readme_installs_with_kustomize_dry_run_first() {
 
 /// The port `--listen` opens in the worker's container.
 pub(crate) fn listen_port(set: &Value) -> u64 {
+    port_of(set, "--listen")
+}
+
+/// The port the StatefulSet's worker serves `flag` on.
+fn port_of(set: &Value, flag: &str) -> u64 {
     let container = &set["spec"]["template"]["spec"]["containers"][0];
     let args = strings(&container["args"]);
-    let at = args.iter().position(|a| a == "--listen").unwrap();
+    let at = args.iter().position(|a| a == flag).unwrap();
     let (_, port) = args[at + 1].rsplit_once(':').unwrap();
     port.parse().unwrap()
 }
@@ -682,10 +687,12 @@ fn policy_port(port: &Value, set: &Value) -> u64 {
         .unwrap_or_else(|| panic!("no container port named {port}"))
 }
 
-/// Anyone who can create a pod can reach the worker's port; the policy narrows that to the
-/// metrics scrape (the kubelet's probes come from the node, which a policy always admits).
+/// Anyone who can create a pod can reach the worker's ports; the policy narrows each to what
+/// must reach it: the metrics port to the scraper's pods (the kubelet's probes come from the
+/// node, which a policy always admits), the findings' port to an address block (the API
+/// server's service proxy), never to pods by label.
 #[test]
-fn a_network_policy_admits_only_the_scrape_to_the_listen_port() {
+fn a_network_policy_admits_only_the_scrape_and_the_api_server_each_to_its_port() {
     let set = statefulset();
     let policy = kind(&installed(), "NetworkPolicy").clone();
     assert_eq!(
@@ -704,38 +711,43 @@ fn a_network_policy_admits_only_the_scrape_to_the_listen_port() {
         );
     }
     assert_eq!(strings(&policy["spec"]["policyTypes"]), ["Ingress"]);
+    let (metrics, findings) = (listen_port(&set), port_of(&set, "--findings-listen"));
+    assert_ne!(metrics, findings, "the findings have their own door");
     let rules = policy["spec"]["ingress"].as_array().unwrap();
-    assert!(!rules.is_empty());
+    let mut admitted = Vec::new();
     for rule in rules {
         let ports = rule["ports"].as_array().unwrap();
         assert!(
             !ports.is_empty(),
             "a rule without ports admits every port: {rule}"
         );
-        for port in ports {
-            assert_eq!(
-                policy_port(&port["port"], &set),
-                listen_port(&set),
-                "{rule}"
-            );
-            assert_eq!(port["protocol"], "TCP", "{rule}");
-        }
         let from = rule["from"].as_array().unwrap();
         assert!(
             !from.is_empty(),
             "a rule without peers admits everyone: {rule}"
         );
-        for peer in from {
-            assert!(
-                peer.get("ipBlock").is_none(),
-                "peers by label, not address: {peer}"
-            );
-            assert!(
-                peer["podSelector"]["matchLabels"]
-                    .as_object()
-                    .is_some_and(|l| !l.is_empty()),
-                "only the scraper's pods, not every pod of a namespace: {peer}"
-            );
+        for port in ports {
+            assert_eq!(port["protocol"], "TCP", "{rule}");
+            let port = policy_port(&port["port"], &set);
+            admitted.push(port);
+            for peer in from {
+                if port == metrics {
+                    assert!(
+                        peer["podSelector"]["matchLabels"]
+                            .as_object()
+                            .is_some_and(|l| !l.is_empty()),
+                        "only the scraper's pods, not every pod of a namespace: {peer}"
+                    );
+                } else {
+                    assert_eq!(port, findings, "{rule}");
+                    assert!(
+                        peer["ipBlock"]["cidr"].is_string() && peer.get("podSelector").is_none(),
+                        "the findings' port admits the API server's address alone: {peer}"
+                    );
+                }
+            }
         }
     }
+    admitted.sort_unstable();
+    assert_eq!(admitted, [metrics, findings]);
 }

@@ -326,7 +326,13 @@ fn the_fleet_viewers_may_get_the_workers_proxy_and_nothing_else() {
     let service = kind(&objects, "Service");
     assert_eq!(service["metadata"]["name"], address.service());
     assert_eq!(service["metadata"]["namespace"], address.namespace());
-    assert_eq!(service["spec"]["ports"][0]["port"], address.port());
+    let ports = service["spec"]["ports"].as_array().unwrap();
+    assert!(
+        ports
+            .iter()
+            .any(|p| p["port"] == address.port() && p["name"] == "findings"),
+        "{ports:?}"
+    );
     let binding = objects
         .iter()
         .find(|o| o["kind"] == "RoleBinding" && o["roleRef"]["name"] == viewer["metadata"]["name"])

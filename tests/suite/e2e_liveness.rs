@@ -53,6 +53,7 @@ impl Replica {
         let child = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
             .args(["headless", "-n", ns, "--listen"])
             .arg(format!("127.0.0.1:{port}"))
+            .args(["--findings-listen", "127.0.0.1:0"])
             .arg("--kubeconfig")
             .arg(&target.kubeconfig)
             .arg("--config")

@@ -73,7 +73,7 @@ async fn worker_opens_at_once_even_while_the_proxy_is_silent() {
     let worker = serve_cache(theirs.reader(), true, FleetSettings::default()).await;
     let sim = SimCluster::new();
     let server = SimServer::start(sim.clone()).await.unwrap();
-    expose(&server, worker.addr).await;
+    expose(&server, worker.findings).await;
     sim.faults().silence_proxies(true);
     let cluster = Cluster {
         name: "east".into(),
@@ -115,7 +115,7 @@ async fn auto_reads_the_worker_through_the_proxy_and_the_screen_lists_its_findin
     };
     let worker = serve_cache(theirs.reader(), true, fleet).await;
     let server = SimServer::start(SimCluster::new()).await.unwrap();
-    expose(&server, worker.addr).await;
+    expose(&server, worker.findings).await;
 
     let session = open(&server, Source::Auto).await;
     assert!(
@@ -192,7 +192,7 @@ async fn source_worker_with_a_forbidden_proxy_names_the_missing_permission() {
         "{dialog}"
     );
     assert!(
-        dialog.contains("auth can-i get services/ops-pod-cleaner:9090 --subresource=proxy"),
+        dialog.contains("auth can-i get services/ops-pod-cleaner:9091 --subresource=proxy"),
         "{dialog}"
     );
 }
@@ -216,7 +216,7 @@ async fn auto_watches_a_cluster_whose_worker_feed_is_over_the_bound_and_says_why
     };
     let worker = serve_cache(theirs.reader(), true, fleet).await;
     let (status, body) = {
-        let answer = reqwest::get(format!("http://{}/v1/snapshot", worker.addr))
+        let answer = reqwest::get(format!("http://{}/v1/snapshot", worker.findings))
             .await
             .unwrap();
         (answer.status().as_u16(), answer.text().await.unwrap())
@@ -224,7 +224,7 @@ async fn auto_watches_a_cluster_whose_worker_feed_is_over_the_bound_and_says_why
     assert_eq!(status, 413, "{body}");
     assert!(body.contains("over the feed's bound of 4096"), "{body}");
     let server = SimServer::start(sim).await.unwrap();
-    expose(&server, worker.addr).await;
+    expose(&server, worker.findings).await;
     let session = open(&server, Source::Auto).await;
     let Feed::Watched(WatchWhy::OverBound(FeedError::OverBound { .. })) = &session.feed else {
         panic!("a watch, for a feed over its bound: {:?}", session.feed)

@@ -16,7 +16,7 @@ use opc_core::fleet::{
 use opc_core::rules::{RuleKind, default_chain};
 use ops_pod_cleaner::headless::FleetSettings;
 
-use crate::support::fleet_worker::{FakeWorker, NS, SERVICE, expose, finding};
+use crate::support::fleet_worker::{FakeWorker, NS, PORT, SERVICE, expose, finding};
 use crate::support::pods::pod;
 use crate::support::served::serve_cache;
 
@@ -279,18 +279,18 @@ async fn a_forbidden_proxy_names_the_permission_to_ask_for() {
             verb: "get",
             resource: "services/proxy",
             namespace: NS.to_string(),
-            name: format!("{SERVICE}:9090"),
+            name: format!("{SERVICE}:9091"),
         }
     );
     assert!(error.means_no_worker());
     let said = error.to_string();
     assert!(
-        said.contains("may not get services/proxy \"ops-pod-cleaner:9090\""),
+        said.contains("may not get services/proxy \"ops-pod-cleaner:9091\""),
         "{said}"
     );
     assert!(
         said.contains(
-            "kubectl auth can-i get services/ops-pod-cleaner:9090 --subresource=proxy \
+            "kubectl auth can-i get services/ops-pod-cleaner:9091 --subresource=proxy \
              -n ops-pod-cleaner"
         ),
         "{said}"
@@ -331,7 +331,7 @@ async fn a_worker_nobody_listens_for_is_unreachable_and_retried() {
     expose(&server, worker.addr()).await;
     server
         .cluster()
-        .unserve_endpoint("10.0.0.9".parse().unwrap(), 9090);
+        .unserve_endpoint("10.0.0.9".parse().unwrap(), PORT);
     let error = first_failure(&server, settings()).await;
     assert!(
         matches!(&error, FeedError::Unreachable { message } if message.contains("connection refused")),
@@ -380,7 +380,7 @@ async fn the_real_worker_is_read_through_the_proxy() {
     };
     let worker = serve_cache(cache.reader(), true, fleet).await;
     let server = cluster().await;
-    expose(&server, worker.addr).await;
+    expose(&server, worker.findings).await;
     let feed = feed(&server, settings());
     let names = |s: &FeedState| -> BTreeSet<String> {
         s.view().findings().map(|a| a.name().to_string()).collect()

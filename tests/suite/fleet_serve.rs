@@ -62,9 +62,16 @@ struct Stream {
 
 impl Stream {
     async fn open(addr: SocketAddr, query: &str) -> Stream {
-        let response = reqwest::get(format!("http://{addr}/v1/watch{query}"))
-            .await
-            .unwrap();
+        Stream::open_for(addr, query, None).await
+    }
+
+    /// A watch the API server's service proxy forwards for `client` (its `X-Forwarded-For`).
+    async fn open_for(addr: SocketAddr, query: &str, client: Option<&str>) -> Stream {
+        let mut request = reqwest::Client::new().get(format!("http://{addr}/v1/watch{query}"));
+        if let Some(client) = client {
+            request = request.header("x-forwarded-for", client);
+        }
+        let response = request.send().await.unwrap();
         assert_eq!(response.status().as_u16(), 200);
         Stream {
             response,
@@ -153,7 +160,7 @@ async fn the_snapshot_holds_the_rows_scan_prints_for_the_same_cluster() {
     let scratch = Scratch::new(&[("east", &server)], "");
     let printed: Vec<Value> =
         serde_json::from_str(&stdout(&run(scratch.args(&["scan", "-o", "json"])).await)).unwrap();
-    let (status, body) = get(worker.addr, "/v1/snapshot").await;
+    let (status, body) = get(worker.findings, "/v1/snapshot").await;
     assert_eq!(status, 200, "{body}");
     let served: Value = serde_json::from_str(&body).unwrap();
     let timeless = |rows: &[Value]| -> Vec<Value> {
@@ -190,10 +197,10 @@ async fn one_pods_row_is_served_by_its_uid() {
     let _watches = spawn_watches(&server.client(), &[Scope::All], &cache, &quick_watch());
     eventually("the first sync", || cache.health().synced()).await;
     let worker = serve_worker(cache.reader(), quick()).await;
-    let snapshot = snapshot(worker.addr).await;
+    let snapshot = snapshot(worker.findings).await;
     let row = &snapshot.findings[0];
     let (status, body) = get(
-        worker.addr,
+        worker.findings,
         &format!("/v1/findings/{}", uid_segment(&row.uid)),
     )
     .await;
@@ -203,7 +210,7 @@ async fn one_pods_row_is_served_by_its_uid() {
     assert_eq!(served.cause, row.cause);
     assert!(served.same_state(row));
     for unknown in ["no-such-uid", "..%2Fsnapshot", ""] {
-        let (status, body) = get(worker.addr, &format!("/v1/findings/{unknown}")).await;
+        let (status, body) = get(worker.findings, &format!("/v1/findings/{unknown}")).await;
         assert_eq!((status, body.as_str()), (200, "null"), "{unknown}");
     }
 }
@@ -215,7 +222,7 @@ async fn a_watch_sends_a_snapshot_then_the_changes() {
     let cache = cache();
     evicted(&cache, "old");
     let worker = serve_worker(cache.reader(), quick()).await;
-    let mut stream = Stream::open(worker.addr, "").await;
+    let mut stream = Stream::open(worker.findings, "").await;
     let mut view = FleetView::new(ClusterName::default(), 100);
     let first = stream.next().await;
     let Frame::Snapshot(start) = &first else {
@@ -249,7 +256,7 @@ async fn a_watch_sends_a_snapshot_then_the_changes() {
     for frame in frames.into_iter().chain(more).chain([told]) {
         view.apply(frame).unwrap();
     }
-    let now = snapshot(worker.addr).await;
+    let now = snapshot(worker.findings).await;
     assert_eq!(view.resume().map(|r| r.seq), Some(now.seq));
     assert_eq!(held(&view), names(&now));
     assert_eq!(view.counts(), &now.counts);
@@ -261,8 +268,8 @@ async fn a_watch_sends_a_snapshot_then_the_changes() {
 async fn resuming_from_a_sequence_number_gets_exactly_the_missed_frames() {
     let cache = cache();
     let worker = serve_worker(cache.reader(), quick()).await;
-    let mut stayed = Stream::open(worker.addr, "").await;
-    let mut left = Stream::open(worker.addr, "").await;
+    let mut stayed = Stream::open(worker.findings, "").await;
+    let mut left = Stream::open(worker.findings, "").await;
     let mut view = FleetView::new(ClusterName::default(), 100);
     view.apply(left.next().await).unwrap();
     let resume = view.resume().unwrap();
@@ -279,7 +286,7 @@ async fn resuming_from_a_sequence_number_gets_exactly_the_missed_frames() {
         stayed_view.apply(frame).unwrap();
     }
     let last = stayed_view.resume().unwrap().seq;
-    let mut back = Stream::open(worker.addr, &format!("?{}", resume.query())).await;
+    let mut back = Stream::open(worker.findings, &format!("?{}", resume.query())).await;
     let mut missed = Vec::new();
     while missed.last().is_none_or(|f: &Frame| f.seq() < last) {
         let frame = back.next().await;
@@ -306,14 +313,14 @@ async fn resuming_from_another_epoch_or_a_forgotten_number_gets_a_snapshot() {
     let cache = cache();
     evicted(&cache, "a");
     let first = serve_worker(cache.reader(), quick()).await;
-    let before = snapshot(first.addr).await;
+    let before = snapshot(first.findings).await;
     // The worker restarts: a new process, the same cluster.
     let restarted = serve_worker(cache.reader(), quick()).await;
     let stale = Resume {
         epoch: before.epoch,
         seq: before.seq,
     };
-    let mut stream = Stream::open(restarted.addr, &format!("?{}", stale.query())).await;
+    let mut stream = Stream::open(restarted.findings, &format!("?{}", stale.query())).await;
     let again = stream.next().await;
     let Frame::Snapshot(fresh) = &again else {
         panic!("{again:?}")
@@ -321,7 +328,7 @@ async fn resuming_from_another_epoch_or_a_forgotten_number_gets_a_snapshot() {
     assert_ne!(fresh.epoch, before.epoch);
     assert_eq!(names(fresh), ["a"]);
     // The ring holds 64 frames: 100 changes later, the first are gone.
-    let mut stream = Stream::open(first.addr, "").await;
+    let mut stream = Stream::open(first.findings, "").await;
     let start = stream.next().await.seq();
     for i in 0..50 {
         let name = format!("p{i}");
@@ -331,19 +338,19 @@ async fn resuming_from_another_epoch_or_a_forgotten_number_gets_a_snapshot() {
             .until(|f| matches!(f, Frame::Upsert { row, .. } if row.name == name))
             .await;
     }
-    let now = snapshot(first.addr).await;
+    let now = snapshot(first.findings).await;
     assert!(now.seq > start + 64, "{} frames", now.seq - start);
     let forgotten = Resume {
         epoch: now.epoch,
         seq: start,
     };
-    let mut stream = Stream::open(first.addr, &format!("?{}", forgotten.query())).await;
+    let mut stream = Stream::open(first.findings, &format!("?{}", forgotten.query())).await;
     assert!(is_snapshot(&stream.next().await));
     let garbage = Resume {
         epoch: Epoch(now.epoch.0 ^ 1),
         seq: now.seq,
     };
-    let mut stream = Stream::open(first.addr, &format!("?{}", garbage.query())).await;
+    let mut stream = Stream::open(first.findings, &format!("?{}", garbage.query())).await;
     assert!(is_snapshot(&stream.next().await));
 }
 
@@ -353,7 +360,7 @@ async fn an_idle_stream_hears_heartbeats() {
     let cache = cache();
     evicted(&cache, "a");
     let worker = serve_worker(cache.reader(), quick()).await;
-    let mut stream = Stream::open(worker.addr, "").await;
+    let mut stream = Stream::open(worker.findings, "").await;
     let mut view = FleetView::new(ClusterName::default(), 10);
     view.apply(stream.next().await).unwrap();
     for _ in 0..2 {
@@ -379,7 +386,7 @@ async fn a_stale_worker_view_is_served_as_stale() {
     let _watches = spawn_watches(&server.client(), &[Scope::All], &cache, &settings);
     eventually("the first sync", || cache.health().synced()).await;
     let worker = serve_worker(cache.reader(), quick()).await;
-    let mut stream = Stream::open(worker.addr, "").await;
+    let mut stream = Stream::open(worker.findings, "").await;
     let Frame::Snapshot(fresh) = stream.next().await else {
         panic!("a snapshot first")
     };
@@ -389,7 +396,7 @@ async fn a_stale_worker_view_is_served_as_stale() {
         .until(|f| matches!(f, Frame::Heartbeat { view, .. } if view.stale))
         .await;
     assert!(frames.len() < 20, "{frames:?}");
-    assert!(snapshot(worker.addr).await.view.stale);
+    assert!(snapshot(worker.findings).await.view.stale);
     sim.faults().freeze(false);
 }
 
@@ -406,11 +413,11 @@ async fn a_client_that_stops_reading_gets_a_snapshot_and_slows_nobody() {
     let worker = serve_worker(cache.reader(), settings).await;
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.set_recv_buffer_size(4096).unwrap();
-    let mut slow = socket.connect(worker.addr).await.unwrap();
+    let mut slow = socket.connect(worker.findings).await.unwrap();
     slow.write_all(b"GET /v1/watch HTTP/1.1\r\nHost: w\r\n\r\n")
         .await
         .unwrap();
-    let mut reader = Stream::open(worker.addr, "").await;
+    let mut reader = Stream::open(worker.findings, "").await;
     let mut view = FleetView::new(ClusterName::default(), 10_000);
     view.apply(reader.next().await).unwrap();
     // Long messages make many bytes: the slow client's socket fills within the first rounds.
@@ -451,7 +458,7 @@ async fn a_client_that_stops_reading_gets_a_snapshot_and_slows_nobody() {
     // The slow client reads now: what was queued, then a snapshot of the state now.
     // Its write half stays open: a half-closed connection is one the server may end.
     let (read, _write) = slow.into_split();
-    let snapshot_now = snapshot(worker.addr).await;
+    let snapshot_now = snapshot(worker.findings).await;
     let mut raw = tokio::io::BufReader::new(read);
     let mut slow_view = FleetView::new(ClusterName::default(), 10_000);
     let mut snapshots = 0;
@@ -494,13 +501,13 @@ async fn hostile_text_is_data_and_a_line_past_the_client_bound_is_refused() {
         Utc::now(),
     );
     let worker = serve_worker(cache.reader(), quick()).await;
-    let (_, body) = get(worker.addr, "/v1/snapshot").await;
+    let (_, body) = get(worker.findings, "/v1/snapshot").await;
     assert!(
         !body.contains('\u{1b}') && !body.contains('\u{7}'),
         "{body:?}"
     );
-    assert_eq!(snapshot(worker.addr).await.findings[0].name, hostile);
-    let response = reqwest::get(format!("http://{}/v1/watch", worker.addr))
+    assert_eq!(snapshot(worker.findings).await.findings[0].name, hostile);
+    let response = reqwest::get(format!("http://{}/v1/watch", worker.findings))
         .await
         .unwrap();
     let mut reader = LineReader::new(Limits {
@@ -522,7 +529,7 @@ async fn hostile_text_is_data_and_a_line_past_the_client_bound_is_refused() {
 #[tokio::test]
 async fn the_index_answers_and_watches_do_not_starve_the_probe() {
     let worker = serve_worker(cache().reader(), quick()).await;
-    let (status, index) = get(worker.addr, "/v1/").await;
+    let (status, index) = get(worker.findings, "/v1/").await;
     assert_eq!(status, 200);
     assert!(
         index.contains("/v1/snapshot") && index.contains("/v1/watch"),
@@ -531,7 +538,7 @@ async fn the_index_answers_and_watches_do_not_starve_the_probe() {
     let mut streams = Vec::new();
     for _ in 0..40 {
         streams.push(
-            reqwest::get(format!("http://{}/v1/watch", worker.addr))
+            reqwest::get(format!("http://{}/v1/watch", worker.findings))
                 .await
                 .unwrap(),
         );
@@ -548,8 +555,9 @@ async fn the_index_answers_and_watches_do_not_starve_the_probe() {
 async fn many_watches_from_one_address_all_stay_open() {
     let worker = serve_worker(cache().reader(), quick()).await;
     let mut streams = Vec::new();
-    for _ in 0..12 {
-        let mut stream = Stream::open(worker.addr, "").await;
+    for i in 0..12 {
+        let engineer = format!("192.0.2.{i}");
+        let mut stream = Stream::open_for(worker.findings, "", Some(&engineer)).await;
         assert!(is_snapshot(&stream.next().await));
         streams.push(stream);
     }
@@ -576,7 +584,7 @@ async fn a_stream_past_its_lifetime_ends_and_the_client_resumes_without_a_snapsh
         ..quick()
     };
     let worker = serve_worker(cache.reader(), settings).await;
-    let mut stream = Stream::open(worker.addr, "").await;
+    let mut stream = Stream::open(worker.findings, "").await;
     let mut view = FleetView::new(ClusterName::default(), 10);
     view.apply(stream.next().await).unwrap();
     let ended = tokio::time::timeout(Duration::from_secs(2), async {
@@ -589,8 +597,47 @@ async fn a_stream_past_its_lifetime_ends_and_the_client_resumes_without_a_snapsh
     .await;
     assert!(ended.is_ok(), "the stream outlived its bound");
     let resume = view.resume().unwrap();
-    let mut again = Stream::open(worker.addr, &format!("?{}", resume.query())).await;
+    let mut again = Stream::open(worker.findings, &format!("?{}", resume.query())).await;
     let first = again.next().await;
     assert!(matches!(first, Frame::Heartbeat { .. }), "{first:?}");
     view.apply(first).unwrap();
+}
+
+/// One client that opens stream after stream (a script, a compromised laptop) pushes out its
+/// own oldest, never another engineer's.
+#[tokio::test]
+async fn one_client_cannot_take_another_clients_stream_slot() {
+    let worker = serve_worker(cache().reader(), quick()).await;
+    let mut engineer = Stream::open_for(worker.findings, "", Some("192.0.2.1")).await;
+    assert!(is_snapshot(&engineer.next().await));
+    let mut flood = Vec::new();
+    for _ in 0..20 {
+        let mut stream = Stream::open_for(worker.findings, "", Some("10.1.2.3, 192.0.2.66")).await;
+        assert!(is_snapshot(&stream.next().await));
+        flood.push(stream);
+    }
+    let next = tokio::time::timeout(Duration::from_secs(2), engineer.response.chunk()).await;
+    assert!(
+        matches!(next, Ok(Ok(Some(_)))),
+        "the engineer's stream was closed: {next:?}"
+    );
+    let mut open = 0;
+    for stream in &mut flood {
+        let next = tokio::time::timeout(Duration::from_secs(2), stream.response.chunk()).await;
+        open += usize::from(matches!(next, Ok(Ok(Some(_)))));
+    }
+    assert_eq!(open, 8, "the flooding client keeps its share");
+}
+
+/// The findings are behind their own door: the probes' port does not serve them.
+#[tokio::test]
+async fn the_findings_are_not_served_on_the_probes_port() {
+    let worker = serve_worker(cache().reader(), quick()).await;
+    let (status, body) = get(worker.addr, "/v1/snapshot").await;
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("--findings-listen"), "{body}");
+    let (status, _) = get(worker.findings, "/metrics").await;
+    assert_eq!(status, 404);
+    let (status, _) = get(worker.findings, "/v1/snapshot").await;
+    assert_eq!(status, 200);
 }

@@ -36,6 +36,7 @@ async fn sigterm_during_an_action_waits_for_its_audit_record_then_releases_the_l
         .arg("--config")
         .arg(&config)
         .args(["headless", "--listen", "127.0.0.1:0"])
+        .args(["--findings-listen", "127.0.0.1:0"])
         .env("POD_NAMESPACE", "ops")
         .env("OPS_POD_CLEANER_REQUEST_TIMEOUT", "2s")
         .stdout(Stdio::null())

@@ -17,7 +17,7 @@ use opc_core::config::Config;
 use opc_core::policy::{Flags, Policy};
 use opc_core::rules::RuleKind;
 use opc_core::worker::{self, Counters, WorkerHandle, WorkerOptions, WorkerStatus};
-use ops_pod_cleaner::headless::{Sources, bind, serve};
+use ops_pod_cleaner::headless::{Listeners, Sources, bind, serve};
 use ops_pod_cleaner::ui::{WatchLine, watch_line};
 use support::pods::{PodBuilder, pod};
 use support::policy::audit_config;
@@ -227,8 +227,11 @@ async fn a_frozen_server_shows_in_metrics_and_readyz_then_thaws() {
     let sim = SimCluster::new();
     sim.create_pod(typed(pod("p")));
     let fresh = Fresh::start(sim.clone()).await;
-    let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let addr = listener.local_addr().unwrap();
+    let listeners = Listeners {
+        probes: bind("127.0.0.1:0".parse().unwrap()).await.unwrap(),
+        findings: bind("127.0.0.1:0".parse().unwrap()).await.unwrap(),
+    };
+    let addr = listeners.probes.local_addr().unwrap();
     let (_worker_tx, worker_rx) = watch::channel(WorkerStatus::default());
     let (_leader_tx, leader) = watch::channel(true);
     let (_stop_tx, stop) = watch::channel(false);
@@ -242,7 +245,7 @@ async fn a_frozen_server_shows_in_metrics_and_readyz_then_thaws() {
         recent: watch::channel(Vec::new()).1,
         fleet: Default::default(),
     };
-    tokio::spawn(serve(listener, sources, stop));
+    tokio::spawn(serve(listeners, sources, stop));
     let get = |path: &'static str| async move {
         let response = reqwest::get(format!("http://{addr}{path}")).await.unwrap();
         (response.status().as_u16(), response.text().await.unwrap())

@@ -291,7 +291,7 @@ fn forbidden() -> FeedError {
         verb: "get",
         resource: "services/proxy",
         namespace: "ops-pod-cleaner".into(),
-        name: "ops-pod-cleaner:9090".into(),
+        name: "ops-pod-cleaner:9091".into(),
     }
 }
 

@@ -24,7 +24,7 @@ use super::sim::typed;
 /// Where `assets/deploy` runs the worker.
 pub const NS: &str = "ops-pod-cleaner";
 pub const SERVICE: &str = "ops-pod-cleaner";
-pub const PORT: u16 = 9090;
+pub const PORT: u16 = 9091;
 /// The worker pod's address; kube-sim's proxy reaches it on loopback.
 const WORKER_IP: &str = "10.0.0.9";
 
@@ -293,7 +293,7 @@ pub async fn expose(server: &SimServer, worker: SocketAddr) {
     let service: Service = typed(json!({
         "metadata": { "name": SERVICE, "namespace": NS },
         "spec": { "clusterIP": "None", "selector": { "app": SERVICE },
-                  "ports": [{ "name": "http", "port": PORT, "targetPort": "http" }] },
+                  "ports": [{ "name": "findings", "port": PORT, "targetPort": "findings" }] },
     }));
     Api::<Service>::namespaced(server.client(), NS)
         .create(&pp, &service)
@@ -305,7 +305,7 @@ pub async fn expose(server: &SimServer, worker: SocketAddr) {
             "addresses": [{ "ip": WORKER_IP,
                             "targetRef": { "kind": "Pod", "namespace": NS,
                                            "name": "ops-pod-cleaner-0" } }],
-            "ports": [{ "name": "http", "port": PORT, "protocol": "TCP" }],
+            "ports": [{ "name": "findings", "port": PORT, "protocol": "TCP" }],
         }],
     }));
     Api::<Endpoints>::namespaced(server.client(), NS)

@@ -6,19 +6,25 @@ use std::time::Duration;
 use chrono::Utc;
 use opc_core::cluster::CacheReader;
 use opc_core::worker::WorkerStatus;
-use ops_pod_cleaner::headless::{FleetSettings, Sources, bind, serve};
+use ops_pod_cleaner::headless::{FleetSettings, Listeners, Sources, bind, serve};
 use tokio::sync::watch;
 
-/// The server's address, and the worker status it reports.
+/// The server's two doors (the probes and `/metrics`; the findings under `/v1/`), and the
+/// worker status it reports.
 pub struct Served {
     pub addr: SocketAddr,
+    pub findings: SocketAddr,
     pub status: watch::Sender<WorkerStatus>,
 }
 
 /// Serve `cache` with `fleet`'s settings, as a replica that leads (`leader`) or not.
 pub async fn serve_cache(cache: CacheReader, leader: bool, fleet: FleetSettings) -> Served {
-    let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let addr = listener.local_addr().unwrap();
+    let listeners = Listeners {
+        probes: bind("127.0.0.1:0".parse().unwrap()).await.unwrap(),
+        findings: bind("127.0.0.1:0".parse().unwrap()).await.unwrap(),
+    };
+    let addr = listeners.probes.local_addr().unwrap();
+    let findings = listeners.findings.local_addr().unwrap();
     let (status, worker) = watch::channel(WorkerStatus::default());
     let (leader_tx, leader) = watch::channel(leader);
     let (stop_tx, stop) = watch::channel(false);
@@ -36,7 +42,11 @@ pub async fn serve_cache(cache: CacheReader, leader: bool, fleet: FleetSettings)
     tokio::spawn(async move {
         // The senders live as long as the server, so it sees no stop and no closed channel.
         let _senders = (leader_tx, stop_tx, recent_tx);
-        serve(listener, sources, stop).await;
+        serve(listeners, sources, stop).await;
     });
-    Served { addr, status }
+    Served {
+        addr,
+        findings,
+        status,
+    }
 }

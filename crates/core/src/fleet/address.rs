@@ -25,13 +25,14 @@ pub struct BadAddress {
 }
 
 impl Default for WorkerAddress {
-    /// Where `assets/deploy` runs it: Service `ops-pod-cleaner`, port `http` 9090, in the
-    /// namespace of the same name.
+    /// Where `assets/deploy` runs it: Service `ops-pod-cleaner`, port `findings` 9091 (the
+    /// findings' own door, apart from the probes and `/metrics` on 9090), in the namespace of
+    /// the same name.
     fn default() -> WorkerAddress {
         WorkerAddress {
             namespace: "ops-pod-cleaner".to_string(),
             service: "ops-pod-cleaner".to_string(),
-            port: 9090,
+            port: 9091,
         }
     }
 }
@@ -161,7 +162,7 @@ mod tests {
         let at = WorkerAddress::default();
         assert_eq!(
             at.watch_path(None),
-            "/api/v1/namespaces/ops-pod-cleaner/services/ops-pod-cleaner:9090/proxy/v1/watch"
+            "/api/v1/namespaces/ops-pod-cleaner/services/ops-pod-cleaner:9091/proxy/v1/watch"
         );
         let resume = Resume {
             epoch: Epoch(7),
@@ -173,7 +174,7 @@ mod tests {
         );
         assert_eq!(
             at.to_string(),
-            "service ops-pod-cleaner/ops-pod-cleaner:9090"
+            "service ops-pod-cleaner/ops-pod-cleaner:9091"
         );
     }
 
