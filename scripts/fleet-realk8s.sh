@@ -64,16 +64,17 @@ status ops-pod-cleaner worker-stand-in "{\"status\": {\"podIP\": \"$HOST_IP\", \
 $K -n ops-pod-cleaner apply -f - >/dev/null <<EOF
 {"apiVersion": "v1", "kind": "List", "items": [
  {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "ops-pod-cleaner"},
-  "spec": {"ports": [{"name": "http", "port": 9090, "targetPort": 9090}]}},
+  "spec": {"ports": [{"name": "findings", "port": 9091, "targetPort": 9091}]}},
  {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "ops-pod-cleaner"},
   "subsets": [{"addresses": [{"ip": "$HOST_IP", "targetRef": {"kind": "Pod",
     "namespace": "ops-pod-cleaner", "name": "worker-stand-in"}}],
-   "ports": [{"name": "http", "port": 9090}]}]}]}
+   "ports": [{"name": "findings", "port": 9091}]}]}]}
 EOF
 
-"$BIN" --kubeconfig "$KUBECONFIG" headless --listen "$HOST_IP:9090" >"$work/worker.log" 2>&1 &
+"$BIN" --kubeconfig "$KUBECONFIG" headless --listen "$HOST_IP:9090" --findings-listen "$HOST_IP:9091" \
+  >"$work/worker.log" 2>&1 &
 worker=$!
-through=$api/api/v1/namespaces/ops-pod-cleaner/services/ops-pod-cleaner:9090/proxy
+through=$api/api/v1/namespaces/ops-pod-cleaner/services/ops-pod-cleaner:9091/proxy
 failed=0
 for _ in $(seq 100); do
   curl -sf "$through/v1/snapshot" 2>/dev/null | jq -e --arg uid "$uid" \
