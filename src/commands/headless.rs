@@ -381,7 +381,7 @@ async fn wait_for_sync(cache: &Cache) -> Result<()> {
     let synced = tokio::time::timeout(SYNC_TIMEOUT, synced(cache));
     synced.await.map(|_| ()).map_err(|_| Error::NotSynced {
         within: SYNC_TIMEOUT,
-        last_error: cache.health().last_error().map(str::to_string),
+        last_error: cache.health().last_error(),
     })
 }
 

@@ -29,7 +29,7 @@ pub struct Snapshot {
 
 /// Every metric `render` writes: what alert rules and dashboards may name (the ones shipped in
 /// assets/deploy/components are checked against it, and it against `render`).
-pub const METRIC_NAMES: [&str; 16] = [
+pub const METRIC_NAMES: [&str; 17] = [
     "opc_pods",
     "opc_nodes_not_reporting",
     "opc_events_dropped_total",
@@ -38,6 +38,7 @@ pub const METRIC_NAMES: [&str; 16] = [
     "opc_rule_paused",
     "opc_auto_held_targets",
     "opc_watch_restarts_total",
+    "opc_watch_forbidden",
     "opc_watch_relists_total",
     "opc_watch_stale_seconds",
     "opc_synced",
@@ -209,6 +210,22 @@ fn watch_metrics(out: &mut String, health: &Health, now: Instant) {
     }
     metric(
         out,
+        "opc_watch_forbidden",
+        "gauge",
+        "1 while the API server refuses this identity the list or watch of a scope (403): its \
+         pods cannot be seen, and the counts above are not zero but unknown.",
+    );
+    for scope in &health.scopes {
+        let forbidden = matches!(scope.state, crate::cluster::WatchState::Forbidden(_));
+        let _ = writeln!(
+            out,
+            "opc_watch_forbidden{{scope=\"{}\"}} {}",
+            scope.scope,
+            u8::from(forbidden)
+        );
+    }
+    metric(
+        out,
         "opc_watch_relists_total",
         "counter",
         "Relists after 410 Gone by scope.",
@@ -306,6 +323,6 @@ pub(crate) fn stale_past(health: &Health, max_stale: Duration, now: Instant) -> 
     let stale = health.stale_for(now).filter(|s| *s > max_stale)?;
     Some(Blocked::Stale {
         stale,
-        cause: health.last_error().map(String::from),
+        cause: health.last_error(),
     })
 }

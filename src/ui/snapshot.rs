@@ -63,7 +63,7 @@ pub fn cluster_line(cluster: &ClusterSession, now: Instant) -> ClusterLine {
     let health = cache.health();
     ClusterLine {
         name: cluster.name.clone(),
-        watch: watch_line(&health, now),
+        watch: watch_line(&health, now, &cluster.name),
         pods,
         nodes_not_reporting: cache.nodes_not_reporting(),
         nodes_unreadable: cache.nodes_unreadable_why(),
@@ -72,12 +72,20 @@ pub fn cluster_line(cluster: &ClusterSession, now: Instant) -> ClusterLine {
     }
 }
 
-pub fn watch_line(health: &Health, now: Instant) -> WatchLine {
+/// How a cluster's watch stands, for the header; `context` names it in the `can-i` that
+/// checks a refusal for the same identity.
+pub fn watch_line(health: &Health, now: Instant, context: &str) -> WatchLine {
+    if let Some(forbidden) = health.forbidden() {
+        return WatchLine::Forbidden {
+            what: forbidden.to_string(),
+            check: forbidden.can_i(Some(context)),
+        };
+    }
     let stale = health.stale_for(now);
     if let Some(error) = health.last_error() {
         return WatchLine::Reconnecting {
             secs: health.age(now).unwrap_or_default().as_secs(),
-            error: error.to_string(),
+            error,
         };
     }
     if health.relisting() {

@@ -31,6 +31,12 @@ pub enum WatchLine {
         secs: u64,
         error: String,
     },
+    /// This identity may not list or watch the pods: nothing of them can be seen, which is
+    /// never "nothing abnormal". `check` is the `kubectl auth can-i` for the same identity.
+    Forbidden {
+        what: String,
+        check: String,
+    },
 }
 
 impl WatchLine {
@@ -42,6 +48,7 @@ impl WatchLine {
             WatchLine::Relisting { stale_secs: None } => 2,
             WatchLine::Relisting { .. } => 3,
             WatchLine::Reconnecting { .. } => 4,
+            WatchLine::Forbidden { .. } => 5,
         }
     }
 }
@@ -513,6 +520,21 @@ impl State {
     /// Each open cluster and its watch, in the order they were opened.
     pub fn cluster_lines(&self) -> Vec<&ClusterLine> {
         self.clusters.lines().collect()
+    }
+
+    /// The first cluster whose pods this identity may not see, and why: what the counts and
+    /// the table say in place of numbers that would read as "nothing abnormal".
+    pub(crate) fn forbidden(&self) -> Option<(&str, &str)> {
+        self.clusters.lines().find_map(|c| match &c.watch {
+            WatchLine::Forbidden { what, check } => Some((what.as_str(), check.as_str())),
+            _ => None,
+        })
+    }
+
+    /// Whether no open cluster's pods can be seen at all.
+    pub(crate) fn blind(&self) -> bool {
+        let mut lines = self.clusters.lines().peekable();
+        lines.peek().is_some() && lines.all(|c| matches!(c.watch, WatchLine::Forbidden { .. }))
     }
 
     /// Every abnormal pod, in table order.

@@ -239,3 +239,57 @@ async fn auto_watches_a_cluster_whose_worker_feed_is_over_the_bound_and_says_why
         "{dialog}"
     );
 }
+
+/// A context that may not list pods saw zero in every category and "nothing abnormal here":
+/// blind read as healthy. Now the screen says forbidden in place of the counts and the rows,
+/// with the `can-i` that checks the same identity, and `/metrics` says so too.
+#[tokio::test]
+async fn a_context_that_may_not_list_pods_is_shown_forbidden_never_healthy() {
+    let sim = SimCluster::new();
+    sim.create_pod(crate::support::sim::typed(
+        pod("old").ns("shop").evicted().json(),
+    ));
+    for verb in ["list", "watch"] {
+        sim.faults().deny(verb, "pods", None);
+    }
+    let server = SimServer::start(sim).await.unwrap();
+    let session = open(&server, Source::Watch).await;
+    eventually("the list refused", || {
+        session.cache.health().forbidden().is_some()
+    })
+    .await;
+    let mut s: State = state();
+    update(&mut s, Event::Snapshot(snapshot(&[&session])));
+    let shown = screen(&s, 160, 24);
+    let narrow = screen(&s, 80, 24);
+    assert!(
+        narrow.contains("check with: kubectl auth can-i list pods -A --context east"),
+        "{narrow}"
+    );
+    assert!(!shown.contains("nothing abnormal"), "{shown}");
+    assert!(shown.contains("FORBIDDEN: cannot see the pods"), "{shown}");
+    assert!(shown.contains("pods ?  abnormal ?"), "{shown}");
+    assert!(shown.contains("counts unknown"), "{shown}");
+    assert!(
+        shown.contains("kubectl auth can-i list pods -A --context east"),
+        "{shown}"
+    );
+    let metrics = ops_pod_cleaner::headless::metrics::render(
+        &ops_pod_cleaner::headless::metrics::Snapshot {
+            pods: 0,
+            nodes_not_reporting: 0,
+            events_dropped: 0,
+            findings: Default::default(),
+            actions: Default::default(),
+            deliveries: Default::default(),
+            health: session.cache.health(),
+            worker: Default::default(),
+            leader: true,
+        },
+        std::time::Instant::now(),
+    );
+    assert!(
+        metrics.contains("opc_watch_forbidden{scope=\"all namespaces\"} 1"),
+        "{metrics}"
+    );
+}

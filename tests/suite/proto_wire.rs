@@ -125,7 +125,10 @@ async fn a_protobuf_error_is_read_with_its_words() {
     let health = cache.health();
     let error = health.last_error().unwrap();
     // The 403 is known for what it is, and the server's own words are kept.
-    assert!(error.starts_with("permission denied"), "{error}");
+    assert!(
+        error.starts_with("forbidden: this identity may not list pods"),
+        "{error}"
+    );
     assert!(error.contains("pods is forbidden: User"), "{error}");
 }
 

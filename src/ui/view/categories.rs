@@ -24,6 +24,11 @@ fn short_name(kind: RuleKind) -> &'static str {
 }
 
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
+    if state.blind() {
+        let said = "counts unknown: this identity may not see the pods";
+        Paragraph::new(Line::from(Span::styled(said, theme::bad()))).render(area, buf);
+        return;
+    }
     let label = |i: usize, kind: RuleKind, short: bool| {
         let count = state.counts.get(i).copied().unwrap_or(0);
         if short {

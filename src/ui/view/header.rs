@@ -25,6 +25,8 @@ pub(crate) fn watch_text(watch: &WatchLine, room: usize) -> (String, Style) {
             format!("reconnecting for {secs} s: {}", fit(error, room)),
             theme::bad(),
         ),
+        // The command to check it is in the table, where there is room for it.
+        WatchLine::Forbidden { .. } => ("FORBIDDEN: cannot see the pods".into(), theme::bad()),
     }
 }
 
@@ -38,11 +40,22 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
     } else {
         ""
     };
-    let counts = Span::raw(format!(
-        "  pods {at_least}{}  abnormal {}",
-        state.total_pods,
-        state.counts.iter().sum::<usize>()
-    ));
+    let counts = if state.blind() {
+        Span::styled("  pods ?  abnormal ?", theme::bad())
+    } else {
+        // A cluster that cannot be seen counts nothing: what is shown is a floor.
+        let unseen = if state.forbidden().is_some() {
+            "≥"
+        } else {
+            ""
+        };
+        let pods = if unseen.is_empty() { at_least } else { unseen };
+        Span::raw(format!(
+            "  pods {pods}{}  abnormal {unseen}{}",
+            state.total_pods,
+            state.counts.iter().sum::<usize>()
+        ))
+    };
     let mut spans = watches(state, &lines);
     spans.push(counts);
     // After the counts: a narrow terminal cuts this first, but a wide one shows why pods
@@ -107,6 +120,7 @@ fn watches(state: &State, lines: &[&ClusterLine]) -> Vec<Span<'static>> {
     {
         let (text, style) = match &worst.watch {
             WatchLine::Reconnecting { secs, .. } => (format!("down {secs} s"), theme::bad()),
+            WatchLine::Forbidden { .. } => ("forbidden".to_string(), theme::bad()),
             other => watch_text(other, 0),
         };
         spans.push(Span::styled(format!(" · {} {text} (C)", worst.name), style));

@@ -4,7 +4,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Cell, Row, Table, Widget};
+use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget, Wrap};
 
 use super::fit;
 use crate::cluster::Listed;
@@ -34,6 +34,21 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let rows = visible_rows(state, &layout, &widths, height);
     if rows.is_empty() {
         block.render(area, buf);
+        if let Some((what, check)) = state.forbidden() {
+            // Blind is not healthy: what to check first, then the API server's words.
+            let lines = vec![
+                Line::styled(format!(" check with: {check}"), theme::bad()),
+                Line::styled(format!(" {}", super::inert_line(what)), theme::bad()),
+                Line::styled(
+                    " nothing here can be seen, so nothing here is known to be fine",
+                    theme::bad(),
+                ),
+            ];
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .render(inner, buf);
+            return;
+        }
         Line::styled(empty_text(state), theme::dim()).render(inner, buf);
         return;
     }
@@ -182,6 +197,7 @@ fn empty_text(state: &State) -> String {
         Some(rule) if !rule.enabled => format!(" rule {} is disabled in the config", rule.kind),
         _ if !state.filter.is_empty() => " no pod matches the filter (Esc clears it)".into(),
         _ if listing => " listing pods… (nothing to show until the first list is in)".into(),
+
         _ => " nothing abnormal here".into(),
     }
 }

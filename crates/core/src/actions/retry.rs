@@ -47,7 +47,8 @@ impl fmt::Display for Denied {
         write!(
             f,
             "permission denied: this identity may not {verb} {resource} in namespace {namespace} ({message}). \
-             Check with `kubectl auth can-i {verb} {resource} -n {namespace}` and grant it in {role}.",
+             Check with `{check}` and grant it in {role}.",
+            check = crate::cluster::can_i(verb, resource, &format!("-n {namespace}"), None),
             role = granted_by(verb, resource),
         )
     }
@@ -143,5 +144,25 @@ impl RetryPolicy {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_subresource_is_checked_as_one() {
+        let denied = Denied {
+            verb: "patch",
+            resource: "deployments/scale",
+            namespace: "shop".into(),
+            message: "forbidden".into(),
+        };
+        let said = denied.to_string();
+        assert!(
+            said.contains("`kubectl auth can-i patch deployments --subresource=scale -n shop`"),
+            "{said}"
+        );
     }
 }

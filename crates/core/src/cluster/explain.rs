@@ -11,8 +11,9 @@ pub fn explain(error: &kube::Error, verb: &str, resource: &str, scope: &Scope) -
     match error {
         kube::Error::Api(status) if status.code == 403 => format!(
             "permission denied: this identity may not {verb} {resource} {where_} ({}). Check \
-             with `kubectl auth can-i {verb} {resource} {can_i}` and grant it in the ClusterRole{}",
+             with `{}` and grant it in the ClusterRole{}",
             status.message,
+            super::can_i(verb, resource, &can_i, None),
             match scope {
                 Scope::All => ", or pass -n NAMESPACE to watch only namespaces you may read",
                 Scope::Namespace(_) => "",

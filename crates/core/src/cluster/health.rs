@@ -23,6 +23,60 @@ pub enum WatchState {
     Reconnecting {
         error: String,
     },
+    /// The API server refused this identity the list or watch (403): nothing of the scope
+    /// can be seen, which is never "nothing abnormal". Retried after a backoff (a grant
+    /// takes effect without a restart).
+    Forbidden(Forbidden),
+}
+
+/// A list or watch this identity may not make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forbidden {
+    pub verb: &'static str,
+    pub resource: &'static str,
+    pub scope: Scope,
+    /// The API server's words.
+    pub message: String,
+}
+
+impl Forbidden {
+    /// The `kubectl auth can-i` that checks the same identity for the same request.
+    pub fn can_i(&self, context: Option<&str>) -> String {
+        let scope = match &self.scope {
+            Scope::All => "-A".to_string(),
+            Scope::Namespace(ns) => format!("-n {ns}"),
+        };
+        can_i(self.verb, self.resource, &scope, context)
+    }
+}
+
+impl std::fmt::Display for Forbidden {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Forbidden {
+            verb,
+            resource,
+            scope,
+            message,
+        } = self;
+        write!(
+            f,
+            "forbidden: this identity may not {verb} {resource} in {scope} ({message})"
+        )
+    }
+}
+
+/// `kubectl auth can-i VERB RESOURCE [--subresource=SUB] SCOPE [--context CONTEXT]`: the
+/// command that checks what a request needs, for the identity that made it. A subresource is
+/// a flag of its own (`deployments/scale` would read as the Deployment named `scale`).
+pub fn can_i(verb: &str, resource: &str, scope: &str, context: Option<&str>) -> String {
+    let resource = match resource.split_once('/') {
+        Some((resource, sub)) => format!("{resource} --subresource={sub}"),
+        None => resource.to_string(),
+    };
+    let context = context
+        .map(|c| format!(" --context {c}"))
+        .unwrap_or_default();
+    format!("kubectl auth can-i {verb} {resource} {scope}{context}")
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,9 +184,25 @@ impl Health {
             .any(|s| matches!(s.state, WatchState::Relisting))
     }
 
-    pub fn last_error(&self) -> Option<&str> {
+    /// A scope this identity may not list or watch, if any.
+    pub fn forbidden(&self) -> Option<&Forbidden> {
         self.scopes.iter().find_map(|s| match &s.state {
-            WatchState::Reconnecting { error } => Some(error.as_str()),
+            WatchState::Forbidden(forbidden) => Some(forbidden),
+            _ => None,
+        })
+    }
+
+    /// Why some scope is down: a refused list or watch first (it lasts until someone grants
+    /// it), then the last failure.
+    pub fn last_error(&self) -> Option<String> {
+        if let Some(forbidden) = self.forbidden() {
+            return Some(format!(
+                "{forbidden}; check with `{}`",
+                forbidden.can_i(None)
+            ));
+        }
+        self.scopes.iter().find_map(|s| match &s.state {
+            WatchState::Reconnecting { error } => Some(error.clone()),
             _ => None,
         })
     }

@@ -34,7 +34,7 @@ pub use event_store::EventStore;
 pub use events::{list_pod_events, spawn_event_watches};
 pub(crate) use explain::causes;
 pub use explain::{explain, plain};
-pub use health::{Health, ScopeHealth, SourceHealth, WatchState};
+pub use health::{Forbidden, Health, ScopeHealth, SourceHealth, WatchState, can_i};
 pub use index::Census;
 pub use list::{ListProblem, list_pods};
 pub use listed::Listed;

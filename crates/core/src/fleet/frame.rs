@@ -205,7 +205,7 @@ impl ViewHealth {
             synced: health.synced(),
             stale: health.stale_for(now).is_some(),
             age_seconds: health.age(now).map(|age| age.as_secs()),
-            error: health.last_error().map(String::from),
+            error: health.last_error(),
         }
     }
 

@@ -35,11 +35,11 @@ use super::backoff::Backoff;
 use super::health::DEFAULT_STALE_AFTER;
 use super::list::{ListFrom, list_scope};
 use super::negotiate::WireFormat;
-use super::{Cache, Scope, ScopeHealth, WatchState};
+use super::{Cache, Forbidden, Scope, ScopeHealth, WatchState};
 use crate::node::NodeState;
 pub(crate) use kind::Kind;
 use kind::{Nodes, Pods};
-use step::{Attempt, Ended, State, Then, step};
+use step::{Attempt, Down, Ended, State, Then, step};
 
 #[derive(Debug, Clone)]
 pub struct WatchSettings {
@@ -262,18 +262,26 @@ async fn run_scope<K: Kind>(scoped: Scoped<K>, streaming: Streaming) {
             }
             Then::Backoff { down } => {
                 match down {
-                    Some(error) => {
+                    Some(down) => {
+                        let (error, down_state) = match down {
+                            Down::Failed(error) => {
+                                (error.clone(), WatchState::Reconnecting { error })
+                            }
+                            Down::Forbidden(forbidden) => {
+                                let error =
+                                    format!("{forbidden}; check with `{}`", forbidden.can_i(None));
+                                (error, WatchState::Forbidden(forbidden))
+                            }
+                        };
                         if said.as_ref() != Some(&error) {
                             tracing::warn!(%scope, "{error}");
                         } else {
                             tracing::debug!(%scope, "{error}");
                         }
-                        said = Some(error.clone());
+                        said = Some(error);
                         scoped.health(|h| {
                             h.restarts += 1;
-                            h.state = WatchState::Reconnecting {
-                                error: error.clone(),
-                            };
+                            h.state = down_state.clone();
                         });
                     }
                     None => tracing::debug!(%scope, "the server closed the watch at once"),
@@ -313,6 +321,12 @@ async fn paged_list<K: Kind>(scoped: &Scoped<K>, from: &ListFrom) -> Attempt {
         Err(failed) => {
             let error = failed.error.to_string();
             let ended = match failed.code {
+                Some(403) => Ended::Forbidden(Forbidden {
+                    verb: "list",
+                    resource: K::RESOURCE,
+                    scope: scoped.scope.clone(),
+                    message: forbidden_message(&failed.error),
+                }),
                 // Not an outage: the server cannot serve that version (its data was restored
                 // from an older backup).
                 Some(410 | 504) if matches!(from, ListFrom::NotOlderThan(_)) => {
@@ -325,5 +339,16 @@ async fn paged_list<K: Kind>(scoped: &Scoped<K>, from: &ListFrom) -> Attempt {
                 ended,
             }
         }
+    }
+}
+
+/// The API server's own words for a refused list.
+fn forbidden_message(error: &crate::Error) -> String {
+    match error {
+        crate::Error::Request {
+            source: kube::Error::Api(status),
+            ..
+        } => status.message.clone(),
+        other => other.to_string(),
     }
 }

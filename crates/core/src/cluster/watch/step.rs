@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::super::Forbidden;
 use super::super::list::ListFrom;
 
 /// Where one scope stands between attempts.
@@ -44,6 +45,15 @@ pub(super) enum Ended {
     /// initial events did not end with the marked bookmark.
     Unsupported(String),
     Failed(String),
+    /// 403: this identity may not make the request.
+    Forbidden(Forbidden),
+}
+
+/// Why a scope is down, as its health shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Down {
+    Failed(String),
+    Forbidden(Forbidden),
 }
 
 /// What to do next.
@@ -57,7 +67,7 @@ pub(super) enum Then {
     Relist,
     /// After the backoff's pause. `down` is the error to show; None for a failure that only
     /// the age of the view shows (a watch closed as soon as it was opened).
-    Backoff { down: Option<String> },
+    Backoff { down: Option<Down> },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,7 +130,7 @@ pub(super) fn step(state: State, attempt: Attempt, may_stream: bool) -> Step {
         // Making progress beats waiting: pages this time.
         (
             State::List { from, stream: true },
-            Ended::Closed { .. } | Ended::Silent(_) | Ended::Failed(_),
+            Ended::Closed { .. } | Ended::Silent(_) | Ended::Failed(_) | Ended::Forbidden(_),
         ) => (
             State::List {
                 from,
@@ -131,15 +141,24 @@ pub(super) fn step(state: State, attempt: Attempt, may_stream: bool) -> Step {
         (state, Ended::Silent(waited)) => (
             state,
             Then::Backoff {
-                down: Some(format!(
+                down: Some(Down::Failed(format!(
                     "nothing from the API server for {}s; reconnecting",
                     waited.as_secs_f64().round()
-                )),
+                ))),
             },
         ),
-        (state, Ended::Failed(error) | Ended::Unsupported(error)) => {
-            (state, Then::Backoff { down: Some(error) })
-        }
+        (state, Ended::Failed(error) | Ended::Unsupported(error)) => (
+            state,
+            Then::Backoff {
+                down: Some(Down::Failed(error)),
+            },
+        ),
+        (state, Ended::Forbidden(forbidden)) => (
+            state,
+            Then::Backoff {
+                down: Some(Down::Forbidden(forbidden)),
+            },
+        ),
         // A paged list does not close like a watch; if it ever did, it proved nothing.
         (state @ State::List { stream: false, .. }, Ended::Closed { .. }) => {
             (state, Then::Backoff { down: None })
@@ -282,7 +301,7 @@ mod tests {
         );
         assert_eq!(silent.state, watch("5"), "resumes from where it was");
         assert!(
-            matches!(&silent.then, Then::Backoff { down: Some(e) } if e.contains("10s")),
+            matches!(&silent.then, Then::Backoff { down: Some(Down::Failed(e)) } if e.contains("10s")),
             "{silent:?}"
         );
         let failed = step(
@@ -294,7 +313,25 @@ mod tests {
         assert_eq!(
             failed.then,
             Then::Backoff {
-                down: Some("refused".into())
+                down: Some(Down::Failed("refused".into()))
+            }
+        );
+        // Forbidden is its own state: what the screen shows in place of the counts.
+        let forbidden = Forbidden {
+            verb: "list",
+            resource: "pods",
+            scope: crate::cluster::Scope::All,
+            message: "pods is forbidden".into(),
+        };
+        let refused = step(
+            list(ListFrom::Any, false),
+            ended(Ended::Forbidden(forbidden.clone())),
+            true,
+        );
+        assert_eq!(
+            refused.then,
+            Then::Backoff {
+                down: Some(Down::Forbidden(forbidden))
             }
         );
     }

@@ -15,6 +15,7 @@ use http::HeaderValue;
 use kube::core::params::WatchParams;
 use kube::core::{Request, Status, WatchEvent};
 
+use super::super::Forbidden;
 use super::kind::Kind;
 use super::read::{self, Read};
 use super::step::{Attempt, Ended};
@@ -282,6 +283,12 @@ pub(super) fn classify(status: &Status, listing: bool) -> Ended {
 fn classify_error<K: Kind>(error: &kube::Error, scoped: &Scoped<K>, listing: bool) -> Ended {
     let failed = || Ended::Failed(explain(error, "watch", K::RESOURCE, &scoped.scope));
     match error {
+        kube::Error::Api(status) if status.code == 403 => Ended::Forbidden(Forbidden {
+            verb: "watch",
+            resource: K::RESOURCE,
+            scope: scoped.scope.clone(),
+            message: status.message.clone(),
+        }),
         kube::Error::Api(status) => match classify(status, listing) {
             Ended::Failed(_) => failed(),
             other => other,
