@@ -999,8 +999,63 @@ fn every_class_of_the_vocabulary_is_reached_from_real_words() {
             CauseClass::FailedUnknown,
         ),
     ];
+    let not_ready = || {
+        deployment_pod("web-1").on_node("node-7").condition(
+            "Ready",
+            "False",
+            "ContainersNotReady",
+            "containers with unready status: [app]",
+        )
+    };
+    let creating = || not_ready().waiting_with("ContainerCreating", "");
+    let starting: Vec<(PodBuilder, Vec<PodEvent>, CauseClass)> = vec![
+        (
+            creating(),
+            vec![warning(
+                EventKind::FailedMount,
+                "MountVolume.SetUp failed for volume \"data\" : mount failed: exit status 32",
+                1,
+            )],
+            CauseClass::VolumeMount,
+        ),
+        (
+            creating(),
+            vec![warning(
+                EventKind::FailedAttach,
+                "AttachVolume.Attach failed for volume \"pvc-1\" : rpc error: code = Internal desc = Could not attach volume",
+                1,
+            )],
+            CauseClass::VolumeAttach,
+        ),
+        (
+            creating(),
+            vec![warning(
+                EventKind::SandboxFailed,
+                "Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network",
+                1,
+            )],
+            CauseClass::PodSandbox,
+        ),
+        (creating(), vec![], CauseClass::StartingUnknown),
+        (
+            deployment_pod("web-1")
+                .on_node("node-7")
+                .init_running("migrate"),
+            vec![],
+            CauseClass::InitRunning,
+        ),
+        (
+            not_ready(),
+            vec![warning(
+                EventKind::ReadinessFailed,
+                "Readiness probe failed: HTTP probe failed with statuscode: 503",
+                1,
+            )],
+            CauseClass::ReadinessProbe,
+        ),
+    ];
     let mut reached = std::collections::BTreeSet::new();
-    for (builder, events, expected) in cases {
+    for (builder, events, expected) in cases.into_iter().chain(starting) {
         let (class, cause) = told(builder, &events);
         assert_eq!(class, expected, "{cause:?}");
         assert!(!cause.next.is_empty(), "{cause:?}");
@@ -1098,4 +1153,93 @@ fn a_suggested_command_quotes_what_a_tenant_wrote_or_suggests_none() {
             .contains("kubectl create secret db-creds -n shop"),
         "{plain:?}"
     );
+}
+
+/// Scheduled, and not up for hours: what kubernetes-mixin pages for (`KubeContainerWaiting`,
+/// `KubePodNotReady`), each with the kubelet's own words (pkg/kubelet/volumemanager,
+/// kuberuntime_sandbox.go, prober). Before, none of them was listed at all.
+#[test]
+fn the_pods_an_engineer_is_paged_for_are_listed_as_starting_with_why() {
+    let on_node = |name: &str| deployment_pod(name).on_node("node-7");
+    let not_ready = "containers with unready status: [app]";
+    let creating = || {
+        on_node("web-1")
+            .waiting_with("ContainerCreating", "")
+            .condition("Ready", "False", "ContainersNotReady", not_ready)
+    };
+    let mount = warning(
+        EventKind::FailedMount,
+        "MountVolume.SetUp failed for volume \"config\" : configmap \"app-config\" not found",
+        1,
+    );
+    let sandbox = warning(
+        EventKind::SandboxFailed,
+        "Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox \"4c1f\": plugin type=\"calico\" failed (add): error getting ClusterInformation: connection is unauthorized: Unauthorized",
+        1,
+    );
+    let readiness = warning(
+        EventKind::ReadinessFailed,
+        "Readiness probe failed: Get \"http://10.0.0.7:8080/ready\": dial tcp 10.0.0.7:8080: connect: connection refused",
+        1,
+    );
+    let cases: Vec<(PodBuilder, Vec<PodEvent>, &str, CauseClass)> = vec![
+        (
+            creating(),
+            vec![mount],
+            "ContainerCreating",
+            CauseClass::MissingConfigMap,
+        ),
+        (
+            creating(),
+            vec![sandbox],
+            "ContainerCreating",
+            CauseClass::PodSandbox,
+        ),
+        (
+            creating(),
+            vec![],
+            "ContainerCreating",
+            CauseClass::StartingUnknown,
+        ),
+        (
+            on_node("web-1").init_running("migrate"),
+            vec![],
+            "Init:0/1",
+            CauseClass::InitRunning,
+        ),
+        (
+            on_node("web-1").condition("Ready", "False", "ContainersNotReady", not_ready),
+            vec![readiness],
+            "NotReady",
+            CauseClass::ReadinessProbe,
+        ),
+    ];
+    for (builder, events, reason, class) in cases {
+        let pod = record(builder);
+        let finding = classify(&pod, &default_chain(), now()).expect("listed");
+        assert_eq!(finding.rule, opc_core::rules::RuleKind::Starting, "{pod:?}");
+        assert_eq!(&*finding.reason, reason);
+        let told = cause(&pod, &finding, &events, None, now());
+        assert_eq!(told.class, class, "{told:?}");
+        // How long, as the kubelet's condition (or the start) says: hours here.
+        assert!(
+            told.detail.contains(" for 2h") || told.detail.contains(" for 3h"),
+            "{told:?}"
+        );
+        assert!(!told.next.is_empty(), "{told:?}");
+        if !events.is_empty() {
+            assert!(!told.evidence.is_empty(), "the Event is cited: {told:?}");
+        }
+    }
+    // Not yet: ten minutes is a slow start, not a page.
+    let young = record(
+        on_node("web-1")
+            .waiting_with("ContainerCreating", "")
+            .condition("Ready", "False", "ContainersNotReady", not_ready),
+    );
+    let early = "2026-11-20T10:10:00Z".parse().unwrap();
+    assert_eq!(classify(&young, &default_chain(), early), None);
+    // Ready, or not yet bound to a node: not this category.
+    let ready = record(on_node("web-1").condition("Ready", "True", "", ""));
+    assert_eq!(classify(&ready, &default_chain(), now()), None);
 }

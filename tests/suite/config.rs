@@ -389,6 +389,7 @@ fn native_file_orders_listed_rules_first() {
         Evicted,
         Terminating,
         ConfigError,
+        Starting,
         Pending,
         Failed,
         Unknown,
@@ -655,7 +656,7 @@ fn describe_shows_effective_rules_and_hides_secrets() {
         .iter()
         .position(|l| l.trim_start().starts_with("RULE"))
         .expect(&text);
-    let rules: Vec<&str> = lines[header + 1..header + 9]
+    let rules: Vec<&str> = lines[header + 1..header + 10]
         .iter()
         .map(|l| l.split_whitespace().next().unwrap())
         .collect();
@@ -667,6 +668,7 @@ fn describe_shows_effective_rules_and_hides_secrets() {
             "evicted",
             "terminating",
             "configError",
+            "starting",
             "pending",
             "failed",
             "unknown"

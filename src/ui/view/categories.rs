@@ -9,7 +9,7 @@ use crate::rules::RuleKind;
 use crate::ui::state::State;
 use crate::ui::theme;
 
-/// Names short enough for all eight categories to fit in 80 columns.
+/// Names short enough for all nine categories to fit in 80 columns.
 fn short_name(kind: RuleKind) -> &'static str {
     match kind {
         RuleKind::Evicted => "evict",
@@ -17,6 +17,7 @@ fn short_name(kind: RuleKind) -> &'static str {
         RuleKind::ImagePull => "image",
         RuleKind::CrashLoop => "crash",
         RuleKind::ConfigError => "config",
+        RuleKind::Starting => "start",
         RuleKind::Pending => "pend",
         RuleKind::Failed => "fail",
         RuleKind::Unknown => "unkn",

@@ -127,6 +127,20 @@ impl PodBuilder {
         self
     }
 
+    /// An init container `name` still running (since 08:00:02) and the app container waiting
+    /// for it, as the kubelet reports `Init:0/1`.
+    pub fn init_running(mut self, name: &str) -> Self {
+        self = self.waiting("PodInitializing");
+        self.0["status"]["containerStatuses"][0]["state"] =
+            json!({"waiting": {"reason": "PodInitializing"}});
+        self.0["spec"]["initContainers"] =
+            json!([{"name": name, "image": "registry.local/migrate:1"}]);
+        self.0["status"]["initContainerStatuses"] = json!([{"name": name, "restartCount": 0,
+            "ready": false, "image": "registry.local/migrate:1",
+            "state": {"running": {"startedAt": "2026-11-20T08:00:02Z"}}}]);
+        self
+    }
+
     /// Waiting with the kubelet's (or the runtime's) own message.
     pub fn waiting_with(mut self, reason: &str, message: &str) -> Self {
         self = self.waiting(reason);

@@ -43,6 +43,7 @@ pub fn abnormal(rule: RuleKind, ns: &str, name: &str, reason: &str, minutes: i64
         malformed: false,
         unscheduled: None,
         ready_changed: None,
+        not_ready: false,
         claims_volume: false,
         node_gone: false,
         containers: Box::new([ContainerRecord {

@@ -15,10 +15,17 @@ pub enum EventKind {
     /// The scheduler's `FailedScheduling`: its per-reason node counts.
     FailedScheduling,
     /// The kubelet's `Unhealthy` for a liveness or startup probe: a failure that restarts the
-    /// container. Readiness failures restart nothing and are dropped.
+    /// container.
     ProbeFailed,
     /// The kubelet's `FailedMount`: a Secret, ConfigMap or claim a volume needs.
     FailedMount,
+    /// The attach/detach controller's `FailedAttachVolume`: a volume not attached to the node.
+    FailedAttach,
+    /// The kubelet's `FailedCreatePodSandBox`: the runtime or the network plugin refused the
+    /// pod's sandbox.
+    SandboxFailed,
+    /// The kubelet's `Unhealthy` for a readiness probe: the pod runs but takes no traffic.
+    ReadinessFailed,
 }
 
 impl EventKind {
@@ -33,7 +40,12 @@ impl EventKind {
             {
                 Some(EventKind::ProbeFailed)
             }
+            "Unhealthy" if message.starts_with("Readiness probe failed") => {
+                Some(EventKind::ReadinessFailed)
+            }
             "FailedMount" => Some(EventKind::FailedMount),
+            "FailedAttachVolume" => Some(EventKind::FailedAttach),
+            "FailedCreatePodSandBox" => Some(EventKind::SandboxFailed),
             _ => None,
         }
     }
@@ -45,6 +57,9 @@ impl EventKind {
             EventKind::FailedScheduling => "FailedScheduling",
             EventKind::ProbeFailed => "Unhealthy",
             EventKind::FailedMount => "FailedMount",
+            EventKind::FailedAttach => "FailedAttachVolume",
+            EventKind::SandboxFailed => "FailedCreatePodSandBox",
+            EventKind::ReadinessFailed => "Unhealthy",
         }
     }
 }
@@ -139,9 +154,24 @@ mod tests {
         assert_eq!(EventKind::of("Failed", pull), Some(EventKind::PullFailed));
         assert_eq!(EventKind::of("Failed", "Error: ImagePullBackOff"), None);
         assert_eq!(EventKind::of("Failed", "Error: ErrImagePull"), None);
+        // A readiness failure restarts nothing: it says why a running pod is not Ready.
         assert_eq!(
             EventKind::of("Unhealthy", "Readiness probe failed: HTTP probe failed"),
-            None
+            Some(EventKind::ReadinessFailed)
+        );
+        assert_eq!(
+            EventKind::of(
+                "FailedCreatePodSandBox",
+                "Failed to create pod sandbox: rpc error"
+            ),
+            Some(EventKind::SandboxFailed)
+        );
+        assert_eq!(
+            EventKind::of(
+                "FailedAttachVolume",
+                "AttachVolume.Attach failed for volume \"pv\""
+            ),
+            Some(EventKind::FailedAttach)
         );
         assert_eq!(
             EventKind::of("Unhealthy", "Liveness probe failed: HTTP probe failed"),

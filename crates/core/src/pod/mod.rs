@@ -153,6 +153,8 @@ pub struct PodRecord {
     pub unscheduled: Option<Box<Unscheduled>>,
     /// `lastTransitionTime` of `ContainersReady`, else of `Ready`.
     pub ready_changed: Option<DateTime<Utc>>,
+    /// The `Ready` condition says `False` (a pod without one says nothing either way).
+    pub not_ready: bool,
     pub containers: Box<[ContainerRecord]>,
     /// Mounts a PersistentVolumeClaim (or a generic ephemeral volume): a volume that may be
     /// ReadWriteOnce, which two copies of the pod must never write at once.

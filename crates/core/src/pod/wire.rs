@@ -241,6 +241,7 @@ impl WirePod {
         let ready_changed = condition("ContainersReady")
             .or_else(|| condition("Ready"))
             .and_then(|c| c.last_transition_time);
+        let not_ready = condition("Ready").is_some_and(|c| c.status == "False");
         let containers = status
             .init_container_statuses
             .into_iter()
@@ -295,6 +296,7 @@ impl WirePod {
             ignored: m.annotations.0,
             unscheduled,
             ready_changed,
+            not_ready,
             containers: containers.into_boxed_slice(),
             claims_volume: spec.volumes.0,
             node_gone,

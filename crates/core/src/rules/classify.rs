@@ -99,6 +99,7 @@ fn evidence(rule: &RuleSpec, pod: &PodRecord, now: DateTime<Utc>) -> Option<Evid
         RuleKind::Terminating => terminating(pod),
         RuleKind::ImagePull | RuleKind::ConfigError => waiting(pod, &rule.reasons, now),
         RuleKind::CrashLoop => crash_loop(pod, rule, now),
+        RuleKind::Starting => starting(pod, now),
         RuleKind::Pending => pending(pod, now),
         RuleKind::Failed => failed(pod, now),
         RuleKind::Unknown => unknown(pod, now),
@@ -185,6 +186,57 @@ fn crash_reason(
         reason.to_string(),
         Some(format!("exit code {}", ended.exit_code)),
     ))
+}
+
+/// What a container waits for while the kubelet is still bringing it up.
+const ON_THE_WAY: [&str; 2] = ["ContainerCreating", "PodInitializing"];
+
+/// Scheduled and not up: an init container still running or being made (`Init:N/M`, as
+/// kubectl counts the ones done), a container still being made or waiting for the init
+/// containers, or running but not Ready. A container that failed is another rule's.
+fn starting(pod: &PodRecord, now: DateTime<Utc>) -> Option<Evidence> {
+    // A lost node's pods are `unknown`'s: nothing on the node is starting.
+    if pod.node.is_none() || pod.deletion.is_some() || pod.reason.as_deref() == Some("NodeLost") {
+        return None;
+    }
+    let on_the_way =
+        |c: &&ContainerRecord| c.waiting_reason().is_some_and(|r| ON_THE_WAY.contains(&r));
+    let evidence = |reason: String, c: Option<&ContainerRecord>, since| Evidence {
+        reason,
+        message: c.and_then(|c| match &c.state {
+            ContainerState::Waiting { message, .. } => message.as_deref().map(Into::into),
+            _ => None,
+        }),
+        container: c.map(|c| c.name.to_string()),
+        since,
+    };
+    match pod.phase {
+        Phase::Pending => {
+            let inits: Vec<&ContainerRecord> = pod.containers.iter().filter(|c| c.init).collect();
+            let done = |c: &&&ContainerRecord| matches!(&c.state, ContainerState::Terminated(t) if t.exit_code == 0);
+            if let Some(init) = inits.iter().find(|c| !done(c)) {
+                let under_way = matches!(
+                    init.state,
+                    ContainerState::Running { .. } | ContainerState::None
+                ) || on_the_way(init);
+                let finished = inits.iter().filter(done).count();
+                let reason = format!("Init:{finished}/{}", inits.len());
+                return under_way.then(|| evidence(reason, Some(init), waiting_since(pod, now)));
+            }
+            let c = pod.containers.iter().filter(|c| !c.init).find(on_the_way)?;
+            let reason = c.waiting_reason().unwrap_or_default().to_string();
+            Some(evidence(reason, Some(c), waiting_since(pod, now)))
+        }
+        Phase::Running if pod.not_ready => {
+            let since = pod
+                .ready_changed
+                .or(pod.started)
+                .or(pod.created)
+                .unwrap_or(now);
+            Some(evidence("NotReady".into(), None, since))
+        }
+        _ => None,
+    }
 }
 
 fn pending(pod: &PodRecord, now: DateTime<Utc>) -> Option<Evidence> {

@@ -16,6 +16,9 @@ pub enum RuleKind {
     ImagePull,
     CrashLoop,
     ConfigError,
+    /// Scheduled, not up: a container still creating or initializing, an init container not
+    /// done, or running but not Ready.
+    Starting,
     Pending,
     Failed,
     Unknown,
@@ -23,12 +26,13 @@ pub enum RuleKind {
 
 impl RuleKind {
     /// The default chain order.
-    pub const ALL: [RuleKind; 8] = [
+    pub const ALL: [RuleKind; 9] = [
         RuleKind::Evicted,
         RuleKind::Terminating,
         RuleKind::ImagePull,
         RuleKind::CrashLoop,
         RuleKind::ConfigError,
+        RuleKind::Starting,
         RuleKind::Pending,
         RuleKind::Failed,
         RuleKind::Unknown,
@@ -42,6 +46,7 @@ impl RuleKind {
             RuleKind::ImagePull => "imagePull",
             RuleKind::CrashLoop => "crashLoop",
             RuleKind::ConfigError => "configError",
+            RuleKind::Starting => "starting",
             RuleKind::Pending => "pending",
             RuleKind::Failed => "failed",
             RuleKind::Unknown => "unknown",
@@ -184,6 +189,9 @@ impl RuleSpec {
                 0,
                 ActionKind::None,
             ),
+            // kubernetes-mixin's KubePodNotReady fires after 15 minutes (KubeContainerWaiting
+            // after an hour): a pod not up by then is what an engineer is paged for.
+            RuleKind::Starting => (900, vec![], 0, ActionKind::None),
             RuleKind::Pending => (300, vec![], 0, ActionKind::None),
             RuleKind::Failed => (0, vec![], 0, ActionKind::Delete),
             RuleKind::Unknown => (0, vec![], 0, ActionKind::None),

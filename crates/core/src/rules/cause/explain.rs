@@ -224,6 +224,64 @@ pub(super) fn config(pod: &PodRecord, class: CauseClass, mount: Option<&PodEvent
         .citing_event(mount)
 }
 
+/// A pod scheduled but not up: what holds it, the Event that says so, and where to look.
+pub(super) fn starting(
+    pod: &PodRecord,
+    finding: &crate::rules::Finding,
+    class: CauseClass,
+    said: Option<&PodEvent>,
+    now: DateTime<Utc>,
+) -> Cause {
+    let node = pod.node.as_deref().unwrap_or("its node");
+    let held = crate::rules::format_age(finding.time_in_state(now));
+    let state = match finding.reason.as_ref() {
+        "NotReady" => format!("running but not Ready for {held}"),
+        reason => format!("{reason} for {held}"),
+    };
+    let container = finding.container.as_deref().unwrap_or("its container");
+    let (detail, next) = match class {
+        CauseClass::ReadinessProbe => (
+            format!("{state}: its readiness probe fails, so it takes no traffic"),
+            format!("l shows its logs; {}", describe(pod)),
+        ),
+        CauseClass::PodSandbox => (
+            format!(
+                "{state}: the runtime on {node} could not make the pod's sandbox (its network or the runtime itself)"
+            ),
+            format!(
+                "check the network plugin's pods on {node} (kubectl get pods -n kube-system -o wide); {}",
+                describe(pod)
+            ),
+        ),
+        CauseClass::VolumeAttach => (
+            format!("{state}: a volume could not be attached to {node}"),
+            format!(
+                "check the volume's driver and its VolumeAttachment (kubectl get volumeattachments); {}",
+                describe(pod)
+            ),
+        ),
+        CauseClass::MissingSecret | CauseClass::MissingConfigMap | CauseClass::MissingKey => (
+            format!("{state}: a volume names what does not exist"),
+            "create what the Event names, or fix the volume in the workload".to_string(),
+        ),
+        CauseClass::VolumeMount => (
+            format!("{state}: a volume could not be mounted"),
+            describe(pod),
+        ),
+        CauseClass::InitRunning => (
+            format!("{state}: init container {container} has not finished"),
+            format!("l on {container} shows what it waits for"),
+        ),
+        _ => (
+            format!(
+                "{state}, and no Warning Event says why (a slow image pull says so only in Normal Events)"
+            ),
+            describe(pod),
+        ),
+    };
+    make(class, detail, next).citing_event(said)
+}
+
 pub(super) fn eviction(pod: &PodRecord, class: CauseClass) -> Cause {
     let node = pod.node.as_deref().unwrap_or("its node");
     let detail = match class {

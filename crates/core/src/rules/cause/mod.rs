@@ -89,6 +89,12 @@ classes! {
     PastGrace => "pastGrace",
     DeadlineExceeded => "deadlineExceeded",
     FailedUnknown => "failedUnknown",
+    VolumeMount => "volumeMount",
+    VolumeAttach => "volumeAttach",
+    PodSandbox => "podSandbox",
+    ReadinessProbe => "readinessProbe",
+    InitRunning => "initRunning",
+    StartingUnknown => "startingUnknown",
 }
 
 impl Serialize for CauseClass {
@@ -136,6 +142,7 @@ pub fn cause_class(
             None => CauseClass::CrashUnknown,
         },
         RuleKind::ConfigError => config_cause(pod, events).0,
+        RuleKind::Starting => starting_cause(pod, finding, events).0,
         RuleKind::Evicted => eviction_class(pod.message.as_deref().unwrap_or("")),
         RuleKind::Terminating if !pod.finalizers.is_empty() => CauseClass::Finalizers,
         RuleKind::Terminating | RuleKind::Unknown if pod.node_gone => CauseClass::NodeGone,
@@ -168,6 +175,13 @@ pub fn cause(
         RuleKind::ImagePull => explain::image_pull(pod, class, pull_cause(pod, events).1),
         RuleKind::CrashLoop => explain::crash(pod, class, probe_kill(pod, events)),
         RuleKind::ConfigError => explain::config(pod, class, config_cause(pod, events).1),
+        RuleKind::Starting => explain::starting(
+            pod,
+            finding,
+            class,
+            starting_cause(pod, finding, events).1,
+            now,
+        ),
         RuleKind::Evicted => explain::eviction(pod, class),
         RuleKind::Terminating => explain::terminating(pod, class, node, now),
         RuleKind::Failed => explain::failed(pod, class),
@@ -265,6 +279,38 @@ fn config_cause<'a>(pod: &PodRecord, events: &'a [PodEvent]) -> (CauseClass, Opt
         ),
         None => (CauseClass::ConfigUnknown, None),
     }
+}
+
+/// Why a scheduled pod is not up, from the Events its kubelet (or the attach controller)
+/// wrote for it: the sandbox, a volume to attach or mount, a readiness probe; else an init
+/// container still at work; else unknown, never a guess.
+fn starting_cause<'a>(
+    pod: &PodRecord,
+    finding: &Finding,
+    events: &'a [PodEvent],
+) -> (CauseClass, Option<&'a PodEvent>) {
+    let ready_probe = (pod.phase == crate::pod::Phase::Running)
+        .then(|| event(events, EventKind::ReadinessFailed))
+        .flatten();
+    if let Some(e) = ready_probe {
+        return (CauseClass::ReadinessProbe, Some(e));
+    }
+    if let Some(e) = event(events, EventKind::SandboxFailed) {
+        return (CauseClass::PodSandbox, Some(e));
+    }
+    if let Some(e) = event(events, EventKind::FailedAttach) {
+        return (CauseClass::VolumeAttach, Some(e));
+    }
+    if let Some(e) = event(events, EventKind::FailedMount) {
+        return (
+            config_class(&e.message).unwrap_or(CauseClass::VolumeMount),
+            Some(e),
+        );
+    }
+    if finding.reason.starts_with("Init:") {
+        return (CauseClass::InitRunning, None);
+    }
+    (CauseClass::StartingUnknown, None)
 }
 
 /// The scheduler's verdict, from the `PodScheduled` condition or else its `FailedScheduling`
