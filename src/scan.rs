@@ -17,7 +17,7 @@ use crate::cluster::{
 };
 use crate::fleet::FindingRow;
 use crate::inert;
-use crate::pod::PodRecord;
+use crate::pod::{PodRecord, WorkloadId};
 use crate::rules::{RuleKind, RuleSpec, cause, classify, format_age};
 
 /// One cluster's pods, and the `-n` namespaces that do not exist there.
@@ -157,6 +157,7 @@ pub(crate) fn to_table(rows: &[FindingRow], several_clusters: bool) -> String {
         "NAMESPACE",
         "NAME",
         "REASON",
+        "CAUSE",
         "FOR",
         "RESTARTS",
         "NODE",
@@ -173,15 +174,24 @@ pub(crate) fn to_table(rows: &[FindingRow], several_clusters: bool) -> String {
             row.namespace.clone(),
             row.name.clone(),
             row.reason.clone(),
+            row.cause.class.to_string(),
             format_age(chrono::Duration::seconds(row.for_seconds)),
             row.restarts.to_string(),
             row.node.clone().unwrap_or_else(|| "-".into()),
-            row.owner
-                .as_ref()
-                .map_or("-".into(), |o| format!("{}/{}", o.kind, o.name)),
-            row.held
-                .as_ref()
-                .map_or_else(|| row.action.to_string(), |h| h.label().to_string()),
+            // The workload the engineer thinks in, as the screen names it.
+            row.owner.as_ref().map_or("-".into(), |o| {
+                let owner = Some((o.kind.as_str(), o.name.as_str()));
+                WorkloadId::of_owner(&row.namespace, owner, &row.name).label()
+            }),
+            row.action
+                .shown(
+                    row.category,
+                    // A row knows a deletion only as `terminating`'s, whose action is next.
+                    false,
+                    row.owner.is_some(),
+                    row.held.as_ref().map(|h| h.label()),
+                )
+                .to_string(),
         ];
         if several_clusters {
             cells.insert(0, row.cluster.to_string());

@@ -1243,3 +1243,44 @@ fn the_pods_an_engineer_is_paged_for_are_listed_as_starting_with_why() {
     let ready = record(on_node("web-1").condition("Ready", "True", "", ""));
     assert_eq!(classify(&ready, &default_chain(), now()), None);
 }
+
+/// REASON as kubectl's STATUS column prints it (pkg/printers/internalversion/printers.go),
+/// never less specific: an init container's reason behind `Init:`, an exit without a reason
+/// as `ExitCode:N`; and an OOM kill is one whatever the restart policy.
+#[test]
+fn reasons_read_as_kubectl_prints_them() {
+    let on_node = || deployment_pod("web-1").on_node("node-7");
+    let waiting =
+        |reason: &str| serde_json::json!({"waiting": {"reason": reason, "message": "back-off"}});
+    let cases = [
+        (
+            on_node().init_in("migrate", waiting("CrashLoopBackOff"), 7),
+            "Init:CrashLoopBackOff",
+        ),
+        (
+            on_node().init_in("migrate", waiting("ImagePullBackOff"), 0),
+            "Init:ImagePullBackOff",
+        ),
+        (
+            deployment_pod("web-1").failed_with(2).terminated_reason(""),
+            "ExitCode:2",
+        ),
+    ];
+    for (builder, reason) in cases {
+        let pod = record(builder);
+        let finding = classify(&pod, &default_chain(), now()).expect("abnormal");
+        assert_eq!(&*finding.reason, reason, "{pod:?}");
+    }
+    // restartPolicy Never: the pod fails with its container OOM-killed.
+    let mut oom = deployment_pod("web-1")
+        .failed_with(137)
+        .memory_limit("256Mi");
+    oom = oom.terminated_reason("OOMKilled");
+    let (class, told) = class_of(oom);
+    assert_eq!(class, CauseClass::OomKilled, "{told:?}");
+    assert!(
+        told.detail
+            .contains("OOM-killed at its memory limit of 256"),
+        "{told:?}"
+    );
+}

@@ -191,3 +191,69 @@ mod screen {
         );
     }
 }
+
+/// One story per pod: `scan` prints the row the screen shows. A bare pod has no workload to
+/// scale (`-`, as its own next step says), a Deployment's pod names the Deployment, a stuck
+/// deletion's next action is the force delete, and the CAUSE column is there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scan_prints_the_row_the_screen_shows() {
+    let sim = SimCluster::new();
+    let pulling = |name: &str| {
+        pod(name)
+            .ns("shop")
+            .waiting_with("ImagePullBackOff", "Back-off pulling image \"web:9\"")
+    };
+    sim.create_pod(typed(pulling("bare").json()));
+    sim.create_pod(typed(
+        pulling("web-7d9f8c6b5-x2x9p")
+            .owned_by("apps/v1", "ReplicaSet", "web-7d9f8c6b5")
+            .json(),
+    ));
+    sim.create_pod(typed(
+        pod("stuck")
+            .ns("shop")
+            .on_node("node-1")
+            .terminating_since("2026-11-20T09:00:00Z")
+            .finalizers(&["example.com/hold"])
+            .json(),
+    ));
+    let server = SimServer::start(sim).await.unwrap();
+    let scratch = Scratch::new(
+        &[("east", &server)],
+        "rules:\n  - {rule: imagePull, after: 0}\n",
+    );
+    let table = stdout(&run(scratch.args(&["scan"])).await);
+    let row = |name: &str| -> Vec<String> {
+        let line = table
+            .lines()
+            .find(|l| l.split_whitespace().nth(2) == Some(name))
+            .unwrap_or_else(|| panic!("{name} in\n{table}"));
+        line.split_whitespace().map(String::from).collect()
+    };
+    let heading: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        heading,
+        [
+            "CATEGORY",
+            "NAMESPACE",
+            "NAME",
+            "REASON",
+            "CAUSE",
+            "FOR",
+            "RESTARTS",
+            "NODE",
+            "OWNER",
+            "ACTION"
+        ]
+    );
+    let bare = row("bare");
+    assert_eq!((bare[8].as_str(), bare[9].as_str()), ("-", "-"), "{table}");
+    let web = row("web-7d9f8c6b5-x2x9p");
+    assert_eq!(
+        (web[8].as_str(), web[9].as_str()),
+        ("Deployment/web", "scaleToZero"),
+        "{table}"
+    );
+    let stuck = row("stuck");
+    assert_eq!(stuck[9], "forceDelete", "{table}");
+}

@@ -8,7 +8,7 @@ use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget, Wrap};
 
 use super::fit;
 use crate::cluster::Listed;
-use crate::rules::{ActionKind, format_age};
+use crate::rules::format_age;
 use crate::ui::state::State;
 use crate::ui::theme;
 
@@ -81,6 +81,11 @@ impl Columns {
             narrow_columns(width, several)
         };
         if wider {
+            // Room for the longest reasons kubectl prints (`CreateContainerConfigError`,
+            // `Init:CrashLoopBackOff`), before the pod's name takes the rest.
+            if let Some(reason) = widths.get_mut(3) {
+                *reason = Constraint::Length(26);
+            }
             heading.insert(4, "CAUSE");
             widths.insert(4, Constraint::Length(21));
         }
@@ -239,16 +244,10 @@ const ACTION_WIDTH: u16 = 11;
 fn cells(state: &State, a: &Listed, wide: bool, several: bool) -> Vec<String> {
     let mark = if state.is_marked(a) { "●" } else { " " };
     let age = format!("for {}", format_age(a.time_in_state(state.now)));
-    let action = match a.action() {
-        // Gone already, or about to: no action of this screen is what happens next.
-        _ if a.deleting() => "deleting".to_string(),
-        // Shown, never acted on: a field no real object has, or an owner chain that cannot be
-        // true (the details pane says why).
-        _ if let Some(held) = a.held_label() => held.to_string(),
-        ActionKind::ScaleToZero if a.owner().is_none() => "-".to_string(),
-        ActionKind::None => "-".to_string(),
-        other => other.name().to_string(),
-    };
+    let action = a
+        .action()
+        .shown(a.rule(), a.deleting(), a.owner().is_some(), a.held_label())
+        .to_string();
     let mut cells = vec![
         mark.to_string(),
         a.namespace().to_string(),

@@ -101,6 +101,17 @@ impl PodBuilder {
         self
     }
 
+    /// The reason its container's termination gives (empty: none, as a runtime may leave it).
+    pub fn terminated_reason(mut self, reason: &str) -> Self {
+        let terminated = &mut self.0["status"]["containerStatuses"][0]["state"]["terminated"];
+        if reason.is_empty() {
+            terminated.as_object_mut().map(|t| t.remove("reason"));
+        } else {
+            terminated["reason"] = json!(reason);
+        }
+        self
+    }
+
     pub fn succeeded(mut self) -> Self {
         self.0["status"]["phase"] = json!("Succeeded");
         self.0["status"]["containerStatuses"][0]["state"] =
@@ -138,6 +149,15 @@ impl PodBuilder {
         self.0["status"]["initContainerStatuses"] = json!([{"name": name, "restartCount": 0,
             "ready": false, "image": "registry.local/migrate:1",
             "state": {"running": {"startedAt": "2026-11-20T08:00:02Z"}}}]);
+        self
+    }
+
+    /// An init container `name` in `state` (the kubelet's JSON), after `restarts` restarts;
+    /// the app container waits for it.
+    pub fn init_in(mut self, name: &str, state: Value, restarts: u32) -> Self {
+        self = self.init_running(name);
+        self.0["status"]["initContainerStatuses"][0]["state"] = state;
+        self.0["status"]["initContainerStatuses"][0]["restartCount"] = json!(restarts);
         self
     }
 

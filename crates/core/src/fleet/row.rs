@@ -81,7 +81,11 @@ impl FindingRow {
                 name: o.name.to_string(),
             }),
             held: Suspect::of(pod, finding.action).map(Held::from),
-            action: finding.action,
+            // What would run: a pod without a controller has no workload to scale.
+            action: match finding.action {
+                ActionKind::ScaleToZero if pod.owner.is_none() => ActionKind::None,
+                action => action,
+            },
             cause,
         }
     }

@@ -129,11 +129,29 @@ fn waiting(pod: &PodRecord, reasons: &[String], now: DateTime<Utc>) -> Option<Ev
         return None;
     };
     Some(Evidence {
-        reason: reason.to_string(),
+        reason: as_kubectl_says(c, reason),
         message: message.as_deref().map(Into::into),
         container: Some(c.name.to_string()),
         since: waiting_since(pod, now),
     })
+}
+
+/// A container's reason as kubectl's STATUS column says it: an init container's behind
+/// `Init:`, never less specific.
+fn as_kubectl_says(c: &ContainerRecord, reason: &str) -> String {
+    if c.init {
+        format!("Init:{reason}")
+    } else {
+        reason.to_string()
+    }
+}
+
+/// How a container ended, as kubectl says it: its reason, else `ExitCode:N`.
+fn ended_as(t: &crate::pod::Termination) -> String {
+    t.reason
+        .as_deref()
+        .filter(|r| !r.is_empty())
+        .map_or_else(|| format!("ExitCode:{}", t.exit_code), String::from)
 }
 
 fn crash_loop(pod: &PodRecord, rule: &RuleSpec, now: DateTime<Utc>) -> Option<Evidence> {
@@ -154,7 +172,7 @@ fn crash_loop(pod: &PodRecord, rule: &RuleSpec, now: DateTime<Utc>) -> Option<Ev
     restarting.into_iter().find_map(|c| {
         let (reason, message) = crash_reason(c, &listed)?;
         Some(Evidence {
-            reason,
+            reason: as_kubectl_says(c, &reason),
             message,
             container: Some(c.name.to_string()),
             since: waiting_since(pod, now),
@@ -264,16 +282,19 @@ fn failed(pod: &PodRecord, now: DateTime<Utc>) -> Option<Evidence> {
     }
     let from_container = || {
         pod.containers.iter().find_map(|c| match &c.state {
-            ContainerState::Terminated(t) if t.exit_code != 0 => t.reason.as_deref(),
+            ContainerState::Terminated(t) if t.exit_code != 0 => {
+                Some(as_kubectl_says(c, &ended_as(t)))
+            }
             _ => None,
         })
     };
     let reason = pod
         .reason
-        .as_deref()
+        .clone()
+        .map(String::from)
         .or_else(from_container)
-        .unwrap_or("Failed");
-    Some(pod_level(reason.to_string(), pod, phase_since(pod, now)))
+        .unwrap_or_else(|| "Failed".to_string());
+    Some(pod_level(reason, pod, phase_since(pod, now)))
 }
 
 fn unknown(pod: &PodRecord, now: DateTime<Utc>) -> Option<Evidence> {

@@ -94,6 +94,20 @@ impl ActionKind {
     pub fn name(self) -> &'static str {
         self.verb().map_or("none", Verb::name)
     }
+
+    /// What a row shows as the pod's next action, the same on the screen and in `scan`: a
+    /// deletion already under way is what happens next (a stuck one, `terminating`'s own,
+    /// excepted), a hold when the action would be refused, `-` where there is nothing to act
+    /// on (a pod without a controller has no workload to scale).
+    pub fn shown(self, rule: RuleKind, deleting: bool, owned: bool, held: Option<&str>) -> &str {
+        match self {
+            _ if deleting && rule != RuleKind::Terminating => "deleting",
+            _ if let Some(held) = held => held,
+            ActionKind::ScaleToZero if !owned => "-",
+            ActionKind::None => "-",
+            other => other.name(),
+        }
+    }
 }
 
 impl Serialize for ActionKind {

@@ -418,11 +418,22 @@ pub(super) fn failed(pod: &PodRecord, class: CauseClass) -> Cause {
         .citing("status.reason", "DeadlineExceeded"),
         (_, Some((c, t))) => make(
             class,
-            format!(
-                "container {} exited with {}",
-                c.name,
-                exit_name(t.exit_code)
-            ),
+            match (class, c.memory_limit) {
+                (CauseClass::OomKilled, Some(limit)) => format!(
+                    "container {} was OOM-killed at its memory limit of {}",
+                    c.name,
+                    format_bytes(limit)
+                ),
+                (CauseClass::OomKilled, None) => format!(
+                    "container {} was OOM-killed: the node ran out of memory (it has no limit)",
+                    c.name
+                ),
+                _ => format!(
+                    "container {} exited with {}",
+                    c.name,
+                    exit_name(t.exit_code)
+                ),
+            },
             match shell_words([&pod.name, &pod.namespace, &c.name]) {
                 Some([name, ns, c]) => format!("kubectl logs {name} -n {ns} -c {c}"),
                 None => format!("read its logs {NO_COMMAND}"),

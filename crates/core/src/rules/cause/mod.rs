@@ -153,6 +153,12 @@ pub fn cause_class(
         RuleKind::Failed if pod.reason.as_deref() == Some("DeadlineExceeded") => {
             CauseClass::DeadlineExceeded
         }
+        // An OOM kill is one whatever the restart policy: the kernel killed it at its limit.
+        RuleKind::Failed
+            if failed_run(pod).is_some_and(|(_, t)| t.reason.as_deref() == Some("OOMKilled")) =>
+        {
+            CauseClass::OomKilled
+        }
         RuleKind::Failed if failed_run(pod).is_some() => CauseClass::ExitCode,
         RuleKind::Failed => CauseClass::FailedUnknown,
         RuleKind::Pending => scheduling_cause(pod, events).0,
