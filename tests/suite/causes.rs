@@ -1054,8 +1054,39 @@ fn every_class_of_the_vocabulary_is_reached_from_real_words() {
             CauseClass::ReadinessProbe,
         ),
     ];
+    // What the v1.24 kubelet writes on a pod it fails itself (pkg/kubelet/lifecycle,
+    // preemption, nodeshutdown).
+    let failed_by_kubelet = |reason: &str, message: &str| {
+        deployment_pod("web-1")
+            .on_node("node-7")
+            .phase("Failed", Some(reason))
+            .status_message(message)
+    };
+    let kubelet: Vec<(PodBuilder, Vec<PodEvent>, CauseClass)> = [
+        ("OutOfcpu", "Pod Node didn't have enough resource: cpu, requested: 4000, used: 3500, capacity: 4000", CauseClass::RejectedResources),
+        ("OutOfmemory", "Pod Node didn't have enough resource: memory, requested: 4294967296, used: 3221225472, capacity: 4294967296", CauseClass::RejectedResources),
+        ("NodeAffinity", "Predicate NodeAffinity failed", CauseClass::RejectedNodeAffinity),
+        ("NodeName", "Predicate NodeName failed", CauseClass::RejectedNodeName),
+        ("NodePorts", "Predicate NodePorts failed", CauseClass::RejectedNodePorts),
+        ("PodOSSelectorNodeLabelDoesNotMatch", "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label", CauseClass::RejectedOs),
+        ("UnexpectedAdmissionError", "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices nvidia.com/gpu, which is unexpected", CauseClass::RejectedUnexpected),
+        ("Preempting", "Preempted in order to admit critical pod", CauseClass::Preempted),
+        ("Terminated", "Pod was terminated in response to imminent node shutdown.", CauseClass::NodeShutdown),
+    ]
+    .into_iter()
+    .map(|(reason, message, class)| (failed_by_kubelet(reason, message), vec![], class))
+    .collect();
+    // Phase Unknown with no word from its node: no node cause without the node's evidence.
+    let lost = vec![(
+        deployment_pod("web-1")
+            .on_node("node-7")
+            .phase("Unknown", None),
+        vec![],
+        CauseClass::PodUnknown,
+    )];
     let mut reached = std::collections::BTreeSet::new();
-    for (builder, events, expected) in cases.into_iter().chain(starting) {
+    for (builder, events, expected) in cases.into_iter().chain(starting).chain(kubelet).chain(lost)
+    {
         let (class, cause) = told(builder, &events);
         assert_eq!(class, expected, "{cause:?}");
         assert!(!cause.next.is_empty(), "{cause:?}");
@@ -1283,4 +1314,38 @@ fn reasons_read_as_kubectl_prints_them() {
             .contains("OOM-killed at its memory limit of 256"),
         "{told:?}"
     );
+}
+
+/// An eviction that names the node's condition instead of the resource it ran low on
+/// (pkg/kubelet/eviction/helpers.go, `nodeConditionMessageFmt`) still says which pressure.
+#[test]
+fn an_eviction_by_node_condition_names_the_pressure() {
+    let (class, told) = class_of(
+        deployment_pod("web-1")
+            .evicted()
+            .status_message("The node had condition: [DiskPressure]. "),
+    );
+    assert_eq!(class, CauseClass::NodeDiskPressure, "{told:?}");
+}
+
+/// A pod in phase Unknown on a node that reports Ready: its node is fine, and the cause says
+/// so rather than "stopped reporting" with no Node evidence.
+#[test]
+fn a_pod_unknown_on_a_node_that_reports_is_not_blamed_on_the_node() {
+    let pod = record(
+        deployment_pod("web-1")
+            .on_node("node-7")
+            .phase("Unknown", None),
+    );
+    let finding = classify(&pod, &default_chain(), now()).expect("abnormal");
+    let ready = opc_core::node::NodeState {
+        name: "node-7".into(),
+        readiness: opc_core::node::Readiness::Ready,
+        since: Some(now() - chrono::Duration::hours(1)),
+        heartbeat: Some(now()),
+        out_of_service: false,
+    };
+    let told = cause(&pod, &finding, &[], Some(&ready), now());
+    assert_eq!(told.class, CauseClass::PodUnknown, "{told:?}");
+    assert!(!told.detail.contains("stopped reporting"), "{told:?}");
 }

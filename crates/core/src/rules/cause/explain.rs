@@ -319,7 +319,7 @@ pub(super) fn terminating(
         }
         CauseClass::NodeUnreachable | CauseClass::NodeNotReady => match node {
             Some(node) => held_by_node(pod, class, node, now),
-            None => unknown(pod),
+            None => unknown(pod, class),
         },
         CauseClass::NodeGone => node_gone(pod),
         _ => make(
@@ -392,11 +392,24 @@ pub(super) fn node_gone(pod: &PodRecord) -> Cause {
     )
 }
 
-pub(super) fn unknown(pod: &PodRecord) -> Cause {
+pub(super) fn unknown(pod: &PodRecord, class: CauseClass) -> Cause {
     let node = pod.node.as_deref().unwrap_or("-");
+    let detail = match class {
+        CauseClass::NodeUnreachable if pod.reason.as_deref() == Some("NodeLost") => {
+            format!("node {node} stopped reporting (the node controller marked the pod NodeLost)")
+        }
+        CauseClass::NodeUnreachable => format!("node {node} stopped reporting"),
+        CauseClass::NodeNotReady => format!("node {node} reports not Ready"),
+        _ => {
+            // Its node is not known to be down: the kubelet there lost track of the pod.
+            let detail =
+                format!("the pod's phase is Unknown, while node {node} is not known to be down");
+            return make(class, detail, describe(pod)).citing("status.phase", "Unknown");
+        }
+    };
     make(
-        CauseClass::NodeUnreachable,
-        format!("node {node} stopped reporting"),
+        class,
+        detail,
         match pod.node.as_deref().map(|node| shell_words([node])) {
             Some(Some([node])) => {
                 format!("kubectl get node {node}; D once the node is confirmed gone")
@@ -409,6 +422,45 @@ pub(super) fn unknown(pod: &PodRecord) -> Cause {
 }
 
 pub(super) fn failed(pod: &PodRecord, class: CauseClass) -> Cause {
+    let node = pod.node.as_deref().unwrap_or("its node");
+    let replaced = "d deletes it (its workload, if any, has made another)";
+    let rejected = |why: &str| {
+        make(class, format!("the kubelet on {node} {why}"), replaced)
+            .citing("status.reason", pod.reason.as_deref().unwrap_or(""))
+            .citing("status.message", pod.message.as_deref().unwrap_or(""))
+    };
+    match class {
+        CauseClass::RejectedResources => {
+            return rejected(
+                "rejected it at admission: not enough of a resource left there (the scheduler \
+                 counted otherwise; kubectl describe node shows what is allocated)",
+            );
+        }
+        CauseClass::RejectedNodeAffinity => {
+            return rejected(
+                "rejected it at admission: the node no longer matches its node affinity",
+            );
+        }
+        CauseClass::RejectedNodeName => {
+            return rejected("rejected it at admission: it names another node");
+        }
+        CauseClass::RejectedNodePorts => {
+            return rejected("rejected it at admission: a host port it asks for is taken");
+        }
+        CauseClass::RejectedOs => {
+            return rejected("rejected it at admission: it asks for another operating system");
+        }
+        CauseClass::RejectedUnexpected => {
+            return rejected("could not admit it (a device plugin or the node's own state)");
+        }
+        CauseClass::Preempted => {
+            return rejected("preempted it to admit a critical pod");
+        }
+        CauseClass::NodeShutdown => {
+            return rejected("terminated it as the node shut down");
+        }
+        _ => {}
+    }
     match (class, failed_run(pod)) {
         (CauseClass::DeadlineExceeded, _) => make(
             class,

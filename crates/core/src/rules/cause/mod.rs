@@ -95,6 +95,15 @@ classes! {
     ReadinessProbe => "readinessProbe",
     InitRunning => "initRunning",
     StartingUnknown => "startingUnknown",
+    RejectedResources => "rejectedResources",
+    RejectedNodeAffinity => "rejectedNodeAffinity",
+    RejectedNodeName => "rejectedNodeName",
+    RejectedNodePorts => "rejectedNodePorts",
+    RejectedOs => "rejectedOS",
+    RejectedUnexpected => "rejectedUnexpected",
+    Preempted => "preempted",
+    NodeShutdown => "nodeShutdown",
+    PodUnknown => "podUnknown",
 }
 
 impl Serialize for CauseClass {
@@ -153,6 +162,14 @@ pub fn cause_class(
         RuleKind::Failed if pod.reason.as_deref() == Some("DeadlineExceeded") => {
             CauseClass::DeadlineExceeded
         }
+        RuleKind::Failed
+            if let Some(class) = pod
+                .reason
+                .as_deref()
+                .and_then(|r| words::failed_class(r, pod.message.as_deref().unwrap_or(""))) =>
+        {
+            class
+        }
         // An OOM kill is one whatever the restart policy: the kernel killed it at its limit.
         RuleKind::Failed
             if failed_run(pod).is_some_and(|(_, t)| t.reason.as_deref() == Some("OOMKilled")) =>
@@ -162,7 +179,12 @@ pub fn cause_class(
         RuleKind::Failed if failed_run(pod).is_some() => CauseClass::ExitCode,
         RuleKind::Failed => CauseClass::FailedUnknown,
         RuleKind::Pending => scheduling_cause(pod, events).0,
-        RuleKind::Unknown => CauseClass::NodeUnreachable,
+        // A node cause only from that node's own conditions: a lost pod on a node that
+        // reports (or whose state is not read) says only what its own status says.
+        RuleKind::Unknown if pod.reason.as_deref() == Some("NodeLost") => {
+            node_class(node).unwrap_or(CauseClass::NodeUnreachable)
+        }
+        RuleKind::Unknown => node_class(node).unwrap_or(CauseClass::PodUnknown),
     }
 }
 
@@ -193,7 +215,7 @@ pub fn cause(
         RuleKind::Failed => explain::failed(pod, class),
         RuleKind::Pending => explain::pending(pod, class, scheduling_cause(pod, events).1),
         RuleKind::Unknown if class == CauseClass::NodeGone => explain::node_gone(pod),
-        RuleKind::Unknown => explain::unknown(pod),
+        RuleKind::Unknown => explain::unknown(pod, class),
     };
     // Never a step the pod's state contradicts: one already going is not deleted again.
     if pod.deletion.is_some() && finding.rule != RuleKind::Terminating {

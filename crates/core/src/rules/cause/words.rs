@@ -84,6 +84,14 @@ pub(super) fn eviction_class(message: &str) -> CauseClass {
         CauseClass::NodeDiskPressure
     } else if message.starts_with("The node was low on resource: pids") {
         CauseClass::NodePidPressure
+    } else if let Some(condition) = message.strip_prefix("The node had condition: ") {
+        // pkg/kubelet/eviction/helpers.go: `The node had condition: [DiskPressure]. `
+        match condition.trim_start_matches('[') {
+            c if c.starts_with("MemoryPressure") => CauseClass::NodeMemoryPressure,
+            c if c.starts_with("DiskPressure") => CauseClass::NodeDiskPressure,
+            c if c.starts_with("PIDPressure") => CauseClass::NodePidPressure,
+            _ => CauseClass::EvictedUnknown,
+        }
     } else {
         CauseClass::EvictedUnknown
     }
@@ -202,6 +210,28 @@ fn scheduling_reason(reason: &str) -> CauseClass {
     } else {
         CauseClass::PendingUnknown
     }
+}
+
+/// Why the kubelet failed a pod itself, from the reason it wrote (v1.24's texts): it rejected
+/// it at admission (pkg/kubelet/lifecycle/predicate.go: `OutOf<resource>`, a predicate's name,
+/// `UnexpectedAdmissionError`, …), preempted it for a critical pod
+/// (pkg/kubelet/preemption), or terminated it as its node shut down
+/// (pkg/kubelet/nodeshutdown).
+pub(super) fn failed_class(reason: &str, message: &str) -> Option<CauseClass> {
+    Some(match reason {
+        r if r.starts_with("OutOf") => CauseClass::RejectedResources,
+        "NodeAffinity" => CauseClass::RejectedNodeAffinity,
+        "NodeName" => CauseClass::RejectedNodeName,
+        "NodePorts" => CauseClass::RejectedNodePorts,
+        "PodOSSelectorNodeLabelDoesNotMatch" | "PodOSNotSupported" => CauseClass::RejectedOs,
+        "UnexpectedAdmissionError"
+        | "UnexpectedPredicateFailureType"
+        | "UnknownReason"
+        | "InvalidNodeInfo" => CauseClass::RejectedUnexpected,
+        "Preempting" => CauseClass::Preempted,
+        "Terminated" | "Shutdown" if message.contains("node shutdown") => CauseClass::NodeShutdown,
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
