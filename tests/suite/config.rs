@@ -928,7 +928,7 @@ fn the_cluster_section_sets_how_long_to_wait_on_the_api_server() {
 }
 
 #[test]
-fn the_cluster_source_is_read_per_context_and_is_watch_by_default() {
+fn the_cluster_source_is_read_per_context_and_is_auto_by_default() {
     use opc_core::fleet::Source;
     let config = Config::from_yaml(
         "cluster:\n  source: auto\n  sourceByContext: {prod-eu: worker, lab: watch}\n",
@@ -939,7 +939,7 @@ fn the_cluster_source_is_read_per_context_and_is_watch_by_default() {
     assert_eq!(config.cluster.source_for("lab"), Source::Watch);
     assert_eq!(config.cluster.source_for("staging"), Source::Auto);
     let default = Config::from_yaml("cluster: {}\n", "empty.yaml").unwrap();
-    assert_eq!(default.cluster.source_for("prod-eu"), Source::Watch);
+    assert_eq!(default.cluster.source_for("prod-eu"), Source::Auto);
     let error = Config::from_yaml(
         "cluster:\n  sourceByContext: {prod-eu: workers}\n",
         "bad.yaml",

@@ -8,12 +8,13 @@ use super::{FeedError, FirstOutcome};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Source {
-    /// The worker when it answers, else a direct watch.
+    /// The worker when it answers, else a direct watch: the default, so a cluster that runs
+    /// its worker costs the screen its abnormal pods only.
+    #[default]
     Auto,
     /// The worker only: shown failing while it does not answer.
     Worker,
     /// A direct watch, as before workers served their findings.
-    #[default]
     Watch,
 }
 
@@ -212,13 +213,13 @@ mod tests {
     }
 
     #[test]
-    fn sources_read_back_as_written_and_watch_is_the_default() {
+    fn sources_read_back_as_written_and_auto_is_the_default() {
         for name in Source::NAMES {
             let read = name.parse::<Source>().map(|s| s.to_string());
             assert_eq!(read, Ok(name.to_string()));
         }
         assert_eq!(" auto ".parse(), Ok(Source::Auto));
         assert_eq!("Auto".parse::<Source>(), Err(BadSource));
-        assert_eq!(Source::default(), Source::Watch);
+        assert_eq!(Source::default(), Source::Auto);
     }
 }
