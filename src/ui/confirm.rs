@@ -6,7 +6,7 @@ use crate::actions::{
     Action, Inspection, OUT_OF_SERVICE, Outcome, PodRef, Resolution, UndoPlan, Verb, WorkloadRef,
 };
 use crate::cluster::{ClusterName, Listed};
-use crate::rules::RuleKind;
+use crate::rules::{ActionKind, RuleKind};
 use crate::worker::{Pause, PauseScope};
 
 /// Targets listed by name before "and N more".
@@ -66,6 +66,8 @@ pub enum Offer {
     Unavailable(String),
     /// Resume a rule the workload bound paused, on one cluster and in one scope only.
     Resume(Routed<(RuleKind, PauseScope)>),
+    /// Switch auto-clean's master switch on, on every open cluster.
+    MasterOn,
 }
 
 impl Offer {
@@ -84,6 +86,7 @@ impl Offer {
 pub(crate) enum Answer {
     Run(Vec<Routed<Action>>),
     Resume(Routed<(RuleKind, PauseScope)>),
+    MasterOn,
     /// Ask again, naming what was opted out.
     AskAgain(Confirmation),
     Nothing,
@@ -109,6 +112,7 @@ impl Confirmation {
                 actions, caution, ..
             } => (actions, caution),
             Offer::Resume(rule) => return Answer::Resume(rule),
+            Offer::MasterOn => return Answer::MasterOn,
             Offer::Unavailable(_) => return Answer::Nothing,
         };
         if caution.is_empty() {
@@ -181,6 +185,39 @@ impl Confirmation {
             self.lines.push(SECOND_CONFIRMATION.to_string());
         }
         self
+    }
+
+    /// The master switch on: what it will act on now, rule by rule, before it may.
+    pub(crate) fn master_on(
+        rules: &[(RuleKind, ActionKind, usize)],
+        dry_run: bool,
+    ) -> Confirmation {
+        let mut lines: Vec<String> = rules
+            .iter()
+            .map(|(rule, action, pods)| {
+                let pods = if *pods == 1 {
+                    "1 pod".to_string()
+                } else {
+                    format!("{pods} pods")
+                };
+                format!("{rule}: {action} on its own, {pods} now")
+            })
+            .collect();
+        if lines.is_empty() {
+            lines
+                .push("no rule is switched on: nothing acts until one is (a on a category)".into());
+        }
+        lines.push(String::new());
+        lines.push(if dry_run {
+            "dry-run: it records what it would do and changes nothing".to_string()
+        } else {
+            "on every open cluster, within the guards (rate limits, breaker, opt-outs)".to_string()
+        });
+        Confirmation {
+            title: "Switch auto-clean on?".to_string(),
+            lines,
+            offer: Offer::MasterOn,
+        }
     }
 
     /// Resume `rule` on `cluster` where the workload bound paused it: the dialog names the

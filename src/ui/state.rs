@@ -455,7 +455,7 @@ impl State {
         self.refilter(keep);
     }
 
-    /// Recompute the table's rows for the category and the filter.
+    /// Recompute the table's rows for the category, or for the filter across every category.
     pub(crate) fn refilter(&mut self, keep: Option<&str>) {
         let kind = self.current_kind();
         let needle = self.filter.to_lowercase();
@@ -463,8 +463,10 @@ impl State {
             .findings
             .iter()
             .enumerate()
-            .filter(|(_, a)| Some(a.rule()) == kind)
-            .filter(|(_, a)| needle.is_empty() || matches_filter(a, &needle))
+            .filter(|(_, a)| match needle.is_empty() {
+                true => Some(a.rule()) == kind,
+                false => matches_filter(a, &needle),
+            })
             .map(|(i, _)| i)
             .collect();
         if let Some(uid) = keep
@@ -595,14 +597,26 @@ impl State {
     }
 }
 
+/// Whether every word of `needle` is in some column the row shows (or its category).
 fn matches_filter(a: &Listed, needle: &str) -> bool {
+    let owner = a.owner().map(|_| a.workload().label());
+    let action = a
+        .action()
+        .shown(a.rule(), a.deleting(), a.owner().is_some(), a.held_label());
     let fields = [
         a.cluster().as_str(),
         a.namespace(),
         a.name(),
+        a.rule().name(),
         a.reason(),
+        a.cause().name(),
         a.node().unwrap_or(""),
+        owner.as_deref().unwrap_or(""),
         a.owner().map_or("", |(_, name)| name),
+        action,
     ];
-    fields.iter().any(|f| f.to_lowercase().contains(needle))
+    let fields: Vec<String> = fields.iter().map(|f| f.to_lowercase()).collect();
+    needle
+        .split_whitespace()
+        .all(|word| fields.iter().any(|f| f.contains(word)))
 }

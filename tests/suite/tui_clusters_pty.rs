@@ -63,7 +63,7 @@ fn the_two_demo_clusters_on_one_screen() {
         std::fs::write(path, screen.svg()).unwrap();
     }
 
-    screen.keys("/demo-us\r");
+    screen.keys("/demo-us imagepull\r");
     let filtered = screen.wait_for("only demo-us rows", |t| {
         rows_of(t, "demo-eu").is_empty() && !rows_of(t, "demo-us").is_empty()
     });
@@ -278,7 +278,7 @@ fn both_clusters_write_the_one_audit_log_with_ids_of_one_sequence() {
     screen.wait_for("only demo-us rows", |t| rows_of(t, "demo-eu").is_empty());
     screen.keys(" ");
     screen.keys("\x1b");
-    screen.keys("/demo-eu\r");
+    screen.keys("/demo-eu imagepull\r");
     screen.wait_for("only demo-eu rows", |t| rows_of(t, "demo-us").is_empty());
     screen.keys(" ");
     screen.keys("\x1b");

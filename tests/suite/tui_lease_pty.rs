@@ -68,6 +68,8 @@ async fn the_screen_stands_by_while_the_in_cluster_worker_leads_then_takes_over(
     screen.keys("a");
     screen.wait_text("rules: evicted");
     screen.keys("A");
+    screen.wait_text("Switch auto-clean on?");
+    screen.keys("y");
     screen.wait_text(&format!("run by {HOLDER}"));
     assert!(
         sim.pod("shop", "gone-1").is_some(),

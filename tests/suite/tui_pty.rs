@@ -268,6 +268,8 @@ fn automatic_actions_are_lines_in_the_log_pane() {
     screen.keys("a");
     screen.wait_text("rules: evicted");
     screen.keys("A");
+    screen.wait_text("Switch auto-clean on?");
+    screen.keys("y");
     screen.wait_text("demo-eu: auto evicted: would delete pod shop/");
 }
 
@@ -276,7 +278,12 @@ fn automatic_actions_are_lines_in_the_log_pane() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quitting_waits_for_an_automatic_action_in_flight() {
     let rules = "rules:\n  - {rule: evicted, auto: true, after: 0}\n";
-    let records = quit_while_a_delete_hangs(rules, |screen| screen.keys("A")).await;
+    let records = quit_while_a_delete_hangs(rules, |screen| {
+        screen.keys("A");
+        screen.wait_text("Switch auto-clean on?");
+        screen.keys("y");
+    })
+    .await;
     assert_eq!(
         records[0]["origin"],
         serde_json::json!({"by": "auto", "rule": "evicted"})
@@ -300,6 +307,8 @@ fn an_unwritable_audit_log_is_said_once_and_up_front() {
     screen.wait_text("unavailable: the audit log");
     screen.keys("\x1b");
     screen.keys("A");
+    screen.wait_text("Switch auto-clean on?");
+    screen.keys("y");
     screen.wait_text("blocked: demo-eu, demo-us: the audit log");
 }
 

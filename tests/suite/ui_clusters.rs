@@ -108,7 +108,25 @@ fn the_filter_matches_the_cluster_name() {
         .iter()
         .map(|&i| s.findings()[i].cluster().as_str())
         .collect();
-    assert_eq!(clusters, ["demo-us", "demo-us"]);
+    // Across every category: each of that cluster's rows, and no other.
+    let theirs = s
+        .findings()
+        .iter()
+        .filter(|a| a.cluster().as_str() == "demo-us")
+        .count();
+    assert_eq!(clusters, vec!["demo-us"; theirs]);
+    assert!(theirs > 2, "more than the current category's");
+    // Words narrow it: the cluster and a category.
+    press(&mut s, "Esc / d e m o - u s Space i m a g e p u l l Enter");
+    let rules: Vec<String> = s
+        .rows()
+        .iter()
+        .map(|&i| s.findings()[i].rule().to_string())
+        .collect();
+    assert!(
+        !rules.is_empty() && rules.iter().all(|r| r == "imagePull"),
+        "{rules:?}"
+    );
 }
 
 #[test]

@@ -28,7 +28,7 @@ fn confirm_lines(state: &State) -> (String, Vec<String>, Option<String>) {
     };
     let unavailable = match &c.offer {
         Offer::Unavailable(why) => Some(why.clone()),
-        Offer::Ready { .. } | Offer::Resume(_) => None,
+        Offer::Ready { .. } | Offer::Resume(_) | Offer::MasterOn => None,
     };
     (c.title.clone(), c.lines.clone(), unavailable)
 }
@@ -69,14 +69,16 @@ fn filter_narrows_and_esc_clears() {
     let mut s = state();
     press(&mut s, "/ p a y");
     assert!(s.filtering());
-    assert_eq!(s.rows().len(), 1);
+    // Every category's rows that match: the current category's, and one of another.
+    let paying = s.rows().len();
+    assert!(paying >= 1);
     // While typing, keys are text: `q` does not quit.
     assert!(press(&mut s, "q").is_empty());
     assert_eq!(s.filter(), "payq");
     assert_eq!(s.rows().len(), 0);
     press(&mut s, "Backspace Enter");
     assert!(!s.filtering());
-    assert_eq!(s.rows().len(), 1);
+    assert_eq!(s.rows().len(), paying);
     press(&mut s, "Esc");
     assert_eq!(s.rows().len(), 3);
 }
@@ -365,8 +367,19 @@ fn auto_toggles_go_to_the_worker_for_the_current_rule() {
             on: true
         })]
     );
+    // The master switch says what it will act on, and asks once.
+    assert_eq!(press(&mut s, "A"), []);
+    let (title, lines, _) = confirm_lines(&s);
+    assert_eq!(title, "Switch auto-clean on?");
+    // The worker has not echoed the rule's switch yet: no rule is on in its status.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("no rule is switched on")),
+        "{lines:?}"
+    );
     assert_eq!(
-        press(&mut s, "A"),
+        press(&mut s, "y"),
         [Effect::Worker(WorkerCommand::SetMasterAuto(true))]
     );
     s.set_report_sinks(true);

@@ -8,7 +8,7 @@ use crate::actions::PodRef;
 use crate::cluster::ClusterName;
 use crate::cluster::Listed;
 use crate::config::{KeyBinding, KeyCode};
-use crate::rules::RuleKind;
+use crate::rules::{ActionKind, RuleKind};
 use crate::ui::confirm::{Confirmation, PodVerb};
 use crate::ui::event::{Effect, Routed};
 use crate::ui::keys::{Command, command_for};
@@ -274,14 +274,24 @@ fn toggle_auto(state: &mut State) -> Vec<Effect> {
     vec![Effect::Worker(WorkerCommand::SetAuto { rule, on })]
 }
 
+/// Off at once; on only after a dialog that says what it will act on (two keys deleted six
+/// pods of the demo before).
 fn master_auto(state: &mut State) -> Vec<Effect> {
-    let on = !state.worker().master_auto;
-    status(
-        state,
-        &format!("auto-clean master switch {}", if on { "on" } else { "off" }),
-        false,
-    );
-    vec![Effect::Worker(WorkerCommand::SetMasterAuto(on))]
+    if state.worker().master_auto {
+        status(state, "auto-clean master switch off", false);
+        return vec![Effect::Worker(WorkerCommand::SetMasterAuto(false))];
+    }
+    let worker = state.worker();
+    let rules: Vec<(RuleKind, ActionKind, usize)> = state
+        .chain
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| worker.rules.get(&r.kind).is_some_and(|s| s.auto))
+        .map(|(i, r)| (r.kind, r.action, state.counts.get(i).copied().unwrap_or(0)))
+        .collect();
+    let dialog = Confirmation::master_on(&rules, state.dry_run);
+    state.overlay = Some(Overlay::Confirm(dialog));
+    Vec::new()
 }
 
 /// Send the restart report to the configured sinks; with none, say where else it can go.

@@ -86,6 +86,10 @@ fn on_yes(state: &mut State, dialog: Confirmation) -> Next {
             Next::close_with(vec![Effect::Run(actions)])
         }
         Answer::AskAgain(second) => Next::stay(Overlay::Confirm(second)),
+        Answer::MasterOn => {
+            status(state, "auto-clean master switch on", false);
+            Next::close_with(vec![Effect::Worker(WorkerCommand::SetMasterAuto(true))])
+        }
         Answer::Resume(routed) => {
             let (rule, scope) = routed.item;
             status(

@@ -6,8 +6,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use super::{centered, fit, inert_line};
+use crate::fleet::WatchWhy;
 use crate::ui::confirm::{Confirmation, Offer};
-use crate::ui::event::ClusterLine;
+use crate::ui::event::{ClusterLine, SourceLine};
 use crate::ui::theme;
 
 /// The keys sit on the bottom border, so no amount of wrapped text can push them out of sight.
@@ -26,7 +27,7 @@ pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
             " y / Enter: record what would be done    n / Esc: cancel ",
             theme::warn(),
         ),
-        Offer::Ready { .. } | Offer::Resume(_) => {
+        Offer::Ready { .. } | Offer::Resume(_) | Offer::MasterOn => {
             Line::styled(" y / Enter: do it    n / Esc: cancel ", theme::warn())
         }
     };
@@ -105,7 +106,8 @@ pub(crate) fn clusters(open: &[&ClusterLine], area: Rect, buf: &mut Buffer) {
         ]));
         // Its own line, said unless it is a watch chosen as one: a fallback says why, a
         // worker's feed how it stands.
-        if super::source::tag(&c.source).is_some() {
+        // Every source but a watch chosen as one says how it stands, or why it fell back.
+        if !matches!(c.source, SourceLine::Watch(WatchWhy::Chosen)) {
             lines.push(Line::styled(
                 format!("{:<17}{}", "", super::source::words(&c.source)),
                 theme::dim(),

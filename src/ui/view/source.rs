@@ -9,7 +9,8 @@ use crate::ui::event::SourceLine;
 pub(crate) fn tag(source: &SourceLine) -> Option<&'static str> {
     match source {
         SourceLine::Watch(WatchWhy::Chosen) => None,
-        SourceLine::Watch(WatchWhy::NoWorker(_)) => Some("watch (no worker)"),
+        // No worker is the common case `auto` falls back from: the clusters dialog says so.
+        SourceLine::Watch(WatchWhy::NoWorker(_)) => None,
         SourceLine::Watch(WatchWhy::OverBound(_)) => Some("watch (feed too big)"),
         SourceLine::Worker { .. } => Some("via worker"),
     }

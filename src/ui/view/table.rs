@@ -212,9 +212,14 @@ fn title(state: &State) -> String {
         return " no rules ".into();
     };
     let count = state.rows.len();
+    // A filter reaches every category.
+    let scope = if state.filter.is_empty() {
+        rule.kind.name()
+    } else {
+        "every category"
+    };
     let mut title = format!(
-        " {} — {count} pod{}",
-        rule.kind,
+        " {scope} — {count} pod{}",
         if count == 1 { "" } else { "s" }
     );
     let marked = state.marked_count();

@@ -174,8 +174,13 @@ async fn run(mut feed: Feed) {
                 true
             }
             Ended::Failed { error, read } => {
-                if read || said.as_ref() != Some(&error) {
+                // No worker at all is how most clusters start: `auto` then watches, and the
+                // clusters dialog says why; it is news only once a feed was read.
+                let news = read || feed.proved.is_some() || !error.means_no_worker();
+                if news && (read || said.as_ref() != Some(&error)) {
                     tracing::warn!(address = %feed.address, "{error}");
+                } else {
+                    tracing::debug!(address = %feed.address, "{error}");
                 }
                 let (now, proved) = (feed.clock.instant(), feed.proved);
                 feed.state
