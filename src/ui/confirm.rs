@@ -140,10 +140,12 @@ impl Confirmation {
     }
 
     /// What the checks found: where opt-outs sit (an error counts as a possible opt-out), and
-    /// the targets that, read just now, match no rule.
+    /// the targets that, read just now, are not what their row says (`row` gives a target's
+    /// category on the screen): those are left out, and said why.
     pub(crate) fn with_opt_outs(
         mut self,
         checked: Result<Checked, super::event::Unanswered>,
+        row: impl Fn(&PodRef) -> Option<RuleKind>,
     ) -> Confirmation {
         let Offer::Ready {
             caution, actions, ..
@@ -153,23 +155,31 @@ impl Confirmation {
         };
         let added: Vec<String> = match checked {
             Ok(checked) => {
-                let healthy = |a: &Routed<Action>| {
-                    a.item
+                let moved: Vec<(&PodRef, String)> = checked
+                    .live
+                    .iter()
+                    .filter_map(|(pod, now)| match (now, row(pod)) {
+                        (None, _) => {
+                            Some((pod, format!("{pod}, as read just now, matches no rule")))
+                        }
+                        (Some(now), Some(was)) if *now != was => Some((
+                            pod,
+                            format!("{pod} is {now} as read just now, not {was} as its row says"),
+                        )),
+                        _ => None,
+                    })
+                    .collect();
+                actions.retain(|a| {
+                    !a.item
                         .pod()
-                        .is_some_and(|p| checked.not_abnormal.contains(p))
-                };
-                if !actions.is_empty() && actions.iter().all(healthy) {
-                    let why = checked
-                        .not_abnormal
-                        .iter()
-                        .map(|p| format!("{p}, as read just now, matches no rule"))
-                        .collect::<Vec<_>>()
-                        .join("; ");
-                    return Confirmation::unavailable(&self.title, why);
+                        .is_some_and(|p| moved.iter().any(|(m, _)| *m == p))
+                });
+                let said: Vec<String> = moved.into_iter().map(|(_, why)| why).collect();
+                if actions.is_empty() && !said.is_empty() {
+                    return Confirmation::unavailable(&self.title, said.join("; "));
                 }
-                self.lines.extend(checked.not_abnormal.iter().map(|p| {
-                    format!("{p}, as read just now, matches no rule: a yes is refused for it")
-                }));
+                self.lines
+                    .extend(said.iter().map(|why| format!("left out: {why}")));
                 checked
                     .opt_outs
                     .iter()
@@ -369,10 +379,13 @@ impl Confirmation {
             )]),
         };
         let opt_outs = checked.opt_out.iter().cloned().collect();
-        dialog.with_opt_outs(Ok(Checked {
-            opt_outs,
-            not_abnormal: Vec::new(),
-        }))
+        dialog.with_opt_outs(
+            Ok(Checked {
+                opt_outs,
+                live: Vec::new(),
+            }),
+            |_| None,
+        )
     }
 
     /// Undo of a parked workload, once its cluster confirmed it is at zero: `plan` says what

@@ -163,9 +163,8 @@ impl Effects {
                 match checked {
                     Ok(checked) => {
                         found.opt_outs.extend(checked.opt_out);
-                        if checked.live.is_none() {
-                            found.not_abnormal.push(pod.item.clone());
-                        }
+                        let live = checked.live.map(|f| f.rule);
+                        found.live.push((pod.item.clone(), live));
                     }
                     Err(e) => {
                         let _ = tx.send(Event::OptOuts(Err(e)));

@@ -1,5 +1,6 @@
 //! What reaches the UI task, and what it asks the runtime to do.
 
+use crate::rules::RuleKind;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -164,7 +165,8 @@ pub enum Event {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Checked {
     pub opt_outs: Vec<OptOut>,
-    pub not_abnormal: Vec<PodRef>,
+    /// Each target's category as read just now: none, it matches no rule.
+    pub live: Vec<(PodRef, Option<RuleKind>)>,
 }
 
 /// Work for the runtime; `update` never does I/O itself.

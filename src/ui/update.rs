@@ -106,7 +106,14 @@ fn answered(state: &mut State, shown: Option<Overlay>, answer: Event) -> Option<
             Overlay::Confirm(Confirmation::for_parked_undo(&workload, result, several)),
         ),
         (Some(Overlay::Checking(dialog)), Event::OptOuts(checked)) => {
-            Some(Overlay::Confirm(dialog.with_opt_outs(checked)))
+            let row = |pod: &crate::actions::PodRef| {
+                state
+                    .findings
+                    .iter()
+                    .find(|a| a.uid() == pod.uid)
+                    .map(|a| a.rule())
+            };
+            Some(Overlay::Confirm(dialog.with_opt_outs(checked, row)))
         }
         (Some(Overlay::Parked { selected, .. }), Event::Parked(list)) => Some(Overlay::Parked {
             list: Some(list),

@@ -133,7 +133,7 @@ fn an_opt_out_up_the_owner_chain_is_named_and_asks_twice() {
                 namespace: "shop".into(),
                 name: "web".into(),
             }],
-            not_abnormal: Vec::new(),
+            live: Vec::new(),
         })),
     );
     let (_, lines, _) = confirm_lines(&s);
@@ -811,4 +811,53 @@ fn a_late_opt_out_answer_leaves_the_overlay_shown() {
     assert_eq!(s.overlay(), Some(&Overlay::Help));
     update(&mut s, Event::OptOuts(Ok(Checked::default())));
     assert_eq!(s.overlay(), Some(&Overlay::Help));
+}
+
+/// A row is a claim (a watch that lags, a worker's word): the dialog goes by the pod read just
+/// now, and leaves out a target that is not what its row says, naming what it is.
+#[test]
+fn a_target_that_read_just_now_is_not_its_row_is_left_out() {
+    let mut s = state();
+    press(&mut s, "Space Space");
+    let pod = |name: &str| PodRef {
+        namespace: "shop".into(),
+        name: name.into(),
+        uid: format!("uid-shop-{name}"),
+    };
+    press(&mut s, "d");
+    let checked = Checked {
+        opt_outs: Vec::new(),
+        live: vec![
+            (pod("web-5f8-k2x8p"), Some(RuleKind::Evicted)),
+            (pod("web-5f8-q7m4t"), Some(RuleKind::CrashLoop)),
+        ],
+    };
+    update(&mut s, Event::OptOuts(Ok(checked)));
+    let (_, lines, unavailable) = confirm_lines(&s);
+    assert_eq!(unavailable, None);
+    assert!(
+        lines.iter().any(|l| l
+            == "left out: pod shop/web-5f8-q7m4t is crashLoop as read just now, not evicted as its row says"),
+        "{lines:?}"
+    );
+    assert_eq!(
+        press(&mut s, "y"),
+        [Effect::Run(vec![on_demo(Action::Delete(pod(
+            "web-5f8-k2x8p"
+        )))])]
+    );
+    // Every target moved: nothing to offer, and why.
+    let mut s = state();
+    press(&mut s, "d");
+    let healthy = Checked {
+        opt_outs: Vec::new(),
+        live: vec![(pod("web-5f8-k2x8p"), None)],
+    };
+    update(&mut s, Event::OptOuts(Ok(healthy)));
+    let (_, _, unavailable) = confirm_lines(&s);
+    assert!(
+        unavailable.is_some_and(|why| why.contains("as read just now, matches no rule")),
+        "{:?}",
+        confirm_lines(&s)
+    );
 }
