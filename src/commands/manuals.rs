@@ -15,9 +15,27 @@ pub(crate) fn completions(shell: Shell) -> crate::Result<ExitCode> {
     let mut command = Cli::command();
     let name = command.get_name().to_string();
     let mut script = Vec::new();
-    clap_complete::generate(shell, &mut command, name, &mut script);
-    out(&String::from_utf8_lossy(&script))?;
+    clap_complete::generate(shell, &mut command, name.clone(), &mut script);
+    let script = String::from_utf8_lossy(&script);
+    let script = match shell {
+        Shell::Bash => bash_case_labels_fixed(&script, &name),
+        _ => script.into_owned(),
+    };
+    out(&script)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// clap_complete's bash script names a subcommand's state with the program's hyphens written
+/// as `__` (`ops__pod__cleaner__subcmd__scan`) but labels its cases with them written as
+/// `__subcmd__` (`ops__subcmd__pod__subcmd__cleaner__subcmd__scan`): no label ever matched, so
+/// nothing completed past the first word. The labels are written as the state is.
+fn bash_case_labels_fixed(script: &str, name: &str) -> String {
+    let state = name.replace('-', "__");
+    let label = name.replace('-', "__subcmd__");
+    if state == label {
+        return script.to_string();
+    }
+    script.replace(&format!("{label}__subcmd__"), &format!("{state}__subcmd__"))
 }
 
 pub(crate) fn manpage() -> crate::Result<ExitCode> {

@@ -539,3 +539,42 @@ fn as_a_kubectl_plugin_it_names_itself_kubectl_pod_cleaner() {
         "{help}"
     );
 }
+
+/// What a real bash offers for `WORDS` (the last one being completed), through the script
+/// the binary prints.
+fn bash_completes(words: &[&str]) -> Vec<String> {
+    let bin = env!("CARGO_BIN_EXE_ops-pod-cleaner");
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let script = format!(
+        "source <('{bin}' completions bash)\n\
+         COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE=\"${{COMP_WORDS[*]}}\"; COMP_POINT=${{#COMP_LINE}}\n\
+         _ops__pod__cleaner ops-pod-cleaner \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"\n\
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        words = quoted.join(" "),
+        cword = words.len() - 1,
+    );
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .output()
+        .expect("bash runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// Below the first word too: a subcommand's flag, and a flag's values (clap_complete wrote
+/// case labels that never matched a hyphenated program name, so nothing past it completed).
+#[test]
+fn bash_completes_a_subcommands_flag_and_its_values() {
+    assert_eq!(bash_completes(&["ops-pod-cleaner", "sc"]), ["scan"]);
+    assert_eq!(
+        bash_completes(&["ops-pod-cleaner", "scan", "--ou"]),
+        ["--output"]
+    );
+    let outputs = bash_completes(&["ops-pod-cleaner", "scan", "--output", ""]);
+    assert!(outputs.contains(&"json".to_string()), "{outputs:?}");
+    let shells = bash_completes(&["ops-pod-cleaner", "completions", ""]);
+    assert!(shells.contains(&"zsh".to_string()), "{shells:?}");
+}
