@@ -524,6 +524,20 @@ impl State {
         self.clusters.lines().collect()
     }
 
+    /// Whether the row's workload is one its cluster's worker refused to scale as unproven:
+    /// the proof the row's own fields cannot give, read once it was tried.
+    pub(crate) fn unproven(&self, a: &Listed) -> bool {
+        let workers = self.clusters.workers();
+        let Some(worker) = workers.get(a.cluster()) else {
+            return false;
+        };
+        let workload = a.workload();
+        worker
+            .rules
+            .get(&a.rule())
+            .is_some_and(|r| r.unproven.contains(&workload))
+    }
+
     /// The first cluster whose pods this identity may not see, and why: what the counts and
     /// the table say in place of numbers that would read as "nothing abnormal".
     pub(crate) fn forbidden(&self) -> Option<(&str, &str)> {

@@ -13,7 +13,7 @@ use opc_core::worker::WorkerCommand;
 use ops_pod_cleaner::ui::{
     Checked, Effect, Event, Offer, Overlay, State, Unanswered, View, update,
 };
-use ui_support::{change_worker, now, on_demo, pulling_now, state};
+use ui_support::{change_worker, now, on_demo, pulling_now, screen, state};
 
 fn press(state: &mut State, keys: &str) -> Vec<Effect> {
     keys.split_whitespace()
@@ -860,4 +860,21 @@ fn a_target_that_read_just_now_is_not_its_row_is_left_out() {
         "{:?}",
         confirm_lines(&s)
     );
+}
+
+/// Once the worker refused to scale a row's workload as unproven, the row says so in place of
+/// the action it would not run.
+#[test]
+fn a_row_whose_scale_the_worker_refused_as_unproven_says_so() {
+    let mut s = state();
+    press(&mut s, "3");
+    let row = s.selected_finding().unwrap().clone();
+    assert!(screen(&s, 80, 24).contains("scaleToZero"));
+    let workload = row.workload();
+    change_worker(&mut s, |w| {
+        w.rules.entry(RuleKind::ImagePull).or_default().unproven = vec![workload.clone()];
+    });
+    let shown = screen(&s, 80, 24);
+    assert!(!shown.contains("scaleToZero"), "{shown}");
+    assert!(shown.contains("unproven"), "{shown}");
 }

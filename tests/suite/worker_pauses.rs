@@ -179,3 +179,40 @@ async fn a_tenants_two_namespaces_do_not_pause_a_rule_for_a_namespace_that_share
         assert_eq!(replicas(&sim, ns, "app"), 6, "{ns} is paused");
     }
 }
+
+/// A scale the worker refused because the pod is no evidence against the workload is kept in
+/// its status, so the row can say `unproven` once the proof was tried.
+#[tokio::test]
+async fn a_workload_refused_as_unproven_is_named_in_the_workers_status() {
+    let sim = SimCluster::new();
+    sim.create_deployment(typed(crate::support::sim::workload(
+        "Deployment",
+        "checkout",
+        1,
+    )));
+    let uid = sim
+        .deployment("default", "checkout")
+        .and_then(|d| d.metadata.uid)
+        .unwrap();
+    let mut evil = pod("evil")
+        .waiting_with("ImagePullBackOff", "Back-off pulling image \"x:1\"")
+        .json();
+    evil["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "name": "checkout-0000000000", "uid": uid, "controller": true}]);
+    sim.create_pod(typed(evil));
+    let watched = Watched::start(sim.clone()).await;
+    let handle = worker(&watched, &config_with_auto(RuleKind::ImagePull));
+    let mut status = handle.status.clone();
+    let named = status.wait_for(|s| {
+        s.rules
+            .get(&RuleKind::ImagePull)
+            .is_some_and(|r| !r.unproven.is_empty())
+    });
+    let status = tokio::time::timeout(Duration::from_secs(10), named)
+        .await
+        .expect("the refusal is in the status")
+        .unwrap();
+    let unproven = &status.rules[&RuleKind::ImagePull].unproven;
+    assert_eq!(unproven.len(), 1, "{unproven:?}");
+    assert_eq!(replicas(&sim, "default", "checkout"), 1);
+}

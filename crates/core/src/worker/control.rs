@@ -44,6 +44,9 @@ pub struct RuleStatus {
     pub held: u32,
     /// One of their refusals, for the rules pane and `--once`.
     pub held_reason: Option<HeldReason>,
+    /// Workloads a scale to zero was refused for because their pods are no evidence against
+    /// them (an unproven chain, a foreign image): their rows say `unproven`.
+    pub unproven: Vec<crate::pod::WorkloadId>,
 }
 
 /// Why targets of a rule are held: one refusal, and the cluster it came from where several

@@ -199,6 +199,23 @@ impl Guards {
         held
     }
 
+    /// The workloads held because a scale to zero was refused as unproven, by rule.
+    pub(crate) fn unproven(&self, now: Instant) -> BTreeMap<RuleKind, Vec<WorkloadId>> {
+        let mut unproven: BTreeMap<RuleKind, Vec<WorkloadId>> = BTreeMap::new();
+        for (target, b) in self.backoff.iter().filter(|(_, b)| b.until > now) {
+            let refused = matches!(
+                &b.reason,
+                Outcome::Refused(crate::actions::Refusal::Unscalable(
+                    crate::actions::Unscalable::Unproven(_)
+                ))
+            );
+            if let (true, Target::Workload(workload)) = (refused, target) {
+                unproven.entry(b.rule).or_default().push(workload.clone());
+            }
+        }
+        unproven
+    }
+
     /// The pauses the workload bound made.
     pub fn spread_paused(&self) -> Pauses {
         self.spread

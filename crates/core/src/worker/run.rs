@@ -493,6 +493,7 @@ impl Worker {
     fn refresh_status(&mut self) {
         self.status.master_auto = self.toggles.master;
         let held = self.guards.backing_off(self.clock.instant());
+        let mut unproven = self.guards.unproven(self.clock.instant());
         for spec in &self.chain {
             let entry = self.status.rules.entry(spec.kind).or_default();
             entry.auto = self.toggles.rules.get(&spec.kind).copied().unwrap_or(false);
@@ -503,6 +504,7 @@ impl Worker {
                 outcome: outcome.clone(),
                 cluster: None,
             });
+            entry.unproven = unproven.remove(&spec.kind).unwrap_or_default();
         }
         self.status.blocked = super::plan::blocked(&self.gate(), &self.guards.safety);
     }
