@@ -145,7 +145,33 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         first.push(Span::styled(" NO-AUDIT ", theme::badge(Color::Red)));
     }
     first.extend(clusters(state));
-    Paragraph::new(vec![Line::from(first), auto_line(state, &worker)]).render(area, buf);
+    let width = usize::from(area.width);
+    let lines = vec![
+        fitted(Line::from(first), width),
+        fitted(auto_line(state, &worker), width),
+    ];
+    Paragraph::new(lines).render(area, buf);
+}
+
+/// `line` cut to `width` cells, the cut marked with an ellipsis: a header that runs past the
+/// terminal says there is more (`C` and the rules pane have it whole).
+fn fitted(line: Line<'static>, width: usize) -> Line<'static> {
+    if line.width() <= width {
+        return line;
+    }
+    let mut spans = Vec::new();
+    let mut used = 0;
+    for span in line.spans {
+        let cells = span.width();
+        if used + cells < width {
+            used += cells;
+            spans.push(span);
+            continue;
+        }
+        spans.push(Span::styled(fit(&span.content, width - used), span.style));
+        break;
+    }
+    Line::from(spans)
 }
 
 fn auto_line(state: &State, w: &WorkerStatus) -> Line<'static> {
