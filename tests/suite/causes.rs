@@ -1077,13 +1077,34 @@ fn every_class_of_the_vocabulary_is_reached_from_real_words() {
     .map(|(reason, message, class)| (failed_by_kubelet(reason, message), vec![], class))
     .collect();
     // Phase Unknown with no word from its node: no node cause without the node's evidence.
-    let lost = vec![(
-        deployment_pod("web-1")
-            .on_node("node-7")
-            .phase("Unknown", None),
-        vec![],
-        CauseClass::PodUnknown,
-    )];
+    // And runc's words when it cannot start the process (containerd's wrapping).
+    let runc = |program: &str, why: &str| {
+        format!(
+            "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"{program}\": {why}: unknown"
+        )
+    };
+    let lost = vec![
+        (
+            deployment_pod("web-1")
+                .on_node("node-7")
+                .phase("Unknown", None),
+            vec![],
+            CauseClass::PodUnknown,
+        ),
+        (
+            pull("CreateContainerError", &runc("/app", "permission denied")),
+            vec![],
+            CauseClass::ExecPermission,
+        ),
+        (
+            crash("Error", 128).waiting_with(
+                "RunContainerError",
+                &runc("app", "executable file not found in $PATH"),
+            ),
+            vec![],
+            CauseClass::ExecNotFound,
+        ),
+    ];
     let mut reached = std::collections::BTreeSet::new();
     for (builder, events, expected) in cases.into_iter().chain(starting).chain(kubelet).chain(lost)
     {

@@ -72,6 +72,35 @@ fn scale_hint(pod: &PodRecord) -> String {
     }
 }
 
+/// The runtime could not start the container's process: what it could not run, and why.
+pub(super) fn runtime(pod: &PodRecord, class: CauseClass) -> Cause {
+    let Some((c, reason, message)) = waiting(pod) else {
+        return make(class, "no container is waiting", describe(pod));
+    };
+    let program = message
+        .split("exec: ")
+        .nth(1)
+        .and_then(|rest| rest.split('"').nth(1))
+        .unwrap_or("its command");
+    let (detail, next) = match class {
+        CauseClass::ExecPermission => (
+            format!(
+                "container {} cannot start: {program} is not executable for its user",
+                c.name
+            ),
+            "make it executable in the image (chmod +x), or run it as a user that may",
+        ),
+        _ => (
+            format!(
+                "container {} cannot start: {program} is not in the image",
+                c.name
+            ),
+            "fix the command or the image (the entrypoint's path, $PATH)",
+        ),
+    };
+    make(class, detail, next).citing(waiting_source(c), &format!("{reason}: {message}"))
+}
+
 pub(super) fn crash(pod: &PodRecord, class: CauseClass, probe: Option<&PodEvent>) -> Cause {
     let Some((c, t)) = last_run(pod) else {
         return make(class, "no previous run is recorded", logs_hint(pod)).citing_event(probe);

@@ -104,6 +104,8 @@ classes! {
     Preempted => "preempted",
     NodeShutdown => "nodeShutdown",
     PodUnknown => "podUnknown",
+    ExecPermission => "execPermission",
+    ExecNotFound => "execNotFound",
 }
 
 impl Serialize for CauseClass {
@@ -143,6 +145,10 @@ pub fn cause_class(
 ) -> CauseClass {
     match finding.rule {
         RuleKind::ImagePull => pull_cause(pod, events).0,
+        // The runtime could not start the container at all: its words say why.
+        RuleKind::CrashLoop | RuleKind::ConfigError if let Some(class) = runtime_cause(pod) => {
+            class
+        }
         RuleKind::CrashLoop => match last_run(pod) {
             Some((_, t)) if t.reason.as_deref() == Some("OOMKilled") => CauseClass::OomKilled,
             _ if probe_kill(pod, events).is_some() => CauseClass::ProbeFailed,
@@ -200,6 +206,11 @@ pub fn cause(
 ) -> Cause {
     let class = cause_class(pod, finding, events, node);
     let mut cause = match finding.rule {
+        RuleKind::CrashLoop | RuleKind::ConfigError
+            if matches!(class, CauseClass::ExecPermission | CauseClass::ExecNotFound) =>
+        {
+            explain::runtime(pod, class)
+        }
         RuleKind::ImagePull => explain::image_pull(pod, class, pull_cause(pod, events).1),
         RuleKind::CrashLoop => explain::crash(pod, class, probe_kill(pod, events)),
         RuleKind::ConfigError => explain::config(pod, class, config_cause(pod, events).1),
@@ -373,6 +384,16 @@ fn probe_kill<'a>(pod: &PodRecord, events: &'a [PodEvent]) -> Option<&'a PodEven
 }
 
 /// The first container waiting, init containers first, with its reason and message.
+/// Why the runtime could not start a container, from the waiting message it gave the kubelet
+/// (`RunContainerError`, `CreateContainerError`: runc's `exec: "/app": permission denied`).
+fn runtime_cause(pod: &PodRecord) -> Option<CauseClass> {
+    let (_, reason, message) = waiting(pod)?;
+    if !matches!(reason, "RunContainerError" | "CreateContainerError") {
+        return None;
+    }
+    words::runtime_class(message)
+}
+
 fn waiting(pod: &PodRecord) -> Option<(&ContainerRecord, &str, &str)> {
     pod.containers.iter().find_map(|c| match &c.state {
         ContainerState::Waiting { reason, message } => {

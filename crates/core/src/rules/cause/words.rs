@@ -234,6 +234,22 @@ pub(super) fn failed_class(reason: &str, message: &str) -> Option<CauseClass> {
     })
 }
 
+/// What runc (through containerd or CRI-O) said when it could not start the container's
+/// process: `exec: "/app": permission denied`, `exec: "app": executable file not found in
+/// $PATH`, `…: no such file or directory`.
+pub(super) fn runtime_class(message: &str) -> Option<CauseClass> {
+    let exec = message.split("exec: ").nth(1)?;
+    if exec.contains("permission denied") {
+        Some(CauseClass::ExecPermission)
+    } else if exec.contains("executable file not found")
+        || exec.contains("no such file or directory")
+    {
+        Some(CauseClass::ExecNotFound)
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
