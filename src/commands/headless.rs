@@ -15,14 +15,15 @@ use crate::actions::{ACTION_LOG, Audit};
 use crate::cli::GlobalArgs;
 use crate::clock::Clock;
 use crate::cluster::{Cache, watch_settings};
-use crate::config::Config;
+use crate::config::{Config, ReportConfig};
 use crate::headless::sizing;
 use crate::headless::{
-    Elector, FleetSettings, LeaseSettings, Listeners, Role, Sources, bind, serve, shutdown_signal,
+    Elector, FleetSettings, LeaseSettings, Listeners, Restarts, Role, Sources, bind, serve,
+    shutdown_signal,
 };
 use crate::lease::{self, Wiring};
 use crate::policy::Policy;
-use crate::report::{DeliveryPolicy, Reporter};
+use crate::report::{DeliveryPolicy, Reporter, live_report};
 use crate::session::ClusterSession;
 use crate::worker::{self, Standby, WorkerHandle, WorkerOptions};
 use crate::{Error, OnePick, Result, Usage};
@@ -94,6 +95,8 @@ fn required_audit(policy: &Policy) -> Result<Audit> {
 struct Parts {
     policy: Policy,
     options: WorkerOptions,
+    /// The restart report as it stands, for `/v1/report`.
+    report: ReportConfig,
 }
 
 impl Parts {
@@ -115,7 +118,11 @@ impl Parts {
             reporter,
             ..WorkerOptions::default()
         };
-        Ok(Parts { policy, options })
+        Ok(Parts {
+            policy,
+            options,
+            report: config.report.clone(),
+        })
     }
 }
 
@@ -144,6 +151,9 @@ async fn serve_until_signal(
     let checking = session.executor.clone();
     tokio::spawn(async move { checking.resolve_interrupted().await });
     let max_stale = parts.policy.safety().max_stale;
+    let live = live_report(parts.options.reporter.clone(), &parts.report, &session.name);
+    let cache = session.cache.clone();
+    let restarts: Restarts = Arc::new(move || live(&cache));
     let leading = Leading::start(session, parts, elector, None);
     let sources = Sources {
         cache: session.cache.reader(),
@@ -154,6 +164,7 @@ async fn serve_until_signal(
         started: Utc::now(),
         recent: leading.handle.recent.clone(),
         fleet: FleetSettings::default(),
+        restarts: Some(restarts),
     };
     let server = tokio::spawn(serve(listeners, sources, leading.stop.subscribe()));
     tracing::info!(
@@ -193,6 +204,7 @@ impl Leading {
         let Parts {
             policy,
             mut options,
+            ..
         } = parts;
         let acting = leading_since.map(|since| since + elector.settings().renew_deadline);
         let (acting_tx, acting_until) = watch::channel(acting);

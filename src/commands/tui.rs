@@ -3,7 +3,6 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use chrono::Utc;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use tokio::sync::watch;
@@ -13,14 +12,15 @@ use crate::actions::Audit;
 use crate::cli::GlobalArgs;
 use crate::clock::Clock;
 use crate::cluster::{
-    Cache, Cluster, ConnectOptions, Deadlines, Scope, WatchSettings, connect, watch_settings,
+    Cluster, ConnectOptions, Deadlines, Scope, WatchSettings, connect, watch_settings,
 };
 use crate::config::Config;
+use crate::fleet::worker_report;
 use crate::lease;
 use crate::policy::Policy;
-use crate::report::{DeliveryPolicy, Reporter, RestartState};
-use crate::session::{ClusterSession, SourceChoice};
-use crate::ui::{ACTION_TARGET, Connector, ReportSource, RunOptions, Session};
+use crate::report::{DeliveryPolicy, Reporter, live_report};
+use crate::session::{ClusterSession, Feed, SourceChoice};
+use crate::ui::{ACTION_TARGET, Connector, RunOptions, Session};
 use crate::worker::{Standby, WorkerOptions};
 use crate::{Error, Result};
 
@@ -171,8 +171,13 @@ impl Opener {
                 closed,
             ));
         }
-        let report =
-            (!opened.is_fed()).then(|| report_source(reporter, &self.config, &opened.name));
+        // A fed cluster's cache holds none of its pods: its worker counts its restarts.
+        let report = Some(match &opened.feed {
+            Feed::WorkerFed(fed) => {
+                worker_report(opened.client.clone(), fed.address().clone(), &opened.name)
+            }
+            Feed::Watched(_) => live_report(reporter, &self.config.report, &opened.name),
+        });
         Session {
             cluster: opened,
             worker,
@@ -181,34 +186,6 @@ impl Opener {
                 _targets: targets,
                 _closed: closed_tx,
             }),
-        }
-    }
-}
-
-/// The live report for the pane, built from the cache as the worker would send it.
-fn report_source(reporter: Option<Arc<Reporter>>, config: &Config, cluster: &str) -> ReportSource {
-    let cluster = cluster.to_string();
-    match reporter {
-        Some(reporter) => Arc::new(move |cache: &Cache| {
-            reporter.build(&reporter.candidates(cache), &cluster, Utc::now())
-        }),
-        None => {
-            let config = config.report.clone();
-            Arc::new(move |cache: &Cache| {
-                let pods = cache.fold(Vec::new(), |mut pods, pod| {
-                    if pod.total_restarts() >= config.min_restarts.max(1) {
-                        pods.push(pod.clone());
-                    }
-                    pods
-                });
-                crate::report::build(
-                    &pods,
-                    &config,
-                    &RestartState::default(),
-                    &cluster,
-                    Utc::now(),
-                )
-            })
         }
     }
 }

@@ -49,6 +49,7 @@ pub(crate) struct Feed {
     shared: Mutex<Shared>,
     lines: broadcast::Sender<Bytes>,
     settings: FleetSettings,
+    restarts: Option<super::server::Restarts>,
 }
 
 struct Shared {
@@ -74,6 +75,7 @@ impl Feed {
             }),
             lines: broadcast::channel(settings.queue.max(1)).0,
             settings,
+            restarts: sources.restarts.clone(),
         });
         tokio::spawn(publish(feed.clone(), sources.clone(), stop));
         feed
@@ -90,6 +92,12 @@ impl Feed {
     /// The last published state as one line.
     pub(crate) fn snapshot(&self) -> Bytes {
         snapshot_line(&mut self.shared())
+    }
+
+    /// The restart report as it stands, as JSON; `None` where this worker builds none.
+    pub(crate) fn restarts(&self) -> Option<Bytes> {
+        let report = (self.restarts.as_ref()?)();
+        serde_json::to_vec(&report).ok().map(Bytes::from)
     }
 
     /// The last published row of the pod of `uid` (percent-encoded), as JSON; `null` when

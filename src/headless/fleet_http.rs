@@ -25,7 +25,8 @@ pub(crate) enum Answer {
 const INDEX: &str = "ops-pod-cleaner worker findings, as JSON:\n\
     /v1/snapshot  the abnormal pods, counts per category, the worker's status and how current its view is\n\
     /v1/watch?since=SEQ&epoch=E  a snapshot (or the frames after SEQ), then every change as JSON lines, and a heartbeat when idle\n\
-    /v1/findings/UID  one pod's row now, or null\n";
+    /v1/findings/UID  one pod's row now, or null\n\
+    /v1/report  the restart report as it stands\n";
 
 /// JSON lines: one frame each.
 pub(crate) const NDJSON: &str = "application/x-ndjson";
@@ -45,6 +46,14 @@ pub(crate) fn answer(feed: &Arc<Feed>, path: &str, query: Option<&str>) -> Optio
             ),
         ),
         "/v1/watch" => Some(watch(feed.clone(), resume_of(query))),
+        "/v1/report" => Some(match feed.restarts() {
+            Some(report) => Answer::Whole(200, "application/json", report),
+            None => Answer::Whole(
+                404,
+                "text/plain",
+                Bytes::from_static(b"this worker builds no restart report\n"),
+            ),
+        }),
         _ => {
             let uid = path.strip_prefix("/v1/findings/")?;
             Some(Answer::Whole(200, "application/json", feed.finding(uid)))

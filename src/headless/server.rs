@@ -46,7 +46,13 @@ pub struct Sources {
     /// The automatic actions sent lately, for `/v1/`'s worker status.
     pub recent: watch::Receiver<Vec<PastAction>>,
     pub fleet: FleetSettings,
+    /// The restart report as it stands, for `/v1/report`: a screen that reads the cluster
+    /// through this worker shows it.
+    pub restarts: Option<Restarts>,
 }
+
+/// Builds the restart report of the cache now.
+pub type Restarts = Arc<dyn Fn() -> crate::report::RestartReport + Send + Sync>;
 
 impl Sources {
     fn snapshot(&self) -> Snapshot {

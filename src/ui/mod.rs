@@ -28,7 +28,7 @@ pub use event::{Checked, ClusterLine, Effect, Event, Routed, Snapshot, SourceLin
 pub(crate) use logging::ACTION_TARGET;
 pub use logging::init_logging;
 pub(crate) use run::{RunOptions, run};
-pub(crate) use session::{Connector, ReportSource, Session};
+pub(crate) use session::{Connector, Session};
 pub use snapshot::{cluster_line, snapshot, watch_line};
 pub use state::{BottomPane, Overlay, State, View, WatchLine};
 pub use update::update;

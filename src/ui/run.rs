@@ -318,9 +318,8 @@ impl Runtime {
             .collect()
     }
 
-    /// The restart report of every open cluster as one, grouped by cluster.
-    /// The restart report of the watched clusters: a fed cluster's cache holds none of its
-    /// pods, and its worker reports its restarts itself.
+    /// The restart report of every open cluster as one, grouped by cluster: a watched
+    /// cluster's counted here, a fed one's as its worker last served it.
     fn report(&self) -> RestartReport {
         let reports = (self.sessions.iter())
             .filter_map(|s| s.report.as_ref().map(|report| report(&s.cluster.cache)))

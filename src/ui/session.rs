@@ -1,24 +1,21 @@
 //! One connected cluster as the screen uses it; a context switch swaps in a new one.
 
 use std::any::Any;
-use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use crate::cluster::Cache;
-use crate::report::RestartReport;
 use crate::session::ClusterSession;
 use crate::worker::{WorkerCommand, WorkerHandle};
 
 /// Builds the restart report from the cache, as the worker would send it.
-pub(crate) type ReportSource = Arc<dyn Fn(&Cache) -> RestartReport + Send + Sync>;
+pub(crate) type ReportSource = crate::report::LiveReport;
 
 pub(crate) struct Session {
     /// Its name (shown in the header), cache, watches and executor.
     pub(crate) cluster: ClusterSession,
     pub(crate) worker: WorkerHandle,
-    /// None for a cluster read through its worker: its cache holds none of its pods, and
-    /// its worker counts and sends its restarts itself.
+    /// Its restart report: counted from its cache, or, for a cluster read through its
+    /// worker (whose cache holds none of its pods), as the worker last served it.
     pub(crate) report: Option<ReportSource>,
     /// Keeps the worker's Lease task and the simulated server alive; dropping it stops them.
     pub(crate) _guard: Box<dyn Any + Send>,

@@ -293,3 +293,42 @@ async fn a_context_that_may_not_list_pods_is_shown_forbidden_never_healthy() {
         "{metrics}"
     );
 }
+
+/// A cluster read through its worker: the restart report pane shows its restarts as the
+/// worker counts them (`/v1/report`), named as the screen names the cluster.
+#[tokio::test]
+async fn a_fed_clusters_restart_report_is_the_one_its_worker_serves() {
+    let theirs = Cache::for_cluster("east", default_chain(), Clock::real());
+    theirs.upsert(
+        pod("web-1").ns("shop").crash_looping(9, "Error").wire(),
+        Utc::now(),
+    );
+    let fleet = FleetSettings {
+        coalesce: Duration::from_millis(20),
+        heartbeat: HEARTBEAT,
+        ..FleetSettings::default()
+    };
+    let worker = crate::support::served::serve_reporting(theirs, fleet).await;
+    let served = reqwest::get(format!("http://{}/v1/report", worker.findings))
+        .await
+        .unwrap();
+    assert_eq!(served.status().as_u16(), 200);
+    assert!(served.text().await.unwrap().contains("web-1"));
+    let server = SimServer::start(SimCluster::new()).await.unwrap();
+    expose(&server, worker.findings).await;
+    let session = open(&server, Source::Auto).await;
+    let Feed::WorkerFed(fed) = &session.feed else {
+        panic!("a fed session: {:?}", session.feed)
+    };
+    let report = opc_core::fleet::worker_report(server.client(), fed.address().clone(), "east");
+    eventually("the worker's report", || {
+        !report(&session.cache).groups.is_empty()
+    })
+    .await;
+    let shown = report(&session.cache);
+    assert_eq!(shown.cluster, "east");
+    let pods: Vec<&str> = (shown.groups.iter())
+        .flat_map(|g| g.rows.iter().map(|r| r.pod.as_str()))
+        .collect();
+    assert_eq!(pods, ["web-1"]);
+}

@@ -244,6 +244,7 @@ async fn a_frozen_server_shows_in_metrics_and_readyz_then_thaws() {
         started: chrono::Utc::now(),
         recent: watch::channel(Vec::new()).1,
         fleet: Default::default(),
+        restarts: None,
     };
     tokio::spawn(serve(listeners, sources, stop));
     let get = |path: &'static str| async move {

@@ -25,23 +25,20 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     if let Some(last) = &state.worker().last_report {
         lines.push(Line::styled(format!("last delivery: {last}"), theme::dim()));
     }
-    // A fed cluster's pods are not here: its restarts are its worker's to count and send.
-    let fed: Vec<&str> = (state.clusters.lines())
-        .filter(|line| matches!(line.source, SourceLine::Worker { .. }))
-        .map(|line| &*line.name)
-        .collect();
-    for name in &fed {
+    // A fed cluster's pods are not here: its worker counts its restarts, and serves them.
+    for line in
+        (state.clusters.lines()).filter(|line| matches!(line.source, SourceLine::Worker { .. }))
+    {
         lines.push(Line::styled(
             inert_line(&format!(
-                "{name} is read through its worker, which reports its restarts (not shown here)"
+                "{} is read through its worker: its restarts are as the worker counts them",
+                line.name
             )),
             theme::dim(),
         ));
     }
-    let watched = fed.is_empty() || state.clusters.lines().len() > fed.len();
     match &state.report {
         None => lines.push(Line::styled("building…", theme::dim())),
-        Some(r) if r.groups.is_empty() && !watched => {}
         Some(r) if r.groups.is_empty() => lines.push(Line::styled(
             "no container restarts often enough to report",
             theme::dim(),

@@ -4,9 +4,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use chrono::Utc;
-use opc_core::cluster::CacheReader;
+use opc_core::cluster::{Cache, CacheReader};
 use opc_core::worker::WorkerStatus;
-use ops_pod_cleaner::headless::{FleetSettings, Listeners, Sources, bind, serve};
+use ops_pod_cleaner::headless::{FleetSettings, Listeners, Restarts, Sources, bind};
 use tokio::sync::watch;
 
 /// The server's two doors (the probes and `/metrics`; the findings under `/v1/`), and the
@@ -19,6 +19,25 @@ pub struct Served {
 
 /// Serve `cache` with `fleet`'s settings, as a replica that leads (`leader`) or not.
 pub async fn serve_cache(cache: CacheReader, leader: bool, fleet: FleetSettings) -> Served {
+    serve(cache, leader, fleet, None).await
+}
+
+/// [`serve_cache`] of a worker that also serves its restart report, built from `cache` with
+/// the built-in report settings.
+pub async fn serve_reporting(cache: Cache, fleet: FleetSettings) -> Served {
+    let config = opc_core::config::ReportConfig::default();
+    let live = opc_core::report::live_report(None, &config, "in-cluster");
+    let reader = cache.reader();
+    let restarts: Restarts = std::sync::Arc::new(move || live(&cache));
+    serve(reader, true, fleet, Some(restarts)).await
+}
+
+async fn serve(
+    cache: CacheReader,
+    leader: bool,
+    fleet: FleetSettings,
+    restarts: Option<Restarts>,
+) -> Served {
     let listeners = Listeners {
         probes: bind("127.0.0.1:0".parse().unwrap()).await.unwrap(),
         findings: bind("127.0.0.1:0".parse().unwrap()).await.unwrap(),
@@ -38,11 +57,12 @@ pub async fn serve_cache(cache: CacheReader, leader: bool, fleet: FleetSettings)
         started: Utc::now(),
         recent,
         fleet,
+        restarts,
     };
     tokio::spawn(async move {
         // The senders live as long as the server, so it sees no stop and no closed channel.
         let _senders = (leader_tx, stop_tx, recent_tx);
-        serve(listeners, sources, stop).await;
+        ops_pod_cleaner::headless::serve(listeners, sources, stop).await;
     });
     Served {
         addr,

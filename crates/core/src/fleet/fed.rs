@@ -80,6 +80,11 @@ impl FedCluster {
         FedCluster { feed, view, task }
     }
 
+    /// Where its worker is reached.
+    pub fn address(&self) -> &super::WorkerAddress {
+        self.feed.address()
+    }
+
     /// What the screen shows besides the rows, as of the last change.
     pub fn view(&self) -> FedView {
         self.view.borrow().clone()

@@ -48,7 +48,7 @@ pub use held::Held;
 pub use publish::{Publisher, Ring, State};
 pub use row::{FindingRow, Owner, PodKey};
 pub use source::{BadSource, Decision, Source, WatchWhy, decide};
-pub use told::{WorkerWord, ask_worker};
+pub use told::{WorkerWord, ask_report, ask_worker, worker_report};
 pub use told_row::ToldRow;
 pub use view::{FleetView, Gap, Resume};
 

@@ -46,6 +46,79 @@ pub async fn ask_worker(
     }
 }
 
+/// The most a worker's restart report may be: a few thousand restarting pods.
+const REPORT_BYTES: usize = 8 << 20;
+
+/// The worker's restart report now (`/v1/report`): its cluster's restarts, counted where its
+/// pods are, for a screen that reads the cluster through it.
+pub async fn ask_report(
+    client: &Client,
+    address: &WorkerAddress,
+    within: Duration,
+) -> Result<crate::report::RestartReport, FeedError> {
+    let asked = async {
+        let request = http::Request::get(address.proxy_path("/v1/report"))
+            .body(Vec::new())
+            .map_err(|e| FeedError::Transport(e.to_string()))?;
+        let body =
+            (client.request_stream(request).await).map_err(|e| FeedError::of(&e, address))?;
+        let bytes = read_capped(body, REPORT_BYTES).await?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| FeedError::Protocol(DecodeError::Malformed(format!("{:?}", e.classify()))))
+    };
+    match tokio::time::timeout(within, asked).await {
+        Ok(answer) => answer,
+        Err(_) => Err(FeedError::Silent { after: within }),
+    }
+}
+
+/// How often a screen asks a worker for its restart report.
+const REPORT_EVERY: Duration = Duration::from_secs(60);
+
+/// The restart report of a cluster read through its worker, as the worker last served it
+/// (empty until it answers): asked at once and every minute while the report is kept, in a
+/// task that ends once nothing holds the report any more.
+pub fn worker_report(
+    client: Client,
+    address: WorkerAddress,
+    cluster: &str,
+) -> crate::report::LiveReport {
+    let empty = crate::report::RestartReport {
+        title: String::new(),
+        cluster: cluster.to_string(),
+        generated: chrono::Utc::now(),
+        groups: Vec::new(),
+        clusters: Vec::new(),
+    };
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(empty));
+    let kept = std::sync::Arc::downgrade(&slot);
+    let cluster = cluster.to_string();
+    tokio::spawn(async move {
+        loop {
+            let answer = ask_report(&client, &address, WORKER_ANSWERS).await;
+            let Some(slot) = kept.upgrade() else {
+                return;
+            };
+            match answer {
+                Ok(mut report) => {
+                    // Named as this screen names the cluster, not as the worker calls it.
+                    report.cluster = cluster.clone();
+                    *slot.lock().unwrap_or_else(|e| e.into_inner()) = report;
+                }
+                Err(e) => tracing::debug!(%address, "no restart report from the worker: {e}"),
+            }
+            drop(slot);
+            tokio::time::sleep(REPORT_EVERY).await;
+        }
+    });
+    std::sync::Arc::new(move |_: &crate::cluster::Cache| {
+        slot.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    })
+}
+
+/// How long a screen waits for a worker's report.
+const WORKER_ANSWERS: Duration = Duration::from_secs(10);
+
 async fn read_row(
     client: &Client,
     address: &WorkerAddress,

@@ -8,6 +8,7 @@ mod deliver;
 mod files;
 #[cfg(test)]
 mod inert_tests;
+mod live;
 mod model;
 mod outcome;
 pub mod payload;
@@ -20,6 +21,7 @@ pub use build::build;
 pub use caps::SpoolCap;
 pub use deliver::{DeliveryPolicy, Reporter};
 pub use files::write_atomically;
+pub use live::{LiveReport, live_report};
 pub use model::{RestartReport, RestartRow, WorkloadGroup};
 pub use outcome::{DeliveryResult, DeliverySummary};
 pub use spool::sink_id;
