@@ -218,7 +218,8 @@ mod tests {
                 verb: "list",
                 resource: "pods",
                 scope: Scope::All,
-                source: kube::Error::Service("down".into()),
+                source: Box::new(kube::Error::Service("down".into())),
+                context: None,
             }, EXIT_RUNTIME;
             Error::Read { .. } => Error::Read {
                 cluster: "prod".into(),

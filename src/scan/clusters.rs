@@ -28,7 +28,13 @@ pub(crate) async fn over_clusters<T>(
 ) -> Result<Gathered<T>> {
     let keep = &keep;
     let listed = try_join_all(clusters.iter().map(|cluster| async move {
-        let mut listed = list_scopes(cluster, scopes, listing, with_events).await?;
+        // The cluster is its kubeconfig context: a refusal names the identity to check.
+        let mut listed = list_scopes(cluster, scopes, listing, with_events)
+            .await
+            .map_err(|e| match cluster.name.as_str() {
+                "in-cluster" => e,
+                context => e.in_context(context),
+            })?;
         let missing = std::mem::take(&mut listed.missing);
         Ok::<_, Error>((keep(cluster, listed), missing))
     }))

@@ -257,3 +257,28 @@ async fn scan_prints_the_row_the_screen_shows() {
     let stuck = row("stuck");
     assert_eq!(stuck[9], "forceDelete", "{table}");
 }
+
+/// Blind is never "nothing abnormal": `scan` with a context that may not list pods exits 3
+/// with the reason, and the `can-i` it suggests checks that context's identity.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scan_where_pods_may_not_be_listed_says_so_for_that_context() {
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("gone").ns("shop").evicted().json()));
+    for verb in ["list", "watch"] {
+        sim.faults().deny(verb, "pods", None);
+    }
+    let server = SimServer::start(sim).await.unwrap();
+    let scratch = Scratch::new(&[("east", &server)], "");
+    let out = run(scratch.args(&["scan"])).await;
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("permission denied"), "{said}");
+    assert!(
+        said.contains("kubectl auth can-i list pods -A --context east"),
+        "{said}"
+    );
+    assert!(
+        stdout(&out).is_empty(),
+        "no table that reads as nothing abnormal"
+    );
+}

@@ -133,7 +133,7 @@ async fn an_expired_version_relists() {
 }
 
 #[tokio::test]
-async fn a_forbidden_list_is_shown_as_staleness_until_it_is_allowed() {
+async fn a_forbidden_list_is_shown_forbidden_until_it_is_allowed() {
     let sim = SimCluster::new();
     sim.create_pod(typed(pod("p")));
     // A streaming list is authorised as the watch it is: deny both ways of listing.

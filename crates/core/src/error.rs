@@ -85,14 +85,16 @@ pub enum Error {
     #[error("cannot read kubeconfig: {0}")]
     Kubeconfig(#[source] kube::config::KubeconfigError),
 
-    /// The API server refused or failed a request; the message says what to do next.
-    #[error("{}", crate::cluster::explain(source, verb, resource, scope))]
+    /// The API server refused or failed a request; the message says what to do next, for the
+    /// kubeconfig context it was made with when known.
+    #[error("{}", crate::cluster::explain_for(source, verb, resource, scope, context.as_deref()))]
     Request {
         verb: &'static str,
         resource: &'static str,
         scope: crate::cluster::Scope,
         #[source]
-        source: kube::Error,
+        source: Box<kube::Error>,
+        context: Option<Box<str>>,
     },
 
     /// A read of one cluster failed (the parked workloads, say).
@@ -137,6 +139,29 @@ pub enum FileKind {
     Symlink,
     /// A directory, pipe, socket or device.
     Special,
+}
+
+impl Error {
+    /// The error of a request made with the kubeconfig context `context`: a permission it
+    /// names is checked for that context's identity.
+    pub fn in_context(self, context: &str) -> Error {
+        match self {
+            Error::Request {
+                verb,
+                resource,
+                scope,
+                source,
+                context: None,
+            } => Error::Request {
+                verb,
+                resource,
+                scope,
+                source,
+                context: Some(context.into()),
+            },
+            other => other,
+        }
+    }
 }
 
 impl fmt::Display for FileKind {

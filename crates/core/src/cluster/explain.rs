@@ -4,6 +4,17 @@ use super::Scope;
 
 /// One line for a failed `verb` on `resource` in `scope`, e.g. a list of pods.
 pub fn explain(error: &kube::Error, verb: &str, resource: &str, scope: &Scope) -> String {
+    explain_for(error, verb, resource, scope, None)
+}
+
+/// [`explain`], its `can-i` for the kubeconfig `context` the request was made with.
+pub fn explain_for(
+    error: &kube::Error,
+    verb: &str,
+    resource: &str,
+    scope: &Scope,
+    context: Option<&str>,
+) -> String {
     let (where_, can_i) = match scope {
         Scope::All => ("at the cluster scope".to_string(), "-A".to_string()),
         Scope::Namespace(ns) => (format!("in namespace {ns}"), format!("-n {ns}")),
@@ -13,7 +24,7 @@ pub fn explain(error: &kube::Error, verb: &str, resource: &str, scope: &Scope) -
             "permission denied: this identity may not {verb} {resource} {where_} ({}). Check \
              with `{}` and grant it in the ClusterRole{}",
             status.message,
-            super::can_i(verb, resource, &can_i, None),
+            super::can_i(verb, resource, &can_i, context),
             match scope {
                 Scope::All => ", or pass -n NAMESPACE to watch only namespaces you may read",
                 Scope::Namespace(_) => "",

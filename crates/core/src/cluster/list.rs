@@ -272,7 +272,8 @@ async fn open_page(
                 verb: "list",
                 resource,
                 scope,
-                source: e,
+                source: Box::new(e),
+                context: None,
             },
         }),
     }
@@ -328,7 +329,8 @@ async fn read_page(
                 verb: "list",
                 resource,
                 scope: scope.clone(),
-                source: kube::Error::ReadEvents(e),
+                source: Box::new(kube::Error::ReadEvents(e)),
+                context: None,
             })
         })?;
         if chunk.is_empty() {

@@ -345,10 +345,10 @@ async fn paged_list<K: Kind>(scoped: &Scoped<K>, from: &ListFrom) -> Attempt {
 /// The API server's own words for a refused list.
 fn forbidden_message(error: &crate::Error) -> String {
     match error {
-        crate::Error::Request {
-            source: kube::Error::Api(status),
-            ..
-        } => status.message.clone(),
+        crate::Error::Request { source, .. } => match &**source {
+            kube::Error::Api(status) => status.message.clone(),
+            other => other.to_string(),
+        },
         other => other.to_string(),
     }
 }
