@@ -367,6 +367,18 @@ fn auto_toggles_go_to_the_worker_for_the_current_rule() {
             on: true
         })]
     );
+    // With the master switch off, the rule's switch alone does nothing yet: say so.
+    let line = s.status().cloned().expect("a status line");
+    assert!(
+        line.text
+            .contains("the master switch is off: A switches it on"),
+        "{line:?}"
+    );
+    change_worker(&mut s, |w| w.master_auto = true);
+    press(&mut s, "a");
+    let line = s.status().cloned().expect("a status line");
+    assert!(!line.text.contains("master switch"), "{line:?}");
+    change_worker(&mut s, |w| w.master_auto = false);
     // The master switch says what it will act on, and asks once.
     assert_eq!(press(&mut s, "A"), []);
     let (title, lines, _) = confirm_lines(&s);

@@ -266,9 +266,18 @@ fn toggle_auto(state: &mut State) -> Vec<Effect> {
         return Vec::new();
     }
     let on = !state.worker().rules.get(&rule).is_some_and(|r| r.auto);
+    // A rule switched on under a master switch that is off does nothing yet: say so.
+    let idle = if on && !state.worker().master_auto {
+        " (the master switch is off: A switches it on)"
+    } else {
+        ""
+    };
     status(
         state,
-        &format!("auto-clean for {rule} {}", if on { "on" } else { "off" }),
+        &format!(
+            "auto-clean for {rule} {}{idle}",
+            if on { "on" } else { "off" }
+        ),
         false,
     );
     vec![Effect::Worker(WorkerCommand::SetAuto { rule, on })]
