@@ -4,8 +4,8 @@ use crate::support;
 
 use chrono::Utc;
 use opc_core::actions::{
-    Action, Audit, AuditLog, AuditRecord, Denied, Executor, OptOut, Origin, Outcome, PodRef,
-    ReadError, Refusal, Stage, Verb, WorkloadKind, WorkloadRef,
+    Action, Audit, AuditLog, AuditRecord, Denied, Executor, LOG_BYTES, LOG_LINES, OptOut, Origin,
+    Outcome, PodRef, ReadError, Refusal, Stage, Verb, WorkloadKind, WorkloadRef,
 };
 use opc_core::cluster::Cache;
 use opc_core::place::PauseScope;
@@ -1498,6 +1498,61 @@ async fn an_owner_lookup_refused_says_which_permission_is_missing() {
         !error.contains("Forbidden(") && !error.contains("cannot reach"),
         "{error}"
     );
+}
+
+/// `l` on a pod whose node is lost: the API server cannot reach the kubelet and answers 500
+/// (as a real one does for a node with no address); the answer names the node and what to do.
+#[tokio::test]
+async fn logs_on_a_lost_node_say_what_it_means() {
+    let refused = status(
+        500,
+        "InternalError",
+        "no preferred addresses found; known addresses: []",
+    );
+    let error = logs_on_node_7_answered(500, refused).await;
+    assert!(
+        matches!(&error, ReadError::NodeUnreachable { node: Some(n), .. } if n == "node-7"),
+        "{error:?}"
+    );
+    let error = error.to_string();
+    assert!(
+        error.contains("cannot reach the kubelet on node node-7")
+            && error.contains("kubectl get node node-7")
+            && error.contains("no preferred addresses found"),
+        "{error}"
+    );
+}
+
+/// A node deleted under its pod: a real API server answers the logs with 404 `pods "NODE"
+/// not found`; that is the node gone, not the pod.
+#[tokio::test]
+async fn logs_on_a_deleted_node_do_not_call_the_pod_gone() {
+    let mut gone = status(404, "NotFound", "pods \"node-7\" not found");
+    gone["details"] = json!({"name": "node-7", "kind": "pods"});
+    let error = logs_on_node_7_answered(404, gone).await;
+    assert!(
+        matches!(&error, ReadError::NodeUnreachable { node: Some(n), .. } if n == "node-7"),
+        "{error:?}"
+    );
+}
+
+/// The error `l` gets for web-1 on node-7 when the logs request is answered so.
+async fn logs_on_node_7_answered(code: u16, answer: Value) -> ReadError {
+    let scenario = Scenario::new().expect(
+        "GET",
+        &format!("{POD}/log?tailLines={LOG_LINES}&limitBytes={LOG_BYTES}"),
+        None,
+        code,
+        answer,
+    );
+    let cache = cache_with(vec![pod("web-1").on_node("node-7")]);
+    let error = executor(&scenario, &cache, false)
+        .reads()
+        .logs(&web1(), None, false)
+        .await
+        .unwrap_err();
+    scenario.verify();
+    error
 }
 
 fn deployment_status(annotations: Value, available: i32) -> Value {

@@ -69,6 +69,23 @@ pub(crate) fn get(
             )));
         }
     };
+    // The API server asks the kubelet: on a lost node nobody answers, and a node deleted
+    // since is "not found" under the pods' resource name, as a real server words it.
+    let node = pod.pointer("/spec/nodeName").and_then(Value::as_str);
+    if let Some(node) = node
+        && s.nodes.contains_key(node)
+        && s.store.get(Res::Node, "", node).is_none()
+    {
+        return Err(ApiError::not_found("", "pods", node));
+    }
+    if let Some(node) = node
+        && s.nodes.get(node) == Some(&false)
+    {
+        return Err(ApiError::internal(format!(
+            "Get \"https://{node}:10250/containerLogs/{namespace}/{name}/{container}\": \
+             dial tcp {node}:10250: i/o timeout"
+        )));
+    }
     let previous = query.get("previous").is_some_and(|v| v == "true");
     let key = LogKey {
         namespace: namespace.into(),

@@ -1164,6 +1164,20 @@ async fn logs_are_served_as_the_api_server_serves_them() {
         pods.logs("web", &previous).await.unwrap(),
         "the run before\n"
     );
+    // On a lost node the API server cannot reach the kubelet: 500, as a real one answers.
+    cluster.set_node_alive("sim-node-1", false);
+    let lost = api_status(pods.logs("web", &tail).await.unwrap_err());
+    assert_eq!(lost.code, 500, "{lost:?}");
+    assert!(lost.message.contains("sim-node-1:10250"), "{lost:?}");
+    // A node deleted: "pods \"NODE\" not found", the node's name under the pods' kind.
+    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(server.client());
+    nodes
+        .delete("sim-node-1", &Default::default())
+        .await
+        .unwrap();
+    let gone = api_status(pods.logs("web", &tail).await.unwrap_err());
+    assert_eq!(gone.code, 404, "{gone:?}");
+    assert_eq!(gone.message, "pods \"sim-node-1\" not found");
 }
 
 /// The next `n` events of a watch that are not bookmarks, as `TYPE reason count`.

@@ -17,6 +17,14 @@ pub enum ReadError {
     /// 403, with the permission the read needed.
     #[error("{0}")]
     Forbidden(Denied),
+    /// The API server could not reach the kubelet that holds the logs (500 on `pods/log`:
+    /// a node lost, or one with no address).
+    #[error("cannot read {what}: {}", unreachable(node.as_deref(), why))]
+    NodeUnreachable {
+        what: String,
+        node: Option<String>,
+        why: String,
+    },
     /// Anything else, retries included: what was read, and what went wrong.
     #[error("cannot read {what}: {why}")]
     Failed { what: String, why: String },
@@ -64,4 +72,16 @@ impl ReadError {
             },
         }
     }
+}
+
+/// What a user can do when the kubelet holding the logs cannot be reached.
+fn unreachable(node: Option<&str>, why: &str) -> String {
+    let (on, check) = match node {
+        Some(node) => (format!("node {node}"), format!("kubectl get node {node}")),
+        None => ("the pod's node".into(), "kubectl get pod -o wide".into()),
+    };
+    format!(
+        "the API server cannot reach the kubelet on {on} ({why}); the node may be down or \
+         gone: `{check}` tells, or read the logs where the cluster ships them"
+    )
 }

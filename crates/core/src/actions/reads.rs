@@ -185,9 +185,32 @@ impl ClusterApi<'_> {
             ..LogParams::default()
         };
         let run = if previous { "previous " } else { "" };
+        let what = format!("the {run}logs of {pod}");
         pods.logs(&pod.name, &params)
             .await
-            .map_err(|e| ReadError::kube(format!("the {run}logs of {pod}"), e))
+            .map_err(|error| match error {
+                // The API server proxies logs from the kubelet: a 500 is the way there failing,
+                // and a 404 naming another object is the node gone (a real server's words).
+                kube::Error::Api(status)
+                    if status.code == 500
+                        || (status.code == 404
+                            && status.details.as_ref().is_some_and(|d| d.name != pod.name)) =>
+                {
+                    ReadError::NodeUnreachable {
+                        what,
+                        node: self.node_of(pod),
+                        why: status.message,
+                    }
+                }
+                error => ReadError::kube(what, error),
+            })
+    }
+
+    /// The node the cache places `pod` on, for a message.
+    fn node_of(&self, pod: &PodRef) -> Option<String> {
+        self.cache
+            .get(&pod.uid)
+            .and_then(|record| record.node.as_deref().map(String::from))
     }
 
     /// The records in this cluster's parked ConfigMap, as stored.
