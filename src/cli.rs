@@ -11,7 +11,9 @@ use crate::policy::Flags;
 #[command(
     name = "ops-pod-cleaner",
     version = crate::build_info::VERSION,
-    about = "Find abnormal Kubernetes pods and clean them up safely"
+    about = "Find abnormal Kubernetes pods and clean them up safely",
+    after_help = "With no command it opens the terminal UI on the chosen contexts \
+                  (press ? there for its keys; try it with --demo)."
 )]
 pub struct Cli {
     #[command(flatten)]

@@ -343,6 +343,16 @@ fn check_config_refuses_a_cluster_it_would_not_reach() {
     );
 }
 
+/// `--help` says what running with no command does: a newcomer's first question.
+#[test]
+fn help_says_no_command_opens_the_tui() {
+    let help = text(&run(&["--help"]).stdout);
+    assert!(
+        help.contains("With no command it opens the terminal UI"),
+        "{help}"
+    );
+}
+
 /// `report --help` says what --send does.
 #[test]
 fn report_send_has_help() {
