@@ -388,6 +388,7 @@ fn canary_sinks(base: &str) -> Vec<Sink> {
 fn report(minute: u32) -> RestartReport {
     let at: DateTime<Utc> = format!("2026-11-20T09:{minute:02}:00Z").parse().unwrap();
     RestartReport {
+        terms: None,
         title: "Restarts".into(),
         cluster: "prod".into(),
         generated: at,

@@ -36,6 +36,7 @@ mod tests {
 
     fn empty_report() -> RestartReport {
         RestartReport {
+            terms: None,
             title: "restarts".into(),
             cluster: "prod".into(),
             generated: "2026-11-20T08:00:00Z".parse().unwrap(),

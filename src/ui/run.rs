@@ -325,6 +325,7 @@ impl Runtime {
             .filter_map(|s| s.report.as_ref().map(|report| report(&s.cluster.cache)))
             .collect();
         RestartReport::combine(reports).unwrap_or_else(|| RestartReport {
+            terms: None,
             title: String::new(),
             cluster: String::new(),
             generated: Utc::now(),

@@ -170,6 +170,7 @@ mod screen {
             node: Some(TURNED.into()),
         };
         let report = RestartReport {
+            terms: None,
             title: "restarts".into(),
             cluster: "demo".into(),
             generated: now(),

@@ -146,6 +146,13 @@ fn restarts_since_the_previous_report_come_from_the_state_file() {
         since,
         vec![("web-b", Some(4)), ("web-a", Some(0)), ("web-c", None)]
     );
+    // With a report before it, a container it did not hold is "new"; no first-report words.
+    let md = render::markdown(&second);
+    assert!(
+        md.contains("| web-b | app | 34 | +4 |") && md.contains("| web-c | app | 6 | new |"),
+        "{md}"
+    );
+    assert!(!md.contains("first report"), "{md}");
     let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("state"))
         .unwrap()
         .collect();
@@ -165,9 +172,19 @@ fn markdown_and_csv_show_every_column() {
     assert!(md.starts_with("# Restarts\n\nCluster prod, 2026-11-20T12:00:00Z: 2 containers in 2 workloads restart too often.\n"), "{md}");
     assert!(md.contains("## shop / Deployment/web"), "{md}");
     assert!(
-        md.contains("| web-b | app | 30 | new | OOMKilled | 137 | 2026-11-20 09:00 UTC | n1 |"),
+        md.contains("| web-b | app | 30 | - | OOMKilled | 137 | 2026-11-20 09:00 UTC | n1 |"),
         "{md}"
     );
+    // What "too often" means is said, and why no row has a "since previous" yet.
+    let bar = ReportConfig::default();
+    assert!(
+        md.contains(&format!(
+            "Too often: at least {} restarts, with reason ",
+            bar.min_restarts
+        )) && md.contains("This is the first report"),
+        "{md}"
+    );
+    assert!(md.contains(bar.reasons.last().unwrap().as_str()), "{md}");
     let csv = render::csv(&r);
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(

@@ -89,6 +89,7 @@ fn at() -> DateTime<Utc> {
 
 fn sample() -> RestartReport {
     RestartReport {
+        terms: None,
         title: "Restarts".into(),
         cluster: "prod".into(),
         generated: at(),
@@ -437,6 +438,7 @@ async fn a_spooled_report_rejected_on_resend_moves_to_the_dead_letters() {
 /// A spool file as an older build wrote it: the sink and the report, nothing else.
 fn write_old_spool_file(spool: &std::path::Path, sink: &str, generated: DateTime<Utc>) {
     let report = RestartReport {
+        terms: None,
         generated,
         ..sample()
     };
@@ -495,6 +497,7 @@ async fn the_spool_keeps_at_most_the_capped_count_dropping_the_oldest() {
     let oldest = files_in(&spool)[0].clone();
     let reporter = reporter(vec![sink], dir.path());
     let report = RestartReport {
+        terms: None,
         generated: Utc::now(),
         ..sample()
     };
@@ -531,6 +534,7 @@ fn capped(sinks: Vec<Sink>, dir: &std::path::Path, max_age: Duration, max_files:
 
 fn at_minute(minute: i64) -> RestartReport {
     RestartReport {
+        terms: None,
         generated: at() + chrono::Duration::minutes(minute),
         ..sample()
     }

@@ -252,6 +252,7 @@ fn the_report_pane_shows_a_fed_clusters_restarts_as_its_worker_counts_them() {
     show(&mut s, fed, vec![line]);
     // The worker's report says no container restarts often enough: the pane says so.
     let served = RestartReport {
+        terms: None,
         title: "restarts".into(),
         cluster: "eu".into(),
         generated: now(),

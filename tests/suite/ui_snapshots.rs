@@ -6,7 +6,7 @@ use crate::ui_support;
 use k8s_openapi::api::core::v1::Pod;
 use opc_core::actions::{Inspection, PodReading, ReadError, Resolution, WorkloadKind, WorkloadRef};
 use opc_core::config::KeyBinding;
-use opc_core::report::{RestartReport, RestartRow, WorkloadGroup};
+use opc_core::report::{RestartReport, RestartRow, Terms, WorkloadGroup};
 use opc_core::rules::RuleKind;
 use opc_core::worker::{Blocked, RuleStatus, Standby};
 use ops_pod_cleaner::ui::{BottomPane, Checked, Event, PodDetails, State, WatchLine, update};
@@ -150,6 +150,11 @@ fn report_pane() {
     update(
         &mut s,
         Event::Report(RestartReport {
+            terms: Some(Terms {
+                min_restarts: 3,
+                reasons: vec!["OOMKilled".into(), "Error".into()],
+                first: false,
+            }),
             title: "restarts".into(),
             cluster: "demo".into(),
             generated: now(),
@@ -175,6 +180,11 @@ fn report_pane() {
     assert_eq!(s.bottom(), BottomPane::Report);
     let text = screen(&s, 80, 24);
     assert!(text.contains("restarts 12 (+3)  OOMKilled exit 137 4m00s ago"));
+    // The pane says what "too often" means.
+    assert!(
+        text.contains("too often: at least 3 restarts, with reason OOMKilled or Error"),
+        "{text}"
+    );
     assert_snapshot("report_pane_80x24", &text);
 }
 

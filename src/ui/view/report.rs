@@ -44,6 +44,11 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             theme::dim(),
         )),
         Some(r) => {
+            if let Some(terms) = &r.terms {
+                let bar = format!("too often: {}", terms.describe());
+                lines.push(Line::styled(bar, theme::dim()));
+            }
+            let first = r.terms.as_ref().is_some_and(|t| t.first);
             for group in &r.groups {
                 let cluster = group.cluster.as_ref().map(|c| format!("{c}  "));
                 lines.push(Line::styled(
@@ -56,15 +61,17 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
                     theme::title(),
                 ));
                 for row in &group.rows {
-                    let since = row
-                        .since_previous
-                        .map_or("new".to_string(), |n| format!("+{n}"));
+                    let since = match (row.since_previous, first) {
+                        (Some(n), _) => format!(" (+{n})"),
+                        (None, true) => String::new(),
+                        (None, false) => " (new)".into(),
+                    };
                     let ago = row
                         .last_restart
                         .map(|t| format!(" {} ago", format_age(state.now - t)))
                         .unwrap_or_default();
                     lines.push(Line::raw(inert_line(&format!(
-                        "  {}/{}  restarts {} ({since})  {}{}{}  {}",
+                        "  {}/{}  restarts {}{since}  {}{}{}  {}",
                         row.pod,
                         row.container,
                         row.restarts,

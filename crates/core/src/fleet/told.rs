@@ -84,6 +84,7 @@ pub fn worker_report(
     cluster: &str,
 ) -> crate::report::LiveReport {
     let empty = crate::report::RestartReport {
+        terms: None,
         title: String::new(),
         cluster: cluster.to_string(),
         generated: chrono::Utc::now(),

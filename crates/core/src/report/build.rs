@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use super::state::RestartState;
-use super::{RestartReport, RestartRow, WorkloadGroup};
+use super::{RestartReport, RestartRow, Terms, WorkloadGroup};
 use crate::config::ReportConfig;
 use crate::pod::WorkloadId;
 use crate::pod::{ContainerRecord, ContainerState, PodRecord, Termination};
@@ -51,6 +51,11 @@ pub fn build(
         generated: now,
         groups,
         clusters: Vec::new(),
+        terms: Some(Terms {
+            min_restarts: config.min_restarts.max(1),
+            reasons: config.reasons.clone(),
+            first: !previous.reported(cluster),
+        }),
     }
 }
 

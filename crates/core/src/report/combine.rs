@@ -1,7 +1,7 @@
 //! One report over several clusters: each cluster's groups, tagged with it, one after the
 //! other, so one message per sink carries them all.
 
-use super::{RestartReport, WorkloadGroup};
+use super::{RestartReport, Terms, WorkloadGroup};
 
 impl RestartReport {
     /// The reports of several clusters as one, in their order. One report stays as it is:
@@ -13,6 +13,13 @@ impl RestartReport {
         let clusters: Vec<String> = reports.iter().map(|r| r.cluster.clone()).collect();
         let first = reports.first()?;
         let (title, generated) = (first.title.clone(), first.generated);
+        // One config made them all; "first" only when no cluster had a report before.
+        let terms = first.terms.clone().map(|terms| Terms {
+            first: reports
+                .iter()
+                .all(|r| r.terms.as_ref().is_some_and(|t| t.first)),
+            ..terms
+        });
         let groups = reports
             .into_iter()
             .flat_map(|report| {
@@ -29,6 +36,7 @@ impl RestartReport {
             generated,
             groups,
             clusters,
+            terms,
         })
     }
 

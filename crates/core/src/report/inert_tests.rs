@@ -28,6 +28,7 @@ fn report_with(text: &str) -> RestartReport {
         node: Some(text.to_string()),
     };
     RestartReport {
+        terms: None,
         title: "Restarts".into(),
         cluster: "prod".into(),
         generated: at(),

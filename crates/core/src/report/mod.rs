@@ -22,7 +22,7 @@ pub use caps::SpoolCap;
 pub use deliver::{DeliveryPolicy, Reporter};
 pub use files::write_atomically;
 pub use live::{LiveReport, live_report};
-pub use model::{RestartReport, RestartRow, WorkloadGroup};
+pub use model::{RestartReport, RestartRow, Terms, WorkloadGroup};
 pub use outcome::{DeliveryResult, DeliverySummary};
 pub use spool::sink_id;
 pub use state::RestartState;

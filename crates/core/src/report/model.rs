@@ -44,4 +44,49 @@ pub struct RestartReport {
     /// empty for a one-cluster report.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clusters: Vec<String>,
+    /// What "too often" meant; none in a report from before they were told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terms: Option<Terms>,
+}
+
+/// What "too often" meant for a report: the config's bar, and whether a report before it
+/// gave counts to compare with.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Terms {
+    pub min_restarts: u32,
+    pub reasons: Vec<String>,
+    /// No earlier report of its clusters: no row has restarts "since previous" yet.
+    pub first: bool,
+}
+
+impl Terms {
+    /// "at least 3 restarts, with reason CrashLoopBackOff, OOMKilled or Error".
+    pub fn describe(&self) -> String {
+        let reasons = match self.reasons.as_slice() {
+            [] => "any reason".to_string(),
+            [one] => one.clone(),
+            [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+        };
+        format!(
+            "at least {} restart{}, with reason {reasons}",
+            self.min_restarts,
+            if self.min_restarts == 1 { "" } else { "s" }
+        )
+    }
+
+    /// The words under a report's headline: what "too often" is, and why no row has a
+    /// "since previous" in a first report.
+    pub fn note(&self) -> String {
+        let first = match self.first {
+            true => {
+                " This is the first report: restarts since the previous one start with the next."
+            }
+            false => "",
+        };
+        format!(
+            "Too often: {} (report.minRestarts, report.reasons).{first}",
+            self.describe()
+        )
+    }
 }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use sha2::Sha256;
 
 use super::RestartReport;
-use super::render::{Chat, chat, headline};
+use super::render::{Chat, chat, headline, headline_and_terms};
 
 /// Feishu cards and Slack sections reject long texts; keep well inside their limits.
 const FEISHU_LIMIT: usize = 20_000;
@@ -30,7 +30,7 @@ pub(crate) fn feishu(
 ) -> Result<Value, InvalidLength> {
     let body = format!(
         "{}\n\n{}",
-        headline(report),
+        headline_and_terms(report),
         chat(report, FEISHU_LIMIT, Chat::Lark)
     );
     let template = if report.groups.is_empty() {
@@ -59,7 +59,7 @@ pub(crate) fn slack(report: &RestartReport) -> Value {
     let text = chat(report, SLACK_LIMIT, Chat::Slack);
     let mut blocks = vec![
         json!({"type": "header", "text": {"type": "plain_text", "text": report.title}}),
-        json!({"type": "context", "elements": [{"type": "mrkdwn", "text": headline(report)}]}),
+        json!({"type": "context", "elements": [{"type": "mrkdwn", "text": headline_and_terms(report)}]}),
     ];
     if !text.is_empty() {
         blocks

@@ -26,6 +26,14 @@ pub(crate) fn headline(report: &RestartReport) -> String {
     )
 }
 
+/// The headline, and under it what "too often" means (when the report says).
+pub(crate) fn headline_and_terms(report: &RestartReport) -> String {
+    match &report.terms {
+        Some(terms) => format!("{}\n{}", headline(report), terms.note()),
+        None => headline(report),
+    }
+}
+
 /// "N containers in M workloads restart too often." or "no pod restarts too often."
 fn holds(groups: &[&WorkloadGroup]) -> String {
     let rows: usize = groups.iter().map(|g| g.rows.len()).sum();
@@ -47,6 +55,10 @@ fn holds(groups: &[&WorkloadGroup]) -> String {
 /// Over several clusters, a `##` heading per cluster, its groups one level down.
 pub fn markdown(report: &RestartReport) -> String {
     let mut out = format!("# {}\n\n{}\n", report.title, headline(report));
+    if let Some(terms) = &report.terms {
+        let _ = writeln!(out, "\n{}", terms.note());
+    }
+    let first = report.terms.as_ref().is_some_and(|t| t.first);
     for section in report.sections() {
         let level = match section.cluster {
             None => "##",
@@ -75,7 +87,7 @@ pub fn markdown(report: &RestartReport) -> String {
                     inert::markdown(&r.pod),
                     inert::markdown(&r.container),
                     r.restarts,
-                    since(r),
+                    since(r, first),
                     inert::markdown(r.last_reason.as_deref().unwrap_or(NONE)),
                     exit_code(r),
                     last_restart(r),
@@ -214,10 +226,14 @@ pub fn csv(report: &RestartReport) -> String {
     out
 }
 
-fn since(r: &RestartRow) -> String {
-    r.since_previous
-        .map(|n| format!("+{n}"))
-        .unwrap_or_else(|| "new".into())
+/// "+N" since the previous report, "new" for a container it did not hold, "-" when there
+/// was none.
+fn since(r: &RestartRow, first: bool) -> String {
+    match (r.since_previous, first) {
+        (Some(n), _) => format!("+{n}"),
+        (None, true) => NONE.into(),
+        (None, false) => "new".into(),
+    }
 }
 
 fn exit_code(r: &RestartRow) -> String {

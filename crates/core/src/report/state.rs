@@ -57,6 +57,12 @@ impl RestartState {
         state
     }
 
+    /// Whether a report before this one counted `cluster`'s restarts.
+    pub(crate) fn reported(&self, cluster: &str) -> bool {
+        self.clusters.contains_key(cluster)
+            || (self.clusters.is_empty() && !self.restarts.is_empty())
+    }
+
     /// What the previous report said of `cluster`.
     pub(crate) fn counts_of(&self, cluster: &str) -> &BTreeMap<String, u32> {
         match self.clusters.get(cluster) {
