@@ -171,6 +171,15 @@ pub enum ReportOutput {
     Json,
 }
 
+/// The name its messages begin with: the command as the user typed it.
+pub fn invoked_as() -> &'static str {
+    std::env::args_os()
+        .next()
+        .as_deref()
+        .and_then(plugin_invocation)
+        .unwrap_or("ops-pod-cleaner")
+}
+
 /// How the user typed the command when the binary runs as a kubectl plugin: krew links it as
 /// `kubectl-pod_cleaner` (`.exe` on Windows), which kubectl runs by its path for
 /// `kubectl pod-cleaner`. Under any other name clap's own choice (the file name) stands.

@@ -37,7 +37,8 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("ops-pod-cleaner: cannot start the async runtime: {e}");
+            let name = ops_pod_cleaner::cli::invoked_as();
+            eprintln!("{name}: cannot start the async runtime: {e}");
             return ExitCode::from(commands::EXIT_RUNTIME);
         }
     };

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 use crate::Error;
 use crate::cli::{Cli, Command, GlobalArgs};
+use crate::cluster::ConnectError;
 use crate::config::{Config, ConfigError, Problem};
 
 pub(crate) use targets::{Targets, open_targets};
@@ -48,7 +49,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         None => tui::run(&cli.global).await,
     };
     result.unwrap_or_else(|e| {
-        eprintln!("ops-pod-cleaner: {e}");
+        eprintln!("{}: {e}", crate::cli::invoked_as());
         ExitCode::from(exit_code(&e))
     })
 }
@@ -58,6 +59,8 @@ pub async fn run(cli: Cli) -> ExitCode {
 fn exit_code(error: &Error) -> u8 {
     match error {
         Error::Config(_) | Error::Usage(_) | Error::Listen { .. } => EXIT_CONFIG,
+        // A context the kubeconfig does not have is the command line's to fix.
+        Error::Connect(ConnectError::NoContext { .. }) => EXIT_CONFIG,
         Error::Io { .. }
         | Error::UnsafeFile { .. }
         | Error::Terminal { .. }
@@ -199,10 +202,9 @@ mod tests {
             ), EXIT_RUNTIME;
             Error::Encode(_) => Error::Encode(serde_json::from_str::<u8>("x").unwrap_err()),
                 EXIT_RUNTIME;
-            Error::Connect(_) => Error::Connect(ConnectError::NoContext {
-                name: "prod".into(),
-                origin: Origin::Default,
-                known: vec!["staging".into()],
+            Error::Connect(_) => Error::Connect(ConnectError::Silent {
+                cluster: "prod".into(),
+                url: "https://prod:6443".into(),
             }), EXIT_RUNTIME;
             Error::DemoStart { .. } => Error::DemoStart {
                 name: "demo-eu".into(),
@@ -234,6 +236,21 @@ mod tests {
                 EXIT_RUNTIME;
             Error::Kube(_) => Error::Kube(kube::Error::Service("down".into())), EXIT_RUNTIME;
         }
+    }
+
+    /// A context the kubeconfig does not hold is a usage error, not a cluster out of reach.
+    #[test]
+    fn a_missing_context_is_a_usage_error() {
+        let missing = Error::Connect(ConnectError::NoContext {
+            name: "prod".into(),
+            origin: Origin::Default,
+            known: vec!["staging".into()],
+        });
+        assert_eq!(exit_code(&missing), EXIT_CONFIG);
+        assert!(
+            missing.to_string().starts_with("no context \"prod\""),
+            "{missing}"
+        );
     }
 
     #[test]

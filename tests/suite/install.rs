@@ -496,6 +496,14 @@ fn release_workflow_builds_every_target_with_the_archive_script() {
     }
 }
 
+const ONE_CONTEXT_KUBECONFIG: &str = "apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: only, context: {cluster: c, user: u}}]
+current-context: only
+";
+
 /// krew installs the binary as `kubectl-pod_cleaner`, and kubectl runs it by that path for
 /// `kubectl pod-cleaner`: what it prints must name the command the user typed.
 #[test]
@@ -531,6 +539,22 @@ fn as_a_kubectl_plugin_it_names_itself_kubectl_pod_cleaner() {
         "{said}"
     );
     assert!(!said.contains("kubectl-pod_cleaner"), "{said}");
+
+    // Its own errors name it as run, and a context that is not there is a usage error.
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, ONE_CONTEXT_KUBECONFIG).unwrap();
+    let missing = Command::new(&plugin)
+        .args(["--context", "nope", "scan", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(missing.status.code(), Some(2), "{said}");
+    assert!(
+        said.starts_with("kubectl pod-cleaner: no context \"nope\""),
+        "{said}"
+    );
+    assert!(!said.contains("cannot reach the cluster"), "{said}");
 
     // Under its own name it keeps it.
     let help = stdout_of(&["--help"]);

@@ -59,7 +59,7 @@ pub enum Error {
     Encode(#[from] serde_json::Error),
 
     /// A cluster that could not be opened: which step failed, and its error.
-    #[error("cannot reach the cluster: {0}")]
+    #[error("{}", unreached(.0))]
     Connect(#[from] crate::cluster::ConnectError),
 
     /// The simulated cluster of `--demo` could not be started.
@@ -186,5 +186,13 @@ impl fmt::Display for IoOp {
             IoOp::Read => "read",
             IoOp::Write => "write",
         })
+    }
+}
+
+/// A cluster not opened: unreachable, unless the kubeconfig never named it.
+fn unreached(error: &crate::cluster::ConnectError) -> String {
+    match error {
+        crate::cluster::ConnectError::NoContext { .. } => error.to_string(),
+        other => format!("cannot reach the cluster: {other}"),
     }
 }
