@@ -141,8 +141,9 @@ pub enum Command {
     },
     /// Validate a config file and print the effective rules; exit 2 when it is invalid
     CheckConfig {
+        /// The config file to check (default: --config, then where every command looks)
         #[arg(value_name = "FILE")]
-        file: PathBuf,
+        file: Option<PathBuf>,
     },
     /// Print the shell completion script, e.g. `source <(ops-pod-cleaner completions bash)`
     Completions {

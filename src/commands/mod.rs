@@ -8,6 +8,7 @@ mod scan;
 mod targets;
 mod tui;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::Error;
@@ -25,7 +26,7 @@ pub async fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Some(Command::CheckConfig { file }) => match cluster_flag(&cli.global) {
             Some(flag) => Err(crate::Usage::ClusterFlagWithCheckConfig { flag }.into()),
-            None => check_config(&file),
+            None => check_config(file, cli.global.config.clone()),
         },
         Some(Command::Scan { output, parked }) => scan::run(&cli.global, output, parked).await,
         Some(Command::Report { output, send }) => report::run(&cli.global, output, send).await,
@@ -107,8 +108,20 @@ fn cluster_flag(global: &GlobalArgs) -> Option<&'static str> {
     .find_map(|(given, flag)| given.then_some(flag))
 }
 
-fn check_config(file: &std::path::Path) -> crate::Result<ExitCode> {
-    let config = Config::load_file(file).map_err(|e| match e {
+/// The file named, else the one `--config` names, else the one every command would find.
+fn check_config(file: Option<PathBuf>, flag: Option<PathBuf>) -> crate::Result<ExitCode> {
+    let file = match (file, flag) {
+        (Some(file), Some(flag)) if file != flag => {
+            let (file, flag) = (file.display().to_string(), flag.display().to_string());
+            return Err(crate::Usage::TwoConfigFiles(file, flag).into());
+        }
+        (file, flag) => file.or(flag),
+    };
+    let loaded = match &file {
+        Some(file) => Config::load_file(file),
+        None => Config::load(None),
+    };
+    let config = loaded.map_err(|e| match e {
         Error::Io { path, source, .. } => Error::Config(ConfigError::of_file(
             path.display(),
             Problem::Unreadable(source.to_string()),

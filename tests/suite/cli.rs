@@ -187,6 +187,28 @@ fn scan_table_is_scoped_by_namespace() {
     assert!(table.contains("nightly-report-28345-x7k2q"), "{table}");
 }
 
+/// `check-config` checks the file every other command would read: `--config FILE` is as good
+/// as the positional FILE, and two different files are refused rather than one ignored.
+#[test]
+fn check_config_takes_the_config_flag_too() {
+    let seed = "tests/fixtures/config/seed.yaml";
+    let by_flag = run(&["--config", seed, "check-config"]);
+    assert_eq!(by_flag.status.code(), Some(0), "{}", text(&by_flag.stderr));
+    assert_eq!(
+        text(&by_flag.stdout),
+        text(&run(&["check-config", seed]).stdout)
+    );
+    let both = run(&["--config", "other.yaml", "check-config", seed]);
+    assert_eq!(both.status.code(), Some(2), "{}", text(&both.stderr));
+    assert!(
+        text(&both.stderr).contains("two config files"),
+        "{}",
+        text(&both.stderr)
+    );
+    let help = text(&run(&["check-config", "--help"]).stdout);
+    assert!(help.contains("default: --config"), "{help}");
+}
+
 #[test]
 fn check_config_prints_the_seed_rules_in_chain_order() {
     let out = run(&["check-config", "tests/fixtures/config/seed.yaml"]);

@@ -34,6 +34,9 @@ pub enum Usage {
     )]
     ClusterFlagWithCheckConfig { flag: &'static str },
 
+    #[error("check-config was given two config files ({0} and --config {1}); name one")]
+    TwoConfigFiles(String, String),
+
     #[error(
         "--send needs at least one sink under report.sinks in the config (see crates/core/config/default.yaml in the source)"
     )]
