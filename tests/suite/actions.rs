@@ -329,12 +329,16 @@ fn workload(api_version: &str, kind: &str, name: &str, annotations: Value) -> Va
         "status": {"currentRevision": "web-7d9f8", "updateRevision": "web-7d9f8", "currentPodHash": "5c6b7"}})
 }
 
-/// The reads that prove a workload before a scale: the owner at `path`, pod web-1's labels,
-/// then the workload read fresh; and the live read of pod web-1 before a person's action.
+/// The reads that prove a workload before a scale: the owner at `path`, then the workload
+/// read fresh, by the pod as read live before a person's action (the worker on a watched
+/// cluster reads it for the proof: `proves_by_reading`).
 trait ProvesWorkload {
     fn reads_live(self, pod: PodBuilder) -> Self;
 
     fn proves(self, path: &str, workload: Value) -> Self;
+
+    /// The worker's proof: the owner, pod web-1 as it is now, the workload read fresh.
+    fn proves_by_reading(self, path: &str, workload: Value) -> Self;
 
     fn proves_statefulset(self, path: &str) -> Self
     where
@@ -346,10 +350,15 @@ trait ProvesWorkload {
 
 impl ProvesWorkload for Scenario {
     fn reads_live(self, pod: PodBuilder) -> Scenario {
-        self.expect("GET", POD, None, 200, pod.json())
+        self.expect("GET", POD, None, 200, labelled(pod.json()))
     }
 
     fn proves(self, path: &str, workload: Value) -> Scenario {
+        self.expect("GET", path, None, 200, workload.clone())
+            .expect("GET", path, None, 200, workload)
+    }
+
+    fn proves_by_reading(self, path: &str, workload: Value) -> Scenario {
         self.expect("GET", path, None, 200, workload.clone())
             .expect("GET", POD, None, 200, labelled_pod())
             .expect("GET", path, None, 200, workload)
@@ -358,10 +367,14 @@ impl ProvesWorkload for Scenario {
 
 /// Pod web-1 as the API server has it: its labels prove which workload it belongs to.
 fn labelled_pod() -> Value {
-    let mut p = pod("web-1").waiting("ErrImagePull").json();
-    p["metadata"]["labels"] = json!({"app": "web", "pod-template-hash": "5c6b7",
-                                     "controller-revision-hash": "web-7d9f8"});
-    p
+    labelled(pod("web-1").waiting("ErrImagePull").json())
+}
+
+/// `pod` with the labels its workload's selector and revision name.
+fn labelled(mut pod: Value) -> Value {
+    pod["metadata"]["labels"] = json!({"app": "web", "pod-template-hash": "5c6b7",
+                                       "controller-revision-hash": "web-7d9f8"});
+    pod
 }
 
 fn scale(replicas: i32) -> Value {
@@ -648,7 +661,7 @@ async fn nothing_is_scaled_that_could_not_be_recorded() {
         .waiting("ErrImagePull")
         .owned_by("apps/v1", "StatefulSet", "web");
     let refused = Scenario::new()
-        .expect("GET", POD, None, 200, web.json())
+        .reads_live(web)
         .proves_statefulset(path)
         .expect("GET", &format!("{path}/scale"), None, 200, scale(2))
         .expect("GET", PARKED, None, 200, parked_map("5", &[]))
@@ -1141,7 +1154,7 @@ async fn dry_run_reads_but_never_writes() {
         .waiting("ErrImagePull")
         .owned_by("apps/v1", "StatefulSet", "web");
     let reads = Scenario::new()
-        .expect("GET", POD, None, 200, web.clone().json())
+        .reads_live(web.clone())
         .proves_statefulset(path)
         .expect("GET", &format!("{path}/scale"), None, 200, scale(4));
     let cache = cache_with(vec![web]);
@@ -1657,7 +1670,7 @@ async fn the_worker_never_scales_a_bad_rollout_unless_the_rule_opts_in() {
     let opted_in = opc_core::policy::Policy::new(flags, &config);
     let scaled = Scenario::new()
         .expect("GET", rs, None, 200, replicaset(controller))
-        .proves(deploy, deployment_status(json!({}), 3))
+        .proves_by_reading(deploy, deployment_status(json!({}), 3))
         .expect("GET", &format!("{deploy}/scale"), None, 200, scale(4))
         .expect("GET", PARKED, None, 200, parked_map("5", &[]))
         .expect("PUT", PARKED, None, 200, parked_map("6", &[]))

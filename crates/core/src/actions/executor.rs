@@ -14,7 +14,7 @@ use super::failure::Failure;
 use super::history::PastAction;
 use super::outcome::{Outcome, Skip};
 use super::owner::{self, SCALE_CHAIN};
-use super::owners::{FULL_CHAIN, OptOut, Owners};
+use super::owners::{FULL_CHAIN, LivePod, OptOut, Owners};
 use super::pod_writes::PodWrites;
 use super::reads::ClusterApi;
 use super::record::{Audit, Recorder, Subject};
@@ -168,13 +168,16 @@ impl Executor {
         if origin != Origin::Manual && action.manual_only() {
             return Err(Outcome::Refused(Refusal::ManualOnly(action.verb())));
         }
+        // The pod as read just now, when it was: a scale's proof reads the same answer.
+        let mut live = None;
         let (pod, finding) = match action.pod() {
             Some(target) => {
                 // A person acts on a row, which may lag the pod or (from a worker) be only a
                 // claim: the pod is read live and judged again. No watch fills a fed
                 // cluster's cache: the worker acts on the pod as read too.
                 if self.worker.is_some() || origin == Origin::Manual {
-                    super::live_read::read_into(&self.calls, &self.cache, target).await?;
+                    let read = super::live_read::read_into(&self.calls, &self.cache, target);
+                    live = Some(LivePod::of(&read.await?));
                 }
                 let (pod, finding) = self.recheck(target, origin)?;
                 if pod.malformed {
@@ -216,7 +219,7 @@ impl Executor {
         let scale = match (&pod, action) {
             (Some(pod), Action::ScaleToZero(_)) => Some(
                 self.scaler()
-                    .plan_scale(pod, finding.as_ref(), &chain, origin)
+                    .plan_scale(pod, finding.as_ref(), &chain, origin, live)
                     .await?,
             ),
             _ => None,

@@ -11,18 +11,19 @@ use super::outcome::Outcome;
 use super::retry::{Needs, Stop};
 use crate::cluster::Cache;
 use crate::pod::WirePod;
+use k8s_openapi::api::core::v1::Pod;
 
 /// The most a live read waits, retries included.
 pub(crate) const LIVE_READ: Duration = Duration::from_secs(15);
 
 /// Read `target` from the API server into `cache`; the pod as read, for a caller that shows
-/// it. A pod that is gone, or whose name another pod now has, leaves the cache without it:
-/// the recheck then finds it gone.
+/// it or proves a workload by it. A pod that is gone, or whose name another pod now has,
+/// leaves the cache without it: the recheck then finds it gone.
 pub(crate) async fn read_into(
     calls: &Calls,
     cache: &Cache,
     target: &PodRef,
-) -> Result<String, Outcome> {
+) -> Result<Pod, Outcome> {
     let path = format!(
         "/api/v1/namespaces/{}/pods/{}",
         target.namespace, target.name
@@ -46,14 +47,16 @@ pub(crate) async fn read_into(
             ))));
         }
     };
-    let pod: WirePod = serde_json::from_slice(answer.as_bytes()).map_err(|e| {
-        // Where it failed, not serde's words: they may quote what the server sent.
+    // Where it failed, not serde's words: they may quote what the server sent.
+    let unreadable = |e: serde_json::Error| {
         let why = format!("reading {target}: {:?}", e.classify());
         Outcome::Failed(Failure::Transport(why))
-    })?;
-    if *pod.metadata.uid != *target.uid {
+    };
+    let wire: WirePod = serde_json::from_str(&answer).map_err(unreadable)?;
+    let pod: Pod = serde_json::from_str(&answer).map_err(unreadable)?;
+    if *wire.metadata.uid != *target.uid {
         cache.remove(&target.uid);
     }
-    cache.upsert(pod, cache.clock().now());
-    Ok(answer)
+    cache.upsert(wire, cache.clock().now());
+    Ok(pod)
 }

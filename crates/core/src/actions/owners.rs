@@ -355,7 +355,7 @@ pub(crate) async fn live_pod(
     if read.metadata.uid.as_deref() != Some(&*pod.uid) {
         return Err(Stop::Gone);
     }
-    Ok(LivePod::of(read))
+    Ok(LivePod::of(&read))
 }
 
 /// What a scale to zero reads of the pod itself, as it is now.
@@ -394,45 +394,46 @@ impl Pulled {
 impl LivePod {
     /// A container fails when it waits for any reason but its normal start, or last ended
     /// with an error.
-    pub(crate) fn of(pod: Pod) -> LivePod {
-        let spec = pod.spec.unwrap_or_default();
-        let status = pod.status.unwrap_or_default();
+    pub(crate) fn of(pod: &Pod) -> LivePod {
+        let (spec, status) = (pod.spec.as_ref(), pod.status.as_ref());
         let statuses = status
-            .init_container_statuses
+            .and_then(|s| s.init_container_statuses.as_ref())
             .into_iter()
-            .flatten()
-            .chain(status.container_statuses.into_iter().flatten());
-        let failing_names: Vec<String> = statuses
+            .chain(status.and_then(|s| s.container_statuses.as_ref()))
+            .flatten();
+        let failing_names: Vec<&str> = statuses
             .filter(|c| {
                 let state = c.state.as_ref();
                 let waiting = state
                     .and_then(|s| s.waiting.as_ref())
                     .and_then(|w| w.reason.as_deref())
-                    .is_some_and(|r| !matches!(r, "ContainerCreating" | "PodInitializing"));
+                    .is_some_and(|r| !crate::rules::ON_THE_WAY.contains(&r));
                 let failed = state
                     .and_then(|s| s.terminated.as_ref())
                     .is_some_and(|t| t.exit_code != 0);
                 waiting || failed
             })
-            .map(|c| c.name)
+            .map(|c| c.name.as_str())
             .collect();
         let failing = spec
-            .init_containers
+            .and_then(|s| s.init_containers.as_ref())
             .into_iter()
             .flatten()
-            .chain(spec.containers)
-            .filter(|c| failing_names.contains(&c.name))
+            .chain(spec.map(|s| &s.containers).into_iter().flatten())
+            .filter(|c| failing_names.contains(&c.name.as_str()))
             .map(|c| Pulled {
-                image: c.image.unwrap_or_default(),
-                container: c.name,
-                policy: c.image_pull_policy,
+                image: c.image.clone().unwrap_or_default(),
+                container: c.name.clone(),
+                policy: c.image_pull_policy.clone(),
             })
             .collect();
-        let pull_secrets = (spec.image_pull_secrets.into_iter().flatten())
-            .map(|s| s.name)
+        let pull_secrets = (spec.and_then(|s| s.image_pull_secrets.as_ref()))
+            .into_iter()
+            .flatten()
+            .map(|s| s.name.clone())
             .collect();
         LivePod {
-            labels: pod.metadata.labels.unwrap_or_default(),
+            labels: pod.metadata.labels.clone().unwrap_or_default(),
             failing,
             pull_secrets,
         }

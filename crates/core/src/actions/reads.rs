@@ -9,7 +9,7 @@ use super::action::PodRef;
 use super::calls::Calls;
 use super::outcome::Outcome;
 use super::owner::{self, Resolution};
-use super::owners::{FULL_CHAIN, OptOut, Owners, live_pod};
+use super::owners::{FULL_CHAIN, LivePod, OptOut, Owners, live_pod};
 use super::parked::ParkedRecord;
 use super::parked_rows::{ParkedList, list_parked};
 use super::read_error::ReadError;
@@ -75,15 +75,9 @@ impl ClusterApi<'_> {
         let client = self.calls.client();
         let full = match self.worker {
             // No watch fills the cache: the one read of the pod puts it there too.
-            Some(_) => {
-                let text = super::live_read::read_into(self.calls, self.cache, pod)
-                    .await
-                    .map_err(|outcome| ReadError::of_outcome(pod, outcome))?;
-                serde_json::from_str::<Pod>(&text).map_err(|e| ReadError::Failed {
-                    what: pod.to_string(),
-                    why: format!("{:?}", e.classify()),
-                })?
-            }
+            Some(_) => super::live_read::read_into(self.calls, self.cache, pod)
+                .await
+                .map_err(|outcome| ReadError::of_outcome(pod, outcome))?,
             None => {
                 let pods: Api<Pod> = Api::namespaced(client.clone(), &pod.namespace);
                 pods.get(&pod.name)
@@ -91,7 +85,9 @@ impl ClusterApi<'_> {
                     .map_err(|e| ReadError::kube(pod, e))?
             }
         };
-        let inspection = self.inspect_cached(pod, false).await;
+        // The same pod, read once: another under its name proves nothing about this one.
+        let live = (full.metadata.uid.as_deref() == Some(&*pod.uid)).then(|| LivePod::of(&full));
+        let inspection = self.inspect_cached(pod, false, live).await;
         let events: Api<Event> = Api::namespaced(client.clone(), &pod.namespace);
         let params = ListParams::default().fields(&format!("involvedObject.name={}", pod.name));
         let events = match events.list(&params).await {
@@ -120,14 +116,21 @@ impl ClusterApi<'_> {
     /// The pod as read just now, judged again, its owner chain (cached) and, with
     /// `workload`, the workload itself: what a dialog shows before a person acts.
     pub async fn inspect(&self, pod: &PodRef, workload: bool) -> Result<Inspection, ReadError> {
-        super::live_read::read_into(self.calls, self.cache, pod)
+        let read = super::live_read::read_into(self.calls, self.cache, pod)
             .await
             .map_err(|outcome| ReadError::of_outcome(pod, outcome))?;
-        self.inspect_cached(pod, workload).await
+        self.inspect_cached(pod, workload, Some(LivePod::of(&read)))
+            .await
     }
 
-    /// [`ClusterApi::inspect`] of the pod as the cache holds it.
-    async fn inspect_cached(&self, pod: &PodRef, workload: bool) -> Result<Inspection, ReadError> {
+    /// [`ClusterApi::inspect`] of the pod as the cache holds it; `live` is the pod as read
+    /// just now, when it was (else a scale's proof reads it).
+    async fn inspect_cached(
+        &self,
+        pod: &PodRef,
+        workload: bool,
+        live: Option<LivePod>,
+    ) -> Result<Inspection, ReadError> {
         let (client, retry) = (self.calls.client(), self.calls.retry());
         let record = self
             .cache
@@ -141,9 +144,12 @@ impl ClusterApi<'_> {
         let resolution = match owner::scalable_owner(&record, &chain) {
             Err(why) => Resolution::Unscalable(why),
             Ok(_) => {
-                let live = live_pod(client, retry, &record)
-                    .await
-                    .map_err(|stop| ReadError::stopped(pod, stop))?;
+                let live = match live {
+                    Some(live) => live,
+                    None => live_pod(client, retry, &record)
+                        .await
+                        .map_err(|stop| ReadError::stopped(pod, stop))?,
+                };
                 match owner::resolve(&record, &live, &chain) {
                     Ok(proven) => Resolution::Scalable(proven.workload),
                     Err(why) => Resolution::Unscalable(why),

@@ -15,7 +15,7 @@ use super::audit::AuditRecord;
 use super::calls::Calls;
 use super::outcome::{Change, Outcome, Skip};
 use super::owner;
-use super::owners::{OptOut, Owner, live_pod};
+use super::owners::{LivePod, OptOut, Owner, live_pod};
 use super::parked::{ParkedRecord, StoreError};
 use super::proof::{Proven, Unproven};
 use super::refusal::Refusal;
@@ -68,13 +68,17 @@ impl Scaler<'_> {
         finding: Option<&Finding>,
         chain: &[Owner],
         origin: Origin,
+        live: Option<LivePod>,
     ) -> Result<ScalePlan, Outcome> {
         let unscalable = |why| Outcome::Refused(Refusal::Unscalable(why));
-        // What the pod alone rules out costs no read.
+        // What the pod alone rules out costs no read; a pod read just now is not read again.
         owner::scalable_owner(pod, chain).map_err(unscalable)?;
-        let live = live_pod(self.calls.client(), self.calls.retry(), pod)
-            .await
-            .map_err(Outcome::from)?;
+        let live = match live {
+            Some(live) => live,
+            None => live_pod(self.calls.client(), self.calls.retry(), pod)
+                .await
+                .map_err(Outcome::from)?,
+        };
         let Proven { workload, uid } = owner::resolve(pod, &live, chain).map_err(unscalable)?;
         let (current, version) = self.check_workload(&workload, &uid, origin).await?;
         Ok(ScalePlan {

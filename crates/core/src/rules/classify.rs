@@ -207,7 +207,7 @@ fn crash_reason(
 }
 
 /// What a container waits for while the kubelet is still bringing it up.
-const ON_THE_WAY: [&str; 2] = ["ContainerCreating", "PodInitializing"];
+pub(crate) const ON_THE_WAY: [&str; 2] = ["ContainerCreating", "PodInitializing"];
 
 /// Scheduled and not up: an init container still running or being made (`Init:N/M`, as
 /// kubectl counts the ones done), a container still being made or waiting for the init

@@ -7,6 +7,7 @@ mod verb;
 
 pub(crate) use cause::format_bytes;
 pub use cause::{Cause, CauseClass, Evidence, cause, cause_class};
+pub(crate) use classify::ON_THE_WAY;
 pub(crate) use classify::next_change;
 pub use classify::{Finding, classify};
 pub use spec::{ActionKind, NamespaceFilter, RuleKind, RuleSpec};
