@@ -5,6 +5,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::failure::Failure;
+use crate::cluster::Scope;
 
 /// What stopped a call, already mapped from the HTTP status.
 #[derive(Debug)]
@@ -48,7 +49,8 @@ impl fmt::Display for Denied {
             f,
             "permission denied: this identity may not {verb} {resource} in namespace {namespace} ({message}). \
              Check with `{check}` and grant it in {role}.",
-            check = crate::cluster::can_i(verb, resource, &format!("-n {namespace}"), None),
+            check =
+                crate::cluster::can_i(verb, resource, &Scope::Namespace(namespace.clone()), None),
             role = granted_by(verb, resource),
         )
     }

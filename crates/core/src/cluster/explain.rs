@@ -15,16 +15,16 @@ pub fn explain_for(
     scope: &Scope,
     context: Option<&str>,
 ) -> String {
-    let (where_, can_i) = match scope {
-        Scope::All => ("at the cluster scope".to_string(), "-A".to_string()),
-        Scope::Namespace(ns) => (format!("in namespace {ns}"), format!("-n {ns}")),
+    let where_ = match scope {
+        Scope::All => "at the cluster scope".to_string(),
+        Scope::Namespace(ns) => format!("in namespace {ns}"),
     };
     match error {
         kube::Error::Api(status) if status.code == 403 => format!(
             "permission denied: this identity may not {verb} {resource} {where_} ({}). Check \
              with `{}` and grant it in the ClusterRole{}",
             status.message,
-            super::can_i(verb, resource, &can_i, context),
+            super::can_i(verb, resource, scope, context),
             match scope {
                 Scope::All => ", or pass -n NAMESPACE to watch only namespaces you may read",
                 Scope::Namespace(_) => "",

@@ -42,11 +42,12 @@ pub struct Forbidden {
 impl Forbidden {
     /// The `kubectl auth can-i` that checks the same identity for the same request.
     pub fn can_i(&self, context: Option<&str>) -> String {
-        let scope = match &self.scope {
-            Scope::All => "-A".to_string(),
-            Scope::Namespace(ns) => format!("-n {ns}"),
-        };
-        can_i(self.verb, self.resource, &scope, context)
+        can_i(self.verb, self.resource, &self.scope, context)
+    }
+
+    /// What was refused, and the command that checks it: how a log or a health line says it.
+    pub fn explained(&self) -> String {
+        format!("{self}; check with `{}`", self.can_i(None))
     }
 }
 
@@ -68,7 +69,11 @@ impl std::fmt::Display for Forbidden {
 /// `kubectl auth can-i VERB RESOURCE [--subresource=SUB] SCOPE [--context CONTEXT]`: the
 /// command that checks what a request needs, for the identity that made it. A subresource is
 /// a flag of its own (`deployments/scale` would read as the Deployment named `scale`).
-pub fn can_i(verb: &str, resource: &str, scope: &str, context: Option<&str>) -> String {
+pub fn can_i(verb: &str, resource: &str, scope: &Scope, context: Option<&str>) -> String {
+    let scope = match scope {
+        Scope::All => "-A".to_string(),
+        Scope::Namespace(ns) => format!("-n {ns}"),
+    };
     let resource = match resource.split_once('/') {
         Some((resource, sub)) => format!("{resource} --subresource={sub}"),
         None => resource.to_string(),
@@ -196,10 +201,7 @@ impl Health {
     /// it), then the last failure.
     pub fn last_error(&self) -> Option<String> {
         if let Some(forbidden) = self.forbidden() {
-            return Some(format!(
-                "{forbidden}; check with `{}`",
-                forbidden.can_i(None)
-            ));
+            return Some(forbidden.explained());
         }
         self.scopes.iter().find_map(|s| match &s.state {
             WatchState::Reconnecting { error } => Some(error.clone()),

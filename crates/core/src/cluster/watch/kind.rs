@@ -152,10 +152,9 @@ impl Kind for Nodes {
         change(&mut health);
         let why = match &health.state {
             WatchState::Reconnecting { error } => Some(error.clone()),
-            WatchState::Forbidden(forbidden) => Some(format!(
-                "permission denied: {forbidden}; check with `{}`",
-                forbidden.can_i(None)
-            )),
+            WatchState::Forbidden(forbidden) => {
+                Some(format!("permission denied: {}", forbidden.explained()))
+            }
             _ => None,
         };
         self.cache.nodes_unreadable(why);

@@ -268,9 +268,7 @@ async fn run_scope<K: Kind>(scoped: Scoped<K>, streaming: Streaming) {
                                 (error.clone(), WatchState::Reconnecting { error })
                             }
                             Down::Forbidden(forbidden) => {
-                                let error =
-                                    format!("{forbidden}; check with `{}`", forbidden.can_i(None));
-                                (error, WatchState::Forbidden(forbidden))
+                                (forbidden.explained(), WatchState::Forbidden(forbidden))
                             }
                         };
                         if said.as_ref() != Some(&error) {
