@@ -18,8 +18,7 @@ use crate::cluster::{Cache, watch_settings};
 use crate::config::{Config, ReportConfig};
 use crate::headless::sizing;
 use crate::headless::{
-    Elector, FleetSettings, LeaseSettings, Listeners, Restarts, Role, Sources, bind, serve,
-    shutdown_signal,
+    Elector, FleetSettings, LeaseSettings, Listeners, Role, Sources, bind, serve, shutdown_signal,
 };
 use crate::lease::{self, Wiring};
 use crate::policy::Policy;
@@ -151,9 +150,12 @@ async fn serve_until_signal(
     let checking = session.executor.clone();
     tokio::spawn(async move { checking.resolve_interrupted().await });
     let max_stale = parts.policy.safety().max_stale;
-    let live = live_report(parts.options.reporter.clone(), &parts.report, &session.name);
-    let cache = session.cache.clone();
-    let restarts: Restarts = Arc::new(move || live(&cache));
+    let restarts = live_report(
+        parts.options.reporter.clone(),
+        &parts.report,
+        &session.name,
+        session.cache.clone(),
+    );
     let leading = Leading::start(session, parts, elector, None);
     let sources = Sources {
         cache: session.cache.reader(),

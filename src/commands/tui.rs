@@ -176,7 +176,12 @@ impl Opener {
             Feed::WorkerFed(fed) => {
                 worker_report(opened.client.clone(), fed.address().clone(), &opened.name)
             }
-            Feed::Watched(_) => live_report(reporter, &self.config.report, &opened.name),
+            Feed::Watched(_) => live_report(
+                reporter,
+                &self.config.report,
+                &opened.name,
+                opened.cache.clone(),
+            ),
         });
         Session {
             cluster: opened,

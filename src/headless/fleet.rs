@@ -49,7 +49,7 @@ pub(crate) struct Feed {
     shared: Mutex<Shared>,
     lines: broadcast::Sender<Bytes>,
     settings: FleetSettings,
-    restarts: Option<super::server::Restarts>,
+    restarts: Option<crate::report::LiveReport>,
 }
 
 struct Shared {

@@ -10,7 +10,7 @@ mod slots;
 
 pub use crate::lease::{Elector, LeaseSettings, Role, decide};
 pub use fleet::FleetSettings;
-pub use server::{Listeners, Restarts, Sources, bind, serve};
+pub use server::{Listeners, Sources, bind, serve};
 
 /// Resolves on SIGINT or SIGTERM (Kubernetes stops pods with SIGTERM).
 pub(crate) async fn shutdown_signal() {

@@ -24,6 +24,7 @@ use super::metrics::{Snapshot, WORKER_STALL, healthz, readyz, render, stale_past
 use super::slots::{MAX_CONNECTIONS, MAX_STREAMS, PER_PEER, STREAMS_PER_CLIENT, Slot, Slots};
 use crate::actions::PastAction;
 use crate::cluster::CacheReader;
+use crate::report::LiveReport;
 use crate::worker::{Counters, WorkerStatus};
 
 /// A client that has not sent a request's headers by then is dropped: counted from the
@@ -48,11 +49,8 @@ pub struct Sources {
     pub fleet: FleetSettings,
     /// The restart report as it stands, for `/v1/report`: a screen that reads the cluster
     /// through this worker shows it.
-    pub restarts: Option<Restarts>,
+    pub restarts: Option<LiveReport>,
 }
-
-/// Builds the restart report of the cache now.
-pub type Restarts = Arc<dyn Fn() -> crate::report::RestartReport + Send + Sync>;
 
 impl Sources {
     fn snapshot(&self) -> Snapshot {

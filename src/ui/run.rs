@@ -322,7 +322,7 @@ impl Runtime {
     /// cluster's counted here, a fed one's as its worker last served it.
     fn report(&self) -> RestartReport {
         let reports = (self.sessions.iter())
-            .filter_map(|s| s.report.as_ref().map(|report| report(&s.cluster.cache)))
+            .filter_map(|s| s.report.as_ref().map(|report| report()))
             .collect();
         RestartReport::combine(reports).unwrap_or_else(|| RestartReport {
             terms: None,

@@ -7,16 +7,13 @@ use futures::future::BoxFuture;
 use crate::session::ClusterSession;
 use crate::worker::{WorkerCommand, WorkerHandle};
 
-/// Builds the restart report from the cache, as the worker would send it.
-pub(crate) type ReportSource = crate::report::LiveReport;
-
 pub(crate) struct Session {
     /// Its name (shown in the header), cache, watches and executor.
     pub(crate) cluster: ClusterSession,
     pub(crate) worker: WorkerHandle,
     /// Its restart report: counted from its cache, or, for a cluster read through its
     /// worker (whose cache holds none of its pods), as the worker last served it.
-    pub(crate) report: Option<ReportSource>,
+    pub(crate) report: Option<crate::report::LiveReport>,
     /// Keeps the worker's Lease task and the simulated server alive; dropping it stops them.
     pub(crate) _guard: Box<dyn Any + Send>,
 }

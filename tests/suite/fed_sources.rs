@@ -321,11 +321,8 @@ async fn a_fed_clusters_restart_report_is_the_one_its_worker_serves() {
         panic!("a fed session: {:?}", session.feed)
     };
     let report = opc_core::fleet::worker_report(server.client(), fed.address().clone(), "east");
-    eventually("the worker's report", || {
-        !report(&session.cache).groups.is_empty()
-    })
-    .await;
-    let shown = report(&session.cache);
+    eventually("the worker's report", || !report().groups.is_empty()).await;
+    let shown = report();
     assert_eq!(shown.cluster, "east");
     let pods: Vec<&str> = (shown.groups.iter())
         .flat_map(|g| g.rows.iter().map(|r| r.pod.as_str()))

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use chrono::Utc;
 use opc_core::cluster::{Cache, CacheReader};
+use opc_core::report::LiveReport;
 use opc_core::worker::WorkerStatus;
-use ops_pod_cleaner::headless::{FleetSettings, Listeners, Restarts, Sources, bind};
+use ops_pod_cleaner::headless::{FleetSettings, Listeners, Sources, bind};
 use tokio::sync::watch;
 
 /// The server's two doors (the probes and `/metrics`; the findings under `/v1/`), and the
@@ -26,17 +27,16 @@ pub async fn serve_cache(cache: CacheReader, leader: bool, fleet: FleetSettings)
 /// the built-in report settings.
 pub async fn serve_reporting(cache: Cache, fleet: FleetSettings) -> Served {
     let config = opc_core::config::ReportConfig::default();
-    let live = opc_core::report::live_report(None, &config, "in-cluster");
     let reader = cache.reader();
-    let restarts: Restarts = std::sync::Arc::new(move || live(&cache));
-    serve(reader, true, fleet, Some(restarts)).await
+    let live = opc_core::report::live_report(None, &config, "in-cluster", cache);
+    serve(reader, true, fleet, Some(live)).await
 }
 
 async fn serve(
     cache: CacheReader,
     leader: bool,
     fleet: FleetSettings,
-    restarts: Option<Restarts>,
+    restarts: Option<LiveReport>,
 ) -> Served {
     let listeners = Listeners {
         probes: bind("127.0.0.1:0".parse().unwrap()).await.unwrap(),

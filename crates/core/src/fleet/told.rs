@@ -112,9 +112,7 @@ pub fn worker_report(
             tokio::time::sleep(REPORT_EVERY).await;
         }
     });
-    std::sync::Arc::new(move |_: &crate::cluster::Cache| {
-        slot.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    })
+    std::sync::Arc::new(move || slot.lock().unwrap_or_else(|e| e.into_inner()).clone())
 }
 
 /// How long a screen waits for a worker's report.

@@ -83,22 +83,13 @@ impl Reporter {
 
     /// The pods that may appear in the report, copied out of the cache.
     pub fn candidates(&self, cache: &Cache) -> Vec<PodRecord> {
-        cache.fold(Vec::new(), |mut pods, pod| {
-            if self.may_appear(pod) {
-                pods.push(pod.clone());
-            }
-            pods
-        })
+        candidates(cache, &self.config)
     }
 
     /// The pods of `pods` that may appear in the report.
     pub fn keep_candidates(&self, mut pods: Vec<PodRecord>) -> Vec<PodRecord> {
-        pods.retain(|pod| self.may_appear(pod));
+        pods.retain(|pod| may_appear(pod, &self.config));
         pods
-    }
-
-    fn may_appear(&self, pod: &PodRecord) -> bool {
-        pod.total_restarts() >= self.config.min_restarts.max(1)
     }
 
     /// The report as it stands, compared with the last one sent.
@@ -314,4 +305,18 @@ impl Reporter {
             }
         }
     }
+}
+
+/// The pods of `cache` that may appear in a report made with `config`: restarted often enough.
+pub(crate) fn candidates(cache: &Cache, config: &ReportConfig) -> Vec<PodRecord> {
+    cache.fold(Vec::new(), |mut pods, pod| {
+        if may_appear(pod, config) {
+            pods.push(pod.clone());
+        }
+        pods
+    })
+}
+
+fn may_appear(pod: &PodRecord, config: &ReportConfig) -> bool {
+    pod.total_restarts() >= config.min_restarts.max(1)
 }
