@@ -73,15 +73,11 @@ fn scale_hint(pod: &PodRecord) -> String {
 }
 
 /// The runtime could not start the container's process: what it could not run, and why.
-pub(super) fn runtime(pod: &PodRecord, class: CauseClass) -> Cause {
+pub(super) fn runtime(pod: &PodRecord, class: CauseClass, program: Option<&str>) -> Cause {
     let Some((c, reason, message)) = waiting(pod) else {
         return make(class, "no container is waiting", describe(pod));
     };
-    let program = message
-        .split("exec: ")
-        .nth(1)
-        .and_then(|rest| rest.split('"').nth(1))
-        .unwrap_or("its command");
+    let program = program.unwrap_or("its command");
     let (detail, next) = match class {
         CauseClass::ExecPermission => (
             format!(
@@ -107,19 +103,7 @@ pub(super) fn crash(pod: &PodRecord, class: CauseClass, probe: Option<&PodEvent>
     };
     let (detail, next) = match class {
         CauseClass::OomKilled => (
-            match c.memory_limit {
-                Some(limit) => format!(
-                    "container {} reached its memory limit of {} (killed, exit {})",
-                    c.name,
-                    format_bytes(limit),
-                    t.exit_code
-                ),
-                None => format!(
-                    "container {} ran out of memory with no limit of its own: the node's ran \
-                     short (killed, exit {})",
-                    c.name, t.exit_code
-                ),
-            },
+            oom_killed(c, t.exit_code),
             "raise its memory limit, or find the leak; l shows the previous run's logs".into(),
         ),
         CauseClass::ProbeFailed => (
@@ -451,44 +435,12 @@ pub(super) fn unknown(pod: &PodRecord, class: CauseClass) -> Cause {
 }
 
 pub(super) fn failed(pod: &PodRecord, class: CauseClass) -> Cause {
-    let node = pod.node.as_deref().unwrap_or("its node");
-    let replaced = "d deletes it (its workload, if any, has made another)";
-    let rejected = |why: &str| {
-        make(class, format!("the kubelet on {node} {why}"), replaced)
+    if let Some(why) = kubelet_failed(class) {
+        let node = pod.node.as_deref().unwrap_or("its node");
+        let replaced = "d deletes it (its workload, if any, has made another)";
+        return make(class, format!("the kubelet on {node} {why}"), replaced)
             .citing("status.reason", pod.reason.as_deref().unwrap_or(""))
-            .citing("status.message", pod.message.as_deref().unwrap_or(""))
-    };
-    match class {
-        CauseClass::RejectedResources => {
-            return rejected(
-                "rejected it at admission: not enough of a resource left there (the scheduler \
-                 counted otherwise; kubectl describe node shows what is allocated)",
-            );
-        }
-        CauseClass::RejectedNodeAffinity => {
-            return rejected(
-                "rejected it at admission: the node no longer matches its node affinity",
-            );
-        }
-        CauseClass::RejectedNodeName => {
-            return rejected("rejected it at admission: it names another node");
-        }
-        CauseClass::RejectedNodePorts => {
-            return rejected("rejected it at admission: a host port it asks for is taken");
-        }
-        CauseClass::RejectedOs => {
-            return rejected("rejected it at admission: it asks for another operating system");
-        }
-        CauseClass::RejectedUnexpected => {
-            return rejected("could not admit it (a device plugin or the node's own state)");
-        }
-        CauseClass::Preempted => {
-            return rejected("preempted it to admit a critical pod");
-        }
-        CauseClass::NodeShutdown => {
-            return rejected("terminated it as the node shut down");
-        }
-        _ => {}
+            .citing("status.message", pod.message.as_deref().unwrap_or(""));
     }
     match (class, failed_run(pod)) {
         (CauseClass::DeadlineExceeded, _) => make(
@@ -499,16 +451,8 @@ pub(super) fn failed(pod: &PodRecord, class: CauseClass) -> Cause {
         .citing("status.reason", "DeadlineExceeded"),
         (_, Some((c, t))) => make(
             class,
-            match (class, c.memory_limit) {
-                (CauseClass::OomKilled, Some(limit)) => format!(
-                    "container {} was OOM-killed at its memory limit of {}",
-                    c.name,
-                    format_bytes(limit)
-                ),
-                (CauseClass::OomKilled, None) => format!(
-                    "container {} was OOM-killed: the node ran out of memory (it has no limit)",
-                    c.name
-                ),
+            match class {
+                CauseClass::OomKilled => oom_killed(c, t.exit_code),
                 _ => format!(
                     "container {} exited with {}",
                     c.name,
@@ -525,6 +469,47 @@ pub(super) fn failed(pod: &PodRecord, class: CauseClass) -> Cause {
             &format!("exit code {}", t.exit_code),
         ),
         (_, None) => make(class, "failed; the status does not say why", "d deletes it"),
+    }
+}
+
+/// What the kubelet did to a pod it failed itself, by the class of its reason.
+fn kubelet_failed(class: CauseClass) -> Option<&'static str> {
+    Some(match class {
+        CauseClass::RejectedResources => {
+            "rejected it at admission: not enough of a resource left there (the scheduler \
+             counted otherwise; kubectl describe node shows what is allocated)"
+        }
+        CauseClass::RejectedNodeAffinity => {
+            "rejected it at admission: the node no longer matches its node affinity"
+        }
+        CauseClass::RejectedNodeName => "rejected it at admission: it names another node",
+        CauseClass::RejectedNodePorts => {
+            "rejected it at admission: a host port it asks for is taken"
+        }
+        CauseClass::RejectedOs => "rejected it at admission: it asks for another operating system",
+        CauseClass::RejectedUnexpected => {
+            "could not admit it (a device plugin or the node's own state)"
+        }
+        CauseClass::Preempted => "preempted it to admit a critical pod",
+        CauseClass::NodeShutdown => "terminated it as the node shut down",
+        _ => return None,
+    })
+}
+
+/// How an OOM kill reads, whether the container then restarted or the pod failed: at its own
+/// limit, or with none, the node's memory ran short.
+fn oom_killed(c: &ContainerRecord, exit_code: i32) -> String {
+    match c.memory_limit {
+        Some(limit) => format!(
+            "container {} was OOM-killed at its memory limit of {} (exit {exit_code})",
+            c.name,
+            format_bytes(limit)
+        ),
+        None => format!(
+            "container {} was OOM-killed with no memory limit of its own: the node ran out of \
+             memory (exit {exit_code})",
+            c.name
+        ),
     }
 }
 

@@ -146,7 +146,9 @@ pub fn cause_class(
     match finding.rule {
         RuleKind::ImagePull => pull_cause(pod, events).0,
         // The runtime could not start the container at all: its words say why.
-        RuleKind::CrashLoop | RuleKind::ConfigError if let Some(class) = runtime_cause(pod) => {
+        RuleKind::CrashLoop | RuleKind::ConfigError
+            if let Some((class, _)) = runtime_cause(pod) =>
+        {
             class
         }
         RuleKind::CrashLoop => match last_run(pod) {
@@ -207,9 +209,9 @@ pub fn cause(
     let class = cause_class(pod, finding, events, node);
     let mut cause = match finding.rule {
         RuleKind::CrashLoop | RuleKind::ConfigError
-            if matches!(class, CauseClass::ExecPermission | CauseClass::ExecNotFound) =>
+            if let Some((class, program)) = runtime_cause(pod) =>
         {
-            explain::runtime(pod, class)
+            explain::runtime(pod, class, program)
         }
         RuleKind::ImagePull => explain::image_pull(pod, class, pull_cause(pod, events).1),
         RuleKind::CrashLoop => explain::crash(pod, class, probe_kill(pod, events)),
@@ -383,17 +385,18 @@ fn probe_kill<'a>(pod: &PodRecord, events: &'a [PodEvent]) -> Option<&'a PodEven
     }
 }
 
-/// The first container waiting, init containers first, with its reason and message.
 /// Why the runtime could not start a container, from the waiting message it gave the kubelet
-/// (`RunContainerError`, `CreateContainerError`: runc's `exec: "/app": permission denied`).
-fn runtime_cause(pod: &PodRecord) -> Option<CauseClass> {
+/// (`RunContainerError`, `CreateContainerError`: runc's `exec: "/app": permission denied`),
+/// and the program it could not run.
+fn runtime_cause(pod: &PodRecord) -> Option<(CauseClass, Option<&str>)> {
     let (_, reason, message) = waiting(pod)?;
     if !matches!(reason, "RunContainerError" | "CreateContainerError") {
         return None;
     }
-    words::runtime_class(message)
+    words::exec_failure(message)
 }
 
+/// The first container waiting, init containers first, with its reason and message.
 fn waiting(pod: &PodRecord) -> Option<(&ContainerRecord, &str, &str)> {
     pod.containers.iter().find_map(|c| match &c.state {
         ContainerState::Waiting { reason, message } => {

@@ -236,18 +236,19 @@ pub(super) fn failed_class(reason: &str, message: &str) -> Option<CauseClass> {
 
 /// What runc (through containerd or CRI-O) said when it could not start the container's
 /// process: `exec: "/app": permission denied`, `exec: "app": executable file not found in
-/// $PATH`, `…: no such file or directory`.
-pub(super) fn runtime_class(message: &str) -> Option<CauseClass> {
+/// $PATH`, `…: no such file or directory`; with the program it quoted, when it did.
+pub(super) fn exec_failure(message: &str) -> Option<(CauseClass, Option<&str>)> {
     let exec = message.split("exec: ").nth(1)?;
-    if exec.contains("permission denied") {
-        Some(CauseClass::ExecPermission)
+    let class = if exec.contains("permission denied") {
+        CauseClass::ExecPermission
     } else if exec.contains("executable file not found")
         || exec.contains("no such file or directory")
     {
-        Some(CauseClass::ExecNotFound)
+        CauseClass::ExecNotFound
     } else {
-        None
-    }
+        return None;
+    };
+    Some((class, exec.split('"').nth(1)))
 }
 
 #[cfg(test)]
