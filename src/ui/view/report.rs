@@ -61,11 +61,9 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
                     theme::title(),
                 ));
                 for row in &group.rows {
-                    let since = match (row.since_previous, first) {
-                        (Some(n), _) => format!(" (+{n})"),
-                        (None, true) => String::new(),
-                        (None, false) => " (new)".into(),
-                    };
+                    let since = (row.since(first))
+                        .map(|since| format!(" ({since})"))
+                        .unwrap_or_default();
                     let ago = row
                         .last_restart
                         .map(|t| format!(" {} ago", format_age(state.now - t)))

@@ -18,6 +18,18 @@ pub struct RestartRow {
     pub node: Option<String>,
 }
 
+impl RestartRow {
+    /// Its restarts since the previous report: `+N`, or `new` for a container that report did
+    /// not hold; none in a `first` report, which has nothing to compare with.
+    pub fn since(&self, first: bool) -> Option<String> {
+        match (self.since_previous, first) {
+            (Some(n), _) => Some(format!("+{n}")),
+            (None, true) => None,
+            (None, false) => Some("new".into()),
+        }
+    }
+}
+
 /// The rows of one owning workload.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

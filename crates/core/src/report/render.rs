@@ -87,7 +87,7 @@ pub fn markdown(report: &RestartReport) -> String {
                     inert::markdown(&r.pod),
                     inert::markdown(&r.container),
                     r.restarts,
-                    since(r, first),
+                    r.since(first).as_deref().unwrap_or(NONE),
                     inert::markdown(r.last_reason.as_deref().unwrap_or(NONE)),
                     exit_code(r),
                     last_restart(r),
@@ -224,16 +224,6 @@ pub fn csv(report: &RestartReport) -> String {
         }
     }
     out
-}
-
-/// "+N" since the previous report, "new" for a container it did not hold, "-" when there
-/// was none.
-fn since(r: &RestartRow, first: bool) -> String {
-    match (r.since_previous, first) {
-        (Some(n), _) => format!("+{n}"),
-        (None, true) => NONE.into(),
-        (None, false) => "new".into(),
-    }
 }
 
 fn exit_code(r: &RestartRow) -> String {
