@@ -127,6 +127,11 @@ impl Clusters {
     }
 
     /// The workers that reported, by cluster name.
+    /// The worker status of cluster `name`, when its worker has said one.
+    pub(crate) fn worker_of(&self, name: &str) -> Option<&WorkerStatus> {
+        self.get(name)?.worker.as_ref()
+    }
+
     pub(crate) fn workers(&self) -> BTreeMap<ClusterName, &WorkerStatus> {
         self.views
             .iter()

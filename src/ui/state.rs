@@ -465,7 +465,7 @@ impl State {
             .enumerate()
             .filter(|(_, a)| match needle.is_empty() {
                 true => Some(a.rule()) == kind,
-                false => matches_filter(a, &needle),
+                false => matches_filter(a, self.shown_action(a), &needle),
             })
             .map(|(i, _)| i)
             .collect();
@@ -526,16 +526,24 @@ impl State {
 
     /// Whether the row's workload is one its cluster's worker refused to scale as unproven:
     /// the proof the row's own fields cannot give, read once it was tried.
-    pub(crate) fn unproven(&self, a: &Listed) -> bool {
-        let workers = self.clusters.workers();
-        let Some(worker) = workers.get(a.cluster()) else {
-            return false;
+    fn unproven(&self, a: &Listed) -> bool {
+        let refused = self
+            .clusters
+            .worker_of(a.cluster())
+            .and_then(|worker| worker.rules.get(&a.rule()))
+            .map_or(&[][..], |r| &r.unproven[..]);
+        // Drawn for every row of every frame: no workload is named unless one was refused.
+        !refused.is_empty() && refused.contains(&a.workload())
+    }
+
+    /// What a row shows as the pod's next action: the same in the table and to the filter.
+    pub(crate) fn shown_action<'a>(&self, a: &'a Listed) -> &'a str {
+        let held = match a.held_label() {
+            Some(held) => Some(held),
+            None => self.unproven(a).then_some("unproven"),
         };
-        let workload = a.workload();
-        worker
-            .rules
-            .get(&a.rule())
-            .is_some_and(|r| r.unproven.contains(&workload))
+        a.action()
+            .shown(a.rule(), a.deleting(), a.owner().is_some(), held)
     }
 
     /// The first cluster whose pods this identity may not see, and why: what the counts and
@@ -612,11 +620,8 @@ impl State {
 }
 
 /// Whether every word of `needle` is in some column the row shows (or its category).
-fn matches_filter(a: &Listed, needle: &str) -> bool {
+fn matches_filter(a: &Listed, action: &str, needle: &str) -> bool {
     let owner = a.owner().map(|_| a.workload().label());
-    let action = a
-        .action()
-        .shown(a.rule(), a.deleting(), a.owner().is_some(), a.held_label());
     let fields = [
         a.cluster().as_str(),
         a.namespace(),

@@ -249,13 +249,7 @@ const ACTION_WIDTH: u16 = 11;
 fn cells(state: &State, a: &Listed, wide: bool, several: bool) -> Vec<String> {
     let mark = if state.is_marked(a) { "●" } else { " " };
     let age = format!("for {}", format_age(a.time_in_state(state.now)));
-    let held = a
-        .held_label()
-        .or_else(|| state.unproven(a).then_some("unproven"));
-    let action = a
-        .action()
-        .shown(a.rule(), a.deleting(), a.owner().is_some(), held)
-        .to_string();
+    let action = state.shown_action(a).to_string();
     let mut cells = vec![
         mark.to_string(),
         a.namespace().to_string(),
