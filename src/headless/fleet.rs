@@ -1,6 +1,7 @@
 //! `/v1/`: the worker's findings for a screen that watches many clusters, as a snapshot and
 //! a watch stream of JSON lines (the protocol is `opc_core::fleet`'s).
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -50,6 +51,8 @@ pub(crate) struct Feed {
     lines: broadcast::Sender<Bytes>,
     settings: FleetSettings,
     restarts: Option<crate::report::LiveReport>,
+    /// The log said the snapshot is over the feed's bound, and it has not fit since.
+    pub(crate) over_bound_said: AtomicBool,
 }
 
 struct Shared {
@@ -76,6 +79,7 @@ impl Feed {
             lines: broadcast::channel(settings.queue.max(1)).0,
             settings,
             restarts: sources.restarts.clone(),
+            over_bound_said: AtomicBool::new(false),
         });
         tokio::spawn(publish(feed.clone(), sources.clone(), stop));
         feed

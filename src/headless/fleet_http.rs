@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 use http_body_util::combinators::UnsyncBoxBody;
@@ -39,12 +39,10 @@ pub(crate) fn answer(feed: &Arc<Feed>, path: &str, query: Option<&str>) -> Optio
             "text/plain",
             Bytes::from_static(INDEX.as_bytes()),
         )),
-        "/v1/snapshot" => Some(
-            within_bound(feed.snapshot(), feed.settings().max_line).map_or_else(
-                |over| over,
-                |line| Answer::Whole(200, "application/json", line),
-            ),
-        ),
+        "/v1/snapshot" => Some(within_bound(feed, feed.snapshot()).map_or_else(
+            |over| over,
+            |line| Answer::Whole(200, "application/json", line),
+        )),
         "/v1/watch" => Some(watch(feed.clone(), resume_of(query))),
         "/v1/report" => Some(match feed.restarts() {
             Some(report) => Answer::Whole(200, "application/json", report),
@@ -87,10 +85,10 @@ struct Watching {
 
 /// `line`, or the 413 a client reads as "more than the feed carries" (`source: auto` then
 /// watches the cluster directly). The worker says so in its log, once until it fits again.
-fn within_bound(line: Bytes, max: usize) -> Result<Bytes, Answer> {
-    static SAID: AtomicBool = AtomicBool::new(false);
+fn within_bound(feed: &Feed, line: Bytes) -> Result<Bytes, Answer> {
+    let (max, said) = (feed.settings().max_line, &feed.over_bound_said);
     if line.len() <= max {
-        SAID.store(false, Ordering::Relaxed);
+        said.store(false, Ordering::Relaxed);
         return Ok(line);
     }
     let message = format!(
@@ -98,7 +96,7 @@ fn within_bound(line: Bytes, max: usize) -> Result<Bytes, Answer> {
          watch this cluster directly (source: watch or auto)",
         line.len()
     );
-    if !SAID.swap(true, Ordering::Relaxed) {
+    if !said.swap(true, Ordering::Relaxed) {
         tracing::warn!("/v1 refuses its snapshot: {message}");
     }
     let status = serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
@@ -114,7 +112,7 @@ fn watch(feed: Arc<Feed>, resume: Option<Resume>) -> Answer {
     let (first, lines) = feed.open(resume);
     let mut queued = VecDeque::new();
     for line in first {
-        match within_bound(line, feed.settings().max_line) {
+        match within_bound(&feed, line) {
             Ok(line) => queued.push_back(line),
             Err(over) => return over,
         }
