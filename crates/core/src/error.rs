@@ -144,23 +144,15 @@ pub enum FileKind {
 impl Error {
     /// The error of a request made with the kubeconfig context `context`: a permission it
     /// names is checked for that context's identity.
-    pub fn in_context(self, context: &str) -> Error {
-        match self {
-            Error::Request {
-                verb,
-                resource,
-                scope,
-                source,
-                context: None,
-            } => Error::Request {
-                verb,
-                resource,
-                scope,
-                source,
-                context: Some(context.into()),
-            },
-            other => other,
+    pub fn in_context(mut self, name: &str) -> Error {
+        if let Error::Request {
+            context: context @ None,
+            ..
+        } = &mut self
+        {
+            *context = Some(name.into());
         }
+        self
     }
 }
 

@@ -104,8 +104,6 @@ pub(crate) fn clusters(open: &[&ClusterLine], area: Rect, buf: &mut Buffer) {
                 theme::dim(),
             ),
         ]));
-        // Its own line, said unless it is a watch chosen as one: a fallback says why, a
-        // worker's feed how it stands.
         // Every source but a watch chosen as one says how it stands, or why it fell back.
         if !matches!(c.source, SourceLine::Watch(WatchWhy::Chosen)) {
             lines.push(Line::styled(

@@ -202,7 +202,6 @@ fn empty_text(state: &State) -> String {
         Some(rule) if !rule.enabled => format!(" rule {} is disabled in the config", rule.kind),
         _ if !state.filter.is_empty() => " no pod matches the filter (Esc clears it)".into(),
         _ if listing => " listing pods… (nothing to show until the first list is in)".into(),
-
         _ => " nothing abnormal here".into(),
     }
 }

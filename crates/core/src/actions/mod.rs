@@ -45,7 +45,7 @@ pub use owners::{FOLLOWED_OWNERS, OptOut};
 pub use parked::{DEFAULT_NAMESPACE, PARKED_CONFIGMAP, ParkedRecord, parked_namespace};
 pub use parked_rows::{ParkedList, ParkedRow, ParkedState, Trigger};
 pub use parked_rows::{Unread, list_parked};
-pub use proof::{Suspect, Unproven};
+pub use proof::{PullDiffers, Suspect, Unproven};
 pub use read_error::ReadError;
 pub use reads::{ClusterApi, Inspection, LOG_BYTES, LOG_LINES, PodReading};
 pub use record::Audit;

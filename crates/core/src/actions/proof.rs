@@ -48,11 +48,10 @@ pub enum Unproven {
         kind: String,
         name: String,
     },
-    /// A failing container pulls otherwise than the workload's template says: another pull
-    /// policy, or without a pull Secret the template names.
+    /// A failing container pulls otherwise than the workload's template says.
     ForeignPull {
         container: String,
-        differs: String,
+        differs: PullDiffers,
         kind: String,
         name: String,
     },
@@ -64,6 +63,24 @@ pub enum Unproven {
     },
     /// No container of the pod, as read now, is failing: nothing to scale for.
     NothingFailing,
+}
+
+/// How a pod's pull differs from its workload's template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PullDiffers {
+    /// Another `imagePullPolicy` (as the API server defaults it): the pod's.
+    Policy(String),
+    /// Without a pull Secret the template names.
+    NoSecret(String),
+}
+
+impl fmt::Display for PullDiffers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PullDiffers::Policy(policy) => write!(f, "imagePullPolicy {policy}"),
+            PullDiffers::NoSecret(secret) => write!(f, "no imagePullSecret {secret}"),
+        }
+    }
 }
 
 impl fmt::Display for Unproven {
@@ -339,11 +356,11 @@ fn made_by(workload: &Owner, live: &LivePod) -> Result<(), Unproven> {
             });
         };
         let differs = if template.pull_policy() != failing.pull_policy() {
-            format!("imagePullPolicy {}", failing.pull_policy())
+            PullDiffers::Policy(failing.pull_policy().to_string())
         } else if let Some(missing) =
             (current.pull_secrets.iter()).find(|s| !live.pull_secrets.contains(s))
         {
-            format!("no imagePullSecret {missing}")
+            PullDiffers::NoSecret(missing.clone())
         } else {
             continue;
         };
@@ -525,7 +542,6 @@ mod tests {
             prove(&ours_live, &old),
             Err(Unproven::StaleRevision { revision: Some(r), .. }) if r == "2"
         ));
-        // Nothing failing in the pod as read now: nothing to scale for.
         // The template's own image, pulled only if present: it fails on every node without
         // it, which the template never asked for.
         let mut never = live(ours.clone(), "shop/web:2");
@@ -533,6 +549,7 @@ mod tests {
         let why = prove(&never, &chain("d")).unwrap_err();
         assert!(matches!(why, Unproven::ForeignPull { .. }), "{why:?}");
         assert!(why.to_string().contains("imagePullPolicy Never"), "{why}");
+        // Nothing failing in the pod as read now: nothing to scale for.
         let healthy = LivePod {
             labels: ours,
             ..LivePod::default()
