@@ -133,6 +133,7 @@ pub fn sync_deployment(s: &mut State, res: Res, d: &Value) {
 
 const REVISION: &str = "deployment.kubernetes.io/revision";
 
+/// The revision annotation of a Deployment or ReplicaSet; 0 without one.
 fn revision_of(rs: &Value) -> u64 {
     rs.pointer("/metadata/annotations")
         .and_then(|a| a.get(REVISION))
@@ -157,25 +158,22 @@ fn stamp_revision(s: &mut State, res: Res, d: &Value, new: &Value, owned: &[Valu
     let mut revision = revision_of(new);
     if revision <= others {
         revision = others + 1;
-        let mut restamped = new.clone();
-        restamped
-            .field("metadata")
-            .field("annotations")
-            .set(REVISION, json!(revision.to_string()));
-        s.store.update(Res::ReplicaSet, restamped);
+        s.store
+            .update(Res::ReplicaSet, with_revision(new, revision));
     }
-    let named = d
-        .pointer("/metadata/annotations")
-        .and_then(|a| a.get(REVISION))
-        .and_then(Value::as_str);
-    if named != Some(&revision.to_string()) {
-        let mut stamped = d.clone();
-        stamped
-            .field("metadata")
-            .field("annotations")
-            .set(REVISION, json!(revision.to_string()));
-        s.store.update(res, stamped);
+    if revision_of(d) != revision {
+        s.store.update(res, with_revision(d, revision));
     }
+}
+
+/// `object` with its revision annotation set to `revision`.
+fn with_revision(object: &Value, revision: u64) -> Value {
+    let mut stamped = object.clone();
+    stamped
+        .field("metadata")
+        .field("annotations")
+        .set(REVISION, json!(revision.to_string()));
+    stamped
 }
 
 fn recreates(d: &Value) -> bool {
