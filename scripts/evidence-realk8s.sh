@@ -124,50 +124,43 @@ wait_for 60 "the set's currentRevision" sh -c "$K -n ev-db get sts db -o jsonpat
 uid=$($K -n ev-db get sts db -o jsonpath='{.metadata.uid}')
 rev=$($K -n ev-db get sts db -o jsonpath='{.status.currentRevision}')
 echo "StatefulSet db: uid $uid, currentRevision $rev; pods: $($K -n ev-db get pods -o name | xargs)"
-# The tenant's pod: everything a set's own pod carries, but its own image.
-$K -n ev-db create -f - >/dev/null <<EOF
+# A tenant's pod in db-1's place: everything a set's own pod carries (name, labels, owner
+# reference, current revision) but a container of its own (`container`), failing as the
+# kubelet says (`reason`, `message`). The set must stay at 3.
+squat() {
+  label=$1 container=$2 image=$3 reason=$4 message=$5 held=$6
+  $K -n ev-db create -f - >/dev/null <<EOF
 {"apiVersion": "v1", "kind": "Pod",
  "metadata": {"name": "db-1", "labels": {"app": "db", "controller-revision-hash": "$rev", "statefulset.kubernetes.io/pod-name": "db-1"},
   "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "uid": "$uid", "controller": true, "blockOwnerDeletion": true}]},
- "spec": {"nodeName": "node-a", "containers": [{"name": "db", "image": "registry.invalid/tenant:1"}]}}
+ "spec": {"nodeName": "node-a", "containers": [$container]}}
 EOF
-status ev-db db-1 "$(waiting db registry.invalid/tenant:1 ErrImagePull 'rpc error: code = Unknown desc = failed to pull and unpack image "registry.invalid/tenant:1": failed to resolve reference: dial tcp: lookup registry.invalid: no such host')"
-sleep 2 # let the StatefulSet controller see db-1 before the worker looks
-$K -n ev-db get pods -o wide
-run_pass A
-replicas=$($K -n ev-db get sts db -o jsonpath='{.spec.replicas}')
-echo "kubectl -n ev-db get sts db -o jsonpath={.spec.replicas}: $replicas"
-if [ "$replicas" = 3 ] && ! grep -q "scaled StatefulSet" "$work/A.out"; then
-  echo "A: PASS (the squatted ordinal did not get db scaled)"
-else
-  echo "A: FAIL (db scaled by a pod the tenant wrote); the worker's lines about db:"
-  grep -E 'ev-db|db-[0-9]|StatefulSet' "$work/A.out" | sed 's/^/  | /' || true
-  failed=1
-fi
-# db-1 keeps failing: out of the way for the next squat.
-$K -n ev-db delete pod db-1 --grace-period=0 --force >/dev/null 2>&1 || true
-wait_for 30 "db-1 to be gone" sh -c "! $K -n ev-db get pod db-1 >/dev/null 2>&1"
+  status ev-db db-1 "$(waiting db "$image" "$reason" "$message")"
+  sleep 2 # let the StatefulSet controller see db-1 before the worker looks
+  $K -n ev-db get pods -o wide
+  run_pass "$label"
+  replicas=$($K -n ev-db get sts db -o jsonpath='{.spec.replicas}')
+  echo "kubectl -n ev-db get sts db -o jsonpath={.spec.replicas}: $replicas"
+  if [ "$replicas" = 3 ] && ! grep -q "scaled StatefulSet" "$work/$label.out"; then
+    echo "$label: PASS ($held)"
+  else
+    echo "$label: FAIL (db scaled by a pod the tenant wrote); the worker's lines about db:"
+    grep -E 'ev-db|db-[0-9]|StatefulSet' "$work/$label.out" | sed 's/^/  | /' || true
+    failed=1
+  fi
+  # db-1 keeps failing: out of the way for the next squat.
+  $K -n ev-db delete pod db-1 --grace-period=0 --force >/dev/null 2>&1 || true
+  wait_for 30 "db-1 to be gone" sh -c "! $K -n ev-db get pod db-1 >/dev/null 2>&1"
+}
+
+squat A '{"name": "db", "image": "registry.invalid/tenant:1"}' registry.invalid/tenant:1 ErrImagePull \
+  'rpc error: code = Unknown desc = failed to pull and unpack image "registry.invalid/tenant:1": failed to resolve reference: dial tcp: lookup registry.invalid: no such host' \
+  "the squatted ordinal did not get db scaled"
 
 say "A2. the same squat with the set's own image, made to fail (imagePullPolicy: Never)"
-$K -n ev-db create -f - >/dev/null <<EOF
-{"apiVersion": "v1", "kind": "Pod",
- "metadata": {"name": "db-1", "labels": {"app": "db", "controller-revision-hash": "$rev", "statefulset.kubernetes.io/pod-name": "db-1"},
-  "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "uid": "$uid", "controller": true, "blockOwnerDeletion": true}]},
- "spec": {"nodeName": "node-a", "containers": [{"name": "db", "image": "postgres:16", "imagePullPolicy": "Never"}]}}
-EOF
-status ev-db db-1 "$(waiting db postgres:16 ErrImageNeverPull 'Container image "postgres:16" is not present with pull policy of Never')"
-sleep 2
-run_pass A2
-replicas=$($K -n ev-db get sts db -o jsonpath='{.spec.replicas}')
-echo "kubectl -n ev-db get sts db -o jsonpath={.spec.replicas}: $replicas"
-if [ "$replicas" = 3 ] && ! grep -q "scaled StatefulSet" "$work/A2.out"; then
-  echo "A2: PASS (a squat that pulls otherwise than the template did not get db scaled)"
-else
-  echo "A2: FAIL; the worker's lines about db:"
-  grep -E 'ev-db|db-[0-9]|StatefulSet' "$work/A2.out" | sed 's/^/  | /' || true
-  failed=1
-fi
-$K -n ev-db delete pod db-1 --grace-period=0 --force >/dev/null 2>&1 || true
+squat A2 '{"name": "db", "image": "postgres:16", "imagePullPolicy": "Never"}' postgres:16 ErrImageNeverPull \
+  'Container image "postgres:16" is not present with pull policy of Never' \
+  "a squat that pulls otherwise than the template did not get db scaled"
 
 say "B. one tenant's two namespaces pause a rule for everyone (ev-t1, ev-t2 vs ev-t3)"
 $K -n ev-t1 create deployment app --image=registry-a.invalid/app:1 --replicas=6 >/dev/null
