@@ -16,7 +16,7 @@ PORTS=(19090 19091)
 work=$(mktemp -d)
 [ -x "$BIN" ] || { echo "no binary at $BIN" >&2; exit 2; }
 cleanup() {
-  [ -n "${served:-}" ] && kill "$served" 2>/dev/null
+  if [ -n "${served:-}" ]; then kill "$served" 2>/dev/null || true; fi
   $K delete clusterrolebinding "$SA-read" --ignore-not-found >/dev/null
   $K delete clusterrole "$SA-read" --ignore-not-found >/dev/null
   $K -n default delete serviceaccount "$SA" --ignore-not-found >/dev/null
@@ -24,8 +24,10 @@ cleanup() {
 }
 trap cleanup EXIT
 failed=0
-verdict() { # NAME OK?
-  if [ "$2" = 0 ]; then echo "PASS $1"; else echo "FAIL $1"; failed=1; fi
+check() { # NAME COMMAND...: PASS when COMMAND succeeds
+  local name=$1
+  shift
+  if "$@"; then echo "PASS $name"; else echo "FAIL $name"; failed=1; fi
 }
 
 $K -n default create serviceaccount "$SA" >/dev/null
@@ -40,32 +42,35 @@ users: [{name: blind, user: {token: '$token'}}]
 contexts: [{name: blind, context: {cluster: real, user: blind}}]
 current-context: blind
 EOF
-run() { "$BIN" --kubeconfig "$work/kubeconfig" --context blind "$@"; }
+blind=(--kubeconfig "$work/kubeconfig" --context blind)
+for port in "${PORTS[@]}"; do
+  ! curl -s "127.0.0.1:$port" >/dev/null || { echo "port $port is taken" >&2; exit 2; }
+done
 
 echo "== 1. scan with no grant"
-set +e
-run scan >"$work/scan.out" 2>&1
-code=$?
-set -e
+code=0
+"$BIN" "${blind[@]}" scan >"$work/scan.out" 2>&1 || code=$?
 cat "$work/scan.out"
-[ "$code" = 3 ] && grep -q 'kubectl auth can-i list pods -A --context blind' "$work/scan.out"
-verdict "scan: exit $code, names the can-i for the context" $?
+check "scan: exit 3" [ "$code" = 3 ]
+check "scan: names the can-i for the context" \
+  grep -q 'kubectl auth can-i list pods -A --context blind' "$work/scan.out"
 
 echo "== 2. headless with no grant"
-run --no-audit --dry-run headless --listen "127.0.0.1:${PORTS[0]}" \
+"$BIN" "${blind[@]}" --no-audit --dry-run headless --listen "127.0.0.1:${PORTS[0]}" \
   --findings-listen "127.0.0.1:${PORTS[1]}" >"$work/headless.log" 2>&1 &
 served=$!
 metric() { curl -s "127.0.0.1:${PORTS[0]}/metrics" | grep -E "^$1" || true; }
+is() { [ "$(metric "$1")" = "$2" ]; }
 for _ in $(seq 30); do
   [ -n "$(metric 'opc_watch_forbidden\{')" ] && break
   sleep 1
 done
 metric '(opc_watch_forbidden|opc_synced)'
-[ "$(metric 'opc_watch_forbidden\{scope="all namespaces"\}')" = 'opc_watch_forbidden{scope="all namespaces"} 1' ]
-verdict "headless: opc_watch_forbidden 1" $?
+check "headless: opc_watch_forbidden 1" \
+  is 'opc_watch_forbidden\{' 'opc_watch_forbidden{scope="all namespaces"} 1'
 curl -s "127.0.0.1:${PORTS[1]}/v1/snapshot" | jq -r .view.error | tee "$work/view"
-grep -q '^forbidden: this identity may not list pods' "$work/view"
-verdict "headless: /v1/snapshot's view says forbidden, never healthy" $?
+check "headless: /v1/snapshot's view says forbidden, never healthy" \
+  grep -q '^forbidden: this identity may not list pods' "$work/view"
 
 echo "== 3. the grant, to the same process"
 $K create clusterrole "$SA-read" --verb=get,list,watch --resource=pods,nodes,events >/dev/null
@@ -75,9 +80,10 @@ for _ in $(seq 60); do
   sleep 1
 done
 metric '(opc_watch_forbidden|opc_synced)'
-[ "$(metric opc_synced)" = "opc_synced 1" ] \
-  && [ "$(metric 'opc_watch_forbidden\{scope="all namespaces"\}')" = 'opc_watch_forbidden{scope="all namespaces"} 0' ]
-verdict "headless: synced once granted, without a restart" $?
+check "headless: synced once granted, without a restart" is opc_synced "opc_synced 1"
+check "headless: no longer forbidden" \
+  is 'opc_watch_forbidden\{' 'opc_watch_forbidden{scope="all namespaces"} 0'
+check "headless: the same process" kill -0 "$served"
 
 [ "$failed" = 0 ] && echo "== result: every check PASSed"
 exit "$failed"
