@@ -16,7 +16,7 @@ use kube::discovery::ApiResource;
 
 use super::retry::{Needs, RetryPolicy, Stop};
 use super::selector::{Labels, ROLLOUT_TEMPLATE_HASH, Selector, TEMPLATE_HASH};
-use crate::pod::{IGNORE_ANNOTATION, NAME_CAP, PodRecord, is_truthy};
+use crate::pod::{IGNORE_ANNOTATION, MESSAGE_CAP, NAME_CAP, PodRecord, cut, is_truthy};
 
 /// How long an owner's metadata is trusted: long enough for a pass over many pods of one
 /// workload, short enough that adding the opt-out annotation takes effect within a minute.
@@ -422,7 +422,8 @@ impl LivePod {
             .chain(spec.map(|s| &s.containers).into_iter().flatten())
             .filter(|c| failing_names.contains(&c.name.as_str()))
             .map(|c| Pulled {
-                image: c.image.clone().unwrap_or_default(),
+                // The API server checks a name's length, not an image's: a refusal quotes it.
+                image: cut(c.image.as_deref().unwrap_or_default(), MESSAGE_CAP).to_string(),
                 container: c.name.clone(),
                 policy: c.image_pull_policy.clone(),
             })
@@ -437,5 +438,28 @@ impl LivePod {
             failing,
             pull_secrets,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tenant's pod with an image of a megabyte: the refusal that quotes it stays small.
+    #[test]
+    fn a_live_pod_keeps_a_failing_image_within_the_cap() {
+        let image = format!("registry.invalid/{}:1", "x".repeat(1 << 20));
+        let pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web-1", "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "app", "image": image}]},
+            "status": {"containerStatuses": [{"name": "app", "image": "", "imageID": "",
+                "ready": false, "restartCount": 0,
+                "state": {"waiting": {"reason": "ErrImagePull"}}}]}
+        }))
+        .unwrap();
+        let live = LivePod::of(&pod);
+        assert_eq!(live.failing.len(), 1);
+        assert!(live.failing[0].image.len() <= MESSAGE_CAP);
+        assert!(live.failing[0].image.starts_with("registry.invalid/xxx"));
     }
 }
