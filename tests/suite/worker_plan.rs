@@ -856,6 +856,24 @@ fn the_breaker_counts_pods_stuck_on_one_node() {
     assert!(trips(&findings, &census(&pods), &config, now()).is_empty());
 }
 
+/// One tenant's pods stuck on a node that reports (their own finalizers, say) are that
+/// tenant's trouble: the pause reaches their namespace, never the other tenants on the node.
+#[test]
+fn one_namespaces_pods_stuck_on_a_reporting_node_do_not_pause_the_node() {
+    let config = BreakerConfig::default();
+    let stuck = |i: usize| {
+        pod(&format!("app-{i}"))
+            .ns("tenant")
+            .on_node("node-7")
+            .terminating_since("2026-11-20T11:00:00Z")
+    };
+    let pods: Vec<PodRecord> = (0..6).map(|i| record(stuck(i))).collect();
+    let findings: Vec<Abnormal> = (0..6).map(|i| abnormal(stuck(i))).collect();
+    let paused = trips(&findings, &census(&pods), &config, now());
+    let (scope, _) = only(&paused, RuleKind::Terminating);
+    assert_eq!(scope, PauseScope::Namespace("tenant".into()));
+}
+
 /// A node confirmed not reporting explains its pods' burst, and the pause says so in the
 /// node's own words; it still pauses: a node that is only cut off still runs its pods.
 #[test]

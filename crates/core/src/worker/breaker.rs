@@ -154,9 +154,10 @@ struct Count {
 /// A node's matches, the namespaces they are in, and the node if it stopped reporting.
 type NodeCount<'a> = (u32, BTreeSet<&'a str>, Option<&'a NodeState>);
 
-/// One rule's pauses: one per node whose pods burst, one per namespace whose pods burst, and
-/// one per registry that bursts in `shared_namespaces` namespaces or more pull from. Each is
-/// named by its worst trip.
+/// One rule's pauses: one per node whose pods burst (a node that stopped reporting, or pods of
+/// `shared_namespaces` namespaces), one per namespace whose pods burst, and one per registry
+/// that bursts in `shared_namespaces` namespaces or more pull from. Each is named by its
+/// worst trip.
 fn scoped(
     rule: RuleKind,
     trips: &[Trip],
@@ -189,7 +190,10 @@ fn scoped(
     let of_namespaces = |t: &Trip| !matches!(t.group, Group::Node(_));
     let mut pauses = Vec::new();
     for t in trips {
-        if let Group::Node(node) = &t.group {
+        // A node is what its pods share only on the node's own word (it stopped reporting)
+        // or once pods of enough namespaces fail there: one tenant's pods are its own.
+        let shared = t.silent.is_some() || t.namespaces.len() >= shared_namespaces;
+        if let (Group::Node(node), true) = (&t.group, shared) {
             let reach = Reach::Namespaces(listed(&t.namespaces));
             pauses.push(pause(PauseScope::Node(node.clone()), t, reach));
         }
