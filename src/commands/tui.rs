@@ -15,7 +15,7 @@ use crate::cluster::{
     Cluster, ConnectOptions, Deadlines, Scope, WatchSettings, connect, watch_settings,
 };
 use crate::config::Config;
-use crate::fleet::worker_report;
+use crate::fleet::{WatchWhy, worker_report};
 use crate::lease;
 use crate::policy::Policy;
 use crate::report::{DeliveryPolicy, Reporter, live_report};
@@ -69,7 +69,8 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
     }
     // One session per cluster, each with its own cache, executor and worker; `targets` keeps
     // the simulated clusters of `--demo` up for as long as the screen runs.
-    let opening = (targets.clusters.iter()).map(|cluster| opener.session(cluster.clone(), None));
+    let opening =
+        (targets.clusters.iter()).map(|cluster| opener.session(cluster.clone(), None, None));
     let sessions = futures::future::join_all(opening).await;
     crate::ui::run(sessions, Arc::new(opener), options).await?;
     drop(targets);
@@ -112,7 +113,7 @@ struct Opener {
 /// What a session keeps alive: the simulated cluster in `--demo`, and the worker's part in
 /// the Lease.
 struct Running {
-    _targets: Option<Targets>,
+    targets: Option<Targets>,
     /// Dropped with the session: the worker's part in the Lease ends, and the Lease goes.
     _closed: watch::Sender<()>,
 }
@@ -125,18 +126,23 @@ impl Opener {
         SourceChoice::of(source)
     }
 
-    async fn session(&self, cluster: Cluster, targets: Option<Targets>) -> Session {
-        let choice = self.source_for(&cluster.name);
-        let opened = ClusterSession::open_as(
-            cluster,
-            &choice,
-            &self.scopes,
-            &self.watch,
-            &self.policy,
-            self.audit.clone(),
-            Clock::real(),
-        )
-        .await;
+    /// `cluster`'s session, from the source its context names, or watched because `watched`.
+    async fn session(
+        &self,
+        cluster: Cluster,
+        targets: Option<Targets>,
+        watched: Option<WatchWhy>,
+    ) -> Session {
+        let (scopes, watch, policy) = (&self.scopes, &self.watch, &self.policy);
+        let (audit, clock) = (self.audit.clone(), Clock::real());
+        let opened = match watched {
+            Some(why) => ClusterSession::open(cluster, scopes, watch, policy, audit, clock)
+                .watched_because(why),
+            None => {
+                let choice = self.source_for(&cluster.name);
+                ClusterSession::open_as(cluster, &choice, scopes, watch, policy, audit, clock).await
+            }
+        };
         let checking = opened.executor.clone();
         tokio::spawn(async move {
             for line in checking.resolve_interrupted().await {
@@ -188,7 +194,7 @@ impl Opener {
             worker,
             report,
             _guard: Box::new(Running {
-                _targets: targets,
+                targets,
                 _closed: closed_tx,
             }),
         }
@@ -214,7 +220,7 @@ impl Connector for Opener {
                 let Some(cluster) = targets.clusters.first().cloned() else {
                     return Err(crate::Usage::NoCluster.into());
                 };
-                return Ok(opener.session(cluster, Some(targets)).await);
+                return Ok(opener.session(cluster, Some(targets), None).await);
             }
             let options = ConnectOptions {
                 kubeconfig: opener.global.kubeconfig.clone(),
@@ -222,8 +228,19 @@ impl Connector for Opener {
                 deadlines: Deadlines::from_config(&opener.config.cluster)?,
             };
             let cluster = connect(&options).await?;
-            Ok(opener.session(cluster, None).await)
+            Ok(opener.session(cluster, None, None).await)
         }
         .boxed()
+    }
+
+    fn watch_instead(&self, session: &mut Session, why: WatchWhy) -> BoxFuture<'static, Session> {
+        let cluster = Cluster {
+            name: session.cluster.name.clone(),
+            client: session.cluster.client.clone(),
+        };
+        let running = session._guard.downcast_mut::<Running>();
+        let targets = running.and_then(|running| running.targets.take());
+        let opener = self.clone();
+        async move { opener.session(cluster, targets, Some(why)).await }.boxed()
     }
 }

@@ -2,6 +2,7 @@
 //! calls, a one-second tick and signals; feeds them to `update`; carries out the effects; draws.
 //! No busy loop: it sleeps in `select!` until one of those arrives.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -99,6 +100,8 @@ enum Opened {
     Switch(Result<Session, Arc<Error>>),
     /// Joins the open sessions.
     Add(Result<Session, Arc<Error>>),
+    /// Takes the place of the open session of its cluster.
+    Replace(Session),
 }
 
 struct Runtime {
@@ -110,6 +113,8 @@ struct Runtime {
     inbox: mpsc::UnboundedReceiver<Event>,
     opened: mpsc::UnboundedSender<Opened>,
     new_sessions: mpsc::UnboundedReceiver<Opened>,
+    /// Clusters being opened again as a watch: asked once each.
+    rewatching: HashSet<ClusterName>,
     effects: Effects,
 }
 
@@ -126,6 +131,7 @@ impl Runtime {
             inbox,
             opened,
             new_sessions,
+            rewatching: HashSet::new(),
         }
     }
 
@@ -150,6 +156,26 @@ impl Runtime {
         tokio::spawn(async move {
             let _ = opened.send(then(connecting.await.map_err(Arc::new)));
         });
+    }
+
+    /// Open again as a watch each cluster read `auto` through a worker whose findings have
+    /// outgrown the feed; the log says why, and the clusters dialog goes on saying it.
+    fn watch_where_outgrown(&mut self) {
+        for session in &mut self.sessions {
+            let Some(why) = session.cluster.watch_instead() else {
+                continue;
+            };
+            let name = session.cluster.name.clone();
+            if !self.rewatching.insert(name.clone()) {
+                continue;
+            }
+            tracing::warn!("{name}: {why}; watching the cluster directly instead");
+            let reopening = self.connector.watch_instead(session, why);
+            let opened = self.opened.clone();
+            tokio::spawn(async move {
+                let _ = opened.send(Opened::Replace(reopening.await));
+            });
+        }
     }
 
     /// Quitting while an action runs: wait, bounded and on screen, for it and its records.
@@ -228,6 +254,7 @@ impl Runtime {
                     // What changes from here on arms the next snapshot.
                     listening.caches.iter_mut().for_each(watch::Receiver::mark_unchanged);
                     listening.feeds.iter_mut().for_each(watch::Receiver::mark_unchanged);
+                    self.watch_where_outgrown();
                     if state.bottom == super::state::BottomPane::Report || state.report.is_none() {
                         update(state, Event::Report(self.report()));
                     }
@@ -298,6 +325,15 @@ impl Runtime {
                     self.sessions.push(session);
                 }
                 Event::Added(Ok(name))
+            }
+            Opened::Replace(session) => {
+                let name = session.cluster.name.clone();
+                self.rewatching.remove(&name);
+                // A cluster dropped meanwhile stays dropped.
+                if let Some(old) = self.sessions.iter_mut().find(|s| s.cluster.name == name) {
+                    *old = session;
+                }
+                Event::Snapshot(self.snapshot())
             }
             Opened::Switch(Err(e)) => Event::Switched(Err(e)),
             Opened::Add(Err(e)) => Event::Added(Err(e)),

@@ -4,6 +4,7 @@ use std::any::Any;
 
 use futures::future::BoxFuture;
 
+use crate::fleet::WatchWhy;
 use crate::session::ClusterSession;
 use crate::worker::{WorkerCommand, WorkerHandle};
 
@@ -35,4 +36,7 @@ impl Session {
 pub(crate) trait Connector: Send + Sync {
     fn contexts(&self) -> crate::Result<Vec<String>>;
     fn connect(&self, context: String) -> BoxFuture<'static, crate::Result<Session>>;
+    /// `session`'s cluster opened again as a watch, because `why`; what the old session keeps
+    /// alive for its cluster (the simulated server of `--demo`) moves to the new one.
+    fn watch_instead(&self, session: &mut Session, why: WatchWhy) -> BoxFuture<'static, Session>;
 }

@@ -54,6 +54,7 @@ mod report_multi_cluster;
 mod rules;
 mod sim_actions;
 mod tui_clusters_pty;
+mod tui_fed_pty;
 mod tui_lease_pty;
 mod tui_pty;
 mod ui_clusters;

@@ -16,7 +16,7 @@ use crate::cluster::{
 };
 use crate::fleet::{
     Decision, FedCluster, FeedHandle, FeedSettings, Source, WatchWhy, WorkerAddress, decide,
-    spawn_feed,
+    reconsider, spawn_feed,
 };
 use crate::policy::Policy;
 use crate::worker::{self, Standby, WorkerCommand, WorkerHandle, WorkerOptions};
@@ -56,6 +56,8 @@ pub struct ClusterSession {
     pub cache: Cache,
     pub executor: Arc<Executor>,
     pub feed: Feed,
+    /// The source it was opened as: what decides again while its worker is read.
+    pub source: Source,
     /// Its watches and the cache's promotion: stopped when the session is dropped.
     watches: Vec<JoinHandle<()>>,
     /// Its worker's commands, to stand it by first when the session is dropped. Weak: the
@@ -96,6 +98,7 @@ impl ClusterSession {
             cache,
             executor: Arc::new(executor),
             feed: Feed::Watched(WatchWhy::Chosen),
+            source: Source::Watch,
             watches,
             worker: std::sync::OnceLock::new(),
         }
@@ -122,24 +125,40 @@ impl ClusterSession {
                 let address = choice.address.clone();
                 let feed = spawn_feed(client, name, address, choice.settings, clock);
                 // `worker` reads it whatever it answers first: only `auto` waits to choose.
-                if source == Source::Worker {
-                    return ClusterSession::open_fed(cluster, feed, policy, audit, clock);
-                }
-                match decide(source, &feed.first_outcome().await) {
+                let first = match source {
+                    Source::Worker => Decision::UseWorker,
+                    _ => decide(source, &feed.first_outcome().await),
+                };
+                match first {
                     Decision::UseWorker => {
-                        return ClusterSession::open_fed(cluster, feed, policy, audit, clock);
+                        let mut fed = ClusterSession::open_fed(cluster, feed, policy, audit, clock);
+                        fed.source = source;
+                        return fed;
                     }
                     Decision::UseWatch { why } => why,
                 }
             }
         };
-        ClusterSession::open(cluster, scopes, watch, policy, audit, clock).watched_because(why)
+        let mut watched =
+            ClusterSession::open(cluster, scopes, watch, policy, audit, clock).watched_because(why);
+        watched.source = choice.source;
+        watched
     }
 
-    /// A watched session that is one because its worker could not be read: says why.
-    fn watched_because(mut self, why: WatchWhy) -> ClusterSession {
+    /// This watched session, a watch because `why`: its worker could not be read, or no
+    /// longer can.
+    pub fn watched_because(mut self, why: WatchWhy) -> ClusterSession {
         self.feed = Feed::Watched(why);
         self
+    }
+
+    /// Why this session, read through its worker, is to be watched instead: it was opened
+    /// `auto`, and the worker's findings have outgrown the feed since.
+    pub fn watch_instead(&self) -> Option<WatchWhy> {
+        match &self.feed {
+            Feed::WorkerFed(fed) => reconsider(self.source, &fed.view().status),
+            Feed::Watched(_) => None,
+        }
     }
 
     /// Read `cluster` through its worker's `feed`, and act on it under `policy` as on a

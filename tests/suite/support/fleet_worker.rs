@@ -315,6 +315,12 @@ pub async fn expose(server: &SimServer, worker: SocketAddr) {
     server.serve_endpoint(WORKER_IP.parse().unwrap(), PORT, worker);
 }
 
+/// The worker pod's port now answered by `worker`: as when the worker restarts, its streams
+/// end and the next reaches the new one.
+pub fn move_worker(server: &SimServer, worker: SocketAddr) {
+    server.serve_endpoint(WORKER_IP.parse().unwrap(), PORT, worker);
+}
+
 pub fn t0() -> DateTime<Utc> {
     "2026-11-20T09:00:00Z".parse().unwrap()
 }

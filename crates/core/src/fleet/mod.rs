@@ -47,7 +47,7 @@ pub use frame::{
 pub use held::Held;
 pub use publish::{Publisher, Ring, State};
 pub use row::{FindingRow, Owner, PodKey};
-pub use source::{BadSource, Decision, Source, WatchWhy, decide};
+pub use source::{BadSource, Decision, Source, WatchWhy, decide, reconsider};
 pub use told::{WorkerWord, ask_report, ask_worker, worker_report};
 pub use told_row::ToldRow;
 pub use view::{FleetView, Gap, Resume};

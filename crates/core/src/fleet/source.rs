@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{FeedError, FirstOutcome};
+use super::{FeedError, FeedStatus, FirstOutcome, StaleWhy};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Source {
@@ -102,6 +102,21 @@ pub fn decide(source: Source, first: &FirstOutcome) -> Decision {
     }
 }
 
+/// What feeds a cluster of `source` that is read through its worker, now that the feed is
+/// `status`: `auto` watches once the worker's findings outgrow the feed's bound (they may,
+/// long after its first answer); any other trouble stays on the worker, shown as it is.
+pub fn reconsider(source: Source, status: &FeedStatus) -> Option<WatchWhy> {
+    let error = match status {
+        FeedStatus::Failing(error)
+        | FeedStatus::Stale {
+            why: StaleWhy::Lost(error),
+            ..
+        } => error,
+        _ => return None,
+    };
+    (source == Source::Auto && error.is_over_bound()).then(|| WatchWhy::OverBound(error.clone()))
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -188,6 +203,36 @@ mod tests {
                 }
             );
             assert_eq!(decide(Source::Worker, &failed(error)), Decision::UseWorker);
+        }
+    }
+
+    #[test]
+    fn auto_reconsiders_a_feed_that_outgrew_its_bound_and_nothing_else() {
+        let over = FeedError::TooManyRows { max: 20_000 };
+        let since = std::time::Instant::now();
+        let lost = |error: FeedError| FeedStatus::Stale {
+            since,
+            why: StaleWhy::Lost(error),
+        };
+        for status in [lost(over.clone()), FeedStatus::Failing(over.clone())] {
+            assert_eq!(
+                reconsider(Source::Auto, &status),
+                Some(WatchWhy::OverBound(over.clone()))
+            );
+            assert_eq!(reconsider(Source::Worker, &status), None);
+        }
+        let stays = [
+            FeedStatus::Live,
+            FeedStatus::Connecting,
+            lost(hiccups()[0].clone()),
+            FeedStatus::Failing(no_worker()),
+            FeedStatus::Stale {
+                since,
+                why: StaleWhy::WorkerStale,
+            },
+        ];
+        for status in stays {
+            assert_eq!(reconsider(Source::Auto, &status), None, "{status:?}");
         }
     }
 
