@@ -998,6 +998,26 @@ fn every_class_of_the_vocabulary_is_reached_from_real_words() {
             vec![],
             CauseClass::FailedUnknown,
         ),
+        (
+            deployment_pod("web-1").failed_with(137).condition(
+                "DisruptionTarget",
+                "True",
+                "EvictionByEvictionAPI",
+                "Eviction API: evicting",
+            ),
+            vec![],
+            CauseClass::EvictedByApi,
+        ),
+        (
+            deleting().condition(
+                "DisruptionTarget",
+                "True",
+                "DeletionByTaintManager",
+                "Taint manager: deleting due to NoExecute taint",
+            ),
+            vec![],
+            CauseClass::NoExecuteTaint,
+        ),
     ];
     let not_ready = || {
         deployment_pod("web-1").on_node("node-7").condition(
@@ -1072,6 +1092,8 @@ fn every_class_of_the_vocabulary_is_reached_from_real_words() {
         ("UnexpectedAdmissionError", "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices nvidia.com/gpu, which is unexpected", CauseClass::RejectedUnexpected),
         ("Preempting", "Preempted in order to admit critical pod", CauseClass::Preempted),
         ("Terminated", "Pod was terminated in response to imminent node shutdown.", CauseClass::NodeShutdown),
+        ("TaintToleration", "Predicate TaintToleration failed", CauseClass::RejectedTaint),
+        ("SysctlForbidden", "forbidden sysctl: \"net.core.somaxconn\" not allowlisted", CauseClass::RejectedFeature),
     ]
     .into_iter()
     .map(|(reason, message, class)| (failed_by_kubelet(reason, message), vec![], class))
@@ -1369,4 +1391,167 @@ fn a_pod_unknown_on_a_node_that_reports_is_not_blamed_on_the_node() {
     let told = cause(&pod, &finding, &[], Some(&ready), now());
     assert_eq!(told.class, CauseClass::PodUnknown, "{told:?}");
     assert!(!told.detail.contains("stopped reporting"), "{told:?}");
+}
+
+/// A pod the kubelet failed itself, as the kubelet of each supported version writes it:
+/// pkg/kubelet/lifecycle/predicate.go and the admit handlers of 1.24 to 1.33 (`TaintToleration`
+/// for a NoExecute taint, `AppArmor`, `SysctlForbidden`, the sidecar and supplemental-group
+/// checks, pod-level resources, node-declared features, the topology manager), and
+/// pkg/kubelet/nodeshutdown (1.21's `Shutdown`; `NodeShutdown` for a pod it will not admit
+/// while the node shuts down).
+#[test]
+fn every_kubelet_version_s_failed_reasons_have_a_cause_in_its_words() {
+    let failed_by_kubelet = |reason: &str, message: &str| {
+        deployment_pod("web-1")
+            .on_node("node-7")
+            .phase("Failed", Some(reason))
+            .status_message(message)
+    };
+    let cases = [
+        (
+            "TaintToleration",
+            "Predicate TaintToleration failed",
+            CauseClass::RejectedTaint,
+            "NoExecute taint",
+        ),
+        (
+            "AppArmor",
+            "Cannot enforce AppArmor: AppArmor is not enabled on the host",
+            CauseClass::RejectedFeature,
+            "feature",
+        ),
+        (
+            "SysctlForbidden",
+            "forbidden sysctl: \"net.core.somaxconn\" not allowlisted",
+            CauseClass::RejectedFeature,
+            "feature",
+        ),
+        (
+            "InitContainerRestartPolicyForbidden",
+            "Init container \"proxy\" may not have a non-default restartPolicy",
+            CauseClass::RejectedFeature,
+            "feature",
+        ),
+        (
+            "SupplementalGroupsPolicyNotSupported",
+            "SupplementalGroupsPolicy=Strict is not supported in this node",
+            CauseClass::RejectedFeature,
+            "feature",
+        ),
+        (
+            "PodLevelResourcesNotSupported",
+            "Pod-level resources are not supported on this node",
+            CauseClass::RejectedFeature,
+            "feature",
+        ),
+        (
+            "PodFeatureUnsupported",
+            "Pod requires node features that are not available",
+            CauseClass::RejectedFeature,
+            "feature",
+        ),
+        (
+            "TopologyAffinityError",
+            "Resources cannot be allocated with Topology locality",
+            CauseClass::RejectedUnexpected,
+            "could not admit",
+        ),
+        (
+            "NodeShutdown",
+            "Pod was rejected as the node is shutting down.",
+            CauseClass::NodeShutdown,
+            "rejected it as the node was shutting down",
+        ),
+        (
+            "Shutdown",
+            "Shutdown manager detected shutdown event",
+            CauseClass::NodeShutdown,
+            "terminated it as the node shut down",
+        ),
+    ];
+    for (reason, message, expected, words) in cases {
+        let (class, told) = class_of(failed_by_kubelet(reason, message));
+        assert_eq!(class, expected, "{reason}: {told:?}");
+        assert!(told.detail.contains(words), "{reason}: {told:?}");
+        assert!(told.evidence.iter().any(|e| e.text == reason), "{told:?}");
+    }
+}
+
+/// Kubernetes 1.26 and later say who disrupted a pod in its `DisruptionTarget` condition
+/// (k8s.io/api/core/v1: `PreemptionByScheduler`, `DeletionByTaintManager`,
+/// `EvictionByEvictionAPI`, `TerminationByKubelet`, `DeletionByPodGC`). A pod killed that way
+/// ends with its containers' exit 137 and no reason of its own: the condition is the cause,
+/// not "exited with 137 (SIGKILL)".
+#[test]
+fn a_disruption_target_condition_names_who_disrupted_the_pod() {
+    let killed = |reason: &str, message: &str| {
+        deployment_pod("web-1")
+            .on_node("node-7")
+            .failed_with(137)
+            .condition("DisruptionTarget", "True", reason, message)
+    };
+    let cases = [
+        (
+            killed(
+                "PreemptionByScheduler",
+                "default-scheduler: preempting to accommodate a higher priority pod",
+            ),
+            CauseClass::Preempted,
+            "the scheduler preempted it",
+        ),
+        (
+            killed("EvictionByEvictionAPI", "Eviction API: evicting"),
+            CauseClass::EvictedByApi,
+            "Eviction API",
+        ),
+        (
+            killed(
+                "DeletionByTaintManager",
+                "Taint manager: deleting due to NoExecute taint",
+            ),
+            CauseClass::NoExecuteTaint,
+            "NoExecute taint",
+        ),
+        // The kubelet writes its reason on the status as well.
+        (
+            killed(
+                "TerminationByKubelet",
+                "Pod was terminated in response to imminent node shutdown.",
+            )
+            .phase("Failed", Some("Terminated"))
+            .status_message("Pod was terminated in response to imminent node shutdown."),
+            CauseClass::NodeShutdown,
+            "node shut down",
+        ),
+        (
+            killed("DeletionByPodGC", "PodGC: node no longer exists"),
+            CauseClass::NodeGone,
+            "no longer exists",
+        ),
+        // Stuck deleting, on a node whose state is not known: the taint manager's word.
+        (
+            deployment_pod("web-1")
+                .on_node("node-7")
+                .terminating_since("2026-11-20T10:00:00Z")
+                .condition(
+                    "DisruptionTarget",
+                    "True",
+                    "DeletionByTaintManager",
+                    "Taint manager: deleting due to NoExecute taint",
+                ),
+            CauseClass::NoExecuteTaint,
+            "NoExecute taint",
+        ),
+    ];
+    for (builder, expected, words) in cases {
+        let (class, told) = class_of(builder);
+        assert_eq!(class, expected, "{told:?}");
+        assert!(told.detail.contains(words), "{told:?}");
+        assert!(
+            told.evidence
+                .iter()
+                .any(|e| e.source == "status.conditions[DisruptionTarget]"),
+            "{told:?}"
+        );
+    }
 }

@@ -45,7 +45,7 @@ pub fn abnormal(rule: RuleKind, ns: &str, name: &str, reason: &str, minutes: i64
         ready_changed: None,
         not_ready: false,
         claims_volume: false,
-        node_gone: false,
+        disruption: None,
         containers: Box::new([ContainerRecord {
             name: "app".into(),
             init: false,

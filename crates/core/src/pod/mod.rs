@@ -159,11 +159,50 @@ pub struct PodRecord {
     /// Mounts a PersistentVolumeClaim (or a generic ephemeral volume): a volume that may be
     /// ReadWriteOnce, which two copies of the pod must never write at once.
     pub claims_volume: bool,
-    /// The pod GC marked it for deletion because its node no longer exists (condition
-    /// `DisruptionTarget`, reason `DeletionByPodGC`, Kubernetes 1.26+).
-    pub node_gone: bool,
+    /// Who marked it for disruption, as its `DisruptionTarget` condition says (1.26+).
+    pub disruption: Option<Disruption>,
     /// When this process saw the current container waiting reason appear, if it saw it happen.
     pub reason_seen: Option<DateTime<Utc>>,
+}
+
+/// Who disrupted a pod, by the reason of its `DisruptionTarget` condition (k8s.io/api/core/v1,
+/// Kubernetes 1.26+).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disruption {
+    /// `PreemptionByScheduler`: to make room for a pod of higher priority.
+    Preempted,
+    /// `DeletionByTaintManager`: its node has a NoExecute taint it does not tolerate.
+    NoExecuteTaint,
+    /// `EvictionByEvictionAPI`: a drain, the descheduler or another client evicted it.
+    EvictionApi,
+    /// `TerminationByKubelet`: node pressure or a node shutdown; the status says which.
+    Kubelet,
+    /// `DeletionByPodGC`: its node no longer exists.
+    NodeGone,
+}
+
+impl Disruption {
+    /// The condition's reason, as the API writes it; `None` for one this build does not know.
+    pub fn of_reason(reason: &str) -> Option<Disruption> {
+        Some(match reason {
+            "PreemptionByScheduler" | "PreemptionByKubeScheduler" => Disruption::Preempted,
+            "DeletionByTaintManager" => Disruption::NoExecuteTaint,
+            "EvictionByEvictionAPI" => Disruption::EvictionApi,
+            "TerminationByKubelet" => Disruption::Kubelet,
+            "DeletionByPodGC" => Disruption::NodeGone,
+            _ => return None,
+        })
+    }
+
+    pub fn reason(self) -> &'static str {
+        match self {
+            Disruption::Preempted => "PreemptionByScheduler",
+            Disruption::NoExecuteTaint => "DeletionByTaintManager",
+            Disruption::EvictionApi => "EvictionByEvictionAPI",
+            Disruption::Kubelet => "TerminationByKubelet",
+            Disruption::NodeGone => "DeletionByPodGC",
+        }
+    }
 }
 
 impl PodRecord {

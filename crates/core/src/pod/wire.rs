@@ -10,8 +10,8 @@ use serde::{Deserialize, de::DeserializeOwned};
 use super::intern::Interner;
 use super::resources::ContainerSpecs;
 use super::{
-    ContainerRecord, ContainerState, IGNORE_ANNOTATION, OwnerRef, Phase, PodRecord, Termination,
-    Unscheduled,
+    ContainerRecord, ContainerState, Disruption, IGNORE_ANNOTATION, OwnerRef, Phase, PodRecord,
+    Termination, Unscheduled,
 };
 
 type Time = Option<DateTime<Utc>>;
@@ -235,9 +235,9 @@ impl WirePod {
                     requests: spec.containers.requests,
                 })
             });
-        // pkg/controller/podgc/gc_controller.go: "PodGC: node no longer exists".
-        let node_gone = condition("DisruptionTarget")
-            .is_some_and(|c| c.status == "True" && c.reason.as_deref() == Some("DeletionByPodGC"));
+        let disruption = condition("DisruptionTarget")
+            .filter(|c| c.status == "True")
+            .and_then(|c| Disruption::of_reason(c.reason.as_deref()?));
         let ready_changed = condition("ContainersReady")
             .or_else(|| condition("Ready"))
             .and_then(|c| c.last_transition_time);
@@ -299,7 +299,7 @@ impl WirePod {
             not_ready,
             containers: containers.into_boxed_slice(),
             claims_volume: spec.volumes.0,
-            node_gone,
+            disruption,
             reason_seen: None,
         }
     }

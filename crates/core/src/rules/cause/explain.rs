@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use super::{Cause, CauseClass, failed_run, last_run, make, waiting};
 use crate::inert;
 use crate::node::NodeState;
-use crate::pod::{ContainerRecord, PodEvent, PodRecord};
+use crate::pod::{ContainerRecord, Disruption, PodEvent, PodRecord};
 
 /// `names` as words a shell reads back as they are, or `None` when one is not safe to
 /// suggest: names come from the API, and a next step is a line the engineer may paste.
@@ -335,6 +335,10 @@ pub(super) fn terminating(
             None => unknown(pod, class),
         },
         CauseClass::NodeGone => node_gone(pod),
+        CauseClass::NoExecuteTaint => no_execute_taint(pod, confirm_node_gone(pod)).citing(
+            "status.conditions[DisruptionTarget]",
+            "True, reason DeletionByTaintManager",
+        ),
         _ => make(
             class,
             format!("deleting for {since}, past its grace period"),
@@ -420,27 +424,35 @@ pub(super) fn unknown(pod: &PodRecord, class: CauseClass) -> Cause {
             return make(class, detail, describe(pod)).citing("status.phase", "Unknown");
         }
     };
-    make(
-        class,
-        detail,
-        match pod.node.as_deref().map(|node| shell_words([node])) {
-            Some(Some([node])) => {
-                format!("kubectl get node {node}; D once the node is confirmed gone")
-            }
-            Some(None) => format!("check the node {NO_COMMAND}; D once it is confirmed gone"),
-            None => "D once its node is confirmed gone".to_string(),
-        },
-    )
-    .citing("status.reason", pod.reason.as_deref().unwrap_or("-"))
+    make(class, detail, confirm_node_gone(pod))
+        .citing("status.reason", pod.reason.as_deref().unwrap_or("-"))
+}
+
+/// Check the pod's node, then force-delete: what a pod on a lost node needs.
+fn confirm_node_gone(pod: &PodRecord) -> String {
+    match pod.node.as_deref().map(|node| shell_words([node])) {
+        Some(Some([node])) => format!("kubectl get node {node}; D once the node is confirmed gone"),
+        Some(None) => format!("check the node {NO_COMMAND}; D once it is confirmed gone"),
+        None => "D once its node is confirmed gone".to_string(),
+    }
 }
 
 pub(super) fn failed(pod: &PodRecord, class: CauseClass) -> Cause {
-    if let Some(why) = kubelet_failed(class) {
+    let (reason, message) = (pod.reason.as_deref(), pod.message.as_deref().unwrap_or(""));
+    let by_kubelet = reason.and_then(|r| super::words::failed_class(r, message));
+    if let Some(why) = by_kubelet.and_then(|_| kubelet_failed(class, reason)) {
         let node = pod.node.as_deref().unwrap_or("its node");
         let replaced = "d deletes it (its workload, if any, has made another)";
-        return make(class, format!("the kubelet on {node} {why}"), replaced)
+        let cause = make(class, format!("the kubelet on {node} {why}"), replaced)
             .citing("status.reason", pod.reason.as_deref().unwrap_or(""))
-            .citing("status.message", pod.message.as_deref().unwrap_or(""));
+            .citing("status.message", message);
+        return match pod.disruption {
+            Some(disruption) => cause.citing(
+                "status.conditions[DisruptionTarget]",
+                &format!("True, reason {}", disruption.reason()),
+            ),
+            None => cause,
+        };
     }
     match (class, failed_run(pod)) {
         (CauseClass::DeadlineExceeded, _) => make(
@@ -449,6 +461,11 @@ pub(super) fn failed(pod: &PodRecord, class: CauseClass) -> Cause {
             "d deletes it; raise the deadline if the work needs longer",
         )
         .citing("status.reason", "DeadlineExceeded"),
+        _ if let Some(disruption) = pod.disruption.filter(|_| by_kubelet.is_none())
+            && super::disrupted(pod) == Some(class) =>
+        {
+            disrupted(pod, class, disruption)
+        }
         (_, Some((c, t))) => make(
             class,
             match class {
@@ -472,8 +489,48 @@ pub(super) fn failed(pod: &PodRecord, class: CauseClass) -> Cause {
     }
 }
 
+/// A Failed pod whose `DisruptionTarget` condition says who ended it.
+fn disrupted(pod: &PodRecord, class: CauseClass, disruption: Disruption) -> Cause {
+    let node = pod.node.as_deref().unwrap_or("its node");
+    let replaced = "d deletes it (its workload, if any, has made another)";
+    let cause = match class {
+        CauseClass::NodeGone => return node_gone(pod),
+        CauseClass::Preempted => make(
+            class,
+            "the scheduler preempted it to make room for a pod of higher priority",
+            replaced,
+        ),
+        CauseClass::EvictedByApi => make(
+            class,
+            "evicted through the Eviction API (a drain, the descheduler or another client)",
+            replaced,
+        ),
+        CauseClass::NoExecuteTaint => no_execute_taint(pod, replaced.to_string()),
+        CauseClass::NodeShutdown => make(
+            class,
+            format!("the kubelet on {node} terminated it as the node shut down"),
+            replaced,
+        ),
+        _ => eviction(pod, class),
+    };
+    cause.citing(
+        "status.conditions[DisruptionTarget]",
+        &format!("True, reason {}", disruption.reason()),
+    )
+}
+
+/// The taint manager deleted the pod: its node has a NoExecute taint it does not tolerate.
+fn no_execute_taint(pod: &PodRecord, next: String) -> Cause {
+    let node = pod.node.as_deref().unwrap_or("its node");
+    let detail = format!(
+        "the taint manager deleted it: {node} has a NoExecute taint it does not tolerate \
+         (node.kubernetes.io/unreachable or not-ready when the node stops reporting)"
+    );
+    make(CauseClass::NoExecuteTaint, detail, next)
+}
+
 /// What the kubelet did to a pod it failed itself, by the class of its reason.
-fn kubelet_failed(class: CauseClass) -> Option<&'static str> {
+fn kubelet_failed(class: CauseClass, reason: Option<&str>) -> Option<&'static str> {
     Some(match class {
         CauseClass::RejectedResources => {
             "rejected it at admission: not enough of a resource left there (the scheduler \
@@ -487,10 +544,21 @@ fn kubelet_failed(class: CauseClass) -> Option<&'static str> {
             "rejected it at admission: a host port it asks for is taken"
         }
         CauseClass::RejectedOs => "rejected it at admission: it asks for another operating system",
+        CauseClass::RejectedTaint => {
+            "rejected it at admission: the node has a NoExecute taint it does not tolerate"
+        }
+        CauseClass::RejectedFeature => {
+            "rejected it at admission: the node cannot give it a feature it asks for (an \
+             AppArmor profile, a sysctl, sidecars, a supplemental-groups policy, pod-level \
+             resources)"
+        }
         CauseClass::RejectedUnexpected => {
             "could not admit it (a device plugin or the node's own state)"
         }
         CauseClass::Preempted => "preempted it to admit a critical pod",
+        CauseClass::NodeShutdown if reason == Some("NodeShutdown") => {
+            "rejected it as the node was shutting down"
+        }
         CauseClass::NodeShutdown => "terminated it as the node shut down",
         _ => return None,
     })

@@ -13,10 +13,12 @@ use serde::{Deserialize, Serialize};
 
 use super::{Finding, RuleKind};
 use crate::node::{NodeState, Readiness};
-use crate::pod::{ContainerRecord, ContainerState, EventKind, PodEvent, PodRecord, Termination};
+use crate::pod::{
+    ContainerRecord, ContainerState, Disruption, EventKind, PodEvent, PodRecord, Termination,
+};
 pub(crate) use explain::format_bytes;
 pub(crate) use words::verdict;
-use words::{config_class, eviction_class, pull_class, scheduling_class};
+use words::{config_class, disruption_class, eviction_class, pull_class, scheduling_class};
 
 /// A pod's cause: a class scripts can match, a detail for people, the fields it rests on,
 /// and the next step (a key of this product or a `kubectl` line).
@@ -100,8 +102,12 @@ classes! {
     RejectedNodeName => "rejectedNodeName",
     RejectedNodePorts => "rejectedNodePorts",
     RejectedOs => "rejectedOS",
+    RejectedTaint => "rejectedTaint",
+    RejectedFeature => "rejectedFeature",
     RejectedUnexpected => "rejectedUnexpected",
     Preempted => "preempted",
+    EvictedByApi => "evictedByAPI",
+    NoExecuteTaint => "noExecuteTaint",
     NodeShutdown => "nodeShutdown",
     PodUnknown => "podUnknown",
     ExecPermission => "execPermission",
@@ -162,11 +168,19 @@ pub fn cause_class(
         RuleKind::Starting => starting_cause(pod, finding, events).0,
         RuleKind::Evicted => eviction_class(pod.message.as_deref().unwrap_or("")),
         RuleKind::Terminating if !pod.finalizers.is_empty() => CauseClass::Finalizers,
-        RuleKind::Terminating | RuleKind::Unknown if pod.node_gone => CauseClass::NodeGone,
+        RuleKind::Terminating | RuleKind::Unknown
+            if pod.disruption == Some(Disruption::NodeGone) =>
+        {
+            CauseClass::NodeGone
+        }
         RuleKind::Terminating if pod.reason.as_deref() == Some("NodeLost") => {
             CauseClass::NodeUnreachable
         }
-        RuleKind::Terminating => node_class(node).unwrap_or(CauseClass::PastGrace),
+        // The node's own word first: a NoExecute taint is most often its unreachable taint.
+        RuleKind::Terminating => node_class(node).unwrap_or(match pod.disruption {
+            Some(Disruption::NoExecuteTaint) => CauseClass::NoExecuteTaint,
+            _ => CauseClass::PastGrace,
+        }),
         RuleKind::Failed if pod.reason.as_deref() == Some("DeadlineExceeded") => {
             CauseClass::DeadlineExceeded
         }
@@ -178,6 +192,8 @@ pub fn cause_class(
         {
             class
         }
+        // Killed for a disruption, its containers' exit codes say only that they were killed.
+        RuleKind::Failed if let Some(class) = disrupted(pod) => class,
         // An OOM kill is one whatever the restart policy: the kernel killed it at its limit.
         RuleKind::Failed
             if failed_run(pod).is_some_and(|(_, t)| t.reason.as_deref() == Some("OOMKilled")) =>
@@ -235,6 +251,11 @@ pub fn cause(
         cause.next = "the pod is already being deleted: wait, or F if finalizers hold it".into();
     }
     cause
+}
+
+/// The class of a Failed pod's `DisruptionTarget` condition, where its status gives none.
+fn disrupted(pod: &PodRecord) -> Option<CauseClass> {
+    disruption_class(pod.disruption?, pod.message.as_deref().unwrap_or(""))
 }
 
 /// What a node's own Ready condition says holds its pods: a kubelet that stopped reporting

@@ -2,6 +2,7 @@
 //! a class. Pure and allocation-free: these run on every watch event that changes a finding.
 
 use super::CauseClass;
+use crate::pod::Disruption;
 
 /// Whether `text` holds any of `needles`, ASCII case aside, without allocating.
 pub(super) fn contains_any(text: &str, needles: &[&str]) -> bool {
@@ -221,16 +222,46 @@ pub(super) fn failed_class(reason: &str, message: &str) -> Option<CauseClass> {
     Some(match reason {
         r if r.starts_with("OutOf") => CauseClass::RejectedResources,
         "NodeAffinity" => CauseClass::RejectedNodeAffinity,
+        // A NoExecute taint of the node the pod does not tolerate (predicate.go, 1.24+).
+        "TaintToleration" => CauseClass::RejectedTaint,
+        // Admit handlers for what the node cannot give it: an AppArmor profile, a sysctl,
+        // sidecars (1.28+), a supplemental-groups policy (1.31+), pod-level resources
+        // (1.32+), node-declared features (1.33+).
+        "AppArmor"
+        | "SysctlForbidden"
+        | "InitContainerRestartPolicyForbidden"
+        | "SupplementalGroupsPolicyNotSupported"
+        | "PodLevelResourcesNotSupported"
+        | "PodFeatureUnsupported" => CauseClass::RejectedFeature,
         "NodeName" => CauseClass::RejectedNodeName,
         "NodePorts" => CauseClass::RejectedNodePorts,
         "PodOSSelectorNodeLabelDoesNotMatch" | "PodOSNotSupported" => CauseClass::RejectedOs,
         "UnexpectedAdmissionError"
         | "UnexpectedPredicateFailureType"
         | "UnknownReason"
-        | "InvalidNodeInfo" => CauseClass::RejectedUnexpected,
+        | "InvalidNodeInfo"
+        | "TopologyAffinityError" => CauseClass::RejectedUnexpected,
         "Preempting" => CauseClass::Preempted,
-        "Terminated" | "Shutdown" if message.contains("node shutdown") => CauseClass::NodeShutdown,
+        // 1.22+: killed as the node shut down, or not admitted while it does; 1.21: `Shutdown`.
+        "Terminated" if message.contains("node shutdown") => CauseClass::NodeShutdown,
+        "NodeShutdown" | "Shutdown" => CauseClass::NodeShutdown,
         _ => return None,
+    })
+}
+
+/// The class of a disruption, where the pod's status gives none; the kubelet's own says which
+/// (node pressure or node shutdown) in the message it writes on both.
+pub(super) fn disruption_class(disruption: Disruption, message: &str) -> Option<CauseClass> {
+    Some(match disruption {
+        Disruption::Preempted => CauseClass::Preempted,
+        Disruption::NoExecuteTaint => CauseClass::NoExecuteTaint,
+        Disruption::EvictionApi => CauseClass::EvictedByApi,
+        Disruption::NodeGone => CauseClass::NodeGone,
+        Disruption::Kubelet if message.contains("node shutdown") => CauseClass::NodeShutdown,
+        Disruption::Kubelet => match eviction_class(message) {
+            CauseClass::EvictedUnknown => return None,
+            class => class,
+        },
     })
 }
 
