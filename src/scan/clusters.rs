@@ -31,9 +31,9 @@ pub(crate) async fn over_clusters<T>(
         // The cluster is its kubeconfig context: a refusal names the identity to check.
         let mut listed = list_scopes(cluster, scopes, listing, with_events)
             .await
-            .map_err(|e| match cluster.name.as_str() {
-                "in-cluster" => e,
-                context => e.in_context(context),
+            .map_err(|e| match cluster.name.context() {
+                Some(context) => e.in_context(context),
+                None => e,
             })?;
         let missing = std::mem::take(&mut listed.missing);
         Ok::<_, Error>((keep(cluster, listed), missing))

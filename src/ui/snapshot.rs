@@ -63,7 +63,7 @@ pub fn cluster_line(cluster: &ClusterSession, now: Instant) -> ClusterLine {
     let health = cache.health();
     ClusterLine {
         name: cluster.name.clone(),
-        watch: watch_line(&health, now, &cluster.name),
+        watch: watch_line(&health, now, cluster.name.context()),
         pods,
         nodes_not_reporting: cache.nodes_not_reporting(),
         nodes_unreadable: cache.nodes_unreadable_why(),
@@ -72,13 +72,13 @@ pub fn cluster_line(cluster: &ClusterSession, now: Instant) -> ClusterLine {
     }
 }
 
-/// How a cluster's watch stands, for the header; `context` names it in the `can-i` that
-/// checks a refusal for the same identity.
-pub fn watch_line(health: &Health, now: Instant, context: &str) -> WatchLine {
+/// How a cluster's watch stands, for the header; `context`, the kubeconfig's (none in the
+/// cluster itself), names it in the `can-i` that checks a refusal for the same identity.
+pub fn watch_line(health: &Health, now: Instant, context: Option<&str>) -> WatchLine {
     if let Some(forbidden) = health.forbidden() {
         return WatchLine::Forbidden {
             what: forbidden.to_string(),
-            check: forbidden.can_i(Some(context)),
+            check: forbidden.can_i(context),
         };
     }
     let stale = health.stale_for(now);

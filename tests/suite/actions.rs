@@ -195,6 +195,9 @@ async fn conflict_on_the_same_pod_replans_and_retries_once() {
     assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
 }
 
+/// A refused action names the permission it lacked, and the `can-i` that checks it for the
+/// identity of the context the action went through (without `--context`, kubectl checks the
+/// current context's, which may answer yes).
 #[tokio::test]
 async fn forbidden_names_the_missing_permission() {
     let message = "pods \"web-1\" is forbidden: User \"system:serviceaccount:ops:cleaner\" cannot delete resource \"pods\" in API group \"\" in the namespace \"default\"";
@@ -219,8 +222,9 @@ async fn forbidden_names_the_missing_permission() {
         detail.contains("may not delete pods in namespace default"),
         "{detail}"
     );
+    // Run as printed, the check asks about the same identity: the cluster's context.
     assert!(
-        detail.contains("kubectl auth can-i delete pods -n default"),
+        detail.contains("`kubectl auth can-i delete pods -n default --context test`"),
         "{detail}"
     );
 }

@@ -160,7 +160,7 @@ async fn a_stream_dropped_silently_is_replaced_before_the_view_looks_stale() {
         "the pod made behind the silent stream was seen through a new watch and cleaned"
     );
     assert_eq!(
-        watch_line(&fresh.cache.health(), Instant::now(), "sim"),
+        watch_line(&fresh.cache.health(), Instant::now(), Some("sim")),
         WatchLine::Synced
     );
 }
@@ -192,7 +192,7 @@ async fn a_frozen_server_is_noticed_by_the_age_of_the_view_and_fresh_soon_after_
         block < MAX_STALE.as_secs_f64() + slack,
         "maxStale counts from the last proof, not from the end of the bound ({block:.2}s)"
     );
-    let line = watch_line(&fresh.cache.health(), Instant::now(), "sim");
+    let line = watch_line(&fresh.cache.health(), Instant::now(), Some("sim"));
     assert!(matches!(line, WatchLine::Reconnecting { .. }), "{line:?}");
     let from = handle.status.borrow().passes;
     let mut status = handle.status.clone();
@@ -313,7 +313,7 @@ async fn an_expired_version_shows_relisting_while_the_list_is_under_way() {
     sim.faults().drop_watches();
     eventually("relisting", || fresh.cache.health().relisting()).await;
     assert_eq!(
-        watch_line(&fresh.cache.health(), Instant::now(), "sim"),
+        watch_line(&fresh.cache.health(), Instant::now(), Some("sim")),
         WatchLine::Relisting { stale_secs: None }
     );
     assert_eq!(fresh.cache.len(), 1, "the last known state stays on show");

@@ -194,6 +194,7 @@ fn refuse_delete_on_us(s: &mut State) {
                 resource: "pods",
                 namespace: "search".into(),
                 message: "403 forbidden: cannot delete pods".into(),
+                context: Some("demo-us".into()),
             })),
         },
     );

@@ -213,6 +213,7 @@ fn a_403_makes_the_verb_unavailable_with_the_reason() {
         resource: "pods",
         namespace: "shop".into(),
         message: "403 forbidden: cannot delete pods in shop".into(),
+        context: None,
     };
     delete_refused(&mut s, Refusal::Forbidden(denied));
     assert!(s.status().unwrap().error);

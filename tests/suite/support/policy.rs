@@ -42,6 +42,7 @@ pub fn quick_retry() -> RetryPolicy {
         attempts: 3,
         first_wait: Duration::from_millis(10),
         max_wait: Duration::from_secs(2),
+        ..RetryPolicy::default()
     }
 }
 

@@ -30,8 +30,13 @@ impl Calls {
         &self.retry
     }
 
+    /// Retried as `retry` says, still to the same cluster.
     pub(crate) fn with_retry(self, retry: RetryPolicy) -> Calls {
-        Calls { retry, ..self }
+        let cluster = self.retry.cluster.clone();
+        Calls {
+            retry: RetryPolicy { cluster, ..retry },
+            ..self
+        }
     }
 
     /// The parked ConfigMap of the product's namespace.

@@ -68,11 +68,16 @@ impl Executor {
         let events = EventRecorder::new(client.clone(), policy.events());
         // One clock per cluster: the cache's, which its findings were classified at.
         let clock = cache.clock();
+        let cluster = cluster.into();
+        let retry = RetryPolicy {
+            cluster: Some(cluster.clone()),
+            ..RetryPolicy::default()
+        };
         Executor {
-            calls: Calls::new(client, RetryPolicy::default()),
+            calls: Calls::new(client, retry),
             cache,
             rules: policy.chain().to_vec(),
-            recorder: Recorder::new(audit, events, cluster.into(), policy.dry_run(), clock),
+            recorder: Recorder::new(audit, events, cluster, policy.dry_run(), clock),
             dry_run: policy.dry_run(),
             readonly: policy.readonly(),
             owners: Owners::default(),

@@ -267,6 +267,7 @@ mod tests {
             resource: "replicasets",
             namespace: "shop".into(),
             message: "no".into(),
+            context: None,
         }
     }
 

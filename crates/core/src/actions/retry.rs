@@ -5,7 +5,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::failure::Failure;
-use crate::cluster::Scope;
+use crate::cluster::{ClusterName, Scope};
 
 /// What stopped a call, already mapped from the HTTP status.
 #[derive(Debug)]
@@ -35,6 +35,8 @@ pub struct Denied {
     pub resource: &'static str,
     pub namespace: String,
     pub message: String,
+    /// The kubeconfig context the request went through: its `can-i` checks that identity.
+    pub context: Option<ClusterName>,
 }
 
 impl fmt::Display for Denied {
@@ -44,13 +46,15 @@ impl fmt::Display for Denied {
             resource,
             namespace,
             message,
+            context,
         } = self;
+        let scope = Scope::Namespace(namespace.clone());
+        let context = context.as_ref().and_then(ClusterName::context);
         write!(
             f,
             "permission denied: this identity may not {verb} {resource} in namespace {namespace} ({message}). \
              Check with `{check}` and grant it in {role}.",
-            check =
-                crate::cluster::can_i(verb, resource, &Scope::Namespace(namespace.clone()), None),
+            check = crate::cluster::can_i(verb, resource, &scope, context),
             role = granted_by(verb, resource),
         )
     }
@@ -73,6 +77,8 @@ pub struct RetryPolicy {
     pub attempts: u32,
     pub first_wait: Duration,
     pub max_wait: Duration,
+    /// The cluster the calls go to, named in the `can-i` of a refusal.
+    pub cluster: Option<ClusterName>,
 }
 
 impl Default for RetryPolicy {
@@ -81,6 +87,7 @@ impl Default for RetryPolicy {
             attempts: 4,
             first_wait: Duration::from_millis(500),
             max_wait: Duration::from_secs(30),
+            cluster: None,
         }
     }
 }
@@ -118,6 +125,7 @@ impl RetryPolicy {
                         resource: needs.resource,
                         namespace: namespace.to_string(),
                         message: status.message.clone(),
+                        context: self.cluster.clone(),
                     }));
                 }
                 429 | 500..=599 if attempt < self.attempts => {
@@ -160,11 +168,24 @@ mod tests {
             resource: "deployments/scale",
             namespace: "shop".into(),
             message: "forbidden".into(),
+            context: None,
         };
         let said = denied.to_string();
         assert!(
             said.contains("`kubectl auth can-i patch deployments --subresource=scale -n shop`"),
             "{said}"
         );
+        // The cluster a process runs in has no context to name; a kubeconfig's has.
+        for (cluster, check) in [
+            (ClusterName::IN_CLUSTER, "-n shop`"),
+            ("prod-eu", "-n shop --context prod-eu`"),
+        ] {
+            let denied = Denied {
+                context: Some(ClusterName::new(cluster)),
+                ..denied.clone()
+            };
+            let said = denied.to_string();
+            assert!(said.contains(check), "{said}");
+        }
     }
 }

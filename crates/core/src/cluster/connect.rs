@@ -118,7 +118,7 @@ async fn load_config(options: &ConnectOptions) -> Result<(String, Config)> {
         return Ok((name, config));
     }
     let config = Config::incluster().map_err(|source| ConnectError::Nowhere { source })?;
-    Ok(("in-cluster".to_string(), config))
+    Ok((ClusterName::IN_CLUSTER.to_string(), config))
 }
 
 fn context_name(file: &Kubeconfig, options: &ConnectOptions) -> String {

@@ -25,8 +25,17 @@ impl<'de> Deserialize<'de> for ClusterName {
 }
 
 impl ClusterName {
+    /// The cluster a process runs in, reached with its service account, not a kubeconfig.
+    pub const IN_CLUSTER: &'static str = "in-cluster";
+
     pub fn new(name: &str) -> ClusterName {
         ClusterName(name.into())
+    }
+
+    /// The kubeconfig context it was opened by, as `kubectl --context` takes it; none for
+    /// the cluster a process runs in.
+    pub fn context(&self) -> Option<&str> {
+        Some(self.as_str()).filter(|name| *name != ClusterName::IN_CLUSTER)
     }
 
     pub fn as_str(&self) -> &str {
