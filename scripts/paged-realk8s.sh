@@ -79,6 +79,18 @@ failed outofcpu OutOfcpu "Pod Node didn't have enough resource: cpu, requested: 
 failed preempted Preempting 'Preempted in order to admit critical pod'
 failed shutdown Terminated 'Pod was terminated in response to imminent node shutdown.'
 failed diskpressure Evicted 'The node had condition: [DiskPressure]. '
+failed taint TaintToleration 'Predicate TaintToleration failed'
+failed sysctl SysctlForbidden 'forbidden sysctl: "net.core.somaxconn" not allowlisted'
+failed rejectshutdown NodeShutdown 'Pod was rejected as the node is shutting down.'
+# Killed for a disruption (1.26+ writes the condition; a v1.24 server keeps what it is given).
+disrupted() { # NAME REASON MESSAGE
+  pod "$1"; status "$1" "$(jq -cn --arg r "$2" --arg m "$3" --arg t "$AGO" '{phase: "Failed", startTime: $t,
+    conditions: [{type: "DisruptionTarget", status: "True", reason: $r, message: $m, lastTransitionTime: $t}],
+    containerStatuses: [{name: "app", image: "registry.local/app:1", imageID: "", ready: false, restartCount: 0,
+      state: {terminated: {exitCode: 137, reason: "Error", startedAt: $t, finishedAt: $t}}}]}')"
+}
+disrupted bumped PreemptionByScheduler 'default-scheduler: preempting to accommodate a higher priority pod'
+disrupted drained EvictionByEvictionAPI 'Eviction API: evicting'
 pod noexec; status noexec "{\"phase\": \"Running\", \"startTime\": \"$AGO\", \"conditions\": $not_ready, \"containerStatuses\": [$(container '{"waiting": {"reason": "RunContainerError", "message": "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"/app\": permission denied: unknown"}}' 6)]}"
 
 cat > "$work/config.yaml" <<EOF
@@ -101,6 +113,11 @@ expect preempted failed preempted
 expect shutdown failed nodeShutdown
 expect diskpressure evicted nodeDiskPressure
 expect noexec crashLoop execPermission
+expect taint failed rejectedTaint
+expect sysctl failed rejectedFeature
+expect rejectshutdown failed nodeShutdown
+expect bumped failed preempted
+expect drained failed evictedByAPI
 reset
 $K delete node pg-node --ignore-not-found >/dev/null
 exit $failed
