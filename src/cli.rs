@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use crate::policy::Flags;
+use opc_core::policy::Flags;
 
 #[derive(Debug, Parser)]
 #[command(

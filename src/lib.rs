@@ -8,9 +8,5 @@ mod scan;
 pub mod text_log;
 pub mod ui;
 
-// The core, under the names the binary's modules use.
+// The core's error and usage types: the binary's own, too.
 pub use opc_core::{Error, OnePick, Result, Usage, error};
-use opc_core::{
-    actions, clock, cluster, config, fleet, inert, lease, pod, policy, report, rules, session,
-    worker,
-};

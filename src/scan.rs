@@ -11,14 +11,14 @@ pub(crate) use clusters::over_clusters;
 pub(crate) use parked::{parked_summary, parked_table};
 
 use crate::Result;
-use crate::cluster::{
+use opc_core::cluster::{
     Cluster, ClusterName, EventStore, NodeStore, Scope, WatchSettings, list_nodes, list_pod_events,
     list_pods,
 };
-use crate::fleet::FindingRow;
-use crate::inert;
-use crate::pod::{PodRecord, WorkloadId};
-use crate::rules::{RuleKind, RuleSpec, cause, classify, format_age};
+use opc_core::fleet::FindingRow;
+use opc_core::inert;
+use opc_core::pod::{PodRecord, WorkloadId};
+use opc_core::rules::{RuleKind, RuleSpec, cause, classify, format_age};
 
 /// One cluster's pods, and the `-n` namespaces that do not exist there.
 pub(crate) struct Listed {

@@ -14,7 +14,7 @@ use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::fmt::format::{Writer, debug_fn};
 use tracing_subscriber::util::SubscriberInitExt;
 
-use crate::inert;
+use opc_core::inert;
 
 /// Install the text log on stderr, coloured when stderr is a terminal.
 pub fn init(filter: EnvFilter) {

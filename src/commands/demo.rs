@@ -2,7 +2,7 @@
 //! without it has no simulator in it, and says so.
 
 use crate::Result;
-use crate::cluster::{Cluster, Deadlines};
+use opc_core::cluster::{Cluster, Deadlines};
 
 /// The demo clusters' context names; none without the simulator.
 pub(crate) use imp::CONTEXTS;
@@ -27,8 +27,8 @@ mod imp {
     pub(crate) use kube_sim::demo::CONTEXTS;
     use kube_sim::demo::{self, Demo};
 
-    use crate::cluster::{Cluster, Deadlines, client_with_deadlines};
     use crate::{Error, Result};
+    use opc_core::cluster::{Cluster, Deadlines, client_with_deadlines};
 
     /// A simulated cluster; it stops when dropped.
     pub(crate) type Running = Demo;
@@ -69,7 +69,7 @@ mod imp {
 #[cfg(not(feature = "demo"))]
 mod imp {
     use crate::Result;
-    use crate::cluster::{Cluster, Deadlines};
+    use opc_core::cluster::{Cluster, Deadlines};
 
     pub(crate) const CONTEXTS: [&str; 0] = [];
 

@@ -11,21 +11,21 @@ use chrono::Utc;
 use tokio::sync::watch;
 
 use super::targets::open_one;
-use crate::actions::{ACTION_LOG, Audit};
 use crate::cli::GlobalArgs;
-use crate::clock::Clock;
-use crate::cluster::{Cache, watch_settings};
-use crate::config::{Config, ReportConfig};
 use crate::headless::sizing;
 use crate::headless::{
     Elector, FleetSettings, LeaseSettings, Listeners, Role, Sources, bind, serve, shutdown_signal,
 };
-use crate::lease::{self, Wiring};
-use crate::policy::Policy;
-use crate::report::{DeliveryPolicy, Reporter, live_report};
-use crate::session::ClusterSession;
-use crate::worker::{self, Standby, WorkerHandle, WorkerOptions};
 use crate::{Error, OnePick, Result, Usage};
+use opc_core::actions::{ACTION_LOG, Audit};
+use opc_core::clock::Clock;
+use opc_core::cluster::{Cache, watch_settings};
+use opc_core::config::{Config, ReportConfig};
+use opc_core::lease::{self, Wiring};
+use opc_core::policy::Policy;
+use opc_core::report::{DeliveryPolicy, Reporter, live_report};
+use opc_core::session::ClusterSession;
+use opc_core::worker::{self, Standby, WorkerHandle, WorkerOptions};
 
 pub(crate) struct Mode {
     pub(crate) once: bool,

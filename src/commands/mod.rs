@@ -13,8 +13,8 @@ use std::process::ExitCode;
 
 use crate::Error;
 use crate::cli::{Cli, Command, GlobalArgs};
-use crate::cluster::ConnectError;
-use crate::config::{Config, ConfigError, Problem};
+use opc_core::cluster::ConnectError;
+use opc_core::config::{Config, ConfigError, Problem};
 
 pub(crate) use targets::{Targets, open_targets};
 
@@ -159,11 +159,11 @@ mod tests {
 
     use super::{EXIT_CONFIG, EXIT_RUNTIME, exit_code};
     use crate::Error;
-    use crate::actions::ReadError;
-    use crate::cluster::{ConnectError, ListProblem, Origin, Scope};
-    use crate::config::{ConfigError, Problem};
     use crate::error::{FileKind, IoOp};
-    use crate::lease::LeaseError;
+    use opc_core::actions::ReadError;
+    use opc_core::cluster::{ConnectError, ListProblem, Origin, Scope};
+    use opc_core::config::{ConfigError, Problem};
+    use opc_core::lease::LeaseError;
 
     fn io_error() -> io::Error {
         io::Error::new(io::ErrorKind::PermissionDenied, "denied")

@@ -7,10 +7,10 @@ use chrono::Utc;
 
 use super::open_targets;
 use crate::cli::{GlobalArgs, ReportOutput};
-use crate::cluster::{WatchSettings, watch_settings};
-use crate::report::{DeliveryPolicy, Reporter, render};
 use crate::scan::over_clusters;
 use crate::{Result, Usage};
+use opc_core::cluster::{WatchSettings, watch_settings};
+use opc_core::report::{DeliveryPolicy, Reporter, render};
 
 /// Exit 0 when printed (and, with `--send`, every sink took it); 3 when a sink failed: the
 /// report waits in the spool (resent by the next `report --send` or by `headless`), or a sink

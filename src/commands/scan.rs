@@ -7,13 +7,13 @@ use chrono::Utc;
 use futures::future::try_join_all;
 
 use super::{Targets, open_targets};
-use crate::actions::{ParkedRow, RetryPolicy, list_parked};
 use crate::cli::{GlobalArgs, ScanOutput};
-use crate::cluster::watch_settings;
 use crate::scan::{
     over_clusters, parked_summary, parked_table, rows, sort_rows, summary, to_json, to_table,
 };
 use crate::{Error, Result};
+use opc_core::actions::{ParkedRow, RetryPolicy, list_parked};
+use opc_core::cluster::watch_settings;
 
 pub(crate) async fn run(global: &GlobalArgs, output: ScanOutput, parked: bool) -> Result<ExitCode> {
     let config = super::load_config(global)?;
@@ -78,7 +78,7 @@ async fn parked_workloads(targets: &Targets, output: ScanOutput) -> Result<ExitC
             eprintln!(
                 "note: {cluster}: cannot read {} ({}); the list may be incomplete",
                 unread.place,
-                crate::inert::terminal(&unread.why)
+                opc_core::inert::terminal(&unread.why)
             );
         }
         rows.extend(list.rows);

@@ -7,9 +7,9 @@ use kube::config::Kubeconfig;
 
 use super::demo;
 use crate::cli::GlobalArgs;
-use crate::cluster::{Cluster, ConnectOptions, Deadlines, Scope, connect};
-use crate::config::Config;
 use crate::{OnePick, Result, Usage};
+use opc_core::cluster::{Cluster, ConnectOptions, Deadlines, Scope, connect};
+use opc_core::config::Config;
 
 /// Connected clusters; keeps the simulated servers alive as long as they are needed.
 pub(crate) struct Targets {
@@ -109,7 +109,7 @@ pub(crate) async fn open_one(
     {
         let others = names.split_off(1).join(", ");
         tracing::warn!(
-            target: crate::actions::ACTION_LOG,
+            target: opc_core::actions::ACTION_LOG,
             "{command} runs on one cluster: demo cluster {} (pass --context {others} for the other)",
             names.join("")
         );

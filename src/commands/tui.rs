@@ -8,21 +8,21 @@ use futures::future::BoxFuture;
 use tokio::sync::watch;
 
 use super::{Targets, open_targets};
-use crate::actions::Audit;
 use crate::cli::GlobalArgs;
-use crate::clock::Clock;
-use crate::cluster::{
+use crate::ui::{ACTION_TARGET, Connector, RunOptions, Session};
+use crate::{Error, Result};
+use opc_core::actions::Audit;
+use opc_core::clock::Clock;
+use opc_core::cluster::{
     Cluster, ConnectOptions, Deadlines, Scope, WatchSettings, connect, watch_settings,
 };
-use crate::config::Config;
-use crate::fleet::{WatchWhy, worker_report};
-use crate::lease;
-use crate::policy::Policy;
-use crate::report::{DeliveryPolicy, Reporter, live_report};
-use crate::session::{ClusterSession, Feed, SourceChoice};
-use crate::ui::{ACTION_TARGET, Connector, RunOptions, Session};
-use crate::worker::{Standby, WorkerOptions};
-use crate::{Error, Result};
+use opc_core::config::Config;
+use opc_core::fleet::{WatchWhy, worker_report};
+use opc_core::lease;
+use opc_core::policy::Policy;
+use opc_core::report::{DeliveryPolicy, Reporter, live_report};
+use opc_core::session::{ClusterSession, Feed, SourceChoice};
+use opc_core::worker::{Standby, WorkerOptions};
 
 pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
     let config = Arc::new(super::load_config(global)?);

@@ -11,7 +11,7 @@ use tokio::sync::{broadcast, watch};
 
 use super::metrics::stale_past;
 use super::server::Sources;
-use crate::fleet::{Epoch, FindingRow, Frame, Publisher, Resume, Ring, ViewHealth, WorkerView};
+use opc_core::fleet::{Epoch, FindingRow, Frame, Publisher, Resume, Ring, ViewHealth, WorkerView};
 
 /// How the feed publishes and how long a stream lasts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +38,7 @@ impl Default for FleetSettings {
             ring: 4096,
             queue: 1024,
             stream_lifetime: Duration::from_secs(15 * 60),
-            max_line: crate::fleet::MAX_LINE,
+            max_line: opc_core::fleet::MAX_LINE,
         }
     }
 }
@@ -50,7 +50,7 @@ pub(crate) struct Feed {
     shared: Mutex<Shared>,
     lines: broadcast::Sender<Bytes>,
     settings: FleetSettings,
-    restarts: Option<crate::report::LiveReport>,
+    restarts: Option<opc_core::report::LiveReport>,
     /// The log said the snapshot is over the feed's bound, and it has not fit since.
     pub(crate) over_bound_said: AtomicBool,
 }

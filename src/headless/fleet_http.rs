@@ -12,7 +12,7 @@ use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::fleet::Feed;
-use crate::fleet::{Epoch, OVER_BOUND, Resume};
+use opc_core::fleet::{Epoch, OVER_BOUND, Resume};
 
 pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
 

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
-use crate::cluster::Health;
-use crate::rules::{CauseClass, RuleKind};
-use crate::worker::{Blocked, WorkerStatus};
+use opc_core::cluster::Health;
+use opc_core::rules::{CauseClass, RuleKind};
+use opc_core::worker::{Blocked, WorkerStatus};
 
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -216,7 +216,7 @@ fn watch_metrics(out: &mut String, health: &Health, now: Instant) {
          pods cannot be seen, and the counts above are not zero but unknown.",
     );
     for scope in &health.scopes {
-        let forbidden = matches!(scope.state, crate::cluster::WatchState::Forbidden(_));
+        let forbidden = matches!(scope.state, opc_core::cluster::WatchState::Forbidden(_));
         let _ = writeln!(
             out,
             "opc_watch_forbidden{{scope=\"{}\"}} {}",

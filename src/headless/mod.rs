@@ -8,8 +8,8 @@ pub(crate) mod server;
 pub(crate) mod sizing;
 mod slots;
 
-pub use crate::lease::{Elector, LeaseSettings, Role, decide};
 pub use fleet::FleetSettings;
+pub use opc_core::lease::{Elector, LeaseSettings, Role, decide};
 pub use server::{Listeners, Sources, bind, serve};
 
 /// Resolves on SIGINT or SIGTERM (Kubernetes stops pods with SIGTERM).

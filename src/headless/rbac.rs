@@ -8,7 +8,7 @@
 //! writes for itself (its Lease, its record of parked workloads) lives in its own namespace,
 //! under a Role limited to those objects' names.
 
-use crate::actions::PARKED_CONFIGMAP;
+use opc_core::actions::PARKED_CONFIGMAP;
 
 /// The Lease replicas elect a leader with (`LeaseSettings::from_env`).
 pub const LEASE_NAME: &str = "ops-pod-cleaner";

@@ -22,10 +22,10 @@ use super::fleet::{Feed, FleetSettings};
 use super::fleet_http::{self, Answer, Body};
 use super::metrics::{Snapshot, WORKER_STALL, healthz, readyz, render, stale_past};
 use super::slots::{MAX_CONNECTIONS, MAX_STREAMS, PER_PEER, STREAMS_PER_CLIENT, Slot, Slots};
-use crate::actions::PastAction;
-use crate::cluster::CacheReader;
-use crate::report::LiveReport;
-use crate::worker::{Counters, WorkerStatus};
+use opc_core::actions::PastAction;
+use opc_core::cluster::CacheReader;
+use opc_core::report::LiveReport;
+use opc_core::worker::{Counters, WorkerStatus};
 
 /// A client that has not sent a request's headers by then is dropped: counted from the
 /// connection's start, then from the end of each answer (an idle kept-alive connection).

@@ -5,9 +5,9 @@
 use futures::future::try_join_all;
 
 use super::{Listed, MissingNamespace, list_scopes};
-use crate::cluster::WatchSettings;
-use crate::cluster::{Cluster, Scope};
 use crate::{Error, Result};
+use opc_core::cluster::WatchSettings;
+use opc_core::cluster::{Cluster, Scope};
 
 /// What each cluster's pods became, in the clusters' order, and the namespaces some clusters
 /// do not have (for a note: they were looked at elsewhere).

@@ -5,7 +5,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use kube::api::ListParams;
 
-use crate::cluster::Cluster;
+use opc_core::cluster::Cluster;
 
 /// How many names the error lists before "and N more".
 const SHOWN: usize = 12;
@@ -22,7 +22,7 @@ pub(crate) async fn missing_namespace(cluster: &Cluster, namespace: &str) -> Opt
         Err(e) => {
             tracing::debug!(
                 "cannot check that namespace {namespace} exists: {}",
-                crate::cluster::plain(&e)
+                opc_core::cluster::plain(&e)
             );
             None
         }

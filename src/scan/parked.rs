@@ -3,9 +3,9 @@
 use chrono::{DateTime, Utc};
 
 use super::aligned;
-use crate::actions::{Origin, ParkedRow, ParkedState};
-use crate::inert;
-use crate::rules::format_age;
+use opc_core::actions::{Origin, ParkedRow, ParkedState};
+use opc_core::inert;
+use opc_core::rules::format_age;
 
 /// A longer message is cut here in the table (JSON has it whole).
 const MESSAGE_WIDTH: usize = 72;

@@ -5,10 +5,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::event::{ClusterLine, Routed};
-use crate::actions::{Verb, WorkloadRef};
-use crate::cluster::ClusterName;
-use crate::cluster::Listed;
-use crate::worker::WorkerStatus;
+use opc_core::actions::{Verb, WorkloadRef};
+use opc_core::cluster::ClusterName;
+use opc_core::cluster::Listed;
+use opc_core::worker::WorkerStatus;
 
 /// One open cluster as the screen knows it.
 #[derive(Debug, Clone)]
@@ -227,8 +227,8 @@ impl Clusters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actions::WorkloadKind;
     use crate::ui::state::WatchLine;
+    use opc_core::actions::WorkloadKind;
 
     fn line(name: &str, watch: WatchLine) -> ClusterLine {
         ClusterLine {

@@ -2,12 +2,12 @@
 //! only `confirm` turns it into actions the executor runs.
 
 use super::event::{Checked, Routed};
-use crate::actions::{
+use opc_core::actions::{
     Action, Inspection, OUT_OF_SERVICE, Outcome, PodRef, Resolution, UndoPlan, Verb, WorkloadRef,
 };
-use crate::cluster::{ClusterName, Listed};
-use crate::rules::{ActionKind, RuleKind};
-use crate::worker::{Pause, PauseScope};
+use opc_core::cluster::{ClusterName, Listed};
+use opc_core::rules::{ActionKind, RuleKind};
+use opc_core::worker::{Pause, PauseScope};
 
 /// Targets listed by name before "and N more".
 const LISTED: usize = 8;

@@ -2,8 +2,8 @@
 
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodStatus};
 
-use crate::actions::{PodReading, Resolution};
-use crate::fleet::WorkerWord;
+use opc_core::actions::{PodReading, Resolution};
+use opc_core::fleet::WorkerWord;
 
 /// Sections of text, ready to show.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -68,7 +68,7 @@ impl PodDetails {
 
     /// A container's last lines, as the pane shows them.
     pub fn from_logs(
-        pod: &crate::actions::PodRef,
+        pod: &opc_core::actions::PodRef,
         container: Option<&str>,
         previous: bool,
         text: &str,
@@ -81,7 +81,7 @@ impl PodDetails {
         let title = format!(
             "Logs of {} ({run}; the last {} lines at most)",
             container.unwrap_or("the container"),
-            crate::actions::LOG_LINES
+            opc_core::actions::LOG_LINES
         );
         let mut lines: Vec<String> = text.lines().map(String::from).collect();
         if lines.is_empty() {

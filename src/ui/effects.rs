@@ -11,12 +11,12 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::details::PodDetails;
 use super::event::{Checked, Event, Routed, Unanswered};
 use super::logging::ACTION_TARGET;
-use crate::actions::{
+use opc_core::actions::{
     Action, Executor, Origin, Outcome, ParkedList, PodRef, Skip, Unread, WorkloadRef,
 };
-use crate::cluster::ClusterName;
-use crate::cluster::Scope;
-use crate::report::RestartReport;
+use opc_core::cluster::ClusterName;
+use opc_core::cluster::Scope;
+use opc_core::report::RestartReport;
 
 /// The open clusters' executors, by context name, in the order they were opened: taken for
 /// work that outlives the loop's turn, so a cluster closed meanwhile is named, not missed.

@@ -1,6 +1,6 @@
 //! What reaches the UI task, and what it asks the runtime to do.
 
-use crate::rules::RuleKind;
+use opc_core::rules::RuleKind;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -10,15 +10,15 @@ use super::state::WatchLine;
 use std::path::PathBuf;
 
 use crate::Error;
-use crate::actions::{
+use opc_core::actions::{
     Action, Inspection, OptOut, Outcome, ParkedList, PodRef, ReadError, UndoPlan, WorkloadRef,
 };
-use crate::cluster::Listed;
-use crate::cluster::{ClusterName, WireFormat};
-use crate::config::{KeyBinding, KeyCode};
-use crate::fleet::{FeedStatus, WatchWhy, WorkerView};
-use crate::report::RestartReport;
-use crate::worker::{WorkerCommand, WorkerStatus};
+use opc_core::cluster::Listed;
+use opc_core::cluster::{ClusterName, WireFormat};
+use opc_core::config::{KeyBinding, KeyCode};
+use opc_core::fleet::{FeedStatus, WatchWhy, WorkerView};
+use opc_core::report::RestartReport;
+use opc_core::worker::{WorkerCommand, WorkerStatus};
 
 /// Why an answer the screen asked a cluster for did not come.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::IoOp;
-use crate::report::{RestartReport, write_atomically};
 use crate::{Error, Result};
+use opc_core::report::{RestartReport, write_atomically};
 
 /// Writes the report as Markdown (the chat and file sinks' shape); returns the path written.
 /// Written beside and renamed over its name, so a link planted under that name (it is known
@@ -15,7 +15,7 @@ pub(crate) async fn write(dir: &Path, report: &RestartReport) -> Result<PathBuf>
         report.generated.format("%Y%m%d-%H%M%S")
     );
     let path = dir.join(name);
-    let text = crate::report::render::markdown(report);
+    let text = opc_core::report::render::markdown(report);
     let target = path.clone();
     let written =
         tokio::task::spawn_blocking(move || write_atomically(&target, text.as_bytes())).await;

@@ -1,6 +1,6 @@
 //! From a key to what it means: the configured map first, then the fixed navigation keys.
 
-use crate::config::{KeyBinding, KeyCode, UiConfig};
+use opc_core::config::{KeyBinding, KeyCode, UiConfig};
 
 /// Everything a key can ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
 /// The target the action log is written under; the pane shows it with the library's warnings.
-pub(crate) const ACTION_TARGET: &str = crate::actions::ACTION_LOG;
+pub(crate) const ACTION_TARGET: &str = opc_core::actions::ACTION_LOG;
 
 /// Log lines that may arrive between two draws (a second apart at most) before the oldest
 /// are lost to the pane.

@@ -8,8 +8,8 @@ use std::cmp::Ordering;
 use chrono::{DateTime, Utc};
 
 use super::state::SortKey;
-use crate::cluster::Listed;
-use crate::rules::{RuleKind, RuleSpec};
+use opc_core::cluster::Listed;
+use opc_core::rules::{RuleKind, RuleSpec};
 
 /// One row's sort fields and its place in the list; its texts are read from the row, on ties.
 struct Keyed {
@@ -81,7 +81,7 @@ fn permute(rows: &mut [Listed], mut places: Vec<u32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::default_chain;
+    use opc_core::rules::default_chain;
 
     /// A worker's row of `name` in `namespace` of `cluster`, `minutes` in its state.
     fn row(
@@ -93,7 +93,7 @@ mod tests {
         restarts: u32,
     ) -> Listed {
         let since = chrono::DateTime::UNIX_EPOCH + chrono::Duration::minutes(minutes);
-        let row: crate::fleet::FindingRow = serde_json::from_value(serde_json::json!({
+        let row: opc_core::fleet::FindingRow = serde_json::from_value(serde_json::json!({
             "cluster": cluster, "namespace": namespace, "name": name,
             "uid": format!("{cluster}/{namespace}/{name}"), "category": category,
             "reason": "Evicted", "since": since, "forSeconds": 0, "restarts": restarts,

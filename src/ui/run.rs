@@ -21,15 +21,15 @@ use super::state::State;
 use super::terminal::TerminalGuard;
 use super::update::update;
 use super::view::{draw, table_height};
-use crate::cluster::ClusterName;
-use crate::cluster::Scope;
-use crate::config::UiConfig;
-use crate::fleet::FedView;
-use crate::report::RestartReport;
-use crate::rules::RuleSpec;
-use crate::session::{ClusterSession, Feed};
-use crate::worker::{Standby, WorkerCommand, WorkerStatus};
 use crate::{Error, Result};
+use opc_core::cluster::ClusterName;
+use opc_core::cluster::Scope;
+use opc_core::config::UiConfig;
+use opc_core::fleet::FedView;
+use opc_core::report::RestartReport;
+use opc_core::rules::RuleSpec;
+use opc_core::session::{ClusterSession, Feed};
+use opc_core::worker::{Standby, WorkerCommand, WorkerStatus};
 
 /// Cache changes arriving within this window reach the screen together: a busy cluster costs
 /// one snapshot a second, not one per change (k9s refreshes every 2 s).
@@ -388,7 +388,7 @@ impl Runtime {
                     match session.report {
                         Some(_) => session.tell(WorkerCommand::SendReport),
                         None => tracing::warn!(
-                            target: crate::actions::ACTION_LOG,
+                            target: opc_core::actions::ACTION_LOG,
                             "{}: read through its worker, which sends its own restart report; \
                              none is sent from here",
                             session.cluster.name

@@ -4,9 +4,9 @@ use std::any::Any;
 
 use futures::future::BoxFuture;
 
-use crate::fleet::WatchWhy;
-use crate::session::ClusterSession;
-use crate::worker::{WorkerCommand, WorkerHandle};
+use opc_core::fleet::WatchWhy;
+use opc_core::session::ClusterSession;
+use opc_core::worker::{WorkerCommand, WorkerHandle};
 
 pub(crate) struct Session {
     /// Its name (shown in the header), cache, watches and executor.
@@ -14,7 +14,7 @@ pub(crate) struct Session {
     pub(crate) worker: WorkerHandle,
     /// Its restart report: counted from its cache, or, for a cluster read through its
     /// worker (whose cache holds none of its pods), as the worker last served it.
-    pub(crate) report: Option<crate::report::LiveReport>,
+    pub(crate) report: Option<opc_core::report::LiveReport>,
     /// Keeps the worker's Lease task and the simulated server alive; dropping it stops them.
     pub(crate) _guard: Box<dyn Any + Send>,
 }
@@ -24,7 +24,7 @@ impl Session {
     pub(crate) fn tell(&self, command: WorkerCommand) {
         if let Err(e) = self.worker.commands.try_send(command) {
             tracing::warn!(
-                target: crate::actions::ACTION_LOG,
+                target: opc_core::actions::ACTION_LOG,
                 "{}: the worker did not take the command: {e}",
                 self.cluster.name
             );

@@ -8,8 +8,8 @@ use chrono::Utc;
 
 use super::event::{ClusterLine, Snapshot, SourceLine};
 use super::state::WatchLine;
-use crate::cluster::Health;
-use crate::session::{ClusterSession, Feed};
+use opc_core::cluster::Health;
+use opc_core::session::{ClusterSession, Feed};
 
 /// Every open cluster's findings, and how each one's view is. A fed cluster's pods are its
 /// abnormal ones: it counts those.

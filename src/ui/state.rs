@@ -9,13 +9,13 @@ use super::confirm::Confirmation;
 use super::details::PodDetails;
 use super::event::ClusterLine;
 use super::order;
-use crate::actions::{ParkedList, PodRef, Verb};
-use crate::cluster::ClusterName;
-use crate::cluster::Listed;
-use crate::config::UiConfig;
-use crate::report::RestartReport;
-use crate::rules::{RuleKind, RuleSpec};
-use crate::worker::{Blocked, HeldReason, Pause, WorkerStatus};
+use opc_core::actions::{ParkedList, PodRef, Verb};
+use opc_core::cluster::ClusterName;
+use opc_core::cluster::Listed;
+use opc_core::config::UiConfig;
+use opc_core::report::RestartReport;
+use opc_core::rules::{RuleKind, RuleSpec};
+use opc_core::worker::{Blocked, HeldReason, Pause, WorkerStatus};
 
 /// Where the watch stands, as the header says it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

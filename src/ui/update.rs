@@ -7,10 +7,10 @@ mod overlays;
 use super::confirm::Confirmation;
 use super::event::{Effect, Event, Routed, Snapshot};
 use super::state::{DetailsContent, Overlay, State, StatusLine, View};
-use crate::actions::{Action, Outcome};
-use crate::cluster::ClusterName;
-use crate::worker::WorkerCommand;
 use commands::on_key;
+use opc_core::actions::{Action, Outcome};
+use opc_core::cluster::ClusterName;
+use opc_core::worker::WorkerCommand;
 
 pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
     let effects = dispatch(state, event);
@@ -106,7 +106,7 @@ fn answered(state: &mut State, shown: Option<Overlay>, answer: Event) -> Option<
             Overlay::Confirm(Confirmation::for_parked_undo(&workload, result, several)),
         ),
         (Some(Overlay::Checking(dialog)), Event::OptOuts(checked)) => {
-            let row = |pod: &crate::actions::PodRef| {
+            let row = |pod: &opc_core::actions::PodRef| {
                 state
                     .findings
                     .iter()

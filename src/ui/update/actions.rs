@@ -1,13 +1,13 @@
 //! Opening the dialog of an action on pods or a workload: what it targets, and why it cannot
 //! run when it cannot.
 
-use crate::actions::{Refusal, Verb};
 use crate::ui::confirm::{Confirmation, Offer, PodVerb};
 use crate::ui::event::{Effect, Routed};
 use crate::ui::state::{Overlay, State, View};
+use opc_core::actions::{Refusal, Verb};
 
 /// In the details view, actions apply to the pod shown; otherwise to marks or the cursor.
-fn targets(state: &State) -> Vec<&crate::cluster::Listed> {
+fn targets(state: &State) -> Vec<&opc_core::cluster::Listed> {
     match (&state.view, &state.details) {
         (View::Details, Some(d)) => state
             .findings

@@ -4,17 +4,17 @@
 use super::actions::{pod_action, scale_to_zero, undo};
 use super::overlays::on_overlay_key;
 use super::status;
-use crate::actions::PodRef;
-use crate::cluster::ClusterName;
-use crate::cluster::Listed;
-use crate::config::{KeyBinding, KeyCode};
-use crate::rules::{ActionKind, RuleKind};
 use crate::ui::confirm::{Confirmation, PodVerb};
 use crate::ui::event::{Effect, Routed};
 use crate::ui::keys::{Command, command_for};
 use crate::ui::state::{BottomPane, DetailsContent, DetailsView, Overlay, State, View};
-use crate::worker::Place;
-use crate::worker::{Pause, WorkerCommand};
+use opc_core::actions::PodRef;
+use opc_core::cluster::ClusterName;
+use opc_core::cluster::Listed;
+use opc_core::config::{KeyBinding, KeyCode};
+use opc_core::rules::{ActionKind, RuleKind};
+use opc_core::worker::Place;
+use opc_core::worker::{Pause, WorkerCommand};
 
 pub(super) fn on_key(state: &mut State, key: &KeyBinding) -> Vec<Effect> {
     if state.filtering {

@@ -3,13 +3,13 @@
 
 use super::actions::why_unavailable;
 use super::status;
-use crate::actions::{ParkedList, Verb};
-use crate::config::{KeyBinding, KeyCode};
 use crate::ui::confirm::{Answer, Confirmation};
 use crate::ui::event::{Effect, Routed};
 use crate::ui::keys::Command;
 use crate::ui::state::{Overlay, State};
-use crate::worker::WorkerCommand;
+use opc_core::actions::{ParkedList, Verb};
+use opc_core::config::{KeyBinding, KeyCode};
+use opc_core::worker::WorkerCommand;
 
 /// What a key in an overlay leaves: the overlay shown next, if any, and what to do. The
 /// overlay is handed back by value, so no handler can lose it by forgetting to put it back.

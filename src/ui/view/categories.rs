@@ -5,9 +5,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::rules::RuleKind;
 use crate::ui::state::State;
 use crate::ui::theme;
+use opc_core::rules::RuleKind;
 
 /// Names short enough for all nine categories to fit in 80 columns.
 fn short_name(kind: RuleKind) -> &'static str {

@@ -9,11 +9,11 @@ use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 use chrono::{DateTime, Utc};
 
 use super::inert_line;
-use crate::cluster::Listed;
-use crate::fleet::WorkerWord;
-use crate::rules::Cause;
 use crate::ui::state::{DetailsContent, DetailsView, State};
 use crate::ui::theme;
+use opc_core::cluster::Listed;
+use opc_core::fleet::WorkerWord;
+use opc_core::rules::Cause;
 
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let Some(details) = &state.details else {

@@ -6,10 +6,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use super::{centered, fit, inert_line};
-use crate::fleet::WatchWhy;
 use crate::ui::confirm::{Confirmation, Offer};
 use crate::ui::event::{ClusterLine, SourceLine};
 use crate::ui::theme;
+use opc_core::fleet::WatchWhy;
 
 /// The keys sit on the bottom border, so no amount of wrapped text can push them out of sight.
 pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {

@@ -10,7 +10,7 @@ use super::{fit, inert_line};
 use crate::ui::event::ClusterLine;
 use crate::ui::state::{State, WatchLine};
 use crate::ui::theme;
-use crate::worker::WorkerStatus;
+use opc_core::worker::WorkerStatus;
 
 /// How a watch reads, with the error cut to `room` characters.
 pub(crate) fn watch_text(watch: &WatchLine, room: usize) -> (String, Style) {

@@ -10,8 +10,8 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Widget};
 use tui_logger::{ExtLogRecord, LogFormatter, TuiLoggerWidget};
 
-use crate::inert;
 use crate::ui::theme;
+use opc_core::inert;
 
 /// Continuation lines start under the message, past `HH:MM:SS L `.
 const INDENT: usize = 11;

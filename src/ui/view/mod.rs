@@ -113,10 +113,10 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 
 /// `text` made inert and cut to `width` terminal cells, the cut marked with an ellipsis.
 fn fit(text: &str, width: usize) -> String {
-    crate::inert::fit(text, width)
+    opc_core::inert::fit(text, width)
 }
 
 /// A line of text from the API (or built around it), made inert.
 fn inert_line(text: &str) -> String {
-    crate::inert::terminal(text).into_owned()
+    opc_core::inert::terminal(text).into_owned()
 }

@@ -7,10 +7,10 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Cell, Clear, Row, Table, Widget};
 
 use super::{centered, fit, inert_line};
-use crate::actions::{Origin, ParkedList, ParkedRow, ParkedState};
-use crate::rules::format_age;
 use crate::ui::state::State;
 use crate::ui::theme;
+use opc_core::actions::{Origin, ParkedList, ParkedRow, ParkedState};
+use opc_core::rules::format_age;
 
 pub(crate) fn render(
     state: &State,
@@ -43,7 +43,7 @@ pub(crate) fn render(
     let workload_width = list
         .rows
         .iter()
-        .map(|r| crate::inert::width(&workload(r)))
+        .map(|r| opc_core::inert::width(&workload(r)))
         .max()
         .unwrap_or(8)
         .clamp(8, 40);

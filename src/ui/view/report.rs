@@ -6,10 +6,10 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph, Widget};
 
 use super::inert_line;
-use crate::rules::format_age;
 use crate::ui::event::SourceLine;
 use crate::ui::state::State;
 use crate::ui::theme;
+use opc_core::rules::format_age;
 
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let send = state.keys.key("send_report").map(|k| k.to_string());

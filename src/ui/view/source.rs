@@ -2,8 +2,8 @@
 //! full ones. A worker's and the API server's words reach the screen inert.
 
 use super::inert_line;
-use crate::fleet::{FeedStatus, StaleWhy, WatchWhy, WorkerView};
 use crate::ui::event::SourceLine;
+use opc_core::fleet::{FeedStatus, StaleWhy, WatchWhy, WorkerView};
 
 /// A word or two for the header; none for a watch chosen as one (what every cluster was).
 pub(crate) fn tag(source: &SourceLine) -> Option<&'static str> {

@@ -7,10 +7,10 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget, Wrap};
 
 use super::fit;
-use crate::cluster::Listed;
-use crate::rules::format_age;
 use crate::ui::state::State;
 use crate::ui::theme;
+use opc_core::cluster::Listed;
+use opc_core::rules::format_age;
 
 /// Below this width the node and owner columns give way (they are in the details pane).
 const WIDE: u16 = 110;
