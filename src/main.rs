@@ -1,5 +1,7 @@
 //! Wiring only: parse the command line, set up logging and the runtime, run the command.
 
+mod allocator;
+
 use std::process::ExitCode;
 
 use opc_core::actions::ACTION_LOG;
@@ -17,9 +19,10 @@ fn main() -> ExitCode {
         Ok(action_log) => filter.add_directive(action_log),
         Err(_) => filter,
     };
+    opc_core::memory::on_burst_end(allocator::give_back);
     if cli.command.is_none() {
         // The screen holds many clusters' rows for weeks and re-lists them all at each change.
-        opc_core::freed::large_blocks_apart();
+        allocator::large_blocks_apart();
         // The screen owns the terminal: logs go to its log pane, not to stderr.
         ops_pod_cleaner::ui::init_logging(filter);
     } else if cli.log_format() == LogFormat::Json {

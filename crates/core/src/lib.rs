@@ -19,16 +19,18 @@
 //! [`worker::PauseCause`]; why a cluster could not be opened, a [`cluster::ConnectError`]; a
 //! command line this run cannot do, a [`Usage`]; everything else, an [`Error`].
 
+#![forbid(unsafe_code)]
+
 pub mod actions;
 pub mod clock;
 pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod fleet;
-pub mod freed;
 pub mod inert;
 pub mod lease;
 mod lease_error;
+pub mod memory;
 pub mod node;
 pub mod place;
 pub mod pod;

@@ -273,7 +273,7 @@ impl Feed {
             self.proved = Some(now);
         }
         if snapshot {
-            crate::freed::give_back();
+            crate::memory::burst_ended();
         }
         gap.map_or(Ok(folded), Err)
     }

@@ -1,19 +1,9 @@
-//! Giving freed memory back to the system after a burst: glibc's allocator keeps the pages of
-//! freed blocks inside its heaps, so a large transient (a worker's snapshot of 5,000 rows,
-//! decoded and folded) stays resident long after it is freed.
-
-/// Return the free pages of every heap to the system. Costs a walk of the heaps: call it
-/// after a burst, not per event.
-pub fn give_back() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free memory; it takes no pointer and may be called
-    // from any thread at any time.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
+//! glibc's allocator, tuned for a process that holds many clusters' rows for weeks: the one
+//! place with `unsafe`, in the binary. Other allocators (the static musl builds) are left as
+//! they are: these calls do not exist there.
 
 /// The size from which a block gets a mapping of its own.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 const LARGE_BLOCK: usize = 1 << 20;
 
 /// Give every large block (a screen's list of every row, a snapshot's line) a mapping of its
@@ -22,7 +12,7 @@ const LARGE_BLOCK: usize = 1 << 20;
 /// for good. Fixing it also fixes when a heap's free top is given back: at twice the block
 /// size, as glibc's own adjustment would set it, not at its first 128 KiB, which would give
 /// back and fault in again the same pages at every change under churn. Call once, before the
-/// work starts.
+/// threads that allocate start.
 pub fn large_blocks_apart() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes tuning parameters of the allocator; called before the
@@ -30,5 +20,17 @@ pub fn large_blocks_apart() {
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, LARGE_BLOCK as libc::c_int);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 2 * LARGE_BLOCK as libc::c_int);
+    }
+}
+
+/// Return the free pages of every heap to the system: glibc keeps the pages of freed blocks
+/// inside its heaps, so a large transient stays resident long after it is freed. Costs a walk
+/// of the heaps: for the end of a burst, not per event.
+pub fn give_back() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory; it takes no pointer and may be called
+    // from any thread at any time.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
