@@ -3,45 +3,15 @@
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use chrono::Utc;
 use tokio::sync::{broadcast, watch};
 
 use super::metrics::stale_past;
-use super::server::Sources;
+use super::sources::{FleetSettings, Sources};
 use opc_core::fleet::{Epoch, FindingRow, Frame, Publisher, Resume, Ring, ViewHealth, WorkerView};
-
-/// How the feed publishes and how long a stream lasts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FleetSettings {
-    /// At most one publication per this: a burst of changes costs one diff.
-    pub coalesce: Duration,
-    /// An idle stream hears a heartbeat at least this often.
-    pub heartbeat: Duration,
-    /// Frames kept for a client that resumes.
-    pub ring: usize,
-    /// Frames queued for one client; one that falls further behind gets a snapshot.
-    pub queue: usize,
-    /// A stream ends after this; the client resumes from its sequence number.
-    pub stream_lifetime: Duration,
-    /// The longest line served: a snapshot over it is refused with a 413 that says so.
-    pub max_line: usize,
-}
-
-impl Default for FleetSettings {
-    fn default() -> FleetSettings {
-        FleetSettings {
-            coalesce: Duration::from_millis(500),
-            heartbeat: Duration::from_secs(5),
-            ring: 4096,
-            queue: 1024,
-            stream_lifetime: Duration::from_secs(15 * 60),
-            max_line: opc_core::fleet::MAX_LINE,
-        }
-    }
-}
 
 /// One per process: the last published state, the recent frames, and the queue every
 /// stream reads from. The diff is made once per publication, whatever the number of clients;

@@ -7,10 +7,11 @@ pub mod rbac;
 pub(crate) mod server;
 pub(crate) mod sizing;
 mod slots;
+mod sources;
 
-pub use fleet::FleetSettings;
 pub use opc_core::lease::{Elector, LeaseSettings, Role, decide};
 pub use server::{Listeners, Sources, bind, serve};
+pub use sources::FleetSettings;
 
 /// Resolves on SIGINT or SIGTERM (Kubernetes stops pods with SIGTERM).
 pub(crate) async fn shutdown_signal() {

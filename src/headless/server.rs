@@ -11,46 +11,24 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, watch};
 
-use super::fleet::{Feed, FleetSettings};
+use super::fleet::Feed;
 use super::fleet_http::{self, Answer, Body};
 use super::metrics::{Snapshot, WORKER_STALL, healthz, readyz, render, stale_past};
 use super::slots::{MAX_CONNECTIONS, MAX_STREAMS, PER_PEER, STREAMS_PER_CLIENT, Slot, Slots};
-use opc_core::actions::PastAction;
-use opc_core::cluster::CacheReader;
-use opc_core::report::LiveReport;
-use opc_core::worker::{Counters, WorkerStatus};
+pub use super::sources::Sources;
 
 /// A client that has not sent a request's headers by then is dropped: counted from the
 /// connection's start, then from the end of each answer (an idle kept-alive connection).
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// No connection, kept alive or not, lasts longer.
 const CONNECTION_LIFETIME: Duration = Duration::from_secs(60);
-
-/// What the endpoints read from.
-#[derive(Clone)]
-pub struct Sources {
-    /// Read-only: a scrape never takes the lock the watches write under.
-    pub cache: CacheReader,
-    pub max_stale: Duration,
-    pub counters: Arc<Counters>,
-    pub worker: watch::Receiver<WorkerStatus>,
-    pub leader: watch::Receiver<bool>,
-    /// When serving began: the worker's first pass is expected within the stall bound of it.
-    pub started: DateTime<Utc>,
-    /// The automatic actions sent lately, for `/v1/`'s worker status.
-    pub recent: watch::Receiver<Vec<PastAction>>,
-    pub fleet: FleetSettings,
-    /// The restart report as it stands, for `/v1/report`: a screen that reads the cluster
-    /// through this worker shows it.
-    pub restarts: Option<LiveReport>,
-}
 
 impl Sources {
     fn snapshot(&self) -> Snapshot {

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use super::details::PodDetails;
-use super::state::WatchLine;
 use std::path::PathBuf;
 
 use crate::Error;
@@ -235,4 +234,40 @@ pub(crate) fn key_from_crossterm(key: &crossterm::event::KeyEvent) -> Option<Key
         _ => return None,
     };
     Some(KeyBinding { code, ctrl, alt })
+}
+
+/// Where the watch stands, as the header says it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum WatchLine {
+    #[default]
+    Listing,
+    Synced,
+    /// Listing again after 410 Gone; `stale_secs` is how long the view has not been fresh.
+    Relisting {
+        stale_secs: Option<u64>,
+    },
+    Reconnecting {
+        secs: u64,
+        error: String,
+    },
+    /// This identity may not list or watch the pods: nothing of them can be seen, which is
+    /// never "nothing abnormal". `check` is the `kubectl auth can-i` for the same identity.
+    Forbidden {
+        what: String,
+        check: String,
+    },
+}
+
+impl WatchLine {
+    /// How bad it is, for picking the worst of several clusters.
+    pub(crate) fn severity(&self) -> u8 {
+        match self {
+            WatchLine::Synced => 0,
+            WatchLine::Listing => 1,
+            WatchLine::Relisting { stale_secs: None } => 2,
+            WatchLine::Relisting { .. } => 3,
+            WatchLine::Reconnecting { .. } => 4,
+            WatchLine::Forbidden { .. } => 5,
+        }
+    }
 }

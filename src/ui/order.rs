@@ -7,7 +7,6 @@ use std::cmp::Ordering;
 
 use chrono::{DateTime, Utc};
 
-use super::state::SortKey;
 use opc_core::cluster::Listed;
 use opc_core::rules::{RuleKind, RuleSpec};
 
@@ -74,6 +73,49 @@ fn permute(rows: &mut [Listed], mut places: Vec<u32>) {
             }
             rows.swap(here, from);
             here = from;
+        }
+    }
+}
+
+/// The table's order within a category.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum SortKey {
+    /// Longest in its state first.
+    #[default]
+    Age,
+    Namespace,
+    Restarts,
+    Name,
+}
+
+impl SortKey {
+    pub(crate) fn next(self) -> SortKey {
+        match self {
+            SortKey::Age => SortKey::Namespace,
+            SortKey::Namespace => SortKey::Restarts,
+            SortKey::Restarts => SortKey::Name,
+            SortKey::Name => SortKey::Age,
+        }
+    }
+
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            SortKey::Age => "time in state",
+            SortKey::Namespace => "namespace",
+            SortKey::Restarts => "restarts",
+            SortKey::Name => "pod name",
+        }
+    }
+
+    /// Which way the rows run, in the column's own words.
+    pub(crate) fn direction(self, reversed: bool) -> &'static str {
+        match (self, reversed) {
+            (SortKey::Age, false) => "longest first",
+            (SortKey::Age, true) => "newest first",
+            (SortKey::Restarts, false) => "most first",
+            (SortKey::Restarts, true) => "fewest first",
+            (SortKey::Namespace | SortKey::Name, false) => "a→z",
+            (SortKey::Namespace | SortKey::Name, true) => "z→a",
         }
     }
 }

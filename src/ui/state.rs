@@ -17,84 +17,8 @@ use opc_core::report::RestartReport;
 use opc_core::rules::{RuleKind, RuleSpec};
 use opc_core::worker::{Blocked, HeldReason, Pause, WorkerStatus};
 
-/// Where the watch stands, as the header says it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum WatchLine {
-    #[default]
-    Listing,
-    Synced,
-    /// Listing again after 410 Gone; `stale_secs` is how long the view has not been fresh.
-    Relisting {
-        stale_secs: Option<u64>,
-    },
-    Reconnecting {
-        secs: u64,
-        error: String,
-    },
-    /// This identity may not list or watch the pods: nothing of them can be seen, which is
-    /// never "nothing abnormal". `check` is the `kubectl auth can-i` for the same identity.
-    Forbidden {
-        what: String,
-        check: String,
-    },
-}
-
-impl WatchLine {
-    /// How bad it is, for picking the worst of several clusters.
-    pub(crate) fn severity(&self) -> u8 {
-        match self {
-            WatchLine::Synced => 0,
-            WatchLine::Listing => 1,
-            WatchLine::Relisting { stale_secs: None } => 2,
-            WatchLine::Relisting { .. } => 3,
-            WatchLine::Reconnecting { .. } => 4,
-            WatchLine::Forbidden { .. } => 5,
-        }
-    }
-}
-
-/// The table's order within a category.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum SortKey {
-    /// Longest in its state first.
-    #[default]
-    Age,
-    Namespace,
-    Restarts,
-    Name,
-}
-
-impl SortKey {
-    pub(crate) fn next(self) -> SortKey {
-        match self {
-            SortKey::Age => SortKey::Namespace,
-            SortKey::Namespace => SortKey::Restarts,
-            SortKey::Restarts => SortKey::Name,
-            SortKey::Name => SortKey::Age,
-        }
-    }
-
-    pub(crate) fn label(self) -> &'static str {
-        match self {
-            SortKey::Age => "time in state",
-            SortKey::Namespace => "namespace",
-            SortKey::Restarts => "restarts",
-            SortKey::Name => "pod name",
-        }
-    }
-
-    /// Which way the rows run, in the column's own words.
-    pub(crate) fn direction(self, reversed: bool) -> &'static str {
-        match (self, reversed) {
-            (SortKey::Age, false) => "longest first",
-            (SortKey::Age, true) => "newest first",
-            (SortKey::Restarts, false) => "most first",
-            (SortKey::Restarts, true) => "fewest first",
-            (SortKey::Namespace | SortKey::Name, false) => "a→z",
-            (SortKey::Namespace | SortKey::Name, true) => "z→a",
-        }
-    }
-}
+pub use super::event::WatchLine;
+pub(crate) use super::order::SortKey;
 
 /// The main area: the table of a category, or one pod's details.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

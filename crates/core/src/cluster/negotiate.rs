@@ -13,16 +13,9 @@ use kube::core::Status;
 
 use crate::pod::{MAGIC, PROTOBUF, capped_status, status_body};
 
-/// What to ask the API server for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum WireFormat {
-    /// Protobuf where the kind has it, JSON where the server answers that.
-    #[default]
-    Protobuf,
-    /// JSON only.
-    Json,
-}
+pub use crate::config::WireFormat;
 
+/// Which format a request asks for and an answer came in.
 impl WireFormat {
     /// The `Accept` header of a request for a kind that can be decoded from protobuf.
     pub(crate) fn accept(self) -> &'static str {
@@ -49,24 +42,6 @@ impl WireFormat {
             WireFormat::Protobuf
         } else {
             WireFormat::Json
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            WireFormat::Protobuf => "protobuf",
-            WireFormat::Json => "json",
-        }
-    }
-}
-
-impl std::str::FromStr for WireFormat {
-    type Err = ();
-    fn from_str(text: &str) -> Result<WireFormat, ()> {
-        match text.trim() {
-            "protobuf" => Ok(WireFormat::Protobuf),
-            "json" => Ok(WireFormat::Json),
-            _ => Err(()),
         }
     }
 }

@@ -31,7 +31,7 @@ pub(crate) fn describe(config: &Config) -> String {
     );
     let c = &config.cluster;
     // Said only when forced: protobuf, with JSON where a server answers that, is the default.
-    let json = if c.wire_format == crate::cluster::WireFormat::Json {
+    let json = if c.wire_format == super::choices::WireFormat::Json {
         "; pods asked for in JSON only"
     } else {
         ""

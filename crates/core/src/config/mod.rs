@@ -7,6 +7,7 @@
 //! message reads `file:line:column: key.path: what was expected`.
 
 mod audit;
+mod choices;
 mod cluster;
 mod describe;
 mod duration;
@@ -27,6 +28,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 pub use audit::AuditConfig;
+pub use choices::{BadSource, Source, WireFormat};
 pub(crate) use cluster::ClusterConfig;
 pub use duration::format as format_duration;
 pub(crate) use duration::parse as parse_duration;

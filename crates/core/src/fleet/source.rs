@@ -2,56 +2,9 @@
 //! pods from the laptop, chosen per context.
 
 use std::fmt;
-use std::str::FromStr;
 
 use super::{FeedError, FeedStatus, FirstOutcome, StaleWhy};
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Source {
-    /// The worker when it answers, else a direct watch: the default, so a cluster that runs
-    /// its worker costs the screen its abnormal pods only.
-    #[default]
-    Auto,
-    /// The worker only: shown failing while it does not answer.
-    Worker,
-    /// A direct watch, as before workers served their findings.
-    Watch,
-}
-
-impl Source {
-    pub const NAMES: [&'static str; 3] = ["auto", "worker", "watch"];
-
-    /// Whether the worker is asked at all before deciding.
-    pub fn asks_worker(self) -> bool {
-        !matches!(self, Source::Watch)
-    }
-}
-
-impl fmt::Display for Source {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Source::Auto => "auto",
-            Source::Worker => "worker",
-            Source::Watch => "watch",
-        })
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("not a source: expected one of auto, worker, watch")]
-pub struct BadSource;
-
-impl FromStr for Source {
-    type Err = BadSource;
-    fn from_str(text: &str) -> Result<Source, BadSource> {
-        match text.trim() {
-            "auto" => Ok(Source::Auto),
-            "worker" => Ok(Source::Worker),
-            "watch" => Ok(Source::Watch),
-            _ => Err(BadSource),
-        }
-    }
-}
+pub use crate::config::{BadSource, Source};
 
 /// What feeds a cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use chrono::TimeDelta;
 
-use super::pause::PauseScope;
+use crate::place::PauseScope;
 use crate::pod::WorkloadId;
 use crate::rules::{RuleKind, format_age};
 

@@ -1,0 +1,83 @@
+//! Values the config chooses between that the layers above act on: the format pods are asked
+//! for, and where a screen reads a cluster's findings from. Here, at the bottom, so the config
+//! needs nothing above it.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// What to ask the API server for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WireFormat {
+    /// Protobuf where the kind has it, JSON where the server answers that.
+    #[default]
+    Protobuf,
+    /// JSON only.
+    Json,
+}
+
+impl WireFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            WireFormat::Protobuf => "protobuf",
+            WireFormat::Json => "json",
+        }
+    }
+}
+
+impl std::str::FromStr for WireFormat {
+    type Err = ();
+    fn from_str(text: &str) -> Result<WireFormat, ()> {
+        match text.trim() {
+            "protobuf" => Ok(WireFormat::Protobuf),
+            "json" => Ok(WireFormat::Json),
+            _ => Err(()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Source {
+    /// The worker when it answers, else a direct watch: the default, so a cluster that runs
+    /// its worker costs the screen its abnormal pods only.
+    #[default]
+    Auto,
+    /// The worker only: shown failing while it does not answer.
+    Worker,
+    /// A direct watch, as before workers served their findings.
+    Watch,
+}
+
+impl Source {
+    pub const NAMES: [&'static str; 3] = ["auto", "worker", "watch"];
+
+    /// Whether the worker is asked at all before deciding.
+    pub fn asks_worker(self) -> bool {
+        !matches!(self, Source::Watch)
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Source::Auto => "auto",
+            Source::Worker => "worker",
+            Source::Watch => "watch",
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a source: expected one of auto, worker, watch")]
+pub struct BadSource;
+
+impl FromStr for Source {
+    type Err = BadSource;
+    fn from_str(text: &str) -> Result<Source, BadSource> {
+        match text.trim() {
+            "auto" => Ok(Source::Auto),
+            "worker" => Ok(Source::Worker),
+            "watch" => Ok(Source::Watch),
+            _ => Err(BadSource),
+        }
+    }
+}
