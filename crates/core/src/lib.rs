@@ -3,6 +3,13 @@
 //! Lease that makes it one per cluster, and the restart report. The TUI and `headless` open a
 //! cluster through [`session::ClusterSession`] the same way.
 //!
+//! **Modules**, from the bottom up: [`clock`] (the one clock a cluster reads), [`pod`] (the
+//! compact record), [`rules`] (classify and causes), [`config`], [`node`] and [`place`] (what
+//! a pod shares with others), [`cluster`] (connect, list, watch, the cache), [`actions`],
+//! [`worker`], [`lease`], [`fleet`] (a worker's findings as a feed, and where a screen reads a
+//! cluster from), [`report`], [`policy`], [`session`]; [`inert`] makes untrusted text safe to
+//! show, [`memory`] says when a burst was freed, [`error`] holds the one error type.
+//!
 //! **Identities**, each one type used for every key:
 //! - a pod: [`actions::PodRef`] (namespace, name, uid: a new pod of the same name is another);
 //! - a workload: [`pod::WorkloadId`] (namespace, kind, API group when foreign, name) for the
