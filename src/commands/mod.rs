@@ -71,7 +71,7 @@ fn exit_code(error: &Error) -> u8 {
         | Error::DemoStart { .. }
         | Error::NotSynced { .. }
         | Error::Kubeconfig(_)
-        | Error::Request { .. }
+        | Error::Request(_)
         | Error::Read { .. }
         | Error::List(_)
         | Error::Lease { .. }
@@ -161,7 +161,7 @@ mod tests {
     use crate::Error;
     use crate::error::{FileKind, IoOp};
     use opc_core::actions::ReadError;
-    use opc_core::cluster::{ConnectError, ListProblem, Origin, Scope};
+    use opc_core::cluster::{ConnectError, ListProblem, Origin, RequestError, Scope};
     use opc_core::config::{ConfigError, Problem};
     use opc_core::lease::LeaseError;
 
@@ -229,13 +229,13 @@ mod tests {
             }, EXIT_RUNTIME;
             Error::Kubeconfig(_) => Error::Kubeconfig(KubeconfigError::CurrentContextNotSet),
                 EXIT_RUNTIME;
-            Error::Request { .. } => Error::Request {
+            Error::Request(_) => Error::Request(RequestError {
                 verb: "list",
                 resource: "pods",
                 scope: Scope::All,
                 source: Box::new(kube::Error::Service("down".into())),
                 context: None,
-            }, EXIT_RUNTIME;
+            }), EXIT_RUNTIME;
             Error::Read { .. } => Error::Read {
                 cluster: "prod".into(),
                 source: ReadError::Gone("ConfigMap ops/parked".into()),

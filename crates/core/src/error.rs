@@ -87,15 +87,8 @@ pub enum Error {
 
     /// The API server refused or failed a request; the message says what to do next, for the
     /// kubeconfig context it was made with when known.
-    #[error("{}", crate::cluster::explain_for(source, verb, resource, scope, context.as_deref()))]
-    Request {
-        verb: &'static str,
-        resource: &'static str,
-        scope: crate::cluster::Scope,
-        #[source]
-        source: Box<kube::Error>,
-        context: Option<Box<str>>,
-    },
+    #[error(transparent)]
+    Request(#[from] crate::cluster::RequestError),
 
     /// A read of one cluster failed (the parked workloads, say).
     #[error("{cluster}: {source}")]
@@ -144,15 +137,20 @@ pub enum FileKind {
 impl Error {
     /// The error of a request made with the kubeconfig context `context`: a permission it
     /// names is checked for that context's identity.
-    pub fn in_context(mut self, name: &str) -> Error {
-        if let Error::Request {
-            context: context @ None,
-            ..
-        } = &mut self
-        {
-            *context = Some(name.into());
+    pub fn in_context(self, name: &str) -> Error {
+        match self {
+            Error::Request(request) => Error::Request(request.in_context(name)),
+            other => other,
         }
-        self
+    }
+}
+
+impl From<crate::cluster::ListError> for Error {
+    fn from(error: crate::cluster::ListError) -> Error {
+        match error {
+            crate::cluster::ListError::Request(request) => Error::Request(request),
+            crate::cluster::ListError::Problem(problem) => Error::List(problem),
+        }
     }
 }
 

@@ -9,8 +9,6 @@ use super::connect_error::{ConnectError, FIRST_ANSWER, KubeconfigStep, Origin};
 use super::name::ClusterName;
 use super::{Deadlines, client_with_deadlines};
 
-use crate::Result;
-
 #[derive(Debug, Clone, Default)]
 pub struct ConnectOptions {
     pub kubeconfig: Option<PathBuf>,
@@ -27,7 +25,7 @@ pub struct Cluster {
 }
 
 /// Build the client and prove the cluster answers, or say what to do.
-pub async fn connect(options: &ConnectOptions) -> Result<Cluster> {
+pub async fn connect(options: &ConnectOptions) -> Result<Cluster, ConnectError> {
     let (name, mut config) = load_config(options).await?;
     // kube retries 429/5xx on its own by default; our actions and watch loop decide retries
     // themselves (honouring Retry-After, giving up when a budget forbids), so only one layer does.
@@ -45,8 +43,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Cluster> {
                 cluster: name,
                 url,
                 source,
-            }
-            .into());
+            });
         }
         Err(_) => {
             let after = deadlines.connect;
@@ -54,8 +51,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Cluster> {
                 cluster: name,
                 url,
                 after,
-            }
-            .into());
+            });
         }
     };
     match tokio::time::timeout(FIRST_ANSWER, client.apiserver_version()).await {
@@ -67,13 +63,12 @@ pub async fn connect(options: &ConnectOptions) -> Result<Cluster> {
             cluster: name,
             url,
             source,
-        }
-        .into()),
-        Err(_) => Err(ConnectError::Silent { cluster: name, url }.into()),
+        }),
+        Err(_) => Err(ConnectError::Silent { cluster: name, url }),
     }
 }
 
-async fn load_config(options: &ConnectOptions) -> Result<(String, Config)> {
+async fn load_config(options: &ConnectOptions) -> Result<(String, Config), ConnectError> {
     let kube_options = KubeConfigOptions {
         context: options.context.clone(),
         ..Default::default()
@@ -89,13 +84,13 @@ async fn load_config(options: &ConnectOptions) -> Result<(String, Config)> {
             let origin = Origin::File(path.clone());
             match Kubeconfig::read_from(path) {
                 Ok(file) => (Some(file), origin),
-                Err(e) => return Err(unusable(KubeconfigStep::Read, origin, e).into()),
+                Err(e) => return Err(unusable(KubeconfigStep::Read, origin, e)),
             }
         }
         None => match Kubeconfig::read() {
             Ok(file) => (Some(file), Origin::Default),
             Err(e) if options.context.is_some() => {
-                return Err(unusable(KubeconfigStep::Read, Origin::Default, e).into());
+                return Err(unusable(KubeconfigStep::Read, Origin::Default, e));
             }
             Err(_) => (None, Origin::Default),
         },
@@ -108,12 +103,11 @@ async fn load_config(options: &ConnectOptions) -> Result<(String, Config)> {
                 name,
                 origin,
                 known,
-            }
-            .into());
+            });
         }
         let config = match Config::from_custom_kubeconfig(file, &kube_options).await {
             Ok(config) => config,
-            Err(e) => return Err(unusable(KubeconfigStep::Use, origin, e).into()),
+            Err(e) => return Err(unusable(KubeconfigStep::Use, origin, e)),
         };
         return Ok((name, config));
     }

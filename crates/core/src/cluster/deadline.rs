@@ -21,7 +21,6 @@ use tokio::time::{Instant, Sleep};
 use tower::{BoxError, Layer, Service};
 
 use super::connect_error::ConnectError;
-use crate::Result;
 
 pub(crate) const CONNECT_TIMEOUT_ENV: &str = "OPS_POD_CLEANER_CONNECT_TIMEOUT";
 pub(crate) const REQUEST_TIMEOUT_ENV: &str = "OPS_POD_CLEANER_REQUEST_TIMEOUT";
@@ -46,7 +45,7 @@ impl Default for Deadlines {
 
 impl Deadlines {
     /// The config's `cluster:` deadlines, each overridden by its environment variable.
-    pub fn from_config(config: &crate::config::ClusterConfig) -> Result<Deadlines> {
+    pub fn from_config(config: &crate::config::ClusterConfig) -> Result<Deadlines, crate::Usage> {
         Ok(Deadlines {
             connect: super::env_duration(CONNECT_TIMEOUT_ENV)?.unwrap_or(config.connect_timeout),
             request: super::env_duration(REQUEST_TIMEOUT_ENV)?.unwrap_or(config.request_timeout),
@@ -55,7 +54,10 @@ impl Deadlines {
 }
 
 /// A client whose calls other than watches fail once their deadline passes.
-pub fn client_with_deadlines(mut config: Config, deadlines: Deadlines) -> Result<Client> {
+pub fn client_with_deadlines(
+    mut config: Config,
+    deadlines: Deadlines,
+) -> Result<Client, ConnectError> {
     let url = config.cluster_url.to_string();
     config.connect_timeout = Some(deadlines.connect);
     let builder =

@@ -160,7 +160,7 @@ async fn list_events(
     client: &Client,
     scope: &Scope,
     now: DateTime<Utc>,
-) -> crate::Result<Vec<(EventTarget, PodEvent)>> {
+) -> Result<Vec<(EventTarget, PodEvent)>, super::ListError> {
     let listed =
         list_scope::<PodEvents>(client, scope, PAGE, &ListFrom::MostRecent, WireFormat::Json)
             .await
@@ -178,7 +178,7 @@ pub async fn list_pod_events(
     client: &Client,
     scope: &Scope,
     now: DateTime<Utc>,
-) -> crate::Result<EventStore> {
+) -> Result<EventStore, super::ListError> {
     let listed = list_events(client, scope, now).await?;
     let mut latest = EventStore::default();
     for (target, event) in listed {

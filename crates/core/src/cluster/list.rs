@@ -17,7 +17,9 @@ use super::negotiate::{WireFormat, send_stream};
 use super::split::{Malformed, Piece, Splitter};
 use super::split_proto::ProtoSplitter;
 use crate::pod::{Interner, PodRecord, ProtoError, decode_pod, decode_pod_proto, list_meta};
-use crate::{Error, Result};
+
+/// A list of the cluster as it ends when it fails.
+pub type Result<T, E = ListError> = std::result::Result<T, E>;
 
 /// One complete list of pods, and the resourceVersion to watch from.
 #[derive(Debug, Default)]
@@ -191,11 +193,11 @@ pub(crate) async fn list_pods_from(
 /// Why a list failed, and the API server's status code when it gave one.
 pub(crate) struct ListFailed {
     pub code: Option<u16>,
-    pub error: Error,
+    pub error: ListError,
 }
 
 impl ListFailed {
-    fn other(error: Error) -> ListFailed {
+    fn other(error: ListError) -> ListFailed {
         ListFailed { code: None, error }
     }
 }
@@ -268,13 +270,14 @@ async fn open_page(
                 kube::Error::Api(status) => Some(status.code),
                 _ => None,
             },
-            error: Error::Request {
+            error: RequestError {
                 verb: "list",
                 resource,
                 scope,
                 source: Box::new(e),
                 context: None,
-            },
+            }
+            .into(),
         }),
     }
 }
@@ -325,13 +328,16 @@ async fn read_page(
     let mut splitter: Option<PageSplitter> = None;
     loop {
         let chunk = body.fill_buf().await.map_err(|e| {
-            ListFailed::other(Error::Request {
-                verb: "list",
-                resource,
-                scope: scope.clone(),
-                source: Box::new(kube::Error::ReadEvents(e)),
-                context: None,
-            })
+            ListFailed::other(
+                RequestError {
+                    verb: "list",
+                    resource,
+                    scope: scope.clone(),
+                    source: Box::new(kube::Error::ReadEvents(e)),
+                    context: None,
+                }
+                .into(),
+            )
         })?;
         if chunk.is_empty() {
             break;
@@ -362,6 +368,37 @@ fn not_a_list(resource: &'static str, e: Malformed) -> ListFailed {
         }
         .into(),
     )
+}
+
+/// A read of the cluster that failed: refused or failed by the API server, or not a list.
+#[derive(Debug, thiserror::Error)]
+pub enum ListError {
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    #[error(transparent)]
+    Problem(#[from] ListProblem),
+}
+
+/// The API server refused or failed a request; the message says what to do next, for the
+/// kubeconfig context it was made with when known.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", super::explain_for(source, verb, resource, scope, context.as_deref()))]
+pub struct RequestError {
+    pub verb: &'static str,
+    pub resource: &'static str,
+    pub scope: Scope,
+    #[source]
+    pub source: Box<kube::Error>,
+    pub context: Option<Box<str>>,
+}
+
+impl RequestError {
+    /// Made with the kubeconfig context `name`: a permission it names is checked for that
+    /// context's identity.
+    pub fn in_context(mut self, name: &str) -> RequestError {
+        self.context.get_or_insert_with(|| name.into());
+        self
+    }
 }
 
 /// A list that could not be read as one.

@@ -36,7 +36,7 @@ pub(crate) use explain::causes;
 pub use explain::{explain, explain_for, plain};
 pub use health::{Forbidden, Health, ScopeHealth, SourceHealth, WatchState, can_i};
 pub use index::Census;
-pub use list::{ListProblem, list_pods};
+pub use list::{ListError, ListProblem, RequestError, list_pods};
 pub use listed::Listed;
 pub use name::ClusterName;
 pub use negotiate::WireFormat;
@@ -47,7 +47,9 @@ pub use watch::{WatchSettings, list_nodes, spawn_node_watch, spawn_watches};
 
 /// The watch settings a command runs with: the config's freshness bound and wire format,
 /// unless `$OPS_POD_CLEANER_WATCH_SILENCE` or `$OPS_POD_CLEANER_WIRE_FORMAT` overrides them.
-pub fn watch_settings(config: &crate::config::ClusterConfig) -> crate::Result<WatchSettings> {
+pub fn watch_settings(
+    config: &crate::config::ClusterConfig,
+) -> Result<WatchSettings, crate::Usage> {
     Ok(WatchSettings {
         stale_after: env_duration(STALE_AFTER_ENV)?.unwrap_or(config.watch_silence),
         wire: negotiate::env_wire_format()?.unwrap_or(config.wire_format),
@@ -57,18 +59,17 @@ pub fn watch_settings(config: &crate::config::ClusterConfig) -> crate::Result<Wa
 
 /// A Go-style duration (`10s`, `2m`) from the environment, if set; a bad one is a usage error
 /// before anything starts.
-pub(crate) fn env_duration(key: &'static str) -> crate::Result<Option<Duration>> {
+pub(crate) fn env_duration(key: &'static str) -> Result<Option<Duration>, crate::Usage> {
     let Some(text) = std::env::var(key).ok().filter(|v| !v.trim().is_empty()) else {
         return Ok(None);
     };
     match crate::config::parse_duration(&text) {
         Ok(d) if !d.is_zero() => Ok(Some(d)),
-        Ok(_) => Err(crate::Usage::ZeroDuration { key }.into()),
+        Ok(_) => Err(crate::Usage::ZeroDuration { key }),
         Err(why) => Err(crate::Usage::BadDuration {
             key,
             text,
             why: why.to_string(),
-        }
-        .into()),
+        }),
     }
 }

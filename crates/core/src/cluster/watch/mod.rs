@@ -192,7 +192,10 @@ pub fn spawn_node_watch(
 }
 
 /// Every node now (a most recent read), for a one-shot caller (`scan`).
-pub async fn list_nodes(client: &Client, page_size: u32) -> crate::Result<Vec<NodeState>> {
+pub async fn list_nodes(
+    client: &Client,
+    page_size: u32,
+) -> Result<Vec<NodeState>, super::ListError> {
     list_scope::<Nodes>(
         client,
         &Scope::All,
@@ -341,9 +344,9 @@ async fn paged_list<K: Kind>(scoped: &Scoped<K>, from: &ListFrom) -> Attempt {
 }
 
 /// The API server's own words for a refused list.
-fn forbidden_message(error: &crate::Error) -> String {
+fn forbidden_message(error: &super::ListError) -> String {
     match error {
-        crate::Error::Request { source, .. } => match &**source {
+        super::ListError::Request(super::RequestError { source, .. }) => match &**source {
             kube::Error::Api(status) => status.message.clone(),
             other => other.to_string(),
         },
