@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use crate::Error;
 use crate::cli::{Cli, Command, GlobalArgs};
 use opc_core::cluster::ConnectError;
-use opc_core::config::{Config, ConfigError, Problem};
+use opc_core::config::{Config, ConfigError, LoadError, Problem};
 
 pub(crate) use targets::{Targets, open_targets};
 
@@ -122,11 +122,10 @@ fn check_config(file: Option<PathBuf>, flag: Option<PathBuf>) -> crate::Result<E
         None => Config::load(None),
     };
     let config = loaded.map_err(|e| match e {
-        Error::Io { path, source, .. } => Error::Config(ConfigError::of_file(
-            path.display(),
-            Problem::Unreadable(source.to_string()),
-        )),
-        other => other,
+        LoadError::Io { path, source, .. } => {
+            ConfigError::of_file(path.display(), Problem::Unreadable(source.to_string()))
+        }
+        LoadError::Invalid(invalid) => invalid,
     })?;
     out(&config.describe())?;
     Ok(ExitCode::SUCCESS)

@@ -4,7 +4,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use opc_core::Error;
+use opc_core::config::LoadError;
 use opc_core::config::{
     self, Config, ConfigSource, FileFormat, FixedEnvironment, KeyBinding, KeyCode, Problem, Secret,
     SecretSource, Sink,
@@ -28,8 +28,7 @@ fn parse(text: &str) -> Config {
 /// The message of a config error; anything else fails the test.
 fn error(text: &str) -> String {
     match Config::from_yaml(text, "config.yml") {
-        Err(Error::Config(error)) => error.to_string(),
-        Err(other) => panic!("expected a config error, got {other:?}"),
+        Err(error) => error.to_string(),
         Ok(config) => panic!("expected {text:?} to be rejected, got {config:?}"),
     }
 }
@@ -620,7 +619,7 @@ fn named_missing_files_are_errors_not_fallthrough() {
     let by_env = config::search(None, missing, root, None);
     for (result, by) in [(by_flag, "--config"), (by_env, "$OPS_POD_CLEANER_CONFIG")] {
         match result {
-            Err(Error::Config(error)) => {
+            Err(error) => {
                 assert!(error.origin.ends_with("nope.yaml"), "{error}");
                 let named_by = by.to_string();
                 assert_eq!(error.problem, Problem::NotFound { named_by });
@@ -634,7 +633,7 @@ fn named_missing_files_are_errors_not_fallthrough() {
 fn load_file_errors() {
     let missing = Config::load_file(Path::new("/nonexistent/ops-pod-cleaner.yaml"));
     assert!(
-        matches!(missing, Err(Error::Io { op: IoOp::Read, .. })),
+        matches!(missing, Err(LoadError::Io { op: IoOp::Read, .. })),
         "{missing:?}"
     );
     let dir = tempfile::tempdir().unwrap();

@@ -1,9 +1,10 @@
 //! The library's one error type. Each variant has one exit code (`commands::exit_code`):
 //! 2 for what the user can fix in the config or the command line, 3 for everything else.
 
-use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+
+pub use crate::file_op::{FileKind, IoOp};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -11,7 +12,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// A config file that cannot be used; the message names file, line, column, key and what was expected.
     #[error("{0}")]
-    Config(crate::config::ConfigError),
+    Config(#[from] crate::config::ConfigError),
 
     /// A file the tool reads or writes (config, audit log, report state, spool).
     #[error("cannot {op} {}: {source}", path.display())]
@@ -126,14 +127,6 @@ pub enum Error {
     Kube(#[from] kube::Error),
 }
 
-/// What was found where a regular file was expected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileKind {
-    Symlink,
-    /// A directory, pipe, socket or device.
-    Special,
-}
-
 impl Error {
     /// The error of a request made with the kubeconfig context `context`: a permission it
     /// names is checked for that context's identity.
@@ -145,37 +138,21 @@ impl Error {
     }
 }
 
+impl From<crate::config::LoadError> for Error {
+    fn from(error: crate::config::LoadError) -> Error {
+        match error {
+            crate::config::LoadError::Invalid(invalid) => Error::Config(invalid),
+            crate::config::LoadError::Io { path, op, source } => Error::Io { path, op, source },
+        }
+    }
+}
+
 impl From<crate::cluster::ListError> for Error {
     fn from(error: crate::cluster::ListError) -> Error {
         match error {
             crate::cluster::ListError::Request(request) => Error::Request(request),
             crate::cluster::ListError::Problem(problem) => Error::List(problem),
         }
-    }
-}
-
-impl fmt::Display for FileKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            FileKind::Symlink => "a symbolic link",
-            FileKind::Special => "a directory, pipe, socket or device",
-        })
-    }
-}
-
-/// What was being done to a file when it failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IoOp {
-    Read,
-    Write,
-}
-
-impl fmt::Display for IoOp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            IoOp::Read => "read",
-            IoOp::Write => "write",
-        })
     }
 }
 

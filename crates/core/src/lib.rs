@@ -33,6 +33,7 @@ pub mod clock;
 pub mod cluster;
 pub mod config;
 pub mod error;
+mod file_op;
 pub mod fleet;
 pub mod inert;
 pub mod lease;

@@ -79,6 +79,8 @@ fn the_check_finds_a_cycle_and_reads_reexports() {
         ),
         [path("a::y::Thing"), path("a::z"), path("b::go")]
     );
+    // A module's own children are read too: `pub use x::Thing` in `a` is `a::x::Thing`.
+    assert_eq!(used_paths("a", "pub use x::Thing;"), [path("a::x::Thing")]);
 }
 
 /// Every module's source, by module path.
@@ -223,7 +225,7 @@ fn top_level(inner: &str) -> Vec<String> {
     parts
 }
 
-/// A path relative to `module` as one from the crate root; `None` for other crates.
+/// A path relative to `module` as one from the crate root.
 fn absolute(module: &str, path: &[String]) -> Option<Vec<String>> {
     let mut base: Vec<String> = if module.is_empty() {
         Vec::new()
@@ -245,7 +247,9 @@ fn absolute(module: &str, path: &[String]) -> Option<Vec<String>> {
         Some("self") => {
             parts.next();
         }
-        _ => return None,
+        // A child module's (`use audit::AuditConfig` in `config`), or another crate's, which
+        // resolves to no module of this one but `module` itself, and is dropped.
+        _ => {}
     }
     base.extend(parts.cloned());
     Some(base)

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
+use super::Result;
 use super::paths;
 use super::read::Field;
-use crate::Result;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditConfig {

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::Result;
 use super::choices::Source;
 use super::choices::WireFormat;
 use super::read::Field;
-use crate::Result;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterConfig {

@@ -2,6 +2,20 @@
 
 use std::fmt;
 
+/// Why a config could not be had: it is wrong, or its file cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{0}")]
+    Invalid(#[from] ConfigError),
+    #[error("cannot {op} {}: {source}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        op: crate::file_op::IoOp,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// A config that cannot be used. `Display` is `file:line:col: key.path: problem`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::LazyLock;
 
+use super::Result;
 use super::read::{Field, MapReader};
-use crate::Result;
 
 /// Every action the TUI binds, in help-screen order, with its default key.
 pub const ACTIONS: [(&str, &str); 20] = [

@@ -32,7 +32,7 @@ pub use choices::{BadSource, Source, WireFormat};
 pub(crate) use cluster::ClusterConfig;
 pub use duration::format as format_duration;
 pub(crate) use duration::parse as parse_duration;
-pub use error::{ConfigError, Problem};
+pub use error::{ConfigError, LoadError, Problem};
 pub use keys::{ACTIONS as UI_ACTIONS, KeyBinding, KeyCode, UiConfig};
 pub use report::{DEFAULT_SCHEDULE, FileFormat, ReportConfig, Sink};
 pub use safety::{BreakerConfig, SafetyConfig};
@@ -41,9 +41,10 @@ pub use secret::{Secret, SecretSource, mask_url, scrub};
 pub use sources::FixedEnvironment;
 pub(crate) use sources::{Environment, ProcessEnvironment};
 
-use crate::error::IoOp;
+use crate::file_op::IoOp;
 use crate::rules::{RuleKind, RuleSpec};
-use crate::{Error, Result};
+/// A config read or checked: what is wrong with it, where.
+pub type Result<T, E = ConfigError> = std::result::Result<T, E>;
 use read::{Field, MapReader};
 use tree::Value;
 
@@ -97,14 +98,11 @@ impl Config {
     /// As [`Config::from_yaml`], with `urlFrom`/`secretFrom` read from `env`.
     pub fn from_yaml_in(text: &str, origin: &str, env: &dyn Environment) -> Result<Config> {
         if is_blank(text) {
-            return Err(Error::Config(ConfigError::of_file(origin, Problem::Empty)));
+            return Err(ConfigError::of_file(origin, Problem::Empty));
         }
         let root = tree::parse(text, origin)?;
         if root.value == Value::Null {
-            return Err(Error::Config(ConfigError::of_file(
-                origin,
-                Problem::NoSettings,
-            )));
+            return Err(ConfigError::of_file(origin, Problem::NoSettings));
         }
         let field = Field::root(origin, &root);
         let mut config = if is_seed_shape(&root.value) {
@@ -116,8 +114,8 @@ impl Config {
         Ok(config)
     }
 
-    pub fn load_file(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+    pub fn load_file(path: &Path) -> Result<Config, LoadError> {
+        let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
             path: path.to_path_buf(),
             op: IoOp::Read,
             source,
@@ -128,8 +126,8 @@ impl Config {
     }
 
     /// Loads the first config found by [`search`] in this process's environment.
-    pub fn load(explicit: Option<&Path>) -> Result<Config> {
-        let cwd = std::env::current_dir().map_err(|source| Error::Io {
+    pub fn load(explicit: Option<&Path>) -> Result<Config, LoadError> {
+        let cwd = std::env::current_dir().map_err(|source| LoadError::Io {
             path: PathBuf::from("."),
             op: IoOp::Read,
             source,
@@ -192,12 +190,12 @@ fn named(path: PathBuf, by: &str) -> Result<Option<PathBuf>> {
     if path.is_file() {
         Ok(Some(path))
     } else {
-        Err(Error::Config(ConfigError::of_file(
+        Err(ConfigError::of_file(
             path.display(),
             Problem::NotFound {
                 named_by: by.to_string(),
             },
-        )))
+        ))
     }
 }
 

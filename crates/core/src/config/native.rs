@@ -3,10 +3,10 @@
 //! Listed rules come first, in the listed order; rules not listed keep their defaults and
 //! follow in the default order, so a file only needs the rules it changes.
 
+use super::Result;
 use super::read::{Field, MapReader};
 use super::sources::Environment;
 use super::{Config, report};
-use crate::Result;
 use crate::rules::{ActionKind, RuleKind, RuleSpec};
 
 pub(crate) const KEYS: &[&str] = &["rules", "safety", "report", "audit", "cluster", "ui"];

@@ -4,10 +4,10 @@ use super::error::{ConfigError, Problem};
 use std::fmt::Display;
 use std::time::Duration;
 
+use super::Result;
 use super::duration;
 use super::schedule::CronSchedule;
 use super::tree::{Key, Node, Pos, Value};
-use crate::{Error, Result};
 
 /// A value in the document, with the path of keys that leads to it.
 #[derive(Clone)]
@@ -18,13 +18,13 @@ pub(crate) struct Field<'a> {
 }
 
 /// Builds the message every config error uses: `file:line:col: key.path: what`.
-pub(crate) fn located(origin: &str, pos: Pos, path: &str, what: impl Display) -> Error {
-    Error::Config(ConfigError {
+pub(crate) fn located(origin: &str, pos: Pos, path: &str, what: impl Display) -> ConfigError {
+    ConfigError {
         origin: origin.to_string(),
         at: (pos.line > 0).then_some((pos.line, pos.column)),
         key: Some(path.to_string()),
         problem: Problem::Invalid(what.to_string()),
-    })
+    }
 }
 
 impl<'a> Field<'a> {
@@ -37,12 +37,12 @@ impl<'a> Field<'a> {
     }
 
     /// An error about this value.
-    pub fn error(&self, what: impl Display) -> Error {
+    pub fn error(&self, what: impl Display) -> ConfigError {
         located(self.origin, self.node.pos, &self.path, what)
     }
 
     /// "expected X, found Y" about this value.
-    pub fn expected(&self, what: &str) -> Error {
+    pub fn expected(&self, what: &str) -> ConfigError {
         self.error(format!(
             "expected {what}, found {}",
             self.node.value.describe()
@@ -198,7 +198,7 @@ impl<'a> Field<'a> {
     }
 }
 
-fn unknown_key(origin: &str, parent: &str, key: &Key, allowed: &[&str]) -> Error {
+fn unknown_key(origin: &str, parent: &str, key: &Key, allowed: &[&str]) -> ConfigError {
     let allowed_keys = allowed.join(", ");
     if !looks_like_a_key(&key.name) {
         // A URL or token pasted where a key goes (a missing space after the colon).

@@ -3,12 +3,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::Result;
 use super::paths;
 use super::read::Field;
 use super::schedule::CronSchedule;
 use super::secret::Secret;
 use super::sources::{self, Environment};
-use crate::Result;
 use crate::rules::{NamespaceFilter, RuleKind, RuleSpec};
 
 #[derive(Debug, Clone, PartialEq)]

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
+use super::Result;
 use super::read::Field;
-use crate::Result;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SafetyConfig {

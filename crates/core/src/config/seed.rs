@@ -12,11 +12,11 @@
 //! sections in the native form may sit beside the seed keys.
 
 use super::Config;
+use super::Result;
 use super::read::{Field, MapReader, located};
 use super::report::{self, Sink};
 use super::sources;
 use super::tree::Value;
-use crate::Result;
 use crate::rules::{NamespaceFilter, RuleKind, RuleSpec};
 
 pub(crate) const KEYS: [&str; 4] = [
@@ -151,7 +151,7 @@ fn read_restarts(field: &Field, config: &mut Config) -> Result<()> {
         m.set("hours", &mut spec.after, Field::duration)?;
         m.set("status", &mut spec.reasons, Field::list)?;
         m.set("counts", &mut spec.restarts, Field::u32)?;
-        Ok::<_, crate::Error>((spec.namespaces.clone(), spec.reasons.clone(), spec.restarts))
+        Ok::<_, super::ConfigError>((spec.namespaces.clone(), spec.reasons.clone(), spec.restarts))
     })?;
     let report = &mut config.report;
     report.namespaces = namespaces;

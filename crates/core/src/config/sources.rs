@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use super::Result;
 use super::paths;
 use super::read::{Field, MapReader};
 use super::secret::{Secret, SecretSource, mask_url};
-use crate::Result;
 
 /// Where `{env: ...}` and `{file: ...}` are read: the process, or a fixed set in tests.
 pub trait Environment {

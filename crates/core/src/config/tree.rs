@@ -87,9 +87,9 @@ impl Value {
 }
 
 /// Parses `text`; `origin` names the file in error messages.
-pub(crate) fn parse(text: &str, origin: &str) -> crate::Result<Node> {
+pub(crate) fn parse(text: &str, origin: &str) -> super::Result<Node> {
     let spanned: Spanned<Value> =
-        serde_saphyr::from_str(text).map_err(|e| crate::Error::Config(yaml_error(&e, origin)))?;
+        serde_saphyr::from_str(text).map_err(|e| yaml_error(&e, origin))?;
     Ok(Node {
         value: spanned.value,
         pos: Pos::of(spanned.referenced),
