@@ -8,5 +8,6 @@ mod scan;
 pub mod text_log;
 pub mod ui;
 
-// The core's error and usage types: the binary's own, too.
-pub use opc_core::{Error, OnePick, Result, Usage, error};
+pub mod error;
+pub use error::{Error, Result};
+pub use opc_core::{OnePick, Usage};

@@ -16,7 +16,7 @@ use crate::headless::sizing;
 use crate::headless::{
     Elector, FleetSettings, LeaseSettings, Listeners, Role, Sources, bind, serve, shutdown_signal,
 };
-use crate::{Error, OnePick, Result, Usage};
+use crate::{OnePick, Result, Usage};
 use opc_core::actions::{ACTION_LOG, Audit};
 use opc_core::clock::Clock;
 use opc_core::cluster::{Cache, watch_settings};
@@ -325,10 +325,11 @@ async fn take_lease(elector: &mut Elector) -> Result<Option<Instant>> {
             }
             Ok(Role::Follower(holder)) => holder,
             Err(source) => {
-                return Err(Error::Lease {
+                return Err(opc_core::Error::Lease {
                     lease: format!("{}/{}", settings.namespace, settings.name),
                     source,
-                });
+                }
+                .into());
             }
         };
         let seen = elector.record_unchanged_since();
@@ -393,9 +394,12 @@ async fn say_memory_budget(cache: Cache) {
 
 async fn wait_for_sync(cache: &Cache) -> Result<()> {
     let synced = tokio::time::timeout(SYNC_TIMEOUT, synced(cache));
-    synced.await.map(|_| ()).map_err(|_| Error::NotSynced {
-        within: SYNC_TIMEOUT,
-        last_error: cache.health().last_error(),
+    synced.await.map(|_| ()).map_err(|_| {
+        opc_core::Error::NotSynced {
+            within: SYNC_TIMEOUT,
+            last_error: cache.health().last_error(),
+        }
+        .into()
     })
 }
 

@@ -59,16 +59,23 @@ pub async fn run(cli: Cli) -> ExitCode {
 /// while running. No wildcard: a new variant must choose.
 fn exit_code(error: &Error) -> u8 {
     match error {
-        Error::Config(_) | Error::Usage(_) | Error::Listen { .. } => EXIT_CONFIG,
+        Error::Listen { .. } => EXIT_CONFIG,
+        Error::Terminal { .. } | Error::DemoStart { .. } => EXIT_RUNTIME,
+        Error::Core(core) => core_exit_code(core),
+    }
+}
+
+fn core_exit_code(error: &opc_core::Error) -> u8 {
+    use opc_core::Error;
+    match error {
+        Error::Config(_) | Error::Usage(_) => EXIT_CONFIG,
         // A context the kubeconfig does not have is the command line's to fix.
         Error::Connect(ConnectError::NoContext { .. }) => EXIT_CONFIG,
         Error::Io { .. }
         | Error::UnsafeFile { .. }
-        | Error::Terminal { .. }
         | Error::HttpClient(_)
         | Error::Encode(_)
         | Error::Connect(_)
-        | Error::DemoStart { .. }
         | Error::NotSynced { .. }
         | Error::Kubeconfig(_)
         | Error::Request(_)
@@ -140,11 +147,12 @@ pub(crate) fn out(text: &str) -> crate::Result<()> {
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
     {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(opc_core::Error::Io {
             path: "standard output".into(),
             op: crate::error::IoOp::Write,
             source: e,
-        }),
+        }
+        .into()),
         _ => Ok(()),
     }
 }
@@ -156,9 +164,9 @@ mod tests {
 
     use kube::config::KubeconfigError;
 
-    use super::{EXIT_CONFIG, EXIT_RUNTIME, exit_code};
-    use crate::Error;
+    use super::{EXIT_CONFIG, EXIT_RUNTIME, core_exit_code, exit_code};
     use crate::error::{FileKind, IoOp};
+    use opc_core::Error;
     use opc_core::actions::ReadError;
     use opc_core::cluster::{ConnectError, ListProblem, Origin, RequestError, Scope};
     use opc_core::config::{ConfigError, Problem};
@@ -176,7 +184,7 @@ mod tests {
             $(
                 let example = $example;
                 assert!(matches!(example, $variant), "{example:?} is not {}", stringify!($variant));
-                assert_eq!(exit_code(&example), $code, "{example:?}");
+                assert_eq!(core_exit_code(&example), $code, "{example:?}");
             )+
             let _every_variant_has_a_case = |error: &Error| match error {
                 $($variant => (),)+
@@ -192,10 +200,6 @@ mod tests {
                 Problem::NoSettings,
             )), EXIT_CONFIG;
             Error::Usage(_) => Error::Usage(crate::Usage::NoCluster), EXIT_CONFIG;
-            Error::Listen { .. } => Error::Listen {
-                addr: ([127, 0, 0, 1], 9).into(),
-                source: io_error(),
-            }, EXIT_CONFIG;
             Error::Io { .. } => Error::Io {
                 path: PathBuf::from("/audit.jsonl"),
                 op: IoOp::Write,
@@ -204,10 +208,6 @@ mod tests {
             Error::UnsafeFile { .. } => Error::UnsafeFile {
                 path: PathBuf::from("/audit.jsonl"),
                 found: FileKind::Symlink,
-            }, EXIT_RUNTIME;
-            Error::Terminal { .. } => Error::Terminal {
-                what: "terminal",
-                source: io_error(),
             }, EXIT_RUNTIME;
             Error::HttpClient(_) => Error::HttpClient(
                 reqwest::Client::new().get("not a url").build().unwrap_err(),
@@ -218,10 +218,6 @@ mod tests {
                 cluster: "prod".into(),
                 url: "https://prod:6443".into(),
             }), EXIT_RUNTIME;
-            Error::DemoStart { .. } => Error::DemoStart {
-                name: "demo-eu".into(),
-                source: io_error(),
-            }, EXIT_RUNTIME;
             Error::NotSynced { .. } => Error::NotSynced {
                 within: std::time::Duration::from_secs(120),
                 last_error: None,
@@ -250,6 +246,29 @@ mod tests {
         }
     }
 
+    /// The binary's own: a port taken is the command line's to fix; the rest is not.
+    #[test]
+    fn the_binarys_own_errors_exit_with_their_codes() {
+        use crate::Error;
+        let listen = Error::Listen {
+            addr: ([127, 0, 0, 1], 9).into(),
+            source: io_error(),
+        };
+        let terminal = Error::Terminal {
+            what: "terminal",
+            source: io_error(),
+        };
+        let demo = Error::DemoStart {
+            name: "demo-eu".into(),
+            source: io_error(),
+        };
+        assert_eq!(exit_code(&listen), EXIT_CONFIG);
+        assert_eq!(exit_code(&terminal), EXIT_RUNTIME);
+        assert_eq!(exit_code(&demo), EXIT_RUNTIME);
+        let usage: Error = crate::Usage::NoCluster.into();
+        assert_eq!(exit_code(&usage), EXIT_CONFIG);
+    }
+
     /// A context the kubeconfig does not hold is a usage error, not a cluster out of reach.
     #[test]
     fn a_missing_context_is_a_usage_error() {
@@ -258,7 +277,7 @@ mod tests {
             origin: Origin::Default,
             known: vec!["staging".into()],
         });
-        assert_eq!(exit_code(&missing), EXIT_CONFIG);
+        assert_eq!(core_exit_code(&missing), EXIT_CONFIG);
         assert!(
             missing.to_string().starts_with("no context \"prod\""),
             "{missing}"

@@ -7,11 +7,11 @@ use chrono::Utc;
 use futures::future::try_join_all;
 
 use super::{Targets, open_targets};
+use crate::Result;
 use crate::cli::{GlobalArgs, ScanOutput};
 use crate::scan::{
     over_clusters, parked_summary, parked_table, rows, sort_rows, summary, to_json, to_table,
 };
-use crate::{Error, Result};
 use opc_core::actions::{ParkedRow, RetryPolicy, list_parked};
 use opc_core::cluster::watch_settings;
 
@@ -65,7 +65,7 @@ async fn parked_workloads(targets: &Targets, output: ScanOutput) -> Result<ExitC
             list_parked(&cluster.client, &cluster.name, &targets.scopes, retry, now)
                 .await
                 .map(|list| (cluster.name.as_str(), list))
-                .map_err(|source| Error::Read {
+                .map_err(|source| opc_core::Error::Read {
                     cluster: cluster.name.clone(),
                     source,
                 })

@@ -8,9 +8,9 @@ use futures::future::BoxFuture;
 use tokio::sync::watch;
 
 use super::{Targets, open_targets};
+use crate::Result;
 use crate::cli::GlobalArgs;
 use crate::ui::{ACTION_TARGET, Connector, RunOptions, Session};
-use crate::{Error, Result};
 use opc_core::actions::Audit;
 use opc_core::clock::Clock;
 use opc_core::cluster::{
@@ -207,7 +207,7 @@ impl Connector for Opener {
             return Ok(super::demo::contexts());
         }
         super::targets::kubeconfig_contexts(self.global.kubeconfig.as_deref())
-            .map_err(Error::Kubeconfig)
+            .map_err(|e| opc_core::Error::Kubeconfig(e).into())
     }
 
     fn connect(&self, context: String) -> BoxFuture<'static, Result<Session>> {

@@ -51,7 +51,7 @@ pub(crate) async fn over_clusters<T>(
         }
     }
     if !errors.is_empty() {
-        return Err(Error::NoSuchNamespace(errors));
+        return Err(opc_core::Error::NoSuchNamespace(errors).into());
     }
     Ok(Gathered {
         per_cluster,

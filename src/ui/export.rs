@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::Result;
 use crate::error::IoOp;
-use crate::{Error, Result};
 use opc_core::report::{RestartReport, write_atomically};
 
 /// Writes the report as Markdown (the chat and file sinks' shape); returns the path written.
@@ -21,12 +21,13 @@ pub(crate) async fn write(dir: &Path, report: &RestartReport) -> Result<PathBuf>
         tokio::task::spawn_blocking(move || write_atomically(&target, text.as_bytes())).await;
     match written {
         Ok(Ok(())) => Ok(path),
-        Ok(Err(e)) => Err(e),
-        Err(e) => Err(Error::Io {
+        Ok(Err(e)) => Err(e.into()),
+        Err(e) => Err(opc_core::Error::Io {
             path,
             op: IoOp::Write,
             source: std::io::Error::other(e.to_string()),
-        }),
+        }
+        .into()),
     }
 }
 

@@ -1,7 +1,6 @@
 //! The library's one error type. Each variant has one exit code (`commands::exit_code`):
 //! 2 for what the user can fix in the config or the command line, 3 for everything else.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 pub use crate::file_op::{FileKind, IoOp};
@@ -35,22 +34,6 @@ pub enum Error {
     #[error("{0}")]
     Usage(#[from] crate::Usage),
 
-    /// The `--listen` address cannot be bound: another one must be chosen.
-    #[error("cannot listen on {addr}: {source}; choose another with --listen")]
-    Listen {
-        addr: SocketAddr,
-        #[source]
-        source: std::io::Error,
-    },
-
-    /// The terminal the screen runs in failed; `what` says at which step.
-    #[error("{what}: {source}")]
-    Terminal {
-        what: &'static str,
-        #[source]
-        source: std::io::Error,
-    },
-
     /// The HTTP client for the report sinks cannot be built (TLS or resolver set-up).
     #[error("cannot build the HTTP client: {0}")]
     HttpClient(#[source] reqwest::Error),
@@ -62,14 +45,6 @@ pub enum Error {
     /// A cluster that could not be opened: which step failed, and its error.
     #[error("{}", unreached(.0))]
     Connect(#[from] crate::cluster::ConnectError),
-
-    /// The simulated cluster of `--demo` could not be started.
-    #[error("cannot start the simulated cluster {name}: {source}")]
-    DemoStart {
-        name: String,
-        #[source]
-        source: std::io::Error,
-    },
 
     /// The first complete pod list did not arrive in time; `last_error` is the watch's.
     #[error(

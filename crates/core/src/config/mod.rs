@@ -3,7 +3,7 @@
 //! Two shapes are accepted, told apart by their top-level keys: the seed's
 //! (`errImagePull`, `tooManyRestart`, `delteEvictedPod`, `delteTerminatingPod`; mapping in `seed.rs`)
 //! and the native one (`rules`, `safety`, `report`, `audit`, `ui`; see `config/default.yaml`).
-//! A key with no value (null) keeps its default. Every error is an [`Error::Config`] whose
+//! A key with no value (null) keeps its default. Every error is a [`ConfigError`] whose
 //! message reads `file:line:column: key.path: what was expected`.
 
 mod audit;
