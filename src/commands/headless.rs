@@ -100,6 +100,10 @@ struct Parts {
 
 impl Parts {
     fn new(config: &Config, policy: Policy) -> Result<Parts> {
+        // A sink whose optional Secret is not there yet: said once, at start.
+        for absent in &config.report.left_out {
+            tracing::warn!("report: {absent}; create its Secret to send the report there");
+        }
         let reporter = match config.report.sinks.is_empty() {
             true => None,
             false => Some(Arc::new(Reporter::new(

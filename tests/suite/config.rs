@@ -750,6 +750,52 @@ fn parse_in(text: &str, env: &FixedEnvironment) -> Result<Config, String> {
     Config::from_yaml_in(text, "config.yml", env).map_err(|e| e.to_string())
 }
 
+/// A sink whose Secret is optional (an install that has not created it yet) is left out
+/// while its file or variable is absent, and `check-config` says so; without `optional`, or
+/// with the file there but empty, it is an error as before.
+#[test]
+fn a_sink_reading_an_optional_secret_that_is_absent_is_left_out_and_said() {
+    let text = sinks(&[
+        "{type: feishu, urlFrom: {file: /etc/hooks/feishu-url, optional: true}, secretFrom: {file: /etc/hooks/feishu-secret, optional: true}}",
+        "{type: slack, urlFrom: {env: SLACK_URL, optional: true}}",
+        "{type: webhook, url: \"https://example.com/hook\"}",
+    ]);
+    let config = parse_in(&text, &FixedEnvironment::new()).unwrap();
+    assert_eq!(
+        config.report.sinks,
+        [Sink::Webhook {
+            url: Secret::new("https://example.com/hook")
+        }]
+    );
+    let said = config.describe();
+    for want in [
+        "feishu sink left out: file /etc/hooks/feishu-url is absent (optional)",
+        "slack sink left out: environment variable SLACK_URL is not set (optional)",
+    ] {
+        assert!(said.contains(want), "{want:?} in {said}");
+    }
+    // Once the Secret is there, the sink is read as any other.
+    let env = FixedEnvironment::new()
+        .with_file(
+            "/etc/hooks/feishu-url",
+            "https://open.feishu.cn/open-apis/bot/v2/hook/t\n",
+        )
+        .with_file("/etc/hooks/feishu-secret", "s1gn\n")
+        .with_var("SLACK_URL", "https://hooks.slack.com/services/T/B/x");
+    let config = parse_in(&text, &env).unwrap();
+    assert_eq!(config.report.sinks.len(), 3, "{:?}", config.report.sinks);
+    // Not optional: an absent file is the config's error, as a typo would be.
+    let strict = sinks(&["{type: slack, urlFrom: {file: /etc/hooks/slack-url}}"]);
+    let error = parse_in(&strict, &FixedEnvironment::new()).unwrap_err();
+    assert!(
+        error.contains("cannot read /etc/hooks/slack-url"),
+        "{error}"
+    );
+    let empty = env.with_file("/etc/hooks/feishu-url", "\n");
+    let error = parse_in(&text, &empty).unwrap_err();
+    assert!(error.contains("is empty"), "{error}");
+}
+
 #[test]
 fn sinks_read_url_and_secret_from_env_and_files() {
     let env = FixedEnvironment::new()
@@ -867,7 +913,7 @@ fn secret_source_errors_name_the_key_and_the_source() {
         ),
         (
             "{type: slack, urlFrom: SLACK_URL}",
-            "report.sinks[0].urlFrom: expected a mapping with keys env, file, found \"SLACK_URL\"",
+            "report.sinks[0].urlFrom: expected a mapping with keys env, file, optional, found \"SLACK_URL\"",
         ),
         (
             "{type: slack, urlFrom: {vault: x}}",

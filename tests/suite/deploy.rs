@@ -603,6 +603,32 @@ fn webhook_urls_and_secrets_come_from_a_secret_not_the_config_map() {
     }
 }
 
+/// Every install starts before its webhooks Secret exists: the volume is optional, and the
+/// config loads without the Secret's files, leaving the report's sink out and saying why.
+/// The pods once waited in ContainerCreating for a Secret no webhook needed.
+#[test]
+fn every_install_starts_without_the_webhooks_secret() {
+    for dir in INSTALLS {
+        let objects = install(dir);
+        let pod = worker_pod(&objects);
+        for volume in pod["spec"]["volumes"].as_array().unwrap() {
+            if volume["secret"].is_object() {
+                assert_eq!(volume["secret"]["optional"], true, "{dir}: {volume}");
+            }
+        }
+        let map = named(&objects, "ConfigMap", "ops-pod-cleaner");
+        let text = map["data"]["config.yaml"].as_str().unwrap();
+        let config = Config::from_yaml_in(text, "configmap.yaml", &FixedEnvironment::new())
+            .unwrap_or_else(|e| panic!("{dir}: the config must load without the Secret: {e}"));
+        assert!(config.report.sinks.is_empty(), "{dir}");
+        assert!(
+            config.describe().contains("feishu sink left out"),
+            "{dir}: {}",
+            config.describe()
+        );
+    }
+}
+
 #[test]
 fn the_readme_creates_the_secret_the_deployment_reads() {
     let readme =
@@ -639,14 +665,31 @@ fn the_readme_installs_with_kustomize_dry_run_first() {
             .find(command)
             .unwrap_or_else(|| panic!("the README does not run `{command}`"))
     };
-    let first = at("kubectl apply -k assets/deploy\n");
-    let live = at("kubectl apply -k assets/deploy/overlays/live");
-    let cronjob = at("kubectl apply -k assets/deploy/overlays/cronjob");
+    // Server-side: a second apply of the same files reports nothing changed.
+    let first = at("kubectl apply --server-side -k assets/deploy\n");
+    let live = at("kubectl apply --server-side -k assets/deploy/overlays/live");
+    let cronjob = at("kubectl apply --server-side -k assets/deploy/overlays/cronjob");
     assert!(first < live && first < cronjob, "the dry run comes first");
     assert!(
-        section.find("kubectl apply -k assets/deploy") == Some(first),
+        section.find("kubectl apply --server-side -k assets/deploy") == Some(first),
         "no other install before the dry run"
     );
+    assert!(
+        !section.contains("kubectl apply -k"),
+        "every install is server-side"
+    );
+    // The uninstall keeps what holds the audit log and the undo state.
+    at("kubectl delete -k assets/deploy/overlays/live -l '!ops-pod-cleaner.io/keep'");
+    for (file, kind, name) in [
+        ("base/namespace.yaml", "Namespace", "ops-pod-cleaner"),
+        ("base/parked.yaml", "ConfigMap", "ops-pod-cleaner-parked"),
+    ] {
+        let kept = named(&installed(), kind, name).clone();
+        assert!(
+            kept["metadata"]["labels"]["ops-pod-cleaner.io/keep"].is_string(),
+            "{file}: {kept}"
+        );
+    }
     // The one file outside every kustomization: the finalizer role, for people.
     at("kubectl apply -f assets/deploy/rbac-finalizers.yaml");
     assert_eq!(

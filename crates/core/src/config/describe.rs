@@ -135,6 +135,9 @@ fn report(out: &mut String, config: &Config) {
     for sink in &r.sinks {
         let _ = writeln!(out, "  sink:         {}", sink_line(sink));
     }
+    for absent in &r.left_out {
+        let _ = writeln!(out, "  {absent}");
+    }
     let _ = writeln!(out, "  spool dir:    {}", r.spool_dir.display());
     let _ = writeln!(out, "  spool caps:   {}", spool_caps(r));
     let _ = writeln!(out, "  state file:   {}", r.state_file.display());

@@ -21,6 +21,8 @@ pub struct ReportConfig {
     pub namespaces: NamespaceFilter,
     pub title: String,
     pub sinks: Vec<Sink>,
+    /// Sinks left out because a source marked optional is absent, each in words.
+    pub left_out: Vec<String>,
     /// Undelivered reports wait here until a sink takes them; refused ones go to `dead/` in it.
     pub spool_dir: PathBuf,
     /// Spooled reports (and dead letters) older than this are dropped unsent; zero: no limit.
@@ -124,6 +126,7 @@ impl Default for ReportConfig {
             namespaces: NamespaceFilter::default(),
             title: "Pods restarting too often".into(),
             sinks: Vec::new(),
+            left_out: Vec::new(),
             spool_dir: paths::data_file("spool"),
             spool_max_age: DEFAULT_SPOOL_MAX_AGE,
             spool_max_files: DEFAULT_SPOOL_MAX_FILES,
@@ -165,8 +168,12 @@ pub(crate) fn read(field: &Field, env: &dyn Environment) -> Result<ReportConfig>
         f.non_empty().map(|p| paths::expand(&p))
     })?;
     if let Some(sinks) = m.get("sinks") {
-        let read = |sink: &Field| read_sink(sink, env);
-        r.sinks = sinks.seq()?.iter().map(read).collect::<Result<_>>()?;
+        for sink in sinks.seq()? {
+            match read_sink(&sink, env)? {
+                Ok(sink) => r.sinks.push(sink),
+                Err(absent) => r.left_out.push(absent),
+            }
+        }
     }
     Ok(r)
 }
@@ -211,8 +218,9 @@ pub(crate) fn read_namespaces(field: &Field) -> Result<NamespaceFilter> {
 
 const SINK_TYPES: &str = "feishu, slack, webhook, file";
 
-/// One `{type: ..., ...}` entry of `sinks`.
-fn read_sink(field: &Field, env: &dyn Environment) -> Result<Sink> {
+/// One `{type: ..., ...}` entry of `sinks`, or why it is left out: a source it reads marked
+/// optional is absent.
+fn read_sink(field: &Field, env: &dyn Environment) -> Result<std::result::Result<Sink, String>> {
     let any = field.map(ALL_SINK_KEYS)?;
     let Some(type_field) = any.get("type") else {
         return Err(field.error(format!("missing key \"type\" (one of {SINK_TYPES})")));
@@ -225,6 +233,9 @@ fn read_sink(field: &Field, env: &dyn Environment) -> Result<Sink> {
         _ => return Err(type_field.expected(&format!("a sink type: one of {SINK_TYPES}"))),
     };
     let m = field.map(allowed)?;
+    if let Some(absent) = sources::optional_absent(&m, env)? {
+        return Ok(Err(format!("{kind} sink left out: {absent}")));
+    }
     let url = || {
         sources::url(&m, env)?.ok_or_else(|| {
             field.error(format!(
@@ -232,7 +243,7 @@ fn read_sink(field: &Field, env: &dyn Environment) -> Result<Sink> {
             ))
         })
     };
-    Ok(match kind.as_str() {
+    Ok(Ok(match kind.as_str() {
         "feishu" => Sink::Feishu {
             url: url()?,
             secret: sources::secret(&m, env)?,
@@ -245,7 +256,7 @@ fn read_sink(field: &Field, env: &dyn Environment) -> Result<Sink> {
                 .ok_or_else(|| field.error("a file sink needs \"path\""))?;
             file_sink(&path, m.get("format"))?
         }
-    })
+    }))
 }
 
 const ALL_SINK_KEYS: &[&str] = &[

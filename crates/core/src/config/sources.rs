@@ -146,9 +146,43 @@ fn inline(field: &Field) -> Result<String> {
     }
 }
 
-/// `{env: NAME}` or `{file: PATH}`.
+/// Why a sink is left out: a source of it marked `optional: true` is absent (a Secret not
+/// created yet), in words; `None` when every source it names is there or is not optional.
+pub(crate) fn optional_absent(m: &MapReader, env: &dyn Environment) -> Result<Option<String>> {
+    for key in ["urlFrom", "secretFrom"] {
+        let Some(from) = m.get(key) else { continue };
+        let sources = from.map(&["env", "file", "optional"])?;
+        let mut optional = false;
+        sources.set("optional", &mut optional, Field::bool)?;
+        if !optional {
+            continue;
+        }
+        if let Some(name) = sources.get("env") {
+            let var = name.non_empty()?;
+            if env.var(&var).is_none() {
+                return Ok(Some(format!(
+                    "environment variable {var} is not set (optional)"
+                )));
+            }
+        }
+        if let Some(file) = sources.get("file") {
+            let path = paths::expand(&file.non_empty()?);
+            if let Err(e) = env.read_file(&path)
+                && e.kind() == std::io::ErrorKind::NotFound
+            {
+                return Ok(Some(format!(
+                    "file {} is absent (optional)",
+                    path.display()
+                )));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// `{env: NAME}` or `{file: PATH}`, either `optional` (see [`optional_absent`]).
 fn read_from<'a>(from: &Field<'a>, env: &dyn Environment) -> Result<(Field<'a>, Secret)> {
-    let m = from.map(&["env", "file"])?;
+    let m = from.map(&["env", "file", "optional"])?;
     match (m.get("env"), m.get("file")) {
         (Some(name), None) => {
             let var = name.non_empty()?;
