@@ -1,8 +1,8 @@
 #!/bin/bash
 # Pack the release archive of one target, as the release workflow ships it:
 #   ops-pod-cleaner-v<version>-<target>.tar.gz (.zip for Windows) holding, under a directory of
-#   the same name, the stripped binary, LICENSE, README.md, the shell completions (bash, zsh,
-#   fish, powershell) and the man page; beside it <archive>.sha256 (sha256sum format) and
+#   the same name, the stripped binary, LICENSE, README.md and every file it links to, the
+#   shell completions (bash, zsh, fish, powershell) and the man page; beside it <archive>.sha256 (sha256sum format) and
 #   <stem>-debuginfo.tar.gz, the split-off debug info under the same directory name, so that
 #   unpacking both in one place puts the debug file where backtraces and gdb look for it.
 #
@@ -62,7 +62,8 @@ chmod +x "$stage/$name$exe"
 # (split here), on macOS and Windows the release profile leaves a .dSYM or .pdb beside it.
 case $target in
     *linux*)
-        "$root/scripts/split-debuginfo.sh" "$stage/$name" >&2
+        # Quiet: it names files under the staging directory, which is gone once this ends.
+        "$root/scripts/split-debuginfo.sh" "$stage/$name" >/dev/null
         mv "$stage/$name.debug" "$debug/"
         if [ -e "$binary.dwp" ]; then cp "$binary.dwp" "$debug/$name.dwp"; fi
         ;;
@@ -88,6 +89,12 @@ fi
 "$runner" completions powershell >"$stage/completions/_$name.ps1"
 "$runner" manpage >"$stage/man/$name.1"
 cp "$root/LICENSE" "$root/README.md" "$stage/"
+# Every file the README links to (images, BENCHMARKS.md): no link in the archive is dead.
+grep -o '](\([^)#:]*\))' "$root/README.md" | sed 's/^](//; s/)$//' | sort -u |
+    while read -r linked; do
+        mkdir -p "$stage/$(dirname "$linked")"
+        cp "$root/$linked" "$stage/$linked"
+    done
 
 # ARCHIVE gets DIR (its name included) and ARCHIVE.sha256 names it relative to itself, so
 # `sha256sum -c` works in the directory where both are downloaded.

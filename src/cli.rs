@@ -145,6 +145,9 @@ pub enum Command {
         #[arg(value_name = "FILE")]
         file: Option<PathBuf>,
     },
+    /// Print the built-in config, every key at its default with what it does: a start for your
+    /// own, e.g. `ops-pod-cleaner default-config > config.yaml`
+    DefaultConfig,
     /// Print the shell completion script, e.g. `source <(ops-pod-cleaner completions bash)`
     Completions {
         #[arg(value_enum)]

@@ -47,6 +47,9 @@ pub async fn run(cli: Cli) -> ExitCode {
         }
         Some(Command::Completions { shell }) => manuals::completions(shell),
         Some(Command::Manpage) => manuals::manpage(),
+        Some(Command::DefaultConfig) => {
+            out(opc_core::config::DEFAULT_YAML).map(|()| ExitCode::SUCCESS)
+        }
         None => tui::run(&cli.global).await,
     };
     result.unwrap_or_else(|e| {

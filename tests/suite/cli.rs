@@ -209,6 +209,27 @@ fn check_config_takes_the_config_flag_too() {
     assert!(help.contains("default: --config"), "{help}");
 }
 
+/// The built-in config, printed whole: every key at its default with what it does, to start a
+/// config file from. Written to a file, it is the configuration a run without one has.
+#[test]
+fn default_config_prints_the_built_in_config_to_start_from() {
+    let out = run(&["default-config"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let printed = text(&out.stdout);
+    assert!(printed.contains("# "), "commented: {printed}");
+    let read = opc_core::config::Config::from_yaml(&printed, "default-config").unwrap();
+    let builtin = opc_core::config::Config::builtin();
+    assert_eq!(read.rules, builtin.rules);
+    assert_eq!(read.safety, builtin.safety);
+    assert_eq!(read.report, builtin.report);
+    assert_eq!(
+        read.describe().lines().skip(1).collect::<Vec<_>>(),
+        builtin.describe().lines().skip(1).collect::<Vec<_>>()
+    );
+    let help = text(&run(&["--help"]).stdout);
+    assert!(help.contains("default-config"), "{help}");
+}
+
 #[test]
 fn check_config_prints_the_seed_rules_in_chain_order() {
     let out = run(&["check-config", "tests/fixtures/config/seed.yaml"]);

@@ -246,6 +246,9 @@ fn build_archive_packs_the_host_archive_with_everything_a_release_ships() {
         "ops-pod-cleaner",
         "LICENSE",
         "README.md",
+        "BENCHMARKS.md",
+        "assets/tui-demo.svg",
+        "assets/tui-clusters.svg",
         "completions/ops-pod-cleaner.bash",
         "completions/_ops-pod-cleaner",
         "completions/ops-pod-cleaner.fish",
@@ -278,6 +281,7 @@ fn build_archive_packs_the_host_archive_with_everything_a_release_ships() {
     );
     let dir = unpacked.join(stem);
     shipped_files_are_whole(&dir);
+    readme_links_resolve_in(&dir);
     binary_is_stripped_and_runs(&dir.join("ops-pod-cleaner"));
 
     // The debug info is kept, in its own archive, under the same directory name.
@@ -285,6 +289,24 @@ fn build_archive_packs_the_host_archive_with_everything_a_release_ships() {
     assert_eq!(
         tar_listing(&debug),
         [format!("{stem}/ops-pod-cleaner.debug")]
+    );
+}
+
+/// Every relative link of the shipped README (`](path)`) names a file the archive holds, and
+/// no path it mentions in code is one only a checkout has.
+fn readme_links_resolve_in(dir: &std::path::Path) {
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    for link in readme.split("](").skip(1) {
+        let target = link.split(')').next().unwrap();
+        if target.contains(':') || target.starts_with('#') {
+            continue;
+        }
+        let target = target.split('#').next().unwrap();
+        assert!(dir.join(target).is_file(), "the README links to {target}, not shipped");
+    }
+    assert!(
+        !readme.contains("crates/core/config/default.yaml"),
+        "the README sends readers to a file the archive lacks; `default-config` prints it"
     );
 }
 

@@ -52,7 +52,8 @@ use tree::Value;
 pub(crate) const ENV_VAR: &str = "OPS_POD_CLEANER_CONFIG";
 
 /// The built-in defaults, shipped as a commented native-shape file.
-const DEFAULT_YAML: &str = include_str!("../../config/default.yaml");
+/// The built-in config, as `config/default.yaml` states it: every key at its default.
+pub const DEFAULT_YAML: &str = include_str!("../../config/default.yaml");
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
