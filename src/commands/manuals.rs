@@ -10,6 +10,7 @@ use roff::{Roff, bold, roman};
 
 use super::out;
 use crate::cli::Cli;
+use opc_core::rules::{CauseClass, RuleKind};
 
 pub(crate) fn completions(shell: Shell) -> crate::Result<ExitCode> {
     let mut command = Cli::command();
@@ -48,7 +49,12 @@ pub(crate) fn manpage() -> crate::Result<ExitCode> {
 fn render_manpage() -> String {
     let mut command = Cli::command().disable_help_subcommand(true);
     command.build();
-    let man = Man::new(command.clone());
+    // The footer's source is the name and version: the long version (commit, date, features)
+    // ran into the page's name at 80 columns. VERSION below keeps it whole.
+    let man = Man::new(command.clone())
+        .date(env!("OPC_BUILD_DATE"))
+        .source(format!("ops-pod-cleaner {}", env!("CARGO_PKG_VERSION")))
+        .manual("ops-pod-cleaner manual");
     let mut page = Vec::new();
     // Writing to a Vec cannot fail.
     let _ = man.render_title(&mut page);
@@ -70,8 +76,193 @@ fn render_manpage() -> String {
     for sub in command.get_subcommands() {
         let _ = Man::new(own_options(sub)).render_options_section(&mut page);
     }
+    let _ = beyond_the_flags().to_writer(&mut page);
     let _ = man.render_version_section(&mut page);
     String::from_utf8_lossy(&page).into_owned()
+}
+
+/// What a reader needs besides the flags, each list from the definitions it describes: the
+/// screen's keys, the categories and causes, exit codes, environment, files, the defaults.
+fn beyond_the_flags() -> Roff {
+    let mut page = Roff::new();
+    let entry = |page: &mut Roff, term: &str, text: &str| {
+        page.control("TP", []);
+        page.text([bold(term.to_string())]);
+        page.text([roman(text.to_string())]);
+    };
+    page.control("SH", ["KEYS"]);
+    page.text([roman(
+        "In the screen (no command); the first group can be changed under ui.keys.",
+    )]);
+    for (key, what) in crate::ui::help_lines(&opc_core::config::UiConfig::default()) {
+        entry(&mut page, &key, &what);
+    }
+    page.control("SH", ["CATEGORIES"]);
+    page.text([roman(
+        "Each abnormal pod is in the first category of the chain that claims it:",
+    )]);
+    for kind in RuleKind::ALL {
+        entry(&mut page, kind.name(), category(kind));
+    }
+    let classes: Vec<&str> = CauseClass::ALL.iter().map(|c| c.name()).collect();
+    page.text([roman(format!(
+        "Each has a cause: a class scripts can match (scan --output json, /metrics), a detail, \
+         the evidence it rests on and the next step. The classes: {}.",
+        classes.join(", ")
+    ))]);
+    page.control("SH", ["EXIT STATUS"]);
+    for (code, what) in [
+        (
+            "0",
+            "done; scan found nothing abnormal (or, with --parked, nothing parked)",
+        ),
+        (
+            "1",
+            "scan found abnormal pods (or, with --parked, parked workloads)",
+        ),
+        (
+            "2",
+            "the config or the command line is wrong (a context the kubeconfig lacks too)",
+        ),
+        (
+            "3",
+            "the cluster could not be reached or answered with an error, or something else \
+               failed while running (a file, the terminal, a report spooled for later)",
+        ),
+    ] {
+        entry(&mut page, code, what);
+    }
+    page.control("SH", ["ENVIRONMENT"]);
+    for (name, what) in [
+        (
+            "OPS_POD_CLEANER_CONFIG",
+            "the config file, when --config is not given",
+        ),
+        (
+            "KUBECONFIG",
+            "the kubeconfig, when --kubeconfig is not given; else ~/.kube/config, then in-cluster",
+        ),
+        (
+            "OPS_POD_CLEANER_LOG",
+            "the log filter, e.g. ops_pod_cleaner=info,opc_core=debug (default: warnings); the action log is always kept",
+        ),
+        (
+            "OPS_POD_CLEANER_WATCH_SILENCE",
+            "overrides cluster.watchSilence: a view not proved current for this long is stale",
+        ),
+        (
+            "OPS_POD_CLEANER_CONNECT_TIMEOUT",
+            "overrides cluster.connectTimeout",
+        ),
+        (
+            "OPS_POD_CLEANER_REQUEST_TIMEOUT",
+            "overrides cluster.requestTimeout",
+        ),
+        (
+            "OPS_POD_CLEANER_WIRE_FORMAT",
+            "overrides cluster.wireFormat: protobuf or json",
+        ),
+        (
+            "POD_NAMESPACE",
+            "in the cluster: the namespace of the Lease and the parked ConfigMap (default ops-pod-cleaner)",
+        ),
+        (
+            "HOSTNAME",
+            "in the cluster: this replica's name in the Lease",
+        ),
+    ] {
+        entry(&mut page, name, what);
+    }
+    page.control("SH", ["FILES"]);
+    for (file, what) in [
+        (
+            "./config.yml, ./config.yaml, <user config dir>/ops-pod-cleaner/config.yaml",
+            "the config, looked for in that order after --config and $OPS_POD_CLEANER_CONFIG; without one, the built-in defaults",
+        ),
+        (
+            "<data dir>/ops-pod-cleaner/audit.jsonl",
+            "the audit log (audit.path): every action, intent and outcome, one JSON object per line; ~/.local/share on Linux",
+        ),
+        (
+            "<data dir>/ops-pod-cleaner/spool, report-state.json",
+            "reports waiting for a sink (report.spoolDir) and the restart counts at the last report (report.stateFile)",
+        ),
+    ] {
+        entry(&mut page, file, what);
+    }
+    page.control("SH", ["CONFIGURATION"]);
+    page.text([roman(
+        "ops-pod-cleaner default-config prints the built-in config, every key at its default \
+         with what it does; check-config FILE validates one and prints the effective rules. \
+         The defaults:",
+    )]);
+    page.control("nf", []);
+    for line in opc_core::config::DEFAULT_YAML.lines() {
+        page.text([roman(line.to_string())]);
+    }
+    page.control("fi", []);
+    page.control("SH", ["EXAMPLES"]);
+    for (command, what) in [
+        (
+            "ops-pod-cleaner --demo",
+            "the screen on two simulated clusters, no cluster needed",
+        ),
+        (
+            "ops-pod-cleaner --context prod-eu --context prod-us",
+            "the screen on two clusters",
+        ),
+        (
+            "ops-pod-cleaner scan --context prod-eu -n shop --output json",
+            "one look, as JSON",
+        ),
+        (
+            "ops-pod-cleaner scan --all-contexts --parked",
+            "what was scaled to zero, everywhere",
+        ),
+        (
+            "ops-pod-cleaner report --send",
+            "the restart report, delivered to the sinks",
+        ),
+        (
+            "ops-pod-cleaner headless --once --dry-run",
+            "one worker pass that changes nothing",
+        ),
+        (
+            "ops-pod-cleaner default-config > config.yml",
+            "a config to edit, from the defaults",
+        ),
+        ("kubectl pod-cleaner scan", "the same, as a kubectl plugin"),
+    ] {
+        entry(&mut page, command, what);
+    }
+    page
+}
+
+/// What each category holds, in a line. No wildcard: a new category must be described.
+fn category(kind: RuleKind) -> &'static str {
+    match kind {
+        RuleKind::Evicted => "evicted by the kubelet (Failed, reason Evicted)",
+        RuleKind::Terminating => "deleting for longer than its grace period allows",
+        RuleKind::ImagePull => {
+            "a container that cannot pull its image (ErrImagePull, ImagePullBackOff, \
+             InvalidImageName, ErrImageNeverPull)"
+        }
+        RuleKind::CrashLoop => "a container that keeps restarting (CrashLoopBackOff and the like)",
+        RuleKind::ConfigError => {
+            "a container that cannot be created from its spec (CreateContainerConfigError, \
+             CreateContainerError)"
+        }
+        RuleKind::Starting => {
+            "stuck on the way up: ContainerCreating, PodInitializing or an init container, or \
+             Running but not Ready, for longer than its after"
+        }
+        RuleKind::Pending => "not scheduled: Pending with PodScheduled=False",
+        RuleKind::Failed => {
+            "any other Failed pod: the kubelet's admission, preemption, node shutdown, a \
+             deadline, an exit code"
+        }
+        RuleKind::Unknown => "phase Unknown or reason NodeLost: its node stopped reporting",
+    }
 }
 
 /// A command's own arguments (not the global ones, listed once above) under a heading of its

@@ -25,6 +25,7 @@ mod view;
 pub use confirm::Offer;
 pub use details::PodDetails;
 pub use event::{Checked, ClusterLine, Effect, Event, Routed, Snapshot, SourceLine, Unanswered};
+pub(crate) use keys::help_lines;
 pub(crate) use logging::ACTION_TARGET;
 pub use logging::init_logging;
 pub(crate) use run::{RunOptions, run};

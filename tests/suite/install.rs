@@ -112,6 +112,64 @@ fn manpage_documents_every_flag_and_subcommand() {
     assert!(missing.is_empty(), "missing from the man page: {missing:?}");
 }
 
+/// A page a person reads: the screen's keys, the categories and cause classes, exit codes,
+/// the environment, the files, the configuration with its defaults, and examples. It once had
+/// a one-line DESCRIPTION and the options only.
+#[test]
+fn manpage_says_what_a_user_needs_beyond_the_flags() {
+    let page = manpage_text();
+    for section in [
+        ".SH KEYS",
+        ".SH CATEGORIES",
+        ".SH \"EXIT STATUS\"",
+        ".SH ENVIRONMENT",
+        ".SH FILES",
+        ".SH CONFIGURATION",
+        ".SH EXAMPLES",
+    ] {
+        assert!(page.contains(section), "{section} in {page}");
+    }
+    for key in opc_core::config::UI_ACTIONS.map(|(_, key)| key) {
+        assert!(page.contains(key), "the key {key}");
+    }
+    for category in opc_core::rules::RuleKind::ALL {
+        assert!(
+            page.contains(category.name()),
+            "the category {}",
+            category.name()
+        );
+    }
+    for class in opc_core::rules::CauseClass::ALL {
+        assert!(page.contains(class.name()), "the cause {}", class.name());
+    }
+    for word in [
+        "OPS_POD_CLEANER_CONFIG",
+        "KUBECONFIG",
+        "OPS_POD_CLEANER_LOG",
+        "OPS_POD_CLEANER_WATCH_SILENCE",
+        "OPS_POD_CLEANER_CONNECT_TIMEOUT",
+        "OPS_POD_CLEANER_REQUEST_TIMEOUT",
+        "OPS_POD_CLEANER_WIRE_FORMAT",
+        "POD_NAMESPACE",
+        "default-config",
+        "audit.jsonl",
+        "maxActionsPerMinute",
+        "ops-pod-cleaner scan --context",
+    ] {
+        assert!(page.contains(word), "{word} in {page}");
+    }
+    // The footer: name and version, short enough that 80 columns keep its parts apart.
+    let title = page.lines().find(|l| l.starts_with(".TH ")).unwrap();
+    assert!(
+        title.contains(concat!(
+            "\"ops-pod-cleaner ",
+            env!("CARGO_PKG_VERSION"),
+            "\""
+        )) && !title.contains("commit"),
+        "{title}"
+    );
+}
+
 #[test]
 fn manpage_lists_each_global_option_once() {
     let page = manpage_text();
@@ -302,7 +360,10 @@ fn readme_links_resolve_in(dir: &std::path::Path) {
             continue;
         }
         let target = target.split('#').next().unwrap();
-        assert!(dir.join(target).is_file(), "the README links to {target}, not shipped");
+        assert!(
+            dir.join(target).is_file(),
+            "the README links to {target}, not shipped"
+        );
     }
     assert!(
         !readme.contains("crates/core/config/default.yaml"),
