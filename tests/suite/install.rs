@@ -579,6 +579,26 @@ fn release_workflow_builds_every_target_with_the_archive_script() {
     }
 }
 
+/// A pull request runs the checks a landing runs: `.ci/run`, on every pull request (no path
+/// filter) and on main.
+#[test]
+fn every_pull_request_runs_the_ci_script() {
+    let workflow = std::fs::read_to_string(format!("{ROOT}/.github/workflows/ci.yml")).unwrap();
+    let on = workflow
+        .split("\non:\n")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    assert!(on.contains("  pull_request:"), "{on}");
+    assert!(
+        !on.contains("paths"),
+        "every pull request, whatever it touches: {on}"
+    );
+    assert!(workflow.contains("run: bash .ci/run"), "{workflow}");
+}
+
 const ONE_CONTEXT_KUBECONFIG: &str = "apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]
