@@ -82,8 +82,15 @@ pub(crate) struct GlobalArgs {
     /// Where the screen reads each cluster's findings: auto (its in-cluster worker through
     /// the API server's service proxy, else a watch), worker, or watch (default: the config's
     /// cluster.source and cluster.sourceByContext)
-    #[arg(long, global = true, value_name = "SOURCE")]
+    #[arg(long, global = true, value_name = "SOURCE", value_parser = source_parser())]
     pub(crate) source: Option<opc_core::fleet::Source>,
+}
+
+/// `--source`'s values, named so help and every shell's completion offer them.
+fn source_parser() -> impl clap::builder::TypedValueParser<Value = opc_core::fleet::Source> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(opc_core::fleet::Source::NAMES)
+        .try_map(|name| name.parse::<opc_core::fleet::Source>())
 }
 
 impl GlobalArgs {

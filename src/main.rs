@@ -10,6 +10,10 @@ use ops_pod_cleaner::commands;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
+    // The shell completions ask for the contexts this way, before any command line is parsed.
+    if std::env::args().nth(1).as_deref() == Some(commands::manuals::LIST_CONTEXTS) {
+        return commands::manuals::list_contexts();
+    }
     let cli = Cli::from_process_args();
     // Our own warnings by default (kube logs connection errors we already report), and the
     // action log whatever the filter says: what the product did is never filtered out.

@@ -22,8 +22,49 @@ pub(crate) fn completions(shell: Shell) -> crate::Result<ExitCode> {
         Shell::Bash => bash_case_labels_fixed(&script, &name),
         _ => script.into_owned(),
     };
-    out(&script)?;
+    out(&contexts_completed(shell, &script, &name))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The first argument the completions call the binary with to list the kubeconfig's
+/// contexts; not a command of the command line, so no help or completion offers it.
+pub const LIST_CONTEXTS: &str = "__contexts";
+
+/// The kubeconfig's contexts ($KUBECONFIG, else ~/.kube/config), one a line; none (not an
+/// error) where there is no kubeconfig, so a shell offers nothing rather than a message.
+pub fn list_contexts() -> ExitCode {
+    let names = super::targets::kubeconfig_contexts(None).unwrap_or_default();
+    match out(&names.iter().map(|n| format!("{n}\n")).collect::<String>()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::from(super::EXIT_RUNTIME),
+    }
+}
+
+/// `--context` offers the kubeconfig's contexts, which the binary lists (`__contexts`), in
+/// place of the file names clap_complete offers for a free value.
+fn contexts_completed(shell: Shell, script: &str, name: &str) -> String {
+    let ask = format!("{LIST_CONTEXTS} 2>/dev/null");
+    match shell {
+        Shell::Bash => script.replace(
+            "--context)\n                    COMPREPLY=($(compgen -f \"${cur}\"))",
+            &format!(
+                "--context)\n                    \
+                 COMPREPLY=($(compgen -W \"$(\"${{COMP_WORDS[0]}}\" {ask})\" -- \"${{cur}}\"))"
+            ),
+        ),
+        Shell::Zsh => script.replace(
+            "]:NAME:_default'",
+            &format!("]:NAME:{{compadd -- ${{(f)\"$(${{words[1]}} {ask})\"}}}}'"),
+        ),
+        Shell::Fish => script
+            .lines()
+            .map(|line| match line.contains(" -l context ") {
+                true => format!("{line} -f -a \"({name} {ask})\"\n"),
+                false => format!("{line}\n"),
+            })
+            .collect(),
+        _ => script.to_string(),
+    }
 }
 
 /// clap_complete's bash script names a subcommand's state with the program's hyphens written

@@ -2,7 +2,7 @@
 
 mod demo;
 mod headless;
-mod manuals;
+pub mod manuals;
 mod report;
 mod scan;
 mod targets;

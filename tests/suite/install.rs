@@ -670,6 +670,12 @@ fn as_a_kubectl_plugin_it_names_itself_kubectl_pod_cleaner() {
 /// What a real bash offers for `WORDS` (the last one being completed), through the script
 /// the binary prints.
 fn bash_completes(words: &[&str]) -> Vec<String> {
+    bash_completes_with(words, "/nonexistent/kubeconfig")
+}
+
+/// [`bash_completes`] with `$KUBECONFIG` at `kubeconfig`, and the binary on the `PATH` as a
+/// user who installed it has it.
+fn bash_completes_with(words: &[&str], kubeconfig: &str) -> Vec<String> {
     let bin = env!("CARGO_BIN_EXE_ops-pod-cleaner");
     let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
     let script = format!(
@@ -680,9 +686,17 @@ fn bash_completes(words: &[&str]) -> Vec<String> {
         words = quoted.join(" "),
         cword = words.len() - 1,
     );
+    let dir = std::path::Path::new(bin).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let out = Command::new("bash")
         .arg("-c")
         .arg(script)
+        .env("KUBECONFIG", kubeconfig)
+        .env("PATH", path)
         .output()
         .expect("bash runs");
     String::from_utf8_lossy(&out.stdout)
@@ -704,4 +718,32 @@ fn bash_completes_a_subcommands_flag_and_its_values() {
     assert!(outputs.contains(&"json".to_string()), "{outputs:?}");
     let shells = bash_completes(&["ops-pod-cleaner", "completions", ""]);
     assert!(shells.contains(&"zsh".to_string()), "{shells:?}");
+    let sources = bash_completes(&["ops-pod-cleaner", "scan", "--source", ""]);
+    assert_eq!(sources, ["auto", "worker", "watch"]);
+}
+
+/// `--context` completes the kubeconfig's contexts, as kubectl's own completion does (it
+/// offered file names); zsh and fish ask the binary for them the same way.
+#[test]
+fn completion_offers_the_kubeconfigs_contexts() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    let text = ONE_CONTEXT_KUBECONFIG.replace(
+        "contexts: [{name: only, context: {cluster: c, user: u}}]",
+        "contexts: [{name: prod-eu, context: {cluster: c, user: u}}, \
+         {name: prod-us, context: {cluster: c, user: u}}, {name: staging, context: {cluster: c, user: u}}]",
+    ).replace("current-context: only", "current-context: staging");
+    std::fs::write(&kubeconfig, text).unwrap();
+    let kubeconfig = kubeconfig.to_string_lossy();
+    let offered = bash_completes_with(
+        &["ops-pod-cleaner", "scan", "--context", "prod"],
+        &kubeconfig,
+    );
+    assert_eq!(offered, ["prod-eu", "prod-us"]);
+    let offered = bash_completes_with(&["ops-pod-cleaner", "--context", ""], &kubeconfig);
+    assert_eq!(offered, ["prod-eu", "prod-us", "staging"]);
+    for shell in ["zsh", "fish"] {
+        let script = stdout_of(&["completions", shell]);
+        assert!(script.contains("__contexts"), "{shell}: {script}");
+    }
 }
