@@ -10,9 +10,12 @@ use ops_pod_cleaner::commands;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
-    // The shell completions ask for the contexts this way, before any command line is parsed.
-    if std::env::args().nth(1).as_deref() == Some(commands::manuals::LIST_CONTEXTS) {
-        return commands::manuals::list_contexts();
+    // The shell completions ask for names this way, before any command line is parsed.
+    let args: Vec<String> = (std::env::args_os().take(3))
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
+    if let Some(answered) = commands::completion::answer(&args) {
+        return answered;
     }
     let cli = Cli::from_process_args();
     // Our own warnings by default (kube logs connection errors we already report), and the

@@ -8,6 +8,7 @@ use clap_complete::Shell;
 use clap_mangen::Man;
 use roff::{Roff, bold, roman};
 
+use super::completion::{CONTEXTS, NAMESPACES};
 use super::out;
 use crate::cli::Cli;
 use opc_core::rules::{CauseClass, RuleKind};
@@ -26,46 +27,77 @@ pub(crate) fn completions(shell: Shell) -> crate::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The first argument the completions call the binary with to list the kubeconfig's
-/// contexts; not a command of the command line, so no help or completion offers it.
-pub const LIST_CONTEXTS: &str = "__contexts";
-
-/// The kubeconfig's contexts ($KUBECONFIG, else ~/.kube/config), one a line; none (not an
-/// error) where there is no kubeconfig, so a shell offers nothing rather than a message.
-pub fn list_contexts() -> ExitCode {
-    let names = super::targets::kubeconfig_contexts(None).unwrap_or_default();
-    match out(&names.iter().map(|n| format!("{n}\n")).collect::<String>()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(_) => ExitCode::from(super::EXIT_RUNTIME),
-    }
-}
-
-/// `--context` offers the kubeconfig's contexts, which the binary lists (`__contexts`), in
-/// place of the file names clap_complete offers for a free value.
+/// `--context` offers the kubeconfig's contexts and `--namespace` the cluster's namespaces,
+/// which the binary lists ([`completion`](super::completion)), in place of the file names
+/// clap_complete offers for a free value. bash asks for the namespaces of the `--context`
+/// already on the line; zsh and fish, of the current context.
 fn contexts_completed(shell: Shell, script: &str, name: &str) -> String {
-    let ask = format!("{LIST_CONTEXTS} 2>/dev/null");
+    let contexts = format!("{CONTEXTS} 2>/dev/null");
+    let namespaces = format!("{NAMESPACES} 2>/dev/null");
+    let files = "COMPREPLY=($(compgen -f \"${cur}\"))";
+    let words = |list: &str| format!("COMPREPLY=($(compgen -W \"$({list})\" -- \"${{cur}}\"))");
     match shell {
-        Shell::Bash => script.replace(
-            "--context)\n                    COMPREPLY=($(compgen -f \"${cur}\"))",
-            &format!(
-                "--context)\n                    \
-                 COMPREPLY=($(compgen -W \"$(\"${{COMP_WORDS[0]}}\" {ask})\" -- \"${{cur}}\"))"
+        Shell::Bash => {
+            let script = script
+                .replace(
+                    &format!("--context)\n                    {files}"),
+                    &format!(
+                        "--context)\n                    {}",
+                        words(&format!("\"${{COMP_WORDS[0]}}\" {contexts}"))
+                    ),
+                )
+                .replace(
+                    &format!("--namespace)\n                    {files}"),
+                    &format!(
+                        "--namespace)\n                    {}",
+                        words("_ops_pod_cleaner_namespaces")
+                    ),
+                )
+                .replace(
+                    &format!("-n)\n                    {files}"),
+                    &format!(
+                        "-n)\n                    {}",
+                        words("_ops_pod_cleaner_namespaces")
+                    ),
+                );
+            format!("{script}{BASH_NAMESPACES}")
+        }
+        Shell::Zsh => script
+            .replace(
+                "]:NAME:_default'",
+                &format!("]:NAME:{{compadd -- ${{(f)\"$(${{words[1]}} {contexts})\"}}}}'"),
+            )
+            .replace(
+                "]:NS:_default'",
+                &format!("]:NS:{{compadd -- ${{(f)\"$(${{words[1]}} {namespaces})\"}}}}'"),
             ),
-        ),
-        Shell::Zsh => script.replace(
-            "]:NAME:_default'",
-            &format!("]:NAME:{{compadd -- ${{(f)\"$(${{words[1]}} {ask})\"}}}}'"),
-        ),
         Shell::Fish => script
             .lines()
-            .map(|line| match line.contains(" -l context ") {
-                true => format!("{line} -f -a \"({name} {ask})\"\n"),
-                false => format!("{line}\n"),
+            .map(|line| {
+                match (
+                    line.contains(" -l context "),
+                    line.contains(" -l namespace "),
+                ) {
+                    (true, _) => format!("{line} -f -a \"({name} {contexts})\"\n"),
+                    (_, true) => format!("{line} -f -a \"({name} {namespaces})\"\n"),
+                    _ => format!("{line}\n"),
+                }
             })
             .collect(),
         _ => script.to_string(),
     }
 }
+
+/// The namespaces of the `--context` on the line (the current context's without one).
+const BASH_NAMESPACES: &str = r#"
+_ops_pod_cleaner_namespaces() {
+    local i context=()
+    for ((i = 1; i < ${#COMP_WORDS[@]} - 1; i++)); do
+        if [[ ${COMP_WORDS[i]} == --context ]]; then context=("${COMP_WORDS[i + 1]}"); fi
+    done
+    "${COMP_WORDS[0]}" __namespaces "${context[@]}" 2>/dev/null
+}
+"#;
 
 /// clap_complete's bash script names a subcommand's state with the program's hyphens written
 /// as `__` (`ops__pod__cleaner__subcmd__scan`) but labels its cases with them written as

@@ -1,8 +1,9 @@
 //! What each command does, between the parsed command line and the library.
 
+pub mod completion;
 mod demo;
 mod headless;
-pub mod manuals;
+mod manuals;
 mod report;
 mod scan;
 mod targets;

@@ -699,8 +699,10 @@ fn bash_completes_with(words: &[&str], kubeconfig: &str) -> Vec<String> {
         .env("PATH", path)
         .output()
         .expect("bash runs");
+    // printf prints its format once even for no COMPREPLY at all: that line is no offer.
     String::from_utf8_lossy(&out.stdout)
         .lines()
+        .filter(|line| !line.is_empty())
         .map(String::from)
         .collect()
 }
@@ -745,5 +747,44 @@ fn completion_offers_the_kubeconfigs_contexts() {
     for shell in ["zsh", "fish"] {
         let script = stdout_of(&["completions", shell]);
         assert!(script.contains("__contexts"), "{shell}: {script}");
+        assert!(script.contains("__namespaces"), "{shell}: {script}");
     }
+}
+
+/// `-n` and `--namespace` complete the namespaces of the cluster that the `--context` on the
+/// line names (they offered file names), read from the API server; a cluster out of reach
+/// offers nothing, and at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn completion_offers_the_namespaces_of_the_context_on_the_line() {
+    let (east, west) = (kube_sim::SimCluster::new(), kube_sim::SimCluster::new());
+    for (sim, namespaces) in [(&east, ["shop", "payments"]), (&west, ["search", "ads"])] {
+        for ns in namespaces {
+            let pod = crate::support::pods::pod("web-1").ns(ns).evicted().json();
+            sim.create_pod(serde_json::from_value(pod).unwrap());
+        }
+    }
+    let east = kube_sim::SimServer::start(east).await.unwrap();
+    let west = kube_sim::SimServer::start(west).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    let text = crate::support::contexts::kubeconfig(&[("east", &east), ("west", &west)]);
+    std::fs::write(&kubeconfig, text).unwrap();
+    let kubeconfig = kubeconfig.to_string_lossy().into_owned();
+    tokio::task::spawn_blocking(move || {
+        let line = ["ops-pod-cleaner", "--context", "west", "scan", "-n", ""];
+        let west = bash_completes_with(&line, &kubeconfig);
+        for ns in ["ads", "search", "kube-system"] {
+            assert!(west.contains(&ns.to_string()), "{ns} in {west:?}");
+        }
+        assert!(!west.contains(&"shop".to_string()), "east's namespace: {west:?}");
+        let line = ["ops-pod-cleaner", "scan", "--namespace", "pa"];
+        assert_eq!(bash_completes_with(&line, &kubeconfig), ["payments"]);
+        let started = std::time::Instant::now();
+        let line = ["ops-pod-cleaner", "--context", "nowhere", "scan", "-n", ""];
+        let nowhere = bash_completes_with(&line, &kubeconfig);
+        assert!(nowhere.is_empty(), "{nowhere:?}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    })
+    .await
+    .unwrap();
 }
