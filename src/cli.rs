@@ -104,6 +104,13 @@ impl GlobalArgs {
     }
 }
 
+/// The help of a command that reads none of the global flags: clap hands every global flag
+/// to every command, and listed there they read as if they did something.
+const NO_FLAGS: &str = "{about-with-newline}\n{usage-heading} {usage}\n";
+/// [`NO_FLAGS`], for `completions` and its one argument.
+const SHELL_ONLY: &str =
+    "{about-with-newline}\n{usage-heading} {usage}\n\nArguments:\n{positionals}\n";
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// One look: abnormal pods by category. Exit 0 when none, 1 when some are found
@@ -154,13 +161,16 @@ pub enum Command {
     },
     /// Print the built-in config, every key at its default with what it does: a start for your
     /// own, e.g. `ops-pod-cleaner default-config > config.yaml`
+    #[command(help_template = NO_FLAGS, override_usage = "ops-pod-cleaner default-config")]
     DefaultConfig,
     /// Print the shell completion script, e.g. `source <(ops-pod-cleaner completions bash)`
+    #[command(help_template = SHELL_ONLY, override_usage = "ops-pod-cleaner completions <SHELL>")]
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
     /// Print the manual page (roff), e.g. `ops-pod-cleaner manpage > ops-pod-cleaner.1`
+    #[command(help_template = NO_FLAGS, override_usage = "ops-pod-cleaner manpage")]
     Manpage,
 }
 

@@ -667,6 +667,26 @@ fn as_a_kubectl_plugin_it_names_itself_kubectl_pod_cleaner() {
     );
 }
 
+/// A command's help lists the flags it reads: `completions`, `manpage` and `default-config`
+/// read none of the global ones, which their help once listed (`--demo`, `--context`, …).
+#[test]
+fn the_help_of_a_command_without_flags_lists_none() {
+    for (command, usage) in [
+        ("completions", "Usage: ops-pod-cleaner completions <SHELL>"),
+        ("manpage", "Usage: ops-pod-cleaner manpage"),
+        ("default-config", "Usage: ops-pod-cleaner default-config"),
+    ] {
+        let help = stdout_of(&[command, "--help"]);
+        assert!(help.contains(usage), "{help}");
+        for global in ["--kubeconfig", "--context", "--demo", "--source", "--dry-run"] {
+            assert!(!help.contains(global), "{command} --help lists {global}: {help}");
+        }
+    }
+    assert!(stdout_of(&["completions", "--help"]).contains("powershell"));
+    // A command that reads them still lists them.
+    assert!(stdout_of(&["scan", "--help"]).contains("--context"));
+}
+
 /// What a real bash offers for `WORDS` (the last one being completed), through the script
 /// the binary prints.
 fn bash_completes(words: &[&str]) -> Vec<String> {
@@ -776,7 +796,10 @@ async fn completion_offers_the_namespaces_of_the_context_on_the_line() {
         for ns in ["ads", "search", "kube-system"] {
             assert!(west.contains(&ns.to_string()), "{ns} in {west:?}");
         }
-        assert!(!west.contains(&"shop".to_string()), "east's namespace: {west:?}");
+        assert!(
+            !west.contains(&"shop".to_string()),
+            "east's namespace: {west:?}"
+        );
         let line = ["ops-pod-cleaner", "scan", "--namespace", "pa"];
         assert_eq!(bash_completes_with(&line, &kubeconfig), ["payments"]);
         let started = std::time::Instant::now();
