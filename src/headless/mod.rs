@@ -13,10 +13,15 @@ pub use opc_core::lease::{Elector, LeaseSettings, Role, decide};
 pub use server::{Listeners, Sources, bind, serve};
 pub use sources::FleetSettings;
 
-/// Resolves on SIGINT or SIGTERM (Kubernetes stops pods with SIGTERM).
+/// Resolves on SIGINT or SIGTERM (Kubernetes stops pods with SIGTERM); elsewhere on Ctrl-C.
 pub(crate) async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).ok();
+    #[cfg(unix)]
+    let mut term = {
+        use tokio::signal::unix::{SignalKind, signal};
+        signal(SignalKind::terminate()).ok()
+    };
+    #[cfg(not(unix))]
+    let mut term: Option<NoSignal> = None;
     let terminated = async {
         match term.as_mut() {
             Some(term) => {
@@ -28,5 +33,16 @@ pub(crate) async fn shutdown_signal() {
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = terminated => {}
+    }
+}
+
+/// Where there is no SIGTERM to wait for: a signal that never comes.
+#[cfg(not(unix))]
+struct NoSignal;
+
+#[cfg(not(unix))]
+impl NoSignal {
+    async fn recv(&mut self) -> Option<()> {
+        std::future::pending().await
     }
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use crossterm::event::{Event as TermEvent, EventStream};
 use futures::StreamExt;
+#[cfg(unix)]
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, watch};
 
@@ -456,12 +457,14 @@ impl Listening {
 }
 
 /// The signals that close the screen as `q` does.
+#[cfg(unix)]
 struct Signals {
     term: tokio::signal::unix::Signal,
     hangup: tokio::signal::unix::Signal,
     interrupt: tokio::signal::unix::Signal,
 }
 
+#[cfg(unix)]
 impl Signals {
     fn new() -> std::io::Result<Signals> {
         Ok(Signals {
@@ -477,6 +480,21 @@ impl Signals {
             _ = self.hangup.recv() => {}
             _ = self.interrupt.recv() => {}
         }
+    }
+}
+
+/// Elsewhere (Windows): Ctrl-C.
+#[cfg(not(unix))]
+struct Signals;
+
+#[cfg(not(unix))]
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        Ok(Signals)
+    }
+
+    async fn any(&mut self) {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
 

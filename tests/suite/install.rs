@@ -678,8 +678,17 @@ fn the_help_of_a_command_without_flags_lists_none() {
     ] {
         let help = stdout_of(&[command, "--help"]);
         assert!(help.contains(usage), "{help}");
-        for global in ["--kubeconfig", "--context", "--demo", "--source", "--dry-run"] {
-            assert!(!help.contains(global), "{command} --help lists {global}: {help}");
+        for global in [
+            "--kubeconfig",
+            "--context",
+            "--demo",
+            "--source",
+            "--dry-run",
+        ] {
+            assert!(
+                !help.contains(global),
+                "{command} --help lists {global}: {help}"
+            );
         }
     }
     assert!(stdout_of(&["completions", "--help"]).contains("powershell"));

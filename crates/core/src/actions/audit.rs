@@ -213,6 +213,7 @@ pub(crate) fn actor() -> String {
 }
 
 /// The name of the account this process runs as (`/etc/passwd`), else `uid N`.
+#[cfg(unix)]
 fn account_name() -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     // /proc/self belongs to the process's own (effective) user.
@@ -228,6 +229,12 @@ fn account_name() -> Option<String> {
             })
         });
     Some(named.unwrap_or_else(|| format!("uid {uid}")))
+}
+
+/// Elsewhere (Windows) `%USERNAME%` names the account.
+#[cfg(not(unix))]
+fn account_name() -> Option<String> {
+    std::env::var("USERNAME").ok().filter(|v| !v.is_empty())
 }
 
 #[cfg(test)]
