@@ -3,7 +3,7 @@
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodStatus};
 
 use opc_core::actions::{PodReading, Resolution};
-use opc_core::fleet::WorkerWord;
+use opc_core::fleet::WorkerAnswer;
 
 /// Sections of text, ready to show.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -11,7 +11,7 @@ pub struct PodDetails {
     pub(crate) title: String,
     pub(crate) sections: Vec<Section>,
     /// For a cluster read through its worker: what the worker says of the pod, cause first.
-    pub(crate) worker: Option<WorkerWord>,
+    pub(crate) worker: Option<WorkerAnswer>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use opc_core::clock::Clock;
 use opc_core::cluster::{Cache, Cluster};
 use opc_core::config::Config;
 use opc_core::fleet::{
-    FeedSettings, FindingRow, Limits, ViewHealth, WorkerAddress, WorkerWord, spawn_feed,
+    FeedSettings, FindingRow, Limits, ViewHealth, WorkerAddress, WorkerAnswer, spawn_feed,
 };
 use opc_core::policy::{Flags, Policy};
 use opc_core::session::{ClusterSession, Feed};
@@ -149,7 +149,7 @@ async fn the_details_of_a_fed_row_ask_its_worker_for_the_causes_words() {
         "the row keeps the class alone"
     );
     let reading = fed.session.executor.reads().details(&target).await.unwrap();
-    let Some(WorkerWord::Cause(told)) = reading.worker else {
+    let Some(WorkerAnswer::Cause(told)) = reading.worker else {
         panic!("the worker's cause: {:?}", reading.worker)
     };
     assert_eq!(told.class, listed.cause());
@@ -158,7 +158,7 @@ async fn the_details_of_a_fed_row_ask_its_worker_for_the_causes_words() {
     // The pod is abnormal no more, as far as the worker knows.
     fed.worker.set(Vec::new());
     let reading = fed.session.executor.reads().details(&target).await.unwrap();
-    assert_eq!(reading.worker, Some(WorkerWord::NotAbnormal));
+    assert_eq!(reading.worker, Some(WorkerAnswer::NotAbnormal));
 }
 
 #[tokio::test]

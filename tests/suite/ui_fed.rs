@@ -8,7 +8,7 @@ use opc_core::cluster::{Abnormal, Listed};
 use opc_core::config::KeyBinding;
 use opc_core::fleet::{
     BlockedKind, BlockedView, FeedError, FeedStatus, FindingRow, PausedRule, StaleWhy, WatchWhy,
-    WorkerView, WorkerWord,
+    WorkerAnswer, WorkerView,
 };
 use opc_core::pod::{OwnerRef, PodRecord};
 use opc_core::report::RestartReport;
@@ -36,7 +36,7 @@ fn through_a_worker(found: &Abnormal) -> Listed {
 
 /// The screen showing `found` alone: the table wide enough for every column, then its details
 /// once read, with `worker`'s word on the pod where its cluster is read through its worker.
-fn screens(found: impl Into<Listed>, worker: Option<WorkerWord>) -> (String, String) {
+fn screens(found: impl Into<Listed>, worker: Option<WorkerAnswer>) -> (String, String) {
     let found: Listed = found.into();
     let mut s: State = state();
     replace(&mut s, vec![found.clone()]);
@@ -59,7 +59,7 @@ fn screens(found: impl Into<Listed>, worker: Option<WorkerWord>) -> (String, Str
 }
 
 /// The pod of `found` as the details pane reads it, and `worker`'s word on it.
-fn reading(found: &Listed, worker: Option<WorkerWord>) -> PodReading {
+fn reading(found: &Listed, worker: Option<WorkerAnswer>) -> PodReading {
     let pod = serde_json::from_value(serde_json::json!({
         "metadata": {
             "name": found.name(),
@@ -104,7 +104,7 @@ fn owner(api_version: &str, kind: &str, name: &str) -> OwnerRef {
 fn assert_same_screens(watched: Abnormal) {
     let fed = through_a_worker(&watched);
     assert!(fed.watched().is_none(), "a fed row is what its worker told");
-    let word = WorkerWord::Cause(workers_cause(&watched));
+    let word = WorkerAnswer::Cause(workers_cause(&watched));
     let (table, details) = screens(watched, None);
     let (fed_table, fed_details) = screens(fed, Some(word));
     assert_eq!(table, fed_table, "the table line differs");
@@ -194,7 +194,7 @@ fn the_details_of_a_fed_row_give_the_workers_cause_not_a_weaker_one() {
         text: "0/3 nodes are available\u{1b}[2J".into(),
     });
     let fed = through_a_worker(&watched);
-    let (_, details) = screens(fed, Some(WorkerWord::Cause(told)));
+    let (_, details) = screens(fed, Some(WorkerAnswer::Cause(told)));
     assert!(details.contains("disk pressure"), "{details}");
     assert!(
         details.contains("event FailedScheduling: 0/3 nodes"),
@@ -226,9 +226,12 @@ fn a_fed_rows_cause_is_the_workers_word_asked_when_its_details_open() {
         "no weaker cause of its own: {asking}"
     );
     for (word, said) in [
-        (WorkerWord::NotAbnormal, "lists the pod as abnormal no more"),
         (
-            WorkerWord::Unanswered(FeedError::Silent {
+            WorkerAnswer::NotAbnormal,
+            "lists the pod as abnormal no more",
+        ),
+        (
+            WorkerAnswer::Unanswered(FeedError::Silent {
                 after: std::time::Duration::from_secs(10),
             }),
             "its worker did not say why",

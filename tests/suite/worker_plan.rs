@@ -15,8 +15,8 @@ use opc_core::pod::{Interner, PodRecord, WorkloadId};
 use opc_core::rules::{RuleKind, classify, default_chain};
 use opc_core::worker::breaker::{needs_census, trips};
 use opc_core::worker::{
-    Bound, Census, Decision, Gate, Guards, Hold, Limited, Pass, Pause, PauseCause, PauseScope,
-    Pauses, Rehearsed, Standby, Toggles, plan,
+    Bound, Census, Decision, DryRunDone, Gate, Guards, Hold, Limited, Pass, Pause, PauseCause,
+    PauseScope, Pauses, Standby, Toggles, plan,
 };
 use support::pods::{PodBuilder, pod};
 
@@ -906,7 +906,7 @@ fn the_breaker_names_a_node_that_stopped_reporting_and_still_pauses() {
 }
 
 /// A dry run's would-action on each finding planned to run, as the worker records it.
-fn rehearse(findings: &[Abnormal], rehearsed: &mut Rehearsed) {
+fn rehearse(findings: &[Abnormal], rehearsed: &mut DryRunDone) {
     let mut guards = Guards::new(SafetyConfig::default());
     let pass = plan_at(findings, &mut guards, Instant::now());
     for planned in pass
@@ -924,7 +924,7 @@ fn names(findings: &[Abnormal]) -> Vec<&str> {
 
 #[test]
 fn a_dry_run_plans_what_it_did_as_gone_until_the_pod_changes_state() {
-    let mut rehearsed = Rehearsed::default();
+    let mut rehearsed = DryRunDone::default();
     let failed = abnormal(pod("web-1").ns("shop").failed_with(1));
     let others = [failed.clone(), evicted("old-1", "shop")];
     rehearse(&others[..1], &mut rehearsed);
@@ -948,7 +948,7 @@ fn a_dry_run_plans_what_it_did_as_gone_until_the_pod_changes_state() {
 
 #[test]
 fn a_dry_run_forgets_pods_that_leave_but_keeps_what_paused_rules_did() {
-    let mut rehearsed = Rehearsed::default();
+    let mut rehearsed = DryRunDone::default();
     let findings: Vec<Abnormal> = (0..3).map(|i| evicted(&format!("e{i}"), "shop")).collect();
     rehearse(&findings, &mut rehearsed);
     assert!(rehearsed.outstanding(findings.clone()).is_empty());
@@ -964,7 +964,7 @@ fn a_dry_run_forgets_pods_that_leave_but_keeps_what_paused_rules_did() {
 #[test]
 fn a_workload_a_dry_run_scaled_has_all_its_matching_pods_done() {
     let findings = [failing("web-7d9f8c6b5-a"), failing("web-7d9f8c6b5-b")];
-    let mut rehearsed = Rehearsed::default();
+    let mut rehearsed = DryRunDone::default();
     rehearse(&findings, &mut rehearsed);
     assert!(rehearsed.outstanding(findings.to_vec()).is_empty());
     // A pod of it found for another reason is a candidate of its own.

@@ -12,7 +12,7 @@ use super::inert_line;
 use crate::ui::state::{DetailsContent, DetailsView, State};
 use crate::ui::theme;
 use opc_core::cluster::Listed;
-use opc_core::fleet::WorkerWord;
+use opc_core::fleet::WorkerAnswer;
 use opc_core::rules::Cause;
 
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
@@ -76,12 +76,12 @@ fn cause_lines(a: &Listed, details: &DetailsView, now: DateTime<Utc>) -> Vec<Lin
         (None, DetailsContent::Failed(_)) => None,
     };
     match told {
-        Some(WorkerWord::Cause(cause)) => lines_of(cause),
-        Some(WorkerWord::NotAbnormal) => vec![class_line(
+        Some(WorkerAnswer::Cause(cause)) => lines_of(cause),
+        Some(WorkerAnswer::NotAbnormal) => vec![class_line(
             a,
             "its worker lists the pod as abnormal no more",
         )],
-        Some(WorkerWord::Unanswered(why)) => {
+        Some(WorkerAnswer::Unanswered(why)) => {
             vec![class_line(a, &format!("its worker did not say why: {why}"))]
         }
         None => vec![class_line(a, "")],

@@ -18,7 +18,7 @@ use super::scale::available_replicas;
 use super::undo::{Undo, UndoPlan};
 use super::workload::WorkloadRef;
 use crate::cluster::{Cache, ClusterName, Scope};
-use crate::fleet::{WorkerAddress, WorkerWord, ask_worker};
+use crate::fleet::{WorkerAddress, WorkerAnswer, ask_worker};
 use crate::rules::{Finding, classify};
 
 /// The most a log read returns: enough to see why a run ended, never a flood.
@@ -50,7 +50,7 @@ pub struct PodReading {
     /// The Events about it, this pod's (not an earlier pod's of the same name).
     pub events: Result<Vec<Event>, ReadError>,
     /// For a cluster read through its worker: what the worker says of the pod now.
-    pub worker: Option<WorkerWord>,
+    pub worker: Option<WorkerAnswer>,
 }
 
 /// The one read path of a cluster, for the screen: it shares the write path's client and

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use super::{Abnormal, ClusterName};
 use crate::actions::PodRef;
-use crate::fleet::{FindingRow, Held, ToldRow};
+use crate::fleet::{FedRow, FindingRow, Held};
 use crate::pod::WorkloadId;
 use crate::rules::{ActionKind, Cause, CauseClass, RuleKind};
 
@@ -19,7 +19,7 @@ pub enum Listed {
     Watched(Arc<Abnormal>),
     /// From the cluster's worker, which read the pod's Events and node: its cause's words are
     /// asked of it when shown ([`crate::fleet::ask_worker`]).
-    Told(Arc<ToldRow>),
+    Fed(Arc<FedRow>),
 }
 
 impl From<Abnormal> for Listed {
@@ -31,7 +31,7 @@ impl From<Abnormal> for Listed {
 /// A row as a worker serves it, listed as the screen of its cluster lists it.
 impl From<FindingRow> for Listed {
     fn from(row: FindingRow) -> Listed {
-        Listed::Told(Arc::new(row.told(&row.cluster, &mut Default::default())))
+        Listed::Fed(Arc::new(row.fed_row(&row.cluster, &mut Default::default())))
     }
 }
 
@@ -40,42 +40,42 @@ impl Listed {
     pub fn watched(&self) -> Option<&Abnormal> {
         match self {
             Listed::Watched(found) => Some(found),
-            Listed::Told(_) => None,
+            Listed::Fed(_) => None,
         }
     }
 
     pub fn cluster(&self) -> &ClusterName {
         match self {
             Listed::Watched(a) => &a.cluster,
-            Listed::Told(row) => row.cluster(),
+            Listed::Fed(row) => row.cluster(),
         }
     }
 
     pub fn uid(&self) -> &str {
         match self {
             Listed::Watched(a) => &a.pod.uid,
-            Listed::Told(row) => row.uid(),
+            Listed::Fed(row) => row.uid(),
         }
     }
 
     pub fn namespace(&self) -> &str {
         match self {
             Listed::Watched(a) => &a.pod.namespace,
-            Listed::Told(row) => row.namespace(),
+            Listed::Fed(row) => row.namespace(),
         }
     }
 
     pub fn name(&self) -> &str {
         match self {
             Listed::Watched(a) => &a.pod.name,
-            Listed::Told(row) => row.name(),
+            Listed::Fed(row) => row.name(),
         }
     }
 
     pub fn node(&self) -> Option<&str> {
         match self {
             Listed::Watched(a) => a.pod.node.as_deref(),
-            Listed::Told(row) => row.node(),
+            Listed::Fed(row) => row.node(),
         }
     }
 
@@ -83,7 +83,7 @@ impl Listed {
     pub fn owner(&self) -> Option<(&str, &str)> {
         match self {
             Listed::Watched(a) => a.pod.owner.as_ref().map(|o| (&*o.kind, &*o.name)),
-            Listed::Told(row) => row.owner(),
+            Listed::Fed(row) => row.owner(),
         }
     }
 
@@ -91,7 +91,7 @@ impl Listed {
     pub fn workload(&self) -> WorkloadId {
         match self {
             Listed::Watched(a) => WorkloadId::of(&a.pod),
-            Listed::Told(row) => row.workload(),
+            Listed::Fed(row) => row.workload(),
         }
     }
 
@@ -106,21 +106,21 @@ impl Listed {
     pub fn rule(&self) -> RuleKind {
         match self {
             Listed::Watched(a) => a.finding.rule,
-            Listed::Told(row) => row.rule(),
+            Listed::Fed(row) => row.rule(),
         }
     }
 
     pub fn reason(&self) -> &str {
         match self {
             Listed::Watched(a) => &a.finding.reason,
-            Listed::Told(row) => row.reason(),
+            Listed::Fed(row) => row.reason(),
         }
     }
 
     pub fn message(&self) -> Option<&str> {
         match self {
             Listed::Watched(a) => a.finding.message.as_deref(),
-            Listed::Told(row) => row.message(),
+            Listed::Fed(row) => row.message(),
         }
     }
 
@@ -128,7 +128,7 @@ impl Listed {
     pub fn container(&self) -> Option<&str> {
         match self {
             Listed::Watched(a) => a.finding.container.as_deref(),
-            Listed::Told(row) => row.container(),
+            Listed::Fed(row) => row.container(),
         }
     }
 
@@ -136,7 +136,7 @@ impl Listed {
     pub fn since(&self) -> DateTime<Utc> {
         match self {
             Listed::Watched(a) => a.finding.since,
-            Listed::Told(row) => row.since(),
+            Listed::Fed(row) => row.since(),
         }
     }
 
@@ -147,14 +147,14 @@ impl Listed {
     pub fn action(&self) -> ActionKind {
         match self {
             Listed::Watched(a) => a.finding.action,
-            Listed::Told(row) => row.action(),
+            Listed::Fed(row) => row.action(),
         }
     }
 
     pub fn restarts(&self) -> u32 {
         match self {
             Listed::Watched(a) => a.pod.total_restarts(),
-            Listed::Told(row) => row.restarts(),
+            Listed::Fed(row) => row.restarts(),
         }
     }
 
@@ -162,14 +162,14 @@ impl Listed {
     pub fn deleting(&self) -> bool {
         match self {
             Listed::Watched(a) => a.pod.deletion.is_some(),
-            Listed::Told(row) => row.deleting(),
+            Listed::Fed(row) => row.deleting(),
         }
     }
 
     pub fn finalizers(&self) -> Vec<&str> {
         match self {
             Listed::Watched(a) => a.pod.finalizers.iter().map(|f| &**f).collect(),
-            Listed::Told(row) => row.finalizers(),
+            Listed::Fed(row) => row.finalizers(),
         }
     }
 
@@ -178,7 +178,7 @@ impl Listed {
     pub fn must_run_once(&self) -> bool {
         match self {
             Listed::Watched(a) => a.pod.must_run_once(),
-            Listed::Told(row) => row.must_run_once(),
+            Listed::Fed(row) => row.must_run_once(),
         }
     }
 
@@ -186,7 +186,7 @@ impl Listed {
     pub fn cause(&self) -> CauseClass {
         match self {
             Listed::Watched(a) => a.cause,
-            Listed::Told(row) => row.cause(),
+            Listed::Fed(row) => row.cause(),
         }
     }
 
@@ -200,7 +200,7 @@ impl Listed {
     pub fn held_label(&self) -> Option<&'static str> {
         match self {
             Listed::Watched(a) => a.held_label(),
-            Listed::Told(row) => row.held().map(Held::label),
+            Listed::Fed(row) => row.held().map(Held::label),
         }
     }
 
@@ -209,7 +209,7 @@ impl Listed {
     pub fn held(&self) -> Option<Held> {
         match self {
             Listed::Watched(a) => a.held(),
-            Listed::Told(row) => row.held().cloned(),
+            Listed::Fed(row) => row.held().cloned(),
         }
     }
 }

@@ -22,22 +22,23 @@ mod address;
 mod client;
 mod decode;
 mod fed;
+mod fed_row;
 mod feed_error;
 mod feed_state;
 mod frame;
 pub(crate) mod held;
 mod publish;
-mod repeated;
 mod row;
+mod shared;
 mod source;
-mod told;
-mod told_row;
 mod view;
+mod worker_answer;
 
 pub use address::{BadAddress, WorkerAddress, is_uid_segment, uid_segment};
 pub use client::{FeedHandle, FeedSettings, FirstOutcome, spawn_feed};
 pub use decode::{DecodeError, Limits, LineReader, MAX_LINE, OVER_BOUND, decode_line};
 pub use fed::{FedCluster, FedView};
+pub use fed_row::FedRow;
 pub use feed_error::FeedError;
 pub use feed_state::{FeedState, FeedStatus, StaleWhy};
 pub use frame::{
@@ -48,9 +49,8 @@ pub use held::Held;
 pub use publish::{Publisher, Ring, State};
 pub use row::{FindingRow, Owner, PodKey};
 pub use source::{BadSource, Decision, Source, WatchWhy, decide, reconsider};
-pub use told::{WorkerWord, ask_report, ask_worker, worker_report};
-pub use told_row::ToldRow;
 pub use view::{FleetView, Gap, Resume};
+pub use worker_answer::{WorkerAnswer, ask_report, ask_worker, worker_report};
 
 #[cfg(test)]
 mod tests;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use super::told_row::{Repeated, ToldRow};
+use super::fed_row::{FedRow, Shapes};
 use super::{Counts, Epoch, Frame, ViewHealth, WorkerView};
 use crate::cluster::{ClusterName, Listed};
 
@@ -52,7 +52,7 @@ pub struct FleetView {
     /// moves `at` but not this, so a reader that converts rows does so only when they moved.
     rows_at: Option<Resume>,
     rows: HashSet<ByUid>,
-    repeated: Repeated,
+    shapes: Shapes,
     counts: Counts,
     worker: WorkerView,
     view: ViewHealth,
@@ -69,7 +69,7 @@ impl FleetView {
             at: None,
             rows_at: None,
             rows: HashSet::new(),
-            repeated: Repeated::default(),
+            shapes: Shapes::default(),
             counts: Counts::new(),
             worker: WorkerView::default(),
             view: ViewHealth::default(),
@@ -89,13 +89,13 @@ impl FleetView {
                 seq: snapshot.seq,
             });
             self.rows_at = self.at;
-            // Every row is made before the served ones are let go (see `FindingRow::told`).
-            let mut repeated = Repeated::default();
+            // Every row is made before the served ones are let go (see `FindingRow::fed_row`).
+            let mut shapes = Shapes::default();
             let mut rows = HashSet::with_capacity(snapshot.findings.len());
             for row in &snapshot.findings {
-                rows.replace(ByUid(Arc::new(row.told(&self.cluster, &mut repeated))));
+                rows.replace(ByUid(Arc::new(row.fed_row(&self.cluster, &mut shapes))));
             }
-            (self.rows, self.repeated) = (rows, repeated);
+            (self.rows, self.shapes) = (rows, shapes);
             self.counts = snapshot.counts;
             self.worker = snapshot.worker;
             self.view = snapshot.view;
@@ -151,8 +151,8 @@ impl FleetView {
                 if !self.rows.contains(row.uid.as_str()) && self.rows.len() >= self.max_rows {
                     return Err(Gap::TooManyRows { max: self.max_rows });
                 }
-                let told = row.told(&self.cluster, &mut self.repeated);
-                self.rows.replace(ByUid(Arc::new(told)));
+                let kept = row.fed_row(&self.cluster, &mut self.shapes);
+                self.rows.replace(ByUid(Arc::new(kept)));
             }
             Frame::Remove { pod, .. } => {
                 self.rows.remove(pod.uid.as_str());
@@ -162,7 +162,7 @@ impl FleetView {
             // Handled by `apply`: neither is a change at the next sequence number.
             Frame::Snapshot(_) | Frame::Heartbeat { .. } => {}
         }
-        self.repeated.forget_unused(self.rows.len());
+        self.shapes.forget_unused(self.rows.len());
         Ok(())
     }
 
@@ -178,7 +178,7 @@ impl FleetView {
 
     /// The findings as the screen lists them, shared, in no particular order.
     pub fn findings(&self) -> impl Iterator<Item = Listed> + '_ {
-        self.rows.iter().map(|row| Listed::Told(Arc::clone(&row.0)))
+        self.rows.iter().map(|row| Listed::Fed(Arc::clone(&row.0)))
     }
 
     pub fn len(&self) -> usize {
@@ -209,7 +209,7 @@ impl FleetView {
 
 /// A row, found by its pod's uid.
 #[derive(Debug, Clone)]
-struct ByUid(Arc<ToldRow>);
+struct ByUid(Arc<FedRow>);
 
 impl PartialEq for ByUid {
     fn eq(&self, other: &ByUid) -> bool {

@@ -10,12 +10,12 @@ use tokio::time::{Duration, MissedTickBehavior};
 
 use super::blocked::Standby;
 use super::breaker::{self, Census};
+use super::dry_run_done::DryRunDone;
 use super::guards::COOLDOWN;
 use super::guards::Guards;
 use super::pause::{PauseScope, Pauses, Place};
 use super::plan::{Gate, Toggles, plan};
 use super::planned::{Decision, Hold, Planned};
-use super::rehearsed::Rehearsed;
 use super::{Counters, HeldReason, WorkerCommand, WorkerOptions, WorkerStatus};
 use crate::actions::{ACTION_LOG, Action, Executor, Origin, Outcome, PastAction};
 use crate::clock::Clock;
@@ -39,7 +39,7 @@ pub(super) struct Worker {
     /// Everything paused now: tripped, or stopped by the workload bound.
     paused: Pauses,
     /// In a dry run, what would have been changed: planned as gone, as live mode finds it.
-    rehearsed: Rehearsed,
+    dry_run_done: DryRunDone,
     readonly: bool,
     standby: Option<Standby>,
     tick: Duration,
@@ -88,7 +88,7 @@ impl Worker {
             toggles,
             tripped: Pauses::default(),
             paused: Pauses::default(),
-            rehearsed: Rehearsed::default(),
+            dry_run_done: DryRunDone::default(),
             readonly: policy.readonly(),
             standby: options.standby,
             tick: options.tick,
@@ -277,9 +277,9 @@ impl Worker {
         };
         // What a dry run already did is gone to live mode: neither planned again nor counted
         // by the breaker, so the limits reach the next candidates as they would live.
-        self.rehearsed
+        self.dry_run_done
             .forget_moved(&findings, |rule| toggles.allows(rule));
-        let findings = self.rehearsed.outstanding(findings);
+        let findings = self.dry_run_done.outstanding(findings);
         let census = if breaker::needs_census(&findings, &self.guards.safety.breaker) {
             self.cache.census()
         } else {
@@ -385,7 +385,7 @@ impl Worker {
         self.status.acting = false;
         let new_reason = self.guards.sent(planned, &outcome, self.clock.instant());
         if let Outcome::DryRun(_) = outcome {
-            self.rehearsed.record(planned);
+            self.dry_run_done.record(planned);
         }
         self.count(planned.rule, &outcome);
         if matches!(outcome, Outcome::Refused(_)) && !outcome.failed() {

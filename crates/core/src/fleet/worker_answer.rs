@@ -13,7 +13,7 @@ use crate::rules::Cause;
 
 /// The worker's word on one pod.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WorkerWord {
+pub enum WorkerAnswer {
     /// Why, on what it rests, and what next, as the worker found it.
     Cause(Cause),
     /// The worker lists the pod as abnormal no more.
@@ -32,15 +32,15 @@ pub async fn ask_worker(
     address: &WorkerAddress,
     uid: &str,
     within: Duration,
-) -> WorkerWord {
+) -> WorkerAnswer {
     let asked = read_row(client, address, uid);
     match tokio::time::timeout(within, asked).await {
-        Err(_) => WorkerWord::Unanswered(FeedError::Silent { after: within }),
-        Ok(Err(e)) => WorkerWord::Unanswered(e),
-        Ok(Ok(None)) => WorkerWord::NotAbnormal,
-        Ok(Ok(Some(row))) if row.uid == uid => WorkerWord::Cause(row.cause),
+        Err(_) => WorkerAnswer::Unanswered(FeedError::Silent { after: within }),
+        Ok(Err(e)) => WorkerAnswer::Unanswered(e),
+        Ok(Ok(None)) => WorkerAnswer::NotAbnormal,
+        Ok(Ok(Some(row))) if row.uid == uid => WorkerAnswer::Cause(row.cause),
         // Another pod's row is not this pod's cause.
-        Ok(Ok(Some(_))) => WorkerWord::Unanswered(FeedError::Protocol(DecodeError::Malformed(
+        Ok(Ok(Some(_))) => WorkerAnswer::Unanswered(FeedError::Protocol(DecodeError::Malformed(
             "the row of another pod".to_string(),
         ))),
     }

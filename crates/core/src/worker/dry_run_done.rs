@@ -16,14 +16,14 @@ use super::planned::{Judged, Planned};
 
 /// The would-actions of a dry run, standing in for the changes live mode would have made.
 #[derive(Debug, Clone, Default)]
-pub struct Rehearsed {
+pub struct DryRunDone {
     /// By pod uid.
     pods: HashMap<Box<str>, Judged>,
     /// Workloads "scaled to zero", with the rule that did it: their pods it matches are done.
     workloads: HashMap<WorkloadId, RuleKind>,
 }
 
-impl Rehearsed {
+impl DryRunDone {
     /// A would-action on `planned` was recorded: what live mode would have changed.
     pub fn record(&mut self, planned: &Planned) {
         match &planned.target {

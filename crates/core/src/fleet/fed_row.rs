@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use super::repeated::Shared;
+use super::shared::Shared;
 use super::{FindingRow, Held, Owner};
 use crate::cluster::ClusterName;
 use crate::pod::WorkloadId;
@@ -19,7 +19,7 @@ const FINALIZERS: &str = "finalizers: ";
 
 /// One abnormal pod as its cluster's worker told it, kept for a screen.
 #[derive(Debug, PartialEq, Eq)]
-pub struct ToldRow {
+pub struct FedRow {
     shape: Arc<Shape>,
     /// The uid, the name and the owner's name, one after the other.
     ids: Box<str>,
@@ -52,12 +52,12 @@ pub(crate) struct Shape {
 
 /// What the rows of one worker repeat: texts, and whole shapes.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Repeated {
+pub(crate) struct Shapes {
     texts: Shared<str>,
     shapes: Shared<Shape>,
 }
 
-impl Repeated {
+impl Shapes {
     fn text(&mut self, text: &str) -> Arc<str> {
         self.texts.one(text, Arc::from)
     }
@@ -79,11 +79,11 @@ impl Repeated {
 
 impl FindingRow {
     /// The row as a screen of `cluster` keeps it: its own texts in one piece, the ones rows
-    /// repeat shared through `repeated`. The cluster is the screen's name for it (a worker in
+    /// repeat shared through `shapes`. The cluster is the screen's name for it (a worker in
     /// its pod calls its own `in-cluster`): actions and marks are routed by it. Copied, not
     /// moved: rows made while the served ones are still held lie together in memory, rather
     /// than in the gaps each served row would leave, which would keep their pages resident.
-    pub(crate) fn told(&self, cluster: &ClusterName, repeated: &mut Repeated) -> ToldRow {
+    pub(crate) fn fed_row(&self, cluster: &ClusterName, shapes: &mut Shapes) -> FedRow {
         let FindingRow {
             cluster: _,
             namespace,
@@ -103,16 +103,16 @@ impl FindingRow {
             cause,
         } = self;
         let (owner_kind, owner_name) = match owner {
-            Some(Owner { kind, name }) => (Some(repeated.text(kind)), name.as_str()),
+            Some(Owner { kind, name }) => (Some(shapes.text(kind)), name.as_str()),
             None => (None, ""),
         };
         let shape = Shape {
             cluster: cluster.clone(),
-            namespace: repeated.text(namespace),
+            namespace: shapes.text(namespace),
             owner_kind,
             rule: *category,
-            reason: repeated.text(reason),
-            container: container.as_deref().map(|c| repeated.text(c)),
+            reason: shapes.text(reason),
+            container: container.as_deref().map(|c| shapes.text(c)),
             action: *action,
             cause: cause.class,
             held: held.clone(),
@@ -123,20 +123,20 @@ impl FindingRow {
         ids.push_str(name);
         let owner_at = ids.len();
         ids.push_str(owner_name);
-        ToldRow {
-            shape: repeated.shape(shape),
+        FedRow {
+            shape: shapes.shape(shape),
             ids: ids.into_boxed_str(),
             name_at,
             owner_at,
-            node: node.as_deref().map(|node| repeated.text(node)),
-            message: message.as_deref().map(|m| repeated.text(m)),
+            node: node.as_deref().map(|node| shapes.text(node)),
+            message: message.as_deref().map(|m| shapes.text(m)),
             since: *since,
             restarts: *restarts,
         }
     }
 }
 
-impl ToldRow {
+impl FedRow {
     pub fn cluster(&self) -> &ClusterName {
         &self.shape.cluster
     }
@@ -265,15 +265,15 @@ mod tests {
 
     #[test]
     fn a_rows_own_texts_are_read_back_whole_and_its_shape_is_shared() {
-        let mut repeated = Repeated::default();
+        let mut shapes = Shapes::default();
         let east = ClusterName::from("east");
         let web = row(
             "web-1",
             Some(("StatefulSet", "web")),
             Some("finalizers: a, b/c"),
         )
-        .told(&east, &mut repeated);
-        let bare = row("bare", None, None).told(&east, &mut repeated);
+        .fed_row(&east, &mut shapes);
+        let bare = row("bare", None, None).fed_row(&east, &mut shapes);
         assert_eq!(
             &**web.cluster(),
             "east",
@@ -290,7 +290,7 @@ mod tests {
         assert_eq!(bare.workload().label(), "Pod/bare");
         assert!(bare.finalizers().is_empty());
         assert!(Arc::ptr_eq(&web.shape, &bare.shape) == (web.owner() == bare.owner()));
-        let twin = row("web-2", Some(("StatefulSet", "web")), None).told(&east, &mut repeated);
+        let twin = row("web-2", Some(("StatefulSet", "web")), None).fed_row(&east, &mut shapes);
         assert!(
             Arc::ptr_eq(&web.shape, &twin.shape),
             "one shape for rows alike"
