@@ -40,7 +40,7 @@ fn web(name: &str, restarts: u32) -> PodBuilder {
 }
 
 fn report(pods: Vec<PodBuilder>, previous: &RestartState) -> RestartReport {
-    build(&records(pods), &config(), previous, "prod", now())
+    build(&records(pods), &config(), previous, &"prod".into(), now())
 }
 
 #[test]
@@ -107,7 +107,13 @@ fn namespaces_filter_the_report() {
         web("web-a", 7),
         pod("x").ns("data").crash_looping(6, "Error"),
     ]);
-    let r = build(&pods, &config, &RestartState::default(), "prod", now());
+    let r = build(
+        &pods,
+        &config,
+        &RestartState::default(),
+        &"prod".into(),
+        now(),
+    );
     assert_eq!(r.groups.len(), 1);
     assert_eq!(r.groups[0].namespace, "data");
 }

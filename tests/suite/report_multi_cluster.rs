@@ -230,15 +230,15 @@ mod library {
         let dir = tempfile::tempdir().unwrap();
         let reporter = reporter(dir.path());
         reporter
-            .send_report(&reporter.build(&db(10), "eu", now()))
+            .send_report(&reporter.build(&db(10), &"eu".into(), now()))
             .await;
         reporter
-            .send_report(&reporter.build(&db(20), "us", now()))
+            .send_report(&reporter.build(&db(20), &"us".into(), now()))
             .await;
         let since =
             |report: opc_core::report::RestartReport| report.groups[0].rows[0].since_previous;
-        assert_eq!(since(reporter.build(&db(12), "eu", now())), Some(2));
-        assert_eq!(since(reporter.build(&db(25), "us", now())), Some(5));
+        assert_eq!(since(reporter.build(&db(12), &"eu".into(), now())), Some(2));
+        assert_eq!(since(reporter.build(&db(25), &"us".into(), now())), Some(5));
         // And a combined report (the pane, `report --context a --context b`) reads the same.
         let combined =
             reporter.build_combined(&[("eu".into(), db(12)), ("us".into(), db(25))], now());
@@ -255,12 +255,12 @@ mod library {
     fn a_state_file_without_clusters_still_counts() {
         let dir = tempfile::tempdir().unwrap();
         let reporter = reporter(dir.path());
-        let container = reporter.build(&db(10), "eu", now()).groups[0].rows[0]
+        let container = reporter.build(&db(10), &"eu".into(), now()).groups[0].rows[0]
             .container
             .clone();
         let legacy = format!(r#"{{"restarts": {{"data/db-0/{container}": 10}}}}"#);
         std::fs::write(dir.path().join("state.json"), legacy).unwrap();
-        let report = reporter.build(&db(12), "eu", now());
+        let report = reporter.build(&db(12), &"eu".into(), now());
         assert_eq!(report.groups[0].rows[0].since_previous, Some(2));
     }
 
@@ -269,7 +269,7 @@ mod library {
         let dir = tempfile::tempdir().unwrap();
         let reporter = reporter(dir.path());
         let combined = reporter.build_combined(&[("eu".into(), db(10))], now());
-        assert_eq!(combined, reporter.build(&db(10), "eu", now()));
+        assert_eq!(combined, reporter.build(&db(10), &"eu".into(), now()));
         assert!(render::csv(&combined).starts_with("namespace,"));
         let chat = render::chat(&combined, 10_000, render::Chat::Lark);
         assert!(!chat.contains("Cluster"), "{chat}");

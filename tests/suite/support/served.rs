@@ -28,7 +28,7 @@ pub async fn serve_cache(cache: CacheReader, leader: bool, fleet: FleetSettings)
 pub async fn serve_reporting(cache: Cache, fleet: FleetSettings) -> Served {
     let config = opc_core::config::ReportConfig::default();
     let reader = cache.reader();
-    let live = opc_core::report::live_report(None, &config, "in-cluster", cache);
+    let live = opc_core::report::live_report(None, &config, &"in-cluster".into(), cache);
     serve(reader, true, fleet, Some(live)).await
 }
 

@@ -82,14 +82,14 @@ impl AuditLog {
     /// (the clock was stepped back since) counts as just sent.
     pub(crate) fn recent(
         &self,
-        cluster: &str,
+        cluster: &ClusterName,
         within: Duration,
         dry_run: bool,
         now: DateTime<Utc>,
     ) -> Vec<PastAction> {
         self.read_back()
             .into_iter()
-            .filter(|w| w.stage == Stage::Intent && w.dry_run == dry_run && w.cluster == cluster)
+            .filter(|w| w.stage == Stage::Intent && w.dry_run == dry_run && w.cluster == *cluster)
             .filter_map(|w| {
                 let Origin::Auto(rule) = w.origin else {
                     return None;
@@ -226,10 +226,15 @@ mod tests {
     }
 
     fn targets(log: &AuditLog, cluster: &str, now: DateTime<Utc>) -> Vec<String> {
-        log.recent(cluster, Duration::from_secs(600), false, now)
-            .into_iter()
-            .map(|p| p.target.to_string())
-            .collect()
+        log.recent(
+            &ClusterName::new(cluster),
+            Duration::from_secs(600),
+            false,
+            now,
+        )
+        .into_iter()
+        .map(|p| p.target.to_string())
+        .collect()
     }
 
     #[test]

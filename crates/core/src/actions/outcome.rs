@@ -8,6 +8,7 @@ use super::failure::Failure;
 use super::refusal::Refusal;
 use super::retry::Stop;
 use super::workload::{REPLICAS_BEFORE_ANNOTATION, WorkloadRef};
+use crate::cluster::ClusterName;
 use crate::rules::RuleKind;
 
 /// The `tracing` target of the action log: every action, manual or automatic, and every hold
@@ -135,7 +136,7 @@ impl Outcome {
 
     /// This outcome of `action` on `cluster` as one line of the action log: information when it
     /// did its work, a warning otherwise. Every mode writes its actions through here.
-    pub fn log(&self, cluster: &str, origin: Origin, action: &Action) {
+    pub fn log(&self, cluster: &ClusterName, origin: Origin, action: &Action) {
         let by = match origin {
             Origin::Auto(rule) => format!("auto {rule}: "),
             Origin::Manual => String::new(),

@@ -275,7 +275,7 @@ mod tests {
         .fed_row(&east, &mut shapes);
         let bare = row("bare", None, None).fed_row(&east, &mut shapes);
         assert_eq!(
-            &**web.cluster(),
+            web.cluster().as_str(),
             "east",
             "the screen's name, not the worker's"
         );

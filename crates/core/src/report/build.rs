@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::state::RestartState;
 use super::{RestartReport, RestartRow, Terms, WorkloadGroup};
+use crate::cluster::ClusterName;
 use crate::config::ReportConfig;
 use crate::pod::WorkloadId;
 use crate::pod::{ContainerRecord, ContainerState, PodRecord, Termination};
@@ -17,7 +18,7 @@ pub fn build(
     pods: &[PodRecord],
     config: &ReportConfig,
     previous: &RestartState,
-    cluster: &str,
+    cluster: &ClusterName,
     now: DateTime<Utc>,
 ) -> RestartReport {
     let mut groups: BTreeMap<WorkloadId, Vec<RestartRow>> = BTreeMap::new();

@@ -93,7 +93,12 @@ impl Reporter {
     }
 
     /// The report as it stands, compared with the last one sent.
-    pub fn build(&self, pods: &[PodRecord], cluster: &str, now: DateTime<Utc>) -> RestartReport {
+    pub fn build(
+        &self,
+        pods: &[PodRecord],
+        cluster: &ClusterName,
+        now: DateTime<Utc>,
+    ) -> RestartReport {
         build(pods, &self.config, &self.previous(), cluster, now)
     }
 
@@ -111,7 +116,7 @@ impl Reporter {
             .map(|(cluster, pods)| build(pods, &self.config, &previous, cluster, now))
             .collect();
         RestartReport::combine(reports)
-            .unwrap_or_else(|| build(&[], &self.config, &previous, "", now))
+            .unwrap_or_else(|| build(&[], &self.config, &previous, &ClusterName::default(), now))
     }
 
     /// Record what `report` said, keeping what earlier reports said of other clusters. Under a
@@ -135,7 +140,7 @@ impl Reporter {
     pub async fn send(
         &self,
         pods: &[PodRecord],
-        cluster: &str,
+        cluster: &ClusterName,
         now: DateTime<Utc>,
     ) -> DeliverySummary {
         let report = self.build(pods, cluster, now);

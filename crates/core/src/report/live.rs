@@ -6,7 +6,7 @@ use std::sync::Arc;
 use chrono::Utc;
 
 use super::{Reporter, RestartReport, RestartState, build, deliver};
-use crate::cluster::Cache;
+use crate::cluster::{Cache, ClusterName};
 use crate::config::ReportConfig;
 
 /// Builds a cluster's restart report now.
@@ -17,10 +17,10 @@ pub type LiveReport = Arc<dyn Fn() -> RestartReport + Send + Sync>;
 pub fn live_report(
     reporter: Option<Arc<Reporter>>,
     config: &ReportConfig,
-    cluster: &str,
+    cluster: &ClusterName,
     cache: Cache,
 ) -> LiveReport {
-    let cluster = cluster.to_string();
+    let cluster = cluster.clone();
     match reporter {
         Some(reporter) => {
             Arc::new(move || reporter.build(&reporter.candidates(&cache), &cluster, Utc::now()))

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cluster::ClusterName;
 use crate::config::{ConfigError, Problem};
 
 use super::RestartReport;
@@ -58,14 +59,14 @@ impl RestartState {
     }
 
     /// Whether a report before this one counted `cluster`'s restarts.
-    pub(crate) fn reported(&self, cluster: &str) -> bool {
-        self.clusters.contains_key(cluster)
+    pub(crate) fn reported(&self, cluster: &ClusterName) -> bool {
+        self.clusters.contains_key(cluster.as_str())
             || (self.clusters.is_empty() && !self.restarts.is_empty())
     }
 
     /// What the previous report said of `cluster`.
-    pub(crate) fn counts_of(&self, cluster: &str) -> &BTreeMap<String, u32> {
-        match self.clusters.get(cluster) {
+    pub(crate) fn counts_of(&self, cluster: &ClusterName) -> &BTreeMap<String, u32> {
+        match self.clusters.get(cluster.as_str()) {
             Some(counts) => counts,
             None if self.clusters.is_empty() => &self.restarts,
             None => &NONE,
