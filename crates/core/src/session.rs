@@ -117,8 +117,8 @@ impl ClusterSession {
         audit: Audit,
         clock: Clock,
     ) -> ClusterSession {
-        let why = match choice.source {
-            Source::Watch => WatchWhy::Chosen,
+        let mut session = match choice.source {
+            Source::Watch => ClusterSession::open(cluster, scopes, watch, policy, audit, clock),
             source => {
                 let client = cluster.client.clone();
                 let name = cluster.name.clone();
@@ -131,18 +131,17 @@ impl ClusterSession {
                 };
                 match first {
                     Decision::UseWorker => {
-                        let mut fed = ClusterSession::open_fed(cluster, feed, policy, audit, clock);
-                        fed.source = source;
-                        return fed;
+                        ClusterSession::open_fed(cluster, feed, policy, audit, clock)
                     }
-                    Decision::UseWatch { why } => why,
+                    Decision::UseWatch { why } => {
+                        ClusterSession::open(cluster, scopes, watch, policy, audit, clock)
+                            .watched_because(why)
+                    }
                 }
             }
         };
-        let mut watched =
-            ClusterSession::open(cluster, scopes, watch, policy, audit, clock).watched_because(why);
-        watched.source = choice.source;
-        watched
+        session.source = choice.source;
+        session
     }
 
     /// This watched session, a watch because `why`: its worker could not be read, or no

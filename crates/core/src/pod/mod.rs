@@ -182,26 +182,33 @@ pub enum Disruption {
 }
 
 impl Disruption {
+    /// Each with the reason the API writes for it.
+    const REASONS: [(Disruption, &'static str); 5] = [
+        (Disruption::Preempted, "PreemptionByScheduler"),
+        (Disruption::NoExecuteTaint, "DeletionByTaintManager"),
+        (Disruption::EvictionApi, "EvictionByEvictionAPI"),
+        (Disruption::Kubelet, "TerminationByKubelet"),
+        (Disruption::NodeGone, "DeletionByPodGC"),
+    ];
+
     /// The condition's reason, as the API writes it; `None` for one this build does not know.
+    /// 1.25's alpha named the scheduler's `PreemptionByKubeScheduler`.
     pub fn of_reason(reason: &str) -> Option<Disruption> {
-        Some(match reason {
-            "PreemptionByScheduler" | "PreemptionByKubeScheduler" => Disruption::Preempted,
-            "DeletionByTaintManager" => Disruption::NoExecuteTaint,
-            "EvictionByEvictionAPI" => Disruption::EvictionApi,
-            "TerminationByKubelet" => Disruption::Kubelet,
-            "DeletionByPodGC" => Disruption::NodeGone,
-            _ => return None,
-        })
+        let reason = match reason {
+            "PreemptionByKubeScheduler" => "PreemptionByScheduler",
+            other => other,
+        };
+        Self::REASONS
+            .iter()
+            .find(|(_, r)| *r == reason)
+            .map(|(d, _)| *d)
     }
 
     pub fn reason(self) -> &'static str {
-        match self {
-            Disruption::Preempted => "PreemptionByScheduler",
-            Disruption::NoExecuteTaint => "DeletionByTaintManager",
-            Disruption::EvictionApi => "EvictionByEvictionAPI",
-            Disruption::Kubelet => "TerminationByKubelet",
-            Disruption::NodeGone => "DeletionByPodGC",
-        }
+        Self::REASONS
+            .iter()
+            .find(|(d, _)| *d == self)
+            .map_or("", |(_, r)| r)
     }
 }
 

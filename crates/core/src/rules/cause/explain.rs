@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use super::{Cause, CauseClass, failed_run, last_run, make, waiting};
 use crate::inert;
 use crate::node::NodeState;
-use crate::pod::{ContainerRecord, Disruption, PodEvent, PodRecord};
+use crate::pod::{ContainerRecord, PodEvent, PodRecord};
 
 /// `names` as words a shell reads back as they are, or `None` when one is not safe to
 /// suggest: names come from the API, and a next step is a line the engineer may paste.
@@ -335,10 +335,9 @@ pub(super) fn terminating(
             None => unknown(pod, class),
         },
         CauseClass::NodeGone => node_gone(pod),
-        CauseClass::NoExecuteTaint => no_execute_taint(pod, confirm_node_gone(pod)).citing(
-            "status.conditions[DisruptionTarget]",
-            "True, reason DeletionByTaintManager",
-        ),
+        CauseClass::NoExecuteTaint => {
+            no_execute_taint(pod, confirm_node_gone(pod)).citing_disruption(pod)
+        }
         _ => make(
             class,
             format!("deleting for {since}, past its grace period"),
@@ -403,10 +402,7 @@ pub(super) fn node_gone(pod: &PodRecord) -> Cause {
         format!("node {node} no longer exists; the pod GC is deleting its pods"),
         "D force-deletes it: nothing of it runs any more",
     )
-    .citing(
-        "status.conditions[DisruptionTarget]",
-        "True, reason DeletionByPodGC",
-    )
+    .citing_disruption(pod)
 }
 
 pub(super) fn unknown(pod: &PodRecord, class: CauseClass) -> Cause {
@@ -442,17 +438,10 @@ pub(super) fn failed(pod: &PodRecord, class: CauseClass) -> Cause {
     let by_kubelet = reason.and_then(|r| super::words::failed_class(r, message));
     if let Some(why) = by_kubelet.and_then(|_| kubelet_failed(class, reason)) {
         let node = pod.node.as_deref().unwrap_or("its node");
-        let replaced = "d deletes it (its workload, if any, has made another)";
-        let cause = make(class, format!("the kubelet on {node} {why}"), replaced)
+        return make(class, format!("the kubelet on {node} {why}"), REPLACED)
             .citing("status.reason", pod.reason.as_deref().unwrap_or(""))
-            .citing("status.message", message);
-        return match pod.disruption {
-            Some(disruption) => cause.citing(
-                "status.conditions[DisruptionTarget]",
-                &format!("True, reason {}", disruption.reason()),
-            ),
-            None => cause,
-        };
+            .citing("status.message", message)
+            .citing_disruption(pod);
     }
     match (class, failed_run(pod)) {
         (CauseClass::DeadlineExceeded, _) => make(
@@ -461,11 +450,7 @@ pub(super) fn failed(pod: &PodRecord, class: CauseClass) -> Cause {
             "d deletes it; raise the deadline if the work needs longer",
         )
         .citing("status.reason", "DeadlineExceeded"),
-        _ if let Some(disruption) = pod.disruption.filter(|_| by_kubelet.is_none())
-            && super::disrupted(pod) == Some(class) =>
-        {
-            disrupted(pod, class, disruption)
-        }
+        _ if by_kubelet.is_none() && super::disrupted(pod) == Some(class) => disrupted(pod, class),
         (_, Some((c, t))) => make(
             class,
             match class {
@@ -489,34 +474,33 @@ pub(super) fn failed(pod: &PodRecord, class: CauseClass) -> Cause {
     }
 }
 
+/// The next step for a Failed pod that something else ended.
+const REPLACED: &str = "d deletes it (its workload, if any, has made another)";
+
 /// A Failed pod whose `DisruptionTarget` condition says who ended it.
-fn disrupted(pod: &PodRecord, class: CauseClass, disruption: Disruption) -> Cause {
+fn disrupted(pod: &PodRecord, class: CauseClass) -> Cause {
     let node = pod.node.as_deref().unwrap_or("its node");
-    let replaced = "d deletes it (its workload, if any, has made another)";
     let cause = match class {
         CauseClass::NodeGone => return node_gone(pod),
         CauseClass::Preempted => make(
             class,
             "the scheduler preempted it to make room for a pod of higher priority",
-            replaced,
+            REPLACED,
         ),
         CauseClass::EvictedByApi => make(
             class,
             "evicted through the Eviction API (a drain, the descheduler or another client)",
-            replaced,
+            REPLACED,
         ),
-        CauseClass::NoExecuteTaint => no_execute_taint(pod, replaced.to_string()),
+        CauseClass::NoExecuteTaint => no_execute_taint(pod, REPLACED.to_string()),
         CauseClass::NodeShutdown => make(
             class,
             format!("the kubelet on {node} terminated it as the node shut down"),
-            replaced,
+            REPLACED,
         ),
         _ => eviction(pod, class),
     };
-    cause.citing(
-        "status.conditions[DisruptionTarget]",
-        &format!("True, reason {}", disruption.reason()),
-    )
+    cause.citing_disruption(pod)
 }
 
 /// The taint manager deleted the pod: its node has a NoExecute taint it does not tolerate.

@@ -289,6 +289,17 @@ impl Cause {
         self
     }
 
+    /// Adds the pod's `DisruptionTarget` condition, when it has one.
+    fn citing_disruption(self, pod: &PodRecord) -> Cause {
+        match pod.disruption {
+            Some(disruption) => self.citing(
+                "status.conditions[DisruptionTarget]",
+                &format!("True, reason {}", disruption.reason()),
+            ),
+            None => self,
+        }
+    }
+
     /// Adds an Event, named as `kubectl describe` shows it.
     fn citing_event(self, event: Option<&PodEvent>) -> Cause {
         match event {

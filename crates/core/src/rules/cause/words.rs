@@ -257,10 +257,13 @@ pub(super) fn disruption_class(disruption: Disruption, message: &str) -> Option<
         Disruption::NoExecuteTaint => CauseClass::NoExecuteTaint,
         Disruption::EvictionApi => CauseClass::EvictedByApi,
         Disruption::NodeGone => CauseClass::NodeGone,
-        Disruption::Kubelet if message.contains("node shutdown") => CauseClass::NodeShutdown,
-        Disruption::Kubelet => match eviction_class(message) {
-            CauseClass::EvictedUnknown => return None,
-            class => class,
+        // The kubelet's own reasons, as it would write them on the status.
+        Disruption::Kubelet => match failed_class("Terminated", message) {
+            Some(shutdown) => shutdown,
+            None => match eviction_class(message) {
+                CauseClass::EvictedUnknown => return None,
+                class => class,
+            },
         },
     })
 }
