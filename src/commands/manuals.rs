@@ -60,7 +60,10 @@ fn contexts_completed(shell: Shell, script: &str, name: &str) -> String {
                         words("_ops_pod_cleaner_namespaces")
                     ),
                 );
-            format!("{script}{BASH_NAMESPACES}")
+            format!(
+                "{script}{}",
+                BASH_NAMESPACES.replace("{NAMESPACES}", NAMESPACES)
+            )
         }
         Shell::Zsh => script
             .replace(
@@ -88,14 +91,15 @@ fn contexts_completed(shell: Shell, script: &str, name: &str) -> String {
     }
 }
 
-/// The namespaces of the `--context` on the line (the current context's without one).
+/// The namespaces of the `--context` on the line (the current context's without one), asked
+/// as [`NAMESPACES`] says.
 const BASH_NAMESPACES: &str = r#"
 _ops_pod_cleaner_namespaces() {
     local i context=()
     for ((i = 1; i < ${#COMP_WORDS[@]} - 1; i++)); do
         if [[ ${COMP_WORDS[i]} == --context ]]; then context=("${COMP_WORDS[i + 1]}"); fi
     done
-    "${COMP_WORDS[0]}" __namespaces "${context[@]}" 2>/dev/null
+    "${COMP_WORDS[0]}" {NAMESPACES} "${context[@]}" 2>/dev/null
 }
 "#;
 
