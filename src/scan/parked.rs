@@ -36,8 +36,8 @@ pub(crate) fn parked_table(
         let trigger = row.trigger.as_ref();
         let text = |field: Option<&String>| field.map_or(NONE.to_string(), |t| t.clone());
         let mut cells = vec![
-            row.workload.namespace.clone(),
-            format!("{}/{}", row.workload.kind.name(), row.workload.name),
+            row.workload.namespace().to_string(),
+            format!("{}/{}", row.workload.kind().name(), row.workload.name()),
             row.replicas_before.to_string(),
             row.parked_for(now)
                 .map_or(NONE.to_string(), |age| format!("for {}", format_age(age))),

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::event::{ClusterLine, Routed};
-use opc_core::actions::{Verb, WorkloadRef};
+use opc_core::actions::{ScalableWorkload, Verb};
 use opc_core::cluster::ClusterName;
 use opc_core::cluster::Listed;
 use opc_core::worker::WorkerStatus;
@@ -23,7 +23,7 @@ struct ClusterView {
     forbidden: BTreeMap<Verb, String>,
     /// Workloads scaled to zero from this screen, each with its place in the screen's count of
     /// scalings, so undo finds the newest whichever cluster it is on.
-    scaled: Vec<(u64, WorkloadRef)>,
+    scaled: Vec<(u64, ScalableWorkload)>,
 }
 
 impl ClusterView {
@@ -199,7 +199,7 @@ impl Clusters {
     }
 
     /// `workload` was scaled to zero on `cluster` from this screen: undo may restore it.
-    pub(crate) fn scaled(&mut self, cluster: &str, workload: WorkloadRef) {
+    pub(crate) fn scaled(&mut self, cluster: &str, workload: ScalableWorkload) {
         self.scalings += 1;
         let at = self.scalings;
         if let Some(view) = self.get_mut(cluster) {
@@ -208,14 +208,14 @@ impl Clusters {
     }
 
     /// `workload` on `cluster` has its replicas back: nothing to undo there.
-    pub(crate) fn restored(&mut self, cluster: &str, workload: &WorkloadRef) {
+    pub(crate) fn restored(&mut self, cluster: &str, workload: &ScalableWorkload) {
         if let Some(view) = self.get_mut(cluster) {
             view.scaled.retain(|(_, w)| w != workload);
         }
     }
 
     /// The workload scaled to zero last from this screen, on any open cluster.
-    pub(crate) fn last_scaled(&self) -> Option<Routed<WorkloadRef>> {
+    pub(crate) fn last_scaled(&self) -> Option<Routed<ScalableWorkload>> {
         self.views
             .iter()
             .flat_map(|v| v.scaled.iter().map(move |(at, w)| (at, &v.line.name, w)))
@@ -238,12 +238,8 @@ mod tests {
         }
     }
 
-    fn deployment(name: &str) -> WorkloadRef {
-        WorkloadRef {
-            kind: WorkloadKind::Deployment,
-            namespace: "shop".into(),
-            name: name.into(),
-        }
+    fn deployment(name: &str) -> ScalableWorkload {
+        ScalableWorkload::new(WorkloadKind::Deployment, "shop", name)
     }
 
     fn names(clusters: &Clusters) -> Vec<&str> {
@@ -291,13 +287,19 @@ mod tests {
         clusters.scaled("us", deployment("a"));
         clusters.scaled("eu", deployment("b"));
         clusters.scaled("us", deployment("c"));
-        let last = clusters.last_scaled().map(|w| (w.cluster, w.item.name));
+        let last = clusters
+            .last_scaled()
+            .map(|w| (w.cluster, w.item.name().to_string()));
         assert_eq!(last, Some(("us".into(), "c".to_string())));
         clusters.restored("us", &deployment("c"));
-        let last = clusters.last_scaled().map(|w| (w.cluster, w.item.name));
+        let last = clusters
+            .last_scaled()
+            .map(|w| (w.cluster, w.item.name().to_string()));
         assert_eq!(last, Some(("eu".into(), "b".to_string())));
         clusters.close("eu");
-        let last = clusters.last_scaled().map(|w| (w.cluster, w.item.name));
+        let last = clusters
+            .last_scaled()
+            .map(|w| (w.cluster, w.item.name().to_string()));
         assert_eq!(last, Some(("us".into(), "a".to_string())));
     }
 }

@@ -3,7 +3,8 @@
 
 use super::event::{Checked, Routed};
 use opc_core::actions::{
-    Action, Inspection, OUT_OF_SERVICE, Outcome, PodRef, Resolution, UndoPlan, Verb, WorkloadRef,
+    Action, Inspection, OUT_OF_SERVICE, Outcome, PodRef, Resolution, ScalableWorkload, UndoPlan,
+    Verb,
 };
 use opc_core::cluster::{ClusterName, Listed};
 use opc_core::rules::{ActionKind, RuleKind};
@@ -391,7 +392,7 @@ impl Confirmation {
     /// Undo of a parked workload, once its cluster confirmed it is at zero: `plan` says what
     /// will be restored.
     pub(crate) fn for_parked_undo(
-        workload: &Routed<WorkloadRef>,
+        workload: &Routed<ScalableWorkload>,
         plan: Result<UndoPlan, Outcome>,
         several: bool,
     ) -> Confirmation {
@@ -417,7 +418,7 @@ impl Confirmation {
 }
 
 /// A workload, named with its cluster when several are open.
-fn in_cluster(cluster: &str, workload: &WorkloadRef, several: bool) -> String {
+fn in_cluster(cluster: &str, workload: &ScalableWorkload, several: bool) -> String {
     if several {
         format!("{workload} in {cluster}")
     } else {

@@ -12,7 +12,7 @@ use super::details::PodDetails;
 use super::event::{Checked, Event, Routed, Unanswered};
 use super::logging::ACTION_TARGET;
 use opc_core::actions::{
-    Action, Executor, Origin, Outcome, ParkedList, PodRef, Skip, Unread, WorkloadRef,
+    Action, Executor, Origin, Outcome, ParkedList, PodRef, ScalableWorkload, Skip, Unread,
 };
 use opc_core::cluster::ClusterName;
 use opc_core::cluster::Scope;
@@ -204,7 +204,7 @@ impl Effects {
     }
 
     /// What undo of a parked workload would restore, checked against its cluster.
-    pub(super) fn check_undo(&self, executors: Executors, workload: Routed<WorkloadRef>) {
+    pub(super) fn check_undo(&self, executors: Executors, workload: Routed<ScalableWorkload>) {
         let tx = self.events.clone();
         tokio::spawn(async move {
             let result = match executors.get(&workload.cluster) {

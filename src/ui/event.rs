@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use crate::Error;
 use opc_core::actions::{
-    Action, Inspection, OptOut, Outcome, ParkedList, PodRef, ReadError, UndoPlan, WorkloadRef,
+    Action, Inspection, OptOut, Outcome, ParkedList, PodRef, ReadError, ScalableWorkload, UndoPlan,
 };
 use opc_core::cluster::Listed;
 use opc_core::cluster::{ClusterName, WireFormat};
@@ -151,7 +151,7 @@ pub enum Event {
     Parked(ParkedList),
     /// What undo of a parked workload will do (checked against its cluster), or why it cannot.
     UndoChecked {
-        workload: Routed<WorkloadRef>,
+        workload: Routed<ScalableWorkload>,
         result: Result<UndoPlan, Outcome>,
     },
     /// The report was written to a file (the path), or could not be.
@@ -199,7 +199,7 @@ pub enum Effect {
     /// Read the parked workloads of every open cluster.
     ListParked,
     /// Check that a parked workload is still at zero and what undo restores.
-    CheckUndo(Routed<WorkloadRef>),
+    CheckUndo(Routed<ScalableWorkload>),
     /// Reclassify now instead of waiting for the next change.
     Refresh,
 }

@@ -5,7 +5,7 @@ use crate::support;
 use chrono::Utc;
 use opc_core::actions::{
     Action, Audit, AuditLog, AuditRecord, Denied, Executor, LOG_BYTES, LOG_LINES, OptOut, Origin,
-    Outcome, PodRef, ReadError, Refusal, Stage, Verb, WorkloadKind, WorkloadRef,
+    Outcome, PodRef, ReadError, Refusal, ScalableWorkload, Stage, Verb, WorkloadKind,
 };
 use opc_core::cluster::Cache;
 use opc_core::place::PauseScope;
@@ -458,12 +458,8 @@ fn writes_parked(
     }
 }
 
-fn web_deployment() -> WorkloadRef {
-    WorkloadRef {
-        kind: WorkloadKind::Deployment,
-        namespace: "default".into(),
-        name: "web".into(),
-    }
+fn web_deployment() -> ScalableWorkload {
+    ScalableWorkload::new(WorkloadKind::Deployment, "default", "web")
 }
 
 #[tokio::test]

@@ -23,8 +23,8 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use opc_core::actions::{
-    Action, Audit, Executor, Origin, Outcome, PARKED_CONFIGMAP, PodRef, WorkloadKind, WorkloadRef,
-    parked_namespace,
+    Action, Audit, Executor, Origin, Outcome, PARKED_CONFIGMAP, PodRef, ScalableWorkload,
+    WorkloadKind, parked_namespace,
 };
 use opc_core::cluster::{Cache, Scope, WatchSettings, spawn_watches};
 use opc_core::config::Config;
@@ -216,11 +216,7 @@ async fn scenario(target: &Target, ns: &str, scratch: &Path) {
         );
         assert!(!annotations.contains_key("ops-pod-cleaner.io/replicas-before"));
     }
-    let undo = WorkloadRef {
-        kind: WorkloadKind::Deployment,
-        namespace: ns.to_string(),
-        name: "web".into(),
-    };
+    let undo = ScalableWorkload::new(WorkloadKind::Deployment, ns, "web");
     let outcome = executor.run(&Action::UndoScale(undo), Origin::Manual).await;
     assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
     assert_eq!(

@@ -10,7 +10,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube_sim::{SimCluster, SimServer};
 use opc_core::actions::{
     Action, Audit, DEFAULT_NAMESPACE, Executor, Origin, Outcome, PARKED_CONFIGMAP, ParkedRow,
-    ParkedState, PodRef, RecordedIn, Refusal, WorkloadKind, WorkloadRef,
+    ParkedState, PodRef, RecordedIn, Refusal, ScalableWorkload, WorkloadKind,
 };
 use opc_core::cluster::Scope;
 use opc_core::config::Config;
@@ -277,11 +277,7 @@ async fn parked_rows_are_typed_and_undo_refuses_a_workload_scaled_up_since() {
         .await;
     assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
 
-    let web = WorkloadRef {
-        kind: WorkloadKind::Deployment,
-        namespace: "shop".into(),
-        name: "web".into(),
-    };
+    let web = ScalableWorkload::new(WorkloadKind::Deployment, "shop", "web");
     let listed = rows(&exec).await;
     assert_eq!(listed.len(), 1, "{listed:?}");
     let row = &listed[0];
@@ -362,7 +358,7 @@ async fn a_workload_parked_in_its_annotation_is_listed_too() {
     let listed = rows(&executor(&watched)).await;
     assert_eq!(listed.len(), 1, "{listed:?}");
     let row = &listed[0];
-    assert_eq!(row.workload.name, "legacy");
+    assert_eq!(row.workload.name(), "legacy");
     assert_eq!(row.replicas_before, 4);
     assert_eq!(row.recorded_in, RecordedIn::Annotation);
     assert_eq!((row.parked_at, row.trigger.as_ref()), (None, None));

@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube_sim::SimCluster;
 use opc_core::actions::{
     Action, Audit, DEFAULT_NAMESPACE, Denied, Executor, Origin, Outcome, PARKED_CONFIGMAP,
-    ParkedRecord, PodRef, REPLICAS_BEFORE_ANNOTATION, Refusal, WorkloadKind, WorkloadRef,
+    ParkedRecord, PodRef, REPLICAS_BEFORE_ANNOTATION, Refusal, ScalableWorkload, WorkloadKind,
 };
 use opc_core::cluster::Cache;
 use serde_json::json;
@@ -188,12 +188,8 @@ fn annotations(d: &Deployment) -> std::collections::BTreeMap<String, String> {
     d.metadata.annotations.clone().unwrap_or_default()
 }
 
-fn web() -> WorkloadRef {
-    WorkloadRef {
-        kind: WorkloadKind::Deployment,
-        namespace: "default".into(),
-        name: "web".into(),
-    }
+fn web() -> ScalableWorkload {
+    ScalableWorkload::new(WorkloadKind::Deployment, "default", "web")
 }
 
 /// The ClusterRole and Role of `assets/deploy/base/rbac.yaml`, as the simulator's denials: no

@@ -5,7 +5,7 @@ use crate::ui_support;
 
 use opc_core::actions::{
     Action, Denied, Origin, Outcome, ParkedList, ParkedRow, ParkedState, PodRef, RecordedIn,
-    Refusal, Trigger, UndoPlan, WorkloadKind, WorkloadRef,
+    Refusal, ScalableWorkload, Trigger, UndoPlan, WorkloadKind,
 };
 use opc_core::cluster::{Abnormal, WireFormat};
 use opc_core::config::KeyBinding;
@@ -335,11 +335,7 @@ fn each_clusters_worker_is_shown_held_or_paused_with_its_name() {
 fn parked_row(cluster: &str, name: &str, before: i32, minutes: i64) -> ParkedRow {
     ParkedRow {
         cluster: cluster.into(),
-        workload: WorkloadRef {
-            kind: WorkloadKind::Deployment,
-            namespace: "search".into(),
-            name: name.into(),
-        },
+        workload: ScalableWorkload::new(WorkloadKind::Deployment, "search", name),
         uid: format!("uid-{name}"),
         replicas_before: before,
         parked_at: Some(now() - chrono::Duration::minutes(minutes)),

@@ -4,7 +4,7 @@ use crate::ui_support;
 
 use opc_core::actions::{
     Action, Change, Denied, Inspection, OptOut, Outcome, PodRef, ReadError, RecordedIn, Refusal,
-    Resolution, UndoPlan, Unscalable, Verb, WorkloadKind, WorkloadRef,
+    Resolution, ScalableWorkload, UndoPlan, Unscalable, Verb, WorkloadKind,
 };
 use opc_core::cluster::ClusterName;
 use opc_core::config::{Config, KeyBinding};
@@ -258,11 +258,7 @@ fn scale_to_zero_names_the_workload_and_its_replicas() {
     let pod = s.selected_finding().unwrap().pod_ref();
     assert_eq!(effects, [Effect::ResolveWorkload(on_demo(pod.clone()))]);
     assert!(matches!(s.overlay(), Some(Overlay::Resolving(_))));
-    let workload = WorkloadRef {
-        kind: WorkloadKind::Deployment,
-        namespace: "shop".into(),
-        name: "recommender".into(),
-    };
+    let workload = ScalableWorkload::new(WorkloadKind::Deployment, "shop", "recommender");
     update(
         &mut s,
         Event::Resolved {
@@ -714,11 +710,7 @@ fn a_dry_run_dialog_says_so_before_yes() {
     s.set_dry_run(true);
     press(&mut s, "3 z");
     let pod = s.selected_finding().unwrap().pod_ref();
-    let workload = WorkloadRef {
-        kind: WorkloadKind::Deployment,
-        namespace: "shop".into(),
-        name: "recommender".into(),
-    };
+    let workload = ScalableWorkload::new(WorkloadKind::Deployment, "shop", "recommender");
     update(
         &mut s,
         Event::Resolved {

@@ -4,7 +4,9 @@
 use crate::ui_support;
 
 use k8s_openapi::api::core::v1::Pod;
-use opc_core::actions::{Inspection, PodReading, ReadError, Resolution, WorkloadKind, WorkloadRef};
+use opc_core::actions::{
+    Inspection, PodReading, ReadError, Resolution, ScalableWorkload, WorkloadKind,
+};
 use opc_core::config::KeyBinding;
 use opc_core::report::{RestartReport, RestartRow, Terms, WorkloadGroup};
 use opc_core::rules::RuleKind;
@@ -278,11 +280,11 @@ fn confirm_scale_to_zero() {
             result: Ok(Inspection {
                 live: Some(pulling_now()),
                 opt_out: None,
-                resolution: Resolution::Scalable(WorkloadRef {
-                    kind: WorkloadKind::Deployment,
-                    namespace: "shop".into(),
-                    name: "recommender".into(),
-                }),
+                resolution: Resolution::Scalable(ScalableWorkload::new(
+                    WorkloadKind::Deployment,
+                    "shop",
+                    "recommender",
+                )),
                 replicas: Some(2),
                 available: Some(0),
             }),

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use opc_core::actions::{
-    Action, Change, Outcome, PastAction, Refusal, Target, WorkloadKind, WorkloadRef,
+    Action, Change, Outcome, PastAction, Refusal, ScalableWorkload, Target, WorkloadKind,
 };
 use opc_core::cluster::Abnormal;
 use opc_core::config::{BreakerConfig, SafetyConfig};
@@ -359,11 +359,7 @@ fn one_scale_per_workload_and_no_repeat_within_the_cooldown() {
         Target::Workload(WorkloadId::new("shop", "Deployment", "web"))
     );
     let done = Outcome::Done(Change::Scaled {
-        workload: WorkloadRef {
-            kind: WorkloadKind::Deployment,
-            namespace: "shop".into(),
-            name: "web".into(),
-        },
+        workload: ScalableWorkload::new(WorkloadKind::Deployment, "shop", "web"),
         from: 3,
         annotation: None,
     });

@@ -13,8 +13,8 @@
 //! **Identities**, each one type used for every key:
 //! - a pod: [`actions::PodRef`] (namespace, name, uid: a new pod of the same name is another);
 //! - a workload: [`pod::WorkloadId`] (namespace, kind, API group when foreign, name) for the
-//!   breaker, the census, the report and the audit log; [`actions::WorkloadRef`] for one that
-//!   can be scaled;
+//!   breaker, the census, the report, the audit log and the scale itself
+//!   ([`actions::ScalableWorkload`] is a `WorkloadId` of a kind that has replicas);
 //! - what a cooldown is kept by: [`actions::Target`].
 //!
 //! **One write path and one read path per cluster.** Every action, from the screen, the worker

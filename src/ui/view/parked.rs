@@ -124,5 +124,5 @@ fn cells(row: &ParkedRow, state: &State) -> Vec<Cell<'static>> {
 
 fn workload(row: &ParkedRow) -> String {
     let w = &row.workload;
-    format!("{} {}/{}", w.kind.name(), w.namespace, w.name)
+    format!("{} {}/{}", w.kind().name(), w.namespace(), w.name())
 }

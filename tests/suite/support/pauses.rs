@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use opc_core::actions::{Outcome, Refusal, WorkloadKind, WorkloadRef};
+use opc_core::actions::{Outcome, Refusal, ScalableWorkload, WorkloadKind};
 use opc_core::pod::WorkloadId;
 use opc_core::rules::RuleKind;
 use opc_core::worker::{Bound, Burst, Group, HeldReason, Pause, PauseCause, PauseScope, Reach};
@@ -37,11 +37,7 @@ pub fn fourth_workload_in(ns: &str, rule: RuleKind) -> Pause {
 
 /// Held because a Deployment's bad rollout still has `available` replicas serving.
 pub fn bad_rollout(ns: &str, name: &str, available: i32) -> HeldReason {
-    let workload = WorkloadRef {
-        kind: WorkloadKind::Deployment,
-        namespace: ns.into(),
-        name: name.into(),
-    };
+    let workload = ScalableWorkload::new(WorkloadKind::Deployment, ns, name);
     HeldReason {
         outcome: Outcome::Refused(Refusal::BadRollout {
             workload,

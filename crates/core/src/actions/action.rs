@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::workload::WorkloadRef;
+use super::workload::ScalableWorkload;
 use crate::pod::{PodRecord, WorkloadId};
 use crate::rules::{ActionKind, RuleKind, Verb};
 
@@ -42,7 +42,7 @@ pub enum Action {
     Evict(PodRef),
     /// Scale the workload that owns the pod to zero, remembering its replicas.
     ScaleToZero(PodRef),
-    UndoScale(WorkloadRef),
+    UndoScale(ScalableWorkload),
     /// Manual only: lets a pod held by finalizers go.
     RemoveFinalizers(PodRef),
 }

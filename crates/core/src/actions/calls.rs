@@ -8,7 +8,7 @@ use serde_json::json;
 use super::failure::Failure;
 use super::parked::{ParkedStore, parked_namespace};
 use super::retry::{Needs, RetryPolicy, Stop};
-use super::workload::WorkloadRef;
+use super::workload::ScalableWorkload;
 
 /// One cluster's client and how its calls are retried.
 #[derive(Clone)]
@@ -72,38 +72,38 @@ impl Calls {
             .await
     }
 
-    pub(crate) async fn get_workload(&self, w: &WorkloadRef) -> Result<DynamicObject, Stop> {
+    pub(crate) async fn get_workload(&self, w: &ScalableWorkload) -> Result<DynamicObject, Stop> {
         let api = w.api(&self.client);
-        let needs = needs("get", w.kind.plural());
+        let needs = needs("get", w.kind().plural());
         self.retry
-            .run(needs, &w.namespace, || api.get(&w.name))
+            .run(needs, w.namespace(), || api.get(w.name()))
             .await
     }
 
     /// A merge patch of the workload object itself.
     pub(crate) async fn patch_workload(
         &self,
-        w: &WorkloadRef,
+        w: &ScalableWorkload,
         body: &serde_json::Value,
     ) -> Result<(), Stop> {
         let api = w.api(&self.client);
         let params = PatchParams::default();
         let patch = Patch::Merge(body);
         self.retry
-            .run(needs("patch", w.kind.plural()), &w.namespace, || {
-                api.patch(&w.name, &params, &patch)
+            .run(needs("patch", w.kind().plural()), w.namespace(), || {
+                api.patch(w.name(), &params, &patch)
             })
             .await
             .map(|_| ())
     }
 
     /// `spec.replicas` and the Scale's resourceVersion.
-    pub(crate) async fn read_scale(&self, w: &WorkloadRef) -> Result<(i32, String), Stop> {
+    pub(crate) async fn read_scale(&self, w: &ScalableWorkload) -> Result<(i32, String), Stop> {
         let api = w.api(&self.client);
         let scale = self
             .retry
-            .run(scale_needs(w, "get"), &w.namespace, || {
-                api.get_scale(&w.name)
+            .run(scale_needs(w, "get"), w.namespace(), || {
+                api.get_scale(w.name())
             })
             .await?;
         let version = scale.metadata.resource_version.clone().unwrap_or_default();
@@ -114,7 +114,7 @@ impl Calls {
     /// still at it (a 409 otherwise).
     pub(crate) async fn set_replicas(
         &self,
-        w: &WorkloadRef,
+        w: &ScalableWorkload,
         replicas: i32,
         version: Option<&str>,
     ) -> Result<(), Stop> {
@@ -128,8 +128,8 @@ impl Calls {
         };
         let patch = Patch::Merge(&body);
         self.retry
-            .run(scale_needs(w, "patch"), &w.namespace, || {
-                api.patch_scale(&w.name, &params, &patch)
+            .run(scale_needs(w, "patch"), w.namespace(), || {
+                api.patch_scale(w.name(), &params, &patch)
             })
             .await
             .map(|_| ())
@@ -148,8 +148,8 @@ fn needs(verb: &'static str, resource: &'static str) -> Needs {
     Needs { verb, resource }
 }
 
-fn scale_needs(w: &WorkloadRef, verb: &'static str) -> Needs {
-    let resource = match w.kind.plural() {
+fn scale_needs(w: &ScalableWorkload, verb: &'static str) -> Needs {
+    let resource = match w.kind().plural() {
         "deployments" => "deployments/scale",
         "rollouts" => "rollouts/scale",
         "statefulsets" => "statefulsets/scale",

@@ -52,4 +52,4 @@ pub use record::Audit;
 pub use refusal::{Refusal, Unreadable};
 pub use retry::{Denied, RetryPolicy};
 pub use undo::{RecordedIn, UndoPlan};
-pub use workload::{REPLICAS_BEFORE_ANNOTATION, WorkloadKind, WorkloadRef};
+pub use workload::{REPLICAS_BEFORE_ANNOTATION, ScalableWorkload, WorkloadKind};

@@ -7,7 +7,7 @@ use super::action::{Action, Origin, PodRef};
 use super::failure::Failure;
 use super::refusal::Refusal;
 use super::retry::Stop;
-use super::workload::{REPLICAS_BEFORE_ANNOTATION, WorkloadRef};
+use super::workload::{REPLICAS_BEFORE_ANNOTATION, ScalableWorkload};
 use crate::cluster::ClusterName;
 use crate::rules::RuleKind;
 
@@ -44,14 +44,15 @@ pub enum Change {
     FinalizersRemoved(PodRef),
     /// `annotation`: why the count went to the workload's annotation, not the ConfigMap.
     Scaled {
-        workload: WorkloadRef,
+        workload: ScalableWorkload,
         from: i32,
         annotation: Option<String>,
     },
     Restored {
-        workload: WorkloadRef,
+        workload: ScalableWorkload,
         replicas: i32,
-        left: Option<LeftBehind>,
+        /// Boxed: rare, and it would make every `Outcome` larger.
+        left: Option<Box<LeftBehind>>,
     },
 }
 
@@ -83,8 +84,8 @@ pub enum Skip {
         conflict: String,
     },
     PodKeptChanging(PodRef),
-    WorkloadKeptChanging(WorkloadRef),
-    AtZero(WorkloadRef),
+    WorkloadKeptChanging(ScalableWorkload),
+    AtZero(ScalableWorkload),
     Conflict(String),
     /// The cluster was closed on the screen before the action ran.
     ClusterClosed(String),
@@ -114,7 +115,7 @@ impl Outcome {
     }
 
     /// The workload a scale or a restore changed (or would have, in a dry run).
-    pub fn workload(&self) -> Option<&WorkloadRef> {
+    pub fn workload(&self) -> Option<&ScalableWorkload> {
         match self {
             Outcome::Done(change) | Outcome::DryRun(change) => match change {
                 Change::Scaled { workload, .. } | Change::Restored { workload, .. } => {
@@ -242,7 +243,7 @@ impl fmt::Display for Change {
                 left,
             } => {
                 write!(f, "restored {workload} to {replicas} replicas")?;
-                match left {
+                match left.as_deref() {
                     None => Ok(()),
                     Some(LeftBehind::Record { location, why }) => write!(
                         f,
@@ -260,7 +261,7 @@ impl fmt::Display for Change {
                          stays (remove it with `kubectl annotate {} {REPLICAS_BEFORE_ANNOTATION}- \
                          -n {}`)",
                         workload.kubectl_name(),
-                        workload.namespace
+                        workload.namespace()
                     ),
                 }
             }

@@ -2,13 +2,13 @@
 
 use super::owners::{LivePod, Owner};
 use super::proof::{Proven, Unproven, local_fault, prove};
-use super::workload::{WorkloadKind, WorkloadRef};
+use super::workload::{ScalableWorkload, WorkloadKind};
 use crate::pod::{OwnerRef, PodRecord};
 
 /// Where scale-to-zero would land, or why it cannot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resolution {
-    Scalable(WorkloadRef),
+    Scalable(ScalableWorkload),
     Unscalable(Unscalable),
 }
 

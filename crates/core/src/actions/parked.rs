@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 use super::action::Origin;
 use super::failure::Failure;
 use super::retry::{Needs, RetryPolicy, Stop};
-use super::workload::WorkloadRef;
+use super::workload::ScalableWorkload;
 use crate::cluster::ClusterName;
+use crate::pod::WorkloadId;
 use crate::rules::RuleKind;
 
 /// The ConfigMap's name; the deployed Role grants get/update on this name only.
@@ -73,8 +74,8 @@ pub struct ParkedRecord {
 
 impl ParkedRecord {
     /// The workload this record is about, for undo from a list of parked workloads.
-    pub fn workload(&self) -> Option<WorkloadRef> {
-        WorkloadRef::parse(&format!("{} {}/{}", self.kind, self.namespace, self.name))
+    pub fn workload(&self) -> Option<ScalableWorkload> {
+        ScalableWorkload::of(&WorkloadId::new(&self.namespace, &self.kind, &self.name))
     }
 }
 

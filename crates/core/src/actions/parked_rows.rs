@@ -20,7 +20,7 @@ use super::parked::{ParkedRecord, ParkedStore, StoreError, parked_namespace};
 use super::read_error::ReadError;
 use super::retry::{Needs, RetryPolicy, Stop};
 use super::undo::RecordedIn;
-use super::workload::{REPLICAS_BEFORE_ANNOTATION, WorkloadKind, WorkloadRef};
+use super::workload::{REPLICAS_BEFORE_ANNOTATION, ScalableWorkload, WorkloadKind};
 use crate::cluster::ClusterName;
 use crate::cluster::Scope;
 use crate::rules::RuleKind;
@@ -36,7 +36,7 @@ pub struct ParkedRow {
     /// The context it was listed from.
     pub cluster: ClusterName,
     #[serde(flatten)]
-    pub workload: WorkloadRef,
+    pub workload: ScalableWorkload,
     pub uid: String,
     /// What undo restores.
     pub replicas_before: i32,
@@ -112,7 +112,7 @@ pub struct Unread {
 
 /// A workload with a recorded count, before it is read.
 struct Candidate {
-    workload: WorkloadRef,
+    workload: ScalableWorkload,
     uid: String,
     replicas_before: i32,
     recorded_in: RecordedIn,
@@ -176,14 +176,14 @@ pub async fn list_parked(
         (
             a.parked_at.is_none(),
             a.parked_at,
-            &a.workload.namespace,
-            &a.workload.name,
+            &a.workload.namespace(),
+            &a.workload.name(),
         )
             .cmp(&(
                 b.parked_at.is_none(),
                 b.parked_at,
-                &b.workload.namespace,
-                &b.workload.name,
+                &b.workload.namespace(),
+                &b.workload.name(),
             ))
     });
     Ok(ParkedList { rows, unread })
@@ -201,11 +201,7 @@ fn from_record(record: ParkedRecord) -> Option<Candidate> {
         return None;
     };
     Some(Candidate {
-        workload: WorkloadRef {
-            kind,
-            namespace: record.namespace.clone(),
-            name: record.name.clone(),
-        },
+        workload: ScalableWorkload::new(kind, &record.namespace, &record.name),
         uid: record.uid.clone(),
         replicas_before: record.replicas,
         recorded_in: RecordedIn::ConfigMap,
@@ -265,11 +261,7 @@ async fn annotated(
                 continue;
             };
             found.push(Candidate {
-                workload: WorkloadRef {
-                    kind,
-                    namespace: ns,
-                    name,
-                },
+                workload: ScalableWorkload::new(kind, &ns, &name),
                 uid: meta.uid.unwrap_or_default(),
                 replicas_before,
                 recorded_in: RecordedIn::Annotation,
@@ -329,9 +321,9 @@ async fn state_now(client: &Client, c: &Candidate, retry: &RetryPolicy) -> Parke
     let api = w.api(client);
     let needs = Needs {
         verb: "get",
-        resource: w.kind.plural(),
+        resource: w.kind().plural(),
     };
-    match retry.run(needs, &w.namespace, || api.get(&w.name)).await {
+    match retry.run(needs, w.namespace(), || api.get(w.name())).await {
         Ok(object) if object.metadata.uid.as_deref() != Some(c.uid.as_str()) => ParkedState::Gone,
         Ok(object) => match object
             .data

@@ -13,7 +13,7 @@ use std::fmt;
 
 use super::owners::{Link, LivePod, Owner};
 use super::selector::{Labels, REVISION_HASH, ROLLOUT_TEMPLATE_HASH, TEMPLATE_HASH};
-use super::workload::{WorkloadKind, WorkloadRef};
+use super::workload::{ScalableWorkload, WorkloadKind};
 use crate::pod::{NAME_CAP, OwnerRef, PodRecord};
 use crate::rules::ActionKind;
 
@@ -226,7 +226,7 @@ impl fmt::Display for Suspect {
 /// A workload the chain leads to, and the uid it must still have when it is scaled.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Proven {
-    pub workload: WorkloadRef,
+    pub workload: ScalableWorkload,
     pub uid: String,
 }
 
@@ -275,11 +275,7 @@ pub(crate) fn prove(
     )?;
     selected(first, labels)?;
     let workload = |kind, owner: &Owner| Proven {
-        workload: WorkloadRef {
-            kind,
-            namespace: pod.namespace.to_string(),
-            name: owner.name.clone(),
-        },
+        workload: ScalableWorkload::new(kind, &pod.namespace, &owner.name),
         uid: owner.uid.clone(),
     };
     if kind != WorkloadKind::ReplicaSet {
@@ -417,6 +413,7 @@ mod tests {
     use super::*;
     use crate::actions::owners::{Current, Pulled};
     use crate::actions::selector::{Selector, labels};
+    use crate::pod::WorkloadId;
     use serde_json::json;
 
     fn web_pod() -> PodRecord {
@@ -486,10 +483,9 @@ mod tests {
         };
         let ours = labels(&[("app", "web"), (TEMPLATE_HASH, "5c6b7")]);
         let proven = prove(&ours, &chain("d")).unwrap();
-        assert_eq!(
-            (proven.workload.name.as_str(), proven.uid.as_str()),
-            ("web", "d")
-        );
+        assert_eq!((proven.workload.name(), proven.uid.as_str()), ("web", "d"));
+        // The workload scaled is the one its pods are keyed by: one identity, not two.
+        assert_eq!(proven.workload.id(), &WorkloadId::of(&pod));
         // Another Deployment of that name than the one the ReplicaSet names.
         assert!(matches!(
             prove(&ours, &chain("other")),

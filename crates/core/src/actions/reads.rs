@@ -16,7 +16,7 @@ use super::read_error::ReadError;
 use super::refusal::Refusal;
 use super::scale::available_replicas;
 use super::undo::{Undo, UndoPlan};
-use super::workload::WorkloadRef;
+use super::workload::ScalableWorkload;
 use crate::cluster::{Cache, ClusterName, Scope};
 use crate::fleet::{WorkerAddress, WorkerAnswer, ask_worker};
 use crate::rules::{Finding, classify};
@@ -157,7 +157,7 @@ impl ClusterApi<'_> {
             }
         };
         let object: Option<DynamicObject> = match (&resolution, workload) {
-            (Resolution::Scalable(w), true) => w.api(client).get(&w.name).await.ok(),
+            (Resolution::Scalable(w), true) => w.api(client).get(w.name()).await.ok(),
             _ => None,
         };
         let replicas = object
@@ -241,7 +241,7 @@ impl ClusterApi<'_> {
     }
 
     /// What undo of `w` would restore, or why it would not: its checks without its write.
-    pub async fn check_undo(&self, w: &WorkloadRef) -> Result<UndoPlan, Outcome> {
+    pub async fn check_undo(&self, w: &ScalableWorkload) -> Result<UndoPlan, Outcome> {
         if let Some(refusal) = &self.refused {
             return Err(Outcome::Refused(refusal.clone()));
         }

@@ -17,7 +17,7 @@ use super::events::{EventRecorder, Involved};
 use super::history::{Interrupted, PastAction};
 use super::outcome::Outcome;
 use super::refusal::Refusal;
-use super::workload::WorkloadRef;
+use super::workload::ScalableWorkload;
 use crate::clock::Clock;
 use crate::cluster::{ClusterName, plain};
 use crate::pod::PodRecord;
@@ -42,7 +42,7 @@ pub enum Audit {
 pub(super) struct Subject<'a> {
     pub action: &'a Action,
     pub origin: Origin,
-    pub workload: Option<&'a WorkloadRef>,
+    pub workload: Option<&'a ScalableWorkload>,
     pub pod: Option<&'a PodRecord>,
     pub finding: Option<&'a Finding>,
 }
@@ -198,7 +198,7 @@ impl Recorder {
     fn intent(&self, log: &AuditLog, subject: &Subject) -> AuditRecord {
         let (namespace, name, uid) = match (subject.action.pod(), subject.workload) {
             (Some(p), _) => (p.namespace.clone(), p.name.clone(), Some(p.uid.clone())),
-            (None, Some(w)) => (w.namespace.clone(), w.name.clone(), None),
+            (None, Some(w)) => (w.namespace().to_string(), w.name().to_string(), None),
             (None, None) => (String::new(), String::new(), None),
         };
         let reason = subject.finding.map(|f| format!("{}: {}", f.rule, f.reason));
@@ -233,12 +233,12 @@ impl Recorder {
         let reason = event_reason(subject.action);
         let (about, kind_name);
         if let Some(w) = subject.workload {
-            kind_name = w.kind.api_resource();
+            kind_name = w.kind().api_resource();
             about = Involved {
                 api_version: &kind_name.api_version,
                 kind: &kind_name.kind,
-                namespace: &w.namespace,
-                name: &w.name,
+                namespace: w.namespace(),
+                name: w.name(),
                 uid: None,
             };
         } else if let Some(p) = subject.action.pod() {
@@ -327,8 +327,8 @@ async fn check(calls: &Calls, gap: &Interrupted) -> String {
                 Err(e) => format!("the pod could not be read ({})", plain(&e)),
             }
         }
-        (_, Some(workload)) => match WorkloadRef::parse(workload) {
-            Some(w) => match w.api(client).get(&w.name).await {
+        (_, Some(workload)) => match audited_workload(workload) {
+            Some(w) => match w.api(client).get(w.name()).await {
                 Ok(o) => format!(
                     "{w} is at {} replicas",
                     o.data
@@ -342,6 +342,13 @@ async fn check(calls: &Calls, gap: &Interrupted) -> String {
         },
         (None, None) => "nothing to check".to_string(),
     }
+}
+
+/// A scaled workload as the audit log writes it: `Deployment shop/web`.
+fn audited_workload(text: &str) -> Option<ScalableWorkload> {
+    let (kind, rest) = text.split_once(' ')?;
+    let (namespace, name) = rest.split_once('/')?;
+    ScalableWorkload::of(&WorkloadId::new(namespace, kind, name))
 }
 
 fn event_reason(action: &Action) -> &'static str {

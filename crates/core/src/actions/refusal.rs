@@ -10,7 +10,7 @@ use super::node::{OUT_OF_SERVICE, SecondCopy};
 use super::owner::Unscalable;
 use super::owners::OptOut;
 use super::retry::Denied;
-use super::workload::{REPLICAS_BEFORE_ANNOTATION, WorkloadKind, WorkloadRef};
+use super::workload::{REPLICAS_BEFORE_ANNOTATION, ScalableWorkload, WorkloadKind};
 use crate::rules::Verb;
 
 /// Why an action cannot work as things stand; nothing was changed.
@@ -45,7 +45,7 @@ pub enum Refusal {
     },
     /// The worker leaves a workload whose replicas still serve alone.
     BadRollout {
-        workload: WorkloadRef,
+        workload: ScalableWorkload,
         available: i32,
     },
     /// A grace-0 delete cannot release a terminating pod held by finalizers.
@@ -56,7 +56,7 @@ pub enum Refusal {
     /// Neither the parked ConfigMap nor the workload's annotation could record the replicas,
     /// so the workload was not scaled.
     Unrecorded {
-        workload: WorkloadRef,
+        workload: ScalableWorkload,
         replicas: i32,
         /// Why the parked ConfigMap is not available.
         store: String,
@@ -65,14 +65,14 @@ pub enum Refusal {
     },
     /// Undo of a workload someone scaled up since.
     NotAtZero {
-        workload: WorkloadRef,
+        workload: ScalableWorkload,
         current: i32,
         /// The parked record removed with it: its replicas and when it was parked.
         removed: Option<(i32, String)>,
     },
     /// Undo of a workload with no recorded count.
     NotParked {
-        workload: WorkloadRef,
+        workload: ScalableWorkload,
         /// Where the parked ConfigMap is (`ConfigMap ns/name`).
         location: String,
         /// Why that ConfigMap cannot be used here, when it cannot.
@@ -217,7 +217,7 @@ impl fmt::Display for Refusal {
                  cannot be used here ({why}): if ops-pod-cleaner in the cluster parked it, the \
                  count is recorded there; restore it with `kubectl scale --replicas=N {} -n {}`",
                 workload.kubectl_name(),
-                workload.namespace
+                workload.namespace()
             ),
             Refusal::AuditBroken(problem) => write!(
                 f,
@@ -230,22 +230,23 @@ impl fmt::Display for Refusal {
 }
 
 /// Why the worker leaves a workload with serving replicas alone, and what to do instead.
-fn bad_rollout(f: &mut fmt::Formatter<'_>, w: &WorkloadRef, available: i32) -> fmt::Result {
+fn bad_rollout(f: &mut fmt::Formatter<'_>, w: &ScalableWorkload, available: i32) -> fmt::Result {
     let replicas = if available == 1 {
         "replica"
     } else {
         "replicas"
     };
-    let advice = match w.kind {
+    let advice = match w.kind() {
         WorkloadKind::Deployment | WorkloadKind::StatefulSet => format!(
             "consider `kubectl rollout undo {}/{} -n {}`",
-            w.kind.name().to_lowercase(),
-            w.name,
-            w.namespace
+            w.kind().name().to_lowercase(),
+            w.name(),
+            w.namespace()
         ),
         WorkloadKind::Rollout => format!(
             "consider `kubectl argo rollouts undo {} -n {}`",
-            w.name, w.namespace
+            w.name(),
+            w.namespace()
         ),
         _ => "fix the failing pods' image or spec".to_string(),
     };

@@ -20,7 +20,7 @@ use super::parked::{ParkedRecord, StoreError};
 use super::proof::{Proven, Unproven};
 use super::refusal::Refusal;
 use super::retry::Stop;
-use super::workload::{REPLICAS_BEFORE_ANNOTATION, WorkloadRef};
+use super::workload::{REPLICAS_BEFORE_ANNOTATION, ScalableWorkload};
 use crate::clock::Clock;
 use crate::cluster::ClusterName;
 use crate::pod::{IGNORE_ANNOTATION, PodRecord, is_truthy};
@@ -29,7 +29,7 @@ use crate::rules::{Finding, RuleSpec};
 /// A scale-to-zero that passed its checks: the workload and its replicas when it was read.
 #[derive(Debug, Clone)]
 pub(crate) struct ScalePlan {
-    pub workload: WorkloadRef,
+    pub workload: ScalableWorkload,
     pub current: i32,
     /// The Scale's resourceVersion when `current` (and availability) were read: the write
     /// carries it, so a workload changed since (fixed, rescaled) is a 409, and re-planned.
@@ -98,7 +98,7 @@ impl Scaler<'_> {
     /// replicas and the Scale's version.
     async fn check_workload(
         &self,
-        workload: &WorkloadRef,
+        workload: &ScalableWorkload,
         uid: &str,
         origin: Origin,
     ) -> Result<(i32, String), Outcome> {
@@ -111,8 +111,8 @@ impl Scaler<'_> {
         if found != uid {
             return Err(Outcome::Refused(Refusal::Unscalable(
                 Unproven::UidMismatch {
-                    kind: workload.kind.name().to_string(),
-                    name: workload.name.clone(),
+                    kind: workload.kind().name().to_string(),
+                    name: workload.name().to_string(),
                     named: uid.to_string(),
                     found: found.to_string(),
                 }
@@ -126,9 +126,9 @@ impl Scaler<'_> {
                 .is_some_and(|v| is_truthy(v))
             {
                 return Err(Outcome::Refused(Refusal::OptedOut(OptOut::Owner {
-                    kind: workload.kind.name().to_string(),
-                    namespace: workload.namespace.clone(),
-                    name: workload.name.clone(),
+                    kind: workload.kind().name().to_string(),
+                    namespace: workload.namespace().to_string(),
+                    name: workload.name().to_string(),
                 })));
             }
             let available = available_replicas(&object);
@@ -238,9 +238,9 @@ impl Scaler<'_> {
     fn parked_record(&self, plan: &ScalePlan) -> ParkedRecord {
         let w = &plan.workload;
         ParkedRecord {
-            kind: w.kind.name().to_string(),
-            namespace: w.namespace.clone(),
-            name: w.name.clone(),
+            kind: w.kind().name().to_string(),
+            namespace: w.namespace().to_string(),
+            name: w.name().to_string(),
             uid: plan.uid.clone(),
             replicas: plan.current,
             at: AuditRecord::stamp(self.stamp.clock.now()),

@@ -11,7 +11,7 @@ use super::calls::Calls;
 use super::outcome::{Change, LeftBehind, Outcome};
 use super::parked::{ParkedRecord, StoreError};
 use super::refusal::Refusal;
-use super::workload::{REPLICAS_BEFORE_ANNOTATION, WorkloadRef};
+use super::workload::{REPLICAS_BEFORE_ANNOTATION, ScalableWorkload};
 
 /// Where the replicas to restore are recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -27,7 +27,7 @@ pub enum RecordedIn {
 /// recorded. For a confirmation dialog; running it checks again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UndoPlan {
-    pub workload: WorkloadRef,
+    pub workload: ScalableWorkload,
     /// The replicas undo sets.
     pub restores: i32,
     pub recorded_in: RecordedIn,
@@ -84,7 +84,7 @@ pub(super) struct Undo<'a> {
 impl Undo<'_> {
     /// What undo of `w` would restore, or why it would not: its checks without its write
     /// (and without removing the record of a workload scaled up since, which undo itself does).
-    pub(super) async fn check(&self, w: &WorkloadRef) -> Result<UndoPlan, Outcome> {
+    pub(super) async fn check(&self, w: &ScalableWorkload) -> Result<UndoPlan, Outcome> {
         let read = self.read_undo(w).await?;
         if read.current != 0 {
             return Err(Outcome::Refused(Refusal::NotAtZero {
@@ -106,7 +106,7 @@ impl Undo<'_> {
         })
     }
 
-    pub(super) async fn run(&self, w: &WorkloadRef) -> Outcome {
+    pub(super) async fn run(&self, w: &ScalableWorkload) -> Outcome {
         let Read {
             remembered,
             current,
@@ -164,11 +164,11 @@ impl Undo<'_> {
             // workload, so it stays, and undo refuses it while the workload runs.
             Remembered::Annotation { store: None, .. } => Some(LeftBehind::OldAnnotation),
         };
-        Outcome::Done(restored(left))
+        Outcome::Done(restored(left.map(Box::new)))
     }
 
     /// The workload, the count recorded for it, and its replicas now.
-    async fn read_undo(&self, w: &WorkloadRef) -> Result<Read, Outcome> {
+    async fn read_undo(&self, w: &ScalableWorkload) -> Result<Read, Outcome> {
         let object = self.calls.get_workload(w).await.map_err(Outcome::from)?;
         let uid = object.metadata.uid.clone().unwrap_or_default();
         let store = self.calls.parked_store();

@@ -6,6 +6,8 @@ use kube::Client;
 use kube::api::{Api, DynamicObject};
 use kube::discovery::ApiResource;
 
+use crate::pod::WorkloadId;
+
 /// The annotation that remembers a workload's replicas before it was scaled to zero: where
 /// earlier versions always kept it, and the fallback when the parked ConfigMap is not available
 /// to the identity (see `parked.rs`).
@@ -96,45 +98,117 @@ impl serde::Serialize for WorkloadKind {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
-pub struct WorkloadRef {
-    pub kind: WorkloadKind,
-    pub namespace: String,
-    pub name: String,
+/// A workload the tool can scale: the one [`WorkloadId`] every key names it by, with its kind's
+/// API at hand. Built from the owner chain, a parked record or a label; never parsed from text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ScalableWorkload {
+    kind: WorkloadKind,
+    id: WorkloadId,
 }
 
-impl WorkloadRef {
-    pub(crate) fn api(&self, client: &Client) -> Api<DynamicObject> {
-        Api::namespaced_with(client.clone(), &self.namespace, &self.kind.api_resource())
-    }
-}
-
-impl WorkloadRef {
-    /// Read back what `Display` wrote: `Deployment shop/web`.
-    pub(crate) fn parse(text: &str) -> Option<WorkloadRef> {
-        let (kind, rest) = text.split_once(' ')?;
-        let (namespace, name) = rest.split_once('/')?;
-        let kind = WorkloadKind::ALL.into_iter().find(|k| k.name() == kind)?;
-        Some(WorkloadRef {
+impl ScalableWorkload {
+    pub fn new(kind: WorkloadKind, namespace: &str, name: &str) -> ScalableWorkload {
+        ScalableWorkload {
             kind,
-            namespace: namespace.to_string(),
-            name: name.to_string(),
+            id: WorkloadId::new(namespace, kind.name(), name),
+        }
+    }
+
+    /// The workload `id` names, if it is of a kind that can be scaled.
+    pub fn of(id: &WorkloadId) -> Option<ScalableWorkload> {
+        let kind = WorkloadKind::ALL
+            .into_iter()
+            .find(|k| id.group.is_none() && k.name() == &*id.kind)?;
+        Some(ScalableWorkload {
+            kind,
+            id: id.clone(),
         })
     }
-}
 
-impl WorkloadRef {
+    pub fn kind(&self) -> WorkloadKind {
+        self.kind
+    }
+
+    pub fn id(&self) -> &WorkloadId {
+        &self.id
+    }
+
+    pub fn namespace(&self) -> &str {
+        &self.id.namespace
+    }
+
+    pub fn name(&self) -> &str {
+        &self.id.name
+    }
+
+    pub(crate) fn api(&self, client: &Client) -> Api<DynamicObject> {
+        Api::namespaced_with(client.clone(), self.namespace(), &self.kind.api_resource())
+    }
+
     /// `deployment/web`, as kubectl names it.
     pub fn kubectl_name(&self) -> String {
         match self.kind {
-            WorkloadKind::Rollout => format!("rollouts.argoproj.io/{}", self.name),
-            kind => format!("{}/{}", kind.name().to_lowercase(), self.name),
+            WorkloadKind::Rollout => format!("rollouts.argoproj.io/{}", self.name()),
+            kind => format!("{}/{}", kind.name().to_lowercase(), self.name()),
         }
     }
 }
 
-impl fmt::Display for WorkloadRef {
+/// `Deployment shop/web`, as messages name it.
+impl fmt::Display for ScalableWorkload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}/{}", self.kind.name(), self.namespace, self.name)
+        write!(
+            f,
+            "{} {}/{}",
+            self.kind.name(),
+            self.namespace(),
+            self.name()
+        )
+    }
+}
+
+/// In JSON (the parked list) as `{"kind", "namespace", "name"}`.
+impl serde::Serialize for ScalableWorkload {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(serde::Serialize)]
+        struct Fields<'a> {
+            kind: WorkloadKind,
+            namespace: &'a str,
+            name: &'a str,
+        }
+        let fields = Fields {
+            kind: self.kind,
+            namespace: self.namespace(),
+            name: self.name(),
+        };
+        serde::Serialize::serialize(&fields, serializer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ScalableWorkload, WorkloadKind};
+    use crate::pod::WorkloadId;
+
+    #[test]
+    fn only_a_kind_with_replicas_in_its_own_group_can_be_scaled() {
+        let web = WorkloadId::new("shop", "Deployment", "web");
+        let scalable = ScalableWorkload::of(&web).unwrap();
+        assert_eq!(scalable.id(), &web);
+        assert_eq!(scalable.kind(), WorkloadKind::Deployment);
+        assert_eq!(scalable.to_string(), "Deployment shop/web");
+        assert_eq!(scalable.kubectl_name(), "deployment/web");
+        let foreign = WorkloadId {
+            group: Some("x.example".into()),
+            ..WorkloadId::new("shop", "ReplicaSet", "web")
+        };
+        for id in [
+            foreign,
+            WorkloadId::new("shop", "Job", "run"),
+            WorkloadId::new("shop", "DaemonSet", "agent"),
+            WorkloadId::new("shop", "Pod", "bare"),
+        ] {
+            assert_eq!(ScalableWorkload::of(&id), None, "{id}");
+        }
     }
 }
