@@ -26,16 +26,27 @@ impl Cli {
     /// The process's arguments, parsed; clap prints help or an error and exits on its own.
     /// Run as a kubectl plugin, usage lines name the command the user typed.
     pub fn from_process_args() -> Self {
-        let mut command = Cli::command();
-        if let Some(name) = std::env::args_os()
-            .next()
-            .as_deref()
-            .and_then(plugin_invocation)
-        {
-            command = command.bin_name(name);
-        }
-        let matches = command.get_matches();
-        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit())
+        let mut command = Cli::command_named(invoked_as());
+        let matches = command.get_matches_mut();
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut command).exit())
+    }
+
+    /// The command line as clap sees it, every usage line beginning with `bin`. The commands
+    /// that read none of the global flags list none: clap hands every global flag to every
+    /// command, and listed there they read as if they did something.
+    pub fn command_named(bin: &str) -> clap::Command {
+        let flagless = |command: clap::Command, template: &'static str, args: &str| {
+            let usage = format!("{bin} {} {args}", command.get_name());
+            command
+                .help_template(template)
+                .override_usage(usage.trim_end().to_string())
+        };
+        Cli::command()
+            .bin_name(bin)
+            .mut_subcommand("check-config", |c| flagless(c, WITH_ARGUMENTS, "[FILE]"))
+            .mut_subcommand("default-config", |c| flagless(c, NO_FLAGS, ""))
+            .mut_subcommand("completions", |c| flagless(c, WITH_ARGUMENTS, "<SHELL>"))
+            .mut_subcommand("manpage", |c| flagless(c, NO_FLAGS, ""))
     }
 
     /// How log lines are written on stderr (only `headless` offers JSON).
@@ -104,11 +115,10 @@ impl GlobalArgs {
     }
 }
 
-/// The help of a command that reads none of the global flags: clap hands every global flag
-/// to every command, and listed there they read as if they did something.
+/// The help of a command that reads none of the global flags (see [`Cli::command_named`]).
 const NO_FLAGS: &str = "{about-with-newline}\n{usage-heading} {usage}\n";
-/// [`NO_FLAGS`], for `completions` and its one argument.
-const SHELL_ONLY: &str =
+/// [`NO_FLAGS`], for a command with arguments.
+const WITH_ARGUMENTS: &str =
     "{about-with-newline}\n{usage-heading} {usage}\n\nArguments:\n{positionals}\n";
 
 #[derive(Debug, Subcommand)]
@@ -161,16 +171,13 @@ pub enum Command {
     },
     /// Print the built-in config, every key at its default with what it does: a start for your
     /// own, e.g. `ops-pod-cleaner default-config > config.yaml`
-    #[command(help_template = NO_FLAGS, override_usage = "ops-pod-cleaner default-config")]
     DefaultConfig,
     /// Print the shell completion script, e.g. `source <(ops-pod-cleaner completions bash)`
-    #[command(help_template = SHELL_ONLY, override_usage = "ops-pod-cleaner completions <SHELL>")]
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
     /// Print the manual page (roff), e.g. `ops-pod-cleaner manpage > ops-pod-cleaner.1`
-    #[command(help_template = NO_FLAGS, override_usage = "ops-pod-cleaner manpage")]
     Manpage,
 }
 
@@ -203,7 +210,7 @@ pub fn invoked_as() -> &'static str {
 
 /// How the user typed the command when the binary runs as a kubectl plugin: krew links it as
 /// `kubectl-pod_cleaner` (`.exe` on Windows), which kubectl runs by its path for
-/// `kubectl pod-cleaner`. Under any other name clap's own choice (the file name) stands.
+/// `kubectl pod-cleaner`. Under any other name it is `ops-pod-cleaner`.
 fn plugin_invocation(argv0: &OsStr) -> Option<&'static str> {
     let stem = Path::new(argv0).file_stem()?;
     (stem == "kubectl-pod_cleaner").then_some("kubectl pod-cleaner")

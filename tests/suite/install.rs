@@ -627,6 +627,11 @@ fn as_a_kubectl_plugin_it_names_itself_kubectl_pod_cleaner() {
         help.contains("Usage: kubectl pod-cleaner headless [OPTIONS]"),
         "{help}"
     );
+    let help = checked(Command::new(&plugin).args(["default-config", "--help"]));
+    assert!(
+        help.contains("Usage: kubectl pod-cleaner default-config"),
+        "{help}"
+    );
     let version = checked(Command::new(&plugin).arg("--version"));
     assert!(
         version.starts_with(&format!("ops-pod-cleaner {} (", env!("CARGO_PKG_VERSION"))),
@@ -669,14 +674,16 @@ fn as_a_kubectl_plugin_it_names_itself_kubectl_pod_cleaner() {
     );
 }
 
-/// A command's help lists the flags it reads: `completions`, `manpage` and `default-config`
-/// read none of the global ones, which their help once listed (`--demo`, `--context`, …).
+/// A command's help lists the flags it reads: `completions`, `manpage`, `default-config` and
+/// `check-config` read none of the global ones, which their help once listed (`--demo`, `--context`, …).
 #[test]
 fn the_help_of_a_command_without_flags_lists_none() {
     for (command, usage) in [
         ("completions", "Usage: ops-pod-cleaner completions <SHELL>"),
         ("manpage", "Usage: ops-pod-cleaner manpage"),
         ("default-config", "Usage: ops-pod-cleaner default-config"),
+        // It reads `--config`, as its FILE says, and nothing else.
+        ("check-config", "Usage: ops-pod-cleaner check-config [FILE]"),
     ] {
         let help = stdout_of(&[command, "--help"]);
         assert!(help.contains(usage), "{help}");
