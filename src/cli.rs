@@ -61,10 +61,10 @@ impl Cli {
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct GlobalArgs {
     /// Config file (default: $OPS_POD_CLEANER_CONFIG, ./config.yml, ./config.yaml, the user config dir, built-in)
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub(crate) config: Option<PathBuf>,
     /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub(crate) kubeconfig: Option<PathBuf>,
     /// Kubeconfig context; repeat to cover several clusters (with --demo: demo-eu, demo-us)
     #[arg(long, global = true, value_name = "NAME")]
@@ -166,7 +166,7 @@ pub enum Command {
     /// Validate a config file and print the effective rules; exit 2 when it is invalid
     CheckConfig {
         /// The config file to check (default: --config, then where every command looks)
-        #[arg(value_name = "FILE")]
+        #[arg(value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
         file: Option<PathBuf>,
     },
     /// Print the built-in config, every key at its default with what it does: a start for your

@@ -11,7 +11,7 @@ use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
     // The shell completions ask for names this way, before any command line is parsed.
-    let args: Vec<String> = (std::env::args_os().take(3))
+    let args: Vec<String> = (std::env::args_os())
         .map(|arg| arg.to_string_lossy().into_owned())
         .collect();
     if let Some(answered) = commands::completion::answer(&args) {

@@ -1,5 +1,5 @@
 //! What the shell completions ask the binary, before any command line is parsed: the
-//! kubeconfig's contexts, and a cluster's namespaces. Each answer is names, one a line, or
+//! kubeconfig's contexts, a cluster's namespaces, and kubectl's question for the plugin. Each answer is names, one a line, or
 //! nothing: a completion never prints an error, and never waits long.
 
 use std::process::ExitCode;
@@ -20,21 +20,30 @@ const PATIENCE: Duration = Duration::from_secs(5);
 
 /// The answer, when `args` (the process's) are a completion's question.
 pub fn answer(args: &[String]) -> Option<ExitCode> {
+    if let Some((argv0, words)) = args.split_first()
+        && super::plugin_completion::is_completer(argv0.as_ref())
+    {
+        return Some(written(&super::plugin_completion::answer(words)));
+    }
     let names = match args.get(1).map(String::as_str) {
         Some(CONTEXTS) => super::targets::kubeconfig_contexts(None).unwrap_or_default(),
         Some(NAMESPACES) => namespaces(args.get(2).cloned()),
         _ => return None,
     };
     let listed: String = names.iter().map(|name| format!("{name}\n")).collect();
-    Some(match super::out(&listed) {
+    Some(written(&listed))
+}
+
+fn written(answer: &str) -> ExitCode {
+    match super::out(answer) {
         Ok(()) => ExitCode::SUCCESS,
         Err(_) => ExitCode::from(super::EXIT_RUNTIME),
-    })
+    }
 }
 
 /// The namespaces `context`'s identity may list; none when it may not, or the cluster does
 /// not answer within [`PATIENCE`].
-fn namespaces(context: Option<String>) -> Vec<String> {
+pub(super) fn namespaces(context: Option<String>) -> Vec<String> {
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

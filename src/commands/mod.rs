@@ -4,6 +4,7 @@ pub mod completion;
 mod demo;
 mod headless;
 mod manuals;
+mod plugin_completion;
 mod report;
 mod scan;
 mod targets;

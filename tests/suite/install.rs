@@ -768,12 +768,7 @@ fn bash_completes_a_subcommands_flag_and_its_values() {
 fn completion_offers_the_kubeconfigs_contexts() {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
-    let text = ONE_CONTEXT_KUBECONFIG.replace(
-        "contexts: [{name: only, context: {cluster: c, user: u}}]",
-        "contexts: [{name: prod-eu, context: {cluster: c, user: u}}, \
-         {name: prod-us, context: {cluster: c, user: u}}, {name: staging, context: {cluster: c, user: u}}]",
-    ).replace("current-context: only", "current-context: staging");
-    std::fs::write(&kubeconfig, text).unwrap();
+    std::fs::write(&kubeconfig, three_contexts()).unwrap();
     let kubeconfig = kubeconfig.to_string_lossy();
     let offered = bash_completes_with(
         &["ops-pod-cleaner", "scan", "--context", "prod"],
@@ -787,6 +782,51 @@ fn completion_offers_the_kubeconfigs_contexts() {
         assert!(script.contains("__contexts"), "{shell}: {script}");
         assert!(script.contains("__namespaces"), "{shell}: {script}");
     }
+}
+
+/// A kubeconfig with the contexts `prod-eu`, `prod-us` and `staging` (the current one).
+fn three_contexts() -> String {
+    ONE_CONTEXT_KUBECONFIG.replace(
+        "contexts: [{name: only, context: {cluster: c, user: u}}]",
+        "contexts: [{name: prod-eu, context: {cluster: c, user: u}}, \
+         {name: prod-us, context: {cluster: c, user: u}}, {name: staging, context: {cluster: c, user: u}}]",
+    ).replace("current-context: only", "current-context: staging")
+}
+
+/// `kubectl pod-cleaner <TAB>`: kubectl (1.26+) runs `kubectl_complete-pod_cleaner` from the
+/// `PATH` with the words after the plugin's name, the last the one being typed, and reads
+/// cobra's answer: candidates, then `:directive` (4: no file names, 0: file names too).
+#[test]
+fn kubectl_completes_the_plugin_through_its_completer() {
+    let dir = tempfile::tempdir().unwrap();
+    let completer = dir.path().join("kubectl_complete-pod_cleaner");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ops-pod-cleaner"), &completer).unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, three_contexts()).unwrap();
+    let asked = |words: &[&str]| -> Vec<String> {
+        let answer = Command::new(&completer)
+            .args(words)
+            .env("KUBECONFIG", &kubeconfig)
+            .output()
+            .unwrap();
+        assert!(answer.status.success(), "{words:?}: {answer:?}");
+        let text = String::from_utf8(answer.stdout).unwrap();
+        text.lines().map(str::to_string).collect()
+    };
+    assert_eq!(asked(&["sc"]), ["scan", ":4"]);
+    assert_eq!(asked(&["scan", "--ou"]), ["--output", ":4"]);
+    assert_eq!(asked(&["scan", "-o", ""]), ["table", "json", ":4"]);
+    assert_eq!(asked(&["--source", "w"]), ["worker", "watch", ":4"]);
+    assert_eq!(
+        asked(&["scan", "--context", "prod"]),
+        ["prod-eu", "prod-us", ":4"]
+    );
+    assert_eq!(
+        asked(&["--context=staging", "completions", "f"]),
+        ["fish", ":4"]
+    );
+    assert_eq!(asked(&["check-config", ""]), [":0"]);
+    assert_eq!(asked(&["--kubeconfig", ""]), [":0"]);
 }
 
 /// `-n` and `--namespace` complete the namespaces of the cluster that the `--context` on the
@@ -820,6 +860,16 @@ async fn completion_offers_the_namespaces_of_the_context_on_the_line() {
         );
         let line = ["ops-pod-cleaner", "scan", "--namespace", "pa"];
         assert_eq!(bash_completes_with(&line, &kubeconfig), ["payments"]);
+        // The same as a kubectl plugin, through its completer.
+        let completer =
+            std::path::Path::new(&kubeconfig).with_file_name("kubectl_complete-pod_cleaner");
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ops-pod-cleaner"), &completer).unwrap();
+        let answer = Command::new(&completer)
+            .args(["--context", "west", "scan", "-n", "s"])
+            .env("KUBECONFIG", &kubeconfig)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&answer.stdout), "search\n:4\n");
         let started = std::time::Instant::now();
         let line = ["ops-pod-cleaner", "--context", "nowhere", "scan", "-n", ""];
         let nowhere = bash_completes_with(&line, &kubeconfig);
