@@ -582,3 +582,31 @@ fn glob(pattern: &str, name: &str) -> bool {
         }
     }
 }
+
+/// Every install runs the image the release workflow publishes for this version: the
+/// repository's name on ghcr.io (no placeholder registry), tagged with the version, and the
+/// workflow states its digest for those who pin it.
+#[test]
+fn every_install_runs_the_image_the_release_publishes() {
+    let repository = env!("CARGO_PKG_REPOSITORY")
+        .strip_prefix("https://github.com/")
+        .unwrap();
+    let image = format!("ghcr.io/{repository}:{}", env!("CARGO_PKG_VERSION"));
+    for dir in INSTALLS {
+        let pod = worker_pod(&install(dir));
+        assert_eq!(
+            pod["spec"]["containers"][0]["image"].as_str(),
+            Some(image.as_str()),
+            "{dir}"
+        );
+    }
+    let workflow = repository_file(".github/workflows/release.yml");
+    for step in [
+        "-f assets/deploy/Containerfile",
+        "ghcr.io/${{ github.repository }}",
+        "packages: write",
+        "needs.image.outputs.digest",
+    ] {
+        assert!(workflow.contains(step), "release.yml lacks {step}");
+    }
+}
