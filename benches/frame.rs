@@ -14,6 +14,7 @@
     clippy::indexing_slicing
 )]
 
+use opc_core::cluster::ClusterName;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -47,7 +48,11 @@ fn main() {
     let chain = default_chain();
     // The TUI's cache keeps the findings indexed under its chain; without the index, every
     // pod would be classified per frame.
-    let indexed = Cache::for_cluster("", chain.clone(), Clock::starting_at(now));
+    let indexed = Cache::for_cluster(
+        ClusterName::default(),
+        chain.clone(),
+        Clock::starting_at(now),
+    );
     indexed.replace_scope(&Scope::All, records, now);
 
     let (classify, _) = best(5, || {
@@ -59,7 +64,7 @@ fn main() {
     let (read, findings) = best(5, || indexed.listed());
     let abnormal = findings.len();
     let mut state = State::new(
-        "bench",
+        &ClusterName::new("bench"),
         "all namespaces",
         chain.clone(),
         UiConfig::default(),
@@ -72,7 +77,7 @@ fn main() {
             clusters: vec![ClusterLine {
                 watch: WatchLine::Synced,
                 pods,
-                ..ClusterLine::listing("bench")
+                ..ClusterLine::listing(&ClusterName::new("bench"))
             }],
             at: now,
             // As the TUI reads one cluster: straight from its index.

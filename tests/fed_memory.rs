@@ -90,7 +90,7 @@ fn a_fed_row_is_kept_once_and_its_repeated_texts_are_shared() {
     drop((publisher, cache));
 
     let before = live();
-    let mut view = FleetView::new(ClusterName::from("east"), count);
+    let mut view = FleetView::new(ClusterName::new("east"), count);
     let mut reader = LineReader::new(Limits::default());
     for frame in reader.feed(&line).unwrap() {
         view.apply(frame).unwrap();

@@ -28,7 +28,7 @@ mod imp {
     use kube_sim::demo::{self, Demo};
 
     use crate::{Error, Result};
-    use opc_core::cluster::{Cluster, Deadlines, client_with_deadlines};
+    use opc_core::cluster::{Cluster, ClusterName, Deadlines, client_with_deadlines};
 
     /// A simulated cluster; it stops when dropped.
     pub(crate) type Running = Demo;
@@ -45,7 +45,7 @@ mod imp {
             .iter()
             .map(|d| {
                 Ok(Cluster {
-                    name: d.name().into(),
+                    name: ClusterName::new(d.name()),
                     client: client_with_deadlines(d.server().config(), deadlines)?,
                 })
             })

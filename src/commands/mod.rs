@@ -220,7 +220,7 @@ mod tests {
             Error::Encode(_) => Error::Encode(serde_json::from_str::<u8>("x").unwrap_err()),
                 EXIT_RUNTIME;
             Error::Connect(_) => Error::Connect(ConnectError::Silent {
-                cluster: "prod".into(),
+                cluster: opc_core::cluster::ClusterName::new("prod"),
                 url: "https://prod:6443".into(),
             }), EXIT_RUNTIME;
             Error::NotSynced { .. } => Error::NotSynced {
@@ -237,7 +237,7 @@ mod tests {
                 context: None,
             }), EXIT_RUNTIME;
             Error::Read { .. } => Error::Read {
-                cluster: "prod".into(),
+                cluster: opc_core::cluster::ClusterName::new("prod"),
                 source: ReadError::Gone("ConfigMap ops/parked".into()),
             }, EXIT_RUNTIME;
             Error::List(_) => Error::List(ListProblem::PageLost("cancelled".into())), EXIT_RUNTIME;

@@ -14,7 +14,7 @@ use crate::ui::{ACTION_TARGET, Connector, RunOptions, Session};
 use opc_core::actions::Audit;
 use opc_core::clock::Clock;
 use opc_core::cluster::{
-    Cluster, ConnectOptions, Deadlines, Scope, WatchSettings, connect, watch_settings,
+    Cluster, ClusterName, ConnectOptions, Deadlines, Scope, WatchSettings, connect, watch_settings,
 };
 use opc_core::config::Config;
 use opc_core::fleet::{WatchWhy, worker_report};
@@ -139,7 +139,7 @@ impl Opener {
             Some(why) => ClusterSession::open(cluster, scopes, watch, policy, audit, clock)
                 .watched_because(why),
             None => {
-                let choice = self.source_for(&cluster.name);
+                let choice = self.source_for(cluster.name.as_str());
                 ClusterSession::open_as(cluster, &choice, scopes, watch, policy, audit, clock).await
             }
         };
@@ -202,15 +202,18 @@ impl Opener {
 }
 
 impl Connector for Opener {
-    fn contexts(&self) -> Result<Vec<String>> {
-        if self.global.demo {
-            return Ok(super::demo::contexts());
-        }
-        super::targets::kubeconfig_contexts(self.global.kubeconfig.as_deref())
-            .map_err(|e| opc_core::Error::Kubeconfig(e).into())
+    fn contexts(&self) -> Result<Vec<ClusterName>> {
+        let names = if self.global.demo {
+            super::demo::contexts()
+        } else {
+            super::targets::kubeconfig_contexts(self.global.kubeconfig.as_deref())
+                .map_err(opc_core::Error::Kubeconfig)?
+        };
+        Ok(names.iter().map(|name| ClusterName::new(name)).collect())
     }
 
-    fn connect(&self, context: String) -> BoxFuture<'static, Result<Session>> {
+    fn connect(&self, context: ClusterName) -> BoxFuture<'static, Result<Session>> {
+        let context = context.to_string();
         let opener = self.clone();
         async move {
             if opener.global.demo {

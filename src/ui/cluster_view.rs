@@ -27,7 +27,7 @@ struct ClusterView {
 }
 
 impl ClusterView {
-    fn listing(name: &str) -> ClusterView {
+    fn listing(name: &ClusterName) -> ClusterView {
         ClusterView::of(ClusterLine::listing(name))
     }
 
@@ -53,19 +53,19 @@ pub(crate) struct Clusters {
 
 impl Clusters {
     /// `first` alone, listing.
-    pub(crate) fn new(first: &str) -> Clusters {
+    pub(crate) fn new(first: &ClusterName) -> Clusters {
         Clusters {
             views: vec![ClusterView::listing(first)],
             scalings: 0,
         }
     }
 
-    fn get(&self, name: &str) -> Option<&ClusterView> {
-        self.views.iter().find(|v| *v.line.name == *name)
+    fn get(&self, name: &ClusterName) -> Option<&ClusterView> {
+        self.views.iter().find(|v| v.line.name == *name)
     }
 
-    fn get_mut(&mut self, name: &str) -> Option<&mut ClusterView> {
-        self.views.iter_mut().find(|v| *v.line.name == *name)
+    fn get_mut(&mut self, name: &ClusterName) -> Option<&mut ClusterView> {
+        self.views.iter_mut().find(|v| v.line.name == *name)
     }
 
     /// Take the runtime's list as the truth: listed clusters keep their view with the new line,
@@ -89,23 +89,23 @@ impl Clusters {
     }
 
     /// Open `name` next to the others, listing; one already open stays as it is.
-    pub(crate) fn open(&mut self, name: &str) {
+    pub(crate) fn open(&mut self, name: &ClusterName) {
         if !self.contains(name) {
             self.views.push(ClusterView::listing(name));
         }
     }
 
     /// `name` alone, afresh: what a switch of context leaves.
-    pub(crate) fn only(&mut self, name: &str) {
+    pub(crate) fn only(&mut self, name: &ClusterName) {
         self.views = vec![ClusterView::listing(name)];
     }
 
     /// Close `name` with all it held.
-    pub(crate) fn close(&mut self, name: &str) {
-        self.views.retain(|v| *v.line.name != *name);
+    pub(crate) fn close(&mut self, name: &ClusterName) {
+        self.views.retain(|v| v.line.name != *name);
     }
 
-    pub(crate) fn contains(&self, name: &str) -> bool {
+    pub(crate) fn contains(&self, name: &ClusterName) -> bool {
         self.get(name).is_some()
     }
 
@@ -120,7 +120,7 @@ impl Clusters {
 
     /// A worker's report; one of a cluster that is not open is dropped (it no longer speaks
     /// for the screen).
-    pub(crate) fn set_worker(&mut self, name: &str, status: WorkerStatus) {
+    pub(crate) fn set_worker(&mut self, name: &ClusterName, status: WorkerStatus) {
         if let Some(view) = self.get_mut(name) {
             view.worker = Some(status);
         }
@@ -128,7 +128,7 @@ impl Clusters {
 
     /// The workers that reported, by cluster name.
     /// The worker status of cluster `name`, when its worker has said one.
-    pub(crate) fn worker_of(&self, name: &str) -> Option<&WorkerStatus> {
+    pub(crate) fn worker_of(&self, name: &ClusterName) -> Option<&WorkerStatus> {
         self.get(name)?.worker.as_ref()
     }
 
@@ -153,7 +153,7 @@ impl Clusters {
         }
     }
 
-    pub(crate) fn unmark(&mut self, cluster: &str, uid: &str) {
+    pub(crate) fn unmark(&mut self, cluster: &ClusterName, uid: &str) {
         if let Some(view) = self.get_mut(cluster) {
             view.marks.remove(uid);
         }
@@ -180,26 +180,26 @@ impl Clusters {
             .map(|a| (a.cluster().as_str(), a.uid()))
             .collect();
         for view in &mut self.views {
-            let cluster = &*view.line.name;
+            let cluster = view.line.name.as_str();
             view.marks
                 .retain(|uid| present.contains(&(cluster, uid.as_str())));
         }
     }
 
     /// Why `cluster`'s API will refuse `verb`, if it already did.
-    pub(crate) fn forbidden_reason(&self, cluster: &str, verb: Verb) -> Option<&str> {
+    pub(crate) fn forbidden_reason(&self, cluster: &ClusterName, verb: Verb) -> Option<&str> {
         self.get(cluster)?.forbidden.get(&verb).map(String::as_str)
     }
 
     /// `cluster`'s API refused `verb` with 403; the first reason given stays.
-    pub(crate) fn forbid(&mut self, cluster: &str, verb: Verb, why: String) {
+    pub(crate) fn forbid(&mut self, cluster: &ClusterName, verb: Verb, why: String) {
         if let Some(view) = self.get_mut(cluster) {
             view.forbidden.entry(verb).or_insert(why);
         }
     }
 
     /// `workload` was scaled to zero on `cluster` from this screen: undo may restore it.
-    pub(crate) fn scaled(&mut self, cluster: &str, workload: ScalableWorkload) {
+    pub(crate) fn scaled(&mut self, cluster: &ClusterName, workload: ScalableWorkload) {
         self.scalings += 1;
         let at = self.scalings;
         if let Some(view) = self.get_mut(cluster) {
@@ -208,7 +208,7 @@ impl Clusters {
     }
 
     /// `workload` on `cluster` has its replicas back: nothing to undo there.
-    pub(crate) fn restored(&mut self, cluster: &str, workload: &ScalableWorkload) {
+    pub(crate) fn restored(&mut self, cluster: &ClusterName, workload: &ScalableWorkload) {
         if let Some(view) = self.get_mut(cluster) {
             view.scaled.retain(|(_, w)| w != workload);
         }
@@ -230,7 +230,7 @@ mod tests {
     use crate::ui::state::WatchLine;
     use opc_core::actions::WorkloadKind;
 
-    fn line(name: &str, watch: WatchLine) -> ClusterLine {
+    fn line(name: &ClusterName, watch: WatchLine) -> ClusterLine {
         ClusterLine {
             watch,
             pods: 3,
@@ -243,63 +243,70 @@ mod tests {
     }
 
     fn names(clusters: &Clusters) -> Vec<&str> {
-        clusters.lines().map(|l| &*l.name).collect()
+        clusters.lines().map(|l| l.name.as_str()).collect()
+    }
+
+    fn c(name: &str) -> ClusterName {
+        ClusterName::new(name)
     }
 
     #[test]
     fn a_sync_keeps_what_listed_clusters_hold_in_the_lists_order() {
-        let mut clusters = Clusters::new("eu");
-        clusters.open("us");
-        clusters.set_worker("us", WorkerStatus::default());
-        clusters.forbid("us", Verb::Delete, "403".into());
+        let mut clusters = Clusters::new(&c("eu"));
+        clusters.open(&c("us"));
+        clusters.set_worker(&c("us"), WorkerStatus::default());
+        clusters.forbid(&c("us"), Verb::Delete, "403".into());
         let gone = clusters.sync(vec![
-            line("us", WatchLine::Synced),
-            line("ap", WatchLine::Listing),
+            line(&c("us"), WatchLine::Synced),
+            line(&c("ap"), WatchLine::Listing),
         ]);
         assert!(gone, "eu is no longer listed");
         assert_eq!(names(&clusters), ["us", "ap"]);
-        assert_eq!(clusters.forbidden_reason("us", Verb::Delete), Some("403"));
+        assert_eq!(
+            clusters.forbidden_reason(&c("us"), Verb::Delete),
+            Some("403")
+        );
         assert_eq!(clusters.workers().len(), 1);
     }
 
     #[test]
     fn a_sync_that_drops_nothing_says_so() {
-        let mut clusters = Clusters::new("eu");
-        assert!(!clusters.sync(vec![line("eu", WatchLine::Synced)]));
+        let mut clusters = Clusters::new(&c("eu"));
+        assert!(!clusters.sync(vec![line(&c("eu"), WatchLine::Synced)]));
         assert!(!clusters.sync(vec![
-            line("eu", WatchLine::Synced),
-            line("us", WatchLine::Listing),
+            line(&c("eu"), WatchLine::Synced),
+            line(&c("us"), WatchLine::Listing),
         ]));
-        assert!(clusters.sync(vec![line("us", WatchLine::Synced)]));
+        assert!(clusters.sync(vec![line(&c("us"), WatchLine::Synced)]));
     }
 
     #[test]
     fn a_worker_of_a_cluster_not_open_is_not_kept() {
-        let mut clusters = Clusters::new("eu");
-        clusters.set_worker("us", WorkerStatus::default());
+        let mut clusters = Clusters::new(&c("eu"));
+        clusters.set_worker(&c("us"), WorkerStatus::default());
         assert!(clusters.workers().is_empty());
     }
 
     #[test]
     fn undo_finds_the_newest_scaling_whichever_cluster_it_is_on() {
-        let mut clusters = Clusters::new("eu");
-        clusters.open("us");
-        clusters.scaled("us", deployment("a"));
-        clusters.scaled("eu", deployment("b"));
-        clusters.scaled("us", deployment("c"));
+        let mut clusters = Clusters::new(&c("eu"));
+        clusters.open(&c("us"));
+        clusters.scaled(&c("us"), deployment("a"));
+        clusters.scaled(&c("eu"), deployment("b"));
+        clusters.scaled(&c("us"), deployment("c"));
         let last = clusters
             .last_scaled()
             .map(|w| (w.cluster, w.item.name().to_string()));
-        assert_eq!(last, Some(("us".into(), "c".to_string())));
-        clusters.restored("us", &deployment("c"));
+        assert_eq!(last, Some((c("us"), "c".to_string())));
+        clusters.restored(&c("us"), &deployment("c"));
         let last = clusters
             .last_scaled()
             .map(|w| (w.cluster, w.item.name().to_string()));
-        assert_eq!(last, Some(("eu".into(), "b".to_string())));
-        clusters.close("eu");
+        assert_eq!(last, Some((c("eu"), "b".to_string())));
+        clusters.close(&c("eu"));
         let last = clusters
             .last_scaled()
             .map(|w| (w.cluster, w.item.name().to_string()));
-        assert_eq!(last, Some(("us".into(), "a".to_string())));
+        assert_eq!(last, Some((c("us"), "a".to_string())));
     }
 }

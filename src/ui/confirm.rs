@@ -418,7 +418,7 @@ impl Confirmation {
 }
 
 /// A workload, named with its cluster when several are open.
-fn in_cluster(cluster: &str, workload: &ScalableWorkload, several: bool) -> String {
+fn in_cluster(cluster: &ClusterName, workload: &ScalableWorkload, several: bool) -> String {
     if several {
         format!("{workload} in {cluster}")
     } else {

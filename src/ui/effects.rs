@@ -26,7 +26,7 @@ impl Executors {
     fn get(&self, cluster: &ClusterName) -> Result<&Arc<Executor>, Unanswered> {
         self.0
             .iter()
-            .find(|(name, _)| **name == **cluster)
+            .find(|(name, _)| name == cluster)
             .map(|(_, executor)| executor)
             .ok_or_else(|| Unanswered::Closed(cluster.clone()))
     }
@@ -76,7 +76,7 @@ impl Effects {
             for action in actions {
                 let outcome = match executors.get(&action.cluster) {
                     Ok(executor) => executor.run(&action.item, Origin::Manual).await,
-                    Err(_) => Outcome::Skipped(Skip::ClusterClosed(action.cluster.to_string())),
+                    Err(_) => Outcome::Skipped(Skip::ClusterClosed(action.cluster.clone())),
                 };
                 outcome.log(&action.cluster, Origin::Manual, &action.item);
                 let _ = tx.send(Event::Outcome { action, outcome });
@@ -210,7 +210,7 @@ impl Effects {
             let result = match executors.get(&workload.cluster) {
                 Ok(executor) => executor.reads().check_undo(&workload.item).await,
                 Err(_) => Err(Outcome::Skipped(Skip::ClusterClosed(
-                    workload.cluster.to_string(),
+                    workload.cluster.clone(),
                 ))),
             };
             let _ = tx.send(Event::UndoChecked { workload, result });

@@ -78,9 +78,9 @@ impl SourceLine {
 
 impl ClusterLine {
     /// A cluster just opened: listing, nothing known yet.
-    pub fn listing(name: &str) -> ClusterLine {
+    pub fn listing(name: &ClusterName) -> ClusterLine {
         ClusterLine {
-            name: name.into(),
+            name: name.clone(),
             watch: WatchLine::Listing,
             pods: 0,
             nodes_not_reporting: 0,
@@ -142,7 +142,7 @@ pub enum Event {
         action: Routed<Action>,
         outcome: Outcome,
     },
-    Contexts(Result<Vec<String>, Arc<Error>>),
+    Contexts(Result<Vec<ClusterName>, Arc<Error>>),
     /// A context switch finished (the name) or failed.
     Switched(Result<ClusterName, Arc<Error>>),
     /// A context was added to the screen (the name), or could not be.
@@ -191,11 +191,11 @@ pub enum Effect {
     ExportReport,
     ListContexts,
     /// Show this context alone.
-    SwitchContext(String),
+    SwitchContext(ClusterName),
     /// Open this context next to the others.
-    AddContext(String),
+    AddContext(ClusterName),
     /// Close this context; the others stay.
-    DropContext(String),
+    DropContext(ClusterName),
     /// Read the parked workloads of every open cluster.
     ListParked,
     /// Check that a parked workload is still at zero and what undo restores.

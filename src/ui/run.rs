@@ -136,8 +136,8 @@ impl Runtime {
         }
     }
 
-    fn session(&self, cluster: &str) -> Option<&Session> {
-        self.sessions.iter().find(|s| *s.cluster.name == *cluster)
+    fn session(&self, cluster: &ClusterName) -> Option<&Session> {
+        self.sessions.iter().find(|s| s.cluster.name == *cluster)
     }
 
     /// Each open cluster's executor, for work that outlives this call.
@@ -151,7 +151,7 @@ impl Runtime {
     }
 
     /// Connect to `name` in the background; `then` says what the session is for.
-    fn connect(&self, name: String, then: fn(Result<Session, Arc<Error>>) -> Opened) {
+    fn connect(&self, name: ClusterName, then: fn(Result<Session, Arc<Error>>) -> Opened) {
         let opened = self.opened.clone();
         let connecting = self.connector.connect(name);
         tokio::spawn(async move {
@@ -302,7 +302,7 @@ impl Runtime {
                 Effect::Refresh => listening.settle = Some(tokio::time::Instant::now()),
                 Effect::DropContext(name) => {
                     // Dropping the session stops its watches and worker.
-                    self.sessions.retain(|s| *s.cluster.name != *name);
+                    self.sessions.retain(|s| s.cluster.name != name);
                     listening.rewire(&self.sessions);
                 }
                 other => self.carry_out(other, state),

@@ -4,6 +4,7 @@ use std::any::Any;
 
 use futures::future::BoxFuture;
 
+use opc_core::cluster::ClusterName;
 use opc_core::fleet::WatchWhy;
 use opc_core::session::ClusterSession;
 use opc_core::worker::{WorkerCommand, WorkerHandle};
@@ -34,8 +35,8 @@ impl Session {
 
 /// Lists the kubeconfig contexts and connects to one, for the switch-context key.
 pub(crate) trait Connector: Send + Sync {
-    fn contexts(&self) -> crate::Result<Vec<String>>;
-    fn connect(&self, context: String) -> BoxFuture<'static, crate::Result<Session>>;
+    fn contexts(&self) -> crate::Result<Vec<ClusterName>>;
+    fn connect(&self, context: ClusterName) -> BoxFuture<'static, crate::Result<Session>>;
     /// `session`'s cluster opened again as a watch, because `why`; what the old session keeps
     /// alive for its cluster (the simulated server of `--demo`) moves to the new one.
     fn watch_instead(&self, session: &mut Session, why: WatchWhy) -> BoxFuture<'static, Session>;

@@ -75,7 +75,7 @@ pub enum Overlay {
     Checking(Confirmation),
     /// The kubeconfig's contexts: Enter shows one alone, space adds or drops one.
     Contexts {
-        names: Vec<String>,
+        names: Vec<ClusterName>,
         selected: usize,
     },
     /// Each open cluster's watch in full, when the header only summarises them.
@@ -148,8 +148,8 @@ fn blocked_clusters(workers: &BTreeMap<ClusterName, &WorkerStatus>) -> Option<St
     for (cluster, status) in workers {
         let Some(why) = &status.blocked else { continue };
         match reasons.iter_mut().find(|(seen, _)| *seen == why) {
-            Some((_, clusters)) => clusters.push(cluster),
-            None => reasons.push((why, vec![cluster])),
+            Some((_, clusters)) => clusters.push(cluster.as_str()),
+            None => reasons.push((why, vec![cluster.as_str()])),
         }
     }
     let said: Vec<String> = reasons
@@ -221,7 +221,7 @@ impl State {
         all
     }
 
-    pub fn new(context: &str, scope: &str, chain: Vec<RuleSpec>, keys: UiConfig) -> State {
+    pub fn new(context: &ClusterName, scope: &str, chain: Vec<RuleSpec>, keys: UiConfig) -> State {
         let counts = vec![0; chain.len()];
         State {
             clusters: Clusters::new(context),
@@ -291,7 +291,7 @@ impl State {
     }
 
     /// Why `cluster`'s API will refuse `verb`, if it already did.
-    pub fn forbidden_reason(&self, cluster: &str, verb: Verb) -> Option<&str> {
+    pub fn forbidden_reason(&self, cluster: &ClusterName, verb: Verb) -> Option<&str> {
         self.clusters.forbidden_reason(cluster, verb)
     }
 
@@ -318,7 +318,7 @@ impl State {
     }
 
     /// Close `name` and what it showed.
-    pub(crate) fn close_cluster(&mut self, name: &str) {
+    pub(crate) fn close_cluster(&mut self, name: &ClusterName) {
         self.clusters.close(name);
         self.forget_closed();
     }

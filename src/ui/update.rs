@@ -124,7 +124,7 @@ fn answered(state: &mut State, shown: Option<Overlay>, answer: Event) -> Option<
 }
 
 /// The kubeconfig's contexts, to pick from; the first open one is selected.
-fn show_contexts(state: &mut State, names: Vec<String>) {
+fn show_contexts(state: &mut State, names: Vec<ClusterName>) {
     if names.is_empty() {
         status(state, "no kubeconfig contexts to switch to", true);
         return;
@@ -132,13 +132,13 @@ fn show_contexts(state: &mut State, names: Vec<String>) {
     let first = state.clusters.lines().next().map(|c| c.name.clone());
     let selected = names
         .iter()
-        .position(|n| Some(n.as_str()) == first.as_deref())
+        .position(|n| Some(n) == first.as_ref())
         .unwrap_or(0);
     state.overlay = Some(Overlay::Contexts { names, selected });
 }
 
 /// The screen shows `name` alone, from scratch.
-fn on_switched(state: &mut State, name: &str) {
+fn on_switched(state: &mut State, name: &ClusterName) {
     state.clusters.only(name);
     state.replace_findings(Vec::new(), true);
     state.view = View::Table;
@@ -148,10 +148,10 @@ fn on_switched(state: &mut State, name: &str) {
 
 /// `name` opened next to the others. The screen's switches hold for every cluster, the one
 /// added now included: its worker is told them.
-fn on_added(state: &mut State, name: &str) -> Vec<Effect> {
+fn on_added(state: &mut State, name: &ClusterName) -> Vec<Effect> {
     state.clusters.open(name);
     status(state, &format!("added context {name}"), false);
-    let cluster: ClusterName = name.into();
+    let cluster = name.clone();
     let worker = state.worker();
     let mut switches: Vec<WorkerCommand> = worker
         .rules

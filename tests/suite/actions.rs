@@ -1,6 +1,7 @@
 //! Tier 2: every action's exact requests, through the real `kube::Client` over a scripted API.
 
 use crate::support;
+use opc_core::cluster::ClusterName;
 
 use chrono::Utc;
 use opc_core::actions::{
@@ -30,7 +31,7 @@ fn executor(scenario: &Scenario, cache: &Cache, dry_run: bool) -> Executor {
         scenario.client(),
         cache.clone(),
         &policy(dry_run, false),
-        "test",
+        ClusterName::new("test"),
         Audit::Off,
     )
 }
@@ -1258,7 +1259,7 @@ async fn every_attempt_is_audited_and_evented() {
         scenario.client(),
         cache.clone(),
         &policy(false, true),
-        "prod",
+        ClusterName::new("prod"),
         Audit::Log(audit),
     );
     exec.run(&Action::Delete(web1()), Origin::Auto(RuleKind::Evicted))
@@ -1319,7 +1320,7 @@ async fn the_intent_is_on_disk_before_the_request_and_a_crash_between_is_found_o
         scenario.client(),
         cache.clone(),
         &policy(false, false),
-        "prod",
+        ClusterName::new("prod"),
         Audit::Log(AuditLog::open(&config).unwrap()),
     );
     let delete = Action::Delete(web1());
@@ -1342,7 +1343,7 @@ async fn the_intent_is_on_disk_before_the_request_and_a_crash_between_is_found_o
         restarted.client(),
         Cache::new(),
         &policy(false, false),
-        "prod",
+        ClusterName::new("prod"),
         Audit::Log(AuditLog::open(&config).unwrap()),
     );
     let reported = exec.resolve_interrupted().await;
@@ -1380,7 +1381,13 @@ async fn without_a_writable_audit_log_nothing_acts_unless_told_to() {
     assert!(matches!(audit, Audit::Unavailable { .. }));
     let scenario = Scenario::new().reads_live(pod("web-1").evicted());
     let cache = cache_with(vec![pod("web-1").evicted()]);
-    let exec = Executor::new(scenario.client(), cache.clone(), &strict, "prod", audit);
+    let exec = Executor::new(
+        scenario.client(),
+        cache.clone(),
+        &strict,
+        ClusterName::new("prod"),
+        audit,
+    );
     let outcome = exec.run(&Action::Delete(web1()), Origin::Manual).await;
     scenario.verify();
     let Outcome::Refused(Refusal::AuditBroken(_)) = &outcome else {
@@ -1403,7 +1410,7 @@ async fn without_a_writable_audit_log_nothing_acts_unless_told_to() {
         scenario.client(),
         cache,
         &unaudited,
-        "prod",
+        ClusterName::new("prod"),
         Audit::open(&unaudited),
     );
     assert!(exec.unaudited());
@@ -1435,7 +1442,7 @@ fn the_log_is_private_and_rotates_by_size() {
         time: AuditRecord::stamp(Utc::now()),
         id: log.next_id(Utc::now()),
         stage,
-        cluster: "prod".into(),
+        cluster: ClusterName::new("prod"),
         origin: Origin::Manual,
         actor: "test".into(),
         action: Verb::Delete,
@@ -1645,9 +1652,15 @@ async fn the_worker_never_scales_a_bad_rollout_unless_the_rule_opts_in() {
     }
     let flags = opc_core::policy::Flags::default();
     let strict = opc_core::policy::Policy::new(flags, &config);
-    let outcome = Executor::new(held.client(), cache.clone(), &strict, "test", Audit::Off)
-        .run(&scale_action, auto)
-        .await;
+    let outcome = Executor::new(
+        held.client(),
+        cache.clone(),
+        &strict,
+        ClusterName::new("test"),
+        Audit::Off,
+    )
+    .run(&scale_action, auto)
+    .await;
     held.verify();
     assert_eq!(
         outcome,
@@ -1681,9 +1694,15 @@ async fn the_worker_never_scales_a_bad_rollout_unless_the_rule_opts_in() {
             200,
             scale(0),
         );
-    let outcome = Executor::new(scaled.client(), cache, &opted_in, "test", Audit::Off)
-        .run(&scale_action, auto)
-        .await;
+    let outcome = Executor::new(
+        scaled.client(),
+        cache,
+        &opted_in,
+        ClusterName::new("test"),
+        Audit::Off,
+    )
+    .run(&scale_action, auto)
+    .await;
     scaled.verify();
     assert!(matches!(outcome, Outcome::Done(_)), "{outcome:?}");
 }
@@ -1713,7 +1732,7 @@ async fn dry_run_writes_no_event_and_no_annotation() {
         scenario.client(),
         cache,
         &policy(true, true),
-        "test",
+        ClusterName::new("test"),
         Audit::Off,
     );
     let outcome = exec.run(&Action::ScaleToZero(web1()), Origin::Manual).await;
@@ -1748,7 +1767,7 @@ fn the_readme_schema_names_every_field_the_log_writes() {
         time: AuditRecord::stamp(Utc::now()),
         id: "1".into(),
         stage: Stage::Outcome,
-        cluster: "prod".into(),
+        cluster: ClusterName::new("prod"),
         origin: Origin::Auto(RuleKind::ImagePull),
         actor: "a@b".into(),
         action: Verb::ScaleToZero,
@@ -1796,7 +1815,13 @@ async fn readonly_refuses_every_action_without_a_request() {
     };
     let config = opc_core::config::Config::default();
     let policy = opc_core::policy::Policy::new(flags, &config);
-    let exec = Executor::new(scenario.client(), cache, &policy, "test", Audit::Off);
+    let exec = Executor::new(
+        scenario.client(),
+        cache,
+        &policy,
+        ClusterName::new("test"),
+        Audit::Off,
+    );
     for origin in [Origin::Manual, Origin::Auto(RuleKind::Evicted)] {
         let outcome = exec.run(&Action::Delete(web1()), origin).await;
         assert_eq!(outcome, Outcome::Refused(Refusal::Readonly));

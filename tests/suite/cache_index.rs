@@ -3,6 +3,7 @@
 //! sequence of adds, changes, deletions, relists and clock steps.
 
 use crate::support;
+use opc_core::cluster::ClusterName;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -100,7 +101,11 @@ fn record(builder: PodBuilder, interner: &mut Interner) -> PodRecord {
 
 /// A cache on a clock that reads `start` now and moves with paused time.
 fn cache_at(start: DateTime<Utc>, chain: &[RuleSpec]) -> Cache {
-    Cache::for_cluster("", chain.to_vec(), Clock::starting_at(start))
+    Cache::for_cluster(
+        ClusterName::new(""),
+        chain.to_vec(),
+        Clock::starting_at(start),
+    )
 }
 
 #[tokio::test(start_paused = true)]
@@ -234,7 +239,7 @@ async fn a_pod_that_comes_later_is_promoted_on_time_and_promotion_ends_with_the_
 #[test]
 fn a_new_chain_replaces_the_old_and_reclassifies_every_pod() {
     let now = t("2026-11-20T08:10:00Z");
-    let cache = Cache::for_cluster("", chain(), Clock::starting_at(now));
+    let cache = Cache::for_cluster(ClusterName::new(""), chain(), Clock::starting_at(now));
     cache.upsert(pod("web-1").waiting("ImagePullBackOff").wire(), now);
     assert_eq!(cache.findings().len(), 1);
     let mut changes = cache.subscribe();

@@ -2,6 +2,7 @@
 //! the API server really write. Each case names where its text comes from.
 
 use crate::support;
+use opc_core::cluster::ClusterName;
 
 use chrono::{DateTime, Utc};
 use opc_core::clock::Clock;
@@ -582,7 +583,11 @@ fn events_are_read_as_the_kubelet_and_the_scheduler_write_them() {
 fn an_event_finds_its_pods_cause_again_and_wakes_readers() {
     use opc_core::cluster::Cache;
     use opc_core::rules::RuleKind;
-    let cache = Cache::for_cluster("", default_chain(), Clock::starting_at(now()));
+    let cache = Cache::for_cluster(
+        ClusterName::new(""),
+        default_chain(),
+        Clock::starting_at(now()),
+    );
     let back_off = deployment_pod("web-1")
         .uid("u-web")
         .waiting_with("ImagePullBackOff", "Back-off pulling image \"nginx:1.25\"");

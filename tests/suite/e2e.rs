@@ -13,6 +13,7 @@
 //! kubelet ever runs them: their states are written through the status subresource.
 
 use crate::support;
+use opc_core::cluster::ClusterName;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -130,7 +131,7 @@ async fn scenario(target: &Target, ns: &str, scratch: &Path) {
         target.client.clone(),
         cache.clone(),
         &policy,
-        "e2e",
+        ClusterName::new("e2e"),
         Audit::Off,
     ));
     // One pass of the worker as a CronJob would run it: auto on for `evicted` only.

@@ -3,6 +3,7 @@
 //! chain, the opt-outs and the audit run exactly as for a watched pod. Real time, short bounds:
 //! the service proxy reaches the worker over a socket.
 
+use opc_core::cluster::ClusterName;
 use std::time::Duration;
 
 use chrono::Utc;
@@ -68,13 +69,13 @@ impl Fed {
         };
         let feed = spawn_feed(
             server.client(),
-            "sim".into(),
+            ClusterName::new("sim"),
             WorkerAddress::default(),
             settings,
             Clock::real(),
         );
         let cluster = Cluster {
-            name: "sim".into(),
+            name: ClusterName::new("sim"),
             client: server.client(),
         };
         let session =
@@ -98,7 +99,11 @@ impl Fed {
         };
         // The worker's own cache, classifying the pod as `headless` does: in its pod, it
         // calls its cluster `in-cluster`.
-        let theirs = Cache::for_cluster("in-cluster", self.session.cache.chain(), Clock::real());
+        let theirs = Cache::for_cluster(
+            ClusterName::new("in-cluster"),
+            self.session.cache.chain(),
+            Clock::real(),
+        );
         let wire = serde_json::from_value(serde_json::to_value(&created).unwrap()).unwrap();
         theirs.upsert(wire, Utc::now());
         let rows: Vec<FindingRow> = (theirs.findings().iter())
@@ -269,7 +274,11 @@ async fn a_row_a_worker_claims_is_judged_again_on_the_pod_read_live() {
     };
     let mut claimed = serde_json::to_value(&healthy).unwrap();
     claimed["status"] = pod("web-1").evicted().json()["status"].clone();
-    let theirs = Cache::for_cluster("in-cluster", fed.session.cache.chain(), Clock::real());
+    let theirs = Cache::for_cluster(
+        ClusterName::new("in-cluster"),
+        fed.session.cache.chain(),
+        Clock::real(),
+    );
     theirs.upsert(serde_json::from_value(claimed).unwrap(), Utc::now());
     let rows: Vec<FindingRow> = (theirs.findings().iter())
         .map(|found| FindingRow::of(found, Utc::now()))

@@ -2,6 +2,7 @@
 //! server's service proxy (a real `headless` server task there), or a watch when `auto` finds
 //! no worker, and why in the clusters dialog. Real time, short bounds.
 
+use opc_core::cluster::ClusterName;
 use std::time::Duration;
 
 use chrono::Utc;
@@ -40,7 +41,7 @@ fn choice(source: Source) -> SourceChoice {
 /// The screen's session on `server`'s cluster, opened as `source` says.
 async fn open(server: &SimServer, source: Source) -> ClusterSession {
     let cluster = Cluster {
-        name: "east".into(),
+        name: ClusterName::new("east"),
         client: server.client(),
     };
     let policy = policy(false, false);
@@ -69,14 +70,14 @@ fn clusters_dialog(session: &ClusterSession) -> String {
 /// the cluster connecting, rather than waiting out a silent proxy to decide nothing.
 #[tokio::test]
 async fn worker_opens_at_once_even_while_the_proxy_is_silent() {
-    let theirs = Cache::for_cluster("east", default_chain(), Clock::real());
+    let theirs = Cache::for_cluster(ClusterName::new("east"), default_chain(), Clock::real());
     let worker = serve_cache(theirs.reader(), true, FleetSettings::default()).await;
     let sim = SimCluster::new();
     let server = SimServer::start(sim.clone()).await.unwrap();
     expose(&server, worker.findings).await;
     sim.faults().silence_proxies(true);
     let cluster = Cluster {
-        name: "east".into(),
+        name: ClusterName::new("east"),
         client: server.client(),
     };
     let patient = SourceChoice {
@@ -105,7 +106,7 @@ async fn worker_opens_at_once_even_while_the_proxy_is_silent() {
 #[tokio::test]
 async fn auto_reads_the_worker_through_the_proxy_and_the_screen_lists_its_findings() {
     // The in-cluster worker: `headless`'s server on its own cache of the cluster.
-    let theirs = Cache::for_cluster("east", default_chain(), Clock::real());
+    let theirs = Cache::for_cluster(ClusterName::new("east"), default_chain(), Clock::real());
     let evicted = pod("old").ns("shop").evicted();
     theirs.upsert(evicted.wire(), Utc::now());
     let fleet = FleetSettings {
@@ -202,7 +203,7 @@ async fn source_worker_with_a_forbidden_proxy_names_the_missing_permission() {
 #[tokio::test]
 async fn auto_watches_a_cluster_whose_worker_feed_is_over_the_bound_and_says_why() {
     let sim = SimCluster::new();
-    let theirs = Cache::for_cluster("east", default_chain(), Clock::real());
+    let theirs = Cache::for_cluster(ClusterName::new("east"), default_chain(), Clock::real());
     for i in 0..20 {
         let evicted = pod(&format!("old-{i}")).ns("shop").evicted();
         sim.create_pod(crate::support::sim::typed(evicted.clone().json()));
@@ -298,7 +299,7 @@ async fn a_context_that_may_not_list_pods_is_shown_forbidden_never_healthy() {
 /// worker counts them (`/v1/report`), named as the screen names the cluster.
 #[tokio::test]
 async fn a_fed_clusters_restart_report_is_the_one_its_worker_serves() {
-    let theirs = Cache::for_cluster("east", default_chain(), Clock::real());
+    let theirs = Cache::for_cluster(ClusterName::new("east"), default_chain(), Clock::real());
     theirs.upsert(
         pod("web-1").ns("shop").crash_looping(9, "Error").wire(),
         Utc::now(),
@@ -320,7 +321,11 @@ async fn a_fed_clusters_restart_report_is_the_one_its_worker_serves() {
     let Feed::WorkerFed(fed) = &session.feed else {
         panic!("a fed session: {:?}", session.feed)
     };
-    let report = opc_core::fleet::worker_report(server.client(), fed.address().clone(), "east");
+    let report = opc_core::fleet::worker_report(
+        server.client(),
+        fed.address().clone(),
+        &ClusterName::new("east"),
+    );
     eventually("the worker's report", || !report().groups.is_empty()).await;
     let shown = report();
     assert_eq!(shown.cluster, "east");

@@ -370,7 +370,7 @@ async fn an_over_long_line_is_a_protocol_error() {
 /// The client reads `headless`'s own server through the proxy: its snapshot, then a change.
 #[tokio::test]
 async fn the_real_worker_is_read_through_the_proxy() {
-    let cache = Cache::for_cluster("east", default_chain(), Clock::real());
+    let cache = Cache::for_cluster(ClusterName::new("east"), default_chain(), Clock::real());
     let evicted = |name: &str| cache.upsert(pod(name).ns("shop").evicted().wire(), Utc::now());
     evicted("old");
     let fleet = FleetSettings {

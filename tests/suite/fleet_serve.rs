@@ -125,7 +125,7 @@ fn held(view: &FleetView) -> Vec<String> {
 
 /// A cache of one cluster's pods, filled by hand.
 fn cache() -> Cache {
-    Cache::for_cluster("east", default_chain(), Clock::real())
+    Cache::for_cluster(ClusterName::new("east"), default_chain(), Clock::real())
 }
 
 fn evicted(cache: &Cache, name: &str) {

@@ -1,6 +1,7 @@
 //! Headless parts: Lease election on the simulated API, the metrics text and /healthz.
 
 use crate::support;
+use opc_core::cluster::ClusterName;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -255,7 +256,11 @@ fn acting(client: kube::Client, identity: &str, dir: &std::path::Path, clock: Cl
     use opc_core::cluster::{Cache, WatchSettings, spawn_watches};
     use opc_core::config::Config;
     use opc_core::policy::{Flags, Policy};
-    let cache = Cache::for_cluster("sim", opc_core::rules::default_chain(), clock);
+    let cache = Cache::for_cluster(
+        ClusterName::new("sim"),
+        opc_core::rules::default_chain(),
+        clock,
+    );
     let watch_settings = WatchSettings {
         stale_after: Duration::from_secs(5),
         min_backoff: Duration::from_millis(50),
@@ -277,7 +282,7 @@ fn acting(client: kube::Client, identity: &str, dir: &std::path::Path, clock: Cl
         client.clone(),
         cache.clone(),
         &policy,
-        "sim",
+        ClusterName::new("sim"),
         Audit::Log(AuditLog::open(&audit_config(&audit)).unwrap()),
     )
     .with_retry(RetryPolicy {

@@ -3,6 +3,7 @@
 //! oversized fields must not be acted on.
 
 use crate::support;
+use opc_core::cluster::ClusterName;
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
 use kube_sim::SimCluster;
@@ -86,7 +87,7 @@ impl Cluster {
             self.watched.server.client(),
             self.watched.cache.clone(),
             &eager_policy(),
-            "sim",
+            ClusterName::new("sim"),
             Audit::Off,
         )
         .with_retry(quick_retry())

@@ -3,6 +3,7 @@
 //! waits on it forever. Real HTTP on loopback with short bounds, so each test takes seconds.
 
 use crate::support;
+use opc_core::cluster::ClusterName;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -77,16 +78,21 @@ impl Fresh {
         config.audit.events = false;
         let policy = Policy::new(Flags::default(), &config);
         let audit = audit.map_or(Audit::Off, Audit::Log);
-        let executor = Executor::new(client, self.cache.clone(), &policy, "sim", audit).with_retry(
-            RetryPolicy {
-                attempts: 1,
-                ..RetryPolicy::default()
-            },
-        );
+        let executor = Executor::new(
+            client,
+            self.cache.clone(),
+            &policy,
+            ClusterName::new("sim"),
+            audit,
+        )
+        .with_retry(RetryPolicy {
+            attempts: 1,
+            ..RetryPolicy::default()
+        });
         let options = WorkerOptions {
             master_auto: true,
             tick: Duration::from_millis(50),
-            cluster: "sim".into(),
+            cluster: ClusterName::new("sim"),
             ..WorkerOptions::default()
         };
         // As a session does: the cache classifies under the worker's policy.

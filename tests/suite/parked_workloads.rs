@@ -3,6 +3,7 @@
 //! that refuses a workload someone scaled up since.
 
 use crate::support;
+use opc_core::cluster::ClusterName;
 
 use chrono::{Duration, Utc};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -252,7 +253,7 @@ fn executor(watched: &Watched) -> Executor {
         watched.server.client(),
         watched.cache.clone(),
         &policy,
-        "east",
+        ClusterName::new("east"),
         Audit::Off,
     )
     .with_retry(quick_retry())
@@ -282,7 +283,7 @@ async fn parked_rows_are_typed_and_undo_refuses_a_workload_scaled_up_since() {
     assert_eq!(listed.len(), 1, "{listed:?}");
     let row = &listed[0];
     assert_eq!(
-        (&row.cluster[..], &row.workload, row.replicas_before),
+        (row.cluster.as_str(), &row.workload, row.replicas_before),
         ("east", &web, 3)
     );
     assert_eq!(row.now, ParkedState::Parked);

@@ -1,6 +1,7 @@
 //! The restart report: which pods, grouped how, compared with the previous report; renderers.
 
 use crate::support;
+use opc_core::cluster::ClusterName;
 
 use chrono::{DateTime, Utc};
 use opc_core::config::ReportConfig;
@@ -40,7 +41,13 @@ fn web(name: &str, restarts: u32) -> PodBuilder {
 }
 
 fn report(pods: Vec<PodBuilder>, previous: &RestartState) -> RestartReport {
-    build(&records(pods), &config(), previous, &"prod".into(), now())
+    build(
+        &records(pods),
+        &config(),
+        previous,
+        &ClusterName::new("prod"),
+        now(),
+    )
 }
 
 #[test]
@@ -111,7 +118,7 @@ fn namespaces_filter_the_report() {
         &pods,
         &config,
         &RestartState::default(),
-        &"prod".into(),
+        &ClusterName::new("prod"),
         now(),
     );
     assert_eq!(r.groups.len(), 1);

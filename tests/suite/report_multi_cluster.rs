@@ -164,6 +164,7 @@ async fn one_cluster_reports_as_before_without_cluster_sections() {
 
 mod library {
     use chrono::{DateTime, Utc};
+    use opc_core::cluster::ClusterName;
     use opc_core::config::ReportConfig;
     use opc_core::pod::{Interner, PodRecord};
     use opc_core::report::{DeliveryPolicy, Reporter, RestartState, render};
@@ -197,13 +198,24 @@ mod library {
     fn since_the_previous_report_is_counted_per_cluster() {
         let dir = tempfile::tempdir().unwrap();
         let reporter = reporter(dir.path());
-        let first = reporter.build_combined(&[("eu".into(), db(10)), ("us".into(), db(20))], now());
+        let first = reporter.build_combined(
+            &[
+                (ClusterName::new("eu"), db(10)),
+                (ClusterName::new("us"), db(20)),
+            ],
+            now(),
+        );
         RestartState::of(&first)
             .save(&dir.path().join("state.json"))
             .unwrap();
         // Same namespace, pod and container in both clusters: each compares with its own.
-        let second =
-            reporter.build_combined(&[("eu".into(), db(12)), ("us".into(), db(25))], now());
+        let second = reporter.build_combined(
+            &[
+                (ClusterName::new("eu"), db(12)),
+                (ClusterName::new("us"), db(25)),
+            ],
+            now(),
+        );
         let since: Vec<(Option<&str>, Option<u32>)> = second
             .groups
             .iter()
@@ -230,18 +242,29 @@ mod library {
         let dir = tempfile::tempdir().unwrap();
         let reporter = reporter(dir.path());
         reporter
-            .send_report(&reporter.build(&db(10), &"eu".into(), now()))
+            .send_report(&reporter.build(&db(10), &ClusterName::new("eu"), now()))
             .await;
         reporter
-            .send_report(&reporter.build(&db(20), &"us".into(), now()))
+            .send_report(&reporter.build(&db(20), &ClusterName::new("us"), now()))
             .await;
         let since =
             |report: opc_core::report::RestartReport| report.groups[0].rows[0].since_previous;
-        assert_eq!(since(reporter.build(&db(12), &"eu".into(), now())), Some(2));
-        assert_eq!(since(reporter.build(&db(25), &"us".into(), now())), Some(5));
+        assert_eq!(
+            since(reporter.build(&db(12), &ClusterName::new("eu"), now())),
+            Some(2)
+        );
+        assert_eq!(
+            since(reporter.build(&db(25), &ClusterName::new("us"), now())),
+            Some(5)
+        );
         // And a combined report (the pane, `report --context a --context b`) reads the same.
-        let combined =
-            reporter.build_combined(&[("eu".into(), db(12)), ("us".into(), db(25))], now());
+        let combined = reporter.build_combined(
+            &[
+                (ClusterName::new("eu"), db(12)),
+                (ClusterName::new("us"), db(25)),
+            ],
+            now(),
+        );
         let since: Vec<Option<u32>> = combined
             .groups
             .iter()
@@ -255,12 +278,15 @@ mod library {
     fn a_state_file_without_clusters_still_counts() {
         let dir = tempfile::tempdir().unwrap();
         let reporter = reporter(dir.path());
-        let container = reporter.build(&db(10), &"eu".into(), now()).groups[0].rows[0]
+        let container = reporter
+            .build(&db(10), &ClusterName::new("eu"), now())
+            .groups[0]
+            .rows[0]
             .container
             .clone();
         let legacy = format!(r#"{{"restarts": {{"data/db-0/{container}": 10}}}}"#);
         std::fs::write(dir.path().join("state.json"), legacy).unwrap();
-        let report = reporter.build(&db(12), &"eu".into(), now());
+        let report = reporter.build(&db(12), &ClusterName::new("eu"), now());
         assert_eq!(report.groups[0].rows[0].since_previous, Some(2));
     }
 
@@ -268,8 +294,11 @@ mod library {
     fn one_cluster_builds_the_report_it_always_did() {
         let dir = tempfile::tempdir().unwrap();
         let reporter = reporter(dir.path());
-        let combined = reporter.build_combined(&[("eu".into(), db(10))], now());
-        assert_eq!(combined, reporter.build(&db(10), &"eu".into(), now()));
+        let combined = reporter.build_combined(&[(ClusterName::new("eu"), db(10))], now());
+        assert_eq!(
+            combined,
+            reporter.build(&db(10), &ClusterName::new("eu"), now())
+        );
         assert!(render::csv(&combined).starts_with("namespace,"));
         let chat = render::chat(&combined, 10_000, render::Chat::Lark);
         assert!(!chat.contains("Cluster"), "{chat}");

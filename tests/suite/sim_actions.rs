@@ -2,6 +2,7 @@
 //! live watch cache, with their effects read back through the API.
 
 use crate::support;
+use opc_core::cluster::ClusterName;
 
 use std::time::Duration;
 
@@ -38,7 +39,7 @@ impl Harness {
             self.server.client(),
             self.cache.clone(),
             &at_once(false, events),
-            "sim",
+            ClusterName::new("sim"),
             Audit::Off,
         )
         .with_retry(quick_retry())
@@ -116,7 +117,7 @@ async fn a_stale_plan_never_deletes_the_replacement_pod_of_the_same_name() {
         h.server.client(),
         stale,
         &policy(false, false),
-        "sim",
+        ClusterName::new("sim"),
         Audit::Off,
     );
     let outcome = executor

@@ -1,5 +1,6 @@
 //! A cluster read through its in-cluster worker, through the real binary in a pseudo-terminal.
 
+use opc_core::cluster::ClusterName;
 use std::time::Duration;
 
 use chrono::Utc;
@@ -36,10 +37,10 @@ async fn auto_watches_a_cluster_whose_worker_outgrew_its_feed_while_on_screen() 
     sim.set_bookmark_interval(Duration::from_millis(100));
     let first = pod("seen-0").ns("shop").evicted();
     sim.create_pod(typed(first.clone().json()));
-    let small = Cache::for_cluster("east", default_chain(), Clock::real());
+    let small = Cache::for_cluster(ClusterName::new("east"), default_chain(), Clock::real());
     small.upsert(first.clone().wire(), Utc::now());
     // The same cluster, 60 evictions later, as the worker's next run sees it.
-    let grown = Cache::for_cluster("east", default_chain(), Clock::real());
+    let grown = Cache::for_cluster(ClusterName::new("east"), default_chain(), Clock::real());
     grown.upsert(first.wire(), Utc::now());
     for i in 0..60 {
         let evicted = pod(&format!("grown-{i}")).ns("shop").evicted();

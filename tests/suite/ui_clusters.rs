@@ -2,6 +2,7 @@
 //! filter by cluster, actions routed to the pod's own cluster, one cluster down, add and drop.
 
 use crate::ui_support;
+use opc_core::cluster::ClusterName;
 
 use opc_core::actions::{
     Action, Denied, Origin, Outcome, ParkedList, ParkedRow, ParkedState, PodRef, RecordedIn,
@@ -27,7 +28,7 @@ fn line(name: &str, watch: WatchLine, pods: usize) -> ClusterLine {
     ClusterLine {
         watch,
         pods,
-        ..ClusterLine::listing(name)
+        ..ClusterLine::listing(&ClusterName::new(name))
     }
 }
 
@@ -35,8 +36,10 @@ fn line(name: &str, watch: WatchLine, pods: usize) -> ClusterLine {
 /// image pull error.
 fn us_findings() -> Vec<Abnormal> {
     vec![
-        abnormal(RuleKind::Evicted, "shop", "web-5f8-k2x8p", "Evicted", 12).in_cluster("demo-us"),
-        abnormal(RuleKind::Evicted, "search", "indexer-0", "Evicted", 3).in_cluster("demo-us"),
+        abnormal(RuleKind::Evicted, "shop", "web-5f8-k2x8p", "Evicted", 12)
+            .in_cluster(ClusterName::new("demo-us")),
+        abnormal(RuleKind::Evicted, "search", "indexer-0", "Evicted", 3)
+            .in_cluster(ClusterName::new("demo-us")),
         abnormal(
             RuleKind::ImagePull,
             "search",
@@ -44,7 +47,7 @@ fn us_findings() -> Vec<Abnormal> {
             "ImagePullBackOff",
             20,
         )
-        .in_cluster("demo-us"),
+        .in_cluster(ClusterName::new("demo-us")),
     ]
 }
 
@@ -138,7 +141,7 @@ fn an_action_on_a_pod_of_the_second_cluster_goes_to_that_cluster_only() {
         panic!("expected the opt-out check, got {effects:?}");
     };
     assert_eq!(pods.len(), 1);
-    assert_eq!(&*pods[0].cluster, "demo-us");
+    assert_eq!(pods[0].cluster.as_str(), "demo-us");
     update(
         &mut s,
         Event::OptOuts(Ok(ops_pod_cleaner::ui::Checked::default())),
@@ -157,7 +160,7 @@ fn an_action_on_a_pod_of_the_second_cluster_goes_to_that_cluster_only() {
     assert_eq!(
         effects,
         [Effect::Run(vec![Routed::new(
-            &"demo-us".into(),
+            &ClusterName::new("demo-us"),
             Action::Delete(pod)
         )])]
     );
@@ -174,7 +177,7 @@ fn marks_across_clusters_route_each_pod_to_its_own() {
     };
     let routed: Vec<(&str, &str)> = pods
         .iter()
-        .map(|p| (&*p.cluster, p.item.name.as_str()))
+        .map(|p| (p.cluster.as_str(), p.item.name.as_str()))
         .collect();
     assert_eq!(
         routed,
@@ -188,13 +191,13 @@ fn refuse_delete_on_us(s: &mut State) {
     update(
         s,
         Event::Outcome {
-            action: Routed::new(&"demo-us".into(), Action::Delete(us_pod)),
+            action: Routed::new(&ClusterName::new("demo-us"), Action::Delete(us_pod)),
             outcome: Outcome::Refused(Refusal::Forbidden(Denied {
                 verb: "delete",
                 resource: "pods",
                 namespace: "search".into(),
                 message: "403 forbidden: cannot delete pods".into(),
-                context: Some("demo-us".into()),
+                context: Some(ClusterName::new("demo-us")),
             })),
         },
     );
@@ -251,21 +254,27 @@ fn space_in_the_context_list_adds_and_drops_contexts() {
     let mut s = state();
     update(
         &mut s,
-        Event::Contexts(Ok(vec!["demo".into(), "demo-us".into()])),
+        Event::Contexts(Ok(vec![
+            ClusterName::new("demo"),
+            ClusterName::new("demo-us"),
+        ])),
     );
     let effects = press(&mut s, "Down Space");
-    assert_eq!(effects, [Effect::AddContext("demo-us".into())]);
-    update(&mut s, Event::Added(Ok("demo-us".into())));
+    assert_eq!(effects, [Effect::AddContext(ClusterName::new("demo-us"))]);
+    update(&mut s, Event::Added(Ok(ClusterName::new("demo-us"))));
     assert_eq!(s.cluster_lines().len(), 2);
     update(&mut s, snapshot(WatchLine::Synced));
     assert_eq!(s.counts()[0], 5);
 
     update(
         &mut s,
-        Event::Contexts(Ok(vec!["demo".into(), "demo-us".into()])),
+        Event::Contexts(Ok(vec![
+            ClusterName::new("demo"),
+            ClusterName::new("demo-us"),
+        ])),
     );
     let effects = press(&mut s, "Space");
-    assert_eq!(effects, [Effect::DropContext("demo".into())]);
+    assert_eq!(effects, [Effect::DropContext(ClusterName::new("demo"))]);
     assert_eq!(s.cluster_lines().len(), 1);
     assert_eq!(s.counts()[0], 2, "only demo-us's evicted pods remain");
     assert!(
@@ -276,7 +285,10 @@ fn space_in_the_context_list_adds_and_drops_contexts() {
 
     update(
         &mut s,
-        Event::Contexts(Ok(vec!["demo".into(), "demo-us".into()])),
+        Event::Contexts(Ok(vec![
+            ClusterName::new("demo"),
+            ClusterName::new("demo-us"),
+        ])),
     );
     let effects = press(&mut s, "Down Space");
     assert!(effects.is_empty(), "the last open context is not dropped");
@@ -308,7 +320,7 @@ fn each_clusters_worker_is_shown_held_or_paused_with_its_name() {
         update(
             &mut s,
             Event::Worker {
-                cluster: cluster.into(),
+                cluster: ClusterName::new(cluster),
                 status: WorkerStatus {
                     master_auto: true,
                     rules: rules(paused),
@@ -321,7 +333,7 @@ fn each_clusters_worker_is_shown_held_or_paused_with_its_name() {
     let evicted = &worker.rules[&RuleKind::Evicted];
     assert!(evicted.auto);
     let mut theirs = crate::support::pauses::fourth_workload_in("tenant", RuleKind::Evicted);
-    theirs.cluster = Some("demo-us".into());
+    theirs.cluster = Some(ClusterName::new("demo-us"));
     assert_eq!(evicted.paused, [theirs]);
     assert!(
         evicted.paused[0]
@@ -334,7 +346,7 @@ fn each_clusters_worker_is_shown_held_or_paused_with_its_name() {
 
 fn parked_row(cluster: &str, name: &str, before: i32, minutes: i64) -> ParkedRow {
     ParkedRow {
-        cluster: cluster.into(),
+        cluster: ClusterName::new(cluster),
         workload: ScalableWorkload::new(WorkloadKind::Deployment, "search", name),
         uid: format!("uid-{name}"),
         replicas_before: before,
@@ -370,7 +382,7 @@ fn the_parked_view_lists_every_clusters_workloads_and_undoes_on_the_right_one() 
 
     let effects = press(&mut s, "u");
     let workload = Routed::new(
-        &"demo-us".into(),
+        &ClusterName::new("demo-us"),
         parked_row("demo-us", "indexer", 3, 0).workload,
     );
     assert_eq!(effects, [Effect::CheckUndo(workload.clone())]);
@@ -396,7 +408,7 @@ fn the_parked_view_lists_every_clusters_workloads_and_undoes_on_the_right_one() 
     assert_eq!(
         press(&mut s, "y"),
         [Effect::Run(vec![Routed::new(
-            &"demo-us".into(),
+            &ClusterName::new("demo-us"),
             Action::UndoScale(workload.item.clone())
         )])]
     );
@@ -450,7 +462,7 @@ fn every_blocked_cluster_is_named() {
         update(
             &mut s,
             Event::Worker {
-                cluster: cluster.into(),
+                cluster: ClusterName::new(cluster),
                 status: WorkerStatus {
                     blocked: Some(why),
                     ..WorkerStatus::default()
@@ -474,7 +486,7 @@ fn a_cluster_the_runtime_no_longer_lists_leaves_nothing_behind() {
     update(
         &mut s,
         Event::Worker {
-            cluster: "demo-us".into(),
+            cluster: ClusterName::new("demo-us"),
             status: WorkerStatus {
                 blocked: Some(Blocked::NotSynced),
                 ..WorkerStatus::default()
@@ -495,7 +507,7 @@ fn a_cluster_the_runtime_no_longer_lists_leaves_nothing_behind() {
         "demo-us's worker no longer speaks for the screen"
     );
 
-    update(&mut s, Event::Added(Ok("demo-us".into())));
+    update(&mut s, Event::Added(Ok(ClusterName::new("demo-us"))));
     update(&mut s, snapshot(WatchLine::Synced));
     press(&mut s, "/ i n d e x e r Enter d");
     assert!(

@@ -1,6 +1,7 @@
 //! A cluster fed by its in-cluster worker shows on screen as a watched one does: the row a
 //! worker serves becomes the same table line and details text as the pod it was made from.
 
+use opc_core::cluster::ClusterName;
 use std::sync::Arc;
 
 use opc_core::actions::{PodReading, ReadError};
@@ -283,7 +284,7 @@ fn fed_line(name: &str, watch: WatchLine, status: FeedStatus, worker: WorkerView
         watch,
         pods: 3,
         source: SourceLine::Worker { status, worker },
-        ..ClusterLine::listing(name)
+        ..ClusterLine::listing(&ClusterName::new(name))
     }
 }
 
@@ -321,7 +322,7 @@ fn a_stale_fed_cluster_shows_as_a_stale_watch_does_next_to_a_watched_one() {
         findings()
             .iter()
             .take(3)
-            .map(|a| through_a_worker(&a.clone().in_cluster("eu"))),
+            .map(|a| through_a_worker(&a.clone().in_cluster(ClusterName::new("eu")))),
     );
     let stale = WatchLine::Reconnecting {
         secs: 25,
@@ -335,7 +336,7 @@ fn a_stale_fed_cluster_shows_as_a_stale_watch_does_next_to_a_watched_one() {
         ClusterLine {
             watch: WatchLine::Synced,
             pods: 27,
-            ..ClusterLine::listing("demo")
+            ..ClusterLine::listing(&ClusterName::new("demo"))
         },
         fed_line("eu", stale, status, WorkerView::default()),
     ];
@@ -361,7 +362,7 @@ fn a_watch_that_auto_fell_back_to_says_why_in_the_clusters_dialog() {
             watch: WatchLine::Synced,
             pods: 27,
             source: SourceLine::Watch(WatchWhy::NoWorker(forbidden())),
-            ..ClusterLine::listing("demo")
+            ..ClusterLine::listing(&ClusterName::new("demo"))
         },
         fed_line(
             "eu",

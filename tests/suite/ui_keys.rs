@@ -235,7 +235,10 @@ fn a_refusal_that_is_no_403_leaves_the_verb_available() {
         }),
     );
     assert!(s.status().unwrap().error);
-    assert_eq!(s.forbidden_reason("demo", Verb::Delete), None);
+    assert_eq!(
+        s.forbidden_reason(&ClusterName::new("demo"), Verb::Delete),
+        None
+    );
     press(&mut s, "d");
     assert!(
         matches!(s.overlay(), Some(Overlay::Checking(_))),
@@ -447,11 +450,14 @@ fn switch_context_lists_then_connects() {
     assert_eq!(press(&mut s, "c"), [Effect::ListContexts]);
     update(
         &mut s,
-        Event::Contexts(Ok(vec!["demo".into(), "prod-eu".into()])),
+        Event::Contexts(Ok(vec![
+            ClusterName::new("demo"),
+            ClusterName::new("prod-eu"),
+        ])),
     );
     assert_eq!(
         press(&mut s, "j Enter"),
-        [Effect::SwitchContext("prod-eu".into())]
+        [Effect::SwitchContext(ClusterName::new("prod-eu"))]
     );
 }
 
@@ -556,8 +562,8 @@ fn a_cluster_added_later_gets_the_current_auto_switches() {
             rule.auto = true;
         }
     });
-    let effects = update(&mut s, Event::Added(Ok("demo-us".into())));
-    let us: ClusterName = "demo-us".into();
+    let effects = update(&mut s, Event::Added(Ok(ClusterName::new("demo-us"))));
+    let us: ClusterName = ClusterName::new("demo-us");
     assert_eq!(
         effects,
         [
@@ -601,11 +607,11 @@ fn resuming_a_paused_rule_names_and_acts_on_its_cluster_and_namespace_only() {
         ..WorkerStatus::default()
     };
     for (cluster, paused) in [("demo-eu", false), ("demo-us", true)] {
-        update(&mut s, Event::Added(Ok(cluster.into())));
+        update(&mut s, Event::Added(Ok(ClusterName::new(cluster))));
         update(
             &mut s,
             Event::Worker {
-                cluster: cluster.into(),
+                cluster: ClusterName::new(cluster),
                 status: status(paused),
             },
         );
@@ -617,7 +623,7 @@ fn resuming_a_paused_rule_names_and_acts_on_its_cluster_and_namespace_only() {
     assert_eq!(title, "Resume auto-clean for imagePull in shop on demo-us?");
     assert!(lines[0].contains("paused in shop: "), "{lines:?}");
     assert!(lines[0].contains("4th workload"), "{lines:?}");
-    let us: ClusterName = "demo-us".into();
+    let us: ClusterName = ClusterName::new("demo-us");
     let resume = WorkerCommand::Resume {
         rule: RuleKind::ImagePull,
         scope: shop.clone(),

@@ -2,6 +2,7 @@
 //! `UPDATE_SNAPSHOTS=1 cargo test --test ui_snapshots` rewrites them after an intended change.
 
 use crate::ui_support;
+use opc_core::cluster::ClusterName;
 
 use k8s_openapi::api::core::v1::Pod;
 use opc_core::actions::{
@@ -311,7 +312,11 @@ fn context_picker() {
     let mut s = state();
     update(
         &mut s,
-        Event::Contexts(Ok(vec!["demo".into(), "prod-eu".into(), "prod-us".into()])),
+        Event::Contexts(Ok(vec![
+            ClusterName::new("demo"),
+            ClusterName::new("prod-eu"),
+            ClusterName::new("prod-us"),
+        ])),
     );
     let text = screen(&s, 80, 24);
     assert!(text.contains("* demo"));

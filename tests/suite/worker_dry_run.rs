@@ -4,6 +4,7 @@
 //! cache; a dry run changes nothing, so it must remember what it has already "done".
 
 use crate::support;
+use opc_core::cluster::ClusterName;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -78,7 +79,7 @@ impl Run {
             watched.server.client(),
             watched.cache.clone(),
             &policy,
-            "sim",
+            ClusterName::new("sim"),
             Audit::Log(log),
         )
         .with_retry(quick_retry());
@@ -86,7 +87,7 @@ impl Run {
         let options = WorkerOptions {
             master_auto: true,
             tick: TICK,
-            cluster: "sim".into(),
+            cluster: ClusterName::new("sim"),
             counters: counters.clone(),
             ..WorkerOptions::default()
         };

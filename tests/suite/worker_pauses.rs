@@ -2,6 +2,7 @@
 //! switch auto-clean off for everyone. The worker on the simulated cluster.
 
 use crate::support;
+use opc_core::cluster::ClusterName;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,13 +34,13 @@ fn worker(watched: &Watched, config: &Config) -> WorkerHandle {
         watched.server.client(),
         watched.cache.clone(),
         &policy,
-        "sim",
+        ClusterName::new("sim"),
         Audit::Off,
     );
     let options = WorkerOptions {
         master_auto: true,
         tick: Duration::from_millis(50),
-        cluster: "sim".into(),
+        cluster: ClusterName::new("sim"),
         ..WorkerOptions::default()
     };
     // As a session does: the cache classifies under the worker's policy.

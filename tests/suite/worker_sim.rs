@@ -1,6 +1,7 @@
 //! The worker on the simulated cluster: real watch cache, real executor, real API calls.
 
 use crate::support;
+use opc_core::cluster::ClusterName;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,7 +47,7 @@ impl Harness {
             self.client.clone(),
             self.cache.clone(),
             policy,
-            "sim",
+            ClusterName::new("sim"),
             Audit::Off,
         );
         // As a session does: the cache classifies under the worker's policy.
@@ -65,7 +66,7 @@ impl Harness {
             self.client.clone(),
             self.cache.clone(),
             &policy,
-            "sim",
+            ClusterName::new("sim"),
             Audit::Off,
         );
         let target = PodRef {
@@ -91,14 +92,14 @@ impl Harness {
             self.client.clone(),
             self.cache.clone(),
             &policy,
-            "sim",
+            ClusterName::new("sim"),
             audit.map_or(Audit::Off, Audit::Log),
         )
         .with_retry(quick_retry());
         let options = WorkerOptions {
             master_auto: true,
             tick: Duration::from_millis(50),
-            cluster: "sim".into(),
+            cluster: ClusterName::new("sim"),
             ..WorkerOptions::default()
         };
         // As a session does: the cache classifies under the worker's policy.
@@ -352,7 +353,13 @@ async fn blocked_follows_the_watch_between_passes() {
     let cache = Cache::new();
     let config = Config::builtin();
     let policy = Policy::new(Flags::default(), &config);
-    let executor = Executor::new(server.client(), cache.clone(), &policy, "sim", Audit::Off);
+    let executor = Executor::new(
+        server.client(),
+        cache.clone(),
+        &policy,
+        ClusterName::new("sim"),
+        Audit::Off,
+    );
     // A tick far away: only the cache's own changes can clear "blocked".
     let options = WorkerOptions {
         tick: Duration::from_secs(3600),
@@ -517,7 +524,13 @@ async fn the_worker_acts_as_soon_as_the_cache_syncs() {
     let cache = Cache::new();
     let config = config_with_auto(&[RuleKind::Evicted]);
     let policy = Policy::new(Flags::default(), &config);
-    let executor = Executor::new(server.client(), cache.clone(), &policy, "sim", Audit::Off);
+    let executor = Executor::new(
+        server.client(),
+        cache.clone(),
+        &policy,
+        ClusterName::new("sim"),
+        Audit::Off,
+    );
     let options = WorkerOptions {
         master_auto: true,
         tick: Duration::from_secs(3600),
@@ -715,7 +728,7 @@ async fn a_dead_report_sink_does_not_stop_auto_clean() {
     let options = WorkerOptions {
         master_auto: true,
         tick: Duration::from_millis(50),
-        cluster: "sim".into(),
+        cluster: ClusterName::new("sim"),
         reporter: Some(reporter),
         report_schedule: Some(CronSchedule::parse("* * * * * *").unwrap()),
         ..WorkerOptions::default()

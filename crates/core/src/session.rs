@@ -77,7 +77,7 @@ impl ClusterSession {
         audit: Audit,
         clock: Clock,
     ) -> ClusterSession {
-        let cache = Cache::for_cluster(&cluster.name, policy.chain().to_vec(), clock);
+        let cache = Cache::for_cluster(cluster.name.clone(), policy.chain().to_vec(), clock);
         let mut watches = spawn_watches(&cluster.client, scopes, &cache, watch);
         watches.extend(spawn_event_watches(&cluster.client, scopes, &cache, watch));
         watches.push(spawn_node_watch(&cluster.client, &cache, watch));
@@ -170,7 +170,7 @@ impl ClusterSession {
         audit: Audit,
         clock: Clock,
     ) -> ClusterSession {
-        let cache = Cache::for_cluster(&cluster.name, policy.chain().to_vec(), clock);
+        let cache = Cache::for_cluster(cluster.name.clone(), policy.chain().to_vec(), clock);
         let executor = executor(&cluster, &cache, policy, audit).fed_by(feed.address().clone());
         let mut session = ClusterSession::with(cluster, cache.clone(), executor, Vec::new());
         session.feed = Feed::WorkerFed(FedCluster::follow(feed, cache));
@@ -216,7 +216,7 @@ fn executor(cluster: &Cluster, cache: &Cache, policy: &Policy, audit: Audit) -> 
         cluster.client.clone(),
         cache.clone(),
         policy,
-        &cluster.name,
+        cluster.name.clone(),
         audit,
     )
 }

@@ -5,6 +5,7 @@ use crate::ui::confirm::{Confirmation, Offer, PodVerb};
 use crate::ui::event::{Effect, Routed};
 use crate::ui::state::{Overlay, State, View};
 use opc_core::actions::{Refusal, Verb};
+use opc_core::cluster::ClusterName;
 
 /// In the details view, actions apply to the pod shown; otherwise to marks or the cursor.
 fn targets(state: &State) -> Vec<&opc_core::cluster::Listed> {
@@ -23,7 +24,7 @@ fn targets(state: &State) -> Vec<&opc_core::cluster::Listed> {
 pub(super) fn why_unavailable<'a>(
     state: &State,
     verb: Verb,
-    mut clusters: impl Iterator<Item = &'a str>,
+    mut clusters: impl Iterator<Item = &'a ClusterName>,
 ) -> Option<String> {
     if state.readonly {
         return Some(Refusal::Readonly.to_string());
@@ -49,7 +50,7 @@ pub(super) fn pod_action(state: &mut State, verb: PodVerb) -> Vec<Effect> {
         PodVerb::RemoveFinalizers => "Remove finalizers",
     };
     let targets = targets(state);
-    let clusters = targets.iter().map(|a| a.cluster().as_str());
+    let clusters = targets.iter().map(|a| a.cluster());
     let dialog = if let Some(why) = why_unavailable(state, verb.verb(), clusters) {
         Confirmation::unavailable(title, why)
     } else {
@@ -76,7 +77,7 @@ pub(super) fn pod_action(state: &mut State, verb: PodVerb) -> Vec<Effect> {
 pub(super) fn scale_to_zero(state: &mut State) -> Vec<Effect> {
     let title = "Scale the workload to 0?";
     let targets = targets(state);
-    let clusters = targets.iter().map(|a| a.cluster().as_str());
+    let clusters = targets.iter().map(|a| a.cluster());
     if let Some(why) = why_unavailable(state, Verb::ScaleToZero, clusters) {
         state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(title, why)));
         return Vec::new();
@@ -120,7 +121,7 @@ pub(super) fn scale_to_zero(state: &mut State) -> Vec<Effect> {
 pub(super) fn undo(state: &mut State) -> Vec<Effect> {
     let title = "Restore the replicas?";
     let last = state.clusters.last_scaled();
-    let clusters = last.iter().map(|w| &*w.cluster);
+    let clusters = last.iter().map(|w| &w.cluster);
     let why = match (why_unavailable(state, Verb::UndoScale, clusters), &last) {
         (Some(why), _) => why,
         (None, Some(workload)) => {

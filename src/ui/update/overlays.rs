@@ -8,6 +8,7 @@ use crate::ui::event::{Effect, Routed};
 use crate::ui::keys::Command;
 use crate::ui::state::{Overlay, State};
 use opc_core::actions::{ParkedList, Verb};
+use opc_core::cluster::ClusterName;
 use opc_core::config::{KeyBinding, KeyCode};
 use opc_core::worker::WorkerCommand;
 
@@ -113,7 +114,7 @@ fn on_yes(state: &mut State, dialog: Confirmation) -> Next {
 /// The context list: move; Enter shows the selected context alone, space adds or drops it.
 fn on_contexts_key(
     state: &mut State,
-    names: Vec<String>,
+    names: Vec<ClusterName>,
     selected: usize,
     key: &KeyBinding,
     command: Option<Command>,
@@ -157,8 +158,8 @@ fn on_parked_key(
             let Some(row) = list.as_ref().and_then(|l| l.rows.get(selected)) else {
                 return Next::stay(Overlay::Parked { list, selected });
             };
-            let workload = Routed::new(&row.cluster.as_str().into(), row.workload.clone());
-            let clusters = std::iter::once(row.cluster.as_str());
+            let workload = Routed::new(&row.cluster, row.workload.clone());
+            let clusters = std::iter::once(&row.cluster);
             if let Some(why) = why_unavailable(state, Verb::UndoScale, clusters) {
                 let dialog = Confirmation::unavailable("Restore the replicas?", why);
                 return Next::stay(Overlay::Confirm(dialog));
@@ -177,7 +178,7 @@ fn on_parked_key(
 
 /// Space in the context list: open a context next to the others, or close an open one (never
 /// the last).
-fn add_or_drop(state: &mut State, name: String) -> Vec<Effect> {
+fn add_or_drop(state: &mut State, name: ClusterName) -> Vec<Effect> {
     if !state.clusters.contains(&name) {
         status(state, &format!("adding {name}…"), false);
         return vec![Effect::AddContext(name)];

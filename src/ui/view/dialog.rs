@@ -9,6 +9,7 @@ use super::{centered, fit, inert_line};
 use crate::ui::confirm::{Confirmation, Offer};
 use crate::ui::event::{ClusterLine, SourceLine};
 use crate::ui::theme;
+use opc_core::cluster::ClusterName;
 use opc_core::fleet::WatchWhy;
 
 /// The keys sit on the bottom border, so no amount of wrapped text can push them out of sight.
@@ -57,7 +58,7 @@ pub(crate) fn waiting(what: &str, area: Rect, buf: &mut Buffer) {
 }
 
 pub(crate) fn contexts(
-    names: &[String],
+    names: &[ClusterName],
     selected: usize,
     open: &[&ClusterLine],
     area: Rect,
@@ -67,7 +68,7 @@ pub(crate) fn contexts(
         .iter()
         .enumerate()
         .map(|(i, name)| {
-            let is_open = open.iter().any(|c| *c.name == **name);
+            let is_open = open.iter().any(|c| c.name == *name);
             let text = format!("{} {name}", if is_open { "*" } else { " " });
             if i == selected {
                 Line::styled(text, theme::selected())
@@ -94,7 +95,10 @@ pub(crate) fn clusters(open: &[&ClusterLine], area: Rect, buf: &mut Buffer) {
     for c in open {
         let (text, style) = super::header::watch_text(&c.watch, 200);
         lines.push(Line::from(vec![
-            Span::styled(format!("{:<16} ", fit(&c.name, 16)), theme::accent()),
+            Span::styled(
+                format!("{:<16} ", fit(c.name.as_str(), 16)),
+                theme::accent(),
+            ),
             Span::styled(text, style),
             Span::raw(format!("  pods {}", c.pods)),
             Span::styled(

@@ -66,7 +66,7 @@ pub(crate) fn render(
         .map(|(i, row)| {
             let mut cells = cells(row, state);
             if several {
-                cells.insert(0, Cell::from(inert_line(&row.cluster)));
+                cells.insert(0, Cell::from(inert_line(row.cluster.as_str())));
             }
             let line = Row::new(cells);
             if i == selected {

@@ -3,6 +3,7 @@
 
 use super::inert_line;
 use crate::ui::event::SourceLine;
+use opc_core::cluster::ClusterName;
 use opc_core::fleet::{FeedStatus, StaleWhy, WatchWhy, WorkerView};
 
 /// A word or two for the header; none for a watch chosen as one (what every cluster was).
@@ -47,7 +48,7 @@ fn status_words(status: &FeedStatus) -> String {
 }
 
 /// The in-cluster worker's switches, read-only here: it holds the cluster's Lease and acts.
-pub(crate) fn worker_words(cluster: &str, worker: &WorkerView) -> String {
+pub(crate) fn worker_words(cluster: &ClusterName, worker: &WorkerView) -> String {
     let mut text = format!(
         "{cluster}'s in-cluster worker (read-only here): {}, auto {}",
         if worker.leading { "leading" } else { "standby" },

@@ -3,6 +3,7 @@
 //! (a snapshot or the frames missed since `since`, then each change, and a heartbeat every
 //! `heartbeat`), so the client is tested through the API server without the real server.
 
+use opc_core::cluster::ClusterName;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -328,7 +329,7 @@ pub fn t0() -> DateTime<Utc> {
 /// A finding of pod `uid` (named `pod-{uid}` in `shop`).
 pub fn finding(uid: &str, category: RuleKind) -> FindingRow {
     FindingRow {
-        cluster: "east".into(),
+        cluster: ClusterName::new("east"),
         namespace: "shop".into(),
         name: format!("pod-{uid}"),
         uid: uid.into(),

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use chrono::Utc;
-use opc_core::cluster::{Cache, CacheReader};
+use opc_core::cluster::{Cache, CacheReader, ClusterName};
 use opc_core::report::LiveReport;
 use opc_core::worker::WorkerStatus;
 use ops_pod_cleaner::headless::{FleetSettings, Listeners, Sources, bind};
@@ -28,7 +28,12 @@ pub async fn serve_cache(cache: CacheReader, leader: bool, fleet: FleetSettings)
 pub async fn serve_reporting(cache: Cache, fleet: FleetSettings) -> Served {
     let config = opc_core::config::ReportConfig::default();
     let reader = cache.reader();
-    let live = opc_core::report::live_report(None, &config, &"in-cluster".into(), cache);
+    let live = opc_core::report::live_report(
+        None,
+        &config,
+        &ClusterName::new(ClusterName::IN_CLUSTER),
+        cache,
+    );
     serve(reader, true, fleet, Some(live)).await
 }
 

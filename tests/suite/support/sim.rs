@@ -1,5 +1,6 @@
 //! The tier-3 harness: a simulated cluster served on loopback, with a live watch cache on it.
 
+use opc_core::cluster::ClusterName;
 use std::time::Duration;
 
 use kube_sim::{SimCluster, SimServer};
@@ -29,7 +30,11 @@ impl Watched {
         let server = SimServer::start(sim.clone()).await.unwrap();
         let client = server.in_process_client().0;
         let clock = opc_core::clock::Clock::starting_at(chrono::Utc::now());
-        let cache = Cache::for_cluster("", opc_core::rules::default_chain(), clock);
+        let cache = Cache::for_cluster(
+            ClusterName::new(""),
+            opc_core::rules::default_chain(),
+            clock,
+        );
         Watched::over(sim, server, client, cache).await
     }
 
@@ -88,7 +93,7 @@ pub fn open_session(
     policy: &opc_core::policy::Policy,
 ) -> opc_core::session::ClusterSession {
     let cluster = opc_core::cluster::Cluster {
-        name: "sim".into(),
+        name: ClusterName::new("sim"),
         client: client.clone(),
     };
     opc_core::session::ClusterSession::open(

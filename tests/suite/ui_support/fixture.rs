@@ -2,6 +2,7 @@
 //! the screen as text. `tests/log_pane.rs` includes this file alone, so everything here is
 //! what every screen test needs.
 
+use opc_core::cluster::ClusterName;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
@@ -70,7 +71,7 @@ pub fn abnormal(rule: RuleKind, ns: &str, name: &str, reason: &str, minutes: i64
             action,
         },
     )
-    .in_cluster("demo")
+    .in_cluster(ClusterName::new("demo"))
 }
 
 /// The one cluster the test screen shows, synced.
@@ -83,7 +84,7 @@ pub fn demo_line(watch: WatchLine) -> ClusterLine {
     ClusterLine {
         watch,
         pods: 27,
-        ..ClusterLine::listing("demo")
+        ..ClusterLine::listing(&ClusterName::new("demo"))
     }
 }
 
@@ -114,7 +115,7 @@ pub fn findings() -> Vec<Abnormal> {
 /// A state as the screen has it after the first snapshot.
 pub fn state() -> State {
     let mut state = State::new(
-        "demo",
+        &ClusterName::new("demo"),
         "all namespaces",
         default_chain(),
         UiConfig::default(),
@@ -122,7 +123,7 @@ pub fn state() -> State {
     update(
         &mut state,
         Event::Worker {
-            cluster: "demo".into(),
+            cluster: ClusterName::new("demo"),
             status: WorkerStatus {
                 rules: default_chain()
                     .iter()

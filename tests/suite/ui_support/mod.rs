@@ -2,6 +2,7 @@
 
 mod fixture;
 
+use opc_core::cluster::ClusterName;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ pub use fixture::*;
 
 /// On the one cluster the test screen shows.
 pub fn on_demo<T>(item: T) -> Routed<T> {
-    Routed::new(&"demo".into(), item)
+    Routed::new(&ClusterName::new("demo"), item)
 }
 
 /// Replace the findings with `findings`.
@@ -96,7 +97,7 @@ pub fn change_worker(state: &mut State, change: impl FnOnce(&mut WorkerStatus)) 
     update(
         state,
         Event::Worker {
-            cluster: "demo".into(),
+            cluster: ClusterName::new("demo"),
             status,
         },
     );

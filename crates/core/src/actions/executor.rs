@@ -62,13 +62,12 @@ impl Executor {
         client: Client,
         cache: Cache,
         policy: &Policy,
-        cluster: impl Into<ClusterName>,
+        cluster: ClusterName,
         audit: Audit,
     ) -> Executor {
         let events = EventRecorder::new(client.clone(), policy.events());
         // One clock per cluster: the cache's, which its findings were classified at.
         let clock = cache.clock();
-        let cluster = cluster.into();
         let retry = RetryPolicy {
             cluster: Some(cluster.clone()),
             ..RetryPolicy::default()

@@ -203,7 +203,7 @@ mod tests {
             time: AuditRecord::stamp(at),
             id: format!("id-{uid}"),
             stage: Stage::Intent,
-            cluster: cluster.into(),
+            cluster: ClusterName::new(cluster),
             origin: Origin::Auto(RuleKind::Evicted),
             actor: "test".into(),
             action: Verb::Delete,

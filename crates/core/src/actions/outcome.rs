@@ -88,7 +88,7 @@ pub enum Skip {
     AtZero(ScalableWorkload),
     Conflict(String),
     /// The cluster was closed on the screen before the action ran.
-    ClusterClosed(String),
+    ClusterClosed(ClusterName),
 }
 
 impl Outcome {

@@ -55,8 +55,8 @@ impl Abnormal {
         self.events.as_deref().unwrap_or(&[])
     }
 
-    pub fn in_cluster(mut self, cluster: impl Into<ClusterName>) -> Abnormal {
-        self.cluster = cluster.into();
+    pub fn in_cluster(mut self, cluster: ClusterName) -> Abnormal {
+        self.cluster = cluster;
         self
     }
 

@@ -67,17 +67,13 @@ impl Cache {
 
     /// A cache of one cluster's pods, classified under `chain` at `clock`'s time: its
     /// findings name the cluster.
-    pub fn for_cluster(
-        cluster: impl Into<ClusterName>,
-        chain: Vec<RuleSpec>,
-        clock: Clock,
-    ) -> Cache {
+    pub fn for_cluster(cluster: ClusterName, chain: Vec<RuleSpec>, clock: Clock) -> Cache {
         let store = Store {
             pods: HashMap::new(),
             events: EventStore::default(),
             nodes: NodeStore::default(),
             interner: Interner::default(),
-            index: Index::new(cluster.into(), chain),
+            index: Index::new(cluster, chain),
         };
         let inner = Inner {
             store: RwLock::new(store),

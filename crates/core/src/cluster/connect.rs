@@ -55,10 +55,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Cluster, ConnectError> 
         }
     };
     match tokio::time::timeout(FIRST_ANSWER, client.apiserver_version()).await {
-        Ok(Ok(_)) => Ok(Cluster {
-            name: name.into(),
-            client,
-        }),
+        Ok(Ok(_)) => Ok(Cluster { name, client }),
         Ok(Err(source)) => Err(ConnectError::NoAnswer {
             cluster: name,
             url,
@@ -68,7 +65,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Cluster, ConnectError> 
     }
 }
 
-async fn load_config(options: &ConnectOptions) -> Result<(String, Config), ConnectError> {
+async fn load_config(options: &ConnectOptions) -> Result<(ClusterName, Config), ConnectError> {
     let kube_options = KubeConfigOptions {
         context: options.context.clone(),
         ..Default::default()
@@ -109,10 +106,10 @@ async fn load_config(options: &ConnectOptions) -> Result<(String, Config), Conne
             Ok(config) => config,
             Err(e) => return Err(unusable(KubeconfigStep::Use, origin, e)),
         };
-        return Ok((name, config));
+        return Ok((ClusterName::new(&name), config));
     }
     let config = Config::incluster().map_err(|source| ConnectError::Nowhere { source })?;
-    Ok((ClusterName::IN_CLUSTER.to_string(), config))
+    Ok((ClusterName::new(ClusterName::IN_CLUSTER), config))
 }
 
 fn context_name(file: &Kubeconfig, options: &ConnectOptions) -> String {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use kube::config::{InClusterError, KubeconfigError};
 
-use super::causes;
+use super::{ClusterName, causes};
 
 /// How long a built client has to answer its first request.
 pub(crate) const FIRST_ANSWER: Duration = Duration::from_secs(15);
@@ -24,7 +24,7 @@ pub enum ConnectError {
     /// The task building the client ended without one (it panicked or was cancelled).
     #[error("{cluster} ({url}): building the client failed: {source}")]
     Building {
-        cluster: String,
+        cluster: ClusterName,
         url: String,
         #[source]
         source: tokio::task::JoinError,
@@ -37,7 +37,7 @@ pub enum ConnectError {
         after.as_secs_f64()
     )]
     NotReady {
-        cluster: String,
+        cluster: ClusterName,
         url: String,
         after: Duration,
     },
@@ -47,7 +47,7 @@ pub enum ConnectError {
         causes(source)
     )]
     NoAnswer {
-        cluster: String,
+        cluster: ClusterName,
         url: String,
         #[source]
         source: kube::Error,
@@ -56,7 +56,7 @@ pub enum ConnectError {
         "{cluster} ({url}) did not answer within {} s. Check the network or VPN, or try `--demo`.",
         FIRST_ANSWER.as_secs()
     )]
-    Silent { cluster: String, url: String },
+    Silent { cluster: ClusterName, url: String },
     /// The kubeconfig cannot be read or used. Its error is kept but not offered as a source:
     /// the YAML parser's message quotes the file, credentials included; only its position is shown.
     #[error("{what} {origin}: {}", Unquoted(error))]

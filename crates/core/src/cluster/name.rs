@@ -1,13 +1,13 @@
 //! A cluster's name: the kubeconfig context it was opened by, `in-cluster`, or a demo cluster.
 
-use std::borrow::Borrow;
 use std::fmt;
-use std::ops::Deref;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-/// A cluster as every key and every line of the tool names it. Cheap to clone.
+/// A cluster as every key and every line of the tool names it. Cheap to clone. Made from text
+/// only by [`ClusterName::new`] and read as text only by [`ClusterName::as_str`]: no
+/// conversion to or from a string happens without saying so.
 #[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ClusterName(Arc<str>);
 
@@ -20,7 +20,7 @@ impl Serialize for ClusterName {
 
 impl<'de> Deserialize<'de> for ClusterName {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(ClusterName::from)
+        String::deserialize(deserializer).map(|name| ClusterName(name.into()))
     }
 }
 
@@ -40,56 +40,6 @@ impl ClusterName {
 
     pub fn as_str(&self) -> &str {
         &self.0
-    }
-}
-
-impl Deref for ClusterName {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Borrow<str> for ClusterName {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<&ClusterName> for ClusterName {
-    fn from(name: &ClusterName) -> ClusterName {
-        name.clone()
-    }
-}
-
-impl From<&str> for ClusterName {
-    fn from(name: &str) -> ClusterName {
-        ClusterName::new(name)
-    }
-}
-
-impl From<String> for ClusterName {
-    fn from(name: String) -> ClusterName {
-        ClusterName(name.into())
-    }
-}
-
-impl From<&String> for ClusterName {
-    fn from(name: &String) -> ClusterName {
-        ClusterName::new(name)
-    }
-}
-
-impl PartialEq<str> for ClusterName {
-    fn eq(&self, other: &str) -> bool {
-        *self.0 == *other
-    }
-}
-
-impl PartialEq<&str> for ClusterName {
-    fn eq(&self, other: &&str) -> bool {
-        *self.0 == **other
     }
 }
 

@@ -236,7 +236,7 @@ mod tests {
 
     fn row(name: &str, owner: Option<(&str, &str)>, message: Option<&str>) -> FindingRow {
         FindingRow {
-            cluster: ClusterName::from("in-cluster"),
+            cluster: ClusterName::new(ClusterName::IN_CLUSTER),
             namespace: "shop".into(),
             name: name.into(),
             uid: format!("uid-of-{name}"),
@@ -266,7 +266,7 @@ mod tests {
     #[test]
     fn a_rows_own_texts_are_read_back_whole_and_its_shape_is_shared() {
         let mut shapes = Shapes::default();
-        let east = ClusterName::from("east");
+        let east = ClusterName::new("east");
         let web = row(
             "web-1",
             Some(("StatefulSet", "web")),

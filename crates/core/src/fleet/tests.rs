@@ -11,7 +11,7 @@ fn t0() -> DateTime<Utc> {
 /// A finding of `uid` in `category`, in state for `secs` seconds.
 fn row(uid: &str, category: RuleKind, secs: i64) -> FindingRow {
     FindingRow {
-        cluster: "east".into(),
+        cluster: ClusterName::new("east"),
         namespace: "shop".into(),
         name: format!("pod-{uid}"),
         uid: uid.into(),

@@ -9,6 +9,7 @@ use futures::{AsyncRead, AsyncReadExt};
 use kube::Client;
 
 use super::{DecodeError, FeedError, FindingRow, WorkerAddress};
+use crate::cluster::ClusterName;
 use crate::rules::Cause;
 
 /// The worker's word on one pod.
@@ -81,7 +82,7 @@ const REPORT_EVERY: Duration = Duration::from_secs(60);
 pub fn worker_report(
     client: Client,
     address: WorkerAddress,
-    cluster: &str,
+    cluster: &ClusterName,
 ) -> crate::report::LiveReport {
     let empty = crate::report::RestartReport {
         terms: None,

@@ -143,7 +143,7 @@ mod tests {
         let hub = place("db", Some(PauseScope::Registry("docker.io".into())));
         assert!(pauses.holding(RuleKind::ImagePull, &hub).is_none());
         let mut theirs = pause(shop);
-        theirs.cluster = Some("demo-us".into());
+        theirs.cluster = Some(ClusterName::new("demo-us"));
         assert!(theirs.to_string().starts_with("paused in shop: demo-us: "));
         assert!(
             held.to_string()
