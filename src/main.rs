@@ -5,6 +5,7 @@ mod allocator;
 use std::process::ExitCode;
 
 use opc_core::actions::ACTION_LOG;
+use opc_core::clock::Clock;
 use ops_pod_cleaner::cli::{Cli, LogFormat};
 use ops_pod_cleaner::commands;
 use tracing_subscriber::EnvFilter;
@@ -52,7 +53,8 @@ fn main() -> ExitCode {
             return ExitCode::from(commands::EXIT_RUNTIME);
         }
     };
-    let exit = runtime.block_on(commands::run(cli));
+    // The binary reads the system clock here only: every command is handed this one.
+    let exit = runtime.block_on(commands::run(cli, Clock::real()));
     // A credential plugin left hanging (see `cluster::connect`) must not hold up the exit.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     exit

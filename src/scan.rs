@@ -40,20 +40,20 @@ pub(crate) struct MissingNamespace {
 
 /// The pods every scope of one cluster holds now. A namespace that lists no pods may be a
 /// typo in `-n`: it is checked to exist, and returned among the missing if it does not.
-/// With `with_events`, the pods' Warning Events are listed beside them; a cluster that does
+/// With `events_at`, the pods' Warning Events as of then are listed beside them; a cluster that does
 /// not let them be read is noted, and its causes come from the status alone.
 pub(crate) async fn list_scopes(
     cluster: &Cluster,
     scopes: &[Scope],
     listing: &WatchSettings,
-    with_events: bool,
+    events_at: Option<DateTime<Utc>>,
 ) -> Result<Listed> {
     let (mut pods, mut missing, mut events) = (Vec::new(), Vec::new(), EventStore::default());
     for scope in scopes {
         let read_events = async {
-            match with_events {
-                true => Some(list_pod_events(&cluster.client, scope, Utc::now()).await),
-                false => None,
+            match events_at {
+                Some(now) => Some(list_pod_events(&cluster.client, scope, now).await),
+                None => None,
             }
         };
         let (listed, read) = tokio::join!(
@@ -83,7 +83,7 @@ pub(crate) async fn list_scopes(
     Ok(Listed {
         pods,
         events,
-        nodes: read_nodes(cluster, listing.page_size, with_events).await,
+        nodes: read_nodes(cluster, listing.page_size, events_at.is_some()).await,
         missing,
     })
 }

@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
 use tokio::sync::watch;
 
 use super::targets::open_one;
@@ -36,7 +35,7 @@ pub(crate) struct Mode {
 
 const SYNC_TIMEOUT: Duration = Duration::from_secs(120);
 
-pub(crate) async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
+pub(crate) async fn run(global: &GlobalArgs, mode: Mode, clock: Clock) -> Result<ExitCode> {
     let config = super::load_config(global)?;
     let targets = open_one(global, &config, "headless").await?;
     let [cluster] = targets.clusters.as_slice() else {
@@ -54,7 +53,7 @@ pub(crate) async fn run(global: &GlobalArgs, mode: Mode) -> Result<ExitCode> {
         &watch_settings(&config.cluster)?,
         &policy,
         required_audit(&policy)?,
-        Clock::real(),
+        clock,
     );
     let parts = Parts::new(&config, policy)?;
     tokio::spawn(say_memory_budget(session.cache.clone()));
@@ -167,7 +166,7 @@ async fn serve_until_signal(
         counters,
         worker: leading.handle.status.clone(),
         leader: leading.leader.clone(),
-        started: Utc::now(),
+        started: session.cache.clock().now(),
         recent: leading.handle.recent.clone(),
         fleet: FleetSettings::default(),
         restarts: Some(restarts),
@@ -263,7 +262,7 @@ async fn once(
 ) -> Result<ExitCode> {
     let cache = &session.cache;
     wait_for_sync(cache).await?;
-    let won = match take_lease(&mut elector).await? {
+    let won = match take_lease(&mut elector, cache.clock()).await? {
         Some(won) => won,
         None => return Ok(ExitCode::SUCCESS),
     };
@@ -293,7 +292,7 @@ async fn once(
         match &reporter {
             Some(reporter) => {
                 let pods = reporter.candidates(cache);
-                let summary = reporter.send(&pods, &cluster, Utc::now()).await;
+                let summary = reporter.send(&pods, &cluster, cache.clock().now()).await;
                 say(&format!("report: {}", summary.describe()));
                 delivered = summary.all_sent();
             }
@@ -314,12 +313,12 @@ async fn once(
 /// Lead for one pass: at once when the lease is free or ours; else only if its holder has not
 /// renewed for a whole lease duration, watched on this process's own clock (a `--once` run
 /// killed while holding it must not keep every later run out). `None`: a live replica leads.
-async fn take_lease(elector: &mut Elector) -> Result<Option<Instant>> {
+async fn take_lease(elector: &mut Elector, clock: Clock) -> Result<Option<Instant>> {
     let first_look = Instant::now();
     let settings = elector.settings().clone();
     let mut first_seen = None;
     loop {
-        let holder = match elector.round(Utc::now()).await {
+        let holder = match elector.round(clock.now()).await {
             Ok(Role::Leader) => {
                 say(&format!(
                     "leading: this process ({}) holds the Lease {}/{} for one pass",

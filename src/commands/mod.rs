@@ -15,6 +15,7 @@ use std::process::ExitCode;
 
 use crate::Error;
 use crate::cli::{Cli, Command, GlobalArgs};
+use opc_core::clock::Clock;
 use opc_core::cluster::ConnectError;
 use opc_core::config::{Config, ConfigError, LoadError, Problem};
 
@@ -24,14 +25,18 @@ pub(crate) use targets::{Targets, open_targets};
 pub(crate) const EXIT_CONFIG: u8 = 2;
 pub const EXIT_RUNTIME: u8 = 3;
 
-pub async fn run(cli: Cli) -> ExitCode {
+pub async fn run(cli: Cli, clock: Clock) -> ExitCode {
     let result = match cli.command {
         Some(Command::CheckConfig { file }) => match cluster_flag(&cli.global) {
             Some(flag) => Err(crate::Usage::ClusterFlagWithCheckConfig { flag }.into()),
             None => check_config(file, cli.global.config.clone()),
         },
-        Some(Command::Scan { output, parked }) => scan::run(&cli.global, output, parked).await,
-        Some(Command::Report { output, send }) => report::run(&cli.global, output, send).await,
+        Some(Command::Scan { output, parked }) => {
+            scan::run(&cli.global, output, parked, clock).await
+        }
+        Some(Command::Report { output, send }) => {
+            report::run(&cli.global, output, send, clock).await
+        }
         Some(Command::Headless {
             once,
             listen,
@@ -45,14 +50,14 @@ pub async fn run(cli: Cli) -> ExitCode {
                 findings_listen,
                 send,
             };
-            headless::run(&cli.global, mode).await
+            headless::run(&cli.global, mode, clock).await
         }
         Some(Command::Completions { shell }) => manuals::completions(shell),
         Some(Command::Manpage) => manuals::manpage(),
         Some(Command::DefaultConfig) => {
             out(opc_core::config::DEFAULT_YAML).map(|()| ExitCode::SUCCESS)
         }
-        None => tui::run(&cli.global).await,
+        None => tui::run(&cli.global, clock).await,
     };
     result.unwrap_or_else(|e| {
         eprintln!("{}: {e}", crate::cli::invoked_as());

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use chrono::Utc;
+use opc_core::clock::Clock;
 
 use super::open_targets;
 use crate::cli::{GlobalArgs, ReportOutput};
@@ -15,7 +15,12 @@ use opc_core::report::{DeliveryPolicy, Reporter, render};
 /// Exit 0 when printed (and, with `--send`, every sink took it); 3 when a sink failed: the
 /// report waits in the spool (resent by the next `report --send` or by `headless`), or a sink
 /// refused it for good and it sits in the dead letters.
-pub(crate) async fn run(global: &GlobalArgs, output: ReportOutput, send: bool) -> Result<ExitCode> {
+pub(crate) async fn run(
+    global: &GlobalArgs,
+    output: ReportOutput,
+    send: bool,
+    clock: Clock,
+) -> Result<ExitCode> {
     let config = super::load_config(global)?;
     if send && config.report.sinks.is_empty() {
         return Err(Usage::SendWithoutSinks.into());
@@ -30,14 +35,14 @@ pub(crate) async fn run(global: &GlobalArgs, output: ReportOutput, send: bool) -
             page_size: 500,
             ..watch_settings(&config.cluster)?
         },
-        false,
+        None,
         |cluster, listed| (cluster.name.clone(), reporter.keep_candidates(listed.pods)),
     )
     .await?;
     for missing in &gathered.skipped {
         eprintln!("note: {}; reported where it exists", missing.why);
     }
-    let report = reporter.build_combined(&gathered.per_cluster, Utc::now());
+    let report = reporter.build_combined(&gathered.per_cluster, clock.now());
     match output {
         ReportOutput::Markdown => super::out(&render::markdown(&report))?,
         ReportOutput::Json => super::out(&format!("{}\n", render::json(&report)))?,

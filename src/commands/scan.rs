@@ -3,8 +3,9 @@
 
 use std::process::ExitCode;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use futures::future::try_join_all;
+use opc_core::clock::Clock;
 
 use super::{Targets, open_targets};
 use crate::Result;
@@ -15,20 +16,25 @@ use crate::scan::{
 use opc_core::actions::{ParkedRow, RetryPolicy, list_parked};
 use opc_core::cluster::watch_settings;
 
-pub(crate) async fn run(global: &GlobalArgs, output: ScanOutput, parked: bool) -> Result<ExitCode> {
+pub(crate) async fn run(
+    global: &GlobalArgs,
+    output: ScanOutput,
+    parked: bool,
+    clock: Clock,
+) -> Result<ExitCode> {
     let config = super::load_config(global)?;
     let targets = open_targets(global, &config).await?;
     if parked {
-        return parked_workloads(&targets, output).await;
+        return parked_workloads(&targets, output, clock.now()).await;
     }
-    let now = Utc::now();
+    let now = clock.now();
     let listing = watch_settings(&config.cluster)?;
     // Each cluster's pods become its rows as soon as they are listed.
     let gathered = over_clusters(
         &targets.clusters,
         &targets.scopes,
         &listing,
-        true,
+        Some(now),
         |cluster, listed| {
             (
                 listed.pods.len(),
@@ -57,8 +63,12 @@ pub(crate) async fn run(global: &GlobalArgs, output: ScanOutput, parked: bool) -
 }
 
 /// Every cluster's parked workloads, read at once.
-async fn parked_workloads(targets: &Targets, output: ScanOutput) -> Result<ExitCode> {
-    let (now, retry) = (Utc::now(), RetryPolicy::default());
+async fn parked_workloads(
+    targets: &Targets,
+    output: ScanOutput,
+    now: DateTime<Utc>,
+) -> Result<ExitCode> {
+    let retry = RetryPolicy::default();
     let lists = try_join_all(targets.clusters.iter().map(|cluster| {
         let retry = &retry;
         async move {

@@ -24,7 +24,7 @@ use opc_core::report::{DeliveryPolicy, Reporter, live_report};
 use opc_core::session::{ClusterSession, Feed, SourceChoice};
 use opc_core::worker::{Standby, WorkerOptions};
 
-pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
+pub(crate) async fn run(global: &GlobalArgs, clock: Clock) -> Result<ExitCode> {
     let config = Arc::new(super::load_config(global)?);
     let policy = Policy::new(global.flags(), &config);
     let watch = watch_settings(&config.cluster)?;
@@ -40,6 +40,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
         export_dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),
         scopes: scopes.clone(),
         report_sinks: !config.report.sinks.is_empty(),
+        clock,
     };
     // One reporter builds the pane's report and, when sinks are configured, delivers it.
     let reporter = Reporter::new(&config.report, DeliveryPolicy::default())
@@ -54,6 +55,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<ExitCode> {
         policy,
         watch,
         scopes,
+        clock,
     };
     if targets.clusters.is_empty() {
         return Err(crate::Usage::NoCluster.into());
@@ -108,6 +110,7 @@ struct Opener {
     reporter: Option<Arc<Reporter>>,
     watch: WatchSettings,
     scopes: Vec<Scope>,
+    clock: Clock,
 }
 
 /// What a session keeps alive: the simulated cluster in `--demo`, and the worker's part in
@@ -134,7 +137,7 @@ impl Opener {
         watched: Option<WatchWhy>,
     ) -> Session {
         let (scopes, watch, policy) = (&self.scopes, &self.watch, &self.policy);
-        let (audit, clock) = (self.audit.clone(), Clock::real());
+        let (audit, clock) = (self.audit.clone(), self.clock);
         let opened = match watched {
             Some(why) => ClusterSession::open(cluster, scopes, watch, policy, audit, clock)
                 .watched_because(why),
@@ -179,9 +182,12 @@ impl Opener {
         }
         // A fed cluster's cache holds none of its pods: its worker counts its restarts.
         let report = Some(match &opened.feed {
-            Feed::WorkerFed(fed) => {
-                worker_report(opened.client.clone(), fed.address().clone(), &opened.name)
-            }
+            Feed::WorkerFed(fed) => worker_report(
+                opened.client.clone(),
+                fed.address().clone(),
+                &opened.name,
+                opened.cache.clock(),
+            ),
             Feed::Watched(_) => live_report(
                 reporter,
                 &self.config.report,

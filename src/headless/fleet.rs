@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use bytes::Bytes;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use tokio::sync::{broadcast, watch};
 
 use super::metrics::stale_past;
@@ -41,7 +41,7 @@ impl Feed {
         let settings = sources.fleet;
         let feed = Arc::new(Feed {
             shared: Mutex::new(Shared {
-                publisher: Publisher::new(Epoch::fresh(), Utc::now()),
+                publisher: Publisher::new(Epoch::fresh(), sources.cache.clock().now()),
                 ring: Ring::new(settings.ring),
                 snapshot: None,
                 last_sent: Instant::now(),
@@ -114,13 +114,13 @@ impl Feed {
     }
 
     /// A heartbeat, if nothing went out for a heartbeat's interval.
-    fn beat_if_idle(&self) {
+    fn beat_if_idle(&self, now: DateTime<Utc>) {
         let mut shared = self.shared();
         if shared.last_sent.elapsed() < self.settings.heartbeat {
             return;
         }
         shared.last_sent = Instant::now();
-        if let Some(line) = encode(&shared.publisher.heartbeat(Utc::now())) {
+        if let Some(line) = encode(&shared.publisher.heartbeat(now)) {
             let _ = self.lines.send(line);
         }
     }
@@ -161,16 +161,17 @@ async fn publish(feed: Arc<Feed>, sources: Sources, mut stop: watch::Receiver<bo
         let mut frames = Vec::new();
         if moved {
             changes.mark_unchanged();
-            let now = Utc::now();
+            let now = sources.cache.clock().now();
             let rows: Vec<FindingRow> = (sources.cache.findings().iter())
                 .map(|found| FindingRow::of(found, now))
                 .collect();
             frames = feed.shared().publisher.findings(rows);
         }
         let (worker, view) = status(&sources);
-        frames.extend(feed.shared().publisher.status(worker, view, Utc::now()));
+        let now = sources.cache.clock().now();
+        frames.extend(feed.shared().publisher.status(worker, view, now));
         feed.send(frames);
-        feed.beat_if_idle();
+        feed.beat_if_idle(now);
         tokio::select! {
             _ = tokio::time::sleep(feed.settings.coalesce) => {}
             _ = stop.changed() => return,

@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use chrono::Utc;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -68,7 +67,12 @@ impl Sources {
             ),
             "/healthz" => {
                 let worker = self.worker.borrow().clone();
-                let (code, body) = healthz(&worker, self.started, WORKER_STALL, Utc::now());
+                let (code, body) = healthz(
+                    &worker,
+                    self.started,
+                    WORKER_STALL,
+                    self.cache.clock().now(),
+                );
                 (code, "text/plain", body)
             }
             "/readyz" => {

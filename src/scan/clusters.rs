@@ -2,6 +2,7 @@
 //! looked at where it exists (clusters of one product rarely share every namespace); only one
 //! that exists nowhere is an error, as it is for one cluster.
 
+use chrono::{DateTime, Utc};
 use futures::future::try_join_all;
 
 use super::{Listed, MissingNamespace, list_scopes};
@@ -16,20 +17,20 @@ pub(crate) struct Gathered<T> {
     pub(crate) skipped: Vec<MissingNamespace>,
 }
 
-/// List every cluster at once (with their pods' Events when `with_events`); `keep` turns a
+/// List every cluster at once (with their pods' Events as of `events_at`, when given); `keep` turns a
 /// cluster's pods into what the command needs as soon as they are listed, so no cluster's
 /// whole list waits for the others.
 pub(crate) async fn over_clusters<T>(
     clusters: &[Cluster],
     scopes: &[Scope],
     listing: &WatchSettings,
-    with_events: bool,
+    events_at: Option<DateTime<Utc>>,
     keep: impl Fn(&Cluster, Listed) -> T,
 ) -> Result<Gathered<T>> {
     let keep = &keep;
     let listed = try_join_all(clusters.iter().map(|cluster| async move {
         // The cluster is its kubeconfig context: a refusal names the identity to check.
-        let mut listed = list_scopes(cluster, scopes, listing, with_events)
+        let mut listed = list_scopes(cluster, scopes, listing, events_at)
             .await
             .map_err(|e| match cluster.name.context() {
                 Some(context) => e.in_context(context),

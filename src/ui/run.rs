@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
 use crossterm::event::{Event as TermEvent, EventStream};
 use futures::StreamExt;
+use opc_core::clock::Clock;
 #[cfg(unix)]
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, watch};
@@ -53,6 +53,8 @@ pub(crate) struct RunOptions {
     pub(crate) scopes: Vec<Scope>,
     /// The config names report sinks.
     pub(crate) report_sinks: bool,
+    /// Every session's clock too: the screen's ticks and reports read it.
+    pub(crate) clock: Clock,
 }
 
 pub(crate) async fn run(
@@ -268,7 +270,7 @@ impl Runtime {
                 // then wake the snapshot like any pod event.
                 _ = tick.tick() => {
                     Event::Tick {
-                        now: Utc::now(),
+                        now: self.options.clock.now(),
                         clusters: self.cluster_lines(Instant::now()),
                     }
                 }
@@ -365,7 +367,7 @@ impl Runtime {
             terms: None,
             title: String::new(),
             cluster: String::new(),
-            generated: Utc::now(),
+            generated: self.options.clock.now(),
             groups: Vec::new(),
             clusters: Vec::new(),
         })

@@ -4,8 +4,6 @@
 
 use std::time::Instant;
 
-use chrono::Utc;
-
 use super::event::{ClusterLine, Snapshot, SourceLine};
 use super::state::WatchLine;
 use opc_core::cluster::Health;
@@ -14,7 +12,8 @@ use opc_core::session::{ClusterSession, Feed};
 /// Every open cluster's findings, and how each one's view is. A fed cluster's pods are its
 /// abnormal ones: it counts those.
 pub fn snapshot(clusters: &[&ClusterSession]) -> Snapshot {
-    let now = Utc::now();
+    // Every session reads the one clock the binary was given.
+    let now = (clusters.first()).map_or_else(Default::default, |c| c.cache.clock().now());
     let mut findings = Vec::new();
     let mut total_pods = 0;
     let mut fed = false;

@@ -325,6 +325,7 @@ async fn a_fed_clusters_restart_report_is_the_one_its_worker_serves() {
         server.client(),
         fed.address().clone(),
         &ClusterName::new("east"),
+        session.cache.clock(),
     );
     eventually("the worker's report", || !report().groups.is_empty()).await;
     let shown = report();

@@ -583,6 +583,11 @@ impl CacheReader {
         self.inner.changes.subscribe()
     }
 
+    /// The cache's clock, as [`Cache::clock`].
+    pub fn clock(&self) -> Clock {
+        self.inner.clock
+    }
+
     /// Every abnormal pod in the index, in the screen's default order. Promotes nothing (that
     /// would write): the cache's promotion task keeps the index up to the clock and wakes
     /// subscribers when it moves it.

@@ -9,6 +9,7 @@ use futures::{AsyncRead, AsyncReadExt};
 use kube::Client;
 
 use super::{DecodeError, FeedError, FindingRow, WorkerAddress};
+use crate::clock::Clock;
 use crate::cluster::ClusterName;
 use crate::rules::Cause;
 
@@ -83,12 +84,13 @@ pub fn worker_report(
     client: Client,
     address: WorkerAddress,
     cluster: &ClusterName,
+    clock: Clock,
 ) -> crate::report::LiveReport {
     let empty = crate::report::RestartReport {
         terms: None,
         title: String::new(),
         cluster: cluster.to_string(),
-        generated: chrono::Utc::now(),
+        generated: clock.now(),
         groups: Vec::new(),
         clusters: Vec::new(),
     };

@@ -3,8 +3,6 @@
 
 use std::sync::Arc;
 
-use chrono::Utc;
-
 use super::{Reporter, RestartReport, RestartState, build, deliver};
 use crate::cluster::{Cache, ClusterName};
 use crate::config::ReportConfig;
@@ -22,9 +20,10 @@ pub fn live_report(
 ) -> LiveReport {
     let cluster = cluster.clone();
     match reporter {
-        Some(reporter) => {
-            Arc::new(move || reporter.build(&reporter.candidates(&cache), &cluster, Utc::now()))
-        }
+        Some(reporter) => Arc::new(move || {
+            let now = cache.clock().now();
+            reporter.build(&reporter.candidates(&cache), &cluster, now)
+        }),
         None => {
             let config = config.clone();
             Arc::new(move || {
@@ -34,7 +33,7 @@ pub fn live_report(
                     &config,
                     &RestartState::default(),
                     &cluster,
-                    Utc::now(),
+                    cache.clock().now(),
                 )
             })
         }
