@@ -211,8 +211,9 @@ async fn a_silent_stream_is_stale_within_the_bound_and_live_again_after() {
     );
     // The last heartbeat came before the silence, and the bound counts from it.
     assert!(*since <= silenced, "stale since the last word");
+    // The slack is for scheduling: a full suite on two loaded cores once took 500 ms more.
     assert!(
-        silenced.elapsed() < SILENCE + Duration::from_millis(500),
+        silenced.elapsed() < SILENCE + Duration::from_millis(1000),
         "stale after {:?}",
         silenced.elapsed()
     );

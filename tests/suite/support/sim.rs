@@ -44,7 +44,9 @@ impl Watched {
         client: kube::Client,
         cache: Cache,
     ) -> Watched {
-        let watches = spawn_watches(&client, &[Scope::All], &cache, &quick_watch());
+        let mut watches = spawn_watches(&client, &[Scope::All], &cache, &quick_watch());
+        // As a session does: rules that mature with time are promoted by the cache's task.
+        watches.push(cache.spawn_promotion());
         eventually("the first sync", || cache.health().synced()).await;
         Watched {
             sim,

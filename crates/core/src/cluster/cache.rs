@@ -129,16 +129,16 @@ impl Cache {
         self.read().pods.get(uid).map(|pod| PodRecord::clone(pod))
     }
 
-    /// Every abnormal pod now, in the screen's default order (chain position, time in state,
-    /// namespace, name).
+    /// Every abnormal pod as of the last promotion, in the screen's default order (chain
+    /// position, time in state, namespace, name).
     pub fn findings(&self) -> Vec<Abnormal> {
         self.findings_of(|_| true)
     }
 
-    /// Every abnormal pod now, in the screen's default order, as the screen lists it: shared
-    /// with the index, not copied.
+    /// Every abnormal pod as of the last promotion, in the screen's default order, as the
+    /// screen lists it: shared with the index, not copied. Reads only: takes the read lock and
+    /// wakes nobody; the promotion task keeps the index up to the clock.
     pub fn listed(&self) -> Vec<Listed> {
-        self.promote();
         let store = self.read();
         let found = store.index.findings();
         found
@@ -150,7 +150,6 @@ impl Cache {
     /// (the first match claims the pod); only the wanted findings are copied out. Reads the
     /// index: its cost follows the abnormal pods.
     pub fn findings_of(&self, wanted: impl Fn(RuleKind) -> bool) -> Vec<Abnormal> {
-        self.promote();
         let store = self.read();
         store
             .index
@@ -160,9 +159,8 @@ impl Cache {
             .collect()
     }
 
-    /// How many pods each rule claims now, without copying any.
+    /// How many pods each rule claims as of the last promotion, without copying any.
     pub fn counts(&self) -> BTreeMap<RuleKind, usize> {
-        self.promote();
         self.read().index.counts().clone()
     }
 
@@ -184,8 +182,9 @@ impl Cache {
     }
 
     /// Bring the index up to the clock's time: rules that matured since are applied. Wakes
-    /// readers when a finding changed (a maturing rule shows up without any pod event).
-    fn promote(&self) -> bool {
+    /// readers when a finding changed (a maturing rule shows up without any pod event). A
+    /// write: the promotion task's ([`Cache::spawn_promotion`]), never a reader's.
+    pub fn promote(&self) -> bool {
         let now = self.inner.clock.now();
         let changed = {
             let mut guard = self.write();
@@ -682,5 +681,32 @@ mod tests {
         assert!(!readers.has_changed().unwrap(), "the same again is not");
         cache.update_health(&Scope::All, |h| h.format = Some(WireFormat::Json));
         assert!(readers.has_changed().unwrap(), "a new format is");
+    }
+
+    /// A pod stuck terminating matures after the rule's 5 minutes with no event about it: the
+    /// promotion task brings it in. A read before that neither promotes it nor wakes anyone.
+    #[tokio::test(start_paused = true)]
+    async fn a_read_neither_promotes_nor_wakes() {
+        let start = Utc::now();
+        let clock = Clock::starting_at(start);
+        let chain = crate::rules::default_chain();
+        let cache = Cache::for_cluster(ClusterName::new("c"), chain, clock);
+        let pod: WirePod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web-1", "namespace": "shop", "uid": "u1",
+                         "deletionTimestamp": start.to_rfc3339(),
+                         "deletionGracePeriodSeconds": 30},
+            "status": {"phase": "Running"}}))
+        .unwrap();
+        cache.upsert(pod, start);
+        assert!(cache.findings().is_empty(), "not stuck yet");
+        let mut readers = cache.subscribe();
+        readers.mark_unchanged();
+        tokio::time::advance(Duration::from_secs(6 * 60)).await;
+        let read = (cache.findings(), cache.listed(), cache.counts());
+        assert!(read.0.is_empty() && read.1.is_empty(), "{read:?}");
+        assert!(!readers.has_changed().unwrap(), "a read woke the readers");
+        assert!(cache.promote(), "the promotion finds it");
+        assert!(readers.has_changed().unwrap());
+        assert_eq!(cache.findings().len(), 1);
     }
 }
