@@ -23,7 +23,9 @@ pub fn answer(args: &[String]) -> Option<ExitCode> {
     if let Some((argv0, words)) = args.split_first()
         && super::plugin_completion::is_completer(argv0.as_ref())
     {
-        return Some(written(&super::plugin_completion::answer(words)));
+        return Some(written(&super::plugin_completion::answer(
+            words, namespaces,
+        )));
     }
     let names = match args.get(1).map(String::as_str) {
         Some(CONTEXTS) => super::targets::kubeconfig_contexts(None).unwrap_or_default(),
@@ -43,7 +45,7 @@ fn written(answer: &str) -> ExitCode {
 
 /// The namespaces `context`'s identity may list; none when it may not, or the cluster does
 /// not answer within [`PATIENCE`].
-pub(super) fn namespaces(context: Option<String>) -> Vec<String> {
+fn namespaces(context: Option<String>) -> Vec<String> {
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -24,16 +24,20 @@ pub fn is_completer(argv0: &OsStr) -> bool {
     Path::new(argv0).file_stem() == Some(OsStr::new(PLUGIN_COMPLETER))
 }
 
+/// A context's namespaces (the current context's for `None`), as the shells' completion
+/// reads them.
+pub type Namespaces = fn(Option<String>) -> Vec<String>;
+
 /// cobra's answer to `words` (the last is the word being typed).
-pub fn answer(words: &[String]) -> String {
-    let (candidates, directive) = complete(words);
+pub fn answer(words: &[String], namespaces: Namespaces) -> String {
+    let (candidates, directive) = complete(words, namespaces);
     let mut out: String = candidates.iter().map(|c| format!("{c}\n")).collect();
     out.push_str(&format!(":{directive}\n"));
     out
 }
 
 /// The candidates for the last of `words`, and whether file names fit there too.
-fn complete(words: &[String]) -> (Vec<String>, u8) {
+fn complete(words: &[String], namespaces: Namespaces) -> (Vec<String>, u8) {
     let mut root = Cli::command_named("kubectl pod-cleaner");
     root.build();
     let (typing, typed) = match words.split_last() {
@@ -42,11 +46,11 @@ fn complete(words: &[String]) -> (Vec<String>, u8) {
     };
     let (command, pending) = walk(&root, typed);
     let (candidates, directive) = match pending {
-        Some(arg) => values(arg, words),
+        Some(arg) => values(arg, words, namespaces),
         None if typing.starts_with('-') => (flags(command), NO_FILES),
         None if command.get_name() == root.get_name() => (subcommands(command), NO_FILES),
         None => match command.get_positionals().next() {
-            Some(arg) => values(arg, words),
+            Some(arg) => values(arg, words, namespaces),
             None => (Vec::new(), NO_FILES),
         },
     };
@@ -84,13 +88,13 @@ fn walk<'a>(root: &'a Command, typed: &[String]) -> (&'a Command, Option<&'a Arg
 
 /// What may follow `arg`: the kubeconfig's contexts, the namespaces of the context on the
 /// line, its possible values, or file names.
-fn values(arg: &Arg, words: &[String]) -> (Vec<String>, u8) {
+fn values(arg: &Arg, words: &[String], namespaces: Namespaces) -> (Vec<String>, u8) {
     match arg.get_id().as_str() {
         "context" => (
             super::targets::kubeconfig_contexts(None).unwrap_or_default(),
             NO_FILES,
         ),
-        "namespace" => (super::completion::namespaces(context_in(words)), NO_FILES),
+        "namespace" => (namespaces(context_in(words)), NO_FILES),
         _ if matches!(
             arg.get_value_hint(),
             ValueHint::FilePath | ValueHint::AnyPath
