@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use super::Scope;
 use super::abnormal::Abnormal;
 use super::event_store::{EventStore, Events, merged};
-use super::index::{Around, Census, Index};
+use super::index::{Census, EventsAndNode, Index};
 use super::listed::Listed;
 use super::name::ClusterName;
 use super::node_store::NodeStore;
@@ -100,7 +100,7 @@ impl Cache {
             let store = &mut *guard;
             store.index = Index::new(store.index.cluster.clone(), chain);
             for pod in store.pods.values() {
-                let around = Around::of(pod, &store.events, &store.nodes);
+                let around = EventsAndNode::of(pod, &store.events, &store.nodes);
                 store.index.admit(pod, around, now);
             }
         }
@@ -299,9 +299,11 @@ impl Cache {
             for mut pod in pods {
                 pod.observe_transition(previous.get(&pod.uid).map(|p| &**p), now);
                 let pod = Arc::new(pod);
-                store
-                    .index
-                    .admit(&pod, Around::of(&pod, &store.events, &store.nodes), now);
+                store.index.admit(
+                    &pod,
+                    EventsAndNode::of(&pod, &store.events, &store.nodes),
+                    now,
+                );
                 store.pods.insert(pod.uid.clone(), pod);
             }
             // The Events of pods that went go with them.
@@ -331,9 +333,11 @@ impl Cache {
             }
             // One classification per event, for the pod that changed.
             let pod = Arc::new(pod);
-            store
-                .index
-                .admit(&pod, Around::of(&pod, &store.events, &store.nodes), now);
+            store.index.admit(
+                &pod,
+                EventsAndNode::of(&pod, &store.events, &store.nodes),
+                now,
+            );
             store.pods.insert(pod.uid.clone(), pod);
         }
         self.bump();
@@ -625,7 +629,7 @@ impl Store {
             return false;
         };
         self.index.forget(pod);
-        let around = Around::of(pod, &self.events, &self.nodes);
+        let around = EventsAndNode::of(pod, &self.events, &self.nodes);
         self.index.admit(pod, around, now);
         self.index.is_abnormal(uid)
     }

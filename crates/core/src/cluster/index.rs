@@ -71,14 +71,14 @@ fn decrement<K: std::hash::Hash + Eq>(counts: &mut HashMap<K, u32>, key: K) {
 
 /// What a pod's cause reads besides the pod: its latest Warning Events and its node's state.
 #[derive(Clone, Copy, Default)]
-pub(crate) struct Around<'a> {
+pub(crate) struct EventsAndNode<'a> {
     pub events: Option<&'a Events>,
     pub node: Option<&'a NodeState>,
 }
 
-impl<'a> Around<'a> {
-    pub fn of(pod: &PodRecord, events: &'a EventStore, nodes: &'a NodeStore) -> Around<'a> {
-        Around {
+impl<'a> EventsAndNode<'a> {
+    pub fn of(pod: &PodRecord, events: &'a EventStore, nodes: &'a NodeStore) -> EventsAndNode<'a> {
+        EventsAndNode {
             events: events.of(pod),
             node: nodes.of(pod),
         }
@@ -155,7 +155,7 @@ impl Index {
 
     /// A pod arrived or changed (after `forget` of its previous version), or its Events or
     /// its node did.
-    pub fn admit(&mut self, pod: &Arc<PodRecord>, around: Around<'_>, now: DateTime<Utc>) {
+    pub fn admit(&mut self, pod: &Arc<PodRecord>, around: EventsAndNode<'_>, now: DateTime<Utc>) {
         self.census.add(pod);
         self.classify(pod, around, now);
     }
@@ -198,7 +198,7 @@ impl Index {
             self.scheduled.remove(&uid);
             if let Some(pod) = pods.get(&uid) {
                 let before = self.places.get(&uid).cloned();
-                self.classify(pod, Around::of(pod, events, nodes), now);
+                self.classify(pod, EventsAndNode::of(pod, events, nodes), now);
                 changed |= before.as_ref() != self.places.get(&uid);
             }
         }
@@ -244,7 +244,7 @@ impl Index {
                 uncount(&mut causes, *key);
             }
             if let Some(finding) = classify(pod, &self.chain, now) {
-                let around = Around::of(pod, events, nodes);
+                let around = EventsAndNode::of(pod, events, nodes);
                 let cause = cause_class(pod, &finding, around.events(), around.node);
                 *causes.entry((finding.rule, cause)).or_default() += 1;
             }
@@ -252,7 +252,7 @@ impl Index {
         causes
     }
 
-    fn classify(&mut self, pod: &Arc<PodRecord>, around: Around<'_>, now: DateTime<Utc>) {
+    fn classify(&mut self, pod: &Arc<PodRecord>, around: EventsAndNode<'_>, now: DateTime<Utc>) {
         let found = classify(pod, &self.chain, now).map(|finding| {
             // One event classifies one pod: its cause is found here, once, not per read.
             let cause = cause_class(pod, &finding, around.events(), around.node);

@@ -250,11 +250,11 @@ async fn run_scope<K: Kind>(scoped: Scoped<K>, streaming: Streaming) {
             streaming.learnt(streams);
         }
         state = next.state;
-        if matches!(next.then, Then::Go) {
+        if matches!(next.then, Then::Continue) {
             said = None;
         }
         match next.then {
-            Then::Go => backoff.reset(),
+            Then::Continue => backoff.reset(),
             Then::Retry => tracing::debug!(%scope, "retrying at once: {state:?}"),
             Then::Relist => {
                 tracing::info!(%scope, "the watched version expired; relisting");

@@ -36,7 +36,7 @@ pub(super) enum Ended {
         proved: bool,
     },
     /// No answer, or nothing more, for this long: the server may be frozen.
-    Silent(Duration),
+    TimedOut(Duration),
     /// 410: the version has left the server's window.
     Expired,
     /// The server cannot serve that version yet (504 "Too large resource version").
@@ -60,7 +60,7 @@ pub(super) enum Down {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Then {
     /// At once, the backoff reset: the attempt did what it was for.
-    Go,
+    Continue,
     /// At once, keeping the backoff: another way may work (pages after a streaming list).
     Retry,
     /// At once, after counting a relist: the version is gone.
@@ -108,7 +108,7 @@ pub(super) fn step(state: State, attempt: Attempt, may_stream: bool) -> Step {
     };
     let (state, then) = match (state, attempt.ended) {
         (state, Ended::Listed) | (state @ State::Watch { .. }, Ended::Closed { proved: true }) => {
-            (state, Then::Go)
+            (state, Then::Continue)
         }
         // Closed as soon as opened: reconnecting at once would spin.
         (state @ State::Watch { .. }, Ended::Closed { proved: false }) => {
@@ -130,7 +130,7 @@ pub(super) fn step(state: State, attempt: Attempt, may_stream: bool) -> Step {
         // Making progress beats waiting: pages this time.
         (
             State::List { from, stream: true },
-            Ended::Closed { .. } | Ended::Silent(_) | Ended::Failed(_) | Ended::Forbidden(_),
+            Ended::Closed { .. } | Ended::TimedOut(_) | Ended::Failed(_) | Ended::Forbidden(_),
         ) => (
             State::List {
                 from,
@@ -138,7 +138,7 @@ pub(super) fn step(state: State, attempt: Attempt, may_stream: bool) -> Step {
             },
             Then::Retry,
         ),
-        (state, Ended::Silent(waited)) => (
+        (state, Ended::TimedOut(waited)) => (
             state,
             Then::Backoff {
                 down: Some(Down::Failed(format!(
@@ -202,7 +202,7 @@ mod tests {
     fn go(state: State) -> Step {
         Step {
             state,
-            then: Then::Go,
+            then: Then::Continue,
             streams: None,
         }
     }
@@ -260,7 +260,7 @@ mod tests {
     fn a_streaming_list_that_fails_unsynced_pages_at_once() {
         for end in [
             Ended::Closed { proved: true },
-            Ended::Silent(Duration::from_secs(10)),
+            Ended::TimedOut(Duration::from_secs(10)),
             Ended::Failed("boom".into()),
         ] {
             let after = step(list(ListFrom::Any, true), ended(end.clone()), true);
@@ -296,7 +296,7 @@ mod tests {
     fn silence_and_failures_back_off_and_show_why() {
         let silent = step(
             watch("5"),
-            ended(Ended::Silent(Duration::from_secs(10))),
+            ended(Ended::TimedOut(Duration::from_secs(10))),
             true,
         );
         assert_eq!(silent.state, watch("5"), "resumes from where it was");

@@ -55,7 +55,7 @@ pub(super) async fn connection<K: Kind>(
         reached: None,
         proved: false,
         last: None,
-        told: None,
+        reported: None,
         initial: listing.then(|| Initial {
             records: HashMap::new(),
             decoder: K::Decoder::default(),
@@ -75,7 +75,7 @@ pub(super) async fn connection<K: Kind>(
         let wake = tokio::time::Instant::from_std(last_word + wait);
         let item = match tokio::time::timeout_at(wake, stream.next()).await {
             Err(_) => match on_timeout {
-                Timeout::Silent => return reading.ended(Ended::Silent(quiet)),
+                Timeout::Silent => return reading.ended(Ended::TimedOut(quiet)),
                 Timeout::Quiet => return reading.ended(Ended::Closed { proved: true }),
                 Timeout::Proved => {
                     reading.prove();
@@ -135,7 +135,7 @@ async fn open<K: Kind>(
     );
     let quiet = settings.quiet();
     match tokio::time::timeout(quiet, send_answered(&scoped.client, request)).await {
-        Err(_) => Err(Ended::Silent(quiet)),
+        Err(_) => Err(Ended::TimedOut(quiet)),
         Ok(Ok((format, body))) => {
             if K::PROTOBUF {
                 scoped.health(|h| h.format = Some(format));
@@ -152,15 +152,15 @@ enum Timeout {
     Proved,
 }
 
-/// What a connection has shown so far, and the proofs it told the store.
+/// What a connection has shown so far, and the proofs it reported to the store.
 struct Reading<'a, K: Kind> {
     scoped: &'a Scoped<K>,
     reached: Option<String>,
     proved: bool,
-    /// The last proof, and when one was last told to the store: a busy watch tells it at
+    /// The last proof, and when one was last reported to the store: a busy watch reports at
     /// most every `settings.tell_every()`, so it takes no extra lock per event.
     last: Option<Instant>,
-    told: Option<Instant>,
+    reported: Option<Instant>,
     /// A streaming list's initial events, until their closing bookmark.
     initial: Option<Initial<K>>,
 }
@@ -246,18 +246,18 @@ impl<K: Kind> Reading<'_, K> {
                 h.state = WatchState::Watching;
                 h.proved = Some(now);
             });
-            self.told = Some(now);
+            self.reported = Some(now);
         } else if self
-            .told
-            .is_none_or(|told| now >= told + scoped.settings.tell_every())
+            .reported
+            .is_none_or(|reported| now >= reported + scoped.settings.tell_every())
         {
             scoped.kind.proved(&scoped.scope, now);
-            self.told = Some(now);
+            self.reported = Some(now);
         }
     }
 
     fn ended(self, ended: Ended) -> Attempt {
-        if let Some(last) = self.last.filter(|last| Some(*last) != self.told) {
+        if let Some(last) = self.last.filter(|last| Some(*last) != self.reported) {
             // The last proof exactly, whatever the throttle held back.
             self.scoped.kind.proved(&self.scoped.scope, last);
         }

@@ -37,10 +37,10 @@ fn waiting_source(c: &ContainerRecord) -> String {
     format!("status.{list}[{}].state.waiting", c.name)
 }
 
-pub(super) fn image_pull(pod: &PodRecord, class: CauseClass, told: Option<&PodEvent>) -> Cause {
+pub(super) fn image_pull(pod: &PodRecord, class: CauseClass, event: Option<&PodEvent>) -> Cause {
     let scale = scale_hint(pod);
     let Some((c, reason, message)) = waiting(pod) else {
-        return make(class, "no container is waiting", scale).citing_event(told);
+        return make(class, "no container is waiting", scale).citing_event(event);
     };
     let detail = match class {
         CauseClass::InvalidImageName => "the image reference does not parse",
@@ -50,7 +50,7 @@ pub(super) fn image_pull(pod: &PodRecord, class: CauseClass, told: Option<&PodEv
         CauseClass::RegistryAuth => "the registry refused the credentials",
         CauseClass::RegistryTls => "the registry's certificate is not trusted",
         CauseClass::RegistryUnreachable => "the node cannot reach the registry",
-        _ if told.is_some() => "neither the status nor the kubelet's Event says why",
+        _ if event.is_some() => "neither the status nor the kubelet's Event says why",
         _ => "the status does not say why the pull failed, and no Failed Event was seen",
     };
     let next = match class {
@@ -61,7 +61,7 @@ pub(super) fn image_pull(pod: &PodRecord, class: CauseClass, told: Option<&PodEv
     };
     make(class, detail, next)
         .citing(waiting_source(c), &format!("{reason}: {message}"))
-        .citing_event(told)
+        .citing_event(event)
 }
 
 /// What z can do for this pod's workload.
@@ -588,9 +588,9 @@ fn asks(pod: &PodRecord) -> String {
 
 /// The scheduler's verdict, reason by reason: `2 Insufficient cpu, 4 node(s) had untolerated
 /// taint {dedicated: gpu}` of `0/6 nodes`.
-pub(super) fn pending(pod: &PodRecord, class: CauseClass, told: Option<&PodEvent>) -> Cause {
+pub(super) fn pending(pod: &PodRecord, class: CauseClass, event: Option<&PodEvent>) -> Cause {
     let said = pod.unscheduled.as_ref().and_then(|u| u.message.as_deref());
-    let verdict = said.or(told.map(|e| &*e.message)).unwrap_or("");
+    let verdict = said.or(event.map(|e| &*e.message)).unwrap_or("");
     let reasons: Vec<String> = super::verdict(verdict)
         .map(|(count, reason)| format!("{count} {reason}"))
         .collect();
@@ -632,5 +632,5 @@ pub(super) fn pending(pod: &PodRecord, class: CauseClass, told: Option<&PodEvent
             "status.conditions[PodScheduled].message",
             said.unwrap_or(""),
         )
-        .citing_event(told)
+        .citing_event(event)
 }
