@@ -7,6 +7,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Pod;
 use tokio::sync::watch;
 
+use super::clock::SimClock;
 use super::faults::FaultState;
 use super::store::Store;
 use super::{controllers, nodes, pods};
@@ -64,11 +65,14 @@ pub struct State {
     pub(crate) backends: BTreeMap<std::net::SocketAddr, std::net::SocketAddr>,
     next_node: usize,
     rand: u64,
+    /// The server's wall clock: every timestamp it writes reads it.
+    pub clock: SimClock,
 }
 
 impl State {
-    fn new() -> Self {
+    fn new(clock: SimClock) -> Self {
         Self {
+            clock,
             store: Store::new(),
             nodes: BTreeMap::new(),
             shaper: None,
@@ -149,12 +153,18 @@ impl Default for SimCluster {
 }
 
 impl SimCluster {
-    /// A cluster with three alive nodes and nothing else.
+    /// A cluster with three alive nodes and nothing else, on the system's clock.
     pub fn new() -> Self {
+        Self::on(SimClock::default())
+    }
+
+    /// [`SimCluster::new`] on `clock`: a test on paused time passes the instant its own
+    /// clock starts at, and the server's timestamps keep step with it.
+    pub fn on(clock: SimClock) -> Self {
         let (wake, _) = watch::channel(0);
         let cluster = Self {
             inner: Arc::new(Inner {
-                state: Mutex::new(State::new()),
+                state: Mutex::new(State::new(clock)),
                 wake,
             }),
         };
@@ -169,6 +179,11 @@ impl SimCluster {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic elsewhere must not take the whole simulated server down with it.
         self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The server's wall clock now.
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.lock().clock.now()
     }
 
     /// Read the state without waking watchers.
@@ -198,7 +213,8 @@ impl SimCluster {
         let changed = {
             let mut state = self.lock();
             let before = state.store.rv();
-            pods::kubelet_pass(&mut state, chrono::Utc::now());
+            let now = state.clock.now();
+            pods::kubelet_pass(&mut state, now);
             let changed = state.store.rv() != before;
             if changed {
                 controllers::reconcile(&mut state);

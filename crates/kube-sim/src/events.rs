@@ -117,8 +117,10 @@ impl SimCluster {
     /// or series, last time) with a new resourceVersion, so watches see MODIFIED. None when
     /// the pod does not exist.
     pub fn record_pod_event(&self, namespace: &str, pod: &str, event: PodEvent) -> Option<Event> {
-        let now = Utc::now();
-        let stored = self.mutate(|s| record(s, namespace, pod, &event, now))?;
+        let stored = self.mutate(|s| {
+            let now = s.clock.now();
+            record(s, namespace, pod, &event, now)
+        })?;
         serde_json::from_value(stored).ok()
     }
 

@@ -106,13 +106,13 @@ pub fn sync_pdbs(s: &mut State) {
             "currentHealthy": b.healthy,
             "desiredHealthy": b.desired,
             "expectedPods": b.expected,
-            "conditions": [condition(&pdb, allowed > 0)],
+            "conditions": [condition(&pdb, allowed > 0, &s.clock.stamp())],
         });
         set_status(s, Res::PodDisruptionBudget, &pdb, status);
     }
 }
 
-fn condition(pdb: &Value, ok: bool) -> Value {
+fn condition(pdb: &Value, ok: bool, now: &str) -> Value {
     let status = if ok { "True" } else { "False" };
     let reason = if ok {
         "SufficientPods"
@@ -129,7 +129,7 @@ fn condition(pdb: &Value, ok: bool) -> Value {
         "reason": reason,
         "message": "",
         "observedGeneration": pdb.pointer("/metadata/generation").cloned().unwrap_or(json!(1)),
-        "lastTransitionTime": prev_time.unwrap_or_else(meta::now),
+        "lastTransitionTime": prev_time.unwrap_or_else(|| now.to_string()),
     })
 }
 

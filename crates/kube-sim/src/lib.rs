@@ -13,6 +13,7 @@
 //! denials, throttling, errors, latency and watch trouble. [`demo`] holds the two `--demo`
 //! scenarios; [`generate`] makes realistic pods in bulk as the API server would send them.
 
+mod clock;
 mod cluster;
 mod controllers;
 pub mod demo;
@@ -51,6 +52,7 @@ mod store;
 mod watch;
 mod workloads;
 
+pub use clock::SimClock;
 pub use cluster::{DEFAULT_NODES, PodShaper, SimCluster, StreamingLists};
 pub use error::{Error, Result};
 pub use events::{Component, EventKind, PodEvent, SCHEDULER_HOST};

@@ -118,10 +118,6 @@ pub fn timestamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-pub fn now() -> String {
-    timestamp(Utc::now())
-}
-
 pub fn replicas(obj: &Value, pointer: &str) -> i64 {
     obj.pointer(pointer).and_then(Value::as_i64).unwrap_or(1)
 }

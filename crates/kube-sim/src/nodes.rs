@@ -16,17 +16,16 @@ pub fn add_node(s: &mut State, name: &str) {
         "metadata": {
             "name": name,
             "uid": uid,
-            "creationTimestamp": meta::now(),
+            "creationTimestamp": s.clock.stamp(),
             "labels": { "kubernetes.io/hostname": name, "kubernetes.io/os": "linux" },
         },
         "spec": {},
-        "status": { "conditions": [ready_condition(true)] },
+        "status": { "conditions": [ready_condition(true, &s.clock.stamp())] },
     });
     s.store.insert(Res::Node, node);
 }
 
-fn ready_condition(alive: bool) -> Value {
-    let now = meta::now();
+fn ready_condition(alive: bool, now: &str) -> Value {
     if alive {
         json!({
             "type": "Ready", "status": "True", "reason": "KubeletReady",
@@ -52,8 +51,10 @@ pub fn set_alive(s: &mut State, name: &str, alive: bool) {
         return;
     }
     if let Some(mut node) = s.store.get(Res::Node, "", name).cloned() {
-        node.field("status")
-            .set("conditions", json!([ready_condition(alive)]));
+        node.field("status").set(
+            "conditions",
+            json!([ready_condition(alive, &s.clock.stamp())]),
+        );
         if !alive {
             node.field("spec").set(
                 "taints",
@@ -74,14 +75,14 @@ pub fn set_alive(s: &mut State, name: &str, alive: bool) {
         .cloned()
         .collect();
     for mut pod in on_node {
-        if set_ready(&mut pod, alive) {
+        if set_ready(&mut pod, alive, &s.clock.stamp()) {
             s.store.update(Res::Pod, pod);
         }
     }
 }
 
 /// Set the Ready and ContainersReady conditions; true if anything changed.
-fn set_ready(pod: &mut Value, ready: bool) -> bool {
+fn set_ready(pod: &mut Value, ready: bool, now: &str) -> bool {
     let want = if ready { "True" } else { "False" };
     let mut changed = false;
     let Some(conditions) = pod
@@ -94,7 +95,7 @@ fn set_ready(pod: &mut Value, ready: bool) -> bool {
         let t = meta::str_at(c, "/type");
         if (t == "Ready" || t == "ContainersReady") && meta::str_at(c, "/status") != want {
             c["status"] = json!(want);
-            c["lastTransitionTime"] = json!(meta::now());
+            c["lastTransitionTime"] = json!(now);
             if !ready {
                 c["reason"] = json!("NodeNotReady");
             } else if let Some(m) = c.as_object_mut() {

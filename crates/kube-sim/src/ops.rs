@@ -91,7 +91,7 @@ fn admit_new(s: &mut State, res: Res, ns: &str, body: Value) -> ApiResult<Value>
         m.insert("namespace".into(), json!(ns));
     }
     m.insert("uid".into(), json!(uid));
-    m.insert("creationTimestamp".into(), json!(meta::now()));
+    m.insert("creationTimestamp".into(), json!(s.clock.stamp()));
     for k in [
         "resourceVersion",
         "deletionTimestamp",
@@ -377,7 +377,7 @@ pub fn delete(
             return Ok(obj);
         }
         let mut marked = obj.clone();
-        meta::set_meta(&mut marked, "deletionTimestamp", json!(meta::now()));
+        meta::set_meta(&mut marked, "deletionTimestamp", json!(s.clock.stamp()));
         meta::set_meta(&mut marked, "deletionGracePeriodSeconds", json!(0));
         return Ok(s.store.update(res, marked));
     }

@@ -84,7 +84,7 @@ pub fn start(s: &mut State, ns: &str, name: &str) {
     let Some(mut pod) = s.store.get(Res::Pod, ns, name).cloned() else {
         return;
     };
-    let now = Utc::now();
+    let now = s.clock.now();
     if has_scheduling_gates(&pod) {
         pod.set("status", gated_status(now));
         s.store.update(Res::Pod, pod);
@@ -313,7 +313,7 @@ pub fn delete(s: &mut State, pod: Value, grace: Option<i64>) -> ApiResult<Value>
     if unbound || phase == "Succeeded" || phase == "Failed" {
         grace = 0;
     }
-    let now = Utc::now();
+    let now = s.clock.now();
     let deadline = if meta::is_terminating(&pod) {
         let current = meta::deletion_grace(&pod).unwrap_or(0);
         if grace >= current {

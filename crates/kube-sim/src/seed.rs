@@ -40,7 +40,7 @@ impl SimCluster {
             if v.pointer("/metadata/creationTimestamp")
                 .is_none_or(Value::is_null)
             {
-                meta::set_meta(&mut v, "creationTimestamp", json!(meta::now()));
+                meta::set_meta(&mut v, "creationTimestamp", json!(s.clock.stamp()));
             }
             let stored = s.store.insert(Res::Pod, v);
             to_typed(stored).unwrap_or(pod)

@@ -346,23 +346,25 @@ pub fn deployment_status(s: &mut State, res: Res, d: &Value) {
                 "MinimumReplicasAvailable"
             } else {
                 "MinimumReplicasUnavailable"
-            }
+            },
+            &s.clock.stamp(),
         )]);
     }
     set_status(s, res, d, status);
 }
 
 /// A condition, keeping the stored transition time while its status is unchanged.
-fn keep_time(obj: &Value, kind: &str, ok: bool, reason: &str) -> Value {
+fn keep_time(obj: &Value, kind: &str, ok: bool, reason: &str, now: &str) -> Value {
     let status = if ok { "True" } else { "False" };
     let prev = obj
         .pointer("/status/conditions")
         .and_then(Value::as_array)
         .and_then(|cs| cs.iter().find(|c| meta::str_at(c, "/type") == kind))
         .filter(|c| meta::str_at(c, "/status") == status);
-    let time = prev.map_or_else(meta::now, |c| {
-        meta::str_at(c, "/lastTransitionTime").to_string()
-    });
+    let time = prev.map_or_else(
+        || now.to_string(),
+        |c| meta::str_at(c, "/lastTransitionTime").to_string(),
+    );
     json!({
         "type": kind, "status": status, "reason": reason,
         "lastUpdateTime": time, "lastTransitionTime": time,

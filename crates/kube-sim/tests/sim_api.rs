@@ -1348,3 +1348,23 @@ async fn nodes_are_listed_and_watched_and_their_status_written() {
     };
     assert!(version(&written) > version(&lost));
 }
+
+/// A test on paused time gives the server its clock: what the server stamps (a pod's creation,
+/// an Event's last time, a node going NotReady) keeps step with the test's clock, so a
+/// scenario of minutes needs no padding with the real one.
+#[tokio::test(start_paused = true)]
+async fn the_servers_timestamps_follow_the_clock_it_was_given() {
+    use kube_sim::{PodEvent, SimClock};
+    let start: chrono::DateTime<chrono::Utc> = "2026-01-01T00:00:00Z".parse().unwrap();
+    let cluster = SimCluster::on(SimClock::starting_at(start));
+    let pod = cluster.create_pod(running_pod("default", "p", json!({})));
+    let created = pod.metadata.creation_timestamp.unwrap().0.to_string();
+    assert_eq!(created, "2026-01-01T00:00:00Z");
+    tokio::time::advance(Duration::from_secs(600)).await;
+    assert_eq!(cluster.now(), start + chrono::Duration::minutes(10));
+    let event = cluster
+        .record_pod_event("default", "p", PodEvent::warning("BackOff", "restarting"))
+        .unwrap();
+    let last = event.last_timestamp.unwrap().0.to_string();
+    assert_eq!(last, "2026-01-01T00:10:00Z");
+}

@@ -191,7 +191,7 @@ fn standing(cluster: &SimCluster, now: DateTime<Utc>) -> Vec<Value> {
 
 /// A pod on the lost node is deleted and cannot finish: it stays Terminating.
 fn strand(cluster: &SimCluster, tick: u64) {
-    let now = Utc::now();
+    let now = cluster.now();
     let pod = typed(json!({
         "metadata": {"name": format!("cart-7f9c6-s{tick}"), "namespace": "shop",
                      "creationTimestamp": stamp(now - chrono::Duration::hours(3)),

@@ -15,7 +15,7 @@ use crate::{PodEvent, SimCluster};
 
 /// Record the Events of every abnormal pod not recorded yet (`seen` holds their uids).
 pub(super) fn catch_up(cluster: &SimCluster, faults: &[ImageFault], seen: &mut BTreeSet<String>) {
-    let now = Utc::now();
+    let now = cluster.now();
     for pod in cluster.pods() {
         let Some(uid) = pod.metadata.uid.clone() else {
             continue;
@@ -39,7 +39,7 @@ pub(super) fn catch_up(cluster: &SimCluster, faults: &[ImageFault], seen: &mut B
 /// Another round of retries: each recurring Event recorded once more (aggregated into the
 /// stored one). An eviction happens once.
 pub(super) fn retry(cluster: &SimCluster, faults: &[ImageFault]) {
-    let now = Utc::now();
+    let now = cluster.now();
     for pod in cluster.pods() {
         let Some((ns, name)) = ns_name(&pod) else {
             continue;

@@ -100,7 +100,7 @@ pub async fn start() -> Result<Demo> {
 pub async fn start_named(name: &str) -> Result<Demo> {
     let scenario = scenario(name)?;
     let cluster = SimCluster::new();
-    let seen = seed(scenario, &cluster, Utc::now());
+    let seen = seed(scenario, &cluster, cluster.now());
     let server = SimServer::start(cluster.clone())
         .await
         .map_err(|source| Error::Start {
