@@ -31,6 +31,6 @@ pub use logging::init_logging;
 pub(crate) use run::{RunOptions, run};
 pub(crate) use session::{Connector, Session};
 pub use snapshot::{cluster_line, snapshot, watch_line};
-pub use state::{BottomPane, Overlay, State, View, WatchLine};
+pub use state::{BottomPane, Overlay, State, Switches, View, WatchLine};
 pub use update::update;
 pub use view::draw;

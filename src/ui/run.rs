@@ -18,7 +18,7 @@ use super::effects::{Effects, Executors};
 use super::event::{ClusterLine, Effect, Event, Snapshot, key_from_crossterm};
 use super::session::{Connector, Session};
 use super::snapshot::{cluster_line, snapshot};
-use super::state::State;
+use super::state::{State, Switches};
 use super::terminal::TerminalGuard;
 use super::update::update;
 use super::view::{draw, table_height};
@@ -78,14 +78,15 @@ pub(crate) async fn run(
             .map(|s| cluster_line(&s.cluster, Instant::now()))
             .collect(),
     );
-    state.readonly = options.readonly;
-    state.dry_run = options.dry_run;
-    state.no_audit = options.no_audit;
-    state.report_sinks = options.report_sinks;
     // One audit log for every cluster: the first executor's view of it is everyone's.
-    state.audit_problem = sessions
-        .first()
-        .and_then(|s| s.cluster.executor.audit_problem());
+    let audit_problem = (sessions.first()).and_then(|s| s.cluster.executor.audit_problem());
+    let mut state = state.with_switches(Switches {
+        readonly: options.readonly,
+        dry_run: options.dry_run,
+        no_audit: options.no_audit,
+        audit_problem,
+        report_sinks: options.report_sinks,
+    });
     let mut guard = TerminalGuard::enter().map_err(|source| Error::Terminal {
         what: "cannot set up the terminal",
         source,

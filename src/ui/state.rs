@@ -94,6 +94,20 @@ pub struct StatusLine {
     pub error: bool,
 }
 
+/// What the run may do, set once from the command line, the config and the audit log.
+#[derive(Debug, Clone, Default)]
+pub struct Switches {
+    pub readonly: bool,
+    pub dry_run: bool,
+    /// Acting without an audit log (`--no-audit`).
+    pub no_audit: bool,
+    /// Why the audit log cannot be written, when it cannot: nothing may act, and every
+    /// dialog says so up front.
+    pub audit_problem: Option<String>,
+    /// Whether the config names report sinks: `r` has somewhere to send.
+    pub report_sinks: bool,
+}
+
 /// The screen's whole model. Fields are the UI's own: `update` alone changes them, the views
 /// read them, and tests go through the methods below.
 #[derive(Debug, Clone)]
@@ -101,15 +115,7 @@ pub struct State {
     /// The open clusters, in the order they were opened, with all the screen holds for each.
     pub(super) clusters: Clusters,
     pub(super) scope: String,
-    pub(super) readonly: bool,
-    pub(super) dry_run: bool,
-    /// Acting without an audit log (`--no-audit`).
-    pub(super) no_audit: bool,
-    /// Why the audit log cannot be written, when it cannot: nothing may act, and every
-    /// dialog says so up front.
-    pub(super) audit_problem: Option<String>,
-    /// Whether the config names report sinks: `r` has somewhere to send.
-    pub(super) report_sinks: bool,
+    pub(super) switches: Switches,
     pub(super) keys: UiConfig,
     pub(super) chain: Vec<RuleSpec>,
     pub(super) now: DateTime<Utc>,
@@ -226,11 +232,7 @@ impl State {
         State {
             clusters: Clusters::new(context),
             scope: scope.to_string(),
-            readonly: false,
-            dry_run: false,
-            no_audit: false,
-            audit_problem: None,
-            report_sinks: false,
+            switches: Switches::default(),
             keys,
             chain,
             now: DateTime::<Utc>::UNIX_EPOCH,
@@ -419,20 +421,10 @@ impl State {
 
 /// What the runtime sets once and tests read: the screen's settings and what it shows.
 impl State {
-    pub fn set_readonly(&mut self, readonly: bool) {
-        self.readonly = readonly;
-    }
-
-    pub fn set_dry_run(&mut self, dry_run: bool) {
-        self.dry_run = dry_run;
-    }
-
-    pub fn set_audit_problem(&mut self, problem: Option<String>) {
-        self.audit_problem = problem;
-    }
-
-    pub fn set_report_sinks(&mut self, configured: bool) {
-        self.report_sinks = configured;
+    /// The screen under `switches`, as the runtime opens it.
+    pub fn with_switches(mut self, switches: Switches) -> State {
+        self.switches = switches;
+        self
     }
 
     pub fn set_keys(&mut self, keys: UiConfig) {

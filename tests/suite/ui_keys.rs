@@ -11,7 +11,7 @@ use opc_core::config::{Config, KeyBinding};
 use opc_core::rules::RuleKind;
 use opc_core::worker::WorkerCommand;
 use ops_pod_cleaner::ui::{
-    Checked, Effect, Event, Offer, Overlay, State, Unanswered, View, update,
+    Checked, Effect, Event, Offer, Overlay, State, Switches, Unanswered, View, update,
 };
 use ui_support::{change_worker, now, on_demo, pulling_now, screen, state};
 
@@ -185,8 +185,10 @@ fn no_or_esc_cancels_without_effects() {
 
 #[test]
 fn readonly_shows_the_action_as_unavailable() {
-    let mut s = state();
-    s.set_readonly(true);
+    let mut s = state().with_switches(Switches {
+        readonly: true,
+        ..Switches::default()
+    });
     press(&mut s, "d");
     let (_, _, unavailable) = confirm_lines(&s);
     assert!(unavailable.unwrap().contains("--readonly"));
@@ -394,7 +396,10 @@ fn auto_toggles_go_to_the_worker_for_the_current_rule() {
         press(&mut s, "y"),
         [Effect::Worker(WorkerCommand::SetMasterAuto(true))]
     );
-    s.set_report_sinks(true);
+    s = s.with_switches(Switches {
+        report_sinks: true,
+        ..Switches::default()
+    });
     assert_eq!(
         press(&mut s, "r"),
         [Effect::Worker(WorkerCommand::SendReport)]
@@ -712,8 +717,10 @@ fn force_delete_of_a_pod_held_by_finalizers_points_at_f() {
 /// is scaled, so nothing is recorded to restore.
 #[test]
 fn a_dry_run_dialog_says_so_before_yes() {
-    let mut s = state();
-    s.set_dry_run(true);
+    let mut s = state().with_switches(Switches {
+        dry_run: true,
+        ..Switches::default()
+    });
     press(&mut s, "3 z");
     let pod = s.selected_finding().unwrap().pod_ref();
     let workload = ScalableWorkload::new(WorkloadKind::Deployment, "shop", "recommender");
@@ -750,10 +757,10 @@ fn a_dry_run_dialog_says_so_before_yes() {
 /// as read-only mode does, instead of offering "do it" and refusing after.
 #[test]
 fn an_unwritable_audit_log_makes_actions_unavailable_up_front() {
-    let mut s = state();
-    s.set_audit_problem(Some(
-        "the audit log /var/log/opc.jsonl cannot be opened (disk full)".into(),
-    ));
+    let mut s = state().with_switches(Switches {
+        audit_problem: Some("the audit log /var/log/opc.jsonl cannot be opened (disk full)".into()),
+        ..Switches::default()
+    });
     assert!(
         press(&mut s, "d").is_empty(),
         "nothing to check: nothing can run"

@@ -12,7 +12,9 @@ use opc_core::config::KeyBinding;
 use opc_core::report::{RestartReport, RestartRow, Terms, WorkloadGroup};
 use opc_core::rules::RuleKind;
 use opc_core::worker::{Blocked, RuleStatus, Standby};
-use ops_pod_cleaner::ui::{BottomPane, Checked, Event, PodDetails, State, WatchLine, update};
+use ops_pod_cleaner::ui::{
+    BottomPane, Checked, Event, PodDetails, State, Switches, WatchLine, update,
+};
 use ui_support::{assert_snapshot, change_worker, now, on_demo, pulling_now, screen, state};
 
 fn press(state: &mut State, keys: &str) {
@@ -43,9 +45,11 @@ fn main_screen_wide_with_marks_and_filter() {
 
 #[test]
 fn header_shows_staleness_badges_and_paused_rules() {
-    let mut s = state();
-    s.set_readonly(true);
-    s.set_dry_run(true);
+    let mut s = state().with_switches(Switches {
+        readonly: true,
+        dry_run: true,
+        ..Switches::default()
+    });
     change_worker(&mut s, |w| w.master_auto = true);
     change_worker(&mut s, |w| {
         w.rules.insert(
@@ -299,8 +303,10 @@ fn confirm_scale_to_zero() {
 
 #[test]
 fn unavailable_action() {
-    let mut s = state();
-    s.set_readonly(true);
+    let mut s = state().with_switches(Switches {
+        readonly: true,
+        ..Switches::default()
+    });
     press(&mut s, "D");
     let text = screen(&s, 80, 24);
     assert!(text.contains("unavailable: read-only mode"));

@@ -26,10 +26,10 @@ pub(super) fn why_unavailable<'a>(
     verb: Verb,
     mut clusters: impl Iterator<Item = &'a ClusterName>,
 ) -> Option<String> {
-    if state.readonly {
+    if state.switches.readonly {
         return Some(Refusal::Readonly.to_string());
     }
-    if let Some(problem) = &state.audit_problem {
+    if let Some(problem) = &state.switches.audit_problem {
         return Some(Refusal::AuditBroken(problem.clone()).to_string());
     }
     clusters.find_map(|cluster| {

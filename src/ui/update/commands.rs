@@ -298,14 +298,14 @@ fn master_auto(state: &mut State) -> Vec<Effect> {
         .filter(|(_, r)| worker.rules.get(&r.kind).is_some_and(|s| s.auto))
         .map(|(i, r)| (r.kind, r.action, state.counts.get(i).copied().unwrap_or(0)))
         .collect();
-    let dialog = Confirmation::master_on(&rules, state.dry_run);
+    let dialog = Confirmation::master_on(&rules, state.switches.dry_run);
     state.overlay = Some(Overlay::Confirm(dialog));
     Vec::new()
 }
 
 /// Send the restart report to the configured sinks; with none, say where else it can go.
 fn send_report(state: &mut State) -> Vec<Effect> {
-    if !state.report_sinks {
+    if !state.switches.report_sinks {
         let export = state
             .keys
             .key("export_report")

@@ -132,15 +132,15 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     // Badges first: a narrow terminal cuts the end of the line, never them.
     let worker = state.worker();
     let mut first = vec![Span::styled("ops-pod-cleaner", theme::title())];
-    if state.dry_run || worker.dry_run {
+    if state.switches.dry_run || worker.dry_run {
         first.push(Span::raw(" "));
         first.push(Span::styled(" DRY-RUN ", theme::badge(Color::Yellow)));
     }
-    if state.readonly {
+    if state.switches.readonly {
         first.push(Span::raw(" "));
         first.push(Span::styled(" READONLY ", theme::badge(Color::Blue)));
     }
-    if state.no_audit {
+    if state.switches.no_audit {
         first.push(Span::raw(" "));
         first.push(Span::styled(" NO-AUDIT ", theme::badge(Color::Red)));
     }
