@@ -94,6 +94,29 @@ pub struct StatusLine {
     pub error: bool,
 }
 
+/// The table of abnormal pods: what is listed, which rows show, and where the cursor is.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Table {
+    /// Every abnormal pod, ordered by the sort key; classified once per cache change.
+    pub(super) findings: Vec<Listed>,
+    /// Abnormal pods per rule, in chain order.
+    pub(super) counts: Vec<usize>,
+    /// Index into `chain` of the category shown.
+    pub(super) category: usize,
+    /// Indices into `findings` of the rows of the table (category, then filter).
+    pub(super) rows: Vec<usize>,
+    pub(super) selected: usize,
+    /// First row drawn; kept so the selection stays in view.
+    pub(super) offset: usize,
+    /// Rows that fit in the table, learnt from the terminal size.
+    pub(super) height: usize,
+    pub(super) filter: String,
+    pub(super) filtering: bool,
+    pub(super) sort: SortKey,
+    /// The sort runs the other way (`S`).
+    pub(super) sort_reversed: bool,
+}
+
 /// What the run may do, set once from the command line, the config and the audit log.
 #[derive(Debug, Clone, Default)]
 pub struct Switches {
@@ -120,24 +143,7 @@ pub struct State {
     pub(super) chain: Vec<RuleSpec>,
     pub(super) now: DateTime<Utc>,
     pub(super) total_pods: usize,
-    /// Every abnormal pod, ordered by the sort key; classified once per cache change.
-    pub(super) findings: Vec<Listed>,
-    /// Abnormal pods per rule, in chain order.
-    pub(super) counts: Vec<usize>,
-    /// Index into `chain` of the category shown.
-    pub(super) category: usize,
-    /// Indices into `findings` of the rows of the table (category, then filter).
-    pub(super) rows: Vec<usize>,
-    pub(super) selected: usize,
-    /// First row drawn; kept so the selection stays in view.
-    pub(super) offset: usize,
-    /// Rows that fit in the table, learnt from the terminal size.
-    pub(super) table_height: usize,
-    pub(super) filter: String,
-    pub(super) filtering: bool,
-    pub(super) sort: SortKey,
-    /// The sort runs the other way (`S`).
-    pub(super) sort_reversed: bool,
+    pub(super) table: Table,
     pub(super) view: View,
     pub(super) details: Option<DetailsView>,
     pub(super) bottom: BottomPane,
@@ -237,17 +243,11 @@ impl State {
             chain,
             now: DateTime::<Utc>::UNIX_EPOCH,
             total_pods: 0,
-            findings: Vec::new(),
-            counts,
-            category: 0,
-            rows: Vec::new(),
-            selected: 0,
-            offset: 0,
-            table_height: 10,
-            filter: String::new(),
-            filtering: false,
-            sort: SortKey::Age,
-            sort_reversed: false,
+            table: Table {
+                counts,
+                height: 10,
+                ..Table::default()
+            },
             view: View::Table,
             details: None,
             bottom: BottomPane::Log,
@@ -259,7 +259,7 @@ impl State {
     }
 
     pub(crate) fn current_rule(&self) -> Option<&RuleSpec> {
-        self.chain.get(self.category)
+        self.chain.get(self.table.category)
     }
 
     pub fn current_kind(&self) -> Option<RuleKind> {
@@ -268,18 +268,20 @@ impl State {
 
     /// The finding under the cursor.
     pub fn selected_finding(&self) -> Option<&Listed> {
-        self.rows
-            .get(self.selected)
-            .and_then(|&i| self.findings.get(i))
+        self.table
+            .rows
+            .get(self.table.selected)
+            .and_then(|&i| self.table.findings.get(i))
     }
 
     /// The marked pods on screen, in table order; else the selected one. A mark the view does
     /// not show (a filter hides it) is never acted on unseen.
     pub(crate) fn targets(&self) -> Vec<&Listed> {
         let marked: Vec<&Listed> = self
+            .table
             .rows
             .iter()
-            .filter_map(|&i| self.findings.get(i))
+            .filter_map(|&i| self.table.findings.get(i))
             .filter(|a| self.is_marked(a))
             .collect();
         if marked.is_empty() {
@@ -327,11 +329,12 @@ impl State {
 
     fn forget_closed(&mut self) {
         if self
+            .table
             .findings
             .iter()
             .any(|a| !self.clusters.contains(a.cluster()))
         {
-            let mut kept = std::mem::take(&mut self.findings);
+            let mut kept = std::mem::take(&mut self.table.findings);
             kept.retain(|a| self.clusters.contains(a.cluster()));
             self.replace_findings(kept, false);
         }
@@ -347,8 +350,9 @@ impl State {
     /// the findings come as one cluster's index keeps them.
     pub(crate) fn replace_findings(&mut self, findings: Vec<Listed>, in_default_order: bool) {
         let keep = self.selected_finding().map(|a| a.uid().to_string());
-        self.findings = findings;
-        let sorted = in_default_order && self.sort == SortKey::Age && !self.sort_reversed;
+        self.table.findings = findings;
+        let sorted =
+            in_default_order && self.table.sort == SortKey::Age && !self.table.sort_reversed;
         self.sort_and_filter(keep.as_deref(), sorted);
     }
 
@@ -361,31 +365,32 @@ impl State {
     fn sort_and_filter(&mut self, keep: Option<&str>, sorted: bool) {
         if !sorted {
             order::sort(
-                &mut self.findings,
+                &mut self.table.findings,
                 &self.chain,
-                self.sort,
-                self.sort_reversed,
+                self.table.sort,
+                self.table.sort_reversed,
             );
         }
         let position = |kind: RuleKind| self.chain.iter().position(|r| r.kind == kind);
         let mut counts = vec![0; self.chain.len()];
-        for found in &self.findings {
+        for found in &self.table.findings {
             if let Some(at) = position(found.rule())
                 && let Some(count) = counts.get_mut(at)
             {
                 *count += 1;
             }
         }
-        self.counts = counts;
-        self.clusters.keep_marks_of(&self.findings);
+        self.table.counts = counts;
+        self.clusters.keep_marks_of(&self.table.findings);
         self.refilter(keep);
     }
 
     /// Recompute the table's rows for the category, or for the filter across every category.
     pub(crate) fn refilter(&mut self, keep: Option<&str>) {
         let kind = self.current_kind();
-        let needle = self.filter.to_lowercase();
-        self.rows = self
+        let needle = self.table.filter.to_lowercase();
+        self.table.rows = self
+            .table
             .findings
             .iter()
             .enumerate()
@@ -397,25 +402,32 @@ impl State {
             .collect();
         if let Some(uid) = keep
             && let Some(at) = self
+                .table
                 .rows
                 .iter()
-                .position(|&i| self.findings.get(i).is_some_and(|a| a.uid() == uid))
+                .position(|&i| self.table.findings.get(i).is_some_and(|a| a.uid() == uid))
         {
-            self.selected = at;
+            self.table.selected = at;
         }
         self.clamp();
     }
 
     /// Keep the cursor on a row and in the visible window.
     pub(crate) fn clamp(&mut self) {
-        self.selected = self.selected.min(self.rows.len().saturating_sub(1));
-        let height = self.table_height.max(1);
-        if self.selected < self.offset {
-            self.offset = self.selected;
-        } else if self.selected >= self.offset + height {
-            self.offset = self.selected + 1 - height;
+        self.table.selected = self
+            .table
+            .selected
+            .min(self.table.rows.len().saturating_sub(1));
+        let height = self.table.height.max(1);
+        if self.table.selected < self.table.offset {
+            self.table.offset = self.table.selected;
+        } else if self.table.selected >= self.table.offset + height {
+            self.table.offset = self.table.selected + 1 - height;
         }
-        self.offset = self.offset.min(self.rows.len().saturating_sub(height));
+        self.table.offset = self
+            .table
+            .offset
+            .min(self.table.rows.len().saturating_sub(height));
     }
 }
 
@@ -479,39 +491,39 @@ impl State {
 
     /// Every abnormal pod, in table order.
     pub fn findings(&self) -> &[Listed] {
-        &self.findings
+        &self.table.findings
     }
 
     /// Indices into [`State::findings`] of the table's rows.
     pub fn rows(&self) -> &[usize] {
-        &self.rows
+        &self.table.rows
     }
 
     /// Abnormal pods per rule, in chain order.
     pub fn counts(&self) -> &[usize] {
-        &self.counts
+        &self.table.counts
     }
 
     pub fn selected(&self) -> usize {
-        self.selected
+        self.table.selected
     }
 
     /// The first row drawn.
     pub fn offset(&self) -> usize {
-        self.offset
+        self.table.offset
     }
 
     pub fn table_height(&self) -> usize {
-        self.table_height
+        self.table.height
     }
 
     pub fn filter(&self) -> &str {
-        &self.filter
+        &self.table.filter
     }
 
     /// The filter is being typed.
     pub fn filtering(&self) -> bool {
-        self.filtering
+        self.table.filtering
     }
 
     pub fn marked_count(&self) -> usize {

@@ -50,7 +50,7 @@ fn observe(state: &mut State, event: Event) {
             state.sync_clusters(clusters);
         }
         Event::Resize { table_height } => {
-            state.table_height = table_height.max(1);
+            state.table.height = table_height.max(1);
             state.clamp();
         }
         Event::Snapshot(snapshot) => on_snapshot(state, snapshot),
@@ -108,6 +108,7 @@ fn answered(state: &mut State, shown: Option<Overlay>, answer: Event) -> Option<
         (Some(Overlay::Checking(dialog)), Event::OptOuts(checked)) => {
             let row = |pod: &opc_core::actions::PodRef| {
                 state
+                    .table
                     .findings
                     .iter()
                     .find(|a| a.uid() == pod.uid)

@@ -11,6 +11,7 @@ use opc_core::cluster::ClusterName;
 fn targets(state: &State) -> Vec<&opc_core::cluster::Listed> {
     match (&state.view, &state.details) {
         (View::Details, Some(d)) => state
+            .table
             .findings
             .iter()
             .filter(|a| a.uid() == d.pod.uid && *a.cluster() == d.cluster)

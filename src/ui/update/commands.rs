@@ -17,7 +17,7 @@ use opc_core::worker::Place;
 use opc_core::worker::{Pause, WorkerCommand};
 
 pub(super) fn on_key(state: &mut State, key: &KeyBinding) -> Vec<Effect> {
-    if state.filtering {
+    if state.table.filtering {
         return on_filter_key(state, key);
     }
     let command = command_for(key, &state.keys);
@@ -36,18 +36,18 @@ pub(super) fn on_key(state: &mut State, key: &KeyBinding) -> Vec<Effect> {
 fn on_filter_key(state: &mut State, key: &KeyBinding) -> Vec<Effect> {
     match key.code {
         KeyCode::Esc => {
-            state.filter.clear();
-            state.filtering = false;
+            state.table.filter.clear();
+            state.table.filtering = false;
         }
-        KeyCode::Enter => state.filtering = false,
+        KeyCode::Enter => state.table.filtering = false,
         KeyCode::Backspace => {
-            state.filter.pop();
+            state.table.filter.pop();
         }
-        KeyCode::Char(c) if !key.ctrl && !key.alt => state.filter.push(c),
+        KeyCode::Char(c) if !key.ctrl && !key.alt => state.table.filter.push(c),
         _ => return Vec::new(),
     }
-    state.selected = 0;
-    state.offset = 0;
+    state.table.selected = 0;
+    state.table.offset = 0;
     state.refilter(None);
     Vec::new()
 }
@@ -95,10 +95,10 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
             }
         }
         Command::Sort | Command::ReverseSort => change_sort(state, command),
-        Command::Filter => state.filtering = true,
+        Command::Filter => state.table.filtering = true,
         Command::Back => {
-            if !state.filter.is_empty() {
-                state.filter.clear();
+            if !state.table.filter.is_empty() {
+                state.table.filter.clear();
                 state.refilter(None);
             } else {
                 state.clusters.clear_marks();
@@ -141,12 +141,12 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
 
 /// Up, down, a page, the ends.
 fn move_cursor(state: &mut State, command: Command) {
-    let page = state.table_height.max(1);
+    let page = state.table.height.max(1);
     let row = match command {
-        Command::Up => state.selected.saturating_sub(1),
-        Command::Down => state.selected + 1,
-        Command::PageUp => state.selected.saturating_sub(page),
-        Command::PageDown => state.selected + page,
+        Command::Up => state.table.selected.saturating_sub(1),
+        Command::Down => state.table.selected + 1,
+        Command::PageUp => state.table.selected.saturating_sub(page),
+        Command::PageDown => state.table.selected + page,
         Command::Top => 0,
         _ => usize::MAX,
     };
@@ -158,14 +158,14 @@ fn move_cursor(state: &mut State, command: Command) {
 fn change_category(state: &mut State, command: Command) {
     let n = state.chain.len().max(1);
     let to = match command {
-        Command::NextCategory => (state.category + 1) % n,
-        Command::PrevCategory => (state.category + n - 1) % n,
+        Command::NextCategory => (state.table.category + 1) % n,
+        Command::PrevCategory => (state.table.category + n - 1) % n,
         Command::Category(i) if i < n => i,
         _ => return,
     };
-    state.category = to;
-    state.selected = 0;
-    state.offset = 0;
+    state.table.category = to;
+    state.table.selected = 0;
+    state.table.offset = 0;
     state.refilter(None);
     let cleared = state.clusters.clear_marks();
     if cleared > 0 {
@@ -177,15 +177,15 @@ fn change_category(state: &mut State, command: Command) {
 /// The next sort column (`s`), or the same column the other way (`S`).
 fn change_sort(state: &mut State, command: Command) {
     if command == Command::Sort {
-        state.sort = state.sort.next();
-        state.sort_reversed = false;
+        state.table.sort = state.table.sort.next();
+        state.table.sort_reversed = false;
     } else {
-        state.sort_reversed = !state.sort_reversed;
+        state.table.sort_reversed = !state.table.sort_reversed;
     }
     state.resort();
     let (by, way) = (
-        state.sort.label(),
-        state.sort.direction(state.sort_reversed),
+        state.table.sort.label(),
+        state.table.sort.direction(state.table.sort_reversed),
     );
     status(
         state,
@@ -221,12 +221,13 @@ fn show_pod(state: &mut State, command: Command) -> Vec<Effect> {
 /// Mark the selected pod, or unmark it, and move on.
 fn toggle_mark(state: &mut State) {
     if let Some(found) = state
+        .table
         .rows
-        .get(state.selected)
-        .and_then(|&i| state.findings.get(i))
+        .get(state.table.selected)
+        .and_then(|&i| state.table.findings.get(i))
     {
         state.clusters.toggle_mark(found);
-        move_to(state, state.selected + 1);
+        move_to(state, state.table.selected + 1);
     }
 }
 
@@ -296,7 +297,13 @@ fn master_auto(state: &mut State) -> Vec<Effect> {
         .iter()
         .enumerate()
         .filter(|(_, r)| worker.rules.get(&r.kind).is_some_and(|s| s.auto))
-        .map(|(i, r)| (r.kind, r.action, state.counts.get(i).copied().unwrap_or(0)))
+        .map(|(i, r)| {
+            (
+                r.kind,
+                r.action,
+                state.table.counts.get(i).copied().unwrap_or(0),
+            )
+        })
         .collect();
     let dialog = Confirmation::master_on(&rules, state.switches.dry_run);
     state.overlay = Some(Overlay::Confirm(dialog));
@@ -325,7 +332,7 @@ fn send_report(state: &mut State) -> Vec<Effect> {
 }
 
 fn move_to(state: &mut State, row: usize) {
-    state.selected = row.min(state.rows.len().saturating_sub(1));
+    state.table.selected = row.min(state.table.rows.len().saturating_sub(1));
     state.clamp();
 }
 

@@ -31,7 +31,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         return;
     }
     let label = |i: usize, kind: RuleKind, short: bool| {
-        let count = state.counts.get(i).copied().unwrap_or(0);
+        let count = state.table.counts.get(i).copied().unwrap_or(0);
         if short {
             format!("{} {count}", short_name(kind))
         } else {
@@ -47,11 +47,11 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let short = long > usize::from(area.width);
     let mut spans = Vec::new();
     for (i, rule) in state.chain.iter().enumerate() {
-        let style = if i == state.category {
+        let style = if i == state.table.category {
             theme::selected()
         } else if !rule.enabled {
             theme::dim()
-        } else if state.counts.get(i).copied().unwrap_or(0) > 0 {
+        } else if state.table.counts.get(i).copied().unwrap_or(0) > 0 {
             theme::title()
         } else {
             theme::dim()

@@ -28,6 +28,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let mut lines: Vec<Line> = Vec::new();
     // What the cache knows is shown at once; the API adds the rest.
     if let Some(a) = state
+        .table
         .findings
         .iter()
         .find(|a| a.uid() == details.pod.uid && *a.cluster() == details.cluster)

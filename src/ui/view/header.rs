@@ -53,7 +53,7 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
         Span::raw(format!(
             "  pods {pods}{}  abnormal {unseen}{}",
             state.total_pods,
-            state.counts.iter().sum::<usize>()
+            state.table.counts.iter().sum::<usize>()
         ))
     };
     let mut spans = watches(state, &lines);

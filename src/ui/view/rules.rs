@@ -50,7 +50,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             rule.kind.name().to_string(),
             if rule.enabled { "on" } else { "off" }.to_string(),
             if status.auto { "ON" } else { "off" }.to_string(),
-            state.counts.get(i).copied().unwrap_or(0).to_string(),
+            state.table.counts.get(i).copied().unwrap_or(0).to_string(),
             status.actions_taken.to_string(),
             status.failures.to_string(),
             rule.action.name().to_string(),
@@ -60,7 +60,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             row.style(theme::bad())
         } else if status.held_reason.is_some() {
             row.style(theme::warn())
-        } else if i == state.category {
+        } else if i == state.table.category {
             row.style(theme::title())
         } else {
             row

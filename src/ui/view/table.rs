@@ -161,16 +161,18 @@ fn visible_rows<'a>(
     height: usize,
 ) -> Vec<Row<'a>> {
     let offset = state
+        .table
         .offset
-        .min(state.rows.len().saturating_sub(height.max(1)));
+        .min(state.table.rows.len().saturating_sub(height.max(1)));
     state
+        .table
         .rows
         .iter()
         .enumerate()
         .skip(offset)
         .take(height)
         .filter_map(|(at, &i)| {
-            let a = state.findings.get(i)?;
+            let a = state.table.findings.get(i)?;
             let mut cells = cells(state, a, columns.wide, columns.several);
             if columns.wider {
                 let at = if columns.several { 5 } else { 4 };
@@ -184,7 +186,7 @@ fn visible_rows<'a>(
             if state.is_marked(a) {
                 row = row.style(theme::marked());
             }
-            if at == state.selected {
+            if at == state.table.selected {
                 row = row.style(theme::selected());
             }
             Some(row)
@@ -200,7 +202,7 @@ fn empty_text(state: &State) -> String {
         .any(|c| c.watch == crate::ui::state::WatchLine::Listing);
     match state.current_rule() {
         Some(rule) if !rule.enabled => format!(" rule {} is disabled in the config", rule.kind),
-        _ if !state.filter.is_empty() => " no pod matches the filter (Esc clears it)".into(),
+        _ if !state.table.filter.is_empty() => " no pod matches the filter (Esc clears it)".into(),
         _ if listing => " listing pods… (nothing to show until the first list is in)".into(),
         _ => " nothing abnormal here".into(),
     }
@@ -210,9 +212,9 @@ fn title(state: &State) -> String {
     let Some(rule) = state.current_rule() else {
         return " no rules ".into();
     };
-    let count = state.rows.len();
+    let count = state.table.rows.len();
     // A filter reaches every category.
-    let scope = if state.filter.is_empty() {
+    let scope = if state.table.filter.is_empty() {
         rule.kind.name()
     } else {
         "every category"
@@ -227,14 +229,14 @@ fn title(state: &State) -> String {
     }
     title.push_str(&format!(
         " · by {}, {}",
-        state.sort.label(),
-        state.sort.direction(state.sort_reversed)
+        state.table.sort.label(),
+        state.table.sort.direction(state.table.sort_reversed)
     ));
-    if state.filtering || !state.filter.is_empty() {
+    if state.table.filtering || !state.table.filter.is_empty() {
         title.push_str(&format!(
             " · /{}{}",
-            state.filter,
-            if state.filtering { "▏" } else { "" }
+            state.table.filter,
+            if state.table.filtering { "▏" } else { "" }
         ));
     }
     title.push(' ');
