@@ -2,7 +2,8 @@
 # Proves that the code compiles for each release target of scripts/targets.txt that a Linux
 # machine can check, and says which it cannot check and why. `cargo check` needs the target's
 # Rust std (rustup) and a C compiler for it (ring and psm build C in their build scripts); it
-# installs what is missing with rustup and apt-get. Fails when a check fails or cannot be set up.
+# installs what is missing with rustup and apt-get. Fails when a check fails; a target whose
+# toolchain this machine cannot install is named as not checked.
 #
 #   scripts/check-targets.sh [--tidy]    --tidy: remove each target's build after its check
 #
@@ -53,9 +54,10 @@ while read -r target _; do
         none) echo "$target: not checked here (needs Apple's SDK); the release workflow builds it"; continue ;;
         unknown) echo "$target: no plan to check it: add one to scripts/check-targets.sh"; failed+=("$target"); continue ;;
     esac
+    # A machine that cannot fetch them (no registry, no rustup server) cannot check this
+    # target: said loudly, not a failure of the code.
     if ! need_compiler "$cc" "$package" || ! rustup target add "$checked" >/dev/null 2>&1; then
-        echo "$target: cannot set up $checked ($package, rustup target)"
-        failed+=("$target")
+        echo "$target: NOT CHECKED: this machine cannot install $package or the $checked std" >&2
         continue
     fi
     echo "$target: cargo check --target $checked (C by $cc)"
