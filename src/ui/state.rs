@@ -439,10 +439,6 @@ impl State {
         self
     }
 
-    pub fn set_keys(&mut self, keys: UiConfig) {
-        self.keys = keys;
-    }
-
     pub fn keys(&self) -> &UiConfig {
         &self.keys
     }
@@ -522,20 +518,12 @@ impl State {
     }
 
     /// The filter is being typed.
-    pub fn filtering(&self) -> bool {
-        self.table.filtering
-    }
-
     pub fn marked_count(&self) -> usize {
         self.clusters.marked_count()
     }
 
     pub fn view(&self) -> View {
         self.view
-    }
-
-    pub fn bottom(&self) -> BottomPane {
-        self.bottom
     }
 
     pub fn overlay(&self) -> Option<&Overlay> {

@@ -68,7 +68,10 @@ fn tab_and_digits_switch_category() {
 fn filter_narrows_and_esc_clears() {
     let mut s = state();
     press(&mut s, "/ p a y");
-    assert!(s.filtering());
+    assert!(
+        screen(&s, 120, 30).contains("/pay▏"),
+        "the table's title shows the filter typed"
+    );
     // Every category's rows that match: the current category's, and one of another.
     let paying = s.rows().len();
     assert!(paying >= 1);
@@ -77,7 +80,11 @@ fn filter_narrows_and_esc_clears() {
     assert_eq!(s.filter(), "payq");
     assert_eq!(s.rows().len(), 0);
     press(&mut s, "Backspace Enter");
-    assert!(!s.filtering());
+    let title = screen(&s, 120, 30);
+    assert!(
+        title.contains("/pay ") && !title.contains("/pay▏"),
+        "typing is over"
+    );
     assert_eq!(s.rows().len(), paying);
     press(&mut s, "Esc");
     assert_eq!(s.rows().len(), 3);
@@ -479,8 +486,7 @@ fn quit_and_help() {
 fn keys_come_from_the_config() {
     let config =
         Config::from_yaml("ui:\n  keys:\n    delete: x\n    quit: Q\n", "test.yaml").unwrap();
-    let mut s = state();
-    s.set_keys(config.ui);
+    let mut s = ui_support::state_with_keys(config.ui);
     press(&mut s, "x");
     assert!(matches!(s.overlay(), Some(Overlay::Checking(_))));
     press(&mut s, "Esc");

@@ -114,11 +114,16 @@ pub fn findings() -> Vec<Abnormal> {
 
 /// A state as the screen has it after the first snapshot.
 pub fn state() -> State {
+    state_with_keys(UiConfig::default())
+}
+
+/// [`state`], with the config's keys.
+pub fn state_with_keys(keys: UiConfig) -> State {
     let mut state = State::new(
         &ClusterName::new("demo"),
         "all namespaces",
         default_chain(),
-        UiConfig::default(),
+        keys,
     );
     update(
         &mut state,
