@@ -158,17 +158,16 @@ async fn publish(feed: Arc<Feed>, sources: Sources, mut stop: watch::Receiver<bo
     let mut changes = sources.cache.subscribe();
     let mut moved = true;
     loop {
+        let now = sources.cache.clock().now();
         let mut frames = Vec::new();
         if moved {
             changes.mark_unchanged();
-            let now = sources.cache.clock().now();
             let rows: Vec<FindingRow> = (sources.cache.findings().iter())
                 .map(|found| FindingRow::of(found, now))
                 .collect();
             frames = feed.shared().publisher.findings(rows);
         }
         let (worker, view) = status(&sources);
-        let now = sources.cache.clock().now();
         frames.extend(feed.shared().publisher.status(worker, view, now));
         feed.send(frames);
         feed.beat_if_idle(now);
