@@ -8,7 +8,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use kube::api::ListParams;
-use opc_core::cluster::{ConnectOptions, Deadlines, connect};
+use opc_core::cluster::{ConnectOptions, Deadlines, connect, is_dns_label};
 
 /// `ops-pod-cleaner __contexts`: the kubeconfig's contexts ($KUBECONFIG, else ~/.kube/config).
 pub const CONTEXTS: &str = "__contexts";
@@ -68,6 +68,8 @@ fn namespaces(context: Option<String>) -> Vec<String> {
             list.items
                 .into_iter()
                 .filter_map(|n| n.metadata.name)
+                // Typed into the user's shell: only what a real server can name.
+                .filter(|name| is_dns_label(name))
                 .collect(),
         )
     };

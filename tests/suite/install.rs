@@ -835,7 +835,9 @@ fn kubectl_completes_the_plugin_through_its_completer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn completion_offers_the_namespaces_of_the_context_on_the_line() {
     let (east, west) = (kube_sim::SimCluster::new(), kube_sim::SimCluster::new());
-    for (sim, namespaces) in [(&east, ["shop", "payments"]), (&west, ["search", "ads"])] {
+    // A server that names a namespace with a terminal escape and a newline.
+    let hostile = "ads\n\u{1b}]0;owned\u{7}";
+    for (sim, namespaces) in [(&east, ["shop", "payments"]), (&west, ["search", hostile])] {
         for ns in namespaces {
             let pod = crate::support::pods::pod("web-1").ns(ns).evicted().json();
             sim.create_pod(serde_json::from_value(pod).unwrap());
@@ -851,9 +853,13 @@ async fn completion_offers_the_namespaces_of_the_context_on_the_line() {
     tokio::task::spawn_blocking(move || {
         let line = ["ops-pod-cleaner", "--context", "west", "scan", "-n", ""];
         let west = bash_completes_with(&line, &kubeconfig);
-        for ns in ["ads", "search", "kube-system"] {
+        for ns in ["search", "kube-system"] {
             assert!(west.contains(&ns.to_string()), "{ns} in {west:?}");
         }
+        assert!(
+            west.iter().all(|ns| !ns.contains('\u{1b}') && ns != "ads"),
+            "a name no real server writes reaches the shell: {west:?}"
+        );
         assert!(
             !west.contains(&"shop".to_string()),
             "east's namespace: {west:?}"

@@ -41,7 +41,7 @@ pub use listed::Listed;
 pub use name::ClusterName;
 pub use negotiate::WireFormat;
 pub use node_store::NodeStore;
-pub use scope::Scope;
+pub use scope::{Scope, is_dns_label};
 pub(crate) use watch::STALE_AFTER_ENV;
 pub use watch::{WatchSettings, list_nodes, spawn_node_watch, spawn_watches};
 

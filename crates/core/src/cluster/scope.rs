@@ -37,6 +37,17 @@ impl Scope {
     }
 }
 
+/// RFC 1123 label: what namespaces and Service names are. A name the API server sent that is
+/// not one was not written by a real server: it is used nowhere.
+pub fn is_dns_label(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let edge = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    (1..=63).contains(&bytes.len())
+        && edge(bytes.first())
+        && edge(bytes.last())
+        && (bytes.iter()).all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+}
+
 impl std::fmt::Display for Scope {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

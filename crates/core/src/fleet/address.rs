@@ -4,6 +4,7 @@
 use std::fmt;
 
 use super::Resume;
+use crate::cluster::is_dns_label;
 
 /// The Service in front of a cluster's `headless` worker.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,16 +141,6 @@ impl fmt::Display for WorkerAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "service {}/{}", self.namespace, self.segment())
     }
-}
-
-/// RFC 1123 label: what namespaces and Service names are.
-fn is_dns_label(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    let edge = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
-    (1..=63).contains(&bytes.len())
-        && edge(bytes.first())
-        && edge(bytes.last())
-        && (bytes.iter()).all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
 }
 
 #[cfg(test)]
