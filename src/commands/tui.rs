@@ -32,9 +32,7 @@ pub(crate) async fn run(global: &GlobalArgs, clock: Clock) -> Result<ExitCode> {
     let scopes = targets.scopes.clone();
     let options = RunOptions {
         scope: scope_label(&scopes),
-        readonly: policy.readonly(),
-        dry_run: policy.dry_run(),
-        no_audit: policy.no_audit(),
+        flags: policy.flags(),
         chain: config.rules.clone(),
         keys: config.ui.clone(),
         export_dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),

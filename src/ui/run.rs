@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{Event as TermEvent, EventStream};
 use futures::StreamExt;
 use opc_core::clock::Clock;
+use opc_core::policy::Flags;
 #[cfg(unix)]
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, watch};
@@ -41,10 +42,7 @@ const FINISH_IN_FLIGHT: Duration = Duration::from_secs(10);
 /// What does not change with the context.
 pub(crate) struct RunOptions {
     pub(crate) scope: String,
-    pub(crate) readonly: bool,
-    pub(crate) dry_run: bool,
-    /// `--no-audit`: shown as a badge.
-    pub(crate) no_audit: bool,
+    pub(crate) flags: Flags,
     pub(crate) chain: Vec<RuleSpec>,
     pub(crate) keys: UiConfig,
     /// Where exported reports are written.
@@ -81,9 +79,7 @@ pub(crate) async fn run(
     // One audit log for every cluster: the first executor's view of it is everyone's.
     let audit_problem = (sessions.first()).and_then(|s| s.cluster.executor.audit_problem());
     let mut state = state.with_switches(Switches {
-        readonly: options.readonly,
-        dry_run: options.dry_run,
-        no_audit: options.no_audit,
+        flags: options.flags,
         audit_problem,
         report_sinks: options.report_sinks,
     });

@@ -13,6 +13,7 @@ use opc_core::actions::{ParkedList, PodRef, Verb};
 use opc_core::cluster::ClusterName;
 use opc_core::cluster::Listed;
 use opc_core::config::UiConfig;
+use opc_core::policy::Flags;
 use opc_core::report::RestartReport;
 use opc_core::rules::{RuleKind, RuleSpec};
 use opc_core::worker::{Blocked, HeldReason, Pause, WorkerStatus};
@@ -120,10 +121,8 @@ pub(super) struct Table {
 /// What the run may do, set once from the command line, the config and the audit log.
 #[derive(Debug, Clone, Default)]
 pub struct Switches {
-    pub readonly: bool,
-    pub dry_run: bool,
-    /// Acting without an audit log (`--no-audit`).
-    pub no_audit: bool,
+    /// `--dry-run` (or the config's), `--readonly`, `--no-audit`.
+    pub flags: Flags,
     /// Why the audit log cannot be written, when it cannot: nothing may act, and every
     /// dialog says so up front.
     pub audit_problem: Option<String>,

@@ -15,7 +15,7 @@ use opc_core::worker::WorkerCommand;
 pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
     let effects = dispatch(state, event);
     // Whatever opened a dialog, it says up front what the mode makes of a yes.
-    if state.switches.dry_run
+    if state.switches.flags.dry_run
         && let Some(Overlay::Confirm(dialog)) = &mut state.overlay
     {
         dialog.mark_dry_run();

@@ -8,6 +8,7 @@ use opc_core::actions::{
 };
 use opc_core::cluster::ClusterName;
 use opc_core::config::{Config, KeyBinding};
+use opc_core::policy::Flags;
 use opc_core::rules::RuleKind;
 use opc_core::worker::WorkerCommand;
 use ops_pod_cleaner::ui::{
@@ -193,7 +194,10 @@ fn no_or_esc_cancels_without_effects() {
 #[test]
 fn readonly_shows_the_action_as_unavailable() {
     let mut s = state().with_switches(Switches {
-        readonly: true,
+        flags: Flags {
+            readonly: true,
+            ..Flags::default()
+        },
         ..Switches::default()
     });
     press(&mut s, "d");
@@ -724,7 +728,10 @@ fn force_delete_of_a_pod_held_by_finalizers_points_at_f() {
 #[test]
 fn a_dry_run_dialog_says_so_before_yes() {
     let mut s = state().with_switches(Switches {
-        dry_run: true,
+        flags: Flags {
+            dry_run: true,
+            ..Flags::default()
+        },
         ..Switches::default()
     });
     press(&mut s, "3 z");

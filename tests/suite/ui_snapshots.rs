@@ -9,6 +9,7 @@ use opc_core::actions::{
     Inspection, PodReading, ReadError, Resolution, ScalableWorkload, WorkloadKind,
 };
 use opc_core::config::KeyBinding;
+use opc_core::policy::Flags;
 use opc_core::report::{RestartReport, RestartRow, Terms, WorkloadGroup};
 use opc_core::rules::RuleKind;
 use opc_core::worker::{Blocked, RuleStatus, Standby};
@@ -44,8 +45,11 @@ fn main_screen_wide_with_marks_and_filter() {
 #[test]
 fn header_shows_staleness_badges_and_paused_rules() {
     let mut s = state().with_switches(Switches {
-        readonly: true,
-        dry_run: true,
+        flags: Flags {
+            readonly: true,
+            dry_run: true,
+            ..Flags::default()
+        },
         ..Switches::default()
     });
     change_worker(&mut s, |w| w.master_auto = true);
@@ -302,7 +306,10 @@ fn confirm_scale_to_zero() {
 #[test]
 fn unavailable_action() {
     let mut s = state().with_switches(Switches {
-        readonly: true,
+        flags: Flags {
+            readonly: true,
+            ..Flags::default()
+        },
         ..Switches::default()
     });
     press(&mut s, "D");

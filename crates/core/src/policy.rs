@@ -38,6 +38,15 @@ impl Policy {
     }
 
     /// Decide and record, change nothing in the cluster (no Events either).
+    /// The switches in force: the command line's, made safer by the config's.
+    pub fn flags(&self) -> Flags {
+        Flags {
+            dry_run: self.dry_run,
+            readonly: self.readonly,
+            no_audit: self.no_audit,
+        }
+    }
+
     pub fn dry_run(&self) -> bool {
         self.dry_run
     }

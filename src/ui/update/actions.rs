@@ -27,7 +27,7 @@ pub(super) fn why_unavailable<'a>(
     verb: Verb,
     mut clusters: impl Iterator<Item = &'a ClusterName>,
 ) -> Option<String> {
-    if state.switches.readonly {
+    if state.switches.flags.readonly {
         return Some(Refusal::Readonly.to_string());
     }
     if let Some(problem) = &state.switches.audit_problem {

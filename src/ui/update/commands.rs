@@ -305,7 +305,7 @@ fn master_auto(state: &mut State) -> Vec<Effect> {
             )
         })
         .collect();
-    let dialog = Confirmation::master_on(&rules, state.switches.dry_run);
+    let dialog = Confirmation::master_on(&rules, state.switches.flags.dry_run);
     state.overlay = Some(Overlay::Confirm(dialog));
     Vec::new()
 }

@@ -132,15 +132,15 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     // Badges first: a narrow terminal cuts the end of the line, never them.
     let worker = state.worker();
     let mut first = vec![Span::styled("ops-pod-cleaner", theme::title())];
-    if state.switches.dry_run || worker.dry_run {
+    if state.switches.flags.dry_run || worker.dry_run {
         first.push(Span::raw(" "));
         first.push(Span::styled(" DRY-RUN ", theme::badge(Color::Yellow)));
     }
-    if state.switches.readonly {
+    if state.switches.flags.readonly {
         first.push(Span::raw(" "));
         first.push(Span::styled(" READONLY ", theme::badge(Color::Blue)));
     }
-    if state.switches.no_audit {
+    if state.switches.flags.no_audit {
         first.push(Span::raw(" "));
         first.push(Span::styled(" NO-AUDIT ", theme::badge(Color::Red)));
     }
