@@ -343,7 +343,7 @@ impl Runtime {
     /// Every open cluster's findings and how each one's view is.
     fn snapshot(&self) -> Snapshot {
         let clusters: Vec<&ClusterSession> = self.sessions.iter().map(|s| &s.cluster).collect();
-        snapshot(&clusters)
+        snapshot(&clusters, self.options.clock.now())
     }
 
     /// Each open cluster's line for the header.

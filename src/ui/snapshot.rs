@@ -4,16 +4,16 @@
 
 use std::time::Instant;
 
+use chrono::{DateTime, Utc};
+
 use super::event::{ClusterLine, Snapshot, SourceLine};
 use super::state::WatchLine;
 use opc_core::cluster::Health;
 use opc_core::session::{ClusterSession, Feed};
 
-/// Every open cluster's findings, and how each one's view is. A fed cluster's pods are its
-/// abnormal ones: it counts those.
-pub fn snapshot(clusters: &[&ClusterSession]) -> Snapshot {
-    // Every session reads the one clock the binary was given.
-    let now = (clusters.first()).map_or_else(Default::default, |c| c.cache.clock().now());
+/// Every open cluster's findings at `now`, and how each one's view is. A fed cluster's pods
+/// are its abnormal ones: it counts those.
+pub fn snapshot(clusters: &[&ClusterSession], now: DateTime<Utc>) -> Snapshot {
     let mut findings = Vec::new();
     let mut total_pods = 0;
     let mut fed = false;

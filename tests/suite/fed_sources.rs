@@ -61,7 +61,10 @@ async fn open(server: &SimServer, source: Source) -> ClusterSession {
 /// The screen after `session`'s snapshot, with the clusters dialog open.
 fn clusters_dialog(session: &ClusterSession) -> String {
     let mut s: State = state();
-    update(&mut s, Event::Snapshot(snapshot(&[session])));
+    update(
+        &mut s,
+        Event::Snapshot(snapshot(&[session], session.cache.clock().now())),
+    );
     update(&mut s, Event::Key(KeyBinding::parse("C").unwrap()));
     screen(&s, 160, 30)
 }
@@ -125,11 +128,11 @@ async fn auto_reads_the_worker_through_the_proxy_and_the_screen_lists_its_findin
         session.feed
     );
     eventually("the worker's findings on screen", || {
-        let shown = snapshot(&[&session]);
+        let shown = snapshot(&[&session], session.cache.clock().now());
         shown.findings.iter().any(|a| a.name() == "old")
     })
     .await;
-    let shown = snapshot(&[&session]);
+    let shown = snapshot(&[&session], session.cache.clock().now());
     let line = &shown.clusters[0];
     assert!(matches!(line.source, SourceLine::Worker { .. }), "{line:?}");
     assert_eq!(line.pods, 1, "a fed cluster counts its abnormal pods");
@@ -151,7 +154,7 @@ async fn auto_falls_back_to_a_watch_where_no_worker_runs_and_says_why() {
         panic!("a watch, for want of a worker: {:?}", session.feed)
     };
     eventually("the watch's findings", || {
-        snapshot(&[&session])
+        snapshot(&[&session], session.cache.clock().now())
             .findings
             .iter()
             .any(|a| a.name() == "old")
@@ -177,7 +180,9 @@ async fn source_worker_with_a_forbidden_proxy_names_the_missing_permission() {
         "worker, as told"
     );
     eventually("the feed failing on screen", || {
-        let line = snapshot(&[&session]).clusters.remove(0);
+        let line = snapshot(&[&session], session.cache.clock().now())
+            .clusters
+            .remove(0);
         matches!(
             line.source,
             SourceLine::Worker {
@@ -231,7 +236,10 @@ async fn auto_watches_a_cluster_whose_worker_feed_is_over_the_bound_and_says_why
         panic!("a watch, for a feed over its bound: {:?}", session.feed)
     };
     eventually("the watch's findings", || {
-        snapshot(&[&session]).findings.len() == 20
+        snapshot(&[&session], session.cache.clock().now())
+            .findings
+            .len()
+            == 20
     })
     .await;
     let dialog = clusters_dialog(&session);
@@ -260,7 +268,10 @@ async fn a_context_that_may_not_list_pods_is_shown_forbidden_never_healthy() {
     })
     .await;
     let mut s: State = state();
-    update(&mut s, Event::Snapshot(snapshot(&[&session])));
+    update(
+        &mut s,
+        Event::Snapshot(snapshot(&[&session], session.cache.clock().now())),
+    );
     let shown = screen(&s, 160, 24);
     let narrow = screen(&s, 80, 24);
     assert!(
