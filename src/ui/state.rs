@@ -489,48 +489,13 @@ impl State {
         &self.table.findings
     }
 
-    /// Indices into [`State::findings`] of the table's rows.
-    pub fn rows(&self) -> &[usize] {
-        &self.table.rows
-    }
-
-    /// Abnormal pods per rule, in chain order.
-    pub fn counts(&self) -> &[usize] {
-        &self.table.counts
-    }
-
-    pub fn selected(&self) -> usize {
-        self.table.selected
-    }
-
-    /// The first row drawn.
-    pub fn offset(&self) -> usize {
-        self.table.offset
-    }
-
-    pub fn table_height(&self) -> usize {
-        self.table.height
-    }
-
-    pub fn filter(&self) -> &str {
-        &self.table.filter
-    }
-
-    /// The filter is being typed.
+    /// How many pods are marked.
     pub fn marked_count(&self) -> usize {
         self.clusters.marked_count()
     }
 
     pub fn view(&self) -> View {
         self.view
-    }
-
-    pub fn overlay(&self) -> Option<&Overlay> {
-        self.overlay.as_ref()
-    }
-
-    pub fn status(&self) -> Option<&StatusLine> {
-        self.status.as_ref()
     }
 }
 

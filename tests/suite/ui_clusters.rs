@@ -12,11 +12,9 @@ use opc_core::cluster::{Abnormal, WireFormat};
 use opc_core::config::KeyBinding;
 use opc_core::rules::RuleKind;
 use opc_core::worker::{Blocked, RuleStatus, WorkerStatus};
-use ops_pod_cleaner::ui::{
-    ClusterLine, Effect, Event, Offer, Overlay, Routed, Snapshot, State, WatchLine, update,
-};
+use ops_pod_cleaner::ui::{ClusterLine, Effect, Event, Routed, Snapshot, State, WatchLine, update};
 use std::time::Duration;
-use ui_support::{abnormal, assert_snapshot, findings, now, screen, state};
+use ui_support::{abnormal, assert_snapshot, findings, now, screen, seen, state};
 
 fn press(state: &mut State, keys: &str) -> Vec<Effect> {
     keys.split_whitespace()
@@ -63,6 +61,20 @@ fn snapshot(us: WatchLine) -> Event {
     })
 }
 
+/// The cluster and the pod each drawn row names.
+fn cluster_and_pod(s: &State) -> Vec<(String, String)> {
+    seen(s)
+        .rows()
+        .iter()
+        .map(|row| {
+            let mut cells = row.trim_matches('│').split_whitespace();
+            let cluster = cells.next().unwrap_or_default().to_string();
+            let _namespace = cells.next();
+            (cluster, cells.next().unwrap_or_default().to_string())
+        })
+        .collect()
+}
+
 /// The test screen with a second cluster, `demo-us`, open next to `demo`.
 fn two_clusters() -> State {
     let mut s = state();
@@ -73,13 +85,10 @@ fn two_clusters() -> State {
 #[test]
 fn counts_add_up_across_clusters_and_rows_name_their_cluster() {
     let s = two_clusters();
-    assert_eq!(s.counts()[0], 3 + 2, "evicted in both clusters");
-    assert_eq!(s.counts()[2], 1 + 1, "image pull in both clusters");
-    let rows: Vec<(&str, &str)> = s
-        .rows()
-        .iter()
-        .map(|&i| (s.findings()[i].cluster().as_str(), s.findings()[i].name()))
-        .collect();
+    assert_eq!(seen(&s).count(1), 3 + 2, "evicted in both clusters");
+    assert_eq!(seen(&s).count(3), 1 + 1, "image pull in both clusters");
+    let rows = cluster_and_pod(&s);
+    let rows: Vec<(&str, &str)> = rows.iter().map(|(c, p)| (c.as_str(), p.as_str())).collect();
     assert_eq!(
         rows,
         [
@@ -106,11 +115,7 @@ fn one_cluster_hides_the_cluster_column() {
 fn the_filter_matches_the_cluster_name() {
     let mut s = two_clusters();
     press(&mut s, "/ d e m o - u s Enter");
-    let clusters: Vec<&str> = s
-        .rows()
-        .iter()
-        .map(|&i| s.findings()[i].cluster().as_str())
-        .collect();
+    let clusters: Vec<String> = cluster_and_pod(&s).into_iter().map(|(c, _)| c).collect();
     // Across every category: each of that cluster's rows, and no other.
     let theirs = s
         .findings()
@@ -121,15 +126,15 @@ fn the_filter_matches_the_cluster_name() {
     assert!(theirs > 2, "more than the current category's");
     // Words narrow it: the cluster and a category.
     press(&mut s, "Esc / d e m o - u s Space i m a g e p u l l Enter");
-    let rules: Vec<String> = s
-        .rows()
+    let image_pulls_there = s
+        .findings()
         .iter()
-        .map(|&i| s.findings()[i].rule().to_string())
-        .collect();
-    assert!(
-        !rules.is_empty() && rules.iter().all(|r| r == "imagePull"),
-        "{rules:?}"
-    );
+        .filter(|a| a.cluster().as_str() == "demo-us" && a.rule().to_string() == "imagePull")
+        .count();
+    let rows = cluster_and_pod(&s);
+    assert!(image_pulls_there > 0);
+    assert_eq!(rows.len(), image_pulls_there, "{rows:?}");
+    assert!(rows.iter().all(|(c, _)| c == "demo-us"), "{rows:?}");
 }
 
 #[test]
@@ -146,9 +151,7 @@ fn an_action_on_a_pod_of_the_second_cluster_goes_to_that_cluster_only() {
         &mut s,
         Event::OptOuts(Ok(ops_pod_cleaner::ui::Checked::default())),
     );
-    let Some(Overlay::Confirm(dialog)) = s.overlay() else {
-        panic!("expected the dialog");
-    };
+    let dialog = seen(&s).dialog().expect("the dialog");
     assert!(
         dialog.lines[0].starts_with("demo-us  search/indexer-0"),
         "the dialog names the cluster: {:?}",
@@ -208,18 +211,15 @@ fn a_refusal_on_one_cluster_leaves_the_other_available() {
     let mut s = two_clusters();
     refuse_delete_on_us(&mut s);
     press(&mut s, "Home d");
-    assert!(
-        matches!(s.overlay(), Some(Overlay::Checking(_))),
-        "a pod of demo stays deletable: {:?}",
-        s.overlay()
-    );
+    assert!(seen(&s).checking(), "a pod of demo stays deletable");
     update(&mut s, Event::Key(KeyBinding::parse("Esc").unwrap()));
     press(&mut s, "/ i n d e x e r Enter d");
-    let Some(Overlay::Confirm(dialog)) = s.overlay() else {
-        panic!("expected an unavailable dialog, got {:?}", s.overlay());
-    };
+    let dialog = seen(&s).dialog().expect("an unavailable dialog");
     assert!(
-        matches!(&dialog.offer, Offer::Unavailable(why) if why.contains("demo-us")),
+        dialog
+            .unavailable
+            .as_ref()
+            .is_some_and(|why| why.contains("demo-us")),
         "{dialog:?}"
     );
 }
@@ -237,16 +237,16 @@ fn a_cluster_that_is_down_is_summarised_in_the_header_and_detailed_on_c() {
     assert!(header.contains("2 clusters"), "{header}");
     assert!(header.contains("1/2 synced"), "{header}");
     assert_eq!(
-        s.counts()[0],
+        seen(&s).count(1),
         5,
         "the live cluster's findings stay on screen while the other is down"
     );
     assert_snapshot("clusters_one_down_80x24", &screen80);
     press(&mut s, "C");
-    assert_eq!(s.overlay(), Some(&Overlay::Clusters));
+    assert!(seen(&s).all().contains(" Clusters (C or Esc closes) "));
     assert_snapshot("clusters_detail_100x24", &screen(&s, 100, 24));
     press(&mut s, "Esc");
-    assert_eq!(s.overlay(), None);
+    assert!(seen(&s).nothing_over_the_table());
 }
 
 #[test]
@@ -264,7 +264,7 @@ fn space_in_the_context_list_adds_and_drops_contexts() {
     update(&mut s, Event::Added(Ok(ClusterName::new("demo-us"))));
     assert_eq!(s.cluster_lines().len(), 2);
     update(&mut s, snapshot(WatchLine::Synced));
-    assert_eq!(s.counts()[0], 5);
+    assert_eq!(seen(&s).count(1), 5);
 
     update(
         &mut s,
@@ -276,7 +276,7 @@ fn space_in_the_context_list_adds_and_drops_contexts() {
     let effects = press(&mut s, "Space");
     assert_eq!(effects, [Effect::DropContext(ClusterName::new("demo"))]);
     assert_eq!(s.cluster_lines().len(), 1);
-    assert_eq!(s.counts()[0], 2, "only demo-us's evicted pods remain");
+    assert_eq!(seen(&s).count(1), 2, "only demo-us's evicted pods remain");
     assert!(
         s.findings()
             .iter()
@@ -398,9 +398,7 @@ fn the_parked_view_lists_every_clusters_workloads_and_undoes_on_the_right_one() 
             }),
         },
     );
-    let Some(Overlay::Confirm(dialog)) = s.overlay() else {
-        panic!("expected the undo dialog, got {:?}", s.overlay());
-    };
+    let dialog = seen(&s).dialog().expect("the undo dialog");
     assert!(
         dialog.lines.iter().any(|l| l.contains("from 0 to 3")),
         "{dialog:?}"
@@ -440,10 +438,8 @@ fn undo_of_a_workload_scaled_up_since_says_so_and_runs_nothing() {
             })),
         },
     );
-    let Some(Overlay::Confirm(dialog)) = s.overlay() else {
-        panic!("expected a dialog, got {:?}", s.overlay());
-    };
-    let Offer::Unavailable(why) = &dialog.offer else {
+    let dialog = seen(&s).dialog().expect("a dialog");
+    let Some(why) = &dialog.unavailable else {
         panic!("expected nothing to run: {dialog:?}");
     };
     assert!(why.contains("not at 0 replicas"), "{why}");
@@ -511,9 +507,8 @@ fn a_cluster_the_runtime_no_longer_lists_leaves_nothing_behind() {
     update(&mut s, snapshot(WatchLine::Synced));
     press(&mut s, "/ i n d e x e r Enter d");
     assert!(
-        matches!(s.overlay(), Some(Overlay::Checking(_))),
-        "demo-us opened again has no refusal from before: {:?}",
-        s.overlay()
+        seen(&s).checking(),
+        "demo-us opened again has no refusal from before"
     );
 }
 

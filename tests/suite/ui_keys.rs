@@ -4,17 +4,15 @@ use crate::ui_support;
 
 use opc_core::actions::{
     Action, Change, Denied, Inspection, OptOut, Outcome, PodRef, ReadError, RecordedIn, Refusal,
-    Resolution, ScalableWorkload, UndoPlan, Unscalable, Verb, WorkloadKind,
+    Resolution, ScalableWorkload, UndoPlan, Unscalable, WorkloadKind,
 };
 use opc_core::cluster::ClusterName;
 use opc_core::config::{Config, KeyBinding};
 use opc_core::policy::Flags;
 use opc_core::rules::RuleKind;
 use opc_core::worker::WorkerCommand;
-use ops_pod_cleaner::ui::{
-    Checked, Effect, Event, Offer, Overlay, State, Switches, Unanswered, View, update,
-};
-use ui_support::{change_worker, now, on_demo, pulling_now, screen, state};
+use ops_pod_cleaner::ui::{Checked, Effect, Event, State, Switches, Unanswered, View, update};
+use ui_support::{change_worker, now, on_demo, pulling_now, screen, seen, state};
 
 fn press(state: &mut State, keys: &str) -> Vec<Effect> {
     keys.split_whitespace()
@@ -22,35 +20,40 @@ fn press(state: &mut State, keys: &str) -> Vec<Effect> {
         .collect()
 }
 
+/// The evicted pods of the fixture, longest in their state first.
+const THREE: [&str; 3] = ["web-5f8-k2x8p", "web-5f8-q7m4t", "api-7c9-zz1"];
+
+/// The drawn row under the cursor names `pod`.
+fn assert_selected(s: &State, pod: &str) {
+    let row = seen(s).selected().expect("a row under the cursor");
+    assert!(row.contains(pod), "{pod} in {row}");
+}
+
 /// Title, lines, and the reason when the dialog offers nothing to run.
 fn confirm_lines(state: &State) -> (String, Vec<String>, Option<String>) {
-    let Some(Overlay::Confirm(c)) = state.overlay() else {
-        panic!("expected a confirmation, found {:?}", state.overlay());
+    let seen = seen(state);
+    let Some(dialog) = seen.dialog() else {
+        panic!("expected a confirmation, found:\n{}", seen.all());
     };
-    let unavailable = match &c.offer {
-        Offer::Unavailable(why) => Some(why.clone()),
-        Offer::Ready { .. } | Offer::Resume(_) | Offer::MasterOn => None,
-    };
-    (c.title.clone(), c.lines.clone(), unavailable)
+    (dialog.title, dialog.lines, dialog.unavailable)
 }
 
 #[test]
 fn moves_with_arrows_and_jk_and_stays_in_the_table() {
     let mut s = state();
-    assert_eq!(s.rows().len(), 3, "three evicted pods");
+    assert_eq!(seen(&s).listed(), 3, "three evicted pods");
     press(&mut s, "j Down j j j");
-    assert_eq!(s.selected(), 2, "stops at the last row");
+    assert_selected(&s, "api-7c9-zz1");
     press(&mut s, "k Up");
-    assert_eq!(s.selected(), 0);
+    assert_selected(&s, "web-5f8-k2x8p");
     press(&mut s, "End");
-    assert_eq!(s.selected(), 2);
+    assert_selected(&s, "api-7c9-zz1");
 }
 
 #[test]
 fn sorted_longest_in_state_first() {
     let s = state();
-    let names: Vec<&str> = s.rows().iter().map(|&i| s.findings()[i].name()).collect();
-    assert_eq!(names, ["web-5f8-k2x8p", "web-5f8-q7m4t", "api-7c9-zz1"]);
+    assert_eq!(seen(&s).names(&THREE), THREE);
 }
 
 #[test]
@@ -58,7 +61,7 @@ fn tab_and_digits_switch_category() {
     let mut s = state();
     press(&mut s, "Tab");
     assert_eq!(s.current_kind(), Some(RuleKind::Terminating));
-    assert_eq!(s.rows().len(), 1);
+    assert_eq!(seen(&s).listed(), 1);
     press(&mut s, "BackTab BackTab");
     assert_eq!(s.current_kind(), Some(RuleKind::Unknown));
     press(&mut s, "3");
@@ -74,21 +77,21 @@ fn filter_narrows_and_esc_clears() {
         "the table's title shows the filter typed"
     );
     // Every category's rows that match: the current category's, and one of another.
-    let paying = s.rows().len();
+    let paying = seen(&s).listed();
     assert!(paying >= 1);
     // While typing, keys are text: `q` does not quit.
     assert!(press(&mut s, "q").is_empty());
-    assert_eq!(s.filter(), "payq");
-    assert_eq!(s.rows().len(), 0);
+    assert!(seen(&s).table_title().contains("/payq▏"));
+    assert_eq!(seen(&s).listed(), 0);
     press(&mut s, "Backspace Enter");
     let title = screen(&s, 120, 30);
     assert!(
         title.contains("/pay ") && !title.contains("/pay▏"),
         "typing is over"
     );
-    assert_eq!(s.rows().len(), paying);
+    assert_eq!(seen(&s).listed(), paying);
     press(&mut s, "Esc");
-    assert_eq!(s.rows().len(), 3);
+    assert_eq!(seen(&s).listed(), 3);
 }
 
 #[test]
@@ -109,7 +112,7 @@ fn marked_rows_are_confirmed_by_name_then_run() {
         ])],
         "nothing runs before yes; the owners are checked for opt-outs first"
     );
-    assert!(matches!(s.overlay(), Some(Overlay::Checking(_))));
+    assert!(seen(&s).checking());
     assert!(press(&mut s, "y").is_empty(), "no yes before the check");
     update(&mut s, Event::OptOuts(Ok(Checked::default())));
     let (title, lines, unavailable) = confirm_lines(&s);
@@ -125,7 +128,7 @@ fn marked_rows_are_confirmed_by_name_then_run() {
             on_demo(Action::Delete(pod("web-5f8-q7m4t"))),
         ])]
     );
-    assert_eq!(s.overlay(), None);
+    assert!(seen(&s).nothing_over_the_table());
 }
 
 #[test]
@@ -177,7 +180,7 @@ fn an_unchecked_opt_out_is_treated_as_one() {
     let (title, _, _) = confirm_lines(&s);
     assert!(title.starts_with("Opted out:"), "{title}");
     press(&mut s, "n");
-    assert_eq!(s.overlay(), None);
+    assert!(seen(&s).nothing_over_the_table());
 }
 
 #[test]
@@ -185,10 +188,10 @@ fn no_or_esc_cancels_without_effects() {
     let mut s = state();
     press(&mut s, "D");
     assert!(press(&mut s, "n").is_empty());
-    assert_eq!(s.overlay(), None);
+    assert!(seen(&s).nothing_over_the_table());
     press(&mut s, "D");
     assert!(press(&mut s, "Esc").is_empty());
-    assert_eq!(s.overlay(), None);
+    assert!(seen(&s).nothing_over_the_table());
 }
 
 #[test]
@@ -229,7 +232,7 @@ fn a_403_makes_the_verb_unavailable_with_the_reason() {
         context: None,
     };
     delete_refused(&mut s, Refusal::Forbidden(denied));
-    assert!(s.status().unwrap().error);
+    assert!(seen(&s).status().1, "an error");
     press(&mut s, "d");
     let (_, _, unavailable) = confirm_lines(&s);
     assert!(unavailable.unwrap().contains("cannot delete pods"));
@@ -247,23 +250,11 @@ fn a_refusal_that_is_no_403_leaves_the_verb_available() {
             name: "forbidden".into(),
         }),
     );
-    assert!(s.status().unwrap().error);
-    assert_eq!(
-        s.forbidden_reason(&ClusterName::new("demo"), Verb::Delete),
-        None
-    );
+    assert!(seen(&s).status().1, "an error");
     press(&mut s, "d");
-    assert!(
-        matches!(s.overlay(), Some(Overlay::Checking(_))),
-        "delete is still offered: {:?}",
-        s.overlay()
-    );
+    assert!(seen(&s).checking(), "delete is still offered");
     press(&mut s, "d");
-    assert!(
-        matches!(s.overlay(), Some(Overlay::Checking(_))),
-        "{:?}",
-        s.overlay()
-    );
+    assert!(seen(&s).checking());
 }
 
 #[test]
@@ -273,7 +264,7 @@ fn scale_to_zero_names_the_workload_and_its_replicas() {
     let effects = press(&mut s, "z");
     let pod = s.selected_finding().unwrap().pod_ref();
     assert_eq!(effects, [Effect::ResolveWorkload(on_demo(pod.clone()))]);
-    assert!(matches!(s.overlay(), Some(Overlay::Resolving(_))));
+    assert!(seen(&s).waiting().is_some() && !seen(&s).checking());
     let workload = ScalableWorkload::new(WorkloadKind::Deployment, "shop", "recommender");
     update(
         &mut s,
@@ -381,16 +372,15 @@ fn auto_toggles_go_to_the_worker_for_the_current_rule() {
         })]
     );
     // With the master switch off, the rule's switch alone does nothing yet: say so.
-    let line = s.status().cloned().expect("a status line");
+    let (line, _) = seen(&s).status();
     assert!(
-        line.text
-            .contains("the master switch is off: A switches it on"),
-        "{line:?}"
+        line.contains("the master switch is off: A switches it on"),
+        "{line}"
     );
     change_worker(&mut s, |w| w.master_auto = true);
     press(&mut s, "a");
-    let line = s.status().cloned().expect("a status line");
-    assert!(!line.text.contains("master switch"), "{line:?}");
+    let (line, _) = seen(&s).status();
+    assert!(!line.contains("master switch"), "{line}");
     change_worker(&mut s, |w| w.master_auto = false);
     // The master switch says what it will act on, and asks once.
     assert_eq!(press(&mut s, "A"), []);
@@ -424,18 +414,11 @@ fn auto_toggles_go_to_the_worker_for_the_current_rule() {
 fn keys_without_a_visible_effect_still_answer() {
     let mut s = state();
     assert!(press(&mut s, "r").is_empty());
-    let line = s.status().cloned().expect("a status line");
-    assert!(
-        line.error && line.text.contains("no report sinks"),
-        "{line:?}"
-    );
-    assert!(line.text.contains("e writes the report"), "{line:?}");
+    let (line, error) = seen(&s).status();
+    assert!(error && line.contains("no report sinks"), "{line}");
+    assert!(line.contains("e writes the report"), "{line}");
     assert_eq!(press(&mut s, "ctrl-r"), [Effect::Refresh]);
-    assert!(
-        s.status()
-            .as_ref()
-            .is_some_and(|l| l.text.contains("refreshed"))
-    );
+    assert!(seen(&s).status().0.contains("refreshed"));
 }
 
 /// `u` with nothing scaled from this screen points at the parked view.
@@ -481,7 +464,7 @@ fn switch_context_lists_then_connects() {
 fn quit_and_help() {
     let mut s = state();
     press(&mut s, "?");
-    assert_eq!(s.overlay(), Some(&Overlay::Help));
+    assert!(seen(&s).all().contains(" Keys (Esc closes) "));
     assert!(press(&mut s, "q").is_empty(), "q closes the help first");
     assert_eq!(press(&mut s, "q"), [Effect::Quit]);
 }
@@ -492,7 +475,7 @@ fn keys_come_from_the_config() {
         Config::from_yaml("ui:\n  keys:\n    delete: x\n    quit: Q\n", "test.yaml").unwrap();
     let mut s = ui_support::state_with_keys(config.ui);
     press(&mut s, "x");
-    assert!(matches!(s.overlay(), Some(Overlay::Checking(_))));
+    assert!(seen(&s).checking());
     press(&mut s, "Esc");
     assert!(press(&mut s, "q").is_empty());
     assert_eq!(press(&mut s, "Q"), [Effect::Quit]);
@@ -502,12 +485,21 @@ fn keys_come_from_the_config() {
 fn fifteen_thousand_rows_keep_the_cursor_in_view() {
     let mut s = state();
     ui_support::load_evicted(&mut s, 15_000);
-    assert_eq!(s.rows().len(), 15_000);
+    assert_eq!(seen(&s).listed(), 15_000);
     press(&mut s, "End");
-    assert_eq!(s.selected(), 14_999);
-    assert_eq!(s.offset(), 15_000 - s.table_height());
+    let last = seen(&s);
+    let selected = last.selected().expect("the cursor is drawn");
+    assert!(
+        selected.contains("pod-00000"),
+        "the newest, last: {selected}"
+    );
+    assert_eq!(
+        last.rows().last(),
+        Some(&selected),
+        "at the bottom of the table"
+    );
     press(&mut s, "PageUp");
-    assert!(s.offset() <= s.selected() && s.selected() < s.offset() + s.table_height());
+    assert!(seen(&s).selected().is_some(), "the cursor is still drawn");
 }
 
 #[test]
@@ -535,7 +527,7 @@ fn the_cursor_follows_its_pod_when_a_snapshot_reorders_the_findings() {
 #[test]
 fn force_deleting_a_statefulset_pod_warns_of_a_second_copy_and_asks_twice() {
     let mut s = state();
-    let mut found = s.findings()[s.rows()[0]].watched().unwrap().clone();
+    let mut found = s.selected_finding().unwrap().watched().unwrap().clone();
     let pod = std::sync::Arc::make_mut(&mut found.pod);
     if let Some(owner) = pod.owner.as_mut() {
         owner.kind = std::sync::Arc::from("StatefulSet");
@@ -647,13 +639,8 @@ fn resuming_a_paused_rule_names_and_acts_on_its_cluster_and_namespace_only() {
         press(&mut s, "y"),
         [Effect::WorkerOf(Routed::new(&us, resume))]
     );
-    assert!(
-        s.status()
-            .as_ref()
-            .is_some_and(|m| m.text.contains("resumed in shop on demo-us")),
-        "{:?}",
-        s.status()
-    );
+    let (line, _) = seen(&s).status();
+    assert!(line.contains("resumed in shop on demo-us"), "{line}");
 }
 
 /// `1` Space marks an evicted pod; `2` shows the terminating ones. A delete there acts on the
@@ -666,11 +653,7 @@ fn marks_are_cleared_when_the_category_changes() {
     assert_eq!(s.marked_count(), 1);
     press(&mut s, "2");
     assert_eq!(s.marked_count(), 0);
-    assert!(
-        s.status()
-            .as_ref()
-            .is_some_and(|l| l.text.contains("1 mark cleared"))
-    );
+    assert!(seen(&s).status().0.contains("1 mark cleared"));
     let redis = PodRef {
         namespace: "data".into(),
         name: "redis-2".into(),
@@ -689,7 +672,7 @@ fn a_marked_pod_the_filter_hides_is_not_acted_on() {
     let mut s = state();
     press(&mut s, "Space Space");
     press(&mut s, "/ q 7 m Enter");
-    assert_eq!(s.rows().len(), 1);
+    assert_eq!(seen(&s).listed(), 1);
     let shown = PodRef {
         namespace: "shop".into(),
         name: "web-5f8-q7m4t".into(),
@@ -760,10 +743,11 @@ fn a_dry_run_dialog_says_so_before_yes() {
         !lines.iter().any(|l| l.contains("undo restores")),
         "{lines:?}"
     );
-    let Some(Overlay::Confirm(dialog)) = s.overlay() else {
-        panic!("{:?}", s.overlay());
-    };
-    assert!(matches!(dialog.offer, Offer::Ready { dry_run: true, .. }));
+    let dialog = seen(&s).dialog().expect("a dialog");
+    assert!(
+        dialog.keys.contains("record what would be done"),
+        "{dialog:?}"
+    );
 }
 
 /// An audit log that cannot be written stops every action: the dialog says so before yes,
@@ -791,12 +775,7 @@ fn an_unwritable_audit_log_makes_actions_unavailable_up_front() {
 #[test]
 fn sort_says_its_column_and_direction_and_reverses() {
     let mut s = state();
-    let names = |s: &State| -> Vec<String> {
-        s.rows()
-            .iter()
-            .map(|&i| s.findings()[i].name().to_string())
-            .collect()
-    };
+    let names = |s: &State| seen(s).names(&THREE);
     assert_eq!(
         names(&s),
         ["web-5f8-k2x8p", "web-5f8-q7m4t", "api-7c9-zz1"],
@@ -804,10 +783,10 @@ fn sort_says_its_column_and_direction_and_reverses() {
     );
     press(&mut s, "S");
     assert_eq!(names(&s), ["api-7c9-zz1", "web-5f8-q7m4t", "web-5f8-k2x8p"]);
-    let line = s.status().cloned().unwrap().text;
+    let (line, _) = seen(&s).status();
     assert!(line.contains("time in state, newest first"), "{line}");
     press(&mut s, "s");
-    let line = s.status().cloned().unwrap().text;
+    let (line, _) = seen(&s).status();
     assert!(line.contains("namespace, a→z"), "{line}");
 }
 
@@ -837,11 +816,11 @@ fn l_shows_the_logs_of_a_crash_loops_previous_run() {
 fn a_late_opt_out_answer_leaves_the_overlay_shown() {
     let mut s = state();
     press(&mut s, "d");
-    assert!(matches!(s.overlay(), Some(Overlay::Checking(_))));
+    assert!(seen(&s).checking());
     press(&mut s, "Esc ?");
-    assert_eq!(s.overlay(), Some(&Overlay::Help));
+    assert!(seen(&s).all().contains(" Keys (Esc closes) "));
     update(&mut s, Event::OptOuts(Ok(Checked::default())));
-    assert_eq!(s.overlay(), Some(&Overlay::Help));
+    assert!(seen(&s).all().contains(" Keys (Esc closes) "));
 }
 
 /// A row is a claim (a watch that lags, a worker's word): the dialog goes by the pod read just

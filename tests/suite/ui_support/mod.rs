@@ -1,6 +1,7 @@
 //! Shared by the TUI tests: the screen's fixture, and ways to change what it shows.
 
 mod fixture;
+mod seen;
 
 use opc_core::cluster::ClusterName;
 use std::path::PathBuf;
@@ -13,6 +14,7 @@ use opc_core::worker::WorkerStatus;
 use ops_pod_cleaner::ui::{ClusterLine, Event, Routed, Snapshot, State, update};
 
 pub use fixture::*;
+pub use seen::*;
 
 /// On the one cluster the test screen shows.
 pub fn on_demo<T>(item: T) -> Routed<T> {
@@ -40,7 +42,7 @@ pub fn show(state: &mut State, findings: Vec<impl Into<Listed>>, clusters: Vec<C
     );
 }
 
-/// Replace the findings with `n` evicted pods in one namespace, the oldest named `pod-00000`.
+/// Replace the findings with `n` evicted pods in one namespace, the newest named `pod-00000`.
 pub fn load_evicted(state: &mut State, n: i64) {
     let many = (0..n)
         .map(|i| {
