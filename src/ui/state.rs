@@ -438,10 +438,6 @@ impl State {
         self
     }
 
-    pub fn keys(&self) -> &UiConfig {
-        &self.keys
-    }
-
     /// Each open cluster and its watch, in the order they were opened.
     pub fn cluster_lines(&self) -> Vec<&ClusterLine> {
         self.clusters.lines().collect()
@@ -484,18 +480,9 @@ impl State {
         lines.peek().is_some() && lines.all(|c| matches!(c.watch, WatchLine::Forbidden { .. }))
     }
 
-    /// Every abnormal pod, in table order.
-    pub fn findings(&self) -> &[Listed] {
-        &self.table.findings
-    }
-
     /// How many pods are marked.
     pub fn marked_count(&self) -> usize {
         self.clusters.marked_count()
-    }
-
-    pub fn view(&self) -> View {
-        self.view
     }
 }
 

@@ -117,19 +117,13 @@ fn the_filter_matches_the_cluster_name() {
     press(&mut s, "/ d e m o - u s Enter");
     let clusters: Vec<String> = cluster_and_pod(&s).into_iter().map(|(c, _)| c).collect();
     // Across every category: each of that cluster's rows, and no other.
-    let theirs = s
-        .findings()
-        .iter()
-        .filter(|a| a.cluster().as_str() == "demo-us")
-        .count();
+    let theirs = us_findings().len();
     assert_eq!(clusters, vec!["demo-us"; theirs]);
     assert!(theirs > 2, "more than the current category's");
     // Words narrow it: the cluster and a category.
     press(&mut s, "Esc / d e m o - u s Space i m a g e p u l l Enter");
-    let image_pulls_there = s
-        .findings()
-        .iter()
-        .filter(|a| a.cluster().as_str() == "demo-us" && a.rule().to_string() == "imagePull")
+    let image_pulls_there = (us_findings().iter())
+        .filter(|a| a.finding.rule == RuleKind::ImagePull)
         .count();
     let rows = cluster_and_pod(&s);
     assert!(image_pulls_there > 0);
@@ -158,8 +152,10 @@ fn an_action_on_a_pod_of_the_second_cluster_goes_to_that_cluster_only() {
         dialog.lines
     );
     let effects = press(&mut s, "y");
-    let target = s.findings().iter().find(|a| a.name() == "indexer-0");
-    let pod = target.unwrap().pod_ref();
+    let target = us_findings()
+        .into_iter()
+        .find(|a| &*a.pod.name == "indexer-0");
+    let pod = PodRef::of(&target.unwrap().pod);
     assert_eq!(
         effects,
         [Effect::Run(vec![Routed::new(
@@ -277,11 +273,8 @@ fn space_in_the_context_list_adds_and_drops_contexts() {
     assert_eq!(effects, [Effect::DropContext(ClusterName::new("demo"))]);
     assert_eq!(s.cluster_lines().len(), 1);
     assert_eq!(seen(&s).count(1), 2, "only demo-us's evicted pods remain");
-    assert!(
-        s.findings()
-            .iter()
-            .all(|a| a.cluster().as_str() == "demo-us")
-    );
+    let us_only: usize = seen(&s).counts().iter().sum();
+    assert_eq!(us_only, us_findings().len(), "no pod of demo is left");
 
     update(
         &mut s,

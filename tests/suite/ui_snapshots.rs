@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::Pod;
 use opc_core::actions::{
     Inspection, PodReading, ReadError, Resolution, ScalableWorkload, WorkloadKind,
 };
-use opc_core::config::KeyBinding;
+use opc_core::config::{KeyBinding, UiConfig};
 use opc_core::policy::Flags;
 use opc_core::report::{RestartReport, RestartRow, Terms, WorkloadGroup};
 use opc_core::rules::RuleKind;
@@ -259,7 +259,7 @@ fn help_overlay_lists_every_key() {
     press(&mut s, "?");
     let text = screen(&s, 80, 24);
     for action in opc_core::config::UI_ACTIONS {
-        let key = s.keys().key(action.0).unwrap().to_string();
+        let key = UiConfig::default().key(action.0).unwrap().to_string();
         assert!(text.contains(&key), "{} ({key}) is missing", action.0);
     }
     assert_snapshot("help_80x24", &text);

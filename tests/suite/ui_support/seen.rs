@@ -162,17 +162,27 @@ impl Seen {
             .collect()
     }
 
+    /// How many abnormal pods the category bar counts for each rule, in chain order.
+    pub fn counts(&self) -> Vec<usize> {
+        let bar = (0..HEIGHT)
+            .map(|y| self.line(y))
+            .find(|line| line.trim_start().starts_with("1:"))
+            .expect("the category bar");
+        let words: Vec<&str> = bar.split_whitespace().collect();
+        (words.windows(2))
+            .filter(|pair| pair[0].contains(':'))
+            .filter_map(|pair| pair[1].parse().ok())
+            .collect()
+    }
+
     /// How many abnormal pods the category bar counts for the `n`th rule (from 1).
     pub fn count(&self, n: usize) -> usize {
-        let label = format!("{n}:");
-        (0..HEIGHT)
-            .find_map(|y| {
-                let line = self.line(y);
-                let mut words = line.split_whitespace();
-                words.find(|w| w.starts_with(&label))?;
-                words.next()?.parse().ok()
-            })
-            .expect("the category bar")
+        self.counts()[n - 1]
+    }
+
+    /// Whether the details of a pod are shown instead of the table.
+    pub fn details(&self) -> bool {
+        self.all().contains(" — details (Esc back) ")
     }
 
     /// The row under the cursor.
