@@ -6,7 +6,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use chrono::{SecondsFormat, Utc};
+use chrono::{SecondsFormat, TimeZone, Utc};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube_sim::{SimCluster, SimServer};
@@ -217,4 +217,28 @@ async fn a_forbidden_lease_points_at_the_rbac() {
     assert!(text.contains("permission denied"), "{text}");
     assert!(text.contains("get/create/update leases"), "{text}");
     assert!(!text.contains("Status {"), "a debug dump: {text}");
+}
+
+/// The run keeps the time it is given: the Lease it renews and the audit log it writes carry
+/// its clock's time, not the machine's (an elector on the machine's clock once mixed the two).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_writes_the_time_of_the_clock_it_is_given() {
+    use clap::Parser;
+    use opc_core::clock::Clock;
+    use ops_pod_cleaner::cli::Cli;
+
+    let cluster = OneCluster::start(pod("gone-1").ns("shop").evicted(), "evicted").await;
+    let at = Utc.with_ymd_and_hms(2031, 1, 2, 3, 4, 5).unwrap();
+    let args = std::iter::once("ops-pod-cleaner".to_string()).chain(once(&cluster.scratch));
+    let code = ops_pod_cleaner::commands::run(Cli::parse_from(args), Clock::starting_at(at)).await;
+    assert_eq!(code, std::process::ExitCode::SUCCESS);
+    assert!(cluster.sim.pod("shop", "gone-1").is_none(), "it acted");
+    let lease = serde_json::to_value(cluster.leases().get(LEASE).await.unwrap()).unwrap();
+    let renewed = lease["spec"]["renewTime"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(renewed.starts_with("2031-01-02T03:04:"), "{lease}");
+    let audit = std::fs::read_to_string(cluster.scratch.dir.path().join("audit.jsonl")).unwrap();
+    assert!(audit.contains("\"2031-01-02T03:04:"), "{audit}");
 }
