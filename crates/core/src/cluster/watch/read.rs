@@ -4,14 +4,15 @@
 //! Either way an event that does not decode is skipped and the stream goes on (its end is
 //! known from the line or the frame); a stream whose framing breaks ends the connection.
 
-use std::pin::Pin;
-
-use futures::{AsyncBufRead, AsyncBufReadExt, Stream};
+use bytes::{Bytes, BytesMut};
+use futures::{AsyncBufRead, Stream, StreamExt};
 use kube::core::{Status, WatchEvent};
+use tokio_util::codec::{AnyDelimiterCodec, Decoder, FramedRead, LengthDelimitedCodec};
+use tokio_util::compat::FuturesAsyncReadCompatExt;
 
 use super::kind::Kind;
 use crate::cluster::negotiate::WireFormat;
-use crate::pod::{FRAME_CAP, next_frame};
+use crate::pod::FRAME_CAP;
 
 /// What one read gave.
 #[derive(Debug)]
@@ -26,101 +27,91 @@ pub(super) fn events<K: Kind>(
     body: impl AsyncBufRead + Send + 'static,
     format: WireFormat,
 ) -> impl Stream<Item = kube::Result<Read<K::Wire>>> + Send + 'static {
-    let reader = Reader {
-        body: Box::pin(body),
-        buffer: Vec::new(),
-        start: 0,
-        format,
-    };
-    // An error ends the stream: after a broken frame nothing more can be read in step.
-    futures::stream::unfold(Some(reader), |reader| async move {
-        let mut reader = reader?;
-        match reader.next::<K>().await.transpose()? {
-            Ok(read) => Some((Ok(read), Some(reader))),
-            Err(e) => Some((Err(e), None)),
+    FramedRead::new(body.compat(), Framing::of(format))
+        .filter_map(move |event| {
+            futures::future::ready(match event {
+                Ok(bytes) => read::<K>(&bytes, format).transpose(),
+                Err(Broken::Read(e)) => Some(Err(kube::Error::ReadEvents(e))),
+                Err(Broken::TooLong) => Some(Err(broken("an event longer than any object may be"))),
+            })
+        })
+        // An error ends the stream: after a broken frame nothing more can be read in step.
+        .scan(false, |ended, read| {
+            let next = (!*ended).then(|| {
+                *ended = read.is_err();
+                read
+            });
+            futures::future::ready(next)
+        })
+}
+
+/// One event's bytes; `None` for a blank line.
+fn read<K: Kind>(event: &[u8], format: WireFormat) -> kube::Result<Option<Read<K::Wire>>> {
+    match format {
+        WireFormat::Json => json_line::<K::Wire>(event),
+        WireFormat::Protobuf => Ok(Some(match K::proto_event(event) {
+            Ok(event) => Read::Event(event),
+            Err(e) => Read::Undecodable(e.to_string()),
+        })),
+    }
+}
+
+/// How a body is cut into events, each at most a frame's cap: JSON at each newline, protobuf
+/// by each frame's 4-byte big-endian length.
+enum Framing {
+    Lines(AnyDelimiterCodec),
+    Frames(LengthDelimitedCodec),
+}
+
+impl Framing {
+    fn of(format: WireFormat) -> Framing {
+        match format {
+            WireFormat::Json => Framing::Lines(AnyDelimiterCodec::new_with_max_length(
+                b"\n".to_vec(),
+                Vec::new(),
+                FRAME_CAP,
+            )),
+            WireFormat::Protobuf => Framing::Frames(
+                LengthDelimitedCodec::builder()
+                    .max_frame_length(FRAME_CAP)
+                    .new_codec(),
+            ),
         }
-    })
+    }
 }
 
-struct Reader {
-    body: Pin<Box<dyn AsyncBufRead + Send>>,
-    /// Bytes of the event being read: at most a frame's cap. Kept between events, so a
-    /// stream allocates it once.
-    buffer: Vec<u8>,
-    /// Where the unread bytes start: frames read from a chunk are skipped, not moved out,
-    /// and the rest is moved to the front once per chunk.
-    start: usize,
-    format: WireFormat,
+/// Why a body cannot be read on.
+enum Broken {
+    Read(std::io::Error),
+    /// Longer than the cap: a broken stream, not an event to wait for.
+    TooLong,
 }
 
-impl Reader {
-    /// The next event; None at the stream's end.
-    async fn next<K: Kind>(&mut self) -> kube::Result<Option<Read<K::Wire>>> {
-        loop {
-            if let Some(read) = self.take::<K>()? {
-                return Ok(Some(read));
-            }
-            let chunk = self
-                .body
-                .fill_buf()
-                .await
-                .map_err(kube::Error::ReadEvents)?;
-            if chunk.is_empty() {
-                return self.rest::<K>();
-            }
-            let wanted = match self.format {
-                // A line ends at its newline: read no further, the rest is the next event's.
-                WireFormat::Json => chunk.split_inclusive(|b| *b == b'\n').next(),
-                WireFormat::Protobuf => Some(chunk),
-            };
-            let wanted = wanted.unwrap_or_default();
-            self.buffer.drain(..std::mem::take(&mut self.start));
-            self.buffer.extend_from_slice(wanted);
-            let taken = wanted.len();
-            self.body.as_mut().consume(taken);
-            if self.buffer.len() > FRAME_CAP + 4 {
-                return Err(broken("an event longer than any object may be"));
-            }
+impl From<std::io::Error> for Broken {
+    fn from(e: std::io::Error) -> Broken {
+        Broken::Read(e)
+    }
+}
+
+impl Decoder for Framing {
+    type Item = Bytes;
+    type Error = Broken;
+
+    fn decode(&mut self, buffer: &mut BytesMut) -> Result<Option<Bytes>, Broken> {
+        match self {
+            Framing::Lines(lines) => lines.decode(buffer).map_err(|_| Broken::TooLong),
+            Framing::Frames(frames) => match frames.decode(buffer) {
+                Ok(frame) => Ok(frame.map(BytesMut::freeze)),
+                Err(_) => Err(Broken::TooLong),
+            },
         }
     }
 
-    /// At the stream's end: a last JSON line without its newline is still a line (a frame
-    /// cut short is not a frame).
-    fn rest<K: Kind>(&mut self) -> kube::Result<Option<Read<K::Wire>>> {
-        match self.format {
-            WireFormat::Json if !self.buffer.is_empty() => {
-                let read = json_line::<K::Wire>(&self.buffer);
-                self.buffer.clear();
-                read
-            }
-            _ => Ok(None),
-        }
-    }
-
-    /// A whole event from the buffer, if one has arrived.
-    fn take<K: Kind>(&mut self) -> kube::Result<Option<Read<K::Wire>>> {
-        match self.format {
-            WireFormat::Json => {
-                if self.buffer.last() != Some(&b'\n') {
-                    return Ok(None);
-                }
-                let read = json_line::<K::Wire>(&self.buffer);
-                self.buffer.clear();
-                read
-            }
-            WireFormat::Protobuf => {
-                let unread = self.buffer.get(self.start..).unwrap_or_default();
-                let Some((frame, used)) = next_frame(unread).map_err(|e| broken(&e.to_string()))?
-                else {
-                    return Ok(None);
-                };
-                let read = match K::proto_event(frame) {
-                    Ok(event) => Read::Event(event),
-                    Err(e) => Read::Undecodable(e.to_string()),
-                };
-                self.start += used;
-                Ok(Some(read))
-            }
+    /// A last JSON line without its newline is still a line; a frame cut short is not a frame.
+    fn decode_eof(&mut self, buffer: &mut BytesMut) -> Result<Option<Bytes>, Broken> {
+        match self {
+            Framing::Lines(lines) => lines.decode_eof(buffer).map_err(|_| Broken::TooLong),
+            Framing::Frames(_) => self.decode(buffer),
         }
     }
 }
@@ -150,7 +141,7 @@ fn broken(why: &str) -> kube::Error {
 
 #[cfg(test)]
 mod tests {
-    use futures::{StreamExt, TryStreamExt};
+    use futures::TryStreamExt;
 
     use super::super::kind::Pods;
     use super::*;
