@@ -2,6 +2,9 @@
 //! typed error the client reconnects (or gives up) on, never memory that grows with whatever
 //! a server, or something posing as one, sends.
 
+use bytes::BytesMut;
+use tokio_util::codec::{AnyDelimiterCodec, Decoder};
+
 use super::{Frame, Snapshot};
 
 /// What a client accepts from one worker.
@@ -83,7 +86,8 @@ const SNAPSHOT_LINE: &[u8] = br#"{"type":"snapshot","#;
 #[derive(Debug)]
 pub struct LineReader {
     limits: Limits,
-    partial: Vec<u8>,
+    lines: AnyDelimiterCodec,
+    unread: BytesMut,
     refused: Option<DecodeError>,
 }
 
@@ -91,7 +95,12 @@ impl LineReader {
     pub fn new(limits: Limits) -> LineReader {
         LineReader {
             limits,
-            partial: Vec::new(),
+            lines: AnyDelimiterCodec::new_with_max_length(
+                b"\n".to_vec(),
+                Vec::new(),
+                limits.max_line,
+            ),
+            unread: BytesMut::new(),
             refused: None,
         }
     }
@@ -103,18 +112,15 @@ impl LineReader {
         if let Some(refused) = &self.refused {
             return Err(refused.clone());
         }
+        self.unread.extend_from_slice(chunk);
         let mut frames = Vec::new();
-        let mut rest = chunk;
-        while let Some(end) = memchr::memchr(b'\n', rest) {
-            let (line, after) = rest.split_at(end);
-            rest = after.get(1..).unwrap_or_default();
-            let decoded = match self.partial.is_empty() {
-                true => self.decoded(line),
-                false => {
-                    let mut whole = std::mem::take(&mut self.partial);
-                    whole.extend_from_slice(line);
-                    self.decoded(&whole)
-                }
+        loop {
+            let decoded = match self.lines.decode(&mut self.unread) {
+                Ok(None) => return Ok(frames),
+                Ok(Some(line)) => self.decoded(&line),
+                Err(_) => Err(DecodeError::LineTooLong {
+                    max: self.limits.max_line,
+                }),
             };
             match decoded {
                 Ok(Some(frame)) => frames.push(frame),
@@ -122,12 +128,6 @@ impl LineReader {
                 Err(e) => return Err(self.refuse(e)),
             }
         }
-        if self.partial.len() + rest.len() > self.limits.max_line {
-            let max = self.limits.max_line;
-            return Err(self.refuse(DecodeError::LineTooLong { max }));
-        }
-        self.partial.extend_from_slice(rest);
-        Ok(frames)
     }
 
     /// A blank line (a keep-alive) is no frame.
@@ -139,7 +139,7 @@ impl LineReader {
     }
 
     fn refuse(&mut self, e: DecodeError) -> DecodeError {
-        self.partial = Vec::new();
+        self.unread = BytesMut::new();
         self.refused = Some(e.clone());
         e
     }
