@@ -183,7 +183,12 @@ impl SimCluster {
 
     /// The server's wall clock now.
     pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
-        self.lock().clock.now()
+        self.clock().now()
+    }
+
+    /// The clock the server stamps its objects with.
+    pub fn clock(&self) -> SimClock {
+        self.lock().clock
     }
 
     /// Read the state without waking watchers.

@@ -126,7 +126,7 @@ fn scenario(name: &str) -> Result<&'static Scenario> {
 /// included; returns the uids of the pods whose Events are recorded.
 fn seed(scenario: &'static Scenario, cluster: &SimCluster, now: DateTime<Utc>) -> BTreeSet<String> {
     let seeding = Arc::new(AtomicBool::new(true));
-    cluster.set_pod_shaper(shaper(scenario.faults, seeding.clone()));
+    cluster.set_pod_shaper(shaper(scenario.faults, seeding.clone(), cluster.clock()));
     if let Some(node) = scenario.lost_node {
         cluster.set_node_alive(node, false);
     }

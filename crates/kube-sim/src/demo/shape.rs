@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
+
+use crate::SimClock;
 use k8s_openapi::api::core::v1::{
     ContainerState, ContainerStateTerminated, ContainerStateWaiting, Pod,
 };
@@ -50,11 +52,13 @@ pub(super) type ImageFault = (&'static str, Fault);
 pub(super) fn shaper(
     faults: &'static [ImageFault],
     seeding: Arc<AtomicBool>,
+    clock: SimClock,
 ) -> impl Fn(&mut Pod) + Send + Sync + 'static {
     move |pod: &mut Pod| {
         let image = first_image(pod);
         if let Some(fault) = fault_of(faults, &image) {
-            make_waiting(pod, fault, &image, seeding.load(Ordering::Relaxed));
+            let past = seeding.load(Ordering::Relaxed);
+            make_waiting(pod, fault, &image, past, clock.now());
         }
     }
 }
@@ -97,7 +101,7 @@ pub(super) fn dress(container: &mut Value, fault: Fault) {
     }
 }
 
-fn make_waiting(pod: &mut Pod, fault: Fault, image: &str, past: bool) {
+fn make_waiting(pod: &mut Pod, fault: Fault, image: &str, past: bool, now: DateTime<Utc>) {
     let (reason, message, restarts, last) = match fault {
         Fault::ImagePull {
             back_off: false,
@@ -166,9 +170,9 @@ fn make_waiting(pod: &mut Pod, fault: Fault, image: &str, past: bool) {
         return;
     };
     let since = if past {
-        Utc::now() - chrono::Duration::minutes(35)
+        now - chrono::Duration::minutes(35)
     } else {
-        Utc::now()
+        now
     };
     if past {
         v.field("metadata")
@@ -194,7 +198,7 @@ fn make_waiting(pod: &mut Pod, fault: Fault, image: &str, past: bool) {
         .pointer_mut("/status/containerStatuses")
         .and_then(Value::as_array_mut)
     {
-        let finished = Utc::now() - chrono::Duration::minutes(2);
+        let finished = now - chrono::Duration::minutes(2);
         for terminated in statuses
             .iter_mut()
             .filter_map(|c| c.pointer_mut("/lastState/terminated"))
