@@ -68,26 +68,34 @@ pub enum LeftBehind {
 }
 
 /// Why an action was not sent after all: the target changed under it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Skip {
+    #[error("the pod no longer matches rule {0}")]
     NoLongerMatches(RuleKind),
     /// A new pod took the name (a 409 on the uid precondition).
+    #[error(
+        "a new pod with the same name (uid {uid}) replaced {pod}; it was left alone ({conflict})"
+    )]
     Replaced {
         pod: PodRef,
         uid: String,
         conflict: String,
     },
     /// Read again after a 409, it no longer matches its rule.
+    #[error("{0} changed and no longer matches its rule")]
     Changed(PodRef),
-    ChangedDuringEviction {
-        pod: PodRef,
-        conflict: String,
-    },
+    #[error("{pod} changed during eviction ({conflict}); it will be planned again")]
+    ChangedDuringEviction { pod: PodRef, conflict: String },
+    #[error("{0} kept changing while being deleted; it will be planned again")]
     PodKeptChanging(PodRef),
+    #[error("{0} kept changing while being scaled; it will be planned again")]
     WorkloadKeptChanging(ScalableWorkload),
+    #[error("{0} is already at 0 replicas")]
     AtZero(ScalableWorkload),
+    #[error("conflict: {0}")]
     Conflict(String),
     /// The cluster was closed on the screen before the action ran.
+    #[error("cluster {0} was closed before the action ran")]
     ClusterClosed(ClusterName),
 }
 
@@ -284,37 +292,6 @@ impl fmt::Display for Would<'_> {
             Change::Restored {
                 workload, replicas, ..
             } => write!(f, "restore {workload} to {replicas} replicas"),
-        }
-    }
-}
-
-impl fmt::Display for Skip {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Skip::NoLongerMatches(rule) => write!(f, "the pod no longer matches rule {rule}"),
-            Skip::Replaced { pod, uid, conflict } => write!(
-                f,
-                "a new pod with the same name (uid {uid}) replaced {pod}; it was left alone \
-                 ({conflict})"
-            ),
-            Skip::Changed(pod) => write!(f, "{pod} changed and no longer matches its rule"),
-            Skip::ChangedDuringEviction { pod, conflict } => write!(
-                f,
-                "{pod} changed during eviction ({conflict}); it will be planned again"
-            ),
-            Skip::PodKeptChanging(pod) => write!(
-                f,
-                "{pod} kept changing while being deleted; it will be planned again"
-            ),
-            Skip::WorkloadKeptChanging(workload) => write!(
-                f,
-                "{workload} kept changing while being scaled; it will be planned again"
-            ),
-            Skip::AtZero(workload) => write!(f, "{workload} is already at 0 replicas"),
-            Skip::Conflict(message) => write!(f, "conflict: {message}"),
-            Skip::ClusterClosed(cluster) => {
-                write!(f, "cluster {cluster} was closed before the action ran")
-            }
         }
     }
 }
