@@ -28,10 +28,7 @@ pub(crate) async fn read_into(
         "/api/v1/namespaces/{}/pods/{}",
         target.namespace, target.name
     );
-    let needs = Needs {
-        verb: "get",
-        resource: "pods",
-    };
+    let needs = Needs::new("get", "pods");
     let reading = calls.send_json(http::Method::GET, path, None, needs, &target.namespace);
     let answer = match tokio::time::timeout(LIVE_READ, reading).await {
         Ok(Ok(text)) => text,

@@ -261,11 +261,10 @@ impl Owners {
             .iter()
             .find(|(_, kind, _)| *kind == resource.kind)
             .map_or("owners", |(_, _, plural)| plural);
-        let needs = Needs {
-            verb: "get",
-            resource: plural,
-        };
-        let owner = match retry.run(needs, namespace, || api.get(name)).await {
+        let owner = match retry
+            .run(Needs::new("get", plural), namespace, || api.get(name))
+            .await
+        {
             Ok(object) => Some(owner_of(&resource, namespace, object)),
             Err(Stop::Gone) => None,
             Err(stop) => return Err(stop),
@@ -345,10 +344,7 @@ pub(crate) async fn live_pod(
     pod: &PodRecord,
 ) -> Result<LivePod, Stop> {
     let api: Api<Pod> = Api::namespaced(client.clone(), &pod.namespace);
-    let needs = Needs {
-        verb: "get",
-        resource: "pods",
-    };
+    let needs = Needs::new("get", "pods");
     let read = retry
         .run(needs, &pod.namespace, || api.get(&pod.name))
         .await?;

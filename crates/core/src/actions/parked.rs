@@ -239,12 +239,8 @@ impl<'a> ParkedStore<'a> {
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = kube::Result<T>>,
     {
-        let needs = Needs {
-            verb,
-            resource: "configmaps",
-        };
         self.retry
-            .run(needs, &self.namespace, call)
+            .run(Needs::new(verb, "configmaps"), &self.namespace, call)
             .await
             .map_err(|stop| match stop {
                 Stop::Forbidden(_) => StoreError::Unavailable(format!(

@@ -44,10 +44,7 @@ impl PodWrites<'_> {
             }),
             ..Default::default()
         };
-        let needs = Needs {
-            verb: "delete",
-            resource: "pods",
-        };
+        let needs = Needs::new("delete", "pods");
         for attempt in 0..2 {
             match self
                 .calls
@@ -106,10 +103,7 @@ impl PodWrites<'_> {
             "/api/v1/namespaces/{}/pods/{}/eviction",
             p.namespace, p.name
         );
-        let needs = Needs {
-            verb: "create",
-            resource: "pods/eviction",
-        };
+        let needs = Needs::new("create", "pods/eviction");
         let evicted = self
             .calls
             .send_json(
@@ -143,10 +137,7 @@ impl PodWrites<'_> {
             {"op": "add", "path": "/metadata/finalizers", "value": []},
         ]);
         let path = format!("/api/v1/namespaces/{}/pods/{}", p.namespace, p.name);
-        let needs = Needs {
-            verb: "patch",
-            resource: "pods",
-        };
+        let needs = Needs::new("patch", "pods");
         let patch = Some(("application/json-patch+json", body));
         let patched = self
             .calls
@@ -161,10 +152,7 @@ impl PodWrites<'_> {
     /// After a 409: read the pod again and decide whether the same action still applies.
     async fn replan(&self, p: &PodRef, conflict: &str) -> Result<(), Outcome> {
         let path = format!("/api/v1/namespaces/{}/pods/{}", p.namespace, p.name);
-        let needs = Needs {
-            verb: "get",
-            resource: "pods",
-        };
+        let needs = Needs::new("get", "pods");
         let text = self
             .calls
             .send_json(http::Method::GET, path, None, needs, &p.namespace)

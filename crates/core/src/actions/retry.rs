@@ -27,6 +27,12 @@ pub(crate) struct Needs {
     pub resource: &'static str,
 }
 
+impl Needs {
+    pub(crate) fn new(verb: &'static str, resource: &'static str) -> Needs {
+        Needs { verb, resource }
+    }
+}
+
 /// A 403: the permission a request needed and what the API server said.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Denied {
