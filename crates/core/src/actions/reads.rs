@@ -16,7 +16,7 @@ use super::read_error::ReadError;
 use super::refusal::Refusal;
 use super::scale::available_replicas;
 use super::undo::{Undo, UndoPlan};
-use super::workload::ScalableWorkload;
+use super::workload::{ScalableWorkload, spec_replicas};
 use crate::cluster::{Cache, ClusterName, Scope};
 use crate::fleet::{WorkerAddress, WorkerAnswer, ask_worker};
 use crate::rules::{Finding, classify};
@@ -160,10 +160,8 @@ impl ClusterApi<'_> {
             (Resolution::Scalable(w), true) => w.api(client).get(w.name()).await.ok(),
             _ => None,
         };
-        let replicas = object
-            .as_ref()
-            .and_then(|o| o.data.pointer("/spec/replicas")?.as_i64())
-            .and_then(|r| i32::try_from(r).ok());
+        let replicas =
+            (object.as_ref().and_then(spec_replicas)).and_then(|r| i32::try_from(r).ok());
         let live = classify(&record, &self.cache.chain(), self.cache.clock().now());
         Ok(Inspection {
             live,

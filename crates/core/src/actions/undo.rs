@@ -11,7 +11,7 @@ use super::calls::Calls;
 use super::outcome::{Change, LeftBehind, Outcome};
 use super::parked::{ParkedRecord, StoreError};
 use super::refusal::Refusal;
-use super::workload::{REPLICAS_BEFORE_ANNOTATION, ScalableWorkload};
+use super::workload::{REPLICAS_BEFORE_ANNOTATION, ScalableWorkload, replicas_before};
 
 /// Where the replicas to restore are recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -172,14 +172,7 @@ impl Undo<'_> {
         let object = self.calls.get_workload(w).await.map_err(Outcome::from)?;
         let uid = object.metadata.uid.clone().unwrap_or_default();
         let store = self.calls.parked_store();
-        let annotation = || {
-            object
-                .metadata
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(REPLICAS_BEFORE_ANNOTATION))
-                .and_then(|v| v.parse::<i32>().ok())
-        };
+        let annotation = || replicas_before(&object.metadata);
         let remembered = match store.get(&uid).await {
             Ok(Some(record)) => Remembered::Parked(Box::new(record)),
             Ok(None) => match annotation() {
