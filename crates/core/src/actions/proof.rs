@@ -194,15 +194,7 @@ pub(crate) fn prove(
     chain: &[Owner],
 ) -> Result<Proven, Unproven> {
     let labels = &live.labels;
-    let first = hop(
-        Link {
-            api_version: owner.api_version.to_string(),
-            kind: owner.kind.to_string(),
-            name: owner.name.to_string(),
-            uid: owner.uid.to_string(),
-        },
-        chain.first(),
-    )?;
+    let first = hop(Link::of(owner), chain.first())?;
     selected(first, labels)?;
     let workload = |kind, owner: &Owner| Proven {
         workload: ScalableWorkload::new(kind, &pod.namespace, &owner.name),
