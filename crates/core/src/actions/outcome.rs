@@ -124,13 +124,11 @@ impl Outcome {
 
     /// The workload a scale or a restore changed (or would have, in a dry run).
     pub fn workload(&self) -> Option<&ScalableWorkload> {
-        match self {
-            Outcome::Done(change) | Outcome::DryRun(change) => match change {
-                Change::Scaled { workload, .. } | Change::Restored { workload, .. } => {
-                    Some(workload)
-                }
-                _ => None,
-            },
+        let (Outcome::Done(change) | Outcome::DryRun(change)) = self else {
+            return None;
+        };
+        match change {
+            Change::Scaled { workload, .. } | Change::Restored { workload, .. } => Some(workload),
             _ => None,
         }
     }
@@ -162,17 +160,16 @@ impl Outcome {
     /// nothing can act at all (the audit log). A target refused before anything was sent (held
     /// by finalizers, opted out, a bad rollout, a node not confirmed gone) is held, and waits.
     pub(crate) fn failed(&self) -> bool {
-        match self {
-            Outcome::Failed(_) => true,
-            Outcome::Refused(refusal) => matches!(
-                refusal,
-                Refusal::Forbidden(_)
-                    | Refusal::Unrecorded { .. }
-                    | Refusal::AuditBroken(_)
-                    | Refusal::AuditUnwritten(_)
-            ),
-            _ => false,
-        }
+        matches!(
+            self,
+            Outcome::Failed(_)
+                | Outcome::Refused(
+                    Refusal::Forbidden(_)
+                        | Refusal::Unrecorded { .. }
+                        | Refusal::AuditBroken(_)
+                        | Refusal::AuditUnwritten(_)
+                )
+        )
     }
 
     pub fn succeeded(&self) -> bool {
