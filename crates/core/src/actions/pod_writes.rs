@@ -99,10 +99,7 @@ impl PodWrites<'_> {
             "metadata": {"name": p.name, "namespace": p.namespace},
             "deleteOptions": {"preconditions": {"uid": p.uid}},
         });
-        let path = format!(
-            "/api/v1/namespaces/{}/pods/{}/eviction",
-            p.namespace, p.name
-        );
+        let path = format!("{}/eviction", p.path());
         let needs = Needs::new("create", "pods/eviction");
         let evicted = self
             .calls
@@ -136,12 +133,11 @@ impl PodWrites<'_> {
             {"op": "test", "path": "/metadata/uid", "value": p.uid},
             {"op": "add", "path": "/metadata/finalizers", "value": []},
         ]);
-        let path = format!("/api/v1/namespaces/{}/pods/{}", p.namespace, p.name);
         let needs = Needs::new("patch", "pods");
         let patch = Some(("application/json-patch+json", body));
         let patched = self
             .calls
-            .send_json(http::Method::PATCH, path, patch, needs, &p.namespace)
+            .send_json(http::Method::PATCH, p.path(), patch, needs, &p.namespace)
             .await;
         match patched {
             Ok(_) => Outcome::Done(Change::FinalizersRemoved(p.clone())),
@@ -151,11 +147,10 @@ impl PodWrites<'_> {
 
     /// After a 409: read the pod again and decide whether the same action still applies.
     async fn replan(&self, p: &PodRef, conflict: &str) -> Result<(), Outcome> {
-        let path = format!("/api/v1/namespaces/{}/pods/{}", p.namespace, p.name);
         let needs = Needs::new("get", "pods");
         let text = self
             .calls
-            .send_json(http::Method::GET, path, None, needs, &p.namespace)
+            .send_json(http::Method::GET, p.path(), None, needs, &p.namespace)
             .await
             .map_err(Outcome::from)?;
         let fresh = decode_pod(text.as_bytes(), &mut Interner::default()).map_err(|e| {
