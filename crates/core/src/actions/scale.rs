@@ -236,7 +236,7 @@ impl Scaler<'_> {
     }
 
     fn parked_record(&self, plan: &ScalePlan) -> ParkedRecord {
-        let w = &plan.workload;
+        let (w, finding) = (&plan.workload, plan.finding.as_ref());
         ParkedRecord {
             kind: w.kind().name().to_string(),
             namespace: w.namespace().to_string(),
@@ -247,16 +247,10 @@ impl Scaler<'_> {
             cluster: self.stamp.cluster.clone(),
             actor: self.stamp.actor.to_string(),
             origin: plan.origin,
-            reason: plan
-                .finding
-                .as_ref()
-                .map(|f| format!("{}: {}", f.rule, f.reason)),
+            reason: finding.map(|f| format!("{}: {}", f.rule, f.reason)),
             pod: Some(plan.pod.clone()),
-            rule: plan.finding.as_ref().map(|f| f.rule),
-            message: plan
-                .finding
-                .as_ref()
-                .and_then(|f| f.message.as_deref().map(String::from)),
+            rule: finding.map(|f| f.rule),
+            message: finding.and_then(|f| f.message.as_deref().map(String::from)),
         }
     }
 }
