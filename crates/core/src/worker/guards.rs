@@ -98,10 +98,12 @@ impl Guards {
     ) -> Result<(), Hold> {
         let breaker = &self.safety.breaker;
         let spread = self.spread.entry(planned.rule).or_default();
-        while let Some(oldest) = spread.acted.front() {
-            if now.saturating_duration_since(oldest.at) < breaker.window {
-                break;
-            }
+        let old = |at: Instant, window| now.saturating_duration_since(at) >= window;
+        while spread
+            .acted
+            .front()
+            .is_some_and(|a| old(a.at, breaker.window))
+        {
             spread.acted.pop_front();
         }
         if planned.disruptive {
@@ -129,11 +131,7 @@ impl Guards {
             });
         }
         let longest = self.longest_window();
-        while self
-            .sent
-            .front()
-            .is_some_and(|(at, _)| now.saturating_duration_since(*at) >= longest)
-        {
+        while self.sent.front().is_some_and(|(at, _)| old(*at, longest)) {
             self.sent.pop_front();
         }
         let past = PastAction {
