@@ -20,7 +20,7 @@ use super::reads::ClusterApi;
 use super::record::{Audit, Recorder, Subject};
 use super::refusal::{Refusal, Unreadable};
 use super::retry::{RetryPolicy, Stop};
-use super::scale::{ScalePlan, Scaler, Stamp};
+use super::scale::{ScalePlan, Scaler};
 use super::undo::Undo;
 use crate::cluster::{Cache, ClusterName};
 use crate::fleet::WorkerAddress;
@@ -333,11 +333,9 @@ impl Executor {
             calls: &self.calls,
             dry_run: self.dry_run,
             rules: &self.rules,
-            stamp: Stamp {
-                cluster: self.recorder.cluster(),
-                actor: self.recorder.actor(),
-                clock: self.cache.clock(),
-            },
+            cluster: self.recorder.cluster(),
+            actor: self.recorder.actor(),
+            clock: self.cache.clock(),
         }
     }
 

@@ -42,20 +42,16 @@ pub(crate) struct ScalePlan {
     pub finding: Option<Finding>,
 }
 
-/// Who scales, for the parked record: the cluster and the actor of the audit log.
-pub(super) struct Stamp<'a> {
-    pub cluster: &'a ClusterName,
-    pub actor: &'a str,
-    pub clock: Clock,
-}
-
 /// The scale of one action.
 pub(super) struct Scaler<'a> {
     pub calls: &'a Calls,
     pub dry_run: bool,
     /// The rule chain, for a rule's `scaleWhileAvailable`.
     pub rules: &'a [RuleSpec],
-    pub stamp: Stamp<'a>,
+    /// Who scales, when, for the parked record: the cluster and the actor of the audit log.
+    pub cluster: &'a ClusterName,
+    pub actor: &'a str,
+    pub clock: Clock,
 }
 
 impl Scaler<'_> {
@@ -243,9 +239,9 @@ impl Scaler<'_> {
             name: w.name().to_string(),
             uid: plan.uid.clone(),
             replicas: plan.current,
-            at: AuditRecord::stamp(self.stamp.clock.now()),
-            cluster: self.stamp.cluster.clone(),
-            actor: self.stamp.actor.to_string(),
+            at: AuditRecord::stamp(self.clock.now()),
+            cluster: self.cluster.clone(),
+            actor: self.actor.to_string(),
             origin: plan.origin,
             reason: finding.map(|f| format!("{}: {}", f.rule, f.reason)),
             pod: Some(plan.pod.clone()),
