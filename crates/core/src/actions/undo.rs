@@ -69,12 +69,6 @@ impl Remembered {
     }
 }
 
-/// What undo reads before it acts.
-struct Read {
-    remembered: Remembered,
-    current: i32,
-}
-
 /// The undo of one scale to zero.
 pub(super) struct Undo<'a> {
     pub calls: &'a Calls,
@@ -85,16 +79,16 @@ impl Undo<'_> {
     /// What undo of `w` would restore, or why it would not: its checks without its write
     /// (and without removing the record of a workload scaled up since, which undo itself does).
     pub(super) async fn check(&self, w: &ScalableWorkload) -> Result<UndoPlan, Outcome> {
-        let read = self.read_undo(w).await?;
-        if read.current != 0 {
+        let (remembered, current) = self.read_undo(w).await?;
+        if current != 0 {
             return Err(Outcome::Refused(Refusal::NotAtZero {
                 workload: w.clone(),
-                current: read.current,
+                current,
                 removed: None,
             }));
         }
-        let restores = read.remembered.replicas();
-        let (recorded_in, record) = match read.remembered {
+        let restores = remembered.replicas();
+        let (recorded_in, record) = match remembered {
             Remembered::Parked(record) => (RecordedIn::ConfigMap, Some(*record)),
             Remembered::Annotation { .. } => (RecordedIn::Annotation, None),
         };
@@ -107,10 +101,7 @@ impl Undo<'_> {
     }
 
     pub(super) async fn run(&self, w: &ScalableWorkload) -> Outcome {
-        let Read {
-            remembered,
-            current,
-        } = match self.read_undo(w).await {
+        let (remembered, current) = match self.read_undo(w).await {
             Ok(read) => read,
             Err(outcome) => return outcome,
         };
@@ -167,8 +158,9 @@ impl Undo<'_> {
         Outcome::Done(restored(left.map(Box::new)))
     }
 
-    /// The workload, the count recorded for it, and its replicas now.
-    async fn read_undo(&self, w: &ScalableWorkload) -> Result<Read, Outcome> {
+    /// What undo reads before it acts: the count recorded for the workload, and its replicas
+    /// now.
+    async fn read_undo(&self, w: &ScalableWorkload) -> Result<(Remembered, i32), Outcome> {
         let object = self.calls.get_workload(w).await.map_err(Outcome::from)?;
         let uid = object.metadata.uid.clone().unwrap_or_default();
         let store = self.calls.parked_store();
@@ -204,10 +196,7 @@ impl Undo<'_> {
             Err(StoreError::Failed(stop)) => return Err(stop.into()),
         };
         let (current, _) = self.calls.read_scale(w).await.map_err(Outcome::from)?;
-        Ok(Read {
-            remembered,
-            current,
-        })
+        Ok((remembered, current))
     }
 }
 
