@@ -338,11 +338,16 @@ mod tests {
     use crate::pod::WorkloadId;
     use serde_json::json;
 
-    fn web_pod() -> PodRecord {
-        let pod = json!({"metadata": {"name": "web-1", "namespace": "shop", "uid": "p",
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                                 "name": "web-5c6b7", "uid": "rs", "controller": true}]}});
+    /// Pod `name` of namespace `shop`, controlled by `kind` `owner` (uid `uid`).
+    fn pod(name: &str, kind: &str, owner: &str, uid: &str) -> PodRecord {
+        let pod = json!({"metadata": {"name": name, "namespace": "shop", "uid": "p",
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": kind,
+                                 "name": owner, "uid": uid, "controller": true}]}});
         crate::pod::decode_pod(pod.to_string().as_bytes(), &mut Default::default()).unwrap()
+    }
+
+    fn web_pod() -> PodRecord {
+        pod("web-1", "ReplicaSet", "web-5c6b7", "rs")
     }
 
     fn owner(kind: &str, name: &str, uid: &str, next: Option<Link>) -> Owner {
@@ -477,15 +482,7 @@ mod tests {
 
     #[test]
     fn a_statefulset_pod_must_carry_a_revision_the_set_names() {
-        let pod = crate::pod::decode_pod(
-            json!({"metadata": {"name": "db-1", "namespace": "shop", "uid": "p",
-                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet",
-                                     "name": "db", "uid": "s", "controller": true}]}})
-            .to_string()
-            .as_bytes(),
-            &mut Default::default(),
-        )
-        .unwrap();
+        let pod = pod("db-1", "StatefulSet", "db", "s");
         let first = pod.owner.clone().unwrap();
         let mut set = owner("StatefulSet", "db", "s", None);
         set.current.revisions = vec!["db-6c8f".into(), "db-7d9a".into()];
