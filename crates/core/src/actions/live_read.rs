@@ -24,7 +24,10 @@ pub(crate) async fn read_into(
     cache: &Cache,
     target: &PodRef,
 ) -> Result<Pod, Outcome> {
-    let needs = Needs::new("get", "pods");
+    let needs = Needs {
+        verb: "get",
+        resource: "pods",
+    };
     let reading = calls.send_json(
         http::Method::GET,
         target.path(),

@@ -351,7 +351,10 @@ pub(crate) async fn live_pod(
     pod: &PodRecord,
 ) -> Result<LivePod, Stop> {
     let api: Api<Pod> = Api::namespaced(client.clone(), &pod.namespace);
-    let needs = Needs::new("get", "pods");
+    let needs = Needs {
+        verb: "get",
+        resource: "pods",
+    };
     let read = retry
         .run(needs, &pod.namespace, || api.get(&pod.name))
         .await?;

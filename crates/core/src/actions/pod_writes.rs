@@ -44,7 +44,10 @@ impl PodWrites<'_> {
             }),
             ..Default::default()
         };
-        let needs = Needs::new("delete", "pods");
+        let needs = Needs {
+            verb: "delete",
+            resource: "pods",
+        };
         for attempt in 0..2 {
             match self
                 .calls
@@ -100,7 +103,10 @@ impl PodWrites<'_> {
             "deleteOptions": {"preconditions": {"uid": p.uid}},
         });
         let path = format!("{}/eviction", p.path());
-        let needs = Needs::new("create", "pods/eviction");
+        let needs = Needs {
+            verb: "create",
+            resource: "pods/eviction",
+        };
         let evicted = self
             .calls
             .send_json(
@@ -133,7 +139,10 @@ impl PodWrites<'_> {
             {"op": "test", "path": "/metadata/uid", "value": p.uid},
             {"op": "add", "path": "/metadata/finalizers", "value": []},
         ]);
-        let needs = Needs::new("patch", "pods");
+        let needs = Needs {
+            verb: "patch",
+            resource: "pods",
+        };
         let patch = Some(("application/json-patch+json", body));
         let patched = self
             .calls
@@ -147,7 +156,10 @@ impl PodWrites<'_> {
 
     /// After a 409: read the pod again and decide whether the same action still applies.
     async fn replan(&self, p: &PodRef, conflict: &str) -> Result<(), Outcome> {
-        let needs = Needs::new("get", "pods");
+        let needs = Needs {
+            verb: "get",
+            resource: "pods",
+        };
         let text = self
             .calls
             .send_json(http::Method::GET, p.path(), None, needs, &p.namespace)
