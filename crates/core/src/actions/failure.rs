@@ -24,7 +24,6 @@ pub enum Failure {
     /// The pod read again after a 409 could not be decoded.
     #[error("re-reading {pod} after a conflict: {why}")]
     Reread { pod: PodRef, why: String },
-    /// The audit log took longer than the lease allowed; nothing was sent.
     #[error(
         "the audit log did not take the intent before the lease had to be renewed; nothing was \
          sent"
@@ -39,7 +38,6 @@ pub enum Failure {
     /// A parked record that could not be encoded.
     #[error("encoding a record: {0}")]
     Encode(String),
-    /// The parked ConfigMap changed under every write.
     #[error("{location} kept changing; gave up after {tries} tries")]
     StoreKeptChanging { location: String, tries: usize },
     /// An entry of the parked ConfigMap that is not a record.

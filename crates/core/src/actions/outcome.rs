@@ -94,7 +94,6 @@ pub enum Skip {
     AtZero(ScalableWorkload),
     #[error("conflict: {0}")]
     Conflict(String),
-    /// The cluster was closed on the screen before the action ran.
     #[error("cluster {0} was closed before the action ran")]
     ClusterClosed(ClusterName),
 }

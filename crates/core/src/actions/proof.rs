@@ -25,14 +25,12 @@ const EVIDENCE: &str = "the pod is no evidence against its workload";
 /// What did not check out on the way from a pod to its workload.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unproven {
-    /// Deployments and Rollouts own ReplicaSets, never pods: the reference is forged.
     #[error(
         "{CHAIN}: the pod names {kind_name} {name} as its controller, but a {kind_name} only ever \
          owns ReplicaSets",
         kind_name = kind.name()
     )]
     DirectlyOwned { kind: WorkloadKind, name: String },
-    /// The owner of that name is another object than the one the reference names.
     #[error("{CHAIN}: {kind} {name} has uid {found}, not the uid {named} its reference names")]
     UidMismatch {
         kind: String,
@@ -40,25 +38,18 @@ pub enum Unproven {
         named: String,
         found: String,
     },
-    /// The object the reference names does not exist.
     #[error("{CHAIN}: {kind} {name} does not exist")]
     Missing { kind: String, name: String },
-    /// The ReplicaSet's own controller is not the workload above it.
     #[error("{CHAIN}: ReplicaSet {replicaset} is not controlled by the workload it names")]
     NotControlled { replicaset: String },
-    /// The pod's labels are not selected by the workload's selector.
     #[error("{CHAIN}: the pod's labels do not match the selector of {kind} {name}")]
     NotSelected { kind: String, name: String },
-    /// The pod's `pod-template-hash` is not its ReplicaSet's.
     #[error("{CHAIN}: the pod's {TEMPLATE_HASH} label is not that of ReplicaSet {replicaset}")]
     TemplateHash { replicaset: String },
-    /// A StatefulSet names its pods `<set>-<ordinal>`.
     #[error("{CHAIN}: StatefulSet {set} names its pods {set}-<ordinal>, and this pod is not one")]
     NotOrdinal { set: String },
-    /// The owner reference's name is longer than any valid object name.
     #[error("{CHAIN}: the owner reference names an object longer than {NAME_CAP} characters")]
     MalformedOwner,
-    /// A failing container runs an image that is not in the workload's current template.
     #[error(
         "{EVIDENCE}: container {container} runs image {image}, which is not in the pod template \
          of {kind} {name}, so {kind} {name} did not make this pod"
@@ -69,7 +60,6 @@ pub enum Unproven {
         kind: String,
         name: String,
     },
-    /// A failing container pulls otherwise than the workload's template says.
     #[error(
         "{EVIDENCE}: container {container} pulls its image with {differs}, unlike the pod \
          template of {kind} {name}, so {kind} {name} did not make this pod"
@@ -80,14 +70,12 @@ pub enum Unproven {
         kind: String,
         name: String,
     },
-    /// The pod's revision is not one the workload names as current or updating.
     #[error("{EVIDENCE}: {}", stale_revision(kind, name, revision.as_deref()))]
     StaleRevision {
         kind: String,
         name: String,
         revision: Option<String>,
     },
-    /// No container of the pod, as read now, is failing: nothing to scale for.
     #[error("{EVIDENCE}: no container of the pod, as read now, is failing")]
     NothingFailing,
 }

@@ -15,7 +15,6 @@ use crate::rules::Verb;
 /// sentence a person reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
-    /// `--readonly`: nothing runs, whoever asks.
     #[error("read-only mode (--readonly): no actions")]
     Readonly,
     /// The worker asked for an action only a person may run.
@@ -24,7 +23,6 @@ pub enum Refusal {
     /// The pod, an owner up its chain, or the workload to scale carries the opt-out annotation.
     #[error("{0}: left alone")]
     OptedOut(OptOut),
-    /// An owner up the pod's chain could not be read, so its opt-out cannot be ruled out.
     #[error(
         "cannot read the owners of pod {pod}{} to check their opt-out: {cause}",
         owner.as_ref().map_or_else(String::new, |o| format!(" ({o})"))
@@ -69,7 +67,6 @@ pub enum Refusal {
         workload: ScalableWorkload,
         available: i32,
     },
-    /// A grace-0 delete cannot release a terminating pod held by finalizers.
     #[error(
         "{pod} is held by finalizers ({}); a grace-0 delete cannot release it. Find out why, \
          then remove the finalizers by hand",
@@ -79,8 +76,6 @@ pub enum Refusal {
         pod: PodRef,
         finalizers: Vec<String>,
     },
-    /// Neither the parked ConfigMap nor the workload's annotation could record the replicas,
-    /// so the workload was not scaled.
     #[error(
         "nowhere to record the {replicas} replicas of {workload} for undo, so it was not scaled: \
          {store}, and {denied}"

@@ -9,10 +9,8 @@ pub enum Blocked {
     /// `--readonly`.
     #[error("read-only mode: no actions")]
     Readonly,
-    /// The audit log cannot be written: nothing acts unrecorded.
     #[error("{0}: nothing acts until it can be written (or run with --no-audit)")]
     AuditLog(String),
-    /// The first complete list of pods has not arrived.
     #[error("waiting for the first complete list of pods")]
     NotSynced,
     /// The view has not been proved in sync past `safety.maxStale`; `cause` is the watch's
@@ -39,7 +37,6 @@ pub enum Standby {
     /// The screen's worker, competing for the cluster's Lease.
     #[error("waiting for the cluster's Lease (one worker per cluster acts)")]
     WaitingForLease,
-    /// Another replica holds the Lease and acts.
     #[error("run by {holder}, which holds the Lease {lease}")]
     RunBy { holder: String, lease: String },
     #[error("shutting down")]
@@ -47,7 +44,6 @@ pub enum Standby {
     /// The screen is quitting: only the actions under way finish.
     #[error("the screen is quitting")]
     Quitting,
-    /// The cluster was closed on the screen.
     #[error("this cluster was closed")]
     Closed,
 }

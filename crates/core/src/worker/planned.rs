@@ -18,7 +18,6 @@ pub enum Hold {
     Paused(Box<Pause>),
     #[error("manual-only action")]
     ManualOnly,
-    /// Acted on this target (or its workload) a moment ago.
     #[error("acted on a moment ago; waiting for the watch")]
     RecentlyActed,
     #[error("{0}")]
