@@ -192,10 +192,7 @@ fn oldest_first(row: &ParkedRow) -> (bool, Option<DateTime<Utc>>, &str, &str) {
 }
 
 fn from_record(record: ParkedRecord) -> Option<Candidate> {
-    let Some(kind) = WorkloadKind::ALL
-        .into_iter()
-        .find(|k| k.name() == record.kind)
-    else {
+    let Some(workload) = record.workload() else {
         tracing::warn!(
             "a parked record names kind {:?}, which ops-pod-cleaner does not scale; skipped",
             record.kind
@@ -203,7 +200,7 @@ fn from_record(record: ParkedRecord) -> Option<Candidate> {
         return None;
     };
     Some(Candidate {
-        workload: ScalableWorkload::new(kind, &record.namespace, &record.name),
+        workload,
         uid: record.uid.clone(),
         replicas_before: record.replicas,
         recorded_in: RecordedIn::ConfigMap,
