@@ -9,7 +9,7 @@ use super::action::PodRef;
 use super::calls::Calls;
 use super::outcome::Outcome;
 use super::owner::{self, Resolution};
-use super::owners::{FULL_CHAIN, LivePod, OptOut, Owners, live_pod};
+use super::owners::{FULL_CHAIN, LivePod, OptOut, Owners};
 use super::parked::ParkedRecord;
 use super::parked_rows::{ParkedList, list_parked};
 use super::read_error::ReadError;
@@ -141,20 +141,10 @@ impl ClusterApi<'_> {
             .chain(client, retry, &record, FULL_CHAIN)
             .await
             .map_err(|stop| ReadError::stopped(format!("the owners of {pod}"), stop))?;
-        let resolution = match owner::scalable_owner(&record, &chain) {
+        let resolved = owner::resolve(self.calls, &record, &chain, live).await;
+        let resolution = match resolved.map_err(|stop| ReadError::stopped(pod, stop))? {
+            Ok(proven) => Resolution::Scalable(proven.workload),
             Err(why) => Resolution::Unscalable(why),
-            Ok(_) => {
-                let live = match live {
-                    Some(live) => live,
-                    None => live_pod(client, retry, &record)
-                        .await
-                        .map_err(|stop| ReadError::stopped(pod, stop))?,
-                };
-                match owner::resolve(&record, &live, &chain) {
-                    Ok(proven) => Resolution::Scalable(proven.workload),
-                    Err(why) => Resolution::Unscalable(why),
-                }
-            }
         };
         let object: Option<DynamicObject> = match (&resolution, workload) {
             (Resolution::Scalable(w), true) => w.api(client).get(w.name()).await.ok(),

@@ -15,7 +15,7 @@ use super::audit::AuditRecord;
 use super::calls::Calls;
 use super::outcome::{Change, Outcome, Skip};
 use super::owner;
-use super::owners::{LivePod, OptOut, Owner, live_pod};
+use super::owners::{LivePod, OptOut, Owner};
 use super::parked::{ParkedRecord, StoreError};
 use super::proof::{Proven, Unproven};
 use super::refusal::Refusal;
@@ -66,16 +66,10 @@ impl Scaler<'_> {
         origin: Origin,
         live: Option<LivePod>,
     ) -> Result<ScalePlan, Outcome> {
-        let unscalable = |why| Outcome::Refused(Refusal::Unscalable(why));
-        // What the pod alone rules out costs no read; a pod read just now is not read again.
-        owner::scalable_owner(pod, chain).map_err(unscalable)?;
-        let live = match live {
-            Some(live) => live,
-            None => live_pod(self.calls.client(), self.calls.retry(), pod)
-                .await
-                .map_err(Outcome::from)?,
-        };
-        let Proven { workload, uid } = owner::resolve(pod, &live, chain).map_err(unscalable)?;
+        let resolved = owner::resolve(self.calls, pod, chain, live).await;
+        let Proven { workload, uid } = resolved
+            .map_err(Outcome::from)?
+            .map_err(|why| Outcome::Refused(Refusal::Unscalable(why)))?;
         let (current, version) = self.check_workload(&workload, &uid, origin).await?;
         Ok(ScalePlan {
             uid,
