@@ -24,6 +24,11 @@ impl PodRef {
             uid: pod.uid.to_string(),
         }
     }
+
+    /// Where the API server serves it.
+    pub(crate) fn path(&self) -> String {
+        format!("/api/v1/namespaces/{}/pods/{}", self.namespace, self.name)
+    }
 }
 
 impl fmt::Display for PodRef {

@@ -132,15 +132,10 @@ impl AuditLog {
     /// Append and fsync. An outcome that takes the file past its size rotates it (never
     /// between an intent and its outcome, so a restart finds both in the current file).
     pub fn write(&self, record: &AuditRecord) -> Result<()> {
-        let io = |source| Error::Io {
-            path: self.path.clone(),
-            op: IoOp::Write,
-            source,
-        };
         let mut line = serde_json::to_vec(record)?;
         line.push(b'\n');
         let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        writer.append(&line).map_err(io)?;
+        writer.append(&line).map_err(|e| self.unwritten(e))?;
         if record.stage == Stage::Outcome && self.max_bytes > 0 && writer.size >= self.max_bytes {
             self.rotate(&mut writer)?;
         }
@@ -153,12 +148,13 @@ impl AuditLog {
         let log = self.clone();
         match tokio::task::spawn_blocking(move || log.write(&record)).await {
             Ok(written) => written,
-            Err(e) => Err(Error::Io {
-                path: self.path.clone(),
-                op: IoOp::Write,
-                source: std::io::Error::other(e.to_string()),
-            }),
+            Err(e) => Err(self.unwritten(std::io::Error::other(e.to_string()))),
         }
+    }
+
+    fn unwritten(&self, source: std::io::Error) -> Error {
+        let (path, op) = (self.path.clone(), IoOp::Write);
+        Error::Io { path, op, source }
     }
 
     fn rotate(&self, writer: &mut Writer) -> Result<()> {
@@ -172,11 +168,7 @@ impl AuditLog {
                 .try_for_each(|n| std::fs::rename(numbered(n), numbered(n + 1)))
                 .and_then(|_| std::fs::rename(&self.path, numbered(1)))
         };
-        shifted.map_err(|source| Error::Io {
-            path: self.path.clone(),
-            op: IoOp::Write,
-            source,
-        })?;
+        shifted.map_err(|e| self.unwritten(e))?;
         writer.start_over(open_append_private(&self.path)?);
         Ok(())
     }

@@ -74,7 +74,7 @@ impl Calls {
 
     pub(crate) async fn get_workload(&self, w: &ScalableWorkload) -> Result<DynamicObject, Stop> {
         let api = w.api(&self.client);
-        let needs = needs("get", w.kind().plural());
+        let needs = Needs::new("get", w.kind().plural());
         self.retry
             .run(needs, w.namespace(), || api.get(w.name()))
             .await
@@ -90,9 +90,11 @@ impl Calls {
         let params = PatchParams::default();
         let patch = Patch::Merge(body);
         self.retry
-            .run(needs("patch", w.kind().plural()), w.namespace(), || {
-                api.patch(w.name(), &params, &patch)
-            })
+            .run(
+                Needs::new("patch", w.kind().plural()),
+                w.namespace(),
+                || api.patch(w.name(), &params, &patch),
+            )
             .await
             .map(|_| ())
     }
@@ -144,10 +146,6 @@ fn clone_request(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
     copy
 }
 
-fn needs(verb: &'static str, resource: &'static str) -> Needs {
-    Needs { verb, resource }
-}
-
 fn scale_needs(w: &ScalableWorkload, verb: &'static str) -> Needs {
     let resource = match w.kind().plural() {
         "deployments" => "deployments/scale",
@@ -156,5 +154,5 @@ fn scale_needs(w: &ScalableWorkload, verb: &'static str) -> Needs {
         "replicasets" => "replicasets/scale",
         _ => "replicationcontrollers/scale",
     };
-    Needs { verb, resource }
+    Needs::new(verb, resource)
 }

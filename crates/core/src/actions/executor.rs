@@ -20,7 +20,7 @@ use super::reads::ClusterApi;
 use super::record::{Audit, Recorder, Subject};
 use super::refusal::{Refusal, Unreadable};
 use super::retry::{RetryPolicy, Stop};
-use super::scale::{ScalePlan, Scaler, Stamp};
+use super::scale::{ScalePlan, Scaler};
 use super::undo::Undo;
 use crate::cluster::{Cache, ClusterName};
 use crate::fleet::WorkerAddress;
@@ -267,26 +267,16 @@ impl Executor {
             finding: finding.as_ref(),
         };
         // The intent's write and the request share the one deadline.
-        let deadline = until.map(tokio::time::Instant::from_std);
-        let intending = self.recorder.intend(&subject);
-        let intended = match deadline {
-            None => intending.await,
-            Some(at) => match tokio::time::timeout_at(at, intending).await {
-                Ok(intended) => intended,
-                Err(_) => return Outcome::Failed(Failure::IntentLate),
-            },
+        let Some(intended) = before(until, self.recorder.intend(&subject)).await else {
+            return Outcome::Failed(Failure::IntentLate);
         };
         let intent = match intended {
             Ok(intent) => intent,
             Err(refused) => return refused,
         };
         let request = self.request(&action, origin, pod.as_ref(), scale.as_ref());
-        let outcome = match deadline {
-            Some(at) => tokio::time::timeout_at(at, request)
-                .await
-                .unwrap_or(Outcome::Failed(Failure::LeaseEnded)),
-            None => request.await,
-        };
+        let outcome = before(until, request).await;
+        let outcome = outcome.unwrap_or(Outcome::Failed(Failure::LeaseEnded));
         self.recorder.conclude(intent, &subject, &outcome).await;
         outcome
     }
@@ -343,11 +333,9 @@ impl Executor {
             calls: &self.calls,
             dry_run: self.dry_run,
             rules: &self.rules,
-            stamp: Stamp {
-                cluster: self.recorder.cluster(),
-                actor: self.recorder.actor(),
-                clock: self.cache.clock(),
-            },
+            cluster: self.recorder.cluster(),
+            actor: self.recorder.actor(),
+            clock: self.cache.clock(),
         }
     }
 
@@ -356,6 +344,17 @@ impl Executor {
             calls: &self.calls,
             dry_run: self.dry_run,
         }
+    }
+}
+
+/// What `future` gives, unless `deadline` passes first (then `None`).
+pub(crate) async fn before<T>(
+    deadline: Option<std::time::Instant>,
+    future: impl Future<Output = T>,
+) -> Option<T> {
+    match deadline {
+        Some(at) => tokio::time::timeout_at(at.into(), future).await.ok(),
+        None => Some(future.await),
     }
 }
 

@@ -40,40 +40,25 @@ pub struct PastAction {
     pub shared: Option<PauseScope>,
 }
 
-/// An intent whose outcome was never written: the process stopped between the two.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Interrupted {
-    pub(crate) id: String,
-    pub(crate) cluster: ClusterName,
+/// The fields of a record that are read back.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Written {
     pub(crate) time: DateTime<Utc>,
+    pub(crate) id: String,
+    stage: Stage,
+    pub(crate) cluster: ClusterName,
     pub(crate) origin: Origin,
     pub(crate) action: Verb,
     pub(crate) namespace: String,
     pub(crate) name: String,
     pub(crate) uid: Option<String>,
     pub(crate) workload: Option<String>,
-    pub(crate) dry_run: bool,
-}
-
-/// The fields of a record that are read back.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Written {
-    time: DateTime<Utc>,
-    id: String,
-    stage: Stage,
-    cluster: ClusterName,
-    origin: Origin,
-    action: Verb,
-    namespace: String,
-    name: String,
-    uid: Option<String>,
-    workload: Option<String>,
     owner: Option<String>,
     pod_phase: Option<String>,
     #[serde(default)]
     shares: Option<PauseScope>,
-    dry_run: bool,
+    pub(crate) dry_run: bool,
 }
 
 impl AuditLog {
@@ -118,29 +103,17 @@ impl AuditLog {
             .collect()
     }
 
-    /// Intents without an outcome, oldest first.
-    pub(crate) fn interrupted(&self) -> Vec<Interrupted> {
+    /// Intents without an outcome (the process stopped between the two), oldest first.
+    pub(crate) fn interrupted(&self) -> Vec<Written> {
         let records = self.read_back();
-        let finished: HashSet<&str> = records
+        let finished: HashSet<String> = records
             .iter()
             .filter(|w| w.stage == Stage::Outcome)
-            .map(|w| w.id.as_str())
+            .map(|w| w.id.clone())
             .collect();
         records
-            .iter()
-            .filter(|w| w.stage == Stage::Intent && !finished.contains(w.id.as_str()))
-            .map(|w| Interrupted {
-                id: w.id.clone(),
-                cluster: w.cluster.clone(),
-                time: w.time,
-                origin: w.origin,
-                action: w.action,
-                namespace: w.namespace.clone(),
-                name: w.name.clone(),
-                uid: w.uid.clone(),
-                workload: w.workload.clone(),
-                dry_run: w.dry_run,
-            })
+            .into_iter()
+            .filter(|w| w.stage == Stage::Intent && !finished.contains(&w.id))
             .collect()
     }
 

@@ -24,15 +24,17 @@ pub(crate) async fn read_into(
     cache: &Cache,
     target: &PodRef,
 ) -> Result<Pod, Outcome> {
-    let path = format!(
-        "/api/v1/namespaces/{}/pods/{}",
-        target.namespace, target.name
-    );
     let needs = Needs {
         verb: "get",
         resource: "pods",
     };
-    let reading = calls.send_json(http::Method::GET, path, None, needs, &target.namespace);
+    let reading = calls.send_json(
+        http::Method::GET,
+        target.path(),
+        None,
+        needs,
+        &target.namespace,
+    );
     let answer = match tokio::time::timeout(LIVE_READ, reading).await {
         Ok(Ok(text)) => text,
         Ok(Err(Stop::Gone)) => {

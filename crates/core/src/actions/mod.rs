@@ -36,6 +36,7 @@ pub use crate::rules::Verb;
 pub use action::{Action, Origin, PodRef, Target};
 pub use audit::{AuditLog, AuditRecord, Stage};
 pub use executor::Executor;
+pub(crate) use executor::before;
 pub use failure::Failure;
 pub use history::PastAction;
 pub use node::{OUT_OF_SERVICE, SecondCopy};

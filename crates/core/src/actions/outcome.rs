@@ -68,26 +68,33 @@ pub enum LeftBehind {
 }
 
 /// Why an action was not sent after all: the target changed under it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Skip {
+    #[error("the pod no longer matches rule {0}")]
     NoLongerMatches(RuleKind),
     /// A new pod took the name (a 409 on the uid precondition).
+    #[error(
+        "a new pod with the same name (uid {uid}) replaced {pod}; it was left alone ({conflict})"
+    )]
     Replaced {
         pod: PodRef,
         uid: String,
         conflict: String,
     },
     /// Read again after a 409, it no longer matches its rule.
+    #[error("{0} changed and no longer matches its rule")]
     Changed(PodRef),
-    ChangedDuringEviction {
-        pod: PodRef,
-        conflict: String,
-    },
+    #[error("{pod} changed during eviction ({conflict}); it will be planned again")]
+    ChangedDuringEviction { pod: PodRef, conflict: String },
+    #[error("{0} kept changing while being deleted; it will be planned again")]
     PodKeptChanging(PodRef),
+    #[error("{0} kept changing while being scaled; it will be planned again")]
     WorkloadKeptChanging(ScalableWorkload),
+    #[error("{0} is already at 0 replicas")]
     AtZero(ScalableWorkload),
+    #[error("conflict: {0}")]
     Conflict(String),
-    /// The cluster was closed on the screen before the action ran.
+    #[error("cluster {0} was closed before the action ran")]
     ClusterClosed(ClusterName),
 }
 
@@ -116,13 +123,11 @@ impl Outcome {
 
     /// The workload a scale or a restore changed (or would have, in a dry run).
     pub fn workload(&self) -> Option<&ScalableWorkload> {
-        match self {
-            Outcome::Done(change) | Outcome::DryRun(change) => match change {
-                Change::Scaled { workload, .. } | Change::Restored { workload, .. } => {
-                    Some(workload)
-                }
-                _ => None,
-            },
+        let (Outcome::Done(change) | Outcome::DryRun(change)) = self else {
+            return None;
+        };
+        match change {
+            Change::Scaled { workload, .. } | Change::Restored { workload, .. } => Some(workload),
             _ => None,
         }
     }
@@ -154,17 +159,16 @@ impl Outcome {
     /// nothing can act at all (the audit log). A target refused before anything was sent (held
     /// by finalizers, opted out, a bad rollout, a node not confirmed gone) is held, and waits.
     pub(crate) fn failed(&self) -> bool {
-        match self {
-            Outcome::Failed(_) => true,
-            Outcome::Refused(refusal) => matches!(
-                refusal,
-                Refusal::Forbidden(_)
-                    | Refusal::Unrecorded { .. }
-                    | Refusal::AuditBroken(_)
-                    | Refusal::AuditUnwritten(_)
-            ),
-            _ => false,
-        }
+        matches!(
+            self,
+            Outcome::Failed(_)
+                | Outcome::Refused(
+                    Refusal::Forbidden(_)
+                        | Refusal::Unrecorded { .. }
+                        | Refusal::AuditBroken(_)
+                        | Refusal::AuditUnwritten(_)
+                )
+        )
     }
 
     pub fn succeeded(&self) -> bool {
@@ -284,37 +288,6 @@ impl fmt::Display for Would<'_> {
             Change::Restored {
                 workload, replicas, ..
             } => write!(f, "restore {workload} to {replicas} replicas"),
-        }
-    }
-}
-
-impl fmt::Display for Skip {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Skip::NoLongerMatches(rule) => write!(f, "the pod no longer matches rule {rule}"),
-            Skip::Replaced { pod, uid, conflict } => write!(
-                f,
-                "a new pod with the same name (uid {uid}) replaced {pod}; it was left alone \
-                 ({conflict})"
-            ),
-            Skip::Changed(pod) => write!(f, "{pod} changed and no longer matches its rule"),
-            Skip::ChangedDuringEviction { pod, conflict } => write!(
-                f,
-                "{pod} changed during eviction ({conflict}); it will be planned again"
-            ),
-            Skip::PodKeptChanging(pod) => write!(
-                f,
-                "{pod} kept changing while being deleted; it will be planned again"
-            ),
-            Skip::WorkloadKeptChanging(workload) => write!(
-                f,
-                "{workload} kept changing while being scaled; it will be planned again"
-            ),
-            Skip::AtZero(workload) => write!(f, "{workload} is already at 0 replicas"),
-            Skip::Conflict(message) => write!(f, "conflict: {message}"),
-            Skip::ClusterClosed(cluster) => {
-                write!(f, "cluster {cluster} was closed before the action ran")
-            }
         }
     }
 }

@@ -1,7 +1,9 @@
 //! From a pod to the workload that can be scaled, following `controller: true` owners.
 
-use super::owners::{LivePod, Owner};
+use super::calls::Calls;
+use super::owners::{LivePod, Owner, live_pod};
 use super::proof::{Proven, Unproven, local_fault, prove};
+use super::retry::Stop;
 use super::workload::{ScalableWorkload, WorkloadKind};
 use crate::pod::{OwnerRef, PodRecord};
 
@@ -95,14 +97,24 @@ pub(crate) fn scalable_owner<'a>(
 }
 
 /// Where scale-to-zero of a pod lands, proven hop by hop from its controller chain (nearest
-/// owner first) and the pod as read now, with the uid the workload must still have.
-pub(crate) fn resolve(
+/// owner first) and the pod as read now, with the uid the workload must still have. What the
+/// pod alone rules out costs no read; `live`, a pod read just now, is not read again. `Err`:
+/// the pod could not be read.
+pub(crate) async fn resolve(
+    calls: &Calls,
     pod: &PodRecord,
-    live: &LivePod,
     chain: &[Owner],
-) -> Result<Proven, Unscalable> {
-    let (owner, kind) = scalable_owner(pod, chain)?;
-    Ok(prove(pod, owner, kind, live, chain)?)
+    live: Option<LivePod>,
+) -> Result<Result<Proven, Unscalable>, Stop> {
+    let (owner, kind) = match scalable_owner(pod, chain) {
+        Ok(found) => found,
+        Err(why) => return Ok(Err(why)),
+    };
+    let live = match live {
+        Some(live) => live,
+        None => live_pod(calls.client(), calls.retry(), pod).await?,
+    };
+    Ok(prove(pod, owner, kind, &live, chain).map_err(Unscalable::from))
 }
 
 /// How far up a chain scale resolution reads: a ReplicaSet and its manager.

@@ -16,7 +16,7 @@ use kube::discovery::ApiResource;
 
 use super::retry::{Needs, RetryPolicy, Stop};
 use super::selector::{Labels, ROLLOUT_TEMPLATE_HASH, Selector, TEMPLATE_HASH};
-use crate::pod::{IGNORE_ANNOTATION, MESSAGE_CAP, NAME_CAP, PodRecord, cut, is_truthy};
+use crate::pod::{IGNORE_ANNOTATION, MESSAGE_CAP, NAME_CAP, OwnerRef, PodRecord, cut, is_truthy};
 
 /// How long an owner's metadata is trusted: long enough for a pass over many pods of one
 /// workload, short enough that adding the opt-out annotation takes effect within a minute.
@@ -133,6 +133,18 @@ pub(crate) struct Link {
     pub(crate) uid: String,
 }
 
+impl Link {
+    /// The link a pod's own controller reference makes.
+    pub(crate) fn of(owner: &OwnerRef) -> Link {
+        Link {
+            api_version: owner.api_version.to_string(),
+            kind: owner.kind.to_string(),
+            name: owner.name.to_string(),
+            uid: owner.uid.to_string(),
+        }
+    }
+}
+
 /// Where the opt-out annotation sits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OptOut {
@@ -211,12 +223,7 @@ impl Owners {
         depth: usize,
     ) -> Result<Vec<Owner>, Stop> {
         let mut chain = Vec::new();
-        let mut next = pod.owner.as_ref().map(|o| Link {
-            api_version: o.api_version.to_string(),
-            kind: o.kind.to_string(),
-            name: o.name.to_string(),
-            uid: o.uid.to_string(),
-        });
+        let mut next = pod.owner.as_ref().map(Link::of);
         while let Some(link) = next.take().filter(|_| chain.len() < depth) {
             let Some(resource) = followed(&link.api_version, &link.kind) else {
                 break;
@@ -261,11 +268,10 @@ impl Owners {
             .iter()
             .find(|(_, kind, _)| *kind == resource.kind)
             .map_or("owners", |(_, _, plural)| plural);
-        let needs = Needs {
-            verb: "get",
-            resource: plural,
-        };
-        let owner = match retry.run(needs, namespace, || api.get(name)).await {
+        let owner = match retry
+            .run(Needs::new("get", plural), namespace, || api.get(name))
+            .await
+        {
             Ok(object) => Some(owner_of(&resource, namespace, object)),
             Err(Stop::Gone) => None,
             Err(stop) => return Err(stop),

@@ -163,24 +163,21 @@ impl<'a> ParkedStore<'a> {
         &self,
         change: impl Fn(&mut BTreeMap<String, String>) -> bool,
     ) -> Result<(), StoreError> {
+        let params = PostParams::default();
         for _ in 0..WRITE_TRIES {
-            let written = match self.read().await? {
+            let mut read = self.read().await?;
+            let mut data = (read.as_mut().and_then(|map| map.data.take())).unwrap_or_default();
+            if !change(&mut data) {
+                return Ok(());
+            }
+            let written = match read {
                 Some(mut map) => {
-                    let mut data = map.data.take().unwrap_or_default();
-                    if !change(&mut data) {
-                        return Ok(());
-                    }
                     map.data = Some(data);
                     let name = PARKED_CONFIGMAP;
-                    let params = PostParams::default();
                     self.call("update", || self.api.replace(name, &params, &map))
                         .await
                 }
                 None => {
-                    let mut data = BTreeMap::new();
-                    if !change(&mut data) {
-                        return Ok(());
-                    }
                     let map = ConfigMap {
                         metadata: kube::api::ObjectMeta {
                             name: Some(PARKED_CONFIGMAP.to_string()),
@@ -190,7 +187,6 @@ impl<'a> ParkedStore<'a> {
                         data: Some(data),
                         ..Default::default()
                     };
-                    let params = PostParams::default();
                     match self.call("create", || self.api.create(&params, &map)).await {
                         // Creating in a namespace that does not exist.
                         Err(StoreError::Failed(Stop::Gone)) => {
@@ -239,12 +235,8 @@ impl<'a> ParkedStore<'a> {
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = kube::Result<T>>,
     {
-        let needs = Needs {
-            verb,
-            resource: "configmaps",
-        };
         self.retry
-            .run(needs, &self.namespace, call)
+            .run(Needs::new(verb, "configmaps"), &self.namespace, call)
             .await
             .map_err(|stop| match stop {
                 Stop::Forbidden(_) => StoreError::Unavailable(format!(

@@ -15,12 +15,15 @@ use kube::api::{Api, DynamicObject, ListParams};
 use serde::Serialize;
 
 use super::action::{Action, Origin};
+use super::calls::Calls;
 use super::outcome::Outcome;
-use super::parked::{ParkedRecord, ParkedStore, StoreError, parked_namespace};
+use super::parked::{ParkedRecord, StoreError};
 use super::read_error::ReadError;
 use super::retry::{Needs, RetryPolicy, Stop};
 use super::undo::RecordedIn;
-use super::workload::{REPLICAS_BEFORE_ANNOTATION, ScalableWorkload, WorkloadKind};
+use super::workload::{
+    REPLICAS_BEFORE_ANNOTATION, ScalableWorkload, WorkloadKind, replicas_before, spec_replicas,
+};
 use crate::cluster::ClusterName;
 use crate::cluster::Scope;
 use crate::rules::RuleKind;
@@ -129,8 +132,9 @@ pub async fn list_parked(
     retry: &RetryPolicy,
     now: DateTime<Utc>,
 ) -> Result<ParkedList, ReadError> {
+    let calls = Calls::new(client.clone(), retry.clone());
     let mut unread = Vec::new();
-    let store = ParkedStore::new(client, parked_namespace(), retry);
+    let store = calls.parked_store();
     let records = match store.list().await {
         Ok(records) => records,
         Err(StoreError::Unavailable(why)) => {
@@ -150,7 +154,7 @@ pub async fn list_parked(
         .collect();
     for kind in WorkloadKind::ALL {
         for scope in scopes {
-            match annotated(client, kind, scope, retry).await {
+            match annotated(&calls, kind, scope).await {
                 Ok(found) => {
                     // A workload with a record in the ConfigMap too: the ConfigMap says more.
                     let new: Vec<Candidate> = found
@@ -167,33 +171,28 @@ pub async fn list_parked(
         }
     }
     let mut rows: Vec<ParkedRow> = stream::iter(candidates)
-        .map(|c| row(client, cluster, c, retry, now))
+        .map(|c| row(&calls, cluster, c, now))
         .buffered(READS_AT_ONCE)
         .filter_map(|row| async move { row })
         .collect()
         .await;
-    rows.sort_by(|a, b| {
-        (
-            a.parked_at.is_none(),
-            a.parked_at,
-            &a.workload.namespace(),
-            &a.workload.name(),
-        )
-            .cmp(&(
-                b.parked_at.is_none(),
-                b.parked_at,
-                &b.workload.namespace(),
-                &b.workload.name(),
-            ))
-    });
+    rows.sort_by(|a, b| oldest_first(a).cmp(&oldest_first(b)));
     Ok(ParkedList { rows, unread })
 }
 
+/// Oldest first, those without a time last; then by namespace and name.
+fn oldest_first(row: &ParkedRow) -> (bool, Option<DateTime<Utc>>, &str, &str) {
+    let at = row.parked_at;
+    (
+        at.is_none(),
+        at,
+        row.workload.namespace(),
+        row.workload.name(),
+    )
+}
+
 fn from_record(record: ParkedRecord) -> Option<Candidate> {
-    let Some(kind) = WorkloadKind::ALL
-        .into_iter()
-        .find(|k| k.name() == record.kind)
-    else {
+    let Some(workload) = record.workload() else {
         tracing::warn!(
             "a parked record names kind {:?}, which ops-pod-cleaner does not scale; skipped",
             record.kind
@@ -201,7 +200,7 @@ fn from_record(record: ParkedRecord) -> Option<Candidate> {
         return None;
     };
     Some(Candidate {
-        workload: ScalableWorkload::new(kind, &record.namespace, &record.name),
+        workload,
         uid: record.uid.clone(),
         replicas_before: record.replicas,
         recorded_in: RecordedIn::ConfigMap,
@@ -212,20 +211,16 @@ fn from_record(record: ParkedRecord) -> Option<Candidate> {
 /// Workloads of `kind` in `scope` carrying the annotation; their metadata only, page by page.
 /// A kind the server does not serve (no Argo Rollouts) has none.
 async fn annotated(
-    client: &Client,
+    calls: &Calls,
     kind: WorkloadKind,
     scope: &Scope,
-    retry: &RetryPolicy,
 ) -> Result<Vec<Candidate>, ReadError> {
-    let resource = kind.api_resource();
+    let (client, resource) = (calls.client().clone(), kind.api_resource());
     let (api, namespace): (Api<DynamicObject>, &str) = match scope {
-        Scope::All => (Api::all_with(client.clone(), &resource), ""),
-        Scope::Namespace(ns) => (Api::namespaced_with(client.clone(), ns, &resource), ns),
+        Scope::All => (Api::all_with(client, &resource), ""),
+        Scope::Namespace(ns) => (Api::namespaced_with(client, ns, &resource), ns),
     };
-    let needs = Needs {
-        verb: "list",
-        resource: kind.plural(),
-    };
+    let needs = Needs::new("list", kind.plural());
     let mut found = Vec::new();
     let mut token: Option<String> = None;
     loop {
@@ -233,7 +228,8 @@ async fn annotated(
         if let Some(t) = &token {
             params = params.continue_token(t);
         }
-        let page = match retry
+        let page = match calls
+            .retry()
             .run(needs, namespace, || api.list_metadata(&params))
             .await
         {
@@ -251,11 +247,7 @@ async fn annotated(
             if managed {
                 continue;
             }
-            let before = meta
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(REPLICAS_BEFORE_ANNOTATION))
-                .and_then(|v| v.parse::<i32>().ok());
+            let before = replicas_before(&meta);
             let (Some(replicas_before), Some(name), Some(ns)) = (before, meta.name, meta.namespace)
             else {
                 continue;
@@ -278,13 +270,12 @@ async fn annotated(
 /// The row, with the workload read now; `None` for an annotation on a workload that runs
 /// (what an earlier version left) or is gone.
 async fn row(
-    client: &Client,
+    calls: &Calls,
     cluster: &ClusterName,
     c: Candidate,
-    retry: &RetryPolicy,
     now: DateTime<Utc>,
 ) -> Option<ParkedRow> {
-    let state = state_now(client, &c, retry).await;
+    let state = state_now(calls, &c).await;
     if c.recorded_in == RecordedIn::Annotation && state != ParkedState::Parked {
         return None;
     }
@@ -316,20 +307,10 @@ async fn row(
 }
 
 /// The workload's `spec.replicas` now, if it is still the one that was parked.
-async fn state_now(client: &Client, c: &Candidate, retry: &RetryPolicy) -> ParkedState {
-    let w = &c.workload;
-    let api = w.api(client);
-    let needs = Needs {
-        verb: "get",
-        resource: w.kind().plural(),
-    };
-    match retry.run(needs, w.namespace(), || api.get(w.name())).await {
+async fn state_now(calls: &Calls, c: &Candidate) -> ParkedState {
+    match calls.get_workload(&c.workload).await {
         Ok(object) if object.metadata.uid.as_deref() != Some(c.uid.as_str()) => ParkedState::Gone,
-        Ok(object) => match object
-            .data
-            .pointer("/spec/replicas")
-            .and_then(|n| n.as_i64())
-        {
+        Ok(object) => match spec_replicas(&object) {
             Some(0) => ParkedState::Parked,
             // Unset means the default of one.
             replicas => ParkedState::ScaledUp {

@@ -102,10 +102,7 @@ impl PodWrites<'_> {
             "metadata": {"name": p.name, "namespace": p.namespace},
             "deleteOptions": {"preconditions": {"uid": p.uid}},
         });
-        let path = format!(
-            "/api/v1/namespaces/{}/pods/{}/eviction",
-            p.namespace, p.name
-        );
+        let path = format!("{}/eviction", p.path());
         let needs = Needs {
             verb: "create",
             resource: "pods/eviction",
@@ -142,7 +139,6 @@ impl PodWrites<'_> {
             {"op": "test", "path": "/metadata/uid", "value": p.uid},
             {"op": "add", "path": "/metadata/finalizers", "value": []},
         ]);
-        let path = format!("/api/v1/namespaces/{}/pods/{}", p.namespace, p.name);
         let needs = Needs {
             verb: "patch",
             resource: "pods",
@@ -150,7 +146,7 @@ impl PodWrites<'_> {
         let patch = Some(("application/json-patch+json", body));
         let patched = self
             .calls
-            .send_json(http::Method::PATCH, path, patch, needs, &p.namespace)
+            .send_json(http::Method::PATCH, p.path(), patch, needs, &p.namespace)
             .await;
         match patched {
             Ok(_) => Outcome::Done(Change::FinalizersRemoved(p.clone())),
@@ -160,14 +156,13 @@ impl PodWrites<'_> {
 
     /// After a 409: read the pod again and decide whether the same action still applies.
     async fn replan(&self, p: &PodRef, conflict: &str) -> Result<(), Outcome> {
-        let path = format!("/api/v1/namespaces/{}/pods/{}", p.namespace, p.name);
         let needs = Needs {
             verb: "get",
             resource: "pods",
         };
         let text = self
             .calls
-            .send_json(http::Method::GET, path, None, needs, &p.namespace)
+            .send_json(http::Method::GET, p.path(), None, needs, &p.namespace)
             .await
             .map_err(Outcome::from)?;
         let fresh = decode_pod(text.as_bytes(), &mut Interner::default()).map_err(|e| {

@@ -17,51 +17,66 @@ use super::workload::{ScalableWorkload, WorkloadKind};
 use crate::pod::{NAME_CAP, OwnerRef, PodRecord};
 use crate::rules::ActionKind;
 
+/// The two openings of an [`Unproven`]'s words: a chain that does not hold, or a pod that is
+/// no evidence against the workload it leads to.
+const CHAIN: &str = "the owner chain does not check out";
+const EVIDENCE: &str = "the pod is no evidence against its workload";
+
 /// What did not check out on the way from a pod to its workload.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unproven {
-    /// Deployments and Rollouts own ReplicaSets, never pods: the reference is forged.
+    #[error(
+        "{CHAIN}: the pod names {kind_name} {name} as its controller, but a {kind_name} only ever \
+         owns ReplicaSets",
+        kind_name = kind.name()
+    )]
     DirectlyOwned { kind: WorkloadKind, name: String },
-    /// The owner of that name is another object than the one the reference names.
+    #[error("{CHAIN}: {kind} {name} has uid {found}, not the uid {named} its reference names")]
     UidMismatch {
         kind: String,
         name: String,
         named: String,
         found: String,
     },
-    /// The object the reference names does not exist.
+    #[error("{CHAIN}: {kind} {name} does not exist")]
     Missing { kind: String, name: String },
-    /// The ReplicaSet's own controller is not the workload above it.
+    #[error("{CHAIN}: ReplicaSet {replicaset} is not controlled by the workload it names")]
     NotControlled { replicaset: String },
-    /// The pod's labels are not selected by the workload's selector.
+    #[error("{CHAIN}: the pod's labels do not match the selector of {kind} {name}")]
     NotSelected { kind: String, name: String },
-    /// The pod's `pod-template-hash` is not its ReplicaSet's.
+    #[error("{CHAIN}: the pod's {TEMPLATE_HASH} label is not that of ReplicaSet {replicaset}")]
     TemplateHash { replicaset: String },
-    /// A StatefulSet names its pods `<set>-<ordinal>`.
+    #[error("{CHAIN}: StatefulSet {set} names its pods {set}-<ordinal>, and this pod is not one")]
     NotOrdinal { set: String },
-    /// The owner reference's name is longer than any valid object name.
+    #[error("{CHAIN}: the owner reference names an object longer than {NAME_CAP} characters")]
     MalformedOwner,
-    /// A failing container runs an image that is not in the workload's current template.
+    #[error(
+        "{EVIDENCE}: container {container} runs image {image}, which is not in the pod template \
+         of {kind} {name}, so {kind} {name} did not make this pod"
+    )]
     ForeignImage {
         container: String,
         image: String,
         kind: String,
         name: String,
     },
-    /// A failing container pulls otherwise than the workload's template says.
+    #[error(
+        "{EVIDENCE}: container {container} pulls its image with {differs}, unlike the pod \
+         template of {kind} {name}, so {kind} {name} did not make this pod"
+    )]
     ForeignPull {
         container: String,
         differs: PullDiffers,
         kind: String,
         name: String,
     },
-    /// The pod's revision is not one the workload names as current or updating.
+    #[error("{EVIDENCE}: {}", stale_revision(kind, name, revision.as_deref()))]
     StaleRevision {
         kind: String,
         name: String,
         revision: Option<String>,
     },
-    /// No container of the pod, as read now, is failing: nothing to scale for.
+    #[error("{EVIDENCE}: no container of the pod, as read now, is failing")]
     NothingFailing,
 }
 
@@ -83,111 +98,25 @@ impl fmt::Display for PullDiffers {
     }
 }
 
-impl fmt::Display for Unproven {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let evidence = matches!(
-            self,
-            Unproven::ForeignImage { .. }
-                | Unproven::ForeignPull { .. }
-                | Unproven::StaleRevision { .. }
-                | Unproven::NothingFailing
-        );
-        f.write_str(if evidence {
-            "the pod is no evidence against its workload: "
-        } else {
-            "the owner chain does not check out: "
-        })?;
-        match self {
-            Unproven::DirectlyOwned { kind, name } => write!(
-                f,
-                "the pod names {} {name} as its controller, but a {0} only ever owns ReplicaSets",
-                kind.name()
-            ),
-            Unproven::UidMismatch {
-                kind,
-                name,
-                named,
-                found,
-            } => write!(
-                f,
-                "{kind} {name} has uid {found}, not the uid {named} its reference names"
-            ),
-            Unproven::Missing { kind, name } => write!(f, "{kind} {name} does not exist"),
-            Unproven::NotControlled { replicaset } => write!(
-                f,
-                "ReplicaSet {replicaset} is not controlled by the workload it names"
-            ),
-            Unproven::NotSelected { kind, name } => {
-                write!(
-                    f,
-                    "the pod's labels do not match the selector of {kind} {name}"
-                )
-            }
-            Unproven::TemplateHash { replicaset } => write!(
-                f,
-                "the pod's {TEMPLATE_HASH} label is not that of ReplicaSet {replicaset}"
-            ),
-            Unproven::NotOrdinal { set } => {
-                write!(
-                    f,
-                    "StatefulSet {set} names its pods {set}-<ordinal>, and this pod is not one"
-                )
-            }
-            Unproven::MalformedOwner => write!(
-                f,
-                "the owner reference names an object longer than {NAME_CAP} characters"
-            ),
-            Unproven::ForeignImage {
-                container,
-                image,
-                kind,
-                name,
-            } => write!(
-                f,
-                "container {container} runs image {image}, which is not in the pod template of \
-                 {kind} {name}, so {kind} {name} did not make this pod"
-            ),
-            Unproven::ForeignPull {
-                container,
-                differs,
-                kind,
-                name,
-            } => write!(
-                f,
-                "container {container} pulls its image with {differs}, unlike the pod template \
-                 of {kind} {name}, so {kind} {name} did not make this pod"
-            ),
-            Unproven::StaleRevision {
-                kind,
-                name,
-                revision,
-            } => match revision {
-                Some(revision) => write!(
-                    f,
-                    "its revision {revision} is neither the current nor the updating revision \
-                     of {kind} {name}"
-                ),
-                None => write!(
-                    f,
-                    "it carries no revision that {kind} {name} names as current or updating"
-                ),
-            },
-            Unproven::NothingFailing => {
-                f.write_str("no container of the pod, as read now, is failing")
-            }
-        }
+fn stale_revision(kind: &str, name: &str, revision: Option<&str>) -> String {
+    match revision {
+        Some(revision) => format!(
+            "its revision {revision} is neither the current nor the updating revision of {kind} \
+             {name}"
+        ),
+        None => format!("it carries no revision that {kind} {name} names as current or updating"),
     }
 }
 
-impl std::error::Error for Unproven {}
-
 /// Why the action planned for a pod would be refused, told from the pod alone: what the table
 /// and `scan` show in its place.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Suspect {
     /// A field longer than Kubernetes allows: never acted on.
+    #[error("a field is longer than Kubernetes allows for it: the pod is left alone")]
     Malformed,
     /// Its scale to zero would land on a workload its references cannot prove.
+    #[error("{0}")]
     Unproven(Unproven),
 }
 
@@ -208,17 +137,6 @@ impl Suspect {
         match self {
             Suspect::Malformed => "malformed",
             Suspect::Unproven(_) => "unproven",
-        }
-    }
-}
-
-impl fmt::Display for Suspect {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Suspect::Malformed => f.write_str(
-                "a field is longer than Kubernetes allows for it: the pod is left alone",
-            ),
-            Suspect::Unproven(why) => write!(f, "{why}"),
         }
     }
 }
@@ -264,15 +182,7 @@ pub(crate) fn prove(
     chain: &[Owner],
 ) -> Result<Proven, Unproven> {
     let labels = &live.labels;
-    let first = hop(
-        Link {
-            api_version: owner.api_version.to_string(),
-            kind: owner.kind.to_string(),
-            name: owner.name.to_string(),
-            uid: owner.uid.to_string(),
-        },
-        chain.first(),
-    )?;
+    let first = hop(Link::of(owner), chain.first())?;
     selected(first, labels)?;
     let workload = |kind, owner: &Owner| Proven {
         workload: ScalableWorkload::new(kind, &pod.namespace, &owner.name),
@@ -416,11 +326,16 @@ mod tests {
     use crate::pod::WorkloadId;
     use serde_json::json;
 
-    fn web_pod() -> PodRecord {
-        let pod = json!({"metadata": {"name": "web-1", "namespace": "shop", "uid": "p",
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                                 "name": "web-5c6b7", "uid": "rs", "controller": true}]}});
+    /// Pod `name` of namespace `shop`, controlled by `kind` `owner` (uid `uid`).
+    fn pod(name: &str, kind: &str, owner: &str, uid: &str) -> PodRecord {
+        let pod = json!({"metadata": {"name": name, "namespace": "shop", "uid": "p",
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": kind,
+                                 "name": owner, "uid": uid, "controller": true}]}});
         crate::pod::decode_pod(pod.to_string().as_bytes(), &mut Default::default()).unwrap()
+    }
+
+    fn web_pod() -> PodRecord {
+        pod("web-1", "ReplicaSet", "web-5c6b7", "rs")
     }
 
     fn owner(kind: &str, name: &str, uid: &str, next: Option<Link>) -> Owner {
@@ -555,15 +470,7 @@ mod tests {
 
     #[test]
     fn a_statefulset_pod_must_carry_a_revision_the_set_names() {
-        let pod = crate::pod::decode_pod(
-            json!({"metadata": {"name": "db-1", "namespace": "shop", "uid": "p",
-                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet",
-                                     "name": "db", "uid": "s", "controller": true}]}})
-            .to_string()
-            .as_bytes(),
-            &mut Default::default(),
-        )
-        .unwrap();
+        let pod = pod("db-1", "StatefulSet", "db", "s");
         let first = pod.owner.clone().unwrap();
         let mut set = owner("StatefulSet", "db", "s", None);
         set.current.revisions = vec!["db-6c8f".into(), "db-7d9a".into()];

@@ -1,5 +1,3 @@
-//! Why a read failed, as a value; its words are made where it is shown.
-
 use super::action::PodRef;
 use super::outcome::Outcome;
 use super::parked::StoreError;
@@ -32,14 +30,7 @@ pub enum ReadError {
 
 impl ReadError {
     pub(super) fn stopped(what: impl ToString, stop: Stop) -> ReadError {
-        match stop {
-            Stop::Gone => ReadError::Gone(what.to_string()),
-            Stop::Forbidden(denied) => ReadError::Forbidden(denied),
-            stop => ReadError::Failed {
-                what: what.to_string(),
-                why: Outcome::from(stop).detail(),
-            },
-        }
+        ReadError::of_outcome(what, stop.into())
     }
 
     /// A read that ended as an action would have: gone, forbidden, or failed.

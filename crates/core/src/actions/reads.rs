@@ -9,14 +9,14 @@ use super::action::PodRef;
 use super::calls::Calls;
 use super::outcome::Outcome;
 use super::owner::{self, Resolution};
-use super::owners::{FULL_CHAIN, LivePod, OptOut, Owners, live_pod};
+use super::owners::{FULL_CHAIN, LivePod, OptOut, Owners};
 use super::parked::ParkedRecord;
 use super::parked_rows::{ParkedList, list_parked};
 use super::read_error::ReadError;
 use super::refusal::Refusal;
 use super::scale::available_replicas;
 use super::undo::{Undo, UndoPlan};
-use super::workload::ScalableWorkload;
+use super::workload::{ScalableWorkload, spec_replicas};
 use crate::cluster::{Cache, ClusterName, Scope};
 use crate::fleet::{WorkerAddress, WorkerAnswer, ask_worker};
 use crate::rules::{Finding, classify};
@@ -141,29 +141,17 @@ impl ClusterApi<'_> {
             .chain(client, retry, &record, FULL_CHAIN)
             .await
             .map_err(|stop| ReadError::stopped(format!("the owners of {pod}"), stop))?;
-        let resolution = match owner::scalable_owner(&record, &chain) {
+        let resolved = owner::resolve(self.calls, &record, &chain, live).await;
+        let resolution = match resolved.map_err(|stop| ReadError::stopped(pod, stop))? {
+            Ok(proven) => Resolution::Scalable(proven.workload),
             Err(why) => Resolution::Unscalable(why),
-            Ok(_) => {
-                let live = match live {
-                    Some(live) => live,
-                    None => live_pod(client, retry, &record)
-                        .await
-                        .map_err(|stop| ReadError::stopped(pod, stop))?,
-                };
-                match owner::resolve(&record, &live, &chain) {
-                    Ok(proven) => Resolution::Scalable(proven.workload),
-                    Err(why) => Resolution::Unscalable(why),
-                }
-            }
         };
         let object: Option<DynamicObject> = match (&resolution, workload) {
             (Resolution::Scalable(w), true) => w.api(client).get(w.name()).await.ok(),
             _ => None,
         };
-        let replicas = object
-            .as_ref()
-            .and_then(|o| o.data.pointer("/spec/replicas")?.as_i64())
-            .and_then(|r| i32::try_from(r).ok());
+        let replicas =
+            (object.as_ref().and_then(spec_replicas)).and_then(|r| i32::try_from(r).ok());
         let live = classify(&record, &self.cache.chain(), self.cache.clock().now());
         Ok(Inspection {
             live,

@@ -14,10 +14,10 @@ use super::action::{Action, Origin};
 use super::audit::{AuditLog, AuditRecord, Stage, actor};
 use super::calls::Calls;
 use super::events::{EventRecorder, Involved};
-use super::history::{Interrupted, PastAction};
+use super::history::{PastAction, Written};
 use super::outcome::Outcome;
 use super::refusal::Refusal;
-use super::workload::ScalableWorkload;
+use super::workload::{ScalableWorkload, spec_replicas};
 use crate::clock::Clock;
 use crate::cluster::{ClusterName, plain};
 use crate::pod::PodRecord;
@@ -146,17 +146,19 @@ impl Recorder {
         let record = self.intent(log, subject);
         match log.write_off_thread(record.clone()).await {
             Ok(()) => Ok(Some(record)),
-            Err(e) => {
-                let problem = format!(
-                    "the audit log {} cannot be written ({e})",
-                    log.path().display()
-                );
-                tracing::error!("{problem}; no action runs until it can");
-                *self.audit_broken.lock().unwrap_or_else(|e| e.into_inner()) =
-                    Some(problem.clone());
-                Err(Outcome::Refused(Refusal::AuditUnwritten(problem)))
-            }
+            Err(e) => Err(Outcome::Refused(Refusal::AuditUnwritten(
+                self.broken(log, &e),
+            ))),
         }
+    }
+
+    /// A write to the audit log failed: nothing acts until a restart fixes it.
+    fn broken(&self, log: &AuditLog, e: &crate::Error) -> String {
+        let path = log.path().display();
+        let problem = format!("the audit log {path} cannot be written ({e})");
+        tracing::error!("{problem}; no action runs until it can");
+        *self.audit_broken.lock().unwrap_or_else(|e| e.into_inner()) = Some(problem.clone());
+        problem
     }
 
     /// The outcome record after the request, then the log line and the Event.
@@ -182,12 +184,7 @@ impl Recorder {
                 ..intent
             };
             if let Err(e) = log.write_off_thread(record).await {
-                let problem = format!(
-                    "the audit log {} cannot be written ({e})",
-                    log.path().display()
-                );
-                tracing::error!("{problem}; no action runs until it can");
-                *self.audit_broken.lock().unwrap_or_else(|e| e.into_inner()) = Some(problem);
+                self.broken(log, &e);
             }
         }
         if *outcome != Outcome::AlreadyGone {
@@ -310,7 +307,7 @@ impl Recorder {
 }
 
 /// What the cluster says now about an interrupted action's target.
-async fn check(calls: &Calls, gap: &Interrupted) -> String {
+async fn check(calls: &Calls, gap: &Written) -> String {
     let client = calls.client();
     match (&gap.uid, &gap.workload) {
         (Some(uid), None) => {
@@ -329,13 +326,7 @@ async fn check(calls: &Calls, gap: &Interrupted) -> String {
         }
         (_, Some(workload)) => match audited_workload(workload) {
             Some(w) => match w.api(client).get(w.name()).await {
-                Ok(o) => format!(
-                    "{w} is at {} replicas",
-                    o.data
-                        .pointer("/spec/replicas")
-                        .and_then(|n| n.as_i64())
-                        .unwrap_or(0)
-                ),
+                Ok(o) => format!("{w} is at {} replicas", spec_replicas(&o).unwrap_or(0)),
                 Err(e) => format!("{w} could not be read ({})", plain(&e)),
             },
             None => format!("check {workload} by hand"),

@@ -2,8 +2,6 @@
 //! variant, not by searching the text. `Display` is the text the log, the audit `detail` and
 //! the status line show.
 
-use std::fmt;
-
 use super::action::PodRef;
 use super::failure::Failure;
 use super::node::{OUT_OF_SERVICE, SecondCopy};
@@ -13,16 +11,22 @@ use super::retry::Denied;
 use super::workload::{REPLICAS_BEFORE_ANNOTATION, ScalableWorkload, WorkloadKind};
 use crate::rules::Verb;
 
-/// Why an action cannot work as things stand; nothing was changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why an action cannot work as things stand; nothing was changed. Each message is the
+/// sentence a person reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
-    /// `--readonly`: nothing runs, whoever asks.
+    #[error("read-only mode (--readonly): no actions")]
     Readonly,
     /// The worker asked for an action only a person may run.
+    #[error("{0} is a manual-only action")]
     ManualOnly(Verb),
     /// The pod, an owner up its chain, or the workload to scale carries the opt-out annotation.
+    #[error("{0}: left alone")]
     OptedOut(OptOut),
-    /// An owner up the pod's chain could not be read, so its opt-out cannot be ruled out.
+    #[error(
+        "cannot read the owners of pod {pod}{} to check their opt-out: {cause}",
+        owner.as_ref().map_or_else(String::new, |o| format!(" ({o})"))
+    )]
     OwnersUnreadable {
         /// `namespace/name`.
         pod: String,
@@ -32,29 +36,50 @@ pub enum Refusal {
         cause: Box<Unreadable>,
     },
     /// Scale to zero has no workload to land on; says why and what to do instead.
+    #[error("{0}")]
     Unscalable(Unscalable),
     /// The pod carries a field longer than Kubernetes allows (written to mislead): it is
     /// shown, never acted on.
+    #[error(
+        "{0} carries a field longer than Kubernetes allows for it (an owner reference's name, or \
+         more containers than are kept): it is left alone"
+    )]
     Malformed(PodRef),
     /// A person acted on a row, and the pod as read just now matches no rule: the row was
     /// older than the pod, or its source (a worker) said what the pod does not.
+    #[error(
+        "{pod}, as read just now, matches no rule ({now}): the row was older than the pod, or \
+         its source was wrong; nothing was done"
+    )]
     NotAbnormal {
         pod: PodRef,
         /// The pod as read: its phase and its containers' states.
         now: String,
     },
     /// The worker leaves a workload whose replicas still serve alone.
+    #[error(
+        "bad rollout: {available} {} still available in {workload}; scaling to 0 would stop them \
+         (rule option scaleWhileAvailable), {}",
+        if *available == 1 { "replica" } else { "replicas" },
+        rollback_advice(workload)
+    )]
     BadRollout {
         workload: ScalableWorkload,
         available: i32,
     },
-    /// A grace-0 delete cannot release a terminating pod held by finalizers.
+    #[error(
+        "{pod} is held by finalizers ({}); a grace-0 delete cannot release it. Find out why, \
+         then remove the finalizers by hand",
+        finalizers.join(", ")
+    )]
     HeldByFinalizers {
         pod: PodRef,
         finalizers: Vec<String>,
     },
-    /// Neither the parked ConfigMap nor the workload's annotation could record the replicas,
-    /// so the workload was not scaled.
+    #[error(
+        "nowhere to record the {replicas} replicas of {workload} for undo, so it was not scaled: \
+         {store}, and {denied}"
+    )]
     Unrecorded {
         workload: ScalableWorkload,
         replicas: i32,
@@ -64,6 +89,13 @@ pub enum Refusal {
         denied: Box<Denied>,
     },
     /// Undo of a workload someone scaled up since.
+    #[error(
+        "{workload} is not at 0 replicas any more: already restored to {current}; left as it \
+         is{}",
+        removed.as_ref().map_or_else(String::new, |(replicas, at)| format!(
+            " and its record (parked from {replicas} at {at}) removed"
+        ))
+    )]
     NotAtZero {
         workload: ScalableWorkload,
         current: i32,
@@ -71,6 +103,7 @@ pub enum Refusal {
         removed: Option<(i32, String)>,
     },
     /// Undo of a workload with no recorded count.
+    #[error("{}", not_parked(workload, location, unavailable.as_deref()))]
     NotParked {
         workload: ScalableWorkload,
         /// Where the parked ConfigMap is (`ConfigMap ns/name`).
@@ -79,30 +112,37 @@ pub enum Refusal {
         unavailable: Option<String>,
     },
     /// The audit log cannot be opened or failed earlier: nothing acts until it is fixed.
+    #[error("{0}; nothing was done. Fix it, or run with --no-audit to act without a record")]
     AuditBroken(String),
     /// Writing this action's intent to the audit log failed.
+    #[error("{0}; nothing was done")]
     AuditUnwritten(String),
     /// The API server answered 403.
+    #[error("{0}")]
     Forbidden(Denied),
     /// A force delete that could start a second copy of a pod that must run once: its node is
     /// not confirmed gone. Boxed to keep every outcome small.
+    #[error(
+        "{pod} {why} and its node {node} is not confirmed gone ({state}): a force delete could \
+         start a second copy while the first may still run and write the same volume. Check the \
+         node; if it is down for good, mark it with `kubectl taint nodes {node} \
+         {OUT_OF_SERVICE}=nodeshutdown:NoExecute` (or delete the Node) and the pod is cleaned up \
+         on a later pass",
+        pod = .0.pod,
+        why = .0.why,
+        node = .0.node,
+        state = .0.state
+    )]
     SecondCopy(Box<SecondCopy>),
 }
 
 /// Why an owner could not be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unreadable {
+    #[error("{0}")]
     Forbidden(Denied),
+    #[error("{0}")]
     Failed(Failure),
-}
-
-impl fmt::Display for Unreadable {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Unreadable::Forbidden(denied) => write!(f, "{denied}"),
-            Unreadable::Failed(failure) => write!(f, "{failure}"),
-        }
-    }
 }
 
 impl Refusal {
@@ -120,123 +160,9 @@ impl Refusal {
     }
 }
 
-// One arm per refusal, each the sentence a person reads: long, and clearer in one place.
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Refusal::Readonly => f.write_str("read-only mode (--readonly): no actions"),
-            Refusal::ManualOnly(verb) => write!(f, "{verb} is a manual-only action"),
-            Refusal::OptedOut(opt_out) => write!(f, "{opt_out}: left alone"),
-            Refusal::OwnersUnreadable { pod, owner, cause } => {
-                let owner = owner
-                    .as_ref()
-                    .map_or_else(String::new, |o| format!(" ({o})"));
-                write!(
-                    f,
-                    "cannot read the owners of pod {pod}{owner} to check their opt-out: {cause}"
-                )
-            }
-            Refusal::Unscalable(why) => write!(f, "{why}"),
-            Refusal::Malformed(pod) => write!(
-                f,
-                "{pod} carries a field longer than Kubernetes allows for it (an owner \
-                 reference's name, or more containers than are kept): it is left alone"
-            ),
-            Refusal::NotAbnormal { pod, now } => write!(
-                f,
-                "{pod}, as read just now, matches no rule ({now}): the row was older than \
-                 the pod, or its source was wrong; nothing was done"
-            ),
-            Refusal::BadRollout {
-                workload,
-                available,
-            } => bad_rollout(f, workload, *available),
-            Refusal::SecondCopy(copy) => write!(
-                f,
-                "{pod} {why} and its node {node} is not confirmed gone ({state}): a force \
-                 delete could start a second copy while the first may still run and write the \
-                 same volume. Check the node; if it is down for good, mark it with `kubectl \
-                 taint nodes {node} {taint}=nodeshutdown:NoExecute` (or delete the Node) and the \
-                 pod is cleaned up on a later pass",
-                pod = copy.pod,
-                why = copy.why,
-                node = copy.node,
-                state = copy.state,
-                taint = OUT_OF_SERVICE,
-            ),
-            Refusal::HeldByFinalizers { pod, finalizers } => write!(
-                f,
-                "{pod} is held by finalizers ({}); a grace-0 delete cannot release it. \
-                 Find out why, then remove the finalizers by hand",
-                finalizers.join(", ")
-            ),
-            Refusal::Unrecorded {
-                workload,
-                replicas,
-                store,
-                denied,
-            } => write!(
-                f,
-                "nowhere to record the {replicas} replicas of {workload} for undo, so it was \
-                 not scaled: {store}, and {denied}"
-            ),
-            Refusal::NotAtZero {
-                workload,
-                current,
-                removed,
-            } => {
-                write!(
-                    f,
-                    "{workload} is not at 0 replicas any more: already restored to {current}; \
-                     left as it is"
-                )?;
-                match removed {
-                    Some((replicas, at)) => write!(
-                        f,
-                        " and its record (parked from {replicas} at {at}) removed"
-                    ),
-                    None => Ok(()),
-                }
-            }
-            Refusal::NotParked {
-                workload,
-                location,
-                unavailable: None,
-            } => write!(
-                f,
-                "{workload} has no record in {location} and no {REPLICAS_BEFORE_ANNOTATION} \
-                 annotation: ops-pod-cleaner did not scale it down"
-            ),
-            Refusal::NotParked {
-                workload,
-                location,
-                unavailable: Some(why),
-            } => write!(
-                f,
-                "{workload} has no {REPLICAS_BEFORE_ANNOTATION} annotation, and {location} \
-                 cannot be used here ({why}): if ops-pod-cleaner in the cluster parked it, the \
-                 count is recorded there; restore it with `kubectl scale --replicas=N {} -n {}`",
-                workload.kubectl_name(),
-                workload.namespace()
-            ),
-            Refusal::AuditBroken(problem) => write!(
-                f,
-                "{problem}; nothing was done. Fix it, or run with --no-audit to act without a record"
-            ),
-            Refusal::AuditUnwritten(problem) => write!(f, "{problem}; nothing was done"),
-            Refusal::Forbidden(denied) => write!(f, "{denied}"),
-        }
-    }
-}
-
-/// Why the worker leaves a workload with serving replicas alone, and what to do instead.
-fn bad_rollout(f: &mut fmt::Formatter<'_>, w: &ScalableWorkload, available: i32) -> fmt::Result {
-    let replicas = if available == 1 {
-        "replica"
-    } else {
-        "replicas"
-    };
-    let advice = match w.kind() {
+/// What to do instead of scaling a workload whose replicas still serve.
+fn rollback_advice(w: &ScalableWorkload) -> String {
+    match w.kind() {
         WorkloadKind::Deployment | WorkloadKind::StatefulSet => format!(
             "consider `kubectl rollout undo {}/{} -n {}`",
             w.kind().name().to_lowercase(),
@@ -249,12 +175,24 @@ fn bad_rollout(f: &mut fmt::Formatter<'_>, w: &ScalableWorkload, available: i32)
             w.namespace()
         ),
         _ => "fix the failing pods' image or spec".to_string(),
-    };
-    write!(
-        f,
-        "bad rollout: {available} {replicas} still available in {w}; scaling to 0 would stop them \
-         (rule option scaleWhileAvailable), {advice}"
-    )
+    }
+}
+
+/// Why undo has no count to restore, and where else it may be.
+fn not_parked(workload: &ScalableWorkload, location: &str, unavailable: Option<&str>) -> String {
+    match unavailable {
+        None => format!(
+            "{workload} has no record in {location} and no {REPLICAS_BEFORE_ANNOTATION} \
+             annotation: ops-pod-cleaner did not scale it down"
+        ),
+        Some(why) => format!(
+            "{workload} has no {REPLICAS_BEFORE_ANNOTATION} annotation, and {location} cannot be \
+             used here ({why}): if ops-pod-cleaner in the cluster parked it, the count is \
+             recorded there; restore it with `kubectl scale --replicas=N {} -n {}`",
+            workload.kubectl_name(),
+            workload.namespace()
+        ),
+    }
 }
 
 #[cfg(test)]

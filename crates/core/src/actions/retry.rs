@@ -1,6 +1,5 @@
 //! One API call with the status handling every action shares.
 
-use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
@@ -27,8 +26,25 @@ pub(crate) struct Needs {
     pub resource: &'static str,
 }
 
+impl Needs {
+    pub(crate) fn new(verb: &'static str, resource: &'static str) -> Needs {
+        Needs { verb, resource }
+    }
+}
+
 /// A 403: the permission a request needed and what the API server said.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "permission denied: this identity may not {verb} {resource} in namespace {namespace} \
+     ({message}). Check with `{check}` and grant it in {role}.",
+    check = crate::cluster::can_i(
+        verb,
+        resource,
+        &Scope::Namespace(namespace.clone()),
+        context.as_ref().and_then(ClusterName::context)
+    ),
+    role = granted_by(verb, resource)
+)]
 pub struct Denied {
     /// The RBAC verb (`delete`, `patch`, `create`…), not an action's name.
     pub verb: &'static str,
@@ -37,27 +53,6 @@ pub struct Denied {
     pub message: String,
     /// The kubeconfig context the request went through: its `can-i` checks that identity.
     pub context: Option<ClusterName>,
-}
-
-impl fmt::Display for Denied {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Denied {
-            verb,
-            resource,
-            namespace,
-            message,
-            context,
-        } = self;
-        let scope = Scope::Namespace(namespace.clone());
-        let context = context.as_ref().and_then(ClusterName::context);
-        write!(
-            f,
-            "permission denied: this identity may not {verb} {resource} in namespace {namespace} ({message}). \
-             Check with `{check}` and grant it in {role}.",
-            check = crate::cluster::can_i(verb, resource, &scope, context),
-            role = granted_by(verb, resource),
-        )
-    }
 }
 
 /// Which of the shipped roles (assets/deploy) grants a permission.

@@ -15,7 +15,7 @@ use super::audit::AuditRecord;
 use super::calls::Calls;
 use super::outcome::{Change, Outcome, Skip};
 use super::owner;
-use super::owners::{LivePod, OptOut, Owner, live_pod};
+use super::owners::{LivePod, OptOut, Owner};
 use super::parked::{ParkedRecord, StoreError};
 use super::proof::{Proven, Unproven};
 use super::refusal::Refusal;
@@ -42,20 +42,16 @@ pub(crate) struct ScalePlan {
     pub finding: Option<Finding>,
 }
 
-/// Who scales, for the parked record: the cluster and the actor of the audit log.
-pub(super) struct Stamp<'a> {
-    pub cluster: &'a ClusterName,
-    pub actor: &'a str,
-    pub clock: Clock,
-}
-
 /// The scale of one action.
 pub(super) struct Scaler<'a> {
     pub calls: &'a Calls,
     pub dry_run: bool,
     /// The rule chain, for a rule's `scaleWhileAvailable`.
     pub rules: &'a [RuleSpec],
-    pub stamp: Stamp<'a>,
+    /// Who scales, when, for the parked record: the cluster and the actor of the audit log.
+    pub cluster: &'a ClusterName,
+    pub actor: &'a str,
+    pub clock: Clock,
 }
 
 impl Scaler<'_> {
@@ -70,16 +66,10 @@ impl Scaler<'_> {
         origin: Origin,
         live: Option<LivePod>,
     ) -> Result<ScalePlan, Outcome> {
-        let unscalable = |why| Outcome::Refused(Refusal::Unscalable(why));
-        // What the pod alone rules out costs no read; a pod read just now is not read again.
-        owner::scalable_owner(pod, chain).map_err(unscalable)?;
-        let live = match live {
-            Some(live) => live,
-            None => live_pod(self.calls.client(), self.calls.retry(), pod)
-                .await
-                .map_err(Outcome::from)?,
-        };
-        let Proven { workload, uid } = owner::resolve(pod, &live, chain).map_err(unscalable)?;
+        let resolved = owner::resolve(self.calls, pod, chain, live).await;
+        let Proven { workload, uid } = resolved
+            .map_err(Outcome::from)?
+            .map_err(|why| Outcome::Refused(Refusal::Unscalable(why)))?;
         let (current, version) = self.check_workload(&workload, &uid, origin).await?;
         Ok(ScalePlan {
             uid,
@@ -236,27 +226,21 @@ impl Scaler<'_> {
     }
 
     fn parked_record(&self, plan: &ScalePlan) -> ParkedRecord {
-        let w = &plan.workload;
+        let (w, finding) = (&plan.workload, plan.finding.as_ref());
         ParkedRecord {
             kind: w.kind().name().to_string(),
             namespace: w.namespace().to_string(),
             name: w.name().to_string(),
             uid: plan.uid.clone(),
             replicas: plan.current,
-            at: AuditRecord::stamp(self.stamp.clock.now()),
-            cluster: self.stamp.cluster.clone(),
-            actor: self.stamp.actor.to_string(),
+            at: AuditRecord::stamp(self.clock.now()),
+            cluster: self.cluster.clone(),
+            actor: self.actor.to_string(),
             origin: plan.origin,
-            reason: plan
-                .finding
-                .as_ref()
-                .map(|f| format!("{}: {}", f.rule, f.reason)),
+            reason: finding.map(|f| format!("{}: {}", f.rule, f.reason)),
             pod: Some(plan.pod.clone()),
-            rule: plan.finding.as_ref().map(|f| f.rule),
-            message: plan
-                .finding
-                .as_ref()
-                .and_then(|f| f.message.as_deref().map(String::from)),
+            rule: finding.map(|f| f.rule),
+            message: finding.and_then(|f| f.message.as_deref().map(String::from)),
         }
     }
 }

@@ -11,7 +11,7 @@ use super::calls::Calls;
 use super::outcome::{Change, LeftBehind, Outcome};
 use super::parked::{ParkedRecord, StoreError};
 use super::refusal::Refusal;
-use super::workload::{REPLICAS_BEFORE_ANNOTATION, ScalableWorkload};
+use super::workload::{REPLICAS_BEFORE_ANNOTATION, ScalableWorkload, replicas_before};
 
 /// Where the replicas to restore are recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -69,12 +69,6 @@ impl Remembered {
     }
 }
 
-/// What undo reads before it acts.
-struct Read {
-    remembered: Remembered,
-    current: i32,
-}
-
 /// The undo of one scale to zero.
 pub(super) struct Undo<'a> {
     pub calls: &'a Calls,
@@ -85,16 +79,16 @@ impl Undo<'_> {
     /// What undo of `w` would restore, or why it would not: its checks without its write
     /// (and without removing the record of a workload scaled up since, which undo itself does).
     pub(super) async fn check(&self, w: &ScalableWorkload) -> Result<UndoPlan, Outcome> {
-        let read = self.read_undo(w).await?;
-        if read.current != 0 {
+        let (remembered, current) = self.read_undo(w).await?;
+        if current != 0 {
             return Err(Outcome::Refused(Refusal::NotAtZero {
                 workload: w.clone(),
-                current: read.current,
+                current,
                 removed: None,
             }));
         }
-        let restores = read.remembered.replicas();
-        let (recorded_in, record) = match read.remembered {
+        let restores = remembered.replicas();
+        let (recorded_in, record) = match remembered {
             Remembered::Parked(record) => (RecordedIn::ConfigMap, Some(*record)),
             Remembered::Annotation { .. } => (RecordedIn::Annotation, None),
         };
@@ -107,10 +101,7 @@ impl Undo<'_> {
     }
 
     pub(super) async fn run(&self, w: &ScalableWorkload) -> Outcome {
-        let Read {
-            remembered,
-            current,
-        } = match self.read_undo(w).await {
+        let (remembered, current) = match self.read_undo(w).await {
             Ok(read) => read,
             Err(outcome) => return outcome,
         };
@@ -167,19 +158,13 @@ impl Undo<'_> {
         Outcome::Done(restored(left.map(Box::new)))
     }
 
-    /// The workload, the count recorded for it, and its replicas now.
-    async fn read_undo(&self, w: &ScalableWorkload) -> Result<Read, Outcome> {
+    /// What undo reads before it acts: the count recorded for the workload, and its replicas
+    /// now.
+    async fn read_undo(&self, w: &ScalableWorkload) -> Result<(Remembered, i32), Outcome> {
         let object = self.calls.get_workload(w).await.map_err(Outcome::from)?;
         let uid = object.metadata.uid.clone().unwrap_or_default();
         let store = self.calls.parked_store();
-        let annotation = || {
-            object
-                .metadata
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(REPLICAS_BEFORE_ANNOTATION))
-                .and_then(|v| v.parse::<i32>().ok())
-        };
+        let annotation = || replicas_before(&object.metadata);
         let remembered = match store.get(&uid).await {
             Ok(Some(record)) => Remembered::Parked(Box::new(record)),
             Ok(None) => match annotation() {
@@ -211,10 +196,7 @@ impl Undo<'_> {
             Err(StoreError::Failed(stop)) => return Err(stop.into()),
         };
         let (current, _) = self.calls.read_scale(w).await.map_err(Outcome::from)?;
-        Ok(Read {
-            remembered,
-            current,
-        })
+        Ok((remembered, current))
     }
 }
 

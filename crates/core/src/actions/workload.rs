@@ -3,7 +3,7 @@
 use std::fmt;
 
 use kube::Client;
-use kube::api::{Api, DynamicObject};
+use kube::api::{Api, DynamicObject, ObjectMeta};
 use kube::discovery::ApiResource;
 
 use crate::pod::WorkloadId;
@@ -13,7 +13,8 @@ use crate::pod::WorkloadId;
 /// to the identity (see `parked.rs`).
 pub const REPLICAS_BEFORE_ANNOTATION: &str = "ops-pod-cleaner.io/replicas-before";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// In JSON as its kind's name, e.g. `"Deployment"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum WorkloadKind {
     Deployment,
     /// Argo Rollout (`argoproj.io/v1alpha1`), reached through the dynamic API.
@@ -33,8 +34,9 @@ impl WorkloadKind {
         WorkloadKind::ReplicationController,
     ];
 
-    pub fn api_resource(self) -> ApiResource {
-        let (group, version, kind, plural) = match self {
+    /// (API group, version, kind, plural): every name of the kind is read from here.
+    fn names(self) -> (&'static str, &'static str, &'static str, &'static str) {
+        match self {
             WorkloadKind::Deployment => ("apps", "v1", "Deployment", "deployments"),
             WorkloadKind::Rollout => ("argoproj.io", "v1alpha1", "Rollout", "rollouts"),
             WorkloadKind::StatefulSet => ("apps", "v1", "StatefulSet", "statefulsets"),
@@ -42,7 +44,11 @@ impl WorkloadKind {
             WorkloadKind::ReplicationController => {
                 ("", "v1", "ReplicationController", "replicationcontrollers")
             }
-        };
+        }
+    }
+
+    pub fn api_resource(self) -> ApiResource {
+        let (group, version, kind, plural) = self.names();
         let api_version = if group.is_empty() {
             version.to_string()
         } else {
@@ -59,42 +65,16 @@ impl WorkloadKind {
 
     /// The resource name used in RBAC rules and 403 messages.
     pub fn plural(self) -> &'static str {
-        match self {
-            WorkloadKind::Deployment => "deployments",
-            WorkloadKind::Rollout => "rollouts",
-            WorkloadKind::StatefulSet => "statefulsets",
-            WorkloadKind::ReplicaSet => "replicasets",
-            WorkloadKind::ReplicationController => "replicationcontrollers",
-        }
+        self.names().3
     }
 
     pub fn name(self) -> &'static str {
-        match self {
-            WorkloadKind::Deployment => "Deployment",
-            WorkloadKind::Rollout => "Rollout",
-            WorkloadKind::StatefulSet => "StatefulSet",
-            WorkloadKind::ReplicaSet => "ReplicaSet",
-            WorkloadKind::ReplicationController => "ReplicationController",
-        }
+        self.names().2
     }
 
     pub(crate) fn from_owner(api_version: &str, kind: &str) -> Option<WorkloadKind> {
         let group = api_version.split_once('/').map_or("", |(g, _)| g);
-        match (group, kind) {
-            ("apps", "Deployment") => Some(WorkloadKind::Deployment),
-            ("argoproj.io", "Rollout") => Some(WorkloadKind::Rollout),
-            ("apps", "StatefulSet") => Some(WorkloadKind::StatefulSet),
-            ("apps", "ReplicaSet") => Some(WorkloadKind::ReplicaSet),
-            ("", "ReplicationController") => Some(WorkloadKind::ReplicationController),
-            _ => None,
-        }
-    }
-}
-
-/// In JSON as its kind's name, e.g. `"Deployment"`.
-impl serde::Serialize for WorkloadKind {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.name())
+        (WorkloadKind::ALL.into_iter()).find(|k| k.names().0 == group && k.name() == kind)
     }
 }
 
@@ -152,6 +132,20 @@ impl ScalableWorkload {
             kind => format!("{}/{}", kind.name().to_lowercase(), self.name()),
         }
     }
+}
+
+/// The count a workload's `replicas-before` annotation records, if it carries a valid one.
+pub(crate) fn replicas_before(meta: &ObjectMeta) -> Option<i32> {
+    meta.annotations
+        .as_ref()?
+        .get(REPLICAS_BEFORE_ANNOTATION)?
+        .parse()
+        .ok()
+}
+
+/// A workload object's `spec.replicas`, when it is set.
+pub(crate) fn spec_replicas(object: &DynamicObject) -> Option<i64> {
+    object.data.pointer("/spec/replicas")?.as_i64()
 }
 
 /// `Deployment shop/web`, as messages name it.

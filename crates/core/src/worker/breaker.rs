@@ -13,7 +13,6 @@ use crate::config::BreakerConfig;
 use crate::node::NodeState;
 use crate::node::Readiness::NotReporting;
 use crate::place::node_bound;
-use crate::pod::PodRecord;
 use crate::pod::WorkloadId;
 use crate::rules::{ActionKind, RuleKind};
 
@@ -60,7 +59,7 @@ pub fn trips(
     // A pod that finished (evicted) before the window is a leftover, not part of a failure
     // happening now: it neither counts as a match nor dilutes the share.
     let window = chrono::Duration::from_std(config.window).unwrap_or(chrono::Duration::MAX);
-    let recent = |f: &&Abnormal| !finished(&f.pod) || f.finding.time_in_state(now) <= window;
+    let recent = |f: &&Abnormal| !f.pod.phase.finished() || f.finding.time_in_state(now) <= window;
     let mut by_namespace: HashMap<(RuleKind, &str), Count> = HashMap::new();
     let mut by_workload: HashMap<(RuleKind, &str, WorkloadId), Count> = HashMap::new();
     // A node in trouble strands one or two pods per namespace, under every breaker above:
@@ -85,7 +84,7 @@ pub fn trips(
             .place()
             .shared
             .filter(|s| matches!(s, PauseScope::Registry(_)));
-        let finished = u32::from(finished(&found.pod));
+        let finished = u32::from(found.pod.phase.finished());
         let count = |c: &mut Count| {
             c.matched += 1;
             c.finished += finished;
@@ -226,8 +225,4 @@ fn scoped(
         }
     }
     pauses
-}
-
-fn finished(pod: &PodRecord) -> bool {
-    pod.phase.finished()
 }

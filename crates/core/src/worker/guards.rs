@@ -11,7 +11,7 @@ use super::limits::RateLimiter;
 use super::pause::{Pause, PauseScope, Pauses, Place};
 use super::pause_cause::{Bound, PauseCause};
 use super::planned::{Hold, Planned};
-use crate::actions::{Outcome, PastAction, Target};
+use crate::actions::{Outcome, PastAction, Refusal, Target, Unscalable};
 use crate::config::{BreakerConfig, SafetyConfig};
 use crate::pod::WorkloadId;
 use crate::rules::RuleKind;
@@ -98,10 +98,12 @@ impl Guards {
     ) -> Result<(), Hold> {
         let breaker = &self.safety.breaker;
         let spread = self.spread.entry(planned.rule).or_default();
-        while let Some(oldest) = spread.acted.front() {
-            if now.saturating_duration_since(oldest.at) < breaker.window {
-                break;
-            }
+        let old = |at: Instant, window| now.saturating_duration_since(at) >= window;
+        while spread
+            .acted
+            .front()
+            .is_some_and(|a| old(a.at, breaker.window))
+        {
             spread.acted.pop_front();
         }
         if planned.disruptive {
@@ -129,11 +131,7 @@ impl Guards {
             });
         }
         let longest = self.longest_window();
-        while self
-            .sent
-            .front()
-            .is_some_and(|(at, _)| now.saturating_duration_since(*at) >= longest)
-        {
+        while self.sent.front().is_some_and(|(at, _)| old(*at, longest)) {
             self.sent.pop_front();
         }
         let past = PastAction {
@@ -203,13 +201,11 @@ impl Guards {
     pub(crate) fn unproven(&self, now: Instant) -> BTreeMap<RuleKind, Vec<WorkloadId>> {
         let mut unproven: BTreeMap<RuleKind, Vec<WorkloadId>> = BTreeMap::new();
         for (target, b) in self.backoff.iter().filter(|(_, b)| b.until > now) {
-            let refused = matches!(
-                &b.reason,
-                Outcome::Refused(crate::actions::Refusal::Unscalable(
-                    crate::actions::Unscalable::Unproven(_)
-                ))
-            );
-            if let (true, Target::Workload(workload)) = (refused, target) {
+            if let (
+                Outcome::Refused(Refusal::Unscalable(Unscalable::Unproven(_))),
+                Target::Workload(workload),
+            ) = (&b.reason, target)
+            {
                 unproven.entry(b.rule).or_default().push(workload.clone());
             }
         }

@@ -30,10 +30,9 @@ impl RateLimiter {
 
     /// Take one slot for an action in `namespace`, or say which limit is reached.
     pub(crate) fn try_acquire(&mut self, namespace: &str, now: Instant) -> Result<(), Limited> {
-        while let Some((at, _)) = self.recent.front() {
-            if now.saturating_duration_since(*at) < WINDOW {
-                break;
-            }
+        while (self.recent.front())
+            .is_some_and(|(at, _)| now.saturating_duration_since(*at) >= WINDOW)
+        {
             self.recent.pop_front();
         }
         if self.recent.len() >= self.global as usize {

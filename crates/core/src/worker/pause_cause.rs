@@ -6,16 +6,19 @@ use std::time::Duration;
 
 use chrono::TimeDelta;
 
+use crate::config::format_duration;
 use crate::place::PauseScope;
 use crate::pod::WorkloadId;
 use crate::rules::{RuleKind, format_age};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PauseCause {
     /// The rule matches too large a share of a group's pods at once; lifts by itself.
+    #[error("{0}")]
     Burst(Burst),
     /// Acting would reach more distinct workloads than `safety.breaker.maxWorkloads`; only a
     /// person lifts it.
+    #[error("{0}")]
     Workloads(Bound),
 }
 
@@ -56,10 +59,22 @@ pub struct SilentNode {
     pub silent_for: Option<TimeDelta>,
 }
 
+/// How a pause of the workload bound is lifted.
+const RESUME: &str = "resume it from the TUI once understood (safety.breaker.maxWorkloads)";
+
 /// The bound on distinct workloads acted on within the breaker's window.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Bound {
     /// One workload more in a namespace that reached the bound.
+    #[error(
+        "{rule} would act on a {nth} workload ({next}) in {ns} within {within} after {names}: \
+         one namespace only (a tenant's throw-away workloads, or its own outage), other \
+         namespaces still act; {RESUME}",
+        nth = ordinal(acted.len() + 1),
+        ns = next.namespace,
+        within = format_duration(*window),
+        names = joined(acted)
+    )]
     InNamespace {
         rule: RuleKind,
         next: WorkloadId,
@@ -68,6 +83,13 @@ pub enum Bound {
     },
     /// A workload in one namespace more, after one each in as many as the bound, all sharing
     /// `shared` (a registry, a node): a cause they share, spread thin.
+    #[error(
+        "{rule} would act on a workload in a {nth} namespace ({next}) within {within} after \
+         {names}, all {shared}: likely an outage of what they share, spread thin; {RESUME}",
+        nth = ordinal(acted.len() + 1),
+        within = format_duration(*window),
+        names = joined(acted)
+    )]
     SpreadThin {
         rule: RuleKind,
         next: WorkloadId,
@@ -76,15 +98,6 @@ pub enum Bound {
         window: Duration,
         shared: PauseScope,
     },
-}
-
-impl fmt::Display for PauseCause {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PauseCause::Burst(burst) => burst.fmt(f),
-            PauseCause::Workloads(bound) => bound.fmt(f),
-        }
-    }
 }
 
 impl fmt::Display for Burst {
@@ -145,44 +158,6 @@ impl fmt::Display for SilentNode {
              node.kubernetes.io/out-of-service)",
             self.name
         )
-    }
-}
-
-impl fmt::Display for Bound {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let resume = "resume it from the TUI once understood (safety.breaker.maxWorkloads";
-        match self {
-            Bound::InNamespace {
-                rule,
-                next,
-                acted,
-                window,
-            } => write!(
-                f,
-                "{rule} would act on a {nth} workload ({next}) in {ns} within {window} after \
-                 {acted}: one namespace only (a tenant's throw-away workloads, or its own \
-                 outage), other namespaces still act; {resume})",
-                nth = ordinal(acted.len() + 1),
-                ns = next.namespace,
-                window = crate::config::format_duration(*window),
-                acted = joined(acted),
-            ),
-            Bound::SpreadThin {
-                rule,
-                next,
-                acted,
-                window,
-                shared,
-            } => write!(
-                f,
-                "{rule} would act on a workload in a {nth} namespace ({next}) within {window} \
-                 after {acted}, all {shared}: likely an outage of what they share, spread \
-                 thin; {resume})",
-                nth = ordinal(acted.len() + 1),
-                window = crate::config::format_duration(*window),
-                acted = joined(acted),
-            ),
-        }
     }
 }
 

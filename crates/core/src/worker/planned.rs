@@ -1,44 +1,30 @@
 //! What the worker decided about one finding: run its action, or hold it back and why.
 
-use std::fmt;
-
 use super::limits::Limited;
 use super::pause::{Pause, Place};
 use crate::actions::{Action, Outcome, PodRef, Target};
 use crate::cluster::Abnormal;
-use crate::pod::{Phase, WorkloadId};
+use crate::pod::{IGNORE_ANNOTATION, Phase, WorkloadId};
 use crate::rules::{ActionKind, RuleKind};
 
 /// Why an action was held back.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Hold {
+    #[error("namespace {0} is protected (safety.includeProtected)")]
     Protected(String),
+    #[error("the pod carries {IGNORE_ANNOTATION}")]
     Ignored,
+    #[error("{0}")]
     Paused(Box<Pause>),
+    #[error("manual-only action")]
     ManualOnly,
-    /// Acted on this target (or its workload) a moment ago.
+    #[error("acted on a moment ago; waiting for the watch")]
     RecentlyActed,
+    #[error("{0}")]
     RateLimited(Limited),
     /// Refused before (opt-out up the chain, a bad rollout, finalizers...): waiting to retry.
+    #[error("refused before, retried later: {}", .0.detail())]
     BackingOff(Box<Outcome>),
-}
-
-impl fmt::Display for Hold {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Hold::Protected(ns) => {
-                write!(f, "namespace {ns} is protected (safety.includeProtected)")
-            }
-            Hold::Ignored => write!(f, "the pod carries {}", crate::pod::IGNORE_ANNOTATION),
-            Hold::Paused(pause) => fmt::Display::fmt(pause, f),
-            Hold::ManualOnly => f.write_str("manual-only action"),
-            Hold::RecentlyActed => f.write_str("acted on a moment ago; waiting for the watch"),
-            Hold::RateLimited(limit) => fmt::Display::fmt(limit, f),
-            Hold::BackingOff(why) => {
-                write!(f, "refused before, retried later: {}", why.detail())
-            }
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,7 +17,7 @@ use super::pause::{PauseScope, Pauses, Place};
 use super::plan::{Gate, Toggles, plan};
 use super::planned::{Decision, Hold, Planned};
 use super::{Counters, HeldReason, WorkerCommand, WorkerOptions, WorkerStatus};
-use crate::actions::{ACTION_LOG, Action, Executor, Origin, Outcome, PastAction};
+use crate::actions::{ACTION_LOG, Action, Executor, Origin, Outcome, PastAction, before};
 use crate::clock::Clock;
 use crate::cluster::ClusterName;
 use crate::cluster::{Abnormal, Cache};
@@ -314,7 +314,7 @@ impl Worker {
             let action = match &planned.decision {
                 Decision::Run(action) => action.clone(),
                 Decision::Held(hold) => {
-                    tracing::debug!(rule = %planned.rule, "held back on {}: {hold}", planned.pod);
+                    held_back(&planned, hold);
                     continue;
                 }
             };
@@ -341,21 +341,10 @@ impl Worker {
         // not a span restarted after the checks (their reads may retry for a while).
         let until = match self.lease_until() {
             Ok(until) => until,
-            Err(why) => {
-                tracing::debug!(rule = %planned.rule, "held back on {}: {why}", planned.pod);
-                return;
-            }
+            Err(why) => return held_back(planned, why),
         };
-        let preparing = self.executor.prepare(&action, origin);
-        let prepared = match until {
-            None => preparing.await,
-            Some(until) => match tokio::time::timeout_at(until.into(), preparing).await {
-                Ok(prepared) => prepared,
-                Err(_) => {
-                    tracing::debug!(rule = %planned.rule, "held back on {}: the lease ends before the checks did", planned.pod);
-                    return;
-                }
-            },
+        let Some(prepared) = before(until, self.executor.prepare(&action, origin)).await else {
+            return held_back(planned, "the lease ends before the checks did");
         };
         let prepared = match prepared {
             Ok(prepared) => prepared,
@@ -364,8 +353,7 @@ impl Worker {
         if until.is_some_and(|until| {
             until.saturating_duration_since(self.clock.instant()) < LEASE_MARGIN
         }) {
-            tracing::debug!(rule = %planned.rule, "held back on {}: too little of the lease is left", planned.pod);
-            return;
+            return held_back(planned, "too little of the lease is left");
         }
         match self
             .guards
@@ -373,10 +361,7 @@ impl Worker {
         {
             Ok(()) => {}
             Err(Hold::Paused(_)) => return self.update_paused(),
-            Err(hold) => {
-                tracing::debug!(rule = %planned.rule, "held back on {}: {hold}", planned.pod);
-                return;
-            }
+            Err(hold) => return held_back(planned, hold),
         }
         self.recent.send_replace(self.guards.recent());
         self.status.acting = true;
@@ -547,6 +532,10 @@ impl Worker {
             changed
         });
     }
+}
+
+fn held_back(planned: &Planned, why: impl std::fmt::Display) {
+    tracing::debug!(rule = %planned.rule, "held back on {}: {why}", planned.pod);
 }
 
 fn on_off(on: bool) -> &'static str {
