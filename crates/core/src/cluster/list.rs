@@ -16,7 +16,8 @@ use super::Scope;
 use super::negotiate::{WireFormat, send_stream};
 use super::split::{Malformed, Piece, Splitter};
 use super::split_proto::ProtoSplitter;
-use crate::pod::{Interner, PodRecord, ProtoError, decode_pod, decode_pod_proto, list_meta};
+use super::watch::Pods;
+use crate::pod::{PodRecord, ProtoError, list_meta};
 
 /// A list of the cluster as it ends when it fails.
 pub type Result<T, E = ListError> = std::result::Result<T, E>;
@@ -68,22 +69,6 @@ pub(crate) trait Decode {
         _decoder: &mut Self::Decoder,
     ) -> Result<Self::Record, ProtoError> {
         Err(ProtoError::Kind)
-    }
-}
-
-/// Pods, decoded into [`PodRecord`]s.
-pub(crate) struct PodList;
-
-impl Decode for PodList {
-    type Record = PodRecord;
-    type Decoder = Interner;
-    const RESOURCE: &'static str = "pods";
-    fn decode(item: &[u8], interner: &mut Interner) -> serde_json::Result<PodRecord> {
-        decode_pod(item, interner)
-    }
-    const PROTOBUF: bool = true;
-    fn decode_proto(item: &[u8], interner: &mut Interner) -> Result<PodRecord, ProtoError> {
-        decode_pod_proto(item, interner)
     }
 }
 
@@ -181,7 +166,7 @@ pub(crate) async fn list_pods_from(
     from: &ListFrom,
     wire: WireFormat,
 ) -> Result<ListedPods> {
-    let listed = list_scope::<PodList>(client, scope, page_size, from, wire)
+    let listed = list_scope::<Pods>(client, scope, page_size, from, wire)
         .await
         .map_err(|f| f.error)?;
     Ok(ListedPods {
@@ -265,20 +250,25 @@ async fn open_page(
         .map_err(|e| ListFailed::other(ListProblem::Request(e.to_string()).into()))?;
     match send_stream(&client, request).await {
         Ok(body) => Ok(Box::pin(body)),
-        Err(e) => Err(ListFailed {
-            code: match &e {
-                kube::Error::Api(status) => Some(status.code),
-                _ => None,
-            },
-            error: RequestError {
-                verb: "list",
-                resource,
-                scope,
-                source: Box::new(e),
-                context: None,
-            }
-            .into(),
-        }),
+        Err(e) => Err(refused(&scope, resource, e)),
+    }
+}
+
+/// A list request that failed, with the API server's status code when it gave one.
+fn refused(scope: &Scope, resource: &'static str, error: kube::Error) -> ListFailed {
+    ListFailed {
+        code: match &error {
+            kube::Error::Api(status) => Some(status.code),
+            _ => None,
+        },
+        error: RequestError {
+            verb: "list",
+            resource,
+            scope: scope.clone(),
+            source: Box::new(error),
+            context: None,
+        }
+        .into(),
     }
 }
 
@@ -327,18 +317,10 @@ async fn read_page(
 ) -> std::result::Result<(), ListFailed> {
     let mut splitter: Option<PageSplitter> = None;
     loop {
-        let chunk = body.fill_buf().await.map_err(|e| {
-            ListFailed::other(
-                RequestError {
-                    verb: "list",
-                    resource,
-                    scope: scope.clone(),
-                    source: Box::new(kube::Error::ReadEvents(e)),
-                    context: None,
-                }
-                .into(),
-            )
-        })?;
+        let chunk = body
+            .fill_buf()
+            .await
+            .map_err(|e| refused(scope, resource, kube::Error::ReadEvents(e)))?;
         if chunk.is_empty() {
             break;
         }

@@ -9,11 +9,13 @@ use std::time::Instant;
 use kube::core::WatchEvent;
 use serde::de::DeserializeOwned;
 
-use super::super::list::{Decode, PodList};
+use super::super::list::Decode;
 use super::super::{Cache, Scope, ScopeHealth, WatchState};
 use crate::clock::Clock;
 use crate::node::{NodeState, WireNode, decode_node};
-use crate::pod::{Interner, PodRecord, ProtoError, WirePod, watch_event};
+use crate::pod::{
+    Interner, PodRecord, ProtoError, WirePod, decode_pod, decode_pod_proto, watch_event,
+};
 
 /// One kind of watched object and the store it feeds.
 pub(crate) trait Kind: Decode + Send + Sync + 'static {
@@ -48,13 +50,13 @@ pub(crate) struct Pods(pub Cache);
 impl Decode for Pods {
     type Record = PodRecord;
     type Decoder = Interner;
-    const RESOURCE: &'static str = PodList::RESOURCE;
+    const RESOURCE: &'static str = "pods";
     fn decode(item: &[u8], interner: &mut Interner) -> serde_json::Result<PodRecord> {
-        PodList::decode(item, interner)
+        decode_pod(item, interner)
     }
-    const PROTOBUF: bool = PodList::PROTOBUF;
+    const PROTOBUF: bool = true;
     fn decode_proto(item: &[u8], interner: &mut Interner) -> Result<PodRecord, ProtoError> {
-        PodList::decode_proto(item, interner)
+        decode_pod_proto(item, interner)
     }
 }
 
