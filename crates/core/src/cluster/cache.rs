@@ -288,13 +288,7 @@ impl Cache {
             }
             for mut pod in pods {
                 pod.observe_transition(previous.get(&pod.uid).map(|p| &**p), now);
-                let pod = Arc::new(pod);
-                store.index.admit(
-                    &pod,
-                    EventsAndNode::of(&pod, &store.events, &store.nodes),
-                    now,
-                );
-                store.pods.insert(pod.uid.clone(), pod);
+                store.insert(pod, now);
             }
             // The Events of pods that went go with them.
             for (uid, pod) in &previous {
@@ -320,13 +314,7 @@ impl Cache {
                 store.index.forget(previous);
             }
             // One classification per event, for the pod that changed.
-            let pod = Arc::new(pod);
-            store.index.admit(
-                &pod,
-                EventsAndNode::of(&pod, &store.events, &store.nodes),
-                now,
-            );
-            store.pods.insert(pod.uid.clone(), pod);
+            store.insert(pod, now);
             true
         });
     }
@@ -589,6 +577,14 @@ impl CacheReader {
 }
 
 impl Store {
+    /// Keep `pod` (its previous version forgotten by the index first) and classify it.
+    fn insert(&mut self, pod: PodRecord, now: DateTime<Utc>) {
+        let pod = Arc::new(pod);
+        let around = EventsAndNode::of(&pod, &self.events, &self.nodes);
+        self.index.admit(&pod, around, now);
+        self.pods.insert(pod.uid.clone(), pod);
+    }
+
     /// Find again the causes of the abnormal pods on `node`; whether any is abnormal.
     fn readmit_on(&mut self, node: &str, now: DateTime<Utc>) -> bool {
         let mut any = false;

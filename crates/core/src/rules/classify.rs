@@ -268,12 +268,7 @@ fn pending(pod: &PodRecord, now: DateTime<Utc>) -> Option<Evidence> {
         .unwrap_or("Unscheduled")
         .to_string();
     let since = unscheduled.since.or(pod.created).unwrap_or(now);
-    Some(Evidence {
-        reason,
-        message: pod.message.as_deref().map(Into::into),
-        container: None,
-        since,
-    })
+    Some(pod_level(reason, pod, since))
 }
 
 fn failed(pod: &PodRecord, now: DateTime<Utc>) -> Option<Evidence> {
