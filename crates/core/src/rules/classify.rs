@@ -195,10 +195,7 @@ fn crash_reason(
         });
         return Some((waiting.to_string(), last));
     }
-    let ended = match &c.state {
-        ContainerState::Terminated(t) => Some(t),
-        _ => c.last_termination.as_ref(),
-    }?;
+    let ended = c.last_end()?;
     let reason = ended.reason.as_deref().filter(|r| listed(r))?;
     Some((
         reason.to_string(),
