@@ -135,7 +135,6 @@ impl Kind for PodEvents {
             tracing::warn!(%scope, "pods' Events cannot be read ({error}); causes come from the status alone");
         }
     }
-    fn proved(&self, _: &Scope, _: Instant) {}
     fn clock(&self) -> Clock {
         self.cache.clock()
     }
