@@ -92,7 +92,9 @@ async fn load_config(options: &ConnectOptions) -> Result<(ClusterName, Config), 
         },
     };
     if let Some(file) = file {
-        let name = context_name(&file, options);
+        let name = (options.context.clone())
+            .or_else(|| file.current_context.clone())
+            .unwrap_or_else(|| "default".to_string());
         if options.context.is_some() && !file.contexts.iter().any(|c| c.name == name) {
             let known = file.contexts.iter().map(|c| c.name.clone()).collect();
             return Err(ConnectError::NoContext {
@@ -108,12 +110,4 @@ async fn load_config(options: &ConnectOptions) -> Result<(ClusterName, Config), 
     }
     let config = Config::incluster().map_err(|source| ConnectError::Nowhere { source })?;
     Ok((ClusterName::new(ClusterName::IN_CLUSTER), config))
-}
-
-fn context_name(file: &Kubeconfig, options: &ConnectOptions) -> String {
-    options
-        .context
-        .clone()
-        .or_else(|| file.current_context.clone())
-        .unwrap_or_else(|| "default".to_string())
 }

@@ -45,6 +45,7 @@ pub fn build(
             }
         })
         .collect();
+    let most_restarts = |g: &WorkloadGroup| g.rows.iter().map(|r| r.restarts).max().unwrap_or(0);
     groups.sort_by_key(|g| std::cmp::Reverse(most_restarts(g)));
     RestartReport {
         title: config.title.clone(),
@@ -58,10 +59,6 @@ pub fn build(
             first: !previous.reported(cluster),
         }),
     }
-}
-
-fn most_restarts(group: &WorkloadGroup) -> u32 {
-    group.rows.iter().map(|r| r.restarts).max().unwrap_or(0)
 }
 
 fn qualifies(pod: &PodRecord, config: &ReportConfig) -> bool {
