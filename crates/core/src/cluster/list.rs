@@ -16,8 +16,7 @@ use super::Scope;
 use super::negotiate::{WireFormat, send_stream};
 use super::split::{Malformed, Piece, Splitter};
 use super::split_proto::ProtoSplitter;
-use super::watch::Pods;
-use crate::pod::{PodRecord, ProtoError, list_meta};
+use crate::pod::{Interner, PodRecord, ProtoError, decode_pod, decode_pod_proto, list_meta};
 
 /// A list of the cluster as it ends when it fails.
 pub type Result<T, E = ListError> = std::result::Result<T, E>;
@@ -69,6 +68,22 @@ pub(crate) trait Decode {
         _decoder: &mut Self::Decoder,
     ) -> Result<Self::Record, ProtoError> {
         Err(ProtoError::Kind)
+    }
+}
+
+/// Pods, decoded into [`PodRecord`]s.
+pub(crate) struct PodList;
+
+impl Decode for PodList {
+    type Record = PodRecord;
+    type Decoder = Interner;
+    const RESOURCE: &'static str = "pods";
+    fn decode(item: &[u8], interner: &mut Interner) -> serde_json::Result<PodRecord> {
+        decode_pod(item, interner)
+    }
+    const PROTOBUF: bool = true;
+    fn decode_proto(item: &[u8], interner: &mut Interner) -> Result<PodRecord, ProtoError> {
+        decode_pod_proto(item, interner)
     }
 }
 
@@ -155,7 +170,7 @@ pub async fn list_pods(
     page_size: u32,
     wire: WireFormat,
 ) -> Result<ListedPods> {
-    let listed = list_scope::<Pods>(client, scope, page_size, &ListFrom::MostRecent, wire)
+    let listed = list_scope::<PodList>(client, scope, page_size, &ListFrom::MostRecent, wire)
         .await
         .map_err(|f| f.error)?;
     Ok(ListedPods {

@@ -9,13 +9,11 @@ use std::time::Instant;
 use kube::core::WatchEvent;
 use serde::de::DeserializeOwned;
 
-use super::super::list::Decode;
+use super::super::list::{Decode, PodList};
 use super::super::{Cache, Scope, ScopeHealth, WatchState};
 use crate::clock::Clock;
 use crate::node::{NodeState, WireNode, decode_node};
-use crate::pod::{
-    Interner, PodRecord, ProtoError, WirePod, decode_pod, decode_pod_proto, watch_event,
-};
+use crate::pod::{Interner, PodRecord, ProtoError, WirePod, watch_event};
 
 /// One kind of watched object and the store it feeds.
 pub(crate) trait Kind: Decode + Send + Sync + 'static {
@@ -50,13 +48,13 @@ pub(crate) struct Pods(pub Cache);
 impl Decode for Pods {
     type Record = PodRecord;
     type Decoder = Interner;
-    const RESOURCE: &'static str = "pods";
+    const RESOURCE: &'static str = PodList::RESOURCE;
     fn decode(item: &[u8], interner: &mut Interner) -> serde_json::Result<PodRecord> {
-        decode_pod(item, interner)
+        PodList::decode(item, interner)
     }
-    const PROTOBUF: bool = true;
+    const PROTOBUF: bool = PodList::PROTOBUF;
     fn decode_proto(item: &[u8], interner: &mut Interner) -> Result<PodRecord, ProtoError> {
-        decode_pod_proto(item, interner)
+        PodList::decode_proto(item, interner)
     }
 }
 

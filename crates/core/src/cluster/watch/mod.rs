@@ -37,8 +37,8 @@ use super::list::{ListFrom, list_scope};
 use super::negotiate::WireFormat;
 use super::{Cache, Forbidden, Scope, ScopeHealth, WatchState};
 use crate::node::NodeState;
-use kind::Nodes;
-pub(crate) use kind::{Kind, Pods};
+pub(crate) use kind::Kind;
+use kind::{Nodes, Pods};
 use step::{Attempt, Down, Ended, State, Then, step};
 
 #[derive(Debug, Clone)]
