@@ -95,16 +95,14 @@ impl Cache {
     /// under the new one, and readers are woken.
     pub fn set_chain(&self, chain: Vec<RuleSpec>) {
         let now = self.inner.clock.now();
-        {
-            let mut guard = self.write();
-            let store = &mut *guard;
+        self.change(|store| {
             store.index = Index::new(store.index.cluster.clone(), chain);
             for pod in store.pods.values() {
                 let around = EventsAndNode::of(pod, &store.events, &store.nodes);
                 store.index.admit(pod, around, now);
             }
-        }
-        self.bump();
+            true
+        });
     }
 
     /// The chain the findings are kept under.
@@ -186,17 +184,11 @@ impl Cache {
     /// write: the promotion task's ([`Cache::spawn_promotion`]), never a reader's.
     pub fn promote(&self) -> bool {
         let now = self.inner.clock.now();
-        let changed = {
-            let mut guard = self.write();
-            let store = &mut *guard;
+        self.change(|store| {
             store
                 .index
                 .promote(&store.pods, (&store.events, &store.nodes), now)
-        };
-        if changed {
-            self.bump();
-        }
-        changed
+        })
     }
 
     /// Promote as time passes, so that a rule maturing wakes readers on its own, without a
@@ -285,9 +277,7 @@ impl Cache {
 
     /// Swap in a complete list for one scope, keeping what was observed of pods that stay.
     pub fn replace_scope(&self, scope: &Scope, pods: Vec<PodRecord>, now: DateTime<Utc>) {
-        {
-            let mut guard = self.write();
-            let store = &mut *guard;
+        self.change(|store| {
             // Moved out, not copied: a 150,000-pod relist must not clone every record.
             let previous: HashMap<Box<str>, Arc<PodRecord>> = store
                 .pods
@@ -298,13 +288,7 @@ impl Cache {
             }
             for mut pod in pods {
                 pod.observe_transition(previous.get(&pod.uid).map(|p| &**p), now);
-                let pod = Arc::new(pod);
-                store.index.admit(
-                    &pod,
-                    EventsAndNode::of(&pod, &store.events, &store.nodes),
-                    now,
-                );
-                store.pods.insert(pod.uid.clone(), pod);
+                store.insert(pod, now);
             }
             // The Events of pods that went go with them.
             for (uid, pod) in &previous {
@@ -312,51 +296,38 @@ impl Cache {
                     store.events.remove(&pod.namespace, uid);
                 }
             }
-        }
-        self.bump();
+            true
+        });
     }
 
     pub fn upsert(&self, wire: WirePod, now: DateTime<Utc>) {
-        {
-            let mut guard = self.write();
-            let store = &mut *guard;
+        self.change(|store| {
             let mut pod = wire.into_record(&mut store.interner);
             let previous = store.pods.get(&pod.uid);
             pod.observe_transition(previous.map(|p| &**p), now);
             if previous.is_some_and(|p| **p == pod) {
                 // Only what the record leaves out changed (annotations, resourceVersion): no
                 // reader can see a difference, so none is woken.
-                return;
+                return false;
             }
             if let Some(previous) = previous {
                 store.index.forget(previous);
             }
             // One classification per event, for the pod that changed.
-            let pod = Arc::new(pod);
-            store.index.admit(
-                &pod,
-                EventsAndNode::of(&pod, &store.events, &store.nodes),
-                now,
-            );
-            store.pods.insert(pod.uid.clone(), pod);
-        }
-        self.bump();
+            store.insert(pod, now);
+            true
+        });
     }
 
     pub fn remove(&self, uid: &str) {
-        let removed = {
-            let mut guard = self.write();
-            let store = &mut *guard;
+        self.change(|store| {
             let removed = store.pods.remove(uid);
             if let Some(pod) = &removed {
                 store.index.forget(pod);
                 store.events.remove(&pod.namespace, uid);
             }
             removed.is_some()
-        };
-        if removed {
-            self.bump();
-        }
+        });
     }
 
     // Writers: the Event watches.
@@ -364,12 +335,10 @@ impl Cache {
     /// A pod's Warning Event arrived: it replaces an older one of its kind, and the pod's
     /// cause is found again (one event, one pod).
     pub fn record_event(&self, target: EventTarget, event: PodEvent, now: DateTime<Utc>) {
-        let changed = {
-            let mut guard = self.write();
-            let store = &mut *guard;
+        self.change(|store| {
             let known = store.events.get(&target).map_or(&[][..], |e| e);
             let Some(events) = merged(known, event) else {
-                return;
+                return false;
             };
             let uid = target.uid.clone();
             let pods = &store.pods;
@@ -377,26 +346,21 @@ impl Cache {
                 .events
                 .insert(target, events, |ns, uid| holds(pods, ns, uid));
             store.readmit(&uid, now)
-        };
-        if changed {
-            self.bump();
-        }
+        });
     }
 
     /// A pod's Warning Event was deleted: if it is the one kept for its kind, it is dropped
     /// and the pod's cause found again.
     pub fn forget_event(&self, target: &EventTarget, gone: &PodEvent, now: DateTime<Utc>) {
-        let changed = {
-            let mut guard = self.write();
-            let store = &mut *guard;
+        self.change(|store| {
             let Some(known) = store.events.get(target) else {
-                return;
+                return false;
             };
             if !known
                 .iter()
                 .any(|e| e.kind == gone.kind && e.message == gone.message)
             {
-                return;
+                return false;
             }
             let left: Events = known
                 .iter()
@@ -408,10 +372,7 @@ impl Cache {
                 false => store.events.insert(target.clone(), left, |_, _| true),
             }
             store.readmit(&target.uid, now)
-        };
-        if changed {
-            self.bump();
-        }
+        });
     }
 
     /// A complete list of the Warning Events `covers` admits (a namespace or all): it
@@ -422,9 +383,7 @@ impl Cache {
         listed: Vec<(EventTarget, PodEvent)>,
         now: DateTime<Utc>,
     ) {
-        let changed = {
-            let mut guard = self.write();
-            let store = &mut *guard;
+        self.change(|store| {
             let mut fresh: HashMap<EventTarget, Events> = HashMap::new();
             for (target, event) in listed {
                 let known = fresh.get(&target).map_or(&[][..], |e| e);
@@ -453,10 +412,7 @@ impl Cache {
                 }
             }
             changed
-        };
-        if changed {
-            self.bump();
-        }
+        });
     }
 
     /// Drop the Events of pods this cache does not hold that were last seen before
@@ -476,45 +432,42 @@ impl Cache {
     /// Every node now; the causes of abnormal pods on the nodes whose state changed are
     /// found again.
     pub fn replace_nodes(&self, nodes: Vec<NodeState>, now: DateTime<Utc>) {
-        let mut store = self.write();
-        let changed = store.nodes.replace(nodes);
-        let unread = store.nodes.set_unreadable(None);
-        // Every changed node's pods, not only up to the first that had one.
-        for name in &changed {
-            store.readmit_on(name, now);
-        }
-        drop(store);
-        if unread || !changed.is_empty() {
-            self.bump();
-        }
+        self.change(|store| {
+            let changed = store.nodes.replace(nodes);
+            let unread = store.nodes.set_unreadable(None);
+            // Every changed node's pods, not only up to the first that had one.
+            for name in &changed {
+                store.readmit_on(name, now);
+            }
+            unread || !changed.is_empty()
+        });
     }
 
     /// A node changed: only a change a cause reads (not a heartbeat) re-examines its pods.
     pub fn upsert_node(&self, node: NodeState, now: DateTime<Utc>) {
-        let mut store = self.write();
-        let name = node.name.clone();
-        if !store.nodes.upsert(node) {
-            return;
-        }
-        store.readmit_on(&name, now);
-        drop(store);
-        self.bump();
+        self.change(|store| {
+            let name = node.name.clone();
+            let changed = store.nodes.upsert(node);
+            if changed {
+                store.readmit_on(&name, now);
+            }
+            changed
+        });
     }
 
     pub fn remove_node(&self, name: &str, now: DateTime<Utc>) {
-        let mut store = self.write();
-        if store.nodes.remove(name) {
-            store.readmit_on(name, now);
-            drop(store);
-            self.bump();
-        }
+        self.change(|store| {
+            let removed = store.nodes.remove(name);
+            if removed {
+                store.readmit_on(name, now);
+            }
+            removed
+        });
     }
 
     /// Nodes cannot be read (`why`), or can again (None): shown, never a guard.
     pub(crate) fn nodes_unreadable(&self, why: Option<String>) {
-        if self.write().nodes.set_unreadable(why) {
-            self.bump();
-        }
+        self.change(|store| store.nodes.set_unreadable(why));
     }
 
     /// How many nodes stopped reporting (their Ready condition is Unknown).
@@ -530,6 +483,16 @@ impl Cache {
     /// How many pods have Events kept.
     pub fn pods_with_events(&self) -> usize {
         self.read().events.len()
+    }
+
+    /// Change the store under the write lock; readers are woken when `change` says it
+    /// changed something they can see.
+    fn change(&self, change: impl FnOnce(&mut Store) -> bool) -> bool {
+        let changed = change(&mut self.write());
+        if changed {
+            self.bump();
+        }
+        changed
     }
 
     fn bump(&self) {
@@ -614,6 +577,14 @@ impl CacheReader {
 }
 
 impl Store {
+    /// Keep `pod` (its previous version forgotten by the index first) and classify it.
+    fn insert(&mut self, pod: PodRecord, now: DateTime<Utc>) {
+        let pod = Arc::new(pod);
+        let around = EventsAndNode::of(&pod, &self.events, &self.nodes);
+        self.index.admit(&pod, around, now);
+        self.pods.insert(pod.uid.clone(), pod);
+    }
+
     /// Find again the causes of the abnormal pods on `node`; whether any is abnormal.
     fn readmit_on(&mut self, node: &str, now: DateTime<Utc>) -> bool {
         let mut any = false;

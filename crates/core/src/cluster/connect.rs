@@ -79,10 +79,9 @@ async fn load_config(options: &ConnectOptions) -> Result<(ClusterName, Config), 
     let (file, origin) = match &options.kubeconfig {
         Some(path) => {
             let origin = Origin::File(path.clone());
-            match Kubeconfig::read_from(path) {
-                Ok(file) => (Some(file), origin),
-                Err(e) => return Err(unusable(KubeconfigStep::Read, origin, e)),
-            }
+            let file = Kubeconfig::read_from(path)
+                .map_err(|e| unusable(KubeconfigStep::Read, origin.clone(), e))?;
+            (Some(file), origin)
         }
         None => match Kubeconfig::read() {
             Ok(file) => (Some(file), Origin::Default),
@@ -93,7 +92,9 @@ async fn load_config(options: &ConnectOptions) -> Result<(ClusterName, Config), 
         },
     };
     if let Some(file) = file {
-        let name = context_name(&file, options);
+        let name = (options.context.clone())
+            .or_else(|| file.current_context.clone())
+            .unwrap_or_else(|| "default".to_string());
         if options.context.is_some() && !file.contexts.iter().any(|c| c.name == name) {
             let known = file.contexts.iter().map(|c| c.name.clone()).collect();
             return Err(ConnectError::NoContext {
@@ -102,20 +103,11 @@ async fn load_config(options: &ConnectOptions) -> Result<(ClusterName, Config), 
                 known,
             });
         }
-        let config = match Config::from_custom_kubeconfig(file, &kube_options).await {
-            Ok(config) => config,
-            Err(e) => return Err(unusable(KubeconfigStep::Use, origin, e)),
-        };
+        let config = Config::from_custom_kubeconfig(file, &kube_options)
+            .await
+            .map_err(|e| unusable(KubeconfigStep::Use, origin, e))?;
         return Ok((ClusterName::new(&name), config));
     }
     let config = Config::incluster().map_err(|source| ConnectError::Nowhere { source })?;
     Ok((ClusterName::new(ClusterName::IN_CLUSTER), config))
-}
-
-fn context_name(file: &Kubeconfig, options: &ConnectOptions) -> String {
-    options
-        .context
-        .clone()
-        .or_else(|| file.current_context.clone())
-        .unwrap_or_else(|| "default".to_string())
 }

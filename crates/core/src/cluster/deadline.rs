@@ -6,7 +6,6 @@
 //! body takes longer than any fixed deadline, and must not be cut while its bytes keep coming.
 //! It leaves `watch=true` requests alone: the watch loop judges those by their silence.
 
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -68,20 +67,12 @@ pub fn client_with_deadlines(
 }
 
 /// The error a late call ends with; kube shows it as `ServiceError: …`.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the API server did not answer within {}s (${REQUEST_TIMEOUT_ENV} sets this deadline)",
+    .0.as_secs_f64()
+)]
 pub(crate) struct TimedOut(Duration);
-
-impl fmt::Display for TimedOut {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "the API server did not answer within {}s (${REQUEST_TIMEOUT_ENV} sets this deadline)",
-            self.0.as_secs_f64()
-        )
-    }
-}
-
-impl std::error::Error for TimedOut {}
 
 fn is_watch<B>(req: &Request<B>) -> bool {
     req.uri().query().is_some_and(|q| {

@@ -21,7 +21,7 @@ use super::negotiate::WireFormat;
 use super::watch::{Kind, QUIET_KINDS, spawn_one};
 use super::{Cache, Scope, ScopeHealth, WatchSettings, WatchState};
 use crate::clock::Clock;
-use crate::pod::{EventTarget, PodEvent, WireEvent, pod_event};
+use crate::pod::{WireEvent, pod_event};
 
 /// Only what a cause may read: a pod's Warnings (the server filters).
 const SELECTOR: &str = "type=Warning,involvedObject.kind=Pod";
@@ -135,7 +135,6 @@ impl Kind for PodEvents {
             tracing::warn!(%scope, "pods' Events cannot be read ({error}); causes come from the status alone");
         }
     }
-    fn proved(&self, _: &Scope, _: Instant) {}
     fn clock(&self) -> Clock {
         self.cache.clock()
     }
@@ -154,34 +153,20 @@ impl PodEvents {
     }
 }
 
-/// Every Warning Event of `scope`'s pods that a cause reads, decoded one at a time as the list
-/// streams in: a most recent read.
-async fn list_events(
-    client: &Client,
-    scope: &Scope,
-    now: DateTime<Utc>,
-) -> Result<Vec<(EventTarget, PodEvent)>, super::ListError> {
-    let listed =
-        list_scope::<PodEvents>(client, scope, PAGE, &ListFrom::MostRecent, WireFormat::Json)
-            .await
-            .map_err(|f| f.error)?;
-    Ok(listed
-        .items
-        .iter()
-        .filter_map(|r| pod_event(&r.wire, now))
-        .collect())
-}
-
-/// Every Warning Event of `scope`'s pods that a cause reads, listed once (for `scan`), by pod:
-/// the latest of each kind, as read at `now`.
+/// Every Warning Event of `scope`'s pods that a cause reads, listed once (for `scan`, a most
+/// recent read, decoded one at a time as the list streams in), by pod: the latest of each
+/// kind, as read at `now`.
 pub async fn list_pod_events(
     client: &Client,
     scope: &Scope,
     now: DateTime<Utc>,
 ) -> Result<EventStore, super::ListError> {
-    let listed = list_events(client, scope, now).await?;
+    let listed =
+        list_scope::<PodEvents>(client, scope, PAGE, &ListFrom::MostRecent, WireFormat::Json)
+            .await
+            .map_err(|f| f.error)?;
     let mut latest = EventStore::default();
-    for (target, event) in listed {
+    for (target, event) in listed.items.iter().filter_map(|r| pod_event(&r.wire, now)) {
         let known = latest.get(&target).map_or(&[][..], |e| e);
         // One list, bounded by the API server's answer: every pod counts as held.
         if let Some(events) = merged(known, event) {

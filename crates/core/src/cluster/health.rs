@@ -30,7 +30,8 @@ pub enum WatchState {
 }
 
 /// A list or watch this identity may not make.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("forbidden: this identity may not {verb} {resource} in {scope} ({message})")]
 pub struct Forbidden {
     pub verb: &'static str,
     pub resource: &'static str,
@@ -48,21 +49,6 @@ impl Forbidden {
     /// What was refused, and the command that checks it: how a log or a health line says it.
     pub fn explained(&self) -> String {
         format!("{self}; check with `{}`", self.can_i(None))
-    }
-}
-
-impl std::fmt::Display for Forbidden {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let Forbidden {
-            verb,
-            resource,
-            scope,
-            message,
-        } = self;
-        write!(
-            f,
-            "forbidden: this identity may not {verb} {resource} in {scope} ({message})"
-        )
     }
 }
 

@@ -158,30 +158,19 @@ fn encode(value: &str) -> String {
 }
 
 /// List every pod in `scope` at the most recent version (a quorum read), `page_size` at a
-/// time, asking for `wire`: for one-shot callers that want a consistent answer. The watch
-/// loop uses `list_pods_from` with a cheaper `ListFrom`.
+/// time, asking for `wire`: for one-shot callers that want a consistent answer (the watch
+/// loop lists from the watch cache instead). Each page is decoded as its bytes arrive, one
+/// item at a time into the compact record, so a server that sends the whole list in one body
+/// costs no more memory than one that pages; the next page is asked for as soon as its
+/// continue token is read. An item that does not decode is skipped and logged rather than
+/// failing the whole list.
 pub async fn list_pods(
     client: &Client,
     scope: &Scope,
     page_size: u32,
     wire: WireFormat,
 ) -> Result<ListedPods> {
-    list_pods_from(client, scope, page_size, &ListFrom::MostRecent, wire).await
-}
-
-/// List every pod in `scope` as `from` allows, `page_size` at a time. Each page is decoded as
-/// its bytes arrive, one item at a time into the compact record, so a server that sends the
-/// whole list in one body costs no more memory than one that pages; the next page is asked
-/// for as soon as its continue token is read. An item that does not decode is skipped and
-/// logged rather than failing the whole list.
-pub(crate) async fn list_pods_from(
-    client: &Client,
-    scope: &Scope,
-    page_size: u32,
-    from: &ListFrom,
-    wire: WireFormat,
-) -> Result<ListedPods> {
-    let listed = list_scope::<PodList>(client, scope, page_size, from, wire)
+    let listed = list_scope::<PodList>(client, scope, page_size, &ListFrom::MostRecent, wire)
         .await
         .map_err(|f| f.error)?;
     Ok(ListedPods {
@@ -265,20 +254,25 @@ async fn open_page(
         .map_err(|e| ListFailed::other(ListProblem::Request(e.to_string()).into()))?;
     match send_stream(&client, request).await {
         Ok(body) => Ok(Box::pin(body)),
-        Err(e) => Err(ListFailed {
-            code: match &e {
-                kube::Error::Api(status) => Some(status.code),
-                _ => None,
-            },
-            error: RequestError {
-                verb: "list",
-                resource,
-                scope,
-                source: Box::new(e),
-                context: None,
-            }
-            .into(),
-        }),
+        Err(e) => Err(refused(&scope, resource, e)),
+    }
+}
+
+/// A list request that failed, with the API server's status code when it gave one.
+fn refused(scope: &Scope, resource: &'static str, error: kube::Error) -> ListFailed {
+    ListFailed {
+        code: match &error {
+            kube::Error::Api(status) => Some(status.code),
+            _ => None,
+        },
+        error: RequestError {
+            verb: "list",
+            resource,
+            scope: scope.clone(),
+            source: Box::new(error),
+            context: None,
+        }
+        .into(),
     }
 }
 
@@ -327,18 +321,10 @@ async fn read_page(
 ) -> std::result::Result<(), ListFailed> {
     let mut splitter: Option<PageSplitter> = None;
     loop {
-        let chunk = body.fill_buf().await.map_err(|e| {
-            ListFailed::other(
-                RequestError {
-                    verb: "list",
-                    resource,
-                    scope: scope.clone(),
-                    source: Box::new(kube::Error::ReadEvents(e)),
-                    context: None,
-                }
-                .into(),
-            )
-        })?;
+        let chunk = body
+            .fill_buf()
+            .await
+            .map_err(|e| refused(scope, resource, kube::Error::ReadEvents(e)))?;
         if chunk.is_empty() {
             break;
         }

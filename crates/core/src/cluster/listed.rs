@@ -36,6 +36,18 @@ impl From<FindingRow> for Listed {
 }
 
 impl Listed {
+    /// What `watched` reads of a cache's row, or `fed` of a worker's.
+    fn either<'a, T>(
+        &'a self,
+        watched: impl FnOnce(&'a Abnormal) -> T,
+        fed: impl FnOnce(&'a FedRow) -> T,
+    ) -> T {
+        match self {
+            Listed::Watched(found) => watched(found),
+            Listed::Fed(row) => fed(row),
+        }
+    }
+
     /// The cache's record, for a pod this process watches.
     pub fn watched(&self) -> Option<&Abnormal> {
         match self {
@@ -45,54 +57,36 @@ impl Listed {
     }
 
     pub fn cluster(&self) -> &ClusterName {
-        match self {
-            Listed::Watched(a) => &a.cluster,
-            Listed::Fed(row) => row.cluster(),
-        }
+        self.either(|a| &a.cluster, FedRow::cluster)
     }
 
     pub fn uid(&self) -> &str {
-        match self {
-            Listed::Watched(a) => &a.pod.uid,
-            Listed::Fed(row) => row.uid(),
-        }
+        self.either(|a| &a.pod.uid, FedRow::uid)
     }
 
     pub fn namespace(&self) -> &str {
-        match self {
-            Listed::Watched(a) => &a.pod.namespace,
-            Listed::Fed(row) => row.namespace(),
-        }
+        self.either(|a| &a.pod.namespace, FedRow::namespace)
     }
 
     pub fn name(&self) -> &str {
-        match self {
-            Listed::Watched(a) => &a.pod.name,
-            Listed::Fed(row) => row.name(),
-        }
+        self.either(|a| &a.pod.name, FedRow::name)
     }
 
     pub fn node(&self) -> Option<&str> {
-        match self {
-            Listed::Watched(a) => a.pod.node.as_deref(),
-            Listed::Fed(row) => row.node(),
-        }
+        self.either(|a| a.pod.node.as_deref(), FedRow::node)
     }
 
     /// The owner's kind and name.
     pub fn owner(&self) -> Option<(&str, &str)> {
-        match self {
-            Listed::Watched(a) => a.pod.owner.as_ref().map(|o| (&*o.kind, &*o.name)),
-            Listed::Fed(row) => row.owner(),
-        }
+        self.either(
+            |a| a.pod.owner.as_ref().map(|o| (&*o.kind, &*o.name)),
+            FedRow::owner,
+        )
     }
 
     /// The workload the engineer thinks in: the Deployment, not its ReplicaSet.
     pub fn workload(&self) -> WorkloadId {
-        match self {
-            Listed::Watched(a) => WorkloadId::of(&a.pod),
-            Listed::Fed(row) => row.workload(),
-        }
+        self.either(|a| WorkloadId::of(&a.pod), FedRow::workload)
     }
 
     pub fn pod_ref(&self) -> PodRef {
@@ -104,40 +98,25 @@ impl Listed {
     }
 
     pub fn rule(&self) -> RuleKind {
-        match self {
-            Listed::Watched(a) => a.finding.rule,
-            Listed::Fed(row) => row.rule(),
-        }
+        self.either(|a| a.finding.rule, FedRow::rule)
     }
 
     pub fn reason(&self) -> &str {
-        match self {
-            Listed::Watched(a) => &a.finding.reason,
-            Listed::Fed(row) => row.reason(),
-        }
+        self.either(|a| &a.finding.reason, FedRow::reason)
     }
 
     pub fn message(&self) -> Option<&str> {
-        match self {
-            Listed::Watched(a) => a.finding.message.as_deref(),
-            Listed::Fed(row) => row.message(),
-        }
+        self.either(|a| a.finding.message.as_deref(), FedRow::message)
     }
 
     /// The container the reason belongs to, when it is a container's.
     pub fn container(&self) -> Option<&str> {
-        match self {
-            Listed::Watched(a) => a.finding.container.as_deref(),
-            Listed::Fed(row) => row.container(),
-        }
+        self.either(|a| a.finding.container.as_deref(), FedRow::container)
     }
 
     /// Best evidence of when the pod entered its state.
     pub fn since(&self) -> DateTime<Utc> {
-        match self {
-            Listed::Watched(a) => a.finding.since,
-            Listed::Fed(row) => row.since(),
-        }
+        self.either(|a| a.finding.since, FedRow::since)
     }
 
     pub fn time_in_state(&self, now: DateTime<Utc>) -> chrono::Duration {
@@ -145,49 +124,34 @@ impl Listed {
     }
 
     pub fn action(&self) -> ActionKind {
-        match self {
-            Listed::Watched(a) => a.finding.action,
-            Listed::Fed(row) => row.action(),
-        }
+        self.either(|a| a.finding.action, FedRow::action)
     }
 
     pub fn restarts(&self) -> u32 {
-        match self {
-            Listed::Watched(a) => a.pod.total_restarts(),
-            Listed::Fed(row) => row.restarts(),
-        }
+        self.either(|a| a.pod.total_restarts(), FedRow::restarts)
     }
 
     /// Deletion has begun: no action of a screen is what happens next.
     pub fn deleting(&self) -> bool {
-        match self {
-            Listed::Watched(a) => a.pod.deletion.is_some(),
-            Listed::Fed(row) => row.deleting(),
-        }
+        self.either(|a| a.pod.deletion.is_some(), FedRow::deleting)
     }
 
     pub fn finalizers(&self) -> Vec<&str> {
-        match self {
-            Listed::Watched(a) => a.pod.finalizers.iter().map(|f| &**f).collect(),
-            Listed::Fed(row) => row.finalizers(),
-        }
+        self.either(
+            |a| a.pod.finalizers.iter().map(|f| &**f).collect(),
+            FedRow::finalizers,
+        )
     }
 
     /// Two copies of the pod must never run at once (a StatefulSet's, or one holding a claim
     /// that may be ReadWriteOnce).
     pub fn must_run_once(&self) -> bool {
-        match self {
-            Listed::Watched(a) => a.pod.must_run_once(),
-            Listed::Fed(row) => row.must_run_once(),
-        }
+        self.either(|a| a.pod.must_run_once(), FedRow::must_run_once)
     }
 
     /// Why, by class.
     pub fn cause(&self) -> CauseClass {
-        match self {
-            Listed::Watched(a) => a.cause,
-            Listed::Fed(row) => row.cause(),
-        }
+        self.either(|a| a.cause, FedRow::cause)
     }
 
     /// Why, what it rests on and what next, at `now`, from what this process read; none for
@@ -198,18 +162,12 @@ impl Listed {
 
     /// One word for why the planned action would be refused, for a table drawn every frame.
     pub fn held_label(&self) -> Option<&'static str> {
-        match self {
-            Listed::Watched(a) => a.held_label(),
-            Listed::Fed(row) => row.held().map(Held::label),
-        }
+        self.either(Abnormal::held_label, |row| row.held().map(Held::label))
     }
 
     /// Why the planned action would be refused, from the pod alone: the worker's word when it
     /// told the row, else read from the record.
     pub fn held(&self) -> Option<Held> {
-        match self {
-            Listed::Watched(a) => a.held(),
-            Listed::Fed(row) => row.held().cloned(),
-        }
+        self.either(Abnormal::held, |row| row.held().cloned())
     }
 }

@@ -115,7 +115,7 @@ impl Splitter {
                 }
                 _ => self.in_object(byte, &mut start, on)?,
             }
-            if !matches!(self.at, At::InKey | At::InValue | At::InElement) {
+            if self.between_tokens() {
                 start = self.pos;
             }
         }

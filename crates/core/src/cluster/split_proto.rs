@@ -221,10 +221,7 @@ impl ProtoSplitter {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn field(number: u8, bytes: &[u8]) -> Vec<u8> {
-        [&[number << 3 | 2, bytes.len() as u8][..], bytes].concat()
-    }
+    use crate::pod::proto_build::{field, varint};
 
     /// A list body: its metadata, two items, and fields around them that are skipped.
     fn body() -> Vec<u8> {
@@ -280,15 +277,6 @@ mod tests {
     #[test]
     fn an_item_declared_larger_than_any_object_is_refused_before_it_is_held() {
         // A list of 2^40 bytes whose first item claims 2^35: only its head has arrived.
-        let varint = |mut n: u64| {
-            let mut out = Vec::new();
-            while n >= 0x80 {
-                out.push((n as u8) | 0x80);
-                n >>= 7;
-            }
-            out.push(n as u8);
-            out
-        };
         let type_meta = field(1, &field(2, b"PodList"));
         let head = [
             &MAGIC[..],

@@ -37,16 +37,16 @@ impl FeedStatus {
     /// How current a cache this feed stands for is, at `now`.
     pub fn source_health(&self, now: Instant) -> SourceHealth {
         match self {
-            FeedStatus::Connecting => SourceHealth::default(),
+            FeedStatus::Connecting
+            | FeedStatus::Stale {
+                why: StaleWhy::WorkerNotSynced,
+                ..
+            } => SourceHealth::default(),
             FeedStatus::Live => SourceHealth {
                 synced: true,
                 proved: Some(now),
                 error: None,
             },
-            FeedStatus::Stale {
-                why: StaleWhy::WorkerNotSynced,
-                ..
-            } => SourceHealth::default(),
             FeedStatus::Stale { since, why } => SourceHealth {
                 synced: true,
                 proved: Some(*since),

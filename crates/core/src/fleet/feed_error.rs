@@ -2,7 +2,6 @@
 //! there is no worker to read (a screen may watch the cluster itself instead) and which are a
 //! worker that exists but hiccups (keep retrying, show its cluster stale).
 
-use std::fmt;
 use std::time::Duration;
 
 use kube::core::Status;
@@ -14,10 +13,22 @@ use crate::inert;
 /// The longest text of a server's shown in a message: it is data, not prose for the screen.
 const SHOWN: usize = 300;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+fn shown(text: &str) -> String {
+    inert::fit(text, SHOWN)
+}
+
+/// One line for the engineer each; a server's text in it is made inert and cut.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FeedError {
     /// RBAC refused this identity the worker's proxy: `name` is the service as RBAC checks it
     /// (`service:port`).
+    #[error(
+        "permission denied: this identity may not {verb} {resource} \"{name}\" in namespace \
+         {namespace}; ask for `{verb}` on `{resource}` (resourceNames \"{name}\") there, and \
+         check with `kubectl auth can-i {verb} services/{name} --subresource=proxy -n \
+         {namespace}`",
+        name = shown(name)
+    )]
     Forbidden {
         verb: &'static str,
         resource: &'static str,
@@ -25,26 +36,37 @@ pub enum FeedError {
         name: String,
     },
     /// No such Service (or Endpoints) in the cluster: no worker runs there.
+    #[error("no worker: service {namespace}/{service} not found (is headless deployed there?)")]
     NoWorker { namespace: String, service: String },
     /// The Service is there but no endpoint of it is ready.
+    #[error("the worker is not ready: service {namespace}/{service} has no ready endpoint")]
     NotReady { namespace: String, service: String },
     /// A worker answered but serves no feed here (a build from before it served one).
+    #[error("the worker serves no /v1/watch ({code}): an older build of headless?")]
     NoFeed { code: u16 },
     /// The API server could not connect to a ready endpoint.
+    #[error("the worker is unreachable: {}", shown(message))]
     Unreachable { message: String },
     /// Any other error answer, from the API server or the worker.
+    #[error("the worker's feed was refused: {} ({code})", shown(message))]
     Refused { code: u16, message: String },
     /// The worker sent something this build does not read, or more than it accepts.
+    #[error("the worker's feed is unreadable: {0}")]
     Protocol(DecodeError),
     /// The worker holds more findings than the client keeps.
+    #[error("the worker holds more than {max} findings")]
     TooManyRows { max: usize },
     /// The worker's findings are more bytes than the feed carries: it said so (413).
+    #[error("the worker's feed is over its bound: {}", shown(message))]
     OverBound { message: String },
     /// Nothing came within the bound: the stream or the answer is dead.
+    #[error("the worker's feed said nothing for {}s", after.as_secs_f64())]
     Silent { after: Duration },
     /// The stream ended.
+    #[error("the worker ended its feed")]
     Ended,
     /// The connection failed below HTTP (network, TLS, the client's own deadline).
+    #[error("the worker's feed failed: {}", shown(.0))]
     Transport(String),
 }
 
@@ -123,70 +145,6 @@ impl FeedError {
         }
     }
 }
-
-impl fmt::Display for FeedError {
-    /// One line for the engineer; a server's text in it is made inert and cut.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let shown = |text: &str| inert::fit(text, SHOWN);
-        match self {
-            FeedError::Forbidden {
-                verb,
-                resource,
-                namespace,
-                name,
-            } => {
-                let name = shown(name);
-                write!(
-                    f,
-                    "permission denied: this identity may not {verb} {resource} \"{name}\" in \
-                     namespace {namespace}; ask for `{verb}` on `{resource}` (resourceNames \
-                     \"{name}\") there, and check with `kubectl auth can-i {verb} \
-                     services/{name} --subresource=proxy -n {namespace}`"
-                )
-            }
-            FeedError::NoWorker { namespace, service } => write!(
-                f,
-                "no worker: service {namespace}/{service} not found (is headless deployed there?)"
-            ),
-            FeedError::NotReady { namespace, service } => write!(
-                f,
-                "the worker is not ready: service {namespace}/{service} has no ready endpoint"
-            ),
-            FeedError::NoFeed { code } => write!(
-                f,
-                "the worker serves no /v1/watch ({code}): an older build of headless?"
-            ),
-            FeedError::Unreachable { message } => {
-                write!(f, "the worker is unreachable: {}", shown(message))
-            }
-            FeedError::Refused { code, message } => {
-                write!(
-                    f,
-                    "the worker's feed was refused: {} ({code})",
-                    shown(message)
-                )
-            }
-            FeedError::Protocol(e) => write!(f, "the worker's feed is unreadable: {e}"),
-            FeedError::TooManyRows { max } => {
-                write!(f, "the worker holds more than {max} findings")
-            }
-            FeedError::OverBound { message } => {
-                write!(f, "the worker's feed is over its bound: {}", shown(message))
-            }
-            FeedError::Silent { after } => {
-                write!(
-                    f,
-                    "the worker's feed said nothing for {}s",
-                    after.as_secs_f64()
-                )
-            }
-            FeedError::Ended => write!(f, "the worker ended its feed"),
-            FeedError::Transport(why) => write!(f, "the worker's feed failed: {}", shown(why)),
-        }
-    }
-}
-
-impl std::error::Error for FeedError {}
 
 #[cfg(test)]
 mod tests {

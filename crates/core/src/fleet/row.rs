@@ -127,26 +127,20 @@ impl FindingRow {
             held,
             cause,
         } = self;
-        (
-            cluster, namespace, name, uid, category, reason, message, container,
-        ) == (
-            &other.cluster,
-            &other.namespace,
-            &other.name,
-            &other.uid,
-            &other.category,
-            &other.reason,
-            &other.message,
-            &other.container,
-        ) && (since, restarts, node, owner, action, held, cause)
-            == (
-                &other.since,
-                &other.restarts,
-                &other.node,
-                &other.owner,
-                &other.action,
-                &other.held,
-                &other.cause,
-            )
+        *cluster == other.cluster
+            && *namespace == other.namespace
+            && *name == other.name
+            && *uid == other.uid
+            && *category == other.category
+            && *reason == other.reason
+            && *message == other.message
+            && *container == other.container
+            && *since == other.since
+            && *restarts == other.restarts
+            && *node == other.node
+            && *owner == other.owner
+            && *action == other.action
+            && *held == other.held
+            && *cause == other.cause
     }
 }

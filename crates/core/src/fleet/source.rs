@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::{FeedError, FeedStatus, FirstOutcome, StaleWhy};
+use super::{FeedError, FeedStatus, FirstOutcome};
 pub use crate::config::{BadSource, Source};
 
 /// What feeds a cluster.
@@ -59,14 +59,7 @@ pub fn decide(source: Source, first: &FirstOutcome) -> Decision {
 /// `status`: `auto` watches once the worker's findings outgrow the feed's bound (they may,
 /// long after its first answer); any other trouble stays on the worker, shown as it is.
 pub fn reconsider(source: Source, status: &FeedStatus) -> Option<WatchWhy> {
-    let error = match status {
-        FeedStatus::Failing(error)
-        | FeedStatus::Stale {
-            why: StaleWhy::Lost(error),
-            ..
-        } => error,
-        _ => return None,
-    };
+    let error = status.error()?;
     (source == Source::Auto && error.is_over_bound()).then(|| WatchWhy::OverBound(error.clone()))
 }
 
@@ -75,6 +68,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::fleet::StaleWhy;
 
     fn failed(error: FeedError) -> FirstOutcome {
         FirstOutcome::Failed(error)

@@ -35,7 +35,8 @@ pub async fn ask_worker(
     uid: &str,
     within: Duration,
 ) -> WorkerAnswer {
-    let asked = read_row(client, address, uid);
+    let asked =
+        get_json::<Option<FindingRow>>(client, address, address.finding_path(uid), ROW_BYTES);
     match tokio::time::timeout(within, asked).await {
         Err(_) => WorkerAnswer::Unanswered(FeedError::Silent { after: within }),
         Ok(Err(e)) => WorkerAnswer::Unanswered(e),
@@ -58,16 +59,12 @@ pub async fn ask_report(
     address: &WorkerAddress,
     within: Duration,
 ) -> Result<crate::report::RestartReport, FeedError> {
-    let asked = async {
-        let request = http::Request::get(address.proxy_path("/v1/report"))
-            .body(Vec::new())
-            .map_err(|e| FeedError::Transport(e.to_string()))?;
-        let body =
-            (client.request_stream(request).await).map_err(|e| FeedError::of(&e, address))?;
-        let bytes = read_capped(body, REPORT_BYTES).await?;
-        serde_json::from_slice(&bytes)
-            .map_err(|e| FeedError::Protocol(DecodeError::Malformed(format!("{:?}", e.classify()))))
-    };
+    let asked = get_json(
+        client,
+        address,
+        address.proxy_path("/v1/report"),
+        REPORT_BYTES,
+    );
     match tokio::time::timeout(within, asked).await {
         Ok(answer) => answer,
         Err(_) => Err(FeedError::Silent { after: within }),
@@ -121,16 +118,18 @@ pub fn worker_report(
 /// How long a screen waits for a worker's report.
 const WORKER_ANSWERS: Duration = Duration::from_secs(10);
 
-async fn read_row(
+/// The JSON the worker at `address` answers `path` with, at most `cap` bytes of it.
+async fn get_json<T: serde::de::DeserializeOwned>(
     client: &Client,
     address: &WorkerAddress,
-    uid: &str,
-) -> Result<Option<FindingRow>, FeedError> {
-    let request = http::Request::get(address.finding_path(uid))
+    path: String,
+    cap: usize,
+) -> Result<T, FeedError> {
+    let request = http::Request::get(path)
         .body(Vec::new())
         .map_err(|e| FeedError::Transport(e.to_string()))?;
     let body = (client.request_stream(request).await).map_err(|e| FeedError::of(&e, address))?;
-    let bytes = read_capped(body, ROW_BYTES).await?;
+    let bytes = read_capped(body, cap).await?;
     serde_json::from_slice(&bytes)
         .map_err(|e| FeedError::Protocol(DecodeError::Malformed(format!("{:?}", e.classify()))))
 }

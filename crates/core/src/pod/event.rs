@@ -151,36 +151,33 @@ mod tests {
     #[test]
     fn only_the_events_a_cause_reads_are_kept() {
         let pull = "Failed to pull image \"x:1\": rpc error: code = NotFound desc = not found";
-        assert_eq!(EventKind::of("Failed", pull), Some(EventKind::PullFailed));
-        assert_eq!(EventKind::of("Failed", "Error: ImagePullBackOff"), None);
-        assert_eq!(EventKind::of("Failed", "Error: ErrImagePull"), None);
-        // A readiness failure restarts nothing: it says why a running pod is not Ready.
-        assert_eq!(
-            EventKind::of("Unhealthy", "Readiness probe failed: HTTP probe failed"),
-            Some(EventKind::ReadinessFailed)
-        );
-        assert_eq!(
-            EventKind::of(
+        let attach = "AttachVolume.Attach failed for volume \"pv\"";
+        let cases = [
+            ("Failed", pull, Some(EventKind::PullFailed)),
+            ("Failed", "Error: ImagePullBackOff", None),
+            ("Failed", "Error: ErrImagePull", None),
+            // A readiness failure restarts nothing: it says why a running pod is not Ready.
+            (
+                "Unhealthy",
+                "Readiness probe failed: HTTP probe failed",
+                Some(EventKind::ReadinessFailed),
+            ),
+            (
                 "FailedCreatePodSandBox",
-                "Failed to create pod sandbox: rpc error"
+                "Failed to create pod sandbox: rpc error",
+                Some(EventKind::SandboxFailed),
             ),
-            Some(EventKind::SandboxFailed)
-        );
-        assert_eq!(
-            EventKind::of(
-                "FailedAttachVolume",
-                "AttachVolume.Attach failed for volume \"pv\""
+            ("FailedAttachVolume", attach, Some(EventKind::FailedAttach)),
+            (
+                "Unhealthy",
+                "Liveness probe failed: HTTP probe failed",
+                Some(EventKind::ProbeFailed),
             ),
-            Some(EventKind::FailedAttach)
-        );
-        assert_eq!(
-            EventKind::of("Unhealthy", "Liveness probe failed: HTTP probe failed"),
-            Some(EventKind::ProbeFailed)
-        );
-        assert_eq!(
-            EventKind::of("BackOff", "Back-off restarting failed container"),
-            None
-        );
+            ("BackOff", "Back-off restarting failed container", None),
+        ];
+        for (reason, message, kind) in cases {
+            assert_eq!(EventKind::of(reason, message), kind, "{reason}: {message}");
+        }
     }
 
     #[test]

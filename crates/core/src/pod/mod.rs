@@ -116,6 +116,14 @@ impl ContainerRecord {
             _ => None,
         }
     }
+
+    /// How it last ended: as it is now, if terminated, else its last termination.
+    pub(crate) fn last_end(&self) -> Option<&Termination> {
+        match &self.state {
+            ContainerState::Terminated(t) => Some(t),
+            _ => self.last_termination.as_ref(),
+        }
+    }
 }
 
 /// `PodScheduled=False`, with when it became so and why.

@@ -76,9 +76,18 @@ fn int32(value: Value<'_>, field: u32) -> Result<i32, ProtoError> {
     Ok(value.varint(field)? as i64 as i32)
 }
 
+/// A message read field by field into a `T` that starts empty.
+fn fields_into<'a, T: Default>(
+    message: &'a [u8],
+    mut each: impl FnMut(&mut T, u32, Value<'a>) -> Result<(), ProtoError>,
+) -> Result<T, ProtoError> {
+    let mut out = T::default();
+    for_each_field(message, |f, v| each(&mut out, f, v))?;
+    Ok(out)
+}
+
 fn meta(message: &[u8]) -> Result<WireMeta, ProtoError> {
-    let mut m = WireMeta::default();
-    for_each_field(message, |f, v| {
+    fields_into(message, |m: &mut WireMeta, f, v| {
         match f {
             1 => m.name = text(v, f)?,
             3 => m.namespace = text(v, f)?,
@@ -96,8 +105,7 @@ fn meta(message: &[u8]) -> Result<WireMeta, ProtoError> {
             _ => {}
         }
         Ok(())
-    })?;
-    Ok(m)
+    })
 }
 
 /// One annotation: whether it opts out, if it is the ignore marker. Every other annotation
@@ -108,8 +116,7 @@ fn ignore_entry(entry: &[u8]) -> Result<Option<bool>, ProtoError> {
 }
 
 fn owner(message: &[u8]) -> Result<WireOwner, ProtoError> {
-    let mut o = WireOwner::default();
-    for_each_field(message, |f, v| {
+    fields_into(message, |o: &mut WireOwner, f, v| {
         match f {
             1 => o.kind = text(v, f)?,
             3 => o.name = text(v, f)?,
@@ -119,13 +126,11 @@ fn owner(message: &[u8]) -> Result<WireOwner, ProtoError> {
             _ => {}
         }
         Ok(())
-    })?;
-    Ok(o)
+    })
 }
 
 fn spec(message: &[u8]) -> Result<WireSpec, ProtoError> {
-    let mut s = WireSpec::default();
-    for_each_field(message, |f, v| {
+    fields_into(message, |s: &mut WireSpec, f, v| {
         match f {
             1 => s.volumes.0 |= volume_claims(v.bytes(f)?)?,
             2 => container_spec(&mut s.containers, v.bytes(f)?)?,
@@ -134,8 +139,7 @@ fn spec(message: &[u8]) -> Result<WireSpec, ProtoError> {
             _ => {}
         }
         Ok(())
-    })?;
-    Ok(s)
+    })
 }
 
 /// Whether a `Volume` is a claim: its source (field 2, inlined in JSON) is a
@@ -204,8 +208,7 @@ fn quantity_entry(entry: &[u8]) -> Result<(&[u8], Option<String>), ProtoError> {
 }
 
 fn status(message: &[u8]) -> Result<WireStatus, ProtoError> {
-    let mut s = WireStatus::default();
-    for_each_field(message, |f, v| {
+    fields_into(message, |s: &mut WireStatus, f, v| {
         match f {
             1 => s.phase = word(v, f)?,
             2 => s.conditions.push(condition(v.bytes(f)?)?),
@@ -217,13 +220,11 @@ fn status(message: &[u8]) -> Result<WireStatus, ProtoError> {
             _ => {}
         }
         Ok(())
-    })?;
-    Ok(s)
+    })
 }
 
 fn condition(message: &[u8]) -> Result<WireCondition, ProtoError> {
-    let mut c = WireCondition::default();
-    for_each_field(message, |f, v| {
+    fields_into(message, |c: &mut WireCondition, f, v| {
         match f {
             1 => c.kind = text(v, f)?,
             2 => c.status = text(v, f)?,
@@ -233,13 +234,11 @@ fn condition(message: &[u8]) -> Result<WireCondition, ProtoError> {
             _ => {}
         }
         Ok(())
-    })?;
-    Ok(c)
+    })
 }
 
 fn container(message: &[u8]) -> Result<WireContainer, ProtoError> {
-    let mut c = WireContainer::default();
-    for_each_field(message, |f, v| {
+    fields_into(message, |c: &mut WireContainer, f, v| {
         match f {
             1 => c.name = text(v, f)?,
             2 => c.state = Some(state(v.bytes(f)?)?),
@@ -252,13 +251,11 @@ fn container(message: &[u8]) -> Result<WireContainer, ProtoError> {
             _ => {}
         }
         Ok(())
-    })?;
-    Ok(c)
+    })
 }
 
 fn state(message: &[u8]) -> Result<WireState, ProtoError> {
-    let mut s = WireState::default();
-    for_each_field(message, |f, v| {
+    fields_into(message, |s: &mut WireState, f, v| {
         match f {
             1 => s.waiting = Some(waiting(v.bytes(f)?)?),
             2 => s.running = Some(running(v.bytes(f)?)?),
@@ -266,37 +263,31 @@ fn state(message: &[u8]) -> Result<WireState, ProtoError> {
             _ => {}
         }
         Ok(())
-    })?;
-    Ok(s)
+    })
 }
 
 fn waiting(message: &[u8]) -> Result<WireWaiting, ProtoError> {
-    let mut w = WireWaiting::default();
-    for_each_field(message, |f, v| {
+    fields_into(message, |w: &mut WireWaiting, f, v| {
         match f {
             1 => w.reason = word(v, f)?,
             2 => w.message = word(v, f)?,
             _ => {}
         }
         Ok(())
-    })?;
-    Ok(w)
+    })
 }
 
 fn running(message: &[u8]) -> Result<WireRunning, ProtoError> {
-    let mut r = WireRunning::default();
-    for_each_field(message, |f, v| {
+    fields_into(message, |r: &mut WireRunning, f, v| {
         if f == 1 {
             r.started_at = time(v, f)?;
         }
         Ok(())
-    })?;
-    Ok(r)
+    })
 }
 
 fn terminated(message: &[u8]) -> Result<WireTerminated, ProtoError> {
-    let mut t = WireTerminated::default();
-    for_each_field(message, |f, v| {
+    fields_into(message, |t: &mut WireTerminated, f, v| {
         match f {
             1 => t.exit_code = int32(v, f)?,
             3 => t.reason = word(v, f)?,
@@ -304,6 +295,5 @@ fn terminated(message: &[u8]) -> Result<WireTerminated, ProtoError> {
             _ => {}
         }
         Ok(())
-    })?;
-    Ok(t)
+    })
 }

@@ -17,7 +17,7 @@ pub(crate) fn number(number: u32, value: u64) -> Vec<u8> {
     out
 }
 
-fn varint(mut value: u64) -> Vec<u8> {
+pub(crate) fn varint(mut value: u64) -> Vec<u8> {
     let mut out = Vec::new();
     loop {
         let byte = (value & 0x7f) as u8;

@@ -113,28 +113,18 @@ fn empty_strings_and_zero_times_read_as_absent_as_go_writes_them() {
 
 #[test]
 fn specs_volumes_and_annotations_read_as_in_json() {
-    let quantity = |name: &str, text: &str| {
-        field(
-            1,
-            &message(&[
-                field(1, name.as_bytes()),
-                field(2, &field(1, text.as_bytes())),
-            ]),
-        )
-    };
-    let requests = |name: &str, text: &str| {
-        field(
-            2,
-            &message(&[
-                field(1, name.as_bytes()),
-                field(2, &field(1, text.as_bytes())),
-            ]),
-        )
+    // Limits are field 1 and requests field 2, each a map entry of a name to a Quantity.
+    let quantity = |map: u32, name: &str, text: &str| {
+        let entry = [
+            field(1, name.as_bytes()),
+            field(2, &field(1, text.as_bytes())),
+        ];
+        field(map, &message(&entry))
     };
     let resources = message(&[
-        quantity("memory", "256Mi"),
-        requests("cpu", "250m"),
-        requests("memory", "1Gi"),
+        quantity(1, "memory", "256Mi"),
+        quantity(2, "cpu", "250m"),
+        quantity(2, "memory", "1Gi"),
     ]);
     let container = message(&[field(1, b"app"), field(2, b"nginx"), field(8, &resources)]);
     let claim = message(&[

@@ -9,7 +9,7 @@ use super::{RestartReport, RestartRow, Terms, WorkloadGroup};
 use crate::cluster::ClusterName;
 use crate::config::ReportConfig;
 use crate::pod::WorkloadId;
-use crate::pod::{ContainerRecord, ContainerState, PodRecord, Termination};
+use crate::pod::{ContainerRecord, PodRecord};
 
 /// Pods with at least `min_restarts` restarts and one of `reasons`, in the report's namespaces,
 /// grouped by owning workload; the groups and rows with the most restarts come first, each
@@ -45,6 +45,7 @@ pub fn build(
             }
         })
         .collect();
+    let most_restarts = |g: &WorkloadGroup| g.rows.iter().map(|r| r.restarts).max().unwrap_or(0);
     groups.sort_by_key(|g| std::cmp::Reverse(most_restarts(g)));
     RestartReport {
         title: config.title.clone(),
@@ -58,10 +59,6 @@ pub fn build(
             first: !previous.reported(cluster),
         }),
     }
-}
-
-fn most_restarts(group: &WorkloadGroup) -> u32 {
-    group.rows.iter().map(|r| r.restarts).max().unwrap_or(0)
 }
 
 fn qualifies(pod: &PodRecord, config: &ReportConfig) -> bool {
@@ -83,14 +80,7 @@ fn reason<'a>(c: &'a ContainerRecord, reasons: &[String]) -> Option<&'a str> {
     if let Some(w) = waiting.filter(|w| listed(reasons, w)) {
         return Some(w);
     }
-    last_end(c).and_then(|t| t.reason.as_deref()).or(waiting)
-}
-
-fn last_end(c: &ContainerRecord) -> Option<&Termination> {
-    match &c.state {
-        ContainerState::Terminated(t) => Some(t),
-        _ => c.last_termination.as_ref(),
-    }
+    c.last_end().and_then(|t| t.reason.as_deref()).or(waiting)
 }
 
 fn row(
@@ -104,7 +94,7 @@ fn row(
     let since_previous = previous
         .get(&key)
         .map(|&before| c.restarts.checked_sub(before).unwrap_or(c.restarts));
-    let ended = last_end(c);
+    let ended = c.last_end();
     RestartRow {
         pod: pod.name.to_string(),
         container: c.name.to_string(),

@@ -195,10 +195,7 @@ fn crash_reason(
         });
         return Some((waiting.to_string(), last));
     }
-    let ended = match &c.state {
-        ContainerState::Terminated(t) => Some(t),
-        _ => c.last_termination.as_ref(),
-    }?;
+    let ended = c.last_end()?;
     let reason = ended.reason.as_deref().filter(|r| listed(r))?;
     Some((
         reason.to_string(),
@@ -268,12 +265,7 @@ fn pending(pod: &PodRecord, now: DateTime<Utc>) -> Option<Evidence> {
         .unwrap_or("Unscheduled")
         .to_string();
     let since = unscheduled.since.or(pod.created).unwrap_or(now);
-    Some(Evidence {
-        reason,
-        message: pod.message.as_deref().map(Into::into),
-        container: None,
-        since,
-    })
+    Some(pod_level(reason, pod, since))
 }
 
 fn failed(pod: &PodRecord, now: DateTime<Utc>) -> Option<Evidence> {

@@ -36,8 +36,8 @@ pub(crate) trait Kind: Decode + Send + Sync + 'static {
     fn remove(&self, wire: Self::Wire);
     /// How the watch of `scope` stands, for whoever shows it.
     fn health(&self, scope: &Scope, change: &mut dyn FnMut(&mut ScopeHealth));
-    /// The view of `scope` was proved current at `at`.
-    fn proved(&self, scope: &Scope, at: Instant);
+    /// The view of `scope` was proved current at `at`: news only where freshness is a guard.
+    fn proved(&self, _scope: &Scope, _at: Instant) {}
     /// The time the store reads: its cache's clock.
     fn clock(&self) -> Clock;
 }
@@ -159,7 +159,6 @@ impl Kind for Nodes {
         };
         self.cache.nodes_unreadable(why);
     }
-    fn proved(&self, _: &Scope, _: Instant) {}
     fn clock(&self) -> Clock {
         self.cache.clock()
     }

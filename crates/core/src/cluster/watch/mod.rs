@@ -146,13 +146,8 @@ pub fn spawn_watches(
         .iter()
         .map(|scope| {
             cache.register(scope, settings.stale_after);
-            let scoped = Scoped {
-                client: client.clone(),
-                scope: scope.clone(),
-                kind: Pods(cache.clone()),
-                settings: settings.clone(),
-            };
-            tokio::spawn(run_scope(scoped, streaming.clone()))
+            let kind = Pods(cache.clone());
+            spawn_sharing(client, scope, kind, settings, streaming.clone())
         })
         .collect()
 }
@@ -164,13 +159,24 @@ pub(crate) fn spawn_one<K: Kind>(
     kind: K,
     settings: &WatchSettings,
 ) -> JoinHandle<()> {
+    spawn_sharing(client, scope, kind, settings, Streaming::default())
+}
+
+/// One scope of one kind, sharing what `streaming` learns of the server.
+fn spawn_sharing<K: Kind>(
+    client: &Client,
+    scope: &Scope,
+    kind: K,
+    settings: &WatchSettings,
+    streaming: Streaming,
+) -> JoinHandle<()> {
     let scoped = Scoped {
         client: client.clone(),
         scope: scope.clone(),
         kind,
         settings: settings.clone(),
     };
-    tokio::spawn(run_scope(scoped, Streaming::default()))
+    tokio::spawn(run_scope(scoped, streaming))
 }
 
 /// The cluster's nodes into `cache`, by the same loop as its pods. Nodes are cluster-wide
@@ -182,13 +188,12 @@ pub fn spawn_node_watch(
     settings: &WatchSettings,
 ) -> JoinHandle<()> {
     let health = ScopeHealth::new(Scope::All, settings.stale_after);
-    let scoped = Scoped {
-        client: client.clone(),
-        scope: Scope::All,
-        kind: Nodes::new(cache.clone(), health),
-        settings: settings.clone(),
-    };
-    tokio::spawn(run_scope(scoped, Streaming::default()))
+    spawn_one(
+        client,
+        &Scope::All,
+        Nodes::new(cache.clone(), health),
+        settings,
+    )
 }
 
 /// Every node now (a most recent read), for a one-shot caller (`scan`).

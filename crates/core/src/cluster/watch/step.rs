@@ -120,15 +120,9 @@ pub(super) fn step(state: State, attempt: Attempt, may_stream: bool) -> Step {
         (State::Watch { .. }, Ended::Refused(_)) => (quorum_read(), Then::Relist),
         // A version the server should know was refused: only the latest state can be had.
         (State::List { .. }, Ended::Expired | Ended::Refused(_)) => (quorum_read(), Then::Retry),
-        (State::List { from, .. }, Ended::Unsupported(_)) => (
-            State::List {
-                from,
-                stream: false,
-            },
-            Then::Retry,
-        ),
         // Making progress beats waiting: pages this time.
-        (
+        (State::List { from, .. }, Ended::Unsupported(_))
+        | (
             State::List { from, stream: true },
             Ended::Closed { .. } | Ended::TimedOut(_) | Ended::Failed(_) | Ended::Forbidden(_),
         ) => (
