@@ -4,7 +4,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use chrono::{DateTime, Utc};
 
@@ -19,12 +19,10 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let Some(details) = &state.details else {
         return;
     };
-    let block = Block::bordered()
-        .title(inert_line(&format!(
-            " {}/{} — details (Esc back) ",
-            details.pod.namespace, details.pod.name
-        )))
-        .title_style(theme::title());
+    let block = super::titled(inert_line(&format!(
+        " {}/{} — details (Esc back) ",
+        details.pod.namespace, details.pod.name
+    )));
     let mut lines: Vec<Line> = Vec::new();
     // What the cache knows is shown at once; the API adds the rest.
     if let Some(a) = state

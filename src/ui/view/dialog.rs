@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
-use super::{centered, fit, inert_line};
+use super::{centered, fit, inert_line, titled};
 use crate::ui::confirm::{Confirmation, Offer};
 use crate::ui::event::{ClusterLine, SourceLine};
 use crate::ui::theme;
@@ -39,12 +39,7 @@ pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
     let rect = centered(area, width, height);
     Clear.render(rect, buf);
     Paragraph::new(lines)
-        .block(
-            Block::bordered()
-                .title(inert_line(&format!(" {} ", c.title)))
-                .title_style(theme::title())
-                .title_bottom(keys),
-        )
+        .block(titled(inert_line(&format!(" {} ", c.title))).title_bottom(keys))
         .wrap(Wrap { trim: false })
         .render(rect, buf);
 }
@@ -81,10 +76,8 @@ pub(crate) fn contexts(
     Clear.render(rect, buf);
     Paragraph::new(lines)
         .block(
-            Block::bordered()
-                .title(" Contexts (* open) ")
-                .title_bottom(" Enter: only this one · Space: add/drop · Esc ")
-                .title_style(theme::title()),
+            titled(" Contexts (* open) ")
+                .title_bottom(" Enter: only this one · Space: add/drop · Esc "),
         )
         .render(rect, buf);
 }
@@ -134,10 +127,6 @@ pub(crate) fn clusters(open: &[&ClusterLine], area: Rect, buf: &mut Buffer) {
     Clear.render(rect, buf);
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })
-        .block(
-            Block::bordered()
-                .title(" Clusters (C or Esc closes) ")
-                .title_style(theme::title()),
-        )
+        .block(titled(" Clusters (C or Esc closes) "))
         .render(rect, buf);
 }

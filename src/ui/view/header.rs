@@ -132,17 +132,14 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     // Badges first: a narrow terminal cuts the end of the line, never them.
     let worker = state.worker();
     let mut first = vec![Span::styled("ops-pod-cleaner", theme::title())];
-    if state.switches.flags.dry_run || worker.dry_run {
-        first.push(Span::raw(" "));
-        first.push(Span::styled(" DRY-RUN ", theme::badge(Color::Yellow)));
-    }
-    if state.switches.flags.readonly {
-        first.push(Span::raw(" "));
-        first.push(Span::styled(" READONLY ", theme::badge(Color::Blue)));
-    }
-    if state.switches.flags.no_audit {
-        first.push(Span::raw(" "));
-        first.push(Span::styled(" NO-AUDIT ", theme::badge(Color::Red)));
+    let flags = &state.switches.flags;
+    let badges = [
+        (flags.dry_run || worker.dry_run, " DRY-RUN ", Color::Yellow),
+        (flags.readonly, " READONLY ", Color::Blue),
+        (flags.no_audit, " NO-AUDIT ", Color::Red),
+    ];
+    for (_, badge, color) in badges.into_iter().filter(|(on, _, _)| *on) {
+        first.extend([Span::raw(" "), Span::styled(badge, theme::badge(color))]);
     }
     first.extend(clusters(state));
     let width = usize::from(area.width);

@@ -3,12 +3,11 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+use ratatui::widgets::{Clear, Paragraph, Widget};
 
-use super::{centered, fit};
+use super::{centered, fit, titled};
 use crate::ui::keys::help_lines;
 use crate::ui::state::State;
-use crate::ui::theme;
 
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let lines = help_lines(&state.keys);
@@ -45,10 +44,6 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let rect = centered(area, width, per_column as u16 + 2);
     Clear.render(rect, buf);
     Paragraph::new(text)
-        .block(
-            Block::bordered()
-                .title(" Keys (Esc closes) ")
-                .title_style(theme::title()),
-        )
+        .block(titled(" Keys (Esc closes) "))
         .render(rect, buf);
 }

@@ -15,6 +15,8 @@ mod table;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::Block;
 
 use super::state::{BottomPane, Overlay, State, View};
 
@@ -56,46 +58,35 @@ pub(crate) fn table_height(area: Rect, _state: &State) -> usize {
 }
 
 pub fn draw(state: &State, frame: &mut Frame) {
-    let a = areas(frame.area());
-    header::render(state, a.header, frame.buffer_mut());
-    categories::render(state, a.categories, frame.buffer_mut());
+    let (area, buf) = (frame.area(), frame.buffer_mut());
+    let a = areas(area);
+    header::render(state, a.header, buf);
+    categories::render(state, a.categories, buf);
     match state.view {
-        View::Table => table::render(state, a.main, frame.buffer_mut()),
-        View::Details => details::render(state, a.main, frame.buffer_mut()),
+        View::Table => table::render(state, a.main, buf),
+        View::Details => details::render(state, a.main, buf),
     }
     match state.bottom {
-        BottomPane::Log => log::render(a.bottom, frame.buffer_mut()),
-        BottomPane::Rules => rules::render(state, a.bottom, frame.buffer_mut()),
-        BottomPane::Report => report::render(state, a.bottom, frame.buffer_mut()),
+        BottomPane::Log => log::render(a.bottom, buf),
+        BottomPane::Rules => rules::render(state, a.bottom, buf),
+        BottomPane::Report => report::render(state, a.bottom, buf),
     }
-    status::render(state, a.status, frame.buffer_mut());
+    status::render(state, a.status, buf);
     match &state.overlay {
         None => {}
-        Some(Overlay::Help) => help::render(state, frame.area(), frame.buffer_mut()),
-        Some(Overlay::Confirm(c)) => dialog::confirm(c, frame.area(), frame.buffer_mut()),
-        Some(Overlay::Resolving(what)) => dialog::waiting(what, frame.area(), frame.buffer_mut()),
-        Some(Overlay::Checking(_)) => dialog::waiting(
-            "checking the owners for opt-outs…",
-            frame.area(),
-            frame.buffer_mut(),
-        ),
-        Some(Overlay::Contexts { names, selected }) => dialog::contexts(
-            names,
-            *selected,
-            &state.cluster_lines(),
-            frame.area(),
-            frame.buffer_mut(),
-        ),
-        Some(Overlay::Parked { list, selected }) => parked::render(
-            state,
-            list.as_ref(),
-            *selected,
-            frame.area(),
-            frame.buffer_mut(),
-        ),
-        Some(Overlay::Clusters) => {
-            dialog::clusters(&state.cluster_lines(), frame.area(), frame.buffer_mut());
+        Some(Overlay::Help) => help::render(state, area, buf),
+        Some(Overlay::Confirm(c)) => dialog::confirm(c, area, buf),
+        Some(Overlay::Resolving(what)) => dialog::waiting(what, area, buf),
+        Some(Overlay::Checking(_)) => {
+            dialog::waiting("checking the owners for opt-outs…", area, buf);
         }
+        Some(Overlay::Contexts { names, selected }) => {
+            dialog::contexts(names, *selected, &state.cluster_lines(), area, buf);
+        }
+        Some(Overlay::Parked { list, selected }) => {
+            parked::render(state, list.as_ref(), *selected, area, buf);
+        }
+        Some(Overlay::Clusters) => dialog::clusters(&state.cluster_lines(), area, buf),
     }
 }
 
@@ -109,6 +100,13 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
         width,
         height,
     )
+}
+
+/// A bordered pane or dialog under a bold title.
+fn titled<'a>(title: impl Into<Line<'a>>) -> Block<'a> {
+    Block::bordered()
+        .title(title)
+        .title_style(super::theme::title())
 }
 
 /// `text` made inert and cut to `width` terminal cells, the cut marked with an ellipsis.

@@ -3,7 +3,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget};
 
 use super::inert_line;
 use crate::ui::event::SourceLine;
@@ -14,13 +14,11 @@ use opc_core::rules::format_age;
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let send = state.keys.key("send_report").map(|k| k.to_string());
     let export = state.keys.key("export_report").map(|k| k.to_string());
-    let block = Block::bordered()
-        .title(format!(
-            " Restart report · {} send · {} export ",
-            send.unwrap_or_default(),
-            export.unwrap_or_default()
-        ))
-        .title_style(theme::title());
+    let block = super::titled(format!(
+        " Restart report · {} send · {} export ",
+        send.unwrap_or_default(),
+        export.unwrap_or_default()
+    ));
     let mut lines = Vec::new();
     if let Some(last) = &state.worker().last_report {
         lines.push(Line::styled(format!("last delivery: {last}"), theme::dim()));

@@ -4,7 +4,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget, Wrap};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, Widget, Wrap};
 
 use super::fit;
 use crate::ui::state::State;
@@ -18,13 +18,11 @@ const WIDE: u16 = 110;
 const WIDER: u16 = 150;
 
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
-    let block = Block::bordered()
-        .title(title(state))
-        .title_style(theme::title());
+    let block = super::titled(title(state));
     let layout = Columns::for_width(area.width, state.several_clusters());
     // Each cell is cut to its column's width with an ellipsis, never silently.
     let inner = block.inner(area);
-    let widths: Vec<usize> = Layout::horizontal(layout.widths.clone())
+    let widths: Vec<usize> = Layout::horizontal(layout.widths())
         .spacing(1)
         .split(Rect { height: 1, ..inner })
         .iter()
@@ -52,8 +50,9 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         Line::styled(empty_text(state), theme::dim()).render(inner, buf);
         return;
     }
-    Table::new(rows, layout.widths)
-        .header(Row::new(layout.heading).style(theme::title()))
+    let heading = layout.columns.iter().map(|(heading, _)| *heading);
+    Table::new(rows, layout.widths())
+        .header(Row::new(heading).style(theme::title()))
         .column_spacing(1)
         .block(block)
         .render(area, buf);
@@ -61,8 +60,8 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
 
 /// The table's columns at one width: which show, and how wide each is.
 struct Columns {
-    heading: Vec<&'static str>,
-    widths: Vec<Constraint>,
+    /// Each column's heading and width.
+    columns: Vec<(&'static str, Constraint)>,
     /// Node and owner have columns.
     wide: bool,
     /// The cause's class has a column.
@@ -75,7 +74,7 @@ impl Columns {
     fn for_width(width: u16, several: bool) -> Columns {
         let wide = width >= WIDE;
         let wider = width >= WIDER;
-        let (mut heading, mut widths) = if wide {
+        let mut columns = if wide {
             wide_columns()
         } else {
             narrow_columns(width, several)
@@ -83,73 +82,60 @@ impl Columns {
         if wider {
             // Room for the longest reasons kubectl prints (`CreateContainerConfigError`,
             // `Init:CrashLoopBackOff`), before the pod's name takes the rest.
-            if let Some(reason) = widths.get_mut(3) {
+            if let Some((_, reason)) = columns.get_mut(3) {
                 *reason = Constraint::Length(26);
             }
-            heading.insert(4, "CAUSE");
-            widths.insert(4, Constraint::Length(21));
+            columns.insert(4, ("CAUSE", Constraint::Length(21)));
         }
         if several {
             // Hidden with one cluster: every row would say the same.
-            heading.insert(1, "CLUSTER");
-            widths.insert(1, Constraint::Length(if wide { 12 } else { 9 }));
+            let width = if wide { 12 } else { 9 };
+            columns.insert(1, ("CLUSTER", Constraint::Length(width)));
             if !wide {
                 // The rule's action is the same on every row; the pod's name needs the room.
-                heading.pop();
-                widths.pop();
+                columns.pop();
             }
         }
         Columns {
-            heading,
-            widths,
+            columns,
             wide,
             wider,
             several,
         }
     }
+
+    fn widths(&self) -> Vec<Constraint> {
+        self.columns.iter().map(|(_, width)| *width).collect()
+    }
 }
 
-fn wide_columns() -> (Vec<&'static str>, Vec<Constraint>) {
-    let heading = vec![
-        "",
-        "NAMESPACE",
-        "POD",
-        "REASON",
-        "FOR",
-        "RST",
-        "NODE",
-        "OWNER",
-        "ACTION",
-    ];
-    let widths = vec![
-        Constraint::Length(1),
-        Constraint::Length(14),
-        Constraint::Fill(3),
-        Constraint::Length(18),
-        Constraint::Length(10),
-        Constraint::Length(4),
-        Constraint::Length(11),
-        Constraint::Fill(2),
-        Constraint::Length(ACTION_WIDTH),
-    ];
-    (heading, widths)
+fn wide_columns() -> Vec<(&'static str, Constraint)> {
+    vec![
+        ("", Constraint::Length(1)),
+        ("NAMESPACE", Constraint::Length(14)),
+        ("POD", Constraint::Fill(3)),
+        ("REASON", Constraint::Length(18)),
+        ("FOR", Constraint::Length(10)),
+        ("RST", Constraint::Length(4)),
+        ("NODE", Constraint::Length(11)),
+        ("OWNER", Constraint::Fill(2)),
+        ("ACTION", Constraint::Length(ACTION_WIDTH)),
+    ]
 }
 
 /// The pod's name keeps 20 columns as the screen narrows; the reason gives way first.
-fn narrow_columns(width: u16, several: bool) -> (Vec<&'static str>, Vec<Constraint>) {
-    let heading = vec!["", "NAMESPACE", "POD", "REASON", "FOR", "RST", "ACTION"];
+fn narrow_columns(width: u16, several: bool) -> Vec<(&'static str, Constraint)> {
     let others = 1 + 10 + 10 + 3 + ACTION_WIDTH + 6 + if several { 10 } else { 0 };
     let reason = width.saturating_sub(2 + others + 20).clamp(6, 17);
-    let widths = vec![
-        Constraint::Length(1),
-        Constraint::Length(10),
-        Constraint::Fill(1),
-        Constraint::Length(reason),
-        Constraint::Length(10),
-        Constraint::Length(3),
-        Constraint::Length(ACTION_WIDTH),
-    ];
-    (heading, widths)
+    vec![
+        ("", Constraint::Length(1)),
+        ("NAMESPACE", Constraint::Length(10)),
+        ("POD", Constraint::Fill(1)),
+        ("REASON", Constraint::Length(reason)),
+        ("FOR", Constraint::Length(10)),
+        ("RST", Constraint::Length(3)),
+        ("ACTION", Constraint::Length(ACTION_WIDTH)),
+    ]
 }
 
 /// The rows that fit in `height` from the window's offset, each cell cut to its column's
