@@ -3,18 +3,16 @@
 
 use super::actions::{pod_action, scale_to_zero, undo};
 use super::overlays::on_overlay_key;
-use super::status;
+use super::{say, status};
 use crate::ui::confirm::{Confirmation, PodVerb};
 use crate::ui::event::{Effect, Routed};
 use crate::ui::keys::{Command, command_for};
 use crate::ui::state::{BottomPane, DetailsContent, DetailsView, Overlay, State, View};
 use opc_core::actions::PodRef;
-use opc_core::cluster::ClusterName;
-use opc_core::cluster::Listed;
+use opc_core::cluster::{ClusterName, Listed};
 use opc_core::config::{KeyBinding, KeyCode};
 use opc_core::rules::{ActionKind, RuleKind};
-use opc_core::worker::Place;
-use opc_core::worker::{Pause, WorkerCommand};
+use opc_core::worker::{Pause, Place, WorkerCommand};
 
 pub(super) fn on_key(state: &mut State, key: &KeyBinding) -> Vec<Effect> {
     if state.table.filtering {
@@ -70,9 +68,8 @@ fn on_details_key(state: &mut State, command: Command) -> Vec<Effect> {
             }
             Vec::new()
         }
-        Command::Quit | Command::Help => on_command(state, command),
         // Actions apply to the pod shown.
-        other => on_command(state, other),
+        _ => on_command(state, command),
     }
 }
 
@@ -131,7 +128,7 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
         Command::ExportReport => return vec![Effect::ExportReport],
         Command::SwitchContext => return vec![Effect::ListContexts],
         Command::Refresh => {
-            status(state, "refreshed from the caches", false);
+            say(state, "refreshed from the caches");
             return vec![Effect::Refresh];
         }
         Command::Confirm => {}
@@ -170,7 +167,7 @@ fn change_category(state: &mut State, command: Command) {
     let cleared = state.clusters.clear_marks();
     if cleared > 0 {
         let marks = if cleared == 1 { "mark" } else { "marks" };
-        status(state, &format!("{cleared} {marks} cleared"), false);
+        say(state, format!("{cleared} {marks} cleared"));
     }
 }
 
@@ -187,10 +184,9 @@ fn change_sort(state: &mut State, command: Command) {
         state.table.sort.label(),
         state.table.sort.direction(state.table.sort_reversed),
     );
-    status(
+    say(
         state,
-        &format!("sorted by {by}, {way} (s: next column, S: reverse)"),
-        false,
+        format!("sorted by {by}, {way} (s: next column, S: reverse)"),
     );
 }
 
@@ -273,13 +269,12 @@ fn toggle_auto(state: &mut State) -> Vec<Effect> {
     } else {
         ""
     };
-    status(
+    say(
         state,
-        &format!(
+        format!(
             "auto-clean for {rule} {}{idle}",
             if on { "on" } else { "off" }
         ),
-        false,
     );
     vec![Effect::Worker(WorkerCommand::SetAuto { rule, on })]
 }
@@ -288,7 +283,7 @@ fn toggle_auto(state: &mut State) -> Vec<Effect> {
 /// pods of the demo before).
 fn master_auto(state: &mut State) -> Vec<Effect> {
     if state.worker().master_auto {
-        status(state, "auto-clean master switch off", false);
+        say(state, "auto-clean master switch off");
         return vec![Effect::Worker(WorkerCommand::SetMasterAuto(false))];
     }
     let worker = state.worker();
@@ -319,7 +314,7 @@ fn send_report(state: &mut State) -> Vec<Effect> {
             .map_or("the export key".to_string(), |k| k.to_string());
         status(
             state,
-            &format!(
+            format!(
                 "no report sinks are configured (report.sinks); {export} writes the report to a \
                  file"
             ),
@@ -327,7 +322,7 @@ fn send_report(state: &mut State) -> Vec<Effect> {
         );
         return Vec::new();
     }
-    status(state, "sending the restart report…", false);
+    say(state, "sending the restart report…");
     vec![Effect::Worker(WorkerCommand::SendReport)]
 }
 
