@@ -152,24 +152,8 @@ pub(crate) fn to_json(rows: &[FindingRow]) -> String {
 
 /// An aligned table, kubectl style; the cluster column only when there are several.
 pub(crate) fn to_table(rows: &[FindingRow], several_clusters: bool) -> String {
-    let mut header = vec![
-        "CATEGORY",
-        "NAMESPACE",
-        "NAME",
-        "REASON",
-        "CAUSE",
-        "FOR",
-        "RESTARTS",
-        "NODE",
-        "OWNER",
-        "ACTION",
-    ];
-    if several_clusters {
-        header.insert(0, "CLUSTER");
-    }
-    let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
-    for row in rows {
-        let mut cells = vec![
+    let rows = rows.iter().map(|row| {
+        let cells = vec![
             row.category.to_string(),
             row.namespace.clone(),
             row.name.clone(),
@@ -193,11 +177,29 @@ pub(crate) fn to_table(rows: &[FindingRow], several_clusters: bool) -> String {
                 )
                 .to_string(),
         ];
-        if several_clusters {
-            cells.insert(0, row.cluster.to_string());
-        }
-        table.push(cells);
-    }
+        (row.cluster.to_string(), cells)
+    });
+    let header = "CATEGORY NAMESPACE NAME REASON CAUSE FOR RESTARTS NODE OWNER ACTION";
+    by_cluster(header, rows, several_clusters)
+}
+
+/// [`aligned`] under `header`'s words, each row's cluster in a first column when there are
+/// several.
+fn by_cluster(
+    header: &str,
+    rows: impl Iterator<Item = (String, Vec<String>)>,
+    several_clusters: bool,
+) -> String {
+    let heading = header.split(' ').map(String::from).collect();
+    let table: Vec<Vec<String>> = std::iter::once(("CLUSTER".to_string(), heading))
+        .chain(rows)
+        .map(|(cluster, mut cells)| {
+            if several_clusters {
+                cells.insert(0, cluster);
+            }
+            cells
+        })
+        .collect();
     aligned(&table)
 }
 

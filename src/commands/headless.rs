@@ -59,19 +59,19 @@ pub(crate) async fn run(global: &GlobalArgs, mode: Mode, clock: Clock) -> Result
     tokio::spawn(say_memory_budget(session.cache.clone()));
     let lease = LeaseSettings::from_env();
     let scopes: Vec<String> = targets.scopes.iter().map(ToString::to_string).collect();
+    let dry_run = if parts.policy.dry_run() {
+        " (dry run)"
+    } else {
+        ""
+    };
     say(&format!(
         "headless: watching {} of cluster {}; auto-clean acts only while this process ({}) \
-         holds the Lease {}/{}{}",
+         holds the Lease {}/{}{dry_run}",
         scopes.join(", "),
         cluster.name,
         lease.identity,
         lease.namespace,
         lease.name,
-        if parts.policy.dry_run() {
-            " (dry run)"
-        } else {
-            ""
-        },
     ));
     let elector = Elector::new(cluster.client.clone(), lease, session.cache.clock());
     if mode.once {
@@ -103,13 +103,9 @@ impl Parts {
         for absent in &config.report.left_out {
             tracing::warn!("report: {absent}; create its Secret to send the report there");
         }
-        let reporter = match config.report.sinks.is_empty() {
-            true => None,
-            false => Some(Arc::new(Reporter::new(
-                &config.report,
-                DeliveryPolicy::default(),
-            )?)),
-        };
+        let reporter = (!config.report.sinks.is_empty())
+            .then(|| Reporter::new(&config.report, DeliveryPolicy::default()).map(Arc::new))
+            .transpose()?;
         let options = WorkerOptions {
             master_auto: true,
             standby: Some(Standby::Electing),

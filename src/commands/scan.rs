@@ -107,8 +107,5 @@ async fn parked_workloads(
 
 /// 1 when something was found, 0 when nothing was.
 fn exit(found: bool) -> ExitCode {
-    match found {
-        true => ExitCode::from(1),
-        false => ExitCode::SUCCESS,
-    }
+    ExitCode::from(u8::from(found))
 }
