@@ -206,12 +206,8 @@ impl Confirmation {
         let mut lines: Vec<String> = rules
             .iter()
             .map(|(rule, action, pods)| {
-                let pods = if *pods == 1 {
-                    "1 pod".to_string()
-                } else {
-                    format!("{pods} pods")
-                };
-                format!("{rule}: {action} on its own, {pods} now")
+                let plural = if *pods == 1 { "" } else { "s" };
+                format!("{rule}: {action} on its own, {pods} pod{plural} now")
             })
             .collect();
         if lines.is_empty() {
@@ -352,14 +348,10 @@ impl Confirmation {
             );
             return Confirmation::unavailable(title, why);
         };
+        let replicas = (checked.replicas).map_or("unknown".to_string(), |r| r.to_string());
         let mut lines = vec![
             in_cluster(&pod.cluster, workload, several),
-            format!(
-                "replicas now: {}  →  0",
-                checked
-                    .replicas
-                    .map_or("unknown".to_string(), |r| r.to_string())
-            ),
+            format!("replicas now: {replicas}  →  0"),
         ];
         match checked.available {
             Some(n) if n > 0 => lines.push(format!(
@@ -379,14 +371,11 @@ impl Confirmation {
                 Action::ScaleToZero(pod.item.clone()),
             )]),
         };
-        let opt_outs = checked.opt_out.iter().cloned().collect();
-        dialog.with_opt_outs(
-            Ok(Checked {
-                opt_outs,
-                live: Vec::new(),
-            }),
-            |_| None,
-        )
+        let checked = Checked {
+            opt_outs: checked.opt_out.iter().cloned().collect(),
+            ..Checked::default()
+        };
+        dialog.with_opt_outs(Ok(checked), |_| None)
     }
 
     /// Undo of a parked workload, once its cluster confirmed it is at zero: `plan` says what

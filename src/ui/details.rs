@@ -73,13 +73,9 @@ impl PodDetails {
         previous: bool,
         text: &str,
     ) -> PodDetails {
-        let run = if previous {
-            "its previous run"
-        } else {
-            "its current run"
-        };
+        let run = if previous { "previous" } else { "current" };
         let title = format!(
-            "Logs of {} ({run}; the last {} lines at most)",
+            "Logs of {} (its {run} run; the last {} lines at most)",
             container.unwrap_or("the container"),
             opc_core::actions::LOG_LINES
         );

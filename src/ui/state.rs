@@ -9,7 +9,7 @@ use super::confirm::Confirmation;
 use super::details::PodDetails;
 use super::event::ClusterLine;
 use super::order;
-use opc_core::actions::{ParkedList, PodRef, Verb};
+use opc_core::actions::{ParkedList, PodRef};
 use opc_core::cluster::{ClusterName, Listed};
 use opc_core::config::UiConfig;
 use opc_core::policy::Flags;
@@ -280,21 +280,12 @@ impl State {
             .rows
             .iter()
             .filter_map(|&i| self.table.findings.get(i))
-            .filter(|a| self.is_marked(a))
+            .filter(|a| self.clusters.is_marked(a))
             .collect();
         if marked.is_empty() {
             return self.selected_finding().into_iter().collect();
         }
         marked
-    }
-
-    pub(crate) fn is_marked(&self, finding: &Listed) -> bool {
-        self.clusters.is_marked(finding)
-    }
-
-    /// Why `cluster`'s API will refuse `verb`, if it already did.
-    pub fn forbidden_reason(&self, cluster: &ClusterName, verb: Verb) -> Option<&str> {
-        self.clusters.forbidden_reason(cluster, verb)
     }
 
     /// The worst of the open clusters' watches: the one-cluster header shows it.
@@ -427,10 +418,7 @@ impl State {
             .offset
             .min(self.table.rows.len().saturating_sub(height));
     }
-}
 
-/// What the runtime sets once and tests read: the screen's settings and what it shows.
-impl State {
     /// The screen under `switches`, as the runtime opens it.
     pub fn with_switches(mut self, switches: Switches) -> State {
         self.switches = switches;

@@ -152,7 +152,6 @@ fn on_switched(state: &mut State, name: &ClusterName) {
 fn on_added(state: &mut State, name: &ClusterName) -> Vec<Effect> {
     state.clusters.open(name);
     say(state, format!("added context {name}"));
-    let cluster = name.clone();
     let worker = state.worker();
     let mut switches: Vec<WorkerCommand> = worker
         .rules
@@ -168,7 +167,7 @@ fn on_added(state: &mut State, name: &ClusterName) -> Vec<Effect> {
     }
     switches
         .into_iter()
-        .map(|command| Effect::WorkerOf(Routed::new(&cluster, command)))
+        .map(|command| Effect::WorkerOf(Routed::new(name, command)))
         .collect()
 }
 

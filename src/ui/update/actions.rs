@@ -34,7 +34,7 @@ pub(super) fn why_unavailable<'a>(
         return Some(Refusal::AuditBroken(problem.clone()).to_string());
     }
     clusters.find_map(|cluster| {
-        let why = state.forbidden_reason(cluster, verb)?;
+        let why = state.clusters.forbidden_reason(cluster, verb)?;
         Some(if state.several_clusters() {
             format!("the API of {cluster} refused this before: {why}")
         } else {
