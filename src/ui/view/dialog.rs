@@ -33,10 +33,7 @@ pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
         }
     };
     let width = area.width.saturating_sub(4).min(96);
-    let inner = usize::from(width.saturating_sub(2)).max(1);
-    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
-    let height = u16::try_from(rows + 2).unwrap_or(u16::MAX).min(area.height);
-    let rect = centered(area, width, height);
+    let rect = centered(area, width, bordered_height(&lines, width));
     Clear.render(rect, buf);
     Paragraph::new(lines)
         .block(titled(inert_line(&format!(" {} ", c.title))).title_bottom(keys))
@@ -117,16 +114,17 @@ pub(crate) fn clusters(open: &[&ClusterLine], area: Rect, buf: &mut Buffer) {
         }
     }
     // Tall enough for every line as wrapped: a long reason (a missing permission) must show.
-    let inner = usize::from(area.width.min(100).saturating_sub(2)).max(1);
-    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
-    let rect = centered(
-        area,
-        100,
-        u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2),
-    );
+    let rect = centered(area, 100, bordered_height(&lines, area.width.min(100)));
     Clear.render(rect, buf);
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })
         .block(titled(" Clusters (C or Esc closes) "))
         .render(rect, buf);
+}
+
+/// How tall a bordered box `width` wide is with `lines` wrapped in it.
+fn bordered_height(lines: &[Line], width: u16) -> u16 {
+    let inner = usize::from(width.saturating_sub(2)).max(1);
+    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
+    u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2)
 }

@@ -16,7 +16,7 @@ mod table;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::Block;
+use ratatui::widgets::{Block, Row, Table};
 
 use super::state::{BottomPane, Overlay, State, View};
 
@@ -100,6 +100,15 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
         width,
         height,
     )
+}
+
+/// A table under `columns`' headings, each column as wide as it says.
+fn table<'a>(
+    rows: impl IntoIterator<Item = Row<'a>>,
+    columns: Vec<(&'a str, Constraint)>,
+) -> Table<'a> {
+    let (heading, widths): (Vec<&str>, Vec<Constraint>) = columns.into_iter().unzip();
+    Table::new(rows, widths).header(Row::new(heading).style(super::theme::title()))
 }
 
 /// A bordered pane or dialog under a bold title.

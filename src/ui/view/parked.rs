@@ -4,7 +4,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::{Cell, Clear, Row, Table, Widget};
+use ratatui::widgets::{Cell, Clear, Row, Widget};
 
 use super::{centered, fit, inert_line, titled};
 use crate::ui::state::State;
@@ -78,12 +78,7 @@ pub(crate) fn render(
         )))])
         .style(theme::bad())
     }));
-    let (heading, widths): (Vec<&str>, Vec<Constraint>) = columns.into_iter().unzip();
-    Table::new(table, widths)
-        .header(Row::new(heading).style(theme::title()))
-        .column_spacing(1)
-        .block(block)
-        .render(rect, buf);
+    super::table(table, columns).block(block).render(rect, buf);
 }
 
 fn cells(row: &ParkedRow, state: &State) -> Vec<Cell<'static>> {

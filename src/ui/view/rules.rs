@@ -2,7 +2,7 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
-use ratatui::widgets::{Row, Table, Widget};
+use ratatui::widgets::{Row, Widget};
 
 use super::inert_line;
 use crate::ui::event::SourceLine;
@@ -64,7 +64,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             row
         }
     });
-    let (heading, widths): (Vec<&str>, Vec<Constraint>) = [
+    let columns = vec![
         ("#", Constraint::Length(2)),
         ("RULE", Constraint::Length(12)),
         ("ON", Constraint::Length(4)),
@@ -74,11 +74,6 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         ("FAIL", Constraint::Length(5)),
         ("ACTION", Constraint::Length(11)),
         ("", Constraint::Fill(1)),
-    ]
-    .into_iter()
-    .unzip();
-    Table::new(rows, widths)
-        .header(Row::new(heading).style(theme::title()))
-        .block(block)
-        .render(area, buf);
+    ];
+    super::table(rows, columns).block(block).render(area, buf);
 }

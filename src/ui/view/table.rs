@@ -4,7 +4,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::{Cell, Paragraph, Row, Table, Widget, Wrap};
+use ratatui::widgets::{Cell, Paragraph, Row, Widget, Wrap};
 
 use super::fit;
 use crate::ui::state::State;
@@ -50,10 +50,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         Line::styled(empty_text(state), theme::dim()).render(inner, buf);
         return;
     }
-    let heading = layout.columns.iter().map(|(heading, _)| *heading);
-    Table::new(rows, layout.widths())
-        .header(Row::new(heading).style(theme::title()))
-        .column_spacing(1)
+    super::table(rows, layout.columns)
         .block(block)
         .render(area, buf);
 }
@@ -169,7 +166,7 @@ fn visible_rows<'a>(
                 .zip(widths)
                 .map(|(text, &width)| Cell::from(fit(&text, width)));
             let mut row = Row::new(cells);
-            if state.is_marked(a) {
+            if state.clusters.is_marked(a) {
                 row = row.style(theme::marked());
             }
             if at == state.table.selected {
@@ -234,7 +231,11 @@ const ACTION_WIDTH: u16 = 11;
 
 /// A row's texts, in the heading's order.
 fn cells(state: &State, a: &Listed, wide: bool, several: bool) -> Vec<String> {
-    let mark = if state.is_marked(a) { "●" } else { " " };
+    let mark = if state.clusters.is_marked(a) {
+        "●"
+    } else {
+        " "
+    };
     let age = format!("for {}", format_age(a.time_in_state(state.now)));
     let action = state.shown_action(a).to_string();
     let mut cells = vec![
