@@ -146,7 +146,7 @@ pub(crate) fn sort_rows(rows: &mut [FindingRow], chain: &[RuleSpec]) {
     });
 }
 
-pub(crate) fn to_json(rows: &[FindingRow]) -> String {
+pub(crate) fn to_json(rows: &[impl serde::Serialize]) -> String {
     serde_json::to_string_pretty(rows).unwrap_or_else(|_| "[]".to_string())
 }
 
