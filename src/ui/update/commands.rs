@@ -180,14 +180,10 @@ fn change_sort(state: &mut State, command: Command) {
         state.table.sort_reversed = !state.table.sort_reversed;
     }
     state.resort();
-    let (by, way) = (
-        state.table.sort.label(),
-        state.table.sort.direction(state.table.sort_reversed),
-    );
-    say(
-        state,
-        format!("sorted by {by}, {way} (s: next column, S: reverse)"),
-    );
+    let by = state.table.sort.label();
+    let way = state.table.sort.direction(state.table.sort_reversed);
+    let sorted = format!("sorted by {by}, {way} (s: next column, S: reverse)");
+    say(state, sorted);
 }
 
 /// The selected pod's details, or its logs.
@@ -269,13 +265,8 @@ fn toggle_auto(state: &mut State) -> Vec<Effect> {
     } else {
         ""
     };
-    say(
-        state,
-        format!(
-            "auto-clean for {rule} {}{idle}",
-            if on { "on" } else { "off" }
-        ),
-    );
+    let switched = if on { "on" } else { "off" };
+    say(state, format!("auto-clean for {rule} {switched}{idle}"));
     vec![Effect::Worker(WorkerCommand::SetAuto { rule, on })]
 }
 
@@ -287,18 +278,10 @@ fn master_auto(state: &mut State) -> Vec<Effect> {
         return vec![Effect::Worker(WorkerCommand::SetMasterAuto(false))];
     }
     let worker = state.worker();
-    let rules: Vec<(RuleKind, ActionKind, usize)> = state
-        .chain
-        .iter()
-        .enumerate()
+    let count = |i: usize| state.table.counts.get(i).copied().unwrap_or(0);
+    let rules: Vec<(RuleKind, ActionKind, usize)> = (state.chain.iter().enumerate())
         .filter(|(_, r)| worker.rules.get(&r.kind).is_some_and(|s| s.auto))
-        .map(|(i, r)| {
-            (
-                r.kind,
-                r.action,
-                state.table.counts.get(i).copied().unwrap_or(0),
-            )
-        })
+        .map(|(i, r)| (r.kind, r.action, count(i)))
         .collect();
     let dialog = Confirmation::master_on(&rules, state.switches.flags.dry_run);
     state.overlay = Some(Overlay::Confirm(dialog));
@@ -312,14 +295,10 @@ fn send_report(state: &mut State) -> Vec<Effect> {
             .keys
             .key("export_report")
             .map_or("the export key".to_string(), |k| k.to_string());
-        status(
-            state,
-            format!(
-                "no report sinks are configured (report.sinks); {export} writes the report to a \
-                 file"
-            ),
-            true,
+        let nowhere = format!(
+            "no report sinks are configured (report.sinks); {export} writes the report to a file"
         );
+        status(state, nowhere, true);
         return Vec::new();
     }
     say(state, "sending the restart report…");

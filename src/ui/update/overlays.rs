@@ -87,20 +87,12 @@ fn on_yes(state: &mut State, dialog: Confirmation) -> Next {
             say(state, "auto-clean master switch on");
             Next::close_with(vec![Effect::Worker(WorkerCommand::SetMasterAuto(true))])
         }
-        Answer::Resume(routed) => {
-            let (rule, scope) = routed.item;
-            say(
-                state,
-                format!(
-                    "auto-clean for {rule} resumed {scope} on {}",
-                    routed.cluster
-                ),
-            );
+        Answer::Resume(Routed { cluster, item }) => {
+            let (rule, scope) = item;
+            let resumed = format!("auto-clean for {rule} resumed {scope} on {cluster}");
+            say(state, resumed);
             let command = WorkerCommand::Resume { rule, scope };
-            Next::close_with(vec![Effect::WorkerOf(Routed::new(
-                &routed.cluster,
-                command,
-            ))])
+            Next::close_with(vec![Effect::WorkerOf(Routed::new(&cluster, command))])
         }
         Answer::Nothing => Next::close(),
     }
@@ -179,11 +171,8 @@ fn add_or_drop(state: &mut State, name: ClusterName) -> Vec<Effect> {
         return vec![Effect::AddContext(name)];
     }
     if state.clusters.len() == 1 {
-        status(
-            state,
-            format!("{name} is the only context open: Enter switches to another"),
-            true,
-        );
+        let only = format!("{name} is the only context open: Enter switches to another");
+        status(state, only, true);
         return Vec::new();
     }
     state.close_cluster(&name);

@@ -35,24 +35,18 @@ pub(crate) fn watch_text(watch: &WatchLine, room: usize) -> (String, Style) {
 fn clusters(state: &State) -> Vec<Span<'static>> {
     let lines = state.cluster_lines();
     // A fed cluster sends its abnormal pods only: the total is at least what is counted.
-    let at_least = if lines.iter().any(|c| c.source.is_worker()) {
-        "≥"
-    } else {
-        ""
-    };
+    let fed = lines.iter().any(|c| c.source.is_worker());
     let counts = if state.blind() {
         Span::styled("  pods ?  abnormal ?", theme::bad())
     } else {
         // A cluster that cannot be seen counts nothing: what is shown is a floor.
-        let unseen = if state.forbidden().is_some() {
-            "≥"
-        } else {
-            ""
-        };
-        let pods = if unseen.is_empty() { at_least } else { unseen };
+        let unseen = state.forbidden().is_some();
+        let at_least = |floor: bool| if floor { "≥" } else { "" };
         Span::raw(format!(
-            "  pods {pods}{}  abnormal {unseen}{}",
+            "  pods {}{}  abnormal {}{}",
+            at_least(fed || unseen),
             state.total_pods,
+            at_least(unseen),
             state.table.counts.iter().sum::<usize>()
         ))
     };
