@@ -195,13 +195,11 @@ impl Runtime {
                 );
                 return;
             }
-            state.status = Some(super::state::StatusLine {
-                text: format!(
-                    "finishing {running} action(s) in flight and their audit records (up to {} s)…",
-                    FINISH_IN_FLIGHT.as_secs()
-                ),
-                error: false,
-            });
+            let text = format!(
+                "finishing {running} action(s) in flight and their audit records (up to {} s)…",
+                FINISH_IN_FLIGHT.as_secs()
+            );
+            state.status = Some(super::state::StatusLine { text, error: false });
             let _ = guard.terminal.draw(|f| draw(state, f));
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -228,7 +226,7 @@ impl Runtime {
                 guard.terminal.draw(|f| draw(state, f)).map_err(io)?;
             }
             let event = tokio::select! {
-                input = keys.next() => match from_terminal(input, state) {
+                input = keys.next() => match from_terminal(input) {
                     Input::Event(event) => event,
                     Input::Ignored => continue,
                     Input::Closed => break,
@@ -510,14 +508,14 @@ enum Input {
     Closed,
 }
 
-fn from_terminal(input: Option<std::io::Result<TermEvent>>, state: &State) -> Input {
+fn from_terminal(input: Option<std::io::Result<TermEvent>>) -> Input {
     match input {
         Some(Ok(TermEvent::Key(key))) => match key_from_crossterm(&key) {
             Some(binding) => Input::Event(Event::Key(binding)),
             None => Input::Ignored,
         },
         Some(Ok(TermEvent::Resize(w, h))) => Input::Event(Event::Resize {
-            table_height: table_height(ratatui::layout::Rect::new(0, 0, w, h), state),
+            table_height: table_height(ratatui::layout::Rect::new(0, 0, w, h)),
         }),
         Some(Ok(_)) => Input::Ignored,
         Some(Err(_)) | None => Input::Closed,
@@ -526,21 +524,11 @@ fn from_terminal(input: Option<std::io::Result<TermEvent>>, state: &State) -> In
 
 /// The first events: the terminal's size and each worker's status as it stands.
 fn prime(state: &mut State, size: ratatui::layout::Rect, workers: &Workers) {
-    update(
-        state,
-        Event::Resize {
-            table_height: table_height(size, state),
-        },
-    );
+    let table_height = table_height(size);
+    update(state, Event::Resize { table_height });
     for (cluster, worker) in workers {
-        let status = worker.borrow().clone();
-        update(
-            state,
-            Event::Worker {
-                cluster: cluster.clone(),
-                status,
-            },
-        );
+        let (cluster, status) = (cluster.clone(), worker.borrow().clone());
+        update(state, Event::Worker { cluster, status });
     }
 }
 

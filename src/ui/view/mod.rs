@@ -21,57 +21,43 @@ use ratatui::widgets::{Block, Row, Table};
 use super::state::{BottomPane, Overlay, State, View};
 
 /// Header, categories, main area, lower pane, status line.
-struct Areas {
-    header: Rect,
-    categories: Rect,
-    main: Rect,
-    bottom: Rect,
-    status: Rect,
-}
-
-fn areas(area: Rect) -> Areas {
+fn areas(area: Rect) -> [Rect; 5] {
     let bottom = if area.height <= 30 {
         8
     } else {
         area.height / 3
     };
-    let [header, categories, main, bottom, status] = Layout::vertical([
+    Layout::vertical([
         Constraint::Length(2),
         Constraint::Length(1),
         Constraint::Min(5),
         Constraint::Length(bottom),
         Constraint::Length(1),
     ])
-    .areas(area);
-    Areas {
-        header,
-        categories,
-        main,
-        bottom,
-        status,
-    }
+    .areas(area)
 }
 
 /// Rows of pods the table shows in a terminal of this size (borders and heading excluded).
-pub(crate) fn table_height(area: Rect, _state: &State) -> usize {
-    usize::from(areas(area).main.height.saturating_sub(3)).max(1)
+pub(crate) fn table_height(area: Rect) -> usize {
+    let [_, _, main, _, _] = areas(area);
+    usize::from(main.height.saturating_sub(3)).max(1)
 }
 
 pub fn draw(state: &State, frame: &mut Frame) {
     let (area, buf) = (frame.area(), frame.buffer_mut());
-    let a = areas(area);
-    header::render(state, a.header, buf);
-    categories::render(state, a.categories, buf);
+    let [header, categories, main, bottom, status] = areas(area);
+    header::render(state, header, buf);
+    categories::render(state, categories, buf);
     match state.view {
-        View::Table => table::render(state, a.main, buf),
-        View::Details => details::render(state, a.main, buf),
+        View::Table => table::render(state, main, buf),
+        View::Details => details::render(state, main, buf),
     }
     match state.bottom {
-        BottomPane::Log => log::render(a.bottom, buf),
-        BottomPane::Rules => rules::render(state, a.bottom, buf),
-        BottomPane::Report => report::render(state, a.bottom, buf),
+        BottomPane::Log => log::render(bottom, buf),
+        BottomPane::Rules => rules::render(state, bottom, buf),
+        BottomPane::Report => report::render(state, bottom, buf),
     }
-    status::render(state, a.status, buf);
+    status::render(state, status, buf);
     match &state.overlay {
         None => {}
         Some(Overlay::Help) => help::render(state, area, buf),
