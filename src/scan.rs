@@ -8,6 +8,7 @@ use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
 pub(crate) use clusters::over_clusters;
+use futures::future::OptionFuture;
 pub(crate) use parked::{parked_summary, parked_table};
 
 use crate::Result;
@@ -50,15 +51,10 @@ pub(crate) async fn list_scopes(
 ) -> Result<Listed> {
     let (mut pods, mut missing, mut events) = (Vec::new(), Vec::new(), EventStore::default());
     for scope in scopes {
-        let read_events = async {
-            match events_at {
-                Some(now) => Some(list_pod_events(&cluster.client, scope, now).await),
-                None => None,
-            }
-        };
+        let read_events = events_at.map(|now| list_pod_events(&cluster.client, scope, now));
         let (listed, read) = tokio::join!(
             list_pods(&cluster.client, scope, listing.page_size, listing.wire),
-            read_events
+            OptionFuture::from(read_events)
         );
         let listed = listed?.pods;
         match read {
