@@ -175,12 +175,7 @@ impl State {
     pub fn blocked(&self) -> Option<String> {
         let workers = self.clusters.workers();
         match workers.len() {
-            1 => workers
-                .values()
-                .next()?
-                .blocked
-                .as_ref()
-                .map(|b| b.to_string()),
+            1 => Some(workers.values().next()?.blocked.as_ref()?.to_string()),
             _ => blocked_clusters(&workers),
         }
     }

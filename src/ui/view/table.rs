@@ -195,32 +195,25 @@ fn title(state: &State) -> String {
     let Some(rule) = state.current_rule() else {
         return " no rules ".into();
     };
-    let count = state.table.rows.len();
+    let table = &state.table;
+    let count = table.rows.len();
     // A filter reaches every category.
-    let scope = if state.table.filter.is_empty() {
+    let scope = if table.filter.is_empty() {
         rule.kind.name()
     } else {
         "every category"
     };
-    let mut title = format!(
-        " {scope} — {count} pod{}",
-        if count == 1 { "" } else { "s" }
-    );
+    let plural = if count == 1 { "" } else { "s" };
+    let mut title = format!(" {scope} — {count} pod{plural}");
     let marked = state.marked_count();
     if marked > 0 {
         title.push_str(&format!(" · {marked} marked"));
     }
-    title.push_str(&format!(
-        " · by {}, {}",
-        state.table.sort.label(),
-        state.table.sort.direction(state.table.sort_reversed)
-    ));
-    if state.table.filtering || !state.table.filter.is_empty() {
-        title.push_str(&format!(
-            " · /{}{}",
-            state.table.filter,
-            if state.table.filtering { "▏" } else { "" }
-        ));
+    let way = table.sort.direction(table.sort_reversed);
+    title.push_str(&format!(" · by {}, {way}", table.sort.label()));
+    if table.filtering || !table.filter.is_empty() {
+        let cursor = if table.filtering { "▏" } else { "" };
+        title.push_str(&format!(" · /{}{cursor}", table.filter));
     }
     title.push(' ');
     title
