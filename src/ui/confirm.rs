@@ -263,25 +263,21 @@ impl Confirmation {
         if verb == PodVerb::RemoveFinalizers
             && let Some(none) = targets.iter().find(|a| a.finalizers().is_empty())
         {
-            return Confirmation::unavailable(
-                &title,
-                format!("{}/{} has no finalizers", none.namespace(), none.name()),
-            );
+            let why = format!("{}/{} has no finalizers", none.namespace(), none.name());
+            return Confirmation::unavailable(&title, why);
         }
         // A grace-0 delete of a pod its finalizers hold only marks it deleting: it stays.
         if verb == PodVerb::ForceDelete
             && let Some(held) = targets.iter().find(|a| !a.finalizers().is_empty())
         {
-            return Confirmation::unavailable(
-                &title,
-                format!(
-                    "{}/{} is held by finalizers ({}): a force delete leaves it there; F \
-                     removes the finalizers",
-                    held.namespace(),
-                    held.name(),
-                    held.finalizers().join(", ")
-                ),
+            let why = format!(
+                "{}/{} is held by finalizers ({}): a force delete leaves it there; F removes the \
+                 finalizers",
+                held.namespace(),
+                held.name(),
+                held.finalizers().join(", ")
             );
+            return Confirmation::unavailable(&title, why);
         }
         let mut lines: Vec<String> = targets
             .iter()

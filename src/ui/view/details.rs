@@ -31,15 +31,9 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         .iter()
         .find(|a| a.uid() == details.pod.uid && *a.cluster() == details.cluster)
     {
-        lines.push(Line::styled(
-            inert_line(&format!(
-                "{}: {}{}",
-                a.rule(),
-                a.reason(),
-                a.message().map(|m| format!(" — {m}")).unwrap_or_default()
-            )),
-            theme::warn(),
-        ));
+        let message = a.message().map_or(String::new(), |m| format!(" — {m}"));
+        let said = format!("{}: {}{message}", a.rule(), a.reason());
+        lines.push(Line::styled(inert_line(&said), theme::warn()));
         lines.extend(cause_lines(a, details, state.now));
     }
     match &details.content {
@@ -88,15 +82,11 @@ fn cause_lines(a: &Listed, details: &DetailsView, now: DateTime<Utc>) -> Vec<Lin
 }
 
 fn lines_of(cause: &Cause) -> Vec<Line<'static>> {
-    let mut lines = vec![Line::styled(
-        inert_line(&format!("cause: {} — {}", cause.class, cause.detail)),
-        theme::title(),
-    )];
+    let heading = format!("cause: {} — {}", cause.class, cause.detail);
+    let mut lines = vec![Line::styled(inert_line(&heading), theme::title())];
     for evidence in &cause.evidence {
-        lines.push(Line::raw(inert_line(&format!(
-            "  {}: {}",
-            evidence.source, evidence.text
-        ))));
+        let said = format!("  {}: {}", evidence.source, evidence.text);
+        lines.push(Line::raw(inert_line(&said)));
     }
     lines.push(Line::raw(inert_line(&format!("  next: {}", cause.next))));
     lines

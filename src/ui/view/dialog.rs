@@ -18,10 +18,8 @@ pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
     let keys = match &c.offer {
         Offer::Unavailable(why) => {
             lines.push(Line::raw(""));
-            lines.push(Line::styled(
-                inert_line(&format!("unavailable: {why}")),
-                theme::bad(),
-            ));
+            let unavailable = inert_line(&format!("unavailable: {why}"));
+            lines.push(Line::styled(unavailable, theme::bad()));
             Line::styled(" Esc closes ", theme::dim())
         }
         Offer::Ready { dry_run: true, .. } => Line::styled(
@@ -84,33 +82,23 @@ pub(crate) fn clusters(open: &[&ClusterLine], area: Rect, buf: &mut Buffer) {
     let mut lines: Vec<Line> = Vec::new();
     for c in open {
         let (text, style) = super::header::watch_text(&c.watch, 200);
+        let name = format!("{:<16} ", fit(c.name.as_str(), 16));
+        let wire = c.wire.map_or(String::new(), |w| format!("  {}", w.name()));
         lines.push(Line::from(vec![
-            Span::styled(
-                format!("{:<16} ", fit(c.name.as_str(), 16)),
-                theme::accent(),
-            ),
+            Span::styled(name, theme::accent()),
             Span::styled(text, style),
             Span::raw(format!("  pods {}", c.pods)),
-            Span::styled(
-                c.wire
-                    .map(|w| format!("  {}", w.name()))
-                    .unwrap_or_default(),
-                theme::dim(),
-            ),
+            Span::styled(wire, theme::dim()),
         ]));
         // Every source but a watch chosen as one says how it stands, or why it fell back.
         if !matches!(c.source, SourceLine::Watch(WatchWhy::Chosen)) {
-            lines.push(Line::styled(
-                format!("{:<17}{}", "", super::source::words(&c.source)),
-                theme::dim(),
-            ));
+            let words = format!("{:<17}{}", "", super::source::words(&c.source));
+            lines.push(Line::styled(words, theme::dim()));
         }
         // Its own line: it explains causes that come from pods alone, and must not be cut.
         if let Some(why) = &c.nodes_unreadable {
-            lines.push(Line::styled(
-                format!("{:<17}nodes not watched: {}", "", fit(why, 160)),
-                theme::warn(),
-            ));
+            let why = format!("{:<17}nodes not watched: {}", "", fit(why, 160));
+            lines.push(Line::styled(why, theme::warn()));
         }
     }
     // Tall enough for every line as wrapped: a long reason (a missing permission) must show.

@@ -57,10 +57,8 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
     let silent: usize = lines.iter().map(|c| c.nodes_not_reporting).sum();
     if silent > 0 {
         let nodes = if silent == 1 { "node" } else { "nodes" };
-        spans.push(Span::styled(
-            format!("  {silent} {nodes} not reporting"),
-            theme::bad(),
-        ));
+        let silent = format!("  {silent} {nodes} not reporting");
+        spans.push(Span::styled(silent, theme::bad()));
     }
     spans
 }
@@ -88,19 +86,16 @@ fn watches(state: &State, lines: &[&ClusterLine]) -> Vec<Span<'static>> {
         .iter()
         .filter(|c| c.watch == WatchLine::Synced)
         .count();
-    let all_synced = synced == lines.len();
+    let health = if synced == lines.len() {
+        theme::good()
+    } else {
+        theme::dim()
+    };
     let mut spans = vec![
         Span::raw("  "),
         Span::styled(format!("{} clusters", lines.len()), theme::accent()),
         Span::raw(" "),
-        Span::styled(
-            format!("● {synced}/{} synced", lines.len()),
-            if all_synced {
-                theme::good()
-            } else {
-                theme::dim()
-            },
-        ),
+        Span::styled(format!("● {synced}/{} synced", lines.len()), health),
     ];
     let fed = lines.iter().filter(|c| c.source.is_worker()).count();
     if fed > 0 {
@@ -185,19 +180,15 @@ fn auto_line(state: &State, w: &WorkerStatus) -> Line<'static> {
     }));
     for (rule, status) in &w.rules {
         for pause in &status.paused {
-            spans.push(Span::styled(
-                inert_line(&format!("  {rule} PAUSED {}: {}", pause.scope, pause.why())),
-                theme::bad(),
-            ));
+            let paused = inert_line(&format!("  {rule} PAUSED {}: {}", pause.scope, pause.why()));
+            spans.push(Span::styled(paused, theme::bad()));
         }
     }
     // With auto off nothing waits on the gate (a first start's lease election, say): saying
     // "blocked" then reads like an error where nothing is wrong.
     if let Some(blocked) = state.blocked().filter(|_| w.master_auto) {
-        spans.push(Span::styled(
-            inert_line(&format!("  blocked: {blocked}")),
-            theme::warn(),
-        ));
+        let blocked = inert_line(&format!("  blocked: {blocked}"));
+        spans.push(Span::styled(blocked, theme::warn()));
     }
     Line::from(spans)
 }
