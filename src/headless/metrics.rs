@@ -281,13 +281,9 @@ pub fn healthz(
         .unwrap_or(started);
     let idle = (now - since).to_std().unwrap_or_default();
     if idle > stall {
-        return (
-            503,
-            format!(
-                "the auto-clean worker has not started a pass for {}s\n",
-                idle.as_secs()
-            ),
-        );
+        let secs = idle.as_secs();
+        let why = format!("the auto-clean worker has not started a pass for {secs}s\n");
+        return (503, why);
     }
     (200, "ok\n".into())
 }
