@@ -398,20 +398,15 @@ impl State {
 
     /// Keep the cursor on a row and in the visible window.
     pub(crate) fn clamp(&mut self) {
-        self.table.selected = self
-            .table
-            .selected
-            .min(self.table.rows.len().saturating_sub(1));
-        let height = self.table.height.max(1);
-        if self.table.selected < self.table.offset {
-            self.table.offset = self.table.selected;
-        } else if self.table.selected >= self.table.offset + height {
-            self.table.offset = self.table.selected + 1 - height;
+        let table = &mut self.table;
+        table.selected = table.selected.min(table.rows.len().saturating_sub(1));
+        let height = table.height.max(1);
+        if table.selected < table.offset {
+            table.offset = table.selected;
+        } else if table.selected >= table.offset + height {
+            table.offset = table.selected + 1 - height;
         }
-        self.table.offset = self
-            .table
-            .offset
-            .min(self.table.rows.len().saturating_sub(height));
+        table.offset = table.offset.min(table.rows.len().saturating_sub(height));
     }
 
     /// The screen under `switches`, as the runtime opens it.

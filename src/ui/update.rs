@@ -67,10 +67,7 @@ fn observe(state: &mut State, event: Event) {
         Event::Outcome { action, outcome } => on_outcome(state, &action, &outcome),
         Event::Contexts(Ok(names)) => show_contexts(state, names),
         Event::Switched(Ok(name)) => on_switched(state, &name),
-        Event::Exported(Ok(path)) => {
-            let written = format!("report written to {}", path.display());
-            say(state, written);
-        }
+        Event::Exported(Ok(path)) => say(state, format!("report written to {}", path.display())),
         Event::Contexts(Err(e))
         | Event::Switched(Err(e))
         | Event::Added(Err(e))
