@@ -129,12 +129,9 @@ impl Confirmation {
         }
         lines.push("Press y again to act anyway, n to cancel.".to_string());
         let what = self.title.trim_end_matches('?');
+        let opted = if opted_out { "Opted out: " } else { "" };
         Answer::AskAgain(Confirmation {
-            title: if opted_out {
-                format!("Opted out: {what} anyway?")
-            } else {
-                format!("{what} anyway?")
-            },
+            title: format!("{opted}{what} anyway?"),
             lines,
             offer: Offer::ready(actions),
         })
