@@ -143,19 +143,15 @@ fn visible_rows<'a>(
     widths: &[usize],
     height: usize,
 ) -> Vec<Row<'a>> {
-    let offset = state
-        .table
+    let table = &state.table;
+    let offset = table
         .offset
-        .min(state.table.rows.len().saturating_sub(height.max(1)));
-    state
-        .table
-        .rows
-        .iter()
-        .enumerate()
+        .min(table.rows.len().saturating_sub(height.max(1)));
+    (table.rows.iter().enumerate())
         .skip(offset)
         .take(height)
         .filter_map(|(at, &i)| {
-            let a = state.table.findings.get(i)?;
+            let a = table.findings.get(i)?;
             let mut cells = cells(state, a, columns.wide, columns.several);
             if columns.wider {
                 let at = if columns.several { 5 } else { 4 };
@@ -169,7 +165,7 @@ fn visible_rows<'a>(
             if state.clusters.is_marked(a) {
                 row = row.style(theme::marked());
             }
-            if at == state.table.selected {
+            if at == table.selected {
                 row = row.style(theme::selected());
             }
             Some(row)
