@@ -52,7 +52,7 @@ impl Cli {
     /// How log lines are written on stderr (only `headless` offers JSON).
     pub fn log_format(&self) -> LogFormat {
         match &self.command {
-            Some(Command::Headless { log_format, .. }) => *log_format,
+            Some(Command::Headless(args)) => args.log_format,
             _ => LogFormat::Text,
         }
     }
@@ -143,26 +143,7 @@ pub enum Command {
     },
     /// No UI: auto-clean worker (master auto on; per-rule toggles from config), scheduled
     /// reports, /metrics and /healthz, leader election through a Lease
-    Headless {
-        /// Run one worker pass and exit (for CronJobs)
-        #[arg(long)]
-        once: bool,
-        /// Where /metrics, /healthz and /readyz listen (loopback unless told otherwise; the
-        /// StatefulSet passes 0.0.0.0:9090)
-        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9090")]
-        listen: std::net::SocketAddr,
-        /// Where the findings (/v1/, every namespace's abnormal pods) listen for screens that
-        /// read them through the API server's service proxy (the StatefulSet passes
-        /// 0.0.0.0:9091; its NetworkPolicy admits only the API server there)
-        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9091")]
-        findings_listen: std::net::SocketAddr,
-        /// With --once: also build and deliver the restart report
-        #[arg(long)]
-        send: bool,
-        /// Log lines on stderr as plain text, or one JSON object per line for log shippers
-        #[arg(long, value_enum, default_value_t = LogFormat::Text)]
-        log_format: LogFormat,
-    },
+    Headless(HeadlessArgs),
     /// Validate a config file and print the effective rules; exit 2 when it is invalid
     CheckConfig {
         /// The config file to check (default: --config, then where every command looks)
@@ -179,6 +160,29 @@ pub enum Command {
     },
     /// Print the manual page (roff), e.g. `ops-pod-cleaner manpage > ops-pod-cleaner.1`
     Manpage,
+}
+
+// No doc comment: clap would take it for the command's about.
+#[derive(Debug, Args)]
+pub struct HeadlessArgs {
+    /// Run one worker pass and exit (for CronJobs)
+    #[arg(long)]
+    pub(crate) once: bool,
+    /// Where /metrics, /healthz and /readyz listen (loopback unless told otherwise; the
+    /// StatefulSet passes 0.0.0.0:9090)
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9090")]
+    pub(crate) listen: std::net::SocketAddr,
+    /// Where the findings (/v1/, every namespace's abnormal pods) listen for screens that
+    /// read them through the API server's service proxy (the StatefulSet passes
+    /// 0.0.0.0:9091; its NetworkPolicy admits only the API server there)
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9091")]
+    pub(crate) findings_listen: std::net::SocketAddr,
+    /// With --once: also build and deliver the restart report
+    #[arg(long)]
+    pub(crate) send: bool,
+    /// Log lines on stderr as plain text, or one JSON object per line for log shippers
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

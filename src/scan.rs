@@ -8,6 +8,7 @@ use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
 pub(crate) use clusters::over_clusters;
+use futures::future::OptionFuture;
 pub(crate) use parked::{parked_summary, parked_table};
 
 use crate::Result;
@@ -50,15 +51,10 @@ pub(crate) async fn list_scopes(
 ) -> Result<Listed> {
     let (mut pods, mut missing, mut events) = (Vec::new(), Vec::new(), EventStore::default());
     for scope in scopes {
-        let read_events = async {
-            match events_at {
-                Some(now) => Some(list_pod_events(&cluster.client, scope, now).await),
-                None => None,
-            }
-        };
+        let read_events = events_at.map(|now| list_pod_events(&cluster.client, scope, now));
         let (listed, read) = tokio::join!(
             list_pods(&cluster.client, scope, listing.page_size, listing.wire),
-            read_events
+            OptionFuture::from(read_events)
         );
         let listed = listed?.pods;
         match read {
@@ -146,30 +142,14 @@ pub(crate) fn sort_rows(rows: &mut [FindingRow], chain: &[RuleSpec]) {
     });
 }
 
-pub(crate) fn to_json(rows: &[FindingRow]) -> String {
+pub(crate) fn to_json(rows: &[impl serde::Serialize]) -> String {
     serde_json::to_string_pretty(rows).unwrap_or_else(|_| "[]".to_string())
 }
 
 /// An aligned table, kubectl style; the cluster column only when there are several.
 pub(crate) fn to_table(rows: &[FindingRow], several_clusters: bool) -> String {
-    let mut header = vec![
-        "CATEGORY",
-        "NAMESPACE",
-        "NAME",
-        "REASON",
-        "CAUSE",
-        "FOR",
-        "RESTARTS",
-        "NODE",
-        "OWNER",
-        "ACTION",
-    ];
-    if several_clusters {
-        header.insert(0, "CLUSTER");
-    }
-    let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
-    for row in rows {
-        let mut cells = vec![
+    let rows = rows.iter().map(|row| {
+        let cells = vec![
             row.category.to_string(),
             row.namespace.clone(),
             row.name.clone(),
@@ -193,11 +173,29 @@ pub(crate) fn to_table(rows: &[FindingRow], several_clusters: bool) -> String {
                 )
                 .to_string(),
         ];
-        if several_clusters {
-            cells.insert(0, row.cluster.to_string());
-        }
-        table.push(cells);
-    }
+        (row.cluster.to_string(), cells)
+    });
+    let header = "CATEGORY NAMESPACE NAME REASON CAUSE FOR RESTARTS NODE OWNER ACTION";
+    by_cluster(header, rows, several_clusters)
+}
+
+/// [`aligned`] under `header`'s words, each row's cluster in a first column when there are
+/// several.
+fn by_cluster(
+    header: &str,
+    rows: impl Iterator<Item = (String, Vec<String>)>,
+    several_clusters: bool,
+) -> String {
+    let heading = header.split(' ').map(String::from).collect();
+    let table: Vec<Vec<String>> = std::iter::once(("CLUSTER".to_string(), heading))
+        .chain(rows)
+        .map(|(cluster, mut cells)| {
+            if several_clusters {
+                cells.insert(0, cluster);
+            }
+            cells
+        })
+        .collect();
     aligned(&table)
 }
 

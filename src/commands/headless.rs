@@ -2,7 +2,6 @@
 //! reports, serve `/metrics`, `/healthz` and the findings under `/v1/`; `--once` runs one pass
 //! and exits.
 
-use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,7 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use super::targets::open_one;
-use crate::cli::GlobalArgs;
+use crate::cli::{GlobalArgs, HeadlessArgs};
 use crate::headless::sizing;
 use crate::headless::{
     Elector, FleetSettings, LeaseSettings, Listeners, Role, Sources, bind, serve, shutdown_signal,
@@ -26,16 +25,9 @@ use opc_core::report::{DeliveryPolicy, Reporter, live_report};
 use opc_core::session::ClusterSession;
 use opc_core::worker::{self, Standby, WorkerHandle, WorkerOptions};
 
-pub(crate) struct Mode {
-    pub(crate) once: bool,
-    pub(crate) listen: SocketAddr,
-    pub(crate) findings_listen: SocketAddr,
-    pub(crate) send: bool,
-}
-
 const SYNC_TIMEOUT: Duration = Duration::from_secs(120);
 
-pub(crate) async fn run(global: &GlobalArgs, mode: Mode, clock: Clock) -> Result<ExitCode> {
+pub(crate) async fn run(global: &GlobalArgs, mode: HeadlessArgs, clock: Clock) -> Result<ExitCode> {
     let config = super::load_config(global)?;
     let targets = open_one(global, &config, "headless").await?;
     let [cluster] = targets.clusters.as_slice() else {
@@ -59,19 +51,19 @@ pub(crate) async fn run(global: &GlobalArgs, mode: Mode, clock: Clock) -> Result
     tokio::spawn(say_memory_budget(session.cache.clone()));
     let lease = LeaseSettings::from_env();
     let scopes: Vec<String> = targets.scopes.iter().map(ToString::to_string).collect();
+    let dry_run = if parts.policy.dry_run() {
+        " (dry run)"
+    } else {
+        ""
+    };
     say(&format!(
         "headless: watching {} of cluster {}; auto-clean acts only while this process ({}) \
-         holds the Lease {}/{}{}",
+         holds the Lease {}/{}{dry_run}",
         scopes.join(", "),
         cluster.name,
         lease.identity,
         lease.namespace,
         lease.name,
-        if parts.policy.dry_run() {
-            " (dry run)"
-        } else {
-            ""
-        },
     ));
     let elector = Elector::new(cluster.client.clone(), lease, session.cache.clock());
     if mode.once {
@@ -103,13 +95,9 @@ impl Parts {
         for absent in &config.report.left_out {
             tracing::warn!("report: {absent}; create its Secret to send the report there");
         }
-        let reporter = match config.report.sinks.is_empty() {
-            true => None,
-            false => Some(Arc::new(Reporter::new(
-                &config.report,
-                DeliveryPolicy::default(),
-            )?)),
-        };
+        let reporter = (!config.report.sinks.is_empty())
+            .then(|| Reporter::new(&config.report, DeliveryPolicy::default()).map(Arc::new))
+            .transpose()?;
         let options = WorkerOptions {
             master_auto: true,
             standby: Some(Standby::Electing),
@@ -132,7 +120,7 @@ async fn serve_until_signal(
     session: &ClusterSession,
     parts: Parts,
     elector: Elector,
-    mode: &Mode,
+    mode: &HeadlessArgs,
 ) -> Result<ExitCode> {
     let listeners = Listeners {
         probes: bind(mode.listen).await?,
@@ -256,20 +244,18 @@ impl Leading {
 /// The lease is renewed for the whole pass; an action never outlives it.
 async fn once(
     session: &ClusterSession,
-    parts: Parts,
+    mut parts: Parts,
     mut elector: Elector,
     send: bool,
 ) -> Result<ExitCode> {
     let cache = &session.cache;
     wait_for_sync(cache).await?;
-    let won = match take_lease(&mut elector, cache.clock()).await? {
-        Some(won) => won,
-        None => return Ok(ExitCode::SUCCESS),
+    let Some(won) = take_lease(&mut elector, cache.clock()).await? else {
+        return Ok(ExitCode::SUCCESS);
     };
     // An action a crash interrupted is reported, checked and closed before new ones run.
     session.executor.resolve_interrupted().await;
     let (reporter, cluster) = (parts.options.reporter.clone(), session.name.clone());
-    let mut parts = parts;
     parts.options.standby = None;
     parts.options.report_schedule = None;
     let leading = Leading::start(session, parts, elector, Some(won));

@@ -38,28 +38,21 @@ fn contexts_completed(shell: Shell, script: &str, name: &str) -> String {
     let words = |list: &str| format!("COMPREPLY=($(compgen -W \"$({list})\" -- \"${{cur}}\"))");
     match shell {
         Shell::Bash => {
-            let script = script
-                .replace(
-                    &format!("--context)\n                    {files}"),
-                    &format!(
-                        "--context)\n                    {}",
-                        words(&format!("\"${{COMP_WORDS[0]}}\" {contexts}"))
-                    ),
-                )
-                .replace(
-                    &format!("--namespace)\n                    {files}"),
-                    &format!(
-                        "--namespace)\n                    {}",
-                        words("_ops_pod_cleaner_namespaces")
-                    ),
-                )
-                .replace(
-                    &format!("-n)\n                    {files}"),
-                    &format!(
-                        "-n)\n                    {}",
-                        words("_ops_pod_cleaner_namespaces")
-                    ),
-                );
+            let namespaces = words("_ops_pod_cleaner_namespaces");
+            let offered = [
+                (
+                    "--context",
+                    words(&format!("\"${{COMP_WORDS[0]}}\" {contexts}")),
+                ),
+                ("--namespace", namespaces.clone()),
+                ("-n", namespaces),
+            ];
+            let script = offered
+                .iter()
+                .fold(script.to_string(), |script, (flag, words)| {
+                    let case = format!("{flag})\n                    ");
+                    script.replace(&format!("{case}{files}"), &format!("{case}{words}"))
+                });
             format!(
                 "{script}{}",
                 BASH_NAMESPACES.replace("{NAMESPACES}", NAMESPACES)
@@ -162,11 +155,6 @@ fn render_manpage() -> String {
 /// screen's keys, the categories and causes, exit codes, environment, files, the defaults.
 fn beyond_the_flags() -> Roff {
     let mut page = Roff::new();
-    let entry = |page: &mut Roff, term: &str, text: &str| {
-        page.control("TP", []);
-        page.text([bold(term.to_string())]);
-        page.text([roman(text.to_string())]);
-    };
     page.control("SH", ["KEYS"]);
     page.text([roman(
         "In the screen (no command); the first group can be changed under ui.keys.",
@@ -187,86 +175,9 @@ fn beyond_the_flags() -> Roff {
          the evidence it rests on and the next step. The classes: {}.",
         classes.join(", ")
     ))]);
-    page.control("SH", ["EXIT STATUS"]);
-    for (code, what) in [
-        (
-            "0",
-            "done; scan found nothing abnormal (or, with --parked, nothing parked)",
-        ),
-        (
-            "1",
-            "scan found abnormal pods (or, with --parked, parked workloads)",
-        ),
-        (
-            "2",
-            "the config or the command line is wrong (a context the kubeconfig lacks too)",
-        ),
-        (
-            "3",
-            "the cluster could not be reached or answered with an error, or something else \
-               failed while running (a file, the terminal, a report spooled for later)",
-        ),
-    ] {
-        entry(&mut page, code, what);
-    }
-    page.control("SH", ["ENVIRONMENT"]);
-    for (name, what) in [
-        (
-            "OPS_POD_CLEANER_CONFIG",
-            "the config file, when --config is not given",
-        ),
-        (
-            "KUBECONFIG",
-            "the kubeconfig, when --kubeconfig is not given; else ~/.kube/config, then in-cluster",
-        ),
-        (
-            "OPS_POD_CLEANER_LOG",
-            "the log filter, e.g. ops_pod_cleaner=info,opc_core=debug (default: warnings); the action log is always kept",
-        ),
-        (
-            "OPS_POD_CLEANER_WATCH_SILENCE",
-            "overrides cluster.watchSilence: a view not proved current for this long is stale",
-        ),
-        (
-            "OPS_POD_CLEANER_CONNECT_TIMEOUT",
-            "overrides cluster.connectTimeout",
-        ),
-        (
-            "OPS_POD_CLEANER_REQUEST_TIMEOUT",
-            "overrides cluster.requestTimeout",
-        ),
-        (
-            "OPS_POD_CLEANER_WIRE_FORMAT",
-            "overrides cluster.wireFormat: protobuf or json",
-        ),
-        (
-            "POD_NAMESPACE",
-            "in the cluster: the namespace of the Lease and the parked ConfigMap (default ops-pod-cleaner)",
-        ),
-        (
-            "HOSTNAME",
-            "in the cluster: this replica's name in the Lease",
-        ),
-    ] {
-        entry(&mut page, name, what);
-    }
-    page.control("SH", ["FILES"]);
-    for (file, what) in [
-        (
-            "./config.yml, ./config.yaml, <user config dir>/ops-pod-cleaner/config.yaml",
-            "the config, looked for in that order after --config and $OPS_POD_CLEANER_CONFIG; without one, the built-in defaults",
-        ),
-        (
-            "<data dir>/ops-pod-cleaner/audit.jsonl",
-            "the audit log (audit.path): every action, intent and outcome, one JSON object per line; ~/.local/share on Linux",
-        ),
-        (
-            "<data dir>/ops-pod-cleaner/spool, report-state.json",
-            "reports waiting for a sink (report.spoolDir) and the restart counts at the last report (report.stateFile)",
-        ),
-    ] {
-        entry(&mut page, file, what);
-    }
+    table(&mut page, "EXIT STATUS", EXIT_STATUS);
+    table(&mut page, "ENVIRONMENT", ENVIRONMENT);
+    table(&mut page, "FILES", FILES);
     page.control("SH", ["CONFIGURATION"]);
     page.text([roman(
         "ops-pod-cleaner default-config prints the built-in config, every key at its default \
@@ -278,42 +189,55 @@ fn beyond_the_flags() -> Roff {
         page.text([roman(line.to_string())]);
     }
     page.control("fi", []);
-    page.control("SH", ["EXAMPLES"]);
-    for (command, what) in [
-        (
-            "ops-pod-cleaner --demo",
-            "the screen on two simulated clusters, no cluster needed",
-        ),
-        (
-            "ops-pod-cleaner --context prod-eu --context prod-us",
-            "the screen on two clusters",
-        ),
-        (
-            "ops-pod-cleaner scan --context prod-eu -n shop --output json",
-            "one look, as JSON",
-        ),
-        (
-            "ops-pod-cleaner scan --all-contexts --parked",
-            "what was scaled to zero, everywhere",
-        ),
-        (
-            "ops-pod-cleaner report --send",
-            "the restart report, delivered to the sinks",
-        ),
-        (
-            "ops-pod-cleaner headless --once --dry-run",
-            "one worker pass that changes nothing",
-        ),
-        (
-            "ops-pod-cleaner default-config > config.yml",
-            "a config to edit, from the defaults",
-        ),
-        ("kubectl pod-cleaner scan", "the same, as a kubectl plugin"),
-    ] {
-        entry(&mut page, command, what);
-    }
+    table(&mut page, "EXAMPLES", EXAMPLES);
     page
 }
+
+fn entry(page: &mut Roff, term: &str, text: &str) {
+    page.control("TP", []);
+    page.text([bold(term.to_string())]);
+    page.text([roman(text.to_string())]);
+}
+
+/// A section of entries, from a table of `term | text` lines.
+fn table(page: &mut Roff, heading: &str, lines: &str) {
+    page.control("SH", [heading]);
+    for (term, text) in lines.lines().filter_map(|line| line.split_once(" | ")) {
+        entry(page, term, text);
+    }
+}
+
+const EXIT_STATUS: &str = "\
+0 | done; scan found nothing abnormal (or, with --parked, nothing parked)
+1 | scan found abnormal pods (or, with --parked, parked workloads)
+2 | the config or the command line is wrong (a context the kubeconfig lacks too)
+3 | the cluster could not be reached or answered with an error, or something else failed while running (a file, the terminal, a report spooled for later)";
+
+const ENVIRONMENT: &str = "\
+OPS_POD_CLEANER_CONFIG | the config file, when --config is not given
+KUBECONFIG | the kubeconfig, when --kubeconfig is not given; else ~/.kube/config, then in-cluster
+OPS_POD_CLEANER_LOG | the log filter, e.g. ops_pod_cleaner=info,opc_core=debug (default: warnings); the action log is always kept
+OPS_POD_CLEANER_WATCH_SILENCE | overrides cluster.watchSilence: a view not proved current for this long is stale
+OPS_POD_CLEANER_CONNECT_TIMEOUT | overrides cluster.connectTimeout
+OPS_POD_CLEANER_REQUEST_TIMEOUT | overrides cluster.requestTimeout
+OPS_POD_CLEANER_WIRE_FORMAT | overrides cluster.wireFormat: protobuf or json
+POD_NAMESPACE | in the cluster: the namespace of the Lease and the parked ConfigMap (default ops-pod-cleaner)
+HOSTNAME | in the cluster: this replica's name in the Lease";
+
+const FILES: &str = "\
+./config.yml, ./config.yaml, <user config dir>/ops-pod-cleaner/config.yaml | the config, looked for in that order after --config and $OPS_POD_CLEANER_CONFIG; without one, the built-in defaults
+<data dir>/ops-pod-cleaner/audit.jsonl | the audit log (audit.path): every action, intent and outcome, one JSON object per line; ~/.local/share on Linux
+<data dir>/ops-pod-cleaner/spool, report-state.json | reports waiting for a sink (report.spoolDir) and the restart counts at the last report (report.stateFile)";
+
+const EXAMPLES: &str = "\
+ops-pod-cleaner --demo | the screen on two simulated clusters, no cluster needed
+ops-pod-cleaner --context prod-eu --context prod-us | the screen on two clusters
+ops-pod-cleaner scan --context prod-eu -n shop --output json | one look, as JSON
+ops-pod-cleaner scan --all-contexts --parked | what was scaled to zero, everywhere
+ops-pod-cleaner report --send | the restart report, delivered to the sinks
+ops-pod-cleaner headless --once --dry-run | one worker pass that changes nothing
+ops-pod-cleaner default-config > config.yml | a config to edit, from the defaults
+kubectl pod-cleaner scan | the same, as a kubectl plugin";
 
 /// What each category holds, in a line. No wildcard: a new category must be described.
 fn category(kind: RuleKind) -> &'static str {

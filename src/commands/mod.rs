@@ -37,21 +37,7 @@ pub async fn run(cli: Cli, clock: Clock) -> ExitCode {
         Some(Command::Report { output, send }) => {
             report::run(&cli.global, output, send, clock).await
         }
-        Some(Command::Headless {
-            once,
-            listen,
-            findings_listen,
-            send,
-            ..
-        }) => {
-            let mode = headless::Mode {
-                once,
-                listen,
-                findings_listen,
-                send,
-            };
-            headless::run(&cli.global, mode, clock).await
-        }
+        Some(Command::Headless(mode)) => headless::run(&cli.global, mode, clock).await,
         Some(Command::Completions { shell }) => manuals::completions(shell),
         Some(Command::Manpage) => manuals::manpage(),
         Some(Command::DefaultConfig) => {

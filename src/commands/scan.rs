@@ -94,10 +94,7 @@ async fn parked_workloads(
         rows.extend(list.rows);
     }
     match output {
-        ScanOutput::Json => super::out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".to_string())
-        ))?,
+        ScanOutput::Json => super::out(&format!("{}\n", to_json(&rows)))?,
         ScanOutput::Table if rows.is_empty() => {}
         ScanOutput::Table => super::out(&parked_table(&rows, targets.clusters.len() > 1, now))?,
     }
@@ -107,8 +104,5 @@ async fn parked_workloads(
 
 /// 1 when something was found, 0 when nothing was.
 fn exit(found: bool) -> ExitCode {
-    match found {
-        true => ExitCode::from(1),
-        false => ExitCode::SUCCESS,
-    }
+    ExitCode::from(u8::from(found))
 }

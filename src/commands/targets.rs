@@ -136,15 +136,8 @@ async fn open_wanted(global: &GlobalArgs, config: &Config, wanted: Wanted) -> Re
     } else {
         Scope::from_namespaces(&global.namespace)
     };
-    match wanted {
-        Wanted::Demo(names) => {
-            let (clusters, demos) = demo::start(&names, deadlines).await?;
-            Ok(Targets {
-                clusters,
-                scopes,
-                _demos: demos,
-            })
-        }
+    let (clusters, demos) = match wanted {
+        Wanted::Demo(names) => demo::start(&names, deadlines).await?,
         // Reached at once: several clusters cost the slowest one's answer, not their sum.
         Wanted::Kubeconfig(contexts) => {
             let options: Vec<ConnectOptions> = contexts
@@ -155,12 +148,12 @@ async fn open_wanted(global: &GlobalArgs, config: &Config, wanted: Wanted) -> Re
                     deadlines,
                 })
                 .collect();
-            let clusters = try_join_all(options.iter().map(connect)).await?;
-            Ok(Targets {
-                clusters,
-                scopes,
-                _demos: Vec::new(),
-            })
+            (try_join_all(options.iter().map(connect)).await?, Vec::new())
         }
-    }
+    };
+    Ok(Targets {
+        clusters,
+        scopes,
+        _demos: demos,
+    })
 }

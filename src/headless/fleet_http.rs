@@ -34,29 +34,26 @@ pub(crate) const NDJSON: &str = "application/x-ndjson";
 /// The answer to `path` under `/v1`, or None for a path that is not one of them.
 pub(crate) fn answer(feed: &Arc<Feed>, path: &str, query: Option<&str>) -> Option<Answer> {
     match path {
-        "/v1" | "/v1/" => Some(Answer::Whole(
-            200,
-            "text/plain",
-            Bytes::from_static(INDEX.as_bytes()),
-        )),
-        "/v1/snapshot" => Some(within_bound(feed, feed.snapshot()).map_or_else(
-            |over| over,
-            |line| Answer::Whole(200, "application/json", line),
-        )),
+        "/v1" | "/v1/" => Some(text(200, INDEX.as_bytes())),
+        "/v1/snapshot" => Some(within_bound(feed, feed.snapshot()).map_or_else(|over| over, json)),
         "/v1/watch" => Some(watch(feed.clone(), resume_of(query))),
         "/v1/report" => Some(match feed.restarts() {
-            Some(report) => Answer::Whole(200, "application/json", report),
-            None => Answer::Whole(
-                404,
-                "text/plain",
-                Bytes::from_static(b"this worker builds no restart report\n"),
-            ),
+            Some(report) => json(report),
+            None => text(404, b"this worker builds no restart report\n"),
         }),
         _ => {
             let uid = path.strip_prefix("/v1/findings/")?;
-            Some(Answer::Whole(200, "application/json", feed.finding(uid)))
+            Some(json(feed.finding(uid)))
         }
     }
+}
+
+fn json(body: Bytes) -> Answer {
+    Answer::Whole(200, "application/json", body)
+}
+
+fn text(code: u16, body: &'static [u8]) -> Answer {
+    Answer::Whole(code, "text/plain", Bytes::from_static(body))
 }
 
 /// `since=SEQ&epoch=E`; anything else (absent, partial, not numbers) starts from a snapshot.

@@ -2,12 +2,12 @@
 //! snapshot, so the numbers are tested without a server.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
+use std::fmt::{Display, Write};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
-use opc_core::cluster::Health;
+use opc_core::cluster::{Health, ScopeHealth, WatchState};
 use opc_core::rules::{CauseClass, RuleKind};
 use opc_core::worker::{Blocked, WorkerStatus};
 
@@ -60,23 +60,22 @@ pub fn render(s: &Snapshot, now: Instant) -> String {
 
 /// What the cache holds: pods, silent nodes, abnormal pods by category and cause.
 fn cache_metrics(out: &mut String, s: &Snapshot) {
-    metric(out, "opc_pods", "gauge", "Pods in the watch cache.");
-    let _ = writeln!(out, "opc_pods {}", s.pods);
-    metric(
+    single(out, "opc_pods", "gauge", "Pods in the watch cache.", s.pods);
+    single(
         out,
         "opc_nodes_not_reporting",
         "gauge",
         "Nodes whose Ready condition is Unknown (their kubelet stopped reporting).",
+        s.nodes_not_reporting,
     );
-    let _ = writeln!(out, "opc_nodes_not_reporting {}", s.nodes_not_reporting);
-    metric(
+    single(
         out,
         "opc_events_dropped_total",
         "counter",
         "Warning Events about pods the cache does not hold, dropped at the bound of their \
          namespace (a namespace writing Events about pods that do not exist).",
+        s.events_dropped,
     );
-    let _ = writeln!(out, "opc_events_dropped_total {}", s.events_dropped);
     metric(
         out,
         "opc_abnormal_pods",
@@ -166,77 +165,50 @@ fn worker_metrics(out: &mut String, s: &Snapshot) {
             "opc_report_deliveries_total{{sink=\"{sink}\",result=\"{result}\"}} {count}"
         );
     }
-    metric(
-        out,
-        "opc_leader",
-        "gauge",
-        "1 when this replica holds the lease and may act.",
-    );
-    let _ = writeln!(out, "opc_leader {}", u8::from(s.leader));
-    metric(
-        out,
-        "opc_worker_blocked",
-        "gauge",
-        "1 while no automatic action can run.",
-    );
-    let _ = writeln!(
-        out,
-        "opc_worker_blocked {}",
-        u8::from(s.worker.blocked.is_some())
-    );
-    metric(
+    let leader = u8::from(s.leader);
+    let help = "1 when this replica holds the lease and may act.";
+    single(out, "opc_leader", "gauge", help, leader);
+    let blocked = u8::from(s.worker.blocked.is_some());
+    let help = "1 while no automatic action can run.";
+    single(out, "opc_worker_blocked", "gauge", help, blocked);
+    let audit_failing = matches!(s.worker.blocked, Some(Blocked::AuditLog(_)));
+    single(
         out,
         "opc_audit_failing",
         "gauge",
         "1 while the audit log cannot be written (nothing acts unrecorded, so nothing acts).",
+        u8::from(audit_failing),
     );
-    let audit_failing = matches!(s.worker.blocked, Some(Blocked::AuditLog(_)));
-    let _ = writeln!(out, "opc_audit_failing {}", u8::from(audit_failing));
 }
 
 fn watch_metrics(out: &mut String, health: &Health, now: Instant) {
-    metric(
+    let help = "Watch reconnects by scope.";
+    per_scope(
         out,
+        health,
         "opc_watch_restarts_total",
         "counter",
-        "Watch reconnects by scope.",
+        help,
+        |scope| scope.restarts,
     );
-    for scope in &health.scopes {
-        let _ = writeln!(
-            out,
-            "opc_watch_restarts_total{{scope=\"{}\"}} {}",
-            scope.scope, scope.restarts
-        );
-    }
-    metric(
+    per_scope(
         out,
+        health,
         "opc_watch_forbidden",
         "gauge",
         "1 while the API server refuses this identity the list or watch of a scope (403): its \
          pods cannot be seen, and the counts above are not zero but unknown.",
+        |scope| u64::from(matches!(scope.state, WatchState::Forbidden(_))),
     );
-    for scope in &health.scopes {
-        let forbidden = matches!(scope.state, opc_core::cluster::WatchState::Forbidden(_));
-        let _ = writeln!(
-            out,
-            "opc_watch_forbidden{{scope=\"{}\"}} {}",
-            scope.scope,
-            u8::from(forbidden)
-        );
-    }
-    metric(
+    let help = "Relists after 410 Gone by scope.";
+    per_scope(
         out,
+        health,
         "opc_watch_relists_total",
         "counter",
-        "Relists after 410 Gone by scope.",
+        help,
+        |scope| scope.relists,
     );
-    for scope in &health.scopes {
-        let _ = writeln!(
-            out,
-            "opc_watch_relists_total{{scope=\"{}\"}} {}",
-            scope.scope, scope.relists
-        );
-    }
     metric(
         out,
         "opc_wire_format",
@@ -253,25 +225,41 @@ fn watch_metrics(out: &mut String, health: &Health, now: Instant) {
             );
         }
     }
-    metric(
+    let stale = health.stale_for(now).unwrap_or_default();
+    single(
         out,
         "opc_watch_stale_seconds",
         "gauge",
         "Age of the stalest view (seconds since it was last proved in sync with the API server) once past the freshness bound; 0 while fresh.",
+        format!("{:.1}", stale.as_secs_f64()),
     );
-    let stale = health.stale_for(now).unwrap_or_default();
-    let _ = writeln!(out, "opc_watch_stale_seconds {:.1}", stale.as_secs_f64());
-    metric(
-        out,
-        "opc_synced",
-        "gauge",
-        "1 once every scope has been listed completely.",
-    );
-    let _ = writeln!(out, "opc_synced {}", u8::from(health.synced()));
+    let help = "1 once every scope has been listed completely.";
+    single(out, "opc_synced", "gauge", help, u8::from(health.synced()));
 }
 
 fn metric(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+/// A metric of one series, without labels.
+fn single(out: &mut String, name: &str, kind: &str, help: &str, value: impl Display) {
+    metric(out, name, kind, help);
+    let _ = writeln!(out, "{name} {value}");
+}
+
+/// A metric with a series per watched scope.
+fn per_scope(
+    out: &mut String,
+    health: &Health,
+    name: &str,
+    kind: &str,
+    help: &str,
+    value: impl Fn(&ScopeHealth) -> u64,
+) {
+    metric(out, name, kind, help);
+    for scope in &health.scopes {
+        let _ = writeln!(out, "{name}{{scope=\"{}\"}} {}", scope.scope, value(scope));
+    }
 }
 
 /// The worker loop starts a pass every tick (10 s); one that has not started a pass for this
@@ -293,13 +281,9 @@ pub fn healthz(
         .unwrap_or(started);
     let idle = (now - since).to_std().unwrap_or_default();
     if idle > stall {
-        return (
-            503,
-            format!(
-                "the auto-clean worker has not started a pass for {}s\n",
-                idle.as_secs()
-            ),
-        );
+        let secs = idle.as_secs();
+        let why = format!("the auto-clean worker has not started a pass for {secs}s\n");
+        return (503, why);
     }
     (200, "ok\n".into())
 }

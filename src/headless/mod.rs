@@ -16,33 +16,20 @@ pub use sources::FleetSettings;
 /// Resolves on SIGINT or SIGTERM (Kubernetes stops pods with SIGTERM); elsewhere on Ctrl-C.
 pub(crate) async fn shutdown_signal() {
     #[cfg(unix)]
-    let mut term = {
-        use tokio::signal::unix::{SignalKind, signal};
-        signal(SignalKind::terminate()).ok()
-    };
-    #[cfg(not(unix))]
-    let mut term: Option<NoSignal> = None;
     let terminated = async {
-        match term.as_mut() {
-            Some(term) => {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
                 term.recv().await;
             }
-            None => std::future::pending::<()>().await,
+            Err(_) => std::future::pending::<()>().await,
         }
     };
+    // Where there is no SIGTERM to wait for: a signal that never comes.
+    #[cfg(not(unix))]
+    let terminated = std::future::pending::<()>();
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = terminated => {}
-    }
-}
-
-/// Where there is no SIGTERM to wait for: a signal that never comes.
-#[cfg(not(unix))]
-struct NoSignal;
-
-#[cfg(not(unix))]
-impl NoSignal {
-    async fn recv(&mut self) -> Option<()> {
-        std::future::pending().await
     }
 }

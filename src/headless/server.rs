@@ -66,13 +66,8 @@ impl Sources {
                 render(&self.snapshot(), Instant::now()),
             ),
             "/healthz" => {
-                let worker = self.worker.borrow().clone();
-                let (code, body) = healthz(
-                    &worker,
-                    self.started,
-                    WORKER_STALL,
-                    self.cache.clock().now(),
-                );
+                let (worker, now) = (self.worker.borrow().clone(), self.cache.clock().now());
+                let (code, body) = healthz(&worker, self.started, WORKER_STALL, now);
                 (code, "text/plain", body)
             }
             "/readyz" => {

@@ -7,8 +7,7 @@ use futures::future::try_join_all;
 
 use super::{Listed, MissingNamespace, list_scopes};
 use crate::{Error, Result};
-use opc_core::cluster::WatchSettings;
-use opc_core::cluster::{Cluster, Scope};
+use opc_core::cluster::{Cluster, Scope, WatchSettings};
 
 /// What each cluster's pods became, in the clusters' order, and the namespaces some clusters
 /// do not have (for a note: they were looked at elsewhere).
@@ -43,15 +42,10 @@ pub(crate) async fn over_clusters<T>(
     let (per_cluster, missing): (Vec<T>, Vec<Vec<MissingNamespace>>) = listed.into_iter().unzip();
     let missing: Vec<MissingNamespace> = missing.into_iter().flatten().collect();
     let nowhere = |ns: &str| missing.iter().filter(|m| m.namespace == ns).count() == clusters.len();
-    let mut errors: Vec<String> = Vec::new();
-    let mut skipped = Vec::new();
-    for m in missing.iter() {
-        match nowhere(&m.namespace) {
-            true => errors.push(m.why.clone()),
-            false => skipped.push(m.clone()),
-        }
-    }
+    let (errors, skipped): (Vec<_>, Vec<_>) =
+        (missing.iter().cloned()).partition(|m| nowhere(&m.namespace));
     if !errors.is_empty() {
+        let errors = errors.into_iter().map(|m| m.why).collect();
         return Err(opc_core::Error::NoSuchNamespace(errors).into());
     }
     Ok(Gathered {

@@ -30,10 +30,8 @@ pub(crate) async fn missing_namespace(cluster: &Cluster, namespace: &str) -> Opt
 }
 
 async fn missing(cluster: &Cluster, namespace: &str, api: &Api<Namespace>) -> String {
-    let head = format!(
-        "namespace {namespace} does not exist in context {}",
-        cluster.name
-    );
+    let context = &cluster.name;
+    let head = format!("namespace {namespace} does not exist in context {context}");
     // Names help only if this identity may list them; one page is enough to spot a typo.
     let Ok(list) = api.list(&ListParams::default().limit(500)).await else {
         return format!("{head}; check the name with `kubectl get namespaces` and pass it to -n");

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::aligned;
+use super::by_cluster;
 use opc_core::actions::{Origin, ParkedRow, ParkedState};
 use opc_core::inert;
 use opc_core::rules::format_age;
@@ -17,25 +17,10 @@ pub(crate) fn parked_table(
     several_clusters: bool,
     now: DateTime<Utc>,
 ) -> String {
-    let mut header = vec![
-        "NAMESPACE",
-        "WORKLOAD",
-        "BEFORE",
-        "PARKED",
-        "BY",
-        "NOW",
-        "POD",
-        "REASON",
-        "MESSAGE",
-    ];
-    if several_clusters {
-        header.insert(0, "CLUSTER");
-    }
-    let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
-    for row in rows {
+    let rows = rows.iter().map(|row| {
         let trigger = row.trigger.as_ref();
         let text = |field: Option<&String>| field.map_or(NONE.to_string(), |t| t.clone());
-        let mut cells = vec![
+        let cells = vec![
             row.workload.namespace().to_string(),
             format!("{}/{}", row.workload.kind().name(), row.workload.name()),
             row.replicas_before.to_string(),
@@ -54,12 +39,10 @@ pub(crate) fn parked_table(
             text(trigger.and_then(|t| t.reason.as_ref())),
             cut(&text(trigger.and_then(|t| t.message.as_ref()))),
         ];
-        if several_clusters {
-            cells.insert(0, row.cluster.to_string());
-        }
-        table.push(cells);
-    }
-    aligned(&table)
+        (row.cluster.to_string(), cells)
+    });
+    let header = "NAMESPACE WORKLOAD BEFORE PARKED BY NOW POD REASON MESSAGE";
+    by_cluster(header, rows, several_clusters)
 }
 
 fn state(now: &ParkedState) -> String {

@@ -6,8 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::event::{ClusterLine, Routed};
 use opc_core::actions::{ScalableWorkload, Verb};
-use opc_core::cluster::ClusterName;
-use opc_core::cluster::Listed;
+use opc_core::cluster::{ClusterName, Listed};
 use opc_core::worker::WorkerStatus;
 
 /// One open cluster as the screen knows it.
@@ -126,12 +125,12 @@ impl Clusters {
         }
     }
 
-    /// The workers that reported, by cluster name.
     /// The worker status of cluster `name`, when its worker has said one.
     pub(crate) fn worker_of(&self, name: &ClusterName) -> Option<&WorkerStatus> {
         self.get(name)?.worker.as_ref()
     }
 
+    /// The workers that reported, by cluster name.
     pub(crate) fn workers(&self) -> BTreeMap<ClusterName, &WorkerStatus> {
         self.views
             .iter()
@@ -294,19 +293,14 @@ mod tests {
         clusters.scaled(&c("us"), deployment("a"));
         clusters.scaled(&c("eu"), deployment("b"));
         clusters.scaled(&c("us"), deployment("c"));
-        let last = clusters
-            .last_scaled()
-            .map(|w| (w.cluster, w.item.name().to_string()));
-        assert_eq!(last, Some((c("us"), "c".to_string())));
+        let last = |clusters: &Clusters| {
+            let last = clusters.last_scaled()?;
+            Some((last.cluster, last.item.name().to_string()))
+        };
+        assert_eq!(last(&clusters), Some((c("us"), "c".to_string())));
         clusters.restored(&c("us"), &deployment("c"));
-        let last = clusters
-            .last_scaled()
-            .map(|w| (w.cluster, w.item.name().to_string()));
-        assert_eq!(last, Some((c("eu"), "b".to_string())));
+        assert_eq!(last(&clusters), Some((c("eu"), "b".to_string())));
         clusters.close(&c("eu"));
-        let last = clusters
-            .last_scaled()
-            .map(|w| (w.cluster, w.item.name().to_string()));
-        assert_eq!(last, Some((c("us"), "a".to_string())));
+        assert_eq!(last(&clusters), Some((c("us"), "a".to_string())));
     }
 }

@@ -129,12 +129,9 @@ impl Confirmation {
         }
         lines.push("Press y again to act anyway, n to cancel.".to_string());
         let what = self.title.trim_end_matches('?');
+        let opted = if opted_out { "Opted out: " } else { "" };
         Answer::AskAgain(Confirmation {
-            title: if opted_out {
-                format!("Opted out: {what} anyway?")
-            } else {
-                format!("{what} anyway?")
-            },
+            title: format!("{opted}{what} anyway?"),
             lines,
             offer: Offer::ready(actions),
         })
@@ -206,12 +203,8 @@ impl Confirmation {
         let mut lines: Vec<String> = rules
             .iter()
             .map(|(rule, action, pods)| {
-                let pods = if *pods == 1 {
-                    "1 pod".to_string()
-                } else {
-                    format!("{pods} pods")
-                };
-                format!("{rule}: {action} on its own, {pods} now")
+                let plural = if *pods == 1 { "" } else { "s" };
+                format!("{rule}: {action} on its own, {pods} pod{plural} now")
             })
             .collect();
         if lines.is_empty() {
@@ -267,25 +260,21 @@ impl Confirmation {
         if verb == PodVerb::RemoveFinalizers
             && let Some(none) = targets.iter().find(|a| a.finalizers().is_empty())
         {
-            return Confirmation::unavailable(
-                &title,
-                format!("{}/{} has no finalizers", none.namespace(), none.name()),
-            );
+            let why = format!("{}/{} has no finalizers", none.namespace(), none.name());
+            return Confirmation::unavailable(&title, why);
         }
         // A grace-0 delete of a pod its finalizers hold only marks it deleting: it stays.
         if verb == PodVerb::ForceDelete
             && let Some(held) = targets.iter().find(|a| !a.finalizers().is_empty())
         {
-            return Confirmation::unavailable(
-                &title,
-                format!(
-                    "{}/{} is held by finalizers ({}): a force delete leaves it there; F \
-                     removes the finalizers",
-                    held.namespace(),
-                    held.name(),
-                    held.finalizers().join(", ")
-                ),
+            let why = format!(
+                "{}/{} is held by finalizers ({}): a force delete leaves it there; F removes the \
+                 finalizers",
+                held.namespace(),
+                held.name(),
+                held.finalizers().join(", ")
             );
+            return Confirmation::unavailable(&title, why);
         }
         let mut lines: Vec<String> = targets
             .iter()
@@ -352,14 +341,10 @@ impl Confirmation {
             );
             return Confirmation::unavailable(title, why);
         };
+        let replicas = (checked.replicas).map_or("unknown".to_string(), |r| r.to_string());
         let mut lines = vec![
             in_cluster(&pod.cluster, workload, several),
-            format!(
-                "replicas now: {}  →  0",
-                checked
-                    .replicas
-                    .map_or("unknown".to_string(), |r| r.to_string())
-            ),
+            format!("replicas now: {replicas}  →  0"),
         ];
         match checked.available {
             Some(n) if n > 0 => lines.push(format!(
@@ -379,14 +364,11 @@ impl Confirmation {
                 Action::ScaleToZero(pod.item.clone()),
             )]),
         };
-        let opt_outs = checked.opt_out.iter().cloned().collect();
-        dialog.with_opt_outs(
-            Ok(Checked {
-                opt_outs,
-                live: Vec::new(),
-            }),
-            |_| None,
-        )
+        let checked = Checked {
+            opt_outs: checked.opt_out.iter().cloned().collect(),
+            ..Checked::default()
+        };
+        dialog.with_opt_outs(Ok(checked), |_| None)
     }
 
     /// Undo of a parked workload, once its cluster confirmed it is at zero: `plan` says what

@@ -73,13 +73,9 @@ impl PodDetails {
         previous: bool,
         text: &str,
     ) -> PodDetails {
-        let run = if previous {
-            "its previous run"
-        } else {
-            "its current run"
-        };
+        let run = if previous { "previous" } else { "current" };
         let title = format!(
-            "Logs of {} ({run}; the last {} lines at most)",
+            "Logs of {} (its {run} run; the last {} lines at most)",
             container.unwrap_or("the container"),
             opc_core::actions::LOG_LINES
         );
@@ -108,19 +104,12 @@ impl PodDetails {
 /// Phase, node, message and deletion, in a few lines.
 fn summary_lines(pod: &Pod, status: &PodStatus) -> Vec<String> {
     let meta = &pod.metadata;
-    let mut summary = vec![format!(
-        "phase {}{}  node {}",
-        status.phase.as_deref().unwrap_or("?"),
-        status
-            .reason
-            .as_deref()
-            .map(|r| format!(" ({r})"))
-            .unwrap_or_default(),
-        pod.spec
-            .as_ref()
-            .and_then(|s| s.node_name.as_deref())
-            .unwrap_or("-"),
-    )];
+    let phase = status.phase.as_deref().unwrap_or("?");
+    let reason = (status.reason.as_deref()).map_or(String::new(), |r| format!(" ({r})"));
+    let node = (pod.spec.as_ref())
+        .and_then(|s| s.node_name.as_deref())
+        .unwrap_or("-");
+    let mut summary = vec![format!("phase {phase}{reason}  node {node}")];
     if let Some(message) = &status.message {
         summary.push(format!("message: {message}"));
     }
@@ -186,45 +175,41 @@ fn container_lines(c: &ContainerStatus, init: bool) -> Vec<String> {
         if let Some(w) = &state.waiting {
             lines.push(format!(
                 "    waiting: {}{}",
-                w.reason.as_deref().unwrap_or("?"),
-                w.message
-                    .as_deref()
-                    .map(|m| format!(": {m}"))
-                    .unwrap_or_default()
+                reason(&w.reason),
+                message(&w.message)
             ));
         }
         if let Some(r) = &state.running {
-            lines.push(format!(
-                "    running since {}",
-                r.started_at
-                    .as_ref()
-                    .map_or("?".to_string(), |t| t.0.to_string())
-            ));
+            let since = (r.started_at.as_ref()).map_or("?".to_string(), |t| t.0.to_string());
+            lines.push(format!("    running since {since}"));
         }
         if let Some(t) = &state.terminated {
+            let (why, said) = (reason(&t.reason), message(&t.message));
             lines.push(format!(
-                "    terminated: {} exit code {}{}",
-                t.reason.as_deref().unwrap_or("?"),
-                t.exit_code,
-                t.message
-                    .as_deref()
-                    .map(|m| format!(": {m}"))
-                    .unwrap_or_default()
+                "    terminated: {why} exit code {}{said}",
+                t.exit_code
             ));
         }
     }
     if let Some(t) = c.last_state.as_ref().and_then(|s| s.terminated.as_ref()) {
+        let why = reason(&t.reason);
+        let at = (t.finished_at.as_ref()).map_or(String::new(), |f| format!(" at {}", f.0));
         lines.push(format!(
-            "    last terminated: {} exit code {}{}",
-            t.reason.as_deref().unwrap_or("?"),
-            t.exit_code,
-            t.finished_at
-                .as_ref()
-                .map(|f| format!(" at {}", f.0))
-                .unwrap_or_default()
+            "    last terminated: {why} exit code {}{at}",
+            t.exit_code
         ));
     }
     lines
+}
+
+/// A container's reason, or "?" when it gives none.
+fn reason(reason: &Option<String>) -> &str {
+    reason.as_deref().unwrap_or("?")
+}
+
+/// A container's message after a colon, or nothing.
+fn message(message: &Option<String>) -> String {
+    (message.as_deref()).map_or(String::new(), |m| format!(": {m}"))
 }
 
 /// The pod's owners, then what the checked chain says: an opt-out, and what scale to zero

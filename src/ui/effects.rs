@@ -12,10 +12,10 @@ use super::details::PodDetails;
 use super::event::{Checked, Event, Routed, Unanswered};
 use super::logging::ACTION_TARGET;
 use opc_core::actions::{
-    Action, Executor, Origin, Outcome, ParkedList, PodRef, ScalableWorkload, Skip, Unread,
+    Action, ClusterApi, Executor, Inspection, Origin, Outcome, ParkedList, PodRef,
+    ScalableWorkload, Skip, Unread,
 };
-use opc_core::cluster::ClusterName;
-use opc_core::cluster::Scope;
+use opc_core::cluster::{ClusterName, Scope};
 use opc_core::report::RestartReport;
 
 /// The open clusters' executors, by context name, in the order they were opened: taken for
@@ -29,6 +29,11 @@ impl Executors {
             .find(|(name, _)| name == cluster)
             .map(|(_, executor)| executor)
             .ok_or_else(|| Unanswered::Closed(cluster.clone()))
+    }
+
+    /// `cluster`'s read API, or why there is none.
+    fn reads(&self, cluster: &ClusterName) -> Result<ClusterApi<'_>, Unanswered> {
+        Ok(self.get(cluster)?.reads())
     }
 }
 
@@ -67,6 +72,14 @@ impl Effects {
         self.in_flight.load(Ordering::SeqCst)
     }
 
+    /// Work in a task of its own; the event it comes to goes back to the loop.
+    fn spawn(&self, work: impl Future<Output = Event> + Send + 'static) {
+        let tx = self.events.clone();
+        tokio::spawn(async move {
+            let _ = tx.send(work.await);
+        });
+    }
+
     /// Confirmed actions, one after another, each through its cluster's executor.
     pub(super) fn run(&self, executors: Executors, actions: Vec<Routed<Action>>) {
         let tx = self.events.clone();
@@ -85,21 +98,16 @@ impl Effects {
     }
 
     pub(super) fn fetch_details(&self, executors: Executors, pod: Routed<PodRef>) {
-        let tx = self.events.clone();
-        tokio::spawn(async move {
-            let result = match executors.get(&pod.cluster) {
-                Ok(executor) => executor
-                    .reads()
-                    .details(&pod.item)
-                    .await
-                    .map(|reading| PodDetails::from_reading(&reading))
-                    .map_err(Unanswered::from),
-                Err(closed) => Err(closed),
+        self.spawn(async move {
+            let result = async {
+                let reading = executors.reads(&pod.cluster)?.details(&pod.item).await?;
+                Ok(PodDetails::from_reading(&reading))
             };
-            let _ = tx.send(Event::Details {
+            let result = result.await;
+            Event::Details {
                 uid: pod.item.uid,
                 result,
-            });
+            }
         });
     }
 
@@ -110,76 +118,50 @@ impl Effects {
         container: Option<String>,
         previous: bool,
     ) {
-        let tx = self.events.clone();
-        tokio::spawn(async move {
-            let result = match executors.get(&pod.cluster) {
-                Ok(executor) => executor
-                    .reads()
-                    .logs(&pod.item, container.as_deref(), previous)
-                    .await
-                    .map(|text| {
-                        PodDetails::from_logs(&pod.item, container.as_deref(), previous, &text)
-                    })
-                    .map_err(Unanswered::from),
-                Err(closed) => Err(closed),
+        self.spawn(async move {
+            let container = container.as_deref();
+            let result = async {
+                let reads = executors.reads(&pod.cluster)?;
+                let text = reads.logs(&pod.item, container, previous).await?;
+                Ok(PodDetails::from_logs(&pod.item, container, previous, &text))
             };
-            let _ = tx.send(Event::Details {
-                uid: pod.item.uid,
+            let result = result.await;
+            Event::Details {
+                uid: pod.item.uid.clone(),
                 result,
-            });
+            }
         });
     }
 
     /// The workload a scale-to-zero would change, its replicas now, and any opt-out.
     pub(super) fn resolve_workload(&self, executors: Executors, pod: Routed<PodRef>) {
-        let tx = self.events.clone();
-        tokio::spawn(async move {
-            let result = match executors.get(&pod.cluster) {
-                Ok(executor) => executor
-                    .reads()
-                    .inspect(&pod.item, true)
-                    .await
-                    .map_err(Unanswered::from),
-                Err(closed) => Err(closed),
-            };
-            let _ = tx.send(Event::Resolved { pod, result });
+        self.spawn(async move {
+            let result = inspect(&executors, &pod, true).await;
+            Event::Resolved { pod, result }
         });
     }
 
     /// Where the opt-out annotation sits among the targets of a pod action.
     pub(super) fn check_opt_outs(&self, executors: Executors, pods: Vec<Routed<PodRef>>) {
-        let tx = self.events.clone();
-        tokio::spawn(async move {
+        self.spawn(async move {
             let mut found = Checked::default();
             for pod in &pods {
-                let checked = match executors.get(&pod.cluster) {
-                    Ok(executor) => executor
-                        .reads()
-                        .inspect(&pod.item, false)
-                        .await
-                        .map_err(Unanswered::from),
-                    Err(closed) => Err(closed),
-                };
-                match checked {
+                match inspect(&executors, pod, false).await {
                     Ok(checked) => {
                         found.opt_outs.extend(checked.opt_out);
                         let live = checked.live.map(|f| f.rule);
                         found.live.push((pod.item.clone(), live));
                     }
-                    Err(e) => {
-                        let _ = tx.send(Event::OptOuts(Err(e)));
-                        return;
-                    }
+                    Err(e) => return Event::OptOuts(Err(e)),
                 }
             }
-            let _ = tx.send(Event::OptOuts(Ok(found)));
+            Event::OptOuts(Ok(found))
         });
     }
 
     /// Every open cluster's parked workloads in `scopes`, oldest first across clusters.
     pub(super) fn list_parked(&self, executors: Executors, scopes: Vec<Scope>) {
-        let tx = self.events.clone();
-        tokio::spawn(async move {
+        self.spawn(async move {
             let mut all = ParkedList::default();
             for (cluster, executor) in executors.0 {
                 match executor.reads().parked_rows(&scopes).await {
@@ -199,32 +181,42 @@ impl Effects {
             // Those without a time last.
             all.rows
                 .sort_by_key(|r| (r.parked_at.is_none(), r.parked_at, r.cluster.clone()));
-            let _ = tx.send(Event::Parked(all));
+            Event::Parked(all)
         });
     }
 
     /// What undo of a parked workload would restore, checked against its cluster.
     pub(super) fn check_undo(&self, executors: Executors, workload: Routed<ScalableWorkload>) {
-        let tx = self.events.clone();
-        tokio::spawn(async move {
+        self.spawn(async move {
             let result = match executors.get(&workload.cluster) {
                 Ok(executor) => executor.reads().check_undo(&workload.item).await,
                 Err(_) => Err(Outcome::Skipped(Skip::ClusterClosed(
                     workload.cluster.clone(),
                 ))),
             };
-            let _ = tx.send(Event::UndoChecked { workload, result });
+            Event::UndoChecked { workload, result }
         });
     }
 
     pub(super) fn export(&self, dir: PathBuf, report: RestartReport) {
-        let tx = self.events.clone();
-        tokio::spawn(async move {
+        self.spawn(async move {
             let result = super::export::write(&dir, &report).await;
             if let Ok(path) = &result {
                 tracing::info!(target: ACTION_TARGET, "restart report exported to {}", path.display());
             }
-            let _ = tx.send(Event::Exported(result.map_err(Arc::new)));
+            Event::Exported(result.map_err(Arc::new))
         });
     }
+}
+
+/// What `pod`'s cluster reads of it just now; with `workload`, of its workload too.
+async fn inspect(
+    executors: &Executors,
+    pod: &Routed<PodRef>,
+    workload: bool,
+) -> Result<Inspection, Unanswered> {
+    Ok(executors
+        .reads(&pod.cluster)?
+        .inspect(&pod.item, workload)
+        .await?)
 }

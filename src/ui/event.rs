@@ -1,22 +1,20 @@
 //! What reaches the UI task, and what it asks the runtime to do.
 
-use opc_core::rules::RuleKind;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
 use super::details::PodDetails;
-use std::path::PathBuf;
-
 use crate::Error;
 use opc_core::actions::{
     Action, Inspection, OptOut, Outcome, ParkedList, PodRef, ReadError, ScalableWorkload, UndoPlan,
 };
-use opc_core::cluster::Listed;
-use opc_core::cluster::{ClusterName, WireFormat};
+use opc_core::cluster::{ClusterName, Listed, WireFormat};
 use opc_core::config::{KeyBinding, KeyCode};
 use opc_core::fleet::{FeedStatus, WatchWhy, WorkerView};
 use opc_core::report::RestartReport;
+use opc_core::rules::RuleKind;
 use opc_core::worker::{WorkerCommand, WorkerStatus};
 
 /// Why an answer the screen asked a cluster for did not come.

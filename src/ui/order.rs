@@ -154,14 +154,8 @@ mod tests {
                     for name in ["y", "x"] {
                         // Ties in time and restarts, broken by the texts.
                         let minutes = (i as i64 + name.len() as i64) % 2;
-                        rows.push(row(
-                            cluster,
-                            namespace,
-                            name,
-                            category,
-                            minutes,
-                            (i % 2) as u32,
-                        ));
+                        let restarts = (i % 2) as u32;
+                        rows.push(row(cluster, namespace, name, category, minutes, restarts));
                     }
                 }
             }

@@ -24,8 +24,7 @@ use super::terminal::TerminalGuard;
 use super::update::update;
 use super::view::{draw, table_height};
 use crate::{Error, Result};
-use opc_core::cluster::ClusterName;
-use opc_core::cluster::Scope;
+use opc_core::cluster::{ClusterName, Scope};
 use opc_core::config::UiConfig;
 use opc_core::fleet::FedView;
 use opc_core::report::RestartReport;
@@ -70,24 +69,19 @@ pub(crate) async fn run(
         options.chain.clone(),
         options.keys.clone(),
     );
-    state.sync_clusters(
-        sessions
-            .iter()
-            .map(|s| cluster_line(&s.cluster, Instant::now()))
-            .collect(),
-    );
     // One audit log for every cluster: the first executor's view of it is everyone's.
     let audit_problem = (sessions.first()).and_then(|s| s.cluster.executor.audit_problem());
+    let mut runtime = Runtime::new(sessions, connector, options);
+    state.sync_clusters(runtime.cluster_lines(Instant::now()));
     let mut state = state.with_switches(Switches {
-        flags: options.flags,
+        flags: runtime.options.flags,
         audit_problem,
-        report_sinks: options.report_sinks,
+        report_sinks: runtime.options.report_sinks,
     });
     let mut guard = TerminalGuard::enter().map_err(|source| Error::Terminal {
         what: "cannot set up the terminal",
         source,
     })?;
-    let mut runtime = Runtime::new(sessions, connector, options);
     let result = runtime.run(&mut state, &mut guard).await;
     runtime.finish_in_flight(&mut state, &mut guard).await;
     drop(guard);
@@ -201,13 +195,11 @@ impl Runtime {
                 );
                 return;
             }
-            state.status = Some(super::state::StatusLine {
-                text: format!(
-                    "finishing {running} action(s) in flight and their audit records (up to {} s)…",
-                    FINISH_IN_FLIGHT.as_secs()
-                ),
-                error: false,
-            });
+            let text = format!(
+                "finishing {running} action(s) in flight and their audit records (up to {} s)…",
+                FINISH_IN_FLIGHT.as_secs()
+            );
+            state.status = Some(super::state::StatusLine { text, error: false });
             let _ = guard.terminal.draw(|f| draw(state, f));
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -234,7 +226,7 @@ impl Runtime {
                 guard.terminal.draw(|f| draw(state, f)).map_err(io)?;
             }
             let event = tokio::select! {
-                input = keys.next() => match from_terminal(input, state) {
+                input = keys.next() => match from_terminal(input) {
                     Input::Event(event) => event,
                     Input::Ignored => continue,
                     Input::Closed => break,
@@ -426,7 +418,6 @@ impl Runtime {
 
 type Workers = Vec<(ClusterName, watch::Receiver<WorkerStatus>)>;
 
-/// What the loop waits on per open cluster: cache changes and worker status.
 /// What the loop listens to besides keys and signals: the sessions' caches and workers, and
 /// when the next snapshot is due.
 struct Listening {
@@ -440,11 +431,19 @@ struct Listening {
 impl Listening {
     /// Listening to `sessions`, with a first snapshot due now.
     fn to(sessions: &[Session]) -> Listening {
-        let (caches, workers) = watching(sessions);
         Listening {
-            caches,
-            feeds: feeds(sessions),
-            workers,
+            caches: (sessions.iter())
+                .map(|s| s.cluster.cache.subscribe())
+                .collect(),
+            feeds: (sessions.iter())
+                .filter_map(|s| match &s.cluster.feed {
+                    Feed::WorkerFed(feed) => Some(feed.subscribe()),
+                    Feed::Watched(_) => None,
+                })
+                .collect(),
+            workers: (sessions.iter())
+                .map(|s| (s.cluster.name.clone(), s.worker.status.clone()))
+                .collect(),
             settle: Some(tokio::time::Instant::now()),
         }
     }
@@ -509,14 +508,14 @@ enum Input {
     Closed,
 }
 
-fn from_terminal(input: Option<std::io::Result<TermEvent>>, state: &State) -> Input {
+fn from_terminal(input: Option<std::io::Result<TermEvent>>) -> Input {
     match input {
         Some(Ok(TermEvent::Key(key))) => match key_from_crossterm(&key) {
             Some(binding) => Input::Event(Event::Key(binding)),
             None => Input::Ignored,
         },
         Some(Ok(TermEvent::Resize(w, h))) => Input::Event(Event::Resize {
-            table_height: table_height(ratatui::layout::Rect::new(0, 0, w, h), state),
+            table_height: table_height(ratatui::layout::Rect::new(0, 0, w, h)),
         }),
         Some(Ok(_)) => Input::Ignored,
         Some(Err(_)) | None => Input::Closed,
@@ -525,44 +524,12 @@ fn from_terminal(input: Option<std::io::Result<TermEvent>>, state: &State) -> In
 
 /// The first events: the terminal's size and each worker's status as it stands.
 fn prime(state: &mut State, size: ratatui::layout::Rect, workers: &Workers) {
-    update(
-        state,
-        Event::Resize {
-            table_height: table_height(size, state),
-        },
-    );
+    let table_height = table_height(size);
+    update(state, Event::Resize { table_height });
     for (cluster, worker) in workers {
-        let status = worker.borrow().clone();
-        update(
-            state,
-            Event::Worker {
-                cluster: cluster.clone(),
-                status,
-            },
-        );
+        let (cluster, status) = (cluster.clone(), worker.borrow().clone());
+        update(state, Event::Worker { cluster, status });
     }
-}
-
-fn watching(sessions: &[Session]) -> (Vec<watch::Receiver<u64>>, Workers) {
-    let caches = sessions
-        .iter()
-        .map(|s| s.cluster.cache.subscribe())
-        .collect();
-    let workers = sessions
-        .iter()
-        .map(|s| (s.cluster.name.clone(), s.worker.status.clone()))
-        .collect();
-    (caches, workers)
-}
-
-/// The views of the clusters read through their workers.
-fn feeds(sessions: &[Session]) -> Vec<watch::Receiver<FedView>> {
-    (sessions.iter())
-        .filter_map(|s| match &s.cluster.feed {
-            Feed::WorkerFed(feed) => Some(feed.subscribe()),
-            Feed::Watched(_) => None,
-        })
-        .collect()
 }
 
 /// Some cluster's cache or feed changed; never returns while none is open.

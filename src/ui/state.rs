@@ -9,9 +9,8 @@ use super::confirm::Confirmation;
 use super::details::PodDetails;
 use super::event::ClusterLine;
 use super::order;
-use opc_core::actions::{ParkedList, PodRef, Verb};
-use opc_core::cluster::ClusterName;
-use opc_core::cluster::Listed;
+use opc_core::actions::{ParkedList, PodRef};
+use opc_core::cluster::{ClusterName, Listed};
 use opc_core::config::UiConfig;
 use opc_core::policy::Flags;
 use opc_core::report::RestartReport;
@@ -176,12 +175,7 @@ impl State {
     pub fn blocked(&self) -> Option<String> {
         let workers = self.clusters.workers();
         match workers.len() {
-            1 => workers
-                .values()
-                .next()?
-                .blocked
-                .as_ref()
-                .map(|b| b.to_string()),
+            1 => Some(workers.values().next()?.blocked.as_ref()?.to_string()),
             _ => blocked_clusters(&workers),
         }
     }
@@ -281,21 +275,12 @@ impl State {
             .rows
             .iter()
             .filter_map(|&i| self.table.findings.get(i))
-            .filter(|a| self.is_marked(a))
+            .filter(|a| self.clusters.is_marked(a))
             .collect();
         if marked.is_empty() {
             return self.selected_finding().into_iter().collect();
         }
         marked
-    }
-
-    pub(crate) fn is_marked(&self, finding: &Listed) -> bool {
-        self.clusters.is_marked(finding)
-    }
-
-    /// Why `cluster`'s API will refuse `verb`, if it already did.
-    pub fn forbidden_reason(&self, cluster: &ClusterName, verb: Verb) -> Option<&str> {
-        self.clusters.forbidden_reason(cluster, verb)
     }
 
     /// The worst of the open clusters' watches: the one-cluster header shows it.
@@ -413,25 +398,17 @@ impl State {
 
     /// Keep the cursor on a row and in the visible window.
     pub(crate) fn clamp(&mut self) {
-        self.table.selected = self
-            .table
-            .selected
-            .min(self.table.rows.len().saturating_sub(1));
-        let height = self.table.height.max(1);
-        if self.table.selected < self.table.offset {
-            self.table.offset = self.table.selected;
-        } else if self.table.selected >= self.table.offset + height {
-            self.table.offset = self.table.selected + 1 - height;
+        let table = &mut self.table;
+        table.selected = table.selected.min(table.rows.len().saturating_sub(1));
+        let height = table.height.max(1);
+        if table.selected < table.offset {
+            table.offset = table.selected;
+        } else if table.selected >= table.offset + height {
+            table.offset = table.selected + 1 - height;
         }
-        self.table.offset = self
-            .table
-            .offset
-            .min(self.table.rows.len().saturating_sub(height));
+        table.offset = table.offset.min(table.rows.len().saturating_sub(height));
     }
-}
 
-/// What the runtime sets once and tests read: the screen's settings and what it shows.
-impl State {
     /// The screen under `switches`, as the runtime opens it.
     pub fn with_switches(mut self, switches: Switches) -> State {
         self.switches = switches;

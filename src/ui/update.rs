@@ -67,14 +67,11 @@ fn observe(state: &mut State, event: Event) {
         Event::Outcome { action, outcome } => on_outcome(state, &action, &outcome),
         Event::Contexts(Ok(names)) => show_contexts(state, names),
         Event::Switched(Ok(name)) => on_switched(state, &name),
-        Event::Exported(Ok(path)) => {
-            let written = format!("report written to {}", path.display());
-            status(state, &written, false);
-        }
+        Event::Exported(Ok(path)) => say(state, format!("report written to {}", path.display())),
         Event::Contexts(Err(e))
         | Event::Switched(Err(e))
         | Event::Added(Err(e))
-        | Event::Exported(Err(e)) => status(state, &e.to_string(), true),
+        | Event::Exported(Err(e)) => status(state, e.to_string(), true),
         // They change the overlay or answer with effects: `dispatch` has them.
         Event::Key(_)
         | Event::Added(Ok(_))
@@ -144,15 +141,14 @@ fn on_switched(state: &mut State, name: &ClusterName) {
     state.replace_findings(Vec::new(), true);
     state.view = View::Table;
     state.details = None;
-    status(state, &format!("switched to context {name}"), false);
+    say(state, format!("switched to context {name}"));
 }
 
 /// `name` opened next to the others. The screen's switches hold for every cluster, the one
 /// added now included: its worker is told them.
 fn on_added(state: &mut State, name: &ClusterName) -> Vec<Effect> {
     state.clusters.open(name);
-    status(state, &format!("added context {name}"), false);
-    let cluster = name.clone();
+    say(state, format!("added context {name}"));
     let worker = state.worker();
     let mut switches: Vec<WorkerCommand> = worker
         .rules
@@ -168,7 +164,7 @@ fn on_added(state: &mut State, name: &ClusterName) -> Vec<Effect> {
     }
     switches
         .into_iter()
-        .map(|command| Effect::WorkerOf(Routed::new(&cluster, command)))
+        .map(|command| Effect::WorkerOf(Routed::new(name, command)))
         .collect()
 }
 
@@ -202,12 +198,17 @@ fn on_outcome(state: &mut State, action: &Routed<Action>, outcome: &Outcome) {
     if let Some(pod) = action.item.pod() {
         state.clusters.unmark(&action.cluster, &pod.uid);
     }
-    status(state, &text, !outcome.succeeded());
+    status(state, text, !outcome.succeeded());
 }
 
-fn status(state: &mut State, text: &str, error: bool) {
+fn status(state: &mut State, text: impl Into<String>, error: bool) {
     state.status = Some(StatusLine {
-        text: text.to_string(),
+        text: text.into(),
         error,
     });
+}
+
+/// What was done, on the status line.
+fn say(state: &mut State, text: impl Into<String>) {
+    status(state, text, false);
 }

@@ -4,11 +4,11 @@
 use crate::ui::confirm::{Confirmation, Offer, PodVerb};
 use crate::ui::event::{Effect, Routed};
 use crate::ui::state::{Overlay, State, View};
-use opc_core::actions::{Refusal, Verb};
-use opc_core::cluster::ClusterName;
+use opc_core::actions::{PodRef, Refusal, Verb};
+use opc_core::cluster::{ClusterName, Listed};
 
 /// In the details view, actions apply to the pod shown; otherwise to marks or the cursor.
-fn targets(state: &State) -> Vec<&opc_core::cluster::Listed> {
+fn targets(state: &State) -> Vec<&Listed> {
     match (&state.view, &state.details) {
         (View::Details, Some(d)) => state
             .table
@@ -34,7 +34,7 @@ pub(super) fn why_unavailable<'a>(
         return Some(Refusal::AuditBroken(problem.clone()).to_string());
     }
     clusters.find_map(|cluster| {
-        let why = state.forbidden_reason(cluster, verb)?;
+        let why = state.clusters.forbidden_reason(cluster, verb)?;
         Some(if state.several_clusters() {
             format!("the API of {cluster} refused this before: {why}")
         } else {
@@ -52,12 +52,10 @@ pub(super) fn pod_action(state: &mut State, verb: PodVerb) -> Vec<Effect> {
     };
     let targets = targets(state);
     let clusters = targets.iter().map(|a| a.cluster());
-    let dialog = if let Some(why) = why_unavailable(state, verb.verb(), clusters) {
-        Confirmation::unavailable(title, why)
-    } else {
-        if targets.is_empty() {
-            Confirmation::unavailable(title, "no pod selected")
-        } else {
+    let dialog = match why_unavailable(state, verb.verb(), clusters) {
+        Some(why) => Confirmation::unavailable(title, why),
+        None if targets.is_empty() => Confirmation::unavailable(title, "no pod selected"),
+        None => {
             // The dialog waits for the owners' opt-out check before it asks.
             let dialog = Confirmation::for_pods(verb, &targets, state.several_clusters());
             let pods = targets
@@ -76,45 +74,40 @@ pub(super) fn pod_action(state: &mut State, verb: PodVerb) -> Vec<Effect> {
 }
 
 pub(super) fn scale_to_zero(state: &mut State) -> Vec<Effect> {
-    let title = "Scale the workload to 0?";
+    match scale_target(state) {
+        Ok(pod) => {
+            let finding = format!("finding the workload of {}…", pod.item);
+            state.overlay = Some(Overlay::Resolving(finding));
+            vec![Effect::ResolveWorkload(pod)]
+        }
+        Err(why) => {
+            let dialog = Confirmation::unavailable("Scale the workload to 0?", why);
+            state.overlay = Some(Overlay::Confirm(dialog));
+            Vec::new()
+        }
+    }
+}
+
+/// The one pod whose workload a scale to zero would change, or why there is none.
+fn scale_target(state: &State) -> Result<Routed<PodRef>, String> {
     let targets = targets(state);
     let clusters = targets.iter().map(|a| a.cluster());
     if let Some(why) = why_unavailable(state, Verb::ScaleToZero, clusters) {
-        state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(title, why)));
-        return Vec::new();
+        return Err(why);
     }
-    let pod = match targets.as_slice() {
-        [] => None,
-        [one] => Some(Routed::new(one.cluster(), one.pod_ref())),
-        _ => {
-            state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(
-                title,
-                "scale to zero works on one pod's workload at a time: unmark (Esc) and pick one",
-            )));
-            return Vec::new();
-        }
-    };
-    let Some(pod) = pod else {
-        state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(
-            title,
-            "no pod selected",
-        )));
-        return Vec::new();
-    };
-    if let Some(deleting) = targets.first().filter(|a| a.deleting()) {
-        let why = format!(
+    match targets.as_slice() {
+        [] => Err("no pod selected".to_string()),
+        [one] if one.deleting() => Err(format!(
             "{}/{} is already being deleted: its workload was scaled, or the pod is going",
-            deleting.namespace(),
-            deleting.name()
-        );
-        state.overlay = Some(Overlay::Confirm(Confirmation::unavailable(title, why)));
-        return Vec::new();
+            one.namespace(),
+            one.name()
+        )),
+        [one] => Ok(Routed::new(one.cluster(), one.pod_ref())),
+        _ => Err(
+            "scale to zero works on one pod's workload at a time: unmark (Esc) and pick one"
+                .to_string(),
+        ),
     }
-    state.overlay = Some(Overlay::Resolving(format!(
-        "finding the workload of {}…",
-        pod.item
-    )));
-    vec![Effect::ResolveWorkload(pod)]
 }
 
 /// Undo the last scale to zero of this screen, checked against its cluster first so the

@@ -3,18 +3,16 @@
 
 use super::actions::{pod_action, scale_to_zero, undo};
 use super::overlays::on_overlay_key;
-use super::status;
+use super::{say, status};
 use crate::ui::confirm::{Confirmation, PodVerb};
 use crate::ui::event::{Effect, Routed};
 use crate::ui::keys::{Command, command_for};
 use crate::ui::state::{BottomPane, DetailsContent, DetailsView, Overlay, State, View};
 use opc_core::actions::PodRef;
-use opc_core::cluster::ClusterName;
-use opc_core::cluster::Listed;
+use opc_core::cluster::{ClusterName, Listed};
 use opc_core::config::{KeyBinding, KeyCode};
 use opc_core::rules::{ActionKind, RuleKind};
-use opc_core::worker::Place;
-use opc_core::worker::{Pause, WorkerCommand};
+use opc_core::worker::{Pause, Place, WorkerCommand};
 
 pub(super) fn on_key(state: &mut State, key: &KeyBinding) -> Vec<Effect> {
     if state.table.filtering {
@@ -70,9 +68,8 @@ fn on_details_key(state: &mut State, command: Command) -> Vec<Effect> {
             }
             Vec::new()
         }
-        Command::Quit | Command::Help => on_command(state, command),
         // Actions apply to the pod shown.
-        other => on_command(state, other),
+        _ => on_command(state, command),
     }
 }
 
@@ -131,7 +128,7 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
         Command::ExportReport => return vec![Effect::ExportReport],
         Command::SwitchContext => return vec![Effect::ListContexts],
         Command::Refresh => {
-            status(state, "refreshed from the caches", false);
+            say(state, "refreshed from the caches");
             return vec![Effect::Refresh];
         }
         Command::Confirm => {}
@@ -170,7 +167,7 @@ fn change_category(state: &mut State, command: Command) {
     let cleared = state.clusters.clear_marks();
     if cleared > 0 {
         let marks = if cleared == 1 { "mark" } else { "marks" };
-        status(state, &format!("{cleared} {marks} cleared"), false);
+        say(state, format!("{cleared} {marks} cleared"));
     }
 }
 
@@ -183,15 +180,10 @@ fn change_sort(state: &mut State, command: Command) {
         state.table.sort_reversed = !state.table.sort_reversed;
     }
     state.resort();
-    let (by, way) = (
-        state.table.sort.label(),
-        state.table.sort.direction(state.table.sort_reversed),
-    );
-    status(
-        state,
-        &format!("sorted by {by}, {way} (s: next column, S: reverse)"),
-        false,
-    );
+    let by = state.table.sort.label();
+    let way = state.table.sort.direction(state.table.sort_reversed);
+    let sorted = format!("sorted by {by}, {way} (s: next column, S: reverse)");
+    say(state, sorted);
 }
 
 /// The selected pod's details, or its logs.
@@ -273,14 +265,8 @@ fn toggle_auto(state: &mut State) -> Vec<Effect> {
     } else {
         ""
     };
-    status(
-        state,
-        &format!(
-            "auto-clean for {rule} {}{idle}",
-            if on { "on" } else { "off" }
-        ),
-        false,
-    );
+    let switched = if on { "on" } else { "off" };
+    say(state, format!("auto-clean for {rule} {switched}{idle}"));
     vec![Effect::Worker(WorkerCommand::SetAuto { rule, on })]
 }
 
@@ -288,22 +274,14 @@ fn toggle_auto(state: &mut State) -> Vec<Effect> {
 /// pods of the demo before).
 fn master_auto(state: &mut State) -> Vec<Effect> {
     if state.worker().master_auto {
-        status(state, "auto-clean master switch off", false);
+        say(state, "auto-clean master switch off");
         return vec![Effect::Worker(WorkerCommand::SetMasterAuto(false))];
     }
     let worker = state.worker();
-    let rules: Vec<(RuleKind, ActionKind, usize)> = state
-        .chain
-        .iter()
-        .enumerate()
+    let count = |i: usize| state.table.counts.get(i).copied().unwrap_or(0);
+    let rules: Vec<(RuleKind, ActionKind, usize)> = (state.chain.iter().enumerate())
         .filter(|(_, r)| worker.rules.get(&r.kind).is_some_and(|s| s.auto))
-        .map(|(i, r)| {
-            (
-                r.kind,
-                r.action,
-                state.table.counts.get(i).copied().unwrap_or(0),
-            )
-        })
+        .map(|(i, r)| (r.kind, r.action, count(i)))
         .collect();
     let dialog = Confirmation::master_on(&rules, state.switches.flags.dry_run);
     state.overlay = Some(Overlay::Confirm(dialog));
@@ -317,17 +295,13 @@ fn send_report(state: &mut State) -> Vec<Effect> {
             .keys
             .key("export_report")
             .map_or("the export key".to_string(), |k| k.to_string());
-        status(
-            state,
-            &format!(
-                "no report sinks are configured (report.sinks); {export} writes the report to a \
-                 file"
-            ),
-            true,
+        let nowhere = format!(
+            "no report sinks are configured (report.sinks); {export} writes the report to a file"
         );
+        status(state, nowhere, true);
         return Vec::new();
     }
-    status(state, "sending the restart report…", false);
+    say(state, "sending the restart report…");
     vec![Effect::Worker(WorkerCommand::SendReport)]
 }
 

@@ -2,7 +2,7 @@
 //! shown and hands back the next one.
 
 use super::actions::why_unavailable;
-use super::status;
+use super::{say, status};
 use crate::ui::confirm::{Answer, Confirmation};
 use crate::ui::event::{Effect, Routed};
 use crate::ui::keys::Command;
@@ -59,7 +59,7 @@ pub(super) fn on_overlay_key(
         Overlay::Resolving(_) | Overlay::Checking(_) if no => Next::close(),
         Overlay::Confirm(dialog) if yes => on_yes(state, dialog),
         Overlay::Confirm(_) if no => {
-            status(state, "cancelled", false);
+            say(state, "cancelled");
             Next::close()
         }
         Overlay::Contexts { names, selected } => {
@@ -79,33 +79,20 @@ pub(super) fn on_overlay_key(
 fn on_yes(state: &mut State, dialog: Confirmation) -> Next {
     match dialog.confirm() {
         Answer::Run(actions) => {
-            status(
-                state,
-                &format!("running {} action(s)…", actions.len()),
-                false,
-            );
+            say(state, format!("running {} action(s)…", actions.len()));
             Next::close_with(vec![Effect::Run(actions)])
         }
         Answer::AskAgain(second) => Next::stay(Overlay::Confirm(second)),
         Answer::MasterOn => {
-            status(state, "auto-clean master switch on", false);
+            say(state, "auto-clean master switch on");
             Next::close_with(vec![Effect::Worker(WorkerCommand::SetMasterAuto(true))])
         }
-        Answer::Resume(routed) => {
-            let (rule, scope) = routed.item;
-            status(
-                state,
-                &format!(
-                    "auto-clean for {rule} resumed {scope} on {}",
-                    routed.cluster
-                ),
-                false,
-            );
+        Answer::Resume(Routed { cluster, item }) => {
+            let (rule, scope) = item;
+            let resumed = format!("auto-clean for {rule} resumed {scope} on {cluster}");
+            say(state, resumed);
             let command = WorkerCommand::Resume { rule, scope };
-            Next::close_with(vec![Effect::WorkerOf(Routed::new(
-                &routed.cluster,
-                command,
-            ))])
+            Next::close_with(vec![Effect::WorkerOf(Routed::new(&cluster, command))])
         }
         Answer::Nothing => Next::close(),
     }
@@ -129,7 +116,7 @@ fn on_contexts_key(
                 return Next::close();
             };
             if key.code == KeyCode::Enter {
-                status(state, &format!("connecting to {name}…"), false);
+                say(state, format!("connecting to {name}…"));
                 return Next::close_with(vec![Effect::SwitchContext(name)]);
             }
             return Next::close_with(add_or_drop(state, name));
@@ -180,18 +167,15 @@ fn on_parked_key(
 /// the last).
 fn add_or_drop(state: &mut State, name: ClusterName) -> Vec<Effect> {
     if !state.clusters.contains(&name) {
-        status(state, &format!("adding {name}…"), false);
+        say(state, format!("adding {name}…"));
         return vec![Effect::AddContext(name)];
     }
     if state.clusters.len() == 1 {
-        status(
-            state,
-            &format!("{name} is the only context open: Enter switches to another"),
-            true,
-        );
+        let only = format!("{name} is the only context open: Enter switches to another");
+        status(state, only, true);
         return Vec::new();
     }
     state.close_cluster(&name);
-    status(state, &format!("dropped context {name}"), false);
+    say(state, format!("dropped context {name}"));
     vec![Effect::DropContext(name)]
 }

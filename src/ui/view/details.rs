@@ -4,7 +4,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use chrono::{DateTime, Utc};
 
@@ -19,12 +19,10 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let Some(details) = &state.details else {
         return;
     };
-    let block = Block::bordered()
-        .title(inert_line(&format!(
-            " {}/{} — details (Esc back) ",
-            details.pod.namespace, details.pod.name
-        )))
-        .title_style(theme::title());
+    let block = super::titled(inert_line(&format!(
+        " {}/{} — details (Esc back) ",
+        details.pod.namespace, details.pod.name
+    )));
     let mut lines: Vec<Line> = Vec::new();
     // What the cache knows is shown at once; the API adds the rest.
     if let Some(a) = state
@@ -33,15 +31,9 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         .iter()
         .find(|a| a.uid() == details.pod.uid && *a.cluster() == details.cluster)
     {
-        lines.push(Line::styled(
-            inert_line(&format!(
-                "{}: {}{}",
-                a.rule(),
-                a.reason(),
-                a.message().map(|m| format!(" — {m}")).unwrap_or_default()
-            )),
-            theme::warn(),
-        ));
+        let message = a.message().map_or(String::new(), |m| format!(" — {m}"));
+        let said = format!("{}: {}{message}", a.rule(), a.reason());
+        lines.push(Line::styled(inert_line(&said), theme::warn()));
         lines.extend(cause_lines(a, details, state.now));
     }
     match &details.content {
@@ -90,15 +82,11 @@ fn cause_lines(a: &Listed, details: &DetailsView, now: DateTime<Utc>) -> Vec<Lin
 }
 
 fn lines_of(cause: &Cause) -> Vec<Line<'static>> {
-    let mut lines = vec![Line::styled(
-        inert_line(&format!("cause: {} — {}", cause.class, cause.detail)),
-        theme::title(),
-    )];
+    let heading = format!("cause: {} — {}", cause.class, cause.detail);
+    let mut lines = vec![Line::styled(inert_line(&heading), theme::title())];
     for evidence in &cause.evidence {
-        lines.push(Line::raw(inert_line(&format!(
-            "  {}: {}",
-            evidence.source, evidence.text
-        ))));
+        let said = format!("  {}: {}", evidence.source, evidence.text);
+        lines.push(Line::raw(inert_line(&said)));
     }
     lines.push(Line::raw(inert_line(&format!("  next: {}", cause.next))));
     lines

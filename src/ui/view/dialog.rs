@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
-use super::{centered, fit, inert_line};
+use super::{centered, fit, inert_line, titled};
 use crate::ui::confirm::{Confirmation, Offer};
 use crate::ui::event::{ClusterLine, SourceLine};
 use crate::ui::theme;
@@ -18,10 +18,8 @@ pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
     let keys = match &c.offer {
         Offer::Unavailable(why) => {
             lines.push(Line::raw(""));
-            lines.push(Line::styled(
-                inert_line(&format!("unavailable: {why}")),
-                theme::bad(),
-            ));
+            let unavailable = inert_line(&format!("unavailable: {why}"));
+            lines.push(Line::styled(unavailable, theme::bad()));
             Line::styled(" Esc closes ", theme::dim())
         }
         Offer::Ready { dry_run: true, .. } => Line::styled(
@@ -33,18 +31,10 @@ pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
         }
     };
     let width = area.width.saturating_sub(4).min(96);
-    let inner = usize::from(width.saturating_sub(2)).max(1);
-    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
-    let height = u16::try_from(rows + 2).unwrap_or(u16::MAX).min(area.height);
-    let rect = centered(area, width, height);
+    let rect = centered(area, width, bordered_height(&lines, width));
     Clear.render(rect, buf);
     Paragraph::new(lines)
-        .block(
-            Block::bordered()
-                .title(inert_line(&format!(" {} ", c.title)))
-                .title_style(theme::title())
-                .title_bottom(keys),
-        )
+        .block(titled(inert_line(&format!(" {} ", c.title))).title_bottom(keys))
         .wrap(Wrap { trim: false })
         .render(rect, buf);
 }
@@ -81,10 +71,8 @@ pub(crate) fn contexts(
     Clear.render(rect, buf);
     Paragraph::new(lines)
         .block(
-            Block::bordered()
-                .title(" Contexts (* open) ")
-                .title_bottom(" Enter: only this one · Space: add/drop · Esc ")
-                .title_style(theme::title()),
+            titled(" Contexts (* open) ")
+                .title_bottom(" Enter: only this one · Space: add/drop · Esc "),
         )
         .render(rect, buf);
 }
@@ -94,50 +82,37 @@ pub(crate) fn clusters(open: &[&ClusterLine], area: Rect, buf: &mut Buffer) {
     let mut lines: Vec<Line> = Vec::new();
     for c in open {
         let (text, style) = super::header::watch_text(&c.watch, 200);
+        let name = format!("{:<16} ", fit(c.name.as_str(), 16));
+        let wire = c.wire.map_or(String::new(), |w| format!("  {}", w.name()));
         lines.push(Line::from(vec![
-            Span::styled(
-                format!("{:<16} ", fit(c.name.as_str(), 16)),
-                theme::accent(),
-            ),
+            Span::styled(name, theme::accent()),
             Span::styled(text, style),
             Span::raw(format!("  pods {}", c.pods)),
-            Span::styled(
-                c.wire
-                    .map(|w| format!("  {}", w.name()))
-                    .unwrap_or_default(),
-                theme::dim(),
-            ),
+            Span::styled(wire, theme::dim()),
         ]));
         // Every source but a watch chosen as one says how it stands, or why it fell back.
         if !matches!(c.source, SourceLine::Watch(WatchWhy::Chosen)) {
-            lines.push(Line::styled(
-                format!("{:<17}{}", "", super::source::words(&c.source)),
-                theme::dim(),
-            ));
+            let words = format!("{:<17}{}", "", super::source::words(&c.source));
+            lines.push(Line::styled(words, theme::dim()));
         }
         // Its own line: it explains causes that come from pods alone, and must not be cut.
         if let Some(why) = &c.nodes_unreadable {
-            lines.push(Line::styled(
-                format!("{:<17}nodes not watched: {}", "", fit(why, 160)),
-                theme::warn(),
-            ));
+            let why = format!("{:<17}nodes not watched: {}", "", fit(why, 160));
+            lines.push(Line::styled(why, theme::warn()));
         }
     }
     // Tall enough for every line as wrapped: a long reason (a missing permission) must show.
-    let inner = usize::from(area.width.min(100).saturating_sub(2)).max(1);
-    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
-    let rect = centered(
-        area,
-        100,
-        u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2),
-    );
+    let rect = centered(area, 100, bordered_height(&lines, area.width.min(100)));
     Clear.render(rect, buf);
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })
-        .block(
-            Block::bordered()
-                .title(" Clusters (C or Esc closes) ")
-                .title_style(theme::title()),
-        )
+        .block(titled(" Clusters (C or Esc closes) "))
         .render(rect, buf);
+}
+
+/// How tall a bordered box `width` wide is with `lines` wrapped in it.
+fn bordered_height(lines: &[Line], width: u16) -> u16 {
+    let inner = usize::from(width.saturating_sub(2)).max(1);
+    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
+    u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2)
 }

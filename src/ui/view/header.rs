@@ -35,24 +35,18 @@ pub(crate) fn watch_text(watch: &WatchLine, room: usize) -> (String, Style) {
 fn clusters(state: &State) -> Vec<Span<'static>> {
     let lines = state.cluster_lines();
     // A fed cluster sends its abnormal pods only: the total is at least what is counted.
-    let at_least = if lines.iter().any(|c| c.source.is_worker()) {
-        "≥"
-    } else {
-        ""
-    };
+    let fed = lines.iter().any(|c| c.source.is_worker());
     let counts = if state.blind() {
         Span::styled("  pods ?  abnormal ?", theme::bad())
     } else {
         // A cluster that cannot be seen counts nothing: what is shown is a floor.
-        let unseen = if state.forbidden().is_some() {
-            "≥"
-        } else {
-            ""
-        };
-        let pods = if unseen.is_empty() { at_least } else { unseen };
+        let unseen = state.forbidden().is_some();
+        let at_least = |floor: bool| if floor { "≥" } else { "" };
         Span::raw(format!(
-            "  pods {pods}{}  abnormal {unseen}{}",
+            "  pods {}{}  abnormal {}{}",
+            at_least(fed || unseen),
             state.total_pods,
+            at_least(unseen),
             state.table.counts.iter().sum::<usize>()
         ))
     };
@@ -63,10 +57,8 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
     let silent: usize = lines.iter().map(|c| c.nodes_not_reporting).sum();
     if silent > 0 {
         let nodes = if silent == 1 { "node" } else { "nodes" };
-        spans.push(Span::styled(
-            format!("  {silent} {nodes} not reporting"),
-            theme::bad(),
-        ));
+        let silent = format!("  {silent} {nodes} not reporting");
+        spans.push(Span::styled(silent, theme::bad()));
     }
     spans
 }
@@ -94,19 +86,16 @@ fn watches(state: &State, lines: &[&ClusterLine]) -> Vec<Span<'static>> {
         .iter()
         .filter(|c| c.watch == WatchLine::Synced)
         .count();
-    let all_synced = synced == lines.len();
+    let health = if synced == lines.len() {
+        theme::good()
+    } else {
+        theme::dim()
+    };
     let mut spans = vec![
         Span::raw("  "),
         Span::styled(format!("{} clusters", lines.len()), theme::accent()),
         Span::raw(" "),
-        Span::styled(
-            format!("● {synced}/{} synced", lines.len()),
-            if all_synced {
-                theme::good()
-            } else {
-                theme::dim()
-            },
-        ),
+        Span::styled(format!("● {synced}/{} synced", lines.len()), health),
     ];
     let fed = lines.iter().filter(|c| c.source.is_worker()).count();
     if fed > 0 {
@@ -132,17 +121,14 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     // Badges first: a narrow terminal cuts the end of the line, never them.
     let worker = state.worker();
     let mut first = vec![Span::styled("ops-pod-cleaner", theme::title())];
-    if state.switches.flags.dry_run || worker.dry_run {
-        first.push(Span::raw(" "));
-        first.push(Span::styled(" DRY-RUN ", theme::badge(Color::Yellow)));
-    }
-    if state.switches.flags.readonly {
-        first.push(Span::raw(" "));
-        first.push(Span::styled(" READONLY ", theme::badge(Color::Blue)));
-    }
-    if state.switches.flags.no_audit {
-        first.push(Span::raw(" "));
-        first.push(Span::styled(" NO-AUDIT ", theme::badge(Color::Red)));
+    let flags = &state.switches.flags;
+    let badges = [
+        (flags.dry_run || worker.dry_run, " DRY-RUN ", Color::Yellow),
+        (flags.readonly, " READONLY ", Color::Blue),
+        (flags.no_audit, " NO-AUDIT ", Color::Red),
+    ];
+    for (_, badge, color) in badges.into_iter().filter(|(on, _, _)| *on) {
+        first.extend([Span::raw(" "), Span::styled(badge, theme::badge(color))]);
     }
     first.extend(clusters(state));
     let width = usize::from(area.width);
@@ -194,19 +180,15 @@ fn auto_line(state: &State, w: &WorkerStatus) -> Line<'static> {
     }));
     for (rule, status) in &w.rules {
         for pause in &status.paused {
-            spans.push(Span::styled(
-                inert_line(&format!("  {rule} PAUSED {}: {}", pause.scope, pause.why())),
-                theme::bad(),
-            ));
+            let paused = inert_line(&format!("  {rule} PAUSED {}: {}", pause.scope, pause.why()));
+            spans.push(Span::styled(paused, theme::bad()));
         }
     }
     // With auto off nothing waits on the gate (a first start's lease election, say): saying
     // "blocked" then reads like an error where nothing is wrong.
     if let Some(blocked) = state.blocked().filter(|_| w.master_auto) {
-        spans.push(Span::styled(
-            inert_line(&format!("  blocked: {blocked}")),
-            theme::warn(),
-        ));
+        let blocked = inert_line(&format!("  blocked: {blocked}"));
+        spans.push(Span::styled(blocked, theme::warn()));
     }
     Line::from(spans)
 }

@@ -3,12 +3,11 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+use ratatui::widgets::{Clear, Paragraph, Widget};
 
-use super::{centered, fit};
+use super::{centered, fit, titled};
 use crate::ui::keys::help_lines;
 use crate::ui::state::State;
-use crate::ui::theme;
 
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let lines = help_lines(&state.keys);
@@ -32,11 +31,9 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             let mut s = String::new();
             for c in 0..columns {
                 if let Some((k, d)) = lines.get(c * per_column + r) {
-                    let pad = key_width.saturating_sub(k.chars().count());
-                    let cell = fit(&format!("{}{k}  {d}", " ".repeat(pad)), column_width - 1);
-                    let fill = column_width.saturating_sub(cell.chars().count());
-                    s.push_str(&cell);
-                    s.push_str(&" ".repeat(fill));
+                    // Keys right-aligned; each column padded to its width (in chars).
+                    let cell = fit(&format!("{k:>key_width$}  {d}"), column_width - 1);
+                    s.push_str(&format!("{cell:<column_width$}"));
                 }
             }
             Line::raw(s.trim_end().to_string())
@@ -45,10 +42,6 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let rect = centered(area, width, per_column as u16 + 2);
     Clear.render(rect, buf);
     Paragraph::new(text)
-        .block(
-            Block::bordered()
-                .title(" Keys (Esc closes) ")
-                .title_style(theme::title()),
-        )
+        .block(titled(" Keys (Esc closes) "))
         .render(rect, buf);
 }

@@ -7,10 +7,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Widget};
+use ratatui::widgets::Widget;
 use tui_logger::{ExtLogRecord, LogFormatter, TuiLoggerWidget};
 
-use crate::ui::theme;
 use opc_core::inert;
 
 /// Continuation lines start under the message, past `HH:MM:SS L `.
@@ -18,11 +17,7 @@ const INDENT: usize = 11;
 
 pub(crate) fn render(area: Rect, buf: &mut Buffer) {
     TuiLoggerWidget::default()
-        .block(
-            Block::bordered()
-                .title(" Log (actions and warnings) · ←/→ panes ")
-                .title_style(theme::title()),
-        )
+        .block(super::titled(" Log (actions and warnings) · ←/→ panes "))
         .formatter(Box::new(InertLines))
         .render(area, buf);
 }

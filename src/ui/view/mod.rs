@@ -15,87 +15,64 @@ mod table;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Row, Table};
 
 use super::state::{BottomPane, Overlay, State, View};
 
 /// Header, categories, main area, lower pane, status line.
-struct Areas {
-    header: Rect,
-    categories: Rect,
-    main: Rect,
-    bottom: Rect,
-    status: Rect,
-}
-
-fn areas(area: Rect) -> Areas {
+fn areas(area: Rect) -> [Rect; 5] {
     let bottom = if area.height <= 30 {
         8
     } else {
         area.height / 3
     };
-    let [header, categories, main, bottom, status] = Layout::vertical([
+    Layout::vertical([
         Constraint::Length(2),
         Constraint::Length(1),
         Constraint::Min(5),
         Constraint::Length(bottom),
         Constraint::Length(1),
     ])
-    .areas(area);
-    Areas {
-        header,
-        categories,
-        main,
-        bottom,
-        status,
-    }
+    .areas(area)
 }
 
 /// Rows of pods the table shows in a terminal of this size (borders and heading excluded).
-pub(crate) fn table_height(area: Rect, _state: &State) -> usize {
-    usize::from(areas(area).main.height.saturating_sub(3)).max(1)
+pub(crate) fn table_height(area: Rect) -> usize {
+    let [_, _, main, _, _] = areas(area);
+    usize::from(main.height.saturating_sub(3)).max(1)
 }
 
 pub fn draw(state: &State, frame: &mut Frame) {
-    let a = areas(frame.area());
-    header::render(state, a.header, frame.buffer_mut());
-    categories::render(state, a.categories, frame.buffer_mut());
+    let (area, buf) = (frame.area(), frame.buffer_mut());
+    let [header, categories, main, bottom, status] = areas(area);
+    header::render(state, header, buf);
+    categories::render(state, categories, buf);
     match state.view {
-        View::Table => table::render(state, a.main, frame.buffer_mut()),
-        View::Details => details::render(state, a.main, frame.buffer_mut()),
+        View::Table => table::render(state, main, buf),
+        View::Details => details::render(state, main, buf),
     }
     match state.bottom {
-        BottomPane::Log => log::render(a.bottom, frame.buffer_mut()),
-        BottomPane::Rules => rules::render(state, a.bottom, frame.buffer_mut()),
-        BottomPane::Report => report::render(state, a.bottom, frame.buffer_mut()),
+        BottomPane::Log => log::render(bottom, buf),
+        BottomPane::Rules => rules::render(state, bottom, buf),
+        BottomPane::Report => report::render(state, bottom, buf),
     }
-    status::render(state, a.status, frame.buffer_mut());
+    status::render(state, status, buf);
     match &state.overlay {
         None => {}
-        Some(Overlay::Help) => help::render(state, frame.area(), frame.buffer_mut()),
-        Some(Overlay::Confirm(c)) => dialog::confirm(c, frame.area(), frame.buffer_mut()),
-        Some(Overlay::Resolving(what)) => dialog::waiting(what, frame.area(), frame.buffer_mut()),
-        Some(Overlay::Checking(_)) => dialog::waiting(
-            "checking the owners for opt-outs…",
-            frame.area(),
-            frame.buffer_mut(),
-        ),
-        Some(Overlay::Contexts { names, selected }) => dialog::contexts(
-            names,
-            *selected,
-            &state.cluster_lines(),
-            frame.area(),
-            frame.buffer_mut(),
-        ),
-        Some(Overlay::Parked { list, selected }) => parked::render(
-            state,
-            list.as_ref(),
-            *selected,
-            frame.area(),
-            frame.buffer_mut(),
-        ),
-        Some(Overlay::Clusters) => {
-            dialog::clusters(&state.cluster_lines(), frame.area(), frame.buffer_mut());
+        Some(Overlay::Help) => help::render(state, area, buf),
+        Some(Overlay::Confirm(c)) => dialog::confirm(c, area, buf),
+        Some(Overlay::Resolving(what)) => dialog::waiting(what, area, buf),
+        Some(Overlay::Checking(_)) => {
+            dialog::waiting("checking the owners for opt-outs…", area, buf);
         }
+        Some(Overlay::Contexts { names, selected }) => {
+            dialog::contexts(names, *selected, &state.cluster_lines(), area, buf);
+        }
+        Some(Overlay::Parked { list, selected }) => {
+            parked::render(state, list.as_ref(), *selected, area, buf);
+        }
+        Some(Overlay::Clusters) => dialog::clusters(&state.cluster_lines(), area, buf),
     }
 }
 
@@ -109,6 +86,22 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
         width,
         height,
     )
+}
+
+/// A table under `columns`' headings, each column as wide as it says.
+fn table<'a>(
+    rows: impl IntoIterator<Item = Row<'a>>,
+    columns: Vec<(&'a str, Constraint)>,
+) -> Table<'a> {
+    let (heading, widths): (Vec<&str>, Vec<Constraint>) = columns.into_iter().unzip();
+    Table::new(rows, widths).header(Row::new(heading).style(super::theme::title()))
+}
+
+/// A bordered pane or dialog under a bold title.
+fn titled<'a>(title: impl Into<Line<'a>>) -> Block<'a> {
+    Block::bordered()
+        .title(title)
+        .title_style(super::theme::title())
 }
 
 /// `text` made inert and cut to `width` terminal cells, the cut marked with an ellipsis.

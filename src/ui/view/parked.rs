@@ -4,9 +4,9 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Cell, Clear, Row, Table, Widget};
+use ratatui::widgets::{Cell, Clear, Row, Widget};
 
-use super::{centered, fit, inert_line};
+use super::{centered, fit, inert_line, titled};
 use crate::ui::state::State;
 use crate::ui::theme;
 use opc_core::actions::{Origin, ParkedList, ParkedRow, ParkedState};
@@ -22,10 +22,7 @@ pub(crate) fn render(
     let rows = list.map_or(0, |l| l.rows.len() + l.unread.len());
     let rect = centered(area, area.width.saturating_sub(4), rows.max(1) as u16 + 3);
     Clear.render(rect, buf);
-    let block = Block::bordered()
-        .title(" Parked at 0 replicas ")
-        .title_bottom(" ↑/↓ · u or Enter: undo · Esc ")
-        .title_style(theme::title());
+    let block = titled(" Parked at 0 replicas ").title_bottom(" ↑/↓ · u or Enter: undo · Esc ");
     let Some(list) = list else {
         let inner = block.inner(rect);
         block.render(rect, buf);
@@ -39,7 +36,6 @@ pub(crate) fn render(
         return;
     }
     let several = state.several_clusters();
-    let mut heading = vec!["WORKLOAD", "BEFORE", "PARKED", "BY", "NOW", "TRIGGER"];
     let workload_width = list
         .rows
         .iter()
@@ -47,17 +43,16 @@ pub(crate) fn render(
         .max()
         .unwrap_or(8)
         .clamp(8, 40);
-    let mut widths = vec![
-        Constraint::Length(workload_width as u16),
-        Constraint::Length(6),
-        Constraint::Length(11),
-        Constraint::Length(14),
-        Constraint::Length(14),
-        Constraint::Fill(1),
+    let mut columns = vec![
+        ("WORKLOAD", Constraint::Length(workload_width as u16)),
+        ("BEFORE", Constraint::Length(6)),
+        ("PARKED", Constraint::Length(11)),
+        ("BY", Constraint::Length(14)),
+        ("NOW", Constraint::Length(14)),
+        ("TRIGGER", Constraint::Fill(1)),
     ];
     if several {
-        heading.insert(0, "CLUSTER");
-        widths.insert(0, Constraint::Length(10));
+        columns.insert(0, ("CLUSTER", Constraint::Length(10)));
     }
     let mut table: Vec<Row> = list
         .rows
@@ -83,11 +78,7 @@ pub(crate) fn render(
         )))])
         .style(theme::bad())
     }));
-    Table::new(table, widths)
-        .header(Row::new(heading).style(theme::title()))
-        .column_spacing(1)
-        .block(block)
-        .render(rect, buf);
+    super::table(table, columns).block(block).render(rect, buf);
 }
 
 fn cells(row: &ParkedRow, state: &State) -> Vec<Cell<'static>> {

@@ -2,7 +2,7 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
-use ratatui::widgets::{Block, Row, Table, Widget};
+use ratatui::widgets::{Row, Widget};
 
 use super::inert_line;
 use crate::ui::event::SourceLine;
@@ -12,12 +12,10 @@ use crate::ui::theme;
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     // Every cluster's worker as one, merged once for the whole pane.
     let worker = state.worker();
-    let block = Block::bordered()
-        .title(format!(
-            " Rules (chain order) · auto master {} · ←/→ panes ",
-            if worker.master_auto { "ON" } else { "off" }
-        ))
-        .title_style(theme::title());
+    let block = super::titled(format!(
+        " Rules (chain order) · auto master {} · ←/→ panes ",
+        if worker.master_auto { "ON" } else { "off" }
+    ));
     // A fed cluster's own worker holds its Lease and acts there: its switches are said, not
     // offered, since no key here changes them.
     let block = state
@@ -66,24 +64,16 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             row
         }
     });
-    let widths = [
-        Constraint::Length(2),
-        Constraint::Length(12),
-        Constraint::Length(4),
-        Constraint::Length(4),
-        Constraint::Length(6),
-        Constraint::Length(6),
-        Constraint::Length(5),
-        Constraint::Length(11),
-        Constraint::Fill(1),
+    let columns = vec![
+        ("#", Constraint::Length(2)),
+        ("RULE", Constraint::Length(12)),
+        ("ON", Constraint::Length(4)),
+        ("AUTO", Constraint::Length(4)),
+        ("MATCH", Constraint::Length(6)),
+        ("ACTED", Constraint::Length(6)),
+        ("FAIL", Constraint::Length(5)),
+        ("ACTION", Constraint::Length(11)),
+        ("", Constraint::Fill(1)),
     ];
-    Table::new(rows, widths)
-        .header(
-            Row::new([
-                "#", "RULE", "ON", "AUTO", "MATCH", "ACTED", "FAIL", "ACTION", "",
-            ])
-            .style(theme::title()),
-        )
-        .block(block)
-        .render(area, buf);
+    super::table(rows, columns).block(block).render(area, buf);
 }

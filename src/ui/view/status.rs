@@ -18,23 +18,18 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         ),
         None => {
             let key = |a: &str| state.keys.key(a).map(|k| k.to_string()).unwrap_or_default();
-            Line::styled(
-                fit(
-                    &format!(
-                        "{} help  {} filter  {} mark  {} delete  {} force  {} scale→0  {} auto  {} quit",
-                        key("help"),
-                        key("filter"),
-                        key("mark"),
-                        key("delete"),
-                        key("force_delete"),
-                        key("scale_to_zero"),
-                        key("toggle_auto"),
-                        key("quit"),
-                    ),
-                    width,
-                ),
-                theme::dim(),
-            )
+            let hint = format!(
+                "{} help  {} filter  {} mark  {} delete  {} force  {} scale→0  {} auto  {} quit",
+                key("help"),
+                key("filter"),
+                key("mark"),
+                key("delete"),
+                key("force_delete"),
+                key("scale_to_zero"),
+                key("toggle_auto"),
+                key("quit"),
+            );
+            Line::styled(fit(&hint, width), theme::dim())
         }
     };
     line.render(area, buf);

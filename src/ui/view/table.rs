@@ -4,7 +4,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget, Wrap};
+use ratatui::widgets::{Cell, Paragraph, Row, Widget, Wrap};
 
 use super::fit;
 use crate::ui::state::State;
@@ -18,13 +18,11 @@ const WIDE: u16 = 110;
 const WIDER: u16 = 150;
 
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
-    let block = Block::bordered()
-        .title(title(state))
-        .title_style(theme::title());
+    let block = super::titled(title(state));
     let layout = Columns::for_width(area.width, state.several_clusters());
     // Each cell is cut to its column's width with an ellipsis, never silently.
     let inner = block.inner(area);
-    let widths: Vec<usize> = Layout::horizontal(layout.widths.clone())
+    let widths: Vec<usize> = Layout::horizontal(layout.widths())
         .spacing(1)
         .split(Rect { height: 1, ..inner })
         .iter()
@@ -52,17 +50,15 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         Line::styled(empty_text(state), theme::dim()).render(inner, buf);
         return;
     }
-    Table::new(rows, layout.widths)
-        .header(Row::new(layout.heading).style(theme::title()))
-        .column_spacing(1)
+    super::table(rows, layout.columns)
         .block(block)
         .render(area, buf);
 }
 
 /// The table's columns at one width: which show, and how wide each is.
 struct Columns {
-    heading: Vec<&'static str>,
-    widths: Vec<Constraint>,
+    /// Each column's heading and width.
+    columns: Vec<(&'static str, Constraint)>,
     /// Node and owner have columns.
     wide: bool,
     /// The cause's class has a column.
@@ -75,7 +71,7 @@ impl Columns {
     fn for_width(width: u16, several: bool) -> Columns {
         let wide = width >= WIDE;
         let wider = width >= WIDER;
-        let (mut heading, mut widths) = if wide {
+        let mut columns = if wide {
             wide_columns()
         } else {
             narrow_columns(width, several)
@@ -83,73 +79,60 @@ impl Columns {
         if wider {
             // Room for the longest reasons kubectl prints (`CreateContainerConfigError`,
             // `Init:CrashLoopBackOff`), before the pod's name takes the rest.
-            if let Some(reason) = widths.get_mut(3) {
+            if let Some((_, reason)) = columns.get_mut(3) {
                 *reason = Constraint::Length(26);
             }
-            heading.insert(4, "CAUSE");
-            widths.insert(4, Constraint::Length(21));
+            columns.insert(4, ("CAUSE", Constraint::Length(21)));
         }
         if several {
             // Hidden with one cluster: every row would say the same.
-            heading.insert(1, "CLUSTER");
-            widths.insert(1, Constraint::Length(if wide { 12 } else { 9 }));
+            let width = if wide { 12 } else { 9 };
+            columns.insert(1, ("CLUSTER", Constraint::Length(width)));
             if !wide {
                 // The rule's action is the same on every row; the pod's name needs the room.
-                heading.pop();
-                widths.pop();
+                columns.pop();
             }
         }
         Columns {
-            heading,
-            widths,
+            columns,
             wide,
             wider,
             several,
         }
     }
+
+    fn widths(&self) -> Vec<Constraint> {
+        self.columns.iter().map(|(_, width)| *width).collect()
+    }
 }
 
-fn wide_columns() -> (Vec<&'static str>, Vec<Constraint>) {
-    let heading = vec![
-        "",
-        "NAMESPACE",
-        "POD",
-        "REASON",
-        "FOR",
-        "RST",
-        "NODE",
-        "OWNER",
-        "ACTION",
-    ];
-    let widths = vec![
-        Constraint::Length(1),
-        Constraint::Length(14),
-        Constraint::Fill(3),
-        Constraint::Length(18),
-        Constraint::Length(10),
-        Constraint::Length(4),
-        Constraint::Length(11),
-        Constraint::Fill(2),
-        Constraint::Length(ACTION_WIDTH),
-    ];
-    (heading, widths)
+fn wide_columns() -> Vec<(&'static str, Constraint)> {
+    vec![
+        ("", Constraint::Length(1)),
+        ("NAMESPACE", Constraint::Length(14)),
+        ("POD", Constraint::Fill(3)),
+        ("REASON", Constraint::Length(18)),
+        ("FOR", Constraint::Length(10)),
+        ("RST", Constraint::Length(4)),
+        ("NODE", Constraint::Length(11)),
+        ("OWNER", Constraint::Fill(2)),
+        ("ACTION", Constraint::Length(ACTION_WIDTH)),
+    ]
 }
 
 /// The pod's name keeps 20 columns as the screen narrows; the reason gives way first.
-fn narrow_columns(width: u16, several: bool) -> (Vec<&'static str>, Vec<Constraint>) {
-    let heading = vec!["", "NAMESPACE", "POD", "REASON", "FOR", "RST", "ACTION"];
+fn narrow_columns(width: u16, several: bool) -> Vec<(&'static str, Constraint)> {
     let others = 1 + 10 + 10 + 3 + ACTION_WIDTH + 6 + if several { 10 } else { 0 };
     let reason = width.saturating_sub(2 + others + 20).clamp(6, 17);
-    let widths = vec![
-        Constraint::Length(1),
-        Constraint::Length(10),
-        Constraint::Fill(1),
-        Constraint::Length(reason),
-        Constraint::Length(10),
-        Constraint::Length(3),
-        Constraint::Length(ACTION_WIDTH),
-    ];
-    (heading, widths)
+    vec![
+        ("", Constraint::Length(1)),
+        ("NAMESPACE", Constraint::Length(10)),
+        ("POD", Constraint::Fill(1)),
+        ("REASON", Constraint::Length(reason)),
+        ("FOR", Constraint::Length(10)),
+        ("RST", Constraint::Length(3)),
+        ("ACTION", Constraint::Length(ACTION_WIDTH)),
+    ]
 }
 
 /// The rows that fit in `height` from the window's offset, each cell cut to its column's
@@ -160,19 +143,15 @@ fn visible_rows<'a>(
     widths: &[usize],
     height: usize,
 ) -> Vec<Row<'a>> {
-    let offset = state
-        .table
+    let table = &state.table;
+    let offset = table
         .offset
-        .min(state.table.rows.len().saturating_sub(height.max(1)));
-    state
-        .table
-        .rows
-        .iter()
-        .enumerate()
+        .min(table.rows.len().saturating_sub(height.max(1)));
+    (table.rows.iter().enumerate())
         .skip(offset)
         .take(height)
         .filter_map(|(at, &i)| {
-            let a = state.table.findings.get(i)?;
+            let a = table.findings.get(i)?;
             let mut cells = cells(state, a, columns.wide, columns.several);
             if columns.wider {
                 let at = if columns.several { 5 } else { 4 };
@@ -183,10 +162,10 @@ fn visible_rows<'a>(
                 .zip(widths)
                 .map(|(text, &width)| Cell::from(fit(&text, width)));
             let mut row = Row::new(cells);
-            if state.is_marked(a) {
+            if state.clusters.is_marked(a) {
                 row = row.style(theme::marked());
             }
-            if at == state.table.selected {
+            if at == table.selected {
                 row = row.style(theme::selected());
             }
             Some(row)
@@ -212,32 +191,25 @@ fn title(state: &State) -> String {
     let Some(rule) = state.current_rule() else {
         return " no rules ".into();
     };
-    let count = state.table.rows.len();
+    let table = &state.table;
+    let count = table.rows.len();
     // A filter reaches every category.
-    let scope = if state.table.filter.is_empty() {
+    let scope = if table.filter.is_empty() {
         rule.kind.name()
     } else {
         "every category"
     };
-    let mut title = format!(
-        " {scope} — {count} pod{}",
-        if count == 1 { "" } else { "s" }
-    );
+    let plural = if count == 1 { "" } else { "s" };
+    let mut title = format!(" {scope} — {count} pod{plural}");
     let marked = state.marked_count();
     if marked > 0 {
         title.push_str(&format!(" · {marked} marked"));
     }
-    title.push_str(&format!(
-        " · by {}, {}",
-        state.table.sort.label(),
-        state.table.sort.direction(state.table.sort_reversed)
-    ));
-    if state.table.filtering || !state.table.filter.is_empty() {
-        title.push_str(&format!(
-            " · /{}{}",
-            state.table.filter,
-            if state.table.filtering { "▏" } else { "" }
-        ));
+    let way = table.sort.direction(table.sort_reversed);
+    title.push_str(&format!(" · by {}, {way}", table.sort.label()));
+    if table.filtering || !table.filter.is_empty() {
+        let cursor = if table.filtering { "▏" } else { "" };
+        title.push_str(&format!(" · /{}{cursor}", table.filter));
     }
     title.push(' ');
     title
@@ -248,7 +220,11 @@ const ACTION_WIDTH: u16 = 11;
 
 /// A row's texts, in the heading's order.
 fn cells(state: &State, a: &Listed, wide: bool, several: bool) -> Vec<String> {
-    let mark = if state.is_marked(a) { "●" } else { " " };
+    let mark = if state.clusters.is_marked(a) {
+        "●"
+    } else {
+        " "
+    };
     let age = format!("for {}", format_age(a.time_in_state(state.now)));
     let action = state.shown_action(a).to_string();
     let mut cells = vec![
