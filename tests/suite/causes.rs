@@ -596,7 +596,7 @@ fn an_event_finds_its_pods_cause_again_and_wakes_readers() {
     let mut changes = cache.subscribe();
     changes.borrow_and_update();
     let limit = "Failed to pull image \"nginx:1.25\": 429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit.";
-    cache.record_event(
+    cache.events().record(
         in_shop("u-web"),
         warning(EventKind::PullFailed, limit, 1),
         now(),
@@ -612,25 +612,25 @@ fn an_event_finds_its_pods_cause_again_and_wakes_readers() {
     // An older Event of the same kind does not replace the newer.
     let older =
         "Failed to pull image \"nginx:1.25\": dial tcp: lookup registry-1.docker.io: no such host";
-    cache.record_event(
+    cache.events().record(
         in_shop("u-web"),
         warning(EventKind::PullFailed, older, 9),
         now(),
     );
     assert_eq!(cache.findings()[0].cause, CauseClass::RegistryRateLimit);
     // Events of a pod not listed yet wait for it; old ones of pods never seen are pruned.
-    cache.record_event(
+    cache.events().record(
         in_shop("u-later"),
         warning(EventKind::PullFailed, limit, 1),
         now(),
     );
-    cache.record_event(
+    cache.events().record(
         in_shop("u-gone"),
         warning(EventKind::PullFailed, limit, 60),
         now(),
     );
-    cache.prune_events(now() - chrono::Duration::minutes(10));
-    assert_eq!(cache.pods_with_events(), 2, "u-web and u-later");
+    cache.events().prune(now() - chrono::Duration::minutes(10));
+    assert_eq!(cache.events().pod_count(), 2, "u-web and u-later");
     let later = deployment_pod("web-2")
         .uid("u-later")
         .waiting_with("ImagePullBackOff", "Back-off pulling image \"nginx:1.25\"");
@@ -644,7 +644,7 @@ fn an_event_finds_its_pods_cause_again_and_wakes_readers() {
     // A pod that goes takes its Events with it.
     cache.remove("u-web");
     cache.remove("u-later");
-    assert_eq!(cache.pods_with_events(), 0);
+    assert_eq!(cache.events().pod_count(), 0);
 }
 
 /// A session on a simulated cluster, as every mode opens one: its pods and their Events

@@ -403,20 +403,20 @@ fn an_event_stamped_in_the_future_ages_from_its_arrival_and_a_deleted_one_stops_
         Some(now),
         "a future stamp is taken as the arrival"
     );
-    cache.record_event(at, forged.clone(), now);
+    cache.events().record(at, forged.clone(), now);
     assert_eq!(cause(), CauseClass::RegistryAuth);
     // The kubelet's next word, a minute on, replaces it.
     let later = now + chrono::Duration::minutes(1);
     let unreachable = "Failed to pull image \"web:1\": dial tcp: lookup r.example: no such host";
     let (_, real) = opc_core::pod::pod_event(&wire(unreachable, later), later).unwrap();
-    cache.record_event(target.clone(), real.clone(), later);
+    cache.events().record(target.clone(), real.clone(), later);
     assert_eq!(cause(), CauseClass::RegistryUnreachable);
     // Deleting an Event that is no longer kept changes nothing; deleting the kept one does.
-    cache.forget_event(&target, &forged, later);
+    cache.events().forget(&target, &forged, later);
     assert_eq!(cause(), CauseClass::RegistryUnreachable);
-    cache.forget_event(&target, &real, later);
+    cache.events().forget(&target, &real, later);
     assert_eq!(cause(), CauseClass::PullUnknown);
-    assert_eq!(cache.pods_with_events(), 0);
+    assert_eq!(cache.events().pod_count(), 0);
 }
 
 #[test]
@@ -517,10 +517,10 @@ async fn events_about_pods_that_do_not_exist_are_bounded_per_namespace() {
     }
     let cache = &session.cache;
     eventually("every Event read", || {
-        cache.pods_with_events() + cache.reader().events_dropped() as usize == WRITTEN
+        cache.events().pod_count() + cache.reader().events_dropped() as usize == WRITTEN
     })
     .await;
-    assert_eq!(cache.pods_with_events(), 1_000);
+    assert_eq!(cache.events().pod_count(), 1_000);
     assert_eq!(cache.reader().events_dropped(), 100);
     // A pod that exists, in that namespace, still gets its Events kept.
     let real = sim.create_pod(typed(
@@ -541,5 +541,9 @@ async fn events_about_pods_that_do_not_exist_are_bounded_per_namespace() {
             .any(|f| *f.pod.uid == *uid && !f.events().is_empty())
     })
     .await;
-    assert_eq!(cache.pods_with_events(), 1_000, "it took an orphan's place");
+    assert_eq!(
+        cache.events().pod_count(),
+        1_000,
+        "it took an orphan's place"
+    );
 }

@@ -103,7 +103,7 @@ async fn a_pod_stuck_terminating_on_a_node_that_stopped_reporting_says_so() {
             "{cause:?}"
         );
     }
-    assert_eq!(session.cache.nodes_not_reporting(), 1);
+    assert_eq!(session.cache.nodes().not_reporting(), 1);
 }
 
 #[tokio::test]
@@ -119,7 +119,8 @@ async fn without_leave_to_read_nodes_causes_come_from_the_pod_and_a_notice_says_
         told(&session, "web-1").map(|c| c.class) == Some(CauseClass::PastGrace)
             && session
                 .cache
-                .nodes_unreadable_why()
+                .nodes()
+                .unreadable_why()
                 .is_some_and(|why| why.contains("permission denied") && why.contains("nodes"))
     })
     .await;
@@ -127,7 +128,7 @@ async fn without_leave_to_read_nodes_causes_come_from_the_pod_and_a_notice_says_
         session.cache.health().synced(),
         "the pod view does not wait on nodes"
     );
-    assert_eq!(session.cache.nodes_not_reporting(), 0);
+    assert_eq!(session.cache.nodes().not_reporting(), 0);
 }
 
 /// `scan` reads the nodes beside the pods, and says the same as the screen.
@@ -176,8 +177,10 @@ fn a_relist_of_nodes_updates_the_pods_on_every_node_that_changed() {
         heartbeat: Some(now - Duration::minutes(6)),
         out_of_service: false,
     };
-    cache.replace_nodes(vec![silent("n1"), silent("n2"), silent("n3")], now);
+    cache
+        .nodes()
+        .replace(vec![silent("n1"), silent("n2"), silent("n3")], now);
     let causes: Vec<CauseClass> = cache.findings().iter().map(|f| f.cause).collect();
     assert_eq!(causes, vec![CauseClass::NodeUnreachable; 3]);
-    assert_eq!(cache.nodes_not_reporting(), 3);
+    assert_eq!(cache.nodes().not_reporting(), 3);
 }

@@ -110,12 +110,13 @@ impl Kind for PodEvents {
             .filter_map(|r| pod_event(&r.wire, now))
             .collect();
         self.cache
-            .replace_events(|ns| scope.covers(ns), listed, now);
+            .events()
+            .replace(|ns| scope.covers(ns), listed, now);
     }
     fn upsert(&self, wire: WireEvent) {
         let now = self.cache.clock().now();
         if let Some((target, kept)) = pod_event(&wire, now) {
-            self.cache.record_event(target, kept, now);
+            self.cache.events().record(target, kept, now);
         }
         self.prune();
     }
@@ -123,7 +124,7 @@ impl Kind for PodEvents {
     fn remove(&self, wire: WireEvent) {
         let now = self.cache.clock().now();
         if let Some((target, gone)) = pod_event(&wire, now) {
-            self.cache.forget_event(&target, &gone, now);
+            self.cache.events().forget(&target, &gone, now);
         }
     }
     fn health(&self, scope: &Scope, change: &mut dyn FnMut(&mut ScopeHealth)) {
@@ -148,7 +149,7 @@ impl PodEvents {
         if clock.instant().saturating_duration_since(*pruned) >= KEEP_ORPHANS / 2 {
             *pruned = clock.instant();
             let keep = chrono::Duration::from_std(KEEP_ORPHANS).unwrap_or_default();
-            self.cache.prune_events(clock.now() - keep);
+            self.cache.events().prune(clock.now() - keep);
         }
     }
 }

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 pub use abnormal::Abnormal;
 pub(crate) use backoff::{Backoff, jitter};
-pub use cache::{Cache, CacheReader};
+pub use cache::{Cache, CacheReader, CachedEvents, CachedNodes};
 pub use connect::Cluster;
 pub use connect::{ConnectOptions, connect};
 pub use connect_error::{ConnectError, KubeconfigStep, Origin};

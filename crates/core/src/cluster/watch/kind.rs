@@ -137,15 +137,19 @@ impl Kind for Nodes {
         &wire.metadata.resource_version
     }
     fn replace(&self, _: &Scope, records: Vec<NodeState>) {
-        self.cache.replace_nodes(records, self.cache.clock().now());
+        self.cache
+            .nodes()
+            .replace(records, self.cache.clock().now());
     }
     fn upsert(&self, wire: WireNode) {
         self.cache
-            .upsert_node(wire.into_state(), self.cache.clock().now());
+            .nodes()
+            .upsert(wire.into_state(), self.cache.clock().now());
     }
     fn remove(&self, wire: WireNode) {
         self.cache
-            .remove_node(&wire.metadata.name, self.cache.clock().now());
+            .nodes()
+            .remove(&wire.metadata.name, self.cache.clock().now());
     }
     fn health(&self, _: &Scope, change: &mut dyn FnMut(&mut ScopeHealth)) {
         let mut health = self.health.lock().unwrap_or_else(|e| e.into_inner());
@@ -157,7 +161,7 @@ impl Kind for Nodes {
             }
             _ => None,
         };
-        self.cache.nodes_unreadable(why);
+        self.cache.nodes().unreadable(why);
     }
     fn clock(&self) -> Clock {
         self.cache.clock()

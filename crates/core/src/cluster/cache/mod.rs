@@ -1,4 +1,6 @@
-//! The live pod cache: written by the watch tasks, read by the UI, the worker and `scan`.
+//! The live cache: written by the watch tasks, read by the UI, the worker and `scan`. Three
+//! stores behind one index of findings: the pods (here), their Warning Events ([`events`]) and
+//! the nodes ([`nodes`]). A change to any of them classifies again only the pods it touches.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
@@ -13,20 +15,25 @@ use tokio::sync::watch;
 
 use super::Scope;
 use super::abnormal::Abnormal;
-use super::event_store::{EventStore, Events, merged};
+use super::event_store::EventStore;
 use super::index::{Census, EventsAndNode, Index};
 use super::listed::Listed;
 use super::name::ClusterName;
 use super::node_store::NodeStore;
 use crate::clock::Clock;
-use crate::node::NodeState;
-use crate::pod::{EventTarget, Interner, PodEvent, PodRecord, WirePod};
+use crate::pod::{Interner, PodRecord, WirePod};
 use crate::rules::{CauseClass, RuleKind, RuleSpec, default_chain};
+
+mod events;
+mod nodes;
+
+pub use events::CachedEvents;
+pub use nodes::CachedNodes;
 
 struct Store {
     pods: HashMap<Box<str>, Arc<PodRecord>>,
     /// Each pod's latest Warning Events a cause reads, by namespace and pod UID. They may
-    /// come before their pod, so a pod unknown here keeps them until `prune_events`.
+    /// come before their pod, so a pod unknown here keeps them until `events().prune`.
     events: EventStore,
     nodes: NodeStore,
     interner: Interner,
@@ -330,159 +337,14 @@ impl Cache {
         });
     }
 
-    // Writers: the Event watches.
-
-    /// A pod's Warning Event arrived: it replaces an older one of its kind, and the pod's
-    /// cause is found again (one event, one pod).
-    pub fn record_event(&self, target: EventTarget, event: PodEvent, now: DateTime<Utc>) {
-        self.change(|store| {
-            let known = store.events.get(&target).map_or(&[][..], |e| e);
-            let Some(events) = merged(known, event) else {
-                return false;
-            };
-            let uid = target.uid.clone();
-            let pods = &store.pods;
-            store
-                .events
-                .insert(target, events, |ns, uid| holds(pods, ns, uid));
-            store.readmit(&uid, now)
-        });
+    /// The store of the pods' Warning Events, which the causes read.
+    pub fn events(&self) -> CachedEvents<'_> {
+        CachedEvents { cache: self }
     }
 
-    /// A pod's Warning Event was deleted: if it is the one kept for its kind, it is dropped
-    /// and the pod's cause found again.
-    pub fn forget_event(&self, target: &EventTarget, gone: &PodEvent, now: DateTime<Utc>) {
-        self.change(|store| {
-            let Some(known) = store.events.get(target) else {
-                return false;
-            };
-            if !known
-                .iter()
-                .any(|e| e.kind == gone.kind && e.message == gone.message)
-            {
-                return false;
-            }
-            let left: Events = known
-                .iter()
-                .filter(|e| e.kind != gone.kind)
-                .cloned()
-                .collect();
-            match left.is_empty() {
-                true => store.events.remove(&target.namespace, &target.uid),
-                false => store.events.insert(target.clone(), left, |_, _| true),
-            }
-            store.readmit(&target.uid, now)
-        });
-    }
-
-    /// A complete list of the Warning Events `covers` admits (a namespace or all): it
-    /// replaces theirs, and the causes of the pods whose Events changed are found again.
-    pub fn replace_events(
-        &self,
-        covers: impl Fn(&str) -> bool,
-        listed: Vec<(EventTarget, PodEvent)>,
-        now: DateTime<Utc>,
-    ) {
-        self.change(|store| {
-            let mut fresh: HashMap<EventTarget, Events> = HashMap::new();
-            for (target, event) in listed {
-                let known = fresh.get(&target).map_or(&[][..], |e| e);
-                if let Some(events) = merged(known, event) {
-                    fresh.insert(target, events);
-                }
-            }
-            let gone: Vec<EventTarget> = store
-                .events
-                .targets()
-                .filter(|t| !fresh.contains_key(t) && covers(&t.namespace))
-                .collect();
-            let mut changed = false;
-            for target in gone {
-                store.events.remove(&target.namespace, &target.uid);
-                changed |= store.readmit(&target.uid, now);
-            }
-            for (target, events) in fresh {
-                if store.events.get(&target) != Some(&events) {
-                    let uid = target.uid.clone();
-                    let pods = &store.pods;
-                    store
-                        .events
-                        .insert(target, events, |ns, uid| holds(pods, ns, uid));
-                    changed |= store.readmit(&uid, now);
-                }
-            }
-            changed
-        });
-    }
-
-    /// Drop the Events of pods this cache does not hold that were last seen before
-    /// `before`: a pod deleted before its Events came, or outside the watched scopes.
-    pub fn prune_events(&self, before: DateTime<Utc>) {
-        let mut guard = self.write();
-        let store = &mut *guard;
-        let pods = &store.pods;
-        store.events.retain(|namespace, uid, events| {
-            let held = pods.get(uid).is_some_and(|p| &*p.namespace == namespace);
-            held || events.iter().any(|e| e.last.is_some_and(|t| t >= before))
-        });
-    }
-
-    // Writers: the node watch.
-
-    /// Every node now; the causes of abnormal pods on the nodes whose state changed are
-    /// found again.
-    pub fn replace_nodes(&self, nodes: Vec<NodeState>, now: DateTime<Utc>) {
-        self.change(|store| {
-            let changed = store.nodes.replace(nodes);
-            let unread = store.nodes.set_unreadable(None);
-            // Every changed node's pods, not only up to the first that had one.
-            for name in &changed {
-                store.readmit_on(name, now);
-            }
-            unread || !changed.is_empty()
-        });
-    }
-
-    /// A node changed: only a change a cause reads (not a heartbeat) re-examines its pods.
-    pub fn upsert_node(&self, node: NodeState, now: DateTime<Utc>) {
-        self.change(|store| {
-            let name = node.name.clone();
-            let changed = store.nodes.upsert(node);
-            if changed {
-                store.readmit_on(&name, now);
-            }
-            changed
-        });
-    }
-
-    pub fn remove_node(&self, name: &str, now: DateTime<Utc>) {
-        self.change(|store| {
-            let removed = store.nodes.remove(name);
-            if removed {
-                store.readmit_on(name, now);
-            }
-            removed
-        });
-    }
-
-    /// Nodes cannot be read (`why`), or can again (None): shown, never a guard.
-    pub(crate) fn nodes_unreadable(&self, why: Option<String>) {
-        self.change(|store| store.nodes.set_unreadable(why));
-    }
-
-    /// How many nodes stopped reporting (their Ready condition is Unknown).
-    pub fn nodes_not_reporting(&self) -> usize {
-        self.reader().nodes_not_reporting()
-    }
-
-    /// Why nodes cannot be read, if they cannot.
-    pub fn nodes_unreadable_why(&self) -> Option<String> {
-        self.read().nodes.unreadable().map(str::to_string)
-    }
-
-    /// How many pods have Events kept.
-    pub fn pods_with_events(&self) -> usize {
-        self.read().events.len()
+    /// The store of the nodes' states, which the causes read.
+    pub fn nodes(&self) -> CachedNodes<'_> {
+        CachedNodes { cache: self }
     }
 
     /// Change the store under the write lock; readers are woken when `change` says it
