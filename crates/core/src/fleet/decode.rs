@@ -2,9 +2,6 @@
 //! typed error the client reconnects (or gives up) on, never memory that grows with whatever
 //! a server, or something posing as one, sends.
 
-use bytes::BytesMut;
-use tokio_util::codec::{AnyDelimiterCodec, Decoder};
-
 use super::{Frame, Snapshot};
 
 /// What a client accepts from one worker.
@@ -86,8 +83,7 @@ const SNAPSHOT_LINE: &[u8] = br#"{"type":"snapshot","#;
 #[derive(Debug)]
 pub struct LineReader {
     limits: Limits,
-    lines: AnyDelimiterCodec,
-    unread: BytesMut,
+    partial: Vec<u8>,
     refused: Option<DecodeError>,
 }
 
@@ -95,12 +91,7 @@ impl LineReader {
     pub fn new(limits: Limits) -> LineReader {
         LineReader {
             limits,
-            lines: AnyDelimiterCodec::new_with_max_length(
-                b"\n".to_vec(),
-                Vec::new(),
-                limits.max_line,
-            ),
-            unread: BytesMut::new(),
+            partial: Vec::new(),
             refused: None,
         }
     }
@@ -112,15 +103,18 @@ impl LineReader {
         if let Some(refused) = &self.refused {
             return Err(refused.clone());
         }
-        self.unread.extend_from_slice(chunk);
         let mut frames = Vec::new();
-        loop {
-            let decoded = match self.lines.decode(&mut self.unread) {
-                Ok(None) => return Ok(frames),
-                Ok(Some(line)) => self.decoded(&line),
-                Err(_) => Err(DecodeError::LineTooLong {
-                    max: self.limits.max_line,
-                }),
+        let mut rest = chunk;
+        while let Some(end) = memchr::memchr(b'\n', rest) {
+            let (line, after) = rest.split_at(end);
+            rest = after.get(1..).unwrap_or_default();
+            let decoded = match self.partial.is_empty() {
+                true => self.decoded(line),
+                false => {
+                    let mut whole = std::mem::take(&mut self.partial);
+                    whole.extend_from_slice(line);
+                    self.decoded(&whole)
+                }
             };
             match decoded {
                 Ok(Some(frame)) => frames.push(frame),
@@ -128,6 +122,12 @@ impl LineReader {
                 Err(e) => return Err(self.refuse(e)),
             }
         }
+        if self.partial.len() + rest.len() > self.limits.max_line {
+            let max = self.limits.max_line;
+            return Err(self.refuse(DecodeError::LineTooLong { max }));
+        }
+        self.partial.extend_from_slice(rest);
+        Ok(frames)
     }
 
     /// A blank line (a keep-alive) is no frame.
@@ -139,7 +139,7 @@ impl LineReader {
     }
 
     fn refuse(&mut self, e: DecodeError) -> DecodeError {
-        self.unread = BytesMut::new();
+        self.partial = Vec::new();
         self.refused = Some(e.clone());
         e
     }
