@@ -16,9 +16,7 @@ pub struct Flags {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
-    dry_run: bool,
-    readonly: bool,
-    no_audit: bool,
+    flags: Flags,
     chain: Vec<RuleSpec>,
     safety: SafetyConfig,
     audit: AuditConfig,
@@ -28,37 +26,34 @@ impl Policy {
     /// Either source can make things safer; neither can make them less safe.
     pub fn new(flags: Flags, config: &Config) -> Policy {
         Policy {
-            dry_run: flags.dry_run || config.safety.dry_run,
-            readonly: flags.readonly,
-            no_audit: flags.no_audit,
+            flags: Flags {
+                dry_run: flags.dry_run || config.safety.dry_run,
+                ..flags
+            },
             chain: config.rules.clone(),
             safety: config.safety.clone(),
             audit: config.audit.clone(),
         }
     }
 
-    /// Decide and record, change nothing in the cluster (no Events either).
     /// The switches in force: the command line's, made safer by the config's.
     pub fn flags(&self) -> Flags {
-        Flags {
-            dry_run: self.dry_run,
-            readonly: self.readonly,
-            no_audit: self.no_audit,
-        }
+        self.flags
     }
 
+    /// Decide and record, change nothing in the cluster (no Events either).
     pub fn dry_run(&self) -> bool {
-        self.dry_run
+        self.flags.dry_run
     }
 
     /// No actions at all, manual or automatic.
     pub fn readonly(&self) -> bool {
-        self.readonly
+        self.flags.readonly
     }
 
     /// Acting without an audit log, on purpose.
     pub fn no_audit(&self) -> bool {
-        self.no_audit
+        self.flags.no_audit
     }
 
     pub fn chain(&self) -> &[RuleSpec] {
@@ -76,6 +71,6 @@ impl Policy {
 
     /// Kubernetes Events are written only when configured and not in dry-run.
     pub fn events(&self) -> bool {
-        self.audit.events && !self.dry_run
+        self.audit.events && !self.flags.dry_run
     }
 }

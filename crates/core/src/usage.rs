@@ -66,26 +66,12 @@ pub enum Usage {
     BadWireFormat { key: &'static str, text: String },
 }
 
-/// How to name just one cluster, in the words of where the clusters came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How to name just one cluster, in the words of where the clusters came from: the end of
+/// [`Usage::OneCluster`]'s message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OnePick {
+    #[error("with --demo pass --context {}", .0.join(" or --context "))]
     Demo(Vec<&'static str>),
+    #[error("pass at most one --context, and run one replica set per cluster")]
     Kubeconfig,
-}
-
-impl std::fmt::Display for OnePick {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            OnePick::Demo(contexts) => {
-                write!(
-                    f,
-                    "with --demo pass --context {}",
-                    contexts.join(" or --context ")
-                )
-            }
-            OnePick::Kubeconfig => {
-                f.write_str("pass at most one --context, and run one replica set per cluster")
-            }
-        }
-    }
 }

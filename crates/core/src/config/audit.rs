@@ -34,9 +34,7 @@ impl Default for AuditConfig {
 pub(crate) fn read(field: &Field) -> Result<AuditConfig> {
     let m = field.map(&["path", "events", "maxSizeMiB", "keep"])?;
     let mut audit = AuditConfig::default();
-    m.set("path", &mut audit.path, |f| {
-        f.non_empty().map(|p| paths::expand(&p))
-    })?;
+    m.set("path", &mut audit.path, Field::path)?;
     m.set("events", &mut audit.events, Field::bool)?;
     m.set("maxSizeMiB", &mut audit.max_size_mib, Field::u32)?;
     m.set("keep", &mut audit.keep, Field::u32)?;

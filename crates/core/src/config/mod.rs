@@ -51,7 +51,6 @@ use tree::Value;
 /// The environment variable naming a config file.
 pub(crate) const ENV_VAR: &str = "OPS_POD_CLEANER_CONFIG";
 
-/// The built-in defaults, shipped as a commented native-shape file.
 /// The built-in config, as `config/default.yaml` states it: every key at its default.
 pub const DEFAULT_YAML: &str = include_str!("../../config/default.yaml");
 

@@ -2,10 +2,12 @@
 
 use super::error::{ConfigError, Problem};
 use std::fmt::Display;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::Result;
 use super::duration;
+use super::paths;
 use super::schedule::CronSchedule;
 use super::tree::{Key, Node, Pos, Value};
 
@@ -68,15 +70,13 @@ impl<'a> Field<'a> {
     /// A share between 0 and 1 (`0.5`).
     pub fn share(&self) -> Result<f64> {
         let value = match &self.node.value {
-            Value::Int(i) => *i as f64,
-            Value::Float(f) => *f,
-            _ => return Err(self.expected("a number from 0 to 1, e.g. 0.5")),
+            Value::Int(i) => Some(*i as f64),
+            Value::Float(f) => Some(*f),
+            _ => None,
         };
-        if (0.0..=1.0).contains(&value) {
-            Ok(value)
-        } else {
-            Err(self.expected("a number from 0 to 1, e.g. 0.5"))
-        }
+        value
+            .filter(|v| (0.0..=1.0).contains(v))
+            .ok_or_else(|| self.expected("a number from 0 to 1, e.g. 0.5"))
     }
 
     pub fn string(&self) -> Result<String> {
@@ -108,9 +108,13 @@ impl<'a> Field<'a> {
         Ok(s)
     }
 
+    /// A file or directory: a non-empty string, `~/` expanded.
+    pub fn path(&self) -> Result<PathBuf> {
+        self.non_empty().map(|text| paths::expand(&text))
+    }
+
     /// A list of names: a YAML list, or the seed's comma-separated string (`a, b`).
     pub fn list(&self) -> Result<Vec<String>> {
-        let expected = "a list of names or a comma-separated string like \"a,b\"";
         match &self.node.value {
             Value::Str(s) => Ok(split_names(s)),
             Value::Seq(items) => items
@@ -127,7 +131,7 @@ impl<'a> Field<'a> {
                 })
                 .filter(|r| r.as_ref().map_or(true, |s| !s.is_empty()))
                 .collect(),
-            _ => Err(self.expected(expected)),
+            _ => Err(self.expected("a list of names or a comma-separated string like \"a,b\"")),
         }
     }
 

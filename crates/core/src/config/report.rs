@@ -159,14 +159,10 @@ pub(crate) fn read(field: &Field, env: &dyn Environment) -> Result<ReportConfig>
     m.set("reasons", &mut r.reasons, Field::list)?;
     m.set("namespaces", &mut r.namespaces, read_namespaces)?;
     m.set("title", &mut r.title, Field::string)?;
-    m.set("spoolDir", &mut r.spool_dir, |f| {
-        f.non_empty().map(|p| paths::expand(&p))
-    })?;
+    m.set("spoolDir", &mut r.spool_dir, Field::path)?;
     m.set("spoolMaxAge", &mut r.spool_max_age, max_age)?;
     m.set("spoolMaxFiles", &mut r.spool_max_files, Field::u32)?;
-    m.set("stateFile", &mut r.state_file, |f| {
-        f.non_empty().map(|p| paths::expand(&p))
-    })?;
+    m.set("stateFile", &mut r.state_file, Field::path)?;
     if let Some(sinks) = m.get("sinks") {
         for sink in sinks.seq()? {
             match read_sink(&sink, env)? {
@@ -270,7 +266,7 @@ const ALL_SINK_KEYS: &[&str] = &[
 ];
 
 fn file_sink(path: &Field, format: Option<Field>) -> Result<Sink> {
-    let path = paths::expand(&path.non_empty()?);
+    let path = path.path()?;
     let format = match format {
         None => FileFormat::from_path(&path),
         Some(f) => match f.string()?.as_str() {

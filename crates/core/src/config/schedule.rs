@@ -49,8 +49,8 @@ const FIELDS: [(&str, &str); 7] = [
     ("year", "1970-2099"),
 ];
 
-/// The cron crate's error only echoes the input; find the bad field by parsing it alone.
-/// Which field of `text` is wrong, found by trying each alone among `*`s.
+/// Which field of `text` is wrong, found by trying each alone among `*`s: the cron crate's
+/// error only echoes the input.
 fn diagnose(text: &str) -> BadSchedule {
     let fields: Vec<&str> = text.split_whitespace().collect();
     for (i, field) in fields.iter().enumerate() {

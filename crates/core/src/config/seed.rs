@@ -46,20 +46,10 @@ pub(crate) fn read(root: &Field) -> Result<Config> {
     reject_mixed(root)?;
     let m = root.map(ALLOWED)?;
     let mut config = Config::default();
-    if let Some(f) = m.get("delteEvictedPod") {
-        with_rule(&mut config, RuleKind::Evicted, |spec| {
-            read_evicted(&f, spec)
-        })?;
-    }
-    if let Some(f) = m.get("delteTerminatingPod") {
-        with_rule(&mut config, RuleKind::Terminating, |spec| {
-            read_terminating(&f, spec)
-        })?;
-    }
-    if let Some(f) = m.get("errImagePull") {
-        with_rule(&mut config, RuleKind::ImagePull, |spec| {
-            read_image_pull(&f, spec)
-        })?;
+    for (key, kind, allowed) in RULES {
+        if let Some(f) = m.get(key) {
+            with_rule(&mut config, kind, |spec| read_rule(&f, allowed, spec))?;
+        }
     }
     if let Some(f) = m.get("tooManyRestart") {
         read_restarts(&f, &mut config)?;
@@ -111,21 +101,28 @@ fn include(field: &Field) -> Result<NamespaceFilter> {
     })
 }
 
-fn read_evicted(field: &Field, spec: &mut RuleSpec) -> Result<()> {
-    let m = field.map(&["namespaces", "enable"])?;
-    m.set("namespaces", &mut spec.namespaces, include)?;
-    m.set("enable", &mut spec.auto, Field::bool)
-}
+/// The seed keys that are one rule each, in the seed's order, with the keys each may have.
+const RULES: [(&str, RuleKind, &[&str]); 3] = [
+    (
+        "delteEvictedPod",
+        RuleKind::Evicted,
+        &["namespaces", "enable"],
+    ),
+    (
+        "delteTerminatingPod",
+        RuleKind::Terminating,
+        &["namespaces", "hours", "enable"],
+    ),
+    (
+        "errImagePull",
+        RuleKind::ImagePull,
+        &["namespaces", "hours", "status", "enable"],
+    ),
+];
 
-fn read_terminating(field: &Field, spec: &mut RuleSpec) -> Result<()> {
-    let m = field.map(&["namespaces", "hours", "enable"])?;
-    m.set("namespaces", &mut spec.namespaces, include)?;
-    m.set("hours", &mut spec.after, Field::duration)?;
-    m.set("enable", &mut spec.auto, Field::bool)
-}
-
-fn read_image_pull(field: &Field, spec: &mut RuleSpec) -> Result<()> {
-    let m = field.map(&["namespaces", "hours", "status", "enable"])?;
+/// One rule's seed entry; a key outside `allowed` is refused before any is read.
+fn read_rule(field: &Field, allowed: &'static [&'static str], spec: &mut RuleSpec) -> Result<()> {
+    let m = field.map(allowed)?;
     m.set("namespaces", &mut spec.namespaces, include)?;
     m.set("hours", &mut spec.after, Field::duration)?;
     m.set("status", &mut spec.reasons, Field::list)?;

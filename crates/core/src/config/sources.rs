@@ -9,7 +9,6 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::Result;
-use super::paths;
 use super::read::{Field, MapReader};
 use super::secret::{Secret, SecretSource, mask_url};
 
@@ -166,7 +165,7 @@ pub(crate) fn optional_absent(m: &MapReader, env: &dyn Environment) -> Result<Op
             }
         }
         if let Some(file) = sources.get("file") {
-            let path = paths::expand(&file.non_empty()?);
+            let path = file.path()?;
             if let Err(e) = env.read_file(&path)
                 && e.kind() == std::io::ErrorKind::NotFound
             {
@@ -197,7 +196,7 @@ fn read_from<'a>(from: &Field<'a>, env: &dyn Environment) -> Result<(Field<'a>, 
             Ok((name, Secret::from_source(value, SecretSource::Env(var))))
         }
         (None, Some(file)) => {
-            let path = paths::expand(&file.non_empty()?);
+            let path = file.path()?;
             let text = env.read_file(&path).map_err(|e| {
                 file.error(format!(
                     "cannot read {}: {}",

@@ -58,7 +58,6 @@ impl Value {
     /// masked wherever it was written: a webhook pasted under the wrong key is still a secret.
     pub fn describe(&self) -> String {
         match self {
-            Value::Null => "nothing (null)".into(),
             Value::Bool(b) => format!("the boolean {b}"),
             Value::Int(i) => format!("the number {i}"),
             Value::Float(f) => format!("the number {f}"),
@@ -69,7 +68,7 @@ impl Value {
                 )
             }
             Value::Str(s) => format!("{s:?}"),
-            Value::Seq(_) | Value::Map(_) => self.kind().into(),
+            Value::Null | Value::Seq(_) | Value::Map(_) => self.kind().into(),
         }
     }
 
@@ -88,12 +87,8 @@ impl Value {
 
 /// Parses `text`; `origin` names the file in error messages.
 pub(crate) fn parse(text: &str, origin: &str) -> super::Result<Node> {
-    let spanned: Spanned<Value> =
-        serde_saphyr::from_str(text).map_err(|e| yaml_error(&e, origin))?;
-    Ok(Node {
-        value: spanned.value,
-        pos: Pos::of(spanned.referenced),
-    })
+    let spanned = serde_saphyr::from_str(text).map_err(|e| yaml_error(&e, origin))?;
+    Ok(node(spanned))
 }
 
 /// A YAML syntax error in our `file:line:col: message` form.

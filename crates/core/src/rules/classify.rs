@@ -243,11 +243,7 @@ fn starting(pod: &PodRecord, now: DateTime<Utc>) -> Option<Evidence> {
             Some(evidence(reason, Some(c), waiting_since(pod, now)))
         }
         Phase::Running if pod.not_ready => {
-            let since = pod
-                .ready_changed
-                .or(pod.started)
-                .or(pod.created)
-                .unwrap_or(now);
+            let since = last_change(pod).unwrap_or(now);
             Some(evidence("NotReady".into(), None, since))
         }
         _ => None,
@@ -309,19 +305,20 @@ fn pod_level(reason: String, pod: &PodRecord, since: DateTime<Utc>) -> Evidence 
     }
 }
 
-/// When a container started waiting: the readiness change, else start, else creation,
-/// refined by the moment this process saw the waiting begin.
+/// The pod's last recorded change: its readiness change, else its start, else its creation.
+fn last_change(pod: &PodRecord) -> Option<DateTime<Utc>> {
+    pod.ready_changed.or(pod.started).or(pod.created)
+}
+
+/// When a container started waiting: [`last_change`], refined by the moment this process saw
+/// the waiting begin.
 fn waiting_since(pod: &PodRecord, now: DateTime<Utc>) -> DateTime<Utc> {
-    let evidence = pod
-        .ready_changed
-        .or(pod.started)
-        .or(pod.created)
-        .unwrap_or(now);
+    let evidence = last_change(pod).unwrap_or(now);
     pod.reason_seen.map_or(evidence, |seen| seen.max(evidence))
 }
 
-/// When a pod reached a terminal or lost phase: its last container ending, else the readiness
-/// change, else start, else creation.
+/// When a pod reached a terminal or lost phase: its last container ending, else
+/// [`last_change`].
 fn phase_since(pod: &PodRecord, now: DateTime<Utc>) -> DateTime<Utc> {
     let ended = pod
         .containers
@@ -331,9 +328,5 @@ fn phase_since(pod: &PodRecord, now: DateTime<Utc>) -> DateTime<Utc> {
             _ => None,
         })
         .max();
-    ended
-        .or(pod.ready_changed)
-        .or(pod.started)
-        .or(pod.created)
-        .unwrap_or(now)
+    ended.or_else(|| last_change(pod)).unwrap_or(now)
 }

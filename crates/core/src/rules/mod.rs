@@ -1,5 +1,34 @@
 //! The chain of rules: which category an abnormal pod belongs to, and since when.
 
+/// `Display`, `Serialize` and `Deserialize` through a type's `name()` and `ALL`: one spelling
+/// everywhere, and a name this build does not know is an error, not a guess.
+macro_rules! by_name {
+    ($type:ty, $what:literal) => {
+        impl std::fmt::Display for $type {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl serde::Serialize for $type {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.name())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $type {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let name = String::deserialize(deserializer)?;
+                <$type>::ALL
+                    .iter()
+                    .copied()
+                    .find(|v| v.name() == name)
+                    .ok_or_else(|| serde::de::Error::custom(format!("unknown {} {name:?}", $what)))
+            }
+        }
+    };
+}
+
 mod cause;
 mod classify;
 mod spec;

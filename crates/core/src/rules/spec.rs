@@ -110,29 +110,7 @@ impl ActionKind {
     }
 }
 
-impl Serialize for ActionKind {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.name())
-    }
-}
-
-/// Read back by name, as a worker serves its findings.
-impl<'de> Deserialize<'de> for ActionKind {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        ActionKind::ALL
-            .iter()
-            .copied()
-            .find(|a| a.name() == name)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown action {name:?}")))
-    }
-}
-
-impl fmt::Display for ActionKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+by_name!(ActionKind, "action");
 
 /// Which namespaces a rule looks at. An empty `include` means all of them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

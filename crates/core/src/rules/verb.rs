@@ -2,10 +2,6 @@
 //! memory of refused actions and the config's `action:` values all spell a verb through
 //! [`Verb::name`].
 
-use std::fmt;
-
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 /// What an [`crate::actions::Action`] does, without its target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Verb {
@@ -38,31 +34,9 @@ impl Verb {
             Verb::RemoveFinalizers => "removeFinalizers",
         }
     }
-
-    pub(crate) fn from_name(name: &str) -> Option<Verb> {
-        Verb::ALL.into_iter().find(|v| v.name() == name)
-    }
 }
 
-impl fmt::Display for Verb {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl Serialize for Verb {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.name())
-    }
-}
-
-impl<'de> Deserialize<'de> for Verb {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Verb, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        Verb::from_name(&name)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown action {name:?}")))
-    }
-}
+by_name!(Verb, "action");
 
 #[cfg(test)]
 mod tests {

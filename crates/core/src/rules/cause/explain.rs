@@ -316,10 +316,7 @@ pub(super) fn terminating(
     node: Option<&NodeState>,
     now: DateTime<Utc>,
 ) -> Cause {
-    let since = pod
-        .deletion
-        .map(|d| crate::rules::format_age(now - d))
-        .unwrap_or_else(|| "-".into());
+    let since = age(pod.deletion, now);
     match class {
         CauseClass::Finalizers => {
             let names = pod.finalizers.join(", ");
@@ -349,13 +346,14 @@ pub(super) fn terminating(
     }
 }
 
+/// How long since `at`, or `-` when that is not known.
+fn age(at: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
+    at.map_or_else(|| "-".into(), |at| crate::rules::format_age(now - at))
+}
+
 /// A deletion no kubelet finishes, in the node's own words: it stopped reporting (nothing can
 /// say whether the pod still runs there) or reports not ready.
 fn held_by_node(pod: &PodRecord, class: CauseClass, node: &NodeState, now: DateTime<Utc>) -> Cause {
-    let age = |at: Option<DateTime<Utc>>| {
-        at.map(|at| crate::rules::format_age(now - at))
-            .unwrap_or_else(|| "-".into())
-    };
     let name = &*node.name;
     let command = match shell_words([name]) {
         Some([name]) => format!("kubectl get node {name}"),
@@ -365,7 +363,7 @@ fn held_by_node(pod: &PodRecord, class: CauseClass, node: &NodeState, now: DateT
         CauseClass::NodeUnreachable => (
             format!(
                 "node {name} stopped reporting {} ago; no kubelet can finish the deletion",
-                age(node.as_of())
+                age(node.as_of(), now)
             ),
             "Unknown",
             format!("{command}; D once the node is confirmed gone"),
@@ -373,7 +371,7 @@ fn held_by_node(pod: &PodRecord, class: CauseClass, node: &NodeState, now: DateT
         _ => (
             format!(
                 "node {name} not ready for {}; its kubelet has not finished the deletion",
-                age(node.as_of())
+                age(node.as_of(), now)
             ),
             "False",
             match pod.must_run_once() {

@@ -114,30 +114,7 @@ classes! {
     ExecNotFound => "execNotFound",
 }
 
-impl Serialize for CauseClass {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.name())
-    }
-}
-
-/// Read back by name (a worker's findings, served to a screen); a name this build does not
-/// know is an error, not a guess.
-impl<'de> Deserialize<'de> for CauseClass {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        CauseClass::ALL
-            .iter()
-            .copied()
-            .find(|c| c.name() == name)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown cause class {name:?}")))
-    }
-}
-
-impl std::fmt::Display for CauseClass {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+by_name!(CauseClass, "cause class");
 
 /// The class of `finding` on `pod`, allocating nothing: what the index keeps for every
 /// finding as pods and their Events change, and what a table row shows. `events` are the
