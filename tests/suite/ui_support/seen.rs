@@ -103,15 +103,15 @@ impl Seen {
 
     /// Whether nothing is drawn over the table.
     pub fn nothing_over_the_table(&self) -> bool {
+        let all = self.all();
+        let boxes = [
+            " Keys (Esc closes) ",
+            " Clusters (C or Esc closes) ",
+            " Contexts (* open) ",
+        ];
         self.dialog().is_none()
             && self.waiting().is_none()
-            && ![
-                " Keys (Esc closes) ",
-                " Clusters (C or Esc closes) ",
-                " Contexts (* open) ",
-            ]
-            .iter()
-            .any(|title| self.all().contains(title))
+            && !boxes.iter().any(|title| all.contains(title))
     }
 
     /// The rows of the table that are drawn, as text.
@@ -122,12 +122,16 @@ impl Seen {
             .collect()
     }
 
-    fn table_rows(&self) -> Vec<u16> {
-        let is_title = |y: u16| {
+    /// The row of the table's title: its category, how many pods it lists, how many are marked.
+    fn title_row(&self) -> Option<u16> {
+        (0..HEIGHT).find(|&y| {
             let line = self.line(y);
             line.starts_with("┌ ") && line.contains(" — ")
-        };
-        let Some(title) = (0..HEIGHT).find(|&y| is_title(y)) else {
+        })
+    }
+
+    fn table_rows(&self) -> Vec<u16> {
+        let Some(title) = self.title_row() else {
             return Vec::new();
         };
         let bottom = (title..HEIGHT)
@@ -141,10 +145,7 @@ impl Seen {
 
     /// The table's title: its category, how many pods it lists, and how many are marked.
     pub fn table_title(&self) -> String {
-        (0..HEIGHT)
-            .map(|y| self.line(y))
-            .find(|l| l.starts_with("┌ ") && l.contains(" — "))
-            .unwrap_or_default()
+        self.title_row().map(|y| self.line(y)).unwrap_or_default()
     }
 
     /// How many pods the table lists (drawn or not), from its title.
