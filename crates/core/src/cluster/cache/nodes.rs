@@ -55,7 +55,7 @@ impl CachedNodes<'_> {
 
     /// How many nodes stopped reporting (their Ready condition is Unknown).
     pub fn not_reporting(&self) -> usize {
-        self.cache.reader().nodes_not_reporting()
+        self.cache.read().nodes.not_reporting()
     }
 
     /// Why nodes cannot be read, if they cannot.
