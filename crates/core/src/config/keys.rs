@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::LazyLock;
 
 use super::Result;
 use super::read::{Field, MapReader};
@@ -202,19 +201,20 @@ pub(crate) fn read(field: &Field) -> Result<UiConfig> {
     let Some(keys) = field.map(&["keys"])?.get("keys") else {
         return Ok(ui);
     };
-    let m = keys.map(&*ACTION_NAMES)?;
-    for action in *ACTION_NAMES {
+    let names = ACTIONS.map(|(name, _)| name);
+    let m = keys.map(&names)?;
+    for action in names {
         if let Some(key) = m.get(action) {
             let text = key.string()?;
             let binding = KeyBinding::parse(&text).map_err(|why| key.error(why))?;
             ui.keys.insert(action.to_string(), binding);
         }
     }
-    check_conflicts(&ui, &m)
+    check_conflicts(ui, &m)
 }
 
 /// Two actions on one key would make one of them unreachable.
-fn check_conflicts(ui: &UiConfig, m: &MapReader) -> Result<UiConfig> {
+fn check_conflicts(ui: UiConfig, m: &MapReader) -> Result<UiConfig> {
     for (action, key) in &ui.keys {
         let other = ui.keys.iter().find(|(a, k)| *a != action && *k == key);
         if let (Some((other, _)), Some(field)) = (other, m.get(action)) {
@@ -223,9 +223,5 @@ fn check_conflicts(ui: &UiConfig, m: &MapReader) -> Result<UiConfig> {
             )));
         }
     }
-    Ok(ui.clone())
+    Ok(ui)
 }
-
-/// The names alone: the keys `ui.keys` may have.
-static ACTION_NAMES: LazyLock<[&str; ACTIONS.len()]> =
-    LazyLock::new(|| ACTIONS.map(|(name, _)| name));

@@ -9,7 +9,7 @@ use super::sources::Environment;
 use super::{Config, report};
 use crate::rules::{ActionKind, RuleKind, RuleSpec};
 
-pub(crate) const KEYS: &[&str] = &["rules", "safety", "report", "audit", "cluster", "ui"];
+const KEYS: &[&str] = &["rules", "safety", "report", "audit", "cluster", "ui"];
 
 const RULE_KEYS: &[&str] = &[
     "rule",
@@ -48,7 +48,7 @@ fn read_rules(field: &Field) -> Result<Vec<RuleSpec>> {
                 "rule {kind} is listed twice (first on line {line}); merge the two entries"
             )));
         }
-        listed.push((read_rule(kind, &m)?, rule.node.pos.line));
+        listed.push((read_rule(kind, &m)?, rule.node.pos.line()));
     }
     let mut rules: Vec<RuleSpec> = listed.into_iter().map(|(spec, _)| spec).collect();
     for kind in RuleKind::ALL {
