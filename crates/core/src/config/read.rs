@@ -80,6 +80,18 @@ impl<'a> Field<'a> {
             .ok_or_else(|| self.expected("a number from 0 to 1, e.g. 0.5"))
     }
 
+    /// One of `all`, by name; the message lists the names after `what`.
+    pub fn one_of<T: Copy>(&self, all: &[T], name: fn(T) -> &'static str, what: &str) -> Result<T> {
+        let text = self.string()?;
+        all.iter()
+            .copied()
+            .find(|v| name(*v) == text)
+            .ok_or_else(|| {
+                let names: Vec<&str> = all.iter().map(|v| name(*v)).collect();
+                self.expected(&format!("{what}one of {}", names.join(", ")))
+            })
+    }
+
     pub fn string(&self) -> Result<String> {
         match &self.node.value {
             Value::Str(s) => Ok(s.clone()),
