@@ -77,7 +77,8 @@ impl Sink {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum FileFormat {
     Markdown,
     Json,
@@ -86,11 +87,7 @@ pub enum FileFormat {
 
 impl FileFormat {
     pub fn name(self) -> &'static str {
-        match self {
-            FileFormat::Markdown => "markdown",
-            FileFormat::Json => "json",
-            FileFormat::Csv => "csv",
-        }
+        self.into()
     }
 
     /// Guessed from the extension when `format` is not given; Markdown otherwise.

@@ -1,6 +1,5 @@
 //! What a rule is configured to do. Built by `config`, read by `rules::classify`.
 
-use std::fmt;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -8,8 +7,22 @@ use serde::{Deserialize, Serialize};
 use super::Verb;
 
 /// One rule of the chain, and the category of the pods it claims.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::Display,
+)]
 #[serde(rename_all = "camelCase")]
+#[strum(serialize_all = "camelCase")]
 pub enum RuleKind {
     Evicted,
     Terminating,
@@ -40,23 +53,7 @@ impl RuleKind {
 
     /// The name used in config files, JSON output and the UI.
     pub fn name(self) -> &'static str {
-        match self {
-            RuleKind::Evicted => "evicted",
-            RuleKind::Terminating => "terminating",
-            RuleKind::ImagePull => "imagePull",
-            RuleKind::CrashLoop => "crashLoop",
-            RuleKind::ConfigError => "configError",
-            RuleKind::Starting => "starting",
-            RuleKind::Pending => "pending",
-            RuleKind::Failed => "failed",
-            RuleKind::Unknown => "unknown",
-        }
-    }
-}
-
-impl fmt::Display for RuleKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        self.into()
     }
 }
 
