@@ -7,21 +7,9 @@ use serde::{Deserialize, Serialize};
 use super::Verb;
 
 /// One rule of the chain, and the category of the pods it claims.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::Display,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[derive(strum::IntoStaticStr, strum::Display)]
 #[strum(serialize_all = "camelCase")]
 pub enum RuleKind {
     Evicted,

@@ -10,6 +10,7 @@ mod words;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use strum::{IntoStaticStr, VariantArray};
 
 use super::{Finding, RuleKind};
 use crate::node::{NodeState, Readiness};
@@ -38,18 +39,7 @@ pub struct Evidence {
 }
 
 /// The stable vocabulary of causes: scripts and alerts match these names.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, IntoStaticStr, VariantArray)]
 #[strum(serialize_all = "camelCase")]
 pub enum CauseClass {
     ImageNotFound,
@@ -116,7 +106,7 @@ pub enum CauseClass {
 }
 
 impl CauseClass {
-    pub const ALL: &[CauseClass] = <CauseClass as strum::VariantArray>::VARIANTS;
+    pub const ALL: &[CauseClass] = CauseClass::VARIANTS;
 
     pub fn name(self) -> &'static str {
         self.into()
