@@ -77,11 +77,6 @@ pub(crate) fn url(m: &MapReader, env: &dyn Environment) -> Result<Option<Secret>
     }
 }
 
-/// A signing secret from `secret` or `secretFrom`; `None` when neither is given.
-pub(crate) fn secret(m: &MapReader, env: &dyn Environment) -> Result<Option<Secret>> {
-    Ok(value(m, "secret", env)?.map(|(_, secret)| secret))
-}
-
 /// The seed's `apiurl`: inline only, checked like `url`.
 pub(crate) fn inline_url(field: &Field) -> Result<Secret> {
     let text = inline(field)?;
@@ -108,8 +103,9 @@ fn check_url(text: &str) -> std::result::Result<(), String> {
     ))
 }
 
-/// `key` inline or `{key}From`, never both; with the field to blame for a bad value.
-fn value<'a>(
+/// `key` inline or `{key}From`, never both; with the field to blame for a bad value. `None`
+/// when neither is given.
+pub(crate) fn value<'a>(
     m: &MapReader<'a>,
     key: &str,
     env: &dyn Environment,
