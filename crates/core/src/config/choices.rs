@@ -2,11 +2,11 @@
 //! for, and where a screen reads a cluster's findings from. Here, at the bottom, so the config
 //! needs nothing above it.
 
-use std::fmt;
 use std::str::FromStr;
 
 /// What to ask the API server for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum WireFormat {
     /// Protobuf where the kind has it, JSON where the server answers that.
     #[default]
@@ -17,10 +17,7 @@ pub enum WireFormat {
 
 impl WireFormat {
     pub fn name(self) -> &'static str {
-        match self {
-            WireFormat::Protobuf => "protobuf",
-            WireFormat::Json => "json",
-        }
+        self.into()
     }
 }
 
@@ -35,7 +32,8 @@ impl std::str::FromStr for WireFormat {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, strum::Display)]
+#[strum(serialize_all = "lowercase")]
 pub enum Source {
     /// The worker when it answers, else a direct watch: the default, so a cluster that runs
     /// its worker costs the screen its abnormal pods only.
@@ -53,16 +51,6 @@ impl Source {
     /// Whether the worker is asked at all before deciding.
     pub fn asks_worker(self) -> bool {
         !matches!(self, Source::Watch)
-    }
-}
-
-impl fmt::Display for Source {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Source::Auto => "auto",
-            Source::Worker => "worker",
-            Source::Watch => "watch",
-        })
     }
 }
 

@@ -16,36 +16,20 @@ const UNITS: [(&str, u128); 8] = [
     ("h", 3_600_000_000_000),
 ];
 
-/// What is wrong with a duration's text; the caller says where it was.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BadDuration {
-    #[error("empty duration")]
-    Empty,
-    #[error("durations cannot be negative")]
-    Negative,
-    #[error("a duration has no spaces and short units, e.g. 5s or 1h30m")]
-    Spaces,
-    #[error("expected a number at {0:?}")]
-    NoNumber(String),
-    #[error("missing unit; use ns, us, ms, s, m or h (only 0 may omit it, as in Go)")]
-    NoUnit,
-    #[error("unknown unit {0:?}; use ns, us (or µs), ms, s, m or h")]
-    UnknownUnit(String),
-    #[error("duration too large")]
-    TooLarge,
-}
+/// Said of a duration past what a `Duration` holds.
+const TOO_LARGE: &str = "duration too large";
 
-/// Parses a Go duration.
-pub(crate) fn parse(text: &str) -> Result<Duration, BadDuration> {
+/// Parses a Go duration; the error says what is wrong, the caller says where.
+pub(crate) fn parse(text: &str) -> Result<Duration, String> {
     let s = text.trim();
     if s.is_empty() {
-        return Err(BadDuration::Empty);
+        return Err("empty duration".into());
     }
     if s.starts_with('-') {
-        return Err(BadDuration::Negative);
+        return Err("durations cannot be negative".into());
     }
     if s.contains(char::is_whitespace) {
-        return Err(BadDuration::Spaces);
+        return Err("a duration has no spaces and short units, e.g. 5s or 1h30m".into());
     }
     let s = s.strip_prefix('+').unwrap_or(s);
     if s == "0" {
@@ -55,46 +39,48 @@ pub(crate) fn parse(text: &str) -> Result<Duration, BadDuration> {
     let mut total: u128 = 0;
     while !rest.is_empty() {
         let (nanos, tail) = component(rest)?;
-        total = total.checked_add(nanos).ok_or(BadDuration::TooLarge)?;
+        total = total.checked_add(nanos).ok_or(TOO_LARGE)?;
         rest = tail;
     }
-    let secs = u64::try_from(total / 1_000_000_000).map_err(|_| BadDuration::TooLarge)?;
+    let secs = u64::try_from(total / 1_000_000_000).map_err(|_| TOO_LARGE)?;
     Ok(Duration::new(secs, (total % 1_000_000_000) as u32))
 }
 
 /// One `<number><unit>` group: its length in nanoseconds and the text after it.
-fn component(s: &str) -> Result<(u128, &str), BadDuration> {
+fn component(s: &str) -> Result<(u128, &str), String> {
     let number_end = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
     let (number, tail) = s.split_at(number_end);
     if number.is_empty() || number == "." || number.matches('.').count() > 1 {
-        return Err(BadDuration::NoNumber(s.to_string()));
+        return Err(format!("expected a number at {s:?}"));
     }
     let unit_end = tail
         .find(|c: char| c.is_ascii_digit() || c == '.')
         .unwrap_or(tail.len());
     let (unit, tail) = tail.split_at(unit_end);
     if unit.is_empty() {
-        return Err(BadDuration::NoUnit);
+        return Err(
+            "missing unit; use ns, us, ms, s, m or h (only 0 may omit it, as in Go)".into(),
+        );
     }
     let scale = UNITS
         .iter()
         .find(|(name, _)| *name == unit)
         .map(|(_, scale)| *scale)
-        .ok_or_else(|| BadDuration::UnknownUnit(unit.to_string()))?;
+        .ok_or_else(|| format!("unknown unit {unit:?}; use ns, us (or µs), ms, s, m or h"))?;
     Ok((scaled(number, scale)?, tail))
 }
 
 /// `number` (decimal, maybe with a fraction) times `scale`, exactly, truncating below 1 ns.
-fn scaled(number: &str, scale: u128) -> Result<u128, BadDuration> {
+fn scaled(number: &str, scale: u128) -> Result<u128, &'static str> {
     let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
     let whole: u128 = if whole.is_empty() {
         0
     } else {
-        whole.parse().map_err(|_| BadDuration::TooLarge)?
+        whole.parse().map_err(|_| TOO_LARGE)?
     };
-    let mut nanos = whole.checked_mul(scale).ok_or(BadDuration::TooLarge)?;
+    let mut nanos = whole.checked_mul(scale).ok_or(TOO_LARGE)?;
     // Digits past the 20th cannot change a nanosecond count; ignore them like Go does.
     let mut unit = scale;
     for digit in frac.chars().take(20) {

@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::LazyLock;
 
 use super::Result;
 use super::read::{Field, MapReader};
@@ -31,10 +30,15 @@ pub const ACTIONS: [(&str, &str); 20] = [
     ("refresh", "ctrl-r"),
 ];
 
-/// A key, as the TUI matches it (maps one-to-one onto crossterm's `KeyCode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// A key, as the TUI matches it (maps one-to-one onto crossterm's `KeyCode`). The named keys
+/// are written as their variant's name, in any case.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, strum::EnumString, strum::IntoStaticStr,
+)]
+#[strum(ascii_case_insensitive)]
 pub enum KeyCode {
     /// A printable character; `Space` is `Char(' ')`.
+    #[strum(disabled)]
     Char(char),
     Enter,
     Esc,
@@ -53,27 +57,9 @@ pub enum KeyCode {
     Left,
     Right,
     /// F1..F12.
+    #[strum(disabled)]
     F(u8),
 }
-
-/// Named keys accepted besides single characters, `Space` and F1..F12.
-const NAMED: [(&str, KeyCode); 15] = [
-    ("Enter", KeyCode::Enter),
-    ("Esc", KeyCode::Esc),
-    ("Tab", KeyCode::Tab),
-    ("BackTab", KeyCode::BackTab),
-    ("Backspace", KeyCode::Backspace),
-    ("Delete", KeyCode::Delete),
-    ("Insert", KeyCode::Insert),
-    ("Home", KeyCode::Home),
-    ("End", KeyCode::End),
-    ("PageUp", KeyCode::PageUp),
-    ("PageDown", KeyCode::PageDown),
-    ("Up", KeyCode::Up),
-    ("Down", KeyCode::Down),
-    ("Left", KeyCode::Left),
-    ("Right", KeyCode::Right),
-];
 
 /// One key with modifiers, written `q`, `D`, `Enter`, `F5`, `ctrl-r`, `alt-x`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -135,10 +121,7 @@ fn key_code(text: &str) -> Option<KeyCode> {
     {
         return (1..=12).contains(&n).then_some(KeyCode::F(n));
     }
-    NAMED
-        .iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case(text))
-        .map(|(_, code)| *code)
+    text.parse().ok()
 }
 
 impl fmt::Display for KeyBinding {
@@ -153,10 +136,7 @@ impl fmt::Display for KeyBinding {
             KeyCode::Char(' ') => f.write_str("Space"),
             KeyCode::Char(c) => write!(f, "{c}"),
             KeyCode::F(n) => write!(f, "F{n}"),
-            named => {
-                let name = NAMED.iter().find(|(_, c)| c == named).map(|(n, _)| *n);
-                f.write_str(name.unwrap_or("?"))
-            }
+            named => f.write_str(named.into()),
         }
     }
 }
@@ -202,19 +182,20 @@ pub(crate) fn read(field: &Field) -> Result<UiConfig> {
     let Some(keys) = field.map(&["keys"])?.get("keys") else {
         return Ok(ui);
     };
-    let m = keys.map(&*ACTION_NAMES)?;
-    for action in *ACTION_NAMES {
+    let names = ACTIONS.map(|(name, _)| name);
+    let m = keys.map(&names)?;
+    for action in names {
         if let Some(key) = m.get(action) {
             let text = key.string()?;
             let binding = KeyBinding::parse(&text).map_err(|why| key.error(why))?;
             ui.keys.insert(action.to_string(), binding);
         }
     }
-    check_conflicts(&ui, &m)
+    check_conflicts(ui, &m)
 }
 
 /// Two actions on one key would make one of them unreachable.
-fn check_conflicts(ui: &UiConfig, m: &MapReader) -> Result<UiConfig> {
+fn check_conflicts(ui: UiConfig, m: &MapReader) -> Result<UiConfig> {
     for (action, key) in &ui.keys {
         let other = ui.keys.iter().find(|(a, k)| *a != action && *k == key);
         if let (Some((other, _)), Some(field)) = (other, m.get(action)) {
@@ -223,9 +204,5 @@ fn check_conflicts(ui: &UiConfig, m: &MapReader) -> Result<UiConfig> {
             )));
         }
     }
-    Ok(ui.clone())
+    Ok(ui)
 }
-
-/// The names alone: the keys `ui.keys` may have.
-static ACTION_NAMES: LazyLock<[&str; ACTIONS.len()]> =
-    LazyLock::new(|| ACTIONS.map(|(name, _)| name));

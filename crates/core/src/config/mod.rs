@@ -206,7 +206,7 @@ fn is_blank(text: &str) -> bool {
 }
 
 fn is_seed_shape(root: &Value) -> bool {
-    matches!(root, Value::Map(entries) if entries.iter().any(|(k, _)| seed::is_seed_key(&k.name)))
+    matches!(root, Value::Map(entries) if entries.iter().any(|(k, _)| seed::KEYS.contains(&k.name.as_str())))
 }
 
 /// The sections both shapes share.

@@ -9,7 +9,7 @@ use super::sources::Environment;
 use super::{Config, report};
 use crate::rules::{ActionKind, RuleKind, RuleSpec};
 
-pub(crate) const KEYS: &[&str] = &["rules", "safety", "report", "audit", "cluster", "ui"];
+const KEYS: &[&str] = &["rules", "safety", "report", "audit", "cluster", "ui"];
 
 const RULE_KEYS: &[&str] = &[
     "rule",
@@ -42,13 +42,13 @@ fn read_rules(field: &Field) -> Result<Vec<RuleSpec>> {
         let Some(rule) = m.get("rule") else {
             return Err(entry.error(format!("missing key \"rule\" (one of {})", rule_names())));
         };
-        let kind = rule_kind(&rule)?;
+        let kind = rule.one_of(&RuleKind::ALL, RuleKind::name, "a rule name: ")?;
         if let Some((_, line)) = listed.iter().find(|(s, _)| s.kind == kind) {
             return Err(rule.error(format!(
                 "rule {kind} is listed twice (first on line {line}); merge the two entries"
             )));
         }
-        listed.push((read_rule(kind, &m)?, rule.node.pos.line));
+        listed.push((read_rule(kind, &m)?, rule.node.pos.line()));
     }
     let mut rules: Vec<RuleSpec> = listed.into_iter().map(|(spec, _)| spec).collect();
     for kind in RuleKind::ALL {
@@ -67,7 +67,9 @@ fn read_rule(kind: RuleKind, m: &MapReader) -> Result<RuleSpec> {
     m.set("after", &mut spec.after, Field::duration)?;
     m.set("reasons", &mut spec.reasons, Field::list)?;
     m.set("restarts", &mut spec.restarts, Field::u32)?;
-    m.set("action", &mut spec.action, action_kind)?;
+    m.set("action", &mut spec.action, |f| {
+        f.one_of(&ActionKind::ALL, ActionKind::name, "an action: ")
+    })?;
     m.set("namespaces", &mut spec.namespaces, report::read_namespaces)?;
     m.set(
         "scaleWhileAvailable",
@@ -79,23 +81,4 @@ fn read_rule(kind: RuleKind, m: &MapReader) -> Result<RuleSpec> {
 
 fn rule_names() -> String {
     RuleKind::ALL.map(RuleKind::name).join(", ")
-}
-
-fn rule_kind(field: &Field) -> Result<RuleKind> {
-    let name = field.string()?;
-    RuleKind::ALL
-        .into_iter()
-        .find(|k| k.name() == name)
-        .ok_or_else(|| field.expected(&format!("a rule name: one of {}", rule_names())))
-}
-
-fn action_kind(field: &Field) -> Result<ActionKind> {
-    let name = field.string()?;
-    ActionKind::ALL
-        .into_iter()
-        .find(|a| a.name() == name)
-        .ok_or_else(|| {
-            let names = ActionKind::ALL.map(ActionKind::name).join(", ");
-            field.expected(&format!("an action: one of {names}"))
-        })
 }

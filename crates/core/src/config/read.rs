@@ -9,7 +9,8 @@ use super::Result;
 use super::duration;
 use super::paths;
 use super::schedule::CronSchedule;
-use super::tree::{Key, Node, Pos, Value};
+use super::tree::{Key, Node, Value, line_and_column};
+use serde_saphyr::Location;
 
 /// A value in the document, with the path of keys that leads to it.
 #[derive(Clone)]
@@ -20,10 +21,10 @@ pub(crate) struct Field<'a> {
 }
 
 /// Builds the message every config error uses: `file:line:col: key.path: what`.
-pub(crate) fn located(origin: &str, pos: Pos, path: &str, what: impl Display) -> ConfigError {
+pub(crate) fn located(origin: &str, pos: Location, path: &str, what: impl Display) -> ConfigError {
     ConfigError {
         origin: origin.to_string(),
-        at: (pos.line > 0).then_some((pos.line, pos.column)),
+        at: line_and_column(pos),
         key: Some(path.to_string()),
         problem: Problem::Invalid(what.to_string()),
     }
@@ -77,6 +78,18 @@ impl<'a> Field<'a> {
         value
             .filter(|v| (0.0..=1.0).contains(v))
             .ok_or_else(|| self.expected("a number from 0 to 1, e.g. 0.5"))
+    }
+
+    /// One of `all`, by name; the message lists the names after `what`.
+    pub fn one_of<T: Copy>(&self, all: &[T], name: fn(T) -> &'static str, what: &str) -> Result<T> {
+        let text = self.string()?;
+        all.iter()
+            .copied()
+            .find(|v| name(*v) == text)
+            .ok_or_else(|| {
+                let names: Vec<&str> = all.iter().map(|v| name(*v)).collect();
+                self.expected(&format!("{what}one of {}", names.join(", ")))
+            })
     }
 
     pub fn string(&self) -> Result<String> {
@@ -185,7 +198,7 @@ impl<'a> Field<'a> {
     }
 
     /// The entries of a mapping, rejecting keys outside `allowed`.
-    pub fn map(&self, allowed: &'static [&'static str]) -> Result<MapReader<'a>> {
+    pub fn map(&self, allowed: &[&str]) -> Result<MapReader<'a>> {
         let Value::Map(entries) = &self.node.value else {
             return Err(self.expected(&format!("a mapping with keys {}", allowed.join(", "))));
         };
@@ -237,32 +250,10 @@ fn closest<'k>(key: &str, allowed: &[&'k str]) -> Option<&'k str> {
     let key = key.to_lowercase();
     allowed
         .iter()
-        .map(|a| (edit_distance(&key, &a.to_lowercase()), *a))
+        .map(|a| (strsim::levenshtein(&key, &a.to_lowercase()), *a))
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, a)| a)
-}
-
-/// Levenshtein distance over chars.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    // `row[j]`: the distance from the chars of `a` read so far to the first `j + 1` chars of
-    // `b`; the distance to none of `b` is the number of chars read.
-    let mut row: Vec<usize> = (1..=b.len()).collect();
-    let mut read = 0;
-    for ca in a.chars() {
-        let mut diagonal = read;
-        read += 1;
-        let mut left = read;
-        for (cell, cb) in row.iter_mut().zip(&b) {
-            let replace = diagonal + usize::from(ca != *cb);
-            diagonal = *cell;
-            *cell = replace.min(left + 1).min(diagonal + 1);
-            left = *cell;
-        }
-    }
-    // An empty `b` is as far as `a` is long.
-    row.last().copied().unwrap_or(read)
 }
 
 /// `a.b` for nested keys.

@@ -10,6 +10,7 @@ use super::schedule::CronSchedule;
 use super::secret::Secret;
 use super::sources::{self, Environment};
 use crate::rules::{NamespaceFilter, RuleKind, RuleSpec};
+use strum::VariantArray;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportConfig {
@@ -77,7 +78,8 @@ impl Sink {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::VariantArray)]
+#[strum(serialize_all = "lowercase")]
 pub enum FileFormat {
     Markdown,
     Json,
@@ -86,11 +88,7 @@ pub enum FileFormat {
 
 impl FileFormat {
     pub fn name(self) -> &'static str {
-        match self {
-            FileFormat::Markdown => "markdown",
-            FileFormat::Json => "json",
-            FileFormat::Csv => "csv",
-        }
+        self.into()
     }
 
     /// Guessed from the extension when `format` is not given; Markdown otherwise.
@@ -242,7 +240,7 @@ fn read_sink(field: &Field, env: &dyn Environment) -> Result<std::result::Result
     Ok(Ok(match kind.as_str() {
         "feishu" => Sink::Feishu {
             url: url()?,
-            secret: sources::secret(&m, env)?,
+            secret: sources::value(&m, "secret", env)?.map(|(_, secret)| secret),
         },
         "slack" => Sink::Slack { url: url()? },
         "webhook" => Sink::Webhook { url: url()? },
@@ -269,12 +267,7 @@ fn file_sink(path: &Field, format: Option<Field>) -> Result<Sink> {
     let path = path.path()?;
     let format = match format {
         None => FileFormat::from_path(&path),
-        Some(f) => match f.string()?.as_str() {
-            "markdown" => FileFormat::Markdown,
-            "json" => FileFormat::Json,
-            "csv" => FileFormat::Csv,
-            _ => return Err(f.expected("one of markdown, json, csv")),
-        },
+        Some(f) => f.one_of(FileFormat::VARIANTS, FileFormat::name, "")?,
     };
     Ok(Sink::File { path, format })
 }

@@ -13,14 +13,19 @@ pub struct CronSchedule {
 impl CronSchedule {
     /// Parses six fields (seconds first) or seven (with a year); five fields are refused
     /// because the classic crontab form would silently shift every field by one.
-    pub fn parse(text: &str) -> Result<CronSchedule, BadSchedule> {
+    /// The error says what is wrong with the text.
+    pub fn parse(text: &str) -> Result<CronSchedule, String> {
         let text = text.trim();
         let fields = text.split_whitespace().count();
         if fields == 5 {
-            return Err(BadSchedule::Crontab(text.to_string()));
+            return Err(format!(
+                "it has 5 fields but six are needed, seconds first: \"sec min hour day month weekday\" (write \"0 {text}\")"
+            ));
         }
         if !text.starts_with('@') && !(6..=7).contains(&fields) {
-            return Err(BadSchedule::FieldCount(fields));
+            return Err(format!(
+                "it has {fields} fields; six are needed, seconds first: \"sec min hour day month weekday\", e.g. \"0 0 9 * * MON\""
+            ));
         }
         let schedule = cron::Schedule::from_str(text).map_err(|_| diagnose(text))?;
         Ok(CronSchedule {
@@ -51,7 +56,7 @@ const FIELDS: [(&str, &str); 7] = [
 
 /// Which field of `text` is wrong, found by trying each alone among `*`s: the cron crate's
 /// error only echoes the input.
-fn diagnose(text: &str) -> BadSchedule {
+fn diagnose(text: &str) -> String {
     let fields: Vec<&str> = text.split_whitespace().collect();
     for (i, field) in fields.iter().enumerate() {
         let alone: Vec<&str> = (0..fields.len())
@@ -59,42 +64,13 @@ fn diagnose(text: &str) -> BadSchedule {
             .collect();
         if cron::Schedule::from_str(&alone.join(" ")).is_err() {
             let (name, range) = FIELDS.get(i).copied().unwrap_or(("field", "?"));
-            return BadSchedule::Field {
-                position: i + 1,
-                name,
-                range,
-                text: field.to_string(),
-            };
+            return format!(
+                "field {} ({name}) {field:?} is not valid; it takes {range}, *, lists (a,b), ranges (a-b) or steps (*/n)",
+                i + 1
+            );
         }
     }
-    BadSchedule::Together
-}
-
-/// What is wrong with a cron schedule's text.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BadSchedule {
-    /// The classic five-field crontab form, which would shift every field by one.
-    #[error(
-        "it has 5 fields but six are needed, seconds first: \"sec min hour day month weekday\" (write \"0 {0}\")"
-    )]
-    Crontab(String),
-    #[error(
-        "it has {0} fields; six are needed, seconds first: \"sec min hour day month weekday\", e.g. \"0 0 9 * * MON\""
-    )]
-    FieldCount(usize),
-    #[error(
-        "field {position} ({name}) {text:?} is not valid; it takes {range}, *, lists (a,b), ranges (a-b) or steps (*/n)"
-    )]
-    Field {
-        position: usize,
-        name: &'static str,
-        range: &'static str,
-        text: String,
-    },
-    #[error(
-        "the fields are valid alone but not together; six are needed: \"sec min hour day month weekday\""
-    )]
-    Together,
+    "the fields are valid alone but not together; six are needed: \"sec min hour day month weekday\"".into()
 }
 
 impl PartialEq for CronSchedule {

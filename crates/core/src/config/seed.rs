@@ -14,7 +14,7 @@
 use super::Config;
 use super::Result;
 use super::read::{Field, MapReader, located};
-use super::report::{self, Sink};
+use super::report::{ReportConfig, Sink};
 use super::sources;
 use super::tree::Value;
 use crate::rules::{NamespaceFilter, RuleKind, RuleSpec};
@@ -38,21 +38,20 @@ const ALLOWED: &[&str] = &[
     "ui",
 ];
 
-pub(crate) fn is_seed_key(key: &str) -> bool {
-    KEYS.contains(&key)
-}
-
 pub(crate) fn read(root: &Field) -> Result<Config> {
     reject_mixed(root)?;
     let m = root.map(ALLOWED)?;
     let mut config = Config::default();
     for (key, kind, allowed) in RULES {
-        if let Some(f) = m.get(key) {
-            with_rule(&mut config, kind, |spec| read_rule(&f, allowed, spec))?;
+        let Some(f) = m.get(key) else { continue };
+        let seed = f.map(allowed)?;
+        // The default config holds every rule once.
+        if let Some(spec) = config.rules.iter_mut().find(|r| r.kind == kind) {
+            read_rule(&seed, spec)?;
+            if kind == RuleKind::CrashLoop {
+                read_report(&seed, spec, &mut config.report)?;
+            }
         }
-    }
-    if let Some(f) = m.get("tooManyRestart") {
-        read_restarts(&f, &mut config)?;
     }
     super::read_common(&m, &mut config)?;
     Ok(config)
@@ -80,20 +79,6 @@ fn reject_mixed(root: &Field) -> Result<()> {
     }
 }
 
-/// `read` on the rule of `kind`. The default config holds every rule, so the lookup cannot
-/// miss; add one if it ever does.
-fn with_rule<T>(config: &mut Config, kind: RuleKind, read: impl FnOnce(&mut RuleSpec) -> T) -> T {
-    match config.rules.iter_mut().find(|r| r.kind == kind) {
-        Some(spec) => read(spec),
-        None => {
-            let mut spec = RuleSpec::default_for(kind);
-            let out = read(&mut spec);
-            config.rules.push(spec);
-            out
-        }
-    }
-}
-
 fn include(field: &Field) -> Result<NamespaceFilter> {
     Ok(NamespaceFilter {
         include: field.list()?,
@@ -101,8 +86,8 @@ fn include(field: &Field) -> Result<NamespaceFilter> {
     })
 }
 
-/// The seed keys that are one rule each, in the seed's order, with the keys each may have.
-const RULES: [(&str, RuleKind, &[&str]); 3] = [
+/// The seed keys, one rule each, in the seed's order, with the keys each may have.
+const RULES: [(&str, RuleKind, &[&str]); 4] = [
     (
         "delteEvictedPod",
         RuleKind::Evicted,
@@ -118,46 +103,40 @@ const RULES: [(&str, RuleKind, &[&str]); 3] = [
         RuleKind::ImagePull,
         &["namespaces", "hours", "status", "enable"],
     ),
+    (
+        "tooManyRestart",
+        RuleKind::CrashLoop,
+        &[
+            "namespaces",
+            "hours",
+            "status",
+            "counts",
+            "duration",
+            "msgtitle",
+            "apiurl",
+            "enable",
+        ],
+    ),
 ];
 
-/// One rule's seed entry; a key outside `allowed` is refused before any is read.
-fn read_rule(field: &Field, allowed: &'static [&'static str], spec: &mut RuleSpec) -> Result<()> {
-    let m = field.map(allowed)?;
+/// One rule's seed entry, its keys already checked.
+fn read_rule(m: &MapReader, spec: &mut RuleSpec) -> Result<()> {
     m.set("namespaces", &mut spec.namespaces, include)?;
     m.set("hours", &mut spec.after, Field::duration)?;
     m.set("status", &mut spec.reasons, Field::list)?;
+    m.set("counts", &mut spec.restarts, Field::u32)?;
+    // `tooManyRestart.enable` turns the report on, not the rule's auto.
+    if spec.kind == RuleKind::CrashLoop {
+        return Ok(());
+    }
     m.set("enable", &mut spec.auto, Field::bool)
 }
 
-const RESTART_KEYS: &[&str] = &[
-    "namespaces",
-    "hours",
-    "status",
-    "counts",
-    "duration",
-    "msgtitle",
-    "apiurl",
-    "enable",
-];
-
-/// `tooManyRestart` feeds both the crashLoop rule and the report.
-fn read_restarts(field: &Field, config: &mut Config) -> Result<()> {
-    let m = field.map(RESTART_KEYS)?;
-    let (namespaces, reasons, restarts) = with_rule(config, RuleKind::CrashLoop, |spec| {
-        m.set("namespaces", &mut spec.namespaces, include)?;
-        m.set("hours", &mut spec.after, Field::duration)?;
-        m.set("status", &mut spec.reasons, Field::list)?;
-        m.set("counts", &mut spec.restarts, Field::u32)?;
-        Ok::<_, super::ConfigError>((spec.namespaces.clone(), spec.reasons.clone(), spec.restarts))
-    })?;
-    let report = &mut config.report;
-    report.namespaces = namespaces;
-    report.reasons = reasons;
-    report.min_restarts = restarts;
-    read_report(&m, report)
-}
-
-fn read_report(m: &MapReader, report: &mut report::ReportConfig) -> Result<()> {
+/// `tooManyRestart` feeds the report too: the crashLoop rule's filters, and keys of its own.
+fn read_report(m: &MapReader, crash: &RuleSpec, report: &mut ReportConfig) -> Result<()> {
+    report.namespaces = crash.namespaces.clone();
+    report.reasons = crash.reasons.clone();
+    report.min_restarts = crash.restarts;
     m.set("enable", &mut report.enabled, Field::bool)?;
     m.set("duration", &mut report.schedule, Field::cron)?;
     m.set("msgtitle", &mut report.title, Field::string)?;

@@ -71,15 +71,10 @@ pub(crate) fn url(m: &MapReader, env: &dyn Environment) -> Result<Option<Secret>
     match check_url(secret.expose()) {
         Ok(()) => Ok(Some(secret)),
         Err(why) => Err(field.error(match secret.source() {
-            SecretSource::Inline => why.to_string(),
+            SecretSource::Inline => why,
             from => format!("{from} holds no usable URL: {why}"),
         })),
     }
-}
-
-/// A signing secret from `secret` or `secretFrom`; `None` when neither is given.
-pub(crate) fn secret(m: &MapReader, env: &dyn Environment) -> Result<Option<Secret>> {
-    Ok(value(m, "secret", env)?.map(|(_, secret)| secret))
 }
 
 /// The seed's `apiurl`: inline only, checked like `url`.
@@ -90,34 +85,27 @@ pub(crate) fn inline_url(field: &Field) -> Result<Secret> {
 }
 
 /// Webhook URLs must be http(s) with a host; a typo here would only show up at the first
-/// report. The message shows the URL masked, enough to spot a mistyped scheme or host.
-fn check_url(text: &str) -> std::result::Result<(), BadUrl> {
-    let Ok(url) = reqwest::Url::parse(text) else {
-        return Err(BadUrl::NotAUrl);
+/// report. The message shows the URL masked, enough to spot a mistyped scheme or host, never
+/// whole, since it may hold a token.
+fn check_url(text: &str) -> std::result::Result<(), String> {
+    let found = match reqwest::Url::parse(text) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host_str().is_some() => {
+            return Ok(());
+        }
+        Ok(_) => format!(
+            "{} (the rest is not shown: it may hold a token)",
+            mask_url(text)
+        ),
+        Err(_) => "text that is not a URL (not shown: it may hold a token)".into(),
     };
-    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
-        return Err(BadUrl::NotHttp {
-            shown: mask_url(text),
-        });
-    }
-    Ok(())
+    Err(format!(
+        "expected an http:// or https:// URL, found {found}"
+    ))
 }
 
-/// A webhook URL that cannot be used; never shown whole, since it may hold a token.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-enum BadUrl {
-    #[error(
-        "expected an http:// or https:// URL, found text that is not a URL (not shown: it may hold a token)"
-    )]
-    NotAUrl,
-    #[error(
-        "expected an http:// or https:// URL, found {shown} (the rest is not shown: it may hold a token)"
-    )]
-    NotHttp { shown: String },
-}
-
-/// `key` inline or `{key}From`, never both; with the field to blame for a bad value.
-fn value<'a>(
+/// `key` inline or `{key}From`, never both; with the field to blame for a bad value. `None`
+/// when neither is given.
+pub(crate) fn value<'a>(
     m: &MapReader<'a>,
     key: &str,
     env: &dyn Environment,

@@ -8,31 +8,16 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
-use serde_saphyr::{MessageFormatter, Spanned, UserMessageFormatter};
+use serde_saphyr::{Location, MessageFormatter, Spanned, UserMessageFormatter};
 
 use super::error::{ConfigError, Problem};
 use super::secret::mask_url;
 
-/// Line and column, both 1-based (0 when unknown).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct Pos {
-    pub line: u64,
-    pub column: u64,
-}
-
-impl Pos {
-    fn of(location: serde_saphyr::Location) -> Pos {
-        Pos {
-            line: location.line(),
-            column: location.column(),
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Node {
     pub value: Value,
-    pub pos: Pos,
+    /// Line and column, both 1-based (0 when unknown).
+    pub pos: Location,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -50,7 +35,7 @@ pub(crate) enum Value {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Key {
     pub name: String,
-    pub pos: Pos,
+    pub pos: Location,
 }
 
 impl Value {
@@ -101,12 +86,14 @@ fn yaml_error(err: &serde_saphyr::Error, origin: &str) -> ConfigError {
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     ConfigError {
-        at: plain
-            .location()
-            .filter(|at| at.line() > 0)
-            .map(|at| (at.line(), at.column())),
+        at: plain.location().and_then(line_and_column),
         ..ConfigError::of_file(origin, Problem::Yaml(text))
     }
+}
+
+/// Where a message points, when the parser knew.
+pub(crate) fn line_and_column(at: Location) -> Option<(u64, u64)> {
+    (at.line() > 0).then_some((at.line(), at.column()))
 }
 
 impl<'de> Deserialize<'de> for Value {
@@ -118,7 +105,7 @@ impl<'de> Deserialize<'de> for Value {
 fn node(spanned: Spanned<Value>) -> Node {
     Node {
         value: spanned.value,
-        pos: Pos::of(spanned.referenced),
+        pos: spanned.referenced,
     }
 }
 
@@ -179,7 +166,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
             let name = key_text(&key.value);
             let key = Key {
                 name,
-                pos: Pos::of(key.referenced),
+                pos: key.referenced,
             };
             entries.push((key, node(value)));
         }

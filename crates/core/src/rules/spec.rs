@@ -1,6 +1,5 @@
 //! What a rule is configured to do. Built by `config`, read by `rules::classify`.
 
-use std::fmt;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -10,6 +9,8 @@ use super::Verb;
 /// One rule of the chain, and the category of the pods it claims.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[derive(strum::IntoStaticStr, strum::Display)]
+#[strum(serialize_all = "camelCase")]
 pub enum RuleKind {
     Evicted,
     Terminating,
@@ -40,23 +41,7 @@ impl RuleKind {
 
     /// The name used in config files, JSON output and the UI.
     pub fn name(self) -> &'static str {
-        match self {
-            RuleKind::Evicted => "evicted",
-            RuleKind::Terminating => "terminating",
-            RuleKind::ImagePull => "imagePull",
-            RuleKind::CrashLoop => "crashLoop",
-            RuleKind::ConfigError => "configError",
-            RuleKind::Starting => "starting",
-            RuleKind::Pending => "pending",
-            RuleKind::Failed => "failed",
-            RuleKind::Unknown => "unknown",
-        }
-    }
-}
-
-impl fmt::Display for RuleKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        self.into()
     }
 }
 

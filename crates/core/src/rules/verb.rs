@@ -3,7 +3,8 @@
 //! [`Verb::name`].
 
 /// What an [`crate::actions::Action`] does, without its target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, strum::IntoStaticStr)]
+#[strum(serialize_all = "camelCase")]
 pub enum Verb {
     Delete,
     ForceDelete,
@@ -25,14 +26,7 @@ impl Verb {
 
     /// The wire name: the README's audit schema lists these, so they never change.
     pub fn name(self) -> &'static str {
-        match self {
-            Verb::Delete => "delete",
-            Verb::ForceDelete => "forceDelete",
-            Verb::Evict => "evict",
-            Verb::ScaleToZero => "scaleToZero",
-            Verb::UndoScale => "undoScale",
-            Verb::RemoveFinalizers => "removeFinalizers",
-        }
+        self.into()
     }
 }
 

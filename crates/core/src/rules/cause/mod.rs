@@ -10,6 +10,7 @@ mod words;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use strum::{IntoStaticStr, VariantArray};
 
 use super::{Finding, RuleKind};
 use crate::node::{NodeState, Readiness};
@@ -37,81 +38,79 @@ pub struct Evidence {
     pub text: String,
 }
 
-macro_rules! classes {
-    ($($variant:ident => $name:literal,)*) => {
-        /// The stable vocabulary of causes: scripts and alerts match these names.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum CauseClass { $($variant,)* }
-
-        impl CauseClass {
-            pub const ALL: &[CauseClass] = &[$(CauseClass::$variant,)*];
-
-            pub fn name(self) -> &'static str {
-                match self { $(CauseClass::$variant => $name,)* }
-            }
-        }
-    };
+/// The stable vocabulary of causes: scripts and alerts match these names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, IntoStaticStr, VariantArray)]
+#[strum(serialize_all = "camelCase")]
+pub enum CauseClass {
+    ImageNotFound,
+    RegistryAuth,
+    RegistryRateLimit,
+    RegistryUnreachable,
+    #[strum(serialize = "registryTLS")]
+    RegistryTls,
+    InvalidImageName,
+    ImageNeverPull,
+    PullUnknown,
+    OomKilled,
+    ExitCode,
+    ExitZero,
+    ProbeFailed,
+    CrashUnknown,
+    MissingSecret,
+    MissingConfigMap,
+    MissingKey,
+    ConfigUnknown,
+    InsufficientResources,
+    UntoleratedTaint,
+    NodeAffinity,
+    UnboundVolume,
+    UnschedulableNodes,
+    TooManyPods,
+    NotScheduled,
+    PendingUnknown,
+    NodeMemoryPressure,
+    NodeDiskPressure,
+    NodePidPressure,
+    ContainerLimit,
+    EvictedUnknown,
+    Finalizers,
+    NodeUnreachable,
+    NodeNotReady,
+    NodeGone,
+    PastGrace,
+    DeadlineExceeded,
+    FailedUnknown,
+    VolumeMount,
+    VolumeAttach,
+    PodSandbox,
+    ReadinessProbe,
+    InitRunning,
+    StartingUnknown,
+    RejectedResources,
+    RejectedNodeAffinity,
+    RejectedNodeName,
+    RejectedNodePorts,
+    #[strum(serialize = "rejectedOS")]
+    RejectedOs,
+    RejectedTaint,
+    RejectedFeature,
+    RejectedUnexpected,
+    Preempted,
+    #[strum(serialize = "evictedByAPI")]
+    EvictedByApi,
+    NoExecuteTaint,
+    NodeShutdown,
+    PodUnknown,
+    ExecPermission,
+    ExecNotFound,
 }
 
-classes! {
-    ImageNotFound => "imageNotFound",
-    RegistryAuth => "registryAuth",
-    RegistryRateLimit => "registryRateLimit",
-    RegistryUnreachable => "registryUnreachable",
-    RegistryTls => "registryTLS",
-    InvalidImageName => "invalidImageName",
-    ImageNeverPull => "imageNeverPull",
-    PullUnknown => "pullUnknown",
-    OomKilled => "oomKilled",
-    ExitCode => "exitCode",
-    ExitZero => "exitZero",
-    ProbeFailed => "probeFailed",
-    CrashUnknown => "crashUnknown",
-    MissingSecret => "missingSecret",
-    MissingConfigMap => "missingConfigMap",
-    MissingKey => "missingKey",
-    ConfigUnknown => "configUnknown",
-    InsufficientResources => "insufficientResources",
-    UntoleratedTaint => "untoleratedTaint",
-    NodeAffinity => "nodeAffinity",
-    UnboundVolume => "unboundVolume",
-    UnschedulableNodes => "unschedulableNodes",
-    TooManyPods => "tooManyPods",
-    NotScheduled => "notScheduled",
-    PendingUnknown => "pendingUnknown",
-    NodeMemoryPressure => "nodeMemoryPressure",
-    NodeDiskPressure => "nodeDiskPressure",
-    NodePidPressure => "nodePidPressure",
-    ContainerLimit => "containerLimit",
-    EvictedUnknown => "evictedUnknown",
-    Finalizers => "finalizers",
-    NodeUnreachable => "nodeUnreachable",
-    NodeNotReady => "nodeNotReady",
-    NodeGone => "nodeGone",
-    PastGrace => "pastGrace",
-    DeadlineExceeded => "deadlineExceeded",
-    FailedUnknown => "failedUnknown",
-    VolumeMount => "volumeMount",
-    VolumeAttach => "volumeAttach",
-    PodSandbox => "podSandbox",
-    ReadinessProbe => "readinessProbe",
-    InitRunning => "initRunning",
-    StartingUnknown => "startingUnknown",
-    RejectedResources => "rejectedResources",
-    RejectedNodeAffinity => "rejectedNodeAffinity",
-    RejectedNodeName => "rejectedNodeName",
-    RejectedNodePorts => "rejectedNodePorts",
-    RejectedOs => "rejectedOS",
-    RejectedTaint => "rejectedTaint",
-    RejectedFeature => "rejectedFeature",
-    RejectedUnexpected => "rejectedUnexpected",
-    Preempted => "preempted",
-    EvictedByApi => "evictedByAPI",
-    NoExecuteTaint => "noExecuteTaint",
-    NodeShutdown => "nodeShutdown",
-    PodUnknown => "podUnknown",
-    ExecPermission => "execPermission",
-    ExecNotFound => "execNotFound",
+impl CauseClass {
+    pub const ALL: &[CauseClass] = CauseClass::VARIANTS;
+
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
 }
 
 by_name!(CauseClass, "cause class");
