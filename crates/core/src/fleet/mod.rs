@@ -46,7 +46,7 @@ pub use frame::{
     WorkerView,
 };
 pub use held::Held;
-pub use publish::{Publisher, Ring, State};
+pub use publish::{Publisher, Ring};
 pub use row::{FindingRow, Owner, PodKey};
 pub use source::{BadSource, Source, WatchWhy, decide, reconsider};
 pub use view::{FleetView, Gap, Resume};
