@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::caps::{SpoolCap, age_text};
+use super::spool::{SpoolCap, age_text};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DeliveryResult {

@@ -1,6 +1,9 @@
 //! Reports a sink did not take, one file per report and sink, kept until a later try succeeds;
 //! and the dead letters, reports a sink refused for good, kept for a person and never resent.
+//! Both are capped by age and by count, so an outage (or a sink refusing every report on a
+//! tight schedule) cannot fill the disk or queue weeks of stale reports to send at once.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -9,10 +12,10 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::RestartReport;
-use super::caps::{Dropped, SpoolCap, age_text};
 use super::files::write_atomically;
 use crate::Result;
 use crate::config::{ReportConfig, SecretSource, Sink};
+use crate::rules::format_age;
 
 /// A stable name for a sink across restarts: its type and a short hash of where it points,
 /// the URL written inline or the variable or file it is read from (so rotating the Secret
@@ -242,5 +245,45 @@ impl Spool {
                     .map(dropped(SpoolCap::MaxFiles(max_files))),
             )
             .collect()
+    }
+}
+
+/// Which cap a file went over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpoolCap {
+    MaxAge(Duration),
+    MaxFiles(u32),
+}
+
+impl fmt::Display for SpoolCap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpoolCap::MaxAge(age) => write!(f, "older than report.spoolMaxAge ({})", days(*age)),
+            SpoolCap::MaxFiles(n) => write!(f, "more than report.spoolMaxFiles ({n}) waiting"),
+        }
+    }
+}
+
+/// A spooled report removed unsent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dropped {
+    pub(crate) path: PathBuf,
+    pub(crate) sink: String,
+    pub(crate) age: Duration,
+    pub(crate) cap: SpoolCap,
+}
+
+/// How long a report waited, as the log and the summary say it.
+pub(super) fn age_text(age: Duration) -> String {
+    format_age(chrono::Duration::from_std(age).unwrap_or(chrono::Duration::MAX))
+}
+
+/// `7d` for whole days, else `36h0m` style.
+fn days(age: Duration) -> String {
+    let secs = age.as_secs();
+    if secs > 0 && secs.is_multiple_of(86_400) {
+        format!("{}d", secs / 86_400)
+    } else {
+        age_text(age)
     }
 }
