@@ -29,7 +29,6 @@ mod frame;
 pub(crate) mod held;
 mod publish;
 mod row;
-mod shared;
 mod source;
 mod view;
 mod worker_answer;
