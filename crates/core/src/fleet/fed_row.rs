@@ -248,20 +248,16 @@ impl FedRow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::{Cause, CauseClass};
 
+    /// A stuck deletion's row, as a worker in its pod names its cluster.
     fn row(name: &str, owner: Option<(&str, &str)>, message: Option<&str>) -> FindingRow {
         FindingRow {
             cluster: ClusterName::new(ClusterName::IN_CLUSTER),
-            namespace: "shop".into(),
             name: name.into(),
             uid: format!("uid-of-{name}"),
-            category: RuleKind::Terminating,
             reason: "Terminating".into(),
             message: message.map(String::from),
             container: None,
-            since: DateTime::UNIX_EPOCH,
-            for_seconds: 0,
             restarts: 3,
             node: Some("node-1".into()),
             owner: owner.map(|(kind, name)| Owner {
@@ -269,13 +265,7 @@ mod tests {
                 name: name.into(),
             }),
             action: ActionKind::ForceDelete,
-            held: None,
-            cause: Cause {
-                class: CauseClass::ImageNotFound,
-                detail: String::new(),
-                evidence: Vec::new(),
-                next: String::new(),
-            },
+            ..crate::fleet::tests::row("", RuleKind::Terminating, 0)
         }
     }
 

@@ -9,7 +9,7 @@ fn t0() -> DateTime<Utc> {
 }
 
 /// A finding of `uid` in `category`, in state for `secs` seconds.
-fn row(uid: &str, category: RuleKind, secs: i64) -> FindingRow {
+pub(super) fn row(uid: &str, category: RuleKind, secs: i64) -> FindingRow {
     FindingRow {
         cluster: ClusterName::new("east"),
         namespace: "shop".into(),
