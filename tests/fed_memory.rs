@@ -18,7 +18,6 @@ use chrono::Utc;
 use kube_sim::generate::realistic_pod;
 use opc_core::cluster::{Cache, ClusterName, Listed};
 use opc_core::fleet::{Epoch, FindingRow, FleetView, Frame, Limits, LineReader, Publisher};
-use opc_core::fleet::{State, ViewHealth, WorkerView};
 use opc_core::pod::WirePod;
 
 struct Counting;
@@ -79,12 +78,7 @@ fn a_fed_row_is_kept_once_and_its_repeated_texts_are_shared() {
         "realistic pods are often abnormal: {count}"
     );
     let mut publisher = Publisher::new(Epoch(1), now);
-    publisher.publish(State {
-        findings: rows,
-        worker: WorkerView::default(),
-        view: ViewHealth::default(),
-        at: now,
-    });
+    publisher.findings(rows);
     let mut line = serde_json::to_vec(&Frame::Snapshot(publisher.snapshot())).unwrap();
     line.push(b'\n');
     drop((publisher, cache));

@@ -10,8 +10,8 @@ use kube_sim::{SimCluster, SimServer};
 use opc_core::clock::Clock;
 use opc_core::cluster::{Cache, ClusterName};
 use opc_core::fleet::{
-    DecodeError, Epoch, FeedError, FeedHandle, FeedSettings, FeedState, FeedStatus, FirstOutcome,
-    Limits, Resume, StaleWhy, ViewHealth, WorkerAddress, spawn_feed,
+    DecodeError, Epoch, FeedError, FeedHandle, FeedSettings, FeedState, FeedStatus, Limits, Resume,
+    StaleWhy, ViewHealth, WorkerAddress, spawn_feed,
 };
 use opc_core::rules::{RuleKind, default_chain};
 use ops_pod_cleaner::headless::FleetSettings;
@@ -97,7 +97,7 @@ async fn a_snapshot_then_its_changes_reach_the_state() {
     let feed = feed(&server, settings());
     let first = live_with(&feed, &["a", "b"]).await;
     assert_eq!(first.view().counts().get(&RuleKind::ImagePull), Some(&2));
-    assert_eq!(feed.first_outcome().await, FirstOutcome::Answered);
+    assert_eq!(feed.first_outcome().await, Ok(()));
 
     worker.set(rows(&["a", "c"]));
     let changed = live_with(&feed, &["a", "c"]).await;
@@ -258,11 +258,11 @@ async fn a_worker_whose_own_view_is_stale_is_shown_stale() {
 async fn first_failure(server: &SimServer, settings: FeedSettings) -> FeedError {
     let feed = feed(server, settings);
     match feed.first_outcome().await {
-        FirstOutcome::Failed(error) => {
+        Err(error) => {
             assert_eq!(feed.state().status(), &FeedStatus::Failing(error.clone()));
             error
         }
-        FirstOutcome::Answered => panic!("answered: {:?}", feed.state()),
+        Ok(()) => panic!("answered: {:?}", feed.state()),
     }
 }
 

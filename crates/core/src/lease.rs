@@ -128,20 +128,15 @@ impl Observed {
 
 /// Read the fields the decision needs from a stored Lease.
 pub(crate) fn held(lease: &Lease) -> Held {
-    let spec = serde_json::to_value(&lease.spec).unwrap_or(Value::Null);
-    let renewed = spec
-        .get("renewTime")
-        .and_then(Value::as_str)
-        .and_then(|t| t.parse().ok());
+    let spec = lease.spec.as_ref();
     Held {
-        holder: spec
-            .get("holderIdentity")
-            .and_then(Value::as_str)
-            .map(String::from),
-        renewed,
+        holder: spec.and_then(|s| s.holder_identity.clone()),
+        // As written on the wire: the API's own time type stays out of the core.
+        renewed: spec
+            .and_then(|s| serde_json::to_value(&s.renew_time).ok())
+            .and_then(|t| t.as_str()?.parse().ok()),
         duration: Duration::from_secs(
-            spec.get("leaseDurationSeconds")
-                .and_then(Value::as_u64)
+            spec.and_then(|s| u64::try_from(s.lease_duration_seconds?).ok())
                 .unwrap_or(15),
         ),
     }
@@ -291,17 +286,15 @@ impl Elector {
         transition: u8,
     ) -> Result<Lease, LeaseError> {
         let stamp = now.to_rfc3339_opts(SecondsFormat::Micros, true);
-        let spec = old
-            .and_then(|l| serde_json::to_value(&l.spec).ok())
-            .unwrap_or(Value::Null);
-        let acquired = match (transition, spec.get("acquireTime")) {
-            (0, Some(Value::String(t))) => t.clone(),
+        let spec = old.and_then(|l| l.spec.as_ref());
+        let acquired = match (
+            transition,
+            spec.map(|s| serde_json::to_value(&s.acquire_time)),
+        ) {
+            (0, Some(Ok(Value::String(t)))) => t,
             _ => stamp.clone(),
         };
-        let transitions = spec
-            .get("leaseTransitions")
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
+        let transitions = spec.and_then(|s| s.lease_transitions).map_or(0, i64::from);
         let recent =
             serde_json::to_string(&self.recent).map_err(|e| LeaseError::Encode(e.to_string()))?;
         let value = json!({

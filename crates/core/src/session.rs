@@ -15,8 +15,8 @@ use crate::cluster::{
     spawn_watches,
 };
 use crate::fleet::{
-    Decision, FedCluster, FeedHandle, FeedSettings, Source, WatchWhy, WorkerAddress, decide,
-    reconsider, spawn_feed,
+    FedCluster, FeedHandle, FeedSettings, Source, WatchWhy, WorkerAddress, decide, reconsider,
+    spawn_feed,
 };
 use crate::policy::Policy;
 use crate::worker::{self, Standby, WorkerCommand, WorkerHandle, WorkerOptions};
@@ -125,18 +125,14 @@ impl ClusterSession {
                 let address = choice.address.clone();
                 let feed = spawn_feed(client, name, address, choice.settings, clock);
                 // `worker` reads it whatever it answers first: only `auto` waits to choose.
-                let first = match source {
-                    Source::Worker => Decision::UseWorker,
+                let watch_why = match source {
+                    Source::Worker => None,
                     _ => decide(source, &feed.first_outcome().await),
                 };
-                match first {
-                    Decision::UseWorker => {
-                        ClusterSession::open_fed(cluster, feed, policy, audit, clock)
-                    }
-                    Decision::UseWatch { why } => {
-                        ClusterSession::open(cluster, scopes, watch, policy, audit, clock)
-                            .watched_because(why)
-                    }
+                match watch_why {
+                    None => ClusterSession::open_fed(cluster, feed, policy, audit, clock),
+                    Some(why) => ClusterSession::open(cluster, scopes, watch, policy, audit, clock)
+                        .watched_because(why),
                 }
             }
         };

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
 use super::Resume;
 use crate::cluster::is_dns_label;
 
@@ -96,45 +98,31 @@ impl WorkerAddress {
     }
 }
 
+/// What of a uid stays as it is in a path: letters, digits and `-._~`.
+const UID: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// A pod's uid as one segment of a path: what the API server gave is not trusted to be a
 /// UUID, so anything but letters, digits and `-._~` is percent-encoded. The worker finds a
 /// row by comparing its own uids encoded the same way.
 pub fn uid_segment(uid: &str) -> String {
-    let (mut segment, mut buf) = (Vec::with_capacity(uid.len()), [0; 3]);
-    for byte in uid.bytes() {
-        segment.extend_from_slice(encoded(byte, &mut buf));
-    }
-    String::from_utf8_lossy(&segment).into_owned()
+    utf8_percent_encode(uid, UID).to_string()
 }
 
 /// Whether `segment` is `uid` as [`uid_segment`] writes it, without writing it: a worker
 /// compares every row's uid when asked for one.
 pub fn is_uid_segment(uid: &str, segment: &str) -> bool {
-    let (mut rest, mut buf) = (segment.as_bytes(), [0; 3]);
-    for byte in uid.bytes() {
-        match rest.strip_prefix(encoded(byte, &mut buf)) {
+    let mut rest = segment;
+    for piece in utf8_percent_encode(uid, UID) {
+        match rest.strip_prefix(piece) {
             Some(after) => rest = after,
             None => return false,
         }
     }
     rest.is_empty()
-}
-
-/// One byte of a uid in a path, written in `buf`: itself, or `%XX`.
-fn encoded(byte: u8, buf: &mut [u8; 3]) -> &[u8] {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let hex = |n: u8| HEX.get(usize::from(n)).copied().unwrap_or(b'0');
-    let len = match byte {
-        b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-            *buf = [byte, 0, 0];
-            1
-        }
-        other => {
-            *buf = [b'%', hex(other >> 4), hex(other & 15)];
-            3
-        }
-    };
-    buf.get(..len).unwrap_or_default()
 }
 
 impl fmt::Display for WorkerAddress {

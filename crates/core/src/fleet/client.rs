@@ -50,14 +50,6 @@ pub struct FeedHandle {
     task: JoinHandle<()>,
 }
 
-/// How the first attempt to read a worker went.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FirstOutcome {
-    /// The worker answered with its findings (current or not).
-    Answered,
-    Failed(FeedError),
-}
-
 /// Start reading the worker at `address` through `client`'s API server, its rows listed as
 /// `cluster`'s.
 pub fn spawn_feed(
@@ -105,19 +97,20 @@ impl FeedHandle {
         self.state.clone()
     }
 
-    /// Wait for the first answer or failure; an attempt is bounded by `silence`, so this is.
-    pub async fn first_outcome(&self) -> FirstOutcome {
+    /// Wait for the first answer (findings, current or not) or failure; an attempt is bounded
+    /// by `silence`, so this is.
+    pub async fn first_outcome(&self) -> Result<(), FeedError> {
         let mut state = self.state.clone();
         let within = self.silence * 2;
         let answered = state.wait_for(|s| !matches!(s.status(), FeedStatus::Connecting));
         match tokio::time::timeout(within, answered).await {
             Ok(Ok(state)) => match state.status() {
-                FeedStatus::Failing(error) => FirstOutcome::Failed(error.clone()),
-                _ => FirstOutcome::Answered,
+                FeedStatus::Failing(error) => Err(error.clone()),
+                _ => Ok(()),
             },
             // The task is gone: it ends only when aborted.
-            Ok(Err(_)) => FirstOutcome::Failed(FeedError::Ended),
-            Err(_) => FirstOutcome::Failed(FeedError::Silent { after: within }),
+            Ok(Err(_)) => Err(FeedError::Ended),
+            Err(_) => Err(FeedError::Silent { after: within }),
         }
     }
 }

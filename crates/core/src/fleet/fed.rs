@@ -13,24 +13,13 @@ use crate::clock::Clock;
 use crate::cluster::{Cache, Listed, SourceHealth};
 
 /// What a screen shows of a fed cluster besides its rows, as of the feed's last change.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FedView {
     /// Where the rows last changed: a screen that sees it move takes them again.
     pub rows_at: Option<Resume>,
     pub counts: Counts,
     pub worker: WorkerView,
     pub status: FeedStatus,
-}
-
-impl FedView {
-    fn empty() -> FedView {
-        FedView {
-            rows_at: None,
-            counts: Counts::new(),
-            worker: WorkerView::default(),
-            status: FeedStatus::Connecting,
-        }
-    }
 }
 
 impl FeedStatus {
@@ -75,7 +64,7 @@ pub struct FedCluster {
 impl FedCluster {
     /// Follow `feed` into `cache`'s health and a view of its findings.
     pub fn follow(feed: FeedHandle, cache: Cache) -> FedCluster {
-        let (tx, view) = watch::channel(FedView::empty());
+        let (tx, view) = watch::channel(FedView::default());
         let task = tokio::spawn(follow(feed.subscribe(), cache, tx));
         FedCluster { feed, view, task }
     }
@@ -170,7 +159,7 @@ mod tests {
         use crate::fleet::{Epoch, Frame, Publisher};
         let (feed, reader) =
             watch::channel(FeedState::new(crate::cluster::ClusterName::default(), 10));
-        let (shown, mut seen) = watch::channel(FedView::empty());
+        let (shown, mut seen) = watch::channel(FedView::default());
         let task = tokio::spawn(follow(reader, Cache::new(), shown));
         let snapshot = Publisher::new(Epoch(1), chrono::Utc::now()).snapshot();
         feed.send_modify(|state| state.view_mut().apply(Frame::Snapshot(snapshot)).unwrap());

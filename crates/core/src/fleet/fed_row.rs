@@ -4,11 +4,13 @@
 //! the pod's own (uid, name, owner's name) is one text. Nothing here is acted on: an action
 //! reads the pod live first.
 
+use std::borrow::Borrow;
+use std::collections::HashSet;
+use std::hash::Hash;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use super::shared::Shared;
 use super::{FindingRow, Held, Owner};
 use crate::cluster::ClusterName;
 use crate::pod::WorkloadId;
@@ -50,20 +52,20 @@ pub(crate) struct Shape {
     held: Option<Held>,
 }
 
-/// What the rows of one worker repeat: texts, and whole shapes.
+/// What the rows of one worker repeat, each held once: texts, and whole shapes.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Shapes {
-    texts: Shared<str>,
-    shapes: Shared<Shape>,
+    texts: HashSet<Arc<str>>,
+    shapes: HashSet<Arc<Shape>>,
 }
 
 impl Shapes {
     fn text(&mut self, text: &str) -> Arc<str> {
-        self.texts.one(text, Arc::from)
+        one(&mut self.texts, text, Arc::from)
     }
 
     fn shape(&mut self, shape: Shape) -> Arc<Shape> {
-        self.shapes.one(shape, Arc::new)
+        one(&mut self.shapes, shape, Arc::new)
     }
 
     /// Let go of what no row carries any more, once it outnumbers the rows: nodes and
@@ -71,10 +73,24 @@ impl Shapes {
     pub(crate) fn forget_unused(&mut self, rows: usize) {
         if self.texts.len() + self.shapes.len() > 2 * rows + 64 {
             // Shapes first: a shape let go lets go of its texts.
-            self.shapes.forget_unused();
-            self.texts.forget_unused();
+            self.shapes.retain(|shape| Arc::strong_count(shape) > 1);
+            self.texts.retain(|text| Arc::strong_count(text) > 1);
         }
     }
+}
+
+/// The copy of `value` that `held` shares, made by `make` when there is none yet.
+fn one<T, Q>(held: &mut HashSet<Arc<T>>, value: Q, make: impl FnOnce(Q) -> Arc<T>) -> Arc<T>
+where
+    T: ?Sized + Hash + Eq,
+    Q: Borrow<T>,
+{
+    if let Some(shared) = held.get(value.borrow()) {
+        return Arc::clone(shared);
+    }
+    let shared = make(value);
+    held.insert(Arc::clone(&shared));
+    shared
 }
 
 impl FindingRow {
@@ -232,20 +248,16 @@ impl FedRow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::{Cause, CauseClass};
 
+    /// A stuck deletion's row, as a worker in its pod names its cluster.
     fn row(name: &str, owner: Option<(&str, &str)>, message: Option<&str>) -> FindingRow {
         FindingRow {
             cluster: ClusterName::new(ClusterName::IN_CLUSTER),
-            namespace: "shop".into(),
             name: name.into(),
             uid: format!("uid-of-{name}"),
-            category: RuleKind::Terminating,
             reason: "Terminating".into(),
             message: message.map(String::from),
             container: None,
-            since: DateTime::UNIX_EPOCH,
-            for_seconds: 0,
             restarts: 3,
             node: Some("node-1".into()),
             owner: owner.map(|(kind, name)| Owner {
@@ -253,14 +265,21 @@ mod tests {
                 name: name.into(),
             }),
             action: ActionKind::ForceDelete,
-            held: None,
-            cause: Cause {
-                class: CauseClass::ImageNotFound,
-                detail: String::new(),
-                evidence: Vec::new(),
-                next: String::new(),
-            },
+            ..crate::fleet::tests::row("", RuleKind::Terminating, 0)
         }
+    }
+
+    #[test]
+    fn a_value_is_held_once_and_let_go_when_no_row_carries_it() {
+        let mut shapes = Shapes::default();
+        let a = shapes.text("team-a");
+        assert!(Arc::ptr_eq(&a, &shapes.text("team-a")));
+        for i in 0..100 {
+            shapes.text(&format!("node-{i}"));
+        }
+        shapes.forget_unused(0);
+        assert_eq!(shapes.texts.len(), 1, "only the value a row still carries");
+        assert!(Arc::ptr_eq(&a, &shapes.text("team-a")));
     }
 
     #[test]

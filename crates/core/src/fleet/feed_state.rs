@@ -14,9 +14,10 @@ pub struct FeedState {
 }
 
 /// How current a worker-fed cluster's findings are.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum FeedStatus {
     /// Nothing answered yet.
+    #[default]
     Connecting,
     /// The stream is live and the worker's own view is current.
     Live,

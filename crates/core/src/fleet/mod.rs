@@ -29,13 +29,12 @@ mod frame;
 pub(crate) mod held;
 mod publish;
 mod row;
-mod shared;
 mod source;
 mod view;
 mod worker_answer;
 
 pub use address::{BadAddress, WorkerAddress, is_uid_segment, uid_segment};
-pub use client::{FeedHandle, FeedSettings, FirstOutcome, spawn_feed};
+pub use client::{FeedHandle, FeedSettings, spawn_feed};
 pub use decode::{DecodeError, Limits, LineReader, MAX_LINE, OVER_BOUND, decode_line};
 pub use fed::{FedCluster, FedView};
 pub use fed_row::FedRow;
@@ -46,9 +45,9 @@ pub use frame::{
     WorkerView,
 };
 pub use held::Held;
-pub use publish::{Publisher, Ring, State};
+pub use publish::{Publisher, Ring};
 pub use row::{FindingRow, Owner, PodKey};
-pub use source::{BadSource, Decision, Source, WatchWhy, decide, reconsider};
+pub use source::{BadSource, Source, WatchWhy, decide, reconsider};
 pub use view::{FleetView, Gap, Resume};
 pub use worker_answer::{WorkerAnswer, ask_report, ask_worker, worker_report};
 

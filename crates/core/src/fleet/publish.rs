@@ -7,16 +7,6 @@ use chrono::{DateTime, Utc};
 
 use super::{Counts, Epoch, FindingRow, Frame, Snapshot, ViewHealth, WorkerView};
 
-/// What a worker has to say at one moment.
-#[derive(Debug, Clone)]
-pub struct State {
-    /// In the screen's default order.
-    pub findings: Vec<FindingRow>,
-    pub worker: WorkerView,
-    pub view: ViewHealth,
-    pub at: DateTime<Utc>,
-}
-
 /// The last published state and its sequence number. One per process: every client reads the
 /// same frames, so the diff is made once, not once per client.
 #[derive(Debug)]
@@ -58,17 +48,9 @@ impl Publisher {
         self.seq
     }
 
-    /// The frames that bring a client from the last state to `state`: removals, then new or
-    /// changed findings, then the counts and the worker where they moved, each at the next
-    /// sequence number; a heartbeat (no number of its own) where only the view's freshness
-    /// moved. O(abnormal pods): findings are matched by uid.
-    pub fn publish(&mut self, state: State) -> Vec<Frame> {
-        let mut frames = self.findings(state.findings);
-        frames.extend(self.status(state.worker, state.view, state.at));
-        frames
-    }
-
-    /// The findings' part of [`Publisher::publish`]: removals, upserts and the counts.
+    /// The frames that bring a client from the last findings to `findings` (in the screen's
+    /// default order): removals, then new or changed findings, then the counts where they moved, each at the next sequence
+    /// number. O(abnormal pods): findings are matched by uid.
     pub fn findings(&mut self, findings: Vec<FindingRow>) -> Vec<Frame> {
         let mut frames = Vec::new();
         let before: HashMap<&str, &FindingRow> =

@@ -3,16 +3,10 @@
 
 use std::fmt;
 
-use super::{FeedError, FeedStatus, FirstOutcome};
+use super::{FeedError, FeedStatus};
 pub use crate::config::{BadSource, Source};
 
-/// What feeds a cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
-    UseWorker,
-    UseWatch { why: WatchWhy },
-}
-
+/// Why a cluster is watched from here rather than read through its worker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WatchWhy {
     /// The context's source is `watch`.
@@ -33,25 +27,19 @@ impl fmt::Display for WatchWhy {
     }
 }
 
-/// What feeds a cluster of `source`, given how the first attempt to read its worker went
-/// (ignored for `watch`, which asks nothing). A worker that exists but hiccups stays the
-/// source, shown failing or stale until it answers.
-pub fn decide(source: Source, first: &FirstOutcome) -> Decision {
+/// Why a cluster of `source` is watched, given how the first attempt to read its worker went
+/// (ignored for `watch`, which asks nothing); none where its worker feeds it. A worker that
+/// exists but hiccups stays the source, shown failing or stale until it answers.
+pub fn decide(source: Source, first: &Result<(), FeedError>) -> Option<WatchWhy> {
     match (source, first) {
-        (Source::Watch, _) => Decision::UseWatch {
-            why: WatchWhy::Chosen,
-        },
-        (Source::Auto, FirstOutcome::Failed(error)) if error.means_no_worker() => {
-            Decision::UseWatch {
-                why: WatchWhy::NoWorker(error.clone()),
-            }
+        (Source::Watch, _) => Some(WatchWhy::Chosen),
+        (Source::Auto, Err(error)) if error.means_no_worker() => {
+            Some(WatchWhy::NoWorker(error.clone()))
         }
-        (Source::Auto, FirstOutcome::Failed(error)) if error.is_over_bound() => {
-            Decision::UseWatch {
-                why: WatchWhy::OverBound(error.clone()),
-            }
+        (Source::Auto, Err(error)) if error.is_over_bound() => {
+            Some(WatchWhy::OverBound(error.clone()))
         }
-        (Source::Auto | Source::Worker, _) => Decision::UseWorker,
+        (Source::Auto | Source::Worker, _) => None,
     }
 }
 
@@ -69,10 +57,6 @@ mod tests {
 
     use super::*;
     use crate::fleet::StaleWhy;
-
-    fn failed(error: FeedError) -> FirstOutcome {
-        FirstOutcome::Failed(error)
-    }
 
     fn no_worker() -> FeedError {
         FeedError::NoWorker {
@@ -114,22 +98,13 @@ mod tests {
     fn auto_falls_back_to_a_watch_only_where_there_is_no_worker_and_says_why() {
         for error in [no_worker(), not_ready(), forbidden()] {
             assert_eq!(
-                decide(Source::Auto, &failed(error.clone())),
-                Decision::UseWatch {
-                    why: WatchWhy::NoWorker(error)
-                }
+                decide(Source::Auto, &Err(error.clone())),
+                Some(WatchWhy::NoWorker(error))
             );
         }
-        assert_eq!(
-            decide(Source::Auto, &FirstOutcome::Answered),
-            Decision::UseWorker
-        );
+        assert_eq!(decide(Source::Auto, &Ok(())), None);
         for error in hiccups() {
-            assert_eq!(
-                decide(Source::Auto, &failed(error.clone())),
-                Decision::UseWorker,
-                "{error}"
-            );
+            assert_eq!(decide(Source::Auto, &Err(error.clone())), None, "{error}");
         }
     }
 
@@ -144,12 +119,10 @@ mod tests {
         ];
         for error in over {
             assert_eq!(
-                decide(Source::Auto, &failed(error.clone())),
-                Decision::UseWatch {
-                    why: WatchWhy::OverBound(error.clone())
-                }
+                decide(Source::Auto, &Err(error.clone())),
+                Some(WatchWhy::OverBound(error.clone()))
             );
-            assert_eq!(decide(Source::Worker, &failed(error)), Decision::UseWorker);
+            assert_eq!(decide(Source::Worker, &Err(error)), None);
         }
     }
 
@@ -186,19 +159,14 @@ mod tests {
     #[test]
     fn worker_stays_on_the_worker_and_watch_never_asks() {
         for outcome in [
-            failed(no_worker()),
-            failed(forbidden()),
-            failed(hiccups()[0].clone()),
+            Err(no_worker()),
+            Err(forbidden()),
+            Err(hiccups()[0].clone()),
         ] {
-            assert_eq!(decide(Source::Worker, &outcome), Decision::UseWorker);
+            assert_eq!(decide(Source::Worker, &outcome), None);
         }
-        for outcome in [FirstOutcome::Answered, failed(no_worker())] {
-            assert_eq!(
-                decide(Source::Watch, &outcome),
-                Decision::UseWatch {
-                    why: WatchWhy::Chosen
-                }
-            );
+        for outcome in [Ok(()), Err(no_worker())] {
+            assert_eq!(decide(Source::Watch, &outcome), Some(WatchWhy::Chosen));
         }
         assert!(!Source::Watch.asks_worker());
         assert!(Source::Auto.asks_worker() && Source::Worker.asks_worker());

@@ -9,7 +9,7 @@ fn t0() -> DateTime<Utc> {
 }
 
 /// A finding of `uid` in `category`, in state for `secs` seconds.
-fn row(uid: &str, category: RuleKind, secs: i64) -> FindingRow {
+pub(super) fn row(uid: &str, category: RuleKind, secs: i64) -> FindingRow {
     FindingRow {
         cluster: ClusterName::new("east"),
         namespace: "shop".into(),
@@ -35,15 +35,6 @@ fn row(uid: &str, category: RuleKind, secs: i64) -> FindingRow {
     }
 }
 
-fn state(findings: Vec<FindingRow>) -> State {
-    State {
-        findings,
-        worker: WorkerView::default(),
-        view: ViewHealth::default(),
-        at: t0(),
-    }
-}
-
 fn kinds(frames: &[Frame]) -> Vec<(&'static str, u64)> {
     frames
         .iter()
@@ -64,20 +55,20 @@ fn kinds(frames: &[Frame]) -> Vec<(&'static str, u64)> {
 #[test]
 fn a_publication_says_only_what_changed_each_at_the_next_number() {
     let mut publisher = Publisher::new(Epoch(7), t0());
-    let first = publisher.publish(state(vec![
+    let first = publisher.findings(vec![
         row("a", RuleKind::ImagePull, 10),
         row("b", RuleKind::CrashLoop, 10),
-    ]));
+    ]);
     assert_eq!(kinds(&first), [("upsert", 1), ("upsert", 2), ("counts", 3)]);
     // Only the time in state moved: nothing to say.
-    let quiet = publisher.publish(state(vec![
+    let quiet = publisher.findings(vec![
         row("a", RuleKind::ImagePull, 11),
         row("b", RuleKind::CrashLoop, 11),
-    ]));
+    ]);
     assert_eq!(kinds(&quiet), []);
     let mut changed = row("a", RuleKind::ImagePull, 12);
     changed.restarts = 3;
-    let next = publisher.publish(state(vec![changed]));
+    let next = publisher.findings(vec![changed]);
     assert_eq!(kinds(&next), [("remove", 4), ("upsert", 5), ("counts", 6)]);
     assert!(matches!(&next[0], Frame::Remove { pod, .. } if pod.uid == "b"));
     let worker = WorkerView {
@@ -90,11 +81,8 @@ fn a_publication_says_only_what_changed_each_at_the_next_number() {
         age_seconds: Some(40),
         error: None,
     };
-    let last = publisher.publish(State {
-        worker,
-        view: stale,
-        ..state(vec![row("a", RuleKind::ImagePull, 13)])
-    });
+    let mut last = publisher.findings(vec![row("a", RuleKind::ImagePull, 13)]);
+    last.extend(publisher.status(worker, stale, t0()));
     assert_eq!(
         kinds(&last),
         [("upsert", 7), ("worker", 8), ("heartbeat", 8)],
@@ -120,7 +108,7 @@ fn a_view_folded_from_frames_equals_the_snapshot() {
         vec![row("c", RuleKind::Failed, 3)],
     ];
     for findings in steps {
-        for frame in publisher.publish(state(findings)) {
+        for frame in publisher.findings(findings) {
             view.apply(frame).unwrap();
         }
     }
@@ -139,7 +127,7 @@ fn a_view_folded_from_frames_equals_the_snapshot() {
 fn a_skipped_number_or_another_epoch_is_a_gap_and_changes_nothing() {
     let mut publisher = Publisher::new(Epoch(1), t0());
     let mut view = FleetView::new(ClusterName::default(), 100);
-    let frames = publisher.publish(state(vec![row("a", RuleKind::ImagePull, 1)]));
+    let frames = publisher.findings(vec![row("a", RuleKind::ImagePull, 1)]);
     assert_eq!(view.apply(frames[0].clone()), Err(Gap::NoSnapshot));
     let mut view = FleetView::new(ClusterName::default(), 100);
     view.apply(Frame::Snapshot(Publisher::new(Epoch(1), t0()).snapshot()))
@@ -186,11 +174,11 @@ fn a_view_holds_no_more_rows_than_its_bound() {
     let mut publisher = Publisher::new(Epoch(1), t0());
     let mut view = FleetView::new(ClusterName::default(), 2);
     view.apply(Frame::Snapshot(publisher.snapshot())).unwrap();
-    let frames = publisher.publish(state(vec![
+    let frames = publisher.findings(vec![
         row("a", RuleKind::ImagePull, 1),
         row("b", RuleKind::ImagePull, 1),
         row("c", RuleKind::ImagePull, 1),
-    ]));
+    ]);
     let results: Vec<_> = frames.into_iter().map(|f| view.apply(f)).collect();
     assert_eq!(results[2], Err(Gap::TooManyRows { max: 2 }));
     assert_eq!(view.len(), 2);
@@ -223,7 +211,7 @@ fn line(frame: &Frame) -> Vec<u8> {
 #[test]
 fn lines_split_anywhere_are_read_whole() {
     let mut publisher = Publisher::new(Epoch(3), t0());
-    let frames = publisher.publish(state(vec![row("a", RuleKind::ImagePull, 1)]));
+    let frames = publisher.findings(vec![row("a", RuleKind::ImagePull, 1)]);
     let bytes: Vec<u8> = frames.iter().flat_map(line).chain(*b"\n").collect();
     let mut reader = LineReader::new(Limits::default());
     let mut read = Vec::new();
@@ -255,7 +243,7 @@ fn a_line_over_the_bound_is_refused_before_it_is_held_whole() {
     let many: Vec<FindingRow> = (0..11)
         .map(|i| row(&i.to_string(), RuleKind::Pending, 1))
         .collect();
-    publisher.publish(state(many));
+    publisher.findings(many);
     let big = line(&Frame::Snapshot(publisher.snapshot()));
     let roomy = Limits {
         max_line: 1 << 20,
@@ -342,7 +330,7 @@ fn only_frames_that_move_rows_move_where_the_rows_changed() {
         "a worker or counts frame moves no row"
     );
     assert_ne!(view.resume(), taken);
-    for frame in publisher.publish(state(vec![row("a", RuleKind::Evicted, 1)])) {
+    for frame in publisher.findings(vec![row("a", RuleKind::Evicted, 1)]) {
         let seq = next(&view);
         let frame = match frame {
             Frame::Upsert { row, .. } => Frame::Upsert { seq, row },

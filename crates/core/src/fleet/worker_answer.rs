@@ -3,6 +3,7 @@
 //! bulk of a row, and the engineer reads them for one pod at a time.
 
 use std::pin::pin;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::{AsyncRead, AsyncReadExt};
@@ -35,15 +36,13 @@ pub async fn ask_worker(
     uid: &str,
     within: Duration,
 ) -> WorkerAnswer {
-    let asked =
-        get_json::<Option<FindingRow>>(client, address, address.finding_path(uid), ROW_BYTES);
-    match tokio::time::timeout(within, asked).await {
-        Err(_) => WorkerAnswer::Unanswered(FeedError::Silent { after: within }),
-        Ok(Err(e)) => WorkerAnswer::Unanswered(e),
-        Ok(Ok(None)) => WorkerAnswer::NotAbnormal,
-        Ok(Ok(Some(row))) if row.uid == uid => WorkerAnswer::Cause(row.cause),
+    let path = address.finding_path(uid);
+    match get_json::<Option<FindingRow>>(client, address, path, ROW_BYTES, within).await {
+        Err(e) => WorkerAnswer::Unanswered(e),
+        Ok(None) => WorkerAnswer::NotAbnormal,
+        Ok(Some(row)) if row.uid == uid => WorkerAnswer::Cause(row.cause),
         // Another pod's row is not this pod's cause.
-        Ok(Ok(Some(_))) => WorkerAnswer::Unanswered(FeedError::Protocol(DecodeError::Malformed(
+        Ok(Some(_)) => WorkerAnswer::Unanswered(FeedError::Protocol(DecodeError::Malformed(
             "the row of another pod".to_string(),
         ))),
     }
@@ -59,16 +58,8 @@ pub async fn ask_report(
     address: &WorkerAddress,
     within: Duration,
 ) -> Result<crate::report::RestartReport, FeedError> {
-    let asked = get_json(
-        client,
-        address,
-        address.proxy_path("/v1/report"),
-        REPORT_BYTES,
-    );
-    match tokio::time::timeout(within, asked).await {
-        Ok(answer) => answer,
-        Err(_) => Err(FeedError::Silent { after: within }),
-    }
+    let path = address.proxy_path("/v1/report");
+    get_json(client, address, path, REPORT_BYTES, within).await
 }
 
 /// How often a screen asks a worker for its restart report.
@@ -91,8 +82,8 @@ pub fn worker_report(
         groups: Vec::new(),
         clusters: Vec::new(),
     };
-    let slot = std::sync::Arc::new(std::sync::Mutex::new(empty));
-    let kept = std::sync::Arc::downgrade(&slot);
+    let slot = Arc::new(Mutex::new(empty));
+    let kept = Arc::downgrade(&slot);
     let cluster = cluster.to_string();
     tokio::spawn(async move {
         loop {
@@ -112,26 +103,32 @@ pub fn worker_report(
             tokio::time::sleep(REPORT_EVERY).await;
         }
     });
-    std::sync::Arc::new(move || slot.lock().unwrap_or_else(|e| e.into_inner()).clone())
+    Arc::new(move || slot.lock().unwrap_or_else(|e| e.into_inner()).clone())
 }
 
 /// How long a screen waits for a worker's report.
 const WORKER_ANSWERS: Duration = Duration::from_secs(10);
 
-/// The JSON the worker at `address` answers `path` with, at most `cap` bytes of it.
+/// The JSON the worker at `address` answers `path` with, at most `cap` bytes of it; given up
+/// after `within`.
 async fn get_json<T: serde::de::DeserializeOwned>(
     client: &Client,
     address: &WorkerAddress,
     path: String,
     cap: usize,
+    within: Duration,
 ) -> Result<T, FeedError> {
-    let request = http::Request::get(path)
-        .body(Vec::new())
-        .map_err(|e| FeedError::Transport(e.to_string()))?;
-    let body = (client.request_stream(request).await).map_err(|e| FeedError::of(&e, address))?;
-    let bytes = read_capped(body, cap).await?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| FeedError::Protocol(DecodeError::Malformed(format!("{:?}", e.classify()))))
+    let asked = async {
+        let request = http::Request::get(path)
+            .body(Vec::new())
+            .map_err(|e| FeedError::Transport(e.to_string()))?;
+        let body =
+            (client.request_stream(request).await).map_err(|e| FeedError::of(&e, address))?;
+        let bytes = read_capped(body, cap).await?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| FeedError::Protocol(DecodeError::Malformed(format!("{:?}", e.classify()))))
+    };
+    (tokio::time::timeout(within, asked).await).unwrap_or(Err(FeedError::Silent { after: within }))
 }
 
 /// The whole of `body`, refused past `cap` bytes before more is held.

@@ -9,7 +9,6 @@ use chrono::{DateTime, Utc};
 
 use super::RestartReport;
 use super::build::build;
-use super::caps::SpoolLimits;
 use super::outcome::{Delivery, DeliveryResult, DeliverySummary};
 use super::send::{self, Failure};
 use super::spool::{Spool, sink_id};
@@ -64,7 +63,7 @@ impl Reporter {
             .build()
             .map_err(crate::Error::HttpClient)?;
         Ok(Reporter {
-            spool: Spool::new(&config.spool_dir, SpoolLimits::of(config)),
+            spool: Spool::new(config),
             resending: tokio::sync::Mutex::new(()),
             state_lock: std::sync::Mutex::new(()),
             config: config.clone(),

@@ -2,7 +2,6 @@
 //! Markdown, JSON or CSV and delivered to chat webhooks and files, with a spool for failures.
 
 mod build;
-mod caps;
 mod combine;
 mod deliver;
 mod files;
@@ -18,11 +17,10 @@ mod spool;
 mod state;
 
 pub use build::build;
-pub use caps::SpoolCap;
 pub use deliver::{DeliveryPolicy, Reporter};
 pub use files::write_atomically;
 pub use live::{LiveReport, live_report};
 pub use model::{RestartReport, RestartRow, Terms, WorkloadGroup};
 pub use outcome::{DeliveryResult, DeliverySummary};
-pub use spool::sink_id;
+pub use spool::{SpoolCap, sink_id};
 pub use state::RestartState;

@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::caps::{SpoolCap, chrono_age};
-use crate::rules::format_age;
+use super::spool::{SpoolCap, age_text};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DeliveryResult {
@@ -62,7 +61,7 @@ impl DeliveryResult {
             DeliveryResult::Dropped { age, cap } => tracing::warn!(
                 sink,
                 "spooled restart report for sink {sink} dropped unsent, {} old: {cap}",
-                format_age(chrono_age(*age))
+                age_text(*age)
             ),
             DeliveryResult::Failed { why } => {
                 tracing::error!(sink, "restart report LOST: {why}")
@@ -120,7 +119,7 @@ impl DeliverySummary {
                 DeliveryResult::Dropped { age, cap } => Some(format!(
                     "dropped unsent: {} report {} old, {cap}",
                     d.sink,
-                    format_age(chrono_age(*age))
+                    age_text(*age)
                 )),
                 DeliveryResult::Failed { why } => Some(format!("LOST: {} {why}", d.sink)),
             })

@@ -1,17 +1,20 @@
 //! Reports a sink did not take, one file per report and sink, kept until a later try succeeds;
 //! and the dead letters, reports a sink refused for good, kept for a person and never resent.
+//! Both are capped by age and by count, so an outage (or a sink refusing every report on a
+//! tight schedule) cannot fill the disk or queue weeks of stale reports to send at once.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::RestartReport;
-use super::caps::{Dropped, SpoolLimits, chrono_age, over_caps};
 use super::files::write_atomically;
 use crate::Result;
-use crate::config::{SecretSource, Sink};
+use crate::config::{ReportConfig, SecretSource, Sink};
 use crate::rules::format_age;
 
 /// A stable name for a sink across restarts: its type and a short hash of where it points,
@@ -62,19 +65,18 @@ pub struct DeadLetter {
 #[derive(Debug, Clone)]
 pub struct Spool {
     dir: PathBuf,
-    limits: SpoolLimits,
+    /// `report.spoolMaxAge` and `report.spoolMaxFiles`; zero is no limit.
+    max_age: Duration,
+    max_files: u32,
 }
 
 impl Spool {
-    pub(crate) fn new(dir: &Path, limits: SpoolLimits) -> Spool {
+    pub(crate) fn new(config: &ReportConfig) -> Spool {
         Spool {
-            dir: dir.to_path_buf(),
-            limits,
+            dir: config.spool_dir.clone(),
+            max_age: config.spool_max_age,
+            max_files: config.spool_max_files,
         }
-    }
-
-    pub(crate) fn limits(&self) -> SpoolLimits {
-        self.limits
     }
 
     pub fn dir(&self) -> &Path {
@@ -188,18 +190,18 @@ impl Spool {
             let since = s.since();
             (path, s.sink, since)
         });
-        let dropped = over_caps(self.limits(), waiting.collect(), now);
+        let dropped = self.over_caps(waiting.collect(), now);
         let letters = self.dead_letters().into_iter();
         let letters = letters
             .map(|(path, d)| (path, d.sink, d.rejected))
             .collect();
-        for d in over_caps(self.limits(), letters, now) {
+        for d in self.over_caps(letters, now) {
             if self.remove(&d.path) {
                 tracing::info!(
                     sink = d.sink,
                     "deleted dead letter {}, {} old: {}",
                     d.path.display(),
-                    format_age(chrono_age(d.age)),
+                    age_text(d.age),
                     d.cap
                 );
             }
@@ -208,5 +210,80 @@ impl Spool {
             .into_iter()
             .filter(|d| self.remove(&d.path))
             .collect()
+    }
+
+    /// Of `files` (oldest first, with their sink and since when they are kept), those over
+    /// the caps at `now`.
+    fn over_caps(
+        &self,
+        files: Vec<(PathBuf, String, DateTime<Utc>)>,
+        now: DateTime<Utc>,
+    ) -> Vec<Dropped> {
+        let (max_age, max_files) = (self.max_age, self.max_files);
+        let age_of = |since: DateTime<Utc>| (now - since).to_std().unwrap_or(Duration::ZERO);
+        let (too_old, kept): (Vec<_>, Vec<_>) = files
+            .into_iter()
+            .partition(|(_, _, since)| !max_age.is_zero() && age_of(*since) > max_age);
+        let excess = match max_files {
+            0 => 0,
+            n => kept.len().saturating_sub(n as usize),
+        };
+        let dropped = |cap: SpoolCap| {
+            move |(path, sink, since): (PathBuf, String, DateTime<Utc>)| Dropped {
+                path,
+                sink,
+                age: age_of(since),
+                cap,
+            }
+        };
+        too_old
+            .into_iter()
+            .map(dropped(SpoolCap::MaxAge(max_age)))
+            .chain(
+                kept.into_iter()
+                    .take(excess)
+                    .map(dropped(SpoolCap::MaxFiles(max_files))),
+            )
+            .collect()
+    }
+}
+
+/// Which cap a file went over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpoolCap {
+    MaxAge(Duration),
+    MaxFiles(u32),
+}
+
+impl fmt::Display for SpoolCap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpoolCap::MaxAge(age) => write!(f, "older than report.spoolMaxAge ({})", days(*age)),
+            SpoolCap::MaxFiles(n) => write!(f, "more than report.spoolMaxFiles ({n}) waiting"),
+        }
+    }
+}
+
+/// A spooled report removed unsent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dropped {
+    pub(crate) path: PathBuf,
+    pub(crate) sink: String,
+    pub(crate) age: Duration,
+    pub(crate) cap: SpoolCap,
+}
+
+/// How long a report waited, as the log and the summary say it.
+pub(super) fn age_text(age: Duration) -> String {
+    format_age(chrono::Duration::from_std(age).unwrap_or(chrono::Duration::MAX))
+}
+
+/// `7d` for whole days, else `36h0m` style.
+fn days(age: Duration) -> String {
+    let secs = age.as_secs();
+    if secs > 0 && secs.is_multiple_of(86_400) {
+        format!("{}d", secs / 86_400)
+    } else {
+        age_text(age)
     }
 }

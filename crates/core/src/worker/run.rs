@@ -126,10 +126,10 @@ impl Worker {
         // when the pass ends, not skipped for the next slot.
         let mut next_report = None;
         loop {
-            next_report = match (&self.standby, next_report) {
-                (Some(_), _) => None,
-                (None, Some(due)) => Some(due),
-                (None, None) => self.next_report(self.clock.now()),
+            // Only the replica that acts sends scheduled reports: two replicas, one report.
+            next_report = match self.standby {
+                Some(_) => None,
+                None => next_report.or_else(|| self.next_report(self.clock.now())),
             };
             tokio::select! {
                 Ok(()) = cache_changes.changed() => {
@@ -161,11 +161,8 @@ impl Worker {
         tracing::info!("auto-clean worker stopped");
     }
 
-    /// Only the replica that acts sends scheduled reports: two replicas, one report.
+    /// When the report schedule next falls due after `now`.
     fn next_report(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        if self.standby.is_some() {
-            return None;
-        }
         self.schedule.as_ref()?.schedule().after(&now).next()
     }
 
