@@ -12,10 +12,11 @@ use tokio::time::Instant;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Client;
 use kube::api::{Api, DynamicObject};
+use kube::core::Selector;
 use kube::discovery::ApiResource;
 
 use super::retry::{Needs, RetryPolicy, Stop};
-use super::selector::{Labels, ROLLOUT_TEMPLATE_HASH, Selector, TEMPLATE_HASH};
+use super::selector::{Labels, ROLLOUT_TEMPLATE_HASH, TEMPLATE_HASH, selector};
 use crate::pod::{IGNORE_ANNOTATION, MESSAGE_CAP, NAME_CAP, OwnerRef, PodRecord, cut, is_truthy};
 
 /// How long an owner's metadata is trusted: long enough for a pass over many pods of one
@@ -336,7 +337,7 @@ fn owner_of(resource: &ApiResource, namespace: &str, object: DynamicObject) -> O
         name: meta.name.unwrap_or_default(),
         uid: meta.uid.unwrap_or_default(),
         ignored,
-        selector: Selector::of(object.data.pointer("/spec/selector")),
+        selector: selector(object.data.pointer("/spec/selector")),
         template_hash,
         current,
         next,
