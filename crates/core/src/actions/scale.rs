@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::action::Origin;
 use super::audit::AuditRecord;
-use super::calls::Calls;
+use super::executor::{Executor, ScalePlan};
 use super::outcome::{Change, Outcome, Skip};
 use super::owner;
 use super::owners::{LivePod, OptOut, Owner};
@@ -21,40 +21,10 @@ use super::proof::{Proven, Unproven};
 use super::refusal::Refusal;
 use super::retry::Stop;
 use super::workload::{REPLICAS_BEFORE_ANNOTATION, ScalableWorkload};
-use crate::clock::Clock;
-use crate::cluster::ClusterName;
 use crate::pod::{IGNORE_ANNOTATION, PodRecord, is_truthy};
-use crate::rules::{Finding, RuleSpec};
+use crate::rules::Finding;
 
-/// A scale-to-zero that passed its checks: the workload and its replicas when it was read.
-#[derive(Debug, Clone)]
-pub(crate) struct ScalePlan {
-    pub workload: ScalableWorkload,
-    pub current: i32,
-    /// The Scale's resourceVersion when `current` (and availability) were read: the write
-    /// carries it, so a workload changed since (fixed, rescaled) is a 409, and re-planned.
-    pub version: String,
-    /// The workload's UID: the key of its parked record.
-    pub uid: String,
-    pub origin: Origin,
-    /// The pod that triggered it, and what the rules found on it when it was re-checked.
-    pub pod: String,
-    pub finding: Option<Finding>,
-}
-
-/// The scale of one action.
-pub(super) struct Scaler<'a> {
-    pub calls: &'a Calls,
-    pub dry_run: bool,
-    /// The rule chain, for a rule's `scaleWhileAvailable`.
-    pub rules: &'a [RuleSpec],
-    /// Who scales, when, for the parked record: the cluster and the actor of the audit log.
-    pub cluster: &'a ClusterName,
-    pub actor: &'a str,
-    pub clock: Clock,
-}
-
-impl Scaler<'_> {
+impl Executor {
     /// Resolve the workload and read it fresh. The worker never scales a workload that still
     /// has available replicas (a bad rollout: the old ReplicaSet still serves), unless the rule
     /// opts in with `scaleWhileAvailable`.
@@ -66,7 +36,7 @@ impl Scaler<'_> {
         origin: Origin,
         live: Option<LivePod>,
     ) -> Result<ScalePlan, Outcome> {
-        let resolved = owner::resolve(self.calls, pod, chain, live).await;
+        let resolved = owner::resolve(&self.calls, pod, chain, live).await;
         let Proven { workload, uid } = resolved
             .map_err(Outcome::from)?
             .map_err(|why| Outcome::Refused(Refusal::Unscalable(why)))?;
@@ -233,9 +203,9 @@ impl Scaler<'_> {
             name: w.name().to_string(),
             uid: plan.uid.clone(),
             replicas: plan.current,
-            at: AuditRecord::stamp(self.clock.now()),
+            at: AuditRecord::stamp(self.cache.clock().now()),
             cluster: self.cluster.clone(),
-            actor: self.actor.to_string(),
+            actor: self.actor.clone(),
             origin: plan.origin,
             reason: finding.map(|f| format!("{}: {}", f.rule, f.reason)),
             pod: Some(plan.pod.clone()),
