@@ -4,13 +4,13 @@
 //! action through its guards between prepare and send.
 
 use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
 
 use kube::Client;
 
 use super::action::{Action, Origin, PodRef};
 use super::audit::{Audit, actor};
 use super::calls::Calls;
-use super::events::EventRecorder;
 use super::failure::Failure;
 use super::outcome::{Outcome, Skip};
 use super::owner::{self, SCALE_CHAIN};
@@ -48,7 +48,8 @@ pub struct Executor {
     pub(super) audit_broken: Mutex<Option<String>>,
     /// Who runs the tool, for the audit log and the parked record.
     pub(super) actor: String,
-    pub(super) events: EventRecorder,
+    /// Kubernetes Events are written: the policy says so, and no 403 said otherwise.
+    pub(super) events: AtomicBool,
 }
 
 /// An action that passed every check that needs no write, with what those checks read.
@@ -97,7 +98,6 @@ impl Executor {
         cluster: ClusterName,
         audit: Audit,
     ) -> Executor {
-        let events = EventRecorder::new(client.clone(), policy.events());
         let retry = RetryPolicy {
             cluster: Some(cluster.clone()),
             ..RetryPolicy::default()
@@ -114,7 +114,7 @@ impl Executor {
             audit,
             audit_broken: Mutex::new(None),
             actor: actor(),
-            events,
+            events: AtomicBool::new(policy.events()),
         }
     }
 

@@ -8,10 +8,8 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
 
-use super::action::Action;
 use super::audit::{Audit, AuditLog, AuditRecord, Stage};
 use super::calls::Calls;
-use super::events::Involved;
 use super::executor::{Executor, Prepared};
 use super::history::{PastAction, Written};
 use super::outcome::Outcome;
@@ -140,36 +138,6 @@ impl Executor {
         }
     }
 
-    async fn emit_event(&self, prepared: &Prepared, outcome: &Outcome) {
-        let warning = !outcome.succeeded();
-        let message = format!("ops-pod-cleaner {}: {}", outcome.label(), outcome.detail());
-        let reason = event_reason(&prepared.action);
-        let (about, kind_name);
-        if let Some(w) = prepared.workload() {
-            kind_name = w.kind().api_resource();
-            about = Involved {
-                api_version: &kind_name.api_version,
-                kind: &kind_name.kind,
-                namespace: w.namespace(),
-                name: w.name(),
-                uid: None,
-            };
-        } else if let Some(p) = prepared.action.pod() {
-            about = Involved {
-                api_version: "v1",
-                kind: "Pod",
-                namespace: &p.namespace,
-                name: &p.name,
-                uid: Some(&p.uid),
-            };
-        } else {
-            return;
-        }
-        self.events
-            .emit(about, reason, &message, warning, self.cache.clock().now())
-            .await;
-    }
-
     /// Intents an earlier run of this cluster left without an outcome: each is checked against
     /// the cluster, closed with an `unknown` outcome, and returned as a line to show.
     pub async fn resolve_interrupted(&self) -> Vec<String> {
@@ -256,15 +224,4 @@ fn audited_workload(text: &str) -> Option<ScalableWorkload> {
     let (kind, rest) = text.split_once(' ')?;
     let (namespace, name) = rest.split_once('/')?;
     ScalableWorkload::of(&WorkloadId::new(namespace, kind, name))
-}
-
-fn event_reason(action: &Action) -> &'static str {
-    match action {
-        Action::Delete(_) => "PodDeleted",
-        Action::ForceDelete(_) => "PodForceDeleted",
-        Action::Evict(_) => "PodEvicted",
-        Action::ScaleToZero(_) => "ScaledToZero",
-        Action::UndoScale(_) => "ScaleRestored",
-        Action::RemoveFinalizers(_) => "FinalizersRemoved",
-    }
 }
