@@ -151,15 +151,7 @@ impl Executor {
     /// After a 409: read the pod again and decide whether the same action still applies (for
     /// the worker, it must still match the rule that planned it).
     async fn replan(&self, p: &PodRef, conflict: &str, origin: Origin) -> Result<(), Outcome> {
-        let needs = Needs {
-            verb: "get",
-            resource: "pods",
-        };
-        let text = self
-            .calls
-            .send_json(http::Method::GET, p.path(), None, needs, &p.namespace)
-            .await
-            .map_err(Outcome::from)?;
+        let text = self.calls.get_pod(p).await.map_err(Outcome::from)?;
         let fresh = decode_pod(text.as_bytes(), &mut Interner::default()).map_err(|e| {
             Outcome::Failed(Failure::Reread {
                 pod: p.clone(),
