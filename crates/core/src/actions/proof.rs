@@ -342,7 +342,6 @@ mod tests {
 
     fn owner(kind: &str, name: &str, uid: &str, next: Option<Link>) -> Owner {
         Owner {
-            api_version: "apps/v1".into(),
             kind: kind.into(),
             namespace: "shop".into(),
             name: name.into(),
