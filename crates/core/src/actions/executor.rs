@@ -131,10 +131,8 @@ impl Executor {
 
     /// How 429 and 5xx answers are retried (tests shorten the waits).
     pub fn with_retry(self, retry: RetryPolicy) -> Executor {
-        Executor {
-            calls: self.calls.clone().with_retry(retry),
-            ..self
-        }
+        let calls = self.calls.with_retry(retry);
+        Executor { calls, ..self }
     }
 
     /// Check, then send and record. An action refused by its checks sent nothing and is

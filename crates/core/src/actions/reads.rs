@@ -192,17 +192,13 @@ impl ClusterApi<'_> {
                 {
                     ReadError::NodeUnreachable {
                         what,
-                        node: self.node_of(pod),
+                        node: (self.0.cache.get(&pod.uid))
+                            .and_then(|record| record.node.as_deref().map(String::from)),
                         why: status.message,
                     }
                 }
                 error => ReadError::kube(what, error),
             })
-    }
-
-    /// The node the cache places `pod` on, for a message.
-    fn node_of(&self, pod: &PodRef) -> Option<String> {
-        (self.0.cache.get(&pod.uid)).and_then(|record| record.node.as_deref().map(String::from))
     }
 
     /// The records in this cluster's parked ConfigMap, as stored.
