@@ -83,10 +83,6 @@ pub(crate) struct ScalePlan {
     pub version: String,
     /// The workload's UID: the key of its parked record.
     pub uid: String,
-    pub origin: Origin,
-    /// The pod that triggered it, and what the rules found on it when it was re-checked.
-    pub pod: String,
-    pub finding: Option<Finding>,
 }
 
 impl Executor {
@@ -215,10 +211,9 @@ impl Executor {
                 .map_err(|copy| Outcome::Refused(Refusal::SecondCopy(copy)))?;
         }
         let scale = match (&pod, action) {
-            (Some(pod), Action::ScaleToZero(_)) => Some(
-                self.plan_scale(pod, finding.as_ref(), &chain, origin, live)
-                    .await?,
-            ),
+            (Some(pod), Action::ScaleToZero(_)) => {
+                Some(self.plan_scale(pod, &chain, origin, live).await?)
+            }
             _ => None,
         };
         Ok(Prepared {
@@ -260,7 +255,7 @@ impl Executor {
             (Action::ForceDelete(p), Some(pod), _) => self.force_delete(p, pod, origin).await,
             (Action::Evict(p), _, _) => self.evict(p, origin).await,
             (Action::RemoveFinalizers(p), _, _) => self.remove_finalizers(p).await,
-            (Action::ScaleToZero(_), _, Some(plan)) => self.scale_to_zero(plan).await,
+            (Action::ScaleToZero(_), _, Some(plan)) => self.scale_to_zero(plan, prepared).await,
             (Action::UndoScale(w), _, _) => super::undo::run(&self.calls, self.dry_run, w).await,
             _ => Outcome::Failed(Failure::NoPod),
         }

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::action::Origin;
 use super::audit::AuditRecord;
-use super::executor::{Executor, ScalePlan};
+use super::executor::{Executor, Prepared, ScalePlan};
 use super::outcome::{Change, Outcome, Skip};
 use super::owner;
 use super::owners::{LivePod, OptOut, Owner};
@@ -22,7 +22,6 @@ use super::refusal::Refusal;
 use super::retry::Stop;
 use super::workload::{REPLICAS_BEFORE_ANNOTATION, ScalableWorkload};
 use crate::pod::{IGNORE_ANNOTATION, PodRecord, is_truthy};
-use crate::rules::Finding;
 
 impl Executor {
     /// Resolve the workload and read it fresh. The worker never scales a workload that still
@@ -31,7 +30,6 @@ impl Executor {
     pub(super) async fn plan_scale(
         &self,
         pod: &PodRecord,
-        finding: Option<&Finding>,
         chain: &[Owner],
         origin: Origin,
         live: Option<LivePod>,
@@ -46,9 +44,6 @@ impl Executor {
             workload,
             current,
             version,
-            origin,
-            pod: pod.name.to_string(),
-            finding: finding.cloned(),
         })
     }
 
@@ -114,7 +109,8 @@ impl Executor {
         Ok((current, version))
     }
 
-    pub(super) async fn scale_to_zero(&self, plan: &ScalePlan) -> Outcome {
+    /// Scale `prepared`'s workload as `plan` read it; a workload changed since is checked again.
+    pub(super) async fn scale_to_zero(&self, plan: &ScalePlan, prepared: &Prepared) -> Outcome {
         if self.dry_run {
             return Outcome::DryRun(Change::Scaled {
                 workload: plan.workload.clone(),
@@ -124,12 +120,12 @@ impl Executor {
         }
         let mut plan = plan.clone();
         for _ in 0..SCALE_ATTEMPTS {
-            match self.park_and_scale(&plan).await {
+            match self.park_and_scale(&plan, prepared).await {
                 Err(Stop::Conflict(_)) => {
                     // The workload changed between the read and the write: check it again as it
                     // is now (it may serve again, or have other replicas to record).
                     match self
-                        .check_workload(&plan.workload, &plan.uid, plan.origin)
+                        .check_workload(&plan.workload, &plan.uid, prepared.origin)
                         .await
                     {
                         Ok((current, version)) => {
@@ -150,13 +146,13 @@ impl Executor {
     }
 
     /// Record the replicas, then scale to zero at the version they were read at.
-    async fn park_and_scale(&self, plan: &ScalePlan) -> Result<Outcome, Stop> {
+    async fn park_and_scale(&self, plan: &ScalePlan, prepared: &Prepared) -> Result<Outcome, Stop> {
         let w = &plan.workload;
         let current = plan.current;
         // Remember first, so undo works even if the scale call is the one that fails; and never
         // scale what could not be remembered.
         let store = self.calls.parked_store();
-        let fallback = match store.put(&self.parked_record(plan)).await {
+        let fallback = match store.put(&self.parked_record(plan, prepared)).await {
             Ok(()) => None,
             Err(StoreError::Failed(stop)) => return Err(stop),
             Err(StoreError::Unavailable(why)) => {
@@ -195,8 +191,9 @@ impl Executor {
         }
     }
 
-    fn parked_record(&self, plan: &ScalePlan) -> ParkedRecord {
-        let (w, finding) = (&plan.workload, plan.finding.as_ref());
+    /// The record of `plan`, with the pod that triggered it and what the rules found on it.
+    fn parked_record(&self, plan: &ScalePlan, prepared: &Prepared) -> ParkedRecord {
+        let (w, finding) = (&plan.workload, prepared.finding.as_ref());
         ParkedRecord {
             kind: w.kind().name().to_string(),
             namespace: w.namespace().to_string(),
@@ -206,9 +203,9 @@ impl Executor {
             at: AuditRecord::stamp(self.cache.clock().now()),
             cluster: self.cluster.clone(),
             actor: self.actor.clone(),
-            origin: plan.origin,
+            origin: prepared.origin,
             reason: finding.map(|f| format!("{}: {}", f.rule, f.reason)),
-            pod: Some(plan.pod.clone()),
+            pod: prepared.pod.as_ref().map(|p| p.name.to_string()),
             rule: finding.map(|f| f.rule),
             message: finding.and_then(|f| f.message.as_deref().map(String::from)),
         }
