@@ -17,6 +17,7 @@ use super::{Origin, Verb};
 use crate::cluster::ClusterName;
 use crate::config::AuditConfig;
 use crate::error::IoOp;
+use crate::policy::Policy;
 use crate::safe_file::open_append_private;
 use crate::{Error, Result};
 
@@ -74,6 +75,37 @@ pub struct AuditRecord {
 impl AuditRecord {
     pub fn stamp(at: DateTime<Utc>) -> String {
         at.to_rfc3339_opts(SecondsFormat::Millis, true)
+    }
+}
+
+/// Where the executor writes its records.
+#[derive(Clone)]
+pub enum Audit {
+    Log(AuditLog),
+    /// `--no-audit`: acting without a log, on purpose (a badge says so).
+    Off,
+    /// The log could not be opened: nothing may act until it can.
+    Unavailable {
+        path: PathBuf,
+        why: String,
+    },
+}
+
+impl Audit {
+    /// The audit log `policy` asks for, written ahead of every action. When it cannot be
+    /// opened, nothing may act (`Unavailable`), unless `--no-audit` said to act without one.
+    pub fn open(policy: &Policy) -> Audit {
+        if policy.no_audit() {
+            return Audit::Off;
+        }
+        let config = policy.audit();
+        match AuditLog::open(config) {
+            Ok(log) => Audit::Log(log),
+            Err(e) => Audit::Unavailable {
+                path: config.path.clone(),
+                why: e.to_string(),
+            },
+        }
     }
 }
 

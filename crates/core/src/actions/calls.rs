@@ -5,6 +5,7 @@ use kube::Client;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::json;
 
+use super::action::PodRef;
 use super::failure::Failure;
 use super::parked::{ParkedStore, parked_namespace};
 use super::retry::{Needs, RetryPolicy, Stop};
@@ -50,25 +51,38 @@ impl Calls {
         &self,
         method: http::Method,
         path: String,
-        body: Option<(&str, serde_json::Value)>,
+        body: Option<(&'static str, serde_json::Value)>,
         needs: Needs,
         namespace: &str,
     ) -> Result<String, Stop> {
-        let mut request = http::Request::builder().method(method).uri(path);
-        let bytes = match body {
-            Some((content_type, json)) => {
-                request = request.header(http::header::CONTENT_TYPE, content_type);
-                json.to_string().into_bytes()
+        let uri: http::Uri = (path.parse())
+            .map_err(|e: http::uri::InvalidUri| Stop::Failed(Failure::Request(e.to_string())))?;
+        let bytes = body.as_ref().map(|(_, json)| json.to_string().into_bytes());
+        // Built again for each try: a request is not `Clone`.
+        let request = || {
+            let mut request = http::Request::new(bytes.clone().unwrap_or_default());
+            *request.method_mut() = method.clone();
+            *request.uri_mut() = uri.clone();
+            if let Some((content_type, _)) = body {
+                let value = http::HeaderValue::from_static(content_type);
+                request
+                    .headers_mut()
+                    .insert(http::header::CONTENT_TYPE, value);
             }
-            None => Vec::new(),
+            request
         };
-        let request = request
-            .body(bytes)
-            .map_err(|e| Stop::Failed(Failure::Request(e.to_string())))?;
         self.retry
-            .run(needs, namespace, || {
-                self.client.request_text(clone_request(&request))
-            })
+            .run(needs, namespace, || self.client.request_text(request()))
+            .await
+    }
+
+    /// The pod's JSON, as the API server has it now.
+    pub(crate) async fn get_pod(&self, p: &PodRef) -> Result<String, Stop> {
+        let needs = Needs {
+            verb: "get",
+            resource: "pods",
+        };
+        self.send_json(http::Method::GET, p.path(), None, needs, &p.namespace)
             .await
     }
 
@@ -136,14 +150,6 @@ impl Calls {
             .await
             .map(|_| ())
     }
-}
-
-fn clone_request(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
-    let mut copy = http::Request::new(request.body().clone());
-    *copy.method_mut() = request.method().clone();
-    *copy.uri_mut() = request.uri().clone();
-    *copy.headers_mut() = request.headers().clone();
-    copy
 }
 
 fn scale_needs(w: &ScalableWorkload, verb: &'static str) -> Needs {

@@ -1,63 +1,50 @@
 //! Kubernetes Events on the objects we act on, where the identity may create them.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
-use chrono::{DateTime, Utc};
-use kube::Client;
 use kube::core::Request;
 use kube::core::params::PostParams;
 use serde_json::json;
 
+use super::action::Action;
 use super::audit::AuditRecord;
+use super::executor::{Executor, Prepared};
+use super::outcome::Outcome;
 
-/// The object an Event is about.
-pub(crate) struct Involved<'a> {
-    pub api_version: &'a str,
-    pub kind: &'a str,
-    pub namespace: &'a str,
-    pub name: &'a str,
-    pub uid: Option<&'a str>,
-}
-
-#[derive(Clone)]
-pub(crate) struct EventRecorder {
-    client: Client,
-    /// Turned off after the first 403, so a missing permission costs one log line.
-    allowed: Arc<AtomicBool>,
-}
-
-impl EventRecorder {
-    pub fn new(client: Client, enabled: bool) -> EventRecorder {
-        EventRecorder {
-            client,
-            allowed: Arc::new(AtomicBool::new(enabled)),
-        }
-    }
-
-    pub async fn emit(
-        &self,
-        about: Involved<'_>,
-        reason: &str,
-        message: &str,
-        warning: bool,
-        at: DateTime<Utc>,
-    ) {
-        if !self.allowed.load(Ordering::Relaxed) {
+impl Executor {
+    /// An Event on the pod or workload `prepared` acted on, saying what became of it. The
+    /// first 403 turns Events off, so a missing permission costs one log line.
+    pub(super) async fn emit_event(&self, prepared: &Prepared, outcome: &Outcome) {
+        let (api_version, kind, namespace, name, uid) =
+            match (prepared.workload(), prepared.action.pod()) {
+                (Some(w), _) => {
+                    let resource = w.kind().api_resource();
+                    (
+                        resource.api_version,
+                        w.kind().name(),
+                        w.namespace(),
+                        w.name(),
+                        None,
+                    )
+                }
+                (None, Some(p)) => ("v1".into(), "Pod", &*p.namespace, &*p.name, Some(&p.uid)),
+                (None, None) => return,
+            };
+        if !self.events.load(Ordering::Relaxed) {
             return;
         }
-        let now = AuditRecord::stamp(at);
+        let now = AuditRecord::stamp(self.cache.clock().now());
         let body = json!({
             "apiVersion": "v1",
             "kind": "Event",
-            "metadata": {"generateName": format!("{}.", about.name), "namespace": about.namespace},
+            "metadata": {"generateName": format!("{name}."), "namespace": namespace},
             "involvedObject": {
-                "apiVersion": about.api_version, "kind": about.kind,
-                "namespace": about.namespace, "name": about.name, "uid": about.uid,
+                "apiVersion": api_version, "kind": kind,
+                "namespace": namespace, "name": name, "uid": uid,
             },
-            "reason": reason,
-            "message": message,
-            "type": if warning { "Warning" } else { "Normal" },
+            "reason": reason(&prepared.action),
+            "message": format!("ops-pod-cleaner {}: {}", outcome.label(), outcome.detail()),
+            "type": if outcome.succeeded() { "Normal" } else { "Warning" },
             "source": {"component": "ops-pod-cleaner"},
             "reportingComponent": "ops-pod-cleaner",
             "reportingInstance": hostname(),
@@ -65,29 +52,43 @@ impl EventRecorder {
             "lastTimestamp": now,
             "count": 1,
         });
-        let path = format!("/api/v1/namespaces/{}/events", about.namespace);
+        let path = format!("/api/v1/namespaces/{namespace}/events");
         let request = match Request::new(path)
             .create(&PostParams::default(), body.to_string().into_bytes())
         {
             Ok(r) => r,
             Err(e) => return tracing::warn!("cannot build an Event: {e}"),
         };
-        match self.client.request::<serde_json::Value>(request).await {
+        match self
+            .calls
+            .client()
+            .request::<serde_json::Value>(request)
+            .await
+        {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 403 => {
-                self.allowed.store(false, Ordering::Relaxed);
+                self.events.store(false, Ordering::Relaxed);
                 tracing::warn!(
                     "may not create Events ({}); actions are still audited to the log",
                     s.message
                 );
             }
             Err(e) => tracing::warn!(
-                "could not record an Event on {} {}: {}",
-                about.kind,
-                about.name,
+                "could not record an Event on {kind} {name}: {}",
                 crate::cluster::plain(&e)
             ),
         }
+    }
+}
+
+fn reason(action: &Action) -> &'static str {
+    match action {
+        Action::Delete(_) => "PodDeleted",
+        Action::ForceDelete(_) => "PodForceDeleted",
+        Action::Evict(_) => "PodEvicted",
+        Action::ScaleToZero(_) => "ScaledToZero",
+        Action::UndoScale(_) => "ScaleRestored",
+        Action::RemoveFinalizers(_) => "FinalizersRemoved",
     }
 }
 

@@ -3,46 +3,53 @@
 //! conclude (the outcome record, the log line, the Event). The worker admits a prepared
 //! action through its guards between prepare and send.
 
-use std::time::Duration;
+use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
 
 use kube::Client;
 
 use super::action::{Action, Origin, PodRef};
+use super::audit::{Audit, actor};
 use super::calls::Calls;
-use super::events::EventRecorder;
 use super::failure::Failure;
-use super::history::PastAction;
 use super::outcome::{Outcome, Skip};
 use super::owner::{self, SCALE_CHAIN};
 use super::owners::{FULL_CHAIN, LivePod, OptOut, Owners};
-use super::pod_writes::PodWrites;
-use super::reads::ClusterApi;
-use super::record::{Audit, Recorder, Subject};
 use super::refusal::{Refusal, Unreadable};
 use super::retry::{RetryPolicy, Stop};
-use super::scale::{ScalePlan, Scaler};
-use super::undo::Undo;
+use super::workload::ScalableWorkload;
 use crate::cluster::{Cache, ClusterName};
 use crate::fleet::WorkerAddress;
 use crate::pod::PodRecord;
 use crate::policy::Policy;
 use crate::rules::{Finding, RuleSpec, classify};
 
-/// One cluster's write path.
+/// One cluster's write path; its parts (pod_writes, scale, undo, record, reads) are its own
+/// methods, each in its file.
 pub struct Executor {
-    calls: Calls,
-    cache: Cache,
-    rules: Vec<RuleSpec>,
-    recorder: Recorder,
+    pub(super) calls: Calls,
+    /// The clock is the cache's, which its findings were classified at.
+    pub(super) cache: Cache,
+    /// The rule chain: a rule's `scaleWhileAvailable`, and what a pod read again must match.
+    pub(super) rules: Vec<RuleSpec>,
     /// Decide and record, but change nothing.
-    dry_run: bool,
+    pub(super) dry_run: bool,
     /// `--readonly`: nothing runs, whoever asks.
-    readonly: bool,
-    owners: Owners,
+    pub(super) readonly: bool,
+    pub(super) owners: Owners,
     /// The cluster's in-cluster worker, when it is read through it: then no watch fills the
     /// cache, each pod acted on is read live into it first, and a cause's words are asked of
     /// the worker.
-    worker: Option<WorkerAddress>,
+    pub(super) worker: Option<WorkerAddress>,
+    pub(super) cluster: ClusterName,
+    /// Where each action is recorded.
+    pub(super) audit: Audit,
+    /// Set when a write to the audit log failed: nothing acts until a restart fixes it.
+    pub(super) audit_broken: Mutex<Option<String>>,
+    /// Who runs the tool, for the audit log and the parked record.
+    pub(super) actor: String,
+    /// Kubernetes Events are written: the policy says so, and no 403 said otherwise.
+    pub(super) events: AtomicBool,
 }
 
 /// An action that passed every check that needs no write, with what those checks read.
@@ -50,10 +57,32 @@ pub struct Executor {
 pub(crate) struct Prepared {
     pub(crate) action: Action,
     pub(crate) origin: Origin,
-    pod: Option<PodRecord>,
+    pub(super) pod: Option<PodRecord>,
     /// What the rules found on the pod when it was re-checked: the intent's reason.
-    finding: Option<Finding>,
-    scale: Option<ScalePlan>,
+    pub(super) finding: Option<Finding>,
+    pub(super) scale: Option<ScalePlan>,
+}
+
+impl Prepared {
+    /// The workload a scale or an undo acts on.
+    pub(super) fn workload(&self) -> Option<&ScalableWorkload> {
+        match &self.action {
+            Action::UndoScale(w) => Some(w),
+            _ => self.scale.as_ref().map(|s| &s.workload),
+        }
+    }
+}
+
+/// A scale-to-zero that passed its checks: the workload and its replicas when it was read.
+#[derive(Debug, Clone)]
+pub(crate) struct ScalePlan {
+    pub workload: ScalableWorkload,
+    pub current: i32,
+    /// The Scale's resourceVersion when `current` (and availability) were read: the write
+    /// carries it, so a workload changed since (fixed, rescaled) is a 409, and re-planned.
+    pub version: String,
+    /// The workload's UID: the key of its parked record.
+    pub uid: String,
 }
 
 impl Executor {
@@ -65,9 +94,6 @@ impl Executor {
         cluster: ClusterName,
         audit: Audit,
     ) -> Executor {
-        let events = EventRecorder::new(client.clone(), policy.events());
-        // One clock per cluster: the cache's, which its findings were classified at.
-        let clock = cache.clock();
         let retry = RetryPolicy {
             cluster: Some(cluster.clone()),
             ..RetryPolicy::default()
@@ -76,11 +102,15 @@ impl Executor {
             calls: Calls::new(client, retry),
             cache,
             rules: policy.chain().to_vec(),
-            recorder: Recorder::new(audit, events, cluster, policy.dry_run(), clock),
             dry_run: policy.dry_run(),
             readonly: policy.readonly(),
             owners: Owners::default(),
             worker: None,
+            cluster,
+            audit,
+            audit_broken: Mutex::new(None),
+            actor: actor(),
+            events: AtomicBool::new(policy.events()),
         }
     }
 
@@ -97,55 +127,15 @@ impl Executor {
 
     /// How 429 and 5xx answers are retried (tests shorten the waits).
     pub fn with_retry(self, retry: RetryPolicy) -> Executor {
-        Executor {
-            calls: self.calls.clone().with_retry(retry),
-            ..self
-        }
-    }
-
-    pub(crate) fn cluster(&self) -> &ClusterName {
-        self.recorder.cluster()
-    }
-
-    /// What may be read through this cluster; the writes are [`Executor::run`]'s alone.
-    pub fn reads(&self) -> ClusterApi<'_> {
-        ClusterApi {
-            calls: &self.calls,
-            cache: &self.cache,
-            owners: &self.owners,
-            cluster: self.cluster(),
-            refused: self.readonly.then_some(Refusal::Readonly),
-            dry_run: self.dry_run,
-            worker: self.worker.as_ref(),
-        }
-    }
-
-    /// The automatic actions the audit log says were sent within `within`, for the guards.
-    pub(crate) fn recent_actions(&self, within: Duration) -> Vec<PastAction> {
-        self.recorder.recent_actions(within)
-    }
-
-    /// Why nothing may act, when the audit log cannot be written.
-    pub fn audit_problem(&self) -> Option<String> {
-        self.recorder.audit_problem()
-    }
-
-    /// Acting without an audit log on purpose (`--no-audit`).
-    pub fn unaudited(&self) -> bool {
-        self.recorder.unaudited()
-    }
-
-    /// Intents an earlier run of this cluster left without an outcome: each is checked against
-    /// the cluster, closed with an `unknown` outcome, and returned as a line to show.
-    pub async fn resolve_interrupted(&self) -> Vec<String> {
-        self.recorder.resolve_interrupted(&self.calls).await
+        let calls = self.calls.with_retry(retry);
+        Executor { calls, ..self }
     }
 
     /// Check, then send and record. An action refused by its checks sent nothing and is
     /// only logged.
     pub async fn run(&self, action: &Action, origin: Origin) -> Outcome {
         match self.prepare(action, origin).await {
-            Ok(prepared) => self.send(prepared).await,
+            Ok(prepared) => self.send_within(prepared, None).await,
             Err(outcome) => {
                 tracing::info!(
                     action = action.verb().name(),
@@ -221,11 +211,9 @@ impl Executor {
                 .map_err(|copy| Outcome::Refused(Refusal::SecondCopy(copy)))?;
         }
         let scale = match (&pod, action) {
-            (Some(pod), Action::ScaleToZero(_)) => Some(
-                self.scaler()
-                    .plan_scale(pod, finding.as_ref(), &chain, origin, live)
-                    .await?,
-            ),
+            (Some(pod), Action::ScaleToZero(_)) => {
+                Some(self.plan_scale(pod, &chain, origin, live).await?)
+            }
             _ => None,
         };
         Ok(Prepared {
@@ -238,71 +226,37 @@ impl Executor {
     }
 
     /// Write the intent, send, write the outcome. Nothing is sent whose intent is not on disk.
-    pub(crate) async fn send(&self, prepared: Prepared) -> Outcome {
-        self.send_within(prepared, None).await
-    }
-
-    /// `send`, with the request cut off at `until` (a leader must stop before its lease can
-    /// pass to another replica); the cut is recorded as a failure that may have landed.
+    /// The request is cut off at `until` (a leader must stop before its lease can pass to
+    /// another replica); the cut is recorded as a failure that may have landed.
     pub(crate) async fn send_within(
         &self,
         prepared: Prepared,
         until: Option<std::time::Instant>,
     ) -> Outcome {
-        let Prepared {
-            action,
-            origin,
-            pod,
-            finding,
-            scale,
-        } = prepared;
-        let subject = Subject {
-            action: &action,
-            origin,
-            workload: match &action {
-                Action::UndoScale(w) => Some(w),
-                _ => scale.as_ref().map(|s| &s.workload),
-            },
-            pod: pod.as_ref(),
-            finding: finding.as_ref(),
-        };
         // The intent's write and the request share the one deadline.
-        let Some(intended) = before(until, self.recorder.intend(&subject)).await else {
+        let Some(intended) = before(until, self.intend(&prepared)).await else {
             return Outcome::Failed(Failure::IntentLate);
         };
         let intent = match intended {
             Ok(intent) => intent,
             Err(refused) => return refused,
         };
-        let request = self.request(&action, origin, pod.as_ref(), scale.as_ref());
-        let outcome = before(until, request).await;
+        let outcome = before(until, self.request(&prepared)).await;
         let outcome = outcome.unwrap_or(Outcome::Failed(Failure::LeaseEnded));
-        self.recorder.conclude(intent, &subject, &outcome).await;
+        self.conclude(intent, &prepared, &outcome).await;
         outcome
     }
 
     /// The request itself, by verb.
-    async fn request(
-        &self,
-        action: &Action,
-        origin: Origin,
-        pod: Option<&PodRecord>,
-        scale: Option<&ScalePlan>,
-    ) -> Outcome {
-        let pods = PodWrites {
-            calls: &self.calls,
-            dry_run: self.dry_run,
-            rules: &self.rules,
-            origin,
-            clock: self.cache.clock(),
-        };
-        match (action, pod, scale) {
-            (Action::Delete(p), _, _) => pods.delete(p, None).await,
-            (Action::ForceDelete(p), Some(pod), _) => pods.force_delete(p, pod).await,
-            (Action::Evict(p), _, _) => pods.evict(p).await,
-            (Action::RemoveFinalizers(p), _, _) => pods.remove_finalizers(p).await,
-            (Action::ScaleToZero(_), _, Some(plan)) => self.scaler().scale_to_zero(plan).await,
-            (Action::UndoScale(w), _, _) => self.undo().run(w).await,
+    async fn request(&self, prepared: &Prepared) -> Outcome {
+        let origin = prepared.origin;
+        match (&prepared.action, &prepared.pod, &prepared.scale) {
+            (Action::Delete(p), _, _) => self.delete(p, None, origin).await,
+            (Action::ForceDelete(p), Some(pod), _) => self.force_delete(p, pod, origin).await,
+            (Action::Evict(p), _, _) => self.evict(p, origin).await,
+            (Action::RemoveFinalizers(p), _, _) => self.remove_finalizers(p).await,
+            (Action::ScaleToZero(_), _, Some(plan)) => self.scale_to_zero(plan, prepared).await,
+            (Action::UndoScale(w), _, _) => super::undo::run(&self.calls, self.dry_run, w).await,
             _ => Outcome::Failed(Failure::NoPod),
         }
     }
@@ -325,24 +279,6 @@ impl Executor {
                 now: pod.state_line(),
             })),
             _ => Ok((pod, finding)),
-        }
-    }
-
-    fn scaler(&self) -> Scaler<'_> {
-        Scaler {
-            calls: &self.calls,
-            dry_run: self.dry_run,
-            rules: &self.rules,
-            cluster: self.recorder.cluster(),
-            actor: self.recorder.actor(),
-            clock: self.cache.clock(),
-        }
-    }
-
-    fn undo(&self) -> Undo<'_> {
-        Undo {
-            calls: &self.calls,
-            dry_run: self.dry_run,
         }
     }
 }

@@ -8,7 +8,7 @@ use super::action::PodRef;
 use super::calls::Calls;
 use super::failure::Failure;
 use super::outcome::Outcome;
-use super::retry::{Needs, Stop};
+use super::retry::Stop;
 use crate::cluster::Cache;
 use crate::pod::WirePod;
 use k8s_openapi::api::core::v1::Pod;
@@ -24,18 +24,7 @@ pub(crate) async fn read_into(
     cache: &Cache,
     target: &PodRef,
 ) -> Result<Pod, Outcome> {
-    let needs = Needs {
-        verb: "get",
-        resource: "pods",
-    };
-    let reading = calls.send_json(
-        http::Method::GET,
-        target.path(),
-        None,
-        needs,
-        &target.namespace,
-    );
-    let answer = match tokio::time::timeout(LIVE_READ, reading).await {
+    let answer = match tokio::time::timeout(LIVE_READ, calls.get_pod(target)).await {
         Ok(Ok(text)) => text,
         Ok(Err(Stop::Gone)) => {
             cache.remove(&target.uid);

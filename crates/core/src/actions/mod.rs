@@ -34,7 +34,7 @@ mod workload;
 
 pub use crate::rules::Verb;
 pub use action::{Action, Origin, PodRef, Target};
-pub use audit::{AuditLog, AuditRecord, Stage};
+pub use audit::{Audit, AuditLog, AuditRecord, Stage};
 pub use executor::Executor;
 pub(crate) use executor::before;
 pub use failure::Failure;
@@ -49,7 +49,6 @@ pub use parked_rows::{Unread, list_parked};
 pub use proof::{PullDiffers, Suspect, Unproven};
 pub use read_error::ReadError;
 pub use reads::{ClusterApi, Inspection, LOG_BYTES, LOG_LINES, PodReading};
-pub use record::Audit;
 pub use refusal::{Refusal, Unreadable};
 pub use retry::{Denied, RetryPolicy};
 pub use undo::{RecordedIn, UndoPlan};

@@ -12,10 +12,11 @@ use tokio::time::Instant;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Client;
 use kube::api::{Api, DynamicObject};
+use kube::core::{GroupVersionKind, Selector};
 use kube::discovery::ApiResource;
 
 use super::retry::{Needs, RetryPolicy, Stop};
-use super::selector::{Labels, ROLLOUT_TEMPLATE_HASH, Selector, TEMPLATE_HASH};
+use super::selector::{Labels, ROLLOUT_TEMPLATE_HASH, TEMPLATE_HASH, selector};
 use crate::pod::{IGNORE_ANNOTATION, MESSAGE_CAP, NAME_CAP, OwnerRef, PodRecord, cut, is_truthy};
 
 /// How long an owner's metadata is trusted: long enough for a pass over many pods of one
@@ -38,7 +39,6 @@ pub const FOLLOWED_OWNERS: [(&str, &str, &str); 8] = [
 /// One controller owner up a pod's chain, as read from the API.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Owner {
-    pub(crate) api_version: String,
     pub(crate) kind: String,
     pub(crate) namespace: String,
     pub(crate) name: String,
@@ -225,7 +225,7 @@ impl Owners {
         let mut chain = Vec::new();
         let mut next = pod.owner.as_ref().map(Link::of);
         while let Some(link) = next.take().filter(|_| chain.len() < depth) {
-            let Some(resource) = followed(&link.api_version, &link.kind) else {
+            let Some((resource, plural)) = followed(&link.api_version, &link.kind) else {
                 break;
             };
             // A name no object can have is not asked for: it would only fill the cache.
@@ -233,7 +233,7 @@ impl Owners {
                 break;
             }
             let Some(owner) = self
-                .get(client, retry, &pod.namespace, resource, &link.name)
+                .get(client, retry, &pod.namespace, resource, plural, &link.name)
                 .await?
             else {
                 break;
@@ -250,6 +250,7 @@ impl Owners {
         retry: &RetryPolicy,
         namespace: &str,
         resource: ApiResource,
+        plural: &'static str,
         name: &str,
     ) -> Result<Option<Owner>, Stop> {
         let key = (
@@ -264,10 +265,6 @@ impl Owners {
             return Ok(owner.clone());
         }
         let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
-        let plural: &'static str = FOLLOWED_OWNERS
-            .iter()
-            .find(|(_, kind, _)| *kind == resource.kind)
-            .map_or("owners", |(_, _, plural)| plural);
         let owner = match retry
             .run(Needs::new("get", plural), namespace, || api.get(name))
             .await
@@ -287,18 +284,14 @@ impl Owners {
     }
 }
 
-fn followed(api_version: &str, kind: &str) -> Option<ApiResource> {
+/// The resource of an owner kind that is followed, and its plural (for RBAC).
+fn followed(api_version: &str, kind: &str) -> Option<(ApiResource, &'static str)> {
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    FOLLOWED_OWNERS
+    let (_, _, plural) = FOLLOWED_OWNERS
         .iter()
-        .find(|(g, k, _)| *g == group && *k == kind)
-        .map(|(group, kind, plural)| ApiResource {
-            group: group.to_string(),
-            version: version.to_string(),
-            api_version: api_version.to_string(),
-            kind: kind.to_string(),
-            plural: plural.to_string(),
-        })
+        .find(|(g, k, _)| *g == group && *k == kind)?;
+    let gvk = GroupVersionKind::gvk(group, version, kind);
+    Some((ApiResource::from_gvk_with_plural(&gvk, plural), plural))
 }
 
 fn owner_of(resource: &ApiResource, namespace: &str, object: DynamicObject) -> Owner {
@@ -330,13 +323,12 @@ fn owner_of(resource: &ApiResource, namespace: &str, object: DynamicObject) -> O
         })
         .cloned();
     Owner {
-        api_version: resource.api_version.clone(),
         kind: resource.kind.clone(),
         namespace: namespace.to_string(),
         name: meta.name.unwrap_or_default(),
         uid: meta.uid.unwrap_or_default(),
         ignored,
-        selector: Selector::of(object.data.pointer("/spec/selector")),
+        selector: selector(object.data.pointer("/spec/selector")),
         template_hash,
         current,
         next,

@@ -6,27 +6,16 @@ use kube::api::{Api, DeleteParams, Preconditions};
 use serde_json::json;
 
 use super::action::{Origin, PodRef};
-use super::calls::Calls;
+use super::executor::Executor;
 use super::failure::Failure;
 use super::outcome::{Change, Outcome, Skip};
 use super::refusal::Refusal;
 use super::retry::{Needs, Stop};
-use crate::clock::Clock;
 use crate::pod::{Interner, PodRecord, decode_pod};
-use crate::rules::{RuleSpec, classify};
+use crate::rules::classify;
 
-/// The writes of one action on one pod.
-pub(super) struct PodWrites<'a> {
-    pub calls: &'a Calls,
-    pub dry_run: bool,
-    /// The rule chain: a pod read again after a 409 must still match the rule that planned it.
-    pub rules: &'a [RuleSpec],
-    pub origin: Origin,
-    pub clock: Clock,
-}
-
-impl PodWrites<'_> {
-    pub(super) async fn delete(&self, p: &PodRef, grace: Option<u32>) -> Outcome {
+impl Executor {
+    pub(super) async fn delete(&self, p: &PodRef, grace: Option<u32>, origin: Origin) -> Outcome {
         let change = Change::Deleted {
             pod: p.clone(),
             grace,
@@ -57,7 +46,7 @@ impl PodWrites<'_> {
             {
                 Ok(_) => return Outcome::Done(change),
                 Err(Stop::Conflict(message)) if attempt == 0 => {
-                    if let Err(outcome) = self.replan(p, &message).await {
+                    if let Err(outcome) = self.replan(p, &message, origin).await {
                         return outcome;
                     }
                 }
@@ -69,18 +58,23 @@ impl PodWrites<'_> {
 
     /// Grace 0. A terminating pod held by finalizers is not deleted again by the worker:
     /// deleting cannot release finalizers, so it says so instead of retrying forever.
-    pub(super) async fn force_delete(&self, p: &PodRef, pod: &PodRecord) -> Outcome {
+    pub(super) async fn force_delete(
+        &self,
+        p: &PodRef,
+        pod: &PodRecord,
+        origin: Origin,
+    ) -> Outcome {
         let finalizers: Vec<String> = pod.finalizers.iter().map(|f| f.to_string()).collect();
         if finalizers.is_empty() {
-            return self.delete(p, Some(0)).await;
+            return self.delete(p, Some(0), origin).await;
         }
-        if matches!(self.origin, Origin::Auto(_)) && pod.deletion.is_some() {
+        if matches!(origin, Origin::Auto(_)) && pod.deletion.is_some() {
             return Outcome::Refused(Refusal::HeldByFinalizers {
                 pod: p.clone(),
                 finalizers,
             });
         }
-        match self.delete(p, Some(0)).await {
+        match self.delete(p, Some(0), origin).await {
             Outcome::Done(Change::Deleted { pod, grace, .. }) => Outcome::Done(Change::Deleted {
                 pod,
                 grace,
@@ -90,7 +84,7 @@ impl PodWrites<'_> {
         }
     }
 
-    pub(super) async fn evict(&self, p: &PodRef) -> Outcome {
+    pub(super) async fn evict(&self, p: &PodRef, origin: Origin) -> Outcome {
         if self.dry_run {
             return Outcome::DryRun(Change::Evicted(p.clone()));
         }
@@ -119,7 +113,7 @@ impl PodWrites<'_> {
             .await;
         match evicted {
             Ok(_) => Outcome::Done(Change::Evicted(p.clone())),
-            Err(Stop::Conflict(conflict)) => match self.replan(p, &conflict).await {
+            Err(Stop::Conflict(conflict)) => match self.replan(p, &conflict, origin).await {
                 Err(outcome) => outcome,
                 Ok(()) => Outcome::Skipped(Skip::ChangedDuringEviction {
                     pod: p.clone(),
@@ -154,17 +148,10 @@ impl PodWrites<'_> {
         }
     }
 
-    /// After a 409: read the pod again and decide whether the same action still applies.
-    async fn replan(&self, p: &PodRef, conflict: &str) -> Result<(), Outcome> {
-        let needs = Needs {
-            verb: "get",
-            resource: "pods",
-        };
-        let text = self
-            .calls
-            .send_json(http::Method::GET, p.path(), None, needs, &p.namespace)
-            .await
-            .map_err(Outcome::from)?;
+    /// After a 409: read the pod again and decide whether the same action still applies (for
+    /// the worker, it must still match the rule that planned it).
+    async fn replan(&self, p: &PodRef, conflict: &str, origin: Origin) -> Result<(), Outcome> {
+        let text = self.calls.get_pod(p).await.map_err(Outcome::from)?;
         let fresh = decode_pod(text.as_bytes(), &mut Interner::default()).map_err(|e| {
             Outcome::Failed(Failure::Reread {
                 pod: p.clone(),
@@ -178,10 +165,11 @@ impl PodWrites<'_> {
                 conflict: conflict.to_string(),
             }));
         }
-        let still_matches = match self.origin {
+        let still_matches = match origin {
             Origin::Manual => true,
             Origin::Auto(rule) => {
-                classify(&fresh, self.rules, self.clock.now()).is_some_and(|f| f.rule == rule)
+                let now = self.cache.clock().now();
+                classify(&fresh, &self.rules, now).is_some_and(|f| f.rule == rule)
             }
         };
         if !still_matches {

@@ -11,6 +11,8 @@
 
 use std::fmt;
 
+use kube::core::SelectorExt;
+
 use super::owners::{Link, LivePod, Owner};
 use super::selector::{Labels, REVISION_HASH, ROLLOUT_TEMPLATE_HASH, TEMPLATE_HASH};
 use super::workload::{ScalableWorkload, WorkloadKind};
@@ -322,7 +324,7 @@ fn is_ordinal_of(pod: &str, set: &str) -> bool {
 mod tests {
     use super::*;
     use crate::actions::owners::{Current, Pulled};
-    use crate::actions::selector::{Selector, labels};
+    use crate::actions::selector::{labels, selector};
     use crate::pod::WorkloadId;
     use serde_json::json;
 
@@ -340,13 +342,12 @@ mod tests {
 
     fn owner(kind: &str, name: &str, uid: &str, next: Option<Link>) -> Owner {
         Owner {
-            api_version: "apps/v1".into(),
             kind: kind.into(),
             namespace: "shop".into(),
             name: name.into(),
             uid: uid.into(),
             ignored: false,
-            selector: Selector::of(Some(&json!({"matchLabels": {"app": "web"}}))),
+            selector: selector(Some(&json!({"matchLabels": {"app": "web"}}))),
             template_hash: (kind == "ReplicaSet").then(|| "5c6b7".into()),
             current: Current {
                 containers: vec![pulled("shop/web:2")],

@@ -6,19 +6,19 @@ use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::api::{Api, DynamicObject, ListParams, LogParams};
 
 use super::action::PodRef;
-use super::calls::Calls;
+use super::executor::Executor;
 use super::outcome::Outcome;
 use super::owner::{self, Resolution};
-use super::owners::{FULL_CHAIN, LivePod, OptOut, Owners};
+use super::owners::{FULL_CHAIN, LivePod, OptOut};
 use super::parked::ParkedRecord;
 use super::parked_rows::{ParkedList, list_parked};
 use super::read_error::ReadError;
 use super::refusal::Refusal;
 use super::scale::available_replicas;
-use super::undo::{Undo, UndoPlan};
+use super::undo::UndoPlan;
 use super::workload::{ScalableWorkload, spec_replicas};
-use crate::cluster::{Cache, ClusterName, Scope};
-use crate::fleet::{WorkerAddress, WorkerAnswer, ask_worker};
+use crate::cluster::Scope;
+use crate::fleet::{WorkerAnswer, ask_worker};
 use crate::rules::{Finding, classify};
 
 /// The most a log read returns: enough to see why a run ended, never a flood.
@@ -54,28 +54,26 @@ pub struct PodReading {
 }
 
 /// The one read path of a cluster, for the screen: it shares the write path's client and
-/// owner cache, and writes nothing.
-/// Built by the write path ([`super::Executor::reads`]) from its own parts.
-pub struct ClusterApi<'a> {
-    pub(super) calls: &'a Calls,
-    pub(super) cache: &'a Cache,
-    pub(super) owners: &'a Owners,
-    pub(super) cluster: &'a ClusterName,
-    /// Why undo would be refused whatever the workload (`--readonly`).
-    pub(super) refused: Option<Refusal>,
-    pub(super) dry_run: bool,
-    /// The cluster's worker, when it is read through it: no watch fills the cache, so a pod
-    /// is read live into it before its owners are, and a cause's words are the worker's.
-    pub(super) worker: Option<&'a WorkerAddress>,
+/// owner cache, and writes nothing. For a cluster read through its worker no watch fills the
+/// cache, so a pod is read live into it before its owners are, and a cause's words are the
+/// worker's.
+pub struct ClusterApi<'a>(&'a Executor);
+
+impl Executor {
+    /// What may be read through this cluster; the writes are [`Executor::run`]'s alone.
+    pub fn reads(&self) -> ClusterApi<'_> {
+        ClusterApi(self)
+    }
 }
 
 impl ClusterApi<'_> {
     /// The pod as the API server has it now, its owner chain and its Events.
     pub async fn details(&self, pod: &PodRef) -> Result<PodReading, ReadError> {
-        let client = self.calls.client();
-        let full = match self.worker {
+        let Executor { calls, cache, .. } = self.0;
+        let client = calls.client();
+        let full = match &self.0.worker {
             // No watch fills the cache: the one read of the pod puts it there too.
-            Some(_) => super::live_read::read_into(self.calls, self.cache, pod)
+            Some(_) => super::live_read::read_into(calls, cache, pod)
                 .await
                 .map_err(|outcome| ReadError::of_outcome(pod, outcome))?,
             None => {
@@ -101,7 +99,7 @@ impl ClusterApi<'_> {
                 .collect()),
             Err(e) => Err(ReadError::kube(format!("the Events of {pod}"), e)),
         };
-        let worker = match self.worker {
+        let worker = match &self.0.worker {
             Some(address) => Some(ask_worker(client, address, &pod.uid, WORKER_ANSWERS).await),
             None => None,
         };
@@ -116,7 +114,7 @@ impl ClusterApi<'_> {
     /// The pod as read just now, judged again, its owner chain (cached) and, with
     /// `workload`, the workload itself: what a dialog shows before a person acts.
     pub async fn inspect(&self, pod: &PodRef, workload: bool) -> Result<Inspection, ReadError> {
-        let read = super::live_read::read_into(self.calls, self.cache, pod)
+        let read = super::live_read::read_into(&self.0.calls, &self.0.cache, pod)
             .await
             .map_err(|outcome| ReadError::of_outcome(pod, outcome))?;
         self.inspect_cached(pod, workload, Some(LivePod::of(&read)))
@@ -131,17 +129,19 @@ impl ClusterApi<'_> {
         workload: bool,
         live: Option<LivePod>,
     ) -> Result<Inspection, ReadError> {
-        let (client, retry) = (self.calls.client(), self.calls.retry());
-        let record = self
-            .cache
-            .get(&pod.uid)
-            .ok_or_else(|| ReadError::NotCached(pod.clone()))?;
-        let chain = self
-            .owners
+        let Executor {
+            calls,
+            cache,
+            owners,
+            ..
+        } = self.0;
+        let (client, retry) = (calls.client(), calls.retry());
+        let record = (cache.get(&pod.uid)).ok_or_else(|| ReadError::NotCached(pod.clone()))?;
+        let chain = owners
             .chain(client, retry, &record, FULL_CHAIN)
             .await
             .map_err(|stop| ReadError::stopped(format!("the owners of {pod}"), stop))?;
-        let resolved = owner::resolve(self.calls, &record, &chain, live).await;
+        let resolved = owner::resolve(calls, &record, &chain, live).await;
         let resolution = match resolved.map_err(|stop| ReadError::stopped(pod, stop))? {
             Ok(proven) => Resolution::Scalable(proven.workload),
             Err(why) => Resolution::Unscalable(why),
@@ -152,7 +152,7 @@ impl ClusterApi<'_> {
         };
         let replicas =
             (object.as_ref().and_then(spec_replicas)).and_then(|r| i32::try_from(r).ok());
-        let live = classify(&record, &self.cache.chain(), self.cache.clock().now());
+        let live = classify(&record, &cache.chain(), cache.clock().now());
         Ok(Inspection {
             live,
             opt_out: OptOut::find(&record, &chain),
@@ -170,7 +170,7 @@ impl ClusterApi<'_> {
         container: Option<&str>,
         previous: bool,
     ) -> Result<String, ReadError> {
-        let pods: Api<Pod> = Api::namespaced(self.calls.client().clone(), &pod.namespace);
+        let pods: Api<Pod> = Api::namespaced(self.0.calls.client().clone(), &pod.namespace);
         let params = LogParams {
             container: container.map(String::from),
             previous,
@@ -192,7 +192,8 @@ impl ClusterApi<'_> {
                 {
                     ReadError::NodeUnreachable {
                         what,
-                        node: self.node_of(pod),
+                        node: (self.0.cache.get(&pod.uid))
+                            .and_then(|record| record.node.as_deref().map(String::from)),
                         why: status.message,
                     }
                 }
@@ -200,16 +201,9 @@ impl ClusterApi<'_> {
             })
     }
 
-    /// The node the cache places `pod` on, for a message.
-    fn node_of(&self, pod: &PodRef) -> Option<String> {
-        self.cache
-            .get(&pod.uid)
-            .and_then(|record| record.node.as_deref().map(String::from))
-    }
-
     /// The records in this cluster's parked ConfigMap, as stored.
     pub async fn parked_records(&self) -> Result<Vec<ParkedRecord>, ReadError> {
-        let store = self.calls.parked_store();
+        let store = self.0.calls.parked_store();
         store
             .list()
             .await
@@ -218,25 +212,17 @@ impl ClusterApi<'_> {
 
     /// This cluster's parked workloads in `scopes`, oldest first.
     pub async fn parked_rows(&self, scopes: &[Scope]) -> Result<ParkedList, ReadError> {
-        list_parked(
-            self.calls.client(),
-            self.cluster,
-            scopes,
-            self.calls.retry(),
-            self.cache.clock().now(),
-        )
-        .await
+        let Executor { calls, cache, .. } = self.0;
+        let (client, retry) = (calls.client(), calls.retry());
+        let now = cache.clock().now();
+        list_parked(client, &self.0.cluster, scopes, retry, now).await
     }
 
     /// What undo of `w` would restore, or why it would not: its checks without its write.
     pub async fn check_undo(&self, w: &ScalableWorkload) -> Result<UndoPlan, Outcome> {
-        if let Some(refusal) = &self.refused {
-            return Err(Outcome::Refused(refusal.clone()));
+        if self.0.readonly {
+            return Err(Outcome::Refused(Refusal::Readonly));
         }
-        let undo = Undo {
-            calls: self.calls,
-            dry_run: self.dry_run,
-        };
-        undo.check(w).await
+        super::undo::check(&self.0.calls, w).await
     }
 }

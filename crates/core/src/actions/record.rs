@@ -3,118 +3,33 @@
 //! earlier run left without an outcome, checked against the cluster.
 
 use crate::place::Place;
-use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
 
-use super::action::{Action, Origin};
-use super::audit::{AuditLog, AuditRecord, Stage, actor};
+use super::audit::{Audit, AuditLog, AuditRecord, Stage};
 use super::calls::Calls;
-use super::events::{EventRecorder, Involved};
+use super::executor::{Executor, Prepared};
 use super::history::{PastAction, Written};
 use super::outcome::Outcome;
 use super::refusal::Refusal;
 use super::workload::{ScalableWorkload, spec_replicas};
-use crate::clock::Clock;
-use crate::cluster::{ClusterName, plain};
-use crate::pod::PodRecord;
+use crate::cluster::plain;
 use crate::pod::WorkloadId;
-use crate::policy::Policy;
-use crate::rules::Finding;
 
-/// Where the executor writes its records.
-#[derive(Clone)]
-pub enum Audit {
-    Log(AuditLog),
-    /// `--no-audit`: acting without a log, on purpose (a badge says so).
-    Off,
-    /// The log could not be opened: nothing may act until it can.
-    Unavailable {
-        path: PathBuf,
-        why: String,
-    },
-}
-
-/// What one action is, for its two records.
-pub(super) struct Subject<'a> {
-    pub action: &'a Action,
-    pub origin: Origin,
-    pub workload: Option<&'a ScalableWorkload>,
-    pub pod: Option<&'a PodRecord>,
-    pub finding: Option<&'a Finding>,
-}
-
-impl Audit {
-    /// The audit log `policy` asks for, written ahead of every action. When it cannot be
-    /// opened, nothing may act (`Unavailable`), unless `--no-audit` said to act without one.
-    pub fn open(policy: &Policy) -> Audit {
-        if policy.no_audit() {
-            return Audit::Off;
-        }
-        let config = policy.audit();
-        match AuditLog::open(config) {
-            Ok(log) => Audit::Log(log),
-            Err(e) => Audit::Unavailable {
-                path: config.path.clone(),
-                why: e.to_string(),
-            },
-        }
-    }
-}
-
-/// The records of one cluster's actions: the audit log, the Events, and who acts.
-pub(super) struct Recorder {
-    audit: Audit,
-    /// Set when a write to the audit log failed: nothing acts until a restart fixes it.
-    audit_broken: Mutex<Option<String>>,
-    /// Who runs the tool, for the audit log.
-    actor: String,
-    events: EventRecorder,
-    cluster: ClusterName,
-    dry_run: bool,
-    clock: Clock,
-}
-
-impl Recorder {
-    pub(super) fn new(
-        audit: Audit,
-        events: EventRecorder,
-        cluster: ClusterName,
-        dry_run: bool,
-        clock: Clock,
-    ) -> Self {
-        Recorder {
-            audit,
-            audit_broken: Mutex::new(None),
-            actor: actor(),
-            events,
-            cluster,
-            dry_run,
-            clock,
-        }
-    }
-
-    pub(super) fn cluster(&self) -> &ClusterName {
-        &self.cluster
-    }
-
-    pub(super) fn actor(&self) -> &str {
-        &self.actor
-    }
-
+impl Executor {
     /// The automatic actions the audit log says were sent within `within`, for the guards.
-    pub(super) fn recent_actions(&self, within: Duration) -> Vec<PastAction> {
+    pub(crate) fn recent_actions(&self, within: Duration) -> Vec<PastAction> {
+        let now = self.cache.clock().now();
         match &self.audit {
-            Audit::Log(log) => log.recent(&self.cluster, within, self.dry_run, self.clock.now()),
+            Audit::Log(log) => log.recent(&self.cluster, within, self.dry_run, now),
             _ => Vec::new(),
         }
     }
 
     /// Why nothing may act, when the audit log cannot be written.
-    pub(super) fn audit_problem(&self) -> Option<String> {
+    pub fn audit_problem(&self) -> Option<String> {
         if let Audit::Unavailable { path, why } = &self.audit {
             return Some(format!(
                 "the audit log {} cannot be opened ({why})",
@@ -128,22 +43,19 @@ impl Recorder {
     }
 
     /// Acting without an audit log on purpose (`--no-audit`).
-    pub(super) fn unaudited(&self) -> bool {
+    pub fn unaudited(&self) -> bool {
         matches!(self.audit, Audit::Off)
     }
 
     /// Write the intent, fsynced, before anything is sent. `Err` is the refusal to act.
-    pub(super) async fn intend(
-        &self,
-        subject: &Subject<'_>,
-    ) -> Result<Option<AuditRecord>, Outcome> {
+    pub(super) async fn intend(&self, prepared: &Prepared) -> Result<Option<AuditRecord>, Outcome> {
         if let Some(problem) = self.audit_problem() {
             return Err(Outcome::Refused(Refusal::AuditBroken(problem)));
         }
         let Audit::Log(log) = &self.audit else {
             return Ok(None);
         };
-        let record = self.intent(log, subject);
+        let record = self.intent(log, prepared);
         match log.write_off_thread(record.clone()).await {
             Ok(()) => Ok(Some(record)),
             Err(e) => Err(Outcome::Refused(Refusal::AuditUnwritten(
@@ -165,18 +77,18 @@ impl Recorder {
     pub(super) async fn conclude(
         &self,
         intent: Option<AuditRecord>,
-        subject: &Subject<'_>,
+        prepared: &Prepared,
         outcome: &Outcome,
     ) {
         tracing::info!(
-            action = subject.action.verb().name(),
+            action = prepared.action.verb().name(),
             outcome = outcome.label(),
             "{}",
             outcome.detail()
         );
         if let (Some(intent), Audit::Log(log)) = (intent, &self.audit) {
             let record = AuditRecord {
-                time: AuditRecord::stamp(self.clock.now()),
+                time: AuditRecord::stamp(self.cache.clock().now()),
                 stage: Stage::Outcome,
                 reason: None,
                 outcome: Some(outcome.label()),
@@ -188,32 +100,34 @@ impl Recorder {
             }
         }
         if *outcome != Outcome::AlreadyGone {
-            self.emit_event(subject, outcome).await;
+            self.emit_event(prepared, outcome).await;
         }
     }
 
-    fn intent(&self, log: &AuditLog, subject: &Subject) -> AuditRecord {
-        let (namespace, name, uid) = match (subject.action.pod(), subject.workload) {
+    fn intent(&self, log: &AuditLog, prepared: &Prepared) -> AuditRecord {
+        let (pod, finding) = (prepared.pod.as_ref(), prepared.finding.as_ref());
+        let now = self.cache.clock().now();
+        let (namespace, name, uid) = match (prepared.action.pod(), prepared.workload()) {
             (Some(p), _) => (p.namespace.clone(), p.name.clone(), Some(p.uid.clone())),
             (None, Some(w)) => (w.namespace().to_string(), w.name().to_string(), None),
             (None, None) => (String::new(), String::new(), None),
         };
-        let reason = subject.finding.map(|f| format!("{}: {}", f.rule, f.reason));
+        let reason = finding.map(|f| format!("{}: {}", f.rule, f.reason));
         AuditRecord {
-            time: AuditRecord::stamp(self.clock.now()),
-            id: log.next_id(self.clock.now()),
+            time: AuditRecord::stamp(now),
+            id: log.next_id(now),
             stage: Stage::Intent,
             cluster: self.cluster.clone(),
-            origin: subject.origin,
+            origin: prepared.origin,
             actor: self.actor.clone(),
-            action: subject.action.verb(),
+            action: prepared.action.verb(),
             namespace,
             name,
             uid,
-            workload: subject.workload.map(|w| w.to_string()),
-            owner: subject.pod.map(|p| WorkloadId::of(p).label()),
-            pod_phase: subject.pod.map(|p| p.phase.name()),
-            shares: subject.pod.zip(subject.finding).and_then(|(pod, f)| {
+            workload: prepared.workload().map(|w| w.to_string()),
+            owner: pod.map(|p| WorkloadId::of(p).label()),
+            pod_phase: pod.map(|p| p.phase.name()),
+            shares: pod.zip(finding).and_then(|(pod, f)| {
                 let message = f.message.as_deref();
                 Place::at(f.rule, &pod.namespace, pod.node.as_deref(), message).shared
             }),
@@ -224,39 +138,9 @@ impl Recorder {
         }
     }
 
-    async fn emit_event(&self, subject: &Subject<'_>, outcome: &Outcome) {
-        let warning = !outcome.succeeded();
-        let message = format!("ops-pod-cleaner {}: {}", outcome.label(), outcome.detail());
-        let reason = event_reason(subject.action);
-        let (about, kind_name);
-        if let Some(w) = subject.workload {
-            kind_name = w.kind().api_resource();
-            about = Involved {
-                api_version: &kind_name.api_version,
-                kind: &kind_name.kind,
-                namespace: w.namespace(),
-                name: w.name(),
-                uid: None,
-            };
-        } else if let Some(p) = subject.action.pod() {
-            about = Involved {
-                api_version: "v1",
-                kind: "Pod",
-                namespace: &p.namespace,
-                name: &p.name,
-                uid: Some(&p.uid),
-            };
-        } else {
-            return;
-        }
-        self.events
-            .emit(about, reason, &message, warning, self.clock.now())
-            .await;
-    }
-
     /// Intents an earlier run of this cluster left without an outcome: each is checked against
     /// the cluster, closed with an `unknown` outcome, and returned as a line to show.
-    pub(super) async fn resolve_interrupted(&self, calls: &Calls) -> Vec<String> {
+    pub async fn resolve_interrupted(&self) -> Vec<String> {
         let Audit::Log(log) = &self.audit else {
             return Vec::new();
         };
@@ -265,7 +149,7 @@ impl Recorder {
             if gap.cluster != self.cluster {
                 continue;
             }
-            let now = check(calls, &gap).await;
+            let now = check(&self.calls, &gap).await;
             let line = format!(
                 "an action was interrupted before its outcome was recorded: {} {}/{} at {} \
                  (audit id {}){}; it may or may not have happened: {now}",
@@ -278,7 +162,7 @@ impl Recorder {
             );
             tracing::warn!("{line}");
             let record = AuditRecord {
-                time: AuditRecord::stamp(self.clock.now()),
+                time: AuditRecord::stamp(self.cache.clock().now()),
                 id: gap.id.clone(),
                 stage: Stage::Outcome,
                 cluster: gap.cluster.clone(),
@@ -340,15 +224,4 @@ fn audited_workload(text: &str) -> Option<ScalableWorkload> {
     let (kind, rest) = text.split_once(' ')?;
     let (namespace, name) = rest.split_once('/')?;
     ScalableWorkload::of(&WorkloadId::new(namespace, kind, name))
-}
-
-fn event_reason(action: &Action) -> &'static str {
-    match action {
-        Action::Delete(_) => "PodDeleted",
-        Action::ForceDelete(_) => "PodForceDeleted",
-        Action::Evict(_) => "PodEvicted",
-        Action::ScaleToZero(_) => "ScaledToZero",
-        Action::UndoScale(_) => "ScaleRestored",
-        Action::RemoveFinalizers(_) => "FinalizersRemoved",
-    }
 }

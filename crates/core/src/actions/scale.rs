@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::action::Origin;
 use super::audit::AuditRecord;
-use super::calls::Calls;
+use super::executor::{Executor, Prepared, ScalePlan};
 use super::outcome::{Change, Outcome, Skip};
 use super::owner;
 use super::owners::{LivePod, OptOut, Owner};
@@ -21,52 +21,20 @@ use super::proof::{Proven, Unproven};
 use super::refusal::Refusal;
 use super::retry::Stop;
 use super::workload::{REPLICAS_BEFORE_ANNOTATION, ScalableWorkload};
-use crate::clock::Clock;
-use crate::cluster::ClusterName;
 use crate::pod::{IGNORE_ANNOTATION, PodRecord, is_truthy};
-use crate::rules::{Finding, RuleSpec};
 
-/// A scale-to-zero that passed its checks: the workload and its replicas when it was read.
-#[derive(Debug, Clone)]
-pub(crate) struct ScalePlan {
-    pub workload: ScalableWorkload,
-    pub current: i32,
-    /// The Scale's resourceVersion when `current` (and availability) were read: the write
-    /// carries it, so a workload changed since (fixed, rescaled) is a 409, and re-planned.
-    pub version: String,
-    /// The workload's UID: the key of its parked record.
-    pub uid: String,
-    pub origin: Origin,
-    /// The pod that triggered it, and what the rules found on it when it was re-checked.
-    pub pod: String,
-    pub finding: Option<Finding>,
-}
-
-/// The scale of one action.
-pub(super) struct Scaler<'a> {
-    pub calls: &'a Calls,
-    pub dry_run: bool,
-    /// The rule chain, for a rule's `scaleWhileAvailable`.
-    pub rules: &'a [RuleSpec],
-    /// Who scales, when, for the parked record: the cluster and the actor of the audit log.
-    pub cluster: &'a ClusterName,
-    pub actor: &'a str,
-    pub clock: Clock,
-}
-
-impl Scaler<'_> {
+impl Executor {
     /// Resolve the workload and read it fresh. The worker never scales a workload that still
     /// has available replicas (a bad rollout: the old ReplicaSet still serves), unless the rule
     /// opts in with `scaleWhileAvailable`.
     pub(super) async fn plan_scale(
         &self,
         pod: &PodRecord,
-        finding: Option<&Finding>,
         chain: &[Owner],
         origin: Origin,
         live: Option<LivePod>,
     ) -> Result<ScalePlan, Outcome> {
-        let resolved = owner::resolve(self.calls, pod, chain, live).await;
+        let resolved = owner::resolve(&self.calls, pod, chain, live).await;
         let Proven { workload, uid } = resolved
             .map_err(Outcome::from)?
             .map_err(|why| Outcome::Refused(Refusal::Unscalable(why)))?;
@@ -76,9 +44,6 @@ impl Scaler<'_> {
             workload,
             current,
             version,
-            origin,
-            pod: pod.name.to_string(),
-            finding: finding.cloned(),
         })
     }
 
@@ -144,7 +109,8 @@ impl Scaler<'_> {
         Ok((current, version))
     }
 
-    pub(super) async fn scale_to_zero(&self, plan: &ScalePlan) -> Outcome {
+    /// Scale `prepared`'s workload as `plan` read it; a workload changed since is checked again.
+    pub(super) async fn scale_to_zero(&self, plan: &ScalePlan, prepared: &Prepared) -> Outcome {
         if self.dry_run {
             return Outcome::DryRun(Change::Scaled {
                 workload: plan.workload.clone(),
@@ -154,12 +120,12 @@ impl Scaler<'_> {
         }
         let mut plan = plan.clone();
         for _ in 0..SCALE_ATTEMPTS {
-            match self.park_and_scale(&plan).await {
+            match self.park_and_scale(&plan, prepared).await {
                 Err(Stop::Conflict(_)) => {
                     // The workload changed between the read and the write: check it again as it
                     // is now (it may serve again, or have other replicas to record).
                     match self
-                        .check_workload(&plan.workload, &plan.uid, plan.origin)
+                        .check_workload(&plan.workload, &plan.uid, prepared.origin)
                         .await
                     {
                         Ok((current, version)) => {
@@ -180,13 +146,13 @@ impl Scaler<'_> {
     }
 
     /// Record the replicas, then scale to zero at the version they were read at.
-    async fn park_and_scale(&self, plan: &ScalePlan) -> Result<Outcome, Stop> {
+    async fn park_and_scale(&self, plan: &ScalePlan, prepared: &Prepared) -> Result<Outcome, Stop> {
         let w = &plan.workload;
         let current = plan.current;
         // Remember first, so undo works even if the scale call is the one that fails; and never
         // scale what could not be remembered.
         let store = self.calls.parked_store();
-        let fallback = match store.put(&self.parked_record(plan)).await {
+        let fallback = match store.put(&self.parked_record(plan, prepared)).await {
             Ok(()) => None,
             Err(StoreError::Failed(stop)) => return Err(stop),
             Err(StoreError::Unavailable(why)) => {
@@ -225,20 +191,21 @@ impl Scaler<'_> {
         }
     }
 
-    fn parked_record(&self, plan: &ScalePlan) -> ParkedRecord {
-        let (w, finding) = (&plan.workload, plan.finding.as_ref());
+    /// The record of `plan`, with the pod that triggered it and what the rules found on it.
+    fn parked_record(&self, plan: &ScalePlan, prepared: &Prepared) -> ParkedRecord {
+        let (w, finding) = (&plan.workload, prepared.finding.as_ref());
         ParkedRecord {
             kind: w.kind().name().to_string(),
             namespace: w.namespace().to_string(),
             name: w.name().to_string(),
             uid: plan.uid.clone(),
             replicas: plan.current,
-            at: AuditRecord::stamp(self.clock.now()),
+            at: AuditRecord::stamp(self.cache.clock().now()),
             cluster: self.cluster.clone(),
-            actor: self.actor.to_string(),
-            origin: plan.origin,
+            actor: self.actor.clone(),
+            origin: prepared.origin,
             reason: finding.map(|f| format!("{}: {}", f.rule, f.reason)),
-            pod: Some(plan.pod.clone()),
+            pod: prepared.pod.as_ref().map(|p| p.name.to_string()),
             rule: finding.map(|f| f.rule),
             message: finding.and_then(|f| f.message.as_deref().map(String::from)),
         }

@@ -49,155 +49,112 @@ impl fmt::Display for UndoPlan {
     }
 }
 
-/// Where undo found the replicas to restore.
-enum Remembered {
-    /// Boxed: a record is far larger than the annotation's count.
-    Parked(Box<ParkedRecord>),
-    /// The annotation; `store` says why the ConfigMap was not used, if it was not available.
-    Annotation {
-        replicas: i32,
-        store: Option<String>,
-    },
-}
-
-impl Remembered {
-    fn replicas(&self) -> i32 {
-        match self {
-            Remembered::Parked(record) => record.replicas,
-            Remembered::Annotation { replicas, .. } => *replicas,
-        }
+/// What undo of `w` would restore, or why it would not: its checks without its write
+/// (and without removing the record of a workload scaled up since, which undo itself does).
+pub(super) async fn check(calls: &Calls, w: &ScalableWorkload) -> Result<UndoPlan, Outcome> {
+    let (plan, _, current) = read_undo(calls, w).await?;
+    if current != 0 {
+        return Err(Outcome::Refused(Refusal::NotAtZero {
+            workload: w.clone(),
+            current,
+            removed: None,
+        }));
     }
+    Ok(plan)
 }
 
-/// The undo of one scale to zero.
-pub(super) struct Undo<'a> {
-    pub calls: &'a Calls,
-    pub dry_run: bool,
+/// Undo of one scale to zero.
+pub(super) async fn run(calls: &Calls, dry_run: bool, w: &ScalableWorkload) -> Outcome {
+    let (plan, unavailable, current) = match read_undo(calls, w).await {
+        Ok(read) => read,
+        Err(outcome) => return outcome,
+    };
+    let store = calls.parked_store();
+    let replicas = plan.restores;
+    // Someone restored it already: a second restore could undo their later decision.
+    if current != 0 {
+        let mut removed = None;
+        if let Some(record) = &plan.record
+            && !dry_run
+            && store.remove(&record.uid).await.is_ok()
+        {
+            removed = Some((replicas, record.at.clone()));
+        }
+        return Outcome::Refused(Refusal::NotAtZero {
+            workload: w.clone(),
+            current,
+            removed,
+        });
+    }
+    let restored = |left| Change::Restored {
+        workload: w.clone(),
+        replicas,
+        left,
+    };
+    if dry_run {
+        return Outcome::DryRun(restored(None));
+    }
+    if let Err(stop) = calls.set_replicas(w, replicas, None).await {
+        return stop.into();
+    }
+    let left = match (&plan.record, unavailable) {
+        (Some(record), _) => match store.remove(&record.uid).await {
+            Ok(()) => None,
+            Err(e) => Some(LeftBehind::Record {
+                location: store.location(),
+                why: store_error(e),
+            }),
+        },
+        // The annotation was written with this identity's own credentials (the ConfigMap is
+        // not available to it), so it may remove it too.
+        (None, Some(_)) => {
+            let forget = json!({"metadata": {"annotations": {REPLICAS_BEFORE_ANNOTATION: null}}});
+            match calls.patch_workload(w, &forget).await {
+                Ok(()) => None,
+                Err(stop) => Some(LeftBehind::Annotation(Box::new(stop.into()))),
+            }
+        }
+        // An annotation an earlier version left: the deployed identity may not change the
+        // workload, so it stays, and undo refuses it while the workload runs.
+        (None, None) => Some(LeftBehind::OldAnnotation),
+    };
+    Outcome::Done(restored(left.map(Box::new)))
 }
 
-impl Undo<'_> {
-    /// What undo of `w` would restore, or why it would not: its checks without its write
-    /// (and without removing the record of a workload scaled up since, which undo itself does).
-    pub(super) async fn check(&self, w: &ScalableWorkload) -> Result<UndoPlan, Outcome> {
-        let (remembered, current) = self.read_undo(w).await?;
-        if current != 0 {
-            return Err(Outcome::Refused(Refusal::NotAtZero {
+/// What undo reads before it acts: the count recorded for the workload (the ConfigMap first,
+/// then the annotation), why the ConfigMap was not available, if it was not, and the
+/// workload's replicas now.
+async fn read_undo(
+    calls: &Calls,
+    w: &ScalableWorkload,
+) -> Result<(UndoPlan, Option<String>, i32), Outcome> {
+    let object = calls.get_workload(w).await.map_err(Outcome::from)?;
+    let uid = object.metadata.uid.clone().unwrap_or_default();
+    let store = calls.parked_store();
+    let (record, unavailable) = match store.get(&uid).await {
+        Ok(record) => (record, None),
+        Err(StoreError::Unavailable(why)) => (None, Some(why)),
+        Err(StoreError::Failed(stop)) => return Err(stop.into()),
+    };
+    let (restores, recorded_in) = match (&record, replicas_before(&object.metadata)) {
+        (Some(record), _) => (record.replicas, RecordedIn::ConfigMap),
+        (None, Some(replicas)) => (replicas, RecordedIn::Annotation),
+        (None, None) => {
+            return Err(Outcome::Refused(Refusal::NotParked {
                 workload: w.clone(),
-                current,
-                removed: None,
+                location: store.location(),
+                unavailable,
             }));
         }
-        let restores = remembered.replicas();
-        let (recorded_in, record) = match remembered {
-            Remembered::Parked(record) => (RecordedIn::ConfigMap, Some(*record)),
-            Remembered::Annotation { .. } => (RecordedIn::Annotation, None),
-        };
-        Ok(UndoPlan {
-            workload: w.clone(),
-            restores,
-            recorded_in,
-            record,
-        })
-    }
-
-    pub(super) async fn run(&self, w: &ScalableWorkload) -> Outcome {
-        let (remembered, current) = match self.read_undo(w).await {
-            Ok(read) => read,
-            Err(outcome) => return outcome,
-        };
-        let store = self.calls.parked_store();
-        let replicas = remembered.replicas();
-        // Someone restored it already: a second restore could undo their later decision.
-        if current != 0 {
-            let mut removed = None;
-            if let Remembered::Parked(record) = &remembered
-                && !self.dry_run
-                && store.remove(&record.uid).await.is_ok()
-            {
-                removed = Some((replicas, record.at.clone()));
-            }
-            return Outcome::Refused(Refusal::NotAtZero {
-                workload: w.clone(),
-                current,
-                removed,
-            });
-        }
-        let restored = |left| Change::Restored {
-            workload: w.clone(),
-            replicas,
-            left,
-        };
-        if self.dry_run {
-            return Outcome::DryRun(restored(None));
-        }
-        if let Err(stop) = self.calls.set_replicas(w, replicas, None).await {
-            return stop.into();
-        }
-        let left = match remembered {
-            Remembered::Parked(record) => match store.remove(&record.uid).await {
-                Ok(()) => None,
-                Err(e) => Some(LeftBehind::Record {
-                    location: store.location(),
-                    why: store_error(e),
-                }),
-            },
-            // The annotation was written with this identity's own credentials (the ConfigMap is
-            // not available to it), so it may remove it too.
-            Remembered::Annotation { store: Some(_), .. } => {
-                let forget =
-                    json!({"metadata": {"annotations": {REPLICAS_BEFORE_ANNOTATION: null}}});
-                match self.calls.patch_workload(w, &forget).await {
-                    Ok(()) => None,
-                    Err(stop) => Some(LeftBehind::Annotation(Box::new(stop.into()))),
-                }
-            }
-            // An annotation an earlier version left: the deployed identity may not change the
-            // workload, so it stays, and undo refuses it while the workload runs.
-            Remembered::Annotation { store: None, .. } => Some(LeftBehind::OldAnnotation),
-        };
-        Outcome::Done(restored(left.map(Box::new)))
-    }
-
-    /// What undo reads before it acts: the count recorded for the workload, and its replicas
-    /// now.
-    async fn read_undo(&self, w: &ScalableWorkload) -> Result<(Remembered, i32), Outcome> {
-        let object = self.calls.get_workload(w).await.map_err(Outcome::from)?;
-        let uid = object.metadata.uid.clone().unwrap_or_default();
-        let store = self.calls.parked_store();
-        let annotation = || replicas_before(&object.metadata);
-        let remembered = match store.get(&uid).await {
-            Ok(Some(record)) => Remembered::Parked(Box::new(record)),
-            Ok(None) => match annotation() {
-                Some(replicas) => Remembered::Annotation {
-                    replicas,
-                    store: None,
-                },
-                None => {
-                    return Err(Outcome::Refused(Refusal::NotParked {
-                        workload: w.clone(),
-                        location: store.location(),
-                        unavailable: None,
-                    }));
-                }
-            },
-            Err(StoreError::Unavailable(why)) => match annotation() {
-                Some(replicas) => Remembered::Annotation {
-                    replicas,
-                    store: Some(why),
-                },
-                None => {
-                    return Err(Outcome::Refused(Refusal::NotParked {
-                        workload: w.clone(),
-                        location: store.location(),
-                        unavailable: Some(why),
-                    }));
-                }
-            },
-            Err(StoreError::Failed(stop)) => return Err(stop.into()),
-        };
-        let (current, _) = self.calls.read_scale(w).await.map_err(Outcome::from)?;
-        Ok((remembered, current))
-    }
+    };
+    let (current, _) = calls.read_scale(w).await.map_err(Outcome::from)?;
+    let plan = UndoPlan {
+        workload: w.clone(),
+        restores,
+        recorded_in,
+        record,
+    };
+    Ok((plan, unavailable, current))
 }
 
 pub(super) fn store_error(e: StoreError) -> String {

@@ -4,6 +4,7 @@ use std::fmt;
 
 use kube::Client;
 use kube::api::{Api, DynamicObject, ObjectMeta};
+use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
 
 use crate::pod::WorkloadId;
@@ -49,18 +50,7 @@ impl WorkloadKind {
 
     pub fn api_resource(self) -> ApiResource {
         let (group, version, kind, plural) = self.names();
-        let api_version = if group.is_empty() {
-            version.to_string()
-        } else {
-            format!("{group}/{version}")
-        };
-        ApiResource {
-            group: group.into(),
-            version: version.into(),
-            api_version,
-            kind: kind.into(),
-            plural: plural.into(),
-        }
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
     }
 
     /// The resource name used in RBAC rules and 403 messages.
