@@ -10,9 +10,8 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::details::PodDetails;
 use super::event::{Checked, Event, Routed, Unanswered};
-use super::logging::ACTION_TARGET;
 use opc_core::actions::{
-    Action, ClusterApi, Executor, Inspection, Origin, Outcome, ParkedList, PodRef,
+    ACTION_LOG, Action, ClusterApi, Executor, Inspection, Origin, Outcome, ParkedList, PodRef,
     ScalableWorkload, Skip, Unread,
 };
 use opc_core::cluster::{ClusterName, Scope};
@@ -123,7 +122,7 @@ impl Effects {
             let result = async {
                 let reads = executors.reads(&pod.cluster)?;
                 let text = reads.logs(&pod.item, container, previous).await?;
-                Ok(PodDetails::from_logs(&pod.item, container, previous, &text))
+                Ok(PodDetails::from_logs(container, previous, &text))
             };
             let result = result.await;
             Event::Details {
@@ -202,7 +201,7 @@ impl Effects {
         self.spawn(async move {
             let result = super::export::write(&dir, &report).await;
             if let Ok(path) = &result {
-                tracing::info!(target: ACTION_TARGET, "restart report exported to {}", path.display());
+                tracing::info!(target: ACTION_LOG, "restart report exported to {}", path.display());
             }
             Event::Exported(result.map_err(Arc::new))
         });

@@ -15,10 +15,7 @@ use opc_core::cluster::Listed;
 use opc_core::fleet::WorkerAnswer;
 use opc_core::rules::Cause;
 
-pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
-    let Some(details) = &state.details else {
-        return;
-    };
+pub(crate) fn render(state: &State, details: &DetailsView, area: Rect, buf: &mut Buffer) {
     let block = super::titled(inert_line(&format!(
         " {}/{} — details (Esc back) ",
         details.pod.namespace, details.pod.name
@@ -41,9 +38,9 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         DetailsContent::Failed(why) => {
             lines.push(Line::styled(inert_line(&why.to_string()), theme::bad()));
         }
-        DetailsContent::Loaded(d) => lines.extend(d.lines().into_iter().map(|(heading, text)| {
-            let text = inert_line(&text);
-            if heading {
+        DetailsContent::Loaded(d) => lines.extend(d.lines.iter().map(|(heading, text)| {
+            let text = inert_line(text);
+            if *heading {
                 Line::styled(text, theme::title())
             } else {
                 Line::raw(text)

@@ -18,7 +18,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Row, Table};
 
-use super::state::{BottomPane, Overlay, State, View};
+use super::state::{BottomPane, Overlay, State};
 
 /// Header, categories, main area, lower pane, status line.
 fn areas(area: Rect) -> [Rect; 5] {
@@ -48,9 +48,9 @@ pub fn draw(state: &State, frame: &mut Frame) {
     let [header, categories, main, bottom, status] = areas(area);
     header::render(state, header, buf);
     categories::render(state, categories, buf);
-    match state.view {
-        View::Table => table::render(state, main, buf),
-        View::Details => details::render(state, main, buf),
+    match &state.details {
+        None => table::render(state, main, buf),
+        Some(details) => details::render(state, details, main, buf),
     }
     match state.bottom {
         BottomPane::Log => log::render(bottom, buf),
