@@ -370,18 +370,8 @@ impl Runtime {
     }
 
     fn carry_out(&self, effect: Effect, state: &State) {
-        let effects = &self.effects;
         match effect {
             Effect::Quit | Effect::Refresh | Effect::DropContext(_) => {}
-            Effect::Run(actions) => effects.run(self.executors(), actions),
-            Effect::FetchDetails(pod) => effects.fetch_details(self.executors(), pod),
-            Effect::FetchLogs {
-                pod,
-                container,
-                previous,
-            } => effects.fetch_logs(self.executors(), pod, container, previous),
-            Effect::ResolveWorkload(pod) => effects.resolve_workload(self.executors(), pod),
-            Effect::CheckOptOuts(pods) => effects.check_opt_outs(self.executors(), pods),
             Effect::Worker(WorkerCommand::SendReport) => {
                 for session in &self.sessions {
                     match session.report {
@@ -407,7 +397,7 @@ impl Runtime {
             }
             Effect::ExportReport => {
                 let report = state.report.clone().unwrap_or_else(|| self.report());
-                effects.export(self.options.export_dir.clone(), report);
+                self.effects.export(self.options.export_dir.clone(), report);
             }
             Effect::ListContexts => {
                 let contexts = self.connector.contexts().map_err(Arc::new);
@@ -415,10 +405,10 @@ impl Runtime {
             }
             Effect::SwitchContext(name) => self.connect(name, Opened::Switch),
             Effect::AddContext(name) => self.connect(name, Opened::Add),
-            Effect::ListParked => {
-                effects.list_parked(self.executors(), self.options.scopes.clone())
+            reads_or_writes => {
+                let (executors, scopes) = (self.executors(), &self.options.scopes);
+                self.effects.start(reads_or_writes, executors, scopes);
             }
-            Effect::CheckUndo(workload) => effects.check_undo(self.executors(), workload),
         }
     }
 }
