@@ -11,7 +11,6 @@ pub(crate) use clusters::over_clusters;
 use futures::future::OptionFuture;
 pub(crate) use parked::{parked_summary, parked_table};
 
-use crate::Result;
 use opc_core::cluster::{
     Cluster, ClusterName, EventStore, NodeStore, Scope, WatchSettings, list_nodes, list_pod_events,
     list_pods,
@@ -48,7 +47,7 @@ pub(crate) async fn list_scopes(
     scopes: &[Scope],
     listing: &WatchSettings,
     events_at: Option<DateTime<Utc>>,
-) -> Result<Listed> {
+) -> opc_core::Result<Listed> {
     let (mut pods, mut missing, mut events) = (Vec::new(), Vec::new(), EventStore::default());
     for scope in scopes {
         let read_events = events_at.map(|now| list_pod_events(&cluster.client, scope, now));
