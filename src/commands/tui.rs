@@ -120,13 +120,6 @@ struct Running {
 }
 
 impl Opener {
-    /// Where `context`'s findings come from: the flag, else the config.
-    fn source_for(&self, context: &str) -> SourceChoice {
-        let source =
-            (self.global.source).unwrap_or_else(|| self.config.cluster.source_for(context));
-        SourceChoice::of(source)
-    }
-
     /// `cluster`'s session, from the source its context names, or watched because `watched`.
     async fn session(
         &self,
@@ -140,7 +133,11 @@ impl Opener {
             Some(why) => ClusterSession::open(cluster, scopes, watch, policy, audit, clock)
                 .watched_because(why),
             None => {
-                let choice = self.source_for(cluster.name.as_str());
+                // Where its findings come from: the flag, else the config.
+                let context = cluster.name.as_str();
+                let source =
+                    (self.global.source).unwrap_or_else(|| self.config.cluster.source_for(context));
+                let choice = SourceChoice::of(source);
                 ClusterSession::open_as(cluster, &choice, scopes, watch, policy, audit, clock).await
             }
         };
