@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -36,39 +35,24 @@ impl Executors {
     }
 }
 
-/// Counts one batch of confirmed actions as running until it is dropped.
-struct InFlight(Arc<AtomicUsize>);
-
-impl InFlight {
-    fn start(count: &Arc<AtomicUsize>) -> InFlight {
-        count.fetch_add(1, Ordering::SeqCst);
-        InFlight(count.clone())
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
 pub(super) struct Effects {
     events: UnboundedSender<Event>,
-    /// Confirmed actions still running: quitting waits for them and their audit records.
-    in_flight: Arc<AtomicUsize>,
+    /// Confirmed actions still running, a clone held by each batch: quitting waits for them
+    /// and their audit records.
+    in_flight: Arc<()>,
 }
 
 impl Effects {
     pub(super) fn new(events: UnboundedSender<Event>) -> Effects {
         Effects {
             events,
-            in_flight: Arc::new(AtomicUsize::new(0)),
+            in_flight: Arc::new(()),
         }
     }
 
     /// How many batches of confirmed actions are still running.
     pub(super) fn in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::SeqCst)
+        Arc::strong_count(&self.in_flight) - 1
     }
 
     /// Work in a task of its own; the event it comes to goes back to the loop.
@@ -150,7 +134,7 @@ impl Effects {
     /// Confirmed actions, one after another, each through its cluster's executor.
     fn run(&self, executors: Executors, actions: Vec<Routed<Action>>) {
         let tx = self.events.clone();
-        let in_flight = InFlight::start(&self.in_flight);
+        let in_flight = self.in_flight.clone();
         tokio::spawn(async move {
             let _in_flight = in_flight;
             for action in actions {
