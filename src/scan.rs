@@ -101,14 +101,15 @@ async fn read_nodes(cluster: &Cluster, page_size: u32, wanted: bool) -> NodeStor
     }
 }
 
-/// Classify `pods` and order the abnormal ones by chain position, namespace and name.
+/// Classify `pods`: the abnormal ones, in no order (`sort_rows` orders them with the other
+/// clusters' rows).
 pub(crate) fn rows(
     cluster: &ClusterName,
     listed: &Listed,
     chain: &[RuleSpec],
     now: DateTime<Utc>,
 ) -> Vec<FindingRow> {
-    let mut rows: Vec<FindingRow> = listed
+    listed
         .pods
         .iter()
         .filter_map(|pod| {
@@ -117,9 +118,7 @@ pub(crate) fn rows(
             let cause = cause(pod, &f, events, listed.nodes.of(pod), now);
             Some(FindingRow::new(cluster, pod, &f, cause, now))
         })
-        .collect();
-    sort_rows(&mut rows, chain);
-    rows
+        .collect()
 }
 
 /// By chain position, cluster, namespace and name: rows of several clusters merge into one
