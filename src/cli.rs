@@ -7,10 +7,23 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use opc_core::policy::Flags;
 
+/// What `--version` says about this build, e.g. `0.1.0 (commit 1d486c3, built 2026-11-25,
+/// features: demo)` (clap prefixes the name); `build.rs` fills in the commit, date and features.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("OPC_BUILD_COMMIT"),
+    ", built ",
+    env!("OPC_BUILD_DATE"),
+    ", features: ",
+    env!("OPC_BUILD_FEATURES"),
+    ")"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "ops-pod-cleaner",
-    version = crate::build_info::VERSION,
+    version = VERSION,
     about = "Find abnormal Kubernetes pods and clean them up safely",
     after_help = "With no command it opens the terminal UI on the chosen contexts \
                   (press ? there for its keys; try it with --demo)."

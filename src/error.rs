@@ -37,17 +37,6 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// The error of a request made with the kubeconfig context `name`: a permission it
-    /// names is checked for that context's identity.
-    pub fn in_context(self, name: &str) -> Error {
-        match self {
-            Error::Core(core) => Error::Core(core.in_context(name)),
-            other => other,
-        }
-    }
-}
-
 /// Whatever the core fails with (its `Error`, or a part of it such as a `Usage`).
 impl<E: Into<opc_core::Error>> From<E> for Error {
     fn from(error: E) -> Error {

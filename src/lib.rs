@@ -1,6 +1,5 @@
 //! ops-pod-cleaner: find abnormal Kubernetes pods, show them, clean them up safely.
 
-pub mod build_info;
 pub mod cli;
 pub mod commands;
 pub mod headless;

@@ -11,7 +11,6 @@ pub(crate) use clusters::over_clusters;
 use futures::future::OptionFuture;
 pub(crate) use parked::{parked_summary, parked_table};
 
-use crate::Result;
 use opc_core::cluster::{
     Cluster, ClusterName, EventStore, NodeStore, Scope, WatchSettings, list_nodes, list_pod_events,
     list_pods,
@@ -48,7 +47,7 @@ pub(crate) async fn list_scopes(
     scopes: &[Scope],
     listing: &WatchSettings,
     events_at: Option<DateTime<Utc>>,
-) -> Result<Listed> {
+) -> opc_core::Result<Listed> {
     let (mut pods, mut missing, mut events) = (Vec::new(), Vec::new(), EventStore::default());
     for scope in scopes {
         let read_events = events_at.map(|now| list_pod_events(&cluster.client, scope, now));
@@ -102,14 +101,15 @@ async fn read_nodes(cluster: &Cluster, page_size: u32, wanted: bool) -> NodeStor
     }
 }
 
-/// Classify `pods` and order the abnormal ones by chain position, namespace and name.
+/// Classify `pods`: the abnormal ones, in no order (`sort_rows` orders them with the other
+/// clusters' rows).
 pub(crate) fn rows(
     cluster: &ClusterName,
     listed: &Listed,
     chain: &[RuleSpec],
     now: DateTime<Utc>,
 ) -> Vec<FindingRow> {
-    let mut rows: Vec<FindingRow> = listed
+    listed
         .pods
         .iter()
         .filter_map(|pod| {
@@ -118,9 +118,7 @@ pub(crate) fn rows(
             let cause = cause(pod, &f, events, listed.nodes.of(pod), now);
             Some(FindingRow::new(cluster, pod, &f, cause, now))
         })
-        .collect();
-    sort_rows(&mut rows, chain);
-    rows
+        .collect()
 }
 
 /// By chain position, cluster, namespace and name: rows of several clusters merge into one

@@ -1,25 +1,13 @@
 //! `--demo`'s simulated clusters, in a build with the `demo` feature (the default); a build
 //! without it has no simulator in it, and says so.
 
-use crate::Result;
-use opc_core::cluster::{Cluster, Deadlines};
-
-/// The demo clusters' context names; none without the simulator.
-pub(crate) use imp::CONTEXTS;
+/// The demo clusters' context names (none without the simulator); `start` starts the named
+/// ones with the guards that keep them up (`Running`, dropped to stop them).
+pub(crate) use imp::{CONTEXTS, Running, start};
 
 pub(crate) fn contexts() -> Vec<String> {
-    imp::CONTEXTS.iter().map(|c| c.to_string()).collect()
+    CONTEXTS.iter().map(|c| c.to_string()).collect()
 }
-
-/// The named demo clusters, started, with the guards that keep them up.
-pub(crate) async fn start(
-    names: &[String],
-    deadlines: Deadlines,
-) -> Result<(Vec<Cluster>, Vec<Running>)> {
-    imp::start(names, deadlines).await
-}
-
-pub(crate) use imp::Running;
 
 #[cfg(feature = "demo")]
 mod imp {
@@ -33,7 +21,7 @@ mod imp {
     /// A simulated cluster; it stops when dropped.
     pub(crate) type Running = Demo;
 
-    pub(super) async fn start(
+    pub(crate) async fn start(
         names: &[String],
         deadlines: Deadlines,
     ) -> Result<(Vec<Cluster>, Vec<Running>)> {
@@ -76,7 +64,7 @@ mod imp {
     /// Never made: there is nothing to run.
     pub(crate) enum Running {}
 
-    pub(super) async fn start(
+    pub(crate) async fn start(
         _names: &[String],
         _deadlines: Deadlines,
     ) -> Result<(Vec<Cluster>, Vec<Running>)> {

@@ -14,11 +14,11 @@ use crate::headless::sizing;
 use crate::headless::{
     Elector, FleetSettings, LeaseSettings, Listeners, Role, Sources, bind, serve, shutdown_signal,
 };
-use crate::{OnePick, Result, Usage};
+use crate::{Result, Usage};
 use opc_core::actions::{ACTION_LOG, Audit};
 use opc_core::clock::Clock;
 use opc_core::cluster::{Cache, watch_settings};
-use opc_core::config::{Config, ReportConfig};
+use opc_core::config::ReportConfig;
 use opc_core::lease::{self, Wiring};
 use opc_core::policy::Policy;
 use opc_core::report::{DeliveryPolicy, Reporter, live_report};
@@ -30,13 +30,9 @@ const SYNC_TIMEOUT: Duration = Duration::from_secs(120);
 pub(crate) async fn run(global: &GlobalArgs, mode: HeadlessArgs, clock: Clock) -> Result<ExitCode> {
     let config = super::load_config(global)?;
     let targets = open_one(global, &config, "headless").await?;
-    let [cluster] = targets.clusters.as_slice() else {
-        return Err(Usage::OneCluster {
-            command: "headless",
-            named: targets.clusters.len(),
-            pick: OnePick::Kubeconfig,
-        }
-        .into());
+    // `open_one` opened exactly one.
+    let Some(cluster) = targets.clusters.first() else {
+        return Err(Usage::NoCluster.into());
     };
     let policy = Policy::new(global.flags(), &config);
     let session = ClusterSession::open(
@@ -47,7 +43,25 @@ pub(crate) async fn run(global: &GlobalArgs, mode: HeadlessArgs, clock: Clock) -
         required_audit(&policy)?,
         clock,
     );
-    let parts = Parts::new(&config, policy)?;
+    // A sink whose optional Secret is not there yet: said once, at start.
+    for absent in &config.report.left_out {
+        tracing::warn!("report: {absent}; create its Secret to send the report there");
+    }
+    let reporter = (!config.report.sinks.is_empty())
+        .then(|| Reporter::new(&config.report, DeliveryPolicy::default()).map(Arc::new))
+        .transpose()?;
+    let options = WorkerOptions {
+        master_auto: true,
+        standby: Some(Standby::Electing),
+        report_schedule: (config.report.enabled).then(|| config.report.schedule.clone()),
+        reporter,
+        ..WorkerOptions::default()
+    };
+    let parts = Parts {
+        policy,
+        options,
+        report: config.report,
+    };
     tokio::spawn(say_memory_budget(session.cache.clone()));
     let lease = LeaseSettings::from_env();
     let scopes: Vec<String> = targets.scopes.iter().map(ToString::to_string).collect();
@@ -87,33 +101,6 @@ struct Parts {
     options: WorkerOptions,
     /// The restart report as it stands, for `/v1/report`.
     report: ReportConfig,
-}
-
-impl Parts {
-    fn new(config: &Config, policy: Policy) -> Result<Parts> {
-        // A sink whose optional Secret is not there yet: said once, at start.
-        for absent in &config.report.left_out {
-            tracing::warn!("report: {absent}; create its Secret to send the report there");
-        }
-        let reporter = (!config.report.sinks.is_empty())
-            .then(|| Reporter::new(&config.report, DeliveryPolicy::default()).map(Arc::new))
-            .transpose()?;
-        let options = WorkerOptions {
-            master_auto: true,
-            standby: Some(Standby::Electing),
-            report_schedule: config
-                .report
-                .enabled
-                .then(|| config.report.schedule.clone()),
-            reporter,
-            ..WorkerOptions::default()
-        };
-        Ok(Parts {
-            policy,
-            options,
-            report: config.report.clone(),
-        })
-    }
 }
 
 async fn serve_until_signal(

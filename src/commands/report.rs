@@ -28,7 +28,7 @@ pub(crate) async fn run(
     let reporter = Reporter::new(&config.report, DeliveryPolicy::default())?;
     let targets = open_targets(global, &config).await?;
     // Only the pods that may appear are kept while the other clusters are listed.
-    let gathered = over_clusters(
+    let (per_cluster, skipped) = over_clusters(
         &targets.clusters,
         &targets.scopes,
         &WatchSettings {
@@ -39,10 +39,10 @@ pub(crate) async fn run(
         |cluster, listed| (cluster.name.clone(), reporter.keep_candidates(listed.pods)),
     )
     .await?;
-    for missing in &gathered.skipped {
+    for missing in &skipped {
         eprintln!("note: {}; reported where it exists", missing.why);
     }
-    let report = reporter.build_combined(&gathered.per_cluster, clock.now());
+    let report = reporter.build_combined(&per_cluster, clock.now());
     match output {
         ReportOutput::Markdown => super::out(&render::markdown(&report))?,
         ReportOutput::Json => super::out(&format!("{}\n", render::json(&report)))?,

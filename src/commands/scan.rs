@@ -30,7 +30,7 @@ pub(crate) async fn run(
     let now = clock.now();
     let listing = watch_settings(&config.cluster)?;
     // Each cluster's pods become its rows as soon as they are listed.
-    let gathered = over_clusters(
+    let (per_cluster, skipped) = over_clusters(
         &targets.clusters,
         &targets.scopes,
         &listing,
@@ -43,15 +43,11 @@ pub(crate) async fn run(
         },
     )
     .await?;
-    for missing in &gathered.skipped {
+    for missing in &skipped {
         eprintln!("note: {}; scanned where it exists", missing.why);
     }
-    let total: usize = gathered.per_cluster.iter().map(|(n, _)| n).sum();
-    let mut found: Vec<_> = gathered
-        .per_cluster
-        .into_iter()
-        .flat_map(|(_, rows)| rows)
-        .collect();
+    let total: usize = per_cluster.iter().map(|(n, _)| n).sum();
+    let mut found: Vec<_> = per_cluster.into_iter().flat_map(|(_, rows)| rows).collect();
     sort_rows(&mut found, &config.rules);
     match output {
         ScanOutput::Json => super::out(&format!("{}\n", to_json(&found)))?,

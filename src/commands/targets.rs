@@ -66,13 +66,8 @@ impl Wanted {
 
 /// `names` in order, a name given twice kept once.
 fn once_each(names: &[String]) -> Vec<String> {
-    let mut kept: Vec<String> = Vec::new();
-    for name in names {
-        if !kept.contains(name) {
-            kept.push(name.clone());
-        }
-    }
-    kept
+    let mut seen = std::collections::HashSet::new();
+    names.iter().filter(|n| seen.insert(*n)).cloned().collect()
 }
 
 /// The names of every context in the kubeconfig (`path`, else `$KUBECONFIG` or

@@ -10,8 +10,8 @@ use tokio::sync::watch;
 use super::{Targets, open_targets};
 use crate::Result;
 use crate::cli::GlobalArgs;
-use crate::ui::{ACTION_TARGET, Connector, RunOptions, Session};
-use opc_core::actions::Audit;
+use crate::ui::{Connector, RunOptions, Session};
+use opc_core::actions::{ACTION_LOG, Audit};
 use opc_core::clock::Clock;
 use opc_core::cluster::{
     Cluster, ClusterName, ConnectOptions, Deadlines, Scope, WatchSettings, connect, watch_settings,
@@ -61,7 +61,7 @@ pub(crate) async fn run(global: &GlobalArgs, clock: Clock) -> Result<ExitCode> {
     // One audit log for every cluster: said once, not once per cluster.
     if let Audit::Unavailable { path, why } = &opener.audit {
         tracing::error!(
-            target: ACTION_TARGET,
+            target: ACTION_LOG,
             "the audit log {} cannot be opened ({why}): nothing can act; fix it, or restart \
              with --no-audit",
             path.display()
@@ -120,13 +120,6 @@ struct Running {
 }
 
 impl Opener {
-    /// Where `context`'s findings come from: the flag, else the config.
-    fn source_for(&self, context: &str) -> SourceChoice {
-        let source =
-            (self.global.source).unwrap_or_else(|| self.config.cluster.source_for(context));
-        SourceChoice::of(source)
-    }
-
     /// `cluster`'s session, from the source its context names, or watched because `watched`.
     async fn session(
         &self,
@@ -140,14 +133,18 @@ impl Opener {
             Some(why) => ClusterSession::open(cluster, scopes, watch, policy, audit, clock)
                 .watched_because(why),
             None => {
-                let choice = self.source_for(cluster.name.as_str());
+                // Where its findings come from: the flag, else the config.
+                let context = cluster.name.as_str();
+                let source =
+                    (self.global.source).unwrap_or_else(|| self.config.cluster.source_for(context));
+                let choice = SourceChoice::of(source);
                 ClusterSession::open_as(cluster, &choice, scopes, watch, policy, audit, clock).await
             }
         };
         let checking = opened.executor.clone();
         tokio::spawn(async move {
             for line in checking.resolve_interrupted().await {
-                tracing::warn!(target: ACTION_TARGET, "{line}");
+                tracing::warn!(target: ACTION_LOG, "{line}");
             }
         });
         // A fed cluster's cache holds none of its pods: its restart report is its worker's.

@@ -9,7 +9,6 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use tokio::sync::{broadcast, watch};
 
-use super::metrics::stale_past;
 use super::sources::{FleetSettings, Sources};
 use opc_core::fleet::{Epoch, FindingRow, Frame, Publisher, Resume, Ring, ViewHealth, WorkerView};
 
@@ -185,10 +184,7 @@ async fn publish(feed: Arc<Feed>, sources: Sources, mut stop: watch::Receiver<bo
 fn status(sources: &Sources) -> (WorkerView, ViewHealth) {
     let health = sources.cache.health();
     let now = std::time::Instant::now();
-    let mut status = sources.worker.borrow().clone();
-    if status.blocked.is_none() {
-        status.blocked = stale_past(&health, sources.max_stale, now);
-    }
+    let status = sources.worker_now(&health, now);
     let worker = WorkerView::of(&status, *sources.leader.borrow(), &sources.recent.borrow());
     (worker, ViewHealth::of(&health, now))
 }

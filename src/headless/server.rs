@@ -19,7 +19,7 @@ use tokio::sync::{Notify, watch};
 
 use super::fleet::Feed;
 use super::fleet_http::{self, Answer, Body};
-use super::metrics::{Snapshot, WORKER_STALL, healthz, readyz, render, stale_past};
+use super::metrics::{Snapshot, WORKER_STALL, healthz, readyz, render};
 use super::slots::{MAX_CONNECTIONS, MAX_STREAMS, PER_PEER, STREAMS_PER_CLIENT, Slot, Slots};
 pub use super::sources::Sources;
 
@@ -39,12 +39,7 @@ impl Sources {
             .map(|(key, n)| (key, n as u64))
             .collect();
         let health = self.cache.health();
-        let mut worker = self.worker.borrow().clone();
-        // The worker re-reads staleness between passes; the guard before every action reads it
-        // live, and so does this gauge, rather than waiting for the worker's next pass.
-        if worker.blocked.is_none() {
-            worker.blocked = stale_past(&health, self.max_stale, Instant::now());
-        }
+        let worker = self.worker_now(&health, Instant::now());
         Snapshot {
             pods: self.cache.len(),
             nodes_not_reporting: self.cache.nodes_not_reporting(),

@@ -2,13 +2,14 @@
 //! the feed both read, so neither needs the other's.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
+use super::metrics::stale_past;
 use opc_core::actions::PastAction;
-use opc_core::cluster::CacheReader;
+use opc_core::cluster::{CacheReader, Health};
 use opc_core::report::LiveReport;
 use opc_core::worker::{Counters, WorkerStatus};
 
@@ -29,6 +30,18 @@ pub struct Sources {
     /// The restart report as it stands, for `/v1/report`: a screen that reads the cluster
     /// through this worker shows it.
     pub restarts: Option<LiveReport>,
+}
+
+impl Sources {
+    /// The worker as it last reported, blocked by a stale view: the worker re-reads staleness
+    /// between passes, while the guard before every action reads it live, and so does this.
+    pub(crate) fn worker_now(&self, health: &Health, now: Instant) -> WorkerStatus {
+        let mut worker = self.worker.borrow().clone();
+        if worker.blocked.is_none() {
+            worker.blocked = stale_past(health, self.max_stale, now);
+        }
+        worker
+    }
 }
 
 /// How the feed publishes and how long a stream lasts.

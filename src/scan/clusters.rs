@@ -9,23 +9,17 @@ use super::{Listed, MissingNamespace, list_scopes};
 use crate::{Error, Result};
 use opc_core::cluster::{Cluster, Scope, WatchSettings};
 
-/// What each cluster's pods became, in the clusters' order, and the namespaces some clusters
-/// do not have (for a note: they were looked at elsewhere).
-pub(crate) struct Gathered<T> {
-    pub(crate) per_cluster: Vec<T>,
-    pub(crate) skipped: Vec<MissingNamespace>,
-}
-
 /// List every cluster at once (with their pods' Events as of `events_at`, when given); `keep` turns a
 /// cluster's pods into what the command needs as soon as they are listed, so no cluster's
-/// whole list waits for the others.
+/// whole list waits for the others. What each cluster's pods became, in the clusters' order,
+/// and the namespaces some clusters do not have (for a note: they were looked at elsewhere).
 pub(crate) async fn over_clusters<T>(
     clusters: &[Cluster],
     scopes: &[Scope],
     listing: &WatchSettings,
     events_at: Option<DateTime<Utc>>,
     keep: impl Fn(&Cluster, Listed) -> T,
-) -> Result<Gathered<T>> {
+) -> Result<(Vec<T>, Vec<MissingNamespace>)> {
     let keep = &keep;
     let listed = try_join_all(clusters.iter().map(|cluster| async move {
         // The cluster is its kubeconfig context: a refusal names the identity to check.
@@ -48,8 +42,5 @@ pub(crate) async fn over_clusters<T>(
         let errors = errors.into_iter().map(|m| m.why).collect();
         return Err(opc_core::Error::NoSuchNamespace(errors).into());
     }
-    Ok(Gathered {
-        per_cluster,
-        skipped,
-    })
+    Ok((per_cluster, skipped))
 }

@@ -26,10 +26,6 @@ struct ClusterView {
 }
 
 impl ClusterView {
-    fn listing(name: &ClusterName) -> ClusterView {
-        ClusterView::of(ClusterLine::listing(name))
-    }
-
     fn of(line: ClusterLine) -> ClusterView {
         ClusterView {
             line,
@@ -54,7 +50,7 @@ impl Clusters {
     /// `first` alone, listing.
     pub(crate) fn new(first: &ClusterName) -> Clusters {
         Clusters {
-            views: vec![ClusterView::listing(first)],
+            views: vec![ClusterView::of(ClusterLine::listing(first))],
             scalings: 0,
         }
     }
@@ -90,13 +86,13 @@ impl Clusters {
     /// Open `name` next to the others, listing; one already open stays as it is.
     pub(crate) fn open(&mut self, name: &ClusterName) {
         if !self.contains(name) {
-            self.views.push(ClusterView::listing(name));
+            self.views.push(ClusterView::of(ClusterLine::listing(name)));
         }
     }
 
     /// `name` alone, afresh: what a switch of context leaves.
     pub(crate) fn only(&mut self, name: &ClusterName) {
-        self.views = vec![ClusterView::listing(name)];
+        self.views = vec![ClusterView::of(ClusterLine::listing(name))];
     }
 
     /// Close `name` with all it held.

@@ -82,17 +82,6 @@ impl Offer {
     }
 }
 
-/// What a yes on a dialog leads to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Answer {
-    Run(Vec<Routed<Action>>),
-    Resume(Routed<(RuleKind, PauseScope)>),
-    MasterOn,
-    /// Ask again, naming what was opted out.
-    AskAgain(Confirmation),
-    Nothing,
-}
-
 impl Confirmation {
     /// The same dialog as dry-run shows it: said up front, without promises only a real run
     /// keeps. Once.
@@ -106,19 +95,13 @@ impl Confirmation {
         }
     }
 
-    /// Yes: run, or ask again first when a target opted out or could come back twice.
-    pub(crate) fn confirm(self) -> Answer {
-        let (actions, caution) = match self.offer {
-            Offer::Ready {
-                actions, caution, ..
-            } => (actions, caution),
-            Offer::Resume(rule) => return Answer::Resume(rule),
-            Offer::MasterOn => return Answer::MasterOn,
-            Offer::Unavailable(_) => return Answer::Nothing,
-        };
-        if caution.is_empty() {
-            return Answer::Run(actions);
-        }
+    /// The second dialog after a yes to `title` that met a `caution` (a target opted out or
+    /// could come back twice): it names them, and its yes runs `actions`.
+    pub(crate) fn ask_again(
+        title: &str,
+        caution: Vec<String>,
+        actions: Vec<Routed<Action>>,
+    ) -> Confirmation {
         let opted_out = caution
             .iter()
             .any(|c| c.starts_with(OPT_OUT_CAUTION) || c.starts_with(UNCHECKED_CAUTION));
@@ -128,13 +111,13 @@ impl Confirmation {
             lines.push("ops-pod-cleaner was asked to leave these alone.".to_string());
         }
         lines.push("Press y again to act anyway, n to cancel.".to_string());
-        let what = self.title.trim_end_matches('?');
+        let what = title.trim_end_matches('?');
         let opted = if opted_out { "Opted out: " } else { "" };
-        Answer::AskAgain(Confirmation {
+        Confirmation {
             title: format!("{opted}{what} anyway?"),
             lines,
             offer: Offer::ready(actions),
-        })
+        }
     }
 
     /// What the checks found: where opt-outs sit (an error counts as a possible opt-out), and

@@ -8,29 +8,17 @@ use opc_core::fleet::WorkerAnswer;
 /// Sections of text, ready to show.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PodDetails {
-    pub(crate) title: String,
-    pub(crate) sections: Vec<Section>,
+    /// Every line as the pane shows it: a section's title (`true`), then its lines.
+    pub(crate) lines: Vec<(bool, String)>,
     /// For a cluster read through its worker: what the worker says of the pod, cause first.
     pub(crate) worker: Option<WorkerAnswer>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Section {
-    pub(crate) title: String,
-    pub(crate) lines: Vec<String>,
 }
 
 impl PodDetails {
     /// Pure: the pod as read, its owner chain as checked, and its Events if listable.
     pub fn from_reading(reading: &PodReading) -> PodDetails {
         let pod = &reading.pod;
-        let meta = &pod.metadata;
         let status = pod.status.clone().unwrap_or_default();
-        let title = format!(
-            "{}/{}",
-            meta.namespace.as_deref().unwrap_or("-"),
-            meta.name.as_deref().unwrap_or("-")
-        );
         let mut containers = Vec::new();
         for (init, list) in [
             (true, &status.init_container_statuses),
@@ -40,39 +28,22 @@ impl PodDetails {
                 containers.extend(container_lines(c, init));
             }
         }
-        let finalizers = match meta.finalizers.as_deref() {
-            Some(f) if !f.is_empty() => f.to_vec(),
-            _ => vec!["none".to_string()],
-        };
-        let section = |title: &str, lines: Vec<String>| Section {
-            title: title.to_string(),
-            lines: if lines.is_empty() {
-                vec!["none".to_string()]
-            } else {
-                lines
-            },
-        };
-        PodDetails {
-            title,
+        let finalizers = pod.metadata.finalizers.clone().unwrap_or_default();
+        let mut details = PodDetails {
+            lines: Vec::new(),
             worker: reading.worker.clone(),
-            sections: vec![
-                section("Status", summary_lines(pod, &status)),
-                section("Conditions", condition_lines(&status)),
-                section("Containers", containers),
-                section("Finalizers", finalizers),
-                section("Owner chain", owner_chain(reading)),
-                section("Events (newest first)", event_lines(reading)),
-            ],
-        }
+        };
+        details.section("Status", summary_lines(pod, &status));
+        details.section("Conditions", condition_lines(&status));
+        details.section("Containers", containers);
+        details.section("Finalizers", finalizers);
+        details.section("Owner chain", owner_chain(reading));
+        details.section("Events (newest first)", event_lines(reading));
+        details
     }
 
     /// A container's last lines, as the pane shows them.
-    pub fn from_logs(
-        pod: &opc_core::actions::PodRef,
-        container: Option<&str>,
-        previous: bool,
-        text: &str,
-    ) -> PodDetails {
+    pub fn from_logs(container: Option<&str>, previous: bool, text: &str) -> PodDetails {
         let run = if previous { "previous" } else { "current" };
         let title = format!(
             "Logs of {} (its {run} run; the last {} lines at most)",
@@ -83,21 +54,18 @@ impl PodDetails {
         if lines.is_empty() {
             lines.push("no output".into());
         }
-        PodDetails {
-            title: format!("{}/{}", pod.namespace, pod.name),
-            sections: vec![Section { title, lines }],
-            worker: None,
-        }
+        let mut details = PodDetails::default();
+        details.section(&title, lines);
+        details
     }
 
-    /// All lines, section titles included, as the pane shows them.
-    pub(crate) fn lines(&self) -> Vec<(bool, String)> {
-        let mut out = Vec::new();
-        for s in &self.sections {
-            out.push((true, s.title.clone()));
-            out.extend(s.lines.iter().map(|l| (false, format!("  {l}"))));
+    /// A section under `title`, its lines indented; "none" when it has none.
+    fn section(&mut self, title: &str, lines: Vec<String>) {
+        self.lines.push((true, title.to_string()));
+        if lines.is_empty() {
+            self.lines.push((false, "  none".to_string()));
         }
-        out
+        (self.lines).extend(lines.iter().map(|l| (false, format!("  {l}"))));
     }
 }
 

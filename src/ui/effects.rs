@@ -4,16 +4,14 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::details::PodDetails;
-use super::event::{Checked, Event, Routed, Unanswered};
-use super::logging::ACTION_TARGET;
+use super::event::{Checked, Effect, Event, Routed, Unanswered};
 use opc_core::actions::{
-    Action, ClusterApi, Executor, Inspection, Origin, Outcome, ParkedList, PodRef,
-    ScalableWorkload, Skip, Unread,
+    ACTION_LOG, Action, ClusterApi, Executor, Inspection, Origin, Outcome, ParkedList, PodRef,
+    Skip, Unread,
 };
 use opc_core::cluster::{ClusterName, Scope};
 use opc_core::report::RestartReport;
@@ -37,39 +35,24 @@ impl Executors {
     }
 }
 
-/// Counts one batch of confirmed actions as running until it is dropped.
-struct InFlight(Arc<AtomicUsize>);
-
-impl InFlight {
-    fn start(count: &Arc<AtomicUsize>) -> InFlight {
-        count.fetch_add(1, Ordering::SeqCst);
-        InFlight(count.clone())
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
 pub(super) struct Effects {
     events: UnboundedSender<Event>,
-    /// Confirmed actions still running: quitting waits for them and their audit records.
-    in_flight: Arc<AtomicUsize>,
+    /// Confirmed actions still running, a clone held by each batch: quitting waits for them
+    /// and their audit records.
+    in_flight: Arc<()>,
 }
 
 impl Effects {
     pub(super) fn new(events: UnboundedSender<Event>) -> Effects {
         Effects {
             events,
-            in_flight: Arc::new(AtomicUsize::new(0)),
+            in_flight: Arc::new(()),
         }
     }
 
     /// How many batches of confirmed actions are still running.
     pub(super) fn in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::SeqCst)
+        Arc::strong_count(&self.in_flight) - 1
     }
 
     /// Work in a task of its own; the event it comes to goes back to the loop.
@@ -80,10 +63,78 @@ impl Effects {
         });
     }
 
+    /// Carry out an effect that reads or writes the open clusters (`scopes` of each), in a
+    /// task of its own; the others are the loop's, and left to it.
+    pub(super) fn start(&self, effect: Effect, executors: Executors, scopes: &[Scope]) {
+        match effect {
+            Effect::Run(actions) => self.run(executors, actions),
+            Effect::FetchDetails(pod) => self.spawn(async move {
+                let result = async {
+                    let reading = executors.reads(&pod.cluster)?.details(&pod.item).await?;
+                    Ok(PodDetails::from_reading(&reading))
+                };
+                let result = result.await;
+                Event::Details {
+                    uid: pod.item.uid,
+                    result,
+                }
+            }),
+            Effect::FetchLogs {
+                pod,
+                container,
+                previous,
+            } => self.spawn(async move {
+                let container = container.as_deref();
+                let result = async {
+                    let reads = executors.reads(&pod.cluster)?;
+                    let text = reads.logs(&pod.item, container, previous).await?;
+                    Ok(PodDetails::from_logs(container, previous, &text))
+                };
+                let result = result.await;
+                Event::Details {
+                    uid: pod.item.uid.clone(),
+                    result,
+                }
+            }),
+            // The workload a scale-to-zero would change, its replicas now, and any opt-out.
+            Effect::ResolveWorkload(pod) => self.spawn(async move {
+                let result = inspect(&executors, &pod, true).await;
+                Event::Resolved { pod, result }
+            }),
+            // Where the opt-out annotation sits among the targets of a pod action.
+            Effect::CheckOptOuts(pods) => self.spawn(async move {
+                let mut found = Checked::default();
+                for pod in &pods {
+                    match inspect(&executors, pod, false).await {
+                        Ok(checked) => {
+                            found.opt_outs.extend(checked.opt_out);
+                            let live = checked.live.map(|f| f.rule);
+                            found.live.push((pod.item.clone(), live));
+                        }
+                        Err(e) => return Event::OptOuts(Err(e)),
+                    }
+                }
+                Event::OptOuts(Ok(found))
+            }),
+            Effect::ListParked => self.list_parked(executors, scopes.to_vec()),
+            // What undo of a parked workload would restore, checked against its cluster.
+            Effect::CheckUndo(workload) => self.spawn(async move {
+                let result = match executors.get(&workload.cluster) {
+                    Ok(executor) => executor.reads().check_undo(&workload.item).await,
+                    Err(_) => Err(Outcome::Skipped(Skip::ClusterClosed(
+                        workload.cluster.clone(),
+                    ))),
+                };
+                Event::UndoChecked { workload, result }
+            }),
+            _ => {}
+        }
+    }
+
     /// Confirmed actions, one after another, each through its cluster's executor.
-    pub(super) fn run(&self, executors: Executors, actions: Vec<Routed<Action>>) {
+    fn run(&self, executors: Executors, actions: Vec<Routed<Action>>) {
         let tx = self.events.clone();
-        let in_flight = InFlight::start(&self.in_flight);
+        let in_flight = self.in_flight.clone();
         tokio::spawn(async move {
             let _in_flight = in_flight;
             for action in actions {
@@ -97,70 +148,8 @@ impl Effects {
         });
     }
 
-    pub(super) fn fetch_details(&self, executors: Executors, pod: Routed<PodRef>) {
-        self.spawn(async move {
-            let result = async {
-                let reading = executors.reads(&pod.cluster)?.details(&pod.item).await?;
-                Ok(PodDetails::from_reading(&reading))
-            };
-            let result = result.await;
-            Event::Details {
-                uid: pod.item.uid,
-                result,
-            }
-        });
-    }
-
-    pub(super) fn fetch_logs(
-        &self,
-        executors: Executors,
-        pod: Routed<PodRef>,
-        container: Option<String>,
-        previous: bool,
-    ) {
-        self.spawn(async move {
-            let container = container.as_deref();
-            let result = async {
-                let reads = executors.reads(&pod.cluster)?;
-                let text = reads.logs(&pod.item, container, previous).await?;
-                Ok(PodDetails::from_logs(&pod.item, container, previous, &text))
-            };
-            let result = result.await;
-            Event::Details {
-                uid: pod.item.uid.clone(),
-                result,
-            }
-        });
-    }
-
-    /// The workload a scale-to-zero would change, its replicas now, and any opt-out.
-    pub(super) fn resolve_workload(&self, executors: Executors, pod: Routed<PodRef>) {
-        self.spawn(async move {
-            let result = inspect(&executors, &pod, true).await;
-            Event::Resolved { pod, result }
-        });
-    }
-
-    /// Where the opt-out annotation sits among the targets of a pod action.
-    pub(super) fn check_opt_outs(&self, executors: Executors, pods: Vec<Routed<PodRef>>) {
-        self.spawn(async move {
-            let mut found = Checked::default();
-            for pod in &pods {
-                match inspect(&executors, pod, false).await {
-                    Ok(checked) => {
-                        found.opt_outs.extend(checked.opt_out);
-                        let live = checked.live.map(|f| f.rule);
-                        found.live.push((pod.item.clone(), live));
-                    }
-                    Err(e) => return Event::OptOuts(Err(e)),
-                }
-            }
-            Event::OptOuts(Ok(found))
-        });
-    }
-
     /// Every open cluster's parked workloads in `scopes`, oldest first across clusters.
-    pub(super) fn list_parked(&self, executors: Executors, scopes: Vec<Scope>) {
+    fn list_parked(&self, executors: Executors, scopes: Vec<Scope>) {
         self.spawn(async move {
             let mut all = ParkedList::default();
             for (cluster, executor) in executors.0 {
@@ -185,24 +174,11 @@ impl Effects {
         });
     }
 
-    /// What undo of a parked workload would restore, checked against its cluster.
-    pub(super) fn check_undo(&self, executors: Executors, workload: Routed<ScalableWorkload>) {
-        self.spawn(async move {
-            let result = match executors.get(&workload.cluster) {
-                Ok(executor) => executor.reads().check_undo(&workload.item).await,
-                Err(_) => Err(Outcome::Skipped(Skip::ClusterClosed(
-                    workload.cluster.clone(),
-                ))),
-            };
-            Event::UndoChecked { workload, result }
-        });
-    }
-
     pub(super) fn export(&self, dir: PathBuf, report: RestartReport) {
         self.spawn(async move {
             let result = super::export::write(&dir, &report).await;
             if let Ok(path) = &result {
-                tracing::info!(target: ACTION_TARGET, "restart report exported to {}", path.display());
+                tracing::info!(target: ACTION_LOG, "restart report exported to {}", path.display());
             }
             Event::Exported(result.map_err(Arc::new))
         });

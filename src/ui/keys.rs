@@ -44,28 +44,52 @@ pub(crate) enum Command {
     Confirm,
 }
 
-/// Configured action names (see `config::UI_ACTIONS`) and what they do.
-const CONFIGURED: [(&str, Command); 20] = [
-    ("up", Command::Up),
-    ("down", Command::Down),
-    ("next_category", Command::NextCategory),
-    ("prev_category", Command::PrevCategory),
-    ("filter", Command::Filter),
-    ("details", Command::Details),
-    ("mark", Command::Mark),
-    ("help", Command::Help),
-    ("quit", Command::Quit),
-    ("delete", Command::Delete),
-    ("force_delete", Command::ForceDelete),
-    ("scale_to_zero", Command::ScaleToZero),
-    ("undo", Command::Undo),
-    ("remove_finalizers", Command::RemoveFinalizers),
-    ("toggle_auto", Command::ToggleAuto),
-    ("master_auto", Command::MasterAuto),
-    ("send_report", Command::SendReport),
-    ("export_report", Command::ExportReport),
-    ("switch_context", Command::SwitchContext),
-    ("refresh", Command::Refresh),
+/// Configured action names (see `config::UI_ACTIONS`), what they do, and the help's words.
+const CONFIGURED: [(&str, Command, &str); 20] = [
+    ("up", Command::Up, "move up"),
+    ("down", Command::Down, "move down"),
+    ("next_category", Command::NextCategory, "next category"),
+    ("prev_category", Command::PrevCategory, "previous category"),
+    ("filter", Command::Filter, "filter the table"),
+    ("details", Command::Details, "details of the pod"),
+    ("mark", Command::Mark, "mark / unmark, move down"),
+    ("help", Command::Help, "this help"),
+    ("quit", Command::Quit, "quit"),
+    ("delete", Command::Delete, "delete"),
+    (
+        "force_delete",
+        Command::ForceDelete,
+        "force delete (grace 0)",
+    ),
+    (
+        "scale_to_zero",
+        Command::ScaleToZero,
+        "scale the owner to 0",
+    ),
+    ("undo", Command::Undo, "undo the last scale to 0"),
+    (
+        "remove_finalizers",
+        Command::RemoveFinalizers,
+        "remove finalizers",
+    ),
+    (
+        "toggle_auto",
+        Command::ToggleAuto,
+        "auto-clean for this rule",
+    ),
+    (
+        "master_auto",
+        Command::MasterAuto,
+        "auto-clean master switch",
+    ),
+    ("send_report", Command::SendReport, "send the report now"),
+    ("export_report", Command::ExportReport, "export the report"),
+    (
+        "switch_context",
+        Command::SwitchContext,
+        "contexts: switch, add, drop",
+    ),
+    ("refresh", Command::Refresh, "reclassify now"),
 ];
 
 /// Keys that always work unless the config gives them to an action, with their help text.
@@ -91,8 +115,8 @@ pub(crate) fn command_for(key: &KeyBinding, ui: &UiConfig) -> Option<Command> {
     if let Some(action) = ui.action_for(key) {
         return CONFIGURED
             .iter()
-            .find(|(name, _)| *name == action)
-            .map(|(_, c)| *c);
+            .find(|(name, _, _)| *name == action)
+            .map(|(_, c, _)| *c);
     }
     if key.ctrl {
         return (key.code == KeyCode::Char('c')).then_some(Command::Quit);
@@ -121,31 +145,9 @@ pub(crate) fn command_for(key: &KeyBinding, ui: &UiConfig) -> Option<Command> {
 
 /// Help lines: configured actions with their keys, then the fixed keys.
 pub(crate) fn help_lines(ui: &UiConfig) -> Vec<(String, String)> {
-    let describe = |action: &str| match action {
-        "up" => "move up",
-        "down" => "move down",
-        "next_category" => "next category",
-        "prev_category" => "previous category",
-        "filter" => "filter the table",
-        "details" => "details of the pod",
-        "mark" => "mark / unmark, move down",
-        "help" => "this help",
-        "quit" => "quit",
-        "delete" => "delete",
-        "force_delete" => "force delete (grace 0)",
-        "scale_to_zero" => "scale the owner to 0",
-        "undo" => "undo the last scale to 0",
-        "remove_finalizers" => "remove finalizers",
-        "toggle_auto" => "auto-clean for this rule",
-        "master_auto" => "auto-clean master switch",
-        "send_report" => "send the report now",
-        "export_report" => "export the report",
-        "switch_context" => "contexts: switch, add, drop",
-        "refresh" => "reclassify now",
-        _ => "",
-    };
-    let mut lines: Vec<(String, String)> = UiConfig::action_names()
-        .filter_map(|a| Some((ui.key(a)?.to_string(), describe(a).to_string())))
+    let mut lines: Vec<(String, String)> = CONFIGURED
+        .iter()
+        .filter_map(|(a, _, what)| Some((ui.key(a)?.to_string(), what.to_string())))
         .collect();
     lines.extend(FIXED.iter().map(|(k, d)| (k.to_string(), d.to_string())));
     lines

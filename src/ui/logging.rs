@@ -2,12 +2,8 @@
 //! (which would scribble over the screen).
 
 use tracing_subscriber::EnvFilter;
-use tracing_subscriber::filter::Directive;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
-
-/// The target the action log is written under; the pane shows it with the library's warnings.
-pub(crate) const ACTION_TARGET: &str = opc_core::actions::ACTION_LOG;
 
 /// Log lines that may arrive between two draws (a second apart at most) before the oldest
 /// are lost to the pane.
@@ -18,7 +14,8 @@ pub(crate) fn collect_log_lines() {
     tui_logger::move_events();
 }
 
-/// Install the subscriber for the TUI: `filter` plus every action line, into tui-logger.
+/// Install the subscriber for the TUI: `filter` (which keeps every action line, see `main`),
+/// into tui-logger.
 pub fn init_logging(filter: EnvFilter) {
     // Not `tui_logger::init_logger`: its thread wakes every 10 ms for the life of the process
     // to move lines into the pane. The screen moves them itself when it draws
@@ -26,16 +23,8 @@ pub fn init_logging(filter: EnvFilter) {
     tui_logger::set_default_level(tui_logger::LevelFilter::Info);
     tui_logger::set_hot_buffer_depth(HOT_LINES);
     collect_log_lines();
-    // A constant that parses; were it ever refused, say so in the log pane once it is up.
-    let (filter, refused) = match format!("{ACTION_TARGET}=info").parse::<Directive>() {
-        Ok(actions) => (filter.add_directive(actions), None),
-        Err(e) => (filter, Some(e)),
-    };
     let _ = tracing_subscriber::registry()
         .with(tui_logger::TuiTracingSubscriberLayer)
         .with(filter)
         .try_init();
-    if let Some(e) = refused {
-        tracing::error!("the action log is not shown: \"{ACTION_TARGET}=info\" is refused: {e}");
-    }
 }

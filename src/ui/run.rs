@@ -214,7 +214,7 @@ impl Runtime {
         let mut listening = Listening::to(&self.sessions);
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        let mut signals = Signals::new().map_err(io)?;
+        let mut signals = std::pin::pin!(closing_signals().map_err(io)?);
         let size = guard.terminal.size().map_err(io)?;
         prime(state, size.into(), &listening.workers);
         // Drawn after an event reached `update`, not on every wake-up: a busy cluster wakes the
@@ -226,10 +226,17 @@ impl Runtime {
                 guard.terminal.draw(|f| draw(state, f)).map_err(io)?;
             }
             let event = tokio::select! {
-                input = keys.next() => match from_terminal(input) {
-                    Input::Event(event) => event,
-                    Input::Ignored => continue,
-                    Input::Closed => break,
+                input = keys.next() => match input {
+                    Some(Ok(TermEvent::Key(key))) => match key_from_crossterm(&key) {
+                        Some(binding) => Event::Key(binding),
+                        None => continue,
+                    },
+                    Some(Ok(TermEvent::Resize(w, h))) => Event::Resize {
+                        table_height: table_height(ratatui::layout::Rect::new(0, 0, w, h)),
+                    },
+                    Some(Ok(_)) => continue,
+                    // The terminal is gone: the screen closes.
+                    Some(Err(_)) | None => break,
                 },
                 // Not listened to while a snapshot is due: a busy cluster would wake the
                 // screen for every change only to find the timer already set.
@@ -266,10 +273,10 @@ impl Runtime {
                 Some(event) = self.inbox.recv() => event,
                 Some(opened) = self.new_sessions.recv() => {
                     let event = self.open(opened);
-                    listening.rewire(&self.sessions);
+                    listening = Listening::to(&self.sessions);
                     event
                 }
-                () = signals.any() => break,
+                () = &mut signals => break,
             };
             dirty = true;
             let effects = update(state, event);
@@ -294,7 +301,7 @@ impl Runtime {
                 Effect::DropContext(name) => {
                     // Dropping the session stops its watches and worker.
                     self.sessions.retain(|s| s.cluster.name != name);
-                    listening.rewire(&self.sessions);
+                    *listening = Listening::to(&self.sessions);
                 }
                 other => self.carry_out(other, state),
             }
@@ -363,18 +370,8 @@ impl Runtime {
     }
 
     fn carry_out(&self, effect: Effect, state: &State) {
-        let effects = &self.effects;
         match effect {
             Effect::Quit | Effect::Refresh | Effect::DropContext(_) => {}
-            Effect::Run(actions) => effects.run(self.executors(), actions),
-            Effect::FetchDetails(pod) => effects.fetch_details(self.executors(), pod),
-            Effect::FetchLogs {
-                pod,
-                container,
-                previous,
-            } => effects.fetch_logs(self.executors(), pod, container, previous),
-            Effect::ResolveWorkload(pod) => effects.resolve_workload(self.executors(), pod),
-            Effect::CheckOptOuts(pods) => effects.check_opt_outs(self.executors(), pods),
             Effect::Worker(WorkerCommand::SendReport) => {
                 for session in &self.sessions {
                     match session.report {
@@ -400,7 +397,7 @@ impl Runtime {
             }
             Effect::ExportReport => {
                 let report = state.report.clone().unwrap_or_else(|| self.report());
-                effects.export(self.options.export_dir.clone(), report);
+                self.effects.export(self.options.export_dir.clone(), report);
             }
             Effect::ListContexts => {
                 let contexts = self.connector.contexts().map_err(Arc::new);
@@ -408,10 +405,10 @@ impl Runtime {
             }
             Effect::SwitchContext(name) => self.connect(name, Opened::Switch),
             Effect::AddContext(name) => self.connect(name, Opened::Add),
-            Effect::ListParked => {
-                effects.list_parked(self.executors(), self.options.scopes.clone())
+            reads_or_writes => {
+                let (executors, scopes) = (self.executors(), &self.options.scopes);
+                self.effects.start(reads_or_writes, executors, scopes);
             }
-            Effect::CheckUndo(workload) => effects.check_undo(self.executors(), workload),
         }
     }
 }
@@ -447,79 +444,29 @@ impl Listening {
             settle: Some(tokio::time::Instant::now()),
         }
     }
-
-    /// The sessions changed: listen to the new ones, and show them at once.
-    fn rewire(&mut self, sessions: &[Session]) {
-        *self = Listening::to(sessions);
-    }
 }
 
-/// The signals that close the screen as `q` does.
+/// The signals that close the screen as `q` does, listened to from now on.
 #[cfg(unix)]
-struct Signals {
-    term: tokio::signal::unix::Signal,
-    hangup: tokio::signal::unix::Signal,
-    interrupt: tokio::signal::unix::Signal,
-}
-
-#[cfg(unix)]
-impl Signals {
-    fn new() -> std::io::Result<Signals> {
-        Ok(Signals {
-            term: signal(SignalKind::terminate())?,
-            hangup: signal(SignalKind::hangup())?,
-            interrupt: signal(SignalKind::interrupt())?,
-        })
-    }
-
-    async fn any(&mut self) {
+fn closing_signals() -> std::io::Result<impl Future<Output = ()>> {
+    let mut term = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    Ok(async move {
         tokio::select! {
-            _ = self.term.recv() => {}
-            _ = self.hangup.recv() => {}
-            _ = self.interrupt.recv() => {}
+            _ = term.recv() => {}
+            _ = hangup.recv() => {}
+            _ = interrupt.recv() => {}
         }
-    }
+    })
 }
 
 /// Elsewhere (Windows): Ctrl-C.
 #[cfg(not(unix))]
-struct Signals;
-
-#[cfg(not(unix))]
-impl Signals {
-    fn new() -> std::io::Result<Signals> {
-        Ok(Signals)
-    }
-
-    async fn any(&mut self) {
+fn closing_signals() -> std::io::Result<impl Future<Output = ()>> {
+    Ok(async {
         let _ = tokio::signal::ctrl_c().await;
-    }
-}
-
-/// What the terminal sent, for the loop.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "made and matched at once, never stored"
-)]
-enum Input {
-    Event(Event),
-    Ignored,
-    /// The terminal is gone: the screen closes.
-    Closed,
-}
-
-fn from_terminal(input: Option<std::io::Result<TermEvent>>) -> Input {
-    match input {
-        Some(Ok(TermEvent::Key(key))) => match key_from_crossterm(&key) {
-            Some(binding) => Input::Event(Event::Key(binding)),
-            None => Input::Ignored,
-        },
-        Some(Ok(TermEvent::Resize(w, h))) => Input::Event(Event::Resize {
-            table_height: table_height(ratatui::layout::Rect::new(0, 0, w, h)),
-        }),
-        Some(Ok(_)) => Input::Ignored,
-        Some(Err(_)) | None => Input::Closed,
-    }
+    })
 }
 
 /// The first events: the terminal's size and each worker's status as it stands.

@@ -20,14 +20,6 @@ use opc_core::worker::{Blocked, HeldReason, Pause, WorkerStatus};
 pub use super::event::WatchLine;
 pub(crate) use super::order::SortKey;
 
-/// The main area: the table of a category, or one pod's details.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum View {
-    #[default]
-    Table,
-    Details,
-}
-
 /// The pane under the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BottomPane {
@@ -48,7 +40,7 @@ impl BottomPane {
     }
 }
 
-/// The details of one pod, fetched on demand.
+/// The details of one pod, fetched on demand: shown in the main area in place of the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DetailsView {
     pub(crate) cluster: ClusterName,
@@ -142,7 +134,6 @@ pub struct State {
     pub(super) now: DateTime<Utc>,
     pub(super) total_pods: usize,
     pub(super) table: Table,
-    pub(super) view: View,
     pub(super) details: Option<DetailsView>,
     pub(super) bottom: BottomPane,
     pub(super) overlay: Option<Overlay>,
@@ -241,7 +232,6 @@ impl State {
                 height: 10,
                 ..Table::default()
             },
-            view: View::Table,
             details: None,
             bottom: BottomPane::Log,
             overlay: None,
@@ -325,7 +315,6 @@ impl State {
         if let Some(details) = &self.details
             && !self.clusters.contains(&details.cluster)
         {
-            self.view = View::Table;
             self.details = None;
         }
     }

@@ -3,37 +3,14 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
-pub(crate) fn title() -> Style {
-    Style::new().add_modifier(Modifier::BOLD)
-}
-
-pub(crate) fn dim() -> Style {
-    Style::new().add_modifier(Modifier::DIM)
-}
-
-pub(crate) fn selected() -> Style {
-    Style::new().add_modifier(Modifier::REVERSED)
-}
-
-pub(crate) fn marked() -> Style {
-    Style::new().fg(Color::Magenta).add_modifier(Modifier::BOLD)
-}
-
-pub(crate) fn good() -> Style {
-    Style::new().fg(Color::Green)
-}
-
-pub(crate) fn warn() -> Style {
-    Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD)
-}
-
-pub(crate) fn bad() -> Style {
-    Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)
-}
-
-pub(crate) fn accent() -> Style {
-    Style::new().fg(Color::Cyan)
-}
+pub(crate) const TITLE: Style = Style::new().add_modifier(Modifier::BOLD);
+pub(crate) const DIM: Style = Style::new().add_modifier(Modifier::DIM);
+pub(crate) const SELECTED: Style = Style::new().add_modifier(Modifier::REVERSED);
+pub(crate) const MARKED: Style = Style::new().fg(Color::Magenta).add_modifier(Modifier::BOLD);
+pub(crate) const GOOD: Style = Style::new().fg(Color::Green);
+pub(crate) const WARN: Style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+pub(crate) const BAD: Style = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
+pub(crate) const ACCENT: Style = Style::new().fg(Color::Cyan);
 
 /// A badge such as DRY-RUN: reversed, so it stands out on any background.
 pub(crate) fn badge(color: Color) -> Style {

@@ -6,7 +6,7 @@ mod overlays;
 
 use super::confirm::Confirmation;
 use super::event::{Effect, Event, Routed, Snapshot};
-use super::state::{DetailsContent, Overlay, State, StatusLine, View};
+use super::state::{DetailsContent, Overlay, State, StatusLine};
 use commands::on_key;
 use opc_core::actions::{Action, Outcome};
 use opc_core::cluster::ClusterName;
@@ -25,26 +25,16 @@ pub fn update(state: &mut State, event: Event) -> Vec<Effect> {
 
 fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
     match event {
-        Event::Key(key) => on_key(state, &key),
-        Event::Added(Ok(name)) => on_added(state, &name),
+        Event::Key(key) => return on_key(state, &key),
+        Event::Added(Ok(name)) => return on_added(state, &name),
         answer @ (Event::Resolved { .. }
         | Event::OptOuts(_)
         | Event::Parked(_)
         | Event::UndoChecked { .. }) => {
             let shown = state.overlay.take();
             state.overlay = answered(state, shown, answer);
-            Vec::new()
         }
-        other => {
-            observe(state, other);
-            Vec::new()
-        }
-    }
-}
-
-/// What the runtime reports and the screen only takes in: time, caches, workers, results.
-fn observe(state: &mut State, event: Event) {
-    match event {
+        // What the runtime reports and the screen only takes in: time, caches, workers, results.
         Event::Tick { now, clusters } => {
             state.now = now;
             state.sync_clusters(clusters);
@@ -72,14 +62,8 @@ fn observe(state: &mut State, event: Event) {
         | Event::Switched(Err(e))
         | Event::Added(Err(e))
         | Event::Exported(Err(e)) => status(state, e.to_string(), true),
-        // They change the overlay or answer with effects: `dispatch` has them.
-        Event::Key(_)
-        | Event::Added(Ok(_))
-        | Event::Resolved { .. }
-        | Event::OptOuts(_)
-        | Event::Parked(_)
-        | Event::UndoChecked { .. } => {}
     }
+    Vec::new()
 }
 
 /// An answer the screen waited for, given the overlay shown: the overlay to show next. An
@@ -139,7 +123,6 @@ fn show_contexts(state: &mut State, names: Vec<ClusterName>) {
 fn on_switched(state: &mut State, name: &ClusterName) {
     state.clusters.only(name);
     state.replace_findings(Vec::new(), true);
-    state.view = View::Table;
     state.details = None;
     say(state, format!("switched to context {name}"));
 }

@@ -3,20 +3,20 @@
 
 use crate::ui::confirm::{Confirmation, Offer, PodVerb};
 use crate::ui::event::{Effect, Routed};
-use crate::ui::state::{Overlay, State, View};
+use crate::ui::state::{Overlay, State};
 use opc_core::actions::{PodRef, Refusal, Verb};
 use opc_core::cluster::{ClusterName, Listed};
 
 /// In the details view, actions apply to the pod shown; otherwise to marks or the cursor.
 fn targets(state: &State) -> Vec<&Listed> {
-    match (&state.view, &state.details) {
-        (View::Details, Some(d)) => state
+    match &state.details {
+        Some(d) => state
             .table
             .findings
             .iter()
             .filter(|a| a.uid() == d.pod.uid && *a.cluster() == d.cluster)
             .collect(),
-        _ => state.targets(),
+        None => state.targets(),
     }
 }
 

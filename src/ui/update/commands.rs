@@ -7,7 +7,7 @@ use super::{say, status};
 use crate::ui::confirm::{Confirmation, PodVerb};
 use crate::ui::event::{Effect, Routed};
 use crate::ui::keys::{Command, command_for};
-use crate::ui::state::{BottomPane, DetailsContent, DetailsView, Overlay, State, View};
+use crate::ui::state::{BottomPane, DetailsContent, DetailsView, Overlay, State};
 use opc_core::actions::PodRef;
 use opc_core::cluster::{ClusterName, Listed};
 use opc_core::config::{KeyBinding, KeyCode};
@@ -25,7 +25,7 @@ pub(super) fn on_key(state: &mut State, key: &KeyBinding) -> Vec<Effect> {
     let Some(command) = command else {
         return Vec::new();
     };
-    if state.view == View::Details {
+    if state.details.is_some() {
         return on_details_key(state, command);
     }
     on_command(state, command)
@@ -53,7 +53,6 @@ fn on_filter_key(state: &mut State, key: &KeyBinding) -> Vec<Effect> {
 fn on_details_key(state: &mut State, command: Command) -> Vec<Effect> {
     match command {
         Command::Back | Command::Details | Command::Logs => {
-            state.view = View::Table;
             state.details = None;
             Vec::new()
         }
@@ -313,7 +312,6 @@ fn move_to(state: &mut State, row: usize) {
 /// The details view of `a`'s pod, loading; what it loads is the caller's effect.
 fn open_details(state: &mut State, a: &Listed) -> Routed<PodRef> {
     let pod = Routed::new(a.cluster(), a.pod_ref());
-    state.view = View::Details;
     state.details = Some(DetailsView {
         cluster: pod.cluster.clone(),
         pod: pod.item.clone(),

@@ -3,7 +3,7 @@
 
 use super::actions::why_unavailable;
 use super::{say, status};
-use crate::ui::confirm::{Answer, Confirmation};
+use crate::ui::confirm::{Confirmation, Offer};
 use crate::ui::event::{Effect, Routed};
 use crate::ui::keys::Command;
 use crate::ui::state::{Overlay, State};
@@ -77,24 +77,31 @@ pub(super) fn on_overlay_key(
 
 /// Yes to a dialog: run what it offers, or ask the second time it asks for.
 fn on_yes(state: &mut State, dialog: Confirmation) -> Next {
-    match dialog.confirm() {
-        Answer::Run(actions) => {
+    match dialog.offer {
+        Offer::Ready {
+            actions, caution, ..
+        } if caution.is_empty() => {
             say(state, format!("running {} action(s)…", actions.len()));
             Next::close_with(vec![Effect::Run(actions)])
         }
-        Answer::AskAgain(second) => Next::stay(Overlay::Confirm(second)),
-        Answer::MasterOn => {
+        Offer::Ready {
+            actions, caution, ..
+        } => {
+            let second = Confirmation::ask_again(&dialog.title, caution, actions);
+            Next::stay(Overlay::Confirm(second))
+        }
+        Offer::MasterOn => {
             say(state, "auto-clean master switch on");
             Next::close_with(vec![Effect::Worker(WorkerCommand::SetMasterAuto(true))])
         }
-        Answer::Resume(Routed { cluster, item }) => {
+        Offer::Resume(Routed { cluster, item }) => {
             let (rule, scope) = item;
             let resumed = format!("auto-clean for {rule} resumed {scope} on {cluster}");
             say(state, resumed);
             let command = WorkerCommand::Resume { rule, scope };
             Next::close_with(vec![Effect::WorkerOf(Routed::new(&cluster, command))])
         }
-        Answer::Nothing => Next::close(),
+        Offer::Unavailable(_) => Next::close(),
     }
 }
 

@@ -27,7 +27,7 @@ fn short_name(kind: RuleKind) -> &'static str {
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     if state.blind() {
         let said = "counts unknown: this identity may not see the pods";
-        Paragraph::new(Line::from(Span::styled(said, theme::bad()))).render(area, buf);
+        Paragraph::new(Line::from(Span::styled(said, theme::BAD))).render(area, buf);
         return;
     }
     let label = |i: usize, kind: RuleKind, short: bool| {
@@ -48,13 +48,13 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let mut spans = Vec::new();
     for (i, rule) in state.chain.iter().enumerate() {
         let style = if i == state.table.category {
-            theme::selected()
+            theme::SELECTED
         } else if !rule.enabled {
-            theme::dim()
+            theme::DIM
         } else if state.table.counts.get(i).copied().unwrap_or(0) > 0 {
-            theme::title()
+            theme::TITLE
         } else {
-            theme::dim()
+            theme::DIM
         };
         spans.push(Span::styled(label(i, rule.kind, short), style));
         spans.push(Span::raw(" "));

@@ -15,10 +15,7 @@ use opc_core::cluster::Listed;
 use opc_core::fleet::WorkerAnswer;
 use opc_core::rules::Cause;
 
-pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
-    let Some(details) = &state.details else {
-        return;
-    };
+pub(crate) fn render(state: &State, details: &DetailsView, area: Rect, buf: &mut Buffer) {
     let block = super::titled(inert_line(&format!(
         " {}/{} — details (Esc back) ",
         details.pod.namespace, details.pod.name
@@ -33,18 +30,18 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     {
         let message = a.message().map_or(String::new(), |m| format!(" — {m}"));
         let said = format!("{}: {}{message}", a.rule(), a.reason());
-        lines.push(Line::styled(inert_line(&said), theme::warn()));
+        lines.push(Line::styled(inert_line(&said), theme::WARN));
         lines.extend(cause_lines(a, details, state.now));
     }
     match &details.content {
-        DetailsContent::Loading => lines.push(Line::styled("fetching the pod…", theme::dim())),
+        DetailsContent::Loading => lines.push(Line::styled("fetching the pod…", theme::DIM)),
         DetailsContent::Failed(why) => {
-            lines.push(Line::styled(inert_line(&why.to_string()), theme::bad()));
+            lines.push(Line::styled(inert_line(&why.to_string()), theme::BAD));
         }
-        DetailsContent::Loaded(d) => lines.extend(d.lines().into_iter().map(|(heading, text)| {
-            let text = inert_line(&text);
-            if heading {
-                Line::styled(text, theme::title())
+        DetailsContent::Loaded(d) => lines.extend(d.lines.iter().map(|(heading, text)| {
+            let text = inert_line(text);
+            if *heading {
+                Line::styled(text, theme::TITLE)
             } else {
                 Line::raw(text)
             }
@@ -83,7 +80,7 @@ fn cause_lines(a: &Listed, details: &DetailsView, now: DateTime<Utc>) -> Vec<Lin
 
 fn lines_of(cause: &Cause) -> Vec<Line<'static>> {
     let heading = format!("cause: {} — {}", cause.class, cause.detail);
-    let mut lines = vec![Line::styled(inert_line(&heading), theme::title())];
+    let mut lines = vec![Line::styled(inert_line(&heading), theme::TITLE)];
     for evidence in &cause.evidence {
         let said = format!("  {}: {}", evidence.source, evidence.text);
         lines.push(Line::raw(inert_line(&said)));
@@ -98,5 +95,5 @@ fn class_line(a: &Listed, note: &str) -> Line<'static> {
         "" => format!("cause: {}", a.cause()),
         note => format!("cause: {} — {note}", a.cause()),
     };
-    Line::styled(inert_line(&text), theme::title())
+    Line::styled(inert_line(&text), theme::TITLE)
 }

@@ -19,15 +19,15 @@ pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
         Offer::Unavailable(why) => {
             lines.push(Line::raw(""));
             let unavailable = inert_line(&format!("unavailable: {why}"));
-            lines.push(Line::styled(unavailable, theme::bad()));
-            Line::styled(" Esc closes ", theme::dim())
+            lines.push(Line::styled(unavailable, theme::BAD));
+            Line::styled(" Esc closes ", theme::DIM)
         }
         Offer::Ready { dry_run: true, .. } => Line::styled(
             " y / Enter: record what would be done    n / Esc: cancel ",
-            theme::warn(),
+            theme::WARN,
         ),
         Offer::Ready { .. } | Offer::Resume(_) | Offer::MasterOn => {
-            Line::styled(" y / Enter: do it    n / Esc: cancel ", theme::warn())
+            Line::styled(" y / Enter: do it    n / Esc: cancel ", theme::WARN)
         }
     };
     let width = area.width.saturating_sub(4).min(96);
@@ -42,7 +42,7 @@ pub(crate) fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
 pub(crate) fn waiting(what: &str, area: Rect, buf: &mut Buffer) {
     let rect = centered(area, area.width.saturating_sub(4).min(80), 3);
     Clear.render(rect, buf);
-    Paragraph::new(Line::styled(inert_line(what), theme::dim()))
+    Paragraph::new(Line::styled(inert_line(what), theme::DIM))
         .block(Block::bordered())
         .render(rect, buf);
 }
@@ -61,7 +61,7 @@ pub(crate) fn contexts(
             let is_open = open.iter().any(|c| c.name == *name);
             let text = format!("{} {name}", if is_open { "*" } else { " " });
             if i == selected {
-                Line::styled(text, theme::selected())
+                Line::styled(text, theme::SELECTED)
             } else {
                 Line::raw(text)
             }
@@ -85,20 +85,20 @@ pub(crate) fn clusters(open: &[&ClusterLine], area: Rect, buf: &mut Buffer) {
         let name = format!("{:<16} ", fit(c.name.as_str(), 16));
         let wire = c.wire.map_or(String::new(), |w| format!("  {}", w.name()));
         lines.push(Line::from(vec![
-            Span::styled(name, theme::accent()),
+            Span::styled(name, theme::ACCENT),
             Span::styled(text, style),
             Span::raw(format!("  pods {}", c.pods)),
-            Span::styled(wire, theme::dim()),
+            Span::styled(wire, theme::DIM),
         ]));
         // Every source but a watch chosen as one says how it stands, or why it fell back.
         if !matches!(c.source, SourceLine::Watch(WatchWhy::Chosen)) {
             let words = format!("{:<17}{}", "", super::source::words(&c.source));
-            lines.push(Line::styled(words, theme::dim()));
+            lines.push(Line::styled(words, theme::DIM));
         }
         // Its own line: it explains causes that come from pods alone, and must not be cut.
         if let Some(why) = &c.nodes_unreadable {
             let why = format!("{:<17}nodes not watched: {}", "", fit(why, 160));
-            lines.push(Line::styled(why, theme::warn()));
+            lines.push(Line::styled(why, theme::WARN));
         }
     }
     // Tall enough for every line as wrapped: a long reason (a missing permission) must show.

@@ -15,18 +15,18 @@ use opc_core::worker::WorkerStatus;
 /// How a watch reads, with the error cut to `room` characters.
 pub(crate) fn watch_text(watch: &WatchLine, room: usize) -> (String, Style) {
     match watch {
-        WatchLine::Listing => ("listing…".into(), theme::warn()),
-        WatchLine::Synced => ("● synced".into(), theme::good()),
-        WatchLine::Relisting { stale_secs: None } => ("relisting…".into(), theme::warn()),
+        WatchLine::Listing => ("listing…".into(), theme::WARN),
+        WatchLine::Synced => ("● synced".into(), theme::GOOD),
+        WatchLine::Relisting { stale_secs: None } => ("relisting…".into(), theme::WARN),
         WatchLine::Relisting {
             stale_secs: Some(secs),
-        } => (format!("relisting… (stale {secs} s)"), theme::bad()),
+        } => (format!("relisting… (stale {secs} s)"), theme::BAD),
         WatchLine::Reconnecting { secs, error } => (
             format!("reconnecting for {secs} s: {}", fit(error, room)),
-            theme::bad(),
+            theme::BAD,
         ),
         // The command to check it is in the table, where there is room for it.
-        WatchLine::Forbidden { .. } => ("FORBIDDEN: cannot see the pods".into(), theme::bad()),
+        WatchLine::Forbidden { .. } => ("FORBIDDEN: cannot see the pods".into(), theme::BAD),
     }
 }
 
@@ -37,7 +37,7 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
     // A fed cluster sends its abnormal pods only: the total is at least what is counted.
     let fed = lines.iter().any(|c| c.source.is_worker());
     let counts = if state.blind() {
-        Span::styled("  pods ?  abnormal ?", theme::bad())
+        Span::styled("  pods ?  abnormal ?", theme::BAD)
     } else {
         // A cluster that cannot be seen counts nothing: what is shown is a floor.
         let unseen = state.forbidden().is_some();
@@ -58,7 +58,7 @@ fn clusters(state: &State) -> Vec<Span<'static>> {
     if silent > 0 {
         let nodes = if silent == 1 { "node" } else { "nodes" };
         let silent = format!("  {silent} {nodes} not reporting");
-        spans.push(Span::styled(silent, theme::bad()));
+        spans.push(Span::styled(silent, theme::BAD));
     }
     spans
 }
@@ -69,10 +69,10 @@ fn watches(state: &State, lines: &[&ClusterLine]) -> Vec<Span<'static>> {
         let (text, style) = watch_text(&state.watch(), 48);
         let mut spans = vec![
             Span::raw("  ctx "),
-            Span::styled(one.name.to_string(), theme::accent()),
+            Span::styled(one.name.to_string(), theme::ACCENT),
         ];
         if let Some(tag) = super::source::tag(&one.source) {
-            spans.push(Span::styled(format!(" {tag}"), theme::dim()));
+            spans.push(Span::styled(format!(" {tag}"), theme::DIM));
         }
         spans.extend([
             Span::raw("  "),
@@ -87,19 +87,19 @@ fn watches(state: &State, lines: &[&ClusterLine]) -> Vec<Span<'static>> {
         .filter(|c| c.watch == WatchLine::Synced)
         .count();
     let health = if synced == lines.len() {
-        theme::good()
+        theme::GOOD
     } else {
-        theme::dim()
+        theme::DIM
     };
     let mut spans = vec![
         Span::raw("  "),
-        Span::styled(format!("{} clusters", lines.len()), theme::accent()),
+        Span::styled(format!("{} clusters", lines.len()), theme::ACCENT),
         Span::raw(" "),
         Span::styled(format!("● {synced}/{} synced", lines.len()), health),
     ];
     let fed = lines.iter().filter(|c| c.source.is_worker()).count();
     if fed > 0 {
-        spans.push(Span::styled(format!(" · {fed} via worker"), theme::dim()));
+        spans.push(Span::styled(format!(" · {fed} via worker"), theme::DIM));
     }
     // The worst first, before the counts: health is what must fit in 80 columns.
     if let Some(worst) = lines
@@ -108,8 +108,8 @@ fn watches(state: &State, lines: &[&ClusterLine]) -> Vec<Span<'static>> {
         .max_by_key(|c| c.watch.severity())
     {
         let (text, style) = match &worst.watch {
-            WatchLine::Reconnecting { secs, .. } => (format!("down {secs} s"), theme::bad()),
-            WatchLine::Forbidden { .. } => ("forbidden".to_string(), theme::bad()),
+            WatchLine::Reconnecting { secs, .. } => (format!("down {secs} s"), theme::BAD),
+            WatchLine::Forbidden { .. } => ("forbidden".to_string(), theme::BAD),
             other => watch_text(other, 0),
         };
         spans.push(Span::styled(format!(" · {} {text} (C)", worst.name), style));
@@ -120,7 +120,7 @@ fn watches(state: &State, lines: &[&ClusterLine]) -> Vec<Span<'static>> {
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     // Badges first: a narrow terminal cuts the end of the line, never them.
     let worker = state.worker();
-    let mut first = vec![Span::styled("ops-pod-cleaner", theme::title())];
+    let mut first = vec![Span::styled("ops-pod-cleaner", theme::TITLE)];
     let flags = &state.switches.flags;
     let badges = [
         (flags.dry_run || worker.dry_run, " DRY-RUN ", Color::Yellow),
@@ -165,7 +165,7 @@ fn auto_line(state: &State, w: &WorkerStatus) -> Line<'static> {
     spans.push(if w.master_auto {
         Span::styled("ON", theme::badge(Color::Green))
     } else {
-        Span::styled("off", theme::dim())
+        Span::styled("off", theme::DIM)
     });
     let on: Vec<&str> = state
         .chain
@@ -181,14 +181,14 @@ fn auto_line(state: &State, w: &WorkerStatus) -> Line<'static> {
     for (rule, status) in &w.rules {
         for pause in &status.paused {
             let paused = inert_line(&format!("  {rule} PAUSED {}: {}", pause.scope, pause.why()));
-            spans.push(Span::styled(paused, theme::bad()));
+            spans.push(Span::styled(paused, theme::BAD));
         }
     }
     // With auto off nothing waits on the gate (a first start's lease election, say): saying
     // "blocked" then reads like an error where nothing is wrong.
     if let Some(blocked) = state.blocked().filter(|_| w.master_auto) {
         let blocked = inert_line(&format!("  blocked: {blocked}"));
-        spans.push(Span::styled(blocked, theme::warn()));
+        spans.push(Span::styled(blocked, theme::WARN));
     }
     Line::from(spans)
 }

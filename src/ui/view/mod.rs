@@ -18,7 +18,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Row, Table};
 
-use super::state::{BottomPane, Overlay, State, View};
+use super::state::{BottomPane, Overlay, State};
+/// `text` made inert and cut to `width` terminal cells, the cut marked with an ellipsis.
+use opc_core::inert::fit;
 
 /// Header, categories, main area, lower pane, status line.
 fn areas(area: Rect) -> [Rect; 5] {
@@ -48,9 +50,9 @@ pub fn draw(state: &State, frame: &mut Frame) {
     let [header, categories, main, bottom, status] = areas(area);
     header::render(state, header, buf);
     categories::render(state, categories, buf);
-    match state.view {
-        View::Table => table::render(state, main, buf),
-        View::Details => details::render(state, main, buf),
+    match &state.details {
+        None => table::render(state, main, buf),
+        Some(details) => details::render(state, details, main, buf),
     }
     match state.bottom {
         BottomPane::Log => log::render(bottom, buf),
@@ -94,19 +96,14 @@ fn table<'a>(
     columns: Vec<(&'a str, Constraint)>,
 ) -> Table<'a> {
     let (heading, widths): (Vec<&str>, Vec<Constraint>) = columns.into_iter().unzip();
-    Table::new(rows, widths).header(Row::new(heading).style(super::theme::title()))
+    Table::new(rows, widths).header(Row::new(heading).style(super::theme::TITLE))
 }
 
 /// A bordered pane or dialog under a bold title.
 fn titled<'a>(title: impl Into<Line<'a>>) -> Block<'a> {
     Block::bordered()
         .title(title)
-        .title_style(super::theme::title())
-}
-
-/// `text` made inert and cut to `width` terminal cells, the cut marked with an ellipsis.
-fn fit(text: &str, width: usize) -> String {
-    opc_core::inert::fit(text, width)
+        .title_style(super::theme::TITLE)
 }
 
 /// A line of text from the API (or built around it), made inert.

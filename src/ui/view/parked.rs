@@ -26,13 +26,13 @@ pub(crate) fn render(
     let Some(list) = list else {
         let inner = block.inner(rect);
         block.render(rect, buf);
-        Line::styled("reading the parked workloads…", theme::dim()).render(inner, buf);
+        Line::styled("reading the parked workloads…", theme::DIM).render(inner, buf);
         return;
     };
     if list.rows.is_empty() && list.unread.is_empty() {
         let inner = block.inner(rect);
         block.render(rect, buf);
-        Line::styled("nothing is parked", theme::dim()).render(inner, buf);
+        Line::styled("nothing is parked", theme::DIM).render(inner, buf);
         return;
     }
     let several = state.several_clusters();
@@ -65,7 +65,7 @@ pub(crate) fn render(
             }
             let line = Row::new(cells);
             if i == selected {
-                line.style(theme::selected())
+                line.style(theme::SELECTED)
             } else {
                 line
             }
@@ -76,7 +76,7 @@ pub(crate) fn render(
             "cannot read {}: {}",
             u.place, u.why
         )))])
-        .style(theme::bad())
+        .style(theme::BAD)
     }));
     super::table(table, columns).block(block).render(rect, buf);
 }

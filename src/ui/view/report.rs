@@ -20,7 +20,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     ));
     let mut lines = Vec::new();
     if let Some(last) = &state.worker().last_report {
-        lines.push(Line::styled(format!("last delivery: {last}"), theme::dim()));
+        lines.push(Line::styled(format!("last delivery: {last}"), theme::DIM));
     }
     // A fed cluster's pods are not here: its worker counts its restarts, and serves them.
     for line in (state.clusters.lines()).filter(|line| line.source.is_worker()) {
@@ -28,18 +28,18 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             "{} is read through its worker: its restarts are as the worker counts them",
             line.name
         );
-        lines.push(Line::styled(inert_line(&said), theme::dim()));
+        lines.push(Line::styled(inert_line(&said), theme::DIM));
     }
     match &state.report {
-        None => lines.push(Line::styled("building…", theme::dim())),
+        None => lines.push(Line::styled("building…", theme::DIM)),
         Some(r) if r.groups.is_empty() => lines.push(Line::styled(
             "no container restarts often enough to report",
-            theme::dim(),
+            theme::DIM,
         )),
         Some(r) => {
             if let Some(terms) = &r.terms {
                 let bar = format!("too often: {}", terms.describe());
-                lines.push(Line::styled(bar, theme::dim()));
+                lines.push(Line::styled(bar, theme::DIM));
             }
             let first = r.terms.as_ref().is_some_and(|t| t.first);
             for group in &r.groups {
@@ -48,7 +48,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
                     .as_ref()
                     .map_or(String::new(), |c| format!("{c}  "));
                 let workload = format!("{cluster}{} {}", group.namespace, group.workload);
-                lines.push(Line::styled(inert_line(&workload), theme::title()));
+                lines.push(Line::styled(inert_line(&workload), theme::TITLE));
                 for row in &group.rows {
                     let since = (row.since(first)).map_or(String::new(), |s| format!(" ({s})"));
                     let reason = row.last_reason.as_deref().unwrap_or("-");

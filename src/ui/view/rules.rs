@@ -55,11 +55,11 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             note,
         ]);
         if !status.paused.is_empty() {
-            row.style(theme::bad())
+            row.style(theme::BAD)
         } else if status.held_reason.is_some() {
-            row.style(theme::warn())
+            row.style(theme::WARN)
         } else if i == state.table.category {
-            row.style(theme::title())
+            row.style(theme::TITLE)
         } else {
             row
         }

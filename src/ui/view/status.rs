@@ -14,7 +14,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let line = match &state.status {
         Some(s) => Line::styled(
             fit(&s.text, width),
-            if s.error { theme::bad() } else { theme::good() },
+            if s.error { theme::BAD } else { theme::GOOD },
         ),
         None => {
             let key = |a: &str| state.keys.key(a).map(|k| k.to_string()).unwrap_or_default();
@@ -29,7 +29,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
                 key("toggle_auto"),
                 key("quit"),
             );
-            Line::styled(fit(&hint, width), theme::dim())
+            Line::styled(fit(&hint, width), theme::DIM)
         }
     };
     line.render(area, buf);

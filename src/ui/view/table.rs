@@ -35,11 +35,11 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         if let Some((what, check)) = state.forbidden() {
             // Blind is not healthy: what to check first, then the API server's words.
             let lines = vec![
-                Line::styled(format!(" check with: {check}"), theme::bad()),
-                Line::styled(format!(" {}", super::inert_line(what)), theme::bad()),
+                Line::styled(format!(" check with: {check}"), theme::BAD),
+                Line::styled(format!(" {}", super::inert_line(what)), theme::BAD),
                 Line::styled(
                     " nothing here can be seen, so nothing here is known to be fine",
-                    theme::bad(),
+                    theme::BAD,
                 ),
             ];
             Paragraph::new(lines)
@@ -47,7 +47,7 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
                 .render(inner, buf);
             return;
         }
-        Line::styled(empty_text(state), theme::dim()).render(inner, buf);
+        Line::styled(empty_text(state), theme::DIM).render(inner, buf);
         return;
     }
     super::table(rows, layout.columns)
@@ -163,10 +163,10 @@ fn visible_rows<'a>(
                 .map(|(text, &width)| Cell::from(fit(&text, width)));
             let mut row = Row::new(cells);
             if state.clusters.is_marked(a) {
-                row = row.style(theme::marked());
+                row = row.style(theme::MARKED);
             }
             if at == table.selected {
-                row = row.style(theme::selected());
+                row = row.style(theme::SELECTED);
             }
             Some(row)
         })
