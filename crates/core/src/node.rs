@@ -128,17 +128,14 @@ impl WireNode {
     }
 }
 
-/// One listed node's JSON, decoded.
-pub fn decode_node(json: &[u8]) -> serde_json::Result<NodeState> {
-    serde_json::from_slice::<WireNode>(json).map(WireNode::into_state)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn decoded(json: serde_json::Value) -> NodeState {
-        decode_node(json.to_string().as_bytes()).unwrap()
+        serde_json::from_value::<WireNode>(json)
+            .unwrap()
+            .into_state()
     }
 
     #[test]

@@ -13,10 +13,11 @@ use kube::Client;
 use serde::Deserialize;
 
 use super::Scope;
+use super::kind::{Kind, Pods};
 use super::negotiate::{WireFormat, send_stream};
 use super::split::{Malformed, Piece, Splitter};
 use super::split_proto::ProtoSplitter;
-use crate::pod::{Interner, PodRecord, ProtoError, decode_pod, decode_pod_proto, list_meta};
+use crate::pod::{PodRecord, list_meta};
 
 /// A list of the cluster as it ends when it fails.
 pub type Result<T, E = ListError> = std::result::Result<T, E>;
@@ -48,42 +49,6 @@ impl<R> Default for Listed<R> {
             skipped: 0,
             format: None,
         }
-    }
-}
-
-/// How one kind of object is listed: where, and how an item is decoded into its compact
-/// record (`decoder` is shared by one list's items: pods share their strings).
-pub(crate) trait Decode {
-    type Record: Send + 'static;
-    type Decoder: Default + Send;
-    const RESOURCE: &'static str;
-    /// A field selector the server filters by; empty for every object.
-    const SELECTOR: &'static str = "";
-    fn decode(item: &[u8], decoder: &mut Self::Decoder) -> serde_json::Result<Self::Record>;
-    /// Whether the API server is asked for this kind in protobuf: only where
-    /// [`Decode::decode_proto`] reads it.
-    const PROTOBUF: bool = false;
-    fn decode_proto(
-        _item: &[u8],
-        _decoder: &mut Self::Decoder,
-    ) -> Result<Self::Record, ProtoError> {
-        Err(ProtoError::Kind)
-    }
-}
-
-/// Pods, decoded into [`PodRecord`]s.
-pub(crate) struct PodList;
-
-impl Decode for PodList {
-    type Record = PodRecord;
-    type Decoder = Interner;
-    const RESOURCE: &'static str = "pods";
-    fn decode(item: &[u8], interner: &mut Interner) -> serde_json::Result<PodRecord> {
-        decode_pod(item, interner)
-    }
-    const PROTOBUF: bool = true;
-    fn decode_proto(item: &[u8], interner: &mut Interner) -> Result<PodRecord, ProtoError> {
-        decode_pod_proto(item, interner)
     }
 }
 
@@ -170,7 +135,7 @@ pub async fn list_pods(
     page_size: u32,
     wire: WireFormat,
 ) -> Result<ListedPods> {
-    let listed = list_scope::<PodList>(client, scope, page_size, &ListFrom::MostRecent, wire)
+    let listed = list_scope::<Pods>(client, scope, page_size, &ListFrom::MostRecent, wire)
         .await
         .map_err(|f| f.error)?;
     Ok(ListedPods {
@@ -191,23 +156,23 @@ impl ListFailed {
     }
 }
 
-/// Every object of `D`'s kind in `scope`, as `from` allows, decoded page by page as the bytes
+/// Every object of `K`'s kind in `scope`, as `from` allows, decoded page by page as the bytes
 /// arrive, asked for in `wire` where the kind can be read from protobuf.
-pub(crate) async fn list_scope<D: Decode>(
+pub(crate) async fn list_scope<K: Kind>(
     client: &Client,
     scope: &Scope,
     page_size: u32,
     from: &ListFrom,
     wire: WireFormat,
-) -> std::result::Result<Listed<D::Record>, ListFailed> {
-    let accept = if D::PROTOBUF { wire } else { WireFormat::Json }.accept();
-    let mut decoder = D::Decoder::default();
+) -> std::result::Result<Listed<K::Record>, ListFailed> {
+    let accept = if K::PROTOBUF { wire } else { WireFormat::Json }.accept();
+    let mut decoder = K::Decoder::default();
     let mut listed = Listed::default();
     let mut next = Some(tokio::spawn(open_page(
         client.clone(),
         scope.clone(),
-        D::RESOURCE,
-        from.query(page_size, None, D::SELECTOR),
+        K::RESOURCE,
+        from.query(page_size, None, K::SELECTOR),
         accept,
     )));
     while let Some(pending) = next.take() {
@@ -215,7 +180,7 @@ pub(crate) async fn list_scope<D: Decode>(
             .await
             .map_err(|e| ListFailed::other(ListProblem::PageLost(e.to_string()).into()))??;
         let mut decode = |format: WireFormat, piece: Piece<'_>| match piece {
-            Piece::Item(item) => decode_item::<D>(item, format, &mut decoder, &mut listed),
+            Piece::Item(item) => decode_item::<K>(item, format, &mut decoder, &mut listed),
             Piece::Meta(meta) => {
                 listed.format = Some(format);
                 let meta = parse_meta(meta, format);
@@ -226,14 +191,14 @@ pub(crate) async fn list_scope<D: Decode>(
                     next = Some(tokio::spawn(open_page(
                         client.clone(),
                         scope.clone(),
-                        D::RESOURCE,
-                        from.query(page_size, Some(&token), D::SELECTOR),
+                        K::RESOURCE,
+                        from.query(page_size, Some(&token), K::SELECTOR),
                         accept,
                     )));
                 }
             }
         };
-        read_page(body, scope, D::RESOURCE, &mut decode).await?;
+        read_page(body, scope, K::RESOURCE, &mut decode).await?;
     }
     Ok(listed)
 }
@@ -414,22 +379,22 @@ fn parse_meta(bytes: &[u8], format: WireFormat) -> PageMeta {
     })
 }
 
-fn decode_item<D: Decode>(
+fn decode_item<K: Kind>(
     item: &[u8],
     format: WireFormat,
-    decoder: &mut D::Decoder,
-    listed: &mut Listed<D::Record>,
+    decoder: &mut K::Decoder,
+    listed: &mut Listed<K::Record>,
 ) {
     let decoded = match format {
-        WireFormat::Json => D::decode(item, decoder).map_err(|e| e.to_string()),
-        WireFormat::Protobuf => D::decode_proto(item, decoder).map_err(|e| e.to_string()),
+        WireFormat::Json => serde_json::from_slice(item).map_err(|e| e.to_string()),
+        WireFormat::Protobuf => K::from_proto(item).map_err(|e| e.to_string()),
     };
     match decoded {
-        Ok(record) => listed.items.push(record),
+        Ok(wire) => listed.items.push(K::record(wire, decoder)),
         Err(e) => {
             listed.skipped += 1;
             let text = String::from_utf8_lossy(item);
-            let what = D::RESOURCE;
+            let what = K::RESOURCE;
             tracing::warn!(error = %e, "skipping one of the {what} that does not decode: {}", excerpt(&text));
         }
     }

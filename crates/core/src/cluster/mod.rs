@@ -11,6 +11,7 @@ mod events;
 mod explain;
 mod health;
 mod index;
+mod kind;
 mod list;
 mod listed;
 mod name;

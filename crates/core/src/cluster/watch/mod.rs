@@ -19,7 +19,6 @@
 //! `NotOlderThan` the last seen version on a relist (see [`ListFrom`]). Whether the server
 //! supports streaming lists is learnt once per cluster and remembered.
 
-mod kind;
 mod read;
 mod step;
 mod stream;
@@ -33,12 +32,11 @@ use tokio::task::JoinHandle;
 
 use super::backoff::Backoff;
 use super::health::DEFAULT_STALE_AFTER;
+use super::kind::{Kind, Nodes, Pods};
 use super::list::{ListFrom, list_scope};
 use super::negotiate::WireFormat;
 use super::{Cache, Forbidden, Scope, ScopeHealth, WatchState};
 use crate::node::NodeState;
-pub(crate) use kind::Kind;
-use kind::{Nodes, Pods};
 use step::{Attempt, Down, Ended, State, Then, step};
 
 #[derive(Debug, Clone)]

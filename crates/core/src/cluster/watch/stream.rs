@@ -16,12 +16,12 @@ use kube::core::params::WatchParams;
 use kube::core::{Request, Status, WatchEvent};
 
 use super::super::Forbidden;
-use super::kind::Kind;
 use super::read::{self, Read};
 use super::step::{Attempt, Ended};
 use super::{INITIAL_EVENTS_END, Scoped};
 use crate::cluster::WatchState;
 use crate::cluster::explain::explain;
+use crate::cluster::kind::Kind;
 use crate::cluster::negotiate::{WireFormat, send_answered};
 
 /// A streaming list's initial events, gathered until the bookmark that ends them.
