@@ -150,8 +150,7 @@ pub async fn list_pod_events(
 ) -> Result<EventStore, super::ListError> {
     let listed =
         list_scope::<PodEvents>(client, scope, PAGE, &ListFrom::MostRecent, WireFormat::Json)
-            .await
-            .map_err(|f| f.error)?;
+            .await?;
     let mut latest = EventStore::default();
     for (target, event) in listed.items.iter().filter_map(|wire| pod_event(wire, now)) {
         let known = latest.get(&target).map_or(&[][..], |e| e);

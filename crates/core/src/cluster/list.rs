@@ -135,25 +135,11 @@ pub async fn list_pods(
     page_size: u32,
     wire: WireFormat,
 ) -> Result<ListedPods> {
-    let listed = list_scope::<Pods>(client, scope, page_size, &ListFrom::MostRecent, wire)
-        .await
-        .map_err(|f| f.error)?;
+    let listed = list_scope::<Pods>(client, scope, page_size, &ListFrom::MostRecent, wire).await?;
     Ok(ListedPods {
         pods: listed.items,
         resource_version: listed.resource_version,
     })
-}
-
-/// Why a list failed, and the API server's status code when it gave one.
-pub(crate) struct ListFailed {
-    pub code: Option<u16>,
-    pub error: ListError,
-}
-
-impl ListFailed {
-    fn other(error: ListError) -> ListFailed {
-        ListFailed { code: None, error }
-    }
 }
 
 /// Every object of `K`'s kind in `scope`, as `from` allows, decoded page by page as the bytes
@@ -164,7 +150,7 @@ pub(crate) async fn list_scope<K: Kind>(
     page_size: u32,
     from: &ListFrom,
     wire: WireFormat,
-) -> std::result::Result<Listed<K::Record>, ListFailed> {
+) -> Result<Listed<K::Record>> {
     let accept = if K::PROTOBUF { wire } else { WireFormat::Json }.accept();
     let mut decoder = K::Decoder::default();
     let mut listed = Listed::default();
@@ -178,7 +164,7 @@ pub(crate) async fn list_scope<K: Kind>(
     while let Some(pending) = next.take() {
         let body = pending
             .await
-            .map_err(|e| ListFailed::other(ListProblem::PageLost(e.to_string()).into()))??;
+            .map_err(|e| ListProblem::PageLost(e.to_string()))??;
         let mut decode = |format: WireFormat, piece: Piece<'_>| match piece {
             Piece::Item(item) => decode_item::<K>(item, format, &mut decoder, &mut listed),
             Piece::Meta(meta) => {
@@ -212,33 +198,26 @@ async fn open_page(
     resource: &'static str,
     query: String,
     accept: &'static str,
-) -> std::result::Result<PageBody, ListFailed> {
+) -> Result<PageBody> {
     let request = http::Request::get(format!("{}?{query}", scope.path(resource)))
         .header(http::header::ACCEPT, accept)
         .body(Vec::new())
-        .map_err(|e| ListFailed::other(ListProblem::Request(e.to_string()).into()))?;
+        .map_err(|e| ListProblem::Request(e.to_string()))?;
     match send_stream(&client, request).await {
         Ok(body) => Ok(Box::pin(body)),
         Err(e) => Err(refused(&scope, resource, e)),
     }
 }
 
-/// A list request that failed, with the API server's status code when it gave one.
-fn refused(scope: &Scope, resource: &'static str, error: kube::Error) -> ListFailed {
-    ListFailed {
-        code: match &error {
-            kube::Error::Api(status) => Some(status.code),
-            _ => None,
-        },
-        error: RequestError {
-            verb: "list",
-            resource,
-            scope: scope.clone(),
-            source: Box::new(error),
-            context: None,
-        }
-        .into(),
-    }
+/// A list request that failed.
+fn refused(scope: &Scope, resource: &'static str, error: kube::Error) -> ListError {
+    ListError::Request(RequestError {
+        verb: "list",
+        resource,
+        scope: scope.clone(),
+        source: Box::new(error),
+        context: None,
+    })
 }
 
 /// Splits a page in the format it came in.
@@ -283,7 +262,7 @@ async fn read_page(
     scope: &Scope,
     resource: &'static str,
     on: &mut (dyn FnMut(WireFormat, Piece<'_>) + Send),
-) -> std::result::Result<(), ListFailed> {
+) -> Result<()> {
     let mut splitter: Option<PageSplitter> = None;
     loop {
         let chunk = body
@@ -311,14 +290,11 @@ async fn read_page(
         .map_err(|e| not_a_list(resource, e))
 }
 
-fn not_a_list(resource: &'static str, e: Malformed) -> ListFailed {
-    ListFailed::other(
-        ListProblem::NotAList {
-            resource,
-            why: e.to_string(),
-        }
-        .into(),
-    )
+fn not_a_list(resource: &'static str, e: Malformed) -> ListError {
+    ListError::Problem(ListProblem::NotAList {
+        resource,
+        why: e.to_string(),
+    })
 }
 
 /// A read of the cluster that failed: refused or failed by the API server, or not a list.
@@ -328,6 +304,19 @@ pub enum ListError {
     Request(#[from] RequestError),
     #[error(transparent)]
     Problem(#[from] ListProblem),
+}
+
+impl ListError {
+    /// The API server's answer, when it refused or failed the list with one.
+    pub(crate) fn status(&self) -> Option<&kube::core::Status> {
+        match self {
+            ListError::Request(RequestError { source, .. }) => match &**source {
+                kube::Error::Api(status) => Some(status),
+                _ => None,
+            },
+            ListError::Problem(_) => None,
+        }
+    }
 }
 
 /// The API server refused or failed a request; the message says what to do next, for the

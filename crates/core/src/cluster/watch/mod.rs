@@ -208,7 +208,6 @@ pub async fn list_nodes(
     )
     .await
     .map(|listed| listed.items)
-    .map_err(|failed| failed.error)
 }
 
 /// What one scope's loop works with.
@@ -323,17 +322,20 @@ async fn paged_list<K: Kind>(scoped: &Scoped<K>, from: &ListFrom) -> Attempt {
             }
         }
         Err(failed) => {
-            let error = failed.error.to_string();
-            let ended = match failed.code {
-                Some(403) => Ended::Forbidden(Forbidden {
+            let error = failed.to_string();
+            let ended = match failed.status() {
+                Some(status) if status.code == 403 => Ended::Forbidden(Forbidden {
                     verb: "list",
                     resource: K::RESOURCE,
                     scope: scoped.scope.clone(),
-                    message: forbidden_message(&failed.error),
+                    message: status.message.clone(),
                 }),
                 // Not an outage: the server cannot serve that version (its data was restored
                 // from an older backup).
-                Some(410 | 504) if matches!(from, ListFrom::NotOlderThan(_)) => {
+                Some(status)
+                    if matches!(status.code, 410 | 504)
+                        && matches!(from, ListFrom::NotOlderThan(_)) =>
+                {
                     Ended::Refused(error)
                 }
                 _ => Ended::Failed(error),
@@ -343,16 +345,5 @@ async fn paged_list<K: Kind>(scoped: &Scoped<K>, from: &ListFrom) -> Attempt {
                 ended,
             }
         }
-    }
-}
-
-/// The API server's own words for a refused list.
-fn forbidden_message(error: &super::ListError) -> String {
-    match error {
-        super::ListError::Request(super::RequestError { source, .. }) => match &**source {
-            kube::Error::Api(status) => status.message.clone(),
-            other => other.to_string(),
-        },
-        other => other.to_string(),
     }
 }
