@@ -10,14 +10,13 @@
 
 use futures::AsyncBufReadExt;
 use kube::Client;
-use serde::Deserialize;
 
 use super::Scope;
 use super::kind::{Kind, Pods};
 use super::negotiate::{WireFormat, send_stream};
 use super::split::{Malformed, Piece, Splitter};
 use super::split_proto::ProtoSplitter;
-use crate::pod::{PodRecord, list_meta};
+use crate::pod::{PageMeta, PodRecord, list_meta};
 
 /// A list of the cluster as it ends when it fails.
 pub type Result<T, E = ListError> = std::result::Result<T, E>;
@@ -50,14 +49,6 @@ impl<R> Default for Listed<R> {
             format: None,
         }
     }
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
-struct PageMeta {
-    resource_version: String,
-    #[serde(rename = "continue")]
-    continue_token: Option<String>,
 }
 
 /// Which versions a list may be served at, and so where the API server serves it from.
@@ -355,12 +346,7 @@ pub enum ListProblem {
 fn parse_meta(bytes: &[u8], format: WireFormat) -> PageMeta {
     let parsed = match format {
         WireFormat::Json => serde_json::from_slice(bytes).map_err(|e| e.to_string()),
-        WireFormat::Protobuf => list_meta(bytes)
-            .map(|m| PageMeta {
-                resource_version: m.resource_version,
-                continue_token: m.continue_token,
-            })
-            .map_err(|e| e.to_string()),
+        WireFormat::Protobuf => list_meta(bytes).map_err(|e| e.to_string()),
     };
     parsed.unwrap_or_else(|e| {
         tracing::warn!(error = %e, "the list's metadata does not decode");

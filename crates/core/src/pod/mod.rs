@@ -28,7 +28,7 @@ pub use event::{EventKind, EventTarget, PodEvent, pod_event};
 pub use intern::Interner;
 pub use proto::decode_pod_proto;
 pub use proto_frame::{
-    Envelope, FRAME_CAP, MAGIC, PROTOBUF, PageMeta, envelope, list_meta, next_frame, pod_body,
+    FRAME_CAP, INITIAL_EVENTS_END, MAGIC, PROTOBUF, PageMeta, list_meta, next_frame, pod_body,
     pod_list, status_body, watch_event,
 };
 pub use protowire::ProtoError;

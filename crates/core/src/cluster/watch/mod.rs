@@ -106,9 +106,6 @@ pub(crate) const QUIET_KINDS: Duration = Duration::from_secs(600);
 
 pub(crate) const STALE_AFTER_ENV: &str = "OPS_POD_CLEANER_WATCH_SILENCE";
 
-/// The annotation on the bookmark that ends a streaming list's initial events.
-pub(crate) const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
-
 /// Whether one cluster's API server serves streaming lists: unknown until it answers one.
 /// Shared by every scope watched on that cluster, so it is learnt once.
 #[derive(Clone, Default)]

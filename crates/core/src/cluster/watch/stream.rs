@@ -16,13 +16,14 @@ use kube::core::params::WatchParams;
 use kube::core::{Request, Status, WatchEvent};
 
 use super::super::Forbidden;
+use super::Scoped;
 use super::read::{self, Read};
 use super::step::{Attempt, Ended};
-use super::{INITIAL_EVENTS_END, Scoped};
 use crate::cluster::WatchState;
 use crate::cluster::explain::explain;
 use crate::cluster::kind::Kind;
 use crate::cluster::negotiate::{WireFormat, send_answered};
+use crate::pod::INITIAL_EVENTS_END;
 
 /// A streaming list's initial events, gathered until the bookmark that ends them.
 struct Initial<K: Kind> {
