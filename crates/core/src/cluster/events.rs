@@ -19,7 +19,7 @@ use super::event_store::{EventStore, merged};
 use super::kind::Kind;
 use super::list::{ListFrom, list_scope};
 use super::negotiate::WireFormat;
-use super::watch::{QUIET_KINDS, spawn_one};
+use super::watch::{QUIET_KINDS, Streaming, spawn_one};
 use super::{Cache, Scope, ScopeHealth, WatchSettings, WatchState};
 use crate::clock::Clock;
 use crate::pod::{WireEvent, pod_event};
@@ -52,7 +52,7 @@ pub fn spawn_event_watches(
                 health: Mutex::new(health),
                 pruned: Mutex::new(cache.clock().instant()),
             };
-            spawn_one(client, scope, kind, &settings)
+            spawn_one(client, scope, kind, &settings, Streaming::default())
         })
         .collect()
 }

@@ -13,7 +13,7 @@ use kube::Client;
 
 use super::Scope;
 use super::kind::{Kind, Pods};
-use super::negotiate::{WireFormat, send_stream};
+use super::negotiate::{WireFormat, send_answered};
 use super::split::{Malformed, Piece, Splitter};
 use super::split_proto::ProtoSplitter;
 use crate::pod::{PageMeta, PodRecord, list_meta};
@@ -194,8 +194,8 @@ async fn open_page(
         .header(http::header::ACCEPT, accept)
         .body(Vec::new())
         .map_err(|e| ListProblem::Request(e.to_string()))?;
-    match send_stream(&client, request).await {
-        Ok(body) => Ok(Box::pin(body)),
+    match send_answered(&client, request).await {
+        Ok((_, body)) => Ok(Box::pin(body)),
         Err(e) => Err(refused(&scope, resource, e)),
     }
 }

@@ -24,7 +24,7 @@ mod step;
 mod stream;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use kube::Client;
@@ -106,25 +106,18 @@ pub(crate) const QUIET_KINDS: Duration = Duration::from_secs(600);
 
 pub(crate) const STALE_AFTER_ENV: &str = "OPS_POD_CLEANER_WATCH_SILENCE";
 
-/// Whether one cluster's API server serves streaming lists: unknown until it answers one.
-/// Shared by every scope watched on that cluster, so it is learnt once.
+/// Whether one cluster's API server is known not to serve streaming lists: learnt when it
+/// refuses or ignores one. Shared by every scope watched on that cluster, so it is learnt once.
 #[derive(Clone, Default)]
-struct Streaming(Arc<AtomicU8>);
-
-// 0: not known yet.
-const SUPPORTED: u8 = 1;
-const UNSUPPORTED: u8 = 2;
+pub(crate) struct Streaming(Arc<AtomicBool>);
 
 impl Streaming {
     fn worth_trying(&self) -> bool {
-        self.0.load(Ordering::Relaxed) != UNSUPPORTED
+        !self.0.load(Ordering::Relaxed)
     }
 
     fn learnt(&self, supported: bool) {
-        self.0.store(
-            if supported { SUPPORTED } else { UNSUPPORTED },
-            Ordering::Relaxed,
-        );
+        self.0.store(!supported, Ordering::Relaxed);
     }
 }
 
@@ -142,23 +135,14 @@ pub fn spawn_watches(
         .map(|scope| {
             cache.register(scope, settings.stale_after);
             let kind = Pods(cache.clone());
-            spawn_sharing(client, scope, kind, settings, streaming.clone())
+            spawn_one(client, scope, kind, settings, streaming.clone())
         })
         .collect()
 }
 
-/// One scope of one kind, watched by its own task.
+/// One scope of one kind, watched by its own task, sharing what `streaming` learns of the
+/// server.
 pub(crate) fn spawn_one<K: Kind>(
-    client: &Client,
-    scope: &Scope,
-    kind: K,
-    settings: &WatchSettings,
-) -> JoinHandle<()> {
-    spawn_sharing(client, scope, kind, settings, Streaming::default())
-}
-
-/// One scope of one kind, sharing what `streaming` learns of the server.
-fn spawn_sharing<K: Kind>(
     client: &Client,
     scope: &Scope,
     kind: K,
@@ -188,6 +172,7 @@ pub fn spawn_node_watch(
         &Scope::All,
         Nodes::new(cache.clone(), health),
         settings,
+        Streaming::default(),
     )
 }
 
