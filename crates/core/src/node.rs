@@ -7,6 +7,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
+use crate::pod::nullable;
+
 /// What a node's Ready condition says of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Readiness {
@@ -96,14 +98,6 @@ struct Condition {
     status: String,
     last_heartbeat_time: Time,
     last_transition_time: Time,
-}
-
-fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de> + Default,
-{
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
 /// The taint an operator puts on a node confirmed down (non-graceful node shutdown).

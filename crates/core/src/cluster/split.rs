@@ -6,8 +6,6 @@
 //! handed out as they end; everything else (`kind`, `apiVersion`) is skipped. It checks only
 //! the structure it needs to find their ends; an item is validated when it is decoded.
 
-use std::fmt;
-
 /// A piece of a list, handed out as soon as its last byte has arrived.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Piece<'a> {
@@ -18,20 +16,13 @@ pub(crate) enum Piece<'a> {
 }
 
 /// The body is not a JSON object with an `items` array.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{why} at byte {at}")]
 pub(crate) struct Malformed {
     /// The offset in the body where it went wrong.
     pub at: u64,
     pub why: &'static str,
 }
-
-impl fmt::Display for Malformed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at byte {}", self.why, self.at)
-    }
-}
-
-impl std::error::Error for Malformed {}
 
 /// Where the splitter is in the top-level object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
