@@ -107,17 +107,8 @@ impl Kind for Pods {
 /// Nodes, into the cache's nodes. Their watch's health is its own: a node watch that fails
 /// (no permission to read nodes) is a notice, never a reason to hold an action.
 pub(crate) struct Nodes {
-    cache: Cache,
-    health: Mutex<ScopeHealth>,
-}
-
-impl Nodes {
-    pub(crate) fn new(cache: Cache, health: ScopeHealth) -> Nodes {
-        Nodes {
-            cache,
-            health: Mutex::new(health),
-        }
-    }
+    pub(crate) cache: Cache,
+    pub(crate) health: Mutex<ScopeHealth>,
 }
 
 impl Kind for Nodes {

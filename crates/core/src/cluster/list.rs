@@ -313,7 +313,7 @@ impl ListError {
 /// The API server refused or failed a request; the message says what to do next, for the
 /// kubeconfig context it was made with when known.
 #[derive(Debug, thiserror::Error)]
-#[error("{}", super::explain_for(source, verb, resource, scope, context.as_deref()))]
+#[error("{}", super::explain(source, verb, resource, scope, context.as_deref()))]
 pub struct RequestError {
     pub verb: &'static str,
     pub resource: &'static str,

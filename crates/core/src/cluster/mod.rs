@@ -34,7 +34,7 @@ pub use deadline::{Deadlines, client_with_deadlines};
 pub use event_store::EventStore;
 pub use events::{list_pod_events, spawn_event_watches};
 pub(crate) use explain::causes;
-pub use explain::{explain, explain_for, plain};
+pub use explain::{explain, plain};
 pub use health::{Forbidden, Health, ScopeHealth, SourceHealth, WatchState, can_i};
 pub use index::Census;
 pub use list::{ListError, ListProblem, RequestError, list_pods};

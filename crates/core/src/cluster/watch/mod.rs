@@ -23,8 +23,8 @@ mod read;
 mod step;
 mod stream;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kube::Client;
@@ -170,7 +170,10 @@ pub fn spawn_node_watch(
     spawn_one(
         client,
         &Scope::All,
-        Nodes::new(cache.clone(), health),
+        Nodes {
+            cache: cache.clone(),
+            health: Mutex::new(health),
+        },
         settings,
         Streaming::default(),
     )

@@ -273,7 +273,7 @@ pub(super) fn classify(status: &Status, listing: bool) -> Ended {
 }
 
 fn classify_error<K: Kind>(error: &kube::Error, scoped: &Scoped<K>, listing: bool) -> Ended {
-    let failed = || Ended::Failed(explain(error, "watch", K::RESOURCE, &scoped.scope));
+    let failed = || Ended::Failed(explain(error, "watch", K::RESOURCE, &scoped.scope, None));
     match error {
         kube::Error::Api(status) if status.code == 403 => Ended::Forbidden(Forbidden {
             verb: "watch",
