@@ -40,17 +40,6 @@ pub(crate) struct Listed<R> {
     pub(crate) format: Option<WireFormat>,
 }
 
-impl<R> Default for Listed<R> {
-    fn default() -> Self {
-        Listed {
-            items: Vec::new(),
-            resource_version: String::new(),
-            skipped: 0,
-            format: None,
-        }
-    }
-}
-
 /// Which versions a list may be served at, and so where the API server serves it from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ListFrom {
@@ -144,7 +133,12 @@ pub(crate) async fn list_scope<K: Kind>(
 ) -> Result<Listed<K::Record>> {
     let accept = if K::PROTOBUF { wire } else { WireFormat::Json }.accept();
     let mut decoder = K::Decoder::default();
-    let mut listed = Listed::default();
+    let mut listed = Listed {
+        items: Vec::new(),
+        resource_version: String::new(),
+        skipped: 0,
+        format: None,
+    };
     let mut next = Some(tokio::spawn(open_page(
         client.clone(),
         scope.clone(),
