@@ -7,6 +7,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
+use crate::pod::nullable;
+
 /// What a node's Ready condition says of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Readiness {
@@ -98,14 +100,6 @@ struct Condition {
     last_transition_time: Time,
 }
 
-fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de> + Default,
-{
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
-}
-
 /// The taint an operator puts on a node confirmed down (non-graceful node shutdown).
 const OUT_OF_SERVICE: &str = "node.kubernetes.io/out-of-service";
 
@@ -128,17 +122,14 @@ impl WireNode {
     }
 }
 
-/// One listed node's JSON, decoded.
-pub fn decode_node(json: &[u8]) -> serde_json::Result<NodeState> {
-    serde_json::from_slice::<WireNode>(json).map(WireNode::into_state)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn decoded(json: serde_json::Value) -> NodeState {
-        decode_node(json.to_string().as_bytes()).unwrap()
+        serde_json::from_value::<WireNode>(json)
+            .unwrap()
+            .into_state()
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub enum ConnectError {
     Silent { cluster: ClusterName, url: String },
     /// The kubeconfig cannot be read or used. Its error is kept but not offered as a source:
     /// the YAML parser's message quotes the file, credentials included; only its position is shown.
-    #[error("{what} {origin}: {}", Unquoted(error))]
+    #[error("{what} {origin}: {}", unquoted(error))]
     Kubeconfig {
         what: KubeconfigStep,
         origin: Origin,
@@ -102,43 +102,31 @@ impl fmt::Display for Origin {
     }
 }
 
-/// What was being done with the kubeconfig.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What was being done with the kubeconfig, as its error begins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::Display)]
 pub enum KubeconfigStep {
+    #[strum(to_string = "cannot read kubeconfig")]
     Read,
+    #[strum(to_string = "kubeconfig")]
     Use,
-}
-
-impl fmt::Display for KubeconfigStep {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            KubeconfigStep::Read => "cannot read kubeconfig",
-            KubeconfigStep::Use => "kubeconfig",
-        })
-    }
 }
 
 /// A kubeconfig error that cannot leak a credential. The YAML parser's message quotes the
 /// lines around the error, and a type mismatch quotes the value: either may be a bearer token
 /// or a client key. Only the position is kept.
-pub(crate) struct Unquoted<'a>(pub(crate) &'a KubeconfigError);
-
-impl fmt::Display for Unquoted<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            KubeconfigError::Parse(parse) => {
-                let at = parse
-                    .location()
-                    .map(|l| format!(" at line {}, column {}", l.line(), l.column()))
-                    .unwrap_or_default();
-                write!(
-                    f,
-                    "it is not valid kubeconfig YAML{at} (the parser's message is not shown: it \
-                     quotes the file, credentials included). `kubectl config view --kubeconfig \
-                     FILE` shows the file with its credentials redacted"
-                )
-            }
-            other => write!(f, "{other}"),
+fn unquoted(error: &KubeconfigError) -> String {
+    match error {
+        KubeconfigError::Parse(parse) => {
+            let at = parse
+                .location()
+                .map(|l| format!(" at line {}, column {}", l.line(), l.column()))
+                .unwrap_or_default();
+            format!(
+                "it is not valid kubeconfig YAML{at} (the parser's message is not shown: it \
+                 quotes the file, credentials included). `kubectl config view --kubeconfig \
+                 FILE` shows the file with its credentials redacted"
+            )
         }
+        other => other.to_string(),
     }
 }

@@ -17,7 +17,7 @@ use hyper::body::{Body, Frame, SizeHint};
 use kube::client::ClientBuilder;
 use kube::{Client, Config};
 use tokio::time::{Instant, Sleep};
-use tower::{BoxError, Layer, Service};
+use tower::{BoxError, Service};
 
 use super::connect_error::ConnectError;
 
@@ -61,9 +61,9 @@ pub fn client_with_deadlines(
     config.connect_timeout = Some(deadlines.connect);
     let builder =
         ClientBuilder::try_from(config).map_err(|source| ConnectError::Client { url, source })?;
-    Ok(builder
-        .with_layer(&DeadlineLayer(deadlines.request))
-        .build())
+    let limit = deadlines.request;
+    let layer = tower::layer::layer_fn(|inner| WithDeadline { inner, limit });
+    Ok(builder.with_layer(&layer).build())
 }
 
 /// The error a late call ends with; kube shows it as `ServiceError: …`.
@@ -79,20 +79,6 @@ fn is_watch<B>(req: &Request<B>) -> bool {
         q.split('&')
             .any(|pair| pair == "watch=true" || pair == "watch=1")
     })
-}
-
-#[derive(Debug, Clone, Copy)]
-struct DeadlineLayer(Duration);
-
-impl<S> Layer<S> for DeadlineLayer {
-    type Service = WithDeadline<S>;
-
-    fn layer(&self, inner: S) -> WithDeadline<S> {
-        WithDeadline {
-            inner,
-            limit: self.0,
-        }
-    }
 }
 
 struct WithDeadline<S> {

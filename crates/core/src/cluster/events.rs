@@ -16,9 +16,10 @@ use kube::Client;
 use tokio::task::JoinHandle;
 
 use super::event_store::{EventStore, merged};
-use super::list::{Decode, ListFrom, list_scope};
+use super::kind::Kind;
+use super::list::{ListFrom, list_scope};
 use super::negotiate::WireFormat;
-use super::watch::{Kind, QUIET_KINDS, spawn_one};
+use super::watch::{QUIET_KINDS, Streaming, spawn_one};
 use super::{Cache, Scope, ScopeHealth, WatchSettings, WatchState};
 use crate::clock::Clock;
 use crate::pod::{WireEvent, pod_event};
@@ -51,16 +52,9 @@ pub fn spawn_event_watches(
                 health: Mutex::new(health),
                 pruned: Mutex::new(cache.clock().instant()),
             };
-            spawn_one(client, scope, kind, &settings)
+            spawn_one(client, scope, kind, &settings, Streaming::default())
         })
         .collect()
-}
-
-/// One listed Event: what a cause reads of it, if it is a pod's Warning, under its own UID.
-pub(crate) struct Listed {
-    uid: Box<str>,
-    /// Its few capped fields; made into what a cause reads at the store's time.
-    wire: WireEvent,
 }
 
 /// Pods' Warning Events, into the cache's Event store.
@@ -71,28 +65,20 @@ struct PodEvents {
     pruned: Mutex<Instant>,
 }
 
-/// The list of pods' Warning Events, decoded one at a time as the list streams in.
-impl Decode for PodEvents {
-    type Record = Listed;
+/// A listed Event is kept as its few capped fields, made into what a cause reads at the
+/// store's time.
+impl Kind for PodEvents {
+    type Wire = WireEvent;
+    type Record = WireEvent;
     type Decoder = ();
     const RESOURCE: &'static str = "events";
     const SELECTOR: &'static str = SELECTOR;
-    fn decode(item: &[u8], _: &mut ()) -> serde_json::Result<Listed> {
-        serde_json::from_slice::<WireEvent>(item).map(|e| PodEvents::record(e, &mut ()))
-    }
-}
 
-impl Kind for PodEvents {
-    type Wire = WireEvent;
-
-    fn record(wire: WireEvent, _: &mut ()) -> Listed {
-        Listed {
-            uid: wire.metadata.uid.clone().unwrap_or_default().into(),
-            wire,
-        }
+    fn record(wire: WireEvent, _: &mut ()) -> WireEvent {
+        wire
     }
-    fn key(record: &Listed) -> &str {
-        &record.uid
+    fn key(record: &WireEvent) -> &str {
+        Self::wire_key(record)
     }
     fn wire_key(wire: &WireEvent) -> &str {
         wire.metadata.uid.as_deref().unwrap_or_default()
@@ -103,11 +89,11 @@ impl Kind for PodEvents {
             .as_deref()
             .unwrap_or_default()
     }
-    fn replace(&self, scope: &Scope, records: Vec<Listed>) {
+    fn replace(&self, scope: &Scope, records: Vec<WireEvent>) {
         let now = self.cache.clock().now();
         let listed = records
             .iter()
-            .filter_map(|r| pod_event(&r.wire, now))
+            .filter_map(|wire| pod_event(wire, now))
             .collect();
         self.cache
             .events()
@@ -164,10 +150,9 @@ pub async fn list_pod_events(
 ) -> Result<EventStore, super::ListError> {
     let listed =
         list_scope::<PodEvents>(client, scope, PAGE, &ListFrom::MostRecent, WireFormat::Json)
-            .await
-            .map_err(|f| f.error)?;
+            .await?;
     let mut latest = EventStore::default();
-    for (target, event) in listed.items.iter().filter_map(|r| pod_event(&r.wire, now)) {
+    for (target, event) in listed.items.iter().filter_map(|wire| pod_event(wire, now)) {
         let known = latest.get(&target).map_or(&[][..], |e| e);
         // One list, bounded by the API server's answer: every pod counts as held.
         if let Some(events) = merged(known, event) {

@@ -2,13 +2,9 @@
 
 use super::Scope;
 
-/// One line for a failed `verb` on `resource` in `scope`, e.g. a list of pods.
-pub fn explain(error: &kube::Error, verb: &str, resource: &str, scope: &Scope) -> String {
-    explain_for(error, verb, resource, scope, None)
-}
-
-/// [`explain`], its `can-i` for the kubeconfig `context` the request was made with.
-pub fn explain_for(
+/// One line for a failed `verb` on `resource` in `scope`, e.g. a list of pods; its `can-i`
+/// for the kubeconfig `context` the request was made with, when known.
+pub fn explain(
     error: &kube::Error,
     verb: &str,
     resource: &str,
@@ -82,26 +78,21 @@ mod tests {
         ))
     }
 
+    /// `verb` of pods in `scope` failed with `code` and `message`, in words.
+    fn pods(code: u16, message: &str, verb: &str, scope: Scope) -> String {
+        explain(&status(code, message), verb, "pods", &scope, None)
+    }
+
     #[test]
     fn forbidden_names_the_verb_the_resource_and_what_to_do() {
-        let all = explain(
-            &status(403, "pods is forbidden"),
-            "list",
-            "pods",
-            &Scope::All,
-        );
+        let all = pods(403, "pods is forbidden", "list", Scope::All);
         assert!(
             all.contains("may not list pods at the cluster scope"),
             "{all}"
         );
         assert!(all.contains("kubectl auth can-i list pods -A"), "{all}");
         assert!(all.contains("-n NAMESPACE"), "{all}");
-        let one = explain(
-            &status(403, "x"),
-            "watch",
-            "pods",
-            &Scope::Namespace("shop".into()),
-        );
+        let one = pods(403, "x", "watch", Scope::Namespace("shop".into()));
         assert!(
             one.contains("kubectl auth can-i watch pods -n shop"),
             "{one}"
@@ -121,7 +112,7 @@ mod tests {
 
     #[test]
     fn other_statuses_keep_the_server_message() {
-        let text = explain(&status(500, "etcd is down"), "list", "pods", &Scope::All);
+        let text = pods(500, "etcd is down", "list", Scope::All);
         assert_eq!(
             text,
             "list pods at the cluster scope failed: etcd is down (500)"

@@ -10,13 +10,13 @@
 
 use futures::AsyncBufReadExt;
 use kube::Client;
-use serde::Deserialize;
 
 use super::Scope;
-use super::negotiate::{WireFormat, send_stream};
+use super::kind::{Kind, Pods};
+use super::negotiate::{WireFormat, send_answered};
 use super::split::{Malformed, Piece, Splitter};
 use super::split_proto::ProtoSplitter;
-use crate::pod::{Interner, PodRecord, ProtoError, decode_pod, decode_pod_proto, list_meta};
+use crate::pod::{PageMeta, PodRecord, list_meta};
 
 /// A list of the cluster as it ends when it fails.
 pub type Result<T, E = ListError> = std::result::Result<T, E>;
@@ -38,61 +38,6 @@ pub(crate) struct Listed<R> {
     pub(crate) skipped: usize,
     /// The format the server answered in (the last page's); None before any page.
     pub(crate) format: Option<WireFormat>,
-}
-
-impl<R> Default for Listed<R> {
-    fn default() -> Self {
-        Listed {
-            items: Vec::new(),
-            resource_version: String::new(),
-            skipped: 0,
-            format: None,
-        }
-    }
-}
-
-/// How one kind of object is listed: where, and how an item is decoded into its compact
-/// record (`decoder` is shared by one list's items: pods share their strings).
-pub(crate) trait Decode {
-    type Record: Send + 'static;
-    type Decoder: Default + Send;
-    const RESOURCE: &'static str;
-    /// A field selector the server filters by; empty for every object.
-    const SELECTOR: &'static str = "";
-    fn decode(item: &[u8], decoder: &mut Self::Decoder) -> serde_json::Result<Self::Record>;
-    /// Whether the API server is asked for this kind in protobuf: only where
-    /// [`Decode::decode_proto`] reads it.
-    const PROTOBUF: bool = false;
-    fn decode_proto(
-        _item: &[u8],
-        _decoder: &mut Self::Decoder,
-    ) -> Result<Self::Record, ProtoError> {
-        Err(ProtoError::Kind)
-    }
-}
-
-/// Pods, decoded into [`PodRecord`]s.
-pub(crate) struct PodList;
-
-impl Decode for PodList {
-    type Record = PodRecord;
-    type Decoder = Interner;
-    const RESOURCE: &'static str = "pods";
-    fn decode(item: &[u8], interner: &mut Interner) -> serde_json::Result<PodRecord> {
-        decode_pod(item, interner)
-    }
-    const PROTOBUF: bool = true;
-    fn decode_proto(item: &[u8], interner: &mut Interner) -> Result<PodRecord, ProtoError> {
-        decode_pod_proto(item, interner)
-    }
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
-struct PageMeta {
-    resource_version: String,
-    #[serde(rename = "continue")]
-    continue_token: Option<String>,
 }
 
 /// Which versions a list may be served at, and so where the API server serves it from.
@@ -170,52 +115,43 @@ pub async fn list_pods(
     page_size: u32,
     wire: WireFormat,
 ) -> Result<ListedPods> {
-    let listed = list_scope::<PodList>(client, scope, page_size, &ListFrom::MostRecent, wire)
-        .await
-        .map_err(|f| f.error)?;
+    let listed = list_scope::<Pods>(client, scope, page_size, &ListFrom::MostRecent, wire).await?;
     Ok(ListedPods {
         pods: listed.items,
         resource_version: listed.resource_version,
     })
 }
 
-/// Why a list failed, and the API server's status code when it gave one.
-pub(crate) struct ListFailed {
-    pub code: Option<u16>,
-    pub error: ListError,
-}
-
-impl ListFailed {
-    fn other(error: ListError) -> ListFailed {
-        ListFailed { code: None, error }
-    }
-}
-
-/// Every object of `D`'s kind in `scope`, as `from` allows, decoded page by page as the bytes
+/// Every object of `K`'s kind in `scope`, as `from` allows, decoded page by page as the bytes
 /// arrive, asked for in `wire` where the kind can be read from protobuf.
-pub(crate) async fn list_scope<D: Decode>(
+pub(crate) async fn list_scope<K: Kind>(
     client: &Client,
     scope: &Scope,
     page_size: u32,
     from: &ListFrom,
     wire: WireFormat,
-) -> std::result::Result<Listed<D::Record>, ListFailed> {
-    let accept = if D::PROTOBUF { wire } else { WireFormat::Json }.accept();
-    let mut decoder = D::Decoder::default();
-    let mut listed = Listed::default();
+) -> Result<Listed<K::Record>> {
+    let accept = if K::PROTOBUF { wire } else { WireFormat::Json }.accept();
+    let mut decoder = K::Decoder::default();
+    let mut listed = Listed {
+        items: Vec::new(),
+        resource_version: String::new(),
+        skipped: 0,
+        format: None,
+    };
     let mut next = Some(tokio::spawn(open_page(
         client.clone(),
         scope.clone(),
-        D::RESOURCE,
-        from.query(page_size, None, D::SELECTOR),
+        K::RESOURCE,
+        from.query(page_size, None, K::SELECTOR),
         accept,
     )));
     while let Some(pending) = next.take() {
         let body = pending
             .await
-            .map_err(|e| ListFailed::other(ListProblem::PageLost(e.to_string()).into()))??;
+            .map_err(|e| ListProblem::PageLost(e.to_string()))??;
         let mut decode = |format: WireFormat, piece: Piece<'_>| match piece {
-            Piece::Item(item) => decode_item::<D>(item, format, &mut decoder, &mut listed),
+            Piece::Item(item) => decode_item::<K>(item, format, &mut decoder, &mut listed),
             Piece::Meta(meta) => {
                 listed.format = Some(format);
                 let meta = parse_meta(meta, format);
@@ -226,14 +162,14 @@ pub(crate) async fn list_scope<D: Decode>(
                     next = Some(tokio::spawn(open_page(
                         client.clone(),
                         scope.clone(),
-                        D::RESOURCE,
-                        from.query(page_size, Some(&token), D::SELECTOR),
+                        K::RESOURCE,
+                        from.query(page_size, Some(&token), K::SELECTOR),
                         accept,
                     )));
                 }
             }
         };
-        read_page(body, scope, D::RESOURCE, &mut decode).await?;
+        read_page(body, scope, K::RESOURCE, &mut decode).await?;
     }
     Ok(listed)
 }
@@ -247,33 +183,26 @@ async fn open_page(
     resource: &'static str,
     query: String,
     accept: &'static str,
-) -> std::result::Result<PageBody, ListFailed> {
+) -> Result<PageBody> {
     let request = http::Request::get(format!("{}?{query}", scope.path(resource)))
         .header(http::header::ACCEPT, accept)
         .body(Vec::new())
-        .map_err(|e| ListFailed::other(ListProblem::Request(e.to_string()).into()))?;
-    match send_stream(&client, request).await {
-        Ok(body) => Ok(Box::pin(body)),
+        .map_err(|e| ListProblem::Request(e.to_string()))?;
+    match send_answered(&client, request).await {
+        Ok((_, body)) => Ok(Box::pin(body)),
         Err(e) => Err(refused(&scope, resource, e)),
     }
 }
 
-/// A list request that failed, with the API server's status code when it gave one.
-fn refused(scope: &Scope, resource: &'static str, error: kube::Error) -> ListFailed {
-    ListFailed {
-        code: match &error {
-            kube::Error::Api(status) => Some(status.code),
-            _ => None,
-        },
-        error: RequestError {
-            verb: "list",
-            resource,
-            scope: scope.clone(),
-            source: Box::new(error),
-            context: None,
-        }
-        .into(),
-    }
+/// A list request that failed.
+fn refused(scope: &Scope, resource: &'static str, error: kube::Error) -> ListError {
+    ListError::Request(RequestError {
+        verb: "list",
+        resource,
+        scope: scope.clone(),
+        source: Box::new(error),
+        context: None,
+    })
 }
 
 /// Splits a page in the format it came in.
@@ -318,7 +247,7 @@ async fn read_page(
     scope: &Scope,
     resource: &'static str,
     on: &mut (dyn FnMut(WireFormat, Piece<'_>) + Send),
-) -> std::result::Result<(), ListFailed> {
+) -> Result<()> {
     let mut splitter: Option<PageSplitter> = None;
     loop {
         let chunk = body
@@ -346,14 +275,11 @@ async fn read_page(
         .map_err(|e| not_a_list(resource, e))
 }
 
-fn not_a_list(resource: &'static str, e: Malformed) -> ListFailed {
-    ListFailed::other(
-        ListProblem::NotAList {
-            resource,
-            why: e.to_string(),
-        }
-        .into(),
-    )
+fn not_a_list(resource: &'static str, e: Malformed) -> ListError {
+    ListError::Problem(ListProblem::NotAList {
+        resource,
+        why: e.to_string(),
+    })
 }
 
 /// A read of the cluster that failed: refused or failed by the API server, or not a list.
@@ -365,10 +291,23 @@ pub enum ListError {
     Problem(#[from] ListProblem),
 }
 
+impl ListError {
+    /// The API server's answer, when it refused or failed the list with one.
+    pub(crate) fn status(&self) -> Option<&kube::core::Status> {
+        match self {
+            ListError::Request(RequestError { source, .. }) => match &**source {
+                kube::Error::Api(status) => Some(status),
+                _ => None,
+            },
+            ListError::Problem(_) => None,
+        }
+    }
+}
+
 /// The API server refused or failed a request; the message says what to do next, for the
 /// kubeconfig context it was made with when known.
 #[derive(Debug, thiserror::Error)]
-#[error("{}", super::explain_for(source, verb, resource, scope, context.as_deref()))]
+#[error("{}", super::explain(source, verb, resource, scope, context.as_deref()))]
 pub struct RequestError {
     pub verb: &'static str,
     pub resource: &'static str,
@@ -401,12 +340,7 @@ pub enum ListProblem {
 fn parse_meta(bytes: &[u8], format: WireFormat) -> PageMeta {
     let parsed = match format {
         WireFormat::Json => serde_json::from_slice(bytes).map_err(|e| e.to_string()),
-        WireFormat::Protobuf => list_meta(bytes)
-            .map(|m| PageMeta {
-                resource_version: m.resource_version,
-                continue_token: m.continue_token,
-            })
-            .map_err(|e| e.to_string()),
+        WireFormat::Protobuf => list_meta(bytes).map_err(|e| e.to_string()),
     };
     parsed.unwrap_or_else(|e| {
         tracing::warn!(error = %e, "the list's metadata does not decode");
@@ -414,22 +348,22 @@ fn parse_meta(bytes: &[u8], format: WireFormat) -> PageMeta {
     })
 }
 
-fn decode_item<D: Decode>(
+fn decode_item<K: Kind>(
     item: &[u8],
     format: WireFormat,
-    decoder: &mut D::Decoder,
-    listed: &mut Listed<D::Record>,
+    decoder: &mut K::Decoder,
+    listed: &mut Listed<K::Record>,
 ) {
     let decoded = match format {
-        WireFormat::Json => D::decode(item, decoder).map_err(|e| e.to_string()),
-        WireFormat::Protobuf => D::decode_proto(item, decoder).map_err(|e| e.to_string()),
+        WireFormat::Json => serde_json::from_slice(item).map_err(|e| e.to_string()),
+        WireFormat::Protobuf => K::from_proto(item).map_err(|e| e.to_string()),
     };
     match decoded {
-        Ok(record) => listed.items.push(record),
+        Ok(wire) => listed.items.push(K::record(wire, decoder)),
         Err(e) => {
             listed.skipped += 1;
             let text = String::from_utf8_lossy(item);
-            let what = D::RESOURCE;
+            let what = K::RESOURCE;
             tracing::warn!(error = %e, "skipping one of the {what} that does not decode: {}", excerpt(&text));
         }
     }

@@ -69,16 +69,9 @@ pub(crate) fn env_wire_format() -> Result<Option<WireFormat>, crate::Usage> {
 /// Protobuf first, as client-go asks; its media type is checked against PROTOBUF in the tests.
 const PROTOBUF_OR_JSON: &str = "application/vnd.kubernetes.protobuf, application/json";
 
-/// Send `request`; its body as it arrives, or the API server's error with its code.
-pub(crate) async fn send_stream(
-    client: &Client,
-    request: http::Request<Vec<u8>>,
-) -> kube::Result<impl AsyncBufRead + Send + use<>> {
-    send_answered(client, request).await.map(|(_, body)| body)
-}
-
-/// As [`send_stream`], with the format the answer's `Content-Type` says it is in: a watch
-/// stream's first bytes are a frame's length, not the magic a whole body starts with.
+/// Send `request`; its body as it arrives, and the format the answer's `Content-Type` says it
+/// is in (a watch stream's first bytes are a frame's length, not the magic a whole body
+/// starts with); or the API server's error with its code.
 pub(crate) async fn send_answered(
     client: &Client,
     request: http::Request<Vec<u8>>,

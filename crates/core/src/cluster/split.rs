@@ -6,8 +6,6 @@
 //! handed out as they end; everything else (`kind`, `apiVersion`) is skipped. It checks only
 //! the structure it needs to find their ends; an item is validated when it is decoded.
 
-use std::fmt;
-
 /// A piece of a list, handed out as soon as its last byte has arrived.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Piece<'a> {
@@ -18,20 +16,13 @@ pub(crate) enum Piece<'a> {
 }
 
 /// The body is not a JSON object with an `items` array.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{why} at byte {at}")]
 pub(crate) struct Malformed {
     /// The offset in the body where it went wrong.
     pub at: u64,
     pub why: &'static str,
 }
-
-impl fmt::Display for Malformed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at byte {}", self.why, self.at)
-    }
-}
-
-impl std::error::Error for Malformed {}
 
 /// Where the splitter is in the top-level object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,12 +99,10 @@ impl Splitter {
         // before it are done with.
         let mut start = 0;
         while let Some(&byte) = self.buf.get(self.pos) {
-            match self.at {
-                _ if is_space(byte) && self.between_tokens() => self.pos += 1,
-                At::Element { .. } | At::InElement | At::AfterElement => {
-                    self.in_items(byte, &mut start, on)?
-                }
-                _ => self.in_object(byte, &mut start, on)?,
+            if is_space(byte) && self.between_tokens() {
+                self.pos += 1;
+            } else {
+                self.step(byte, &mut start, on)?;
             }
             if self.between_tokens() {
                 start = self.pos;
@@ -131,9 +120,10 @@ impl Splitter {
         !matches!(self.at, At::InKey | At::InValue | At::InElement)
     }
 
-    /// One step through the top-level object: its keys, and the values that are not `items`
-    /// (`metadata` handed out whole, the rest skipped).
-    fn in_object(
+    /// One step through the top-level object: its keys, the values that are not `items`
+    /// (`metadata` handed out whole, the rest skipped), and each element of `items`, handed
+    /// out whole as it ends.
+    fn step(
         &mut self,
         byte: u8,
         start: &mut usize,
@@ -150,7 +140,7 @@ impl Splitter {
                     *start = self.pos;
                     self.at = At::InKey;
                 }
-                b'}' if first => self.close()?,
+                b'}' if first => self.close(),
                 _ => return Err(self.error("expected a key")),
             },
             At::InKey => self.key_under_way(*start),
@@ -183,13 +173,32 @@ impl Splitter {
                     self.pos += 1;
                     self.at = At::Key { first: false };
                 }
-                b'}' => self.close()?,
+                b'}' => self.close(),
                 _ => return Err(self.error("expected ',' or '}' after a value")),
             },
             At::End => return Err(self.error("bytes after the end of the list")),
-            At::Element { .. } | At::InElement | At::AfterElement => {
-                self.in_items(byte, start, on)?
+            At::Element { first: true } if byte == b']' => {
+                self.pos += 1;
+                self.at = At::AfterValue;
             }
+            At::Element { .. } => self.begin_value(start, At::InElement),
+            At::InElement => {
+                if let Some(end) = self.scan_value()? {
+                    on(Piece::Item(self.buf.get(*start..end).unwrap_or_default()));
+                    self.at = At::AfterElement;
+                }
+            }
+            At::AfterElement => match byte {
+                b',' => {
+                    self.pos += 1;
+                    self.at = At::Element { first: false };
+                }
+                b']' => {
+                    self.pos += 1;
+                    self.at = At::AfterValue;
+                }
+                _ => return Err(self.error("expected ',' or ']' after an item")),
+            },
         }
         Ok(())
     }
@@ -215,41 +224,6 @@ impl Splitter {
         }
     }
 
-    /// One step through the `items` array: each element handed out whole as it ends.
-    fn in_items(
-        &mut self,
-        byte: u8,
-        start: &mut usize,
-        on: &mut dyn FnMut(Piece<'_>),
-    ) -> Result<(), Malformed> {
-        match self.at {
-            At::Element { first: true } if byte == b']' => {
-                self.pos += 1;
-                self.at = At::AfterValue;
-            }
-            At::Element { .. } => self.begin_value(start, At::InElement),
-            At::InElement => {
-                if let Some(end) = self.scan_value()? {
-                    on(Piece::Item(self.buf.get(*start..end).unwrap_or_default()));
-                    self.at = At::AfterElement;
-                }
-            }
-            At::AfterElement => match byte {
-                b',' => {
-                    self.pos += 1;
-                    self.at = At::Element { first: false };
-                }
-                b']' => {
-                    self.pos += 1;
-                    self.at = At::AfterValue;
-                }
-                _ => return Err(self.error("expected ',' or ']' after an item")),
-            },
-            _ => return Err(self.error("not inside items")),
-        }
-        Ok(())
-    }
-
     /// A value (or an element) begins here; `within` is where its bytes are read.
     fn begin_value(&mut self, start: &mut usize, within: At) {
         *start = self.pos;
@@ -266,10 +240,9 @@ impl Splitter {
         }
     }
 
-    fn close(&mut self) -> Result<(), Malformed> {
+    fn close(&mut self) {
         self.pos += 1;
         self.at = At::End;
-        Ok(())
     }
 
     fn expect(&mut self, byte: u8, want: u8, why: &'static str) -> Result<(), Malformed> {

@@ -28,21 +28,21 @@ pub use event::{EventKind, EventTarget, PodEvent, pod_event};
 pub use intern::Interner;
 pub use proto::decode_pod_proto;
 pub use proto_frame::{
-    Envelope, FRAME_CAP, MAGIC, PROTOBUF, PageMeta, envelope, list_meta, next_frame, pod_body,
+    FRAME_CAP, INITIAL_EVENTS_END, MAGIC, PROTOBUF, PageMeta, list_meta, next_frame, pod_body,
     pod_list, status_body, watch_event,
 };
 pub use protowire::ProtoError;
 pub use resources::Requests;
-pub(crate) use wire::is_truthy;
 pub use wire::{MESSAGE_CAP, NAME_CAP, WirePod, decode_pod};
 pub(crate) use wire::{capped_status, cut};
+pub(crate) use wire::{is_truthy, nullable};
 pub use wire_event::{Capped, WireEvent};
 pub use workload::WorkloadId;
 
 /// The annotation that keeps ops-pod-cleaner's hands off a pod or its workload.
 pub const IGNORE_ANNOTATION: &str = "ops-pod-cleaner.io/ignore";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
 pub enum Phase {
     Pending,
     Running,
@@ -53,13 +53,7 @@ pub enum Phase {
 
 impl Phase {
     pub(crate) fn name(self) -> &'static str {
-        match self {
-            Phase::Pending => "Pending",
-            Phase::Running => "Running",
-            Phase::Succeeded => "Succeeded",
-            Phase::Failed => "Failed",
-            Phase::Unknown => "Unknown",
-        }
+        self.into()
     }
 
     /// Succeeded or Failed: nothing runs any more.
@@ -174,49 +168,38 @@ pub struct PodRecord {
 }
 
 /// Who disrupted a pod, by the reason of its `DisruptionTarget` condition (k8s.io/api/core/v1,
-/// Kubernetes 1.26+).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Kubernetes 1.26+), each with the reason the API writes for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::EnumString, strum::IntoStaticStr)]
 pub enum Disruption {
-    /// `PreemptionByScheduler`: to make room for a pod of higher priority.
+    /// `PreemptionByScheduler`: to make room for a pod of higher priority. 1.25's alpha named
+    /// it `PreemptionByKubeScheduler`.
+    #[strum(
+        to_string = "PreemptionByScheduler",
+        serialize = "PreemptionByKubeScheduler"
+    )]
     Preempted,
     /// `DeletionByTaintManager`: its node has a NoExecute taint it does not tolerate.
+    #[strum(to_string = "DeletionByTaintManager")]
     NoExecuteTaint,
     /// `EvictionByEvictionAPI`: a drain, the descheduler or another client evicted it.
+    #[strum(to_string = "EvictionByEvictionAPI")]
     EvictionApi,
     /// `TerminationByKubelet`: node pressure or a node shutdown; the status says which.
+    #[strum(to_string = "TerminationByKubelet")]
     Kubelet,
     /// `DeletionByPodGC`: its node no longer exists.
+    #[strum(to_string = "DeletionByPodGC")]
     NodeGone,
 }
 
 impl Disruption {
-    /// Each with the reason the API writes for it.
-    const REASONS: [(Disruption, &'static str); 5] = [
-        (Disruption::Preempted, "PreemptionByScheduler"),
-        (Disruption::NoExecuteTaint, "DeletionByTaintManager"),
-        (Disruption::EvictionApi, "EvictionByEvictionAPI"),
-        (Disruption::Kubelet, "TerminationByKubelet"),
-        (Disruption::NodeGone, "DeletionByPodGC"),
-    ];
-
     /// The condition's reason, as the API writes it; `None` for one this build does not know.
-    /// 1.25's alpha named the scheduler's `PreemptionByKubeScheduler`.
     pub fn of_reason(reason: &str) -> Option<Disruption> {
-        let reason = match reason {
-            "PreemptionByKubeScheduler" => "PreemptionByScheduler",
-            other => other,
-        };
-        Self::REASONS
-            .iter()
-            .find(|(_, r)| *r == reason)
-            .map(|(d, _)| *d)
+        reason.parse().ok()
     }
 
     pub fn reason(self) -> &'static str {
-        Self::REASONS
-            .iter()
-            .find(|(d, _)| *d == self)
-            .map_or("", |(_, r)| r)
+        self.into()
     }
 }
 

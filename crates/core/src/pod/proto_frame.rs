@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use kube::core::watch::{Bookmark, BookmarkMeta};
 use kube::core::{Status, TypeMeta, WatchEvent};
+use serde::Deserialize;
 
 use super::WirePod;
 use super::protowire::{ProtoError, for_each_field, map_entry};
@@ -22,57 +23,40 @@ pub const MAGIC: &[u8; 4] = b"k8s\0";
 /// carries one. A length beyond this is a broken stream, not an object to wait for.
 pub const FRAME_CAP: usize = 16 << 20;
 /// The annotation of the bookmark that ends a streaming list's initial events.
-const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
-/// A `runtime.Unknown`: the kind it holds (typeMeta 1, kind 2) and its bytes (raw 2).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Envelope<'a> {
-    kind: &'a [u8],
-    pub raw: &'a [u8],
-}
-
-impl Envelope<'_> {
-    pub fn is(&self, kind: &str) -> bool {
-        self.kind == kind.as_bytes()
-    }
-}
-
-/// The envelope of a whole protobuf body.
-pub fn envelope(body: &[u8]) -> Result<Envelope<'_>, ProtoError> {
+/// The bytes of a `kind` inside a whole body: the magic, then a `runtime.Unknown` whose
+/// typeMeta (1) names the kind (2) and whose raw (2) holds it.
+fn object<'a>(body: &'a [u8], kind: &str) -> Result<&'a [u8], ProtoError> {
     let message = body.strip_prefix(MAGIC).ok_or(ProtoError::NoMagic)?;
-    let mut found = Envelope::default();
+    let (mut named, mut raw) = (&[][..], &[][..]);
     for_each_field(message, |f, v| {
         match f {
-            1 => {
-                for_each_field(v.bytes(f)?, |t, kind| {
-                    if t == 2 {
-                        found.kind = kind.bytes(t)?;
-                    }
-                    Ok(())
-                })?;
-            }
-            2 => found.raw = v.bytes(f)?,
+            1 => for_each_field(v.bytes(f)?, |t, kind| {
+                if t == 2 {
+                    named = kind.bytes(t)?;
+                }
+                Ok(())
+            })?,
+            2 => raw = v.bytes(f)?,
             _ => {}
         }
         Ok(())
     })?;
-    Ok(found)
-}
-
-/// The bytes of a `kind` inside a whole body.
-fn object<'a>(body: &'a [u8], kind: &str) -> Result<&'a [u8], ProtoError> {
-    let envelope = envelope(body)?;
-    if envelope.is(kind) {
-        Ok(envelope.raw)
+    if named == kind.as_bytes() {
+        Ok(raw)
     } else {
         Err(ProtoError::Kind)
     }
 }
 
-/// A list page's `ListMeta`: where a watch starts, and where the next page does.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// A list page's `ListMeta`, in either format: where a watch starts, and where the next page
+/// does.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct PageMeta {
     pub resource_version: String,
+    #[serde(rename = "continue")]
     pub continue_token: Option<String>,
 }
 

@@ -2,50 +2,35 @@
 //! borrowed from the input, and any field the caller does not ask for is stepped over by its
 //! wire type without allocating.
 
-use std::fmt;
-
 /// Why bytes are not the protobuf they claim to be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum ProtoError {
     /// The input ends inside a field.
+    #[error("protobuf ends inside a field")]
     Truncated,
-    /// A varint longer than ten bytes.
+    #[error("protobuf varint longer than ten bytes")]
     LongVarint,
     /// A wire type Kubernetes never writes (groups) or that does not exist.
+    #[error("protobuf wire type {0} is not supported")]
     WireType(u8),
-    /// A field number of zero.
+    #[error("protobuf field number zero")]
     FieldZero,
     /// A known field carries a different wire type than its schema says.
+    #[error("protobuf field {field} has the wrong wire type")]
     Mismatch { field: u32 },
     /// A number outside what its field allows (a negative restart count).
+    #[error("protobuf field {field} is out of range")]
     Range { field: u32 },
     /// The body does not start with the Kubernetes protobuf magic `k8s\0`.
+    #[error("not a Kubernetes protobuf body (no k8s magic)")]
     NoMagic,
     /// The envelope holds another kind of object than the one asked for.
+    #[error("protobuf envelope holds another kind of object")]
     Kind,
     /// A watch frame's length prefix says more than arrived, or more than a frame may be.
+    #[error("watch frame length is wrong")]
     Frame,
 }
-
-impl fmt::Display for ProtoError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ProtoError::Truncated => f.write_str("protobuf ends inside a field"),
-            ProtoError::LongVarint => f.write_str("protobuf varint longer than ten bytes"),
-            ProtoError::WireType(t) => write!(f, "protobuf wire type {t} is not supported"),
-            ProtoError::FieldZero => f.write_str("protobuf field number zero"),
-            ProtoError::Mismatch { field } => {
-                write!(f, "protobuf field {field} has the wrong wire type")
-            }
-            ProtoError::Range { field } => write!(f, "protobuf field {field} is out of range"),
-            ProtoError::Kind => f.write_str("protobuf envelope holds another kind of object"),
-            ProtoError::NoMagic => f.write_str("not a Kubernetes protobuf body (no k8s magic)"),
-            ProtoError::Frame => f.write_str("watch frame length is wrong"),
-        }
-    }
-}
-
-impl std::error::Error for ProtoError {}
 
 /// One field's value, borrowed from the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -204,7 +204,7 @@ pub(crate) fn is_truthy(value: &str) -> bool {
 }
 
 /// Treat JSON `null` like an absent field.
-fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
+pub(crate) fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Default + DeserializeOwned,

@@ -2,11 +2,9 @@
 //! create an Event in a namespace writes all of it, up to ~1.5 MB, so nothing else is kept and
 //! every string is cut while it is read.
 
-use std::borrow::Cow;
 use std::fmt;
 
 use chrono::{DateTime, Utc};
-use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 use serde::de::{Deserializer, Visitor};
@@ -92,28 +90,4 @@ fn small_meta<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
         resource_version: m.resource_version.map(|c| c.0.into_string()),
         ..ObjectMeta::default()
     })
-}
-
-impl kube::Resource for WireEvent {
-    type DynamicType = ();
-    type Scope = NamespaceResourceScope;
-
-    fn kind(_: &()) -> Cow<'_, str> {
-        "Event".into()
-    }
-    fn group(_: &()) -> Cow<'_, str> {
-        "".into()
-    }
-    fn version(_: &()) -> Cow<'_, str> {
-        "v1".into()
-    }
-    fn plural(_: &()) -> Cow<'_, str> {
-        "events".into()
-    }
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
 }

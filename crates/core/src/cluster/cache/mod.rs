@@ -3,6 +3,7 @@
 //! the nodes ([`nodes`]). A change to any of them classifies again only the pods it touches.
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Deref;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 use std::time::{Duration, Instant};
 
@@ -49,10 +50,18 @@ struct Inner {
     changes: watch::Sender<u64>,
 }
 
-/// A cheap handle on the shared cache.
+/// A cheap handle on the shared cache. It reads as its [`CacheReader`] does, and writes.
 #[derive(Clone)]
 pub struct Cache {
-    inner: Arc<Inner>,
+    reader: CacheReader,
+}
+
+impl Deref for Cache {
+    type Target = CacheReader;
+
+    fn deref(&self) -> &CacheReader {
+        &self.reader
+    }
 }
 
 impl Default for Cache {
@@ -89,13 +98,10 @@ impl Cache {
             changes: watch::Sender::new(0),
         };
         Cache {
-            inner: Arc::new(inner),
+            reader: CacheReader {
+                inner: Arc::new(inner),
+            },
         }
-    }
-
-    /// The clock the cache classifies at: the one its writers and readers share.
-    pub fn clock(&self) -> Clock {
-        self.inner.clock
     }
 
     /// Replace the rule chain (the configuration changed): every pod is classified afresh
@@ -117,27 +123,8 @@ impl Cache {
         self.read().index.chain.clone()
     }
 
-    /// Wakes when the cache changes.
-    pub fn subscribe(&self) -> watch::Receiver<u64> {
-        self.inner.changes.subscribe()
-    }
-
-    pub fn len(&self) -> usize {
-        self.read().pods.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     pub fn get(&self, uid: &str) -> Option<PodRecord> {
         self.read().pods.get(uid).map(|pod| PodRecord::clone(pod))
-    }
-
-    /// Every abnormal pod as of the last promotion, in the screen's default order (chain
-    /// position, time in state, namespace, name).
-    pub fn findings(&self) -> Vec<Abnormal> {
-        self.findings_of(|_| true)
     }
 
     /// Every abnormal pod as of the last promotion, in the screen's default order, as the
@@ -169,16 +156,9 @@ impl Cache {
         self.read().index.counts().clone()
     }
 
-    /// Abnormal pods by category and cause, as `counts` reads them.
-    pub fn cause_counts(&self) -> BTreeMap<(RuleKind, CauseClass), usize> {
-        self.reader().cause_counts()
-    }
-
     /// A handle that can only read.
     pub fn reader(&self) -> CacheReader {
-        CacheReader {
-            inner: self.inner.clone(),
-        }
+        self.reader.clone()
     }
 
     /// The pods that could be healthy, per namespace and workload, kept as pods change.
@@ -210,10 +190,6 @@ impl Cache {
     /// Fold over every cached pod under the read lock, without cloning them all.
     pub fn fold<T>(&self, init: T, mut f: impl FnMut(T, &PodRecord) -> T) -> T {
         self.read().pods.values().fold(init, |acc, pod| f(acc, pod))
-    }
-
-    pub fn health(&self) -> Health {
-        self.reader().health()
     }
 
     // Writers: the watch tasks.
@@ -361,11 +337,6 @@ impl Cache {
         self.inner.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 
-    fn read(&self) -> RwLockReadGuard<'_, Store> {
-        // A panic elsewhere must not take the cache down with it.
-        self.inner.store.read().unwrap_or_else(|e| e.into_inner())
-    }
-
     fn write(&self) -> RwLockWriteGuard<'_, Store> {
         self.inner.store.write().unwrap_or_else(|e| e.into_inner())
     }
@@ -406,12 +377,12 @@ impl CacheReader {
         self.read().events.dropped()
     }
 
-    /// Wakes when the cache changes, as [`Cache::subscribe`].
+    /// Wakes when the cache changes.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.inner.changes.subscribe()
     }
 
-    /// The cache's clock, as [`Cache::clock`].
+    /// The clock the cache classifies at: the one its writers and readers share.
     pub fn clock(&self) -> Clock {
         self.inner.clock
     }
@@ -434,6 +405,7 @@ impl CacheReader {
     }
 
     fn read(&self) -> RwLockReadGuard<'_, Store> {
+        // A panic elsewhere must not take the cache down with it.
         self.inner.store.read().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -478,7 +450,9 @@ async fn promote_as_time_passes(cache: Weak<Inner>, mut changes: watch::Receiver
         let Some(inner) = cache.upgrade() else {
             return;
         };
-        let cache = Cache { inner };
+        let cache = Cache {
+            reader: CacheReader { inner },
+        };
         let clock = cache.clock();
         let next = cache.read().index.next_due();
         if next.is_some_and(|due| due <= clock.now()) {

@@ -19,13 +19,12 @@
 //! `NotOlderThan` the last seen version on a relist (see [`ListFrom`]). Whether the server
 //! supports streaming lists is learnt once per cluster and remembered.
 
-mod kind;
 mod read;
 mod step;
 mod stream;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kube::Client;
@@ -33,12 +32,11 @@ use tokio::task::JoinHandle;
 
 use super::backoff::Backoff;
 use super::health::DEFAULT_STALE_AFTER;
+use super::kind::{Kind, Nodes, Pods};
 use super::list::{ListFrom, list_scope};
 use super::negotiate::WireFormat;
 use super::{Cache, Forbidden, Scope, ScopeHealth, WatchState};
 use crate::node::NodeState;
-pub(crate) use kind::Kind;
-use kind::{Nodes, Pods};
 use step::{Attempt, Down, Ended, State, Then, step};
 
 #[derive(Debug, Clone)]
@@ -108,28 +106,18 @@ pub(crate) const QUIET_KINDS: Duration = Duration::from_secs(600);
 
 pub(crate) const STALE_AFTER_ENV: &str = "OPS_POD_CLEANER_WATCH_SILENCE";
 
-/// The annotation on the bookmark that ends a streaming list's initial events.
-pub(crate) const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
-
-/// Whether one cluster's API server serves streaming lists: unknown until it answers one.
-/// Shared by every scope watched on that cluster, so it is learnt once.
+/// Whether one cluster's API server is known not to serve streaming lists: learnt when it
+/// refuses or ignores one. Shared by every scope watched on that cluster, so it is learnt once.
 #[derive(Clone, Default)]
-struct Streaming(Arc<AtomicU8>);
-
-// 0: not known yet.
-const SUPPORTED: u8 = 1;
-const UNSUPPORTED: u8 = 2;
+pub(crate) struct Streaming(Arc<AtomicBool>);
 
 impl Streaming {
     fn worth_trying(&self) -> bool {
-        self.0.load(Ordering::Relaxed) != UNSUPPORTED
+        !self.0.load(Ordering::Relaxed)
     }
 
     fn learnt(&self, supported: bool) {
-        self.0.store(
-            if supported { SUPPORTED } else { UNSUPPORTED },
-            Ordering::Relaxed,
-        );
+        self.0.store(!supported, Ordering::Relaxed);
     }
 }
 
@@ -147,23 +135,14 @@ pub fn spawn_watches(
         .map(|scope| {
             cache.register(scope, settings.stale_after);
             let kind = Pods(cache.clone());
-            spawn_sharing(client, scope, kind, settings, streaming.clone())
+            spawn_one(client, scope, kind, settings, streaming.clone())
         })
         .collect()
 }
 
-/// One scope of one kind, watched by its own task.
+/// One scope of one kind, watched by its own task, sharing what `streaming` learns of the
+/// server.
 pub(crate) fn spawn_one<K: Kind>(
-    client: &Client,
-    scope: &Scope,
-    kind: K,
-    settings: &WatchSettings,
-) -> JoinHandle<()> {
-    spawn_sharing(client, scope, kind, settings, Streaming::default())
-}
-
-/// One scope of one kind, sharing what `streaming` learns of the server.
-fn spawn_sharing<K: Kind>(
     client: &Client,
     scope: &Scope,
     kind: K,
@@ -191,8 +170,12 @@ pub fn spawn_node_watch(
     spawn_one(
         client,
         &Scope::All,
-        Nodes::new(cache.clone(), health),
+        Nodes {
+            cache: cache.clone(),
+            health: Mutex::new(health),
+        },
         settings,
+        Streaming::default(),
     )
 }
 
@@ -210,7 +193,6 @@ pub async fn list_nodes(
     )
     .await
     .map(|listed| listed.items)
-    .map_err(|failed| failed.error)
 }
 
 /// What one scope's loop works with.
@@ -325,17 +307,20 @@ async fn paged_list<K: Kind>(scoped: &Scoped<K>, from: &ListFrom) -> Attempt {
             }
         }
         Err(failed) => {
-            let error = failed.error.to_string();
-            let ended = match failed.code {
-                Some(403) => Ended::Forbidden(Forbidden {
+            let error = failed.to_string();
+            let ended = match failed.status() {
+                Some(status) if status.code == 403 => Ended::Forbidden(Forbidden {
                     verb: "list",
                     resource: K::RESOURCE,
                     scope: scoped.scope.clone(),
-                    message: forbidden_message(&failed.error),
+                    message: status.message.clone(),
                 }),
                 // Not an outage: the server cannot serve that version (its data was restored
                 // from an older backup).
-                Some(410 | 504) if matches!(from, ListFrom::NotOlderThan(_)) => {
+                Some(status)
+                    if matches!(status.code, 410 | 504)
+                        && matches!(from, ListFrom::NotOlderThan(_)) =>
+                {
                     Ended::Refused(error)
                 }
                 _ => Ended::Failed(error),
@@ -345,16 +330,5 @@ async fn paged_list<K: Kind>(scoped: &Scoped<K>, from: &ListFrom) -> Attempt {
                 ended,
             }
         }
-    }
-}
-
-/// The API server's own words for a refused list.
-fn forbidden_message(error: &super::ListError) -> String {
-    match error {
-        super::ListError::Request(super::RequestError { source, .. }) => match &**source {
-            kube::Error::Api(status) => status.message.clone(),
-            other => other.to_string(),
-        },
-        other => other.to_string(),
     }
 }

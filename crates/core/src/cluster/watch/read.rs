@@ -10,7 +10,7 @@ use kube::core::{Status, WatchEvent};
 use tokio_util::codec::{AnyDelimiterCodec, Decoder, FramedRead, LengthDelimitedCodec};
 use tokio_util::compat::FuturesAsyncReadCompatExt;
 
-use super::kind::Kind;
+use crate::cluster::kind::Kind;
 use crate::cluster::negotiate::WireFormat;
 use crate::pod::FRAME_CAP;
 
@@ -143,8 +143,8 @@ fn broken(why: &str) -> kube::Error {
 mod tests {
     use futures::TryStreamExt;
 
-    use super::super::kind::Pods;
     use super::*;
+    use crate::cluster::kind::Pods;
     use crate::pod::WirePod;
     use crate::pod::proto_build::{body, field, frame, message};
 

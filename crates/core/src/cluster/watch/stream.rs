@@ -16,13 +16,14 @@ use kube::core::params::WatchParams;
 use kube::core::{Request, Status, WatchEvent};
 
 use super::super::Forbidden;
-use super::kind::Kind;
+use super::Scoped;
 use super::read::{self, Read};
 use super::step::{Attempt, Ended};
-use super::{INITIAL_EVENTS_END, Scoped};
 use crate::cluster::WatchState;
 use crate::cluster::explain::explain;
+use crate::cluster::kind::Kind;
 use crate::cluster::negotiate::{WireFormat, send_answered};
+use crate::pod::INITIAL_EVENTS_END;
 
 /// A streaming list's initial events, gathered until the bookmark that ends them.
 struct Initial<K: Kind> {
@@ -67,17 +68,14 @@ pub(super) async fn connection<K: Kind>(
         // Gathering, nothing more for `quiet` is a dead list; watching, a connection that
         // stays open for `settle` proves itself, and one quiet for `quiet` is ended to be
         // re-made: the new one proves the view again.
-        let (wait, on_timeout) = match (&reading.initial, reading.proved) {
-            (Some(_), _) => (quiet, Timeout::Silent),
-            (None, false) => (settle, Timeout::Proved),
-            (None, true) => (quiet, Timeout::Quiet),
-        };
+        let proving = reading.initial.is_none() && !reading.proved;
+        let wait = if proving { settle } else { quiet };
         let wake = tokio::time::Instant::from_std(last_word + wait);
         let item = match tokio::time::timeout_at(wake, stream.next()).await {
-            Err(_) => match on_timeout {
-                Timeout::Silent => return reading.ended(Ended::TimedOut(quiet)),
-                Timeout::Quiet => return reading.ended(Ended::Closed { proved: true }),
-                Timeout::Proved => {
+            Err(_) => match (&reading.initial, reading.proved) {
+                (Some(_), _) => return reading.ended(Ended::TimedOut(quiet)),
+                (None, true) => return reading.ended(Ended::Closed { proved: true }),
+                (None, false) => {
                     reading.prove();
                     last_word = clock.instant();
                     continue;
@@ -144,12 +142,6 @@ async fn open<K: Kind>(
         }
         Ok(Err(e)) => Err(classify_error(&e, scoped, listing)),
     }
-}
-
-enum Timeout {
-    Silent,
-    Quiet,
-    Proved,
 }
 
 /// What a connection has shown so far, and the proofs it reported to the store.
@@ -281,7 +273,7 @@ pub(super) fn classify(status: &Status, listing: bool) -> Ended {
 }
 
 fn classify_error<K: Kind>(error: &kube::Error, scoped: &Scoped<K>, listing: bool) -> Ended {
-    let failed = || Ended::Failed(explain(error, "watch", K::RESOURCE, &scoped.scope));
+    let failed = || Ended::Failed(explain(error, "watch", K::RESOURCE, &scoped.scope, None));
     match error {
         kube::Error::Api(status) if status.code == 403 => Ended::Forbidden(Forbidden {
             verb: "watch",

@@ -1,6 +1,7 @@
-//! What one watch keeps up to date: pods into the cache's pods (its freshness is a guard),
-//! nodes into its nodes (only shown: causes fall back to the pod alone without them). The
-//! loop, the lists and the connections are the same for both; a kind says how its objects
+//! What one kind of object is to the lists and the watch loop: pods into the cache's pods (its
+//! freshness is a guard), nodes into its nodes and pods' Warning Events into its Events (only
+//! shown: causes fall back to the pod alone without them). The loop, the lists and the
+//! connections are the same for all; a kind says where its objects are listed, how they
 //! decode and where they go.
 
 use std::sync::Mutex;
@@ -9,23 +10,36 @@ use std::time::Instant;
 use kube::core::WatchEvent;
 use serde::de::DeserializeOwned;
 
-use super::super::list::{Decode, PodList};
-use super::super::{Cache, Scope, ScopeHealth, WatchState};
+use super::{Cache, Scope, ScopeHealth, WatchState};
 use crate::clock::Clock;
-use crate::node::{NodeState, WireNode, decode_node};
+use crate::node::{NodeState, WireNode};
 use crate::pod::{Interner, PodRecord, ProtoError, WirePod, watch_event};
 
-/// One kind of watched object and the store it feeds.
-pub(crate) trait Kind: Decode + Send + Sync + 'static {
-    /// A watch event's object, decoded straight into the fields kept.
+/// One kind of listed and watched object, and the store it feeds.
+pub(crate) trait Kind: Send + Sync + 'static {
+    /// A list item's or a watch event's object, decoded straight into the fields kept.
     type Wire: DeserializeOwned + Clone + std::fmt::Debug + Send + 'static;
+    /// What a complete list keeps of each object.
+    type Record: Send + 'static;
+    /// Shared by one list's items: pods share their strings.
+    type Decoder: Default + Send;
+    const RESOURCE: &'static str;
+    /// A field selector the server filters by; empty for every object.
+    const SELECTOR: &'static str = "";
+    /// Whether the API server is asked for this kind in protobuf: only where
+    /// [`Kind::from_proto`] and [`Kind::proto_event`] read it.
+    const PROTOBUF: bool = false;
 
     fn record(wire: Self::Wire, decoder: &mut Self::Decoder) -> Self::Record;
     /// What tells two objects apart (a streaming list's repeats replace each other).
     fn key(record: &Self::Record) -> &str;
     fn wire_key(wire: &Self::Wire) -> &str;
     fn wire_version(wire: &Self::Wire) -> &str;
-    /// A protobuf watch frame into its event, for a kind asked for in protobuf.
+    /// One listed object's protobuf message (no envelope).
+    fn from_proto(_item: &[u8]) -> Result<Self::Wire, ProtoError> {
+        Err(ProtoError::Kind)
+    }
+    /// A protobuf watch frame into its event.
     fn proto_event(_frame: &[u8]) -> Result<WatchEvent<Self::Wire>, ProtoError> {
         Err(ProtoError::Kind)
     }
@@ -45,21 +59,12 @@ pub(crate) trait Kind: Decode + Send + Sync + 'static {
 /// Pods, into the cache whose freshness the guards read.
 pub(crate) struct Pods(pub Cache);
 
-impl Decode for Pods {
-    type Record = PodRecord;
-    type Decoder = Interner;
-    const RESOURCE: &'static str = PodList::RESOURCE;
-    fn decode(item: &[u8], interner: &mut Interner) -> serde_json::Result<PodRecord> {
-        PodList::decode(item, interner)
-    }
-    const PROTOBUF: bool = PodList::PROTOBUF;
-    fn decode_proto(item: &[u8], interner: &mut Interner) -> Result<PodRecord, ProtoError> {
-        PodList::decode_proto(item, interner)
-    }
-}
-
 impl Kind for Pods {
     type Wire = WirePod;
+    type Record = PodRecord;
+    type Decoder = Interner;
+    const RESOURCE: &'static str = "pods";
+    const PROTOBUF: bool = true;
 
     fn record(wire: WirePod, interner: &mut Interner) -> PodRecord {
         wire.into_record(interner)
@@ -72,6 +77,9 @@ impl Kind for Pods {
     }
     fn wire_version(wire: &WirePod) -> &str {
         &wire.metadata.resource_version
+    }
+    fn from_proto(item: &[u8]) -> Result<WirePod, ProtoError> {
+        WirePod::from_proto(item)
     }
     fn proto_event(frame: &[u8]) -> Result<WatchEvent<WirePod>, ProtoError> {
         watch_event(frame)
@@ -99,30 +107,15 @@ impl Kind for Pods {
 /// Nodes, into the cache's nodes. Their watch's health is its own: a node watch that fails
 /// (no permission to read nodes) is a notice, never a reason to hold an action.
 pub(crate) struct Nodes {
-    cache: Cache,
-    health: Mutex<ScopeHealth>,
-}
-
-impl Nodes {
-    pub(crate) fn new(cache: Cache, health: ScopeHealth) -> Nodes {
-        Nodes {
-            cache,
-            health: Mutex::new(health),
-        }
-    }
-}
-
-impl Decode for Nodes {
-    type Record = NodeState;
-    type Decoder = ();
-    const RESOURCE: &'static str = "nodes";
-    fn decode(item: &[u8], _: &mut ()) -> serde_json::Result<NodeState> {
-        decode_node(item)
-    }
+    pub(crate) cache: Cache,
+    pub(crate) health: Mutex<ScopeHealth>,
 }
 
 impl Kind for Nodes {
     type Wire = WireNode;
+    type Record = NodeState;
+    type Decoder = ();
+    const RESOURCE: &'static str = "nodes";
 
     fn record(wire: WireNode, _: &mut ()) -> NodeState {
         wire.into_state()
