@@ -1,0 +1,10 @@
+//! The core's tests that need nothing but its public API, in one binary: the same calls a
+//! user of the crate makes. Tests of a private piece stay beside it, in its file.
+
+// A test fails by panicking: the workspace's panic policy is for the product.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
