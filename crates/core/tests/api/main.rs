@@ -9,4 +9,6 @@
     clippy::indexing_slicing
 )]
 
+mod clock;
 mod inert;
+mod node;
