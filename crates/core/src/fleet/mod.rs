@@ -50,6 +50,3 @@ pub use row::{FindingRow, Owner, PodKey};
 pub use source::{BadSource, Source, WatchWhy, decide, reconsider};
 pub use view::{FleetView, Gap, Resume};
 pub use worker_answer::{WorkerAnswer, ask_report, ask_worker, worker_report};
-
-#[cfg(test)]
-mod tests;

@@ -10,5 +10,6 @@
 )]
 
 mod clock;
+mod fleet;
 mod inert;
 mod node;
