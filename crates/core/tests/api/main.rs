@@ -13,3 +13,5 @@ mod clock;
 mod fleet;
 mod inert;
 mod node;
+mod report;
+mod worker;
