@@ -81,7 +81,7 @@ pub enum Error {
     /// This process could not take part in the cluster's Lease.
     #[error(
         "cannot take the lease {lease}: {source}{}",
-        if matches!(source, crate::lease_error::LeaseError::Forbidden(_)) {
+        if matches!(source, crate::lease::LeaseError::Forbidden(_)) {
             ". Check that this identity may get/create/update leases (assets/deploy/base/rbac.yaml)"
         } else {
             ""
@@ -90,7 +90,7 @@ pub enum Error {
     Lease {
         lease: String,
         #[source]
-        source: crate::lease_error::LeaseError,
+        source: crate::lease::LeaseError,
     },
 
     /// Namespaces named with `-n` that no cluster has: one line each, naming the context

@@ -222,6 +222,3 @@ pub fn shell(word: &str) -> Option<Cow<'_, str>> {
     }
     Some(Cow::Owned(format!("'{}'", word.replace('\'', r"'\''"))))
 }
-
-#[cfg(test)]
-mod tests;

@@ -37,7 +37,6 @@ mod file_op;
 pub mod fleet;
 pub mod inert;
 pub mod lease;
-mod lease_error;
 pub mod memory;
 pub mod node;
 pub mod place;

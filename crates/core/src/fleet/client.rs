@@ -121,7 +121,6 @@ impl Drop for FeedHandle {
     }
 }
 
-/// What the task works with.
 struct Feed {
     client: Client,
     address: WorkerAddress,

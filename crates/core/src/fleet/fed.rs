@@ -143,16 +143,8 @@ fn replace_if_new<T: Clone + PartialEq>(shown: &mut T, new: &T) -> bool {
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
-    use std::time::Duration;
 
     use super::*;
-    use crate::fleet::FeedError;
-
-    fn health_after(status: &FeedStatus, now: Instant) -> crate::cluster::Health {
-        let cache = Cache::new();
-        cache.set_source_health(&status.source_health(now));
-        cache.health()
-    }
 
     #[tokio::test]
     async fn the_follower_holds_no_copy_of_the_feeds_view_while_it_waits() {
@@ -168,59 +160,5 @@ mod tests {
         // a reader's copy would make the feed copy every row.
         feed.send_modify(|state| assert_eq!(Arc::strong_count(&state.shared_view()), 2));
         task.abort();
-    }
-
-    #[test]
-    fn a_new_proof_alone_wakes_no_reader_but_a_change_of_state_does() {
-        let cache = Cache::new();
-        let mut readers = cache.subscribe();
-        let now = Instant::now();
-        cache.set_source_health(&FeedStatus::Live.source_health(now));
-        assert!(readers.has_changed().unwrap(), "the first sync is news");
-        readers.mark_unchanged();
-        let later = now + Duration::from_secs(5);
-        cache.set_source_health(&FeedStatus::Live.source_health(later));
-        assert!(!readers.has_changed().unwrap(), "a heartbeat is not");
-        let stale = FeedStatus::Stale {
-            since: later,
-            why: StaleWhy::WorkerStale,
-        };
-        cache.set_source_health(&stale.source_health(later));
-        assert!(readers.has_changed().unwrap(), "going stale is");
-    }
-
-    #[test]
-    fn a_fed_cache_is_as_current_as_its_feed_says() {
-        let now = Instant::now();
-        let connecting = health_after(&FeedStatus::Connecting, now);
-        assert!(
-            !connecting.synced(),
-            "never synced before the first snapshot"
-        );
-        let live = health_after(&FeedStatus::Live, now);
-        assert!(live.synced());
-        assert_eq!(live.stale_for(now), None);
-        // Proved at the last frame: a feed that falls silent ages like a quiet watch.
-        assert!(live.stale_for(now + Duration::from_secs(21)).is_some());
-        let since = now.checked_sub(Duration::from_secs(40)).unwrap_or(now);
-        for why in [
-            StaleWhy::WorkerStale,
-            StaleWhy::Lost(FeedError::Silent {
-                after: Duration::from_secs(15),
-            }),
-        ] {
-            let stale = health_after(&FeedStatus::Stale { since, why }, now);
-            assert!(stale.synced());
-            assert!(stale.stale_for(now).is_some(), "stale as a watch would be");
-            assert!(stale.last_error().is_some(), "and says why");
-        }
-        let unsynced = FeedStatus::Stale {
-            since,
-            why: StaleWhy::WorkerNotSynced,
-        };
-        assert!(!health_after(&unsynced, now).synced());
-        let failing = health_after(&FeedStatus::Failing(FeedError::Ended), now);
-        assert!(!failing.synced());
-        assert!(failing.last_error().is_some());
     }
 }

@@ -264,8 +264,18 @@ mod tests {
                 kind: kind.into(),
                 name: name.into(),
             }),
+            namespace: "shop".into(),
+            category: RuleKind::Terminating,
+            since: "2026-11-20T09:00:00Z".parse().unwrap_or_default(),
+            for_seconds: 0,
             action: ActionKind::ForceDelete,
-            ..crate::fleet::tests::row("", RuleKind::Terminating, 0)
+            held: None,
+            cause: crate::rules::Cause {
+                class: CauseClass::ImageNotFound,
+                detail: "no such image".into(),
+                evidence: Vec::new(),
+                next: "fix the image".into(),
+            },
         }
     }
 

@@ -95,7 +95,6 @@ impl FeedState {
         };
     }
 
-    /// Stale since `at`, or earlier if already stale.
     fn stale_since(&self, at: Instant) -> Instant {
         match &self.status {
             FeedStatus::Stale { since, .. } => (*since).min(at),

@@ -10,7 +10,7 @@ use super::row::{FindingRow, PodKey};
 use crate::actions::PastAction;
 use crate::cluster::Health;
 use crate::rules::RuleKind;
-use crate::worker::{Blocked, WorkerStatus};
+use crate::worker::{Blocked, BlockedKind, WorkerStatus};
 
 /// Which run of a worker a sequence number belongs to: a worker that restarted counts from
 /// zero again, so a number it gave before means nothing now.
@@ -149,27 +149,10 @@ pub struct BlockedView {
     pub why: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum BlockedKind {
-    Readonly,
-    AuditLog,
-    NotSynced,
-    Stale,
-    Standby,
-}
-
 impl BlockedView {
     fn of(blocked: &Blocked) -> BlockedView {
-        let kind = match blocked {
-            Blocked::Readonly => BlockedKind::Readonly,
-            Blocked::AuditLog(_) => BlockedKind::AuditLog,
-            Blocked::NotSynced => BlockedKind::NotSynced,
-            Blocked::Stale { .. } => BlockedKind::Stale,
-            Blocked::Standby(_) => BlockedKind::Standby,
-        };
         BlockedView {
-            kind,
+            kind: blocked.into(),
             why: blocked.to_string(),
         }
     }

@@ -9,7 +9,8 @@ use crate::actions::Suspect;
 
 /// Why a planned action would be refused, from the pod alone. In JSON as the words that say
 /// why; read back into its kind, since only a malformed pod has those exact words.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum Held {
     /// A field longer than Kubernetes allows.
     Malformed,
@@ -20,10 +21,7 @@ pub enum Held {
 impl Held {
     /// One word for an action column.
     pub fn label(&self) -> &'static str {
-        match self {
-            Held::Malformed => "malformed",
-            Held::Unproven(_) => "unproven",
-        }
+        self.into()
     }
 }
 

@@ -33,6 +33,7 @@ mod source;
 mod view;
 mod worker_answer;
 
+pub use crate::worker::BlockedKind;
 pub use address::{BadAddress, WorkerAddress, is_uid_segment, uid_segment};
 pub use client::{FeedHandle, FeedSettings, spawn_feed};
 pub use decode::{DecodeError, Limits, LineReader, MAX_LINE, OVER_BOUND, decode_line};
@@ -41,8 +42,7 @@ pub use fed_row::FedRow;
 pub use feed_error::FeedError;
 pub use feed_state::{FeedState, FeedStatus, StaleWhy};
 pub use frame::{
-    BlockedKind, BlockedView, Counts, Epoch, Frame, LAST_ACTIONS, PausedRule, Snapshot, ViewHealth,
-    WorkerView,
+    BlockedView, Counts, Epoch, Frame, LAST_ACTIONS, PausedRule, Snapshot, ViewHealth, WorkerView,
 };
 pub use held::Held;
 pub use publish::{Publisher, Ring};
@@ -50,6 +50,3 @@ pub use row::{FindingRow, Owner, PodKey};
 pub use source::{BadSource, Source, WatchWhy, decide, reconsider};
 pub use view::{FleetView, Gap, Resume};
 pub use worker_answer::{WorkerAnswer, ask_report, ask_worker, worker_report};
-
-#[cfg(test)]
-mod tests;

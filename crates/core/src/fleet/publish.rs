@@ -49,8 +49,8 @@ impl Publisher {
     }
 
     /// The frames that bring a client from the last findings to `findings` (in the screen's
-    /// default order): removals, then new or changed findings, then the counts where they moved, each at the next sequence
-    /// number. O(abnormal pods): findings are matched by uid.
+    /// default order): removals, then new or changed findings, then the counts where they
+    /// moved, each at the next sequence number. O(abnormal pods): findings are matched by uid.
     pub fn findings(&mut self, findings: Vec<FindingRow>) -> Vec<Frame> {
         let mut frames = Vec::new();
         let before: HashMap<&str, &FindingRow> =

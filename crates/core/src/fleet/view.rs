@@ -6,8 +6,6 @@ use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
-
 use super::fed_row::{FedRow, Shapes};
 use super::{Counts, Epoch, Frame, ViewHealth, WorkerView};
 use crate::cluster::{ClusterName, Listed};
@@ -56,8 +54,6 @@ pub struct FleetView {
     counts: Counts,
     worker: WorkerView,
     view: ViewHealth,
-    /// The server's time in the last snapshot or heartbeat.
-    server_time: Option<DateTime<Utc>>,
     max_rows: usize,
 }
 
@@ -73,7 +69,6 @@ impl FleetView {
             counts: Counts::new(),
             worker: WorkerView::default(),
             view: ViewHealth::default(),
-            server_time: None,
             max_rows,
         }
     }
@@ -99,15 +94,11 @@ impl FleetView {
             self.counts = snapshot.counts;
             self.worker = snapshot.worker;
             self.view = snapshot.view;
-            self.server_time = Some(snapshot.at);
             return Ok(());
         }
         let at = self.at.ok_or(Gap::NoSnapshot)?;
         if let Frame::Heartbeat {
-            epoch,
-            seq,
-            at: time,
-            view,
+            epoch, seq, view, ..
         } = frame
         {
             if epoch != at.epoch {
@@ -123,7 +114,6 @@ impl FleetView {
                 });
             }
             self.view = view;
-            self.server_time = Some(time);
             return Ok(());
         }
         let expected = at.seq + 1;
@@ -200,10 +190,6 @@ impl FleetView {
     /// How current the worker's own view was at its last word.
     pub fn view(&self) -> &ViewHealth {
         &self.view
-    }
-
-    pub fn server_time(&self) -> Option<DateTime<Utc>> {
-        self.server_time
     }
 }
 

@@ -75,12 +75,9 @@ pub fn worker_report(
     clock: Clock,
 ) -> crate::report::LiveReport {
     let empty = crate::report::RestartReport {
-        terms: None,
-        title: String::new(),
         cluster: cluster.to_string(),
         generated: clock.now(),
-        groups: Vec::new(),
-        clusters: Vec::new(),
+        ..Default::default()
     };
     let slot = Arc::new(Mutex::new(empty));
     let kept = Arc::downgrade(&slot);

@@ -207,7 +207,6 @@ impl Reporter {
         }
     }
 
-    /// Write the dead letter, then remove the spool file it came from, if any.
     fn bury(
         &self,
         id: &str,
@@ -288,7 +287,6 @@ impl Reporter {
         deliveries
     }
 
-    /// Try `sink` up to the policy's attempts while the failure is transient.
     async fn deliver_to(&self, sink: &Sink, report: &RestartReport) -> Result<(), Failure> {
         let mut wait = self.policy.first_wait;
         let attempts = self.policy.attempts.max(1);

@@ -43,7 +43,7 @@ pub struct WorkloadGroup {
     pub rows: Vec<RestartRow>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RestartReport {
     pub title: String,

@@ -8,7 +8,8 @@ use chrono::{DateTime, Utc};
 
 use super::spool::{SpoolCap, age_text};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "camelCase")]
 pub enum DeliveryResult {
     /// The sink took this report.
     Sent,
@@ -19,6 +20,7 @@ pub enum DeliveryResult {
     Spooled { why: String },
     /// The sink refused it for good (another 4xx, Feishu's `code != 0`): resending cannot
     /// help, so it is kept in the dead letters for a person and never resent.
+    #[strum(serialize = "deadLetter")]
     DeadLettered { why: String, path: PathBuf },
     /// A spooled report removed unsent: over `report.spoolMaxAge` or `report.spoolMaxFiles`.
     Dropped { age: Duration, cap: SpoolCap },
@@ -29,14 +31,7 @@ pub enum DeliveryResult {
 impl DeliveryResult {
     /// The `result` label of `opc_report_deliveries_total`.
     pub fn label(&self) -> &'static str {
-        match self {
-            DeliveryResult::Sent => "sent",
-            DeliveryResult::Resent => "resent",
-            DeliveryResult::Spooled { .. } => "spooled",
-            DeliveryResult::DeadLettered { .. } => "deadLetter",
-            DeliveryResult::Dropped { .. } => "dropped",
-            DeliveryResult::Failed { .. } => "failed",
-        }
+        self.into()
     }
 
     pub fn delivered(&self) -> bool {

@@ -35,7 +35,6 @@ impl Failure {
     }
 }
 
-/// `text` cut to `chars` characters, with `…` to say so.
 fn cut(text: String, chars: usize) -> String {
     match text.char_indices().nth(chars) {
         Some((end, _)) => format!("{}…", &text[..end]),

@@ -3,8 +3,13 @@
 
 use std::time::Duration;
 
-/// Why no action can run: the whole pass waits.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why no action can run: the whole pass waits. A worker serves its kind, [`BlockedKind`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, strum::EnumDiscriminants)]
+#[strum_discriminants(
+    name(BlockedKind),
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "camelCase")
+)]
 pub enum Blocked {
     /// `--readonly`.
     #[error("read-only mode: no actions")]

@@ -153,9 +153,7 @@ struct Count {
 /// A node's matches, the namespaces they are in, and the node if it stopped reporting.
 type NodeCount<'a> = (u32, BTreeSet<&'a str>, Option<&'a NodeState>);
 
-/// One rule's pauses: one per node whose pods burst (a node that stopped reporting, or pods of
-/// `shared_namespaces` namespaces), one per namespace whose pods burst, and one per registry
-/// that bursts in `shared_namespaces` namespaces or more pull from. Each is named by its
+/// One rule's pauses, per node, namespace and registry as [`trips`] says, each named by its
 /// worst trip.
 fn scoped(
     rule: RuleKind,

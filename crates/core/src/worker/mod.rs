@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
-pub use blocked::{Blocked, Standby};
+pub use blocked::{Blocked, BlockedKind, Standby};
 pub use breaker::Census;
 pub use control::{HeldReason, RuleStatus, WorkerCommand, WorkerHandle, WorkerStatus};
 pub use counters::Counters;

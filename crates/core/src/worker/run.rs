@@ -161,7 +161,6 @@ impl Worker {
         tracing::info!("auto-clean worker stopped");
     }
 
-    /// When the report schedule next falls due after `now`.
     fn next_report(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
         self.schedule.as_ref()?.schedule().after(&now).next()
     }

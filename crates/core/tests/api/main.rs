@@ -8,3 +8,10 @@
     clippy::panic,
     clippy::indexing_slicing
 )]
+
+mod clock;
+mod fleet;
+mod inert;
+mod node;
+mod report;
+mod worker;

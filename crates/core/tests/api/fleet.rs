@@ -1,15 +1,21 @@
-use chrono::{DateTime, Utc};
+use std::time::{Duration, Instant};
 
-use super::*;
-use crate::cluster::ClusterName;
-use crate::rules::{ActionKind, Cause, CauseClass, RuleKind};
+use chrono::{DateTime, Utc};
+use kube::core::Status;
+use opc_core::cluster::{Cache, ClusterName};
+use opc_core::fleet::{
+    BadSource, Counts, DecodeError, Epoch, FeedError, FeedStatus, FindingRow, FleetView, Frame,
+    Gap, Held, Limits, LineReader, Publisher, Resume, Ring, Source, StaleWhy, ViewHealth, WatchWhy,
+    WorkerAddress, WorkerView, decide, decode_line, reconsider, uid_segment,
+};
+use opc_core::rules::{ActionKind, Cause, CauseClass, RuleKind};
 
 fn t0() -> DateTime<Utc> {
     "2026-11-20T09:00:00Z".parse().unwrap_or_default()
 }
 
 /// A finding of `uid` in `category`, in state for `secs` seconds.
-pub(super) fn row(uid: &str, category: RuleKind, secs: i64) -> FindingRow {
+fn row(uid: &str, category: RuleKind, secs: i64) -> FindingRow {
     FindingRow {
         cluster: ClusterName::new("east"),
         namespace: "shop".into(),
@@ -340,4 +346,303 @@ fn only_frames_that_move_rows_move_where_the_rows_changed() {
         view.apply(frame).unwrap();
     }
     assert_ne!(view.rows_at(), taken, "an upsert does");
+}
+
+#[test]
+fn the_watch_path_goes_through_the_service_proxy_and_resumes_by_number() {
+    let at = WorkerAddress::default();
+    assert_eq!(
+        at.watch_path(None),
+        "/api/v1/namespaces/ops-pod-cleaner/services/ops-pod-cleaner:9091/proxy/v1/watch"
+    );
+    let resume = Resume {
+        epoch: Epoch(7),
+        seq: 42,
+    };
+    assert!(
+        at.watch_path(Some(resume))
+            .ends_with("/proxy/v1/watch?since=42&epoch=7")
+    );
+    assert_eq!(
+        at.to_string(),
+        "service ops-pod-cleaner/ops-pod-cleaner:9091"
+    );
+}
+
+#[test]
+fn a_uid_stays_one_segment_of_the_path_whatever_it_holds() {
+    let at = WorkerAddress::default();
+    let uid = "0000578a-578a-478f-84ec-0000000a99b6";
+    assert!(
+        at.finding_path(uid)
+            .ends_with(&format!("/proxy/v1/findings/{uid}"))
+    );
+    assert_eq!(
+        uid_segment("../x?y=1#z /é"),
+        "..%2Fx%3Fy%3D1%23z%20%2F%C3%A9"
+    );
+}
+
+#[test]
+fn a_name_that_would_not_stay_one_path_segment_is_refused() {
+    assert!(WorkerAddress::new("tools", "opc-worker", 8080).is_ok());
+    for (ns, service) in [
+        ("tools", "a/b"),
+        ("tools", "x?y"),
+        ("", "opc"),
+        ("Tools", "opc"),
+        ("tools", "-opc"),
+        ("tools", "opc-"),
+        ("tools", &"a".repeat(64)),
+    ] {
+        assert!(
+            WorkerAddress::new(ns, service, 9090).is_err(),
+            "{ns:?} {service:?}"
+        );
+    }
+}
+
+fn no_worker() -> FeedError {
+    FeedError::NoWorker {
+        namespace: "ops-pod-cleaner".into(),
+        service: "ops-pod-cleaner".into(),
+    }
+}
+
+fn forbidden() -> FeedError {
+    FeedError::Forbidden {
+        verb: "get",
+        resource: "services/proxy",
+        namespace: "ops-pod-cleaner".into(),
+        name: "ops-pod-cleaner:9090".into(),
+    }
+}
+
+fn not_ready() -> FeedError {
+    FeedError::NotReady {
+        namespace: "ops-pod-cleaner".into(),
+        service: "ops-pod-cleaner".into(),
+    }
+}
+
+fn hiccups() -> Vec<FeedError> {
+    vec![
+        FeedError::Unreachable {
+            message: "error trying to reach service: dial tcp: refused".into(),
+        },
+        FeedError::Silent {
+            after: Duration::from_secs(15),
+        },
+        FeedError::Transport("connection reset".into()),
+        FeedError::Ended,
+    ]
+}
+
+#[test]
+fn auto_falls_back_to_a_watch_only_where_there_is_no_worker_and_says_why() {
+    for error in [no_worker(), not_ready(), forbidden()] {
+        assert_eq!(
+            decide(Source::Auto, &Err(error.clone())),
+            Some(WatchWhy::NoWorker(error))
+        );
+    }
+    assert_eq!(decide(Source::Auto, &Ok(())), None);
+    for error in hiccups() {
+        assert_eq!(decide(Source::Auto, &Err(error.clone())), None, "{error}");
+    }
+}
+
+#[test]
+fn auto_watches_a_cluster_whose_worker_feed_is_over_the_bound() {
+    let over = [
+        FeedError::OverBound {
+            message: "the findings are 70000000 bytes".into(),
+        },
+        FeedError::Protocol(opc_core::fleet::DecodeError::LineTooLong { max: 64 << 20 }),
+        FeedError::TooManyRows { max: 20_000 },
+    ];
+    for error in over {
+        assert_eq!(
+            decide(Source::Auto, &Err(error.clone())),
+            Some(WatchWhy::OverBound(error.clone()))
+        );
+        assert_eq!(decide(Source::Worker, &Err(error)), None);
+    }
+}
+
+#[test]
+fn auto_reconsiders_a_feed_that_outgrew_its_bound_and_nothing_else() {
+    let over = FeedError::TooManyRows { max: 20_000 };
+    let since = std::time::Instant::now();
+    let lost = |error: FeedError| FeedStatus::Stale {
+        since,
+        why: StaleWhy::Lost(error),
+    };
+    for status in [lost(over.clone()), FeedStatus::Failing(over.clone())] {
+        assert_eq!(
+            reconsider(Source::Auto, &status),
+            Some(WatchWhy::OverBound(over.clone()))
+        );
+        assert_eq!(reconsider(Source::Worker, &status), None);
+    }
+    let stays = [
+        FeedStatus::Live,
+        FeedStatus::Connecting,
+        lost(hiccups()[0].clone()),
+        FeedStatus::Failing(no_worker()),
+        FeedStatus::Stale {
+            since,
+            why: StaleWhy::WorkerStale,
+        },
+    ];
+    for status in stays {
+        assert_eq!(reconsider(Source::Auto, &status), None, "{status:?}");
+    }
+}
+
+#[test]
+fn worker_stays_on_the_worker_and_watch_never_asks() {
+    for outcome in [
+        Err(no_worker()),
+        Err(forbidden()),
+        Err(hiccups()[0].clone()),
+    ] {
+        assert_eq!(decide(Source::Worker, &outcome), None);
+    }
+    for outcome in [Ok(()), Err(no_worker())] {
+        assert_eq!(decide(Source::Watch, &outcome), Some(WatchWhy::Chosen));
+    }
+    assert!(!Source::Watch.asks_worker());
+    assert!(Source::Auto.asks_worker() && Source::Worker.asks_worker());
+}
+
+#[test]
+fn sources_read_back_as_written_and_auto_is_the_default() {
+    for name in Source::NAMES {
+        let read = name.parse::<Source>().map(|s| s.to_string());
+        assert_eq!(read, Ok(name.to_string()));
+    }
+    assert_eq!(" auto ".parse(), Ok(Source::Auto));
+    assert_eq!("Auto".parse::<Source>(), Err(BadSource));
+    assert_eq!(Source::default(), Source::Auto);
+}
+
+fn status(code: u16, reason: &str, message: &str) -> kube::Error {
+    kube::Error::Api(Box::new(Status::failure(message, reason).with_code(code)))
+}
+
+#[test]
+fn the_proxys_503s_and_404s_are_told_apart() {
+    let at = WorkerAddress::default();
+    let of = |code, reason, message| FeedError::of(&status(code, reason, message), &at);
+    let named = |kind: &str| {
+        let mut s = Status::failure("x not found", "NotFound").with_code(404);
+        s.details = Some(kube::core::response::StatusDetails {
+            name: "ops-pod-cleaner".into(),
+            group: String::new(),
+            kind: kind.into(),
+            uid: String::new(),
+            causes: Vec::new(),
+            retry_after_seconds: 0,
+        });
+        FeedError::of(&kube::Error::Api(Box::new(s)), &at)
+    };
+    assert!(matches!(named("services"), FeedError::NoWorker { .. }));
+    assert!(matches!(named("endpoints"), FeedError::NoWorker { .. }));
+    // A 404 of the worker's own: it answers, but not this path.
+    assert_eq!(
+        of(404, "Failed to parse error data", "404 page not found"),
+        FeedError::NoFeed { code: 404 }
+    );
+    assert!(matches!(
+        of(
+            503,
+            "ServiceUnavailable",
+            "no endpoints available for service \"x\""
+        ),
+        FeedError::NotReady { .. }
+    ));
+    assert!(matches!(
+        of(
+            503,
+            "ServiceUnavailable",
+            "error trying to reach service: dial tcp"
+        ),
+        FeedError::Unreachable { .. }
+    ));
+    assert!(matches!(
+        of(503, "Failed to parse error data", "the worker is starting"),
+        FeedError::Refused { code: 503, .. }
+    ));
+}
+
+#[test]
+fn a_servers_text_is_shown_inert_and_cut() {
+    let error = FeedError::Refused {
+        code: 500,
+        message: format!("\u{1b}[2Jgone{}", "y".repeat(1000)),
+    };
+    let said = error.to_string();
+    assert!(!said.contains('\u{1b}'), "{said}");
+    assert!(said.len() < 400, "{}", said.len());
+}
+
+fn health_after(status: &FeedStatus, now: Instant) -> opc_core::cluster::Health {
+    let cache = Cache::new();
+    cache.set_source_health(&status.source_health(now));
+    cache.health()
+}
+
+#[test]
+fn a_new_proof_alone_wakes_no_reader_but_a_change_of_state_does() {
+    let cache = Cache::new();
+    let mut readers = cache.subscribe();
+    let now = Instant::now();
+    cache.set_source_health(&FeedStatus::Live.source_health(now));
+    assert!(readers.has_changed().unwrap(), "the first sync is news");
+    readers.mark_unchanged();
+    let later = now + Duration::from_secs(5);
+    cache.set_source_health(&FeedStatus::Live.source_health(later));
+    assert!(!readers.has_changed().unwrap(), "a heartbeat is not");
+    let stale = FeedStatus::Stale {
+        since: later,
+        why: StaleWhy::WorkerStale,
+    };
+    cache.set_source_health(&stale.source_health(later));
+    assert!(readers.has_changed().unwrap(), "going stale is");
+}
+
+#[test]
+fn a_fed_cache_is_as_current_as_its_feed_says() {
+    let now = Instant::now();
+    let connecting = health_after(&FeedStatus::Connecting, now);
+    assert!(
+        !connecting.synced(),
+        "never synced before the first snapshot"
+    );
+    let live = health_after(&FeedStatus::Live, now);
+    assert!(live.synced());
+    assert_eq!(live.stale_for(now), None);
+    // Proved at the last frame: a feed that falls silent ages like a quiet watch.
+    assert!(live.stale_for(now + Duration::from_secs(21)).is_some());
+    let since = now.checked_sub(Duration::from_secs(40)).unwrap_or(now);
+    for why in [
+        StaleWhy::WorkerStale,
+        StaleWhy::Lost(FeedError::Silent {
+            after: Duration::from_secs(15),
+        }),
+    ] {
+        let stale = health_after(&FeedStatus::Stale { since, why }, now);
+        assert!(stale.synced());
+        assert!(stale.stale_for(now).is_some(), "stale as a watch would be");
+        assert!(stale.last_error().is_some(), "and says why");
+    }
+    let unsynced = FeedStatus::Stale {
+        since,
+        why: StaleWhy::WorkerNotSynced,
+    };
+    assert!(!health_after(&unsynced, now).synced());
+    let failing = health_after(&FeedStatus::Failing(FeedError::Ended), now);
+    assert!(!failing.synced());
+    assert!(failing.last_error().is_some());
 }

@@ -1,9 +1,11 @@
+use std::borrow::Cow;
 use std::process::Command;
 
+use opc_core::inert::{
+    csv, fit, is_hazard, lark, markdown, pad, shell, slack, terminal, width, wrap,
+};
 use proptest::prelude::*;
 use unicode_width::UnicodeWidthStr;
-
-use super::*;
 
 /// The owner name of the issue: clears the screen, writes the clipboard through OSC 52, and
 /// forges a table row on a new line.
