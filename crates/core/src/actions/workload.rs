@@ -168,31 +168,3 @@ impl serde::Serialize for ScalableWorkload {
         serde::Serialize::serialize(&fields, serializer)
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::{ScalableWorkload, WorkloadKind};
-    use crate::pod::WorkloadId;
-
-    #[test]
-    fn only_a_kind_with_replicas_in_its_own_group_can_be_scaled() {
-        let web = WorkloadId::new("shop", "Deployment", "web");
-        let scalable = ScalableWorkload::of(&web).unwrap();
-        assert_eq!(scalable.id(), &web);
-        assert_eq!(scalable.kind(), WorkloadKind::Deployment);
-        assert_eq!(scalable.to_string(), "Deployment shop/web");
-        assert_eq!(scalable.kubectl_name(), "deployment/web");
-        let foreign = WorkloadId {
-            group: Some("x.example".into()),
-            ..WorkloadId::new("shop", "ReplicaSet", "web")
-        };
-        for id in [
-            foreign,
-            WorkloadId::new("shop", "Job", "run"),
-            WorkloadId::new("shop", "DaemonSet", "agent"),
-            WorkloadId::new("shop", "Pod", "bare"),
-        ] {
-            assert_eq!(ScalableWorkload::of(&id), None, "{id}");
-        }
-    }
-}

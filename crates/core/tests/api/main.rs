@@ -8,3 +8,4 @@
     clippy::panic,
     clippy::indexing_slicing
 )]
+mod actions;
