@@ -215,7 +215,7 @@ async fn annotated(
     kind: WorkloadKind,
     scope: &Scope,
 ) -> Result<Vec<Candidate>, ReadError> {
-    let (client, resource) = (calls.client().clone(), kind.api_resource());
+    let (client, resource) = (calls.client.clone(), kind.api_resource());
     let (api, namespace): (Api<DynamicObject>, &str) = match scope {
         Scope::All => (Api::all_with(client, &resource), ""),
         Scope::Namespace(ns) => (Api::namespaced_with(client, ns, &resource), ns),
@@ -229,7 +229,7 @@ async fn annotated(
             params = params.continue_token(t);
         }
         let page = match calls
-            .retry()
+            .retry
             .run(needs, namespace, || api.list_metadata(&params))
             .await
         {

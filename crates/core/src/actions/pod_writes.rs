@@ -24,7 +24,7 @@ impl Executor {
         if self.dry_run {
             return Outcome::DryRun(change);
         }
-        let api: Api<Pod> = Api::namespaced(self.calls.client().clone(), &p.namespace);
+        let api: Api<Pod> = Api::namespaced(self.calls.client.clone(), &p.namespace);
         let params = DeleteParams {
             grace_period_seconds: grace,
             preconditions: Some(Preconditions {
@@ -33,14 +33,11 @@ impl Executor {
             }),
             ..Default::default()
         };
-        let needs = Needs {
-            verb: "delete",
-            resource: "pods",
-        };
+        let needs = Needs::new("delete", "pods");
         for attempt in 0..2 {
             match self
                 .calls
-                .retry()
+                .retry
                 .run(needs, &p.namespace, || api.delete(&p.name, &params))
                 .await
             {
@@ -97,10 +94,7 @@ impl Executor {
             "deleteOptions": {"preconditions": {"uid": p.uid}},
         });
         let path = format!("{}/eviction", p.path());
-        let needs = Needs {
-            verb: "create",
-            resource: "pods/eviction",
-        };
+        let needs = Needs::new("create", "pods/eviction");
         let evicted = self
             .calls
             .send_json(
@@ -133,10 +127,7 @@ impl Executor {
             {"op": "test", "path": "/metadata/uid", "value": p.uid},
             {"op": "add", "path": "/metadata/finalizers", "value": []},
         ]);
-        let needs = Needs {
-            verb: "patch",
-            resource: "pods",
-        };
+        let needs = Needs::new("patch", "pods");
         let patch = Some(("application/json-patch+json", body));
         let patched = self
             .calls
