@@ -231,12 +231,10 @@ impl Executor {
         until: Option<std::time::Instant>,
     ) -> Outcome {
         // The intent's write and the request share the one deadline.
-        let Some(intended) = before(until, self.intend(&prepared)).await else {
-            return Outcome::Failed(Failure::IntentLate);
-        };
-        let intent = match intended {
-            Ok(intent) => intent,
-            Err(refused) => return refused,
+        let intent = match before(until, self.intend(&prepared)).await {
+            None => return Outcome::Failed(Failure::IntentLate),
+            Some(Err(refused)) => return refused,
+            Some(Ok(intent)) => intent,
         };
         let outcome = before(until, self.request(&prepared)).await;
         let outcome = outcome.unwrap_or(Outcome::Failed(Failure::LeaseEnded));

@@ -1,6 +1,4 @@
-//! The parked workloads of one cluster, as rows for `scan --parked` and the screen: what was
-//! scaled to zero, how many replicas undo restores, since when, who did it and which pod
-//! triggered it, and where the workload stands now.
+//! The parked workloads of one cluster, as rows for `scan --parked` and the screen.
 //!
 //! Read from the parked ConfigMap, and from the `replicas-before` annotation that a person
 //! without access to the ConfigMap (or an earlier version) left on the workload. A workload
@@ -152,7 +150,7 @@ pub async fn list_parked(
         .filter(|r| covered(&r.namespace))
         .filter_map(from_record)
         .collect();
-    for kind in WorkloadKind::ALL {
+    for &kind in WorkloadKind::ALL {
         for scope in scopes {
             match annotated(&calls, kind, scope).await {
                 Ok(found) => {
