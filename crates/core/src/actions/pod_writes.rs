@@ -95,15 +95,10 @@ impl Executor {
         });
         let path = format!("{}/eviction", p.path());
         let needs = Needs::new("create", "pods/eviction");
+        let body = Some(("application/json", body));
         let evicted = self
             .calls
-            .send_json(
-                http::Method::POST,
-                path,
-                Some(("application/json", body)),
-                needs,
-                &p.namespace,
-            )
+            .send_json(http::Method::POST, path, body, needs, &p.namespace)
             .await;
         match evicted {
             Ok(_) => Outcome::Done(Change::Evicted(p.clone())),
