@@ -61,7 +61,10 @@ impl Calls {
 
     /// The pod's JSON, as the API server has it now.
     pub(crate) async fn get_pod(&self, p: &PodRef) -> Result<String, Stop> {
-        let needs = Needs::new("get", "pods");
+        let needs = Needs {
+            verb: "get",
+            resource: "pods",
+        };
         self.send_json(http::Method::GET, p.path(), None, needs, &p.namespace)
             .await
     }

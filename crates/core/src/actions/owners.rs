@@ -336,7 +336,10 @@ fn owner_of(resource: &ApiResource, namespace: &str, object: DynamicObject) -> O
 /// that name with another uid is a new pod: the one planned is gone.
 pub(crate) async fn live_pod(calls: &Calls, pod: &PodRecord) -> Result<LivePod, Stop> {
     let api: Api<Pod> = Api::namespaced(calls.client.clone(), &pod.namespace);
-    let needs = Needs::new("get", "pods");
+    let needs = Needs {
+        verb: "get",
+        resource: "pods",
+    };
     let read = calls
         .retry
         .run(needs, &pod.namespace, || api.get(&pod.name))

@@ -33,7 +33,10 @@ impl Executor {
             }),
             ..Default::default()
         };
-        let needs = Needs::new("delete", "pods");
+        let needs = Needs {
+            verb: "delete",
+            resource: "pods",
+        };
         for attempt in 0..2 {
             match self
                 .calls
@@ -94,7 +97,10 @@ impl Executor {
             "deleteOptions": {"preconditions": {"uid": p.uid}},
         });
         let path = format!("{}/eviction", p.path());
-        let needs = Needs::new("create", "pods/eviction");
+        let needs = Needs {
+            verb: "create",
+            resource: "pods/eviction",
+        };
         let body = Some(("application/json", body));
         let evicted = self
             .calls
@@ -122,7 +128,10 @@ impl Executor {
             {"op": "test", "path": "/metadata/uid", "value": p.uid},
             {"op": "add", "path": "/metadata/finalizers", "value": []},
         ]);
-        let needs = Needs::new("patch", "pods");
+        let needs = Needs {
+            verb: "patch",
+            resource: "pods",
+        };
         let patch = Some(("application/json-patch+json", body));
         let patched = self
             .calls

@@ -1,7 +1,6 @@
-//! The actions' values as a caller sees them: refusals, 403s and the workloads a scale lands on.
+//! The actions' values as a caller sees them: refusals and the workloads a scale lands on.
 
 use opc_core::actions::{Denied, Failure, Refusal, ScalableWorkload, Unreadable, WorkloadKind};
-use opc_core::cluster::ClusterName;
 use opc_core::pod::WorkloadId;
 
 fn denied() -> Denied {
@@ -35,34 +34,6 @@ fn a_403_is_found_behind_the_refusals_that_wrap_one() {
         failed_owners.to_string(),
         "cannot read the owners of pod shop/web-1 to check their opt-out: timeout"
     );
-}
-
-#[test]
-fn a_subresource_is_checked_as_one() {
-    let denied = Denied {
-        verb: "patch",
-        resource: "deployments/scale",
-        namespace: "shop".into(),
-        message: "forbidden".into(),
-        context: None,
-    };
-    let said = denied.to_string();
-    assert!(
-        said.contains("`kubectl auth can-i patch deployments --subresource=scale -n shop`"),
-        "{said}"
-    );
-    // The cluster a process runs in has no context to name; a kubeconfig's has.
-    for (cluster, check) in [
-        (ClusterName::IN_CLUSTER, "-n shop`"),
-        ("prod-eu", "-n shop --context prod-eu`"),
-    ] {
-        let denied = Denied {
-            context: Some(ClusterName::new(cluster)),
-            ..denied.clone()
-        };
-        let said = denied.to_string();
-        assert!(said.contains(check), "{said}");
-    }
 }
 
 #[test]
