@@ -126,7 +126,7 @@ impl Executor {
     pub fn with_retry(self, retry: RetryPolicy) -> Executor {
         let cluster = self.calls.retry.cluster.clone();
         let retry = RetryPolicy { cluster, ..retry };
-        let calls = Calls::new(self.calls.client.clone(), retry);
+        let calls = Calls::new(self.calls.client, retry);
         Executor { calls, ..self }
     }
 
