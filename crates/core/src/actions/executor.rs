@@ -24,7 +24,7 @@ use crate::pod::PodRecord;
 use crate::policy::Policy;
 use crate::rules::{Finding, RuleSpec, classify};
 
-/// One cluster's write path; its parts are its methods in pod_writes, scale, undo and record.
+/// One cluster's write path; its parts (pod_writes, scale, undo, record, reads) are in their files.
 pub struct Executor {
     pub(super) calls: Calls,
     /// The clock is the cache's, which its findings were classified at.
