@@ -80,8 +80,8 @@ impl Action {
             Action::Delete(p)
             | Action::ForceDelete(p)
             | Action::Evict(p)
-            | Action::ScaleToZero(p) => Some(p),
-            Action::RemoveFinalizers(p) => Some(p),
+            | Action::ScaleToZero(p)
+            | Action::RemoveFinalizers(p) => Some(p),
             Action::UndoScale(_) => None,
         }
     }

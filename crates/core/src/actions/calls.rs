@@ -14,30 +14,13 @@ use super::workload::ScalableWorkload;
 /// One cluster's client and how its calls are retried.
 #[derive(Clone)]
 pub(crate) struct Calls {
-    client: Client,
-    retry: RetryPolicy,
+    pub(super) client: Client,
+    pub(super) retry: RetryPolicy,
 }
 
 impl Calls {
     pub(crate) fn new(client: Client, retry: RetryPolicy) -> Calls {
         Calls { client, retry }
-    }
-
-    pub(crate) fn client(&self) -> &Client {
-        &self.client
-    }
-
-    pub(crate) fn retry(&self) -> &RetryPolicy {
-        &self.retry
-    }
-
-    /// Retried as `retry` says, still to the same cluster.
-    pub(crate) fn with_retry(self, retry: RetryPolicy) -> Calls {
-        let cluster = self.retry.cluster.clone();
-        Calls {
-            retry: RetryPolicy { cluster, ..retry },
-            ..self
-        }
     }
 
     /// The parked ConfigMap of the product's namespace.
@@ -103,12 +86,11 @@ impl Calls {
         let api = w.api(&self.client);
         let params = PatchParams::default();
         let patch = Patch::Merge(body);
+        let needs = Needs::new("patch", w.kind().plural());
         self.retry
-            .run(
-                Needs::new("patch", w.kind().plural()),
-                w.namespace(),
-                || api.patch(w.name(), &params, &patch),
-            )
+            .run(needs, w.namespace(), || {
+                api.patch(w.name(), &params, &patch)
+            })
             .await
             .map(|_| ())
     }

@@ -61,7 +61,7 @@ impl Executor {
         };
         match self
             .calls
-            .client()
+            .client
             .request::<serde_json::Value>(request)
             .await
         {

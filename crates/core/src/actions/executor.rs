@@ -24,8 +24,7 @@ use crate::pod::PodRecord;
 use crate::policy::Policy;
 use crate::rules::{Finding, RuleSpec, classify};
 
-/// One cluster's write path; its parts (pod_writes, scale, undo, record, reads) are its own
-/// methods, each in its file.
+/// One cluster's write path; its parts (pod_writes, scale, undo, record, reads) are in their files.
 pub struct Executor {
     pub(super) calls: Calls,
     /// The clock is the cache's, which its findings were classified at.
@@ -37,9 +36,7 @@ pub struct Executor {
     /// `--readonly`: nothing runs, whoever asks.
     pub(super) readonly: bool,
     pub(super) owners: Owners,
-    /// The cluster's in-cluster worker, when it is read through it: then no watch fills the
-    /// cache, each pod acted on is read live into it first, and a cause's words are asked of
-    /// the worker.
+    /// The in-cluster worker the cluster is read through, if it is: see [`Executor::fed_by`].
     pub(super) worker: Option<WorkerAddress>,
     pub(super) cluster: ClusterName,
     /// Where each action is recorded.
@@ -125,9 +122,11 @@ impl Executor {
         }
     }
 
-    /// How 429 and 5xx answers are retried (tests shorten the waits).
+    /// How 429 and 5xx answers are retried (tests shorten the waits), still to the same cluster.
     pub fn with_retry(self, retry: RetryPolicy) -> Executor {
-        let calls = self.calls.with_retry(retry);
+        let cluster = self.calls.retry.cluster.clone();
+        let retry = RetryPolicy { cluster, ..retry };
+        let calls = Calls::new(self.calls.client, retry);
         Executor { calls, ..self }
     }
 
@@ -148,9 +147,7 @@ impl Executor {
         }
     }
 
-    /// Every check that writes nothing: the pod is still the one planned; for the worker, it
-    /// still matches, nobody opted it out up its owner chain, and a scale-to-zero would not stop
-    /// replicas that still serve. `Err` is the outcome, with nothing sent.
+    /// Every check that writes nothing; `Err` is the outcome, with nothing sent.
     pub(crate) async fn prepare(
         &self,
         action: &Action,
@@ -195,7 +192,7 @@ impl Executor {
         let chain = match &pod {
             Some(pod) if depth > 0 => self
                 .owners
-                .chain(self.calls.client(), self.calls.retry(), pod, depth)
+                .chain(&self.calls, pod, depth)
                 .await
                 .map_err(|stop| owner_unreadable(stop, pod))?,
             _ => Vec::new(),
@@ -206,7 +203,7 @@ impl Executor {
             return Err(Outcome::Refused(Refusal::OptedOut(opt_out)));
         }
         if let (Some(pod), Action::ForceDelete(p), Origin::Auto(_)) = (&pod, action, origin) {
-            super::node::confirm_node_gone(self.calls.client(), p, pod)
+            super::node::confirm_node_gone(&self.calls.client, p, pod)
                 .await
                 .map_err(|copy| Outcome::Refused(Refusal::SecondCopy(copy)))?;
         }
@@ -234,12 +231,10 @@ impl Executor {
         until: Option<std::time::Instant>,
     ) -> Outcome {
         // The intent's write and the request share the one deadline.
-        let Some(intended) = before(until, self.intend(&prepared)).await else {
-            return Outcome::Failed(Failure::IntentLate);
-        };
-        let intent = match intended {
-            Ok(intent) => intent,
-            Err(refused) => return refused,
+        let intent = match before(until, self.intend(&prepared)).await {
+            None => return Outcome::Failed(Failure::IntentLate),
+            Some(Err(refused)) => return refused,
+            Some(Ok(intent)) => intent,
         };
         let outcome = before(until, self.request(&prepared)).await;
         let outcome = outcome.unwrap_or(Outcome::Failed(Failure::LeaseEnded));
@@ -247,7 +242,6 @@ impl Executor {
         outcome
     }
 
-    /// The request itself, by verb.
     async fn request(&self, prepared: &Prepared) -> Outcome {
         let origin = prepared.origin;
         match (&prepared.action, &prepared.pod, &prepared.scale) {

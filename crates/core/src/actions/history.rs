@@ -56,7 +56,6 @@ pub(crate) struct Written {
     pub(crate) workload: Option<String>,
     owner: Option<String>,
     pod_phase: Option<String>,
-    #[serde(default)]
     shares: Option<PauseScope>,
     pub(crate) dry_run: bool,
 }

@@ -16,8 +16,9 @@ use crate::rules::RuleKind;
 /// show it whatever else the log filter leaves out.
 pub const ACTION_LOG: &str = "action";
 
-/// What became of an action.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What became of an action; its label is the variant's name in camelCase.
+#[derive(Debug, Clone, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "camelCase")]
 pub enum Outcome {
     Done(Change),
     /// 404: the target was already gone, which is what we wanted.
@@ -100,14 +101,7 @@ pub enum Skip {
 
 impl Outcome {
     pub fn label(&self) -> &'static str {
-        match self {
-            Outcome::Done(_) => "done",
-            Outcome::AlreadyGone => "alreadyGone",
-            Outcome::DryRun(_) => "dryRun",
-            Outcome::Skipped(_) => "skipped",
-            Outcome::Refused(_) => "refused",
-            Outcome::Failed(_) => "failed",
-        }
+        self.into()
     }
 
     pub fn detail(&self) -> String {

@@ -112,7 +112,7 @@ pub(crate) async fn resolve(
     };
     let live = match live {
         Some(live) => live,
-        None => live_pod(calls.client(), calls.retry(), pod).await?,
+        None => live_pod(calls, pod).await?,
     };
     Ok(prove(pod, owner, kind, &live, chain).map_err(Unscalable::from))
 }

@@ -10,12 +10,12 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use k8s_openapi::api::core::v1::Pod;
-use kube::Client;
 use kube::api::{Api, DynamicObject};
 use kube::core::{GroupVersionKind, Selector};
 use kube::discovery::ApiResource;
 
-use super::retry::{Needs, RetryPolicy, Stop};
+use super::calls::Calls;
+use super::retry::{Needs, Stop};
 use super::selector::{Labels, ROLLOUT_TEMPLATE_HASH, TEMPLATE_HASH, selector};
 use crate::pod::{IGNORE_ANNOTATION, MESSAGE_CAP, NAME_CAP, OwnerRef, PodRecord, cut, is_truthy};
 
@@ -60,14 +60,11 @@ pub(crate) struct Owner {
 /// a pod's owner references and labels, not the workload's template or revisions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Current {
-    /// The containers of `spec.template`, init containers included, as they pull: empty
-    /// without a template.
+    /// The containers of `spec.template`, init containers included.
     pub(crate) containers: Vec<Pulled>,
     /// The template's `imagePullSecrets`.
     pub(crate) pull_secrets: Vec<String>,
-    /// The revisions it names current or updating: a StatefulSet's `currentRevision` and
-    /// `updateRevision`, a Rollout's `currentPodHash` and `stableRS`, the
-    /// `deployment.kubernetes.io/revision` of a Deployment and of its ReplicaSets.
+    /// The revisions it names current or updating.
     pub(crate) revisions: Vec<String>,
 }
 
@@ -217,8 +214,7 @@ impl Owners {
     /// be read is an error: its opt-out cannot be ruled out.
     pub async fn chain(
         &self,
-        client: &Client,
-        retry: &RetryPolicy,
+        calls: &Calls,
         pod: &PodRecord,
         depth: usize,
     ) -> Result<Vec<Owner>, Stop> {
@@ -233,7 +229,7 @@ impl Owners {
                 break;
             }
             let Some(owner) = self
-                .get(client, retry, &pod.namespace, resource, plural, &link.name)
+                .get(calls, &pod.namespace, resource, plural, &link.name)
                 .await?
             else {
                 break;
@@ -246,8 +242,7 @@ impl Owners {
 
     async fn get(
         &self,
-        client: &Client,
-        retry: &RetryPolicy,
+        calls: &Calls,
         namespace: &str,
         resource: ApiResource,
         plural: &'static str,
@@ -264,8 +259,10 @@ impl Owners {
         {
             return Ok(owner.clone());
         }
-        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
-        let owner = match retry
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(calls.client.clone(), namespace, &resource);
+        let owner = match calls
+            .retry
             .run(Needs::new("get", plural), namespace, || api.get(name))
             .await
         {
@@ -337,17 +334,14 @@ fn owner_of(resource: &ApiResource, namespace: &str, object: DynamicObject) -> O
 
 /// The pod as the API server has it now, for its owners' selectors and templates. A pod of
 /// that name with another uid is a new pod: the one planned is gone.
-pub(crate) async fn live_pod(
-    client: &Client,
-    retry: &RetryPolicy,
-    pod: &PodRecord,
-) -> Result<LivePod, Stop> {
-    let api: Api<Pod> = Api::namespaced(client.clone(), &pod.namespace);
+pub(crate) async fn live_pod(calls: &Calls, pod: &PodRecord) -> Result<LivePod, Stop> {
+    let api: Api<Pod> = Api::namespaced(calls.client.clone(), &pod.namespace);
     let needs = Needs {
         verb: "get",
         resource: "pods",
     };
-    let read = retry
+    let read = calls
+        .retry
         .run(needs, &pod.namespace, || api.get(&pod.name))
         .await?;
     if read.metadata.uid.as_deref() != Some(&*pod.uid) {

@@ -119,8 +119,7 @@ impl<'a> ParkedStore<'a> {
         entry.map(|text| self.decode(uid, text)).transpose()
     }
 
-    /// Every record, for a list of parked workloads; entries that do not decode are skipped
-    /// with a log line.
+    /// Every record; one that does not decode is skipped with a log line.
     pub async fn list(&self) -> Result<Vec<ParkedRecord>, StoreError> {
         let Some(map) = self.read().await? else {
             return Ok(Vec::new());

@@ -1,6 +1,4 @@
-//! The parked workloads of one cluster, as rows for `scan --parked` and the screen: what was
-//! scaled to zero, how many replicas undo restores, since when, who did it and which pod
-//! triggered it, and where the workload stands now.
+//! The parked workloads of one cluster, as rows for `scan --parked` and the screen.
 //!
 //! Read from the parked ConfigMap, and from the `replicas-before` annotation that a person
 //! without access to the ConfigMap (or an earlier version) left on the workload. A workload
@@ -152,7 +150,7 @@ pub async fn list_parked(
         .filter(|r| covered(&r.namespace))
         .filter_map(from_record)
         .collect();
-    for kind in WorkloadKind::ALL {
+    for &kind in WorkloadKind::ALL {
         for scope in scopes {
             match annotated(&calls, kind, scope).await {
                 Ok(found) => {
@@ -215,7 +213,7 @@ async fn annotated(
     kind: WorkloadKind,
     scope: &Scope,
 ) -> Result<Vec<Candidate>, ReadError> {
-    let (client, resource) = (calls.client().clone(), kind.api_resource());
+    let (client, resource) = (calls.client.clone(), kind.api_resource());
     let (api, namespace): (Api<DynamicObject>, &str) = match scope {
         Scope::All => (Api::all_with(client, &resource), ""),
         Scope::Namespace(ns) => (Api::namespaced_with(client, ns, &resource), ns),
@@ -229,7 +227,7 @@ async fn annotated(
             params = params.continue_token(t);
         }
         let page = match calls
-            .retry()
+            .retry
             .run(needs, namespace, || api.list_metadata(&params))
             .await
         {

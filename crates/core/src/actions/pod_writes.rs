@@ -24,7 +24,7 @@ impl Executor {
         if self.dry_run {
             return Outcome::DryRun(change);
         }
-        let api: Api<Pod> = Api::namespaced(self.calls.client().clone(), &p.namespace);
+        let api: Api<Pod> = Api::namespaced(self.calls.client.clone(), &p.namespace);
         let params = DeleteParams {
             grace_period_seconds: grace,
             preconditions: Some(Preconditions {
@@ -40,7 +40,7 @@ impl Executor {
         for attempt in 0..2 {
             match self
                 .calls
-                .retry()
+                .retry
                 .run(needs, &p.namespace, || api.delete(&p.name, &params))
                 .await
             {
@@ -101,15 +101,10 @@ impl Executor {
             verb: "create",
             resource: "pods/eviction",
         };
+        let body = Some(("application/json", body));
         let evicted = self
             .calls
-            .send_json(
-                http::Method::POST,
-                path,
-                Some(("application/json", body)),
-                needs,
-                &p.namespace,
-            )
+            .send_json(http::Method::POST, path, body, needs, &p.namespace)
             .await;
         match evicted {
             Ok(_) => Outcome::Done(Change::Evicted(p.clone())),

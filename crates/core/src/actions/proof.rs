@@ -112,7 +112,8 @@ fn stale_revision(kind: &str, name: &str, revision: Option<&str>) -> String {
 
 /// Why the action planned for a pod would be refused, told from the pod alone: what the table
 /// and `scan` show in its place.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, strum::IntoStaticStr)]
+#[strum(serialize_all = "camelCase")]
 pub enum Suspect {
     /// A field longer than Kubernetes allows: never acted on.
     #[error("a field is longer than Kubernetes allows for it: the pod is left alone")]
@@ -136,10 +137,7 @@ impl Suspect {
 
     /// One word for an action column.
     pub fn label(&self) -> &'static str {
-        match self {
-            Suspect::Malformed => "malformed",
-            Suspect::Unproven(_) => "unproven",
-        }
+        self.into()
     }
 }
 

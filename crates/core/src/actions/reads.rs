@@ -54,9 +54,7 @@ pub struct PodReading {
 }
 
 /// The one read path of a cluster, for the screen: it shares the write path's client and
-/// owner cache, and writes nothing. For a cluster read through its worker no watch fills the
-/// cache, so a pod is read live into it before its owners are, and a cause's words are the
-/// worker's.
+/// owner cache, and writes nothing.
 pub struct ClusterApi<'a>(&'a Executor);
 
 impl Executor {
@@ -70,7 +68,7 @@ impl ClusterApi<'_> {
     /// The pod as the API server has it now, its owner chain and its Events.
     pub async fn details(&self, pod: &PodRef) -> Result<PodReading, ReadError> {
         let Executor { calls, cache, .. } = self.0;
-        let client = calls.client();
+        let client = &calls.client;
         let full = match &self.0.worker {
             // No watch fills the cache: the one read of the pod puts it there too.
             Some(_) => super::live_read::read_into(calls, cache, pod)
@@ -135,10 +133,10 @@ impl ClusterApi<'_> {
             owners,
             ..
         } = self.0;
-        let (client, retry) = (calls.client(), calls.retry());
+        let client = &calls.client;
         let record = (cache.get(&pod.uid)).ok_or_else(|| ReadError::NotCached(pod.clone()))?;
         let chain = owners
-            .chain(client, retry, &record, FULL_CHAIN)
+            .chain(calls, &record, FULL_CHAIN)
             .await
             .map_err(|stop| ReadError::stopped(format!("the owners of {pod}"), stop))?;
         let resolved = owner::resolve(calls, &record, &chain, live).await;
@@ -170,7 +168,7 @@ impl ClusterApi<'_> {
         container: Option<&str>,
         previous: bool,
     ) -> Result<String, ReadError> {
-        let pods: Api<Pod> = Api::namespaced(self.0.calls.client().clone(), &pod.namespace);
+        let pods: Api<Pod> = Api::namespaced(self.0.calls.client.clone(), &pod.namespace);
         let params = LogParams {
             container: container.map(String::from),
             previous,
@@ -213,7 +211,7 @@ impl ClusterApi<'_> {
     /// This cluster's parked workloads in `scopes`, oldest first.
     pub async fn parked_rows(&self, scopes: &[Scope]) -> Result<ParkedList, ReadError> {
         let Executor { calls, cache, .. } = self.0;
-        let (client, retry) = (calls.client(), calls.retry());
+        let (client, retry) = (&calls.client, &calls.retry);
         let now = cache.clock().now();
         list_parked(client, &self.0.cluster, scopes, retry, now).await
     }

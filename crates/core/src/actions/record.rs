@@ -192,7 +192,7 @@ impl Executor {
 
 /// What the cluster says now about an interrupted action's target.
 async fn check(calls: &Calls, gap: &Written) -> String {
-    let client = calls.client();
+    let client = &calls.client;
     match (&gap.uid, &gap.workload) {
         (Some(uid), None) => {
             let pods: Api<Pod> = Api::namespaced(client.clone(), &gap.namespace);

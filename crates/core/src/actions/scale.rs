@@ -47,10 +47,8 @@ impl Executor {
         })
     }
 
-    /// Read the workload and its Scale, in that order, and check them as one step: it is still
-    /// the object the owner chain proved (`uid`), the opt-out and, for the worker, that no
-    /// replica is available (unless the rule opts in), then the replicas to record. Returns the
-    /// replicas and the Scale's version.
+    /// Read the workload, then its Scale, and check them as one step; returns the replicas to
+    /// record and the Scale's version.
     async fn check_workload(
         &self,
         workload: &ScalableWorkload,

@@ -63,7 +63,6 @@ pub(super) async fn check(calls: &Calls, w: &ScalableWorkload) -> Result<UndoPla
     Ok(plan)
 }
 
-/// Undo of one scale to zero.
 pub(super) async fn run(calls: &Calls, dry_run: bool, w: &ScalableWorkload) -> Outcome {
     let (plan, unavailable, current) = match read_undo(calls, w).await {
         Ok(read) => read,
@@ -121,9 +120,8 @@ pub(super) async fn run(calls: &Calls, dry_run: bool, w: &ScalableWorkload) -> O
     Outcome::Done(restored(left.map(Box::new)))
 }
 
-/// What undo reads before it acts: the count recorded for the workload (the ConfigMap first,
-/// then the annotation), why the ConfigMap was not available, if it was not, and the
-/// workload's replicas now.
+/// What undo reads before it acts: the plan, why the ConfigMap was not available (if it was
+/// not), and the workload's replicas now.
 async fn read_undo(
     calls: &Calls,
     w: &ScalableWorkload,

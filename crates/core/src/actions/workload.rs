@@ -15,7 +15,7 @@ use crate::pod::WorkloadId;
 pub const REPLICAS_BEFORE_ANNOTATION: &str = "ops-pod-cleaner.io/replicas-before";
 
 /// In JSON as its kind's name, e.g. `"Deployment"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, strum::VariantArray)]
 pub enum WorkloadKind {
     Deployment,
     /// Argo Rollout (`argoproj.io/v1alpha1`), reached through the dynamic API.
@@ -27,13 +27,7 @@ pub enum WorkloadKind {
 
 impl WorkloadKind {
     /// Every kind that can be scaled.
-    pub const ALL: [WorkloadKind; 5] = [
-        WorkloadKind::Deployment,
-        WorkloadKind::Rollout,
-        WorkloadKind::StatefulSet,
-        WorkloadKind::ReplicaSet,
-        WorkloadKind::ReplicationController,
-    ];
+    pub const ALL: &[WorkloadKind] = <WorkloadKind as strum::VariantArray>::VARIANTS;
 
     /// (API group, version, kind, plural): every name of the kind is read from here.
     fn names(self) -> (&'static str, &'static str, &'static str, &'static str) {
@@ -64,7 +58,7 @@ impl WorkloadKind {
 
     pub(crate) fn from_owner(api_version: &str, kind: &str) -> Option<WorkloadKind> {
         let group = api_version.split_once('/').map_or("", |(g, _)| g);
-        (WorkloadKind::ALL.into_iter()).find(|k| k.names().0 == group && k.name() == kind)
+        (WorkloadKind::ALL.iter().copied()).find(|k| k.names().0 == group && k.name() == kind)
     }
 }
 
@@ -87,7 +81,8 @@ impl ScalableWorkload {
     /// The workload `id` names, if it is of a kind that can be scaled.
     pub fn of(id: &WorkloadId) -> Option<ScalableWorkload> {
         let kind = WorkloadKind::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .find(|k| id.group.is_none() && k.name() == &*id.kind)?;
         Some(ScalableWorkload {
             kind,
@@ -166,33 +161,5 @@ impl serde::Serialize for ScalableWorkload {
             name: self.name(),
         };
         serde::Serialize::serialize(&fields, serializer)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{ScalableWorkload, WorkloadKind};
-    use crate::pod::WorkloadId;
-
-    #[test]
-    fn only_a_kind_with_replicas_in_its_own_group_can_be_scaled() {
-        let web = WorkloadId::new("shop", "Deployment", "web");
-        let scalable = ScalableWorkload::of(&web).unwrap();
-        assert_eq!(scalable.id(), &web);
-        assert_eq!(scalable.kind(), WorkloadKind::Deployment);
-        assert_eq!(scalable.to_string(), "Deployment shop/web");
-        assert_eq!(scalable.kubectl_name(), "deployment/web");
-        let foreign = WorkloadId {
-            group: Some("x.example".into()),
-            ..WorkloadId::new("shop", "ReplicaSet", "web")
-        };
-        for id in [
-            foreign,
-            WorkloadId::new("shop", "Job", "run"),
-            WorkloadId::new("shop", "DaemonSet", "agent"),
-            WorkloadId::new("shop", "Pod", "bare"),
-        ] {
-            assert_eq!(ScalableWorkload::of(&id), None, "{id}");
-        }
     }
 }
