@@ -8,6 +8,7 @@
     clippy::panic,
     clippy::indexing_slicing
 )]
+
 mod actions;
 mod clock;
 mod fleet;
