@@ -94,8 +94,7 @@ fn scope_label(scopes: &[Scope]) -> String {
     }
 }
 
-/// Opens sessions: the first from the command line, later ones on a context switch, all
-/// under the same policy and writing the same audit log.
+/// Opens sessions, all under the same policy and writing the same audit log.
 #[derive(Clone)]
 struct Opener {
     global: GlobalArgs,
@@ -112,10 +111,9 @@ struct Opener {
 }
 
 /// What a session keeps alive: the simulated cluster in `--demo`, and the worker's part in
-/// the Lease.
+/// the Lease (which ends when `_closed` is dropped).
 struct Running {
     targets: Option<Targets>,
-    /// Dropped with the session: the worker's part in the Lease ends, and the Lease goes.
     _closed: watch::Sender<()>,
 }
 

@@ -37,8 +37,7 @@ impl ClusterView {
     }
 }
 
-/// The open clusters by name, in the order they were opened. An ordered map kept as a list:
-/// there are a handful, and the header shows them in opening order.
+/// The open clusters, in the order they were opened (a handful: a list serves as the map).
 #[derive(Debug, Clone)]
 pub(crate) struct Clusters {
     views: Vec<ClusterView>,
@@ -63,8 +62,8 @@ impl Clusters {
         self.views.iter_mut().find(|v| v.line.name == *name)
     }
 
-    /// Take the runtime's list as the truth: listed clusters keep their view with the new line,
-    /// others go with all they held, new ones start afresh. Whether any went.
+    /// Take the runtime's list as the truth: listed clusters keep their view, others go with
+    /// all they held. Whether any went.
     pub(crate) fn sync(&mut self, lines: Vec<ClusterLine>) -> bool {
         let mut views = Vec::with_capacity(lines.len());
         for line in lines {
@@ -113,8 +112,7 @@ impl Clusters {
         self.views.iter().map(|v| &v.line)
     }
 
-    /// A worker's report; one of a cluster that is not open is dropped (it no longer speaks
-    /// for the screen).
+    /// A worker's report; one of a cluster that is not open is dropped.
     pub(crate) fn set_worker(&mut self, name: &ClusterName, status: WorkerStatus) {
         if let Some(view) = self.get_mut(name) {
             view.worker = Some(status);

@@ -16,8 +16,8 @@ use opc_core::actions::{
 use opc_core::cluster::{ClusterName, Scope};
 use opc_core::report::RestartReport;
 
-/// The open clusters' executors, by context name, in the order they were opened: taken for
-/// work that outlives the loop's turn, so a cluster closed meanwhile is named, not missed.
+/// The open clusters' executors, taken for work that outlives the loop's turn, so a cluster
+/// closed meanwhile is named, not missed.
 pub(super) struct Executors(pub(super) Vec<(ClusterName, Arc<Executor>)>);
 
 impl Executors {
@@ -63,8 +63,7 @@ impl Effects {
         });
     }
 
-    /// Carry out an effect that reads or writes the open clusters (`scopes` of each), in a
-    /// task of its own; the others are the loop's, and left to it.
+    /// Carry out an effect that reads or writes the open clusters, in a task of its own.
     pub(super) fn start(&self, effect: Effect, executors: Executors, scopes: &[Scope]) {
         match effect {
             Effect::Run(actions) => self.run(executors, actions),

@@ -14,8 +14,7 @@ pub(crate) fn collect_log_lines() {
     tui_logger::move_events();
 }
 
-/// Install the subscriber for the TUI: `filter` (which keeps every action line, see `main`),
-/// into tui-logger.
+/// Install the subscriber for the TUI: `filter`, into tui-logger.
 pub fn init_logging(filter: EnvFilter) {
     // Not `tui_logger::init_logger`: its thread wakes every 10 ms for the life of the process
     // to move lines into the pane. The screen moves them itself when it draws

@@ -153,7 +153,7 @@ impl Runtime {
     }
 
     /// Open again as a watch each cluster read `auto` through a worker whose findings have
-    /// outgrown the feed; the log says why, and the clusters dialog goes on saying it.
+    /// outgrown the feed, saying why.
     fn watch_where_outgrown(&mut self) {
         for session in &mut self.sessions {
             let Some(why) = session.cluster.watch_instead() else {
@@ -353,8 +353,7 @@ impl Runtime {
             .collect()
     }
 
-    /// The restart report of every open cluster as one, grouped by cluster: a watched
-    /// cluster's counted here, a fed one's as its worker last served it.
+    /// The restart report of every open cluster as one, grouped by cluster.
     fn report(&self) -> RestartReport {
         let reports = (self.sessions.iter())
             .filter_map(|s| s.report.as_ref().map(|report| report()))
@@ -415,8 +414,7 @@ impl Runtime {
 
 type Workers = Vec<(ClusterName, watch::Receiver<WorkerStatus>)>;
 
-/// What the loop listens to besides keys and signals: the sessions' caches and workers, and
-/// when the next snapshot is due.
+/// What the loop listens to besides keys and signals, and when the next snapshot is due.
 struct Listening {
     caches: Vec<watch::Receiver<u64>>,
     /// The fed clusters' views, which change as their feeds do.
