@@ -110,7 +110,6 @@ impl Feed {
         }
     }
 
-    /// A heartbeat, if nothing went out for a heartbeat's interval.
     fn beat_if_idle(&self, now: DateTime<Utc>) {
         let mut shared = self.shared();
         if shared.last_sent.elapsed() < self.settings.heartbeat {

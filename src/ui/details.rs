@@ -170,12 +170,10 @@ fn container_lines(c: &ContainerStatus, init: bool) -> Vec<String> {
     lines
 }
 
-/// A container's reason, or "?" when it gives none.
 fn reason(reason: &Option<String>) -> &str {
     reason.as_deref().unwrap_or("?")
 }
 
-/// A container's message after a colon, or nothing.
 fn message(message: &Option<String>) -> String {
     (message.as_deref()).map_or(String::new(), |m| format!(": {m}"))
 }

@@ -29,7 +29,6 @@ impl Executors {
             .ok_or_else(|| Unanswered::Closed(cluster.clone()))
     }
 
-    /// `cluster`'s read API, or why there is none.
     fn reads(&self, cluster: &ClusterName) -> Result<ClusterApi<'_>, Unanswered> {
         Ok(self.get(cluster)?.reads())
     }
@@ -95,12 +94,10 @@ impl Effects {
                     result,
                 }
             }),
-            // The workload a scale-to-zero would change, its replicas now, and any opt-out.
             Effect::ResolveWorkload(pod) => self.spawn(async move {
                 let result = inspect(&executors, &pod, true).await;
                 Event::Resolved { pod, result }
             }),
-            // Where the opt-out annotation sits among the targets of a pod action.
             Effect::CheckOptOuts(pods) => self.spawn(async move {
                 let mut found = Checked::default();
                 for pod in &pods {
@@ -116,7 +113,6 @@ impl Effects {
                 Event::OptOuts(Ok(found))
             }),
             Effect::ListParked => self.list_parked(executors, scopes.to_vec()),
-            // What undo of a parked workload would restore, checked against its cluster.
             Effect::CheckUndo(workload) => self.spawn(async move {
                 let result = match executors.get(&workload.cluster) {
                     Ok(executor) => executor.reads().check_undo(&workload.item).await,

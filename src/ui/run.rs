@@ -339,13 +339,11 @@ impl Runtime {
         }
     }
 
-    /// Every open cluster's findings and how each one's view is.
     fn snapshot(&self) -> Snapshot {
         let clusters: Vec<&ClusterSession> = self.sessions.iter().map(|s| &s.cluster).collect();
         snapshot(&clusters, self.options.clock.now())
     }
 
-    /// Each open cluster's line for the header.
     fn cluster_lines(&self, now: Instant) -> Vec<ClusterLine> {
         self.sessions
             .iter()
@@ -489,7 +487,6 @@ async fn changed<T>(caches: &mut [watch::Receiver<T>]) {
     }
 }
 
-/// Some cluster's worker reported.
 async fn worker_changed(workers: &mut Workers) -> (ClusterName, WorkerStatus) {
     if workers.is_empty() {
         return std::future::pending().await;

@@ -189,7 +189,6 @@ fn status(state: &mut State, text: impl Into<String>, error: bool) {
     });
 }
 
-/// What was done, on the status line.
 fn say(state: &mut State, text: impl Into<String>) {
     status(state, text, false);
 }

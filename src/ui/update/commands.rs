@@ -134,7 +134,6 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
     Vec::new()
 }
 
-/// Up, down, a page, the ends.
 fn move_cursor(state: &mut State, command: Command) {
     let page = state.table.height.max(1);
     let row = match command {
@@ -184,7 +183,6 @@ fn change_sort(state: &mut State, command: Command) {
     say(state, sorted);
 }
 
-/// The selected pod's details, or its logs.
 fn show_pod(state: &mut State, command: Command) -> Vec<Effect> {
     let Some(a) = state.selected_finding().cloned() else {
         return Vec::new();
