@@ -1,10 +1,9 @@
 //! The HTTP endpoints: `/metrics`, `/healthz` (liveness) and `/readyz` (readiness) at one
 //! door, the findings under `/v1/` at another.
 //!
-//! Small and guarded: a client gets a few seconds to send its headers (each request's, so an
-//! idle kept-alive connection goes too) and a connection at most a minute; only so many
-//! connections stay open, and a new one closes the oldest rather than being turned away, so
-//! the kubelet's probes are answered whatever other clients hold.
+//! Small and guarded: a few seconds for each request's headers, a minute per connection, and
+//! a new connection closes the oldest rather than being turned away, so the kubelet's probes
+//! are answered whatever other clients hold.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;

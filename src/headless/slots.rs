@@ -1,7 +1,6 @@
-//! Which connections the endpoints keep open. There is always room for a new one: when one
-//! address holds its share, or the server holds its most, the oldest connection of that
-//! address, or of all, is closed to make room. Clients that connect and hold on (idle keep-alive
-//! or silent) therefore cannot keep the kubelet's probe out; they only push each other out.
+//! Which connections the endpoints keep open. There is always room for a new one: the oldest
+//! of its address, or of all, is closed to make room, so clients that connect and hold on
+//! cannot keep the kubelet's probe out.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;

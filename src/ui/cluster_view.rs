@@ -1,6 +1,5 @@
-//! What the screen holds for each open cluster, in one place: a cluster opened or closed gains
-//! or loses all of it at once (its watch, worker, marks, refusals and scaled workloads), so
-//! nothing of a closed cluster lingers to speak for it.
+//! What the screen holds for each open cluster, in one place: a cluster closed loses all of
+//! it at once, so nothing of it lingers to speak for it.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 

@@ -1,6 +1,5 @@
 //! The effects `update` asks for that take I/O, each carried out in a task of its own; what
-//! comes of them returns to the loop as events. Reads go through each cluster's read API,
-//! writes through its executor.
+//! comes of them returns to the loop as events.
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,6 +1,5 @@
-//! The UI task: one loop that waits for keys, cache changes, worker status, results of API
-//! calls, a one-second tick and signals; feeds them to `update`; carries out the effects; draws.
-//! No busy loop: it sleeps in `select!` until one of those arrives.
+//! The UI task: one loop that sleeps in `select!` until a key, a change, a result, a tick or a
+//! signal arrives; feeds it to `update`; carries out the effects; draws.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -222,7 +221,7 @@ impl Runtime {
         let mut dirty = true;
         loop {
             if std::mem::take(&mut dirty) {
-                super::logging::collect_log_lines();
+                tui_logger::move_events();
                 guard.terminal.draw(|f| draw(state, f)).map_err(io)?;
             }
             let event = tokio::select! {

@@ -1,6 +1,5 @@
-//! What the screen is handed of the open clusters: their findings, read from their indexes or
-//! their workers' feeds, and a line per cluster on how current its view is. Pure reads of the
-//! sessions, so a test opens sessions and looks at what the screen would get.
+//! What the screen is handed of the open clusters: their findings and a line per cluster on
+//! how current its view is. Pure reads of the sessions.
 
 use std::time::Instant;
 
