@@ -13,9 +13,7 @@ use crate::cli::GlobalArgs;
 use crate::ui::{Connector, RunOptions, Session};
 use opc_core::actions::{ACTION_LOG, Audit};
 use opc_core::clock::Clock;
-use opc_core::cluster::{
-    Cluster, ClusterName, ConnectOptions, Deadlines, Scope, WatchSettings, connect, watch_settings,
-};
+use opc_core::cluster::{Cluster, ClusterName, Scope, WatchSettings, watch_settings};
 use opc_core::config::Config;
 use opc_core::fleet::{WatchWhy, worker_report};
 use opc_core::lease;
@@ -215,22 +213,14 @@ impl Connector for Opener {
         let context = context.to_string();
         let opener = self.clone();
         async move {
-            if opener.global.demo {
-                let mut global = opener.global.clone();
-                global.context = vec![context];
-                let targets = open_targets(&global, &opener.config).await?;
-                let Some(cluster) = targets.clusters.first().cloned() else {
-                    return Err(crate::Usage::NoCluster.into());
-                };
-                return Ok(opener.session(cluster, Some(targets), None).await);
-            }
-            let options = ConnectOptions {
-                kubeconfig: opener.global.kubeconfig.clone(),
-                context: Some(context),
-                deadlines: Deadlines::from_config(&opener.config.cluster)?,
+            let mut global = opener.global.clone();
+            global.context = vec![context];
+            global.all_contexts = false;
+            let targets = open_targets(&global, &opener.config).await?;
+            let Some(cluster) = targets.clusters.first().cloned() else {
+                return Err(crate::Usage::NoCluster.into());
             };
-            let cluster = connect(&options).await?;
-            Ok(opener.session(cluster, None, None).await)
+            Ok(opener.session(cluster, Some(targets), None).await)
         }
         .boxed()
     }
