@@ -83,9 +83,8 @@ fn core_exit_code(error: &opc_core::Error) -> u8 {
     }
 }
 
-/// The config a command runs with. Under `--demo` the audit log is a file of its own beside
-/// the configured one (`demo-audit.jsonl`): what is done to the simulated clusters never
-/// mixes with the record of real ones.
+/// The config a command runs with. Under `--demo` the audit log is `demo-audit.jsonl` beside
+/// the configured one: the simulated clusters' record never mixes with real ones'.
 pub(crate) fn load_config(global: &GlobalArgs) -> crate::Result<Config> {
     let mut config = Config::load(global.config.as_deref())?;
     if global.demo {

@@ -146,9 +146,8 @@ impl Opener {
         // A fed cluster's cache holds none of its pods: its restart report is its worker's.
         let reporter = self.reporter.clone().filter(|_| !opened.is_fed());
         let sinks = !self.config.report.sinks.is_empty();
-        // A worker that can change the cluster takes part in its Lease, as the in-cluster one
-        // does: one worker per cluster. Dry-run and read-only change nothing, so they never
-        // keep the in-cluster worker from acting.
+        // A worker that can change the cluster takes part in its Lease: one worker per cluster.
+        // Dry-run and read-only change nothing, so they never keep the in-cluster one out.
         let elects = !self.policy.dry_run() && !self.policy.readonly();
         let (acting_tx, acting_until) = watch::channel(None);
         let options = WorkerOptions {

@@ -11,9 +11,8 @@ const HOT_LINES: usize = 5_000;
 
 /// Install the subscriber for the TUI: `filter`, into tui-logger.
 pub fn init_logging(filter: EnvFilter) {
-    // Not `tui_logger::init_logger`: its thread wakes every 10 ms for the life of the process
-    // to move lines into the pane. The screen moves them itself when it draws, at least once
-    // a second; the hot buffer holds a second's burst.
+    // Not `tui_logger::init_logger`: its thread wakes every 10 ms to move lines into the pane.
+    // The screen moves them itself when it draws, at least once a second.
     tui_logger::set_default_level(tui_logger::LevelFilter::Info);
     tui_logger::set_hot_buffer_depth(HOT_LINES);
     tui_logger::move_events();
