@@ -7,12 +7,10 @@
 const LARGE_BLOCK: usize = 1 << 20;
 
 /// Give every large block (a screen's list of every row, a snapshot's line) a mapping of its
-/// own, returned to the system when freed. glibc otherwise raises that threshold to the size
-/// of the first large block freed, and later ones are carved from heaps that keep their pages
-/// for good. Fixing it also fixes when a heap's free top is given back: at twice the block
-/// size, as glibc's own adjustment would set it, not at its first 128 KiB, which would give
-/// back and fault in again the same pages at every change under churn. Call once, before the
-/// threads that allocate start.
+/// own, returned to the system when freed: glibc otherwise raises that threshold to the first
+/// large block freed, and carves later ones from heaps that keep their pages. A heap's free top
+/// is given back at twice the block size, not at 128 KiB, which under churn would give back and
+/// fault in the same pages at every change. Call once, before the threads that allocate start.
 pub fn large_blocks_apart() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes tuning parameters of the allocator; called before the

@@ -44,9 +44,8 @@ impl Cli {
         Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut command).exit())
     }
 
-    /// The command line as clap sees it, every usage line beginning with `bin`. The commands
-    /// that read none of the global flags list none: clap hands every global flag to every
-    /// command, and listed there they read as if they did something.
+    /// The command line, every usage line beginning with `bin`. Commands that read none of the
+    /// global flags list none: clap would list every global flag under every command.
     pub fn command_named(bin: &str) -> clap::Command {
         let flagless = |command: clap::Command, template: &'static str, args: &str| {
             let usage = format!("{bin} {} {args}", command.get_name());
@@ -225,9 +224,8 @@ pub fn invoked_as() -> &'static str {
         .unwrap_or("ops-pod-cleaner")
 }
 
-/// How the user typed the command when the binary runs as a kubectl plugin: krew links it as
-/// `kubectl-pod_cleaner` (`.exe` on Windows), which kubectl runs by its path for
-/// `kubectl pod-cleaner`. Under any other name it is `ops-pod-cleaner`.
+/// How the user typed the command when krew's link `kubectl-pod_cleaner` (`.exe` on Windows)
+/// runs it: `kubectl pod-cleaner`.
 fn plugin_invocation(argv0: &OsStr) -> Option<&'static str> {
     let stem = Path::new(argv0).file_stem()?;
     (stem == "kubectl-pod_cleaner").then_some("kubectl pod-cleaner")

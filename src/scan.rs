@@ -38,10 +38,8 @@ pub(crate) struct MissingNamespace {
     pub(crate) why: String,
 }
 
-/// The pods every scope of one cluster holds now. A namespace that lists no pods may be a
-/// typo in `-n`: it is checked to exist, and returned among the missing if it does not.
-/// With `events_at`, the pods' Warning Events as of then are listed beside them; a cluster that does
-/// not let them be read is noted, and its causes come from the status alone.
+/// The pods every scope of one cluster holds now, with their Warning Events as of `events_at`.
+/// A namespace that lists no pods may be a typo in `-n`: it is checked to exist.
 pub(crate) async fn list_scopes(
     cluster: &Cluster,
     scopes: &[Scope],
@@ -83,8 +81,7 @@ pub(crate) async fn list_scopes(
     })
 }
 
-/// The cluster's nodes, read beside the Events (both are what a cause reads beyond the pod);
-/// a cluster that does not let them be read is noted, and its causes come from the pod alone.
+/// The cluster's nodes, when `wanted`; a cluster that does not let them be read is noted.
 async fn read_nodes(cluster: &Cluster, page_size: u32, wanted: bool) -> NodeStore {
     if !wanted {
         return NodeStore::default();
@@ -101,8 +98,7 @@ async fn read_nodes(cluster: &Cluster, page_size: u32, wanted: bool) -> NodeStor
     }
 }
 
-/// Classify `pods`: the abnormal ones, in no order (`sort_rows` orders them with the other
-/// clusters' rows).
+/// The abnormal pods of `listed`, in no order (`sort_rows` orders every cluster's rows).
 pub(crate) fn rows(
     cluster: &ClusterName,
     listed: &Listed,
@@ -121,8 +117,7 @@ pub(crate) fn rows(
         .collect()
 }
 
-/// By chain position, cluster, namespace and name: rows of several clusters merge into one
-/// list by category.
+/// By chain position, cluster, namespace and name.
 pub(crate) fn sort_rows(rows: &mut [FindingRow], chain: &[RuleSpec]) {
     let position = |kind: RuleKind| {
         chain
@@ -177,8 +172,7 @@ pub(crate) fn to_table(rows: &[FindingRow], several_clusters: bool) -> String {
     by_cluster(header, rows, several_clusters)
 }
 
-/// [`aligned`] under `header`'s words, each row's cluster in a first column when there are
-/// several.
+/// [`aligned`] under `header`'s words, each row's cluster first when there are several.
 fn by_cluster(
     header: &str,
     rows: impl Iterator<Item = (String, Vec<String>)>,

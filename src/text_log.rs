@@ -1,7 +1,6 @@
-//! The text log on stderr (`headless`, `scan`, `report`; `--log-format json` is safe by its
-//! encoding). Lines name pods, owners and messages a tenant wrote: every field is made inert,
-//! so a newline cannot forge an action line, nor an escape or a bidi override reach the
-//! terminal or a log viewer.
+//! The text log on stderr (`--log-format json` is safe by its encoding). Lines name what a
+//! tenant wrote: every field is made inert, so a newline cannot forge an action line, nor an
+//! escape or a bidi override reach the terminal.
 
 use std::fmt;
 use std::io::IsTerminal;

@@ -1,6 +1,5 @@
-//! What the shell completions ask the binary, before any command line is parsed: the
-//! kubeconfig's contexts, a cluster's namespaces, and kubectl's question for the plugin. Each answer is names, one a line, or
-//! nothing: a completion never prints an error, and never waits long.
+//! What the shell completions ask the binary, before any command line is parsed. A completion
+//! never prints an error, and never waits long.
 
 use std::process::ExitCode;
 use std::time::Duration;

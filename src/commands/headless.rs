@@ -57,19 +57,10 @@ pub(crate) async fn run(global: &GlobalArgs, mode: HeadlessArgs, clock: Clock) -
         reporter,
         ..WorkerOptions::default()
     };
-    let parts = Parts {
-        policy,
-        options,
-        report: config.report,
-    };
     tokio::spawn(say_memory_budget(session.cache.clone()));
     let lease = LeaseSettings::from_env();
     let scopes: Vec<String> = targets.scopes.iter().map(ToString::to_string).collect();
-    let dry_run = if parts.policy.dry_run() {
-        " (dry run)"
-    } else {
-        ""
-    };
+    let dry_run = if policy.dry_run() { " (dry run)" } else { "" };
     say(&format!(
         "headless: watching {} of cluster {}; auto-clean acts only while this process ({}) \
          holds the Lease {}/{}{dry_run}",
@@ -81,9 +72,9 @@ pub(crate) async fn run(global: &GlobalArgs, mode: HeadlessArgs, clock: Clock) -
     ));
     let elector = Elector::new(cluster.client.clone(), lease, session.cache.clock());
     if mode.once {
-        once(&session, parts, elector, mode.send).await
+        once(&session, &policy, options, elector, mode.send).await
     } else {
-        serve_until_signal(&session, parts, elector, &mode).await
+        serve_until_signal(&session, &policy, options, elector, &mode, &config.report).await
     }
 }
 
@@ -95,46 +86,40 @@ fn required_audit(policy: &Policy) -> Result<Audit> {
     }
 }
 
-/// What both modes start the worker with.
-struct Parts {
-    policy: Policy,
-    options: WorkerOptions,
-    /// The restart report as it stands, for `/v1/report`.
-    report: ReportConfig,
-}
-
+/// `report`: the restart report as it stands, for `/v1/report`.
 async fn serve_until_signal(
     session: &ClusterSession,
-    parts: Parts,
+    policy: &Policy,
+    options: WorkerOptions,
     elector: Elector,
     mode: &HeadlessArgs,
+    report: &ReportConfig,
 ) -> Result<ExitCode> {
     let listeners = Listeners {
         probes: bind(mode.listen).await?,
         findings: bind(mode.findings_listen).await?,
     };
-    if let Some(reporter) = parts.options.reporter.clone() {
+    if let Some(reporter) = options.reporter.clone() {
         // Reports spooled before a restart go out in the background: a slow or refusing sink
-        // must not hold up /healthz or the worker. Their results (resent, dead letters, drops
-        // over the spool caps) count in /metrics like any other delivery.
-        let counters = parts.options.counters.clone();
+        // must not hold up /healthz or the worker. Their results count in /metrics.
+        let counters = options.counters.clone();
         tokio::spawn(async move {
             for d in reporter.resend_spooled().await {
                 counters.count_delivery(&d.sink, d.result.label());
             }
         });
     }
-    let counters = parts.options.counters.clone();
+    let counters = options.counters.clone();
     let checking = session.executor.clone();
     tokio::spawn(async move { checking.resolve_interrupted().await });
-    let max_stale = parts.policy.safety().max_stale;
+    let max_stale = policy.safety().max_stale;
     let restarts = live_report(
-        parts.options.reporter.clone(),
-        &parts.report,
+        options.reporter.clone(),
+        report,
         &session.name,
         session.cache.clone(),
     );
-    let leading = Leading::start(session, parts, elector, None);
+    let leading = Leading::start(session, policy, options, elector, None);
     let sources = Sources {
         cache: session.cache.reader(),
         max_stale,
@@ -177,22 +162,18 @@ impl Leading {
     /// the previous holder sent); `None` waits for the election.
     fn start(
         session: &ClusterSession,
-        parts: Parts,
+        policy: &Policy,
+        mut options: WorkerOptions,
         mut elector: Elector,
         leading_since: Option<Instant>,
     ) -> Leading {
-        let Parts {
-            policy,
-            mut options,
-            ..
-        } = parts;
         let acting = leading_since.map(|since| since + elector.settings().renew_deadline);
         let (acting_tx, acting_until) = watch::channel(acting);
         options.acting_until = Some(acting_until);
         if leading_since.is_some() {
             options.inherited = elector.take_inherited().unwrap_or_default();
         }
-        let handle = session.spawn_worker(&policy, options);
+        let handle = session.spawn_worker(policy, options);
         let (stop, stopped) = watch::channel(false);
         let (leader_tx, leader) = watch::channel(leading_since.is_some());
         let wiring = Wiring {
@@ -231,7 +212,8 @@ impl Leading {
 /// The lease is renewed for the whole pass; an action never outlives it.
 async fn once(
     session: &ClusterSession,
-    mut parts: Parts,
+    policy: &Policy,
+    mut options: WorkerOptions,
     mut elector: Elector,
     send: bool,
 ) -> Result<ExitCode> {
@@ -242,10 +224,10 @@ async fn once(
     };
     // An action a crash interrupted is reported, checked and closed before new ones run.
     session.executor.resolve_interrupted().await;
-    let (reporter, cluster) = (parts.options.reporter.clone(), session.name.clone());
-    parts.options.standby = None;
-    parts.options.report_schedule = None;
-    let leading = Leading::start(session, parts, elector, Some(won));
+    let (reporter, cluster) = (options.reporter.clone(), session.name.clone());
+    options.standby = None;
+    options.report_schedule = None;
+    let leading = Leading::start(session, policy, options, elector, Some(won));
     let mut status = leading.handle.status.clone();
     // A pass counts once its actions have finished, so the counts below are true. SIGTERM
     // (a CronJob's deadline, a drain) stops it and lets the lease go rather than leave it held.
@@ -349,8 +331,7 @@ fn summary(status: &worker::WorkerStatus) -> String {
     line
 }
 
-/// A line of headless's own output, in the action log: on stderr by default, as text or JSON
-/// (`--log-format`), whatever `$OPS_POD_CLEANER_LOG` says.
+/// A line of headless's own output, in the action log, whatever `$OPS_POD_CLEANER_LOG` says.
 fn say(line: &str) {
     tracing::info!(target: ACTION_LOG, "{line}");
 }

@@ -27,10 +27,9 @@ pub(crate) fn completions(shell: Shell) -> crate::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `--context` offers the kubeconfig's contexts and `--namespace` the cluster's namespaces,
-/// which the binary lists ([`completion`](super::completion)), in place of the file names
-/// clap_complete offers for a free value. bash asks for the namespaces of the `--context`
-/// already on the line; zsh and fish, of the current context.
+/// `--context` offers the kubeconfig's contexts and `--namespace` the cluster's namespaces, as
+/// the binary lists them, in place of file names. bash asks for the namespaces of the
+/// `--context` already on the line; zsh and fish, of the current context.
 fn contexts_completed(shell: Shell, script: &str, name: &str) -> String {
     let contexts = format!("{CONTEXTS} 2>/dev/null");
     let namespaces = format!("{NAMESPACES} 2>/dev/null");
@@ -84,8 +83,7 @@ fn contexts_completed(shell: Shell, script: &str, name: &str) -> String {
     }
 }
 
-/// The namespaces of the `--context` on the line (the current context's without one), asked
-/// as [`NAMESPACES`] says.
+/// The namespaces of the `--context` on the line (the current context's without one).
 const BASH_NAMESPACES: &str = r#"
 _ops_pod_cleaner_namespaces() {
     local i context=()
@@ -96,10 +94,9 @@ _ops_pod_cleaner_namespaces() {
 }
 "#;
 
-/// clap_complete's bash script names a subcommand's state with the program's hyphens written
-/// as `__` (`ops__pod__cleaner__subcmd__scan`) but labels its cases with them written as
-/// `__subcmd__` (`ops__subcmd__pod__subcmd__cleaner__subcmd__scan`): no label ever matched, so
-/// nothing completed past the first word. The labels are written as the state is.
+/// clap_complete's bash script names a subcommand's state with the program's hyphens as `__`
+/// but labels its cases with them as `__subcmd__`: no label ever matched, so nothing completed
+/// past the first word. The labels are written as the state is.
 fn bash_case_labels_fixed(script: &str, name: &str) -> String {
     let state = name.replace('-', "__");
     let label = name.replace('-', "__subcmd__");
@@ -266,8 +263,7 @@ fn category(kind: RuleKind) -> &'static str {
     }
 }
 
-/// A command's own arguments (not the global ones, listed once above) under a heading of its
-/// name, e.g. "HEADLESS OPTIONS".
+/// A command's own arguments (not the global ones, listed once above) under its name.
 fn own_options(sub: &clap::Command) -> clap::Command {
     let heading = format!("{} options", sub.get_name());
     let own: Vec<clap::Arg> = sub

@@ -24,8 +24,7 @@ pub fn is_completer(argv0: &OsStr) -> bool {
     Path::new(argv0).file_stem() == Some(OsStr::new(PLUGIN_COMPLETER))
 }
 
-/// A context's namespaces (the current context's for `None`), as the shells' completion
-/// reads them.
+/// A context's namespaces (the current context's for `None`).
 pub type Namespaces = fn(Option<String>) -> Vec<String>;
 
 /// cobra's answer to `words` (the last is the word being typed).
@@ -86,8 +85,7 @@ fn walk<'a>(root: &'a Command, typed: &[String]) -> (&'a Command, Option<&'a Arg
     (command, pending)
 }
 
-/// What may follow `arg`: the kubeconfig's contexts, the namespaces of the context on the
-/// line, its possible values, or file names.
+/// What may follow `arg`: contexts, namespaces, its possible values, or file names.
 fn values(arg: &Arg, words: &[String], namespaces: Namespaces) -> (Vec<String>, u8) {
     match arg.get_id().as_str() {
         "context" => (

@@ -12,9 +12,8 @@ use crate::{Result, Usage};
 use opc_core::cluster::{WatchSettings, watch_settings};
 use opc_core::report::{DeliveryPolicy, Reporter, render};
 
-/// Exit 0 when printed (and, with `--send`, every sink took it); 3 when a sink failed: the
-/// report waits in the spool (resent by the next `report --send` or by `headless`), or a sink
-/// refused it for good and it sits in the dead letters.
+/// Exit 0 when printed (and, with `--send`, every sink took it); 3 when a sink failed and the
+/// report waits in the spool or sits in the dead letters.
 pub(crate) async fn run(
     global: &GlobalArgs,
     output: ReportOutput,

@@ -70,8 +70,7 @@ fn once_each(names: &[String]) -> Vec<String> {
     names.iter().filter(|n| seen.insert(*n)).cloned().collect()
 }
 
-/// The names of every context in the kubeconfig (`path`, else `$KUBECONFIG` or
-/// `~/.kube/config`), in file order.
+/// The names of every context in the kubeconfig (`path`, else the default one), in file order.
 pub(crate) fn kubeconfig_contexts(
     path: Option<&Path>,
 ) -> std::result::Result<Vec<String>, kube::config::KubeconfigError> {
@@ -84,12 +83,10 @@ pub(crate) fn kubeconfig_contexts(
 
 /// The clusters named on the command line, each reached within the config's deadlines.
 pub(crate) async fn open_targets(global: &GlobalArgs, config: &Config) -> Result<Targets> {
-    let wanted = Wanted::from_args(global);
-    open_wanted(global, config, wanted).await
+    open_wanted(global, config, Wanted::from_args(global)).await
 }
 
-/// Exactly one cluster (for `headless`, one replica set per cluster); `command` is named in
-/// the refusal.
+/// Exactly one cluster (for `headless`); `command` is named in the refusal.
 pub(crate) async fn open_one(
     global: &GlobalArgs,
     config: &Config,

@@ -13,9 +13,7 @@ use crate::cli::GlobalArgs;
 use crate::ui::{Connector, RunOptions, Session};
 use opc_core::actions::{ACTION_LOG, Audit};
 use opc_core::clock::Clock;
-use opc_core::cluster::{
-    Cluster, ClusterName, ConnectOptions, Deadlines, Scope, WatchSettings, connect, watch_settings,
-};
+use opc_core::cluster::{Cluster, ClusterName, Scope, WatchSettings, watch_settings};
 use opc_core::config::Config;
 use opc_core::fleet::{WatchWhy, worker_report};
 use opc_core::lease;
@@ -94,8 +92,7 @@ fn scope_label(scopes: &[Scope]) -> String {
     }
 }
 
-/// Opens sessions: the first from the command line, later ones on a context switch, all
-/// under the same policy and writing the same audit log.
+/// Opens sessions, all under the same policy and writing the same audit log.
 #[derive(Clone)]
 struct Opener {
     global: GlobalArgs,
@@ -112,10 +109,9 @@ struct Opener {
 }
 
 /// What a session keeps alive: the simulated cluster in `--demo`, and the worker's part in
-/// the Lease.
+/// the Lease (which ends when `_closed` is dropped).
 struct Running {
     targets: Option<Targets>,
-    /// Dropped with the session: the worker's part in the Lease ends, and the Lease goes.
     _closed: watch::Sender<()>,
 }
 
@@ -150,9 +146,8 @@ impl Opener {
         // A fed cluster's cache holds none of its pods: its restart report is its worker's.
         let reporter = self.reporter.clone().filter(|_| !opened.is_fed());
         let sinks = !self.config.report.sinks.is_empty();
-        // A worker that can change the cluster takes part in its Lease, as the in-cluster one
-        // does: one worker per cluster. Dry-run and read-only change nothing, so they never
-        // keep the in-cluster worker from acting.
+        // A worker that can change the cluster takes part in its Lease: one worker per cluster.
+        // Dry-run and read-only change nothing, so they never keep the in-cluster one out.
         let elects = !self.policy.dry_run() && !self.policy.readonly();
         let (acting_tx, acting_until) = watch::channel(None);
         let options = WorkerOptions {
@@ -217,22 +212,14 @@ impl Connector for Opener {
         let context = context.to_string();
         let opener = self.clone();
         async move {
-            if opener.global.demo {
-                let mut global = opener.global.clone();
-                global.context = vec![context];
-                let targets = open_targets(&global, &opener.config).await?;
-                let Some(cluster) = targets.clusters.first().cloned() else {
-                    return Err(crate::Usage::NoCluster.into());
-                };
-                return Ok(opener.session(cluster, Some(targets), None).await);
-            }
-            let options = ConnectOptions {
-                kubeconfig: opener.global.kubeconfig.clone(),
-                context: Some(context),
-                deadlines: Deadlines::from_config(&opener.config.cluster)?,
+            let mut global = opener.global.clone();
+            global.context = vec![context];
+            global.all_contexts = false;
+            let targets = open_targets(&global, &opener.config).await?;
+            let Some(cluster) = targets.clusters.first().cloned() else {
+                return Err(crate::Usage::NoCluster.into());
             };
-            let cluster = connect(&options).await?;
-            Ok(opener.session(cluster, None, None).await)
+            Ok(opener.session(cluster, Some(targets), None).await)
         }
         .boxed()
     }

@@ -13,8 +13,7 @@ use super::sources::{FleetSettings, Sources};
 use opc_core::fleet::{Epoch, FindingRow, Frame, Publisher, Resume, Ring, ViewHealth, WorkerView};
 
 /// One per process: the last published state, the recent frames, and the queue every
-/// stream reads from. The diff is made once per publication, whatever the number of clients;
-/// each frame is encoded once, and a client costs its queue's share of those lines.
+/// stream reads from. Each diff is made and each frame encoded once, whatever the clients.
 pub(crate) struct Feed {
     shared: Mutex<Shared>,
     lines: broadcast::Sender<Bytes>,
@@ -73,8 +72,7 @@ impl Feed {
         serde_json::to_vec(&report).ok().map(Bytes::from)
     }
 
-    /// The last published row of the pod of `uid` (percent-encoded), as JSON; `null` when
-    /// the worker lists no such abnormal pod.
+    /// The last published row of the pod of `uid` (percent-encoded), as JSON, or `null`.
     pub(crate) fn finding(&self, uid: &str) -> Bytes {
         let shared = self.shared();
         let row = shared.publisher.finding(uid);
@@ -112,7 +110,6 @@ impl Feed {
         }
     }
 
-    /// A heartbeat, if nothing went out for a heartbeat's interval.
     fn beat_if_idle(&self, now: DateTime<Utc>) {
         let mut shared = self.shared();
         if shared.last_sent.elapsed() < self.settings.heartbeat {
@@ -149,10 +146,9 @@ fn encode(frame: &Frame) -> Option<Bytes> {
     }
 }
 
-/// The publisher: every `coalesce`, the findings again if the cache moved (one diff however
-/// many changes came), the worker's status and the view's freshness, and a heartbeat when
-/// idle. Never waits on a client: a send to the queue drops the oldest line for a client that
-/// lags, and that client is sent a snapshot.
+/// The publisher: every `coalesce`, the findings if the cache moved, the worker's status and
+/// the view's freshness, and a heartbeat when idle. Never waits on a client: one that lags
+/// loses the oldest lines, and is sent a snapshot.
 async fn publish(feed: Arc<Feed>, sources: Sources, mut stop: watch::Receiver<bool>) {
     let mut changes = sources.cache.subscribe();
     let mut moved = true;
@@ -179,8 +175,7 @@ async fn publish(feed: Arc<Feed>, sources: Sources, mut stop: watch::Receiver<bo
     }
 }
 
-/// The worker as `/metrics` reads it (a stale view blocks it before its next pass says so),
-/// and how current the view is.
+/// The worker as `/metrics` reads it, and how current the view is.
 fn status(sources: &Sources) -> (WorkerView, ViewHealth) {
     let health = sources.cache.health();
     let now = std::time::Instant::now();

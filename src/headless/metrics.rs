@@ -266,9 +266,8 @@ fn per_scope(
 /// long is stuck. Generous: a pass may hold many actions, each bounded by its own deadline.
 pub const WORKER_STALL: Duration = Duration::from_secs(600);
 
-/// Liveness: 503 only when the worker loop has not started a pass within `stall` (of `started`
-/// before the first); a restart can fix that. Never for the API server being down or slow: a
-/// restart cannot fix that, and relisting every pod only adds to its load.
+/// Liveness: 503 only when the worker loop has not started a pass within `stall`, which a
+/// restart can fix; never for the API server being down or slow, which relisting only loads.
 pub fn healthz(
     worker: &WorkerStatus,
     started: DateTime<Utc>,

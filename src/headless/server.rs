@@ -1,10 +1,9 @@
 //! The HTTP endpoints: `/metrics`, `/healthz` (liveness) and `/readyz` (readiness) at one
 //! door, the findings under `/v1/` at another.
 //!
-//! Small and guarded: a client gets a few seconds to send its headers (each request's, so an
-//! idle kept-alive connection goes too) and a connection at most a minute; only so many
-//! connections stay open, and a new one closes the oldest rather than being turned away, so
-//! the kubelet's probes are answered whatever other clients hold.
+//! Small and guarded: a few seconds for each request's headers, a minute per connection, and
+//! a new connection closes the oldest rather than being turned away, so the kubelet's probes
+//! are answered whatever other clients hold.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -86,8 +85,7 @@ pub async fn bind(addr: SocketAddr) -> crate::Result<TcpListener> {
 }
 
 /// The two doors: the probes and `/metrics` on one listener, the findings (`/v1/`) on
-/// another, so each is admitted on its own (the scraper to one, the API server's service
-/// proxy to the other) and no client of one takes the other's connections.
+/// another, so no client of one takes the other's connections.
 pub struct Listeners {
     pub probes: TcpListener,
     pub findings: TcpListener,
@@ -177,9 +175,8 @@ struct Peer {
 }
 
 /// One connection, within its slot and its lifetime: a minute, or, once it carries a watch,
-/// the stream's own bound past that (a stream ends itself by then; the client resumes). A
-/// connection that starts a watch moves to the streams' table, counted for the client it
-/// serves, and gives its place back.
+/// the stream's own bound past that. A connection that starts a watch moves to the streams'
+/// table, counted for the client it serves.
 async fn connection(
     stream: TcpStream,
     peer: Peer,
@@ -248,8 +245,7 @@ impl Streaming {
 }
 
 /// The client a request is for: the last address in `X-Forwarded-For`, which kube-apiserver's
-/// service proxy appends for the caller it served (anything before it was the caller's to
-/// write). Only the API server is admitted to the findings' door.
+/// service proxy appends (anything before it was the caller's to write).
 fn forwarded_for(req: &hyper::Request<hyper::body::Incoming>) -> Option<IpAddr> {
     let header = req
         .headers()

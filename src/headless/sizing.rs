@@ -1,8 +1,7 @@
 //! How much memory this process needs for the cluster it watches, against what it is given.
 //!
-//! The memory budget is 2 KB per pod plus 40 MB at every moment, the first list included (lists
-//! are decoded as they stream in). The container's limit comes from the cgroup; a limit under
-//! the budget is said at start, before the OOM killer says it less clearly.
+//! The budget holds at every moment, the first list included (lists are decoded as they
+//! stream in). A cgroup limit under it is said at start, before the OOM killer says it.
 
 /// Fixed cost: runtime, HTTP and TLS stacks, allocator slack, one item being decoded.
 const BASE: u64 = 40 * 1_000_000;

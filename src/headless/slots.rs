@@ -1,7 +1,6 @@
-//! Which connections the endpoints keep open. There is always room for a new one: when one
-//! address holds its share, or the server holds its most, the oldest connection of that
-//! address, or of all, is closed to make room. Clients that connect and hold on (idle keep-alive
-//! or silent) therefore cannot keep the kubelet's probe out; they only push each other out.
+//! Which connections the endpoints keep open. There is always room for a new one: the oldest
+//! of its address, or of all, is closed to make room, so clients that connect and hold on
+//! cannot keep the kubelet's probe out.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -16,9 +15,8 @@ pub(crate) const PER_PEER: usize = 8;
 /// Watch streams held at once, apart from the connections above so they never push a probe
 /// out. Past this the oldest stream ends; its client resumes where it was.
 pub(crate) const MAX_STREAMS: usize = 256;
-/// Watch streams one client holds: through the API server's service proxy every stream comes
-/// from the API server's address, so a client is the one the proxy names
-/// (`X-Forwarded-For`). One client's streams push out its own oldest, never another's.
+/// Watch streams one client (as the service proxy names it in `X-Forwarded-For`) holds: its
+/// streams push out its own oldest, never another's.
 pub(crate) const STREAMS_PER_CLIENT: usize = 8;
 
 struct Open {

@@ -27,8 +27,7 @@ pub struct Sources {
     /// The automatic actions sent lately, for `/v1/`'s worker status.
     pub recent: watch::Receiver<Vec<PastAction>>,
     pub fleet: FleetSettings,
-    /// The restart report as it stands, for `/v1/report`: a screen that reads the cluster
-    /// through this worker shows it.
+    /// The restart report as it stands, for `/v1/report`.
     pub restarts: Option<LiveReport>,
 }
 

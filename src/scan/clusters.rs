@@ -9,10 +9,9 @@ use super::{Listed, MissingNamespace, list_scopes};
 use crate::{Error, Result};
 use opc_core::cluster::{Cluster, Scope, WatchSettings};
 
-/// List every cluster at once (with their pods' Events as of `events_at`, when given); `keep` turns a
-/// cluster's pods into what the command needs as soon as they are listed, so no cluster's
-/// whole list waits for the others. What each cluster's pods became, in the clusters' order,
-/// and the namespaces some clusters do not have (for a note: they were looked at elsewhere).
+/// List every cluster at once; `keep` turns a cluster's pods into what the command needs as
+/// soon as they are listed, so no cluster's whole list waits for the others. Also returns the
+/// namespaces some clusters do not have.
 pub(crate) async fn over_clusters<T>(
     clusters: &[Cluster],
     scopes: &[Scope],

@@ -10,10 +10,8 @@ use opc_core::cluster::Cluster;
 /// How many names the error lists before "and N more".
 const SHOWN: usize = 12;
 
-/// Called only for a namespace that listed no pods (one GET; a namespace with pods exists).
-/// `Some` says that it does not exist and which ones do. Only a 404 counts: when the GET
-/// itself is forbidden or fails, nothing can be said and the empty list stands, as the pod
-/// list that preceded it succeeded.
+/// For a namespace that listed no pods: `Some` says that it does not exist and which ones do.
+/// Only a 404 counts: a GET that is forbidden or fails says nothing.
 pub(crate) async fn missing_namespace(cluster: &Cluster, namespace: &str) -> Option<String> {
     let api: Api<Namespace> = Api::all(cluster.client.clone());
     match api.get_opt(namespace).await {

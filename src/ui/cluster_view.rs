@@ -1,6 +1,5 @@
-//! What the screen holds for each open cluster, in one place: a cluster opened or closed gains
-//! or loses all of it at once (its watch, worker, marks, refusals and scaled workloads), so
-//! nothing of a closed cluster lingers to speak for it.
+//! What the screen holds for each open cluster, in one place: a cluster closed loses all of
+//! it at once, so nothing of it lingers to speak for it.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -37,8 +36,7 @@ impl ClusterView {
     }
 }
 
-/// The open clusters by name, in the order they were opened. An ordered map kept as a list:
-/// there are a handful, and the header shows them in opening order.
+/// The open clusters, in the order they were opened (a handful: a list serves as the map).
 #[derive(Debug, Clone)]
 pub(crate) struct Clusters {
     views: Vec<ClusterView>,
@@ -63,8 +61,8 @@ impl Clusters {
         self.views.iter_mut().find(|v| v.line.name == *name)
     }
 
-    /// Take the runtime's list as the truth: listed clusters keep their view with the new line,
-    /// others go with all they held, new ones start afresh. Whether any went.
+    /// Take the runtime's list as the truth: listed clusters keep their view, others go with
+    /// all they held. Whether any went.
     pub(crate) fn sync(&mut self, lines: Vec<ClusterLine>) -> bool {
         let mut views = Vec::with_capacity(lines.len());
         for line in lines {
@@ -113,8 +111,7 @@ impl Clusters {
         self.views.iter().map(|v| &v.line)
     }
 
-    /// A worker's report; one of a cluster that is not open is dropped (it no longer speaks
-    /// for the screen).
+    /// A worker's report; one of a cluster that is not open is dropped.
     pub(crate) fn set_worker(&mut self, name: &ClusterName, status: WorkerStatus) {
         if let Some(view) = self.get_mut(name) {
             view.worker = Some(status);

@@ -95,8 +95,7 @@ impl Confirmation {
         }
     }
 
-    /// The second dialog after a yes to `title` that met a `caution` (a target opted out or
-    /// could come back twice): it names them, and its yes runs `actions`.
+    /// The second dialog after a yes to `title` that met a `caution`: its yes runs `actions`.
     pub(crate) fn ask_again(
         title: &str,
         caution: Vec<String>,
@@ -120,9 +119,8 @@ impl Confirmation {
         }
     }
 
-    /// What the checks found: where opt-outs sit (an error counts as a possible opt-out), and
-    /// the targets that, read just now, are not what their row says (`row` gives a target's
-    /// category on the screen): those are left out, and said why.
+    /// What the checks found: opt-outs (an error counts as a possible one) are cautions, and
+    /// targets not what their row (`row`) says as read just now are left out, saying why.
     pub(crate) fn with_opt_outs(
         mut self,
         checked: Result<Checked, super::event::Unanswered>,
@@ -207,8 +205,7 @@ impl Confirmation {
         }
     }
 
-    /// Resume `rule` on `cluster` where the workload bound paused it: the dialog names the
-    /// scope, and a yes lifts that pause only.
+    /// Resume `rule` on `cluster` where the workload bound paused it, in that scope only.
     pub(crate) fn resume(cluster: &ClusterName, rule: RuleKind, pause: &Pause) -> Confirmation {
         let scope = &pause.scope;
         let reach = format!("{scope} on {cluster} only");
@@ -233,8 +230,7 @@ impl Confirmation {
         }
     }
 
-    /// Delete, force delete, evict or remove finalizers of the given pods; with `several`
-    /// clusters open, each line names the pod's cluster.
+    /// A pod action on `targets`; with `several` clusters open, each line names the cluster.
     pub(crate) fn for_pods(verb: PodVerb, targets: &[&Listed], several: bool) -> Confirmation {
         let title = match targets.len() {
             1 => format!("{} this pod?", verb.title()),
@@ -354,8 +350,7 @@ impl Confirmation {
         dialog.with_opt_outs(Ok(checked), |_| None)
     }
 
-    /// Undo of a parked workload, once its cluster confirmed it is at zero: `plan` says what
-    /// will be restored.
+    /// Undo of a parked workload, once its cluster confirmed it is at zero.
     pub(crate) fn for_parked_undo(
         workload: &Routed<ScalableWorkload>,
         plan: Result<UndoPlan, Outcome>,

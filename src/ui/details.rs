@@ -170,18 +170,15 @@ fn container_lines(c: &ContainerStatus, init: bool) -> Vec<String> {
     lines
 }
 
-/// A container's reason, or "?" when it gives none.
 fn reason(reason: &Option<String>) -> &str {
     reason.as_deref().unwrap_or("?")
 }
 
-/// A container's message after a colon, or nothing.
 fn message(message: &Option<String>) -> String {
     (message.as_deref()).map_or(String::new(), |m| format!(": {m}"))
 }
 
-/// The pod's owners, then what the checked chain says: an opt-out, and what scale to zero
-/// would change or why it cannot.
+/// The pod's owners, then what the checked chain says of opt-outs and scale to zero.
 fn owner_chain(reading: &PodReading) -> Vec<String> {
     let mut chain: Vec<String> = reading
         .pod

@@ -1,6 +1,5 @@
 //! The effects `update` asks for that take I/O, each carried out in a task of its own; what
-//! comes of them returns to the loop as events. Reads go through each cluster's read API,
-//! writes through its executor.
+//! comes of them returns to the loop as events.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,8 +15,8 @@ use opc_core::actions::{
 use opc_core::cluster::{ClusterName, Scope};
 use opc_core::report::RestartReport;
 
-/// The open clusters' executors, by context name, in the order they were opened: taken for
-/// work that outlives the loop's turn, so a cluster closed meanwhile is named, not missed.
+/// The open clusters' executors, taken for work that outlives the loop's turn, so a cluster
+/// closed meanwhile is named, not missed.
 pub(super) struct Executors(pub(super) Vec<(ClusterName, Arc<Executor>)>);
 
 impl Executors {
@@ -29,7 +28,6 @@ impl Executors {
             .ok_or_else(|| Unanswered::Closed(cluster.clone()))
     }
 
-    /// `cluster`'s read API, or why there is none.
     fn reads(&self, cluster: &ClusterName) -> Result<ClusterApi<'_>, Unanswered> {
         Ok(self.get(cluster)?.reads())
     }
@@ -63,8 +61,7 @@ impl Effects {
         });
     }
 
-    /// Carry out an effect that reads or writes the open clusters (`scopes` of each), in a
-    /// task of its own; the others are the loop's, and left to it.
+    /// Carry out an effect that reads or writes the open clusters, in a task of its own.
     pub(super) fn start(&self, effect: Effect, executors: Executors, scopes: &[Scope]) {
         match effect {
             Effect::Run(actions) => self.run(executors, actions),
@@ -96,12 +93,10 @@ impl Effects {
                     result,
                 }
             }),
-            // The workload a scale-to-zero would change, its replicas now, and any opt-out.
             Effect::ResolveWorkload(pod) => self.spawn(async move {
                 let result = inspect(&executors, &pod, true).await;
                 Event::Resolved { pod, result }
             }),
-            // Where the opt-out annotation sits among the targets of a pod action.
             Effect::CheckOptOuts(pods) => self.spawn(async move {
                 let mut found = Checked::default();
                 for pod in &pods {
@@ -117,7 +112,6 @@ impl Effects {
                 Event::OptOuts(Ok(found))
             }),
             Effect::ListParked => self.list_parked(executors, scopes.to_vec()),
-            // What undo of a parked workload would restore, checked against its cluster.
             Effect::CheckUndo(workload) => self.spawn(async move {
                 let result = match executors.get(&workload.cluster) {
                     Ok(executor) => executor.reads().check_undo(&workload.item).await,

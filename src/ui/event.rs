@@ -35,8 +35,7 @@ pub struct Snapshot {
     /// Each open cluster and its watch, in the order they were opened.
     pub clusters: Vec<ClusterLine>,
     pub at: DateTime<Utc>,
-    /// The findings come in the screen's default order (chain position, then time in state),
-    /// as one cluster's index hands them over: the screen need not check that, nor sort.
+    /// The findings come in the screen's default order, as one cluster's index hands them over.
     pub in_default_order: bool,
 }
 
@@ -89,8 +88,7 @@ impl ClusterLine {
     }
 }
 
-/// An action and the cluster it goes to: each cluster acts with its own credentials, policy
-/// and guards.
+/// An action and the cluster it goes to, which acts with its own credentials and guards.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Routed<T> {
     pub cluster: ClusterName,
@@ -156,9 +154,7 @@ pub enum Event {
     Exported(Result<PathBuf, Arc<Error>>),
 }
 
-/// What the checks before a pod action found: where the opt-out annotation sits up the
-/// targets' chains, and the targets that, read just now, match no rule (a yes is refused for
-/// them).
+/// What the checks before a pod action found among its targets' owner chains and live state.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Checked {
     pub opt_outs: Vec<OptOut>,
@@ -248,8 +244,7 @@ pub enum WatchLine {
         secs: u64,
         error: String,
     },
-    /// This identity may not list or watch the pods: nothing of them can be seen, which is
-    /// never "nothing abnormal". `check` is the `kubectl auth can-i` for the same identity.
+    /// This identity may not list or watch the pods; `check` is the `kubectl auth can-i`.
     Forbidden {
         what: String,
         check: String,

@@ -41,7 +41,6 @@ pub(crate) enum Command {
     /// The workloads scaled to zero, with undo.
     Parked,
     Refresh,
-    Confirm,
 }
 
 /// Configured action names (see `config::UI_ACTIONS`), what they do, and the help's words.
@@ -137,7 +136,6 @@ pub(crate) fn command_for(key: &KeyBinding, ui: &UiConfig) -> Option<Command> {
         KeyCode::Char('E') => Command::Evict,
         KeyCode::Char('C') => Command::Clusters,
         KeyCode::Char('P') => Command::Parked,
-        KeyCode::Char('y') => Command::Confirm,
         KeyCode::Char(c @ '1'..='9') => Command::Category(c as usize - '1' as usize),
         _ => return None,
     })

@@ -9,20 +9,13 @@ use tracing_subscriber::util::SubscriberInitExt;
 /// are lost to the pane.
 const HOT_LINES: usize = 5_000;
 
-/// Move the lines logged since the last draw into the log pane.
-pub(crate) fn collect_log_lines() {
-    tui_logger::move_events();
-}
-
-/// Install the subscriber for the TUI: `filter` (which keeps every action line, see `main`),
-/// into tui-logger.
+/// Install the subscriber for the TUI: `filter`, into tui-logger.
 pub fn init_logging(filter: EnvFilter) {
-    // Not `tui_logger::init_logger`: its thread wakes every 10 ms for the life of the process
-    // to move lines into the pane. The screen moves them itself when it draws
-    // ([`collect_log_lines`]), at least once a second; the hot buffer holds a second's burst.
+    // Not `tui_logger::init_logger`: its thread wakes every 10 ms to move lines into the pane.
+    // The screen moves them itself when it draws, at least once a second.
     tui_logger::set_default_level(tui_logger::LevelFilter::Info);
     tui_logger::set_hot_buffer_depth(HOT_LINES);
-    collect_log_lines();
+    tui_logger::move_events();
     let _ = tracing_subscriber::registry()
         .with(tui_logger::TuiTracingSubscriberLayer)
         .with(filter)

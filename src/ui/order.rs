@@ -1,7 +1,6 @@
 //! The table's order: chain position, then the chosen key, then namespace, name and cluster.
-//! What each row is sorted by is read once per sort, not at each of its comparisons: a row
-//! points at what its source keeps, and a sort of many rows would chase those pointers
-//! millions of times. The keys are small, since a fleet's screen sorts hundreds of thousands.
+//! Each row's sort keys are read once per sort, not at each comparison: a fleet's screen sorts
+//! hundreds of thousands of rows, and chasing their pointers each time costs millions.
 
 use std::cmp::Ordering;
 

@@ -1,6 +1,5 @@
-//! The UI task: one loop that waits for keys, cache changes, worker status, results of API
-//! calls, a one-second tick and signals; feeds them to `update`; carries out the effects; draws.
-//! No busy loop: it sleeps in `select!` until one of those arrives.
+//! The UI task: one loop that sleeps in `select!` until a key, a change, a result, a tick or a
+//! signal arrives; feeds it to `update`; carries out the effects; draws.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -153,7 +152,7 @@ impl Runtime {
     }
 
     /// Open again as a watch each cluster read `auto` through a worker whose findings have
-    /// outgrown the feed; the log says why, and the clusters dialog goes on saying it.
+    /// outgrown the feed, saying why.
     fn watch_where_outgrown(&mut self) {
         for session in &mut self.sessions {
             let Some(why) = session.cluster.watch_instead() else {
@@ -222,7 +221,7 @@ impl Runtime {
         let mut dirty = true;
         loop {
             if std::mem::take(&mut dirty) {
-                super::logging::collect_log_lines();
+                tui_logger::move_events();
                 guard.terminal.draw(|f| draw(state, f)).map_err(io)?;
             }
             let event = tokio::select! {
@@ -339,13 +338,11 @@ impl Runtime {
         }
     }
 
-    /// Every open cluster's findings and how each one's view is.
     fn snapshot(&self) -> Snapshot {
         let clusters: Vec<&ClusterSession> = self.sessions.iter().map(|s| &s.cluster).collect();
         snapshot(&clusters, self.options.clock.now())
     }
 
-    /// Each open cluster's line for the header.
     fn cluster_lines(&self, now: Instant) -> Vec<ClusterLine> {
         self.sessions
             .iter()
@@ -353,8 +350,7 @@ impl Runtime {
             .collect()
     }
 
-    /// The restart report of every open cluster as one, grouped by cluster: a watched
-    /// cluster's counted here, a fed one's as its worker last served it.
+    /// The restart report of every open cluster as one, grouped by cluster.
     fn report(&self) -> RestartReport {
         let reports = (self.sessions.iter())
             .filter_map(|s| s.report.as_ref().map(|report| report()))
@@ -415,8 +411,7 @@ impl Runtime {
 
 type Workers = Vec<(ClusterName, watch::Receiver<WorkerStatus>)>;
 
-/// What the loop listens to besides keys and signals: the sessions' caches and workers, and
-/// when the next snapshot is due.
+/// What the loop listens to besides keys and signals, and when the next snapshot is due.
 struct Listening {
     caches: Vec<watch::Receiver<u64>>,
     /// The fed clusters' views, which change as their feeds do.
@@ -491,7 +486,6 @@ async fn changed<T>(caches: &mut [watch::Receiver<T>]) {
     }
 }
 
-/// Some cluster's worker reported.
 async fn worker_changed(workers: &mut Workers) -> (ClusterName, WorkerStatus) {
     if workers.is_empty() {
         return std::future::pending().await;

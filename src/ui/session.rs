@@ -13,8 +13,7 @@ pub(crate) struct Session {
     /// Its name (shown in the header), cache, watches and executor.
     pub(crate) cluster: ClusterSession,
     pub(crate) worker: WorkerHandle,
-    /// Its restart report: counted from its cache, or, for a cluster read through its
-    /// worker (whose cache holds none of its pods), as the worker last served it.
+    /// Its restart report: counted from its cache, or as its worker last served it.
     pub(crate) report: Option<opc_core::report::LiveReport>,
     /// Keeps the worker's Lease task and the simulated server alive; dropping it stops them.
     pub(crate) _guard: Box<dyn Any + Send>,

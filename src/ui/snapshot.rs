@@ -1,6 +1,5 @@
-//! What the screen is handed of the open clusters: their findings, read from their indexes or
-//! their workers' feeds, and a line per cluster on how current its view is. Pure reads of the
-//! sessions, so a test opens sessions and looks at what the screen would get.
+//! What the screen is handed of the open clusters: their findings and a line per cluster on
+//! how current its view is. Pure reads of the sessions.
 
 use std::time::Instant;
 
@@ -11,8 +10,7 @@ use super::state::WatchLine;
 use opc_core::cluster::Health;
 use opc_core::session::{ClusterSession, Feed};
 
-/// Every open cluster's findings at `now`, and how each one's view is. A fed cluster's pods
-/// are its abnormal ones: it counts those.
+/// Every open cluster's findings at `now`, and how each one's view is.
 pub fn snapshot(clusters: &[&ClusterSession], now: DateTime<Utc>) -> Snapshot {
     let mut findings = Vec::new();
     let mut total_pods = 0;
@@ -44,8 +42,7 @@ pub fn snapshot(clusters: &[&ClusterSession], now: DateTime<Utc>) -> Snapshot {
 }
 
 /// One cluster's line for the header. A fed cluster's cache holds only the pods read to act
-/// on: its line counts the feed's findings, and its health is the feed's, so its watch line
-/// reads as a watch's would.
+/// on: its line counts the feed's findings.
 pub fn cluster_line(cluster: &ClusterSession, now: Instant) -> ClusterLine {
     let cache = &cluster.cache;
     let (pods, source) = match &cluster.feed {
@@ -71,8 +68,7 @@ pub fn cluster_line(cluster: &ClusterSession, now: Instant) -> ClusterLine {
     }
 }
 
-/// How a cluster's watch stands, for the header; `context`, the kubeconfig's (none in the
-/// cluster itself), names it in the `can-i` that checks a refusal for the same identity.
+/// How a cluster's watch stands, for the header; `context` is named in a refusal's `can-i`.
 pub fn watch_line(health: &Health, now: Instant, context: Option<&str>) -> WatchLine {
     if let Some(forbidden) = health.forbidden() {
         return WatchLine::Forbidden {

@@ -114,15 +114,13 @@ pub(super) struct Table {
 pub struct Switches {
     /// `--dry-run` (or the config's), `--readonly`, `--no-audit`.
     pub flags: Flags,
-    /// Why the audit log cannot be written, when it cannot: nothing may act, and every
-    /// dialog says so up front.
+    /// Why the audit log cannot be written: nothing may act, and every dialog says so.
     pub audit_problem: Option<String>,
     /// Whether the config names report sinks: `r` has somewhere to send.
     pub report_sinks: bool,
 }
 
-/// The screen's whole model. Fields are the UI's own: `update` alone changes them, the views
-/// read them, and tests go through the methods below.
+/// The screen's whole model: `update` alone changes it, the views only read it.
 #[derive(Debug, Clone)]
 pub struct State {
     /// The open clusters, in the order they were opened, with all the screen holds for each.
@@ -142,8 +140,7 @@ pub struct State {
     pub(super) quit: bool,
 }
 
-/// Every blocked cluster, named: clusters blocked for the same reason share it
-/// ("demo-eu, demo-us: why"); one blocked cluster never hides another.
+/// Every blocked cluster, named; those blocked for the same reason share it ("a, b: why").
 fn blocked_clusters(workers: &BTreeMap<ClusterName, &WorkerStatus>) -> Option<String> {
     let mut reasons: Vec<(&Blocked, Vec<&str>)> = Vec::new();
     for (cluster, status) in workers {
@@ -161,8 +158,7 @@ fn blocked_clusters(workers: &BTreeMap<ClusterName, &WorkerStatus>) -> Option<St
 }
 
 impl State {
-    /// Why actions wait, for the header: the reason alone with one cluster open; with several,
-    /// each blocked cluster named.
+    /// Why actions wait, for the header; with several clusters open, each blocked one named.
     pub fn blocked(&self) -> Option<String> {
         let workers = self.clusters.workers();
         match workers.len() {
@@ -171,9 +167,8 @@ impl State {
         }
     }
 
-    /// The open clusters' workers as one: a switch is on where any cluster has it on, a rule is
-    /// held or paused where any cluster holds or pauses it, naming the cluster when there are
-    /// several.
+    /// The open clusters' workers as one: a switch or a hold or pause of any cluster counts,
+    /// naming the cluster when there are several.
     pub fn worker(&self) -> WorkerStatus {
         let reported = self.clusters.workers();
         let mut workers = reported.iter();
@@ -287,8 +282,7 @@ impl State {
         self.clusters.len() > 1
     }
 
-    /// Take the runtime's list of open clusters as the truth; what a closed cluster showed
-    /// (its rows, its pod's details) goes with it.
+    /// Take the runtime's list of open clusters; what a closed one showed goes with it.
     pub(crate) fn sync_clusters(&mut self, lines: Vec<ClusterLine>) {
         if self.clusters.sync(lines) {
             self.forget_closed();
@@ -319,8 +313,7 @@ impl State {
         }
     }
 
-    /// Take a new classification, keeping the cursor on the same pod; `in_default_order` when
-    /// the findings come as one cluster's index keeps them.
+    /// Take a new classification, keeping the cursor on the same pod.
     pub(crate) fn replace_findings(&mut self, findings: Vec<Listed>, in_default_order: bool) {
         let keep = self.selected_finding().map(|a| a.uid().to_string());
         self.table.findings = findings;
@@ -409,8 +402,7 @@ impl State {
         self.clusters.lines().collect()
     }
 
-    /// Whether the row's workload is one its cluster's worker refused to scale as unproven:
-    /// the proof the row's own fields cannot give, read once it was tried.
+    /// Whether the row's workload is one its cluster's worker refused to scale as unproven.
     fn unproven(&self, a: &Listed) -> bool {
         let refused = self
             .clusters
@@ -431,8 +423,7 @@ impl State {
             .shown(a.rule(), a.deleting(), a.owner().is_some(), held)
     }
 
-    /// The first cluster whose pods this identity may not see, and why: what the counts and
-    /// the table say in place of numbers that would read as "nothing abnormal".
+    /// The first cluster whose pods this identity may not see, and why: never "nothing abnormal".
     pub(crate) fn forbidden(&self) -> Option<(&str, &str)> {
         self.clusters.lines().find_map(|c| match &c.watch {
             WatchLine::Forbidden { what, check } => Some((what.as_str(), check.as_str())),

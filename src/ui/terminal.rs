@@ -11,11 +11,9 @@ use crossterm::terminal::{
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-pub(crate) type Tui = Terminal<CrosstermBackend<Stdout>>;
-
 /// Restores the terminal when dropped.
 pub(crate) struct TerminalGuard {
-    pub(crate) terminal: Tui,
+    pub(crate) terminal: Terminal<CrosstermBackend<Stdout>>,
 }
 
 impl TerminalGuard {

@@ -67,8 +67,7 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
 }
 
 /// An answer the screen waited for, given the overlay shown: the overlay to show next. An
-/// answer for an overlay no longer shown (cancelled, or another opened since) leaves the shown
-/// one as it is.
+/// answer for an overlay no longer shown leaves the shown one as it is.
 fn answered(state: &mut State, shown: Option<Overlay>, answer: Event) -> Option<Overlay> {
     let several = state.several_clusters();
     match (shown, answer) {
@@ -127,8 +126,7 @@ fn on_switched(state: &mut State, name: &ClusterName) {
     say(state, format!("switched to context {name}"));
 }
 
-/// `name` opened next to the others. The screen's switches hold for every cluster, the one
-/// added now included: its worker is told them.
+/// `name` opened next to the others: the screen's switches hold for its worker too.
 fn on_added(state: &mut State, name: &ClusterName) -> Vec<Effect> {
     state.clusters.open(name);
     say(state, format!("added context {name}"));
@@ -191,7 +189,6 @@ fn status(state: &mut State, text: impl Into<String>, error: bool) {
     });
 }
 
-/// What was done, on the status line.
 fn say(state: &mut State, text: impl Into<String>) {
     status(state, text, false);
 }

@@ -37,6 +37,7 @@ mod headless_once;
 mod hostile_tenant;
 mod inert_sinks;
 mod install;
+mod io_errors;
 mod list_semantics;
 mod live_cache;
 mod liveness;

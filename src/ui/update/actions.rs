@@ -20,8 +20,7 @@ fn targets(state: &State) -> Vec<&Listed> {
     }
 }
 
-/// Why `verb` cannot run on any of `clusters`: read-only mode, an audit log that cannot be
-/// written, or a cluster's API that refused it before.
+/// Why `verb` cannot run on any of `clusters`, if it cannot.
 pub(super) fn why_unavailable<'a>(
     state: &State,
     verb: Verb,
@@ -110,8 +109,7 @@ fn scale_target(state: &State) -> Result<Routed<PodRef>, String> {
     }
 }
 
-/// Undo the last scale to zero of this screen, checked against its cluster first so the
-/// dialog says what will be restored, as from the parked view.
+/// Undo the last scale to zero of this screen, checked against its cluster first.
 pub(super) fn undo(state: &mut State) -> Vec<Effect> {
     let title = "Restore the replicas?";
     let last = state.clusters.last_scaled();

@@ -130,12 +130,10 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
             say(state, "refreshed from the caches");
             return vec![Effect::Refresh];
         }
-        Command::Confirm => {}
     }
     Vec::new()
 }
 
-/// Up, down, a page, the ends.
 fn move_cursor(state: &mut State, command: Command) {
     let page = state.table.height.max(1);
     let row = match command {
@@ -185,7 +183,6 @@ fn change_sort(state: &mut State, command: Command) {
     say(state, sorted);
 }
 
-/// The selected pod's details, or its logs.
 fn show_pod(state: &mut State, command: Command) -> Vec<Effect> {
     let Some(a) = state.selected_finding().cloned() else {
         return Vec::new();
@@ -222,9 +219,8 @@ fn toggle_mark(state: &mut State) {
     }
 }
 
-/// Where `rule` is paused by the workload bound, on which cluster, and why: what `a` offers to
-/// resume. The current row's cluster and namespace come first. A pause the share breaker made
-/// lifts by itself.
+/// Where `rule` is paused by the workload bound, for `a` to resume, the current row's place
+/// first. A pause the share breaker made lifts by itself.
 fn paused_by_bound(state: &State, rule: RuleKind) -> Option<(ClusterName, Pause)> {
     let current = state.selected_finding();
     let here = |cluster: &ClusterName, pause: &Pause| {
@@ -246,8 +242,7 @@ fn paused_by_bound(state: &State, rule: RuleKind) -> Option<(ClusterName, Pause)
         .map(|(cluster, pause)| ((*cluster).clone(), (*pause).clone()))
 }
 
-/// Auto-clean of the category's rule on or off on every cluster; a rule the workload bound
-/// paused is resumed per cluster instead, after a look at why.
+/// Auto-clean of the category's rule on or off on every cluster; a paused rule is resumed.
 fn toggle_auto(state: &mut State) -> Vec<Effect> {
     let Some(rule) = state.current_kind() else {
         return Vec::new();

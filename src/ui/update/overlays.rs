@@ -134,8 +134,7 @@ fn on_contexts_key(
     Next::stay(Overlay::Contexts { names, selected })
 }
 
-/// The parked list: move, undo the selected workload (after its cluster confirms it is still
-/// at zero), close.
+/// The parked list: move, undo the selected workload, close.
 fn on_parked_key(
     state: &mut State,
     list: Option<ParkedList>,
@@ -170,8 +169,7 @@ fn on_parked_key(
     Next::stay(Overlay::Parked { list, selected })
 }
 
-/// Space in the context list: open a context next to the others, or close an open one (never
-/// the last).
+/// Space in the context list: open a context, or close an open one (never the last).
 fn add_or_drop(state: &mut State, name: ClusterName) -> Vec<Effect> {
     if !state.clusters.contains(&name) {
         say(state, format!("adding {name}…"));

@@ -47,11 +47,10 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let short = long > usize::from(area.width);
     let mut spans = Vec::new();
     for (i, rule) in state.chain.iter().enumerate() {
+        let count = state.table.counts.get(i).copied().unwrap_or(0);
         let style = if i == state.table.category {
             theme::SELECTED
-        } else if !rule.enabled {
-            theme::DIM
-        } else if state.table.counts.get(i).copied().unwrap_or(0) > 0 {
+        } else if rule.enabled && count > 0 {
             theme::TITLE
         } else {
             theme::DIM

@@ -54,8 +54,7 @@ pub(crate) fn render(state: &State, details: &DetailsView, area: Rect, buf: &mut
         .render(area, buf);
 }
 
-/// Why, on what it rests, and what next: from the cached status and Events at once, or, for a
-/// cluster read through its worker, as the worker tells it when the details are read.
+/// Why, on what it rests, and what next: from the cache, or as a cluster's worker tells it.
 fn cause_lines(a: &Listed, details: &DetailsView, now: DateTime<Utc>) -> Vec<Line<'static>> {
     let told = match (a.full_cause(now), &details.content) {
         (Some(cause), _) => return lines_of(&cause),

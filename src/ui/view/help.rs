@@ -16,7 +16,6 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         .map(|(k, _)| k.chars().count())
         .max()
         .unwrap_or(0);
-    // Two columns when one does not fit the terminal's height.
     let rows = usize::from(area.height.saturating_sub(2));
     let columns = if lines.len() > rows { 2 } else { 1 };
     let per_column = lines.len().div_ceil(columns);
@@ -31,7 +30,6 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
             let mut s = String::new();
             for c in 0..columns {
                 if let Some((k, d)) = lines.get(c * per_column + r) {
-                    // Keys right-aligned; each column padded to its width (in chars).
                     let cell = fit(&format!("{k:>key_width$}  {d}"), column_width - 1);
                     s.push_str(&format!("{cell:<column_width$}"));
                 }

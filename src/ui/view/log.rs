@@ -1,7 +1,5 @@
-//! The action log: tui-logger's widget over the `tracing` events of this process. Its lines
-//! name owners and messages a tenant wrote, so they are formatted here, made inert: the
-//! library's own formatter splits a message at its newlines, and a name holding one forged
-//! a whole action line.
+//! The action log: tui-logger's widget over this process's `tracing` events, formatted here,
+//! made inert: the library's own formatter let a name holding a newline forge an action line.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

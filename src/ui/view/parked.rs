@@ -23,18 +23,17 @@ pub(crate) fn render(
     let rect = centered(area, area.width.saturating_sub(4), rows.max(1) as u16 + 3);
     Clear.render(rect, buf);
     let block = titled(" Parked at 0 replicas ").title_bottom(" ↑/↓ · u or Enter: undo · Esc ");
-    let Some(list) = list else {
+    let empty = match list {
+        None => "reading the parked workloads…",
+        Some(l) if l.rows.is_empty() && l.unread.is_empty() => "nothing is parked",
+        Some(_) => "",
+    };
+    let Some(list) = list.filter(|_| empty.is_empty()) else {
         let inner = block.inner(rect);
         block.render(rect, buf);
-        Line::styled("reading the parked workloads…", theme::DIM).render(inner, buf);
+        Line::styled(empty, theme::DIM).render(inner, buf);
         return;
     };
-    if list.rows.is_empty() && list.unread.is_empty() {
-        let inner = block.inner(rect);
-        block.render(rect, buf);
-        Line::styled("nothing is parked", theme::DIM).render(inner, buf);
-        return;
-    }
     let several = state.several_clusters();
     let workload_width = list
         .rows

@@ -135,8 +135,7 @@ fn narrow_columns(width: u16, several: bool) -> Vec<(&'static str, Constraint)> 
     ]
 }
 
-/// The rows that fit in `height` from the window's offset, each cell cut to its column's
-/// `widths`.
+/// The rows that fit in `height` from the window's offset, each cell cut to its width.
 fn visible_rows<'a>(
     state: &'a State,
     columns: &Columns,
