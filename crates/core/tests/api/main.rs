@@ -8,3 +8,5 @@
     clippy::panic,
     clippy::indexing_slicing
 )]
+
+mod rules;

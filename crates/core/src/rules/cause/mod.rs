@@ -434,22 +434,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_class_has_a_distinct_camel_case_name() {
-        let names: std::collections::BTreeSet<&str> =
-            CauseClass::ALL.iter().map(|c| c.name()).collect();
-        assert_eq!(names.len(), CauseClass::ALL.len());
-        assert!(
-            names
-                .iter()
-                .all(|n| n.chars().next().is_some_and(char::is_lowercase))
-        );
-        assert_eq!(
-            serde_json::to_string(&CauseClass::RegistryTls).unwrap_or_default(),
-            "\"registryTLS\""
-        );
-    }
-
-    #[test]
     fn exit_codes_above_128_name_their_signal() {
         assert_eq!(explain::exit_name(137), "137 (SIGKILL)");
         assert_eq!(explain::exit_name(143), "143 (SIGTERM)");
