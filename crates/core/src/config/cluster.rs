@@ -79,8 +79,8 @@ pub(crate) fn read(field: &Field) -> Result<ClusterConfig> {
 
 fn wire_format(field: &Field) -> Result<WireFormat> {
     let text = field.string()?;
-    text.parse()
-        .map_err(|()| field.error(format!("expected protobuf or json, found {text:?}")))
+    (text.trim().parse())
+        .map_err(|_| field.error(format!("expected protobuf or json, found {text:?}")))
 }
 
 fn source(field: &Field) -> Result<Source> {
