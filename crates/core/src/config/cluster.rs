@@ -53,7 +53,6 @@ impl Default for ClusterConfig {
     }
 }
 
-/// Reads the `cluster:` section over the defaults.
 pub(crate) fn read(field: &Field) -> Result<ClusterConfig> {
     let m = field.map(&[
         "watchSilence",

@@ -1,10 +1,6 @@
-//! Configuration: the seed file, the native shape, the search order.
-//!
-//! Two shapes are accepted, told apart by their top-level keys: the seed's
-//! (`errImagePull`, `tooManyRestart`, `delteEvictedPod`, `delteTerminatingPod`; mapping in `seed.rs`)
-//! and the native one (`rules`, `safety`, `report`, `audit`, `ui`; see `config/default.yaml`).
-//! A key with no value (null) keeps its default. Every error is a [`ConfigError`] whose
-//! message reads `file:line:column: key.path: what was expected`.
+//! Configuration in the seed's shape (`seed.rs`) or the native one (`config/default.yaml`),
+//! told apart by their top-level keys, and the search order. A null key keeps its default;
+//! every error is a [`ConfigError`] reading `file:line:column: key.path: what was expected`.
 
 mod audit;
 mod choices;
@@ -77,7 +73,7 @@ pub enum ConfigSource {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            rules: RuleKind::ALL.map(RuleSpec::default_for).to_vec(),
+            rules: crate::rules::default_chain(),
             safety: SafetyConfig::default(),
             report: ReportConfig::default(),
             audit: AuditConfig::default(),

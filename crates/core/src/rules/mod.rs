@@ -44,10 +44,7 @@ pub use verb::Verb;
 
 /// The chain with every rule at its built-in settings, in the default order.
 pub fn default_chain() -> Vec<RuleSpec> {
-    RuleKind::ALL
-        .into_iter()
-        .map(RuleSpec::default_for)
-        .collect()
+    RuleKind::ALL.map(RuleSpec::default_for).to_vec()
 }
 
 /// "3h12m", "45s", "2d4h": how long, the way the screen and reports say it.

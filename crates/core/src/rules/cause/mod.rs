@@ -1,9 +1,7 @@
-//! Why a pod is abnormal and what to do next, from the pod's status and, where the status
-//! says too little, its latest Warning Events: the kubelet's, the runtime's and the
-//! scheduler's words, matched to a stable class; a pod stuck on a node, from that node's own
-//! Ready condition. Pure, like `classify`: the node's state is an input. Where neither says
-//! why (a pull in back-off whose Event is gone), the class says so (`pullUnknown`) rather
-//! than guess.
+//! Why a pod is abnormal and what to do next: the kubelet's, the runtime's and the scheduler's
+//! words in its status or latest Warning Events, and its node's Ready condition, matched to a
+//! stable class. Pure, like `classify`: the node's state is an input. Where nothing says why,
+//! the class says so (`pullUnknown`) rather than guess.
 
 mod explain;
 mod words;
