@@ -236,35 +236,31 @@ pub(super) fn starting(
         reason => format!("{reason} for {held}"),
     };
     let container = finding.container.as_deref().unwrap_or("its container");
+    let describe = describe(pod);
     let (detail, next) = match class {
         CauseClass::ReadinessProbe => (
             format!("{state}: its readiness probe fails, so it takes no traffic"),
-            format!("l shows its logs; {}", describe(pod)),
+            format!("l shows its logs; {describe}"),
         ),
         CauseClass::PodSandbox => (
             format!(
                 "{state}: the runtime on {node} could not make the pod's sandbox (its network or the runtime itself)"
             ),
             format!(
-                "check the network plugin's pods on {node} (kubectl get pods -n kube-system -o wide); {}",
-                describe(pod)
+                "check the network plugin's pods on {node} (kubectl get pods -n kube-system -o wide); {describe}"
             ),
         ),
         CauseClass::VolumeAttach => (
             format!("{state}: a volume could not be attached to {node}"),
             format!(
-                "check the volume's driver and its VolumeAttachment (kubectl get volumeattachments); {}",
-                describe(pod)
+                "check the volume's driver and its VolumeAttachment (kubectl get volumeattachments); {describe}"
             ),
         ),
         CauseClass::MissingSecret | CauseClass::MissingConfigMap | CauseClass::MissingKey => (
             format!("{state}: a volume names what does not exist"),
             "create what the Event names, or fix the volume in the workload".to_string(),
         ),
-        CauseClass::VolumeMount => (
-            format!("{state}: a volume could not be mounted"),
-            describe(pod),
-        ),
+        CauseClass::VolumeMount => (format!("{state}: a volume could not be mounted"), describe),
         CauseClass::InitRunning => (
             format!("{state}: init container {container} has not finished"),
             format!("l on {container} shows what it waits for"),
@@ -273,7 +269,7 @@ pub(super) fn starting(
             format!(
                 "{state}, and no Warning Event says why (a slow image pull says so only in Normal Events)"
             ),
-            describe(pod),
+            describe,
         ),
     };
     make(class, detail, next).citing_event(said)

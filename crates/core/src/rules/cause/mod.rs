@@ -265,28 +265,24 @@ impl Cause {
 
     /// Adds the pod's `DisruptionTarget` condition, when it has one.
     fn citing_disruption(self, pod: &PodRecord) -> Cause {
-        match pod.disruption {
-            Some(disruption) => self.citing(
-                "status.conditions[DisruptionTarget]",
-                &format!("True, reason {}", disruption.reason()),
-            ),
-            None => self,
-        }
+        let Some(disruption) = pod.disruption else {
+            return self;
+        };
+        let said = format!("True, reason {}", disruption.reason());
+        self.citing("status.conditions[DisruptionTarget]", &said)
     }
 
     /// Adds an Event, named as `kubectl describe` shows it.
     fn citing_event(self, event: Option<&PodEvent>) -> Cause {
-        match event {
-            Some(e) => {
-                let when = e
-                    .last
-                    .map(|t| format!(", last {}", t.format("%Y-%m-%d %H:%M:%SZ")))
-                    .unwrap_or_default();
-                let source = format!("Event {} (×{}{when})", e.kind.reason(), e.count);
-                self.citing(source, &e.message)
-            }
-            None => self,
-        }
+        let Some(e) = event else {
+            return self;
+        };
+        let when = e
+            .last
+            .map(|t| format!(", last {}", t.format("%Y-%m-%d %H:%M:%SZ")))
+            .unwrap_or_default();
+        let source = format!("Event {} (×{}{when})", e.kind.reason(), e.count);
+        self.citing(source, &e.message)
     }
 }
 
