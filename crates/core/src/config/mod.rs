@@ -38,7 +38,7 @@ pub use sources::FixedEnvironment;
 pub(crate) use sources::{Environment, ProcessEnvironment};
 
 use crate::file_op::IoOp;
-use crate::rules::{RuleKind, RuleSpec};
+use crate::rules::RuleSpec;
 /// A config read or checked: what is wrong with it, where.
 pub type Result<T, E = ConfigError> = std::result::Result<T, E>;
 use read::{Field, MapReader};
@@ -142,10 +142,6 @@ impl Config {
         let mut config = Config::from_yaml(DEFAULT_YAML, "config/default.yaml").unwrap_or_default();
         config.source = ConfigSource::Builtin;
         config
-    }
-
-    pub fn rule(&self, kind: RuleKind) -> Option<&RuleSpec> {
-        self.rules.iter().find(|r| r.kind == kind)
     }
 
     /// The effective settings as aligned text, for `check-config`.
