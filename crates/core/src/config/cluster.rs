@@ -7,8 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::Result;
-use super::choices::Source;
-use super::choices::WireFormat;
+use super::choices::{Source, WireFormat};
 use super::read::Field;
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -36,9 +36,8 @@ mod verb;
 
 pub(crate) use cause::format_bytes;
 pub use cause::{Cause, CauseClass, Evidence, cause, cause_class};
-pub(crate) use classify::ON_THE_WAY;
-pub(crate) use classify::next_change;
 pub use classify::{Finding, classify};
+pub(crate) use classify::{ON_THE_WAY, next_change};
 pub use spec::{ActionKind, NamespaceFilter, RuleKind, RuleSpec};
 pub use verb::Verb;
 
