@@ -150,12 +150,8 @@ impl Config {
     }
 }
 
-/// Which file [`Config::load`] reads, from injected inputs so tests need no process state.
-///
-/// Order: `explicit` (`--config`), `env_value` (`$OPS_POD_CLEANER_CONFIG`; empty means unset),
-/// `cwd/config.yml`, `cwd/config.yaml`, `user_config_dir/ops-pod-cleaner/config.yaml`;
-/// `Ok(None)` means the built-in defaults. A file named by `explicit` or the environment must
-/// exist; relative names are taken from `cwd`.
+/// Which file [`Config::load`] reads (`None`: the built-in defaults), from injected inputs so
+/// tests need no process state. An empty `env_value` is unset; relative names are from `cwd`.
 pub fn search(
     explicit: Option<&Path>,
     env_value: Option<&OsStr>,
