@@ -240,8 +240,13 @@ fn read_sink(field: &Field, env: &dyn Environment) -> Result<std::result::Result
         _ => {
             let path = m
                 .get("path")
-                .ok_or_else(|| field.error("a file sink needs \"path\""))?;
-            file_sink(&path, m.get("format"))?
+                .ok_or_else(|| field.error("a file sink needs \"path\""))?
+                .path()?;
+            let format = match m.get("format") {
+                None => FileFormat::from_path(&path),
+                Some(f) => f.one_of(FileFormat::VARIANTS, FileFormat::name, "")?,
+            };
+            Sink::File { path, format }
         }
     }))
 }
@@ -255,12 +260,3 @@ const ALL_SINK_KEYS: &[&str] = &[
     "path",
     "format",
 ];
-
-fn file_sink(path: &Field, format: Option<Field>) -> Result<Sink> {
-    let path = path.path()?;
-    let format = match format {
-        None => FileFormat::from_path(&path),
-        Some(f) => f.one_of(FileFormat::VARIANTS, FileFormat::name, "")?,
-    };
-    Ok(Sink::File { path, format })
-}
