@@ -151,7 +151,7 @@ impl Config {
 }
 
 /// Which file [`Config::load`] reads (`None`: the built-in defaults), from injected inputs so
-/// tests need no process state. An empty `env_value` is unset; relative names are from `cwd`.
+/// tests need no process state. A named file must exist; an empty `env_value` is unset.
 pub fn search(
     explicit: Option<&Path>,
     env_value: Option<&OsStr>,
