@@ -18,6 +18,11 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The settings of `kind` in the chain.
+fn rule(config: &Config, kind: RuleKind) -> Option<&RuleSpec> {
+    config.rules.iter().find(|r| r.kind == kind)
+}
+
 fn parse(text: &str) -> Config {
     match Config::from_yaml(text, "test.yml") {
         Ok(config) => config,
@@ -55,23 +60,23 @@ fn seed_file_loads_unchanged_with_every_value_mapped() {
     assert_eq!(config.source, ConfigSource::File(path));
     assert_eq!(kinds(&config), RuleKind::ALL.to_vec(), "seed chain order");
 
-    let evicted = config.rule(RuleKind::Evicted).unwrap();
+    let evicted = rule(&config, RuleKind::Evicted).unwrap();
     assert_eq!(evicted.namespaces, only("default"));
     assert!(evicted.auto && evicted.enabled);
     assert_eq!(evicted.action, ActionKind::Delete);
 
-    let terminating = config.rule(RuleKind::Terminating).unwrap();
+    let terminating = rule(&config, RuleKind::Terminating).unwrap();
     assert_eq!(terminating.namespaces, only("default"));
     assert_eq!(terminating.after, Duration::from_secs(120));
     assert!(terminating.auto);
 
-    let pull = config.rule(RuleKind::ImagePull).unwrap();
+    let pull = rule(&config, RuleKind::ImagePull).unwrap();
     assert_eq!(pull.namespaces, only("default"));
     assert_eq!(pull.after, Duration::from_secs(5));
     assert_eq!(pull.reasons, names(&["ErrImagePull", "ImagePullBackOff"]));
     assert!(pull.auto);
 
-    let crash = config.rule(RuleKind::CrashLoop).unwrap();
+    let crash = rule(&config, RuleKind::CrashLoop).unwrap();
     assert_eq!(crash.namespaces, only("default"));
     assert_eq!(crash.after, Duration::from_secs(1));
     let reasons = names(&[
@@ -89,7 +94,7 @@ fn seed_file_loads_unchanged_with_every_value_mapped() {
 
     let report = &config.report;
     assert!(!report.enabled);
-    assert_eq!(report.schedule.text(), "*/3 * * * * *");
+    assert_eq!(report.schedule.to_string(), "*/3 * * * * *");
     assert_eq!(report.min_restarts, 2);
     assert_eq!(report.reasons, reasons);
     assert_eq!(report.namespaces, only("default"));
@@ -99,7 +104,7 @@ fn seed_file_loads_unchanged_with_every_value_mapped() {
 
     // Rules the seed does not know keep their defaults.
     for kind in &RuleKind::ALL[4..] {
-        assert_eq!(config.rule(*kind), Some(&RuleSpec::default_for(*kind)));
+        assert_eq!(rule(&config, *kind), Some(&RuleSpec::default_for(*kind)));
     }
 }
 
@@ -118,9 +123,9 @@ fn lists_and_comma_strings_give_the_same_config() {
 #[test]
 fn seed_subset_keeps_other_defaults() {
     let config = parse("delteEvictedPod:\n  enable: true\n");
-    assert!(config.rule(RuleKind::Evicted).unwrap().auto);
+    assert!(rule(&config, RuleKind::Evicted).unwrap().auto);
     assert_eq!(
-        config.rule(RuleKind::Terminating),
+        rule(&config, RuleKind::Terminating),
         Some(&RuleSpec::default_for(RuleKind::Terminating))
     );
     assert_eq!(config.report, Config::default().report);
@@ -232,7 +237,7 @@ fn five_field_cron_says_seconds_come_first() {
 fn typical_crons_are_accepted() {
     for cron in ["*/3 * * * * *", "0 0 9 * * MON", "0 30 8 * * Mon-Fri"] {
         let config = parse(&format!("report:\n  schedule: \"{cron}\"\n"));
-        assert_eq!(config.report.schedule.text(), cron);
+        assert_eq!(config.report.schedule.to_string(), cron);
         assert!(
             config
                 .report
@@ -395,7 +400,7 @@ fn native_file_orders_listed_rules_first() {
     ];
     assert_eq!(kinds(&config), want);
 
-    let crash = config.rule(CrashLoop).unwrap();
+    let crash = rule(&config, CrashLoop).unwrap();
     assert_eq!(crash.restarts, 3);
     assert_eq!(crash.reasons, names(&["CrashLoopBackOff", "OOMKilled"]));
     assert_eq!(
@@ -403,14 +408,17 @@ fn native_file_orders_listed_rules_first() {
         ActionKind::None,
         "unlisted fields keep the rule's default"
     );
-    let pull = config.rule(ImagePull).unwrap();
+    let pull = rule(&config, ImagePull).unwrap();
     assert!(pull.auto);
     assert_eq!(pull.after, Duration::from_secs(5400));
     assert_eq!(pull.namespaces.include, names(&["apps", "web"]));
     assert_eq!(pull.namespaces.exclude, names(&["web-canary"]));
     assert_eq!(pull.reasons, RuleSpec::default_for(ImagePull).reasons);
-    assert!(!config.rule(Evicted).unwrap().enabled);
-    assert_eq!(config.rule(Pending), Some(&RuleSpec::default_for(Pending)));
+    assert!(!rule(&config, Evicted).unwrap().enabled);
+    assert_eq!(
+        rule(&config, Pending),
+        Some(&RuleSpec::default_for(Pending))
+    );
 }
 
 #[test]
@@ -548,7 +556,7 @@ fn code_defaults() {
     );
     assert_eq!(d.safety.max_stale, Duration::from_secs(30));
     assert!(!d.safety.dry_run && !d.report.enabled && d.audit.events);
-    assert_eq!(d.report.schedule.text(), config::DEFAULT_SCHEDULE);
+    assert_eq!(d.report.schedule.to_string(), config::DEFAULT_SCHEDULE);
     assert_eq!(
         d.ui.keys.len(),
         config::UI_ACTIONS.len(),
@@ -732,7 +740,7 @@ fn describe_builtin() {
 #[test]
 fn null_values_keep_defaults() {
     let config = parse("errImagePull:\n  hours:\n  enable: true\n");
-    let pull = config.rule(RuleKind::ImagePull).unwrap();
+    let pull = rule(&config, RuleKind::ImagePull).unwrap();
     assert_eq!(pull.after, RuleSpec::default_for(RuleKind::ImagePull).after);
     assert!(pull.auto);
 }

@@ -58,9 +58,9 @@ pub(crate) fn env_wire_format() -> Result<Option<WireFormat>, crate::Usage> {
     else {
         return Ok(None);
     };
-    text.parse()
+    (text.trim().parse())
         .map(Some)
-        .map_err(|()| crate::Usage::BadWireFormat {
+        .map_err(|_| crate::Usage::BadWireFormat {
             key: WIRE_FORMAT_ENV,
             text,
         })

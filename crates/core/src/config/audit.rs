@@ -30,7 +30,6 @@ impl Default for AuditConfig {
     }
 }
 
-/// Reads the `audit:` section over the defaults.
 pub(crate) fn read(field: &Field) -> Result<AuditConfig> {
     let m = field.map(&["path", "events", "maxSizeMiB", "keep"])?;
     let mut audit = AuditConfig::default();

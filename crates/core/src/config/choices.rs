@@ -5,7 +5,7 @@
 use std::str::FromStr;
 
 /// What to ask the API server for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, strum::IntoStaticStr)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
 #[strum(serialize_all = "lowercase")]
 pub enum WireFormat {
     /// Protobuf where the kind has it, JSON where the server answers that.
@@ -18,17 +18,6 @@ pub enum WireFormat {
 impl WireFormat {
     pub fn name(self) -> &'static str {
         self.into()
-    }
-}
-
-impl std::str::FromStr for WireFormat {
-    type Err = ();
-    fn from_str(text: &str) -> Result<WireFormat, ()> {
-        match text.trim() {
-            "protobuf" => Ok(WireFormat::Protobuf),
-            "json" => Ok(WireFormat::Json),
-            _ => Err(()),
-        }
     }
 }
 

@@ -7,8 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::Result;
-use super::choices::Source;
-use super::choices::WireFormat;
+use super::choices::{Source, WireFormat};
 use super::read::Field;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +52,6 @@ impl Default for ClusterConfig {
     }
 }
 
-/// Reads the `cluster:` section over the defaults.
 pub(crate) fn read(field: &Field) -> Result<ClusterConfig> {
     let m = field.map(&[
         "watchSilence",
@@ -79,8 +77,8 @@ pub(crate) fn read(field: &Field) -> Result<ClusterConfig> {
 
 fn wire_format(field: &Field) -> Result<WireFormat> {
     let text = field.string()?;
-    text.parse()
-        .map_err(|()| field.error(format!("expected protobuf or json, found {text:?}")))
+    (text.trim().parse())
+        .map_err(|_| field.error(format!("expected protobuf or json, found {text:?}")))
 }
 
 fn source(field: &Field) -> Result<Source> {

@@ -160,10 +160,6 @@ impl UiConfig {
             .find(|(_, k)| *k == key)
             .map(|(a, _)| a.as_str())
     }
-
-    pub fn action_names() -> impl Iterator<Item = &'static str> {
-        ACTIONS.iter().map(|(name, _)| *name)
-    }
 }
 
 impl Default for UiConfig {

@@ -1,10 +1,6 @@
-//! Configuration: the seed file, the native shape, the search order.
-//!
-//! Two shapes are accepted, told apart by their top-level keys: the seed's
-//! (`errImagePull`, `tooManyRestart`, `delteEvictedPod`, `delteTerminatingPod`; mapping in `seed.rs`)
-//! and the native one (`rules`, `safety`, `report`, `audit`, `ui`; see `config/default.yaml`).
-//! A key with no value (null) keeps its default. Every error is a [`ConfigError`] whose
-//! message reads `file:line:column: key.path: what was expected`.
+//! Configuration in the seed's shape (`seed.rs`) or the native one (`config/default.yaml`),
+//! told apart by their top-level keys, and the search order. A null key keeps its default;
+//! every error is a [`ConfigError`] reading `file:line:column: key.path: what was expected`.
 
 mod audit;
 mod choices;
@@ -42,7 +38,7 @@ pub use sources::FixedEnvironment;
 pub(crate) use sources::{Environment, ProcessEnvironment};
 
 use crate::file_op::IoOp;
-use crate::rules::{RuleKind, RuleSpec};
+use crate::rules::RuleSpec;
 /// A config read or checked: what is wrong with it, where.
 pub type Result<T, E = ConfigError> = std::result::Result<T, E>;
 use read::{Field, MapReader};
@@ -77,7 +73,7 @@ pub enum ConfigSource {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            rules: RuleKind::ALL.map(RuleSpec::default_for).to_vec(),
+            rules: crate::rules::default_chain(),
             safety: SafetyConfig::default(),
             report: ReportConfig::default(),
             audit: AuditConfig::default(),
@@ -148,22 +144,14 @@ impl Config {
         config
     }
 
-    pub fn rule(&self, kind: RuleKind) -> Option<&RuleSpec> {
-        self.rules.iter().find(|r| r.kind == kind)
-    }
-
     /// The effective settings as aligned text, for `check-config`.
     pub fn describe(&self) -> String {
         describe::describe(self)
     }
 }
 
-/// Which file [`Config::load`] reads, from injected inputs so tests need no process state.
-///
-/// Order: `explicit` (`--config`), `env_value` (`$OPS_POD_CLEANER_CONFIG`; empty means unset),
-/// `cwd/config.yml`, `cwd/config.yaml`, `user_config_dir/ops-pod-cleaner/config.yaml`;
-/// `Ok(None)` means the built-in defaults. A file named by `explicit` or the environment must
-/// exist; relative names are taken from `cwd`.
+/// Which file [`Config::load`] reads (`None`: the built-in defaults), from injected inputs so
+/// tests need no process state. A named file must exist; an empty `env_value` is unset.
 pub fn search(
     explicit: Option<&Path>,
     env_value: Option<&OsStr>,

@@ -40,7 +40,8 @@ fn read_rules(field: &Field) -> Result<Vec<RuleSpec>> {
     for entry in field.seq()? {
         let m = entry.map(RULE_KEYS)?;
         let Some(rule) = m.get("rule") else {
-            return Err(entry.error(format!("missing key \"rule\" (one of {})", rule_names())));
+            let names = RuleKind::ALL.map(RuleKind::name).join(", ");
+            return Err(entry.error(format!("missing key \"rule\" (one of {names})")));
         };
         let kind = rule.one_of(&RuleKind::ALL, RuleKind::name, "a rule name: ")?;
         if let Some((_, line)) = listed.iter().find(|(s, _)| s.kind == kind) {
@@ -59,7 +60,6 @@ fn read_rules(field: &Field) -> Result<Vec<RuleSpec>> {
     Ok(rules)
 }
 
-/// One entry's settings over the rule's defaults.
 fn read_rule(kind: RuleKind, m: &MapReader) -> Result<RuleSpec> {
     let mut spec = RuleSpec::default_for(kind);
     m.set("enabled", &mut spec.enabled, Field::bool)?;
@@ -68,7 +68,7 @@ fn read_rule(kind: RuleKind, m: &MapReader) -> Result<RuleSpec> {
     m.set("reasons", &mut spec.reasons, Field::list)?;
     m.set("restarts", &mut spec.restarts, Field::u32)?;
     m.set("action", &mut spec.action, |f| {
-        f.one_of(&ActionKind::ALL, ActionKind::name, "an action: ")
+        f.one_of(ActionKind::ALL, ActionKind::name, "an action: ")
     })?;
     m.set("namespaces", &mut spec.namespaces, report::read_namespaces)?;
     m.set(
@@ -77,8 +77,4 @@ fn read_rule(kind: RuleKind, m: &MapReader) -> Result<RuleSpec> {
         Field::bool,
     )?;
     Ok(spec)
-}
-
-fn rule_names() -> String {
-    RuleKind::ALL.map(RuleKind::name).join(", ")
 }

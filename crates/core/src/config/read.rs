@@ -39,12 +39,10 @@ impl<'a> Field<'a> {
         }
     }
 
-    /// An error about this value.
     pub fn error(&self, what: impl Display) -> ConfigError {
         located(self.origin, self.node.pos, &self.path, what)
     }
 
-    /// "expected X, found Y" about this value.
     pub fn expected(&self, what: &str) -> ConfigError {
         self.error(format!(
             "expected {what}, found {}",
@@ -130,17 +128,10 @@ impl<'a> Field<'a> {
     pub fn list(&self) -> Result<Vec<String>> {
         match &self.node.value {
             Value::Str(s) => Ok(split_names(s)),
-            Value::Seq(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| match &item.value {
+            Value::Seq(_) => (self.seq()?.iter())
+                .map(|item| match &item.node.value {
                     Value::Str(s) => Ok(s.trim().to_string()),
-                    _ => Err(located(
-                        self.origin,
-                        item.pos,
-                        &format!("{}[{i}]", self.path),
-                        format!("expected a name, found {}", item.value.describe()),
-                    )),
+                    _ => Err(item.expected("a name")),
                 })
                 .filter(|r| r.as_ref().map_or(true, |s| !s.is_empty()))
                 .collect(),

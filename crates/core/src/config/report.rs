@@ -37,7 +37,8 @@ pub struct ReportConfig {
 
 /// Where a report is delivered. URLs and signing secrets are [`Secret`]s: the sink can be
 /// debug-printed and logged without leaking the token.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum Sink {
     /// Feishu/Lark bot webhook, with the optional signing secret.
     Feishu {
@@ -60,12 +61,7 @@ pub enum Sink {
 
 impl Sink {
     pub(crate) fn kind(&self) -> &'static str {
-        match self {
-            Sink::Feishu { .. } => "feishu",
-            Sink::Slack { .. } => "slack",
-            Sink::Webhook { .. } => "webhook",
-            Sink::File { .. } => "file",
-        }
+        self.into()
     }
 
     /// The secrets this sink holds, to scrub them from anything quoted from its server.
@@ -104,10 +100,6 @@ impl FileFormat {
 /// Weekly on Monday at 09:00: the week's restarts at the start of the working week.
 pub const DEFAULT_SCHEDULE: &str = "0 0 9 * * MON";
 
-/// A week: a restart report older than that is stale news, and the next one is on its way.
-pub(crate) const DEFAULT_SPOOL_MAX_AGE: Duration = Duration::from_secs(7 * 86_400);
-pub(crate) const DEFAULT_SPOOL_MAX_FILES: u32 = 100;
-
 impl Default for ReportConfig {
     #[expect(
         clippy::expect_used,
@@ -126,8 +118,9 @@ impl Default for ReportConfig {
             sinks: Vec::new(),
             left_out: Vec::new(),
             spool_dir: paths::data_file("spool"),
-            spool_max_age: DEFAULT_SPOOL_MAX_AGE,
-            spool_max_files: DEFAULT_SPOOL_MAX_FILES,
+            // A week: a restart report older than that is stale news, and the next is on its way.
+            spool_max_age: Duration::from_secs(7 * 86_400),
+            spool_max_files: 100,
             state_file: paths::data_file("report-state.json"),
         }
     }
@@ -247,8 +240,13 @@ fn read_sink(field: &Field, env: &dyn Environment) -> Result<std::result::Result
         _ => {
             let path = m
                 .get("path")
-                .ok_or_else(|| field.error("a file sink needs \"path\""))?;
-            file_sink(&path, m.get("format"))?
+                .ok_or_else(|| field.error("a file sink needs \"path\""))?
+                .path()?;
+            let format = match m.get("format") {
+                None => FileFormat::from_path(&path),
+                Some(f) => f.one_of(FileFormat::VARIANTS, FileFormat::name, "")?,
+            };
+            Sink::File { path, format }
         }
     }))
 }
@@ -262,12 +260,3 @@ const ALL_SINK_KEYS: &[&str] = &[
     "path",
     "format",
 ];
-
-fn file_sink(path: &Field, format: Option<Field>) -> Result<Sink> {
-    let path = path.path()?;
-    let format = match format {
-        None => FileFormat::from_path(&path),
-        Some(f) => f.one_of(FileFormat::VARIANTS, FileFormat::name, "")?,
-    };
-    Ok(Sink::File { path, format })
-}

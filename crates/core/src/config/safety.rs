@@ -97,7 +97,6 @@ const BREAKER_KEYS: &[&str] = &[
     "minNamespaces",
 ];
 
-/// Reads the `safety:` section over the defaults.
 pub(crate) fn read(field: &Field) -> Result<SafetyConfig> {
     let m = field.map(KEYS)?;
     let mut s = SafetyConfig::default();

@@ -34,11 +34,6 @@ impl CronSchedule {
         })
     }
 
-    /// The schedule as written in the config.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
     pub fn schedule(&self) -> &cron::Schedule {
         &self.schedule
     }

@@ -83,9 +83,7 @@ pub fn mask_url(text: &str) -> String {
 
 /// `text` with every occurrence of the given secrets replaced by `…`: for messages that quote
 /// a server's answer, which may echo the URL or its token back (`Cannot POST /hook/<token>`).
-/// Each secret is cut into what a server might echo: the whole value, the path and query, and
-/// every path segment, query part, fragment and userinfo part that looks like a token (plain
-/// words such as `services` or `open-apis` stay, so the message stays readable).
+/// Plain words of a URL (`services`, `open-apis`) stay, so the message stays readable.
 pub fn scrub(text: &str, secrets: &[&Secret]) -> String {
     let mut fragments: Vec<String> = Vec::new();
     for secret in secrets {

@@ -18,7 +18,6 @@ pub trait Environment {
     fn read_file(&self, path: &Path) -> std::io::Result<String>;
 }
 
-/// This process's environment variables and file system.
 pub(crate) struct ProcessEnvironment;
 
 impl Environment for ProcessEnvironment {

@@ -70,7 +70,6 @@ impl Value {
     }
 }
 
-/// Parses `text`; `origin` names the file in error messages.
 pub(crate) fn parse(text: &str, origin: &str) -> super::Result<Node> {
     let spanned = serde_saphyr::from_str(text).map_err(|e| yaml_error(&e, origin))?;
     Ok(node(spanned))
@@ -139,9 +138,6 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
     fn visit_str<E>(self, v: &str) -> Result<Value, E> {
         Ok(Value::Str(v.to_owned()))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::Str(v))
     }
     fn visit_unit<E>(self) -> Result<Value, E> {
         Ok(Value::Null)

@@ -36,18 +36,14 @@ mod verb;
 
 pub(crate) use cause::format_bytes;
 pub use cause::{Cause, CauseClass, Evidence, cause, cause_class};
-pub(crate) use classify::ON_THE_WAY;
-pub(crate) use classify::next_change;
 pub use classify::{Finding, classify};
+pub(crate) use classify::{ON_THE_WAY, next_change};
 pub use spec::{ActionKind, NamespaceFilter, RuleKind, RuleSpec};
 pub use verb::Verb;
 
 /// The chain with every rule at its built-in settings, in the default order.
 pub fn default_chain() -> Vec<RuleSpec> {
-    RuleKind::ALL
-        .into_iter()
-        .map(RuleSpec::default_for)
-        .collect()
+    RuleKind::ALL.map(RuleSpec::default_for).to_vec()
 }
 
 /// "3h12m", "45s", "2d4h": how long, the way the screen and reports say it.

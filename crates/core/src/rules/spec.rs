@@ -47,7 +47,7 @@ impl RuleKind {
 
 /// What a rule plans for the pods it claims: the config's `action:`, the verbs the worker may
 /// run, or none. Named by [`Verb::name`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::VariantArray)]
 pub enum ActionKind {
     None,
     Delete,
@@ -57,13 +57,7 @@ pub enum ActionKind {
 }
 
 impl ActionKind {
-    pub(crate) const ALL: [ActionKind; 5] = [
-        ActionKind::None,
-        ActionKind::Delete,
-        ActionKind::ForceDelete,
-        ActionKind::ScaleToZero,
-        ActionKind::Evict,
-    ];
+    pub(crate) const ALL: &[ActionKind] = <ActionKind as strum::VariantArray>::VARIANTS;
 
     /// The action it plans, if any.
     pub(crate) fn verb(self) -> Option<Verb> {

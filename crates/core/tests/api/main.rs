@@ -15,4 +15,5 @@ mod fleet;
 mod inert;
 mod node;
 mod report;
+mod rules;
 mod worker;

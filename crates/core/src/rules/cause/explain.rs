@@ -77,20 +77,14 @@ pub(super) fn runtime(pod: &PodRecord, class: CauseClass, program: Option<&str>)
     let Some((c, reason, message)) = waiting(pod) else {
         return make(class, "no container is waiting", describe(pod));
     };
-    let program = program.unwrap_or("its command");
+    let (program, name) = (program.unwrap_or("its command"), &c.name);
     let (detail, next) = match class {
         CauseClass::ExecPermission => (
-            format!(
-                "container {} cannot start: {program} is not executable for its user",
-                c.name
-            ),
+            format!("container {name} cannot start: {program} is not executable for its user"),
             "make it executable in the image (chmod +x), or run it as a user that may",
         ),
         _ => (
-            format!(
-                "container {} cannot start: {program} is not in the image",
-                c.name
-            ),
+            format!("container {name} cannot start: {program} is not in the image"),
             "fix the command or the image (the entrypoint's path, $PATH)",
         ),
     };
@@ -101,34 +95,24 @@ pub(super) fn crash(pod: &PodRecord, class: CauseClass, probe: Option<&PodEvent>
     let Some((c, t)) = last_run(pod) else {
         return make(class, "no previous run is recorded", logs_hint(pod)).citing_event(probe);
     };
+    let (name, exit) = (&c.name, exit_name(t.exit_code));
     let (detail, next) = match class {
         CauseClass::OomKilled => (
             oom_killed(c, t.exit_code),
             "raise its memory limit, or find the leak; l shows the previous run's logs".into(),
         ),
         CauseClass::ProbeFailed => (
-            format!(
-                "container {} failed its liveness probe and was restarted (exit {})",
-                c.name,
-                exit_name(t.exit_code)
-            ),
+            format!("container {name} failed its liveness probe and was restarted (exit {exit})"),
             "check the probe against what the container serves, and its timing; l shows the \
              previous run's logs"
                 .into(),
         ),
         CauseClass::ExitZero => (
-            format!(
-                "container {} keeps finishing (exit 0) where it should keep running",
-                c.name
-            ),
+            format!("container {name} keeps finishing (exit 0) where it should keep running"),
             "check its command: a server that returns; l shows the previous run's logs".into(),
         ),
         _ => (
-            format!(
-                "container {} exited with {}",
-                c.name,
-                exit_name(t.exit_code)
-            ),
+            format!("container {name} exited with {exit}"),
             logs_hint(pod),
         ),
     };
@@ -252,35 +236,31 @@ pub(super) fn starting(
         reason => format!("{reason} for {held}"),
     };
     let container = finding.container.as_deref().unwrap_or("its container");
+    let describe = describe(pod);
     let (detail, next) = match class {
         CauseClass::ReadinessProbe => (
             format!("{state}: its readiness probe fails, so it takes no traffic"),
-            format!("l shows its logs; {}", describe(pod)),
+            format!("l shows its logs; {describe}"),
         ),
         CauseClass::PodSandbox => (
             format!(
                 "{state}: the runtime on {node} could not make the pod's sandbox (its network or the runtime itself)"
             ),
             format!(
-                "check the network plugin's pods on {node} (kubectl get pods -n kube-system -o wide); {}",
-                describe(pod)
+                "check the network plugin's pods on {node} (kubectl get pods -n kube-system -o wide); {describe}"
             ),
         ),
         CauseClass::VolumeAttach => (
             format!("{state}: a volume could not be attached to {node}"),
             format!(
-                "check the volume's driver and its VolumeAttachment (kubectl get volumeattachments); {}",
-                describe(pod)
+                "check the volume's driver and its VolumeAttachment (kubectl get volumeattachments); {describe}"
             ),
         ),
         CauseClass::MissingSecret | CauseClass::MissingConfigMap | CauseClass::MissingKey => (
             format!("{state}: a volume names what does not exist"),
             "create what the Event names, or fix the volume in the workload".to_string(),
         ),
-        CauseClass::VolumeMount => (
-            format!("{state}: a volume could not be mounted"),
-            describe(pod),
-        ),
+        CauseClass::VolumeMount => (format!("{state}: a volume could not be mounted"), describe),
         CauseClass::InitRunning => (
             format!("{state}: init container {container} has not finished"),
             format!("l on {container} shows what it waits for"),
@@ -289,7 +269,7 @@ pub(super) fn starting(
             format!(
                 "{state}, and no Warning Event says why (a slow image pull says so only in Normal Events)"
             ),
-            describe(pod),
+            describe,
         ),
     };
     make(class, detail, next).citing_event(said)
@@ -359,20 +339,17 @@ fn held_by_node(pod: &PodRecord, class: CauseClass, node: &NodeState, now: DateT
         Some([name]) => format!("kubectl get node {name}"),
         None => format!("check the node {NO_COMMAND}"),
     };
+    let since = age(node.as_of(), now);
     let (detail, status, next) = match class {
         CauseClass::NodeUnreachable => (
             format!(
-                "node {name} stopped reporting {} ago; no kubelet can finish the deletion",
-                age(node.as_of(), now)
+                "node {name} stopped reporting {since} ago; no kubelet can finish the deletion"
             ),
             "Unknown",
             format!("{command}; D once the node is confirmed gone"),
         ),
         _ => (
-            format!(
-                "node {name} not ready for {}; its kubelet has not finished the deletion",
-                age(node.as_of(), now)
-            ),
+            format!("node {name} not ready for {since}; its kubelet has not finished the deletion"),
             "False",
             match pod.must_run_once() {
                 true => format!("{command}; D once the node is confirmed gone"),
@@ -549,16 +526,15 @@ fn kubelet_failed(class: CauseClass, reason: Option<&str>) -> Option<&'static st
 /// How an OOM kill reads, whether the container then restarted or the pod failed: at its own
 /// limit, or with none, the node's memory ran short.
 fn oom_killed(c: &ContainerRecord, exit_code: i32) -> String {
+    let name = &c.name;
     match c.memory_limit {
         Some(limit) => format!(
-            "container {} was OOM-killed at its memory limit of {} (exit {exit_code})",
-            c.name,
+            "container {name} was OOM-killed at its memory limit of {} (exit {exit_code})",
             format_bytes(limit)
         ),
         None => format!(
-            "container {} was OOM-killed with no memory limit of its own: the node ran out of \
-             memory (exit {exit_code})",
-            c.name
+            "container {name} was OOM-killed with no memory limit of its own: the node ran out \
+             of memory (exit {exit_code})"
         ),
     }
 }

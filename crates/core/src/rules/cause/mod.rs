@@ -1,9 +1,7 @@
-//! Why a pod is abnormal and what to do next, from the pod's status and, where the status
-//! says too little, its latest Warning Events: the kubelet's, the runtime's and the
-//! scheduler's words, matched to a stable class; a pod stuck on a node, from that node's own
-//! Ready condition. Pure, like `classify`: the node's state is an input. Where neither says
-//! why (a pull in back-off whose Event is gone), the class says so (`pullUnknown`) rather
-//! than guess.
+//! Why a pod is abnormal and what to do next: the kubelet's, the runtime's and the scheduler's
+//! words in its status or latest Warning Events, and its node's Ready condition, matched to a
+//! stable class. Pure, like `classify`: the node's state is an input. Where nothing says why,
+//! the class says so (`pullUnknown`) rather than guess.
 
 mod explain;
 mod words;
@@ -267,28 +265,24 @@ impl Cause {
 
     /// Adds the pod's `DisruptionTarget` condition, when it has one.
     fn citing_disruption(self, pod: &PodRecord) -> Cause {
-        match pod.disruption {
-            Some(disruption) => self.citing(
-                "status.conditions[DisruptionTarget]",
-                &format!("True, reason {}", disruption.reason()),
-            ),
-            None => self,
-        }
+        let Some(disruption) = pod.disruption else {
+            return self;
+        };
+        let said = format!("True, reason {}", disruption.reason());
+        self.citing("status.conditions[DisruptionTarget]", &said)
     }
 
     /// Adds an Event, named as `kubectl describe` shows it.
     fn citing_event(self, event: Option<&PodEvent>) -> Cause {
-        match event {
-            Some(e) => {
-                let when = e
-                    .last
-                    .map(|t| format!(", last {}", t.format("%Y-%m-%d %H:%M:%SZ")))
-                    .unwrap_or_default();
-                let source = format!("Event {} (×{}{when})", e.kind.reason(), e.count);
-                self.citing(source, &e.message)
-            }
-            None => self,
-        }
+        let Some(e) = event else {
+            return self;
+        };
+        let when = e
+            .last
+            .map(|t| format!(", last {}", t.format("%Y-%m-%d %H:%M:%SZ")))
+            .unwrap_or_default();
+        let source = format!("Event {} (×{}{when})", e.kind.reason(), e.count);
+        self.citing(source, &e.message)
     }
 }
 
@@ -432,22 +426,6 @@ fn failed_run(pod: &PodRecord) -> Option<(&ContainerRecord, &Termination)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_class_has_a_distinct_camel_case_name() {
-        let names: std::collections::BTreeSet<&str> =
-            CauseClass::ALL.iter().map(|c| c.name()).collect();
-        assert_eq!(names.len(), CauseClass::ALL.len());
-        assert!(
-            names
-                .iter()
-                .all(|n| n.chars().next().is_some_and(char::is_lowercase))
-        );
-        assert_eq!(
-            serde_json::to_string(&CauseClass::RegistryTls).unwrap_or_default(),
-            "\"registryTLS\""
-        );
-    }
 
     #[test]
     fn exit_codes_above_128_name_their_signal() {
