@@ -58,7 +58,8 @@ pub(crate) fn env_wire_format() -> Result<Option<WireFormat>, crate::Usage> {
     else {
         return Ok(None);
     };
-    (text.trim().parse())
+    text.trim()
+        .parse()
         .map(Some)
         .map_err(|_| crate::Usage::BadWireFormat {
             key: WIRE_FORMAT_ENV,

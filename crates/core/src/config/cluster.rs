@@ -77,7 +77,8 @@ pub(crate) fn read(field: &Field) -> Result<ClusterConfig> {
 
 fn wire_format(field: &Field) -> Result<WireFormat> {
     let text = field.string()?;
-    (text.trim().parse())
+    text.trim()
+        .parse()
         .map_err(|_| field.error(format!("expected protobuf or json, found {text:?}")))
 }
 

@@ -128,7 +128,9 @@ impl<'a> Field<'a> {
     pub fn list(&self) -> Result<Vec<String>> {
         match &self.node.value {
             Value::Str(s) => Ok(split_names(s)),
-            Value::Seq(_) => (self.seq()?.iter())
+            Value::Seq(_) => self
+                .seq()?
+                .iter()
                 .map(|item| match &item.node.value {
                     Value::Str(s) => Ok(s.trim().to_string()),
                     _ => Err(item.expected("a name")),
