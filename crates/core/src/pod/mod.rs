@@ -4,16 +4,12 @@
 //! which is what keeps 150,000 pods within the memory budget. The details pane fetches the full
 //! object on demand.
 
-#[cfg(test)]
-mod decode_tests;
 mod event;
 mod intern;
 mod proto;
 #[cfg(test)]
 pub(crate) mod proto_build;
 mod proto_frame;
-#[cfg(test)]
-mod proto_tests;
 mod protowire;
 mod resources;
 mod wire;

@@ -8,3 +8,10 @@
     clippy::panic,
     clippy::indexing_slicing
 )]
+
+mod cluster_cache;
+mod cluster_explain;
+mod pod_decode;
+mod pod_event;
+mod pod_proto;
+mod pod_workload;
