@@ -160,9 +160,14 @@ async fn scan_classes_a_pod_on_a_node_that_stopped_reporting() {
 /// on every one of them, not only on the first.
 #[test]
 fn a_relist_of_nodes_updates_the_pods_on_every_node_that_changed() {
-    use opc_core::cluster::Cache;
+    use opc_core::clock::Clock;
+    use opc_core::cluster::{Cache, ClusterName};
     use opc_core::node::{NodeState, Readiness};
-    let cache = Cache::with_chain(crate::causes::at_once().chain().to_vec());
+    let cache = Cache::for_cluster(
+        ClusterName::default(),
+        crate::causes::at_once().chain().to_vec(),
+        Clock::real(),
+    );
     let now = Utc::now();
     for (name, node) in [("web-1", "n1"), ("web-2", "n2"), ("web-3", "n3")] {
         let stuck = pod(name)

@@ -73,12 +73,7 @@ impl Default for Cache {
 impl Cache {
     /// A cache that keeps findings under the built-in chain, on the system's clock.
     pub fn new() -> Cache {
-        Cache::with_chain(default_chain())
-    }
-
-    /// A cache that keeps findings under `chain`, on the system's clock.
-    pub fn with_chain(chain: Vec<RuleSpec>) -> Cache {
-        Cache::for_cluster(ClusterName::default(), chain, Clock::real())
+        Cache::for_cluster(ClusterName::default(), default_chain(), Clock::real())
     }
 
     /// A cache of one cluster's pods, classified under `chain` at `clock`'s time: its
