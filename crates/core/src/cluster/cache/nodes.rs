@@ -53,11 +53,6 @@ impl CachedNodes<'_> {
         self.cache.change(|store| store.nodes.set_unreadable(why));
     }
 
-    /// How many nodes stopped reporting (their Ready condition is Unknown).
-    pub fn not_reporting(&self) -> usize {
-        self.cache.read().nodes.not_reporting()
-    }
-
     /// Why nodes cannot be read, if they cannot.
     pub fn unreadable_why(&self) -> Option<String> {
         self.cache.read().nodes.unreadable().map(str::to_string)
