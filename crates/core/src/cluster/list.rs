@@ -10,6 +10,7 @@
 
 use futures::AsyncBufReadExt;
 use kube::Client;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use super::Scope;
 use super::kind::{Kind, Pods};
@@ -71,36 +72,30 @@ impl ListFrom {
         let mut query = format!("limit={page_size}");
         if !selector.is_empty() {
             query.push_str("&fieldSelector=");
-            query.push_str(&encode(selector));
+            query.extend(utf8_percent_encode(selector, UNRESERVED));
         }
         // The continue token carries the snapshot's version; a version beside it is a 400.
         if let Some(token) = token {
             query.push_str("&continue=");
-            query.push_str(&encode(token));
+            query.extend(utf8_percent_encode(token, UNRESERVED));
             return query;
         }
         if *self == ListFrom::MostRecent {
             return query;
         }
         query.push_str("&resourceVersion=");
-        query.push_str(&encode(&self.version()));
+        query.extend(utf8_percent_encode(&self.version(), UNRESERVED));
         query.push_str("&resourceVersionMatch=NotOlderThan");
         query
     }
 }
 
-/// Percent-encoding for a query value: everything but RFC 3986's unreserved characters.
-fn encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
+/// What of a query value stays as it is: RFC 3986's unreserved characters.
+const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 /// List every pod in `scope` at the most recent version (a quorum read), `page_size` at a
 /// time, asking for `wire`: for one-shot callers that want a consistent answer (the watch
