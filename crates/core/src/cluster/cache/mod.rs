@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use super::Scope;
 use super::abnormal::Abnormal;
 use super::event_store::EventStore;
-use super::index::{Census, EventsAndNode, Index};
+use super::index::{Census, Index};
 use super::listed::Listed;
 use super::name::ClusterName;
 use super::node_store::NodeStore;
@@ -106,8 +106,7 @@ impl Cache {
         self.change(|store| {
             store.index = Index::new(store.index.cluster.clone(), chain);
             for pod in store.pods.values() {
-                let around = EventsAndNode::of(pod, &store.events, &store.nodes);
-                store.index.admit(pod, around, now);
+                store.index.admit(pod, (&store.events, &store.nodes), now);
             }
             true
         });
@@ -409,8 +408,7 @@ impl Store {
     /// Keep `pod` (its previous version forgotten by the index first) and classify it.
     fn insert(&mut self, pod: PodRecord, now: DateTime<Utc>) {
         let pod = Arc::new(pod);
-        let around = EventsAndNode::of(&pod, &self.events, &self.nodes);
-        self.index.admit(&pod, around, now);
+        self.index.admit(&pod, (&self.events, &self.nodes), now);
         self.pods.insert(pod.uid.clone(), pod);
     }
 
@@ -429,8 +427,7 @@ impl Store {
             return false;
         };
         self.index.forget(pod);
-        let around = EventsAndNode::of(pod, &self.events, &self.nodes);
-        self.index.admit(pod, around, now);
+        self.index.admit(pod, (&self.events, &self.nodes), now);
         self.index.is_abnormal(uid)
     }
 }
