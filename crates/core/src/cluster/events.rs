@@ -2,11 +2,9 @@
 //! back-off, a scheduler's verdict, a probe that kills).
 //!
 //! Anyone who may create an Event in a namespace writes all of it, up to ~1.5 MB: so a list is
-//! read item by item as its bytes arrive (the same paged list as pods'), never a page at a time, and each
-//! Event, listed or watched, is decoded straight into the few capped fields a cause reads
-//! ([`WireEvent`], [`pod_event`]). Only the latest Event per pod and kind is kept. The pod
-//! view's freshness does not wait on these: a cause from the status alone is still a cause, so
-//! their watch is not a guard.
+//! read item by item as its bytes arrive, and each Event is decoded straight into the few
+//! capped fields a cause reads ([`WireEvent`], [`pod_event`]). Only the latest Event per pod
+//! and kind is kept. Their watch is not a guard: a cause from the status alone is still one.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

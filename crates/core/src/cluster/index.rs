@@ -1,9 +1,7 @@
 //! The findings kept up to date as pods change: one classification per event, for the pod that
-//! changed; rules that mature with time (`after`) are re-classified at their due time, not on
-//! every read. Readers (the screen, the worker, `/metrics`) get what they need from here at a
-//! cost that follows the abnormal pods, never all pods. The findings are kept in the screen's
-//! default order (chain position, time in state, namespace, name), so a reader that wants that
-//! order takes it as it is instead of sorting.
+//! changed; rules that mature with time (`after`) are re-classified when due, not on every
+//! read. Readers pay for the abnormal pods, never all pods, and get them in the screen's default
+//! order (chain position, time in state, namespace, name) without sorting.
 
 use std::cmp::Reverse;
 use std::collections::hash_map::Entry;
@@ -96,8 +94,7 @@ impl Place {
     }
 }
 
-/// Findings in the default order, where each pod's sits, and counts by category, under one
-/// rule chain.
+/// Findings in the default order, where each pod's sits, and counts, under one rule chain.
 pub(super) struct Index {
     pub cluster: ClusterName,
     pub chain: Vec<RuleSpec>,
@@ -186,8 +183,7 @@ impl Index {
         changed
     }
 
-    /// When the next pod's classification may change by time alone (possibly an outdated
-    /// entry: promoting then finds nothing to do).
+    /// When the next pod's classification may change by time alone (maybe an outdated entry).
     pub fn next_due(&self) -> Option<DateTime<Utc>> {
         self.due.peek().map(|Reverse((due, _))| *due)
     }
@@ -207,8 +203,7 @@ impl Index {
     }
 
     /// Findings by category and cause as `promote(now)` would leave them, without promoting:
-    /// the pods whose rules matured since are classified afresh into a copy of the counts.
-    /// For readers that must not write (`/metrics`).
+    /// for readers that must not write (`/metrics`).
     pub fn cause_counts_at(
         &self,
         pods: &HashMap<Box<str>, Arc<PodRecord>>,

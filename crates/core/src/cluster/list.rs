@@ -45,8 +45,7 @@ pub(crate) struct Listed<R> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ListFrom {
     /// `resourceVersion=0&resourceVersionMatch=NotOlderThan`: any version, from the watch
-    /// cache; possibly stale, and the server may ignore `limit`. For a first list, when
-    /// nothing has been shown yet, so stale cannot mean going back in time.
+    /// cache, maybe stale. For a first list, when stale cannot mean going back in time.
     Any,
     /// `resourceVersion=<v>&resourceVersionMatch=NotOlderThan`: at `v` or newer, from the watch
     /// cache where the server can (it waits for its cache to reach `v`, else answers 504).
@@ -98,12 +97,8 @@ const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'~');
 
 /// List every pod in `scope` at the most recent version (a quorum read), `page_size` at a
-/// time, asking for `wire`: for one-shot callers that want a consistent answer (the watch
-/// loop lists from the watch cache instead). Each page is decoded as its bytes arrive, one
-/// item at a time into the compact record, so a server that sends the whole list in one body
-/// costs no more memory than one that pages; the next page is asked for as soon as its
-/// continue token is read. An item that does not decode is skipped and logged rather than
-/// failing the whole list.
+/// time, asking for `wire`: for one-shot callers that want a consistent answer. An item that
+/// does not decode is skipped and logged rather than failing the whole list.
 pub async fn list_pods(
     client: &Client,
     scope: &Scope,

@@ -248,10 +248,9 @@ impl PodRecord {
         self.containers.iter().any(|c| c.waiting_reason().is_some())
     }
 
-    /// Carry over or set `reason_seen` from the previous version of the same pod.
-    ///
-    /// Only the step from "nothing waiting" to "waiting" counts as seen: image pulls alternate
-    /// between ErrImagePull and ImagePullBackOff, which is one state for the on-call engineer.
+    /// Carry over or set `reason_seen` from the pod's previous version. Only the step from
+    /// "nothing waiting" to "waiting" counts as seen: image pulls alternate between ErrImagePull
+    /// and ImagePullBackOff, which is one state for the on-call engineer.
     pub fn observe_transition(&mut self, previous: Option<&PodRecord>, now: DateTime<Utc>) {
         self.reason_seen = match previous {
             _ if !self.is_waiting() => None,

@@ -62,8 +62,7 @@ pub(super) struct WireSpec {
     pub(super) containers: ContainerSpecs,
 }
 
-/// Whether any volume is a claim, read without keeping the volumes (this runs on every watch
-/// event).
+/// Whether any volume is a claim, read without keeping the volumes (runs on every event).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct ClaimsVolume(pub(super) bool);
 

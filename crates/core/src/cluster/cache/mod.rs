@@ -7,16 +7,14 @@ use std::ops::Deref;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 use std::time::{Duration, Instant};
 
-use tokio::task::JoinHandle;
-
-use super::health::{DEFAULT_STALE_AFTER, Health, ScopeHealth, SourceHealth};
-
 use chrono::{DateTime, Utc};
 use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
 use super::Scope;
 use super::abnormal::Abnormal;
 use super::event_store::EventStore;
+use super::health::{DEFAULT_STALE_AFTER, Health, ScopeHealth, SourceHealth};
 use super::index::{Census, Index};
 use super::listed::Listed;
 use super::name::ClusterName;
@@ -121,9 +119,8 @@ impl Cache {
         self.read().pods.get(uid).map(|pod| PodRecord::clone(pod))
     }
 
-    /// Every abnormal pod as of the last promotion, in the screen's default order, as the
-    /// screen lists it: shared with the index, not copied. Reads only: takes the read lock and
-    /// wakes nobody; the promotion task keeps the index up to the clock.
+    /// Every abnormal pod as of the last promotion, in the screen's default order: shared with
+    /// the index, not copied. Reads only; the promotion task keeps the index up to the clock.
     pub fn listed(&self) -> Vec<Listed> {
         let store = self.read();
         let found = store.index.findings();
@@ -132,9 +129,8 @@ impl Cache {
             .collect()
     }
 
-    /// The abnormal pods claimed by the rules `wanted` admits. The whole chain still decides
-    /// (the first match claims the pod); only the wanted findings are copied out. Reads the
-    /// index: its cost follows the abnormal pods.
+    /// The abnormal pods claimed by the rules `wanted` admits: the whole chain still decides
+    /// which rule claims a pod, and only the wanted findings are copied out.
     pub fn findings_of(&self, wanted: impl Fn(RuleKind) -> bool) -> Vec<Abnormal> {
         let store = self.read();
         store
@@ -160,9 +156,8 @@ impl Cache {
         self.read().index.census.clone()
     }
 
-    /// Bring the index up to the clock's time: rules that matured since are applied. Wakes
-    /// readers when a finding changed (a maturing rule shows up without any pod event). A
-    /// write: the promotion task's ([`Cache::spawn_promotion`]), never a reader's.
+    /// Bring the index up to the clock's time, waking readers when a finding changed. A write:
+    /// the promotion task's ([`Cache::spawn_promotion`]), never a reader's.
     pub fn promote(&self) -> bool {
         let now = self.inner.clock.now();
         self.change(|store| {
@@ -172,9 +167,8 @@ impl Cache {
         })
     }
 
-    /// Promote as time passes, so that a rule maturing wakes readers on its own, without a
-    /// reader or a screen tick asking: a task that sleeps on the cache's clock until the next
-    /// due promotion, or until a change may have brought one nearer. It ends with the cache.
+    /// Promote as time passes, so that a rule maturing wakes readers without a reader or a
+    /// screen tick asking. The task ends with the cache.
     pub fn spawn_promotion(&self) -> JoinHandle<()> {
         let cache = Arc::downgrade(&self.inner);
         let changes = self.subscribe();
@@ -201,9 +195,8 @@ impl Cache {
         }
     }
 
-    /// For a cache no watch fills: its one scope is as current as its source says. Readers
-    /// are woken only when that changes, as by a watch's change of state; a new proof alone
-    /// (every heartbeat) wakes nobody, as a watch's does not.
+    /// For a cache no watch fills: its one scope is as current as its source says. A new
+    /// proof alone (every heartbeat) wakes nobody, as a watch's does not.
     pub fn set_source_health(&self, source: &SourceHealth) {
         let unproved = |scopes: &[ScopeHealth]| -> Vec<ScopeHealth> {
             let unproved = |s: &ScopeHealth| ScopeHealth {
@@ -290,7 +283,6 @@ impl Cache {
             if let Some(previous) = previous {
                 store.index.forget(previous);
             }
-            // One classification per event, for the pod that changed.
             store.insert(pod, now);
             true
         });
@@ -336,9 +328,8 @@ impl Cache {
     }
 }
 
-/// A handle on the cache that can only read it: what `/metrics` holds, so a scrape neither
-/// takes the lock the watches write under nor waits for a writer to let go of it. It reaches
-/// the store through `read` alone; there is no way from here to a write guard or a `Cache`.
+/// A handle on the cache that can only read it: what `/metrics` holds, so a scrape never takes
+/// the write lock. There is no way from here to a write guard or a `Cache`.
 #[derive(Clone)]
 pub struct CacheReader {
     inner: Arc<Inner>,
@@ -381,9 +372,8 @@ impl CacheReader {
         self.inner.clock
     }
 
-    /// Every abnormal pod in the index, in the screen's default order. Promotes nothing (that
-    /// would write): the cache's promotion task keeps the index up to the clock and wakes
-    /// subscribers when it moves it.
+    /// Every abnormal pod in the index, in the screen's default order. Promotes nothing: that
+    /// would write.
     pub fn findings(&self) -> Vec<Abnormal> {
         let store = self.read();
         store.index.findings().map(|a| Abnormal::clone(a)).collect()
@@ -432,10 +422,9 @@ impl Store {
     }
 }
 
-/// Wakes readers when a rule matures, however quiet the cluster is. A wall clock that jumps
-/// is caught up with at the next wake: the sleep is never longer than `RECHECK`. A change
-/// (it may bring a due time nearer) costs a look under the read lock; the write lock is
-/// taken only when something is due.
+/// Wakes readers when a rule matures, however quiet the cluster is. The sleep is never longer
+/// than `RECHECK`, so a wall clock that jumps is caught up with; a change (it may bring a due
+/// time nearer) costs a look under the read lock, and the write lock is taken only when due.
 async fn promote_as_time_passes(cache: Weak<Inner>, mut changes: watch::Receiver<u64>) {
     const RECHECK: Duration = Duration::from_secs(30);
     loop {

@@ -12,8 +12,7 @@ pub struct CachedNodes<'a> {
 }
 
 impl CachedNodes<'_> {
-    /// Every node now; the causes of abnormal pods on the nodes whose state changed are
-    /// found again.
+    /// Every node now: the causes of the abnormal pods on nodes that changed are found again.
     pub fn replace(&self, nodes: Vec<NodeState>, now: DateTime<Utc>) {
         self.cache.change(|store| {
             let changed = store.nodes.replace(nodes);
