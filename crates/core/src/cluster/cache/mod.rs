@@ -129,18 +129,6 @@ impl Cache {
             .collect()
     }
 
-    /// The abnormal pods claimed by the rules `wanted` admits: the whole chain still decides
-    /// which rule claims a pod, and only the wanted findings are copied out.
-    pub fn findings_of(&self, wanted: impl Fn(RuleKind) -> bool) -> Vec<Abnormal> {
-        let store = self.read();
-        store
-            .index
-            .findings()
-            .filter(|found| wanted(found.finding.rule))
-            .map(|found| Abnormal::clone(found))
-            .collect()
-    }
-
     /// How many pods each rule claims as of the last promotion, without copying any.
     pub fn counts(&self) -> BTreeMap<RuleKind, usize> {
         self.read().index.counts().clone()
@@ -375,8 +363,19 @@ impl CacheReader {
     /// Every abnormal pod in the index, in the screen's default order. Promotes nothing: that
     /// would write.
     pub fn findings(&self) -> Vec<Abnormal> {
+        self.findings_of(|_| true)
+    }
+
+    /// The abnormal pods claimed by the rules `wanted` admits: the whole chain still decides
+    /// which rule claims a pod, and only the wanted findings are copied out.
+    pub fn findings_of(&self, wanted: impl Fn(RuleKind) -> bool) -> Vec<Abnormal> {
         let store = self.read();
-        store.index.findings().map(|a| Abnormal::clone(a)).collect()
+        store
+            .index
+            .findings()
+            .filter(|found| wanted(found.finding.rule))
+            .map(|found| Abnormal::clone(found))
+            .collect()
     }
 
     /// Abnormal pods by category and cause now. Reads the index, counting the rules matured
