@@ -139,8 +139,7 @@ impl PodEvents {
 }
 
 /// Every Warning Event of `scope`'s pods that a cause reads, listed once (for `scan`, a most
-/// recent read, decoded one at a time as the list streams in), by pod: the latest of each
-/// kind, as read at `now`.
+/// recent read), by pod: the latest of each kind, as read at `now`.
 pub async fn list_pod_events(
     client: &Client,
     scope: &Scope,

@@ -92,10 +92,9 @@ pub struct EventTarget {
     pub uid: Box<str>,
 }
 
-/// A Warning Event about a pod that a cause reads: which pod, and what it says. Both the old
-/// (core/v1) and the new (events.k8s.io, the scheduler's) way of writing are read. A tenant
-/// may write an Event in its own namespace naming any uid: it is taken to speak only of a pod
-/// in that namespace, and a time after `now` (its arrival) is taken as `now`.
+/// A Warning Event about a pod that a cause reads, core/v1 or events.k8s.io (the scheduler's).
+/// A tenant may name any uid: an Event speaks only of a pod of its own namespace, and a time
+/// after `now` (its arrival) is taken as `now`.
 pub fn pod_event(event: &WireEvent, now: DateTime<Utc>) -> Option<(EventTarget, PodEvent)> {
     let object = &event.involved_object;
     if word(&object.kind) != Some("Pod") || word(&event.type_) != Some("Warning") {

@@ -10,9 +10,8 @@ use crate::pod::PodRecord;
 /// The characters Kubernetes uses for `pod-template-hash` (`rand.SafeEncodeString`).
 const HASH_ALPHABET: &str = "bcdfghjklmnpqrstvwxz2456789";
 
-/// A workload, as every key of the tool names it: the breaker, cooldowns and backoff, the
-/// census, the restart report and the audit log. A kind outside its usual API group carries
-/// the group, so another group's object of the same kind and name is never taken for it.
+/// A workload, as every key of the tool names it (the breaker, the census, the report, the
+/// audit log). A kind outside its usual API group carries the group: never taken for another.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct WorkloadId {
     pub namespace: Arc<str>,
@@ -38,9 +37,8 @@ impl WorkloadId {
         }
     }
 
-    /// Deployment `web` for a pod of ReplicaSet `web-7d9f8c6b5`, StatefulSet `db`, or the pod
-    /// itself for a bare pod. A ReplicaSet whose name does not end in a template hash stays a
-    /// ReplicaSet.
+    /// Deployment `web` for a pod of ReplicaSet `web-7d9f8c6b5` (without a template hash, the
+    /// ReplicaSet), StatefulSet `db`, or the pod itself for a bare pod.
     pub fn of(pod: &PodRecord) -> WorkloadId {
         // The census keeps one of these per workload: the namespace and an owner's kind are
         // the pod's own interned strings, not new copies.
