@@ -11,14 +11,13 @@ use http::HeaderValue;
 use kube::core::params::WatchParams;
 use kube::core::{Request, Status, WatchEvent};
 
-use super::super::Forbidden;
 use super::Scoped;
 use super::read::{self, Read};
 use super::step::{Attempt, Ended};
-use crate::cluster::WatchState;
 use crate::cluster::explain::explain;
 use crate::cluster::kind::Kind;
 use crate::cluster::negotiate::{WireFormat, send_answered};
+use crate::cluster::{Forbidden, WatchState};
 use crate::pod::INITIAL_EVENTS_END;
 
 /// A streaming list's initial events, gathered until the bookmark that ends them.
