@@ -61,7 +61,7 @@ pub fn cluster_line(cluster: &ClusterSession, now: Instant) -> ClusterLine {
         name: cluster.name.clone(),
         watch: watch_line(&health, now, cluster.name.context()),
         pods,
-        nodes_not_reporting: cache.nodes().not_reporting(),
+        nodes_not_reporting: cache.nodes_not_reporting(),
         nodes_unreadable: cache.nodes().unreadable_why(),
         wire: health.wire_format(),
         source,

@@ -262,7 +262,7 @@ fn a_new_chain_replaces_the_old_and_reclassifies_every_pod() {
 #[test]
 fn a_change_the_record_leaves_out_wakes_no_reader() {
     let chain = chain();
-    let cache = Cache::with_chain(chain.clone());
+    let cache = Cache::for_cluster(ClusterName::default(), chain.clone(), Clock::real());
     let now = t("2026-11-20T08:00:00Z");
     let crashing = || pod("web-1").crash_looping(7, "Error");
     cache.upsert(crashing().wire(), now);

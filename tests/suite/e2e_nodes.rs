@@ -70,7 +70,7 @@ async fn scenario(target: &Target, ns: &str, lost: &str) {
         said.is_some_and(|e| e.text.starts_with("Unknown")),
         "{cause:?}"
     );
-    assert!(session.cache.nodes().not_reporting() >= 1);
+    assert!(session.cache.nodes_not_reporting() >= 1);
 }
 
 /// No kubelet will finish the pod's deletion: it is forced, so the namespace can go, and the

@@ -683,7 +683,8 @@ async fn an_idle_kept_alive_connection_is_closed_within_the_header_timeout() {
 #[tokio::test]
 async fn a_scrape_counts_a_matured_rule_without_writing_to_the_cache() {
     let chain = opc_core::rules::default_chain();
-    let cache = opc_core::cluster::Cache::with_chain(chain.clone());
+    let cache =
+        opc_core::cluster::Cache::for_cluster(ClusterName::default(), chain.clone(), Clock::real());
     let created = Utc::now() - chrono::Duration::hours(2);
     let stamp = created.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let web = pod("web-1").created_at(&stamp).waiting("ImagePullBackOff");

@@ -363,6 +363,7 @@ async fn an_event_in_one_namespace_never_sets_the_cause_of_a_pod_in_another() {
 
 #[test]
 fn an_event_stamped_in_the_future_ages_from_its_arrival_and_a_deleted_one_stops_counting() {
+    use opc_core::clock::Clock;
     use opc_core::cluster::Cache;
     use opc_core::pod::EventTarget;
     use opc_core::rules::CauseClass;
@@ -374,7 +375,7 @@ fn an_event_stamped_in_the_future_ages_from_its_arrival_and_a_deleted_one_stops_
             r
         })
         .collect();
-    let cache = Cache::with_chain(chain);
+    let cache = Cache::for_cluster(ClusterName::default(), chain, Clock::real());
     cache.upsert(
         pod("web-1")
             .ns("shop")

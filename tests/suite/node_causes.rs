@@ -103,7 +103,7 @@ async fn a_pod_stuck_terminating_on_a_node_that_stopped_reporting_says_so() {
             "{cause:?}"
         );
     }
-    assert_eq!(session.cache.nodes().not_reporting(), 1);
+    assert_eq!(session.cache.nodes_not_reporting(), 1);
 }
 
 #[tokio::test]
@@ -128,7 +128,7 @@ async fn without_leave_to_read_nodes_causes_come_from_the_pod_and_a_notice_says_
         session.cache.health().synced(),
         "the pod view does not wait on nodes"
     );
-    assert_eq!(session.cache.nodes().not_reporting(), 0);
+    assert_eq!(session.cache.nodes_not_reporting(), 0);
 }
 
 /// `scan` reads the nodes beside the pods, and says the same as the screen.
@@ -160,9 +160,14 @@ async fn scan_classes_a_pod_on_a_node_that_stopped_reporting() {
 /// on every one of them, not only on the first.
 #[test]
 fn a_relist_of_nodes_updates_the_pods_on_every_node_that_changed() {
-    use opc_core::cluster::Cache;
+    use opc_core::clock::Clock;
+    use opc_core::cluster::{Cache, ClusterName};
     use opc_core::node::{NodeState, Readiness};
-    let cache = Cache::with_chain(crate::causes::at_once().chain().to_vec());
+    let cache = Cache::for_cluster(
+        ClusterName::default(),
+        crate::causes::at_once().chain().to_vec(),
+        Clock::real(),
+    );
     let now = Utc::now();
     for (name, node) in [("web-1", "n1"), ("web-2", "n2"), ("web-3", "n3")] {
         let stuck = pod(name)
@@ -182,5 +187,5 @@ fn a_relist_of_nodes_updates_the_pods_on_every_node_that_changed() {
         .replace(vec![silent("n1"), silent("n2"), silent("n3")], now);
     let causes: Vec<CauseClass> = cache.findings().iter().map(|f| f.cause).collect();
     assert_eq!(causes, vec![CauseClass::NodeUnreachable; 3]);
-    assert_eq!(cache.nodes().not_reporting(), 3);
+    assert_eq!(cache.nodes_not_reporting(), 3);
 }

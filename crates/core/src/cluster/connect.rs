@@ -46,11 +46,10 @@ pub async fn connect(options: &ConnectOptions) -> Result<Cluster, ConnectError> 
             });
         }
         Err(_) => {
-            let after = deadlines.connect;
             return Err(ConnectError::NotReady {
                 cluster: name,
                 url,
-                after,
+                after: deadlines.connect,
             });
         }
     };

@@ -57,8 +57,7 @@ pub enum ConnectError {
         FIRST_ANSWER.as_secs()
     )]
     Silent { cluster: ClusterName, url: String },
-    /// The kubeconfig cannot be read or used. Its error is kept but not offered as a source:
-    /// the YAML parser's message quotes the file, credentials included; only its position is shown.
+    /// The kubeconfig cannot be read or used. Its error is no `source`: it may quote credentials.
     #[error("{what} {origin}: {}", unquoted(error))]
     Kubeconfig {
         what: KubeconfigStep,

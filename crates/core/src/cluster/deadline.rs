@@ -12,6 +12,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures::future::BoxFuture;
 use http::{Request, Response};
 use hyper::body::{Body, Frame, SizeHint};
 use kube::client::ClientBuilder;
@@ -86,8 +87,6 @@ struct WithDeadline<S> {
     limit: Duration,
 }
 
-type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
-
 impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for WithDeadline<S>
 where
     S: Service<Request<ReqBody>, Response = Response<ResBody>>,
@@ -96,7 +95,7 @@ where
 {
     type Response = Response<DeadlineBody<ResBody>>;
     type Error = BoxError;
-    type Future = BoxFuture<std::result::Result<Self::Response, BoxError>>;
+    type Future = BoxFuture<'static, std::result::Result<Self::Response, BoxError>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<std::result::Result<(), BoxError>> {
         self.inner.poll_ready(cx).map_err(Into::into)

@@ -2,11 +2,9 @@
 //! back-off, a scheduler's verdict, a probe that kills).
 //!
 //! Anyone who may create an Event in a namespace writes all of it, up to ~1.5 MB: so a list is
-//! read item by item as its bytes arrive (the same paged list as pods'), never a page at a time, and each
-//! Event, listed or watched, is decoded straight into the few capped fields a cause reads
-//! ([`WireEvent`], [`pod_event`]). Only the latest Event per pod and kind is kept. The pod
-//! view's freshness does not wait on these: a cause from the status alone is still a cause, so
-//! their watch is not a guard.
+//! read item by item as its bytes arrive, and each Event is decoded straight into the few
+//! capped fields a cause reads ([`WireEvent`], [`pod_event`]). Only the latest Event per pod
+//! and kind is kept. Their watch is not a guard: a cause from the status alone is still one.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -141,8 +139,7 @@ impl PodEvents {
 }
 
 /// Every Warning Event of `scope`'s pods that a cause reads, listed once (for `scan`, a most
-/// recent read, decoded one at a time as the list streams in), by pod: the latest of each
-/// kind, as read at `now`.
+/// recent read), by pod: the latest of each kind, as read at `now`.
 pub async fn list_pod_events(
     client: &Client,
     scope: &Scope,

@@ -24,8 +24,7 @@ pub enum WatchState {
         error: String,
     },
     /// The API server refused this identity the list or watch (403): nothing of the scope
-    /// can be seen, which is never "nothing abnormal". Retried after a backoff (a grant
-    /// takes effect without a restart).
+    /// can be seen, which is never "nothing abnormal". Retried: a grant needs no restart.
     Forbidden(Forbidden),
 }
 

@@ -1,9 +1,7 @@
 //! The findings kept up to date as pods change: one classification per event, for the pod that
-//! changed; rules that mature with time (`after`) are re-classified at their due time, not on
-//! every read. Readers (the screen, the worker, `/metrics`) get what they need from here at a
-//! cost that follows the abnormal pods, never all pods. The findings are kept in the screen's
-//! default order (chain position, time in state, namespace, name), so a reader that wants that
-//! order takes it as it is instead of sorting.
+//! changed; rules that mature with time (`after`) are re-classified when due, not on every
+//! read. Readers pay for the abnormal pods, never all pods, and get them in the screen's default
+//! order (chain position, time in state, namespace, name) without sorting.
 
 use std::cmp::Reverse;
 use std::collections::hash_map::Entry;
@@ -13,12 +11,10 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use super::abnormal::Abnormal;
-use super::event_store::{EventStore, Events};
+use super::event_store::EventStore;
 use super::name::ClusterName;
 use super::node_store::NodeStore;
-use crate::node::NodeState;
-use crate::pod::WorkloadId;
-use crate::pod::{PodEvent, PodRecord};
+use crate::pod::{PodRecord, WorkloadId};
 use crate::rules::{CauseClass, RuleKind, RuleSpec, cause_class, classify, next_change};
 
 /// How many pods that could be healthy (not Succeeded or Failed) each namespace and each
@@ -70,24 +66,7 @@ fn decrement<K: std::hash::Hash + Eq>(counts: &mut HashMap<K, u32>, key: K) {
 }
 
 /// What a pod's cause reads besides the pod: its latest Warning Events and its node's state.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct EventsAndNode<'a> {
-    pub events: Option<&'a Events>,
-    pub node: Option<&'a NodeState>,
-}
-
-impl<'a> EventsAndNode<'a> {
-    pub fn of(pod: &PodRecord, events: &'a EventStore, nodes: &'a NodeStore) -> EventsAndNode<'a> {
-        EventsAndNode {
-            events: events.of(pod),
-            node: nodes.of(pod),
-        }
-    }
-
-    pub fn events(&self) -> &'a [PodEvent] {
-        self.events.map_or(&[], |e| e)
-    }
-}
+pub(super) type Around<'a> = (&'a EventStore, &'a NodeStore);
 
 /// Where a finding sits in the default order; unique per pod thanks to the UID.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -115,8 +94,7 @@ impl Place {
     }
 }
 
-/// Findings in the default order, where each pod's sits, and counts by category, under one
-/// rule chain.
+/// Findings in the default order, where each pod's sits, and counts, under one rule chain.
 pub(super) struct Index {
     pub cluster: ClusterName,
     pub chain: Vec<RuleSpec>,
@@ -155,7 +133,7 @@ impl Index {
 
     /// A pod arrived or changed (after `forget` of its previous version), or its Events or
     /// its node did.
-    pub fn admit(&mut self, pod: &Arc<PodRecord>, around: EventsAndNode<'_>, now: DateTime<Utc>) {
+    pub fn admit(&mut self, pod: &Arc<PodRecord>, around: Around<'_>, now: DateTime<Utc>) {
         self.census.add(pod);
         self.classify(pod, around, now);
     }
@@ -180,7 +158,7 @@ impl Index {
     pub fn promote(
         &mut self,
         pods: &HashMap<Box<str>, Arc<PodRecord>>,
-        (events, nodes): (&EventStore, &NodeStore),
+        around: Around<'_>,
         now: DateTime<Utc>,
     ) -> bool {
         self.at = self.at.max(now);
@@ -198,15 +176,14 @@ impl Index {
             self.scheduled.remove(&uid);
             if let Some(pod) = pods.get(&uid) {
                 let before = self.places.get(&uid).cloned();
-                self.classify(pod, EventsAndNode::of(pod, events, nodes), now);
+                self.classify(pod, around, now);
                 changed |= before.as_ref() != self.places.get(&uid);
             }
         }
         changed
     }
 
-    /// When the next pod's classification may change by time alone (possibly an outdated
-    /// entry: promoting then finds nothing to do).
+    /// When the next pod's classification may change by time alone (maybe an outdated entry).
     pub fn next_due(&self) -> Option<DateTime<Utc>> {
         self.due.peek().map(|Reverse((due, _))| *due)
     }
@@ -226,12 +203,11 @@ impl Index {
     }
 
     /// Findings by category and cause as `promote(now)` would leave them, without promoting:
-    /// the pods whose rules matured since are classified afresh into a copy of the counts.
-    /// For readers that must not write (`/metrics`).
+    /// for readers that must not write (`/metrics`).
     pub fn cause_counts_at(
         &self,
         pods: &HashMap<Box<str>, Arc<PodRecord>>,
-        (events, nodes): (&EventStore, &NodeStore),
+        (events, nodes): Around<'_>,
         now: DateTime<Utc>,
     ) -> BTreeMap<(RuleKind, CauseClass), usize> {
         let mut causes = self.causes.clone();
@@ -244,25 +220,27 @@ impl Index {
                 uncount(&mut causes, *key);
             }
             if let Some(finding) = classify(pod, &self.chain, now) {
-                let around = EventsAndNode::of(pod, events, nodes);
-                let cause = cause_class(pod, &finding, around.events(), around.node);
+                let events = events.of(pod).map_or(&[][..], |e| e);
+                let cause = cause_class(pod, &finding, events, nodes.of(pod));
                 *causes.entry((finding.rule, cause)).or_default() += 1;
             }
         }
         causes
     }
 
-    fn classify(&mut self, pod: &Arc<PodRecord>, around: EventsAndNode<'_>, now: DateTime<Utc>) {
+    fn classify(&mut self, pod: &Arc<PodRecord>, around: Around<'_>, now: DateTime<Utc>) {
+        let (events, nodes) = around;
         let found = classify(pod, &self.chain, now).map(|finding| {
+            let (events, node) = (events.of(pod), nodes.of(pod));
             // One event classifies one pod: its cause is found here, once, not per read.
-            let cause = cause_class(pod, &finding, around.events(), around.node);
+            let cause = cause_class(pod, &finding, events.map_or(&[], |e| e), node);
             Abnormal {
                 cluster: self.cluster.clone(),
                 pod: pod.clone(),
                 finding: Arc::new(finding),
                 cause,
-                events: around.events.cloned(),
-                node: around.node.cloned().map(Arc::new),
+                events: events.cloned(),
+                node: node.cloned().map(Arc::new),
             }
         });
         self.set_finding(&pod.uid, found);

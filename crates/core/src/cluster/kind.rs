@@ -1,8 +1,6 @@
-//! What one kind of object is to the lists and the watch loop: pods into the cache's pods (its
-//! freshness is a guard), nodes into its nodes and pods' Warning Events into its Events (only
-//! shown: causes fall back to the pod alone without them). The loop, the lists and the
-//! connections are the same for all; a kind says where its objects are listed, how they
-//! decode and where they go.
+//! What one kind of object (pods, nodes, pods' Warning Events) is to the lists and the watch
+//! loop, which are the same for all: where its objects are listed, how they decode and where
+//! they go.
 
 use std::sync::Mutex;
 use std::time::Instant;
@@ -26,8 +24,7 @@ pub(crate) trait Kind: Send + Sync + 'static {
     const RESOURCE: &'static str;
     /// A field selector the server filters by; empty for every object.
     const SELECTOR: &'static str = "";
-    /// Whether the API server is asked for this kind in protobuf: only where
-    /// [`Kind::from_proto`] and [`Kind::proto_event`] read it.
+    /// Whether the API server is asked for this kind in protobuf ([`Kind::from_proto`] reads it).
     const PROTOBUF: bool = false;
 
     fn record(wire: Self::Wire, decoder: &mut Self::Decoder) -> Self::Record;

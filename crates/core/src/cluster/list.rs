@@ -10,6 +10,7 @@
 
 use futures::AsyncBufReadExt;
 use kube::Client;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use super::Scope;
 use super::kind::{Kind, Pods};
@@ -44,8 +45,7 @@ pub(crate) struct Listed<R> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ListFrom {
     /// `resourceVersion=0&resourceVersionMatch=NotOlderThan`: any version, from the watch
-    /// cache; possibly stale, and the server may ignore `limit`. For a first list, when
-    /// nothing has been shown yet, so stale cannot mean going back in time.
+    /// cache, maybe stale. For a first list, when stale cannot mean going back in time.
     Any,
     /// `resourceVersion=<v>&resourceVersionMatch=NotOlderThan`: at `v` or newer, from the watch
     /// cache where the server can (it waits for its cache to reach `v`, else answers 504).
@@ -71,44 +71,34 @@ impl ListFrom {
         let mut query = format!("limit={page_size}");
         if !selector.is_empty() {
             query.push_str("&fieldSelector=");
-            query.push_str(&encode(selector));
+            query.extend(utf8_percent_encode(selector, UNRESERVED));
         }
         // The continue token carries the snapshot's version; a version beside it is a 400.
         if let Some(token) = token {
             query.push_str("&continue=");
-            query.push_str(&encode(token));
+            query.extend(utf8_percent_encode(token, UNRESERVED));
             return query;
         }
         if *self == ListFrom::MostRecent {
             return query;
         }
         query.push_str("&resourceVersion=");
-        query.push_str(&encode(&self.version()));
+        query.extend(utf8_percent_encode(&self.version(), UNRESERVED));
         query.push_str("&resourceVersionMatch=NotOlderThan");
         query
     }
 }
 
-/// Percent-encoding for a query value: everything but RFC 3986's unreserved characters.
-fn encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
+/// What of a query value stays as it is: RFC 3986's unreserved characters.
+const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 /// List every pod in `scope` at the most recent version (a quorum read), `page_size` at a
-/// time, asking for `wire`: for one-shot callers that want a consistent answer (the watch
-/// loop lists from the watch cache instead). Each page is decoded as its bytes arrive, one
-/// item at a time into the compact record, so a server that sends the whole list in one body
-/// costs no more memory than one that pages; the next page is asked for as soon as its
-/// continue token is read. An item that does not decode is skipped and logged rather than
-/// failing the whole list.
+/// time, asking for `wire`: for one-shot callers that want a consistent answer. An item that
+/// does not decode is skipped and logged rather than failing the whole list.
 pub async fn list_pods(
     client: &Client,
     scope: &Scope,

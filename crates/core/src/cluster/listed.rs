@@ -50,10 +50,7 @@ impl Listed {
 
     /// The cache's record, for a pod this process watches.
     pub fn watched(&self) -> Option<&Abnormal> {
-        match self {
-            Listed::Watched(found) => Some(found),
-            Listed::Fed(_) => None,
-        }
+        self.either(Some, |_| None)
     }
 
     pub fn cluster(&self) -> &ClusterName {

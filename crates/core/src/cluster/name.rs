@@ -5,9 +5,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-/// A cluster as every key and every line of the tool names it. Cheap to clone. Made from text
-/// only by [`ClusterName::new`] and read as text only by [`ClusterName::as_str`]: no
-/// conversion to or from a string happens without saying so.
+/// A cluster as every key and every line of the tool names it. Cheap to clone; made from and
+/// read as text only by [`ClusterName::new`] and [`ClusterName::as_str`].
 #[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ClusterName(Arc<str>);
 

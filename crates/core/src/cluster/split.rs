@@ -30,8 +30,9 @@ enum At {
     /// Before the opening `{`.
     Start,
     /// After `{` or `,`: a key, or `}` right after `{`.
-    Key { first: bool },
-    /// Inside a key's string.
+    Key {
+        first: bool,
+    },
     InKey,
     /// After a key: the `:`.
     Colon,
@@ -42,8 +43,9 @@ enum At {
     /// After a value: `,` or `}`.
     AfterValue,
     /// Inside `items`, where an element or `]` comes (`first`: right after `[`).
-    Element { first: bool },
-    /// Inside one element of `items`.
+    Element {
+        first: bool,
+    },
     InElement,
     /// After an element: `,` or `]`.
     AfterElement,
@@ -120,9 +122,8 @@ impl Splitter {
         !matches!(self.at, At::InKey | At::InValue | At::InElement)
     }
 
-    /// One step through the top-level object: its keys, the values that are not `items`
-    /// (`metadata` handed out whole, the rest skipped), and each element of `items`, handed
-    /// out whole as it ends.
+    /// One step through the top-level object: `metadata` and each element of `items` are
+    /// handed out whole as they end, other values skipped.
     fn step(
         &mut self,
         byte: u8,

@@ -92,10 +92,9 @@ pub struct EventTarget {
     pub uid: Box<str>,
 }
 
-/// A Warning Event about a pod that a cause reads: which pod, and what it says. Both the old
-/// (core/v1) and the new (events.k8s.io, the scheduler's) way of writing are read. A tenant
-/// may write an Event in its own namespace naming any uid: it is taken to speak only of a pod
-/// in that namespace, and a time after `now` (its arrival) is taken as `now`.
+/// A Warning Event about a pod that a cause reads, core/v1 or events.k8s.io (the scheduler's).
+/// A tenant may name any uid: an Event speaks only of a pod of its own namespace, and a time
+/// after `now` (its arrival) is taken as `now`.
 pub fn pod_event(event: &WireEvent, now: DateTime<Utc>) -> Option<(EventTarget, PodEvent)> {
     let object = &event.involved_object;
     if word(&object.kind) != Some("Pod") || word(&event.type_) != Some("Warning") {
@@ -142,49 +141,4 @@ pub fn pod_event(event: &WireEvent, now: DateTime<Utc>) -> Option<(EventTarget, 
 
 fn word(text: &Option<Capped<128>>) -> Option<&str> {
     text.as_ref().map(|c| &*c.0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_events_a_cause_reads_are_kept() {
-        let pull = "Failed to pull image \"x:1\": rpc error: code = NotFound desc = not found";
-        let attach = "AttachVolume.Attach failed for volume \"pv\"";
-        let cases = [
-            ("Failed", pull, Some(EventKind::PullFailed)),
-            ("Failed", "Error: ImagePullBackOff", None),
-            ("Failed", "Error: ErrImagePull", None),
-            // A readiness failure restarts nothing: it says why a running pod is not Ready.
-            (
-                "Unhealthy",
-                "Readiness probe failed: HTTP probe failed",
-                Some(EventKind::ReadinessFailed),
-            ),
-            (
-                "FailedCreatePodSandBox",
-                "Failed to create pod sandbox: rpc error",
-                Some(EventKind::SandboxFailed),
-            ),
-            ("FailedAttachVolume", attach, Some(EventKind::FailedAttach)),
-            (
-                "Unhealthy",
-                "Liveness probe failed: HTTP probe failed",
-                Some(EventKind::ProbeFailed),
-            ),
-            ("BackOff", "Back-off restarting failed container", None),
-        ];
-        for (reason, message, kind) in cases {
-            assert_eq!(EventKind::of(reason, message), kind, "{reason}: {message}");
-        }
-    }
-
-    #[test]
-    fn long_messages_are_cut_on_a_character() {
-        let long = "é".repeat(MESSAGE_CAP);
-        let kept = PodEvent::new(EventKind::PullFailed, &long, 1, None);
-        assert!(kept.message.len() <= MESSAGE_CAP);
-        assert!(long.starts_with(&*kept.message));
-    }
 }

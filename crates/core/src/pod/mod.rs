@@ -4,16 +4,12 @@
 //! which is what keeps 150,000 pods within the memory budget. The details pane fetches the full
 //! object on demand.
 
-#[cfg(test)]
-mod decode_tests;
 mod event;
 mod intern;
 mod proto;
 #[cfg(test)]
 pub(crate) mod proto_build;
 mod proto_frame;
-#[cfg(test)]
-mod proto_tests;
 mod protowire;
 mod resources;
 mod wire;
@@ -34,8 +30,7 @@ pub use proto_frame::{
 pub use protowire::ProtoError;
 pub use resources::Requests;
 pub use wire::{MESSAGE_CAP, NAME_CAP, WirePod, decode_pod};
-pub(crate) use wire::{capped_status, cut};
-pub(crate) use wire::{is_truthy, nullable};
+pub(crate) use wire::{capped_status, cut, is_truthy, nullable};
 pub use wire_event::{Capped, WireEvent};
 pub use workload::WorkloadId;
 
@@ -252,10 +247,9 @@ impl PodRecord {
         self.containers.iter().any(|c| c.waiting_reason().is_some())
     }
 
-    /// Carry over or set `reason_seen` from the previous version of the same pod.
-    ///
-    /// Only the step from "nothing waiting" to "waiting" counts as seen: image pulls alternate
-    /// between ErrImagePull and ImagePullBackOff, which is one state for the on-call engineer.
+    /// Carry over or set `reason_seen` from the pod's previous version. Only the step from
+    /// "nothing waiting" to "waiting" counts as seen: image pulls alternate between ErrImagePull
+    /// and ImagePullBackOff, which is one state for the on-call engineer.
     pub fn observe_transition(&mut self, previous: Option<&PodRecord>, now: DateTime<Utc>) {
         self.reason_seen = match previous {
             _ if !self.is_waiting() => None,

@@ -11,12 +11,6 @@ pub(crate) fn field(number: u32, bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-pub(crate) fn number(number: u32, value: u64) -> Vec<u8> {
-    let mut out = varint(u64::from(number) << 3);
-    out.extend(varint(value));
-    out
-}
-
 pub(crate) fn varint(mut value: u64) -> Vec<u8> {
     let mut out = Vec::new();
     loop {

@@ -50,8 +50,7 @@ fn object<'a>(body: &'a [u8], kind: &str) -> Result<&'a [u8], ProtoError> {
     }
 }
 
-/// A list page's `ListMeta`, in either format: where a watch starts, and where the next page
-/// does.
+/// A list page's `ListMeta`, in either format: where a watch starts, and the next page does.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PageMeta {
@@ -92,8 +91,7 @@ pub fn list_meta(message: &[u8]) -> Result<PageMeta, ProtoError> {
     Ok(meta)
 }
 
-/// A whole `metav1.Status` body: what an API server that speaks protobuf answers an error
-/// with.
+/// A whole `metav1.Status` body: how an API server that speaks protobuf answers an error.
 pub fn status_body(body: &[u8]) -> Result<Status, ProtoError> {
     status(object(body, "Status")?)
 }

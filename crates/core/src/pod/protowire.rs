@@ -65,10 +65,6 @@ pub struct Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
-    pub fn new(message: &'a [u8]) -> Fields<'a> {
-        Fields { rest: message }
-    }
-
     fn take(&mut self, n: usize) -> Result<&'a [u8], ProtoError> {
         if n > self.rest.len() {
             return Err(ProtoError::Truncated);
@@ -127,7 +123,7 @@ pub fn for_each_field<'a>(
     message: &'a [u8],
     mut each: impl FnMut(u32, Value<'a>) -> Result<(), ProtoError>,
 ) -> Result<(), ProtoError> {
-    let mut fields = Fields::new(message);
+    let mut fields = Fields { rest: message };
     while let Some((field, value)) = fields.next_field()? {
         each(field, value)?;
     }

@@ -62,8 +62,7 @@ pub(super) struct WireSpec {
     pub(super) containers: ContainerSpecs,
 }
 
-/// Whether any volume is a claim, read without keeping the volumes (this runs on every watch
-/// event).
+/// Whether any volume is a claim, read without keeping the volumes (runs on every event).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct ClaimsVolume(pub(super) bool);
 
@@ -398,5 +397,17 @@ impl From<WireTerminated> for Termination {
             exit_code: t.exit_code,
             finished: t.finished_at,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_fall_on_characters() {
+        assert_eq!(cut("ééé", 3), "é");
+        assert_eq!(cut("abc", 5), "abc");
+        assert_eq!(&*kept("日本語".to_string(), 4), "日");
     }
 }

@@ -10,9 +10,8 @@ use crate::pod::PodRecord;
 /// The characters Kubernetes uses for `pod-template-hash` (`rand.SafeEncodeString`).
 const HASH_ALPHABET: &str = "bcdfghjklmnpqrstvwxz2456789";
 
-/// A workload, as every key of the tool names it: the breaker, cooldowns and backoff, the
-/// census, the restart report and the audit log. A kind outside its usual API group carries
-/// the group, so another group's object of the same kind and name is never taken for it.
+/// A workload, as every key of the tool names it (the breaker, the census, the report, the
+/// audit log). A kind outside its usual API group carries the group: never taken for another.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct WorkloadId {
     pub namespace: Arc<str>,
@@ -38,9 +37,8 @@ impl WorkloadId {
         }
     }
 
-    /// Deployment `web` for a pod of ReplicaSet `web-7d9f8c6b5`, StatefulSet `db`, or the pod
-    /// itself for a bare pod. A ReplicaSet whose name does not end in a template hash stays a
-    /// ReplicaSet.
+    /// Deployment `web` for a pod of ReplicaSet `web-7d9f8c6b5` (without a template hash, the
+    /// ReplicaSet), StatefulSet `db`, or the pod itself for a bare pod.
     pub fn of(pod: &PodRecord) -> WorkloadId {
         // The census keeps one of these per workload: the namespace and an owner's kind are
         // the pod's own interned strings, not new copies.
@@ -157,41 +155,7 @@ pub(crate) fn deployment_of(replicaset: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::{WorkloadId, deployment_of};
-    use crate::pod::{Interner, WirePod};
-
-    fn owned_by(api_version: &str, kind: &str, name: &str) -> String {
-        let pod: WirePod = serde_json::from_value(serde_json::json!({"metadata": {
-            "name": "p", "namespace": "ns", "uid": "u",
-            "ownerReferences": [{"apiVersion": api_version, "kind": kind, "name": name,
-                                 "uid": "o", "controller": true}]}}))
-        .unwrap();
-        let id = WorkloadId::of(&pod.into_record(&mut Interner::default()));
-        assert_eq!(WorkloadId::parse(&id.to_string()), Some(id.clone()));
-        id.label()
-    }
-
-    #[test]
-    fn another_groups_kind_of_the_same_name_is_another_workload() {
-        assert_eq!(
-            owned_by("apps/v1", "ReplicaSet", "web-7d9f8c6b5"),
-            "Deployment/web"
-        );
-        assert_eq!(
-            owned_by("x.example/v1", "ReplicaSet", "web-7d9f8c6b5"),
-            "ReplicaSet.x.example/web-7d9f8c6b5"
-        );
-        assert_eq!(owned_by("apps/v1", "StatefulSet", "db"), "StatefulSet/db");
-        assert_eq!(
-            owned_by("v1", "ReplicationController", "rc"),
-            "ReplicationController/rc"
-        );
-        assert_eq!(owned_by("v1", "StatefulSet", "db"), "StatefulSet.core/db");
-        assert_eq!(
-            owned_by("spark.example/v1", "SparkApp", "s"),
-            "SparkApp.spark.example/s"
-        );
-    }
+    use super::deployment_of;
 
     #[test]
     fn strips_only_template_hashes() {

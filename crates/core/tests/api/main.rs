@@ -11,9 +11,15 @@
 
 mod actions;
 mod clock;
+mod cluster_cache;
+mod cluster_explain;
 mod fleet;
 mod inert;
 mod node;
+mod pod_decode;
+mod pod_event;
+mod pod_proto;
+mod pod_workload;
 mod report;
 mod rules;
 mod worker;

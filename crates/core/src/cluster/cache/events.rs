@@ -58,8 +58,8 @@ impl CachedEvents<'_> {
         });
     }
 
-    /// A complete list of the Warning Events `covers` admits (a namespace or all): it
-    /// replaces theirs, and the causes of the pods whose Events changed are found again.
+    /// A complete list of the Warning Events `covers` admits (a namespace or all), in place of
+    /// theirs; the causes of the pods whose Events changed are found again.
     pub fn replace(
         &self,
         covers: impl Fn(&str) -> bool,

@@ -7,17 +7,15 @@ use std::ops::Deref;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 use std::time::{Duration, Instant};
 
-use tokio::task::JoinHandle;
-
-use super::health::{DEFAULT_STALE_AFTER, Health, ScopeHealth, SourceHealth};
-
 use chrono::{DateTime, Utc};
 use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
 use super::Scope;
 use super::abnormal::Abnormal;
 use super::event_store::EventStore;
-use super::index::{Census, EventsAndNode, Index};
+use super::health::{DEFAULT_STALE_AFTER, Health, ScopeHealth, SourceHealth};
+use super::index::{Census, Index};
 use super::listed::Listed;
 use super::name::ClusterName;
 use super::node_store::NodeStore;
@@ -73,12 +71,7 @@ impl Default for Cache {
 impl Cache {
     /// A cache that keeps findings under the built-in chain, on the system's clock.
     pub fn new() -> Cache {
-        Cache::with_chain(default_chain())
-    }
-
-    /// A cache that keeps findings under `chain`, on the system's clock.
-    pub fn with_chain(chain: Vec<RuleSpec>) -> Cache {
-        Cache::for_cluster(ClusterName::default(), chain, Clock::real())
+        Cache::for_cluster(ClusterName::default(), default_chain(), Clock::real())
     }
 
     /// A cache of one cluster's pods, classified under `chain` at `clock`'s time: its
@@ -111,8 +104,7 @@ impl Cache {
         self.change(|store| {
             store.index = Index::new(store.index.cluster.clone(), chain);
             for pod in store.pods.values() {
-                let around = EventsAndNode::of(pod, &store.events, &store.nodes);
-                store.index.admit(pod, around, now);
+                store.index.admit(pod, (&store.events, &store.nodes), now);
             }
             true
         });
@@ -127,27 +119,13 @@ impl Cache {
         self.read().pods.get(uid).map(|pod| PodRecord::clone(pod))
     }
 
-    /// Every abnormal pod as of the last promotion, in the screen's default order, as the
-    /// screen lists it: shared with the index, not copied. Reads only: takes the read lock and
-    /// wakes nobody; the promotion task keeps the index up to the clock.
+    /// Every abnormal pod as of the last promotion, in the screen's default order: shared with
+    /// the index, not copied. Reads only; the promotion task keeps the index up to the clock.
     pub fn listed(&self) -> Vec<Listed> {
         let store = self.read();
         let found = store.index.findings();
         found
             .map(|found| Listed::Watched(Arc::clone(found)))
-            .collect()
-    }
-
-    /// The abnormal pods claimed by the rules `wanted` admits. The whole chain still decides
-    /// (the first match claims the pod); only the wanted findings are copied out. Reads the
-    /// index: its cost follows the abnormal pods.
-    pub fn findings_of(&self, wanted: impl Fn(RuleKind) -> bool) -> Vec<Abnormal> {
-        let store = self.read();
-        store
-            .index
-            .findings()
-            .filter(|found| wanted(found.finding.rule))
-            .map(|found| Abnormal::clone(found))
             .collect()
     }
 
@@ -166,9 +144,8 @@ impl Cache {
         self.read().index.census.clone()
     }
 
-    /// Bring the index up to the clock's time: rules that matured since are applied. Wakes
-    /// readers when a finding changed (a maturing rule shows up without any pod event). A
-    /// write: the promotion task's ([`Cache::spawn_promotion`]), never a reader's.
+    /// Bring the index up to the clock's time, waking readers when a finding changed. A write:
+    /// the promotion task's ([`Cache::spawn_promotion`]), never a reader's.
     pub fn promote(&self) -> bool {
         let now = self.inner.clock.now();
         self.change(|store| {
@@ -178,9 +155,8 @@ impl Cache {
         })
     }
 
-    /// Promote as time passes, so that a rule maturing wakes readers on its own, without a
-    /// reader or a screen tick asking: a task that sleeps on the cache's clock until the next
-    /// due promotion, or until a change may have brought one nearer. It ends with the cache.
+    /// Promote as time passes, so that a rule maturing wakes readers without a reader or a
+    /// screen tick asking. The task ends with the cache.
     pub fn spawn_promotion(&self) -> JoinHandle<()> {
         let cache = Arc::downgrade(&self.inner);
         let changes = self.subscribe();
@@ -207,9 +183,8 @@ impl Cache {
         }
     }
 
-    /// For a cache no watch fills: its one scope is as current as its source says. Readers
-    /// are woken only when that changes, as by a watch's change of state; a new proof alone
-    /// (every heartbeat) wakes nobody, as a watch's does not.
+    /// For a cache no watch fills: its one scope is as current as its source says. A new
+    /// proof alone (every heartbeat) wakes nobody, as a watch's does not.
     pub fn set_source_health(&self, source: &SourceHealth) {
         let unproved = |scopes: &[ScopeHealth]| -> Vec<ScopeHealth> {
             let unproved = |s: &ScopeHealth| ScopeHealth {
@@ -296,7 +271,6 @@ impl Cache {
             if let Some(previous) = previous {
                 store.index.forget(previous);
             }
-            // One classification per event, for the pod that changed.
             store.insert(pod, now);
             true
         });
@@ -342,9 +316,8 @@ impl Cache {
     }
 }
 
-/// A handle on the cache that can only read it: what `/metrics` holds, so a scrape neither
-/// takes the lock the watches write under nor waits for a writer to let go of it. It reaches
-/// the store through `read` alone; there is no way from here to a write guard or a `Cache`.
+/// A handle on the cache that can only read it: what `/metrics` holds, so a scrape never takes
+/// the write lock. There is no way from here to a write guard or a `Cache`.
 #[derive(Clone)]
 pub struct CacheReader {
     inner: Arc<Inner>,
@@ -387,12 +360,22 @@ impl CacheReader {
         self.inner.clock
     }
 
-    /// Every abnormal pod in the index, in the screen's default order. Promotes nothing (that
-    /// would write): the cache's promotion task keeps the index up to the clock and wakes
-    /// subscribers when it moves it.
+    /// Every abnormal pod in the index, in the screen's default order. Promotes nothing: that
+    /// would write.
     pub fn findings(&self) -> Vec<Abnormal> {
+        self.findings_of(|_| true)
+    }
+
+    /// The abnormal pods claimed by the rules `wanted` admits: the whole chain still decides
+    /// which rule claims a pod, and only the wanted findings are copied out.
+    pub fn findings_of(&self, wanted: impl Fn(RuleKind) -> bool) -> Vec<Abnormal> {
         let store = self.read();
-        store.index.findings().map(|a| Abnormal::clone(a)).collect()
+        store
+            .index
+            .findings()
+            .filter(|found| wanted(found.finding.rule))
+            .map(|found| Abnormal::clone(found))
+            .collect()
     }
 
     /// Abnormal pods by category and cause now. Reads the index, counting the rules matured
@@ -414,8 +397,7 @@ impl Store {
     /// Keep `pod` (its previous version forgotten by the index first) and classify it.
     fn insert(&mut self, pod: PodRecord, now: DateTime<Utc>) {
         let pod = Arc::new(pod);
-        let around = EventsAndNode::of(&pod, &self.events, &self.nodes);
-        self.index.admit(&pod, around, now);
+        self.index.admit(&pod, (&self.events, &self.nodes), now);
         self.pods.insert(pod.uid.clone(), pod);
     }
 
@@ -434,16 +416,14 @@ impl Store {
             return false;
         };
         self.index.forget(pod);
-        let around = EventsAndNode::of(pod, &self.events, &self.nodes);
-        self.index.admit(pod, around, now);
+        self.index.admit(pod, (&self.events, &self.nodes), now);
         self.index.is_abnormal(uid)
     }
 }
 
-/// Wakes readers when a rule matures, however quiet the cluster is. A wall clock that jumps
-/// is caught up with at the next wake: the sleep is never longer than `RECHECK`. A change
-/// (it may bring a due time nearer) costs a look under the read lock; the write lock is
-/// taken only when something is due.
+/// Wakes readers when a rule matures, however quiet the cluster is. The sleep is never longer
+/// than `RECHECK`, so a wall clock that jumps is caught up with; a change (it may bring a due
+/// time nearer) costs a look under the read lock, and the write lock is taken only when due.
 async fn promote_as_time_passes(cache: Weak<Inner>, mut changes: watch::Receiver<u64>) {
     const RECHECK: Duration = Duration::from_secs(30);
     loop {
@@ -492,32 +472,5 @@ mod tests {
         assert!(!readers.has_changed().unwrap(), "the same again is not");
         cache.update_health(&Scope::All, |h| h.format = Some(WireFormat::Json));
         assert!(readers.has_changed().unwrap(), "a new format is");
-    }
-
-    /// A pod stuck terminating matures after the rule's 5 minutes with no event about it: the
-    /// promotion task brings it in. A read before that neither promotes it nor wakes anyone.
-    #[tokio::test(start_paused = true)]
-    async fn a_read_neither_promotes_nor_wakes() {
-        let start = Utc::now();
-        let clock = Clock::starting_at(start);
-        let chain = crate::rules::default_chain();
-        let cache = Cache::for_cluster(ClusterName::new("c"), chain, clock);
-        let pod: WirePod = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "web-1", "namespace": "shop", "uid": "u1",
-                         "deletionTimestamp": start.to_rfc3339(),
-                         "deletionGracePeriodSeconds": 30},
-            "status": {"phase": "Running"}}))
-        .unwrap();
-        cache.upsert(pod, start);
-        assert!(cache.findings().is_empty(), "not stuck yet");
-        let mut readers = cache.subscribe();
-        readers.mark_unchanged();
-        tokio::time::advance(Duration::from_secs(6 * 60)).await;
-        let read = (cache.findings(), cache.listed(), cache.counts());
-        assert!(read.0.is_empty() && read.1.is_empty(), "{read:?}");
-        assert!(!readers.has_changed().unwrap(), "a read woke the readers");
-        assert!(cache.promote(), "the promotion finds it");
-        assert!(readers.has_changed().unwrap());
-        assert_eq!(cache.findings().len(), 1);
     }
 }

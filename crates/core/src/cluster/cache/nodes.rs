@@ -12,8 +12,7 @@ pub struct CachedNodes<'a> {
 }
 
 impl CachedNodes<'_> {
-    /// Every node now; the causes of abnormal pods on the nodes whose state changed are
-    /// found again.
+    /// Every node now: the causes of the abnormal pods on nodes that changed are found again.
     pub fn replace(&self, nodes: Vec<NodeState>, now: DateTime<Utc>) {
         self.cache.change(|store| {
             let changed = store.nodes.replace(nodes);
@@ -51,11 +50,6 @@ impl CachedNodes<'_> {
     /// Nodes cannot be read (`why`), or can again (None): shown, never a guard.
     pub(crate) fn unreadable(&self, why: Option<String>) {
         self.cache.change(|store| store.nodes.set_unreadable(why));
-    }
-
-    /// How many nodes stopped reporting (their Ready condition is Unknown).
-    pub fn not_reporting(&self) -> usize {
-        self.cache.read().nodes.not_reporting()
     }
 
     /// Why nodes cannot be read, if they cannot.

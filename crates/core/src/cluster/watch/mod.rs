@@ -1,23 +1,15 @@
 //! List, then watch from the list's resourceVersion; never give up. One loop for every kind
-//! watched: pods, their Warning Events and the nodes (see [`kind`]: how each decodes and
-//! where it goes; only the pods' freshness is a guard).
+//! watched (see [`kind`]; only the pods' freshness is a guard).
 //!
 //! Errors are logged and shown, never returned: the loop backs off, resumes from the last
-//! resourceVersion it saw, and relists when the server says that version is gone. The view is
-//! as fresh as the last proof that it is in sync with a live server: a list, an event, a
-//! bookmark, or a watch re-made from the current version that the server keeps open. A watch
-//! quiet for half the freshness bound is re-made to prove it again, so a quiet cluster (whose
-//! server may send no bookmark for minutes) stays fresh, and a frozen server or a stream a
-//! load balancer dropped shows within the bound.
+//! resourceVersion it saw, and relists when the server says that version is gone. A watch
+//! quiet for half the freshness bound is re-made to prove the view again, so a quiet cluster
+//! (whose server may send no bookmark for minutes) stays fresh, and a frozen server or a stream
+//! a load balancer dropped shows within the bound.
 //!
-//! The decisions are in [`step`] (pure); this module does the I/O: [`stream`] reads one
-//! connection, [`list_scope`] one paged list.
-//!
-//! Lists are served from the API server's watch cache, never as quorum reads from etcd unless
-//! a version was refused: a streaming list (`sendInitialEvents`) where the server supports it,
-//! whose stream then goes on as the watch; else pages at `resourceVersion=0` first and
-//! `NotOlderThan` the last seen version on a relist (see [`ListFrom`]). Whether the server
-//! supports streaming lists is learnt once per cluster and remembered.
+//! The decisions are in [`step`] (pure); [`stream`] reads one connection, [`list_scope`] one
+//! paged list. A list is a streaming one (`sendInitialEvents`, its stream then goes on as the
+//! watch) where the server supports it, learnt once per cluster; else pages (see [`ListFrom`]).
 
 mod read;
 mod step;
@@ -78,9 +70,8 @@ impl WatchSettings {
         self.stale_after / 2
     }
 
-    /// A re-made watch that the server keeps open this long proves the view current: long
-    /// enough for a refusal (410 comes as an event right after the answer) or a proxy that
-    /// closes at once to show first.
+    /// A re-made watch the server keeps open this long proves the view current: long enough
+    /// for a refusal (410 comes right after the answer) or a proxy that closes at once to show.
     fn settle(&self) -> Duration {
         (self.stale_after / 8).min(Duration::from_secs(1))
     }
@@ -121,8 +112,7 @@ impl Streaming {
     }
 }
 
-/// One task per scope, all feeding the same cache. The scopes share what is learnt about
-/// the server (whether it serves streaming lists).
+/// One task per scope, all feeding the same cache and sharing what is learnt of the server.
 pub fn spawn_watches(
     client: &Client,
     scopes: &[Scope],
@@ -140,8 +130,7 @@ pub fn spawn_watches(
         .collect()
 }
 
-/// One scope of one kind, watched by its own task, sharing what `streaming` learns of the
-/// server.
+/// One scope of one kind, watched by its own task.
 pub(crate) fn spawn_one<K: Kind>(
     client: &Client,
     scope: &Scope,
@@ -158,9 +147,8 @@ pub(crate) fn spawn_one<K: Kind>(
     tokio::spawn(run_scope(scoped, streaming))
 }
 
-/// The cluster's nodes into `cache`, by the same loop as its pods. Nodes are cluster-wide
-/// and few; a cluster that forbids reading them still works (causes from the pod alone), and
-/// says so.
+/// The cluster's nodes into `cache`, by the same loop as its pods. A cluster that forbids
+/// reading them still works (causes from the pod alone), and says so.
 pub fn spawn_node_watch(
     client: &Client,
     cache: &Cache,

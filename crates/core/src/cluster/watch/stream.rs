@@ -2,10 +2,6 @@
 //! whose initial events replace the scope when their closing bookmark comes, after which the
 //! same stream goes on as the watch. It records each proof that the view is current, and
 //! ends itself once quiet so the next connection proves it again.
-//!
-//! Three concerns, three parts: [`open`] makes the request, [`connection`] waits for each
-//! event under its deadline, and [`Reading`] applies what arrives (gathering a streaming
-//! list's initial events, then following the watch) and tells the store each proof.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -15,14 +11,13 @@ use http::HeaderValue;
 use kube::core::params::WatchParams;
 use kube::core::{Request, Status, WatchEvent};
 
-use super::super::Forbidden;
 use super::Scoped;
 use super::read::{self, Read};
 use super::step::{Attempt, Ended};
-use crate::cluster::WatchState;
 use crate::cluster::explain::explain;
 use crate::cluster::kind::Kind;
 use crate::cluster::negotiate::{WireFormat, send_answered};
+use crate::cluster::{Forbidden, WatchState};
 use crate::pod::INITIAL_EVENTS_END;
 
 /// A streaming list's initial events, gathered until the bookmark that ends them.
@@ -181,8 +176,7 @@ impl<K: Kind> Reading<'_, K> {
         None
     }
 
-    /// One of a streaming list's initial events: kept until the bookmark that ends them,
-    /// which swaps them into the store.
+    /// One of a streaming list's initial events, kept until the bookmark that ends them.
     fn gather(&mut self, event: WatchEvent<K::Wire>) -> Option<Ended> {
         let gathering = self.initial.as_mut()?;
         match event {
@@ -260,8 +254,7 @@ impl<K: Kind> Reading<'_, K> {
     }
 }
 
-/// Every error status, from an answer or an ERROR event, sorted in one place: what it says
-/// about the version or the request, or a failure.
+/// Every error status, from an answer or an ERROR event, sorted in one place.
 pub(super) fn classify(status: &Status, listing: bool) -> Ended {
     let said = || format!("{} ({})", status.message, status.code);
     match status.code {

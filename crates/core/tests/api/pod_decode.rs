@@ -1,8 +1,9 @@
 //! What a tenant can write into a pod or an Event, thrown at the decoders: nothing panics,
 //! and what is kept stays small whatever arrives.
 
-use super::wire::{cut, kept};
-use super::*;
+use opc_core::pod::{
+    ContainerState, Interner, MESSAGE_CAP, NAME_CAP, PodRecord, WireEvent, decode_pod, pod_event,
+};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -58,13 +59,6 @@ fn a_pod_of_ordinary_size_is_not_malformed() {
                              "name": "x".repeat(NAME_CAP), "uid": "o", "controller": true}]}});
     let record = decode_pod(pod.to_string().as_bytes(), &mut Interner::default()).unwrap();
     assert!(!record.malformed);
-}
-
-#[test]
-fn cuts_fall_on_characters() {
-    assert_eq!(cut("ééé", 3), "é");
-    assert_eq!(cut("abc", 5), "abc");
-    assert_eq!(&*kept("日本語".to_string(), 4), "日");
 }
 
 /// Text of every kind a tenant can write: controls, bidi and zero-width marks, wide and
