@@ -66,7 +66,7 @@ fn decrement<K: std::hash::Hash + Eq>(counts: &mut HashMap<K, u32>, key: K) {
 }
 
 /// What a pod's cause reads besides the pod: its latest Warning Events and its node's state.
-pub(super) type Around<'a> = (&'a EventStore, &'a NodeStore);
+pub(super) type EventsAndNodes<'a> = (&'a EventStore, &'a NodeStore);
 
 /// Where a finding sits in the default order; unique per pod thanks to the UID.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -133,9 +133,9 @@ impl Index {
 
     /// A pod arrived or changed (after `forget` of its previous version), or its Events or
     /// its node did.
-    pub fn admit(&mut self, pod: &Arc<PodRecord>, around: Around<'_>, now: DateTime<Utc>) {
+    pub fn admit(&mut self, pod: &Arc<PodRecord>, stores: EventsAndNodes<'_>, now: DateTime<Utc>) {
         self.census.add(pod);
-        self.classify(pod, around, now);
+        self.classify(pod, stores, now);
     }
 
     /// The pods with a finding on `node`: those whose cause its state may change.
@@ -158,7 +158,7 @@ impl Index {
     pub fn promote(
         &mut self,
         pods: &HashMap<Box<str>, Arc<PodRecord>>,
-        around: Around<'_>,
+        stores: EventsAndNodes<'_>,
         now: DateTime<Utc>,
     ) -> bool {
         self.at = self.at.max(now);
@@ -176,7 +176,7 @@ impl Index {
             self.scheduled.remove(&uid);
             if let Some(pod) = pods.get(&uid) {
                 let before = self.places.get(&uid).cloned();
-                self.classify(pod, around, now);
+                self.classify(pod, stores, now);
                 changed |= before.as_ref() != self.places.get(&uid);
             }
         }
@@ -207,7 +207,7 @@ impl Index {
     pub fn cause_counts_at(
         &self,
         pods: &HashMap<Box<str>, Arc<PodRecord>>,
-        (events, nodes): Around<'_>,
+        (events, nodes): EventsAndNodes<'_>,
         now: DateTime<Utc>,
     ) -> BTreeMap<(RuleKind, CauseClass), usize> {
         let mut causes = self.causes.clone();
@@ -228,8 +228,8 @@ impl Index {
         causes
     }
 
-    fn classify(&mut self, pod: &Arc<PodRecord>, around: Around<'_>, now: DateTime<Utc>) {
-        let (events, nodes) = around;
+    fn classify(&mut self, pod: &Arc<PodRecord>, stores: EventsAndNodes<'_>, now: DateTime<Utc>) {
+        let (events, nodes) = stores;
         let found = classify(pod, &self.chain, now).map(|finding| {
             let (events, node) = (events.of(pod), nodes.of(pod));
             // One event classifies one pod: its cause is found here, once, not per read.

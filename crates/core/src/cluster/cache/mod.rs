@@ -383,8 +383,8 @@ impl CacheReader {
     pub fn cause_counts(&self) -> BTreeMap<(RuleKind, CauseClass), usize> {
         let now = self.inner.clock.now();
         let store = self.read();
-        let around = (&store.events, &store.nodes);
-        store.index.cause_counts_at(&store.pods, around, now)
+        let stores = (&store.events, &store.nodes);
+        store.index.cause_counts_at(&store.pods, stores, now)
     }
 
     fn read(&self) -> RwLockReadGuard<'_, Store> {
