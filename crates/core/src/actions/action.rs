@@ -38,17 +38,23 @@ impl fmt::Display for PodRef {
 }
 
 /// A destructive operation, confirmed before it runs.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, strum::Display)]
 pub enum Action {
+    #[strum(to_string = "delete {0}")]
     Delete(PodRef),
     /// Delete with `gracePeriodSeconds: 0`.
+    #[strum(to_string = "force delete (grace 0) {0}")]
     ForceDelete(PodRef),
     /// Through the Eviction API, honouring PodDisruptionBudgets.
+    #[strum(to_string = "evict {0}")]
     Evict(PodRef),
     /// Scale the workload that owns the pod to zero, remembering its replicas.
+    #[strum(to_string = "scale the workload of {0} to 0")]
     ScaleToZero(PodRef),
+    #[strum(to_string = "restore the replicas of {0}")]
     UndoScale(ScalableWorkload),
     /// Manual only: lets a pod held by finalizers go.
+    #[strum(to_string = "remove the finalizers of {0}")]
     RemoveFinalizers(PodRef),
 }
 
@@ -92,19 +98,6 @@ impl Action {
     }
 }
 
-impl fmt::Display for Action {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Action::Delete(p) => write!(f, "delete {p}"),
-            Action::ForceDelete(p) => write!(f, "force delete (grace 0) {p}"),
-            Action::Evict(p) => write!(f, "evict {p}"),
-            Action::ScaleToZero(p) => write!(f, "scale the workload of {p} to 0"),
-            Action::UndoScale(w) => write!(f, "restore the replicas of {w}"),
-            Action::RemoveFinalizers(p) => write!(f, "remove the finalizers of {p}"),
-        }
-    }
-}
-
 /// Who asked for an action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "by", content = "rule")]
@@ -115,20 +108,13 @@ pub enum Origin {
 
 /// What cooldowns and backoff are kept by: the pod, or its workload for a scale to zero
 /// (many failing pods of one workload are one scale).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, strum::Display)]
 pub enum Target {
     /// By uid: a new pod of the same name is another target.
+    #[strum(to_string = "{0}")]
     Pod(String),
+    #[strum(to_string = "{0}")]
     Workload(WorkloadId),
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Target::Pod(uid) => f.write_str(uid),
-            Target::Workload(workload) => write!(f, "{workload}"),
-        }
-    }
 }
 
 /// In JSON (the Lease's record of recent actions) as its `Display` text: a uid has no `/`.

@@ -3,7 +3,6 @@
 //! owner, so a pass costs one read per owner, never one per pod.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -143,12 +142,11 @@ impl Link {
 }
 
 /// Where the opt-out annotation sits.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, strum::Display)]
 pub enum OptOut {
-    Pod {
-        namespace: String,
-        name: String,
-    },
+    #[strum(to_string = "pod {namespace}/{name} carries {IGNORE_ANNOTATION}")]
+    Pod { namespace: String, name: String },
+    #[strum(to_string = "{kind} {namespace}/{name} carries {IGNORE_ANNOTATION}")]
     Owner {
         kind: String,
         namespace: String,
@@ -176,21 +174,6 @@ impl OptOut {
                 namespace: o.namespace.clone(),
                 name: o.name.clone(),
             })
-    }
-}
-
-impl fmt::Display for OptOut {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            OptOut::Pod { namespace, name } => {
-                write!(f, "pod {namespace}/{name} carries {IGNORE_ANNOTATION}")
-            }
-            OptOut::Owner {
-                kind,
-                namespace,
-                name,
-            } => write!(f, "{kind} {namespace}/{name} carries {IGNORE_ANNOTATION}"),
-        }
     }
 }
 

@@ -9,8 +9,6 @@
 //! and revisions say whether it made the pod: the failing container's image must be in its
 //! current template, and the pod's revision one it names as current or updating.
 
-use std::fmt;
-
 use kube::core::SelectorExt;
 
 use super::owners::{Link, LivePod, Owner};
@@ -83,21 +81,14 @@ pub enum Unproven {
 }
 
 /// How a pod's pull differs from its workload's template.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, strum::Display)]
 pub enum PullDiffers {
     /// Another `imagePullPolicy` (as the API server defaults it): the pod's.
+    #[strum(to_string = "imagePullPolicy {0}")]
     Policy(String),
     /// Without a pull Secret the template names.
+    #[strum(to_string = "no imagePullSecret {0}")]
     NoSecret(String),
-}
-
-impl fmt::Display for PullDiffers {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PullDiffers::Policy(policy) => write!(f, "imagePullPolicy {policy}"),
-            PullDiffers::NoSecret(secret) => write!(f, "no imagePullSecret {secret}"),
-        }
-    }
 }
 
 fn stale_revision(kind: &str, name: &str, revision: Option<&str>) -> String {
