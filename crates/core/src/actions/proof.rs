@@ -485,13 +485,4 @@ mod tests {
             Err(Unproven::ForeignImage { .. })
         ));
     }
-
-    #[test]
-    fn statefulset_pods_are_named_by_ordinal() {
-        assert!(is_ordinal_of("db-0", "db"));
-        assert!(is_ordinal_of("db-12", "db"));
-        for name in ["db-01", "db-", "db", "db-x", "db-1-2", "evil", "dbx-1"] {
-            assert!(!is_ordinal_of(name, "db"), "{name}");
-        }
-    }
 }

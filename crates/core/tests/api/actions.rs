@@ -1,7 +1,11 @@
 //! The actions' values as a caller sees them: refusals and the workloads a scale lands on.
 
-use opc_core::actions::{Denied, Failure, Refusal, ScalableWorkload, Unreadable, WorkloadKind};
-use opc_core::pod::WorkloadId;
+use opc_core::actions::{
+    Denied, Failure, Refusal, ScalableWorkload, Suspect, Unproven, Unreadable, WorkloadKind,
+};
+use opc_core::pod::{Interner, WorkloadId, decode_pod};
+use opc_core::rules::ActionKind;
+use serde_json::json;
 
 fn denied() -> Denied {
     Denied {
@@ -55,5 +59,28 @@ fn only_a_kind_with_replicas_in_its_own_group_can_be_scaled() {
         WorkloadId::new("shop", "Pod", "bare"),
     ] {
         assert_eq!(ScalableWorkload::of(&id), None, "{id}");
+    }
+}
+
+/// What holds a scale to zero of pod `name`, controlled by StatefulSet `db`.
+fn statefulset_suspect(name: &str) -> Option<Suspect> {
+    let pod = json!({"metadata": {"name": name, "namespace": "shop", "uid": "p",
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet",
+                             "name": "db", "uid": "s", "controller": true}]}});
+    let pod = decode_pod(pod.to_string().as_bytes(), &mut Interner::default()).unwrap();
+    Suspect::of(&pod, ActionKind::ScaleToZero)
+}
+
+#[test]
+fn statefulset_pods_are_named_by_ordinal() {
+    assert_eq!(statefulset_suspect("db-0"), None);
+    assert_eq!(statefulset_suspect("db-12"), None);
+    for name in ["db-01", "db-", "db", "db-x", "db-1-2", "evil", "dbx-1"] {
+        let not_ordinal = Unproven::NotOrdinal { set: "db".into() };
+        assert_eq!(
+            statefulset_suspect(name),
+            Some(Suspect::Unproven(not_ordinal)),
+            "{name}"
+        );
     }
 }
