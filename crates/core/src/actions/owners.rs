@@ -52,7 +52,7 @@ pub(crate) struct Owner {
     /// What it says its pods are now: the evidence a scale to zero rests on.
     pub(crate) current: Current,
     /// Its own `controller: true` owner.
-    pub(crate) next: Option<Link>,
+    pub(crate) next: Option<OwnerRef>,
 }
 
 /// What a workload names as its own pods now, read from the workload itself: a tenant can copy
@@ -120,27 +120,6 @@ impl Current {
     }
 }
 
-/// A `controller: true` owner reference: what it names, and the uid that object must have.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Link {
-    pub(crate) api_version: String,
-    pub(crate) kind: String,
-    pub(crate) name: String,
-    pub(crate) uid: String,
-}
-
-impl Link {
-    /// The link a pod's own controller reference makes.
-    pub(crate) fn of(owner: &OwnerRef) -> Link {
-        Link {
-            api_version: owner.api_version.to_string(),
-            kind: owner.kind.to_string(),
-            name: owner.name.to_string(),
-            uid: owner.uid.to_string(),
-        }
-    }
-}
-
 /// Where the opt-out annotation sits.
 #[derive(Debug, Clone, PartialEq, Eq, strum::Display)]
 pub enum OptOut {
@@ -202,7 +181,7 @@ impl Owners {
         depth: usize,
     ) -> Result<Vec<Owner>, Stop> {
         let mut chain = Vec::new();
-        let mut next = pod.owner.as_ref().map(Link::of);
+        let mut next = pod.owner.clone();
         while let Some(link) = next.take().filter(|_| chain.len() < depth) {
             let Some((resource, plural)) = followed(&link.api_version, &link.kind) else {
                 break;
@@ -286,11 +265,11 @@ fn owner_of(resource: &ApiResource, namespace: &str, object: DynamicObject) -> O
         .iter()
         .flatten()
         .find(|o| o.controller == Some(true))
-        .map(|o| Link {
-            api_version: o.api_version.clone(),
-            kind: o.kind.clone(),
-            name: o.name.clone(),
-            uid: o.uid.clone(),
+        .map(|o| OwnerRef {
+            api_version: o.api_version.as_str().into(),
+            kind: o.kind.as_str().into(),
+            name: o.name.as_str().into(),
+            uid: o.uid.as_str().into(),
         });
     let current = Current::of(&resource.kind, &object);
     let meta = object.metadata;

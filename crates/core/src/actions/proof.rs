@@ -11,7 +11,7 @@
 
 use kube::core::SelectorExt;
 
-use super::owners::{Link, LivePod, Owner};
+use super::owners::{LivePod, Owner};
 use super::selector::{Labels, REVISION_HASH, ROLLOUT_TEMPLATE_HASH, TEMPLATE_HASH};
 use super::workload::{ScalableWorkload, WorkloadKind};
 use crate::pod::{NAME_CAP, OwnerRef, PodRecord};
@@ -173,7 +173,7 @@ pub(crate) fn prove(
     chain: &[Owner],
 ) -> Result<Proven, Unproven> {
     let labels = &live.labels;
-    let first = hop(Link::of(owner), chain.first())?;
+    let first = hop(owner, chain.first())?;
     selected(first, labels)?;
     let workload = |kind, owner: &Owner| Proven {
         workload: ScalableWorkload::new(kind, &pod.namespace, &owner.name),
@@ -205,7 +205,7 @@ pub(crate) fn prove(
         .ok_or_else(|| Unproven::NotControlled {
             replicaset: first.name.clone(),
         })?;
-    let above = hop(link.clone(), chain.get(1))?;
+    let above = hop(link, chain.get(1))?;
     selected(above, labels)?;
     // A Deployment names its newest ReplicaSet by revision; a Rollout names its by hash.
     let revision = match manager {
@@ -272,18 +272,18 @@ fn made_by(workload: &Owner, live: &LivePod) -> Result<(), Unproven> {
 }
 
 /// The owner read for `link` must exist and carry the uid the link names.
-fn hop(link: Link, read: Option<&Owner>) -> Result<&Owner, Unproven> {
-    let Some(owner) = read.filter(|o| o.kind == link.kind && o.name == link.name) else {
+fn hop<'a>(link: &OwnerRef, read: Option<&'a Owner>) -> Result<&'a Owner, Unproven> {
+    let Some(owner) = read.filter(|o| *o.kind == *link.kind && *o.name == *link.name) else {
         return Err(Unproven::Missing {
-            kind: link.kind,
-            name: link.name,
+            kind: link.kind.to_string(),
+            name: link.name.to_string(),
         });
     };
-    if owner.uid != link.uid {
+    if *owner.uid != *link.uid {
         return Err(Unproven::UidMismatch {
-            kind: link.kind,
-            name: link.name,
-            named: link.uid,
+            kind: link.kind.to_string(),
+            name: link.name.to_string(),
+            named: link.uid.to_string(),
             found: owner.uid.clone(),
         });
     }
@@ -329,7 +329,7 @@ mod tests {
         pod("web-1", "ReplicaSet", "web-5c6b7", "rs")
     }
 
-    fn owner(kind: &str, name: &str, uid: &str, next: Option<Link>) -> Owner {
+    fn owner(kind: &str, name: &str, uid: &str, next: Option<OwnerRef>) -> Owner {
         Owner {
             kind: kind.into(),
             namespace: "shop".into(),
@@ -366,7 +366,7 @@ mod tests {
 
     /// The ReplicaSet `web-5c6b7` (uid `rs`) of Deployment `web`, read with uid `found`.
     fn chain(found: &str) -> Vec<Owner> {
-        let link = Link {
+        let link = OwnerRef {
             api_version: "apps/v1".into(),
             kind: "Deployment".into(),
             name: "web".into(),
