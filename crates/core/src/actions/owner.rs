@@ -43,16 +43,16 @@ pub enum Unscalable {
 }
 
 impl Unscalable {
-    fn of_kind(api_version: &str, kind: &str, name: &str) -> Unscalable {
-        let group = api_version.split_once('/').map_or("", |(g, _)| g);
-        let name = name.to_string();
-        match (group, kind) {
+    fn of_kind(owner: &OwnerRef) -> Unscalable {
+        let group = owner.api_version.split_once('/').map_or("", |(g, _)| g);
+        let name = owner.name.to_string();
+        match (group, &*owner.kind) {
             ("apps", "DaemonSet") => Unscalable::DaemonSet { name },
             ("batch", "Job") => Unscalable::Job { name },
             ("batch", "CronJob") => Unscalable::CronJob { name },
             _ => Unscalable::Unknown {
-                api_version: api_version.to_string(),
-                kind: kind.to_string(),
+                api_version: owner.api_version.to_string(),
+                kind: owner.kind.to_string(),
                 name,
             },
         }
@@ -71,11 +71,7 @@ pub(crate) fn scalable_owner<'a>(
         });
     };
     let Some(kind) = WorkloadKind::from_owner(&first.api_version, &first.kind) else {
-        return Err(Unscalable::of_kind(
-            &first.api_version,
-            &first.kind,
-            &first.name,
-        ));
+        return Err(Unscalable::of_kind(first));
     };
     if let Some(fault) = local_fault(pod) {
         return Err(fault.into());
@@ -87,11 +83,7 @@ pub(crate) fn scalable_owner<'a>(
             Some(WorkloadKind::Deployment | WorkloadKind::Rollout)
         )
     {
-        return Err(Unscalable::of_kind(
-            &manager.api_version,
-            &manager.kind,
-            &manager.name,
-        ));
+        return Err(Unscalable::of_kind(manager));
     }
     Ok((first, kind))
 }
