@@ -164,9 +164,8 @@ impl Refusal {
 fn rollback_advice(w: &ScalableWorkload) -> String {
     match w.kind() {
         WorkloadKind::Deployment | WorkloadKind::StatefulSet => format!(
-            "consider `kubectl rollout undo {}/{} -n {}`",
-            w.kind().name().to_lowercase(),
-            w.name(),
+            "consider `kubectl rollout undo {} -n {}`",
+            w.kubectl_name(),
             w.namespace()
         ),
         WorkloadKind::Rollout => format!(
