@@ -39,7 +39,6 @@ pub struct Executor {
     /// The in-cluster worker the cluster is read through, if it is: see [`Executor::fed_by`].
     pub(super) worker: Option<WorkerAddress>,
     pub(super) cluster: ClusterName,
-    /// Where each action is recorded.
     pub(super) audit: Audit,
     /// Set when a write to the audit log failed: nothing acts until a restart fixes it.
     pub(super) audit_broken: Mutex<Option<String>>,

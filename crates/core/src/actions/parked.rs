@@ -79,7 +79,6 @@ impl ParkedRecord {
     }
 }
 
-/// Why the store could not be used.
 #[derive(Debug)]
 pub(crate) enum StoreError {
     /// This identity cannot use the ConfigMap (403, or its namespace does not exist): the

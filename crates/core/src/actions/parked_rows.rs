@@ -30,7 +30,6 @@ use crate::rules::RuleKind;
 const READS_AT_ONCE: usize = 8;
 const PAGE: u32 = 500;
 
-/// One parked workload.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ParkedRow {
@@ -50,7 +49,6 @@ pub struct ParkedRow {
     pub actor: Option<String>,
     pub trigger: Option<Trigger>,
     pub recorded_in: RecordedIn,
-    /// The workload now.
     pub now: ParkedState,
 }
 

@@ -117,7 +117,6 @@ pub enum Refusal {
     /// Writing this action's intent to the audit log failed.
     #[error("{0}; nothing was done")]
     AuditUnwritten(String),
-    /// The API server answered 403.
     #[error("{0}")]
     Forbidden(Denied),
     /// A force delete that could start a second copy of a pod that must run once: its node is

@@ -26,7 +26,6 @@ pub enum WorkloadKind {
 }
 
 impl WorkloadKind {
-    /// Every kind that can be scaled.
     pub const ALL: &[WorkloadKind] = <WorkloadKind as strum::VariantArray>::VARIANTS;
 
     /// (API group, version, kind, plural): every name of the kind is read from here.
