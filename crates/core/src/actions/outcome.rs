@@ -108,7 +108,7 @@ impl Outcome {
         match self {
             Outcome::Done(change) => change.to_string(),
             Outcome::AlreadyGone => "already gone".to_string(),
-            Outcome::DryRun(change) => format!("would {}", Would(change)),
+            Outcome::DryRun(change) => format!("would {}", would(change)),
             Outcome::Skipped(skip) => skip.to_string(),
             Outcome::Refused(why) => why.to_string(),
             Outcome::Failed(failure) => failure.to_string(),
@@ -268,20 +268,14 @@ impl fmt::Display for Change {
 }
 
 /// The change as planned, after "would": "delete pod shop/web-1".
-struct Would<'a>(&'a Change);
-
-impl fmt::Display for Would<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Change::Deleted { pod, grace, .. } => write!(f, "delete {pod}{}", grace_note(*grace)),
-            Change::Evicted(pod) => write!(f, "evict {pod}"),
-            Change::FinalizersRemoved(pod) => write!(f, "remove the finalizers of {pod}"),
-            Change::Scaled { workload, from, .. } => {
-                write!(f, "scale {workload} from {from} to 0")
-            }
-            Change::Restored {
-                workload, replicas, ..
-            } => write!(f, "restore {workload} to {replicas} replicas"),
-        }
+fn would(change: &Change) -> String {
+    match change {
+        Change::Deleted { pod, grace, .. } => format!("delete {pod}{}", grace_note(*grace)),
+        Change::Evicted(pod) => format!("evict {pod}"),
+        Change::FinalizersRemoved(pod) => format!("remove the finalizers of {pod}"),
+        Change::Scaled { workload, from, .. } => format!("scale {workload} from {from} to 0"),
+        Change::Restored {
+            workload, replicas, ..
+        } => format!("restore {workload} to {replicas} replicas"),
     }
 }
