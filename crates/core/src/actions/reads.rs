@@ -133,7 +133,6 @@ impl ClusterApi<'_> {
             owners,
             ..
         } = self.0;
-        let client = &calls.client;
         let record = (cache.get(&pod.uid)).ok_or_else(|| ReadError::NotCached(pod.clone()))?;
         let chain = owners
             .chain(calls, &record, FULL_CHAIN)
@@ -145,7 +144,7 @@ impl ClusterApi<'_> {
             Err(why) => Resolution::Unscalable(why),
         };
         let object: Option<DynamicObject> = match (&resolution, workload) {
-            (Resolution::Scalable(w), true) => w.api(client).get(w.name()).await.ok(),
+            (Resolution::Scalable(w), true) => w.api(&calls.client).get(w.name()).await.ok(),
             _ => None,
         };
         let replicas =
@@ -211,9 +210,8 @@ impl ClusterApi<'_> {
     /// This cluster's parked workloads in `scopes`, oldest first.
     pub async fn parked_rows(&self, scopes: &[Scope]) -> Result<ParkedList, ReadError> {
         let Executor { calls, cache, .. } = self.0;
-        let (client, retry) = (&calls.client, &calls.retry);
         let now = cache.clock().now();
-        list_parked(client, &self.0.cluster, scopes, retry, now).await
+        list_parked(&calls.client, &self.0.cluster, scopes, &calls.retry, now).await
     }
 
     /// What undo of `w` would restore, or why it would not: its checks without its write.
