@@ -231,7 +231,7 @@ async fn annotated(
         {
             Ok(page) => page,
             Err(Stop::Gone) => return Ok(found),
-            Err(stop) => return Err(ReadError::stopped(kind.plural(), stop)),
+            Err(stop) => return Err(ReadError::of_outcome(kind.plural(), stop.into())),
         };
         for item in page.items {
             let meta = item.metadata;

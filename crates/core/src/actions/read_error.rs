@@ -1,7 +1,7 @@
 use super::action::PodRef;
 use super::outcome::Outcome;
 use super::parked::StoreError;
-use super::retry::{Denied, Stop};
+use super::retry::Denied;
 
 /// Why a read failed, as a value; its words are made where it is shown.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -29,10 +29,6 @@ pub enum ReadError {
 }
 
 impl ReadError {
-    pub(super) fn stopped(what: impl ToString, stop: Stop) -> ReadError {
-        ReadError::of_outcome(what, stop.into())
-    }
-
     /// A read that ended as an action would have: gone, forbidden, or failed.
     pub(super) fn of_outcome(what: impl ToString, outcome: Outcome) -> ReadError {
         match outcome {
@@ -50,7 +46,7 @@ impl ReadError {
     pub(super) fn from_store(place: String, e: StoreError) -> ReadError {
         match e {
             StoreError::Unavailable(why) => ReadError::Failed { what: place, why },
-            StoreError::Failed(stop) => ReadError::stopped(place, stop),
+            StoreError::Failed(stop) => ReadError::of_outcome(place, stop.into()),
         }
     }
 

@@ -137,9 +137,9 @@ impl ClusterApi<'_> {
         let chain = owners
             .chain(calls, &record, FULL_CHAIN)
             .await
-            .map_err(|stop| ReadError::stopped(format!("the owners of {pod}"), stop))?;
+            .map_err(|stop| ReadError::of_outcome(format!("the owners of {pod}"), stop.into()))?;
         let resolved = owner::resolve(calls, &record, &chain, live).await;
-        let resolution = match resolved.map_err(|stop| ReadError::stopped(pod, stop))? {
+        let resolution = match resolved.map_err(|stop| ReadError::of_outcome(pod, stop.into()))? {
             Ok(proven) => Resolution::Scalable(proven.workload),
             Err(why) => Resolution::Unscalable(why),
         };
