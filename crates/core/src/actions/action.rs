@@ -108,7 +108,8 @@ pub enum Origin {
 
 /// What cooldowns and backoff are kept by: the pod, or its workload for a scale to zero
 /// (many failing pods of one workload are one scale).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, strum::Display)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, strum::Display)]
+#[serde(untagged)]
 pub enum Target {
     /// By uid: a new pod of the same name is another target.
     #[strum(to_string = "{0}")]
@@ -118,12 +119,6 @@ pub enum Target {
 }
 
 /// In JSON (the Lease's record of recent actions) as its `Display` text: a uid has no `/`.
-impl Serialize for Target {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
-    }
-}
-
 impl<'de> Deserialize<'de> for Target {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
