@@ -447,23 +447,4 @@ mod tests {
         splitter.finish().unwrap();
         assert_eq!(count, 1001);
     }
-
-    #[test]
-    fn what_is_not_a_list_says_where() {
-        let wrong = |body: &str| split(body, 3).unwrap_err();
-        assert_eq!(wrong("[1]").why, "the list is not a JSON object");
-        assert_eq!(wrong(r#"{"items":{}}"#).why, "items is not an array");
-        assert_eq!(
-            wrong(r#"{"items":[{}}]}"#).why,
-            "expected ',' or ']' after an item"
-        );
-        assert_eq!(wrong(r#"{"items":[{"a":1}"#).why, "the list ended early");
-        assert_eq!(
-            wrong(r#"{"items":[]} x"#).why,
-            "bytes after the end of the list"
-        );
-        assert_eq!(wrong(r#"{"kind":"Status"}"#).why, "the list has no items");
-        let at = wrong(r#"{"items":[] "x":1}"#);
-        assert_eq!((at.why, at.at), ("expected ',' or '}' after a value", 12));
-    }
 }
