@@ -35,8 +35,6 @@ pub(crate) struct Listed<R> {
     /// Compact already, page by page: a relist never holds full pods for the whole cluster.
     pub items: Vec<R>,
     pub resource_version: String,
-    /// Items that could not be decoded and were skipped (each one logged).
-    pub(crate) skipped: usize,
     /// The format the server answered in (the last page's); None before any page.
     pub(crate) format: Option<WireFormat>,
 }
@@ -126,7 +124,6 @@ pub(crate) async fn list_scope<K: Kind>(
     let mut listed = Listed {
         items: Vec::new(),
         resource_version: String::new(),
-        skipped: 0,
         format: None,
     };
     let mut next = Some(tokio::spawn(open_page(
@@ -351,7 +348,6 @@ fn decode_item<K: Kind>(
     match decoded {
         Ok(wire) => listed.items.push(K::record(wire, decoder)),
         Err(e) => {
-            listed.skipped += 1;
             let text = String::from_utf8_lossy(item);
             let what = K::RESOURCE;
             tracing::warn!(error = %e, "skipping one of the {what} that does not decode: {}", excerpt(&text));
