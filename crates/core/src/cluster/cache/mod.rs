@@ -13,14 +13,14 @@ use tokio::task::JoinHandle;
 
 use super::Scope;
 use super::abnormal::Abnormal;
-use super::event_store::EventStore;
+use super::event_store::{EventStore, Events};
 use super::health::{DEFAULT_STALE_AFTER, Health, ScopeHealth, SourceHealth};
 use super::index::{Census, Index};
 use super::listed::Listed;
 use super::name::ClusterName;
 use super::node_store::NodeStore;
 use crate::clock::Clock;
-use crate::pod::{Interner, PodRecord, WirePod};
+use crate::pod::{EventTarget, Interner, PodRecord, WirePod};
 use crate::rules::{CauseClass, RuleKind, RuleSpec, default_chain};
 
 mod events;
@@ -401,6 +401,16 @@ impl Store {
         self.pods.insert(pod.uid.clone(), pod);
     }
 
+    /// Keep a pod's Warning Events within the bound of its namespace, where a pod held here
+    /// counts as held, and find its cause again; whether a reader could see it.
+    fn keep_events(&mut self, target: EventTarget, events: Events, now: DateTime<Utc>) -> bool {
+        let uid = target.uid.clone();
+        let pods = &self.pods;
+        let held = |ns: &str, uid: &str| pods.get(uid).is_some_and(|p| &*p.namespace == ns);
+        self.events.insert(target, events, held);
+        self.readmit(&uid, now)
+    }
+
     /// Find again the causes of the abnormal pods on `node`; whether any is abnormal.
     fn readmit_on(&mut self, node: &str, now: DateTime<Utc>) -> bool {
         let mut any = false;
@@ -448,11 +458,6 @@ async fn promote_as_time_passes(cache: Weak<Inner>, mut changes: watch::Receiver
             changed = changes.changed() => if changed.is_err() { return },
         }
     }
-}
-
-/// Whether `pods` holds the pod `uid` of `namespace`.
-fn holds(pods: &HashMap<Box<str>, Arc<PodRecord>>, namespace: &str, uid: &str) -> bool {
-    pods.get(uid).is_some_and(|p| &*p.namespace == namespace)
 }
 
 #[cfg(test)]
