@@ -2,7 +2,7 @@
 //! leaves out. A pull in back-off says only `Back-off pulling image "x"`; the kubelet's
 //! `Failed` Event says why. Everything else an Event says is dropped on arrival.
 
-use super::wire_event::{Capped, WireEvent};
+use super::wire_event::{WireEvent, text};
 use super::{MESSAGE_CAP, cut};
 use chrono::{DateTime, Utc};
 
@@ -97,28 +97,16 @@ pub struct EventTarget {
 /// after `now` (its arrival) is taken as `now`.
 pub fn pod_event(event: &WireEvent, now: DateTime<Utc>) -> Option<(EventTarget, PodEvent)> {
     let object = &event.involved_object;
-    if word(&object.kind) != Some("Pod") || word(&event.type_) != Some("Warning") {
+    if text(&object.kind) != Some("Pod") || text(&event.type_) != Some("Warning") {
         return None;
     }
-    let namespace = event
-        .metadata
-        .namespace
-        .as_deref()
-        .filter(|n| !n.is_empty())?;
-    if object
-        .namespace
-        .as_ref()
-        .is_some_and(|n| &*n.0 != namespace)
-    {
+    let namespace = text(&event.metadata.namespace).filter(|n| !n.is_empty())?;
+    if text(&object.namespace).is_some_and(|n| n != namespace) {
         return None;
     }
-    let uid = object
-        .uid
-        .as_ref()
-        .map(|u| &*u.0)
-        .filter(|u| !u.is_empty())?;
-    let message = event.message.as_ref().map_or("", |m| &m.0);
-    let kind = EventKind::of(word(&event.reason)?, message)?;
+    let uid = text(&object.uid).filter(|u| !u.is_empty())?;
+    let message = text(&event.message).unwrap_or_default();
+    let kind = EventKind::of(text(&event.reason)?, message)?;
     let series = event.series.as_ref();
     let count = series
         .and_then(|s| s.count)
@@ -137,8 +125,4 @@ pub fn pod_event(event: &WireEvent, now: DateTime<Utc>) -> Option<(EventTarget, 
         uid: uid.into(),
     };
     Some((target, PodEvent::new(kind, message, count, last)))
-}
-
-fn word(text: &Option<Capped<128>>) -> Option<&str> {
-    text.as_ref().map(|c| &*c.0)
 }

@@ -31,6 +31,7 @@ pub use protowire::ProtoError;
 pub use resources::Requests;
 pub use wire::{MESSAGE_CAP, NAME_CAP, WirePod, decode_pod};
 pub(crate) use wire::{capped_status, cut, is_truthy, nullable};
+pub(crate) use wire_event::text;
 pub use wire_event::{Capped, WireEvent};
 pub use workload::WorkloadId;
 
@@ -188,11 +189,6 @@ pub enum Disruption {
 }
 
 impl Disruption {
-    /// The condition's reason, as the API writes it; `None` for one this build does not know.
-    pub fn of_reason(reason: &str) -> Option<Disruption> {
-        reason.parse().ok()
-    }
-
     pub fn reason(self) -> &'static str {
         self.into()
     }
