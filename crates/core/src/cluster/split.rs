@@ -24,6 +24,15 @@ pub(crate) struct Malformed {
     pub why: &'static str,
 }
 
+/// Finds the pieces of a list in its body as the bytes arrive, whatever its format.
+pub(crate) trait ListSplitter: Send {
+    /// Take the next bytes of the body; every piece completed by them goes to `on`.
+    fn feed(&mut self, bytes: &[u8], on: &mut dyn FnMut(Piece<'_>)) -> Result<(), Malformed>;
+
+    /// The body has ended: it must have been a whole list.
+    fn finish(&self) -> Result<(), Malformed>;
+}
+
 /// Where the splitter is in the top-level object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum At {
@@ -89,13 +98,8 @@ impl Default for Splitter {
     }
 }
 
-impl Splitter {
-    /// Take the next bytes of the body; every piece completed by them goes to `on`.
-    pub(crate) fn feed(
-        &mut self,
-        bytes: &[u8],
-        on: &mut dyn FnMut(Piece<'_>),
-    ) -> Result<(), Malformed> {
+impl ListSplitter for Splitter {
+    fn feed(&mut self, bytes: &[u8], on: &mut dyn FnMut(Piece<'_>)) -> Result<(), Malformed> {
         self.buf.extend_from_slice(bytes);
         // Where the token being read began (the last feed kept nothing before it): bytes
         // before it are done with.
@@ -117,6 +121,17 @@ impl Splitter {
         Ok(())
     }
 
+    /// The body has ended: it must have been one whole object with an `items` array.
+    fn finish(&self) -> Result<(), Malformed> {
+        match self.at {
+            At::End if self.seen_items => Ok(()),
+            At::End => Err(self.error("the list has no items")),
+            _ => Err(self.error("the list ended early")),
+        }
+    }
+}
+
+impl Splitter {
     /// Where white space may come before the next token.
     fn between_tokens(&self) -> bool {
         !matches!(self.at, At::InKey | At::InValue | At::InElement)
@@ -230,15 +245,6 @@ impl Splitter {
         *start = self.pos;
         self.scan = ValueScan::default();
         self.at = within;
-    }
-
-    /// The body has ended: it must have been one whole object with an `items` array.
-    pub(crate) fn finish(self) -> Result<(), Malformed> {
-        match self.at {
-            At::End if self.seen_items => Ok(()),
-            At::End => Err(self.error("the list has no items")),
-            _ => Err(self.error("the list ended early")),
-        }
     }
 
     fn close(&mut self) {

@@ -3,7 +3,7 @@
 //! message; in it, field 1 is the `ListMeta` and each field 2 an item. Only the bytes of the
 //! piece being read are held; any other field is stepped over, even across chunks.
 
-use super::split::{Malformed, Piece};
+use super::split::{ListSplitter, Malformed, Piece};
 use crate::pod::{FRAME_CAP, MAGIC};
 
 /// Where the splitter is in the body.
@@ -94,13 +94,8 @@ fn head(bytes: &[u8]) -> Result<Head, &'static str> {
     Ok(Some((field, wire, len, key_len + len_len)))
 }
 
-impl ProtoSplitter {
-    /// Feed the next chunk; `on` gets every piece that it completes.
-    pub(crate) fn feed(
-        &mut self,
-        chunk: &[u8],
-        on: &mut (dyn FnMut(Piece<'_>) + Send),
-    ) -> Result<(), Malformed> {
+impl ListSplitter for ProtoSplitter {
+    fn feed(&mut self, chunk: &[u8], on: &mut dyn FnMut(Piece<'_>)) -> Result<(), Malformed> {
         self.buf.extend_from_slice(chunk);
         let mut pos = 0usize;
         let result = self.scan(&mut pos, on);
@@ -109,15 +104,17 @@ impl ProtoSplitter {
         result
     }
 
-    /// The body ended: it must have ended between fields, after the list.
-    pub(crate) fn finish(&self) -> Result<(), Malformed> {
+    /// It must have ended between fields, after the list.
+    fn finish(&self) -> Result<(), Malformed> {
         if self.at == At::Envelope && self.buf.is_empty() && self.saw_list {
             Ok(())
         } else {
             Err(self.malformed(0, "the protobuf list ends early"))
         }
     }
+}
 
+impl ProtoSplitter {
     fn malformed(&self, pos: usize, why: &'static str) -> Malformed {
         Malformed {
             at: self.offset + pos as u64,
@@ -126,11 +123,7 @@ impl ProtoSplitter {
     }
 
     /// Reads what `buf[*pos..]` completes, moving `pos` past it.
-    fn scan(
-        &mut self,
-        pos: &mut usize,
-        on: &mut (dyn FnMut(Piece<'_>) + Send),
-    ) -> Result<(), Malformed> {
+    fn scan(&mut self, pos: &mut usize, on: &mut dyn FnMut(Piece<'_>)) -> Result<(), Malformed> {
         loop {
             let rest = self.buf.get(*pos..).unwrap_or_default();
             match self.at {
