@@ -110,8 +110,6 @@ pub(super) struct Index {
     due: BinaryHeap<Reverse<(DateTime<Utc>, Box<str>)>>,
     scheduled: HashMap<Box<str>, DateTime<Utc>>,
     pub census: Census,
-    /// The latest time the findings were brought up to.
-    pub at: DateTime<Utc>,
 }
 
 impl Index {
@@ -127,7 +125,6 @@ impl Index {
             due: BinaryHeap::new(),
             scheduled: HashMap::new(),
             census: Census::default(),
-            at: DateTime::<Utc>::MIN_UTC,
         }
     }
 
@@ -161,7 +158,6 @@ impl Index {
         stores: EventsAndNodes<'_>,
         now: DateTime<Utc>,
     ) -> bool {
-        self.at = self.at.max(now);
         let mut changed = false;
         while let Some(Reverse((due, _))) = self.due.peek() {
             if *due > now {
