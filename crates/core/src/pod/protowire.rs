@@ -88,10 +88,7 @@ impl<'a> Fields<'a> {
     }
 
     fn fixed<const N: usize>(&mut self) -> Result<[u8; N], ProtoError> {
-        let bytes = self.take(N)?;
-        let mut out = [0u8; N];
-        out.copy_from_slice(bytes);
-        Ok(out)
+        self.take(N)?.try_into().map_err(|_| ProtoError::Truncated)
     }
 
     /// The next field's number and value; None at the end of the message.
