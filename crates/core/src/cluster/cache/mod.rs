@@ -411,13 +411,11 @@ impl Store {
         self.readmit(&uid, now)
     }
 
-    /// Find again the causes of the abnormal pods on `node`; whether any is abnormal.
-    fn readmit_on(&mut self, node: &str, now: DateTime<Utc>) -> bool {
-        let mut any = false;
+    /// Find again the causes of the abnormal pods on `node`.
+    fn readmit_on(&mut self, node: &str, now: DateTime<Utc>) {
         for uid in self.index.abnormal_on(node) {
-            any |= self.readmit(&uid, now);
+            self.readmit(&uid, now);
         }
-        any
     }
 
     /// Find the cause of a pod whose Events changed; whether a reader could see it.
