@@ -16,17 +16,12 @@ enum At {
     List {
         left: u64,
     },
-    /// Skipping this many bytes of a field not read; then back to `then`.
+    /// Skipping this many bytes of a field not read; then back to the list, with `list` of
+    /// its bytes still to come, or to the envelope when none.
     Skip {
         left: u64,
-        then: Then,
+        list: Option<u64>,
     },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Then {
-    Envelope,
-    List { left: u64 },
 }
 
 #[derive(Debug)]
@@ -137,20 +132,17 @@ impl ProtoSplitter {
                     *pos += MAGIC.len();
                     self.at = At::Envelope;
                 }
-                At::Skip { left, then } => {
+                At::Skip { left, list } => {
                     let n = (rest.len() as u64).min(left);
                     *pos += n as usize;
                     if n < left {
                         self.at = At::Skip {
                             left: left - n,
-                            then,
+                            list,
                         };
                         return Ok(());
                     }
-                    self.at = match then {
-                        Then::Envelope => At::Envelope,
-                        Then::List { left } => At::List { left },
-                    };
+                    self.at = list.map_or(At::Envelope, |left| At::List { left });
                 }
                 At::Envelope => {
                     let Some((field, wire, len, head_len)) =
@@ -165,7 +157,7 @@ impl ProtoSplitter {
                     } else {
                         At::Skip {
                             left: len,
-                            then: Then::Envelope,
+                            list: None,
                         }
                     };
                 }
@@ -202,7 +194,7 @@ impl ProtoSplitter {
                         *pos += head_len;
                         self.at = At::Skip {
                             left: len,
-                            then: Then::List { left: after },
+                            list: Some(after),
                         };
                     }
                 }
