@@ -95,6 +95,7 @@ impl Place {
 }
 
 /// Findings in the default order, where each pod's sits, and counts, under one rule chain.
+#[derive(Default)]
 pub(super) struct Index {
     pub cluster: ClusterName,
     pub chain: Vec<RuleSpec>,
@@ -117,14 +118,7 @@ impl Index {
         Index {
             cluster,
             chain,
-            ordered: BTreeMap::new(),
-            places: HashMap::new(),
-            counts: BTreeMap::new(),
-            causes: BTreeMap::new(),
-            cause_of: HashMap::new(),
-            due: BinaryHeap::new(),
-            scheduled: HashMap::new(),
-            census: Census::default(),
+            ..Index::default()
         }
     }
 

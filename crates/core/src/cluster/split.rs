@@ -34,9 +34,10 @@ pub(crate) trait ListSplitter: Send {
 }
 
 /// Where the splitter is in the top-level object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 enum At {
     /// Before the opening `{`.
+    #[default]
     Start,
     /// After `{` or `,`: a key, or `}` right after `{`.
     Key {
@@ -63,14 +64,15 @@ enum At {
 }
 
 /// What the key being read or whose value is being read is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 enum Key {
     Items,
     Metadata,
+    #[default]
     Other,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Splitter {
     /// Unconsumed bytes: from the start of the token being read to the end of what arrived.
     buf: Vec<u8>,
@@ -82,20 +84,6 @@ pub(crate) struct Splitter {
     key: Key,
     scan: ValueScan,
     seen_items: bool,
-}
-
-impl Default for Splitter {
-    fn default() -> Self {
-        Splitter {
-            buf: Vec::new(),
-            pos: 0,
-            offset: 0,
-            at: At::Start,
-            key: Key::Other,
-            scan: ValueScan::default(),
-            seen_items: false,
-        }
-    }
 }
 
 impl ListSplitter for Splitter {

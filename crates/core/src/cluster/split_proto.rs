@@ -7,24 +7,20 @@ use super::split::{ListSplitter, Malformed, Piece};
 use crate::pod::{FRAME_CAP, MAGIC};
 
 /// Where the splitter is in the body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 enum At {
+    #[default]
     Magic,
     /// Between fields of the envelope.
     Envelope,
     /// Inside the list message, with this many of its bytes still to come.
-    List {
-        left: u64,
-    },
+    List { left: u64 },
     /// Skipping this many bytes of a field not read; then back to the list, with `list` of
     /// its bytes still to come, or to the envelope when none.
-    Skip {
-        left: u64,
-        list: Option<u64>,
-    },
+    Skip { left: u64, list: Option<u64> },
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct ProtoSplitter {
     /// Unread bytes: from the start of the field being read to the end of what arrived.
     buf: Vec<u8>,
@@ -32,17 +28,6 @@ pub(crate) struct ProtoSplitter {
     offset: u64,
     at: At,
     saw_list: bool,
-}
-
-impl Default for ProtoSplitter {
-    fn default() -> Self {
-        ProtoSplitter {
-            buf: Vec::new(),
-            offset: 0,
-            at: At::Magic,
-            saw_list: false,
-        }
-    }
 }
 
 /// A field's number, wire type and, for a length-delimited one, its length; and how many
