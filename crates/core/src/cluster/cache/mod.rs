@@ -29,6 +29,7 @@ mod nodes;
 pub use events::CachedEvents;
 pub use nodes::CachedNodes;
 
+#[derive(Default)]
 struct Store {
     pods: HashMap<Box<str>, Arc<PodRecord>>,
     /// Each pod's latest Warning Events a cause reads, by namespace and pod UID. They may
@@ -78,11 +79,8 @@ impl Cache {
     /// findings name the cluster.
     pub fn for_cluster(cluster: ClusterName, chain: Vec<RuleSpec>, clock: Clock) -> Cache {
         let store = Store {
-            pods: HashMap::new(),
-            events: EventStore::default(),
-            nodes: NodeStore::default(),
-            interner: Interner::default(),
             index: Index::new(cluster, chain),
+            ..Store::default()
         };
         let inner = Inner {
             store: RwLock::new(store),
