@@ -38,7 +38,7 @@ pub use workload::WorkloadId;
 /// The annotation that keeps ops-pod-cleaner's hands off a pod or its workload.
 pub const IGNORE_ANNOTATION: &str = "ops-pod-cleaner.io/ignore";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::EnumString, strum::IntoStaticStr)]
 pub enum Phase {
     Pending,
     Running,

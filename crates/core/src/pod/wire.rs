@@ -347,11 +347,8 @@ pub(super) fn kept(mut text: String, max: usize) -> Box<str> {
 fn parse_phase(phase: Option<&str>) -> Phase {
     match phase {
         // A pod the kubelet has not reported on yet is Pending.
-        None | Some("Pending") | Some("") => Phase::Pending,
-        Some("Running") => Phase::Running,
-        Some("Succeeded") => Phase::Succeeded,
-        Some("Failed") => Phase::Failed,
-        Some(_) => Phase::Unknown,
+        None | Some("") => Phase::Pending,
+        Some(phase) => phase.parse().unwrap_or(Phase::Unknown),
     }
 }
 
