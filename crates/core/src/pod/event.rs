@@ -7,24 +7,29 @@ use super::{MESSAGE_CAP, cut};
 use chrono::{DateTime, Utc};
 
 /// The Events a cause can rest on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr)]
 pub enum EventKind {
     /// The kubelet's `Failed` with `Failed to pull image "x": <the runtime's error>`; not its
     /// `Error: ErrImagePull` or `Error: ImagePullBackOff`, which say nothing new.
+    #[strum(serialize = "Failed")]
     PullFailed,
     /// The scheduler's `FailedScheduling`: its per-reason node counts.
     FailedScheduling,
     /// The kubelet's `Unhealthy` for a liveness or startup probe: a failure that restarts the
     /// container.
+    #[strum(serialize = "Unhealthy")]
     ProbeFailed,
     /// The kubelet's `FailedMount`: a Secret, ConfigMap or claim a volume needs.
     FailedMount,
     /// The attach/detach controller's `FailedAttachVolume`: a volume not attached to the node.
+    #[strum(serialize = "FailedAttachVolume")]
     FailedAttach,
     /// The kubelet's `FailedCreatePodSandBox`: the runtime or the network plugin refused the
     /// pod's sandbox.
+    #[strum(serialize = "FailedCreatePodSandBox")]
     SandboxFailed,
     /// The kubelet's `Unhealthy` for a readiness probe: the pod runs but takes no traffic.
+    #[strum(serialize = "Unhealthy")]
     ReadinessFailed,
 }
 
@@ -52,15 +57,7 @@ impl EventKind {
 
     /// The Event's reason, as `kubectl describe` shows it.
     pub fn reason(self) -> &'static str {
-        match self {
-            EventKind::PullFailed => "Failed",
-            EventKind::FailedScheduling => "FailedScheduling",
-            EventKind::ProbeFailed => "Unhealthy",
-            EventKind::FailedMount => "FailedMount",
-            EventKind::FailedAttach => "FailedAttachVolume",
-            EventKind::SandboxFailed => "FailedCreatePodSandBox",
-            EventKind::ReadinessFailed => "Unhealthy",
-        }
+        self.into()
     }
 }
 
