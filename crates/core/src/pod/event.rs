@@ -2,7 +2,7 @@
 //! leaves out. A pull in back-off says only `Back-off pulling image "x"`; the kubelet's
 //! `Failed` Event says why. Everything else an Event says is dropped on arrival.
 
-use super::wire_event::{WireEvent, text};
+use super::wire_event::{Capped, WireEvent};
 use super::{MESSAGE_CAP, cut};
 use chrono::{DateTime, Utc};
 
@@ -97,7 +97,11 @@ pub fn pod_event(event: &WireEvent, now: DateTime<Utc>) -> Option<(EventTarget, 
     if text(&object.kind) != Some("Pod") || text(&event.type_) != Some("Warning") {
         return None;
     }
-    let namespace = text(&event.metadata.namespace).filter(|n| !n.is_empty())?;
+    let namespace = event
+        .metadata
+        .namespace
+        .as_deref()
+        .filter(|n| !n.is_empty())?;
     if text(&object.namespace).is_some_and(|n| n != namespace) {
         return None;
     }
@@ -122,4 +126,8 @@ pub fn pod_event(event: &WireEvent, now: DateTime<Utc>) -> Option<(EventTarget, 
         uid: uid.into(),
     };
     Some((target, PodEvent::new(kind, message, count, last)))
+}
+
+fn text<const N: usize>(field: &Option<Capped<N>>) -> Option<&str> {
+    field.as_ref().map(|c| &*c.0)
 }
