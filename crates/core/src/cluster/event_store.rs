@@ -110,13 +110,8 @@ pub(crate) fn merged(known: &[PodEvent], event: PodEvent) -> Option<Events> {
         Some(_) => Some(
             known
                 .iter()
-                .map(|e| {
-                    if e.kind == event.kind {
-                        event.clone()
-                    } else {
-                        e.clone()
-                    }
-                })
+                .map(|e| if e.kind == event.kind { &event } else { e })
+                .cloned()
                 .collect(),
         ),
         None => Some(known.iter().cloned().chain([event]).collect()),

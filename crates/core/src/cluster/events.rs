@@ -75,9 +75,6 @@ impl Kind for PodEvents {
     fn record(wire: WireEvent, _: &mut ()) -> WireEvent {
         wire
     }
-    fn key(record: &WireEvent) -> &str {
-        Self::wire_key(record)
-    }
     fn wire_key(wire: &WireEvent) -> &str {
         wire.metadata.uid.as_deref().unwrap_or_default()
     }

@@ -95,6 +95,7 @@ impl Place {
 }
 
 /// Findings in the default order, where each pod's sits, and counts, under one rule chain.
+#[derive(Default)]
 pub(super) struct Index {
     pub cluster: ClusterName,
     pub chain: Vec<RuleSpec>,
@@ -110,8 +111,6 @@ pub(super) struct Index {
     due: BinaryHeap<Reverse<(DateTime<Utc>, Box<str>)>>,
     scheduled: HashMap<Box<str>, DateTime<Utc>>,
     pub census: Census,
-    /// The latest time the findings were brought up to.
-    pub at: DateTime<Utc>,
 }
 
 impl Index {
@@ -119,15 +118,7 @@ impl Index {
         Index {
             cluster,
             chain,
-            ordered: BTreeMap::new(),
-            places: HashMap::new(),
-            counts: BTreeMap::new(),
-            causes: BTreeMap::new(),
-            cause_of: HashMap::new(),
-            due: BinaryHeap::new(),
-            scheduled: HashMap::new(),
-            census: Census::default(),
-            at: DateTime::<Utc>::MIN_UTC,
+            ..Index::default()
         }
     }
 
@@ -161,7 +152,6 @@ impl Index {
         stores: EventsAndNodes<'_>,
         now: DateTime<Utc>,
     ) -> bool {
-        self.at = self.at.max(now);
         let mut changed = false;
         while let Some(Reverse((due, _))) = self.due.peek() {
             if *due > now {

@@ -29,7 +29,6 @@ pub(crate) trait Kind: Send + Sync + 'static {
 
     fn record(wire: Self::Wire, decoder: &mut Self::Decoder) -> Self::Record;
     /// What tells two objects apart (a streaming list's repeats replace each other).
-    fn key(record: &Self::Record) -> &str;
     fn wire_key(wire: &Self::Wire) -> &str;
     fn wire_version(wire: &Self::Wire) -> &str;
     /// One listed object's protobuf message (no envelope).
@@ -65,9 +64,6 @@ impl Kind for Pods {
 
     fn record(wire: WirePod, interner: &mut Interner) -> PodRecord {
         wire.into_record(interner)
-    }
-    fn key(record: &PodRecord) -> &str {
-        &record.uid
     }
     fn wire_key(wire: &WirePod) -> &str {
         &wire.metadata.uid
@@ -116,9 +112,6 @@ impl Kind for Nodes {
 
     fn record(wire: WireNode, _: &mut ()) -> NodeState {
         wire.into_state()
-    }
-    fn key(record: &NodeState) -> &str {
-        &record.name
     }
     fn wire_key(wire: &WireNode) -> &str {
         &wire.metadata.name

@@ -15,7 +15,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use super::Scope;
 use super::kind::{Kind, Pods};
 use super::negotiate::{WireFormat, send_answered};
-use super::split::{Malformed, Piece, Splitter};
+use super::split::{ListSplitter, Malformed, Piece, Splitter};
 use super::split_proto::ProtoSplitter;
 use crate::pod::{PageMeta, PodRecord, list_meta};
 
@@ -35,8 +35,6 @@ pub(crate) struct Listed<R> {
     /// Compact already, page by page: a relist never holds full pods for the whole cluster.
     pub items: Vec<R>,
     pub resource_version: String,
-    /// Items that could not be decoded and were skipped (each one logged).
-    pub(crate) skipped: usize,
     /// The format the server answered in (the last page's); None before any page.
     pub(crate) format: Option<WireFormat>,
 }
@@ -126,7 +124,6 @@ pub(crate) async fn list_scope<K: Kind>(
     let mut listed = Listed {
         items: Vec::new(),
         resource_version: String::new(),
-        skipped: 0,
         format: None,
     };
     let mut next = Some(tokio::spawn(open_page(
@@ -195,38 +192,11 @@ fn refused(scope: &Scope, resource: &'static str, error: kube::Error) -> ListErr
     })
 }
 
-/// Splits a page in the format it came in.
-enum PageSplitter {
-    Json(Splitter),
-    Protobuf(ProtoSplitter),
-}
-
-impl PageSplitter {
-    fn format(&self) -> WireFormat {
-        match self {
-            PageSplitter::Json(_) => WireFormat::Json,
-            PageSplitter::Protobuf(_) => WireFormat::Protobuf,
-        }
-    }
-
-    fn feed(
-        &mut self,
-        chunk: &[u8],
-        on: &mut (dyn FnMut(WireFormat, Piece<'_>) + Send),
-    ) -> std::result::Result<(), Malformed> {
-        let format = self.format();
-        let on = &mut |piece: Piece<'_>| on(format, piece);
-        match self {
-            PageSplitter::Json(s) => s.feed(chunk, on),
-            PageSplitter::Protobuf(s) => s.feed(chunk, on),
-        }
-    }
-
-    fn finish(self) -> std::result::Result<(), Malformed> {
-        match self {
-            PageSplitter::Json(s) => s.finish(),
-            PageSplitter::Protobuf(s) => s.finish(),
-        }
+/// What splits a page that came in `format`.
+fn splitter(format: WireFormat) -> Box<dyn ListSplitter> {
+    match format {
+        WireFormat::Json => Box::new(Splitter::default()),
+        WireFormat::Protobuf => Box::new(ProtoSplitter::default()),
     }
 }
 
@@ -238,7 +208,7 @@ async fn read_page(
     resource: &'static str,
     on: &mut (dyn FnMut(WireFormat, Piece<'_>) + Send),
 ) -> Result<()> {
-    let mut splitter: Option<PageSplitter> = None;
+    let mut split: Option<(WireFormat, Box<dyn ListSplitter>)> = None;
     loop {
         let chunk = body
             .fill_buf()
@@ -248,19 +218,19 @@ async fn read_page(
             break;
         }
         let read = chunk.len();
-        let splitter = splitter.get_or_insert_with(|| match chunk.first().copied() {
-            Some(first) if WireFormat::of_body(first) == WireFormat::Protobuf => {
-                PageSplitter::Protobuf(ProtoSplitter::default())
-            }
-            _ => PageSplitter::Json(Splitter::default()),
+        let (format, splitter) = split.get_or_insert_with(|| {
+            let format = chunk
+                .first()
+                .map_or(WireFormat::Json, |b| WireFormat::of_body(*b));
+            (format, splitter(format))
         });
         splitter
-            .feed(chunk, on)
+            .feed(chunk, &mut |piece| on(*format, piece))
             .map_err(|e| not_a_list(resource, e))?;
         body.as_mut().consume(read);
     }
-    splitter
-        .unwrap_or_else(|| PageSplitter::Json(Splitter::default()))
+    split
+        .map_or_else(|| splitter(WireFormat::Json), |(_, found)| found)
         .finish()
         .map_err(|e| not_a_list(resource, e))
 }
@@ -351,7 +321,6 @@ fn decode_item<K: Kind>(
     match decoded {
         Ok(wire) => listed.items.push(K::record(wire, decoder)),
         Err(e) => {
-            listed.skipped += 1;
             let text = String::from_utf8_lossy(item);
             let what = K::RESOURCE;
             tracing::warn!(error = %e, "skipping one of the {what} that does not decode: {}", excerpt(&text));

@@ -118,19 +118,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_error_status_keeps_its_texts_cut_in_json_as_in_protobuf() {
-        let long = "x".repeat(100_000);
-        let body = serde_json::json!({
-            "kind": "Status", "apiVersion": "v1", "status": "Failure",
-            "message": long, "reason": long, "code": 500,
-        });
-        let status = status_of(&serde_json::to_vec(&body).unwrap_or_default(), 500);
-        assert_eq!(status.message.len(), crate::pod::MESSAGE_CAP);
-        assert!(status.reason.len() <= 128, "{}", status.reason.len());
-        assert_eq!(status.code, 500);
-    }
-
-    #[test]
     fn protobuf_is_asked_for_first_and_json_accepted() {
         assert!(PROTOBUF_OR_JSON.starts_with(PROTOBUF));
         assert_eq!(WireFormat::of_body(b'k'), WireFormat::Protobuf);
@@ -145,12 +132,5 @@ mod tests {
         assert_eq!(named(stream), WireFormat::Protobuf);
         assert_eq!(named("application/json"), WireFormat::Json);
         assert_eq!(WireFormat::of_content_type(None), WireFormat::Json);
-    }
-
-    #[test]
-    fn an_error_keeps_its_code_in_either_format() {
-        let json = br#"{"kind":"Status","status":"Failure","reason":"Expired","code":410}"#;
-        assert_eq!(status_of(json, 410).reason, "Expired");
-        assert_eq!(status_of(b"<html>bad gateway</html>", 502).code, 502);
     }
 }

@@ -7,24 +7,29 @@ use super::{MESSAGE_CAP, cut};
 use chrono::{DateTime, Utc};
 
 /// The Events a cause can rest on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr)]
 pub enum EventKind {
     /// The kubelet's `Failed` with `Failed to pull image "x": <the runtime's error>`; not its
     /// `Error: ErrImagePull` or `Error: ImagePullBackOff`, which say nothing new.
+    #[strum(serialize = "Failed")]
     PullFailed,
     /// The scheduler's `FailedScheduling`: its per-reason node counts.
     FailedScheduling,
     /// The kubelet's `Unhealthy` for a liveness or startup probe: a failure that restarts the
     /// container.
+    #[strum(serialize = "Unhealthy")]
     ProbeFailed,
     /// The kubelet's `FailedMount`: a Secret, ConfigMap or claim a volume needs.
     FailedMount,
     /// The attach/detach controller's `FailedAttachVolume`: a volume not attached to the node.
+    #[strum(serialize = "FailedAttachVolume")]
     FailedAttach,
     /// The kubelet's `FailedCreatePodSandBox`: the runtime or the network plugin refused the
     /// pod's sandbox.
+    #[strum(serialize = "FailedCreatePodSandBox")]
     SandboxFailed,
     /// The kubelet's `Unhealthy` for a readiness probe: the pod runs but takes no traffic.
+    #[strum(serialize = "Unhealthy")]
     ReadinessFailed,
 }
 
@@ -52,15 +57,7 @@ impl EventKind {
 
     /// The Event's reason, as `kubectl describe` shows it.
     pub fn reason(self) -> &'static str {
-        match self {
-            EventKind::PullFailed => "Failed",
-            EventKind::FailedScheduling => "FailedScheduling",
-            EventKind::ProbeFailed => "Unhealthy",
-            EventKind::FailedMount => "FailedMount",
-            EventKind::FailedAttach => "FailedAttachVolume",
-            EventKind::SandboxFailed => "FailedCreatePodSandBox",
-            EventKind::ReadinessFailed => "Unhealthy",
-        }
+        self.into()
     }
 }
 
@@ -97,7 +94,7 @@ pub struct EventTarget {
 /// after `now` (its arrival) is taken as `now`.
 pub fn pod_event(event: &WireEvent, now: DateTime<Utc>) -> Option<(EventTarget, PodEvent)> {
     let object = &event.involved_object;
-    if word(&object.kind) != Some("Pod") || word(&event.type_) != Some("Warning") {
+    if text(&object.kind) != Some("Pod") || text(&event.type_) != Some("Warning") {
         return None;
     }
     let namespace = event
@@ -105,20 +102,12 @@ pub fn pod_event(event: &WireEvent, now: DateTime<Utc>) -> Option<(EventTarget, 
         .namespace
         .as_deref()
         .filter(|n| !n.is_empty())?;
-    if object
-        .namespace
-        .as_ref()
-        .is_some_and(|n| &*n.0 != namespace)
-    {
+    if text(&object.namespace).is_some_and(|n| n != namespace) {
         return None;
     }
-    let uid = object
-        .uid
-        .as_ref()
-        .map(|u| &*u.0)
-        .filter(|u| !u.is_empty())?;
-    let message = event.message.as_ref().map_or("", |m| &m.0);
-    let kind = EventKind::of(word(&event.reason)?, message)?;
+    let uid = text(&object.uid).filter(|u| !u.is_empty())?;
+    let message = text(&event.message).unwrap_or_default();
+    let kind = EventKind::of(text(&event.reason)?, message)?;
     let series = event.series.as_ref();
     let count = series
         .and_then(|s| s.count)
@@ -139,6 +128,6 @@ pub fn pod_event(event: &WireEvent, now: DateTime<Utc>) -> Option<(EventTarget, 
     Some((target, PodEvent::new(kind, message, count, last)))
 }
 
-fn word(text: &Option<Capped<128>>) -> Option<&str> {
-    text.as_ref().map(|c| &*c.0)
+fn text<const N: usize>(field: &Option<Capped<N>>) -> Option<&str> {
+    field.as_ref().map(|c| &*c.0)
 }

@@ -37,7 +37,7 @@ pub use workload::WorkloadId;
 /// The annotation that keeps ops-pod-cleaner's hands off a pod or its workload.
 pub const IGNORE_ANNOTATION: &str = "ops-pod-cleaner.io/ignore";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::EnumString, strum::IntoStaticStr)]
 pub enum Phase {
     Pending,
     Running,
@@ -188,11 +188,6 @@ pub enum Disruption {
 }
 
 impl Disruption {
-    /// The condition's reason, as the API writes it; `None` for one this build does not know.
-    pub fn of_reason(reason: &str) -> Option<Disruption> {
-        reason.parse().ok()
-    }
-
     pub fn reason(self) -> &'static str {
         self.into()
     }

@@ -236,22 +236,22 @@ impl WirePod {
             });
         let disruption = condition("DisruptionTarget")
             .filter(|c| c.status == "True")
-            .and_then(|c| Disruption::of_reason(c.reason.as_deref()?));
+            // A reason this build does not know is none.
+            .and_then(|c| c.reason.as_deref()?.parse::<Disruption>().ok());
         let ready_changed = condition("ContainersReady")
             .or_else(|| condition("Ready"))
             .and_then(|c| c.last_transition_time);
         let not_ready = condition("Ready").is_some_and(|c| c.status == "False");
-        let containers = status
+        let mut containers = status
             .init_container_statuses
             .into_iter()
-            .map(|c| {
-                let memory = spec.init_containers.limit(&c.name);
-                c.into_record(true, memory)
-            })
-            .chain(status.container_statuses.into_iter().map(|c| {
-                let memory = spec.containers.limit(&c.name);
-                c.into_record(false, memory)
-            }))
+            .map(|c| c.into_record(true, &spec.init_containers))
+            .chain(
+                status
+                    .container_statuses
+                    .into_iter()
+                    .map(|c| c.into_record(false, &spec.containers)),
+            )
             .collect::<Vec<_>>();
         let controller = m
             .owner_references
@@ -268,7 +268,6 @@ impl WirePod {
             name: kept(o.name, NAME_CAP),
             uid: kept(o.uid, UID_CAP),
         });
-        let mut containers = containers;
         containers.truncate(CONTAINERS_CAP);
         PodRecord {
             namespace: interner.get(cut(&m.namespace, NAME_CAP)),
@@ -348,18 +347,15 @@ pub(super) fn kept(mut text: String, max: usize) -> Box<str> {
 fn parse_phase(phase: Option<&str>) -> Phase {
     match phase {
         // A pod the kubelet has not reported on yet is Pending.
-        None | Some("Pending") | Some("") => Phase::Pending,
-        Some("Running") => Phase::Running,
-        Some("Succeeded") => Phase::Succeeded,
-        Some("Failed") => Phase::Failed,
-        Some(_) => Phase::Unknown,
+        None | Some("") => Phase::Pending,
+        Some(phase) => phase.parse().unwrap_or(Phase::Unknown),
     }
 }
 
 impl WireContainer {
-    fn into_record(self, init: bool, memory_limit: Option<u64>) -> ContainerRecord {
+    fn into_record(self, init: bool, specs: &ContainerSpecs) -> ContainerRecord {
         ContainerRecord {
-            memory_limit,
+            memory_limit: specs.limit(&self.name),
             name: kept(self.name, NAME_CAP),
             init,
             restarts: self.restart_count,

@@ -152,18 +152,3 @@ pub(crate) fn deployment_of(replicaset: &str) -> Option<&str> {
         (5..=10).contains(&hash.len()) && hash.chars().all(|c| HASH_ALPHABET.contains(c));
     (looks_like_hash && !deployment.is_empty()).then_some(deployment)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::deployment_of;
-
-    #[test]
-    fn strips_only_template_hashes() {
-        assert_eq!(deployment_of("web-7d9f8c6b5"), Some("web"));
-        assert_eq!(deployment_of("api-gateway-5c7b4"), Some("api-gateway"));
-        // Vowels and `1`, `0` never appear in a template hash.
-        assert_eq!(deployment_of("web-canary"), None);
-        assert_eq!(deployment_of("web-1"), None);
-        assert_eq!(deployment_of("web"), None);
-    }
-}

@@ -13,6 +13,8 @@ mod actions;
 mod clock;
 mod cluster_cache;
 mod cluster_explain;
+mod cluster_health;
+mod cluster_list;
 mod fleet;
 mod inert;
 mod node;

@@ -2,7 +2,7 @@
 //! record, hostile text included, and no bytes make it panic.
 
 #[path = "../../src/pod/proto_build.rs"]
-mod proto_build;
+pub(crate) mod proto_build;
 
 use opc_core::pod::{
     IGNORE_ANNOTATION, Interner, MAGIC, PageMeta, PodRecord, ProtoError, decode_pod,
@@ -192,6 +192,27 @@ fn a_negative_restart_count_is_refused_as_json_refuses_it() {
     let container = message(&[field(1, b"app"), number(5, (-3i64) as u64)]);
     let pod = field(3, &field(8, &container));
     assert!(decode_pod_proto(&pod, &mut Interner::default()).is_err());
+}
+
+/// A pod's message read field by field, as the protobuf reader reads any message.
+fn all(bytes: &[u8]) -> Result<PodRecord, ProtoError> {
+    decode_pod_proto(bytes, &mut Interner::default())
+}
+
+#[test]
+fn refuses_what_is_cut_short_or_unknown() {
+    assert_eq!(all(&[0x12, 5, b'a']), Err(ProtoError::Truncated));
+    assert_eq!(all(&[0x08]), Err(ProtoError::Truncated));
+    assert_eq!(all(&[0x0b]), Err(ProtoError::WireType(3)));
+    assert_eq!(all(&[0x00, 1]), Err(ProtoError::FieldZero));
+    assert_eq!(
+        all(&[
+            0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1
+        ]),
+        Err(ProtoError::LongVarint)
+    );
+    let huge_len = [0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f];
+    assert_eq!(all(&huge_len), Err(ProtoError::Truncated));
 }
 
 #[test]

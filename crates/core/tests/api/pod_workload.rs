@@ -34,3 +34,22 @@ fn another_groups_kind_of_the_same_name_is_another_workload() {
         "SparkApp.spark.example/s"
     );
 }
+
+/// The Deployment a ReplicaSet of this name belongs to, as a worker's row names it.
+fn deployment_of(replicaset: &str) -> Option<String> {
+    let id = WorkloadId::of_owner("ns", Some(("ReplicaSet", replicaset)), "p");
+    (&*id.kind == "Deployment").then(|| id.name.to_string())
+}
+
+#[test]
+fn strips_only_template_hashes() {
+    assert_eq!(deployment_of("web-7d9f8c6b5").as_deref(), Some("web"));
+    assert_eq!(
+        deployment_of("api-gateway-5c7b4").as_deref(),
+        Some("api-gateway")
+    );
+    // Vowels and `1`, `0` never appear in a template hash.
+    assert_eq!(deployment_of("web-canary"), None);
+    assert_eq!(deployment_of("web-1"), None);
+    assert_eq!(deployment_of("web"), None);
+}

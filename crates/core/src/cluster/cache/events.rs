@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
-use super::{Cache, holds};
+use super::Cache;
 use crate::cluster::event_store::{Events, merged};
 use crate::pod::{EventTarget, PodEvent};
 
@@ -23,12 +23,7 @@ impl CachedEvents<'_> {
             let Some(events) = merged(known, event) else {
                 return false;
             };
-            let uid = target.uid.clone();
-            let pods = &store.pods;
-            store
-                .events
-                .insert(target, events, |ns, uid| holds(pods, ns, uid));
-            store.readmit(&uid, now)
+            store.keep_events(target, events, now)
         });
     }
 
@@ -86,12 +81,7 @@ impl CachedEvents<'_> {
             }
             for (target, events) in fresh {
                 if store.events.get(&target) != Some(&events) {
-                    let uid = target.uid.clone();
-                    let pods = &store.pods;
-                    store
-                        .events
-                        .insert(target, events, |ns, uid| holds(pods, ns, uid));
-                    changed |= store.readmit(&uid, now);
+                    changed |= store.keep_events(target, events, now);
                 }
             }
             changed

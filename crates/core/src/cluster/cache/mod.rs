@@ -13,14 +13,14 @@ use tokio::task::JoinHandle;
 
 use super::Scope;
 use super::abnormal::Abnormal;
-use super::event_store::EventStore;
+use super::event_store::{EventStore, Events};
 use super::health::{DEFAULT_STALE_AFTER, Health, ScopeHealth, SourceHealth};
 use super::index::{Census, Index};
 use super::listed::Listed;
 use super::name::ClusterName;
 use super::node_store::NodeStore;
 use crate::clock::Clock;
-use crate::pod::{Interner, PodRecord, WirePod};
+use crate::pod::{EventTarget, Interner, PodRecord, WirePod};
 use crate::rules::{CauseClass, RuleKind, RuleSpec, default_chain};
 
 mod events;
@@ -29,6 +29,7 @@ mod nodes;
 pub use events::CachedEvents;
 pub use nodes::CachedNodes;
 
+#[derive(Default)]
 struct Store {
     pods: HashMap<Box<str>, Arc<PodRecord>>,
     /// Each pod's latest Warning Events a cause reads, by namespace and pod UID. They may
@@ -78,11 +79,8 @@ impl Cache {
     /// findings name the cluster.
     pub fn for_cluster(cluster: ClusterName, chain: Vec<RuleSpec>, clock: Clock) -> Cache {
         let store = Store {
-            pods: HashMap::new(),
-            events: EventStore::default(),
-            nodes: NodeStore::default(),
-            interner: Interner::default(),
             index: Index::new(cluster, chain),
+            ..Store::default()
         };
         let inner = Inner {
             store: RwLock::new(store),
@@ -401,13 +399,21 @@ impl Store {
         self.pods.insert(pod.uid.clone(), pod);
     }
 
-    /// Find again the causes of the abnormal pods on `node`; whether any is abnormal.
-    fn readmit_on(&mut self, node: &str, now: DateTime<Utc>) -> bool {
-        let mut any = false;
+    /// Keep a pod's Warning Events within the bound of its namespace, where a pod held here
+    /// counts as held, and find its cause again; whether a reader could see it.
+    fn keep_events(&mut self, target: EventTarget, events: Events, now: DateTime<Utc>) -> bool {
+        let uid = target.uid.clone();
+        let pods = &self.pods;
+        let held = |ns: &str, uid: &str| pods.get(uid).is_some_and(|p| &*p.namespace == ns);
+        self.events.insert(target, events, held);
+        self.readmit(&uid, now)
+    }
+
+    /// Find again the causes of the abnormal pods on `node`.
+    fn readmit_on(&mut self, node: &str, now: DateTime<Utc>) {
         for uid in self.index.abnormal_on(node) {
-            any |= self.readmit(&uid, now);
+            self.readmit(&uid, now);
         }
-        any
     }
 
     /// Find the cause of a pod whose Events changed; whether a reader could see it.
@@ -448,11 +454,6 @@ async fn promote_as_time_passes(cache: Weak<Inner>, mut changes: watch::Receiver
             changed = changes.changed() => if changed.is_err() { return },
         }
     }
-}
-
-/// Whether `pods` holds the pod `uid` of `namespace`.
-fn holds(pods: &HashMap<Box<str>, Arc<PodRecord>>, namespace: &str, uid: &str) -> bool {
-    pods.get(uid).is_some_and(|p| &*p.namespace == namespace)
 }
 
 #[cfg(test)]

@@ -181,8 +181,9 @@ impl<K: Kind> Reading<'_, K> {
         let gathering = self.initial.as_mut()?;
         match event {
             WatchEvent::Added(wire) | WatchEvent::Modified(wire) => {
+                let key = K::wire_key(&wire).into();
                 let record = K::record(wire, &mut gathering.decoder);
-                gathering.records.insert(K::key(&record).into(), record);
+                gathering.records.insert(key, record);
             }
             WatchEvent::Deleted(wire) => {
                 gathering.records.remove(K::wire_key(&wire));
