@@ -21,5 +21,6 @@ mod pod_event;
 mod pod_proto;
 mod pod_workload;
 mod report;
+mod report_inert;
 mod rules;
 mod worker;
