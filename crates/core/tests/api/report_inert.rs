@@ -2,12 +2,11 @@
 //! and spreadsheets: each sink gets it inert.
 
 use chrono::{DateTime, Utc};
-use opc_core::config::{ReportConfig, Secret, Sink};
-use opc_core::report::{
-    DeliveryPolicy, Reporter, RestartReport, RestartRow, WorkloadGroup, render,
-};
+use opc_core::config::{Secret, Sink};
+use opc_core::report::{RestartReport, RestartRow, WorkloadGroup, render};
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::receiver;
 
 /// Clears the screen and writes the clipboard, then forges a new line.
 const ESCAPES: &str = "x\x1b[2J\x1b]52;c;Y3VybA==\x07\n| forged | row |";
@@ -20,7 +19,7 @@ fn at() -> DateTime<Utc> {
 }
 
 /// One group whose every tenant-written field holds `text`.
-fn report_with(text: &str) -> RestartReport {
+pub(crate) fn report_with(text: &str) -> RestartReport {
     let row = RestartRow {
         pod: format!("web-1{text}"),
         container: text.to_string(),
@@ -46,53 +45,10 @@ fn report_with(text: &str) -> RestartReport {
     }
 }
 
-/// The body a sink made by `sink` from the receiver's URL receives when `report` is delivered
-/// to it: the chat payload, as its server sees it.
+/// The body the server of the sink `sink` makes receives when `report` is delivered to it.
 async fn delivered(sink: fn(Secret) -> Sink, report: &RestartReport) -> Value {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = Secret::new(format!("http://{}/hook", listener.local_addr().unwrap()));
-    let receiver = tokio::spawn(async move {
-        let (mut stream, _) = listener.accept().await.unwrap();
-        let mut got = Vec::new();
-        let mut chunk = [0u8; 4096];
-        let body = loop {
-            let n = stream.read(&mut chunk).await.unwrap();
-            got.extend_from_slice(&chunk[..n]);
-            let text = String::from_utf8_lossy(&got).to_string();
-            if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                let length = head
-                    .lines()
-                    .find_map(|l| {
-                        l.to_ascii_lowercase()
-                            .strip_prefix("content-length:")
-                            .map(|n| n.trim().parse::<usize>().unwrap())
-                    })
-                    .unwrap();
-                if body.len() >= length {
-                    break body.to_string();
-                }
-            }
-        };
-        let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
-        stream.write_all(answer).await.unwrap();
-        body
-    });
-    let dir = tempfile::tempdir().unwrap();
-    let config = ReportConfig {
-        sinks: vec![sink(url)],
-        spool_dir: dir.path().join("spool"),
-        state_file: dir.path().join("state.json"),
-        ..ReportConfig::default()
-    };
-    let policy = DeliveryPolicy {
-        attempts: 1,
-        ..DeliveryPolicy::default()
-    };
-    Reporter::new(&config, policy)
-        .unwrap()
-        .deliver(report)
-        .await;
-    serde_json::from_str(&receiver.await.unwrap()).unwrap()
+    let (body, _) = receiver::deliver(sink, "/hook", report, 200, "").await;
+    serde_json::from_str(&body).unwrap()
 }
 
 fn slack(url: Secret) -> Sink {
