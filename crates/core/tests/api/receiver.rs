@@ -3,7 +3,7 @@
 
 use opc_core::config::{ReportConfig, Secret, Sink};
 use opc_core::report::{DeliveryPolicy, DeliveryResult, Reporter, RestartReport};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 /// Delivers `report` once to the sink `sink` makes of the receiver's URL at `path`, which
 /// answers `status` with `answer`; returns the body it received and what became of the report.
@@ -42,28 +42,22 @@ pub(crate) async fn deliver(
     (receiver.await.unwrap(), deliveries.remove(0).result)
 }
 
-/// The body of the one request on `stream`.
+/// The body of the one request on `stream`: headers line by line, then as many bytes as
+/// their `content-length` says.
 async fn read_request(stream: &mut tokio::net::TcpStream) -> String {
-    let mut got = Vec::new();
-    let mut chunk = [0u8; 4096];
+    let mut reader = BufReader::new(stream);
+    let mut length = 0;
     loop {
-        let n = stream.read(&mut chunk).await.unwrap();
-        got.extend_from_slice(&chunk[..n]);
-        let text = String::from_utf8_lossy(&got).to_string();
-        if let Some((head, body)) = text.split_once("\r\n\r\n") {
-            let length = head
-                .lines()
-                .find_map(|l| {
-                    l.to_ascii_lowercase()
-                        .strip_prefix("content-length:")?
-                        .trim()
-                        .parse()
-                        .ok()
-                })
-                .unwrap_or(0);
-            if body.len() >= length {
-                return body.to_string();
-            }
+        let mut line = String::new();
+        let read = reader.read_line(&mut line).await.unwrap();
+        if read == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some(n) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = n.trim().parse().unwrap();
         }
     }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).await.unwrap();
+    String::from_utf8(body).unwrap()
 }
