@@ -9,41 +9,44 @@ use super::secret::{Secret, SecretSource, mask_url};
 use super::{Config, ConfigSource, ReportConfig, SafetyConfig, Sink};
 use crate::rules::{NamespaceFilter, RuleSpec};
 
-pub(crate) fn describe(config: &Config) -> String {
-    let mut out = String::new();
-    let source = match &config.source {
-        ConfigSource::Builtin => "built-in defaults".to_string(),
-        ConfigSource::File(path) => path.display().to_string(),
-    };
-    let _ = writeln!(out, "config: {source}");
-    let _ = writeln!(
-        out,
-        "rules (chain order: the first rule that matches claims the pod):"
-    );
-    out.push_str(&rules_table(&config.rules));
-    report(&mut out, config);
-    safety(&mut out, &config.safety);
-    let events = if config.audit.events { "on" } else { "off" };
-    let _ = writeln!(
-        out,
-        "audit: {}, kubernetes events {events}",
-        config.audit.path.display()
-    );
-    let c = &config.cluster;
-    // Said only when forced: protobuf, with JSON where a server answers that, is the default.
-    let json = if c.wire_format == super::choices::WireFormat::Json {
-        "; pods asked for in JSON only"
-    } else {
-        ""
-    };
-    let _ = writeln!(
-        out,
-        "cluster: a view not proved current for {} is stale; connect within {}, requests within {}{json}",
-        go(c.watch_silence),
-        go(c.connect_timeout),
-        go(c.request_timeout)
-    );
-    out
+impl Config {
+    /// The effective settings as aligned text, for `check-config`.
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        let source = match &self.source {
+            ConfigSource::Builtin => "built-in defaults".to_string(),
+            ConfigSource::File(path) => path.display().to_string(),
+        };
+        let _ = writeln!(out, "config: {source}");
+        let _ = writeln!(
+            out,
+            "rules (chain order: the first rule that matches claims the pod):"
+        );
+        out.push_str(&rules_table(&self.rules));
+        report(&mut out, self);
+        safety(&mut out, &self.safety);
+        let events = if self.audit.events { "on" } else { "off" };
+        let _ = writeln!(
+            out,
+            "audit: {}, kubernetes events {events}",
+            self.audit.path.display()
+        );
+        let c = &self.cluster;
+        // Said only when forced: protobuf, with JSON where a server answers that, is the default.
+        let json = if c.wire_format == super::choices::WireFormat::Json {
+            "; pods asked for in JSON only"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "cluster: a view not proved current for {} is stale; connect within {}, requests within {}{json}",
+            go(c.watch_silence),
+            go(c.connect_timeout),
+            go(c.request_timeout)
+        );
+        out
+    }
 }
 
 const HEADER: [&str; 8] = [

@@ -143,11 +143,6 @@ impl Config {
         config.source = ConfigSource::Builtin;
         config
     }
-
-    /// The effective settings as aligned text, for `check-config`.
-    pub fn describe(&self) -> String {
-        describe::describe(self)
-    }
 }
 
 /// Which file [`Config::load`] reads (`None`: the built-in defaults), from injected inputs so

@@ -97,19 +97,6 @@ impl<'a> Field<'a> {
         }
     }
 
-    /// A string under a key that holds a secret: a wrong type is named, the value never is
-    /// (`secret: 12345` is the secret itself, written unquoted).
-    pub fn string_secret(&self) -> Result<String> {
-        match &self.node.value {
-            Value::Str(s) => Ok(s.clone()),
-            other => Err(self.error(format!(
-                "expected a string (quote it if it looks like a number or boolean), found {} \
-                 (not shown: this key holds a secret)",
-                other.kind()
-            ))),
-        }
-    }
-
     /// A string that must not be empty (URLs, paths).
     pub fn non_empty(&self) -> Result<String> {
         let s = self.string()?;
@@ -127,7 +114,12 @@ impl<'a> Field<'a> {
     /// A list of names: a YAML list, or the seed's comma-separated string (`a, b`).
     pub fn list(&self) -> Result<Vec<String>> {
         match &self.node.value {
-            Value::Str(s) => Ok(split_names(s)),
+            Value::Str(s) => Ok(s
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect()),
             Value::Seq(_) => self
                 .seq()?
                 .iter()
@@ -256,14 +248,6 @@ pub(crate) fn join(parent: &str, key: &str) -> String {
     } else {
         format!("{parent}.{key}")
     }
-}
-
-pub(crate) fn split_names(text: &str) -> Vec<String> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
 }
 
 /// A mapping whose keys were checked; owns the paths of the fields it hands out.

@@ -205,16 +205,19 @@ pub(crate) fn read_namespaces(field: &Field) -> Result<NamespaceFilter> {
 
 const SINK_TYPES: &str = "feishu, slack, webhook, file";
 
+/// A Feishu sink's keys: the others' (a file's `path` and `format` aside) are some of them.
+const FEISHU_KEYS: &[&str] = &["type", "url", "urlFrom", "secret", "secretFrom"];
+
 /// One `{type: ..., ...}` entry of `sinks`, or why it is left out: a source it reads marked
 /// optional is absent.
 fn read_sink(field: &Field, env: &dyn Environment) -> Result<std::result::Result<Sink, String>> {
-    let any = field.map(ALL_SINK_KEYS)?;
+    let any = field.map(&[FEISHU_KEYS, &["path", "format"]].concat())?;
     let Some(type_field) = any.get("type") else {
         return Err(field.error(format!("missing key \"type\" (one of {SINK_TYPES})")));
     };
     let kind = type_field.string()?;
     let allowed: &'static [&'static str] = match kind.as_str() {
-        "feishu" => &["type", "url", "urlFrom", "secret", "secretFrom"],
+        "feishu" => FEISHU_KEYS,
         "slack" | "webhook" => &["type", "url", "urlFrom"],
         "file" => &["type", "path", "format"],
         _ => return Err(type_field.expected(&format!("a sink type: one of {SINK_TYPES}"))),
@@ -250,13 +253,3 @@ fn read_sink(field: &Field, env: &dyn Environment) -> Result<std::result::Result
         }
     }))
 }
-
-const ALL_SINK_KEYS: &[&str] = &[
-    "type",
-    "url",
-    "urlFrom",
-    "secret",
-    "secretFrom",
-    "path",
-    "format",
-];

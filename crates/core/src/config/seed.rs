@@ -26,21 +26,10 @@ pub(crate) const KEYS: [&str; 4] = [
     "delteTerminatingPod",
 ];
 
-/// Seed keys plus the native sections that do not overlap them.
-const ALLOWED: &[&str] = &[
-    "errImagePull",
-    "tooManyRestart",
-    "delteEvictedPod",
-    "delteTerminatingPod",
-    "safety",
-    "audit",
-    "cluster",
-    "ui",
-];
-
 pub(crate) fn read(root: &Field) -> Result<Config> {
     reject_mixed(root)?;
-    let m = root.map(ALLOWED)?;
+    // Seed keys plus the native sections that do not overlap them.
+    let m = root.map(&[&KEYS[..], &["safety", "audit", "cluster", "ui"]].concat())?;
     let mut config = Config::default();
     for (key, kind, allowed) in RULES {
         let Some(f) = m.get(key) else { continue };

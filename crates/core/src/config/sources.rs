@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use super::Result;
 use super::read::{Field, MapReader};
 use super::secret::{Secret, SecretSource, mask_url};
+use super::tree::Value;
 
 /// Where `{env: ...}` and `{file: ...}` are read: the process, or a fixed set in tests.
 pub trait Environment {
@@ -124,9 +125,16 @@ pub(crate) fn value<'a>(
 }
 
 /// An inline secret: a non-empty string, trimmed. Errors say what kind of value was found,
-/// never the value (a number written unquoted is still the secret).
+/// never the value (`secret: 12345` is the secret itself, written unquoted).
 fn inline(field: &Field) -> Result<String> {
-    match field.string_secret()?.trim() {
+    let Value::Str(text) = &field.node.value else {
+        return Err(field.error(format!(
+            "expected a string (quote it if it looks like a number or boolean), found {} \
+             (not shown: this key holds a secret)",
+            field.node.value.kind()
+        )));
+    };
+    match text.trim() {
         "" => Err(field.error("expected a non-empty string")),
         text => Ok(text.to_string()),
     }

@@ -70,9 +70,3 @@ pub(crate) struct Section<'a> {
     pub(crate) cluster: Option<&'a String>,
     pub(crate) groups: Vec<&'a WorkloadGroup>,
 }
-
-impl Section<'_> {
-    pub(crate) fn rows(&self) -> usize {
-        self.groups.iter().map(|g| g.rows.len()).sum()
-    }
-}

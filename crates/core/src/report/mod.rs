@@ -5,8 +5,6 @@ mod build;
 mod combine;
 mod deliver;
 mod files;
-#[cfg(test)]
-mod inert_tests;
 mod live;
 mod model;
 mod outcome;

@@ -142,7 +142,8 @@ pub fn chat(report: &RestartReport, limit: usize, to: Chat) -> String {
     'sections: for section in report.sections() {
         if let Some(cluster) = section.cluster {
             let name = to.bold(&format!("Cluster {}", to.inert(cluster)));
-            let heading = match section.rows() {
+            let rows: usize = section.groups.iter().map(|g| g.rows.len()).sum();
+            let heading = match rows {
                 0 => format!("{name}: no pod restarts too often\n"),
                 _ => format!("{name}\n"),
             };

@@ -64,30 +64,3 @@ pub enum Limited {
     )]
     Namespace { namespace: String, per_minute: u32 },
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn limits_per_namespace_then_globally_and_frees_slots_after_a_minute() {
-        let start = Instant::now();
-        let mut limiter = RateLimiter::new(3, 2);
-        assert!(limiter.try_acquire("a", start).is_ok());
-        assert!(limiter.try_acquire("a", start).is_ok());
-        let refused = limiter.try_acquire("a", start).unwrap_err();
-        assert_eq!(
-            refused,
-            Limited::Namespace {
-                namespace: "a".into(),
-                per_minute: 2
-            }
-        );
-        assert!(limiter.try_acquire("b", start).is_ok());
-        let refused = limiter.try_acquire("c", start).unwrap_err();
-        assert_eq!(refused, Limited::Cluster { per_minute: 3 });
-        assert!(refused.to_string().contains("across the cluster"));
-        let later = start + Duration::from_secs(61);
-        assert!(limiter.try_acquire("a", later).is_ok());
-    }
-}

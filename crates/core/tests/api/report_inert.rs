@@ -2,8 +2,11 @@
 //! and spreadsheets: each sink gets it inert.
 
 use chrono::{DateTime, Utc};
+use opc_core::config::{Secret, Sink};
+use opc_core::report::{RestartReport, RestartRow, WorkloadGroup, render};
+use serde_json::Value;
 
-use super::{RestartReport, RestartRow, WorkloadGroup, payload, render};
+use crate::receiver;
 
 /// Clears the screen and writes the clipboard, then forges a new line.
 const ESCAPES: &str = "x\x1b[2J\x1b]52;c;Y3VybA==\x07\n| forged | row |";
@@ -16,7 +19,7 @@ fn at() -> DateTime<Utc> {
 }
 
 /// One group whose every tenant-written field holds `text`.
-fn report_with(text: &str) -> RestartReport {
+pub(crate) fn report_with(text: &str) -> RestartReport {
     let row = RestartRow {
         pod: format!("web-1{text}"),
         container: text.to_string(),
@@ -40,6 +43,20 @@ fn report_with(text: &str) -> RestartReport {
         }],
         clusters: Vec::new(),
     }
+}
+
+/// The body the server of the sink `sink` makes receives when `report` is delivered to it.
+async fn delivered(sink: fn(Secret) -> Sink, report: &RestartReport) -> Value {
+    let (body, _) = receiver::deliver(sink, "/hook", report, 200, "").await;
+    serde_json::from_str(&body).unwrap()
+}
+
+fn slack(url: Secret) -> Sink {
+    Sink::Slack { url }
+}
+
+fn feishu(url: Secret) -> Sink {
+    Sink::Feishu { url, secret: None }
 }
 
 #[test]
@@ -69,18 +86,18 @@ fn markdown_opens_no_tag_or_link() {
     assert!(md.contains(r"\<at id=all\>\</at\>\[docs\]"), "{md}");
 }
 
-#[test]
-fn slack_payload_cannot_ping_the_channel_or_link() {
-    let body = payload::slack(&report_with(PING)).to_string();
+#[tokio::test]
+async fn slack_payload_cannot_ping_the_channel_or_link() {
+    let body = delivered(slack, &report_with(PING)).await.to_string();
     for raw in ["<!channel>", "<@U024BE7LH>", "<http://"] {
         assert!(!body.contains(raw), "{raw} reached Slack: {body}");
     }
     assert!(body.contains("&lt;!channel&gt;"), "{body}");
 }
 
-#[test]
-fn lark_card_cannot_mention_everyone_or_link() {
-    let card = payload::feishu(&report_with(AT_ALL), None, 0).unwrap();
+#[tokio::test]
+async fn lark_card_cannot_mention_everyone_or_link() {
+    let card = delivered(feishu, &report_with(AT_ALL)).await;
     let content = card["card"]["elements"][0]["content"].as_str().unwrap();
     assert!(
         !content.contains("<at") && !content.contains("[docs]"),
@@ -89,10 +106,10 @@ fn lark_card_cannot_mention_everyone_or_link() {
     assert!(!content.contains('\x1b'), "{content}");
 }
 
-#[test]
-fn chat_texts_show_escapes_as_text() {
-    let card = payload::feishu(&report_with(ESCAPES), None, 0).unwrap();
-    let slack = payload::slack(&report_with(ESCAPES));
+#[tokio::test]
+async fn chat_texts_show_escapes_as_text() {
+    let card = delivered(feishu, &report_with(ESCAPES)).await;
+    let slack = delivered(slack, &report_with(ESCAPES)).await;
     for text in [
         card["card"]["elements"][0]["content"].as_str().unwrap(),
         slack["blocks"][2]["text"]["text"].as_str().unwrap(),
