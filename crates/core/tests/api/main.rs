@@ -16,6 +16,7 @@ mod cluster_explain;
 mod fleet;
 mod inert;
 mod node;
+mod place;
 mod pod_decode;
 mod pod_event;
 mod pod_proto;
