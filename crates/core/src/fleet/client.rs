@@ -78,14 +78,8 @@ pub fn spawn_feed(
 }
 
 impl FeedHandle {
-    /// The worker it reads.
     pub fn address(&self) -> &WorkerAddress {
         &self.address
-    }
-
-    /// The state now.
-    pub fn state(&self) -> FeedState {
-        self.state.borrow().clone()
     }
 
     /// What `read` makes of the state now, without a copy of it.
