@@ -18,7 +18,7 @@ use tokio::task::JoinHandle;
 
 use super::{FeedError, FleetView, Frame, Gap, Limits, LineReader, WorkerAddress};
 use crate::clock::Clock;
-use crate::cluster::{Backoff, ClusterName};
+use crate::cluster::{Backoff, ClusterName, SourceHealth};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FeedSettings {
@@ -229,6 +229,34 @@ impl FeedStatus {
 
     pub fn is_live(&self) -> bool {
         matches!(self, FeedStatus::Live)
+    }
+
+    /// How current a cache this feed stands for is, at `now`.
+    pub fn source_health(&self, now: Instant) -> SourceHealth {
+        match self {
+            FeedStatus::Connecting
+            | FeedStatus::Stale {
+                why: StaleWhy::WorkerNotSynced,
+                ..
+            } => SourceHealth::default(),
+            FeedStatus::Live => SourceHealth {
+                synced: true,
+                proved: Some(now),
+                error: None,
+            },
+            FeedStatus::Stale { since, why } => SourceHealth {
+                synced: true,
+                proved: Some(*since),
+                error: Some(match why {
+                    StaleWhy::Lost(error) => error.to_string(),
+                    _ => "the worker's own view of its cluster is stale".to_string(),
+                }),
+            },
+            FeedStatus::Failing(error) => SourceHealth {
+                error: Some(error.to_string()),
+                ..SourceHealth::default()
+            },
+        }
     }
 }
 
