@@ -67,7 +67,10 @@ async fn until(feed: &FeedHandle, what: &str, check: impl Fn(&FeedState) -> bool
     let reached = states.wait_for(|s| check(s));
     match tokio::time::timeout(Duration::from_secs(5), reached).await {
         Ok(Ok(state)) => state.clone(),
-        _ => panic!("timed out waiting for {what}: {:?}", feed.state().status()),
+        _ => panic!(
+            "timed out waiting for {what}: {:?}",
+            feed.read(FeedState::clone).status()
+        ),
     }
 }
 
@@ -259,10 +262,13 @@ async fn first_failure(server: &SimServer, settings: FeedSettings) -> FeedError 
     let feed = feed(server, settings);
     match feed.first_outcome().await {
         Err(error) => {
-            assert_eq!(feed.state().status(), &FeedStatus::Failing(error.clone()));
+            assert_eq!(
+                feed.read(FeedState::clone).status(),
+                &FeedStatus::Failing(error.clone())
+            );
             error
         }
-        Ok(()) => panic!("answered: {:?}", feed.state()),
+        Ok(()) => panic!("answered: {:?}", feed.read(FeedState::clone)),
     }
 }
 

@@ -101,28 +101,3 @@ pub fn registry_host(image: &str) -> &str {
         _ => "docker.io",
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_registry_is_read_from_the_image_the_kubelet_quotes() {
-        fn host(message: &str) -> Option<&str> {
-            pulled_image(message).map(registry_host)
-        }
-        assert_eq!(host("Back-off pulling image \"web:1\""), Some("docker.io"));
-        assert_eq!(
-            host("Back-off pulling image \"registry-a.invalid/app:1\""),
-            Some("registry-a.invalid")
-        );
-        assert_eq!(
-            host(
-                "rpc error: code = NotFound desc = failed to pull and unpack image \"localhost:5000/x:1\": not found"
-            ),
-            Some("localhost:5000")
-        );
-        assert_eq!(host("library/nginx/x"), None);
-        assert_eq!(registry_host("library/nginx:1"), "docker.io");
-    }
-}

@@ -8,6 +8,7 @@
 //! deadline: a stream that says nothing (heartbeats included) for `silence` is dead.
 
 use std::pin::pin;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::{AsyncBufRead, AsyncBufReadExt};
@@ -15,9 +16,9 @@ use kube::Client;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::{FeedError, FeedState, FeedStatus, Frame, Gap, Limits, LineReader, WorkerAddress};
+use super::{FeedError, FleetView, Frame, Gap, Limits, LineReader, WorkerAddress};
 use crate::clock::Clock;
-use crate::cluster::{Backoff, ClusterName};
+use crate::cluster::{Backoff, ClusterName, SourceHealth};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FeedSettings {
@@ -77,14 +78,8 @@ pub fn spawn_feed(
 }
 
 impl FeedHandle {
-    /// The worker it reads.
     pub fn address(&self) -> &WorkerAddress {
         &self.address
-    }
-
-    /// The state now.
-    pub fn state(&self) -> FeedState {
-        self.state.borrow().clone()
     }
 
     /// What `read` makes of the state now, without a copy of it.
@@ -118,6 +113,150 @@ impl FeedHandle {
 impl Drop for FeedHandle {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+/// What a screen reads of one worker-fed cluster: the findings as last read, and whether they
+/// are current. Cheap to clone: the findings are shared, not copied.
+#[derive(Debug, Clone)]
+pub struct FeedState {
+    view: Arc<FleetView>,
+    status: FeedStatus,
+}
+
+/// How current a worker-fed cluster's findings are.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum FeedStatus {
+    /// Nothing answered yet.
+    #[default]
+    Connecting,
+    /// The stream is live and the worker's own view is current.
+    Live,
+    /// The findings on show have not been proved current since `since`.
+    Stale { since: Instant, why: StaleWhy },
+    /// No findings were ever read: why the last attempt failed. Retrying.
+    Failing(FeedError),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StaleWhy {
+    /// The worker says its own view of the cluster is stale.
+    WorkerStale,
+    /// The worker has not listed its cluster yet.
+    WorkerNotSynced,
+    /// The stream failed; reconnecting.
+    Lost(FeedError),
+}
+
+impl FeedState {
+    pub(crate) fn new(cluster: ClusterName, max_rows: usize) -> FeedState {
+        FeedState {
+            view: Arc::new(FleetView::new(cluster, max_rows)),
+            status: FeedStatus::Connecting,
+        }
+    }
+
+    /// The worker's findings, counts and status as last read.
+    pub fn view(&self) -> &FleetView {
+        &self.view
+    }
+
+    /// The view, shared: to keep without copying.
+    pub fn shared_view(&self) -> Arc<FleetView> {
+        Arc::clone(&self.view)
+    }
+
+    pub fn status(&self) -> &FeedStatus {
+        &self.status
+    }
+
+    /// The view to change: copied only if a reader still holds the last one.
+    pub(crate) fn view_mut(&mut self) -> &mut FleetView {
+        Arc::make_mut(&mut self.view)
+    }
+
+    /// The status the view itself says, after a frame: live unless the worker says otherwise.
+    fn heard(&mut self, now: Instant) {
+        let health = self.view.view();
+        self.status = if !health.synced {
+            FeedStatus::Stale {
+                since: self.stale_since(now),
+                why: StaleWhy::WorkerNotSynced,
+            }
+        } else if health.stale {
+            let age = health.age().unwrap_or(Duration::ZERO);
+            FeedStatus::Stale {
+                since: now.checked_sub(age).unwrap_or(now),
+                why: StaleWhy::WorkerStale,
+            }
+        } else {
+            FeedStatus::Live
+        };
+    }
+
+    /// The stream failed; `proved` is when the findings were last proved current. Findings
+    /// stay on show, stale from the earliest moment they were not current.
+    fn lost(&mut self, error: FeedError, proved: Option<Instant>, now: Instant) {
+        self.status = match self.view.resume() {
+            None => FeedStatus::Failing(error),
+            Some(_) => FeedStatus::Stale {
+                since: self.stale_since(proved.unwrap_or(now)),
+                why: StaleWhy::Lost(error),
+            },
+        };
+    }
+
+    fn stale_since(&self, at: Instant) -> Instant {
+        match &self.status {
+            FeedStatus::Stale { since, .. } => (*since).min(at),
+            _ => at,
+        }
+    }
+}
+
+impl FeedStatus {
+    /// Why the feed is not live, when it failed.
+    pub fn error(&self) -> Option<&FeedError> {
+        match self {
+            FeedStatus::Failing(error)
+            | FeedStatus::Stale {
+                why: StaleWhy::Lost(error),
+                ..
+            } => Some(error),
+            _ => None,
+        }
+    }
+
+    pub fn is_live(&self) -> bool {
+        matches!(self, FeedStatus::Live)
+    }
+
+    /// How current a cache this feed stands for is, at `now`.
+    pub fn source_health(&self, now: Instant) -> SourceHealth {
+        match self {
+            FeedStatus::Connecting
+            | FeedStatus::Stale {
+                why: StaleWhy::WorkerNotSynced,
+                ..
+            } => SourceHealth::default(),
+            FeedStatus::Live => SourceHealth {
+                synced: true,
+                proved: Some(now),
+                error: None,
+            },
+            FeedStatus::Stale { since, why } => SourceHealth {
+                synced: true,
+                proved: Some(*since),
+                error: Some(match why {
+                    StaleWhy::Lost(error) => error.to_string(),
+                    _ => "the worker's own view of its cluster is stale".to_string(),
+                }),
+            },
+            FeedStatus::Failing(error) => SourceHealth {
+                error: Some(error.to_string()),
+                ..SourceHealth::default()
+            },
+        }
     }
 }
 
@@ -268,5 +407,89 @@ impl Feed {
             crate::memory::burst_ended();
         }
         gap.map_or(Ok(folded), Err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+
+    use super::*;
+    use crate::fleet::{Epoch, Frame, Snapshot, ViewHealth, WorkerView};
+
+    fn with_snapshot(view: ViewHealth) -> FeedState {
+        let mut state = FeedState::new(ClusterName::default(), 10);
+        let snapshot = Snapshot {
+            epoch: Epoch(1),
+            seq: 0,
+            at: Utc::now(),
+            findings: Vec::new(),
+            counts: Default::default(),
+            worker: WorkerView::default(),
+            view,
+        };
+        let applied = state.view_mut().apply(Frame::Snapshot(snapshot));
+        assert_eq!(applied, Ok(()));
+        state
+    }
+
+    fn current() -> ViewHealth {
+        ViewHealth {
+            synced: true,
+            ..ViewHealth::default()
+        }
+    }
+
+    #[test]
+    fn a_failure_before_any_snapshot_is_failing_and_after_one_is_stale_since_the_proof() {
+        let now = Instant::now();
+        let mut fresh = FeedState::new(ClusterName::default(), 10);
+        fresh.lost(FeedError::Ended, None, now);
+        assert_eq!(fresh.status(), &FeedStatus::Failing(FeedError::Ended));
+
+        let mut state = with_snapshot(current());
+        state.heard(now);
+        assert!(state.status().is_live());
+        let proved = now - Duration::from_secs(3);
+        state.lost(FeedError::Ended, Some(proved), now);
+        assert_eq!(
+            state.status(),
+            &FeedStatus::Stale {
+                since: proved,
+                why: StaleWhy::Lost(FeedError::Ended)
+            }
+        );
+        // A later failure does not make it look stale for less long.
+        state.lost(FeedError::Transport("reset".into()), Some(now), now);
+        assert!(matches!(state.status(), FeedStatus::Stale { since, .. } if *since == proved));
+        assert_eq!(
+            state.status().error(),
+            Some(&FeedError::Transport("reset".into()))
+        );
+    }
+
+    #[test]
+    fn the_workers_own_word_on_its_view_is_shown() {
+        let now = Instant::now();
+        let mut unsynced = with_snapshot(ViewHealth::default());
+        unsynced.heard(now);
+        assert!(matches!(
+            unsynced.status(),
+            FeedStatus::Stale {
+                why: StaleWhy::WorkerNotSynced,
+                ..
+            }
+        ));
+        let mut stale = with_snapshot(ViewHealth {
+            stale: true,
+            age_seconds: Some(30),
+            ..current()
+        });
+        stale.heard(now);
+        let since = now.checked_sub(Duration::from_secs(30));
+        assert!(matches!(
+            stale.status(),
+            FeedStatus::Stale { since: s, why: StaleWhy::WorkerStale } if Some(*s) == since
+        ));
     }
 }

@@ -3,14 +3,12 @@
 //! cluster's cache kept exactly as current as the feed says, so the header and the safety
 //! guards read a fed cluster's freshness as they read a watch's.
 
-use std::time::Instant;
-
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::{Counts, FeedHandle, FeedState, FeedStatus, Resume, StaleWhy, WorkerView};
+use super::{Counts, FeedHandle, FeedState, FeedStatus, Resume, WorkerView};
 use crate::clock::Clock;
-use crate::cluster::{Cache, Listed, SourceHealth};
+use crate::cluster::{Cache, Listed};
 
 /// What a screen shows of a fed cluster besides its rows, as of the feed's last change.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -20,36 +18,6 @@ pub struct FedView {
     pub counts: Counts,
     pub worker: WorkerView,
     pub status: FeedStatus,
-}
-
-impl FeedStatus {
-    /// How current a cache this feed stands for is, at `now`.
-    pub fn source_health(&self, now: Instant) -> SourceHealth {
-        match self {
-            FeedStatus::Connecting
-            | FeedStatus::Stale {
-                why: StaleWhy::WorkerNotSynced,
-                ..
-            } => SourceHealth::default(),
-            FeedStatus::Live => SourceHealth {
-                synced: true,
-                proved: Some(now),
-                error: None,
-            },
-            FeedStatus::Stale { since, why } => SourceHealth {
-                synced: true,
-                proved: Some(*since),
-                error: Some(match why {
-                    StaleWhy::Lost(error) => error.to_string(),
-                    _ => "the worker's own view of its cluster is stale".to_string(),
-                }),
-            },
-            FeedStatus::Failing(error) => SourceHealth {
-                error: Some(error.to_string()),
-                ..SourceHealth::default()
-            },
-        }
-    }
 }
 
 /// A fed cluster: its feed, what the screen shows of it, and the task between them. Dropping

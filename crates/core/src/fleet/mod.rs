@@ -24,7 +24,6 @@ mod decode;
 mod fed;
 mod fed_row;
 mod feed_error;
-mod feed_state;
 mod frame;
 pub(crate) mod held;
 mod publish;
@@ -35,12 +34,11 @@ mod worker_answer;
 
 pub use crate::worker::BlockedKind;
 pub use address::{BadAddress, WorkerAddress, is_uid_segment, uid_segment};
-pub use client::{FeedHandle, FeedSettings, spawn_feed};
+pub use client::{FeedHandle, FeedSettings, FeedState, FeedStatus, StaleWhy, spawn_feed};
 pub use decode::{DecodeError, Limits, LineReader, MAX_LINE, OVER_BOUND, decode_line};
 pub use fed::{FedCluster, FedView};
 pub use fed_row::FedRow;
 pub use feed_error::FeedError;
-pub use feed_state::{FeedState, FeedStatus, StaleWhy};
 pub use frame::{
     BlockedView, Counts, Epoch, Frame, LAST_ACTIONS, PausedRule, Snapshot, ViewHealth, WorkerView,
 };

@@ -18,6 +18,7 @@ mod cluster_list;
 mod fleet;
 mod inert;
 mod node;
+mod place;
 mod pod_decode;
 mod pod_event;
 mod pod_proto;
