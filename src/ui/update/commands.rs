@@ -4,7 +4,7 @@
 use super::actions::{pod_action, scale_to_zero, undo};
 use super::overlays::on_overlay_key;
 use super::{say, status};
-use crate::ui::confirm::{Confirmation, PodVerb};
+use crate::ui::confirm::Confirmation;
 use crate::ui::event::{Effect, Routed};
 use crate::ui::keys::{Command, command_for};
 use crate::ui::state::{BottomPane, DetailsContent, DetailsView, Overlay, State};
@@ -102,10 +102,7 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
         }
         Command::Details | Command::Logs => return show_pod(state, command),
         Command::Mark => toggle_mark(state),
-        Command::Delete => return pod_action(state, PodVerb::Delete),
-        Command::ForceDelete => return pod_action(state, PodVerb::ForceDelete),
-        Command::Evict => return pod_action(state, PodVerb::Evict),
-        Command::RemoveFinalizers => return pod_action(state, PodVerb::RemoveFinalizers),
+        Command::Pod(verb) => return pod_action(state, verb),
         Command::ScaleToZero => return scale_to_zero(state),
         Command::Undo => return undo(state),
         Command::ToggleAuto => return toggle_auto(state),
