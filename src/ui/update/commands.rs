@@ -205,13 +205,8 @@ fn show_pod(state: &mut State, command: Command) -> Vec<Effect> {
 
 /// Mark the selected pod, or unmark it, and move on.
 fn toggle_mark(state: &mut State) {
-    if let Some(found) = state
-        .table
-        .rows
-        .get(state.table.selected)
-        .and_then(|&i| state.table.findings.get(i))
-    {
-        state.clusters.toggle_mark(found);
+    if let Some(found) = state.selected_finding().cloned() {
+        state.clusters.toggle_mark(&found);
         move_to(state, state.table.selected + 1);
     }
 }
