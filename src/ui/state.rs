@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use super::cluster_view::Clusters;
 use super::confirm::Confirmation;
 use super::details::PodDetails;
-use super::event::ClusterLine;
+use super::event::{ClusterLine, Routed};
 use super::order;
 use opc_core::actions::{ParkedList, PodRef};
 use opc_core::cluster::{ClusterName, Listed};
@@ -43,8 +43,7 @@ impl BottomPane {
 /// The details of one pod, fetched on demand: shown in the main area in place of the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DetailsView {
-    pub(crate) cluster: ClusterName,
-    pub(crate) pod: PodRef,
+    pub(crate) pod: Routed<PodRef>,
     pub(crate) content: DetailsContent,
     pub(crate) scroll: u16,
 }
@@ -307,7 +306,7 @@ impl State {
             self.replace_findings(kept, false);
         }
         if let Some(details) = &self.details
-            && !self.clusters.contains(&details.cluster)
+            && !self.clusters.contains(&details.pod.cluster)
         {
             self.details = None;
         }

@@ -47,7 +47,7 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
         Event::Worker { cluster, status } => state.clusters.set_worker(&cluster, status),
         Event::Report(report) => state.report = Some(report),
         Event::Details { uid, result } => {
-            if let Some(details) = state.details.as_mut().filter(|d| d.pod.uid == uid) {
+            if let Some(details) = state.details.as_mut().filter(|d| d.pod.item.uid == uid) {
                 details.content = match result {
                     Ok(d) => DetailsContent::Loaded(d),
                     Err(e) => DetailsContent::Failed(e),

@@ -300,8 +300,7 @@ fn move_to(state: &mut State, row: usize) {
 fn open_details(state: &mut State, a: &Listed) -> Routed<PodRef> {
     let pod = Routed::new(a.cluster(), a.pod_ref());
     state.details = Some(DetailsView {
-        cluster: pod.cluster.clone(),
-        pod: pod.item.clone(),
+        pod: pod.clone(),
         content: DetailsContent::Loading,
         scroll: 0,
     });
