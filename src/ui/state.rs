@@ -1,7 +1,5 @@
 //! The UI's model: everything the screen shows, owned by the UI task alone.
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Utc};
 
 use super::cluster_view::Clusters;
@@ -139,31 +137,27 @@ pub struct State {
     pub(super) quit: bool,
 }
 
-/// Every blocked cluster, named; those blocked for the same reason share it ("a, b: why").
-fn blocked_clusters(workers: &BTreeMap<ClusterName, &WorkerStatus>) -> Option<String> {
-    let mut reasons: Vec<(&Blocked, Vec<&str>)> = Vec::new();
-    for (cluster, status) in workers {
-        let Some(why) = &status.blocked else { continue };
-        match reasons.iter_mut().find(|(seen, _)| *seen == why) {
-            Some((_, clusters)) => clusters.push(cluster.as_str()),
-            None => reasons.push((why, vec![cluster.as_str()])),
-        }
-    }
-    let said: Vec<String> = reasons
-        .into_iter()
-        .map(|(why, clusters)| format!("{}: {why}", clusters.join(", ")))
-        .collect();
-    (!said.is_empty()).then(|| said.join("; "))
-}
-
 impl State {
-    /// Why actions wait, for the header; with several clusters open, each blocked one named.
+    /// Why actions wait, for the header; with several clusters open, each blocked one named,
+    /// those blocked for the same reason sharing it ("a, b: why").
     pub fn blocked(&self) -> Option<String> {
         let workers = self.clusters.workers();
-        match workers.len() {
-            1 => Some(workers.values().next()?.blocked.as_ref()?.to_string()),
-            _ => blocked_clusters(&workers),
+        if workers.len() == 1 {
+            return Some(workers.values().next()?.blocked.as_ref()?.to_string());
         }
+        let mut reasons: Vec<(&Blocked, Vec<&str>)> = Vec::new();
+        for (cluster, status) in &workers {
+            let Some(why) = &status.blocked else { continue };
+            match reasons.iter_mut().find(|(seen, _)| *seen == why) {
+                Some((_, clusters)) => clusters.push(cluster.as_str()),
+                None => reasons.push((why, vec![cluster.as_str()])),
+            }
+        }
+        let said: Vec<String> = reasons
+            .into_iter()
+            .map(|(why, clusters)| format!("{}: {why}", clusters.join(", ")))
+            .collect();
+        (!said.is_empty()).then(|| said.join("; "))
     }
 
     /// The open clusters' workers as one: a switch or a hold or pause of any cluster counts,
