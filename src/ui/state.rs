@@ -237,7 +237,6 @@ impl State {
         self.current_rule().map(|r| r.kind)
     }
 
-    /// The finding under the cursor.
     pub fn selected_finding(&self) -> Option<&Listed> {
         self.table
             .rows
@@ -430,7 +429,6 @@ impl State {
         lines.peek().is_some() && lines.all(|c| matches!(c.watch, WatchLine::Forbidden { .. }))
     }
 
-    /// How many pods are marked.
     pub fn marked_count(&self) -> usize {
         self.clusters.marked_count()
     }
