@@ -132,16 +132,6 @@ impl Runtime {
         self.sessions.iter().find(|s| s.cluster.name == *cluster)
     }
 
-    /// Each open cluster's executor, for work that outlives this call.
-    fn executors(&self) -> Executors {
-        Executors(
-            self.sessions
-                .iter()
-                .map(|s| (s.cluster.name.clone(), s.cluster.executor.clone()))
-                .collect(),
-        )
-    }
-
     /// Connect to `name` in the background; `then` says what the session is for.
     fn connect(&self, name: ClusterName, then: fn(Result<Session, Arc<Error>>) -> Opened) {
         let opened = self.opened.clone();
@@ -390,7 +380,10 @@ impl Runtime {
             Effect::SwitchContext(name) => self.connect(name, Opened::Switch),
             Effect::AddContext(name) => self.connect(name, Opened::Add),
             reads_or_writes => {
-                let (executors, scopes) = (self.executors(), &self.options.scopes);
+                // Each open cluster's executor, for work that outlives this call.
+                let clusters = self.sessions.iter().map(|s| &s.cluster);
+                let executors = clusters.map(|c| (c.name.clone(), c.executor.clone()));
+                let (executors, scopes) = (Executors(executors.collect()), &self.options.scopes);
                 self.effects.start(reads_or_writes, executors, scopes);
             }
         }
