@@ -51,7 +51,6 @@ pub struct ClusterLine {
     pub nodes_unreadable: Option<String>,
     /// What the API server sends pods in, once it has sent some.
     pub wire: Option<WireFormat>,
-    /// Where its findings come from.
     pub source: SourceLine,
 }
 

@@ -209,7 +209,6 @@ fn title(state: &State) -> String {
 /// Room for the longest action name (`scaleToZero`, `forceDelete`).
 const ACTION_WIDTH: u16 = 11;
 
-/// What row `a` shows in a column.
 fn cell(state: &State, a: &Listed, text: Text) -> String {
     match text {
         Text::Mark if state.clusters.is_marked(a) => "●".to_string(),
