@@ -60,7 +60,18 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
             }
         }
         Event::Outcome { action, outcome } => on_outcome(state, &action, &outcome),
-        Event::Contexts(Ok(names)) => show_contexts(state, names),
+        Event::Contexts(Ok(names)) if names.is_empty() => {
+            status(state, "no kubeconfig contexts to switch to", true);
+        }
+        // The kubeconfig's contexts, to pick from; the first open one is selected.
+        Event::Contexts(Ok(names)) => {
+            let first = state.clusters.lines().next().map(|c| c.name.clone());
+            let selected = names
+                .iter()
+                .position(|n| Some(n) == first.as_ref())
+                .unwrap_or(0);
+            state.overlay = Some(Overlay::Contexts { names, selected });
+        }
         // The screen shows `name` alone, from scratch.
         Event::Switched(Ok(name)) => {
             state.clusters.only(&name);
@@ -113,20 +124,6 @@ fn answered(state: &mut State, shown: Option<Overlay>, answer: Event) -> Option<
         }),
         (shown, _) => shown,
     }
-}
-
-/// The kubeconfig's contexts, to pick from; the first open one is selected.
-fn show_contexts(state: &mut State, names: Vec<ClusterName>) {
-    if names.is_empty() {
-        status(state, "no kubeconfig contexts to switch to", true);
-        return;
-    }
-    let first = state.clusters.lines().next().map(|c| c.name.clone());
-    let selected = names
-        .iter()
-        .position(|n| Some(n) == first.as_ref())
-        .unwrap_or(0);
-    state.overlay = Some(Overlay::Contexts { names, selected });
 }
 
 /// `name` opened next to the others: the screen's switches hold for its worker too.
