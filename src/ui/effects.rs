@@ -9,8 +9,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::details::PodDetails;
 use super::event::{Checked, Effect, Event, Routed, Unanswered};
 use opc_core::actions::{
-    ACTION_LOG, Action, ClusterApi, Executor, Inspection, Origin, Outcome, ParkedList, PodRef,
-    Skip, Unread,
+    ACTION_LOG, Action, Executor, Inspection, Origin, Outcome, ParkedList, PodRef, Skip, Unread,
 };
 use opc_core::cluster::{ClusterName, Scope};
 use opc_core::report::RestartReport;
@@ -26,10 +25,6 @@ impl Executors {
             .find(|(name, _)| name == cluster)
             .map(|(_, executor)| executor)
             .ok_or_else(|| Unanswered::Closed(cluster.clone()))
-    }
-
-    fn reads(&self, cluster: &ClusterName) -> Result<ClusterApi<'_>, Unanswered> {
-        Ok(self.get(cluster)?.reads())
     }
 }
 
@@ -67,10 +62,11 @@ impl Effects {
             Effect::Run(actions) => self.run(executors, actions),
             Effect::FetchDetails(pod) => self.spawn(async move {
                 let result = async {
-                    let reading = executors.reads(&pod.cluster)?.details(&pod.item).await?;
+                    let reads = executors.get(&pod.cluster)?.reads();
+                    let reading = reads.details(&pod.item).await?;
                     Ok(PodDetails::from_reading(&reading))
-                };
-                let result = result.await;
+                }
+                .await;
                 Event::Details {
                     uid: pod.item.uid,
                     result,
@@ -83,11 +79,11 @@ impl Effects {
             } => self.spawn(async move {
                 let container = container.as_deref();
                 let result = async {
-                    let reads = executors.reads(&pod.cluster)?;
+                    let reads = executors.get(&pod.cluster)?.reads();
                     let text = reads.logs(&pod.item, container, previous).await?;
                     Ok(PodDetails::from_logs(container, previous, &text))
-                };
-                let result = result.await;
+                }
+                .await;
                 Event::Details {
                     uid: pod.item.uid.clone(),
                     result,
@@ -185,8 +181,6 @@ async fn inspect(
     pod: &Routed<PodRef>,
     workload: bool,
 ) -> Result<Inspection, Unanswered> {
-    Ok(executors
-        .reads(&pod.cluster)?
-        .inspect(&pod.item, workload)
-        .await?)
+    let reads = executors.get(&pod.cluster)?.reads();
+    Ok(reads.inspect(&pod.item, workload).await?)
 }

@@ -1,5 +1,6 @@
 //! From a key to what it means: the configured map first, then the fixed navigation keys.
 
+use super::confirm::PodVerb;
 use opc_core::config::{KeyBinding, KeyCode, UiConfig};
 
 /// Everything a key can ask for.
@@ -25,12 +26,9 @@ pub(crate) enum Command {
     Mark,
     Help,
     Quit,
-    Delete,
-    ForceDelete,
-    Evict,
+    Pod(PodVerb),
     ScaleToZero,
     Undo,
-    RemoveFinalizers,
     ToggleAuto,
     MasterAuto,
     SendReport,
@@ -54,10 +52,10 @@ const CONFIGURED: [(&str, Command, &str); 20] = [
     ("mark", Command::Mark, "mark / unmark, move down"),
     ("help", Command::Help, "this help"),
     ("quit", Command::Quit, "quit"),
-    ("delete", Command::Delete, "delete"),
+    ("delete", Command::Pod(PodVerb::Delete), "delete"),
     (
         "force_delete",
-        Command::ForceDelete,
+        Command::Pod(PodVerb::ForceDelete),
         "force delete (grace 0)",
     ),
     (
@@ -68,7 +66,7 @@ const CONFIGURED: [(&str, Command, &str); 20] = [
     ("undo", Command::Undo, "undo the last scale to 0"),
     (
         "remove_finalizers",
-        Command::RemoveFinalizers,
+        Command::Pod(PodVerb::RemoveFinalizers),
         "remove finalizers",
     ),
     (
@@ -133,7 +131,7 @@ pub(crate) fn command_for(key: &KeyBinding, ui: &UiConfig) -> Option<Command> {
         KeyCode::Esc => Command::Back,
         KeyCode::Char('s') => Command::Sort,
         KeyCode::Char('S') => Command::ReverseSort,
-        KeyCode::Char('E') => Command::Evict,
+        KeyCode::Char('E') => Command::Pod(PodVerb::Evict),
         KeyCode::Char('C') => Command::Clusters,
         KeyCode::Char('P') => Command::Parked,
         KeyCode::Char(c @ '1'..='9') => Command::Category(c as usize - '1' as usize),

@@ -22,7 +22,6 @@ mod theme;
 mod update;
 mod view;
 
-pub use confirm::Offer;
 pub use details::PodDetails;
 pub use event::{Checked, ClusterLine, Effect, Event, Routed, Snapshot, SourceLine, Unanswered};
 pub(crate) use keys::help_lines;

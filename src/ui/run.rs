@@ -47,7 +47,6 @@ pub(crate) struct RunOptions {
     pub(crate) export_dir: PathBuf,
     /// The namespaces watched: where parked workloads are looked for.
     pub(crate) scopes: Vec<Scope>,
-    /// The config names report sinks.
     pub(crate) report_sinks: bool,
     /// Every session's clock too: the screen's ticks and reports read it.
     pub(crate) clock: Clock,
@@ -132,16 +131,6 @@ impl Runtime {
         self.sessions.iter().find(|s| s.cluster.name == *cluster)
     }
 
-    /// Each open cluster's executor, for work that outlives this call.
-    fn executors(&self) -> Executors {
-        Executors(
-            self.sessions
-                .iter()
-                .map(|s| (s.cluster.name.clone(), s.cluster.executor.clone()))
-                .collect(),
-        )
-    }
-
     /// Connect to `name` in the background; `then` says what the session is for.
     fn connect(&self, name: ClusterName, then: fn(Result<Session, Arc<Error>>) -> Opened) {
         let opened = self.opened.clone();
@@ -214,8 +203,13 @@ impl Runtime {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let mut signals = std::pin::pin!(closing_signals().map_err(io)?);
-        let size = guard.terminal.size().map_err(io)?;
-        prime(state, size.into(), &listening.workers);
+        // The first events: the terminal's size and each worker's status as it stands.
+        let rows = table_height(guard.terminal.size().map_err(io)?.into());
+        update(state, Event::Resize { table_height: rows });
+        for (cluster, worker) in &listening.workers {
+            let (cluster, status) = (cluster.clone(), worker.borrow().clone());
+            update(state, Event::Worker { cluster, status });
+        }
         // Drawn after an event reached `update`, not on every wake-up: a busy cluster wakes the
         // loop for each cache change, and those only arm the settle timer.
         let mut dirty = true;
@@ -278,52 +272,30 @@ impl Runtime {
                 () = &mut signals => break,
             };
             dirty = true;
-            let effects = update(state, event);
-            if self.carry_out_all(effects, state, &mut listening) || state.quit {
+            let mut effects = update(state, event).into_iter();
+            if effects.any(|effect| self.carry_out(effect, state, &mut listening)) || state.quit {
                 return Ok(());
             }
         }
         Ok(())
     }
 
-    /// Carries out what `update` asked for; true when the screen is to close.
-    fn carry_out_all(
-        &mut self,
-        effects: Vec<Effect>,
-        state: &mut State,
-        listening: &mut Listening,
-    ) -> bool {
-        for effect in effects {
-            match effect {
-                Effect::Quit => return true,
-                Effect::Refresh => listening.settle = Some(tokio::time::Instant::now()),
-                Effect::DropContext(name) => {
-                    // Dropping the session stops its watches and worker.
-                    self.sessions.retain(|s| s.cluster.name != name);
-                    *listening = Listening::to(&self.sessions);
-                }
-                other => self.carry_out(other, state),
-            }
-        }
-        false
-    }
-
     /// A connection finished: swap in or add its session.
     fn open(&mut self, opened: Opened) -> Event {
         match opened {
-            Opened::Switch(Ok(session)) => {
+            Opened::Switch(session) => Event::Switched(session.map(|session| {
                 let name = session.cluster.name.clone();
                 // Dropping the old sessions stops their watches and workers.
                 self.sessions = vec![session];
-                Event::Switched(Ok(name))
-            }
-            Opened::Add(Ok(session)) => {
+                name
+            })),
+            Opened::Add(session) => Event::Added(session.map(|session| {
                 let name = session.cluster.name.clone();
                 if self.session(&name).is_none() {
                     self.sessions.push(session);
                 }
-                Event::Added(Ok(name))
-            }
+                name
+            })),
             Opened::Replace(session) => {
                 let name = session.cluster.name.clone();
                 self.rewatching.remove(&name);
@@ -333,8 +305,6 @@ impl Runtime {
                 }
                 Event::Snapshot(self.snapshot())
             }
-            Opened::Switch(Err(e)) => Event::Switched(Err(e)),
-            Opened::Add(Err(e)) => Event::Added(Err(e)),
         }
     }
 
@@ -365,9 +335,16 @@ impl Runtime {
         })
     }
 
-    fn carry_out(&self, effect: Effect, state: &State) {
+    /// Carries out what `update` asked for; true when the screen is to close.
+    fn carry_out(&mut self, effect: Effect, state: &State, listening: &mut Listening) -> bool {
         match effect {
-            Effect::Quit | Effect::Refresh | Effect::DropContext(_) => {}
+            Effect::Quit => return true,
+            Effect::Refresh => listening.settle = Some(tokio::time::Instant::now()),
+            Effect::DropContext(name) => {
+                // Dropping the session stops its watches and worker.
+                self.sessions.retain(|s| s.cluster.name != name);
+                *listening = Listening::to(&self.sessions);
+            }
             Effect::Worker(WorkerCommand::SendReport) => {
                 for session in &self.sessions {
                     match session.report {
@@ -402,10 +379,14 @@ impl Runtime {
             Effect::SwitchContext(name) => self.connect(name, Opened::Switch),
             Effect::AddContext(name) => self.connect(name, Opened::Add),
             reads_or_writes => {
-                let (executors, scopes) = (self.executors(), &self.options.scopes);
+                // Each open cluster's executor, for work that outlives this call.
+                let clusters = self.sessions.iter().map(|s| &s.cluster);
+                let executors = clusters.map(|c| (c.name.clone(), c.executor.clone()));
+                let (executors, scopes) = (Executors(executors.collect()), &self.options.scopes);
                 self.effects.start(reads_or_writes, executors, scopes);
             }
         }
+        false
     }
 }
 
@@ -462,16 +443,6 @@ fn closing_signals() -> std::io::Result<impl Future<Output = ()>> {
     Ok(async {
         let _ = tokio::signal::ctrl_c().await;
     })
-}
-
-/// The first events: the terminal's size and each worker's status as it stands.
-fn prime(state: &mut State, size: ratatui::layout::Rect, workers: &Workers) {
-    let table_height = table_height(size);
-    update(state, Event::Resize { table_height });
-    for (cluster, worker) in workers {
-        let (cluster, status) = (cluster.clone(), worker.borrow().clone());
-        update(state, Event::Worker { cluster, status });
-    }
 }
 
 /// Some cluster's cache or feed changed; never returns while none is open.

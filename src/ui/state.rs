@@ -1,13 +1,11 @@
 //! The UI's model: everything the screen shows, owned by the UI task alone.
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Utc};
 
 use super::cluster_view::Clusters;
 use super::confirm::Confirmation;
 use super::details::PodDetails;
-use super::event::ClusterLine;
+use super::event::{ClusterLine, Routed};
 use super::order;
 use opc_core::actions::{ParkedList, PodRef};
 use opc_core::cluster::{ClusterName, Listed};
@@ -43,8 +41,7 @@ impl BottomPane {
 /// The details of one pod, fetched on demand: shown in the main area in place of the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DetailsView {
-    pub(crate) cluster: ClusterName,
-    pub(crate) pod: PodRef,
+    pub(crate) pod: Routed<PodRef>,
     pub(crate) content: DetailsContent,
     pub(crate) scroll: u16,
 }
@@ -140,31 +137,27 @@ pub struct State {
     pub(super) quit: bool,
 }
 
-/// Every blocked cluster, named; those blocked for the same reason share it ("a, b: why").
-fn blocked_clusters(workers: &BTreeMap<ClusterName, &WorkerStatus>) -> Option<String> {
-    let mut reasons: Vec<(&Blocked, Vec<&str>)> = Vec::new();
-    for (cluster, status) in workers {
-        let Some(why) = &status.blocked else { continue };
-        match reasons.iter_mut().find(|(seen, _)| *seen == why) {
-            Some((_, clusters)) => clusters.push(cluster.as_str()),
-            None => reasons.push((why, vec![cluster.as_str()])),
-        }
-    }
-    let said: Vec<String> = reasons
-        .into_iter()
-        .map(|(why, clusters)| format!("{}: {why}", clusters.join(", ")))
-        .collect();
-    (!said.is_empty()).then(|| said.join("; "))
-}
-
 impl State {
-    /// Why actions wait, for the header; with several clusters open, each blocked one named.
+    /// Why actions wait, for the header; with several clusters open, each blocked one named,
+    /// those blocked for the same reason sharing it ("a, b: why").
     pub fn blocked(&self) -> Option<String> {
         let workers = self.clusters.workers();
-        match workers.len() {
-            1 => Some(workers.values().next()?.blocked.as_ref()?.to_string()),
-            _ => blocked_clusters(&workers),
+        if workers.len() == 1 {
+            return Some(workers.values().next()?.blocked.as_ref()?.to_string());
         }
+        let mut reasons: Vec<(&Blocked, Vec<&str>)> = Vec::new();
+        for (cluster, status) in &workers {
+            let Some(why) = &status.blocked else { continue };
+            match reasons.iter_mut().find(|(seen, _)| *seen == why) {
+                Some((_, clusters)) => clusters.push(cluster.as_str()),
+                None => reasons.push((why, vec![cluster.as_str()])),
+            }
+        }
+        let said: Vec<String> = reasons
+            .into_iter()
+            .map(|(why, clusters)| format!("{}: {why}", clusters.join(", ")))
+            .collect();
+        (!said.is_empty()).then(|| said.join("; "))
     }
 
     /// The open clusters' workers as one: a switch or a hold or pause of any cluster counts,
@@ -244,7 +237,6 @@ impl State {
         self.current_rule().map(|r| r.kind)
     }
 
-    /// The finding under the cursor.
     pub fn selected_finding(&self) -> Option<&Listed> {
         self.table
             .rows
@@ -307,7 +299,7 @@ impl State {
             self.replace_findings(kept, false);
         }
         if let Some(details) = &self.details
-            && !self.clusters.contains(&details.cluster)
+            && !self.clusters.contains(&details.pod.cluster)
         {
             self.details = None;
         }
@@ -437,7 +429,6 @@ impl State {
         lines.peek().is_some() && lines.all(|c| matches!(c.watch, WatchLine::Forbidden { .. }))
     }
 
-    /// How many pods are marked.
     pub fn marked_count(&self) -> usize {
         self.clusters.marked_count()
     }

@@ -5,7 +5,7 @@ mod commands;
 mod overlays;
 
 use super::confirm::Confirmation;
-use super::event::{Effect, Event, Routed, Snapshot};
+use super::event::{Effect, Event, Routed};
 use super::state::{DetailsContent, Overlay, State, StatusLine};
 use commands::on_key;
 use opc_core::actions::{Action, Outcome};
@@ -43,11 +43,16 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
             state.table.height = table_height.max(1);
             state.clamp();
         }
-        Event::Snapshot(snapshot) => on_snapshot(state, snapshot),
+        Event::Snapshot(snapshot) => {
+            state.total_pods = snapshot.total_pods;
+            state.now = snapshot.at;
+            state.sync_clusters(snapshot.clusters);
+            state.replace_findings(snapshot.findings, snapshot.in_default_order);
+        }
         Event::Worker { cluster, status } => state.clusters.set_worker(&cluster, status),
         Event::Report(report) => state.report = Some(report),
         Event::Details { uid, result } => {
-            if let Some(details) = state.details.as_mut().filter(|d| d.pod.uid == uid) {
+            if let Some(details) = state.details.as_mut().filter(|d| d.pod.item.uid == uid) {
                 details.content = match result {
                     Ok(d) => DetailsContent::Loaded(d),
                     Err(e) => DetailsContent::Failed(e),
@@ -55,8 +60,25 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
             }
         }
         Event::Outcome { action, outcome } => on_outcome(state, &action, &outcome),
-        Event::Contexts(Ok(names)) => show_contexts(state, names),
-        Event::Switched(Ok(name)) => on_switched(state, &name),
+        Event::Contexts(Ok(names)) if names.is_empty() => {
+            status(state, "no kubeconfig contexts to switch to", true);
+        }
+        // The kubeconfig's contexts, to pick from; the first open one is selected.
+        Event::Contexts(Ok(names)) => {
+            let first = state.clusters.lines().next().map(|c| c.name.clone());
+            let selected = names
+                .iter()
+                .position(|n| Some(n) == first.as_ref())
+                .unwrap_or(0);
+            state.overlay = Some(Overlay::Contexts { names, selected });
+        }
+        // The screen shows `name` alone, from scratch.
+        Event::Switched(Ok(name)) => {
+            state.clusters.only(&name);
+            state.replace_findings(Vec::new(), true);
+            state.details = None;
+            say(state, format!("switched to context {name}"));
+        }
         Event::Exported(Ok(path)) => say(state, format!("report written to {}", path.display())),
         Event::Contexts(Err(e))
         | Event::Switched(Err(e))
@@ -104,28 +126,6 @@ fn answered(state: &mut State, shown: Option<Overlay>, answer: Event) -> Option<
     }
 }
 
-/// The kubeconfig's contexts, to pick from; the first open one is selected.
-fn show_contexts(state: &mut State, names: Vec<ClusterName>) {
-    if names.is_empty() {
-        status(state, "no kubeconfig contexts to switch to", true);
-        return;
-    }
-    let first = state.clusters.lines().next().map(|c| c.name.clone());
-    let selected = names
-        .iter()
-        .position(|n| Some(n) == first.as_ref())
-        .unwrap_or(0);
-    state.overlay = Some(Overlay::Contexts { names, selected });
-}
-
-/// The screen shows `name` alone, from scratch.
-fn on_switched(state: &mut State, name: &ClusterName) {
-    state.clusters.only(name);
-    state.replace_findings(Vec::new(), true);
-    state.details = None;
-    say(state, format!("switched to context {name}"));
-}
-
 /// `name` opened next to the others: the screen's switches hold for its worker too.
 fn on_added(state: &mut State, name: &ClusterName) -> Vec<Effect> {
     state.clusters.open(name);
@@ -147,13 +147,6 @@ fn on_added(state: &mut State, name: &ClusterName) -> Vec<Effect> {
         .into_iter()
         .map(|command| Effect::WorkerOf(Routed::new(name, command)))
         .collect()
-}
-
-fn on_snapshot(state: &mut State, snapshot: Snapshot) {
-    state.total_pods = snapshot.total_pods;
-    state.now = snapshot.at;
-    state.sync_clusters(snapshot.clusters);
-    state.replace_findings(snapshot.findings, snapshot.in_default_order);
 }
 
 fn on_outcome(state: &mut State, action: &Routed<Action>, outcome: &Outcome) {

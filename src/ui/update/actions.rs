@@ -14,7 +14,7 @@ fn targets(state: &State) -> Vec<&Listed> {
             .table
             .findings
             .iter()
-            .filter(|a| a.uid() == d.pod.uid && *a.cluster() == d.cluster)
+            .filter(|a| a.uid() == d.pod.item.uid && *a.cluster() == d.pod.cluster)
             .collect(),
         None => state.targets(),
     }

@@ -4,7 +4,7 @@
 use super::actions::{pod_action, scale_to_zero, undo};
 use super::overlays::on_overlay_key;
 use super::{say, status};
-use crate::ui::confirm::{Confirmation, PodVerb};
+use crate::ui::confirm::Confirmation;
 use crate::ui::event::{Effect, Routed};
 use crate::ui::keys::{Command, command_for};
 use crate::ui::state::{BottomPane, DetailsContent, DetailsView, Overlay, State};
@@ -102,10 +102,7 @@ fn on_command(state: &mut State, command: Command) -> Vec<Effect> {
         }
         Command::Details | Command::Logs => return show_pod(state, command),
         Command::Mark => toggle_mark(state),
-        Command::Delete => return pod_action(state, PodVerb::Delete),
-        Command::ForceDelete => return pod_action(state, PodVerb::ForceDelete),
-        Command::Evict => return pod_action(state, PodVerb::Evict),
-        Command::RemoveFinalizers => return pod_action(state, PodVerb::RemoveFinalizers),
+        Command::Pod(verb) => return pod_action(state, verb),
         Command::ScaleToZero => return scale_to_zero(state),
         Command::Undo => return undo(state),
         Command::ToggleAuto => return toggle_auto(state),
@@ -208,13 +205,8 @@ fn show_pod(state: &mut State, command: Command) -> Vec<Effect> {
 
 /// Mark the selected pod, or unmark it, and move on.
 fn toggle_mark(state: &mut State) {
-    if let Some(found) = state
-        .table
-        .rows
-        .get(state.table.selected)
-        .and_then(|&i| state.table.findings.get(i))
-    {
-        state.clusters.toggle_mark(found);
+    if let Some(found) = state.selected_finding().cloned() {
+        state.clusters.toggle_mark(&found);
         move_to(state, state.table.selected + 1);
     }
 }
@@ -308,8 +300,7 @@ fn move_to(state: &mut State, row: usize) {
 fn open_details(state: &mut State, a: &Listed) -> Routed<PodRef> {
     let pod = Routed::new(a.cluster(), a.pod_ref());
     state.details = Some(DetailsView {
-        cluster: pod.cluster.clone(),
-        pod: pod.item.clone(),
+        pod: pod.clone(),
         content: DetailsContent::Loading,
         scroll: 0,
     });

@@ -18,7 +18,7 @@ use opc_core::rules::Cause;
 pub(crate) fn render(state: &State, details: &DetailsView, area: Rect, buf: &mut Buffer) {
     let block = super::titled(inert_line(&format!(
         " {}/{} — details (Esc back) ",
-        details.pod.namespace, details.pod.name
+        details.pod.item.namespace, details.pod.item.name
     )));
     let mut lines: Vec<Line> = Vec::new();
     // What the cache knows is shown at once; the API adds the rest.
@@ -26,7 +26,7 @@ pub(crate) fn render(state: &State, details: &DetailsView, area: Rect, buf: &mut
         .table
         .findings
         .iter()
-        .find(|a| a.uid() == details.pod.uid && *a.cluster() == details.cluster)
+        .find(|a| a.uid() == details.pod.item.uid && *a.cluster() == details.pod.cluster)
     {
         let message = a.message().map_or(String::new(), |m| format!(" — {m}"));
         let said = format!("{}: {}{message}", a.rule(), a.reason());

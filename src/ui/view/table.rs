@@ -19,17 +19,17 @@ const WIDER: u16 = 150;
 
 pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
     let block = super::titled(title(state));
-    let layout = Columns::for_width(area.width, state.several_clusters());
+    let columns = columns(area.width, state.several_clusters());
     // Each cell is cut to its column's width with an ellipsis, never silently.
     let inner = block.inner(area);
-    let widths: Vec<usize> = Layout::horizontal(layout.widths())
+    let widths: Vec<usize> = Layout::horizontal(columns.iter().map(|(_, width, _)| *width))
         .spacing(1)
         .split(Rect { height: 1, ..inner })
         .iter()
         .map(|r| usize::from(r.width))
         .collect();
     let height = usize::from(area.height.saturating_sub(3));
-    let rows = visible_rows(state, &layout, &widths, height);
+    let rows = visible_rows(state, &columns, &widths, height);
     if rows.is_empty() {
         block.render(area, buf);
         if let Some((what, check)) = state.forbidden() {
@@ -50,95 +50,94 @@ pub(crate) fn render(state: &State, area: Rect, buf: &mut Buffer) {
         Line::styled(empty_text(state), theme::DIM).render(inner, buf);
         return;
     }
-    super::table(rows, layout.columns)
+    let headings = columns
+        .into_iter()
+        .map(|(heading, width, _)| (heading, width));
+    super::table(rows, headings.collect())
         .block(block)
         .render(area, buf);
 }
 
+/// What a row shows in a column.
+#[derive(Debug, Clone, Copy)]
+enum Text {
+    Mark,
+    Cluster,
+    Namespace,
+    Pod,
+    Reason,
+    Cause,
+    Age,
+    Restarts,
+    Node,
+    Owner,
+    Action,
+}
+
+/// A column's heading, its width, and what each row shows in it.
+type Column = (&'static str, Constraint, Text);
+
 /// The table's columns at one width: which show, and how wide each is.
-struct Columns {
-    /// Each column's heading and width.
-    columns: Vec<(&'static str, Constraint)>,
-    /// Node and owner have columns.
-    wide: bool,
-    /// The cause's class has a column.
-    wider: bool,
-    /// Rows name their cluster.
-    several: bool,
-}
-
-impl Columns {
-    fn for_width(width: u16, several: bool) -> Columns {
-        let wide = width >= WIDE;
-        let wider = width >= WIDER;
-        let mut columns = if wide {
-            wide_columns()
-        } else {
-            narrow_columns(width, several)
-        };
-        if wider {
-            // Room for the longest reasons kubectl prints (`CreateContainerConfigError`,
-            // `Init:CrashLoopBackOff`), before the pod's name takes the rest.
-            if let Some((_, reason)) = columns.get_mut(3) {
-                *reason = Constraint::Length(26);
-            }
-            columns.insert(4, ("CAUSE", Constraint::Length(21)));
+fn columns(width: u16, several: bool) -> Vec<Column> {
+    let wide = width >= WIDE;
+    let mut columns = if wide {
+        wide_columns()
+    } else {
+        narrow_columns(width, several)
+    };
+    if width >= WIDER {
+        // Room for the longest reasons kubectl prints (`CreateContainerConfigError`,
+        // `Init:CrashLoopBackOff`), before the pod's name takes the rest.
+        if let Some((_, reason, _)) = columns.get_mut(3) {
+            *reason = Constraint::Length(26);
         }
-        if several {
-            // Hidden with one cluster: every row would say the same.
-            let width = if wide { 12 } else { 9 };
-            columns.insert(1, ("CLUSTER", Constraint::Length(width)));
-            if !wide {
-                // The rule's action is the same on every row; the pod's name needs the room.
-                columns.pop();
-            }
-        }
-        Columns {
-            columns,
-            wide,
-            wider,
-            several,
+        columns.insert(4, ("CAUSE", Constraint::Length(21), Text::Cause));
+    }
+    if several {
+        // Hidden with one cluster: every row would say the same.
+        let width = if wide { 12 } else { 9 };
+        columns.insert(1, ("CLUSTER", Constraint::Length(width), Text::Cluster));
+        if !wide {
+            // The rule's action is the same on every row; the pod's name needs the room.
+            columns.pop();
         }
     }
-
-    fn widths(&self) -> Vec<Constraint> {
-        self.columns.iter().map(|(_, width)| *width).collect()
-    }
+    columns
 }
 
-fn wide_columns() -> Vec<(&'static str, Constraint)> {
+fn wide_columns() -> Vec<Column> {
     vec![
-        ("", Constraint::Length(1)),
-        ("NAMESPACE", Constraint::Length(14)),
-        ("POD", Constraint::Fill(3)),
-        ("REASON", Constraint::Length(18)),
-        ("FOR", Constraint::Length(10)),
-        ("RST", Constraint::Length(4)),
-        ("NODE", Constraint::Length(11)),
-        ("OWNER", Constraint::Fill(2)),
-        ("ACTION", Constraint::Length(ACTION_WIDTH)),
+        ("", Constraint::Length(1), Text::Mark),
+        ("NAMESPACE", Constraint::Length(14), Text::Namespace),
+        ("POD", Constraint::Fill(3), Text::Pod),
+        ("REASON", Constraint::Length(18), Text::Reason),
+        ("FOR", Constraint::Length(10), Text::Age),
+        ("RST", Constraint::Length(4), Text::Restarts),
+        ("NODE", Constraint::Length(11), Text::Node),
+        ("OWNER", Constraint::Fill(2), Text::Owner),
+        ("ACTION", Constraint::Length(ACTION_WIDTH), Text::Action),
     ]
 }
 
 /// The pod's name keeps 20 columns as the screen narrows; the reason gives way first.
-fn narrow_columns(width: u16, several: bool) -> Vec<(&'static str, Constraint)> {
+fn narrow_columns(width: u16, several: bool) -> Vec<Column> {
     let others = 1 + 10 + 10 + 3 + ACTION_WIDTH + 6 + if several { 10 } else { 0 };
     let reason = width.saturating_sub(2 + others + 20).clamp(6, 17);
     vec![
-        ("", Constraint::Length(1)),
-        ("NAMESPACE", Constraint::Length(10)),
-        ("POD", Constraint::Fill(1)),
-        ("REASON", Constraint::Length(reason)),
-        ("FOR", Constraint::Length(10)),
-        ("RST", Constraint::Length(3)),
-        ("ACTION", Constraint::Length(ACTION_WIDTH)),
+        ("", Constraint::Length(1), Text::Mark),
+        ("NAMESPACE", Constraint::Length(10), Text::Namespace),
+        ("POD", Constraint::Fill(1), Text::Pod),
+        ("REASON", Constraint::Length(reason), Text::Reason),
+        ("FOR", Constraint::Length(10), Text::Age),
+        ("RST", Constraint::Length(3), Text::Restarts),
+        ("ACTION", Constraint::Length(ACTION_WIDTH), Text::Action),
     ]
 }
 
 /// The rows that fit in `height` from the window's offset, each cell cut to its width.
 fn visible_rows<'a>(
     state: &'a State,
-    columns: &Columns,
+    columns: &[Column],
     widths: &[usize],
     height: usize,
 ) -> Vec<Row<'a>> {
@@ -151,15 +150,8 @@ fn visible_rows<'a>(
         .take(height)
         .filter_map(|(at, &i)| {
             let a = table.findings.get(i)?;
-            let mut cells = cells(state, a, columns.wide, columns.several);
-            if columns.wider {
-                let at = if columns.several { 5 } else { 4 };
-                cells.insert(at.min(cells.len()), a.cause().to_string());
-            }
-            let cells = cells
-                .into_iter()
-                .zip(widths)
-                .map(|(text, &width)| Cell::from(fit(&text, width)));
+            let cells = (columns.iter().zip(widths))
+                .map(|((_, _, text), &width)| Cell::from(fit(&cell(state, a, *text), width)));
             let mut row = Row::new(cells);
             if state.clusters.is_marked(a) {
                 row = row.style(theme::MARKED);
@@ -217,39 +209,24 @@ fn title(state: &State) -> String {
 /// Room for the longest action name (`scaleToZero`, `forceDelete`).
 const ACTION_WIDTH: u16 = 11;
 
-/// A row's texts, in the heading's order.
-fn cells(state: &State, a: &Listed, wide: bool, several: bool) -> Vec<String> {
-    let mark = if state.clusters.is_marked(a) {
-        "●"
-    } else {
-        " "
-    };
-    let age = format!("for {}", format_age(a.time_in_state(state.now)));
-    let action = state.shown_action(a).to_string();
-    let mut cells = vec![
-        mark.to_string(),
-        a.namespace().to_string(),
-        a.name().to_string(),
-        a.reason().to_string(),
-        age,
-        a.restarts().to_string(),
-    ];
-    if several {
-        cells.insert(1, a.cluster().to_string());
-        if !wide {
-            return cells;
-        }
-    }
-    if wide {
-        cells.push(a.node().unwrap_or("-").to_string());
+fn cell(state: &State, a: &Listed, text: Text) -> String {
+    match text {
+        Text::Mark if state.clusters.is_marked(a) => "●".to_string(),
+        Text::Mark => " ".to_string(),
+        Text::Cluster => a.cluster().to_string(),
+        Text::Namespace => a.namespace().to_string(),
+        Text::Pod => a.name().to_string(),
+        Text::Reason => a.reason().to_string(),
+        Text::Cause => a.cause().to_string(),
+        Text::Age => format!("for {}", format_age(a.time_in_state(state.now))),
+        Text::Restarts => a.restarts().to_string(),
+        Text::Node => a.node().unwrap_or("-").to_string(),
         // The workload the engineer thinks in: the Deployment, not its ReplicaSet (the
         // details pane has the chain).
-        let owner = match a.owner() {
+        Text::Owner => match a.owner() {
             Some(_) => a.workload().label(),
             None => "-".to_string(),
-        };
-        cells.push(owner);
+        },
+        Text::Action => state.shown_action(a).to_string(),
     }
-    cells.push(action);
-    cells
 }
