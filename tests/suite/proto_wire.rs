@@ -93,6 +93,8 @@ async fn pods_are_watched_in_protobuf_unless_the_server_or_the_config_says_json(
         };
         let _watches = spawn_watches(&server.client(), &[Scope::All], &cache, &settings);
         eventually("the first sync", || cache.health().synced()).await;
+        // The list syncs the cache before the watch is opened: count once it is open.
+        eventually("the watch after the list", || sim.watches_served() > 0).await;
         let served = sim.protobuf_watches_served();
         // After the list, a change reaches the cache through the watch alone.
         sim.create_pod(pod_named("late"));
