@@ -150,7 +150,9 @@ fn visible_rows<'a>(
         .take(height)
         .filter_map(|(at, &i)| {
             let a = table.findings.get(i)?;
-            let cells = (columns.iter().zip(widths))
+            let cells = columns
+                .iter()
+                .zip(widths)
                 .map(|((_, _, text), &width)| Cell::from(fit(&cell(state, a, *text), width)));
             let mut row = Row::new(cells);
             if state.clusters.is_marked(a) {
