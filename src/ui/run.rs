@@ -47,6 +47,7 @@ pub(crate) struct RunOptions {
     pub(crate) export_dir: PathBuf,
     /// The namespaces watched: where parked workloads are looked for.
     pub(crate) scopes: Vec<Scope>,
+    /// The config names report sinks.
     pub(crate) report_sinks: bool,
     /// Every session's clock too: the screen's ticks and reports read it.
     pub(crate) clock: Clock,
