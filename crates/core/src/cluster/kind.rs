@@ -66,7 +66,7 @@ impl Kind for Pods {
         wire.into_record(interner)
     }
     fn wire_key(wire: &WirePod) -> &str {
-        &wire.metadata.uid
+        wire.key()
     }
     fn wire_version(wire: &WirePod) -> &str {
         &wire.metadata.resource_version
@@ -84,7 +84,7 @@ impl Kind for Pods {
         self.0.upsert(wire, self.0.clock().now());
     }
     fn remove(&self, wire: WirePod) {
-        self.0.remove(&wire.metadata.uid);
+        self.0.remove(wire.key());
     }
     fn health(&self, scope: &Scope, change: &mut dyn FnMut(&mut ScopeHealth)) {
         self.0.update_health(scope, change);
@@ -148,5 +148,29 @@ impl Kind for Nodes {
     }
     fn clock(&self) -> Clock {
         self.cache.clock()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pod_is_removed_by_the_uid_it_is_kept_under_however_long_the_server_sent_it() {
+        let cache = Cache::new();
+        let pods = Pods(cache.clone());
+        let uid = "u".repeat(100);
+        let meta = serde_json::json!({"name": "p", "namespace": "ns", "uid": uid});
+        let wire: WirePod =
+            serde_json::from_value(serde_json::json!({ "metadata": meta })).unwrap();
+        pods.upsert(wire.clone());
+        assert_eq!(cache.len(), 1);
+        assert_eq!(
+            Pods::wire_key(&wire).len(),
+            64,
+            "the key is the uid as kept"
+        );
+        pods.remove(wire);
+        assert_eq!(cache.len(), 0, "the deletion finds the pod it names");
     }
 }

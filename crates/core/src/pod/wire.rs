@@ -217,6 +217,11 @@ pub fn decode_pod(json: &[u8], interner: &mut Interner) -> serde_json::Result<Po
 }
 
 impl WirePod {
+    /// The uid its record is kept under: cut as the record's is, so a deletion finds it.
+    pub(crate) fn key(&self) -> &str {
+        cut(&self.metadata.uid, UID_CAP)
+    }
+
     pub fn into_record(self, interner: &mut Interner) -> PodRecord {
         let WirePod {
             metadata: m,
