@@ -208,9 +208,23 @@ pub(crate) fn key_from_crossterm(key: &crossterm::event::KeyEvent) -> Option<Key
     let code = match key.code {
         K::Char(c) if ctrl => KeyCode::Char(c.to_ascii_lowercase()),
         K::Char(c) => KeyCode::Char(c),
+        K::Enter => KeyCode::Enter,
+        K::Esc => KeyCode::Esc,
+        K::Tab => KeyCode::Tab,
+        K::BackTab => KeyCode::BackTab,
+        K::Backspace => KeyCode::Backspace,
+        K::Delete => KeyCode::Delete,
+        K::Insert => KeyCode::Insert,
+        K::Home => KeyCode::Home,
+        K::End => KeyCode::End,
+        K::PageUp => KeyCode::PageUp,
+        K::PageDown => KeyCode::PageDown,
+        K::Up => KeyCode::Up,
+        K::Down => KeyCode::Down,
+        K::Left => KeyCode::Left,
+        K::Right => KeyCode::Right,
         K::F(n) => KeyCode::F(n),
-        // The other keys a binding can name: the config's names for them are crossterm's.
-        other => format!("{other:?}").parse().ok()?,
+        _ => return None,
     };
     Some(KeyBinding { code, ctrl, alt })
 }
