@@ -178,7 +178,6 @@ impl Executor {
                 from: current,
                 annotation: fallback,
             })),
-            Err(Stop::Conflict(message)) => Err(Stop::Conflict(message)),
             Err(stop) => {
                 // Refused or gone: nothing was parked, so the record would only mislead.
                 if fallback.is_none() && matches!(stop, Stop::Forbidden(_) | Stop::Gone) {
