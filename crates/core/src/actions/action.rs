@@ -59,7 +59,6 @@ pub enum Action {
 }
 
 impl Action {
-    /// The action a rule plans for a pod, if it plans one.
     pub(crate) fn planned(kind: ActionKind, pod: PodRef) -> Option<Action> {
         match kind {
             ActionKind::None => None,

@@ -27,7 +27,6 @@ use crate::{Error, Result};
 pub enum Stage {
     /// Written and fsynced before the request: what is about to be done, and why.
     Intent,
-    /// What became of it.
     Outcome,
 }
 

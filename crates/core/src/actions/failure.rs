@@ -18,7 +18,6 @@ pub enum Failure {
     /// The request did not get an answer (connection, TLS, timeout, an unreadable body).
     #[error("{0}")]
     Transport(String),
-    /// A request that could not even be built.
     #[error("cannot build the request: {0}")]
     Request(String),
     /// The pod read again after a 409 could not be decoded.
@@ -40,7 +39,6 @@ pub enum Failure {
     Encode(String),
     #[error("{location} kept changing; gave up after {tries} tries")]
     StoreKeptChanging { location: String, tries: usize },
-    /// An entry of the parked ConfigMap that is not a record.
     #[error("{location}: the entry for {uid} is not a parked record ({why}); fix or remove it")]
     BadRecord {
         location: String,

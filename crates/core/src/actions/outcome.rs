@@ -173,7 +173,6 @@ impl Outcome {
     }
 }
 
-/// What stopped a call, as the outcome of the action that made it.
 impl From<Stop> for Outcome {
     fn from(stop: Stop) -> Outcome {
         match stop {

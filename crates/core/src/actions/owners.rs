@@ -160,7 +160,6 @@ impl OptOut {
 /// stops a cycle.
 pub(crate) const FULL_CHAIN: usize = 5;
 
-/// (namespace, apiVersion, kind, name).
 type Key = (String, String, String, String);
 
 /// Owner metadata by (namespace, apiVersion, kind, name), each entry kept for [`TTL`].
@@ -318,7 +317,6 @@ pub(crate) struct LivePod {
     pub(crate) labels: Labels,
     /// The containers that are failing, each as its spec pulls it.
     pub(crate) failing: Vec<Pulled>,
-    /// The pod's `imagePullSecrets`.
     pub(crate) pull_secrets: Vec<String>,
 }
 

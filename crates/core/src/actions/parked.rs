@@ -109,7 +109,6 @@ impl<'a> ParkedStore<'a> {
         format!("ConfigMap {}/{PARKED_CONFIGMAP}", self.namespace)
     }
 
-    /// The record for a workload UID, if there is one.
     pub async fn get(&self, uid: &str) -> Result<Option<ParkedRecord>, StoreError> {
         let Some(map) = self.read().await? else {
             return Ok(None);
@@ -218,7 +217,6 @@ impl<'a> ParkedStore<'a> {
         )))
     }
 
-    /// The ConfigMap, or `None` when it does not exist.
     async fn read(&self) -> Result<Option<ConfigMap>, StoreError> {
         match self.call("get", || self.api.get(PARKED_CONFIGMAP)).await {
             Ok(map) => Ok(Some(map)),

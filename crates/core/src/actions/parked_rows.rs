@@ -58,7 +58,6 @@ impl ParkedRow {
         Action::UndoScale(self.workload.clone())
     }
 
-    /// How long it has been parked at `now`.
     pub fn parked_for(&self, now: DateTime<Utc>) -> Option<chrono::Duration> {
         self.parked_at.map(|at| now - at)
     }
@@ -176,7 +175,6 @@ pub async fn list_parked(
     Ok(ParkedList { rows, unread })
 }
 
-/// Oldest first, those without a time last; then by namespace and name.
 fn oldest_first(row: &ParkedRow) -> (bool, Option<DateTime<Utc>>, &str, &str) {
     let at = row.parked_at;
     (

@@ -11,8 +11,7 @@ use super::retry::Denied;
 use super::workload::{REPLICAS_BEFORE_ANNOTATION, ScalableWorkload, WorkloadKind};
 use crate::rules::Verb;
 
-/// Why an action cannot work as things stand; nothing was changed. Each message is the
-/// sentence a person reads.
+/// Why an action cannot work as things stand; nothing was changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
     #[error("read-only mode (--readonly): no actions")]
@@ -32,21 +31,17 @@ pub enum Refusal {
         pod: String,
         /// `Kind name` of the pod's owner, if it has one.
         owner: Option<String>,
-        /// What the read ended with.
         cause: Box<Unreadable>,
     },
     /// Scale to zero has no workload to land on; says why and what to do instead.
     #[error("{0}")]
     Unscalable(Unscalable),
-    /// The pod carries a field longer than Kubernetes allows (written to mislead): it is
-    /// shown, never acted on.
+    /// A field that long was written to mislead: the pod is shown, never acted on.
     #[error(
         "{0} carries a field longer than Kubernetes allows for it (an owner reference's name, or \
          more containers than are kept): it is left alone"
     )]
     Malformed(PodRef),
-    /// A person acted on a row, and the pod as read just now matches no rule: the row was
-    /// older than the pod, or its source (a worker) said what the pod does not.
     #[error(
         "{pod}, as read just now, matches no rule ({now}): the row was older than the pod, or \
          its source was wrong; nothing was done"

@@ -28,7 +28,6 @@ pub enum RecordedIn {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UndoPlan {
     pub workload: ScalableWorkload,
-    /// The replicas undo sets.
     pub restores: i32,
     pub recorded_in: RecordedIn,
     /// The ConfigMap's record: when, by whom and why it was parked.

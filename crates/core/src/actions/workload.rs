@@ -127,7 +127,6 @@ pub(crate) fn replicas_before(meta: &ObjectMeta) -> Option<i32> {
         .ok()
 }
 
-/// A workload object's `spec.replicas`, when it is set.
 pub(crate) fn spec_replicas(object: &DynamicObject) -> Option<i64> {
     object.data.pointer("/spec/replicas")?.as_i64()
 }
