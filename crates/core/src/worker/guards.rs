@@ -75,7 +75,6 @@ impl Guards {
         }
     }
 
-    /// Why `planned` must wait this pass, if it must.
     pub(super) fn waiting(&mut self, planned: &Planned, now: Instant) -> Option<Hold> {
         self.acted
             .retain(|_, at| now.saturating_duration_since(*at) < COOLDOWN);

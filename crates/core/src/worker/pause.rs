@@ -65,7 +65,6 @@ impl Pauses {
         }
     }
 
-    /// The pause that holds `rule` for a pod at `place`, if any.
     pub fn holding(&self, rule: RuleKind, place: &Place) -> Option<&Pause> {
         self.of(rule).iter().find(|p| p.scope.covers(place))
     }
