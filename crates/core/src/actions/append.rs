@@ -9,7 +9,6 @@ use std::io::{self, Write};
 pub(super) trait Appendable: Write {
     fn sync(&mut self) -> io::Result<()>;
     fn len(&self) -> io::Result<u64>;
-    /// Cut the file back to `len` bytes.
     fn cut(&mut self, len: u64) -> io::Result<()>;
 }
 

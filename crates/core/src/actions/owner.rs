@@ -88,10 +88,9 @@ pub(crate) fn scalable_owner<'a>(
     Ok((first, kind))
 }
 
-/// Where scale-to-zero of a pod lands, proven hop by hop from its controller chain (nearest
-/// owner first) and the pod as read now, with the uid the workload must still have. What the
-/// pod alone rules out costs no read; `live`, a pod read just now, is not read again. `Err`:
-/// the pod could not be read.
+/// Where scale-to-zero of a pod lands, proven from its controller chain (nearest first) and the pod
+/// as read now, with the uid the workload must still have. What the pod alone rules out costs no
+/// read; `live`, a pod read just now, is not read again. `Err`: the pod could not be read.
 pub(crate) async fn resolve(
     calls: &Calls,
     pod: &PodRecord,

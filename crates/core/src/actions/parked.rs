@@ -185,14 +185,12 @@ impl<'a> ParkedStore<'a> {
                         ..Default::default()
                     };
                     match self.call("create", || self.api.create(&params, &map)).await {
-                        // Creating in a namespace that does not exist.
                         Err(StoreError::Failed(Stop::Gone)) => {
                             return Err(StoreError::Unavailable(format!(
                                 "namespace {} does not exist",
                                 self.namespace
                             )));
                         }
-                        // The deployed identity may not create it: the manifests ship it.
                         Err(StoreError::Unavailable(why)) => {
                             return Err(StoreError::Unavailable(format!(
                                 "{why}, and it does not exist (it ships in assets/deploy/base/parked.yaml)"

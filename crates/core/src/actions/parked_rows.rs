@@ -261,8 +261,7 @@ async fn annotated(
     }
 }
 
-/// The row, with the workload read now; `None` for an annotation on a workload that runs
-/// (what an earlier version left) or is gone.
+/// The row, with the workload read now; `None` for an annotation whose workload runs or is gone.
 async fn row(
     calls: &Calls,
     cluster: &ClusterName,

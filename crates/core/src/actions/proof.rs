@@ -115,7 +115,6 @@ pub enum Suspect {
 }
 
 impl Suspect {
-    /// What a pod planned for `action` is held by, if anything.
     pub fn of(pod: &PodRecord, action: ActionKind) -> Option<Suspect> {
         if pod.malformed {
             return Some(Suspect::Malformed);
@@ -162,9 +161,8 @@ pub(crate) fn local_fault(pod: &PodRecord) -> Option<Unproven> {
     }
 }
 
-/// The workload `kind` (the pod's own controller, a scalable kind) that the chain proves the
-/// pod belongs to and that made it. `chain` is what was read, nearest first; `live` is the pod
-/// as read now.
+/// The workload of the pod's own controller `kind` that `chain` (as read, nearest first) proves
+/// the pod belongs to and that made it; `live` is the pod as read now.
 pub(crate) fn prove(
     pod: &PodRecord,
     owner: &OwnerRef,

@@ -1,11 +1,7 @@
 //! Scale to zero: the Executor's workload action, through the scale subresource (undo is in
-//! `undo.rs`).
-//!
-//! The replicas taken away are recorded before the scale, in the parked ConfigMap of the
-//! product's namespace (`parked.rs`), so the deployed identity never needs write access to a
-//! workload object. Where that ConfigMap is not available to the identity (a person's own
-//! credentials in the TUI), the `ops-pod-cleaner.io/replicas-before` annotation on the workload
-//! is the fallback, as earlier versions always did; undo reads both, the ConfigMap first.
+//! `undo.rs`). The replicas taken away are recorded before the scale, in the parked ConfigMap
+//! (`parked.rs`), or, where the identity cannot use it (a person's own credentials in the TUI),
+//! in the workload's `ops-pod-cleaner.io/replicas-before` annotation.
 
 use kube::api::DynamicObject;
 use serde_json::json;

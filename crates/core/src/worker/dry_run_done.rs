@@ -14,7 +14,6 @@ use crate::rules::RuleKind;
 
 use super::planned::{Judged, Planned};
 
-/// The would-actions of a dry run, standing in for the changes live mode would have made.
 #[derive(Debug, Clone, Default)]
 pub struct DryRunDone {
     /// By pod uid.
