@@ -28,7 +28,6 @@ pub struct PastAction {
     pub at: DateTime<Utc>,
     pub rule: RuleKind,
     pub namespace: String,
-    /// The cooldown key: the pod's UID, or its workload for a scale.
     pub target: Target,
     /// The pod's workload, when the action could stop something that ran (not the deletion
     /// of a finished pod): what the workload bound counts.

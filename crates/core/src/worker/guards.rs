@@ -53,7 +53,6 @@ pub struct Guards {
     limiter: RateLimiter,
     /// Everything sent within the longest window, for a successor to restore.
     sent: VecDeque<(Instant, PastAction)>,
-    /// Targets acted on recently (pod UID, or the workload for scale-to-zero).
     acted: HashMap<Target, Instant>,
     backoff: HashMap<Target, Backoff>,
     spread: BTreeMap<RuleKind, Spread>,

@@ -37,7 +37,6 @@ pub enum Decision {
 pub struct Planned {
     pub(crate) rule: RuleKind,
     pub pod: PodRef,
-    /// What cooldowns and backoff are kept by: the pod, or its workload for scale-to-zero.
     pub target: Target,
     /// The pod's workload as the breaker counts it.
     pub(crate) workload: WorkloadId,

@@ -1,5 +1,3 @@
-//! The thin loop around the pure planner: gather inputs, run what it decides, publish status.
-
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
