@@ -17,16 +17,13 @@ impl Executor {
     pub(super) async fn emit_event(&self, prepared: &Prepared, outcome: &Outcome) {
         let (api_version, kind, namespace, name, uid) =
             match (prepared.workload(), prepared.action.pod()) {
-                (Some(w), _) => {
-                    let resource = w.kind().api_resource();
-                    (
-                        resource.api_version,
-                        w.kind().name(),
-                        w.namespace(),
-                        w.name(),
-                        None,
-                    )
-                }
+                (Some(w), _) => (
+                    w.kind().api_resource().api_version,
+                    w.kind().name(),
+                    w.namespace(),
+                    w.name(),
+                    None,
+                ),
                 (None, Some(p)) => ("v1".into(), "Pod", &*p.namespace, &*p.name, Some(&p.uid)),
                 (None, None) => return,
             };
