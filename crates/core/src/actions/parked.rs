@@ -136,7 +136,6 @@ impl<'a> ParkedStore<'a> {
             .collect())
     }
 
-    /// Add or replace the record for `record.uid`.
     pub async fn put(&self, record: &ParkedRecord) -> Result<(), StoreError> {
         let text = serde_json::to_string(record)
             .map_err(|e| StoreError::Failed(Stop::Failed(Failure::Encode(e.to_string()))))?;

@@ -54,7 +54,6 @@ impl Pass {
     }
 }
 
-/// Why nothing may act at all right now, if so.
 pub(crate) fn blocked(gate: &Gate, safety: &SafetyConfig) -> Option<Blocked> {
     if gate.readonly {
         return Some(Blocked::Readonly);
