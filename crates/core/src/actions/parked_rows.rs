@@ -22,8 +22,7 @@ use super::undo::RecordedIn;
 use super::workload::{
     REPLICAS_BEFORE_ANNOTATION, ScalableWorkload, WorkloadKind, replicas_before, spec_replicas,
 };
-use crate::cluster::ClusterName;
-use crate::cluster::Scope;
+use crate::cluster::{ClusterName, Scope};
 use crate::rules::RuleKind;
 
 /// Workloads read at once while listing.
