@@ -161,8 +161,8 @@ pub(crate) fn local_fault(pod: &PodRecord) -> Option<Unproven> {
     }
 }
 
-/// The workload of the pod's own controller `kind` that `chain` (as read, nearest first) proves
-/// the pod belongs to and that made it; `live` is the pod as read now.
+/// The workload that `chain` (as read, nearest first) proves the pod belongs to and that made it,
+/// up from its own controller `owner` of a scalable `kind`; `live` is the pod as read now.
 pub(crate) fn prove(
     pod: &PodRecord,
     owner: &OwnerRef,

@@ -36,7 +36,7 @@ pub enum Refusal {
     /// Scale to zero has no workload to land on; says why and what to do instead.
     #[error("{0}")]
     Unscalable(Unscalable),
-    /// A field that long was written to mislead: the pod is shown, never acted on.
+    /// A field longer than Kubernetes allows was written to mislead: shown, never acted on.
     #[error(
         "{0} carries a field longer than Kubernetes allows for it (an owner reference's name, or \
          more containers than are kept): it is left alone"
