@@ -19,7 +19,6 @@ pub(crate) const PODS_PER_NAMESPACE: usize = 1_000;
 #[derive(Debug, Default)]
 pub struct EventStore {
     by_namespace: HashMap<Box<str>, HashMap<Box<str>, Events>>,
-    /// Orphans' Events dropped at the bound, since the start.
     dropped: u64,
 }
 

@@ -178,7 +178,6 @@ impl Index {
         self.due.peek().map(|Reverse((due, _))| *due)
     }
 
-    /// Whether the pod has a finding now.
     pub fn is_abnormal(&self, uid: &str) -> bool {
         self.places.contains_key(uid)
     }
