@@ -19,7 +19,6 @@ use super::split::{ListSplitter, Malformed, Piece, Splitter};
 use super::split_proto::ProtoSplitter;
 use crate::pod::{PageMeta, PodRecord, list_meta};
 
-/// A list of the cluster as it ends when it fails.
 pub type Result<T, E = ListError> = std::result::Result<T, E>;
 
 /// One complete list of pods, and the resourceVersion to watch from.
@@ -94,9 +93,8 @@ const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
-/// List every pod in `scope` at the most recent version (a quorum read), `page_size` at a
-/// time, asking for `wire`: for one-shot callers that want a consistent answer. An item that
-/// does not decode is skipped and logged rather than failing the whole list.
+/// List every pod in `scope` at the most recent version (a quorum read), for one-shot callers that
+/// want a consistent answer; an item that does not decode is skipped and logged.
 pub async fn list_pods(
     client: &Client,
     scope: &Scope,
@@ -181,7 +179,6 @@ async fn open_page(
     }
 }
 
-/// A list request that failed.
 fn refused(scope: &Scope, resource: &'static str, error: kube::Error) -> ListError {
     ListError::Request(RequestError {
         verb: "list",
@@ -192,7 +189,6 @@ fn refused(scope: &Scope, resource: &'static str, error: kube::Error) -> ListErr
     })
 }
 
-/// What splits a page that came in `format`.
 fn splitter(format: WireFormat) -> Box<dyn ListSplitter> {
     match format {
         WireFormat::Json => Box::new(Splitter::default()),
