@@ -76,13 +76,13 @@ impl Kind for PodEvents {
         wire
     }
     fn wire_key(wire: &WireEvent) -> &str {
-        wire.metadata.uid.as_deref().unwrap_or_default()
+        wire.metadata.uid.as_ref().map_or("", |c| &*c.0)
     }
     fn wire_version(wire: &WireEvent) -> &str {
         wire.metadata
             .resource_version
-            .as_deref()
-            .unwrap_or_default()
+            .as_ref()
+            .map_or("", |c| &*c.0)
     }
     fn replace(&self, scope: &Scope, records: Vec<WireEvent>) {
         let now = self.cache.clock().now();

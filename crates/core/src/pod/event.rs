@@ -97,11 +97,7 @@ pub fn pod_event(event: &WireEvent, now: DateTime<Utc>) -> Option<(EventTarget, 
     if text(&object.kind) != Some("Pod") || text(&event.type_) != Some("Warning") {
         return None;
     }
-    let namespace = event
-        .metadata
-        .namespace
-        .as_deref()
-        .filter(|n| !n.is_empty())?;
+    let namespace = text(&event.metadata.namespace).filter(|n| !n.is_empty())?;
     if text(&object.namespace).is_some_and(|n| n != namespace) {
         return None;
     }
