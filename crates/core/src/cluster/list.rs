@@ -124,13 +124,16 @@ pub(crate) async fn list_scope<K: Kind>(
         resource_version: String::new(),
         format: None,
     };
-    let mut next = Some(tokio::spawn(open_page(
-        client.clone(),
-        scope.clone(),
-        K::RESOURCE,
-        from.query(page_size, None, K::SELECTOR),
-        accept,
-    )));
+    let open = |token: Option<&str>| {
+        tokio::spawn(open_page(
+            client.clone(),
+            scope.clone(),
+            K::RESOURCE,
+            from.query(page_size, token, K::SELECTOR),
+            accept,
+        ))
+    };
+    let mut next = Some(open(None));
     while let Some(pending) = next.take() {
         let body = pending
             .await
@@ -144,13 +147,7 @@ pub(crate) async fn list_scope<K: Kind>(
                 // The metadata comes before the items: the next page is asked for now, and
                 // its answer waits in the connection while this page decodes.
                 if let Some(token) = meta.continue_token.filter(|t| !t.is_empty()) {
-                    next = Some(tokio::spawn(open_page(
-                        client.clone(),
-                        scope.clone(),
-                        K::RESOURCE,
-                        from.query(page_size, Some(&token), K::SELECTOR),
-                        accept,
-                    )));
+                    next = Some(open(Some(&token)));
                 }
             }
         };
