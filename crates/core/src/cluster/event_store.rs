@@ -8,8 +8,7 @@ use std::sync::Arc;
 
 use crate::pod::{EventTarget, PodEvent, PodRecord};
 
-/// A pod's latest Warning Events that a cause reads, shared with the findings that rest on
-/// them.
+/// A pod's latest Warning Events that a cause reads, shared with the findings that rest on them.
 pub(crate) type Events = Arc<[PodEvent]>;
 
 /// How many pods of one namespace may have Events kept: past it, a pod the cache does not

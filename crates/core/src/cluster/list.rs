@@ -1,12 +1,11 @@
 //! A complete, paginated list of pods, and where the API server may serve it from.
 //!
-//! A list with no `resourceVersion` is a quorum read from etcd, the most expensive request a
-//! client can make of a large cluster. The watch loop lists from the API server's watch cache
-//! instead: `resourceVersion=0` (any version, maybe stale) when it knows no version yet, and
-//! `resourceVersion=<last seen>&resourceVersionMatch=NotOlderThan` on a relist, so a relist
-//! never goes back in time. An API server that serves `resourceVersion=0` from its watch cache
-//! may ignore `limit` and answer in one page of any size: pages are decoded as they stream in
-//! (see [`super::split`]), never held whole.
+//! A list with no `resourceVersion` is a quorum read from etcd, the most expensive request a client
+//! can make of a large cluster. The watch loop lists from the API server's watch cache instead:
+//! `resourceVersion=0` (any version, maybe stale) when it knows no version yet, and
+//! `resourceVersion=<last seen>&resourceVersionMatch=NotOlderThan` on a relist, so a relist never
+//! goes back in time. Served from the watch cache at `resourceVersion=0`, a list may ignore `limit`
+//! and come in one page of any size: pages are decoded as they stream in ([`super::split`]).
 
 use futures::AsyncBufReadExt;
 use kube::Client;

@@ -15,8 +15,7 @@ pub enum EventKind {
     PullFailed,
     /// The scheduler's `FailedScheduling`: its per-reason node counts.
     FailedScheduling,
-    /// The kubelet's `Unhealthy` for a liveness or startup probe: a failure that restarts the
-    /// container.
+    /// The kubelet's `Unhealthy` for a liveness or startup probe: one that restarts the container.
     #[strum(serialize = "Unhealthy")]
     ProbeFailed,
     /// The kubelet's `FailedMount`: a Secret, ConfigMap or claim a volume needs.

@@ -68,8 +68,7 @@ pub struct Series {
     pub last_observed_time: Option<DateTime<Utc>>,
 }
 
-/// Of the metadata, what a watch and a cause read; labels, annotations and managed fields are
-/// skipped unread.
+/// Of the metadata, what a watch and a cause read; annotations, labels and managedFields go unread.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct EventMeta {

@@ -353,8 +353,7 @@ impl CacheReader {
         self.inner.clock
     }
 
-    /// Every abnormal pod in the index, in the screen's default order. Promotes nothing: that
-    /// would write.
+    /// Every abnormal pod, in the screen's default order. Promotes nothing: that would write.
     pub fn findings(&self) -> Vec<Abnormal> {
         self.findings_of(|_| true)
     }
