@@ -65,7 +65,6 @@ impl Default for WatchSettings {
 }
 
 impl WatchSettings {
-    /// A watch quiet this long is ended and re-made; a request unanswered this long, given up.
     fn quiet(&self) -> Duration {
         self.stale_after / 2
     }
