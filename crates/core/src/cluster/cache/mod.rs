@@ -403,7 +403,6 @@ impl Store {
         self.readmit(&uid, now)
     }
 
-    /// Find again the causes of the abnormal pods on `node`.
     fn readmit_on(&mut self, node: &str, now: DateTime<Utc>) {
         for uid in self.index.abnormal_on(node) {
             self.readmit(&uid, now);
