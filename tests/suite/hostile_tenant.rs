@@ -432,7 +432,7 @@ fn an_event_keeps_only_a_few_capped_fields_whatever_it_carries() {
         "source": {"component": huge}, "count": 3,
     }))
     .unwrap();
-    assert!(event.metadata.annotations.is_none() && event.metadata.labels.is_none());
+    assert!(!format!("{:?}", event.metadata).contains(&huge));
     assert!(event.message.as_ref().unwrap().0.len() <= opc_core::pod::MESSAGE_CAP);
     assert!(event.involved_object.uid.as_ref().unwrap().0.len() <= 64);
     let (_, kept) = opc_core::pod::pod_event(&event, chrono::Utc::now()).unwrap();

@@ -45,12 +45,10 @@ impl Abnormal {
         Place::at(finding.rule, &pod.namespace, pod.node.as_deref(), message)
     }
 
-    /// The state of the pod's node that the cause read.
     pub fn node(&self) -> Option<&NodeState> {
         self.node.as_deref()
     }
 
-    /// The pod's Warning Events that a cause reads.
     pub fn events(&self) -> &[PodEvent] {
         self.events.as_deref().unwrap_or(&[])
     }

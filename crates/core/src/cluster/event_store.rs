@@ -8,8 +8,7 @@ use std::sync::Arc;
 
 use crate::pod::{EventTarget, PodEvent, PodRecord};
 
-/// A pod's latest Warning Events that a cause reads, shared with the findings that rest on
-/// them.
+/// A pod's latest Warning Events that a cause reads, shared with the findings that rest on them.
 pub(crate) type Events = Arc<[PodEvent]>;
 
 /// How many pods of one namespace may have Events kept: past it, a pod the cache does not
@@ -19,7 +18,6 @@ pub(crate) const PODS_PER_NAMESPACE: usize = 1_000;
 #[derive(Debug, Default)]
 pub struct EventStore {
     by_namespace: HashMap<Box<str>, HashMap<Box<str>, Events>>,
-    /// Orphans' Events dropped at the bound, since the start.
     dropped: u64,
 }
 

@@ -1,10 +1,9 @@
 //! Pods' Warning Events into the cache, for the causes a status does not tell (a pull in
 //! back-off, a scheduler's verdict, a probe that kills).
 //!
-//! Anyone who may create an Event in a namespace writes all of it, up to ~1.5 MB: so a list is
-//! read item by item as its bytes arrive, and each Event is decoded straight into the few
-//! capped fields a cause reads ([`WireEvent`], [`pod_event`]). Only the latest Event per pod
-//! and kind is kept. Their watch is not a guard: a cause from the status alone is still one.
+//! Anyone who may create an Event in a namespace writes all of it, up to ~1.5 MB: so a list is read
+//! item by item as its bytes arrive, and each Event is decoded straight into the few capped fields
+//! a cause reads ([`WireEvent`], [`pod_event`]). Only the latest Event per pod and kind is kept.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -55,7 +54,6 @@ pub fn spawn_event_watches(
         .collect()
 }
 
-/// Pods' Warning Events, into the cache's Event store.
 struct PodEvents {
     cache: Cache,
     /// Its watch's health is its own: without Events a cause rests on the status alone.
@@ -63,8 +61,7 @@ struct PodEvents {
     pruned: Mutex<Instant>,
 }
 
-/// A listed Event is kept as its few capped fields, made into what a cause reads at the
-/// store's time.
+/// A listed Event is kept as its capped fields, made into what a cause reads at the store's time.
 impl Kind for PodEvents {
     type Wire = WireEvent;
     type Record = WireEvent;
@@ -76,13 +73,13 @@ impl Kind for PodEvents {
         wire
     }
     fn wire_key(wire: &WireEvent) -> &str {
-        wire.metadata.uid.as_deref().unwrap_or_default()
+        wire.metadata.uid.as_ref().map_or("", |c| &*c.0)
     }
     fn wire_version(wire: &WireEvent) -> &str {
         wire.metadata
             .resource_version
-            .as_deref()
-            .unwrap_or_default()
+            .as_ref()
+            .map_or("", |c| &*c.0)
     }
     fn replace(&self, scope: &Scope, records: Vec<WireEvent>) {
         let now = self.cache.clock().now();

@@ -31,10 +31,7 @@ pub fn explain(
              or refresh the kubeconfig's token ({})",
             status.message
         ),
-        kube::Error::Api(status) => format!(
-            "{verb} {resource} {where_} failed: {} ({})",
-            status.message, status.code
-        ),
+        kube::Error::Api(_) => format!("{verb} {resource} {where_} failed: {}", plain(error)),
         other => format!(
             "{verb} {resource} {where_} failed: {}. Check that the API server is reachable \
              (network, VPN, `kubectl version`)",

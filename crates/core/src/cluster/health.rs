@@ -79,7 +79,6 @@ pub struct ScopeHealth {
     pub relists: u64,
     /// The last proof that this scope's view was in sync with a live server.
     pub proved: Option<Instant>,
-    /// A view older than this is stale.
     pub(crate) stale_after: Duration,
     /// The format the API server last answered a list or a watch in; None before one.
     pub format: Option<WireFormat>,

@@ -122,8 +122,7 @@ impl Index {
         }
     }
 
-    /// A pod arrived or changed (after `forget` of its previous version), or its Events or
-    /// its node did.
+    /// A pod arrived or changed (after `forget` of its old version), or its Events or its node did.
     pub fn admit(&mut self, pod: &Arc<PodRecord>, stores: EventsAndNodes<'_>, now: DateTime<Utc>) {
         self.census.add(pod);
         self.classify(pod, stores, now);
@@ -178,7 +177,6 @@ impl Index {
         self.due.peek().map(|Reverse((due, _))| *due)
     }
 
-    /// Whether the pod has a finding now.
     pub fn is_abnormal(&self, uid: &str) -> bool {
         self.places.contains_key(uid)
     }

@@ -1,6 +1,5 @@
-//! What one kind of object (pods, nodes, pods' Warning Events) is to the lists and the watch
-//! loop, which are the same for all: where its objects are listed, how they decode and where
-//! they go.
+//! What one kind of object (pods, nodes, pods' Warning Events) is to the lists and the watch loop,
+//! which are the same for all: where its objects are listed, how they decode and where they go.
 
 use std::sync::Mutex;
 use std::time::Instant;

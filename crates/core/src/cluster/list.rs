@@ -1,12 +1,11 @@
 //! A complete, paginated list of pods, and where the API server may serve it from.
 //!
-//! A list with no `resourceVersion` is a quorum read from etcd, the most expensive request a
-//! client can make of a large cluster. The watch loop lists from the API server's watch cache
-//! instead: `resourceVersion=0` (any version, maybe stale) when it knows no version yet, and
-//! `resourceVersion=<last seen>&resourceVersionMatch=NotOlderThan` on a relist, so a relist
-//! never goes back in time. An API server that serves `resourceVersion=0` from its watch cache
-//! may ignore `limit` and answer in one page of any size: pages are decoded as they stream in
-//! (see [`super::split`]), never held whole.
+//! A list with no `resourceVersion` is a quorum read from etcd, the most expensive request a client
+//! can make of a large cluster. The watch loop lists from the API server's watch cache instead:
+//! `resourceVersion=0` (any version, maybe stale) when it knows no version yet, and
+//! `resourceVersion=<last seen>&resourceVersionMatch=NotOlderThan` on a relist, so a relist never
+//! goes back in time. Served from the watch cache at `resourceVersion=0`, a list may ignore `limit`
+//! and come in one page of any size: pages are decoded as they stream in ([`super::split`]).
 
 use futures::AsyncBufReadExt;
 use kube::Client;
@@ -19,7 +18,6 @@ use super::split::{ListSplitter, Malformed, Piece, Splitter};
 use super::split_proto::ProtoSplitter;
 use crate::pod::{PageMeta, PodRecord, list_meta};
 
-/// A list of the cluster as it ends when it fails.
 pub type Result<T, E = ListError> = std::result::Result<T, E>;
 
 /// One complete list of pods, and the resourceVersion to watch from.
@@ -94,9 +92,8 @@ const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
-/// List every pod in `scope` at the most recent version (a quorum read), `page_size` at a
-/// time, asking for `wire`: for one-shot callers that want a consistent answer. An item that
-/// does not decode is skipped and logged rather than failing the whole list.
+/// List every pod in `scope` at the most recent version (a quorum read), for one-shot callers that
+/// want a consistent answer; an item that does not decode is skipped and logged.
 pub async fn list_pods(
     client: &Client,
     scope: &Scope,
@@ -126,13 +123,16 @@ pub(crate) async fn list_scope<K: Kind>(
         resource_version: String::new(),
         format: None,
     };
-    let mut next = Some(tokio::spawn(open_page(
-        client.clone(),
-        scope.clone(),
-        K::RESOURCE,
-        from.query(page_size, None, K::SELECTOR),
-        accept,
-    )));
+    let open = |token: Option<&str>| {
+        tokio::spawn(open_page(
+            client.clone(),
+            scope.clone(),
+            K::RESOURCE,
+            from.query(page_size, token, K::SELECTOR),
+            accept,
+        ))
+    };
+    let mut next = Some(open(None));
     while let Some(pending) = next.take() {
         let body = pending
             .await
@@ -146,13 +146,7 @@ pub(crate) async fn list_scope<K: Kind>(
                 // The metadata comes before the items: the next page is asked for now, and
                 // its answer waits in the connection while this page decodes.
                 if let Some(token) = meta.continue_token.filter(|t| !t.is_empty()) {
-                    next = Some(tokio::spawn(open_page(
-                        client.clone(),
-                        scope.clone(),
-                        K::RESOURCE,
-                        from.query(page_size, Some(&token), K::SELECTOR),
-                        accept,
-                    )));
+                    next = Some(open(Some(&token)));
                 }
             }
         };
@@ -181,7 +175,6 @@ async fn open_page(
     }
 }
 
-/// A list request that failed.
 fn refused(scope: &Scope, resource: &'static str, error: kube::Error) -> ListError {
     ListError::Request(RequestError {
         verb: "list",
@@ -192,7 +185,6 @@ fn refused(scope: &Scope, resource: &'static str, error: kube::Error) -> ListErr
     })
 }
 
-/// What splits a page that came in `format`.
 fn splitter(format: WireFormat) -> Box<dyn ListSplitter> {
     match format {
         WireFormat::Json => Box::new(Splitter::default()),

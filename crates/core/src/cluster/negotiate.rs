@@ -15,7 +15,6 @@ use crate::pod::{MAGIC, PROTOBUF, capped_status, status_body};
 
 pub use crate::config::WireFormat;
 
-/// Which format a request asks for and an answer came in.
 impl WireFormat {
     /// The `Accept` header of a request for a kind that can be decoded from protobuf.
     pub(crate) fn accept(self) -> &'static str {

@@ -1,6 +1,5 @@
 //! What a list or watch covers.
 
-/// What a list or watch covers: the whole cluster or one namespace.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Scope {
     All,

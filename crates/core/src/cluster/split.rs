@@ -109,7 +109,6 @@ impl ListSplitter for Splitter {
         Ok(())
     }
 
-    /// The body has ended: it must have been one whole object with an `items` array.
     fn finish(&self) -> Result<(), Malformed> {
         match self.at {
             At::End if self.seen_items => Ok(()),
@@ -125,8 +124,7 @@ impl Splitter {
         !matches!(self.at, At::InKey | At::InValue | At::InElement)
     }
 
-    /// One step through the top-level object: `metadata` and each element of `items` are
-    /// handed out whole as they end, other values skipped.
+    /// One step through the top-level object; a piece goes to `on` as it ends.
     fn step(
         &mut self,
         byte: u8,

@@ -15,8 +15,7 @@ pub enum EventKind {
     PullFailed,
     /// The scheduler's `FailedScheduling`: its per-reason node counts.
     FailedScheduling,
-    /// The kubelet's `Unhealthy` for a liveness or startup probe: a failure that restarts the
-    /// container.
+    /// The kubelet's `Unhealthy` for a liveness or startup probe: one that restarts the container.
     #[strum(serialize = "Unhealthy")]
     ProbeFailed,
     /// The kubelet's `FailedMount`: a Secret, ConfigMap or claim a volume needs.
@@ -97,11 +96,7 @@ pub fn pod_event(event: &WireEvent, now: DateTime<Utc>) -> Option<(EventTarget, 
     if text(&object.kind) != Some("Pod") || text(&event.type_) != Some("Warning") {
         return None;
     }
-    let namespace = event
-        .metadata
-        .namespace
-        .as_deref()
-        .filter(|n| !n.is_empty())?;
+    let namespace = text(&event.metadata.namespace).filter(|n| !n.is_empty())?;
     if text(&object.namespace).is_some_and(|n| n != namespace) {
         return None;
     }

@@ -1,8 +1,7 @@
 //! The compact pod record the cache keeps: only what the rules, the table and the report read.
 //!
-//! Everything else (env, volumes, probes, managedFields, labels...) is skipped while decoding,
-//! which is what keeps 150,000 pods within the memory budget. The details pane fetches the full
-//! object on demand.
+//! Everything else (env, volumes, probes, managedFields, labels...) is skipped while decoding: that
+//! keeps 150,000 pods within the memory budget. The details pane fetches the full object on demand.
 
 mod event;
 mod intern;

@@ -1,6 +1,5 @@
-//! Reading the protobuf wire format field by field: varints and length-delimited values are
-//! borrowed from the input, and any field the caller does not ask for is stepped over by its
-//! wire type without allocating.
+//! Reading protobuf field by field: varints and length-delimited values are borrowed from the
+//! input, and any field not asked for is stepped over by its wire type without allocating.
 
 /// Why bytes are not the protobuf they claim to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

@@ -1,7 +1,6 @@
 //! What a pod's container specs say that a cause reads: each memory limit (what an OOMKilled
-//! container ran into) and the requests a scheduler weighed. Everything else in a container
-//! spec (env, probes, mounts) is skipped unread, and names are borrowed unless kept: this runs
-//! on every watch event.
+//! container ran into) and the requests a scheduler weighed. Everything else in a spec (env,
+//! probes, mounts) is skipped, and names are borrowed unless kept: this runs on every watch event.
 
 use std::borrow::Cow;
 

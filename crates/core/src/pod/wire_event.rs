@@ -5,11 +5,10 @@
 use std::fmt;
 
 use chrono::{DateTime, Utc};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 use serde::de::{Deserializer, Visitor};
 
-use super::{MESSAGE_CAP, NAME_CAP, cut};
+use super::{MESSAGE_CAP, NAME_CAP, cut, nullable};
 
 /// A string cut to at most `N` bytes as it is read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -40,8 +39,8 @@ type Word = Capped<128>;
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct WireEvent {
-    #[serde(deserialize_with = "small_meta")]
-    pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "nullable")]
+    pub metadata: EventMeta,
     pub involved_object: Involved,
     #[serde(rename = "type")]
     pub type_: Option<Word>,
@@ -69,25 +68,11 @@ pub struct Series {
     pub last_observed_time: Option<DateTime<Utc>>,
 }
 
-/// Of the metadata, what a watch needs (name, namespace, uid, version); labels, annotations
-/// and managed fields are skipped unread.
-#[derive(Default, Deserialize)]
+/// Of the metadata, what a watch and a cause read; annotations, labels and managedFields go unread.
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-struct SmallMeta {
-    name: Option<Name>,
-    namespace: Option<Name>,
-    uid: Option<Capped<64>>,
-    resource_version: Option<Capped<64>>,
-}
-
-fn small_meta<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
-    let m = Option::<SmallMeta>::deserialize(d)?.unwrap_or_default();
-    let text = |c: Option<Capped<NAME_CAP>>| c.map(|c| c.0.into_string());
-    Ok(ObjectMeta {
-        name: text(m.name),
-        namespace: text(m.namespace),
-        uid: m.uid.map(|c| c.0.into_string()),
-        resource_version: m.resource_version.map(|c| c.0.into_string()),
-        ..ObjectMeta::default()
-    })
+pub struct EventMeta {
+    pub namespace: Option<Name>,
+    pub uid: Option<Capped<64>>,
+    pub resource_version: Option<Capped<64>>,
 }

@@ -9,7 +9,6 @@ use super::Cache;
 use crate::cluster::event_store::{Events, merged};
 use crate::pod::{EventTarget, PodEvent};
 
-/// The cache's Event store, written by the Event watches.
 pub struct CachedEvents<'a> {
     pub(super) cache: &'a Cache,
 }

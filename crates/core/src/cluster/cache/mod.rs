@@ -95,8 +95,7 @@ impl Cache {
         }
     }
 
-    /// Replace the rule chain (the configuration changed): every pod is classified afresh
-    /// under the new one, and readers are woken.
+    /// Replace the rule chain (the configuration changed): every pod is classified afresh.
     pub fn set_chain(&self, chain: Vec<RuleSpec>) {
         let now = self.inner.clock.now();
         self.change(|store| {
@@ -108,7 +107,6 @@ impl Cache {
         });
     }
 
-    /// The chain the findings are kept under.
     pub fn chain(&self) -> Vec<RuleSpec> {
         self.read().index.chain.clone()
     }
@@ -132,7 +130,6 @@ impl Cache {
         self.read().index.counts().clone()
     }
 
-    /// A handle that can only read.
     pub fn reader(&self) -> CacheReader {
         self.reader.clone()
     }
@@ -172,8 +169,7 @@ impl Cache {
         self.update_health(scope, |h| h.stale_after = stale_after);
     }
 
-    /// The view of `scope` was proved current at `at`. Not a change readers must redraw for,
-    /// so no bump.
+    /// The view of `scope` was proved current at `at`: not a change readers redraw for.
     pub(crate) fn proved(&self, scope: &Scope, at: Instant) {
         let mut health = self.inner.health.write().unwrap_or_else(|e| e.into_inner());
         if let Some(h) = health.scopes.iter_mut().find(|s| &s.scope == scope) {
@@ -295,8 +291,7 @@ impl Cache {
         CachedNodes { cache: self }
     }
 
-    /// Change the store under the write lock; readers are woken when `change` says it
-    /// changed something they can see.
+    /// Readers are woken only when `change` says it changed something they can see.
     fn change(&self, change: impl FnOnce(&mut Store) -> bool) -> bool {
         let changed = change(&mut self.write());
         if changed {
@@ -358,8 +353,7 @@ impl CacheReader {
         self.inner.clock
     }
 
-    /// Every abnormal pod in the index, in the screen's default order. Promotes nothing: that
-    /// would write.
+    /// Every abnormal pod, in the screen's default order. Promotes nothing: that would write.
     pub fn findings(&self) -> Vec<Abnormal> {
         self.findings_of(|_| true)
     }
@@ -409,7 +403,6 @@ impl Store {
         self.readmit(&uid, now)
     }
 
-    /// Find again the causes of the abnormal pods on `node`.
     fn readmit_on(&mut self, node: &str, now: DateTime<Utc>) {
         for uid in self.index.abnormal_on(node) {
             self.readmit(&uid, now);

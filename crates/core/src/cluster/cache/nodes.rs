@@ -6,7 +6,6 @@ use chrono::{DateTime, Utc};
 use super::Cache;
 use crate::node::NodeState;
 
-/// The cache's node store, written by the node watch.
 pub struct CachedNodes<'a> {
     pub(super) cache: &'a Cache,
 }
@@ -52,7 +51,6 @@ impl CachedNodes<'_> {
         self.cache.change(|store| store.nodes.set_unreadable(why));
     }
 
-    /// Why nodes cannot be read, if they cannot.
     pub fn unreadable_why(&self) -> Option<String> {
         self.cache.read().nodes.unreadable().map(str::to_string)
     }

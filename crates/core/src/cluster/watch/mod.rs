@@ -65,7 +65,6 @@ impl Default for WatchSettings {
 }
 
 impl WatchSettings {
-    /// A watch quiet this long is ended and re-made; a request unanswered this long, given up.
     fn quiet(&self) -> Duration {
         self.stale_after / 2
     }
@@ -238,30 +237,27 @@ async fn run_scope<K: Kind>(scoped: Scoped<K>, streaming: Streaming) {
                     h.state = WatchState::Relisting;
                 });
             }
-            Then::Backoff { down } => {
-                match down {
-                    Some(down) => {
-                        let (error, down_state) = match down {
-                            Down::Failed(error) => {
-                                (error.clone(), WatchState::Reconnecting { error })
-                            }
-                            Down::Forbidden(forbidden) => {
-                                (forbidden.explained(), WatchState::Forbidden(forbidden))
-                            }
-                        };
-                        if said.as_ref() != Some(&error) {
-                            tracing::warn!(%scope, "{error}");
-                        } else {
-                            tracing::debug!(%scope, "{error}");
-                        }
-                        said = Some(error);
-                        scoped.health(|h| {
-                            h.restarts += 1;
-                            h.state = down_state.clone();
-                        });
+            Then::Backoff { down: None } => {
+                tracing::debug!(%scope, "the server closed the watch at once");
+                backoff.wait().await;
+            }
+            Then::Backoff { down: Some(down) } => {
+                let (error, down_state) = match down {
+                    Down::Failed(error) => (error.clone(), WatchState::Reconnecting { error }),
+                    Down::Forbidden(forbidden) => {
+                        (forbidden.explained(), WatchState::Forbidden(forbidden))
                     }
-                    None => tracing::debug!(%scope, "the server closed the watch at once"),
+                };
+                if said.as_ref() != Some(&error) {
+                    tracing::warn!(%scope, "{error}");
+                } else {
+                    tracing::debug!(%scope, "{error}");
                 }
+                said = Some(error);
+                scoped.health(|h| {
+                    h.restarts += 1;
+                    h.state = down_state.clone();
+                });
                 backoff.wait().await;
             }
         }

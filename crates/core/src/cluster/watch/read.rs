@@ -14,7 +14,6 @@ use crate::cluster::kind::Kind;
 use crate::cluster::negotiate::WireFormat;
 use crate::pod::FRAME_CAP;
 
-/// What one read gave.
 #[derive(Debug)]
 pub(super) enum Read<W> {
     Event(WatchEvent<W>),
@@ -22,7 +21,6 @@ pub(super) enum Read<W> {
     Undecodable(String),
 }
 
-/// The events of a watch answer's `body`, read as `format`.
 pub(super) fn events<K: Kind>(
     body: impl AsyncBufRead + Send + 'static,
     format: WireFormat,

@@ -25,7 +25,6 @@ pub(super) struct Attempt {
     pub(super) ended: Ended,
 }
 
-/// How an attempt ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Ended {
     /// A paged list loaded the whole scope.
