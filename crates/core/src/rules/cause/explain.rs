@@ -326,7 +326,6 @@ pub(super) fn terminating(
     }
 }
 
-/// How long since `at`, or `-` when that is not known.
 fn age(at: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
     at.map_or_else(|| "-".into(), |at| crate::rules::format_age(now - at))
 }
