@@ -271,7 +271,6 @@ impl<'a> MapReader<'a> {
         })
     }
 
-    /// Overwrites `target` with the value under `key`, if there is one.
     pub fn set<T>(
         &self,
         key: &str,
