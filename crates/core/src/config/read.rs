@@ -171,11 +171,10 @@ impl<'a> Field<'a> {
             return Err(self.expected("a mapping"));
         };
         let field = |(key, node): &'a (Key, Node)| {
-            let path = join(&self.path, &key.name);
             let field = Field {
                 origin: self.origin,
                 node,
-                path,
+                path: join(&self.path, &key.name),
             };
             (key.name.clone(), field)
         };
