@@ -45,7 +45,6 @@ pub enum Problem {
     Yaml(String),
     #[error("not a report state file ({0}); delete it to start counting afresh")]
     NotReportState(String),
-    /// A file that cannot be read.
     #[error("{0}")]
     Unreadable(String),
     /// A setting that is not what its key expects: what was expected and what was found.

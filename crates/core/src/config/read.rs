@@ -97,7 +97,6 @@ impl<'a> Field<'a> {
         }
     }
 
-    /// A string that must not be empty (URLs, paths).
     pub fn non_empty(&self) -> Result<String> {
         let s = self.string()?;
         if s.trim().is_empty() {
