@@ -11,7 +11,6 @@ pub enum WireFormat {
     /// Protobuf where the kind has it, JSON where the server answers that.
     #[default]
     Protobuf,
-    /// JSON only.
     Json,
 }
 

@@ -29,7 +29,6 @@ pub struct ClusterConfig {
 }
 
 impl ClusterConfig {
-    /// Where the findings of `context` come from.
     pub fn source_for(&self, context: &str) -> Source {
         self.source_by_context
             .get(context)

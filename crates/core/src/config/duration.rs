@@ -16,7 +16,6 @@ const UNITS: [(&str, u128); 8] = [
     ("h", 3_600_000_000_000),
 ];
 
-/// Said of a duration past what a `Duration` holds.
 const TOO_LARGE: &str = "duration too large";
 
 /// Parses a Go duration; the error says what is wrong, the caller says where.

@@ -28,29 +28,23 @@ pub struct ConfigError {
     pub problem: Problem,
 }
 
-/// What is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Problem {
-    /// Only blank lines or comments.
     #[error(
         "the file is empty (only blank lines or comments); write settings (see \
          crates/core/config/default.yaml in the source) or remove the file to use the \
          built-in defaults"
     )]
     Empty,
-    /// An empty YAML document.
     #[error("the file holds no settings (an empty document); write settings or remove the file")]
     NoSettings,
-    /// A file named by a flag or variable that does not exist.
     #[error("config file named by {named_by} does not exist (or is not a file)")]
     NotFound { named_by: String },
     /// Not YAML at all; the parser's words, its quotes of the file left out.
     #[error("invalid YAML: {0}")]
     Yaml(String),
-    /// A report state file that does not parse.
     #[error("not a report state file ({0}); delete it to start counting afresh")]
     NotReportState(String),
-    /// A file that cannot be read.
     #[error("{0}")]
     Unreadable(String),
     /// A setting that is not what its key expects: what was expected and what was found.

@@ -153,7 +153,6 @@ impl UiConfig {
         self.keys.get(action)
     }
 
-    /// The action bound to `key`, if any.
     pub fn action_for(&self, key: &KeyBinding) -> Option<&str> {
         self.keys
             .iter()

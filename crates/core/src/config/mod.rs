@@ -44,7 +44,6 @@ pub type Result<T, E = ConfigError> = std::result::Result<T, E>;
 use read::{Field, MapReader};
 use tree::Value;
 
-/// The environment variable naming a config file.
 pub(crate) const ENV_VAR: &str = "OPS_POD_CLEANER_CONFIG";
 
 /// The built-in config, as `config/default.yaml` states it: every key at its default.
@@ -62,7 +61,6 @@ pub struct Config {
     pub source: ConfigSource,
 }
 
-/// Where the effective config came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConfigSource {
     Builtin,

@@ -71,10 +71,7 @@ fn read_rule(kind: RuleKind, m: &MapReader) -> Result<RuleSpec> {
         f.one_of(ActionKind::ALL, ActionKind::name, "an action: ")
     })?;
     m.set("namespaces", &mut spec.namespaces, report::read_namespaces)?;
-    m.set(
-        "scaleWhileAvailable",
-        &mut spec.scale_while_available,
-        Field::bool,
-    )?;
+    let scale_while_available = &mut spec.scale_while_available;
+    m.set("scaleWhileAvailable", scale_while_available, Field::bool)?;
     Ok(spec)
 }

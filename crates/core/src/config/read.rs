@@ -97,7 +97,6 @@ impl<'a> Field<'a> {
         }
     }
 
-    /// A string that must not be empty (URLs, paths).
     pub fn non_empty(&self) -> Result<String> {
         let s = self.string()?;
         if s.trim().is_empty() {
@@ -171,11 +170,10 @@ impl<'a> Field<'a> {
             return Err(self.expected("a mapping"));
         };
         let field = |(key, node): &'a (Key, Node)| {
-            let path = join(&self.path, &key.name);
             let field = Field {
                 origin: self.origin,
                 node,
-                path,
+                path: join(&self.path, &key.name),
             };
             (key.name.clone(), field)
         };
@@ -271,7 +269,6 @@ impl<'a> MapReader<'a> {
         })
     }
 
-    /// Overwrites `target` with the value under `key`, if there is one.
     pub fn set<T>(
         &self,
         key: &str,

@@ -13,7 +13,6 @@ pub struct CronSchedule {
 impl CronSchedule {
     /// Parses six fields (seconds first) or seven (with a year); five fields are refused
     /// because the classic crontab form would silently shift every field by one.
-    /// The error says what is wrong with the text.
     pub fn parse(text: &str) -> Result<CronSchedule, String> {
         let text = text.trim();
         let fields = text.split_whitespace().count();

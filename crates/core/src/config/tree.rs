@@ -159,9 +159,8 @@ impl<'de> Visitor<'de> for ValueVisitor {
         let mut entries = Vec::new();
         while let Some(key) = map.next_key::<Spanned<Value>>()? {
             let value = map.next_value::<Spanned<Value>>()?;
-            let name = key_text(&key.value);
             let key = Key {
-                name,
+                name: key_text(&key.value),
                 pos: key.referenced,
             };
             entries.push((key, node(value)));

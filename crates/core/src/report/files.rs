@@ -6,11 +6,10 @@ use std::path::Path;
 use crate::error::IoOp;
 use crate::{Error, Result};
 
-/// Write to a temporary file beside `path`, fsync it, then rename it over `path`. The
-/// temporary file is created exclusively, under a name nobody can guess, at mode 0600: a
-/// link planted beside the target is never written through, and the content is never
-/// readable by others, not even while it is written. Whatever was at `path` (a link
-/// included) is replaced, not followed.
+/// Write to a temporary file beside `path`, fsync it, then rename it over `path`. The temporary
+/// file is created exclusively, under a name nobody can guess, at mode 0600: a link planted beside
+/// the target is never written through, and the content is never readable by others, not even while
+/// it is written. Whatever was at `path` (a link included) is replaced, not followed.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),

@@ -28,13 +28,8 @@ pub fn live_report(
             let config = config.clone();
             Arc::new(move || {
                 let pods = deliver::candidates(&cache, &config);
-                build(
-                    &pods,
-                    &config,
-                    &RestartState::default(),
-                    &cluster,
-                    cache.clock().now(),
-                )
+                let now = cache.clock().now();
+                build(&pods, &config, &RestartState::default(), &cluster, now)
             })
         }
     }

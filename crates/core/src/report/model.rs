@@ -90,11 +90,10 @@ impl Terms {
     /// The words under a report's headline: what "too often" is, and why no row has a
     /// "since previous" in a first report.
     pub fn note(&self) -> String {
-        let first = match self.first {
-            true => {
-                " This is the first report: restarts since the previous one start with the next."
-            }
-            false => "",
+        let first = if self.first {
+            " This is the first report: restarts since the previous one start with the next."
+        } else {
+            ""
         };
         format!(
             "Too often: {} (report.minRestarts, report.reasons).{first}",

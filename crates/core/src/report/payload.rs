@@ -68,7 +68,6 @@ pub(crate) fn slack(report: &RestartReport) -> Value {
     json!({"text": format!("{}: {}", report.title, headline(report)), "blocks": blocks})
 }
 
-/// The generic webhook gets the report itself.
 pub(crate) fn webhook(report: &RestartReport) -> Value {
     serde_json::to_value(report).unwrap_or(Value::Null)
 }

@@ -1,5 +1,4 @@
-//! One try at one sink, and what its answer means: taken, worth trying again, or refused
-//! for good.
+//! One try at one sink, and what its answer means: taken, worth trying again, or refused for good.
 
 use chrono::{DateTime, Utc};
 use reqwest::StatusCode;

@@ -40,10 +40,8 @@ impl RestartState {
             let cluster = g.cluster.as_ref().unwrap_or(&report.cluster);
             let counts = state.clusters.entry(cluster.clone()).or_default();
             for r in &g.rows {
-                counts.insert(
-                    RestartState::key(&g.namespace, &r.pod, &r.container),
-                    r.restarts,
-                );
+                let key = RestartState::key(&g.namespace, &r.pod, &r.container);
+                counts.insert(key, r.restarts);
             }
         }
         // A cluster with nothing to report was reported too: its counts are now none.

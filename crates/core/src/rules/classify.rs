@@ -305,7 +305,6 @@ fn pod_level(reason: String, pod: &PodRecord, since: DateTime<Utc>) -> Evidence 
     }
 }
 
-/// The pod's last recorded change: its readiness change, else its start, else its creation.
 fn last_change(pod: &PodRecord) -> Option<DateTime<Utc>> {
     pod.ready_changed.or(pod.started).or(pod.created)
 }
@@ -317,8 +316,7 @@ fn waiting_since(pod: &PodRecord, now: DateTime<Utc>) -> DateTime<Utc> {
     pod.reason_seen.map_or(evidence, |seen| seen.max(evidence))
 }
 
-/// When a pod reached a terminal or lost phase: its last container ending, else
-/// [`last_change`].
+/// When a pod reached a terminal or lost phase: its last container ending, else [`last_change`].
 fn phase_since(pod: &PodRecord, now: DateTime<Utc>) -> DateTime<Utc> {
     let ended = pod
         .containers

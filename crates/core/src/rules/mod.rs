@@ -41,7 +41,6 @@ pub(crate) use classify::{ON_THE_WAY, next_change};
 pub use spec::{ActionKind, NamespaceFilter, RuleKind, RuleSpec};
 pub use verb::Verb;
 
-/// The chain with every rule at its built-in settings, in the default order.
 pub fn default_chain() -> Vec<RuleSpec> {
     RuleKind::ALL.map(RuleSpec::default_for).to_vec()
 }

@@ -59,7 +59,6 @@ pub enum ActionKind {
 impl ActionKind {
     pub(crate) const ALL: &[ActionKind] = <ActionKind as strum::VariantArray>::VARIANTS;
 
-    /// The action it plans, if any.
     pub(crate) fn verb(self) -> Option<Verb> {
         match self {
             ActionKind::None => None,

@@ -1,6 +1,5 @@
-//! The one list of action names. The audit log's `action` field, log lines, the screen's
-//! memory of refused actions and the config's `action:` values all spell a verb through
-//! [`Verb::name`].
+//! The one list of action names. The audit log's `action` field, log lines, the screen's memory of
+//! refused actions and the config's `action:` values all spell a verb through [`Verb::name`].
 
 /// What an [`crate::actions::Action`] does, without its target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, strum::IntoStaticStr)]

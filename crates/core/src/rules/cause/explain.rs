@@ -326,7 +326,6 @@ pub(super) fn terminating(
     }
 }
 
-/// How long since `at`, or `-` when that is not known.
 fn age(at: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
     at.map_or_else(|| "-".into(), |at| crate::rules::format_age(now - at))
 }
@@ -340,22 +339,21 @@ fn held_by_node(pod: &PodRecord, class: CauseClass, node: &NodeState, now: DateT
         None => format!("check the node {NO_COMMAND}"),
     };
     let since = age(node.as_of(), now);
-    let (detail, status, next) = match class {
+    let (detail, status) = match class {
         CauseClass::NodeUnreachable => (
             format!(
                 "node {name} stopped reporting {since} ago; no kubelet can finish the deletion"
             ),
             "Unknown",
-            format!("{command}; D once the node is confirmed gone"),
         ),
         _ => (
             format!("node {name} not ready for {since}; its kubelet has not finished the deletion"),
             "False",
-            match pod.must_run_once() {
-                true => format!("{command}; D once the node is confirmed gone"),
-                false => format!("{command}; D force-deletes it"),
-            },
         ),
+    };
+    let next = match class == CauseClass::NodeUnreachable || pod.must_run_once() {
+        true => format!("{command}; D once the node is confirmed gone"),
+        false => format!("{command}; D force-deletes it"),
     };
     let stamp = |at: Option<DateTime<Utc>>| {
         at.map(|t| t.format("%Y-%m-%d %H:%M:%SZ").to_string())

@@ -186,9 +186,8 @@ pub fn cause_class(
     }
 }
 
-/// The cause of `finding` on `pod`, in words: its class, a detail, the fields and Events it
-/// rests on and the next step. Made where it is shown (the details pane, `scan`), one pod at
-/// a time.
+/// The cause of `finding` on `pod`, in words: its class, a detail, the fields and Events it rests
+/// on and the next step. Made where it is shown (the details pane, `scan`), one pod at a time.
 pub fn cause(
     pod: &PodRecord,
     finding: &Finding,
@@ -263,7 +262,6 @@ impl Cause {
         self
     }
 
-    /// Adds the pod's `DisruptionTarget` condition, when it has one.
     fn citing_disruption(self, pod: &PodRecord) -> Cause {
         let Some(disruption) = pod.disruption else {
             return self;
@@ -286,7 +284,6 @@ impl Cause {
     }
 }
 
-/// The pod's latest Event of `kind`.
 fn event(events: &[PodEvent], kind: EventKind) -> Option<&PodEvent> {
     events
         .iter()

@@ -213,11 +213,10 @@ fn scheduling_reason(reason: &str) -> CauseClass {
     }
 }
 
-/// Why the kubelet failed a pod itself, from the reason it wrote (v1.24's texts): it rejected
-/// it at admission (pkg/kubelet/lifecycle/predicate.go: `OutOf<resource>`, a predicate's name,
-/// `UnexpectedAdmissionError`, …), preempted it for a critical pod
-/// (pkg/kubelet/preemption), or terminated it as its node shut down
-/// (pkg/kubelet/nodeshutdown).
+/// Why the kubelet failed a pod itself, from the reason it wrote (v1.24's texts): it rejected it at
+/// admission (pkg/kubelet/lifecycle/predicate.go: `OutOf<resource>`, a predicate's name,
+/// `UnexpectedAdmissionError`, …), preempted it for a critical pod (pkg/kubelet/preemption), or
+/// terminated it as its node shut down (pkg/kubelet/nodeshutdown).
 pub(super) fn failed_class(reason: &str, message: &str) -> Option<CauseClass> {
     Some(match reason {
         r if r.starts_with("OutOf") => CauseClass::RejectedResources,
