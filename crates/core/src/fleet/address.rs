@@ -105,9 +105,8 @@ const UID: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
-/// A pod's uid as one segment of a path: what the API server gave is not trusted to be a
-/// UUID, so anything but letters, digits and `-._~` is percent-encoded. The worker finds a
-/// row by comparing its own uids encoded the same way.
+/// A pod's uid as one segment of a path, percent-encoded: what the API server gave is not
+/// trusted to be a UUID. The worker finds a row by comparing its own uids encoded the same way.
 pub fn uid_segment(uid: &str) -> String {
     utf8_percent_encode(uid, UID).to_string()
 }

@@ -2,10 +2,10 @@
 //! screen shows it: one task per cluster, its state published on a watch channel.
 //!
 //! The task opens `/v1/watch` through the proxy with the engineer's own client, reads it as it
-//! arrives (bounded by [`Limits`]), and folds its frames into a [`FleetView`](super::FleetView). A gap (missed
-//! frames, a restarted worker) reconnects from where the view is; a failure keeps the
-//! findings on show, marked stale, and reconnects after a jittered backoff. Every wait has a
-//! deadline: a stream that says nothing (heartbeats included) for `silence` is dead.
+//! arrives (bounded by [`Limits`]), and folds its frames into a [`FleetView`]. A gap (missed
+//! frames, a restarted worker) reconnects from where the view is; a failure keeps the findings
+//! on show, marked stale, and reconnects after a jittered backoff. Every wait has a deadline: a
+//! stream that says nothing (heartbeats included) for `silence` is dead.
 
 use std::pin::pin;
 use std::sync::Arc;
@@ -87,7 +87,6 @@ impl FeedHandle {
         read(&self.state.borrow())
     }
 
-    /// A receiver that wakes on every change.
     pub fn subscribe(&self) -> watch::Receiver<FeedState> {
         self.state.clone()
     }
@@ -156,12 +155,10 @@ impl FeedState {
         }
     }
 
-    /// The worker's findings, counts and status as last read.
     pub fn view(&self) -> &FleetView {
         &self.view
     }
 
-    /// The view, shared: to keep without copying.
     pub fn shared_view(&self) -> Arc<FleetView> {
         Arc::clone(&self.view)
     }

@@ -37,13 +37,11 @@ impl Publisher {
         self.epoch
     }
 
-    /// The row of the pod whose uid, as [`uid_segment`](super::uid_segment) encodes it, is
-    /// `segment`.
+    /// The row of the pod whose uid [`uid_segment`](super::uid_segment) encodes as `segment`.
     pub fn finding(&self, segment: &str) -> Option<&FindingRow> {
         (self.findings.iter()).find(|row| super::is_uid_segment(&row.uid, segment))
     }
 
-    /// The sequence number of the last change.
     pub fn seq(&self) -> u64 {
         self.seq
     }
@@ -123,7 +121,6 @@ impl Publisher {
         frames
     }
 
-    /// The stream is live: the sequence number, the time, and how current the view is.
     pub fn heartbeat(&self, at: DateTime<Utc>) -> Frame {
         Frame::Heartbeat {
             epoch: self.epoch,
