@@ -28,9 +28,8 @@ pub struct BadAddress {
 }
 
 impl Default for WorkerAddress {
-    /// Where `assets/deploy` runs it: Service `ops-pod-cleaner`, port `findings` 9091 (the
-    /// findings' own door, apart from the probes and `/metrics` on 9090), in the namespace of
-    /// the same name.
+    /// Where `assets/deploy` runs it: namespace and Service `ops-pod-cleaner`, port `findings` 9091
+    /// (the findings' own door, apart from the probes and `/metrics` on 9090).
     fn default() -> WorkerAddress {
         WorkerAddress {
             namespace: "ops-pod-cleaner".to_string(),

@@ -51,8 +51,7 @@ pub struct FeedHandle {
     task: JoinHandle<()>,
 }
 
-/// Start reading the worker at `address` through `client`'s API server, its rows listed as
-/// `cluster`'s.
+/// Start reading the worker at `address`, its rows listed as `cluster`'s.
 pub fn spawn_feed(
     client: Client,
     cluster: ClusterName,
@@ -91,8 +90,7 @@ impl FeedHandle {
         self.state.clone()
     }
 
-    /// Wait for the first answer (findings, current or not) or failure; an attempt is bounded
-    /// by `silence`, so this is.
+    /// Wait for the first answer (findings, current or not) or failure; bounded, as an attempt is.
     pub async fn first_outcome(&self) -> Result<(), FeedError> {
         let mut state = self.state.clone();
         let within = self.silence * 2;

@@ -153,8 +153,7 @@ fn counts_of(findings: &[FindingRow]) -> Counts {
 }
 
 /// The last frames published (each as `T`, e.g. its encoded line), by sequence number, so a
-/// client that reconnects gets exactly what it missed. Bounded: an older resume gets a
-/// snapshot instead.
+/// client that reconnects gets exactly what it missed. Bounded: an older resume gets a snapshot.
 #[derive(Debug)]
 pub struct Ring<T> {
     frames: VecDeque<(u64, T)>,
