@@ -12,7 +12,6 @@ pub enum Error {
     #[error(transparent)]
     Core(opc_core::Error),
 
-    /// The `--listen` address cannot be bound: another one must be chosen.
     #[error("cannot listen on {addr}: {source}; choose another with --listen")]
     Listen {
         addr: SocketAddr,
@@ -28,7 +27,6 @@ pub enum Error {
         source: std::io::Error,
     },
 
-    /// The simulated cluster of `--demo` could not be started.
     #[error("cannot start the simulated cluster {name}: {source}")]
     DemoStart {
         name: String,

@@ -102,10 +102,8 @@ fn values(arg: &Arg, words: &[String], namespaces: Namespaces) -> (Vec<String>, 
         }
         _ => {
             let possible = arg.get_possible_values().into_iter();
-            (
-                possible.map(|v| v.get_name().to_string()).collect(),
-                NO_FILES,
-            )
+            let names = possible.map(|v| v.get_name().to_string()).collect();
+            (names, NO_FILES)
         }
     }
 }

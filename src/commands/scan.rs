@@ -29,7 +29,6 @@ pub(crate) async fn run(
     }
     let now = clock.now();
     let listing = watch_settings(&config.cluster)?;
-    // Each cluster's pods become its rows as soon as they are listed.
     let (per_cluster, skipped) = over_clusters(
         &targets.clusters,
         &targets.scopes,

@@ -55,7 +55,6 @@ impl Wanted {
         })
     }
 
-    /// How many clusters are named.
     pub(crate) fn count(&self) -> usize {
         match self {
             Wanted::Demo(names) => names.len(),

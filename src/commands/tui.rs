@@ -65,8 +65,7 @@ pub(crate) async fn run(global: &GlobalArgs, clock: Clock) -> Result<ExitCode> {
             path.display()
         );
     }
-    // One session per cluster, each with its own cache, executor and worker; `targets` keeps
-    // the simulated clusters of `--demo` up for as long as the screen runs.
+    // `targets` keeps the simulated clusters of `--demo` up for as long as the screen runs.
     let opening =
         (targets.clusters.iter()).map(|cluster| opener.session(cluster.clone(), None, None));
     let sessions = futures::future::join_all(opening).await;
@@ -129,7 +128,6 @@ impl Opener {
             Some(why) => ClusterSession::open(cluster, scopes, watch, policy, audit, clock)
                 .watched_because(why),
             None => {
-                // Where its findings come from: the flag, else the config.
                 let context = cluster.name.as_str();
                 let source =
                     (self.global.source).unwrap_or_else(|| self.config.cluster.source_for(context));
@@ -170,7 +168,6 @@ impl Opener {
                 closed,
             ));
         }
-        // A fed cluster's cache holds none of its pods: its worker counts its restarts.
         let report = Some(match &opened.feed {
             Feed::WorkerFed(fed) => worker_report(
                 opened.client.clone(),

@@ -18,7 +18,6 @@ pub struct Snapshot {
     pub nodes_not_reporting: usize,
     /// Events about pods the cache does not hold, dropped at the bound of their namespace.
     pub events_dropped: u64,
-    /// Abnormal pods by category and cause.
     pub findings: BTreeMap<(RuleKind, CauseClass), u64>,
     pub actions: BTreeMap<(RuleKind, &'static str), u64>,
     pub deliveries: BTreeMap<(String, &'static str), u64>,

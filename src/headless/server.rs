@@ -77,7 +77,7 @@ impl Sources {
     }
 }
 
-/// Bind now (so a taken port is an error at start), serve until `stop`.
+/// Bind now, so a taken port is an error at start.
 pub async fn bind(addr: SocketAddr) -> crate::Result<TcpListener> {
     TcpListener::bind(addr)
         .await

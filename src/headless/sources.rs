@@ -13,7 +13,6 @@ use opc_core::cluster::{CacheReader, Health};
 use opc_core::report::LiveReport;
 use opc_core::worker::{Counters, WorkerStatus};
 
-/// What the endpoints read from.
 #[derive(Clone)]
 pub struct Sources {
     /// Read-only: a scrape never takes the lock the watches write under.

@@ -10,8 +10,7 @@ use crate::{Error, Result};
 use opc_core::cluster::{Cluster, Scope, WatchSettings};
 
 /// List every cluster at once; `keep` turns a cluster's pods into what the command needs as
-/// soon as they are listed, so no cluster's whole list waits for the others. Also returns the
-/// namespaces some clusters do not have.
+/// soon as they are listed, so no cluster's whole list waits for the others.
 pub(crate) async fn over_clusters<T>(
     clusters: &[Cluster],
     scopes: &[Scope],

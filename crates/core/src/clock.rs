@@ -62,7 +62,6 @@ impl Clock {
         Clock { wall }
     }
 
-    /// Wall time now.
     pub fn now(&self) -> DateTime<Utc> {
         match self.wall {
             Wall::System { skew } => Utc::now() + skew,
@@ -85,7 +84,6 @@ impl Clock {
         (at - self.now()).to_std().unwrap_or(Duration::ZERO)
     }
 
-    /// Sleeps `pause` on tokio's clock.
     pub async fn sleep(&self, pause: Duration) {
         tokio::time::sleep(pause).await
     }

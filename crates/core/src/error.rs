@@ -30,7 +30,6 @@ pub enum Error {
     )]
     UnsafeFile { path: PathBuf, found: FileKind },
 
-    /// The command line asks for something this run cannot do.
     #[error("{0}")]
     Usage(#[from] crate::Usage),
 
@@ -38,7 +37,6 @@ pub enum Error {
     #[error("cannot build the HTTP client: {0}")]
     HttpClient(#[source] reqwest::Error),
 
-    /// A record that cannot be encoded as JSON.
     #[error("cannot encode JSON: {0}")]
     Encode(#[from] serde_json::Error),
 
@@ -57,7 +55,6 @@ pub enum Error {
         last_error: Option<String>,
     },
 
-    /// The kubeconfig cannot be read or parsed.
     #[error("cannot read kubeconfig: {0}")]
     Kubeconfig(#[source] kube::config::KubeconfigError),
 

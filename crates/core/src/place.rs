@@ -49,9 +49,8 @@ impl fmt::Display for PauseScope {
     }
 }
 
-/// Where a matching pod is, as pauses see it: its namespace, and what it shares with pods of
-/// other namespaces that could explain a burst there (the registry of the image it cannot
-/// pull, the node an evicted or stuck pod is on).
+/// Where a matching pod is, as pauses see it: its namespace, and what it shares across
+/// namespaces (the registry of the image it cannot pull, the node an evicted or stuck pod is on).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Place {
     pub namespace: String,
@@ -59,7 +58,6 @@ pub struct Place {
 }
 
 impl Place {
-    /// A pod of `namespace` on `node` that matches `rule` with the status `message`.
     pub fn at(rule: RuleKind, namespace: &str, node: Option<&str>, message: Option<&str>) -> Place {
         let shared = match rule {
             RuleKind::ImagePull => message

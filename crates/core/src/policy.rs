@@ -64,7 +64,6 @@ impl Policy {
         &self.safety
     }
 
-    /// Where and how the audit log is written.
     pub(crate) fn audit(&self) -> &AuditConfig {
         &self.audit
     }

@@ -67,8 +67,7 @@ pub struct ClusterSession {
 
 impl ClusterSession {
     /// Watch `scopes` of `cluster`, and act on it under `policy`, writing to `audit` (shared
-    /// by every cluster of a process, so record ids stay unique). Its findings, worker and
-    /// freshness read time from `clock`.
+    /// by every cluster of a process, so record ids stay unique).
     pub fn open(
         cluster: Cluster,
         scopes: &[Scope],
@@ -140,8 +139,7 @@ impl ClusterSession {
         session
     }
 
-    /// This watched session, a watch because `why`: its worker could not be read, or no
-    /// longer can.
+    /// This watched session, a watch because `why`: its worker could not be read, or no longer can.
     pub fn watched_because(mut self, why: WatchWhy) -> ClusterSession {
         self.feed = Feed::Watched(why);
         self

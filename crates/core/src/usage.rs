@@ -42,7 +42,6 @@ pub enum Usage {
     )]
     SendWithoutSinks,
 
-    /// Unattended, a missing audit log is a start-up error, not a worker that never acts.
     #[error(
         "the audit log {} cannot be opened ({why}); set audit.path in the config to a \
          writable file, or pass --no-audit to act without one",

@@ -28,9 +28,8 @@ pub struct BadAddress {
 }
 
 impl Default for WorkerAddress {
-    /// Where `assets/deploy` runs it: Service `ops-pod-cleaner`, port `findings` 9091 (the
-    /// findings' own door, apart from the probes and `/metrics` on 9090), in the namespace of
-    /// the same name.
+    /// Where `assets/deploy` runs it: namespace and Service `ops-pod-cleaner`, port `findings` 9091
+    /// (the findings' own door, apart from the probes and `/metrics` on 9090).
     fn default() -> WorkerAddress {
         WorkerAddress {
             namespace: "ops-pod-cleaner".to_string(),
@@ -105,9 +104,8 @@ const UID: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
-/// A pod's uid as one segment of a path: what the API server gave is not trusted to be a
-/// UUID, so anything but letters, digits and `-._~` is percent-encoded. The worker finds a
-/// row by comparing its own uids encoded the same way.
+/// A pod's uid as one segment of a path, percent-encoded: what the API server gave is not
+/// trusted to be a UUID. The worker finds a row by comparing its own uids encoded the same way.
 pub fn uid_segment(uid: &str) -> String {
     utf8_percent_encode(uid, UID).to_string()
 }

@@ -2,10 +2,10 @@
 //! screen shows it: one task per cluster, its state published on a watch channel.
 //!
 //! The task opens `/v1/watch` through the proxy with the engineer's own client, reads it as it
-//! arrives (bounded by [`Limits`]), and folds its frames into a [`FleetView`](super::FleetView). A gap (missed
-//! frames, a restarted worker) reconnects from where the view is; a failure keeps the
-//! findings on show, marked stale, and reconnects after a jittered backoff. Every wait has a
-//! deadline: a stream that says nothing (heartbeats included) for `silence` is dead.
+//! arrives (bounded by [`Limits`]), and folds its frames into a [`FleetView`]. A gap (missed
+//! frames, a restarted worker) reconnects from where the view is; a failure keeps the findings
+//! on show, marked stale, and reconnects after a jittered backoff. Every wait has a deadline: a
+//! stream that says nothing (heartbeats included) for `silence` is dead.
 
 use std::pin::pin;
 use std::sync::Arc;
@@ -51,8 +51,7 @@ pub struct FeedHandle {
     task: JoinHandle<()>,
 }
 
-/// Start reading the worker at `address` through `client`'s API server, its rows listed as
-/// `cluster`'s.
+/// Start reading the worker at `address`, its rows listed as `cluster`'s.
 pub fn spawn_feed(
     client: Client,
     cluster: ClusterName,
@@ -87,13 +86,11 @@ impl FeedHandle {
         read(&self.state.borrow())
     }
 
-    /// A receiver that wakes on every change.
     pub fn subscribe(&self) -> watch::Receiver<FeedState> {
         self.state.clone()
     }
 
-    /// Wait for the first answer (findings, current or not) or failure; an attempt is bounded
-    /// by `silence`, so this is.
+    /// Wait for the first answer (findings, current or not) or failure; bounded, as an attempt is.
     pub async fn first_outcome(&self) -> Result<(), FeedError> {
         let mut state = self.state.clone();
         let within = self.silence * 2;
@@ -156,12 +153,10 @@ impl FeedState {
         }
     }
 
-    /// The worker's findings, counts and status as last read.
     pub fn view(&self) -> &FleetView {
         &self.view
     }
 
-    /// The view, shared: to keep without copying.
     pub fn shared_view(&self) -> Arc<FleetView> {
         Arc::clone(&self.view)
     }

@@ -9,7 +9,6 @@ use super::{Frame, Snapshot};
 pub struct Limits {
     /// The longest line, in bytes. A snapshot is one line, so this bounds it too.
     pub max_line: usize,
-    /// The most findings one snapshot may hold.
     pub max_rows: usize,
 }
 
@@ -17,8 +16,7 @@ pub struct Limits {
 /// serve a longer one (413) and the client refuses to read one.
 pub const MAX_LINE: usize = 64 << 20;
 
-/// The reason a worker's 413 carries when its findings would be a line longer than
-/// [`MAX_LINE`].
+/// The reason a worker's 413 carries when its findings would be a line longer than [`MAX_LINE`].
 pub const OVER_BOUND: &str = "FeedOverBound";
 
 impl Default for Limits {
@@ -142,34 +140,5 @@ impl LineReader {
         self.partial = Vec::new();
         self.refused = Some(e.clone());
         e
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use chrono::Utc;
-
-    use crate::fleet::{Epoch, Publisher};
-
-    #[test]
-    fn a_snapshot_reads_the_same_whichever_way_its_fields_come() {
-        let snapshot = Frame::Snapshot(Publisher::new(Epoch(3), Utc::now()).snapshot());
-        let line = serde_json::to_vec(&snapshot).unwrap();
-        assert!(line.starts_with(SNAPSHOT_LINE), "the tag first");
-        assert_eq!(decode_line(&line, &Limits::default()), Ok(snapshot.clone()));
-        // Another writer may put the tag elsewhere: read the slower way, the same.
-        let mut fields: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_slice(&line).unwrap();
-        let tag = fields.remove("type").unwrap();
-        fields.insert("type".into(), tag);
-        let moved = serde_json::to_vec(&fields).unwrap();
-        assert!(!moved.starts_with(SNAPSHOT_LINE));
-        assert_eq!(decode_line(&moved, &Limits::default()), Ok(snapshot));
-        let wrong = br#"{"type":"snapshot","epoch":1}"#;
-        assert!(matches!(
-            decode_line(wrong, &Limits::default()),
-            Err(DecodeError::Malformed(_))
-        ));
     }
 }

@@ -37,19 +37,16 @@ impl FedCluster {
         FedCluster { feed, view, task }
     }
 
-    /// Where its worker is reached.
     pub fn address(&self) -> &super::WorkerAddress {
         self.feed.address()
     }
 
-    /// What the screen shows besides the rows, as of the last change.
     pub fn view(&self) -> FedView {
         self.view.borrow().clone()
     }
 
-    /// The worker's abnormal pods as the screen lists them: the feed's own rows, shared, read
-    /// without holding a copy of the feed's state (which would make its next frame copy them
-    /// all).
+    /// The feed's own rows, shared, read without holding a copy of its state (which would make
+    /// its next frame copy them all).
     pub fn findings(&self) -> Vec<Listed> {
         self.feed.read(|state| state.view().findings().collect())
     }
@@ -63,7 +60,6 @@ impl FedCluster {
         self.len() == 0
     }
 
-    /// Wakes when the view changes.
     pub fn subscribe(&self) -> watch::Receiver<FedView> {
         self.view.clone()
     }
@@ -99,7 +95,6 @@ async fn follow(mut feed: watch::Receiver<FeedState>, cache: Cache, view: watch:
     }
 }
 
-/// Put `new` in `shown` if it differs; whether it did.
 fn replace_if_new<T: Clone + PartialEq>(shown: &mut T, new: &T) -> bool {
     let differs = shown != new;
     if differs {

@@ -40,7 +40,6 @@ pub(crate) struct Shape {
     /// The screen's name for the cluster.
     cluster: ClusterName,
     namespace: Arc<str>,
-    /// The owner's kind; none for a pod without one.
     owner_kind: Option<Arc<str>>,
     rule: RuleKind,
     reason: Arc<str>,
@@ -48,7 +47,6 @@ pub(crate) struct Shape {
     action: ActionKind,
     /// Why, by class: its words are asked of the worker when the details pane shows them.
     cause: CauseClass,
-    /// Why the worker would not act on it, told from the pod alone.
     held: Option<Held>,
 }
 
@@ -94,10 +92,9 @@ where
 }
 
 impl FindingRow {
-    /// The row as a screen of `cluster` keeps it: its own texts in one piece, the ones rows
-    /// repeat shared through `shapes`. The cluster is the screen's name for it (a worker in
-    /// its pod calls its own `in-cluster`): actions and marks are routed by it. Copied, not
-    /// moved: rows made while the served ones are still held lie together in memory, rather
+    /// The row as a screen of `cluster` keeps it. The cluster is the screen's name for it (a
+    /// worker in its pod calls its own `in-cluster`): actions and marks are routed by it. Copied,
+    /// not moved: rows made while the served ones are still held lie together in memory, rather
     /// than in the gaps each served row would leave, which would keep their pages resident.
     pub(crate) fn fed_row(&self, cluster: &ClusterName, shapes: &mut Shapes) -> FedRow {
         let FindingRow {

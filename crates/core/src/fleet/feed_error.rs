@@ -35,13 +35,10 @@ pub enum FeedError {
         namespace: String,
         name: String,
     },
-    /// No such Service (or Endpoints) in the cluster: no worker runs there.
     #[error("no worker: service {namespace}/{service} not found (is headless deployed there?)")]
     NoWorker { namespace: String, service: String },
-    /// The Service is there but no endpoint of it is ready.
     #[error("the worker is not ready: service {namespace}/{service} has no ready endpoint")]
     NotReady { namespace: String, service: String },
-    /// A worker answered but serves no feed here (a build from before it served one).
     #[error("the worker serves no /v1/watch ({code}): an older build of headless?")]
     NoFeed { code: u16 },
     /// The API server could not connect to a ready endpoint.
@@ -53,7 +50,6 @@ pub enum FeedError {
     /// The worker sent something this build does not read, or more than it accepts.
     #[error("the worker's feed is unreadable: {0}")]
     Protocol(DecodeError),
-    /// The worker holds more findings than the client keeps.
     #[error("the worker holds more than {max} findings")]
     TooManyRows { max: usize },
     /// The worker's findings are more bytes than the feed carries: it said so (413).
@@ -62,7 +58,6 @@ pub enum FeedError {
     /// Nothing came within the bound: the stream or the answer is dead.
     #[error("the worker's feed said nothing for {}s", after.as_secs_f64())]
     Silent { after: Duration },
-    /// The stream ended.
     #[error("the worker ended its feed")]
     Ended,
     /// The connection failed below HTTP (network, TLS, the client's own deadline).

@@ -1,5 +1,4 @@
-//! Why a row's action would be refused, told from the pod alone: its own module, since what a
-//! screen lists carries it as well as the row.
+//! Why a row's action would be refused, in its own module: what a screen lists carries it too.
 
 use std::fmt;
 

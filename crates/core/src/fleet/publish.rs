@@ -37,13 +37,11 @@ impl Publisher {
         self.epoch
     }
 
-    /// The row of the pod whose uid, as [`uid_segment`](super::uid_segment) encodes it, is
-    /// `segment`.
+    /// The row of the pod whose uid [`uid_segment`](super::uid_segment) encodes as `segment`.
     pub fn finding(&self, segment: &str) -> Option<&FindingRow> {
         (self.findings.iter()).find(|row| super::is_uid_segment(&row.uid, segment))
     }
 
-    /// The sequence number of the last change.
     pub fn seq(&self) -> u64 {
         self.seq
     }
@@ -123,7 +121,6 @@ impl Publisher {
         frames
     }
 
-    /// The stream is live: the sequence number, the time, and how current the view is.
     pub fn heartbeat(&self, at: DateTime<Utc>) -> Frame {
         Frame::Heartbeat {
             epoch: self.epoch,
@@ -156,8 +153,7 @@ fn counts_of(findings: &[FindingRow]) -> Counts {
 }
 
 /// The last frames published (each as `T`, e.g. its encoded line), by sequence number, so a
-/// client that reconnects gets exactly what it missed. Bounded: an older resume gets a
-/// snapshot instead.
+/// client that reconnects gets exactly what it missed. Bounded: an older resume gets a snapshot.
 #[derive(Debug)]
 pub struct Ring<T> {
     frames: VecDeque<(u64, T)>,

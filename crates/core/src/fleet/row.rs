@@ -50,12 +50,10 @@ pub struct FindingRow {
     /// Why `action` would be refused, told from the pod alone (a forged owner, a malformed pod).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub held: Option<Held>,
-    /// Why, and what next.
     pub cause: Cause,
 }
 
 impl FindingRow {
-    /// The row of `pod`, which `finding` claims for the reason `cause` gives, at `now`.
     pub fn new(
         cluster: &ClusterName,
         pod: &PodRecord,
@@ -97,7 +95,6 @@ impl FindingRow {
         FindingRow::new(&found.cluster, pod, finding, cause, now)
     }
 
-    /// Which pod: a new pod of the same name is another.
     pub fn key(&self) -> PodKey {
         PodKey {
             namespace: self.namespace.clone(),

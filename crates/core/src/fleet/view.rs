@@ -58,7 +58,6 @@ pub struct FleetView {
 }
 
 impl FleetView {
-    /// An empty view of `cluster` that holds at most `max_rows` findings.
     pub fn new(cluster: ClusterName, max_rows: usize) -> FleetView {
         FleetView {
             cluster,

@@ -17,7 +17,6 @@ use crate::rules::Cause;
 /// The worker's word on one pod.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WorkerAnswer {
-    /// Why, on what it rests, and what next, as the worker found it.
     Cause(Cause),
     /// The worker lists the pod as abnormal no more.
     NotAbnormal,
@@ -28,8 +27,7 @@ pub enum WorkerAnswer {
 /// read the pod; what answers through the proxy is not trusted to stop.
 const ROW_BYTES: usize = 1 << 20;
 
-/// Ask the worker at `address`, through `client`'s API server, what it says of the pod of
-/// `uid`; given up after `within`.
+/// What the worker at `address` says of the pod of `uid`, given up after `within`.
 pub async fn ask_worker(
     client: &Client,
     address: &WorkerAddress,
@@ -62,7 +60,6 @@ pub async fn ask_report(
     get_json(client, address, path, REPORT_BYTES, within).await
 }
 
-/// How often a screen asks a worker for its restart report.
 const REPORT_EVERY: Duration = Duration::from_secs(60);
 
 /// The restart report of a cluster read through its worker, as the worker last served it
@@ -106,8 +103,6 @@ pub fn worker_report(
 /// How long a screen waits for a worker's report.
 const WORKER_ANSWERS: Duration = Duration::from_secs(10);
 
-/// The JSON the worker at `address` answers `path` with, at most `cap` bytes of it; given up
-/// after `within`.
 async fn get_json<T: serde::de::DeserializeOwned>(
     client: &Client,
     address: &WorkerAddress,

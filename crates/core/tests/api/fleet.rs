@@ -646,3 +646,27 @@ fn a_fed_cache_is_as_current_as_its_feed_says() {
     assert!(!failing.synced());
     assert!(failing.last_error().is_some());
 }
+
+/// How a snapshot's line starts as the worker writes it: the tag first.
+const SNAPSHOT_LINE: &[u8] = br#"{"type":"snapshot","#;
+
+#[test]
+fn a_snapshot_reads_the_same_whichever_way_its_fields_come() {
+    let snapshot = Frame::Snapshot(Publisher::new(Epoch(3), Utc::now()).snapshot());
+    let line = serde_json::to_vec(&snapshot).unwrap();
+    assert!(line.starts_with(SNAPSHOT_LINE), "the tag first");
+    assert_eq!(decode_line(&line, &Limits::default()), Ok(snapshot.clone()));
+    // Another writer may put the tag elsewhere: read the slower way, the same.
+    let mut fields: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&line).unwrap();
+    let tag = fields.remove("type").unwrap();
+    fields.insert("type".into(), tag);
+    let moved = serde_json::to_vec(&fields).unwrap();
+    assert!(!moved.starts_with(SNAPSHOT_LINE));
+    assert_eq!(decode_line(&moved, &Limits::default()), Ok(snapshot));
+    let wrong = br#"{"type":"snapshot","epoch":1}"#;
+    assert!(matches!(
+        decode_line(wrong, &Limits::default()),
+        Err(DecodeError::Malformed(_))
+    ));
+}
