@@ -43,7 +43,6 @@ pub(crate) struct RunOptions {
     pub(crate) flags: Flags,
     pub(crate) chain: Vec<RuleSpec>,
     pub(crate) keys: UiConfig,
-    /// Where exported reports are written.
     pub(crate) export_dir: PathBuf,
     /// The namespaces watched: where parked workloads are looked for.
     pub(crate) scopes: Vec<Scope>,
@@ -380,7 +379,6 @@ impl Runtime {
             Effect::SwitchContext(name) => self.connect(name, Opened::Switch),
             Effect::AddContext(name) => self.connect(name, Opened::Add),
             reads_or_writes => {
-                // Each open cluster's executor, for work that outlives this call.
                 let clusters = self.sessions.iter().map(|s| &s.cluster);
                 let executors = clusters.map(|c| (c.name.clone(), c.executor.clone()));
                 let (executors, scopes) = (Executors(executors.collect()), &self.options.scopes);

@@ -63,7 +63,6 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
         Event::Contexts(Ok(names)) if names.is_empty() => {
             status(state, "no kubeconfig contexts to switch to", true);
         }
-        // The kubeconfig's contexts, to pick from; the first open one is selected.
         Event::Contexts(Ok(names)) => {
             let first = state.clusters.lines().next().map(|c| c.name.clone());
             let selected = names
