@@ -326,12 +326,8 @@ impl Runtime {
             .filter_map(|s| s.report.as_ref().map(|report| report()))
             .collect();
         RestartReport::combine(reports).unwrap_or_else(|| RestartReport {
-            terms: None,
-            title: String::new(),
-            cluster: String::new(),
             generated: self.options.clock.now(),
-            groups: Vec::new(),
-            clusters: Vec::new(),
+            ..RestartReport::default()
         })
     }
 
