@@ -118,7 +118,6 @@ impl Clusters {
         }
     }
 
-    /// The worker status of cluster `name`, when its worker has said one.
     pub(crate) fn worker_of(&self, name: &ClusterName) -> Option<&WorkerStatus> {
         self.get(name)?.worker.as_ref()
     }
@@ -136,7 +135,6 @@ impl Clusters {
             .is_some_and(|v| v.marks.contains(found.uid()))
     }
 
-    /// Mark `found`, or unmark it when it is marked.
     pub(crate) fn toggle_mark(&mut self, found: &Listed) {
         if let Some(view) = self.get_mut(found.cluster())
             && !view.marks.remove(found.uid())
@@ -162,7 +160,6 @@ impl Clusters {
         count
     }
 
-    /// Keep only the marks of pods still among `findings`.
     pub(crate) fn keep_marks_of(&mut self, findings: &[Listed]) {
         if self.marked_count() == 0 {
             return;

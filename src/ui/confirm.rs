@@ -405,7 +405,6 @@ impl PodVerb {
         }
     }
 
-    /// The executor's verb for the same action.
     pub(crate) fn verb(self) -> Verb {
         match self {
             PodVerb::Delete => Verb::Delete,

@@ -69,7 +69,6 @@ impl PodDetails {
     }
 }
 
-/// Phase, node, message and deletion, in a few lines.
 fn summary_lines(pod: &Pod, status: &PodStatus) -> Vec<String> {
     let meta = &pod.metadata;
     let phase = status.phase.as_deref().unwrap_or("?");
@@ -141,11 +140,8 @@ fn container_lines(c: &ContainerStatus, init: bool) -> Vec<String> {
     )];
     if let Some(state) = &c.state {
         if let Some(w) = &state.waiting {
-            lines.push(format!(
-                "    waiting: {}{}",
-                reason(&w.reason),
-                message(&w.message)
-            ));
+            let (why, said) = (reason(&w.reason), message(&w.message));
+            lines.push(format!("    waiting: {why}{said}"));
         }
         if let Some(r) = &state.running {
             let since = (r.started_at.as_ref()).map_or("?".to_string(), |t| t.0.to_string());

@@ -43,12 +43,10 @@ impl Effects {
         }
     }
 
-    /// How many batches of confirmed actions are still running.
     pub(super) fn in_flight(&self) -> usize {
         Arc::strong_count(&self.in_flight) - 1
     }
 
-    /// Work in a task of its own; the event it comes to goes back to the loop.
     fn spawn(&self, work: impl Future<Output = Event> + Send + 'static) {
         let tx = self.events.clone();
         tokio::spawn(async move {
@@ -121,7 +119,6 @@ impl Effects {
         }
     }
 
-    /// Confirmed actions, one after another, each through its cluster's executor.
     fn run(&self, executors: Executors, actions: Vec<Routed<Action>>) {
         let tx = self.events.clone();
         let in_flight = self.in_flight.clone();

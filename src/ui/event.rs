@@ -116,7 +116,6 @@ pub enum Event {
         table_height: usize,
     },
     Snapshot(Snapshot),
-    /// One cluster's worker reported.
     Worker {
         cluster: ClusterName,
         status: WorkerStatus,
@@ -131,7 +130,6 @@ pub enum Event {
         pod: Routed<PodRef>,
         result: Result<Inspection, Unanswered>,
     },
-    /// What the checks before a pod action found among its targets.
     OptOuts(Result<Checked, Unanswered>),
     Outcome {
         action: Routed<Action>,
@@ -179,7 +177,6 @@ pub enum Effect {
     CheckOptOuts(Vec<Routed<PodRef>>),
     /// To every open cluster's worker: auto switches hold for the screen, guards per cluster.
     Worker(WorkerCommand),
-    /// To one cluster's worker.
     WorkerOf(Routed<WorkerCommand>),
     ExportReport,
     ListContexts,

@@ -37,12 +37,10 @@ mod tests {
 
     fn empty_report() -> RestartReport {
         RestartReport {
-            terms: None,
             title: "restarts".into(),
             cluster: "prod".into(),
             generated: "2026-11-20T08:00:00Z".parse().unwrap(),
-            groups: Vec::new(),
-            clusters: Vec::new(),
+            ..RestartReport::default()
         }
     }
 

@@ -3,7 +3,6 @@
 use super::confirm::PodVerb;
 use opc_core::config::{KeyBinding, KeyCode, UiConfig};
 
-/// Everything a key can ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Command {
     Up,

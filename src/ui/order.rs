@@ -56,8 +56,7 @@ pub(super) fn sort(findings: &mut [Listed], chain: &[RuleSpec], key: SortKey, re
     permute(findings, places);
 }
 
-/// Rearrange `rows` in place so that place `i` holds what was at `places[i]`: each cycle of
-/// the permutation is followed with swaps, and no second list of rows is made.
+/// Rearrange `rows` in place, cycle by cycle, so that place `i` holds what was at `places[i]`.
 fn permute(rows: &mut [Listed], mut places: Vec<u32>) {
     const DONE: u32 = u32::MAX;
     for start in 0..places.len() {

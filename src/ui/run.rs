@@ -43,7 +43,6 @@ pub(crate) struct RunOptions {
     pub(crate) flags: Flags,
     pub(crate) chain: Vec<RuleSpec>,
     pub(crate) keys: UiConfig,
-    /// Where exported reports are written.
     pub(crate) export_dir: PathBuf,
     /// The namespaces watched: where parked workloads are looked for.
     pub(crate) scopes: Vec<Scope>,
@@ -327,12 +326,8 @@ impl Runtime {
             .filter_map(|s| s.report.as_ref().map(|report| report()))
             .collect();
         RestartReport::combine(reports).unwrap_or_else(|| RestartReport {
-            terms: None,
-            title: String::new(),
-            cluster: String::new(),
             generated: self.options.clock.now(),
-            groups: Vec::new(),
-            clusters: Vec::new(),
+            ..RestartReport::default()
         })
     }
 
@@ -380,7 +375,6 @@ impl Runtime {
             Effect::SwitchContext(name) => self.connect(name, Opened::Switch),
             Effect::AddContext(name) => self.connect(name, Opened::Add),
             reads_or_writes => {
-                // Each open cluster's executor, for work that outlives this call.
                 let clusters = self.sessions.iter().map(|s| &s.cluster);
                 let executors = clusters.map(|c| (c.name.clone(), c.executor.clone()));
                 let (executors, scopes) = (Executors(executors.collect()), &self.options.scopes);

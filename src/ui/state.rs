@@ -18,7 +18,6 @@ use opc_core::worker::{Blocked, HeldReason, Pause, WorkerStatus};
 pub use super::event::WatchLine;
 pub(crate) use super::order::SortKey;
 
-/// The pane under the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BottomPane {
     #[default]
@@ -102,7 +101,6 @@ pub(super) struct Table {
     pub(super) filter: String,
     pub(super) filtering: bool,
     pub(super) sort: SortKey,
-    /// The sort runs the other way (`S`).
     pub(super) sort_reversed: bool,
 }
 
@@ -383,7 +381,6 @@ impl State {
         table.offset = table.offset.min(table.rows.len().saturating_sub(height));
     }
 
-    /// The screen under `switches`, as the runtime opens it.
     pub fn with_switches(mut self, switches: Switches) -> State {
         self.switches = switches;
         self

@@ -63,7 +63,6 @@ fn dispatch(state: &mut State, event: Event) -> Vec<Effect> {
         Event::Contexts(Ok(names)) if names.is_empty() => {
             status(state, "no kubeconfig contexts to switch to", true);
         }
-        // The kubeconfig's contexts, to pick from; the first open one is selected.
         Event::Contexts(Ok(names)) => {
             let first = state.clusters.lines().next().map(|c| c.name.clone());
             let selected = names
@@ -131,20 +130,18 @@ fn on_added(state: &mut State, name: &ClusterName) -> Vec<Effect> {
     state.clusters.open(name);
     say(state, format!("added context {name}"));
     let worker = state.worker();
-    let mut switches: Vec<WorkerCommand> = worker
+    let auto = worker
         .rules
         .iter()
         .filter(|(_, rule)| rule.auto)
         .map(|(rule, _)| WorkerCommand::SetAuto {
             rule: *rule,
             on: true,
-        })
-        .collect();
-    if worker.master_auto {
-        switches.push(WorkerCommand::SetMasterAuto(true));
-    }
-    switches
-        .into_iter()
+        });
+    let master = worker
+        .master_auto
+        .then_some(WorkerCommand::SetMasterAuto(true));
+    auto.chain(master)
         .map(|command| Effect::WorkerOf(Routed::new(name, command)))
         .collect()
 }

@@ -1,5 +1,4 @@
-//! Opening the dialog of an action on pods or a workload: what it targets, and why it cannot
-//! run when it cannot.
+//! Opening the dialog of an action on pods or a workload: its targets, or why it cannot run.
 
 use crate::ui::confirm::{Confirmation, Offer, PodVerb};
 use crate::ui::event::{Effect, Routed};
@@ -55,7 +54,6 @@ pub(super) fn pod_action(state: &mut State, verb: PodVerb) -> Vec<Effect> {
         Some(why) => Confirmation::unavailable(title, why),
         None if targets.is_empty() => Confirmation::unavailable(title, "no pod selected"),
         None => {
-            // The dialog waits for the owners' opt-out check before it asks.
             let dialog = Confirmation::for_pods(verb, &targets, state.several_clusters());
             let pods = targets
                 .iter()

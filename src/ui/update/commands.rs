@@ -67,7 +67,6 @@ fn on_details_key(state: &mut State, command: Command) -> Vec<Effect> {
             }
             Vec::new()
         }
-        // Actions apply to the pod shown.
         _ => on_command(state, command),
     }
 }

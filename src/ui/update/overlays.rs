@@ -1,5 +1,4 @@
-//! A key pressed while an overlay floats above the screen: each handler takes the overlay
-//! shown and hands back the next one.
+//! A key pressed while an overlay floats above the screen.
 
 use super::actions::why_unavailable;
 use super::{say, status};
@@ -105,7 +104,6 @@ fn on_yes(state: &mut State, dialog: Confirmation) -> Next {
     }
 }
 
-/// The context list: move; Enter shows the selected context alone, space adds or drops it.
 fn on_contexts_key(
     state: &mut State,
     names: Vec<ClusterName>,
@@ -134,7 +132,6 @@ fn on_contexts_key(
     Next::stay(Overlay::Contexts { names, selected })
 }
 
-/// The parked list: move, undo the selected workload, close.
 fn on_parked_key(
     state: &mut State,
     list: Option<ParkedList>,

@@ -1,5 +1,4 @@
-//! One pod in full: conditions, containers with messages and exit codes, finalizers, owners,
-//! events. Fetched from the API when opened.
+//! One pod in full, fetched from the API when opened.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

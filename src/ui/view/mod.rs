@@ -19,7 +19,6 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Row, Table};
 
 use super::state::{BottomPane, Overlay, State};
-/// `text` made inert and cut to `width` terminal cells, the cut marked with an ellipsis.
 use opc_core::inert::fit;
 
 /// Header, categories, main area, lower pane, status line.

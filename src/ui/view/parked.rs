@@ -1,5 +1,4 @@
-//! The workloads the product scaled to zero, over the screen: where, since when, why, and
-//! what undo restores.
+//! The parked workloads, over the screen: where, since when, why, and what undo restores.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
