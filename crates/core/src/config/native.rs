@@ -71,7 +71,10 @@ fn read_rule(kind: RuleKind, m: &MapReader) -> Result<RuleSpec> {
         f.one_of(ActionKind::ALL, ActionKind::name, "an action: ")
     })?;
     m.set("namespaces", &mut spec.namespaces, report::read_namespaces)?;
-    let scale_while_available = &mut spec.scale_while_available;
-    m.set("scaleWhileAvailable", scale_while_available, Field::bool)?;
+    m.set(
+        "scaleWhileAvailable",
+        &mut spec.scale_while_available,
+        Field::bool,
+    )?;
     Ok(spec)
 }

@@ -100,11 +100,17 @@ const BREAKER_KEYS: &[&str] = &[
 pub(crate) fn read(field: &Field) -> Result<SafetyConfig> {
     let m = field.map(KEYS)?;
     let mut s = SafetyConfig::default();
-    let protected = &mut s.protected_namespaces;
-    m.set("protectedNamespaces", protected, Field::list)?;
+    m.set(
+        "protectedNamespaces",
+        &mut s.protected_namespaces,
+        Field::list,
+    )?;
     m.set("includeProtected", &mut s.include_protected, Field::list)?;
-    let per_minute = &mut s.max_actions_per_minute;
-    m.set("maxActionsPerMinute", per_minute, Field::u32)?;
+    m.set(
+        "maxActionsPerMinute",
+        &mut s.max_actions_per_minute,
+        Field::u32,
+    )?;
     let per_ns = &mut s.max_actions_per_namespace_per_minute;
     m.set("maxActionsPerNamespacePerMinute", per_ns, Field::u32)?;
     m.set("maxStale", &mut s.max_stale, Field::duration)?;
