@@ -3,7 +3,6 @@
 mod fleet;
 mod fleet_http;
 pub mod metrics;
-pub mod rbac;
 pub(crate) mod server;
 pub(crate) mod sizing;
 mod slots;

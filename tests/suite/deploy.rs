@@ -11,15 +11,15 @@ use std::time::Duration;
 
 use crate::support::kustomize::{build, deploy_dir, documents};
 
+use crate::support::rbac::{
+    CLUSTER_PERMISSIONS, FINALIZER_PERMISSIONS, LEASE_NAME, NAMESPACED_PERMISSIONS, PERSONAL_ONLY,
+};
 use chrono::Utc;
 use opc_core::actions::{DEFAULT_NAMESPACE, FOLLOWED_OWNERS, PARKED_CONFIGMAP, WorkloadKind};
 use opc_core::config::{Config, FixedEnvironment, SecretSource, Sink};
 use opc_core::worker::WorkerStatus;
 use ops_pod_cleaner::headless::LeaseSettings;
 use ops_pod_cleaner::headless::metrics::{WORKER_STALL, healthz};
-use ops_pod_cleaner::headless::rbac::{
-    CLUSTER_PERMISSIONS, FINALIZER_PERMISSIONS, LEASE_NAME, NAMESPACED_PERMISSIONS, PERSONAL_ONLY,
-};
 use serde_json::{Value, json};
 
 /// (API group, resource, verb).

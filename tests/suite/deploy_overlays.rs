@@ -8,11 +8,11 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::support::metrics::METRIC_NAMES;
+use crate::support::rbac::CLUSTER_PERMISSIONS;
 use clap::CommandFactory;
 use opc_core::actions::DEFAULT_NAMESPACE;
 use ops_pod_cleaner::cli::Cli;
-use ops_pod_cleaner::headless::metrics::METRIC_NAMES;
-use ops_pod_cleaner::headless::rbac::CLUSTER_PERMISSIONS;
 use serde_json::Value;
 
 use crate::deploy::{

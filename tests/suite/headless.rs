@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use crate::support::metrics::METRIC_NAMES;
 use chrono::{DateTime, Utc};
 use kube_sim::{SimCluster, SimServer};
 use opc_core::actions::{PastAction, Target};
@@ -16,7 +17,7 @@ use opc_core::lease::{self, Held, Observed, Step, Wiring};
 use opc_core::pod::WorkloadId;
 use opc_core::rules::{CauseClass, RuleKind};
 use opc_core::worker::{Blocked, Standby, WorkerCommand, WorkerStatus};
-use ops_pod_cleaner::headless::metrics::{METRIC_NAMES, Snapshot, healthz, readyz, render};
+use ops_pod_cleaner::headless::metrics::{Snapshot, healthz, readyz, render};
 use ops_pod_cleaner::headless::{Elector, LeaseSettings, Role, decide};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

@@ -1,6 +1,6 @@
 //! Every API permission the product uses, and which deployed role grants it. The manifests in
 //! `assets/deploy/base/` grant exactly these; `tests/suite/deploy.rs` keeps the two and the
-//! code in step.
+//! code in step. The product never reads this list: it is what the tests hold both to.
 //!
 //! The line drawn: the cluster-wide ClusterRole may read, delete and evict pods and change
 //! replicas through `*/scale`, but grants no verb that can change a pod template (patch or
