@@ -5,7 +5,8 @@
 //! `resourceVersion=0` (any version, maybe stale) when it knows no version yet, and
 //! `resourceVersion=<last seen>&resourceVersionMatch=NotOlderThan` on a relist, so a relist never
 //! goes back in time. Served from the watch cache at `resourceVersion=0`, a list may ignore `limit`
-//! and come in one page of any size: pages are decoded as they stream in ([`super::split`]).
+//! and come in one page of any size: pages are decoded as they stream in ([`super::split`]),
+//! never held whole.
 
 use futures::AsyncBufReadExt;
 use kube::Client;
