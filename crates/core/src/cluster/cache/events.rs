@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
-use super::Cache;
+use super::{Cache, holds};
 use crate::cluster::event_store::{Events, merged};
 use crate::pod::{EventTarget, PodEvent};
 
@@ -94,8 +94,8 @@ impl CachedEvents<'_> {
         let store = &mut *guard;
         let pods = &store.pods;
         store.events.retain(|namespace, uid, events| {
-            let held = pods.get(uid).is_some_and(|p| &*p.namespace == namespace);
-            held || events.iter().any(|e| e.last.is_some_and(|t| t >= before))
+            holds(pods, namespace, uid)
+                || events.iter().any(|e| e.last.is_some_and(|t| t >= before))
         });
     }
 

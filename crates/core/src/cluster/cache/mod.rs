@@ -398,8 +398,8 @@ impl Store {
     fn keep_events(&mut self, target: EventTarget, events: Events, now: DateTime<Utc>) -> bool {
         let uid = target.uid.clone();
         let pods = &self.pods;
-        let held = |ns: &str, uid: &str| pods.get(uid).is_some_and(|p| &*p.namespace == ns);
-        self.events.insert(target, events, held);
+        self.events
+            .insert(target, events, |ns, uid| holds(pods, ns, uid));
         self.readmit(&uid, now)
     }
 
@@ -447,6 +447,11 @@ async fn promote_as_time_passes(cache: Weak<Inner>, mut changes: watch::Receiver
             changed = changes.changed() => if changed.is_err() { return },
         }
     }
+}
+
+/// Whether `pods` holds the pod `uid` of `namespace`.
+fn holds(pods: &HashMap<Box<str>, Arc<PodRecord>>, namespace: &str, uid: &str) -> bool {
+    pods.get(uid).is_some_and(|p| &*p.namespace == namespace)
 }
 
 #[cfg(test)]
