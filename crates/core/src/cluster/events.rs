@@ -19,7 +19,7 @@ use super::negotiate::WireFormat;
 use super::watch::{QUIET_KINDS, Streaming, spawn_one};
 use super::{Cache, Scope, ScopeHealth, WatchSettings, WatchState};
 use crate::clock::Clock;
-use crate::pod::{WireEvent, pod_event};
+use crate::pod::{WireEvent, field_text, pod_event};
 
 /// Only what a cause may read: a pod's Warnings (the server filters).
 const SELECTOR: &str = "type=Warning,involvedObject.kind=Pod";
@@ -73,13 +73,10 @@ impl Kind for PodEvents {
         wire
     }
     fn wire_key(wire: &WireEvent) -> &str {
-        wire.metadata.uid.as_ref().map_or("", |c| &*c.0)
+        field_text(&wire.metadata.uid).unwrap_or_default()
     }
     fn wire_version(wire: &WireEvent) -> &str {
-        wire.metadata
-            .resource_version
-            .as_ref()
-            .map_or("", |c| &*c.0)
+        field_text(&wire.metadata.resource_version).unwrap_or_default()
     }
     fn replace(&self, scope: &Scope, records: Vec<WireEvent>) {
         let now = self.cache.clock().now();

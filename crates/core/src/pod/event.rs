@@ -2,7 +2,7 @@
 //! leaves out. A pull in back-off says only `Back-off pulling image "x"`; the kubelet's
 //! `Failed` Event says why. Everything else an Event says is dropped on arrival.
 
-use super::wire_event::{Capped, WireEvent};
+use super::wire_event::{WireEvent, field_text};
 use super::{MESSAGE_CAP, cut};
 use chrono::{DateTime, Utc};
 
@@ -93,16 +93,16 @@ pub struct EventTarget {
 /// after `now` (its arrival) is taken as `now`.
 pub fn pod_event(event: &WireEvent, now: DateTime<Utc>) -> Option<(EventTarget, PodEvent)> {
     let object = &event.involved_object;
-    if text(&object.kind) != Some("Pod") || text(&event.type_) != Some("Warning") {
+    if field_text(&object.kind) != Some("Pod") || field_text(&event.type_) != Some("Warning") {
         return None;
     }
-    let namespace = text(&event.metadata.namespace).filter(|n| !n.is_empty())?;
-    if text(&object.namespace).is_some_and(|n| n != namespace) {
+    let namespace = field_text(&event.metadata.namespace).filter(|n| !n.is_empty())?;
+    if field_text(&object.namespace).is_some_and(|n| n != namespace) {
         return None;
     }
-    let uid = text(&object.uid).filter(|u| !u.is_empty())?;
-    let message = text(&event.message).unwrap_or_default();
-    let kind = EventKind::of(text(&event.reason)?, message)?;
+    let uid = field_text(&object.uid).filter(|u| !u.is_empty())?;
+    let message = field_text(&event.message).unwrap_or_default();
+    let kind = EventKind::of(field_text(&event.reason)?, message)?;
     let series = event.series.as_ref();
     let count = series
         .and_then(|s| s.count)
@@ -121,8 +121,4 @@ pub fn pod_event(event: &WireEvent, now: DateTime<Utc>) -> Option<(EventTarget, 
         uid: uid.into(),
     };
     Some((target, PodEvent::new(kind, message, count, last)))
-}
-
-fn text<const N: usize>(field: &Option<Capped<N>>) -> Option<&str> {
-    field.as_ref().map(|c| &*c.0)
 }

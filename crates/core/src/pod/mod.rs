@@ -30,6 +30,7 @@ pub use protowire::ProtoError;
 pub use resources::Requests;
 pub use wire::{MESSAGE_CAP, NAME_CAP, WirePod, decode_pod};
 pub(crate) use wire::{capped_status, cut, is_truthy, nullable};
+pub(crate) use wire_event::field_text;
 pub use wire_event::{Capped, WireEvent};
 pub use workload::WorkloadId;
 

@@ -30,6 +30,11 @@ impl<'de, const N: usize> Deserialize<'de> for Capped<N> {
     }
 }
 
+/// The text of a capped field an Event may leave out.
+pub(crate) fn field_text<const N: usize>(field: &Option<Capped<N>>) -> Option<&str> {
+    field.as_ref().map(|c| &*c.0)
+}
+
 type Name = Capped<NAME_CAP>;
 /// A reason or a type: short words.
 type Word = Capped<128>;
