@@ -87,29 +87,31 @@ async fn an_error_keeps_its_code_in_either_format() {
 }
 
 /// Why a body sent 3 bytes at a time is not a list, and where.
-fn wrong(body: &str) -> Malformed {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(not_a_list(body.as_bytes(), 3))
+async fn wrong(body: &str) -> Malformed {
+    not_a_list(body.as_bytes(), 3).await
 }
 
-#[test]
-fn what_is_not_a_list_says_where() {
-    assert_eq!(wrong("[1]").why, "the list is not a JSON object");
-    assert_eq!(wrong(r#"{"items":{}}"#).why, "items is not an array");
+#[tokio::test]
+async fn what_is_not_a_list_says_where() {
+    assert_eq!(wrong("[1]").await.why, "the list is not a JSON object");
+    assert_eq!(wrong(r#"{"items":{}}"#).await.why, "items is not an array");
     assert_eq!(
-        wrong(r#"{"items":[{}}]}"#).why,
+        wrong(r#"{"items":[{}}]}"#).await.why,
         "expected ',' or ']' after an item"
     );
-    assert_eq!(wrong(r#"{"items":[{"a":1}"#).why, "the list ended early");
     assert_eq!(
-        wrong(r#"{"items":[]} x"#).why,
+        wrong(r#"{"items":[{"a":1}"#).await.why,
+        "the list ended early"
+    );
+    assert_eq!(
+        wrong(r#"{"items":[]} x"#).await.why,
         "bytes after the end of the list"
     );
-    assert_eq!(wrong(r#"{"kind":"Status"}"#).why, "the list has no items");
-    let at = wrong(r#"{"items":[] "x":1}"#);
+    assert_eq!(
+        wrong(r#"{"kind":"Status"}"#).await.why,
+        "the list has no items"
+    );
+    let at = wrong(r#"{"items":[] "x":1}"#).await;
     assert_eq!(
         (at.why.as_str(), at.at),
         ("expected ',' or '}' after a value", 12)
