@@ -69,7 +69,7 @@ async fn until(feed: &FeedHandle, what: &str, check: impl Fn(&FeedState) -> bool
         Ok(Ok(state)) => state.clone(),
         _ => panic!(
             "timed out waiting for {what}: {:?}",
-            feed.read(FeedState::clone).status()
+            feed.read(|s| s.status().clone())
         ),
     }
 }
@@ -264,12 +264,12 @@ async fn first_failure(server: &SimServer, settings: FeedSettings) -> FeedError 
     match feed.first_outcome().await {
         Err(error) => {
             assert_eq!(
-                feed.read(FeedState::clone).status(),
-                &FeedStatus::Failing(error.clone())
+                feed.read(|s| s.status().clone()),
+                FeedStatus::Failing(error.clone())
             );
             error
         }
-        Ok(()) => panic!("answered: {:?}", feed.read(FeedState::clone)),
+        Ok(()) => panic!("answered: {:?}", feed.read(|s| s.status().clone())),
     }
 }
 
