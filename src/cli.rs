@@ -230,31 +230,3 @@ fn plugin_invocation(argv0: &OsStr) -> Option<&'static str> {
     let stem = Path::new(argv0).file_stem()?;
     (stem == "kubectl-pod_cleaner").then_some("kubectl pod-cleaner")
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn krews_link_name_is_the_kubectl_plugin_wherever_it_lies() {
-        for argv0 in [
-            "kubectl-pod_cleaner",
-            "/home/me/.krew/bin/kubectl-pod_cleaner",
-            "kubectl-pod_cleaner.exe",
-        ] {
-            assert_eq!(
-                plugin_invocation(OsStr::new(argv0)),
-                Some("kubectl pod-cleaner"),
-                "{argv0}"
-            );
-        }
-        for argv0 in [
-            "ops-pod-cleaner",
-            "/usr/bin/ops-pod-cleaner",
-            "kubectl-pod_cleanerx",
-            "",
-        ] {
-            assert_eq!(plugin_invocation(OsStr::new(argv0)), None, "{argv0}");
-        }
-    }
-}

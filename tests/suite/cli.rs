@@ -453,3 +453,37 @@ fn demo_actions_have_an_audit_log_of_their_own() {
     assert!(demo.contains(r#""cluster":"demo-eu""#), "{demo}");
     assert!(!audit.exists(), "the real audit log is untouched");
 }
+
+/// What the binary's own error says it is, run with `argv0` as its name.
+fn named_as(argv0: &str) -> String {
+    use std::os::unix::process::CommandExt;
+    let out = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
+        .arg0(argv0)
+        .args(["check-config", "--demo"])
+        .env_remove("OPS_POD_CLEANER_CONFIG")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let said = text(&out.stderr);
+    let (name, _) = said.split_once(": ").expect("a name before the error");
+    name.to_string()
+}
+
+#[test]
+fn krews_link_name_is_the_kubectl_plugin_wherever_it_lies() {
+    for argv0 in [
+        "kubectl-pod_cleaner",
+        "/home/me/.krew/bin/kubectl-pod_cleaner",
+        "kubectl-pod_cleaner.exe",
+    ] {
+        assert_eq!(named_as(argv0), "kubectl pod-cleaner", "{argv0}");
+    }
+    for argv0 in [
+        "ops-pod-cleaner",
+        "/usr/bin/ops-pod-cleaner",
+        "kubectl-pod_cleanerx",
+        "",
+    ] {
+        assert_eq!(named_as(argv0), "ops-pod-cleaner", "{argv0}");
+    }
+}
