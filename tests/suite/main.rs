@@ -61,6 +61,7 @@ mod tui_pty;
 mod ui_clusters;
 mod ui_fed;
 mod ui_keys;
+mod ui_order;
 mod ui_snapshots;
 mod worker_dry_run;
 mod worker_pauses;
