@@ -163,7 +163,7 @@ mod tests {
     use crate::error::{FileKind, IoOp};
     use opc_core::Error;
     use opc_core::actions::ReadError;
-    use opc_core::cluster::{ConnectError, ListProblem, Origin, RequestError, Scope};
+    use opc_core::cluster::{ConnectError, ListProblem, RequestError, Scope};
     use opc_core::config::{ConfigError, Problem};
     use opc_core::lease::LeaseError;
 
@@ -262,20 +262,5 @@ mod tests {
         assert_eq!(exit_code(&demo), EXIT_RUNTIME);
         let usage: Error = crate::Usage::NoCluster.into();
         assert_eq!(exit_code(&usage), EXIT_CONFIG);
-    }
-
-    /// A context the kubeconfig does not hold is a usage error, not a cluster out of reach.
-    #[test]
-    fn a_missing_context_is_a_usage_error() {
-        let missing = Error::Connect(ConnectError::NoContext {
-            name: "prod".into(),
-            origin: Origin::Default,
-            known: vec!["staging".into()],
-        });
-        assert_eq!(core_exit_code(&missing), EXIT_CONFIG);
-        assert!(
-            missing.to_string().starts_with("no context \"prod\""),
-            "{missing}"
-        );
     }
 }

@@ -487,3 +487,28 @@ fn krews_link_name_is_the_kubectl_plugin_wherever_it_lies() {
         assert_eq!(named_as(argv0), "ops-pod-cleaner", "{argv0}");
     }
 }
+
+/// A context the kubeconfig does not hold is a usage error, not a cluster out of reach.
+#[test]
+fn a_missing_context_is_a_usage_error() {
+    let kubeconfig = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        kubeconfig.path(),
+        "apiVersion: v1\nkind: Config\nclusters: [{name: s, cluster: {server: 'https://127.0.0.1:1'}}]\n\
+         users: [{name: u, user: {}}]\ncontexts: [{name: staging, context: {cluster: s, user: u}}]\n",
+    )
+    .unwrap();
+    // Found through $KUBECONFIG, as ~/.kube/config would be: no --kubeconfig names it.
+    let out = Command::new(env!("CARGO_BIN_EXE_ops-pod-cleaner"))
+        .args(["scan", "--context", "prod"])
+        .env_remove("OPS_POD_CLEANER_CONFIG")
+        .env("KUBECONFIG", kubeconfig.path())
+        .output()
+        .unwrap();
+    let missing = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{missing}");
+    assert!(
+        missing.starts_with("ops-pod-cleaner: no context \"prod\""),
+        "{missing}"
+    );
+}
