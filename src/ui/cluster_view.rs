@@ -217,7 +217,6 @@ impl Clusters {
 mod tests {
     use super::*;
     use crate::ui::state::WatchLine;
-    use opc_core::actions::WorkloadKind;
 
     fn line(name: &ClusterName, watch: WatchLine) -> ClusterLine {
         ClusterLine {
@@ -227,35 +226,8 @@ mod tests {
         }
     }
 
-    fn deployment(name: &str) -> ScalableWorkload {
-        ScalableWorkload::new(WorkloadKind::Deployment, "shop", name)
-    }
-
-    fn names(clusters: &Clusters) -> Vec<&str> {
-        clusters.lines().map(|l| l.name.as_str()).collect()
-    }
-
     fn c(name: &str) -> ClusterName {
         ClusterName::new(name)
-    }
-
-    #[test]
-    fn a_sync_keeps_what_listed_clusters_hold_in_the_lists_order() {
-        let mut clusters = Clusters::new(&c("eu"));
-        clusters.open(&c("us"));
-        clusters.set_worker(&c("us"), WorkerStatus::default());
-        clusters.forbid(&c("us"), Verb::Delete, "403".into());
-        let gone = clusters.sync(vec![
-            line(&c("us"), WatchLine::Synced),
-            line(&c("ap"), WatchLine::Listing),
-        ]);
-        assert!(gone, "eu is no longer listed");
-        assert_eq!(names(&clusters), ["us", "ap"]);
-        assert_eq!(
-            clusters.forbidden_reason(&c("us"), Verb::Delete),
-            Some("403")
-        );
-        assert_eq!(clusters.workers().len(), 1);
     }
 
     #[test]
@@ -267,30 +239,5 @@ mod tests {
             line(&c("us"), WatchLine::Listing),
         ]));
         assert!(clusters.sync(vec![line(&c("us"), WatchLine::Synced)]));
-    }
-
-    #[test]
-    fn a_worker_of_a_cluster_not_open_is_not_kept() {
-        let mut clusters = Clusters::new(&c("eu"));
-        clusters.set_worker(&c("us"), WorkerStatus::default());
-        assert!(clusters.workers().is_empty());
-    }
-
-    #[test]
-    fn undo_finds_the_newest_scaling_whichever_cluster_it_is_on() {
-        let mut clusters = Clusters::new(&c("eu"));
-        clusters.open(&c("us"));
-        clusters.scaled(&c("us"), deployment("a"));
-        clusters.scaled(&c("eu"), deployment("b"));
-        clusters.scaled(&c("us"), deployment("c"));
-        let last = |clusters: &Clusters| {
-            let last = clusters.last_scaled()?;
-            Some((last.cluster, last.item.name().to_string()))
-        };
-        assert_eq!(last(&clusters), Some((c("us"), "c".to_string())));
-        clusters.restored(&c("us"), &deployment("c"));
-        assert_eq!(last(&clusters), Some((c("eu"), "b".to_string())));
-        clusters.close(&c("eu"));
-        assert_eq!(last(&clusters), Some((c("us"), "a".to_string())));
     }
 }

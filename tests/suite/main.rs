@@ -58,6 +58,7 @@ mod tui_clusters_pty;
 mod tui_fed_pty;
 mod tui_lease_pty;
 mod tui_pty;
+mod ui_cluster_view;
 mod ui_clusters;
 mod ui_fed;
 mod ui_keys;
