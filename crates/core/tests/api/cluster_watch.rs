@@ -77,6 +77,20 @@ impl Answer {
         self
     }
 
+    /// The body's bytes sent `size` at a time.
+    pub(crate) fn in_pieces(mut self, size: usize) -> Answer {
+        self.parts = self
+            .parts
+            .into_iter()
+            .flat_map(|(pause, bytes)| {
+                let pieces: Vec<_> = bytes.chunks(size.max(1)).map(<[u8]>::to_vec).collect();
+                let pauses = std::iter::once(pause).chain(std::iter::repeat(Duration::ZERO));
+                pauses.zip(pieces).collect::<Vec<_>>()
+            })
+            .collect();
+        self
+    }
+
     fn response(self) -> http::Response<StreamBody<BoxStream<'static, Part>>> {
         // A part with no bytes is only a pause.
         let parts = futures::stream::iter(self.parts)
@@ -149,12 +163,22 @@ pub(crate) struct Server {
 impl Server {
     /// Let the request held go on to its answer, and wait for the next.
     pub(crate) async fn next(&mut self) -> Seen {
+        self.next_or_end().await.expect("the client is gone")
+    }
+
+    /// The next request; None once the client is gone.
+    pub(crate) async fn next_or_end(&mut self) -> Option<Seen> {
+        self.release();
+        let (seen, go) = self.requests.recv().await?;
+        self.held = Some(go);
+        Some(seen)
+    }
+
+    /// Let the request held go on to its answer.
+    pub(crate) fn release(&mut self) {
         if let Some(go) = self.held.take() {
             let _ = go.send(());
         }
-        let (seen, go) = self.requests.recv().await.expect("the client is gone");
-        self.held = Some(go);
-        seen
     }
 }
 
