@@ -16,6 +16,7 @@ mod cluster_explain;
 mod cluster_health;
 mod cluster_list;
 mod cluster_split;
+mod cluster_split_proto;
 mod cluster_watch;
 mod cluster_watch_step;
 mod fleet;
