@@ -65,6 +65,14 @@ impl Answer {
         Answer::body(200, lines)
     }
 
+    /// A watch stream in protobuf: its `frames` as they are.
+    pub(crate) fn frames(frames: Vec<u8>) -> Answer {
+        Answer {
+            content_type: "application/vnd.kubernetes.protobuf;stream=watch",
+            ..Answer::body(200, frames)
+        }
+    }
+
     /// Then `bytes`, after `pause`.
     pub(crate) fn then(mut self, pause: Duration, bytes: impl Into<Vec<u8>>) -> Answer {
         self.parts.push((pause, bytes.into()));

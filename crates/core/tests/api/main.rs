@@ -18,6 +18,7 @@ mod cluster_list;
 mod cluster_split;
 mod cluster_split_proto;
 mod cluster_watch;
+mod cluster_watch_read;
 mod cluster_watch_step;
 mod fleet;
 mod inert;
