@@ -11,6 +11,7 @@
 
 mod actions;
 mod clock;
+mod cluster_backoff;
 mod cluster_cache;
 mod cluster_explain;
 mod cluster_health;
