@@ -15,6 +15,7 @@ mod cluster_backoff;
 mod cluster_cache;
 mod cluster_explain;
 mod cluster_health;
+mod cluster_kind;
 mod cluster_list;
 mod cluster_split;
 mod cluster_split_proto;
