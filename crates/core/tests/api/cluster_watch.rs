@@ -20,7 +20,7 @@ use tokio::time::Instant;
 #[derive(Clone)]
 pub(crate) struct Answer {
     code: u16,
-    content_type: &'static str,
+    content_type: Option<&'static str>,
     parts: Vec<(Duration, Vec<u8>)>,
     /// The body stays open after its last part, as a quiet watch does.
     open: bool,
@@ -31,7 +31,7 @@ impl Answer {
     pub(crate) fn body(code: u16, body: impl Into<Vec<u8>>) -> Answer {
         Answer {
             code,
-            content_type: "application/json",
+            content_type: Some("application/json"),
             parts: vec![(Duration::ZERO, body.into())],
             open: false,
         }
@@ -68,9 +68,15 @@ impl Answer {
     /// A watch stream in protobuf: its `frames` as they are.
     pub(crate) fn frames(frames: Vec<u8>) -> Answer {
         Answer {
-            content_type: "application/vnd.kubernetes.protobuf;stream=watch",
+            content_type: Some("application/vnd.kubernetes.protobuf;stream=watch"),
             ..Answer::body(200, frames)
         }
+    }
+
+    /// With this `Content-Type`, or none.
+    pub(crate) fn content_type(mut self, content_type: Option<&'static str>) -> Answer {
+        self.content_type = content_type;
+        self
     }
 
     /// Then `bytes`, after `pause`.
@@ -111,11 +117,11 @@ impl Answer {
             true => parts.chain(futures::stream::pending()).boxed(),
             false => parts.boxed(),
         };
-        http::Response::builder()
-            .status(self.code)
-            .header(http::header::CONTENT_TYPE, self.content_type)
-            .body(StreamBody::new(body))
-            .unwrap()
+        let mut answer = http::Response::builder().status(self.code);
+        if let Some(content_type) = self.content_type {
+            answer = answer.header(http::header::CONTENT_TYPE, content_type);
+        }
+        answer.body(StreamBody::new(body)).unwrap()
     }
 }
 
@@ -125,6 +131,7 @@ type Part = Result<Frame<Bytes>, Infallible>;
 #[derive(Debug)]
 pub(crate) struct Seen {
     pub(crate) uri: http::Uri,
+    pub(crate) accept: String,
     /// When it was made, on tokio's clock.
     pub(crate) at: Instant,
 }
@@ -207,6 +214,12 @@ pub(crate) fn scripted_by_path(scripts: Vec<(&str, Vec<Answer>)>) -> (kube::Clie
     let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
         let seen = Seen {
             uri: request.uri().clone(),
+            accept: request
+                .headers()
+                .get(http::header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string(),
             at: Instant::now(),
         };
         let (go, gone) = oneshot::channel();

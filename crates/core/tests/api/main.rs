@@ -17,6 +17,7 @@ mod cluster_explain;
 mod cluster_health;
 mod cluster_kind;
 mod cluster_list;
+mod cluster_negotiate;
 mod cluster_split;
 mod cluster_split_proto;
 mod cluster_watch;
