@@ -38,16 +38,17 @@ async fn a_read_neither_promotes_nor_wakes() {
 /// three watches answered in protobuf, protobuf again, then JSON, each closed at once.
 #[tokio::test(start_paused = true)]
 async fn a_change_of_health_that_changes_nothing_wakes_no_reader() {
-    use crate::cluster_watch::{Answer, no_streaming, usual, watching};
+    use crate::cluster_watch::{Answer, paged_at, usual, watching};
     let stream = "application/vnd.kubernetes.protobuf;stream=watch";
     let answered = |named| Answer::body(200, "").content_type(Some(named));
-    let script = vec![
-        no_streaming(),
-        Answer::list("5", &[]),
-        answered(stream),
-        answered(stream),
-        answered("application/json"),
-    ];
+    let script = paged_at(
+        "5",
+        [
+            answered(stream),
+            answered(stream),
+            answered("application/json"),
+        ],
+    );
     let (cache, mut server) = watching(script, &usual());
     for _ in 0..3 {
         server.next().await;

@@ -1,18 +1,19 @@
 //! Pods as the watch loop keeps them: an event's pod goes into the cache under its uid as
 //! kept, and a deletion finds it there.
 
-use crate::cluster_watch::{Answer, event, no_streaming, pod, usual, watching};
+use crate::cluster_watch::{Answer, event, paged_at, pod, usual, watching};
 
 #[tokio::test(start_paused = true)]
 async fn a_pod_is_removed_by_the_uid_it_is_kept_under_however_long_the_server_sent_it() {
     let uid = "u".repeat(100);
     let wire = pod("p", &uid, "2");
-    let script = vec![
-        no_streaming(),
-        Answer::list("1", &[]),
-        Answer::events(&[event("ADDED", wire.clone())]),
-        Answer::events(&[event("DELETED", wire)]),
-    ];
+    let script = paged_at(
+        "1",
+        [
+            Answer::events(&[event("ADDED", wire.clone())]),
+            Answer::events(&[event("DELETED", wire)]),
+        ],
+    );
     let (cache, mut server) = watching(script, &usual());
     for _ in 0..4 {
         server.next().await;

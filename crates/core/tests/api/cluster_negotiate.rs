@@ -4,7 +4,7 @@
 use opc_core::cluster::{Cache, Scope, WireFormat, list_pods};
 use opc_core::pod::{MAGIC, PROTOBUF};
 
-use crate::cluster_watch::{Answer, Seen, no_streaming, scripted, usual, watching};
+use crate::cluster_watch::{Answer, Seen, paged_at, scripted, usual, watching};
 use crate::pod_proto::proto_build::field;
 
 /// A list asked for in protobuf, answered with `body`: its request, and its pods' names.
@@ -45,14 +45,15 @@ fn format(cache: &Cache) -> Option<WireFormat> {
 async fn a_watch_stream_is_protobuf_when_its_content_type_says_so() {
     let stream = "application/vnd.kubernetes.protobuf;stream=watch";
     let answered = |named| Answer::body(200, "").content_type(named);
-    let script = vec![
-        no_streaming(),
-        Answer::list("5", &[]),
-        answered(Some(stream)),
-        answered(None),
-        answered(Some(stream)),
-        answered(Some("application/json")),
-    ];
+    let script = paged_at(
+        "5",
+        [
+            answered(Some(stream)),
+            answered(None),
+            answered(Some(stream)),
+            answered(Some("application/json")),
+        ],
+    );
     let (cache, mut server) = watching(script, &usual());
     for _ in 0..3 {
         server.next().await;

@@ -307,3 +307,11 @@ pub(crate) fn initial_events_end(version: &str) -> serde_json::Value {
 pub(crate) fn no_streaming() -> Answer {
     Answer::status(422, "sendInitialEvents is not supported")
 }
+
+/// A server that lists in pages only: its first list at `version`, then `then`'s answers.
+pub(crate) fn paged_at(version: &str, then: impl IntoIterator<Item = Answer>) -> Vec<Answer> {
+    [no_streaming(), Answer::list(version, &[])]
+        .into_iter()
+        .chain(then)
+        .collect()
+}

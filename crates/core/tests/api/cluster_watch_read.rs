@@ -3,7 +3,7 @@
 
 use opc_core::cluster::{Cache, WatchState, WireFormat};
 
-use crate::cluster_watch::{Answer, Seen, Server, no_streaming, usual, watching};
+use crate::cluster_watch::{Answer, Seen, Server, paged_at, usual, watching};
 use crate::pod_proto::proto_build::{body, field, frame, message};
 
 /// A watch from version 5 answered with `answer`, once a list has been had in pages; the
@@ -13,7 +13,7 @@ async fn watched(answer: Answer) -> (Cache, Seen, Seen) {
         wire: WireFormat::Protobuf,
         ..usual()
     };
-    let script = vec![no_streaming(), Answer::list("5", &[]), answer];
+    let script = paged_at("5", [answer]);
     let (cache, mut server) = watching(script, &settings);
     let [watch, next] = last_two(&mut server, 4).await;
     assert!(watch.is_watch_from("5"), "{watch:?}");

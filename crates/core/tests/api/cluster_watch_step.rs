@@ -7,8 +7,8 @@ use std::time::Duration;
 use opc_core::cluster::{Cache, Forbidden, Scope, WatchState, spawn_watches};
 
 use crate::cluster_watch::{
-    Answer, Seen, Server, event, initial_events_end, no_streaming, pod, scripted_by_path, usual,
-    watching,
+    Answer, Seen, Server, event, initial_events_end, no_streaming, paged_at, pod, scripted_by_path,
+    usual, watching,
 };
 
 /// The next `n` requests.
@@ -31,7 +31,7 @@ fn synced_at(version: &str) -> Answer {
 
 #[tokio::test(start_paused = true)]
 async fn a_paged_list_goes_on_as_a_watch_from_its_version() {
-    let (_cache, mut server) = watching(vec![no_streaming(), Answer::list("10", &[])], &usual());
+    let (_cache, mut server) = watching(paged_at("10", []), &usual());
     let [_, listed, next] = &requests(&mut server, 3).await[..] else {
         unreachable!()
     };
@@ -50,11 +50,10 @@ async fn a_streaming_list_that_synced_goes_on_from_where_its_stream_ended_and_te
     let (client, mut server) = scripted_by_path(vec![
         (
             a,
-            vec![
-                no_streaming(),
-                Answer::list("5", &[]),
-                Answer::body(200, "").then(Duration::from_secs(2), gone),
-            ],
+            paged_at(
+                "5",
+                [Answer::body(200, "").then(Duration::from_secs(2), gone)],
+            ),
         ),
         (
             b,
@@ -88,11 +87,7 @@ fn synced_events(version: &str) -> String {
 
 #[tokio::test(start_paused = true)]
 async fn a_streaming_list_the_server_does_not_know_falls_back_to_pages_for_good() {
-    let script = vec![
-        no_streaming(),
-        Answer::list("20", &[]),
-        Answer::status(410, "too old resource version"),
-    ];
+    let script = paged_at("20", [Answer::status(410, "too old resource version")]);
     let (_cache, mut server) = watching(script, &usual());
     let [streaming, paged, watch, relist] = &requests(&mut server, 4).await[..] else {
         unreachable!()
@@ -133,12 +128,13 @@ async fn a_streaming_list_that_fails_unsynced_pages_at_once() {
 async fn a_watch_that_proved_itself_is_remade_at_once_from_the_newest_version() {
     // Open past the second that proves it, then closed by the server.
     let stayed = Duration::from_secs(2);
-    let script = vec![
-        no_streaming(),
-        Answer::list("5", &[]),
-        Answer::body(200, "").then(stayed, ""),
-        Answer::events(&[event("MODIFIED", pod("web", "u1", "9"))]),
-    ];
+    let script = paged_at(
+        "5",
+        [
+            Answer::body(200, "").then(stayed, ""),
+            Answer::events(&[event("MODIFIED", pod("web", "u1", "9"))]),
+        ],
+    );
     let (_cache, mut server) = watching(script, &usual());
     let [.., first, second, third] = &requests(&mut server, 5).await[..] else {
         unreachable!()
@@ -152,11 +148,7 @@ async fn a_watch_that_proved_itself_is_remade_at_once_from_the_newest_version() 
 
 #[tokio::test(start_paused = true)]
 async fn a_watch_closed_at_once_backs_off_without_calling_the_scope_down() {
-    let script = vec![
-        no_streaming(),
-        Answer::list("5", &[]),
-        Answer::body(200, ""),
-    ];
+    let script = paged_at("5", [Answer::body(200, "")]);
     let (cache, mut server) = watching(script, &usual());
     let [.., closed, next] = &requests(&mut server, 4).await[..] else {
         unreachable!()
@@ -171,7 +163,7 @@ async fn a_watch_closed_at_once_backs_off_without_calling_the_scope_down() {
 #[tokio::test(start_paused = true)]
 async fn silence_and_failures_back_off_and_show_why() {
     // A watch never answered: nothing for the quiet half of the 20s bound.
-    let (silent, mut server) = watching(vec![no_streaming(), Answer::list("5", &[])], &usual());
+    let (silent, mut server) = watching(paged_at("5", []), &usual());
     let [.., unanswered, next] = &requests(&mut server, 4).await[..] else {
         unreachable!()
     };
@@ -243,13 +235,8 @@ async fn a_version_refused_by_a_list_falls_back_to_the_most_recent_in_pages() {
     let expired = || Answer::status(410, "too old resource version");
     // A paged list from 7, refused as gone or as too new; a streaming one, as too new.
     for script in [
-        vec![no_streaming(), Answer::list("7", &[]), expired(), expired()],
-        vec![
-            no_streaming(),
-            Answer::list("7", &[]),
-            expired(),
-            too_large(),
-        ],
+        paged_at("7", [expired(), expired()]),
+        paged_at("7", [expired(), too_large()]),
         vec![synced_at("7"), expired(), too_large()],
     ] {
         let streams = script.len() == 3;
