@@ -109,7 +109,9 @@ impl Answer {
         // A part with no bytes is only a pause.
         let parts = futures::stream::iter(self.parts)
             .then(|(pause, bytes)| async move {
-                tokio::time::sleep(pause).await;
+                if !pause.is_zero() {
+                    tokio::time::sleep(pause).await;
+                }
                 (!bytes.is_empty()).then(|| Ok(Frame::data(Bytes::from(bytes))))
             })
             .filter_map(futures::future::ready);
