@@ -50,31 +50,3 @@ fn random_fraction() -> f64 {
     hasher.write_u64(0x5bd1_e995);
     (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn doubles_up_to_the_cap_with_jitter_and_resets() {
-        let (min, max) = (Duration::from_millis(100), Duration::from_millis(800));
-        let mut backoff = Backoff::new(min, max);
-        let pauses: Vec<Duration> = (0..6).map(|_| backoff.next_pause()).collect();
-        for (pause, step) in pauses.iter().zip([100, 200, 400, 800, 800, 800]) {
-            let step = Duration::from_millis(step);
-            assert!(
-                *pause >= step / 2 && *pause <= step,
-                "{pause:?} for {step:?}"
-            );
-        }
-        backoff.reset();
-        assert!(backoff.next_pause() <= min);
-    }
-
-    #[test]
-    fn jitter_spreads() {
-        let d = Duration::from_secs(10);
-        let seen: std::collections::BTreeSet<Duration> = (0..20).map(|_| jitter(d)).collect();
-        assert!(seen.len() > 10, "{seen:?}");
-    }
-}

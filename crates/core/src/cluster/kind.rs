@@ -149,27 +149,3 @@ impl Kind for Nodes {
         self.cache.clock()
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_pod_is_removed_by_the_uid_it_is_kept_under_however_long_the_server_sent_it() {
-        let cache = Cache::new();
-        let pods = Pods(cache.clone());
-        let uid = "u".repeat(100);
-        let meta = serde_json::json!({"name": "p", "namespace": "ns", "uid": uid});
-        let wire: WirePod =
-            serde_json::from_value(serde_json::json!({ "metadata": meta })).unwrap();
-        pods.upsert(wire.clone());
-        assert_eq!(cache.len(), 1);
-        assert_eq!(
-            Pods::wire_key(&wire).len(),
-            64,
-            "the key is the uid as kept"
-        );
-        pods.remove(wire);
-        assert_eq!(cache.len(), 0, "the deletion finds the pod it names");
-    }
-}

@@ -111,25 +111,3 @@ fn status_of(body: &[u8], code: u16) -> Status {
     }
     status
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn protobuf_is_asked_for_first_and_json_accepted() {
-        assert!(PROTOBUF_OR_JSON.starts_with(PROTOBUF));
-        assert_eq!(WireFormat::of_body(b'k'), WireFormat::Protobuf);
-        assert_eq!(WireFormat::of_body(b'{'), WireFormat::Json);
-    }
-
-    #[test]
-    fn a_watch_stream_is_protobuf_when_its_content_type_says_so() {
-        let named =
-            |v: &'static str| WireFormat::of_content_type(Some(&http::HeaderValue::from_static(v)));
-        let stream = "application/vnd.kubernetes.protobuf;stream=watch";
-        assert_eq!(named(stream), WireFormat::Protobuf);
-        assert_eq!(named("application/json"), WireFormat::Json);
-        assert_eq!(WireFormat::of_content_type(None), WireFormat::Json);
-    }
-}

@@ -358,69 +358,6 @@ impl ValueScan {
 mod tests {
     use super::*;
 
-    #[derive(Debug, Default, PartialEq)]
-    struct Split {
-        meta: Vec<String>,
-        items: Vec<String>,
-    }
-
-    /// Split `body` fed `step` bytes at a time.
-    fn split(body: &str, step: usize) -> Result<Split, Malformed> {
-        let mut splitter = Splitter::default();
-        let mut out = Split::default();
-        for chunk in body.as_bytes().chunks(step.max(1)) {
-            splitter.feed(chunk, &mut |piece| match piece {
-                Piece::Meta(m) => out.meta.push(String::from_utf8(m.to_vec()).unwrap()),
-                Piece::Item(i) => out.items.push(String::from_utf8(i.to_vec()).unwrap()),
-            })?;
-        }
-        splitter.finish()?;
-        Ok(out)
-    }
-
-    fn every_split(body: &str) -> Split {
-        let whole = split(body, body.len()).unwrap();
-        for step in 1..body.len() {
-            assert_eq!(
-                split(body, step).unwrap(),
-                whole,
-                "fed {step} bytes at a time"
-            );
-        }
-        whole
-    }
-
-    const LIST: &str = r#"{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"42","continue":"a\"}b"},"items":[{"metadata":{"name":"a]}"},"n":[1,{"x":"\\"}]},
-        {"metadata":{"name":"b"},"s":"\u00e9 {"} ,{ } ]}"#;
-
-    #[test]
-    fn items_and_metadata_come_out_whole_however_the_bytes_are_cut() {
-        let split = every_split(LIST);
-        assert_eq!(
-            split.meta,
-            vec![r#"{"resourceVersion":"42","continue":"a\"}b"}"#]
-        );
-        assert_eq!(
-            split.items,
-            vec![
-                r#"{"metadata":{"name":"a]}"},"n":[1,{"x":"\\"}]}"#,
-                r#"{"metadata":{"name":"b"},"s":"\u00e9 {"}"#,
-                "{ }",
-            ]
-        );
-    }
-
-    #[test]
-    fn keys_in_any_order_and_scalars_beside_them() {
-        let body =
-            r#" { "items" : [ ] , "n" : -1.5e3 , "t" : true , "metadata" : { } , "z":null } "#;
-        let split = every_split(body);
-        assert_eq!(split.meta, vec!["{ }"]);
-        assert!(split.items.is_empty());
-        let null_items = every_split(r#"{"metadata":{},"items":null}"#);
-        assert!(null_items.items.is_empty());
-    }
-
     #[test]
     fn only_the_item_under_way_is_kept() {
         let item = format!(r#"{{"pad":"{}"}}"#, "x".repeat(1000));

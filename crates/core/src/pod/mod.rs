@@ -6,8 +6,6 @@
 mod event;
 mod intern;
 mod proto;
-#[cfg(test)]
-pub(crate) mod proto_build;
 mod proto_frame;
 mod protowire;
 mod resources;

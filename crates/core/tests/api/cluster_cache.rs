@@ -33,3 +33,33 @@ async fn a_read_neither_promotes_nor_wakes() {
     assert!(readers.has_changed().unwrap());
     assert_eq!(cache.findings().len(), 1);
 }
+
+/// A watch that opens again and says what it said before changes nothing, and wakes nobody:
+/// three watches answered in protobuf, protobuf again, then JSON, each closed at once.
+#[tokio::test(start_paused = true)]
+async fn a_change_of_health_that_changes_nothing_wakes_no_reader() {
+    use crate::cluster_watch::{Answer, paged_at, usual, watching};
+    let stream = "application/vnd.kubernetes.protobuf;stream=watch";
+    let answered = |named| Answer::body(200, "").content_type(Some(named));
+    let script = paged_at(
+        "5",
+        [
+            answered(stream),
+            answered(stream),
+            answered("application/json"),
+        ],
+    );
+    let (cache, mut server) = watching(script, &usual());
+    for _ in 0..3 {
+        server.next().await;
+    }
+    let mut readers = cache.subscribe();
+    readers.mark_unchanged();
+    server.next().await;
+    assert!(readers.has_changed().unwrap(), "the first word is news");
+    readers.mark_unchanged();
+    server.next().await;
+    assert!(!readers.has_changed().unwrap(), "the same again is not");
+    server.next().await;
+    assert!(readers.has_changed().unwrap(), "a new format is");
+}

@@ -11,10 +11,18 @@
 
 mod actions;
 mod clock;
+mod cluster_backoff;
 mod cluster_cache;
 mod cluster_explain;
 mod cluster_health;
+mod cluster_kind;
 mod cluster_list;
+mod cluster_negotiate;
+mod cluster_split;
+mod cluster_split_proto;
+mod cluster_watch;
+mod cluster_watch_read;
+mod cluster_watch_step;
 mod fleet;
 mod inert;
 mod node;

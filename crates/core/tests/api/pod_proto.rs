@@ -1,7 +1,6 @@
 //! The protobuf decode against the JSON one: the same pod in both formats gives the same
 //! record, hostile text included, and no bytes make it panic.
 
-#[path = "../../src/pod/proto_build.rs"]
 pub(crate) mod proto_build;
 
 use opc_core::pod::{

@@ -453,23 +453,3 @@ async fn promote_as_time_passes(cache: Weak<Inner>, mut changes: watch::Receiver
 fn holds(pods: &HashMap<Box<str>, Arc<PodRecord>>, namespace: &str, uid: &str) -> bool {
     pods.get(uid).is_some_and(|p| &*p.namespace == namespace)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cluster::WireFormat;
-
-    #[test]
-    fn a_change_of_health_that_changes_nothing_wakes_no_reader() {
-        let cache = Cache::new();
-        let mut readers = cache.subscribe();
-        let protobuf = |h: &mut ScopeHealth| h.format = Some(WireFormat::Protobuf);
-        cache.update_health(&Scope::All, protobuf);
-        assert!(readers.has_changed().unwrap(), "the first word is news");
-        readers.mark_unchanged();
-        cache.update_health(&Scope::All, protobuf);
-        assert!(!readers.has_changed().unwrap(), "the same again is not");
-        cache.update_health(&Scope::All, |h| h.format = Some(WireFormat::Json));
-        assert!(readers.has_changed().unwrap(), "a new format is");
-    }
-}

@@ -139,12 +139,8 @@ fn broken(why: &str) -> kube::Error {
 
 #[cfg(test)]
 mod tests {
-    use futures::TryStreamExt;
-
     use super::*;
-    use crate::cluster::kind::Pods;
     use crate::pod::WirePod;
-    use crate::pod::proto_build::{body, field, frame, message};
 
     #[test]
     fn an_error_line_keeps_its_message_cut() {
@@ -157,91 +153,5 @@ mod tests {
             }
             _ => panic!("an error Status"),
         }
-    }
-
-    /// `bytes` as a body that arrives `step` bytes at a time.
-    fn arriving(bytes: Vec<u8>, step: usize) -> impl AsyncBufRead + Send + 'static {
-        let chunks: Vec<std::io::Result<Vec<u8>>> =
-            bytes.chunks(step).map(|c| Ok(c.to_vec())).collect();
-        futures::stream::iter(chunks).into_async_read()
-    }
-
-    async fn read_all(bytes: Vec<u8>, format: WireFormat) -> Vec<kube::Result<Read<WirePod>>> {
-        events::<Pods>(arriving(bytes, 3), format).collect().await
-    }
-
-    fn pod_named(name: &str, version: &str) -> Vec<u8> {
-        let meta = message(&[field(1, name.as_bytes()), field(6, version.as_bytes())]);
-        body("Pod", &field(1, &meta))
-    }
-
-    #[tokio::test]
-    async fn frames_split_across_reads_are_put_together_and_a_bad_one_is_skipped() {
-        let garbage = [&4u32.to_be_bytes()[..], &[0xff, 0xff, 0xff, 0xff]].concat();
-        let stream = [
-            frame("ADDED", &pod_named("web", "7")),
-            garbage,
-            frame("MODIFIED", &pod_named("web", "8")),
-        ]
-        .concat();
-        let read = read_all(stream, WireFormat::Protobuf).await;
-        let [
-            Ok(Read::Event(WatchEvent::Added(a))),
-            Ok(Read::Undecodable(_)),
-            Ok(Read::Event(WatchEvent::Modified(m))),
-        ] = &read[..]
-        else {
-            panic!("{read:?}")
-        };
-        assert_eq!(
-            (
-                a.metadata.resource_version.as_str(),
-                m.metadata.resource_version.as_str()
-            ),
-            ("7", "8")
-        );
-    }
-
-    #[tokio::test]
-    async fn a_frame_longer_than_any_object_breaks_the_stream() {
-        let stream = [&u32::MAX.to_be_bytes()[..], b"rest"].concat();
-        let read = read_all(stream, WireFormat::Protobuf).await;
-        assert!(
-            matches!(&read[..], [Err(kube::Error::ReadEvents(_))]),
-            "{read:?}"
-        );
-    }
-
-    #[tokio::test]
-    async fn json_lines_give_events_skip_what_does_not_decode_and_read_an_error_status_at_the_end()
-    {
-        let lines = concat!(
-            r#"{"type":"ADDED","object":{"metadata":{"name":"web","resourceVersion":"7"}}}"#,
-            "\n\n",
-            r#"{"type":"ADDED","object":{"metadata":{"name":7}}}"#,
-            "\n",
-            r#"{"kind":"Status","status":"Failure","reason":"Expired","code":410}"#,
-        );
-        let read = read_all(lines.as_bytes().to_vec(), WireFormat::Json).await;
-        let [
-            Ok(Read::Event(WatchEvent::Added(a))),
-            Ok(Read::Undecodable(_)),
-            Err(kube::Error::Api(gone)),
-        ] = &read[..]
-        else {
-            panic!("{read:?}")
-        };
-        assert_eq!((a.metadata.name.as_str(), gone.code), ("web", 410));
-    }
-
-    #[tokio::test]
-    async fn a_stream_ending_inside_an_event_ends_without_it() {
-        let whole = frame("ADDED", &pod_named("web", "7"));
-        let half = whole[..whole.len() / 2].to_vec();
-        let read: Vec<_> = events::<Pods>(arriving(half, 5), WireFormat::Protobuf)
-            .try_collect::<Vec<_>>()
-            .await
-            .unwrap();
-        assert!(read.is_empty(), "{read:?}");
     }
 }
