@@ -16,6 +16,7 @@ mod cluster_explain;
 mod cluster_health;
 mod cluster_list;
 mod fleet;
+mod history;
 mod inert;
 mod node;
 mod place;
