@@ -24,6 +24,7 @@ mod pod_decode;
 mod pod_event;
 mod pod_proto;
 mod pod_workload;
+mod proof;
 mod receiver;
 mod report;
 mod report_inert;
