@@ -31,4 +31,5 @@ mod report_inert;
 mod report_send;
 mod retry;
 mod rules;
+mod selector;
 mod worker;
