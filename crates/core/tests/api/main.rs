@@ -19,6 +19,7 @@ mod fleet;
 mod history;
 mod inert;
 mod node;
+mod owners;
 mod place;
 mod pod_decode;
 mod pod_event;
