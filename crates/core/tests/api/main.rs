@@ -30,7 +30,6 @@ mod receiver;
 mod report;
 mod report_inert;
 mod report_send;
-mod retry;
 mod rules;
 mod selector;
 mod worker;
