@@ -14,6 +14,7 @@ mod support;
 mod ui_support;
 
 mod actions;
+mod audit;
 mod cache_index;
 mod causes;
 mod cli;

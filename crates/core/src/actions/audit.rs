@@ -259,17 +259,3 @@ fn account_name() -> Option<String> {
 fn account_name() -> Option<String> {
     std::env::var("USERNAME").ok().filter(|v| !v.is_empty())
 }
-
-#[cfg(test)]
-mod tests {
-    /// Without `$USER` the audit names the account as `id -un` does, not the host alone.
-    #[test]
-    fn the_account_is_named_as_the_system_names_it() {
-        let id = std::process::Command::new("id")
-            .arg("-un")
-            .output()
-            .expect("id runs");
-        let expected = String::from_utf8_lossy(&id.stdout).trim().to_string();
-        assert_eq!(super::account_name(), Some(expected));
-    }
-}

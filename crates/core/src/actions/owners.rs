@@ -392,26 +392,3 @@ impl LivePod {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A tenant's pod with an image of a megabyte: the refusal that quotes it stays small.
-    #[test]
-    fn a_live_pod_keeps_a_failing_image_within_the_cap() {
-        let image = format!("registry.invalid/{}:1", "x".repeat(1 << 20));
-        let pod: Pod = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "web-1", "labels": {"app": "web"}},
-            "spec": {"containers": [{"name": "app", "image": image}]},
-            "status": {"containerStatuses": [{"name": "app", "image": "", "imageID": "",
-                "ready": false, "restartCount": 0,
-                "state": {"waiting": {"reason": "ErrImagePull"}}}]}
-        }))
-        .unwrap();
-        let live = LivePod::of(&pod);
-        assert_eq!(live.failing.len(), 1);
-        assert!(live.failing[0].image.len() <= MESSAGE_CAP);
-        assert!(live.failing[0].image.starts_with("registry.invalid/xxx"));
-    }
-}

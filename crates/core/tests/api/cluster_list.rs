@@ -13,7 +13,7 @@ use opc_core::pod::{MAGIC, MESSAGE_CAP};
 use crate::pod_proto::proto_build::{field, varint};
 
 /// A client whose every request is answered with `code` and `body`, sent in `chunk`-byte pieces.
-fn answering(code: u16, body: &[u8], chunk: usize) -> kube::Client {
+pub(crate) fn answering(code: u16, body: &[u8], chunk: usize) -> kube::Client {
     let chunks: Vec<Vec<u8>> = body.chunks(chunk.max(1)).map(<[u8]>::to_vec).collect();
     let service = tower::service_fn(move |_: http::Request<kube::client::Body>| {
         let frames = chunks
