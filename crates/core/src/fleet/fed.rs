@@ -102,26 +102,3 @@ fn replace_if_new<T: Clone + PartialEq>(shown: &mut T, new: &T) -> bool {
     }
     differs
 }
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-
-    use super::*;
-
-    #[tokio::test]
-    async fn the_follower_holds_no_copy_of_the_feeds_view_while_it_waits() {
-        use crate::fleet::{Epoch, Frame, Publisher};
-        let (feed, reader) =
-            watch::channel(FeedState::new(crate::cluster::ClusterName::default(), 10));
-        let (shown, mut seen) = watch::channel(FedView::default());
-        let task = tokio::spawn(follow(reader, Cache::new(), shown));
-        let snapshot = Publisher::new(Epoch(1), chrono::Utc::now()).snapshot();
-        feed.send_modify(|state| state.view_mut().apply(Frame::Snapshot(snapshot)).unwrap());
-        seen.changed().await.unwrap();
-        // Held by the feed alone (and this test): a heartbeat then changes it in place, where
-        // a reader's copy would make the feed copy every row.
-        feed.send_modify(|state| assert_eq!(Arc::strong_count(&state.shared_view()), 2));
-        task.abort();
-    }
-}

@@ -246,36 +246,6 @@ impl FedRow {
 mod tests {
     use super::*;
 
-    /// A stuck deletion's row, as a worker in its pod names its cluster.
-    fn row(name: &str, owner: Option<(&str, &str)>, message: Option<&str>) -> FindingRow {
-        FindingRow {
-            cluster: ClusterName::new(ClusterName::IN_CLUSTER),
-            name: name.into(),
-            uid: format!("uid-of-{name}"),
-            reason: "Terminating".into(),
-            message: message.map(String::from),
-            container: None,
-            restarts: 3,
-            node: Some("node-1".into()),
-            owner: owner.map(|(kind, name)| Owner {
-                kind: kind.into(),
-                name: name.into(),
-            }),
-            namespace: "shop".into(),
-            category: RuleKind::Terminating,
-            since: "2026-11-20T09:00:00Z".parse().unwrap_or_default(),
-            for_seconds: 0,
-            action: ActionKind::ForceDelete,
-            held: None,
-            cause: crate::rules::Cause {
-                class: CauseClass::ImageNotFound,
-                detail: "no such image".into(),
-                evidence: Vec::new(),
-                next: "fix the image".into(),
-            },
-        }
-    }
-
     #[test]
     fn a_value_is_held_once_and_let_go_when_no_row_carries_it() {
         let mut shapes = Shapes::default();
@@ -287,39 +257,5 @@ mod tests {
         shapes.forget_unused(0);
         assert_eq!(shapes.texts.len(), 1, "only the value a row still carries");
         assert!(Arc::ptr_eq(&a, &shapes.text("team-a")));
-    }
-
-    #[test]
-    fn a_rows_own_texts_are_read_back_whole_and_its_shape_is_shared() {
-        let mut shapes = Shapes::default();
-        let east = ClusterName::new("east");
-        let web = row(
-            "web-1",
-            Some(("StatefulSet", "web")),
-            Some("finalizers: a, b/c"),
-        )
-        .fed_row(&east, &mut shapes);
-        let bare = row("bare", None, None).fed_row(&east, &mut shapes);
-        assert_eq!(
-            web.cluster().as_str(),
-            "east",
-            "the screen's name, not the worker's"
-        );
-        assert_eq!((web.uid(), web.name()), ("uid-of-web-1", "web-1"));
-        assert_eq!(web.owner(), Some(("StatefulSet", "web")));
-        assert_eq!(web.finalizers(), ["a", "b/c"]);
-        assert!(web.must_run_once() && web.deleting());
-        assert_eq!(
-            (bare.uid(), bare.name(), bare.owner()),
-            ("uid-of-bare", "bare", None)
-        );
-        assert_eq!(bare.workload().label(), "Pod/bare");
-        assert!(bare.finalizers().is_empty());
-        assert!(Arc::ptr_eq(&web.shape, &bare.shape) == (web.owner() == bare.owner()));
-        let twin = row("web-2", Some(("StatefulSet", "web")), None).fed_row(&east, &mut shapes);
-        assert!(
-            Arc::ptr_eq(&web.shape, &twin.shape),
-            "one shape for rows alike"
-        );
     }
 }

@@ -134,19 +134,3 @@ async fn read_capped(body: impl AsyncRead, cap: usize) -> Result<Vec<u8>, FeedEr
         false => Ok(bytes),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn an_answer_past_its_bound_is_refused_before_it_is_held() {
-        let fits = futures::io::Cursor::new(b"null".to_vec());
-        assert_eq!(read_capped(fits, 4).await, Ok(b"null".to_vec()));
-        let endless = futures::io::repeat(b' ');
-        assert_eq!(
-            read_capped(endless, 1024).await,
-            Err(FeedError::Protocol(DecodeError::LineTooLong { max: 1024 }))
-        );
-    }
-}

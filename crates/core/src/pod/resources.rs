@@ -122,18 +122,3 @@ pub(crate) fn millicores_of(quantity: &str) -> Option<u64> {
     };
     (value.is_finite() && value >= 0.0).then_some(value as u64)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quantities_read_as_the_api_writes_them() {
-        assert_eq!(bytes_of("256Mi"), Some(256 << 20));
-        assert_eq!(bytes_of("1G"), Some(1_000_000_000));
-        assert_eq!(bytes_of("lots"), None);
-        assert_eq!(millicores_of("500m"), Some(500));
-        assert_eq!(millicores_of("2"), Some(2000));
-        assert_eq!(millicores_of("0.25"), Some(250));
-    }
-}

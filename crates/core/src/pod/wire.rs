@@ -400,15 +400,3 @@ impl From<WireTerminated> for Termination {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cuts_fall_on_characters() {
-        assert_eq!(cut("ééé", 3), "é");
-        assert_eq!(cut("abc", 5), "abc");
-        assert_eq!(&*kept("日本語".to_string(), 4), "日");
-    }
-}

@@ -208,7 +208,7 @@ fn the_ring_gives_exactly_what_was_missed_or_nothing() {
     assert_eq!(Ring::<u64>::new(3).after(0, 2), None);
 }
 
-fn line(frame: &Frame) -> Vec<u8> {
+pub(crate) fn line(frame: &Frame) -> Vec<u8> {
     let mut line = serde_json::to_vec(frame).unwrap_or_default();
     line.push(b'\n');
     line

@@ -419,15 +419,3 @@ fn failed_run(pod: &PodRecord) -> Option<(&ContainerRecord, &Termination)> {
         _ => None,
     })
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn exit_codes_above_128_name_their_signal() {
-        assert_eq!(explain::exit_name(137), "137 (SIGKILL)");
-        assert_eq!(explain::exit_name(143), "143 (SIGTERM)");
-        assert_eq!(explain::exit_name(2), "2");
-    }
-}

@@ -283,36 +283,3 @@ pub(super) fn exec_failure(message: &str) -> Option<(CauseClass, Option<&str>)> 
     };
     Some((class, exec.split('"').nth(1)))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_verdict_gives_each_reason_its_count() {
-        let message = "0/6 nodes are available: 2 Insufficient cpu, 4 node(s) had untolerated taint {dedicated: gpu}. preemption: 0/6 nodes are available: 2 No preemption victims found for incoming pod, 4 Preemption is not helpful for scheduling.";
-        let reasons: Vec<_> = verdict(message).collect();
-        assert_eq!(
-            reasons,
-            [
-                (2, "Insufficient cpu"),
-                (4, "node(s) had untolerated taint {dedicated: gpu}")
-            ]
-        );
-        assert_eq!(
-            scheduling_class(message),
-            Some(CauseClass::UntoleratedTaint)
-        );
-    }
-
-    #[test]
-    fn a_reason_without_a_count_excludes_every_node() {
-        let message = "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.";
-        assert_eq!(
-            verdict(message).collect::<Vec<_>>(),
-            [(3, "pod has unbound immediate PersistentVolumeClaims")]
-        );
-        assert_eq!(scheduling_class(message), Some(CauseClass::UnboundVolume));
-        assert_eq!(scheduling_class("Unschedulable"), None);
-    }
-}
