@@ -45,6 +45,7 @@ mod receiver;
 mod report;
 mod report_inert;
 mod report_send;
+mod retry;
 mod rules;
 mod rules_cause;
 mod selector;
