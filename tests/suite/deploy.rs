@@ -242,14 +242,16 @@ fn finalizer_removal_is_a_separate_optional_cluster_role() {
     }
 }
 
-/// Each `Needs { verb, resource }` in the core's `src/actions/`, read from the source.
+/// Each `Needs { verb, resource }` in the core's `src/actions/`, read from the product source.
 fn needs_in_actions() -> Vec<(String, String)> {
     let mut found = Vec::new();
     let dir = format!("{}/crates/core/src/actions", env!("CARGO_MANIFEST_DIR"));
     for file in std::fs::read_dir(dir).unwrap() {
         let text = std::fs::read_to_string(file.unwrap().path()).unwrap();
         let mut verb = None;
-        for line in text.lines().map(str::trim) {
+        // A unit test's literal is not a call.
+        let product = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for line in product.lines().map(str::trim) {
             if let Some(v) = line.strip_prefix("verb: \"") {
                 verb = v.split('"').next().map(String::from);
             } else if let (Some(r), Some(v)) = (line.strip_prefix("resource: \""), verb.take()) {
@@ -291,7 +293,7 @@ fn every_call_the_code_makes_is_granted_or_named_personal() {
     let covered =
         |verb: &str, resource: &str| all.iter().any(|(_, r, v)| r == resource && v == verb);
     let named = needs_in_actions();
-    assert!(named.len() >= 6, "the source scan found {named:?}");
+    assert!(named.len() >= 5, "the source scan found {named:?}");
     for (verb, resource) in &named {
         assert!(
             covered(verb, resource),
