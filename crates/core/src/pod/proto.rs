@@ -11,7 +11,7 @@
 use chrono::{DateTime, Utc};
 
 use super::intern::Interner;
-use super::protowire::{ProtoError, Value, for_each_field, map_entry};
+use super::protowire::{ProtoError, Value, for_each_field, last_field, map_entry};
 use super::resources::ContainerSpecs;
 use super::wire::{
     IgnoreFlag, WireCondition, WireContainer, WireMeta, WireOwner, WirePod, WireRunning, WireSpec,
@@ -61,14 +61,8 @@ fn time(value: Value<'_>, field: u32) -> Result<Time, ProtoError> {
     if message.is_empty() {
         return Ok(None);
     }
-    let mut seconds = 0i64;
-    for_each_field(message, |f, v| {
-        if f == 1 {
-            seconds = v.varint(f)? as i64;
-        }
-        Ok(())
-    })?;
-    Ok(DateTime::from_timestamp(seconds, 0))
+    let seconds = last_field(message, 1, |v| v.varint(1))?.unwrap_or(0);
+    Ok(DateTime::from_timestamp(seconds as i64, 0))
 }
 
 /// A protobuf `int32`: negative values are written sign-extended to 64 bits.
@@ -197,14 +191,7 @@ fn resources(message: &[u8], out: &mut [Option<String>; 3]) -> Result<(), ProtoE
 /// A map entry of a resource name to a `Quantity`, whose text is its field 1.
 fn quantity_entry(entry: &[u8]) -> Result<(&[u8], Option<String>), ProtoError> {
     let (key, quantity) = map_entry(entry)?;
-    let mut text_of = None;
-    for_each_field(quantity, |f, v| {
-        if f == 1 {
-            text_of = Some(text(v, f)?);
-        }
-        Ok(())
-    })?;
-    Ok((key, text_of))
+    Ok((key, last_field(quantity, 1, |v| text(v, 1))?))
 }
 
 fn status(message: &[u8]) -> Result<WireStatus, ProtoError> {
@@ -278,12 +265,8 @@ fn waiting(message: &[u8]) -> Result<WireWaiting, ProtoError> {
 }
 
 fn running(message: &[u8]) -> Result<WireRunning, ProtoError> {
-    fields_into(message, |r: &mut WireRunning, f, v| {
-        if f == 1 {
-            r.started_at = time(v, f)?;
-        }
-        Ok(())
-    })
+    let started_at = last_field(message, 1, |v| time(v, 1))?.flatten();
+    Ok(WireRunning { started_at })
 }
 
 fn terminated(message: &[u8]) -> Result<WireTerminated, ProtoError> {

@@ -12,7 +12,7 @@ use kube::core::{Status, TypeMeta, WatchEvent};
 use serde::Deserialize;
 
 use super::WirePod;
-use super::protowire::{ProtoError, for_each_field, map_entry};
+use super::protowire::{ProtoError, for_each_field, last_field, map_entry};
 use crate::pod::proto::text;
 
 /// The media type a client asks for and a server answers with.
@@ -32,12 +32,7 @@ fn object<'a>(body: &'a [u8], kind: &str) -> Result<&'a [u8], ProtoError> {
     let (mut named, mut raw) = (&[][..], &[][..]);
     for_each_field(message, |f, v| {
         match f {
-            1 => for_each_field(v.bytes(f)?, |t, kind| {
-                if t == 2 {
-                    named = kind.bytes(t)?;
-                }
-                Ok(())
-            })?,
+            1 => named = last_field(v.bytes(f)?, 2, |kind| kind.bytes(2))?.unwrap_or(named),
             2 => raw = v.bytes(f)?,
             _ => {}
         }
@@ -126,14 +121,7 @@ pub fn watch_event(frame: &[u8]) -> Result<WatchEvent<WirePod>, ProtoError> {
         match f {
             1 => kind = v.bytes(f)?,
             // A RawExtension: its bytes are field 1.
-            2 => {
-                for_each_field(v.bytes(f)?, |r, bytes| {
-                    if r == 1 {
-                        raw = bytes.bytes(r)?;
-                    }
-                    Ok(())
-                })?;
-            }
+            2 => raw = last_field(v.bytes(f)?, 1, |bytes| bytes.bytes(1))?.unwrap_or(raw),
             _ => {}
         }
         Ok(())

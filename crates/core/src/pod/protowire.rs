@@ -126,6 +126,23 @@ pub fn for_each_field<'a>(
     Ok(())
 }
 
+/// Field `number` of `message`, each occurrence read by `read`; the last one counts, as protobuf
+/// reads a repeated scalar.
+pub fn last_field<'a, T>(
+    message: &'a [u8],
+    number: u32,
+    read: impl Fn(Value<'a>) -> Result<T, ProtoError>,
+) -> Result<Option<T>, ProtoError> {
+    let mut found = None;
+    for_each_field(message, |f, v| {
+        if f == number {
+            found = Some(read(v)?);
+        }
+        Ok(())
+    })?;
+    Ok(found)
+}
+
 /// A map entry (maps are written as repeated messages): its key (1) and value (2), as bytes;
 /// empty when absent, as protobuf reads a missing field.
 pub fn map_entry(entry: &[u8]) -> Result<(&[u8], &[u8]), ProtoError> {
