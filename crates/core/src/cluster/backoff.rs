@@ -25,16 +25,12 @@ impl Backoff {
         self.step = self.min;
     }
 
-    /// The pause before the next attempt: between half and all of the current step (so the
-    /// cap never makes retries line up), and the step doubles up to the maximum.
-    pub(crate) fn next_pause(&mut self) -> Duration {
+    /// Pause before the next attempt: between half and all of the current step (so the cap
+    /// never makes retries line up), and the step doubles up to the maximum.
+    pub(crate) async fn wait(&mut self) {
         let pause = jitter(self.step);
         self.step = (self.step * 2).min(self.max);
-        pause
-    }
-
-    pub(crate) async fn wait(&mut self) {
-        tokio::time::sleep(self.next_pause()).await;
+        tokio::time::sleep(pause).await;
     }
 }
 
