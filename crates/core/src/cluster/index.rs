@@ -102,7 +102,6 @@ pub(super) struct Index {
     /// Shared: a screen lists them without copying one.
     ordered: BTreeMap<Place, Arc<Abnormal>>,
     places: HashMap<Box<str>, Place>,
-    counts: BTreeMap<RuleKind, usize>,
     /// Findings by category and cause, for `/metrics`; and each finding's, to take it back.
     causes: BTreeMap<(RuleKind, CauseClass), usize>,
     cause_of: HashMap<Box<str>, (RuleKind, CauseClass)>,
@@ -186,10 +185,6 @@ impl Index {
         self.ordered.values()
     }
 
-    pub fn counts(&self) -> &BTreeMap<RuleKind, usize> {
-        &self.counts
-    }
-
     /// Findings by category and cause as `promote(now)` would leave them, without promoting:
     /// for readers that must not write (`/metrics`).
     pub fn cause_counts_at(
@@ -245,17 +240,13 @@ impl Index {
     }
 
     fn set_finding(&mut self, uid: &str, found: Option<Abnormal>) {
-        if let Some(place) = self.places.remove(uid)
-            && let Some(old) = self.ordered.remove(&place)
-            && let Some(count) = self.counts.get_mut(&old.finding.rule)
-        {
-            *count = count.saturating_sub(1);
+        if let Some(place) = self.places.remove(uid) {
+            self.ordered.remove(&place);
         }
         if let Some(key) = self.cause_of.remove(uid) {
             uncount(&mut self.causes, key);
         }
         if let Some(found) = found {
-            *self.counts.entry(found.finding.rule).or_default() += 1;
             let key = (found.finding.rule, found.cause);
             *self.causes.entry(key).or_default() += 1;
             self.cause_of.insert(uid.into(), key);
