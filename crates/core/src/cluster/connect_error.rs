@@ -84,7 +84,6 @@ pub enum ConnectError {
     },
 }
 
-/// Where the kubeconfig came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
     File(PathBuf),

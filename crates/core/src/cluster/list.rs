@@ -1,12 +1,9 @@
-//! A complete, paginated list of pods, and where the API server may serve it from.
+//! A complete, paginated list of pods, and where the API server may serve it from ([`ListFrom`]).
 //!
 //! A list with no `resourceVersion` is a quorum read from etcd, the most expensive request a client
-//! can make of a large cluster. The watch loop lists from the API server's watch cache instead:
-//! `resourceVersion=0` (any version, maybe stale) when it knows no version yet, and
-//! `resourceVersion=<last seen>&resourceVersionMatch=NotOlderThan` on a relist, so a relist never
-//! goes back in time. Served from the watch cache at `resourceVersion=0`, a list may ignore `limit`
-//! and come in one page of any size: pages are decoded as they stream in ([`super::split`]),
-//! never held whole.
+//! can make of a large cluster, so the watch loop lists from the API server's watch cache instead.
+//! Served from there at `resourceVersion=0`, a list may ignore `limit` and come in one page of any
+//! size: pages are decoded as they stream in ([`super::split`]), never held whole.
 
 use futures::AsyncBufReadExt;
 use kube::Client;

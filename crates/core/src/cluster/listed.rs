@@ -146,7 +146,6 @@ impl Listed {
         self.either(|a| a.pod.must_run_once(), FedRow::must_run_once)
     }
 
-    /// Why, by class.
     pub fn cause(&self) -> CauseClass {
         self.either(|a| a.cause, FedRow::cause)
     }

@@ -13,7 +13,6 @@ const FIRST_SWEEP: usize = 1024;
 #[derive(Debug, Default)]
 pub struct Interner {
     strings: HashSet<Arc<str>>,
-    /// Sweep when the set reaches this size.
     sweep_at: usize,
 }
 

@@ -4,7 +4,6 @@
 /// Why bytes are not the protobuf they claim to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum ProtoError {
-    /// The input ends inside a field.
     #[error("protobuf ends inside a field")]
     Truncated,
     #[error("protobuf varint longer than ten bytes")]
@@ -20,7 +19,6 @@ pub enum ProtoError {
     /// A number outside what its field allows (a negative restart count).
     #[error("protobuf field {field} is out of range")]
     Range { field: u32 },
-    /// The body does not start with the Kubernetes protobuf magic `k8s\0`.
     #[error("not a Kubernetes protobuf body (no k8s magic)")]
     NoMagic,
     /// The envelope holds another kind of object than the one asked for.

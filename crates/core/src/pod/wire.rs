@@ -211,7 +211,6 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
-/// Decode one pod from JSON into its record.
 pub fn decode_pod(json: &[u8], interner: &mut Interner) -> serde_json::Result<PodRecord> {
     serde_json::from_slice::<WirePod>(json).map(|p| p.into_record(interner))
 }

@@ -285,12 +285,10 @@ impl Cache {
         });
     }
 
-    /// The store of the pods' Warning Events, which the causes read.
     pub fn events(&self) -> CachedEvents<'_> {
         CachedEvents { cache: self }
     }
 
-    /// The store of the nodes' states, which the causes read.
     pub fn nodes(&self) -> CachedNodes<'_> {
         CachedNodes { cache: self }
     }
@@ -453,7 +451,6 @@ async fn promote_as_time_passes(cache: Weak<Inner>, mut changes: watch::Receiver
     }
 }
 
-/// Whether `pods` holds the pod `uid` of `namespace`.
 fn holds(pods: &HashMap<Box<str>, Arc<PodRecord>>, namespace: &str, uid: &str) -> bool {
     pods.get(uid).is_some_and(|p| &*p.namespace == namespace)
 }

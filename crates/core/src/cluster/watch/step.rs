@@ -55,7 +55,6 @@ pub(super) enum Down {
     Forbidden(Forbidden),
 }
 
-/// What to do next.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Then {
     /// At once, the backoff reset: the attempt did what it was for.
