@@ -87,9 +87,4 @@ impl Clock {
     pub async fn sleep(&self, pause: Duration) {
         tokio::time::sleep(pause).await
     }
-
-    /// Sleeps until `at` (read from [`Clock::instant`]) on tokio's clock.
-    pub async fn sleep_until(&self, at: std::time::Instant) {
-        tokio::time::sleep_until(Instant::from_std(at)).await
-    }
 }
