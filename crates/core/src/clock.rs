@@ -2,9 +2,8 @@
 //! the API server's timestamps, and monotonic time for deadlines and sleeps.
 //!
 //! Both follow tokio's clock, so a test on paused time (`start_paused = true` and
-//! `tokio::time::advance`) drives the wall clock too, and a test can start the wall clock at
-//! any instant to play a node or worker whose clock is skewed. The product passes
-//! [`Clock::real`].
+//! `tokio::time::advance`) drives the wall clock too, and a test can start the wall clock at any
+//! instant to play a node or worker whose clock is skewed. The product passes [`Clock::real`].
 
 use std::time::Duration;
 

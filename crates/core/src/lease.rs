@@ -36,9 +36,8 @@ pub struct LeaseSettings {
 }
 
 impl LeaseSettings {
-    /// Namespace from `$POD_NAMESPACE` (the downward API), else the product's namespace, as
-    /// for the parked ConfigMap; client-go's defaults: 15 s lease, 10 s renew deadline, 2 s
-    /// retry period.
+    /// Namespace from `$POD_NAMESPACE` (the downward API), else the product's namespace, as for the
+    /// parked ConfigMap; client-go's defaults: 15 s lease, 10 s renew deadline, 2 s retry period.
     pub fn from_env() -> LeaseSettings {
         LeaseSettings {
             namespace: crate::actions::parked_namespace(),
