@@ -193,7 +193,7 @@ fn broken_configs() -> Vec<(&'static str, String)> {
 
 #[test]
 fn config_errors_name_the_key_never_the_secret() {
-    let env = FixedEnvironment::new()
+    let env = FixedEnvironment::default()
         .with_var("TYPO_URL", &format!("htps://open.feishu.cn/hook/{TOKEN}"))
         .with_var("CANARY_URL", &feishu_url("open.feishu.cn"))
         .with_var("CANARY_SECRET", SIGNING);
@@ -281,7 +281,7 @@ fn check_config_and_debug_show_where_secrets_are_never_what() {
         assert!(stdout.contains(want), "{want:?} in:\n{stdout}");
     }
 
-    let env = FixedEnvironment::new()
+    let env = FixedEnvironment::default()
         .with_var("CANARY_URL", &feishu_url("open.feishu.cn"))
         .with_file(&secret_file, SIGNING);
     let config = Config::from_yaml_in(&yaml, "config.yml", &env).unwrap();

@@ -768,7 +768,7 @@ fn a_sink_reading_an_optional_secret_that_is_absent_is_left_out_and_said() {
         "{type: slack, urlFrom: {env: SLACK_URL, optional: true}}",
         "{type: webhook, url: \"https://example.com/hook\"}",
     ]);
-    let config = parse_in(&text, &FixedEnvironment::new()).unwrap();
+    let config = parse_in(&text, &FixedEnvironment::default()).unwrap();
     assert_eq!(
         config.report.sinks,
         [Sink::Webhook {
@@ -783,7 +783,7 @@ fn a_sink_reading_an_optional_secret_that_is_absent_is_left_out_and_said() {
         assert!(said.contains(want), "{want:?} in {said}");
     }
     // Once the Secret is there, the sink is read as any other.
-    let env = FixedEnvironment::new()
+    let env = FixedEnvironment::default()
         .with_file(
             "/etc/hooks/feishu-url",
             "https://open.feishu.cn/open-apis/bot/v2/hook/t\n",
@@ -794,7 +794,7 @@ fn a_sink_reading_an_optional_secret_that_is_absent_is_left_out_and_said() {
     assert_eq!(config.report.sinks.len(), 3, "{:?}", config.report.sinks);
     // Not optional: an absent file is the config's error, as a typo would be.
     let strict = sinks(&["{type: slack, urlFrom: {file: /etc/hooks/slack-url}}"]);
-    let error = parse_in(&strict, &FixedEnvironment::new()).unwrap_err();
+    let error = parse_in(&strict, &FixedEnvironment::default()).unwrap_err();
     assert!(
         error.contains("cannot read /etc/hooks/slack-url"),
         "{error}"
@@ -806,7 +806,7 @@ fn a_sink_reading_an_optional_secret_that_is_absent_is_left_out_and_said() {
 
 #[test]
 fn sinks_read_url_and_secret_from_env_and_files() {
-    let env = FixedEnvironment::new()
+    let env = FixedEnvironment::default()
         .with_var(
             "FEISHU_URL",
             "https://open.feishu.cn/open-apis/bot/v2/hook/t0k\n",
@@ -882,7 +882,7 @@ fn secret_files_are_read_from_disk_relative_to_the_working_directory() {
 
 #[test]
 fn secret_source_errors_name_the_key_and_the_source() {
-    let env = FixedEnvironment::new()
+    let env = FixedEnvironment::default()
         .with_var("EMPTY", "  \n")
         .with_var("TYPO", "htps://open.feishu.cn/open-apis/bot/v2/hook/t0k");
     let cases = [

@@ -515,7 +515,7 @@ pub(crate) struct SecretKey {
 pub(crate) fn from_secrets(pod: &Value) -> (FixedEnvironment, Vec<SecretKey>) {
     const STAND_IN: &str = "https://stand-in.invalid/hook/from-a-secret";
     let container = &pod["containers"][0];
-    let mut env = FixedEnvironment::new();
+    let mut env = FixedEnvironment::default();
     let mut keys = Vec::new();
     for volume in pod["volumes"].as_array().unwrap() {
         let secret = &volume["secret"];
@@ -620,7 +620,7 @@ fn every_install_starts_without_the_webhooks_secret() {
         }
         let map = named(&objects, "ConfigMap", "ops-pod-cleaner");
         let text = map["data"]["config.yaml"].as_str().unwrap();
-        let config = Config::from_yaml_in(text, "configmap.yaml", &FixedEnvironment::new())
+        let config = Config::from_yaml_in(text, "configmap.yaml", &FixedEnvironment::default())
             .unwrap_or_else(|e| panic!("{dir}: the config must load without the Secret: {e}"));
         assert!(config.report.sinks.is_empty(), "{dir}");
         assert!(

@@ -89,7 +89,7 @@ fn set(uids: &[&str]) -> BTreeSet<String> {
 async fn live_with(feed: &FeedHandle, want: &[&str]) -> FeedState {
     let want = set(want);
     until(feed, &format!("live with {want:?}"), |s| {
-        s.status().is_live() && uids(s) == want
+        *s.status() == FeedStatus::Live && uids(s) == want
     })
     .await
 }
@@ -169,7 +169,7 @@ async fn a_stream_that_ends_cleanly_resumes_without_showing_stale() {
     live_with(&feed, &["a", "b"]).await;
     drop(feed);
     let seen = seen.await.unwrap();
-    assert!(seen.iter().all(FeedStatus::is_live), "{seen:?}");
+    assert!(seen.iter().all(|s| *s == FeedStatus::Live), "{seen:?}");
     assert!(worker.requests()[1].starts_with("/v1/watch?since="));
     assert_eq!(worker.snapshots_sent(), 1);
 }

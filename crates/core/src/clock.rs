@@ -2,9 +2,8 @@
 //! the API server's timestamps, and monotonic time for deadlines and sleeps.
 //!
 //! Both follow tokio's clock, so a test on paused time (`start_paused = true` and
-//! `tokio::time::advance`) drives the wall clock too, and a test can start the wall clock at
-//! any instant to play a node or worker whose clock is skewed. The product passes
-//! [`Clock::real`].
+//! `tokio::time::advance`) drives the wall clock too, and a test can start the wall clock at any
+//! instant to play a node or worker whose clock is skewed. The product passes [`Clock::real`].
 
 use std::time::Duration;
 
@@ -86,10 +85,5 @@ impl Clock {
 
     pub async fn sleep(&self, pause: Duration) {
         tokio::time::sleep(pause).await
-    }
-
-    /// Sleeps until `at` (read from [`Clock::instant`]) on tokio's clock.
-    pub async fn sleep_until(&self, at: std::time::Instant) {
-        tokio::time::sleep_until(Instant::from_std(at)).await
     }
 }

@@ -36,9 +36,8 @@ pub struct LeaseSettings {
 }
 
 impl LeaseSettings {
-    /// Namespace from `$POD_NAMESPACE` (the downward API), else the product's namespace, as
-    /// for the parked ConfigMap; client-go's defaults: 15 s lease, 10 s renew deadline, 2 s
-    /// retry period.
+    /// Namespace from `$POD_NAMESPACE` (the downward API), else the product's namespace, as for the
+    /// parked ConfigMap; client-go's defaults: 15 s lease, 10 s renew deadline, 2 s retry period.
     pub fn from_env() -> LeaseSettings {
         LeaseSettings {
             namespace: crate::actions::parked_namespace(),
@@ -384,20 +383,14 @@ pub async fn run(
     leading_since: Option<Instant>,
 ) -> Elector {
     let (settings, clock) = (elector.settings.clone(), elector.clock);
-    let Wiring {
-        worker,
-        recent,
-        leader,
-        acting_until,
-    } = wiring;
     // While leading: acting is allowed until this instant unless a renewal moves it on. A
     // caller that has just won a round (`--once`) starts as the leader.
     let mut leading_until: Option<Instant> =
         leading_since.map(|since| since + settings.renew_deadline);
     let mut role: Option<Role> = leading_since.map(|_| Role::Leader);
-    acting_until.send_replace(leading_until);
+    wiring.acting_until.send_replace(leading_until);
     loop {
-        elector.set_recent(recent.borrow().clone());
+        elector.set_recent(wiring.recent.borrow().clone());
         let started = clock.instant();
         // Never wait on the API past the moment this replica must stop acting.
         let limit = leading_until.map_or(settings.renew_deadline, |until| {
@@ -416,12 +409,12 @@ pub async fn run(
             &settings,
             clock.instant(),
         );
-        acting_until.send_replace(leading_until);
+        wiring.acting_until.send_replace(leading_until);
         if let Some(history) = elector.take_inherited().filter(|h| !h.is_empty()) {
-            let _ = worker.send(WorkerCommand::Restore(history)).await;
+            let _ = wiring.worker.send(WorkerCommand::Restore(history)).await;
         }
         if role.as_ref() != Some(&next) {
-            announce(&next, &settings, &worker, &leader).await;
+            announce(&next, &settings, &wiring.worker, &wiring.leader).await;
             role = Some(next);
         }
         // Followers retry with jitter so replicas do not poll in step; a leader renews on time.
@@ -438,9 +431,10 @@ pub async fn run(
     }
     if role == Some(Role::Leader) {
         // Stop acting now; the caller waits for the action in flight, then releases.
-        leader.send_replace(false);
-        acting_until.send_replace(None);
-        let _ = worker
+        wiring.leader.send_replace(false);
+        wiring.acting_until.send_replace(None);
+        let _ = wiring
+            .worker
             .send(WorkerCommand::SetStandby(Some(Standby::ShuttingDown)))
             .await;
     }

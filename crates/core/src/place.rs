@@ -9,8 +9,11 @@ use serde::{Deserialize, Serialize};
 use crate::rules::RuleKind;
 
 /// How far a pause reaches.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, strum::IntoStaticStr,
+)]
 #[serde(rename_all = "camelCase")]
+#[strum(serialize_all = "lowercase")]
 pub enum PauseScope {
     /// Pods of one namespace.
     Namespace(String),
@@ -31,11 +34,7 @@ impl PauseScope {
 
     /// One word for the kind of scope, for `/metrics`.
     pub fn kind(&self) -> &'static str {
-        match self {
-            PauseScope::Namespace(_) => "namespace",
-            PauseScope::Registry(_) => "registry",
-            PauseScope::Node(_) => "node",
-        }
+        self.into()
     }
 }
 

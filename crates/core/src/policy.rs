@@ -51,7 +51,6 @@ impl Policy {
         self.flags.readonly
     }
 
-    /// Acting without an audit log, on purpose.
     pub fn no_audit(&self) -> bool {
         self.flags.no_audit
     }

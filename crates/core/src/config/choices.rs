@@ -35,11 +35,6 @@ pub enum Source {
 
 impl Source {
     pub const NAMES: [&'static str; 3] = ["auto", "worker", "watch"];
-
-    /// Whether the worker is asked at all before deciding.
-    pub fn asks_worker(self) -> bool {
-        !matches!(self, Source::Watch)
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -44,7 +44,6 @@ impl Default for ClusterConfig {
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
             wire_format: WireFormat::default(),
-            // A cluster's worker when it runs one, else a watch (the clusters dialog says why).
             source: Source::Auto,
             source_by_context: BTreeMap::new(),
         }

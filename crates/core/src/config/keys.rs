@@ -93,7 +93,6 @@ impl KeyBinding {
     }
 }
 
-/// Text that names no key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "expected a key: one character, Space, Enter, Esc, Tab, BackTab, an arrow (Up, Down, Left, Right), \

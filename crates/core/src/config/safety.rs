@@ -9,7 +9,6 @@ use super::read::Field;
 pub struct SafetyConfig {
     /// Namespaces auto-clean never touches unless listed in `include_protected`.
     pub protected_namespaces: Vec<String>,
-    /// Protected namespaces explicitly allowed anyway.
     pub include_protected: Vec<String>,
     pub max_actions_per_minute: u32,
     pub max_actions_per_namespace_per_minute: u32,

@@ -39,9 +39,6 @@ pub struct FixedEnvironment {
 }
 
 impl FixedEnvironment {
-    pub fn new() -> FixedEnvironment {
-        FixedEnvironment::default()
-    }
     pub fn with_var(mut self, name: &str, value: &str) -> FixedEnvironment {
         self.vars.insert(name.into(), value.into());
         self

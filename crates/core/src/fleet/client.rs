@@ -137,7 +137,6 @@ pub enum FeedStatus {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StaleWhy {
-    /// The worker says its own view of the cluster is stale.
     WorkerStale,
     /// The worker has not listed its cluster yet.
     WorkerNotSynced,
@@ -220,10 +219,6 @@ impl FeedStatus {
             } => Some(error),
             _ => None,
         }
-    }
-
-    pub fn is_live(&self) -> bool {
-        matches!(self, FeedStatus::Live)
     }
 
     /// How current a cache this feed stands for is, at `now`.

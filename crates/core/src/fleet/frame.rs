@@ -10,7 +10,7 @@ use super::row::{FindingRow, PodKey};
 use crate::actions::PastAction;
 use crate::cluster::Health;
 use crate::rules::RuleKind;
-use crate::worker::{Blocked, BlockedKind, WorkerStatus};
+use crate::worker::{BlockedKind, WorkerStatus};
 
 /// Which run of a worker a sequence number belongs to: a worker that restarted counts from
 /// zero again, so a number it gave before means nothing now.
@@ -124,7 +124,10 @@ impl WorkerView {
             leading,
             master_auto: status.master_auto,
             dry_run: status.dry_run,
-            blocked: status.blocked.as_ref().map(BlockedView::of),
+            blocked: status.blocked.as_ref().map(|blocked| BlockedView {
+                kind: blocked.into(),
+                why: blocked.to_string(),
+            }),
             paused: status
                 .rules
                 .iter()
@@ -147,15 +150,6 @@ impl WorkerView {
 pub struct BlockedView {
     pub kind: BlockedKind,
     pub why: String,
-}
-
-impl BlockedView {
-    fn of(blocked: &Blocked) -> BlockedView {
-        BlockedView {
-            kind: blocked.into(),
-            why: blocked.to_string(),
-        }
-    }
 }
 
 /// A rule paused by the mass-failure breaker, and where and why.

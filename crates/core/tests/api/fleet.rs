@@ -512,8 +512,13 @@ fn worker_stays_on_the_worker_and_watch_never_asks() {
     for outcome in [Ok(()), Err(no_worker())] {
         assert_eq!(decide(Source::Watch, &outcome), Some(WatchWhy::Chosen));
     }
-    assert!(!Source::Watch.asks_worker());
-    assert!(Source::Auto.asks_worker() && Source::Worker.asks_worker());
+    // Whether the worker is asked at all, through the one place that decides: `watch` never
+    // reads it, whatever it would answer; `auto` and `worker` read a worker that answers.
+    assert_eq!(
+        decide(Source::Watch, &Err(forbidden())),
+        Some(WatchWhy::Chosen)
+    );
+    assert!(decide(Source::Auto, &Ok(())).is_none() && decide(Source::Worker, &Ok(())).is_none());
 }
 
 #[test]

@@ -109,7 +109,10 @@ async fn a_failure_before_any_snapshot_is_failing_and_after_one_is_stale_since_t
         lines(Vec::new()),
         reset.boxed(),
     ]);
-    assert!(status(&state, FeedStatus::is_live).await.is_live());
+    assert_eq!(
+        status(&state, |s| *s == FeedStatus::Live).await,
+        FeedStatus::Live
+    );
     let proved = Clock::real().instant();
     let lost = status(&state, |s| matches!(s, FeedStatus::Stale { .. })).await;
     assert_eq!(
