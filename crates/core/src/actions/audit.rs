@@ -52,7 +52,6 @@ pub struct AuditRecord {
     /// The pod's workload as the breaker counts it (`Deployment/web`), for pod actions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
-    /// The pod's phase when it was acted on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_phase: Option<&'static str>,
     /// What the pod shared with other namespaces' (`{"registry": "quay.io"}`, `{"node": "n1"}`):
@@ -91,8 +90,6 @@ pub enum Audit {
 }
 
 impl Audit {
-    /// The audit log `policy` asks for, written ahead of every action. When it cannot be
-    /// opened, nothing may act (`Unavailable`), unless `--no-audit` said to act without one.
     pub fn open(policy: &Policy) -> Audit {
         if policy.no_audit() {
             return Audit::Off;

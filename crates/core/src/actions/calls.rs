@@ -11,7 +11,6 @@ use super::parked::{ParkedStore, parked_namespace};
 use super::retry::{Needs, RetryPolicy, Stop};
 use super::workload::ScalableWorkload;
 
-/// One cluster's client and how its calls are retried.
 #[derive(Clone)]
 pub(crate) struct Calls {
     pub(super) client: Client,

@@ -110,10 +110,9 @@ impl Executor {
         }
     }
 
-    /// For a cluster read through its worker at `worker`, whose cache no watch fills: every
-    /// pod action reads its pod live into the cache first, so the recheck, the owner chain,
-    /// the opt-outs and the audit read it there as for a watched cluster; a pod gone is
-    /// already gone. A pod's details ask the worker for its cause's words.
+    /// For a cluster read through its worker at `worker`, whose cache no watch fills: every pod
+    /// action reads its pod live into the cache first (see `live_read`), and a pod's details
+    /// ask the worker for its cause's words.
     pub fn fed_by(self, worker: WorkerAddress) -> Executor {
         Executor {
             worker: Some(worker),
@@ -222,14 +221,13 @@ impl Executor {
     }
 
     /// Write the intent, send, write the outcome. Nothing is sent whose intent is not on disk.
-    /// The request is cut off at `until` (a leader must stop before its lease can pass to
-    /// another replica); the cut is recorded as a failure that may have landed.
+    /// The intent and the request end at `until` (a leader must stop before its lease can pass
+    /// to another replica); a request cut off is recorded as a failure that may have landed.
     pub(crate) async fn send_within(
         &self,
         prepared: Prepared,
         until: Option<std::time::Instant>,
     ) -> Outcome {
-        // The intent's write and the request share the one deadline.
         let intent = match before(until, self.intend(&prepared)).await {
             None => return Outcome::Failed(Failure::IntentLate),
             Some(Err(refused)) => return refused,

@@ -34,7 +34,6 @@ pub enum Failure {
          not have reached the server"
     )]
     LeaseEnded,
-    /// A parked record that could not be encoded.
     #[error("encoding a record: {0}")]
     Encode(String),
     #[error("{location} kept changing; gave up after {tries} tries")]

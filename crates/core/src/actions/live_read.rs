@@ -16,9 +16,8 @@ use k8s_openapi::api::core::v1::Pod;
 /// The most a live read waits, retries included.
 pub(crate) const LIVE_READ: Duration = Duration::from_secs(15);
 
-/// Read `target` from the API server into `cache`; the pod as read, for a caller that shows
-/// it or proves a workload by it. A pod that is gone, or whose name another pod now has,
-/// leaves the cache without it: the recheck then finds it gone.
+/// Read `target` into `cache`, and return it as read. A pod that is gone, or whose name another
+/// pod now has, leaves the cache without it: the recheck then finds it gone.
 pub(crate) async fn read_into(
     calls: &Calls,
     cache: &Cache,

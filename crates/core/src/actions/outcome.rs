@@ -23,7 +23,6 @@ pub enum Outcome {
     Done(Change),
     /// 404: the target was already gone, which is what we wanted.
     AlreadyGone,
-    /// Dry run: the change that would have been made.
     DryRun(Change),
     /// The target changed since it was planned; nothing was done.
     Skipped(Skip),
@@ -134,8 +133,7 @@ impl Outcome {
         }
     }
 
-    /// This outcome of `action` on `cluster` as one line of the action log: information when it
-    /// did its work, a warning otherwise. Every mode writes its actions through here.
+    /// One line of the action log: every mode writes its actions through here.
     pub fn log(&self, cluster: &ClusterName, origin: Origin, action: &Action) {
         let by = match origin {
             Origin::Auto(rule) => format!("auto {rule}: "),

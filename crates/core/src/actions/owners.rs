@@ -134,7 +134,7 @@ pub enum OptOut {
 }
 
 impl OptOut {
-    /// The pod's own annotation first, then the nearest owner that carries one.
+    /// The pod's own annotation first, then the topmost owner that carries one.
     pub(crate) fn find(pod: &PodRecord, chain: &[Owner]) -> Option<OptOut> {
         if pod.ignored {
             return Some(OptOut::Pod {

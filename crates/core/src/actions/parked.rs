@@ -40,7 +40,6 @@ pub fn parked_namespace() -> String {
         .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string())
 }
 
-/// One parked workload: what it was, how many replicas it had, when and why it was parked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ParkedRecord {

@@ -86,7 +86,6 @@ pub enum PullDiffers {
     /// Another `imagePullPolicy` (as the API server defaults it): the pod's.
     #[strum(to_string = "imagePullPolicy {0}")]
     Policy(String),
-    /// Without a pull Secret the template names.
     #[strum(to_string = "no imagePullSecret {0}")]
     NoSecret(String),
 }
@@ -106,7 +105,6 @@ fn stale_revision(kind: &str, name: &str, revision: Option<&str>) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, strum::IntoStaticStr)]
 #[strum(serialize_all = "camelCase")]
 pub enum Suspect {
-    /// A field longer than Kubernetes allows: never acted on.
     #[error("a field is longer than Kubernetes allows for it: the pod is left alone")]
     Malformed,
     /// Its scale to zero would land on a workload its references cannot prove.

@@ -1,6 +1,7 @@
 use super::action::PodRef;
 use super::outcome::Outcome;
 use super::parked::StoreError;
+use super::refusal::Refusal;
 use super::retry::Denied;
 
 /// Why a read failed, as a value; its words are made where it is shown.
@@ -33,9 +34,7 @@ impl ReadError {
     pub(super) fn of_outcome(what: impl ToString, outcome: Outcome) -> ReadError {
         match outcome {
             Outcome::AlreadyGone => ReadError::Gone(what.to_string()),
-            Outcome::Refused(super::refusal::Refusal::Forbidden(denied)) => {
-                ReadError::Forbidden(denied)
-            }
+            Outcome::Refused(Refusal::Forbidden(denied)) => ReadError::Forbidden(denied),
             other => ReadError::Failed {
                 what: what.to_string(),
                 why: other.detail(),

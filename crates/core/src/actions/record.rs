@@ -64,7 +64,6 @@ impl Executor {
         }
     }
 
-    /// A write to the audit log failed: nothing acts until a restart fixes it.
     fn broken(&self, log: &AuditLog, e: &crate::Error) -> String {
         let path = log.path().display();
         let problem = format!("the audit log {path} cannot be written ({e})");
@@ -73,7 +72,6 @@ impl Executor {
         problem
     }
 
-    /// The outcome record after the request, then the log line and the Event.
     pub(super) async fn conclude(
         &self,
         intent: Option<AuditRecord>,

@@ -33,7 +33,6 @@ pub enum Refusal {
         owner: Option<String>,
         cause: Box<Unreadable>,
     },
-    /// Scale to zero has no workload to land on; says why and what to do instead.
     #[error("{0}")]
     Unscalable(Unscalable),
     /// A field longer than Kubernetes allows was written to mislead: shown, never acted on.

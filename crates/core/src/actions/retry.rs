@@ -4,7 +4,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::failure::Failure;
-use crate::cluster::{ClusterName, Scope};
+use crate::cluster::{ClusterName, Scope, plain};
 
 /// What stopped a call, already mapped from the HTTP status.
 #[derive(Debug)]
@@ -107,9 +107,7 @@ impl RetryPolicy {
                 Err(e) => e,
             };
             let kube::Error::Api(status) = &error else {
-                return Err(Stop::Failed(Failure::Transport(crate::cluster::plain(
-                    &error,
-                ))));
+                return Err(Stop::Failed(Failure::Transport(plain(&error))));
             };
             match status.code {
                 404 => return Err(Stop::Gone),

@@ -184,7 +184,6 @@ impl Executor {
         }
     }
 
-    /// The record of `plan`, with the pod that triggered it and what the rules found on it.
     fn parked_record(&self, plan: &ScalePlan, prepared: &Prepared) -> ParkedRecord {
         let (w, finding) = (&plan.workload, prepared.finding.as_ref());
         ParkedRecord {

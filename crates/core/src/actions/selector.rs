@@ -7,7 +7,7 @@ use kube::core::Selector;
 use serde::Deserialize;
 use serde_json::Value;
 
-/// The label a ReplicaSet made by a Deployment (or Rollout) puts on itself and its pods.
+/// The label a ReplicaSet made by a Deployment puts on itself and its pods.
 pub(crate) const TEMPLATE_HASH: &str = "pod-template-hash";
 /// The same label, as an Argo Rollout's ReplicaSets carry it.
 pub(crate) const ROLLOUT_TEMPLATE_HASH: &str = "rollouts-pod-template-hash";
@@ -16,9 +16,8 @@ pub(crate) const REVISION_HASH: &str = "controller-revision-hash";
 
 pub(crate) type Labels = BTreeMap<String, String>;
 
-/// `spec.selector` of a workload, as kube matches it: a LabelSelector, or a plain map for a ReplicationController.
-/// One that cannot be read, or is empty, selects nothing (`None`): a workload that cannot
-/// prove it selects a pod is not scaled for it.
+/// `spec.selector`: a LabelSelector, or a ReplicationController's plain map. Unreadable or empty,
+/// it selects nothing (`None`): a workload that cannot prove it selects a pod is not scaled for it.
 pub(crate) fn selector(spec_selector: Option<&Value>) -> Option<Selector> {
     let value = spec_selector?;
     let object = value.as_object()?;

@@ -72,7 +72,6 @@ pub struct WorkerStatus {
     pub master_auto: bool,
     pub dry_run: bool,
     pub rules: BTreeMap<RuleKind, RuleStatus>,
-    /// Why no action can run at all right now.
     pub blocked: Option<Blocked>,
     pub last_pass: Option<DateTime<Utc>>,
     /// The last time the loop finished an action: a long pass is progress, not a stall.

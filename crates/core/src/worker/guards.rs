@@ -97,13 +97,7 @@ impl Guards {
         let breaker = &self.safety.breaker;
         let spread = self.spread.entry(planned.rule).or_default();
         let old = |at: Instant, window| now.saturating_duration_since(at) >= window;
-        while spread
-            .acted
-            .front()
-            .is_some_and(|a| old(a.at, breaker.window))
-        {
-            spread.acted.pop_front();
-        }
+        spread.acted.retain(|a| !old(a.at, breaker.window));
         if planned.disruptive {
             if let Some(pause) = spread
                 .paused
@@ -129,9 +123,7 @@ impl Guards {
             });
         }
         let longest = self.longest_window();
-        while self.sent.front().is_some_and(|(at, _)| old(*at, longest)) {
-            self.sent.pop_front();
-        }
+        self.sent.retain(|(at, _)| !old(*at, longest));
         let past = PastAction {
             at,
             rule: planned.rule,
@@ -157,7 +149,7 @@ impl Guards {
     }
 
     /// A target refused for a lasting reason waits, longer each time. Returns whether the
-    /// reason is new (worth a log line) rather than the same refusal again.
+    /// reason is new (worth a log line).
     pub fn refused(&mut self, planned: &Planned, why: &Outcome, now: Instant) -> bool {
         self.forget_old_refusals(now);
         let previous = self.backoff.get(&planned.target);

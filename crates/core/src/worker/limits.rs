@@ -30,11 +30,8 @@ impl RateLimiter {
 
     /// Take one slot for an action in `namespace`, or say which limit is reached.
     pub(crate) fn try_acquire(&mut self, namespace: &str, now: Instant) -> Result<(), Limited> {
-        while (self.recent.front())
-            .is_some_and(|(at, _)| now.saturating_duration_since(*at) >= WINDOW)
-        {
-            self.recent.pop_front();
-        }
+        self.recent
+            .retain(|(at, _)| now.saturating_duration_since(*at) < WINDOW);
         if self.recent.len() >= self.global as usize {
             return Err(Limited::Cluster {
                 per_minute: self.global,

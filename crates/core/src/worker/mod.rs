@@ -86,7 +86,7 @@ pub fn spawn(
     let (commands, rx) = mpsc::channel(32);
     let (recent_tx, recent) = watch::channel(Vec::new());
     let worker = run::Worker::new(cache, executor, policy, options, recent_tx);
-    let (status_tx, status) = watch::channel(worker.status());
+    let (status_tx, status) = watch::channel(worker.status.clone());
     tokio::spawn(worker.run(rx, status_tx));
     WorkerHandle {
         commands,

@@ -36,7 +36,6 @@ impl Pause {
         matches!(self.cause, PauseCause::Workloads(_))
     }
 
-    /// The cause, after the cluster's name when it has one.
     pub fn why(&self) -> String {
         match &self.cluster {
             Some(cluster) => format!("{cluster}: {}", self.cause),

@@ -43,7 +43,7 @@ pub(super) struct Worker {
     schedule: Option<CronSchedule>,
     cluster: ClusterName,
     counters: Arc<Counters>,
-    status: WorkerStatus,
+    pub(super) status: WorkerStatus,
     acting_until: Option<watch::Receiver<Option<Instant>>>,
     recent: watch::Sender<Vec<PastAction>>,
     /// Where the report delivery under way, run in a task of its own, says how it went (a
@@ -103,10 +103,6 @@ impl Worker {
         worker.update_paused();
         worker.refresh_status();
         worker
-    }
-
-    pub fn status(&self) -> WorkerStatus {
-        self.status.clone()
     }
 
     pub async fn run(
@@ -214,8 +210,7 @@ impl Worker {
         tracing::info!("auto-clean for {rule}: {}", on_off(on));
     }
 
-    /// A person looked at a rule the workload bound paused, on this cluster, and resumed it
-    /// where it paused.
+    /// A person resumed, where it paused, a rule the workload bound paused on this cluster.
     fn resume(&mut self, rule: RuleKind, scope: &PauseScope) {
         if self.guards.resume(rule, scope) {
             tracing::info!(
@@ -227,7 +222,6 @@ impl Worker {
         }
     }
 
-    /// One pass: what may be acted on now, the plan for it, then each planned action in turn.
     async fn pass(
         &mut self,
         commands: &mut mpsc::Receiver<WorkerCommand>,
@@ -293,8 +287,7 @@ impl Worker {
         findings
     }
 
-    /// Run what the plan decided, one action at a time, re-reading the toggles and the gate
-    /// before each; returns the commands that must wait for the pass to end.
+    /// Returns the commands that must wait for the pass to end.
     async fn run_planned(
         &mut self,
         planned: Vec<Planned>,
@@ -342,9 +335,7 @@ impl Worker {
             Ok(prepared) => prepared,
             Err(outcome) => return self.not_sent(planned, &outcome),
         };
-        if until.is_some_and(|until| {
-            until.saturating_duration_since(self.clock.instant()) < LEASE_MARGIN
-        }) {
+        if until.is_some_and(|until| self.lease_short(until)) {
             return held_back(planned, "too little of the lease is left");
         }
         match self
@@ -371,7 +362,6 @@ impl Worker {
             }
             return;
         }
-        // Where the engineer looks: the TUI's log pane, headless's output.
         outcome.log(&self.cluster, origin, &action);
     }
 
@@ -393,13 +383,13 @@ impl Worker {
             return Ok(None);
         };
         match *until.borrow() {
-            Some(until)
-                if until.saturating_duration_since(self.clock.instant()) >= LEASE_MARGIN =>
-            {
-                Ok(Some(until))
-            }
+            Some(until) if !self.lease_short(until) => Ok(Some(until)),
             _ => Err("too little of the lease is left to start an action"),
         }
+    }
+
+    fn lease_short(&self, until: Instant) -> bool {
+        until.saturating_duration_since(self.clock.instant()) < LEASE_MARGIN
     }
 
     /// Refused before anything was sent: wait before trying again; say so once per reason.
@@ -516,13 +506,9 @@ impl Worker {
     }
 
     fn publish(&self, status: &watch::Sender<WorkerStatus>) {
-        status.send_if_modified(|current| {
-            let changed = *current != self.status;
-            if changed {
-                *current = self.status.clone();
-            }
-            changed
-        });
+        if *status.borrow() != self.status {
+            status.send_replace(self.status.clone());
+        }
     }
 }
 
@@ -544,7 +530,6 @@ async fn next_delivery(
     }
 }
 
-/// How long until `at` on `clock`; nothing to wait for when there is no `at`.
 fn wait_for(clock: &Clock, at: Option<DateTime<Utc>>) -> Duration {
     at.map_or(Duration::ZERO, |at| clock.until(at))
 }
