@@ -83,8 +83,7 @@ impl Offer {
 }
 
 impl Confirmation {
-    /// The same dialog as dry-run shows it: said up front, without promises only a real run
-    /// keeps. Once.
+    /// The dialog as dry-run shows it: said first, without promises only a real run keeps. Once.
     pub(crate) fn mark_dry_run(&mut self) {
         if let Offer::Ready { dry_run, .. } = &mut self.offer
             && !*dry_run
