@@ -18,7 +18,7 @@ use opc_core::cluster::{
 use opc_core::fleet::FindingRow;
 use opc_core::inert;
 use opc_core::pod::{PodRecord, WorkloadId};
-use opc_core::rules::{RuleKind, RuleSpec, cause, classify, format_age};
+use opc_core::rules::{RuleSpec, cause, classify, format_age};
 
 /// One cluster's pods, and the `-n` namespaces that do not exist there.
 pub(crate) struct Listed {
@@ -119,19 +119,15 @@ pub(crate) fn rows(
 
 /// By chain position, cluster, namespace and name.
 pub(crate) fn sort_rows(rows: &mut [FindingRow], chain: &[RuleSpec]) {
-    let position = |kind: RuleKind| {
-        chain
-            .iter()
-            .position(|r| r.kind == kind)
-            .unwrap_or(usize::MAX)
-    };
-    rows.sort_by(|a, b| {
-        (position(a.category), &a.cluster, &a.namespace, &a.name).cmp(&(
-            position(b.category),
-            &b.cluster,
-            &b.namespace,
-            &b.name,
-        ))
+    rows.sort_by_cached_key(|row| {
+        let position = chain.iter().position(|r| r.kind == row.category);
+        let position = position.unwrap_or(usize::MAX);
+        (
+            position,
+            row.cluster.clone(),
+            row.namespace.clone(),
+            row.name.clone(),
+        )
     });
 }
 

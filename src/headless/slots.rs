@@ -34,14 +34,9 @@ struct Table {
 impl Table {
     /// The connection a new one from `peer` replaces, if the new one needs room.
     fn to_close(&self, peer: IpAddr, per_peer: usize, max: usize) -> Option<u64> {
-        let own: Vec<u64> = self
-            .open
-            .iter()
-            .filter(|(_, o)| o.peer == peer)
-            .map(|(id, _)| *id)
-            .collect();
-        if own.len() >= per_peer {
-            return own.first().copied();
+        let mut own = self.open.iter().filter(|(_, o)| o.peer == peer);
+        if own.clone().count() >= per_peer {
+            return own.next().map(|(id, _)| *id);
         }
         if self.open.len() >= max {
             return self.open.keys().next().copied();

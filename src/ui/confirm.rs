@@ -83,8 +83,7 @@ impl Offer {
 }
 
 impl Confirmation {
-    /// The same dialog as dry-run shows it: said up front, without promises only a real run
-    /// keeps. Once.
+    /// The dialog as dry-run shows it: said first, without promises only a real run keeps. Once.
     pub(crate) fn mark_dry_run(&mut self) {
         if let Offer::Ready { dry_run, .. } = &mut self.offer
             && !*dry_run
@@ -325,12 +324,11 @@ impl Confirmation {
             in_cluster(&pod.cluster, workload, several),
             format!("replicas now: {replicas}  →  0"),
         ];
-        match checked.available {
-            Some(n) if n > 0 => lines.push(format!(
+        if let Some(n) = checked.available.filter(|&n| n > 0) {
+            lines.push(format!(
                 "{n} available replica{} will stop (a bad rollout? consider kubectl rollout undo)",
                 if n == 1 { "" } else { "s" }
-            )),
-            _ => {}
+            ));
         }
         lines.push(format!("because of {}", pod.item));
         lines.push(format!("read just now: {} {}", live.rule, live.reason));
