@@ -287,7 +287,8 @@ impl Worker {
         findings
     }
 
-    /// Returns the commands that must wait for the pass to end.
+    /// One action at a time, re-reading the toggles and the gate before each; returns the
+    /// commands that must wait for the pass to end.
     async fn run_planned(
         &mut self,
         planned: Vec<Planned>,
