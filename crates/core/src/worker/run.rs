@@ -507,9 +507,13 @@ impl Worker {
     }
 
     fn publish(&self, status: &watch::Sender<WorkerStatus>) {
-        if *status.borrow() != self.status {
-            status.send_replace(self.status.clone());
-        }
+        status.send_if_modified(|current| {
+            let changed = *current != self.status;
+            if changed {
+                *current = self.status.clone();
+            }
+            changed
+        });
     }
 }
 
