@@ -6,7 +6,7 @@
 //! imports it back.
 
 mod action;
-mod append;
+pub mod append;
 mod audit;
 mod calls;
 mod events;

@@ -10,6 +10,7 @@
 )]
 
 mod actions;
+mod append;
 mod clock;
 mod cluster_backoff;
 mod cluster_cache;
