@@ -4,8 +4,8 @@ mod fleet;
 mod fleet_http;
 pub mod metrics;
 pub(crate) mod server;
-pub(crate) mod sizing;
-mod slots;
+pub mod sizing;
+pub mod slots;
 mod sources;
 
 pub use opc_core::lease::{Elector, LeaseSettings, Role, decide};

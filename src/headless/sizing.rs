@@ -8,12 +8,12 @@ const BASE: u64 = 40 * 1_000_000;
 const PER_POD: u64 = 2_000;
 
 /// The memory budget for `pods` pods, in bytes.
-pub(crate) fn budget(pods: usize) -> u64 {
+pub fn budget(pods: usize) -> u64 {
     BASE + PER_POD * pods as u64
 }
 
 /// The line said at start: the pods, the budget, the limit if any; whether the limit is short.
-pub(crate) fn describe(pods: usize, limit: Option<u64>) -> (String, bool) {
+pub fn describe(pods: usize, limit: Option<u64>) -> (String, bool) {
     let need = budget(pods);
     let mb = |bytes: u64| bytes.div_ceil(1_000_000);
     let mut line = format!(
@@ -45,31 +45,4 @@ pub(crate) fn cgroup_limit() -> Option<u64> {
     .and_then(|text| text.trim().parse::<u64>().ok())
     // cgroup v1 says "no limit" with a huge number.
     .filter(|limit| *limit < 1 << 60)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_budget_is_2_kb_per_pod_and_40_mb() {
-        assert_eq!(budget(0), 40_000_000);
-        assert_eq!(budget(150_000), 340_000_000);
-    }
-
-    #[test]
-    fn a_limit_under_the_budget_says_what_to_raise_it_to() {
-        let (line, short) = describe(300_000, Some(512 * 1024 * 1024));
-        assert!(short);
-        assert_eq!(
-            line,
-            "memory: 300000 pods watched; budget 640 MB (2 KB per pod + 40 MB); the memory \
-             limit is 537 MB, under the budget: raise it to at least 640 MB \
-             (resources.limits.memory), or the process may be OOMKilled as the cluster grows"
-        );
-        let (line, short) = describe(50_000, Some(512 * 1024 * 1024));
-        assert!(!short);
-        assert!(line.ends_with("budget 140 MB (2 KB per pod + 40 MB); memory limit 537 MB"));
-        assert!(describe(10, None).0.ends_with("; no memory limit"));
-    }
 }

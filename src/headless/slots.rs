@@ -46,14 +46,14 @@ impl Table {
 }
 
 #[derive(Clone)]
-pub(crate) struct Slots {
+pub struct Slots {
     table: Arc<Mutex<Table>>,
     per_peer: usize,
     max: usize,
 }
 
 impl Slots {
-    pub(crate) fn new(per_peer: usize, max: usize) -> Slots {
+    pub fn new(per_peer: usize, max: usize) -> Slots {
         Slots {
             table: Arc::default(),
             per_peer: per_peer.max(1),
@@ -62,7 +62,7 @@ impl Slots {
     }
 
     /// A slot for a new connection from `peer`, closing an older one if room is needed.
-    pub(crate) fn admit(&self, peer: IpAddr) -> Slot {
+    pub fn admit(&self, peer: IpAddr) -> Slot {
         let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(id) = table.to_close(peer, self.per_peer, self.max)
             && let Some(old) = table.open.remove(&id)
@@ -87,65 +87,16 @@ impl Slots {
 }
 
 /// A connection's place; given back when dropped.
-pub(crate) struct Slot {
+pub struct Slot {
     id: u64,
     table: Arc<Mutex<Table>>,
     /// Resolves when the connection must close to make room for a newer one.
-    pub(crate) closed: oneshot::Receiver<()>,
+    pub closed: oneshot::Receiver<()>,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
         table.open.remove(&self.id);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ip(last: u8) -> IpAddr {
-        IpAddr::from([10, 0, 0, last])
-    }
-
-    fn must_close(slot: &mut Slot) -> bool {
-        slot.closed.try_recv().is_ok()
-    }
-
-    #[test]
-    fn one_address_over_its_share_replaces_its_own_oldest() {
-        let slots = Slots::new(2, 10);
-        let mut a1 = slots.admit(ip(1));
-        let mut b1 = slots.admit(ip(2));
-        let mut a2 = slots.admit(ip(1));
-        let mut a3 = slots.admit(ip(1));
-        assert!(must_close(&mut a1), "the oldest of 10.0.0.1 makes room");
-        assert!(!must_close(&mut a2) && !must_close(&mut a3));
-        assert!(!must_close(&mut b1), "another address is left alone");
-    }
-
-    #[test]
-    fn a_full_server_replaces_the_oldest_of_all() {
-        let slots = Slots::new(4, 3);
-        let mut first = slots.admit(ip(1));
-        let mut second = slots.admit(ip(2));
-        let mut third = slots.admit(ip(3));
-        let mut fourth = slots.admit(ip(4));
-        assert!(must_close(&mut first));
-        for slot in [&mut second, &mut third, &mut fourth] {
-            assert!(!must_close(slot));
-        }
-    }
-
-    #[test]
-    fn a_closed_connection_gives_its_slot_back() {
-        let slots = Slots::new(2, 2);
-        let a1 = slots.admit(ip(1));
-        let mut b1 = slots.admit(ip(2));
-        drop(a1);
-        let mut c1 = slots.admit(ip(3));
-        assert!(!must_close(&mut b1), "room was free: nobody is closed");
-        assert!(!must_close(&mut c1));
     }
 }

@@ -9,7 +9,7 @@ mod confirm;
 mod details;
 mod effects;
 mod event;
-mod export;
+pub mod export;
 mod keys;
 mod logging;
 mod order;
