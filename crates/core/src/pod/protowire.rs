@@ -155,34 +155,3 @@ pub fn map_entry(entry: &[u8]) -> Result<(&[u8], &[u8]), ProtoError> {
     })?;
     Ok((key, value))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn all(bytes: &[u8]) -> Result<Vec<(u32, Value<'_>)>, ProtoError> {
-        let mut out = Vec::new();
-        for_each_field(bytes, |f, v| {
-            out.push((f, v));
-            Ok(())
-        })?;
-        Ok(out)
-    }
-
-    #[test]
-    fn reads_each_wire_type() {
-        // 1: varint 300; 2: "hi"; 3: fixed32 1; 4: fixed64 2.
-        let bytes = [
-            0x08, 0xac, 0x02, 0x12, 2, b'h', b'i', 0x1d, 1, 0, 0, 0, 0x21, 2, 0, 0, 0, 0, 0, 0, 0,
-        ];
-        assert_eq!(
-            all(&bytes).unwrap(),
-            vec![
-                (1, Value::Varint(300)),
-                (2, Value::Bytes(b"hi")),
-                (3, Value::Fixed32(1)),
-                (4, Value::Fixed64(2)),
-            ]
-        );
-    }
-}

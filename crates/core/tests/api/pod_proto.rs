@@ -214,6 +214,17 @@ fn refuses_what_is_cut_short_or_unknown() {
     assert_eq!(all(&huge_len), Err(ProtoError::Truncated));
 }
 
+/// Fields of a newer API, of each wire type, are stepped over whole: what follows still reads.
+#[test]
+fn unknown_fields_of_each_wire_type_are_stepped_over() {
+    // Field 15: varint 300; "hi"; fixed32 1; fixed64 2. Then the metadata's name.
+    let unknown = [
+        0x78, 0xac, 0x02, 0x7a, 2, b'h', b'i', 0x7d, 1, 0, 0, 0, 0x79, 2, 0, 0, 0, 0, 0, 0, 0,
+    ];
+    let pod = [&unknown[..], &field(1, &field(1, b"web-1"))].concat();
+    assert_eq!(&*proto_record(&pod).name, "web-1");
+}
+
 #[test]
 fn a_list_reads_its_pods_and_where_to_go_on() {
     let list_meta = message(&[field(2, b"42"), field(3, b"next-page")]);
