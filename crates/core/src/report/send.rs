@@ -84,7 +84,9 @@ async fn post(
         .await
         .map_err(|e| {
             let at = mask_url(url.expose());
-            Failure::Transient(format!("could not be reached at {at}: {}", why_unsent(e)))
+            // Without the URL the error carries: it holds the token.
+            let why = crate::cluster::causes(&e.without_url());
+            Failure::Transient(format!("could not be reached at {at}: {why}"))
         })?;
     let status = response.status();
     Ok((status, response.text().await.unwrap_or_default()))
@@ -132,20 +134,6 @@ fn feishu_answer(status: StatusCode, text: &str) -> Result<(), Failure> {
     Err(Failure::Permanent(format!(
         "refused the message (code {code}: {msg}); check the bot's secret and keyword settings"
     )))
-}
-
-/// The error and its causes ("error sending request: ... Connection refused"), without the
-/// URL, which carries the token; the caller scrubs the rest.
-fn why_unsent(error: reqwest::Error) -> String {
-    let error = error.without_url();
-    let mut text = error.to_string();
-    let mut cause = std::error::Error::source(&error);
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    text
 }
 
 fn write_file(
