@@ -3,8 +3,6 @@
 
 use std::net::SocketAddr;
 
-pub use opc_core::error::{FileKind, IoOp};
-
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, thiserror::Error)]

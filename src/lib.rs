@@ -9,4 +9,3 @@ pub mod ui;
 
 pub mod error;
 pub use error::{Error, Result};
-pub use opc_core::{OnePick, Usage};

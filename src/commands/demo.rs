@@ -44,7 +44,7 @@ mod imp {
     /// The simulator's error in the command line's words.
     fn demo_error(e: kube_sim::Error) -> Error {
         match e {
-            kube_sim::Error::UnknownDemo(name) => crate::Usage::UnknownDemo {
+            kube_sim::Error::UnknownDemo(name) => opc_core::Usage::UnknownDemo {
                 name,
                 offered: CONTEXTS.to_vec(),
             }
@@ -68,6 +68,6 @@ mod imp {
         _names: &[String],
         _deadlines: Deadlines,
     ) -> Result<(Vec<Cluster>, Vec<Running>)> {
-        Err(crate::Usage::NoDemoInBuild.into())
+        Err(opc_core::Usage::NoDemoInBuild.into())
     }
 }

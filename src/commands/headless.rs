@@ -9,17 +9,17 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use super::targets::open_one;
+use crate::Result;
 use crate::cli::{GlobalArgs, HeadlessArgs};
 use crate::headless::sizing;
-use crate::headless::{
-    Elector, FleetSettings, LeaseSettings, Listeners, Role, Sources, bind, serve, shutdown_signal,
-};
-use crate::{Result, Usage};
+use crate::headless::{FleetSettings, Listeners, Sources, bind, serve, shutdown_signal};
+use opc_core::Usage;
 use opc_core::actions::{ACTION_LOG, Audit};
 use opc_core::clock::Clock;
 use opc_core::cluster::{Cache, watch_settings};
 use opc_core::config::ReportConfig;
 use opc_core::lease::{self, Wiring};
+use opc_core::lease::{Elector, LeaseSettings, Role};
 use opc_core::policy::Policy;
 use opc_core::report::{DeliveryPolicy, Reporter, live_report};
 use opc_core::session::ClusterSession;

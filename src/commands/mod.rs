@@ -28,7 +28,7 @@ pub const EXIT_RUNTIME: u8 = 3;
 pub async fn run(cli: Cli, clock: Clock) -> ExitCode {
     let result = match cli.command {
         Some(Command::CheckConfig { file }) => match cluster_flag(&cli.global) {
-            Some(flag) => Err(crate::Usage::ClusterFlagWithCheckConfig { flag }.into()),
+            Some(flag) => Err(opc_core::Usage::ClusterFlagWithCheckConfig { flag }.into()),
             None => check_config(file, cli.global.config.clone()),
         },
         Some(Command::Scan { output, parked }) => {
@@ -115,7 +115,7 @@ fn check_config(file: Option<PathBuf>, flag: Option<PathBuf>) -> crate::Result<E
     let file = match (file, flag) {
         (Some(file), Some(flag)) if file != flag => {
             let (file, flag) = (file.display().to_string(), flag.display().to_string());
-            return Err(crate::Usage::TwoConfigFiles(file, flag).into());
+            return Err(opc_core::Usage::TwoConfigFiles(file, flag).into());
         }
         (file, flag) => file.or(flag),
     };
@@ -144,7 +144,7 @@ pub(crate) fn out(text: &str) -> crate::Result<()> {
     {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(opc_core::Error::Io {
             path: "standard output".into(),
-            op: crate::error::IoOp::Write,
+            op: opc_core::error::IoOp::Write,
             source: e,
         }
         .into()),

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 use opc_core::clock::Clock;
 
 use super::open_targets;
+use crate::Result;
 use crate::cli::{GlobalArgs, ReportOutput};
 use crate::scan::over_clusters;
-use crate::{Result, Usage};
+use opc_core::Usage;
 use opc_core::cluster::{WatchSettings, watch_settings};
 use opc_core::report::{DeliveryPolicy, Reporter, render};
 

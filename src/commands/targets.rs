@@ -6,10 +6,11 @@ use futures::future::try_join_all;
 use kube::config::Kubeconfig;
 
 use super::demo;
+use crate::Result;
 use crate::cli::GlobalArgs;
-use crate::{OnePick, Result, Usage};
 use opc_core::cluster::{Cluster, ConnectOptions, Deadlines, Scope, connect};
 use opc_core::config::Config;
+use opc_core::{OnePick, Usage};
 
 /// Connected clusters; keeps the simulated servers alive as long as they are needed.
 pub(crate) struct Targets {

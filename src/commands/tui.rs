@@ -54,7 +54,7 @@ pub(crate) async fn run(global: &GlobalArgs, clock: Clock) -> Result<ExitCode> {
         clock,
     };
     if targets.clusters.is_empty() {
-        return Err(crate::Usage::NoCluster.into());
+        return Err(opc_core::Usage::NoCluster.into());
     }
     // One audit log for every cluster: said once, not once per cluster.
     if let Audit::Unavailable { path, why } = &opener.audit {
@@ -214,7 +214,7 @@ impl Connector for Opener {
             global.all_contexts = false;
             let targets = open_targets(&global, &opener.config).await?;
             let Some(cluster) = targets.clusters.first().cloned() else {
-                return Err(crate::Usage::NoCluster.into());
+                return Err(opc_core::Usage::NoCluster.into());
             };
             Ok(opener.session(cluster, Some(targets), None).await)
         }

@@ -8,7 +8,6 @@ pub mod sizing;
 pub mod slots;
 mod sources;
 
-pub use opc_core::lease::{Elector, LeaseSettings, Role, decide};
 pub use server::{Listeners, Sources, bind, serve};
 pub use sources::FleetSettings;
 

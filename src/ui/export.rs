@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::Result;
-use crate::error::IoOp;
+use opc_core::error::IoOp;
 use opc_core::report::{RestartReport, write_atomically};
 
 /// Writes the report as Markdown (the chat and file sinks' shape); returns the path written.

@@ -60,7 +60,7 @@ pub(crate) async fn run(
     let first = sessions
         .first()
         .map(|s| s.cluster.name.clone())
-        .ok_or(crate::Usage::NoCluster)?;
+        .ok_or(opc_core::Usage::NoCluster)?;
     let mut state = State::new(
         &first,
         &options.scope,

@@ -17,8 +17,8 @@ use crate::support::rbac::{
 use chrono::Utc;
 use opc_core::actions::{DEFAULT_NAMESPACE, FOLLOWED_OWNERS, PARKED_CONFIGMAP, WorkloadKind};
 use opc_core::config::{Config, FixedEnvironment, SecretSource, Sink};
+use opc_core::lease::LeaseSettings;
 use opc_core::worker::WorkerStatus;
-use ops_pod_cleaner::headless::LeaseSettings;
 use ops_pod_cleaner::headless::metrics::{WORKER_STALL, healthz};
 use serde_json::{Value, json};
 

@@ -10,9 +10,9 @@ use opc_core::Error;
 use opc_core::actions::ReadError;
 use opc_core::cluster::{ClusterName, ConnectError, ListProblem, RequestError, Scope};
 use opc_core::config::{ConfigError, Problem};
+use opc_core::error::{FileKind, IoOp};
 use opc_core::lease::LeaseError;
 use ops_pod_cleaner::commands::{EXIT_CONFIG, EXIT_RUNTIME, exit_code};
-use ops_pod_cleaner::error::{FileKind, IoOp};
 
 fn io_error() -> io::Error {
     io::Error::new(io::ErrorKind::PermissionDenied, "denied")
@@ -46,7 +46,7 @@ fn each_error_exits_with_its_code() {
             "config.yaml",
             Problem::NoSettings,
         )), EXIT_CONFIG;
-        Error::Usage(_) => Error::Usage(ops_pod_cleaner::Usage::NoCluster), EXIT_CONFIG;
+        Error::Usage(_) => Error::Usage(opc_core::Usage::NoCluster), EXIT_CONFIG;
         Error::Io { .. } => Error::Io {
             path: PathBuf::from("/audit.jsonl"),
             op: IoOp::Write,
@@ -112,6 +112,6 @@ fn the_binarys_own_errors_exit_with_their_codes() {
     assert_eq!(exit_code(&listen), EXIT_CONFIG);
     assert_eq!(exit_code(&terminal), EXIT_RUNTIME);
     assert_eq!(exit_code(&demo), EXIT_RUNTIME);
-    let usage: Error = ops_pod_cleaner::Usage::NoCluster.into();
+    let usage: Error = opc_core::Usage::NoCluster.into();
     assert_eq!(exit_code(&usage), EXIT_CONFIG);
 }

@@ -4,7 +4,7 @@ use std::io;
 use std::path::PathBuf;
 
 use opc_core::Error;
-use ops_pod_cleaner::error::IoOp;
+use opc_core::error::IoOp;
 
 fn io_error() -> io::Error {
     io::Error::new(io::ErrorKind::PermissionDenied, "denied")
