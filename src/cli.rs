@@ -106,14 +106,14 @@ pub(crate) struct GlobalArgs {
     /// the API server's service proxy, else a watch), worker, or watch (default: the config's
     /// cluster.source and cluster.sourceByContext)
     #[arg(long, global = true, value_name = "SOURCE", value_parser = source_parser())]
-    pub(crate) source: Option<opc_core::fleet::Source>,
+    pub(crate) source: Option<opc_core::config::Source>,
 }
 
 /// `--source`'s values, named so help and every shell's completion offer them.
-fn source_parser() -> impl clap::builder::TypedValueParser<Value = opc_core::fleet::Source> {
+fn source_parser() -> impl clap::builder::TypedValueParser<Value = opc_core::config::Source> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(opc_core::fleet::Source::NAMES)
-        .try_map(|name| name.parse::<opc_core::fleet::Source>())
+    clap::builder::PossibleValuesParser::new(opc_core::config::Source::NAMES)
+        .try_map(|name| name.parse::<opc_core::config::Source>())
 }
 
 impl GlobalArgs {

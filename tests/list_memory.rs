@@ -162,7 +162,7 @@ async fn a_list_body_that_keeps_coming_is_not_cut_and_one_that_stalls_is() {
         &flowing,
         &Scope::All,
         500,
-        opc_core::cluster::WireFormat::default(),
+        opc_core::config::WireFormat::default(),
     )
     .await
     .expect("the whole list");
@@ -177,7 +177,7 @@ async fn a_list_body_that_keeps_coming_is_not_cut_and_one_that_stalls_is() {
         &stalling,
         &Scope::All,
         500,
-        opc_core::cluster::WireFormat::default(),
+        opc_core::config::WireFormat::default(),
     )
     .await
     .unwrap_err()

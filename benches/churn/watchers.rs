@@ -181,7 +181,7 @@ pub async fn our_list(url: &str) -> Result<(usize, Duration), String> {
         &client(url),
         &Scope::All,
         500,
-        opc_core::cluster::WireFormat::default(),
+        opc_core::config::WireFormat::default(),
     )
     .await
     .map_err(|e| e.to_string())?;

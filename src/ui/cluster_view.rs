@@ -4,8 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::event::{ClusterLine, Routed};
-use opc_core::actions::{ScalableWorkload, Verb};
+use opc_core::actions::ScalableWorkload;
 use opc_core::cluster::{ClusterName, Listed};
+use opc_core::rules::Verb;
 use opc_core::worker::WorkerStatus;
 
 /// One open cluster as the screen knows it.

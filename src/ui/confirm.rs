@@ -4,11 +4,11 @@
 use super::event::{Checked, Routed};
 use opc_core::actions::{
     Action, Inspection, OUT_OF_SERVICE, Outcome, PodRef, Resolution, ScalableWorkload, UndoPlan,
-    Verb,
 };
 use opc_core::cluster::{ClusterName, Listed};
-use opc_core::rules::{ActionKind, RuleKind};
-use opc_core::worker::{Pause, PauseScope};
+use opc_core::place::PauseScope;
+use opc_core::rules::{ActionKind, RuleKind, Verb};
+use opc_core::worker::Pause;
 
 /// Targets listed by name before "and N more".
 const LISTED: usize = 8;

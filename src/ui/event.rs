@@ -10,8 +10,8 @@ use crate::Error;
 use opc_core::actions::{
     Action, Inspection, OptOut, Outcome, ParkedList, PodRef, ReadError, ScalableWorkload, UndoPlan,
 };
-use opc_core::cluster::{ClusterName, Listed, WireFormat};
-use opc_core::config::{KeyBinding, KeyCode};
+use opc_core::cluster::{ClusterName, Listed};
+use opc_core::config::{KeyBinding, KeyCode, WireFormat};
 use opc_core::fleet::{FeedStatus, WatchWhy, WorkerView};
 use opc_core::report::RestartReport;
 use opc_core::rules::RuleKind;

@@ -6,11 +6,11 @@ use opc_core::cluster::ClusterName;
 use chrono::Utc;
 use opc_core::actions::{
     Action, Audit, AuditLog, AuditRecord, Denied, Executor, LOG_BYTES, LOG_LINES, OptOut, Origin,
-    Outcome, PodRef, ReadError, Refusal, ScalableWorkload, Stage, Verb, WorkloadKind,
+    Outcome, PodRef, ReadError, Refusal, ScalableWorkload, Stage, WorkloadKind,
 };
 use opc_core::cluster::Cache;
 use opc_core::place::PauseScope;
-use opc_core::rules::RuleKind;
+use opc_core::rules::{RuleKind, Verb};
 use serde_json::{Value, json};
 use support::mock_api::{Scenario, status};
 use support::pods::{PodBuilder, pod};

@@ -4,10 +4,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use opc_core::config::LoadError;
 use opc_core::config::{
-    self, Config, ConfigSource, FileFormat, FixedEnvironment, KeyBinding, KeyCode, Problem, Secret,
-    SecretSource, Sink,
+    self, Config, ConfigSource, FileFormat, FixedEnvironment, KeyBinding, KeyCode, LoadError,
+    Problem, Secret, SecretSource, Sink,
 };
 use opc_core::error::IoOp;
 use opc_core::rules::{ActionKind, NamespaceFilter, RuleKind, RuleSpec};
@@ -982,7 +981,7 @@ fn the_cluster_section_sets_how_long_to_wait_on_the_api_server() {
 
 #[test]
 fn the_cluster_source_is_read_per_context_and_is_auto_by_default() {
-    use opc_core::fleet::Source;
+    use opc_core::config::Source;
     let config = Config::from_yaml(
         "cluster:\n  source: auto\n  sourceByContext: {prod-eu: worker, lab: watch}\n",
         "cluster.yaml",

@@ -12,11 +12,11 @@ use kube_sim::{SimCluster, SimServer};
 use opc_core::clock::Clock;
 use opc_core::cluster::{Cache, CacheReader, ClusterName, Scope, WatchSettings, spawn_watches};
 use opc_core::fleet::{
-    BlockedKind, DecodeError, Epoch, FindingRow, FleetView, Frame, Limits, LineReader, Resume,
-    Snapshot, uid_segment,
+    DecodeError, Epoch, FindingRow, FleetView, Frame, Limits, LineReader, Resume, Snapshot,
+    uid_segment,
 };
 use opc_core::rules::{RuleKind, default_chain};
-use opc_core::worker::Blocked;
+use opc_core::worker::{Blocked, BlockedKind};
 use ops_pod_cleaner::headless::FleetSettings;
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;

@@ -13,8 +13,7 @@ use kube_sim::{SimCluster, SimServer};
 use opc_core::actions::{PastAction, Target};
 use opc_core::clock::Clock;
 use opc_core::cluster::{Health, Scope, ScopeHealth, WatchState};
-use opc_core::lease::{self, Held, Observed, Step, Wiring};
-use opc_core::lease::{Elector, LeaseSettings, Role, decide};
+use opc_core::lease::{self, Elector, Held, LeaseSettings, Observed, Role, Step, Wiring, decide};
 use opc_core::pod::WorkloadId;
 use opc_core::rules::{CauseClass, RuleKind};
 use opc_core::worker::{Blocked, Standby, WorkerCommand, WorkerStatus};
@@ -398,7 +397,7 @@ fn health(synced: bool, down_for: Option<Duration>, now: Instant) -> Health {
     scope.synced = synced;
     scope.restarts = 3;
     scope.relists = 1;
-    scope.format = Some(opc_core::cluster::WireFormat::Protobuf);
+    scope.format = Some(opc_core::config::WireFormat::Protobuf);
     Health {
         scopes: vec![scope],
     }

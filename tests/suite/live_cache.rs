@@ -87,7 +87,7 @@ async fn a_paged_list_sees_every_pod_once() {
         &server.client(),
         &Scope::All,
         100,
-        opc_core::cluster::WireFormat::default(),
+        opc_core::config::WireFormat::default(),
     )
     .await
     .unwrap();
@@ -99,7 +99,7 @@ async fn a_paged_list_sees_every_pod_once() {
         &server.client(),
         &Scope::Namespace("a".into()),
         100,
-        opc_core::cluster::WireFormat::default(),
+        opc_core::config::WireFormat::default(),
     )
     .await
     .unwrap();
@@ -194,7 +194,7 @@ async fn a_refused_connection_says_what_failed_and_what_to_check() {
         &client,
         &Scope::Namespace("shop".into()),
         100,
-        opc_core::cluster::WireFormat::default(),
+        opc_core::config::WireFormat::default(),
     )
     .await
     .unwrap_err()

@@ -352,7 +352,7 @@ async fn a_hung_list_fails_at_its_deadline() {
             &client,
             &Scope::All,
             100,
-            opc_core::cluster::WireFormat::default(),
+            opc_core::config::WireFormat::default(),
         ),
     )
     .await

@@ -6,7 +6,8 @@ use crate::support;
 
 use k8s_openapi::api::core::v1::Pod;
 use kube_sim::{SimCluster, SimServer, StreamingLists};
-use opc_core::cluster::{Cache, Scope, WatchSettings, WireFormat, spawn_watches};
+use opc_core::cluster::{Cache, Scope, WatchSettings, spawn_watches};
+use opc_core::config::WireFormat;
 use serde_json::json;
 use support::contexts::{Scratch, run};
 use support::sim::{eventually, quick_watch};

@@ -8,8 +8,8 @@ use opc_core::actions::{
     Action, Denied, Origin, Outcome, ParkedList, ParkedRow, ParkedState, PodRef, RecordedIn,
     Refusal, ScalableWorkload, Trigger, UndoPlan, WorkloadKind,
 };
-use opc_core::cluster::{Abnormal, WireFormat};
-use opc_core::config::KeyBinding;
+use opc_core::cluster::Abnormal;
+use opc_core::config::{KeyBinding, WireFormat};
 use opc_core::rules::RuleKind;
 use opc_core::worker::{Blocked, RuleStatus, WorkerStatus};
 use ops_pod_cleaner::ui::{ClusterLine, Effect, Event, Routed, Snapshot, State, WatchLine, update};

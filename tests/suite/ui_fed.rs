@@ -8,12 +8,13 @@ use opc_core::actions::{PodReading, ReadError};
 use opc_core::cluster::{Abnormal, Listed};
 use opc_core::config::KeyBinding;
 use opc_core::fleet::{
-    BlockedKind, BlockedView, FeedError, FeedStatus, FindingRow, PausedRule, StaleWhy, WatchWhy,
-    WorkerAnswer, WorkerView,
+    BlockedView, FeedError, FeedStatus, FindingRow, PausedRule, StaleWhy, WatchWhy, WorkerAnswer,
+    WorkerView,
 };
 use opc_core::pod::{OwnerRef, PodRecord};
 use opc_core::report::RestartReport;
 use opc_core::rules::{ActionKind, Cause, Finding, RuleKind, cause};
+use opc_core::worker::BlockedKind;
 use ops_pod_cleaner::ui::{ClusterLine, Event, PodDetails, SourceLine, State, WatchLine, update};
 
 use crate::ui_support::{abnormal, assert_snapshot, findings, now, replace, screen, show, state};

@@ -591,7 +591,8 @@ fn a_cluster_added_later_gets_the_current_auto_switches() {
 /// Paused in one namespace, the dialog and the command name that namespace.
 #[test]
 fn resuming_a_paused_rule_names_and_acts_on_its_cluster_and_namespace_only() {
-    use opc_core::worker::{PauseScope, RuleStatus, WorkerStatus};
+    use opc_core::place::PauseScope;
+    use opc_core::worker::{RuleStatus, WorkerStatus};
     use ops_pod_cleaner::ui::Routed;
     let mut s = state();
     let shop = PauseScope::Namespace("shop".into());

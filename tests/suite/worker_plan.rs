@@ -9,14 +9,15 @@ use chrono::{DateTime, Utc};
 use opc_core::actions::{
     Action, Change, Outcome, PastAction, Refusal, ScalableWorkload, Target, WorkloadKind,
 };
-use opc_core::cluster::Abnormal;
+use opc_core::cluster::{Abnormal, Census};
 use opc_core::config::{BreakerConfig, SafetyConfig};
+use opc_core::place::PauseScope;
 use opc_core::pod::{Interner, PodRecord, WorkloadId};
 use opc_core::rules::{RuleKind, classify, default_chain};
 use opc_core::worker::breaker::{needs_census, trips};
 use opc_core::worker::{
-    Bound, Census, Decision, DryRunDone, Gate, Guards, Hold, Limited, Pass, Pause, PauseCause,
-    PauseScope, Pauses, Standby, Toggles, plan,
+    Bound, Decision, DryRunDone, Gate, Guards, Hold, Limited, Pass, Pause, PauseCause, Pauses,
+    Standby, Toggles, plan,
 };
 use support::pods::{PodBuilder, pod};
 

@@ -14,9 +14,9 @@ use crate::cluster::{
     Cache, Cluster, ClusterName, Scope, WatchSettings, spawn_event_watches, spawn_node_watch,
     spawn_watches,
 };
+use crate::config::Source;
 use crate::fleet::{
-    FedCluster, FeedHandle, FeedSettings, Source, WatchWhy, WorkerAddress, decide, reconsider,
-    spawn_feed,
+    FedCluster, FeedHandle, FeedSettings, WatchWhy, WorkerAddress, decide, reconsider, spawn_feed,
 };
 use crate::policy::Policy;
 use crate::worker::{self, Standby, WorkerCommand, WorkerHandle, WorkerOptions};

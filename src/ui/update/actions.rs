@@ -3,8 +3,9 @@
 use crate::ui::confirm::{Confirmation, Offer, PodVerb};
 use crate::ui::event::{Effect, Routed};
 use crate::ui::state::{Overlay, State};
-use opc_core::actions::{PodRef, Refusal, Verb};
+use opc_core::actions::{PodRef, Refusal};
 use opc_core::cluster::{ClusterName, Listed};
+use opc_core::rules::Verb;
 
 /// In the details view, actions apply to the pod shown; otherwise to marks or the cursor.
 fn targets(state: &State) -> Vec<&Listed> {

@@ -11,8 +11,9 @@ use crate::ui::state::{BottomPane, DetailsContent, DetailsView, Overlay, State};
 use opc_core::actions::PodRef;
 use opc_core::cluster::{ClusterName, Listed};
 use opc_core::config::{KeyBinding, KeyCode};
+use opc_core::place::Place;
 use opc_core::rules::{ActionKind, RuleKind};
-use opc_core::worker::{Pause, Place, WorkerCommand};
+use opc_core::worker::{Pause, WorkerCommand};
 
 pub(super) fn on_key(state: &mut State, key: &KeyBinding) -> Vec<Effect> {
     if state.table.filtering {

@@ -6,9 +6,10 @@ use crate::ui::confirm::{Confirmation, Offer};
 use crate::ui::event::{Effect, Routed};
 use crate::ui::keys::Command;
 use crate::ui::state::{Overlay, State};
-use opc_core::actions::{ParkedList, Verb};
+use opc_core::actions::ParkedList;
 use opc_core::cluster::ClusterName;
 use opc_core::config::{KeyBinding, KeyCode};
+use opc_core::rules::Verb;
 use opc_core::worker::WorkerCommand;
 
 /// What a key in an overlay leaves: the overlay shown next, if any, and what to do. The

@@ -3,9 +3,10 @@
 use std::time::Duration;
 
 use opc_core::actions::{Outcome, Refusal, ScalableWorkload, WorkloadKind};
+use opc_core::place::PauseScope;
 use opc_core::pod::WorkloadId;
 use opc_core::rules::RuleKind;
-use opc_core::worker::{Bound, Burst, Group, HeldReason, Pause, PauseCause, PauseScope, Reach};
+use opc_core::worker::{Bound, Burst, Group, HeldReason, Pause, PauseCause, Reach};
 
 /// A burst of `rule` in namespace `ns`: `matched` of `total` pods, paused there.
 pub fn burst_in(ns: &str, rule: RuleKind, matched: u32, total: u32) -> Pause {

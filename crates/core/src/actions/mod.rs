@@ -32,7 +32,7 @@ mod selector;
 mod undo;
 mod workload;
 
-pub use crate::rules::Verb;
+use crate::rules::Verb;
 pub use action::{Action, Origin, PodRef, Target};
 pub use audit::{Audit, AuditLog, AuditRecord, Stage};
 pub use executor::Executor;

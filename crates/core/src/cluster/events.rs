@@ -15,10 +15,10 @@ use tokio::task::JoinHandle;
 use super::event_store::{EventStore, merged};
 use super::kind::Kind;
 use super::list::{ListFrom, list_scope};
-use super::negotiate::WireFormat;
 use super::watch::{QUIET_KINDS, Streaming, spawn_one};
 use super::{Cache, Scope, ScopeHealth, WatchSettings, WatchState};
 use crate::clock::Clock;
+use crate::config::WireFormat;
 use crate::pod::{WireEvent, field_text, pod_event};
 
 /// Only what a cause may read: a pod's Warnings (the server filters).

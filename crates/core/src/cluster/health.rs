@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::Scope;
-use super::negotiate::WireFormat;
+use crate::config::WireFormat;
 
 /// How old a view may be and still count as fresh. A quiet watch is re-made after half of it
 /// to prove it is still in sync, so a healthy quiet cluster never comes near it.

@@ -11,9 +11,10 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use super::Scope;
 use super::kind::{Kind, Pods};
-use super::negotiate::{WireFormat, send_answered};
+use super::negotiate::send_answered;
 use super::split::{ListSplitter, Malformed, Piece, Splitter};
 use super::split_proto::ProtoSplitter;
+use crate::config::WireFormat;
 use crate::pod::{PageMeta, PodRecord, list_meta};
 
 pub type Result<T, E = ListError> = std::result::Result<T, E>;

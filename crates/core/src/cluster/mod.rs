@@ -39,7 +39,6 @@ pub use index::Census;
 pub use list::{ListError, ListProblem, RequestError, list_pods};
 pub use listed::Listed;
 pub use name::ClusterName;
-pub use negotiate::WireFormat;
 pub use node_store::NodeStore;
 pub use scope::{Scope, is_dns_label};
 pub(crate) use watch::STALE_AFTER_ENV;

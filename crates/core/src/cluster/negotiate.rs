@@ -13,7 +13,7 @@ use kube::core::Status;
 
 use crate::pod::{MAGIC, PROTOBUF, capped_status, status_body};
 
-pub use crate::config::WireFormat;
+use crate::config::WireFormat;
 
 impl WireFormat {
     /// The `Accept` header of a request for a kind that can be decoded from protobuf.

@@ -32,7 +32,6 @@ mod source;
 mod view;
 mod worker_answer;
 
-pub use crate::worker::BlockedKind;
 pub use address::{BadAddress, WorkerAddress, is_uid_segment, uid_segment};
 pub use client::{FeedHandle, FeedSettings, FeedState, FeedStatus, StaleWhy, spawn_feed};
 pub use decode::{DecodeError, Limits, LineReader, MAX_LINE, OVER_BOUND, decode_line};
@@ -45,6 +44,6 @@ pub use frame::{
 pub use held::Held;
 pub use publish::{Publisher, Ring};
 pub use row::{FindingRow, Owner, PodKey};
-pub use source::{BadSource, Source, WatchWhy, decide, reconsider};
+pub use source::{WatchWhy, decide, reconsider};
 pub use view::{FleetView, Gap, Resume};
 pub use worker_answer::{WorkerAnswer, ask_report, ask_worker, worker_report};

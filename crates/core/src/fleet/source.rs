@@ -4,7 +4,7 @@
 use std::fmt;
 
 use super::{FeedError, FeedStatus};
-pub use crate::config::{BadSource, Source};
+use crate::config::Source;
 
 /// Why a cluster is watched from here rather than read through its worker.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,16 +6,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
 
-use super::pause::{Pause, PauseScope, Pauses};
+use super::pause::{Pause, Pauses};
 use super::pause_cause::{Burst, Group, PauseCause, Reach, SilentNode};
 use crate::cluster::Abnormal;
 use crate::config::BreakerConfig;
 use crate::node::{NodeState, Readiness::NotReporting};
-use crate::place::node_bound;
+use crate::place::{PauseScope, node_bound};
 use crate::pod::WorkloadId;
 use crate::rules::{ActionKind, RuleKind};
 
-pub use crate::cluster::Census;
+use crate::cluster::Census;
 
 /// A group that trips the breaker, for the message.
 struct Trip<'a> {

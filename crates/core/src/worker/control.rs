@@ -6,9 +6,10 @@ use chrono::{DateTime, Utc};
 use tokio::sync::{mpsc, watch};
 
 use super::blocked::{Blocked, Standby};
-use super::pause::{Pause, PauseScope};
+use super::pause::Pause;
 use crate::actions::{Outcome, PastAction};
 use crate::cluster::ClusterName;
+use crate::place::PauseScope;
 use crate::rules::RuleKind;
 
 /// Commands to the worker, from the TUI (keys) or the headless mode.

@@ -8,11 +8,12 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use super::limits::RateLimiter;
-use super::pause::{Pause, PauseScope, Pauses, Place};
+use super::pause::{Pause, Pauses};
 use super::pause_cause::{Bound, PauseCause};
 use super::planned::{Hold, Planned};
 use crate::actions::{Outcome, PastAction, Refusal, Target, Unscalable};
 use crate::config::{BreakerConfig, SafetyConfig};
+use crate::place::{PauseScope, Place};
 use crate::pod::WorkloadId;
 use crate::rules::RuleKind;
 

@@ -23,13 +23,12 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 pub use blocked::{Blocked, BlockedKind, Standby};
-pub use breaker::Census;
 pub use control::{HeldReason, RuleStatus, WorkerCommand, WorkerHandle, WorkerStatus};
 pub use counters::Counters;
 pub use dry_run_done::DryRunDone;
 pub use guards::Guards;
 pub use limits::Limited;
-pub use pause::{Pause, PauseScope, Pauses, Place};
+pub use pause::{Pause, Pauses};
 pub use pause_cause::{Bound, Burst, Group, PauseCause, Reach, SilentNode};
 pub use plan::{Gate, Pass, Toggles, plan};
 pub use planned::{Decision, Hold, Judged, Planned};

@@ -9,7 +9,7 @@ use std::fmt;
 
 use super::pause_cause::PauseCause;
 use crate::cluster::ClusterName;
-pub use crate::place::{PauseScope, Place};
+use crate::place::{PauseScope, Place};
 use crate::rules::RuleKind;
 
 /// One pause of one rule.

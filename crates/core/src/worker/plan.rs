@@ -5,11 +5,12 @@ use std::time::{Duration, Instant};
 
 use super::blocked::{Blocked, Standby};
 use super::guards::Guards;
-use super::pause::{Pauses, Place};
+use super::pause::Pauses;
 use super::planned::{Decision, Hold, Judged, Planned};
 use crate::actions::{Action, PodRef, Target};
 use crate::cluster::Abnormal;
 use crate::config::SafetyConfig;
+use crate::place::Place;
 use crate::pod::WorkloadId;
 use crate::rules::RuleKind;
 

@@ -1,9 +1,10 @@
 //! What the worker decided about one finding: run its action, or hold it back and why.
 
 use super::limits::Limited;
-use super::pause::{Pause, Place};
+use super::pause::Pause;
 use crate::actions::{Action, Outcome, PodRef, Target};
 use crate::cluster::Abnormal;
+use crate::place::Place;
 use crate::pod::{IGNORE_ANNOTATION, Phase, WorkloadId};
 use crate::rules::{ActionKind, RuleKind};
 

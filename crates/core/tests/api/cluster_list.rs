@@ -7,7 +7,8 @@ use bytes::Bytes;
 use http_body_util::StreamBody;
 use hyper::body::Frame;
 use kube::core::Status;
-use opc_core::cluster::{ListError, ListProblem, RequestError, Scope, WireFormat, list_pods};
+use opc_core::cluster::{ListError, ListProblem, RequestError, Scope, list_pods};
+use opc_core::config::WireFormat;
 use opc_core::pod::{MAGIC, MESSAGE_CAP};
 
 use crate::pod_proto::proto_build::{field, varint};

@@ -1,7 +1,8 @@
 //! Which format pods are asked for, and in which one an answer is read: from the request's
 //! `Accept`, and from what a list returns and a watch's health says.
 
-use opc_core::cluster::{Cache, Scope, WireFormat, list_pods};
+use opc_core::cluster::{Cache, Scope, list_pods};
+use opc_core::config::WireFormat;
 use opc_core::pod::{MAGIC, PROTOBUF};
 
 use crate::cluster_watch::{Answer, Seen, paged_at, scripted, usual, watching};

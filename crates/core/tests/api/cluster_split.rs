@@ -1,7 +1,8 @@
 //! A JSON list's items and metadata found as its bytes arrive, however they are cut: read
 //! from what `list_pods` returns and the next page it asks for.
 
-use opc_core::cluster::{ListError, Scope, WireFormat, list_pods};
+use opc_core::cluster::{ListError, Scope, list_pods};
+use opc_core::config::WireFormat;
 
 use crate::cluster_watch::{Answer, scripted};
 

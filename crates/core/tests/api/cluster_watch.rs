@@ -12,7 +12,8 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use http_body_util::StreamBody;
 use hyper::body::Frame;
-use opc_core::cluster::{Cache, Scope, WatchSettings, WireFormat, spawn_watches};
+use opc_core::cluster::{Cache, Scope, WatchSettings, spawn_watches};
+use opc_core::config::WireFormat;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 

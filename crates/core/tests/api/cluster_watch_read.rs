@@ -1,7 +1,8 @@
 //! A watch answer's events as they arrive, JSON lines or protobuf frames, read from what they
 //! leave in the cache and from the request the watch loop makes after them.
 
-use opc_core::cluster::{Cache, WatchState, WireFormat};
+use opc_core::cluster::{Cache, WatchState};
+use opc_core::config::WireFormat;
 
 use crate::cluster_watch::{Answer, Seen, Server, paged_at, usual, watching};
 use crate::pod_proto::proto_build::{body, field, frame, message};

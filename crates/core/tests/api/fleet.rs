@@ -3,10 +3,11 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use kube::core::Status;
 use opc_core::cluster::{Cache, ClusterName};
+use opc_core::config::{BadSource, Source};
 use opc_core::fleet::{
-    BadSource, Counts, DecodeError, Epoch, FeedError, FeedStatus, FindingRow, FleetView, Frame,
-    Gap, Held, Limits, LineReader, Publisher, Resume, Ring, Source, StaleWhy, ViewHealth, WatchWhy,
-    WorkerAddress, WorkerView, decide, decode_line, reconsider, uid_segment,
+    Counts, DecodeError, Epoch, FeedError, FeedStatus, FindingRow, FleetView, Frame, Gap, Held,
+    Limits, LineReader, Publisher, Resume, Ring, StaleWhy, ViewHealth, WatchWhy, WorkerAddress,
+    WorkerView, decide, decode_line, reconsider, uid_segment,
 };
 use opc_core::rules::{ActionKind, Cause, CauseClass, RuleKind};
 

@@ -5,12 +5,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use opc_core::actions::{Audit, AuditLog, AuditRecord, Executor, Origin, Stage, Verb};
+use opc_core::actions::{Audit, AuditLog, AuditRecord, Executor, Origin, Stage};
 use opc_core::clock::Clock;
 use opc_core::cluster::{Cache, ClusterName};
 use opc_core::config::{AuditConfig, Config};
 use opc_core::policy::{Flags, Policy};
-use opc_core::rules::{RuleKind, default_chain};
+use opc_core::rules::{RuleKind, Verb, default_chain};
 use opc_core::worker::{WorkerOptions, spawn};
 
 use crate::cluster_list::answering;

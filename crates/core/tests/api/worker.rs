@@ -3,10 +3,11 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use opc_core::cluster::{Abnormal, ClusterName};
 use opc_core::config::SafetyConfig;
+use opc_core::place::{PauseScope, Place};
 use opc_core::pod::{Interner, decode_pod};
 use opc_core::rules::{RuleKind, classify, default_chain};
 use opc_core::worker::{
-    Bound, Gate, Guards, Hold, Limited, Pause, PauseCause, PauseScope, Pauses, Place, Toggles, plan,
+    Bound, Gate, Guards, Hold, Limited, Pause, PauseCause, Pauses, Toggles, plan,
 };
 
 fn pause(scope: PauseScope) -> Pause {

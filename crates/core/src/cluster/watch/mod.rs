@@ -26,8 +26,8 @@ use super::backoff::Backoff;
 use super::health::DEFAULT_STALE_AFTER;
 use super::kind::{Kind, Nodes, Pods};
 use super::list::{ListFrom, list_scope};
-use super::negotiate::WireFormat;
 use super::{Cache, Forbidden, Scope, ScopeHealth, WatchState};
+use crate::config::WireFormat;
 use crate::node::NodeState;
 use step::{Attempt, Down, Ended, State, Then, step};
 

@@ -11,7 +11,7 @@ use tokio_util::codec::{AnyDelimiterCodec, Decoder, FramedRead, LengthDelimitedC
 use tokio_util::compat::FuturesAsyncReadCompatExt;
 
 use crate::cluster::kind::Kind;
-use crate::cluster::negotiate::WireFormat;
+use crate::config::WireFormat;
 use crate::pod::FRAME_CAP;
 
 #[derive(Debug)]

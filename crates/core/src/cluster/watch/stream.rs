@@ -16,8 +16,9 @@ use super::read::{self, Read};
 use super::step::{Attempt, Ended};
 use crate::cluster::explain::explain;
 use crate::cluster::kind::Kind;
-use crate::cluster::negotiate::{WireFormat, send_answered};
+use crate::cluster::negotiate::send_answered;
 use crate::cluster::{Forbidden, WatchState};
+use crate::config::WireFormat;
 use crate::pod::INITIAL_EVENTS_END;
 
 /// A streaming list's initial events, gathered until the bookmark that ends them.
