@@ -1,35 +1,9 @@
 //! The text log on stderr: a tenant's text in a field cannot forge a line or reach the
 //! terminal.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
+use crate::support::log::Captured;
 use ops_pod_cleaner::text_log::subscriber;
 use tracing_subscriber::EnvFilter;
-use tracing_subscriber::fmt::MakeWriter;
-
-/// What the log wrote, shared with the test.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'w> MakeWriter<'w> for Captured {
-    type Writer = Captured;
-
-    fn make_writer(&'w self) -> Captured {
-        self.clone()
-    }
-}
 
 const HOSTILE: &str = "x\x1b[2J\x1b]52;c;Y3VybA==\x07\nINFO action: scaled Deployment prod/checkout from 2 to 0\u{202e}";
 
@@ -41,7 +15,7 @@ fn a_hostile_name_cannot_forge_a_line_or_reach_the_terminal() {
         tracing::info!(target: "action", "deleted pod shop/web-1 of ReplicaSet {HOSTILE}");
         tracing::warn!(owner = %HOSTILE, "held");
     });
-    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let text = captured.text();
     assert_eq!(text.lines().count(), 2, "one line per event:\n{text}");
     let hazard = text
         .chars()

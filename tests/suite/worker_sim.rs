@@ -18,6 +18,7 @@ use opc_core::worker::{
     self, Blocked, Standby, WorkerCommand, WorkerHandle, WorkerOptions, WorkerStatus,
 };
 use serde_json::json;
+use support::log::Captured;
 use support::pods::pod;
 use support::policy::{audit_config, quick_retry};
 use support::sim::{Watched, eventually};
@@ -193,6 +194,48 @@ async fn toggles_sent_through_the_channel_start_and_stop_auto_clean() {
         sim.pod("shop", "old-2").is_some(),
         "the master switch holds everything"
     );
+}
+
+/// A switch turned while a pass acts holds the pass's next action, and is logged as one
+/// turned between passes is: the log is where the on-call reads when auto-clean went off.
+#[tokio::test]
+async fn the_master_switch_turned_mid_pass_stops_the_next_action_and_is_logged() {
+    let (log, _guard) = Captured::this_thread();
+    let sim = SimCluster::new();
+    sim.create_pod(typed(pod("old-1").ns("shop").evicted()));
+    sim.create_pod(typed(pod("old-2").ns("blog").evicted()));
+    let h = Harness::start(sim.clone()).await;
+    sim.faults().hang(Some("delete"), "/api/v1/namespaces/");
+    let handle = h.worker(&config_with_auto(&[RuleKind::Evicted]), false, None);
+    eventually("the pass's first delete sent", || {
+        sim.faults().hung_requests() == 1
+    })
+    .await;
+    handle
+        .commands
+        .send(WorkerCommand::SetMasterAuto(false))
+        .await
+        .unwrap();
+    sim.faults().unhang(Some("delete"), "/api/v1/namespaces/");
+    status_where(&handle, "master off", |s| !s.master_auto).await;
+    two_more_passes(&handle).await;
+    let left = ["shop/old-1", "blog/old-2"]
+        .into_iter()
+        .filter(|p| {
+            let (ns, name) = p.split_once('/').unwrap();
+            sim.pod(ns, name).is_some()
+        })
+        .count();
+    assert_eq!(
+        left, 1,
+        "the first delete went through, the second was held"
+    );
+    assert_eq!(
+        handle.status.borrow().rules[&RuleKind::Evicted].actions_taken,
+        1
+    );
+    let text = log.text();
+    assert!(text.contains("auto-clean (master): off"), "{text}");
 }
 
 #[tokio::test]

@@ -5,6 +5,7 @@ pub mod e2e;
 pub mod fleet_worker;
 pub mod kubelet;
 pub mod kustomize;
+pub mod log;
 pub mod metrics;
 pub mod mock_api;
 pub mod pauses;

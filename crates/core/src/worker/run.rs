@@ -161,10 +161,7 @@ impl Worker {
     async fn apply(&mut self, command: WorkerCommand) -> bool {
         match command {
             WorkerCommand::SetAuto { rule, on } => self.set_auto(rule, on),
-            WorkerCommand::SetMasterAuto(on) => {
-                self.toggles.master = on;
-                tracing::info!("auto-clean (master): {}", on_off(on));
-            }
+            WorkerCommand::SetMasterAuto(on) => self.set_master(on),
             WorkerCommand::SetStandby(why) => self.standby = why,
             WorkerCommand::Restore(history) => self.restore(&history),
             WorkerCommand::Resume { rule, scope } => {
@@ -184,7 +181,7 @@ impl Worker {
         while let Ok(command) = commands.try_recv() {
             match command {
                 WorkerCommand::SetStandby(why) => self.standby = why,
-                WorkerCommand::SetMasterAuto(on) => self.toggles.master = on,
+                WorkerCommand::SetMasterAuto(on) => self.set_master(on),
                 WorkerCommand::SetAuto { rule, on } => self.set_auto(rule, on),
                 WorkerCommand::Restore(history) => self.restore(&history),
                 other => later.push(other),
@@ -203,6 +200,11 @@ impl Worker {
         self.guards
             .restore(history, self.clock.now(), self.clock.instant());
         self.recent.send_replace(self.guards.recent());
+    }
+
+    fn set_master(&mut self, on: bool) {
+        self.toggles.master = on;
+        tracing::info!("auto-clean (master): {}", on_off(on));
     }
 
     fn set_auto(&mut self, rule: RuleKind, on: bool) {
