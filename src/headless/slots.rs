@@ -45,6 +45,7 @@ impl Table {
     }
 }
 
+/// The open connections of one listener: at most `per_peer` from one address, `max` in all.
 #[derive(Clone)]
 pub struct Slots {
     table: Arc<Mutex<Table>>,

@@ -26,6 +26,7 @@ impl Appendable for File {
     }
 }
 
+/// Appends records to `file`, each whole or not at all.
 pub struct Writer<F = File> {
     file: F,
     /// Bytes in the file, for rotation.
