@@ -55,7 +55,7 @@ pub(crate) fn render(state: &State, details: &DetailsView, area: Rect, buf: &mut
 
 /// Why, on what it rests, and what next: from the cache, or as a cluster's worker tells it.
 fn cause_lines(a: &Listed, details: &DetailsView, now: DateTime<Utc>) -> Vec<Line<'static>> {
-    let told = match (a.full_cause(now), &details.content) {
+    let answer = match (a.full_cause(now), &details.content) {
         (Some(cause), _) => return lines_of(&cause),
         (None, DetailsContent::Loaded(d)) => d.worker.as_ref(),
         (None, DetailsContent::Loading) => {
@@ -63,7 +63,7 @@ fn cause_lines(a: &Listed, details: &DetailsView, now: DateTime<Utc>) -> Vec<Lin
         }
         (None, DetailsContent::Failed(_)) => None,
     };
-    match told {
+    match answer {
         Some(WorkerAnswer::Cause(cause)) => lines_of(cause),
         Some(WorkerAnswer::NotAbnormal) => vec![class_line(
             a,
