@@ -8,7 +8,8 @@ use http_body_util::{BodyExt, StreamBody};
 use tokio::sync::watch;
 
 use super::cluster::SimCluster;
-use super::http::{self, Body};
+use super::http;
+use super::reply::Body;
 
 /// The line between one in-process client and the server. While cut, nothing passes either
 /// way (a network partition): requests are held unanswered and open responses stall, until

@@ -39,6 +39,7 @@ pub mod proto;
 mod proxy;
 mod pull;
 mod query;
+mod reply;
 mod resources;
 mod router;
 mod scale;

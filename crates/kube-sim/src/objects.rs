@@ -4,11 +4,11 @@ use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::cluster::StreamingLists;
-use super::http::{Ctx, Reply};
 use super::meta;
 use super::ops::{self, DeleteOpts};
 use super::patch::PatchKind;
 use super::query::{self, Query, Selection};
+use super::reply::{Ctx, Reply};
 use super::resources::Res;
 use super::router::Target;
 use super::status::{ApiError, ApiResult};

@@ -15,7 +15,7 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 use super::cluster::SimCluster;
-use super::http::{Body, error_response};
+use super::reply::{Body, error_response};
 use super::router::{self, ProxyTarget, RequestInfo};
 use super::services::{self, ServiceId};
 use super::status::{ApiError, ApiResult};

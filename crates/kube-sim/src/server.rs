@@ -14,6 +14,7 @@ use tokio::task::JoinHandle;
 use super::cluster::SimCluster;
 use super::http;
 use super::in_process::{self, Link};
+use super::reply::Body;
 
 /// The client config for a server on `addr`; see [`SimServer::config`].
 fn client_config(addr: SocketAddr) -> std::io::Result<kube::Config> {
@@ -168,7 +169,7 @@ async fn serve_connection<S>(
     mut stop: watch::Receiver<bool>,
     peer: SocketAddr,
 ) where
-    S: hyper::service::HttpService<hyper::body::Incoming, ResBody = http::Body>,
+    S: hyper::service::HttpService<hyper::body::Incoming, ResBody = Body>,
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), service);

@@ -14,9 +14,9 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::cluster::SimCluster;
-use super::http::Body;
 use super::meta;
 use super::query::Selection;
+use super::reply::Body;
 use super::resources::Res;
 use super::status::ApiError;
 use super::store::{Change, EventType};
