@@ -135,7 +135,7 @@ impl Worker {
                 }
                 command = commands.recv() => match command {
                     Some(command) => {
-                        if self.apply(command).await {
+                        if self.apply(command) {
                             self.pass(&mut commands, &status).await;
                         }
                     }
@@ -158,10 +158,16 @@ impl Worker {
     }
 
     /// Returns whether the command asks for a pass now.
-    async fn apply(&mut self, command: WorkerCommand) -> bool {
+    fn apply(&mut self, command: WorkerCommand) -> bool {
         match command {
-            WorkerCommand::SetAuto { rule, on } => self.set_auto(rule, on),
-            WorkerCommand::SetMasterAuto(on) => self.set_master(on),
+            WorkerCommand::SetAuto { rule, on } => {
+                self.toggles.rules.insert(rule, on);
+                tracing::info!("auto-clean for {rule}: {}", on_off(on));
+            }
+            WorkerCommand::SetMasterAuto(on) => {
+                self.toggles.master = on;
+                tracing::info!("auto-clean (master): {}", on_off(on));
+            }
             WorkerCommand::SetStandby(why) => self.standby = why,
             WorkerCommand::Restore(history) => self.restore(&history),
             WorkerCommand::Resume { rule, scope } => {
@@ -175,16 +181,22 @@ impl Worker {
         false
     }
 
-    /// Applies commands that arrive mid-pass (a lost lease must stop the next action).
+    /// Applies the commands that arrive mid-pass and change what it may do (a lost lease must
+    /// stop the next action); the others wait for the pass to end. No wildcard: a new command
+    /// must choose.
     fn drain(&mut self, commands: &mut mpsc::Receiver<WorkerCommand>) -> Vec<WorkerCommand> {
         let mut later = Vec::new();
         while let Ok(command) = commands.try_recv() {
             match command {
-                WorkerCommand::SetStandby(why) => self.standby = why,
-                WorkerCommand::SetMasterAuto(on) => self.set_master(on),
-                WorkerCommand::SetAuto { rule, on } => self.set_auto(rule, on),
-                WorkerCommand::Restore(history) => self.restore(&history),
-                other => later.push(other),
+                WorkerCommand::SetStandby(_)
+                | WorkerCommand::SetMasterAuto(_)
+                | WorkerCommand::SetAuto { .. }
+                | WorkerCommand::Restore(_) => {
+                    self.apply(command);
+                }
+                WorkerCommand::Resume { .. }
+                | WorkerCommand::RunNow
+                | WorkerCommand::SendReport => later.push(command),
             }
         }
         self.refresh_status();
@@ -200,16 +212,6 @@ impl Worker {
         self.guards
             .restore(history, self.clock.now(), self.clock.instant());
         self.recent.send_replace(self.guards.recent());
-    }
-
-    fn set_master(&mut self, on: bool) {
-        self.toggles.master = on;
-        tracing::info!("auto-clean (master): {}", on_off(on));
-    }
-
-    fn set_auto(&mut self, rule: RuleKind, on: bool) {
-        self.toggles.rules.insert(rule, on);
-        tracing::info!("auto-clean for {rule}: {}", on_off(on));
     }
 
     /// A person resumed, where it paused, a rule the workload bound paused on this cluster.
@@ -247,7 +249,7 @@ impl Worker {
         self.refresh_status();
         // A RunNow that came in during this pass is answered by it.
         for command in deferred {
-            self.apply(command).await;
+            self.apply(command);
         }
     }
 
