@@ -8,6 +8,7 @@ use crate::support;
 use k8s_openapi::api::core::v1::Pod;
 use kube_sim::{SimCluster, SimServer};
 use support::contexts::{Scratch, run, stderr, stdout};
+use support::inert::assert_inert;
 use support::pods::pod;
 use support::sim::typed;
 
@@ -17,14 +18,6 @@ const HOSTILE: &str =
 /// What the escapes above look like once inert.
 const SHOWN: &str =
     r"x\e[2J\e[1;1HALL CLEAR\e]52;c;Y3VybCBldmls\a\nimagePull  ns  fake-row\u{202e}";
-
-/// No byte that a terminal acts on, and no character that reorders or hides text.
-fn assert_inert(text: &str) {
-    let hazard = text
-        .chars()
-        .find(|&c| c != '\n' && opc_core::inert::is_hazard(c));
-    assert_eq!(hazard, None, "a raw hazard reached the terminal:\n{text:?}");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scan_table_shows_a_hostile_owner_and_node_escaped_on_one_row() {

@@ -1,6 +1,7 @@
 //! The text log on stderr: a tenant's text in a field cannot forge a line or reach the
 //! terminal.
 
+use crate::support::inert::assert_inert;
 use crate::support::log::Captured;
 use ops_pod_cleaner::text_log::subscriber;
 use tracing_subscriber::EnvFilter;
@@ -17,10 +18,7 @@ fn a_hostile_name_cannot_forge_a_line_or_reach_the_terminal() {
     });
     let text = captured.text();
     assert_eq!(text.lines().count(), 2, "one line per event:\n{text}");
-    let hazard = text
-        .chars()
-        .find(|&c| c != '\n' && opc_core::inert::is_hazard(c));
-    assert_eq!(hazard, None, "{text:?}");
+    assert_inert(&text);
     assert!(
         text.contains(r"x\e[2J\e]52;c;Y3VybA==\a\nINFO action"),
         "{text}"

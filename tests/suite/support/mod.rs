@@ -3,6 +3,7 @@
 pub mod contexts;
 pub mod e2e;
 pub mod fleet_worker;
+pub mod inert;
 pub mod kubelet;
 pub mod kustomize;
 pub mod log;
