@@ -125,15 +125,6 @@ impl Cache {
             .collect()
     }
 
-    /// How many pods each rule claims as of the last promotion, without copying any.
-    pub fn counts(&self) -> BTreeMap<RuleKind, usize> {
-        let mut counts = BTreeMap::new();
-        for found in self.read().index.findings() {
-            *counts.entry(found.finding.rule).or_default() += 1;
-        }
-        counts
-    }
-
     pub fn reader(&self) -> CacheReader {
         self.reader.clone()
     }
